@@ -1,0 +1,56 @@
+"""The ``neardup`` command line. Subcommands live in their own modules and load lazily,
+so ``neardup --help`` answers at once (hazm and the engine clients import only when used).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+#: command name -> "module:attribute" (relative to neardup.cli)
+COMMANDS = {
+    "index": "main_job:index_cmd",
+    "query": "main_job:query_cmd",
+    "compare": "main_job:compare_cmd",
+    "clusters": "main_job:clusters_cmd",
+    "search": "main_job:search_cmd",
+    "info": "main_job:info_cmd",
+    "report": "report:report_cmd",
+    "dashboards": "dashboards:dashboards_group",
+    "evaluate": "evaluate:evaluate_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    """click's lazily-loading group (see click's docs, "Lazily Loading Subcommands")."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[name].split(":")
+        return getattr(importlib.import_module(f".{module}", __name__), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="neardup")
+def main() -> None:
+    """Find near-duplicate documents: mirrors, reposts, edited versions, boilerplate.
+
+    Documents are canonicalized, shingled and signed (exact hash, MinHash LSH bands,
+    SimHash blocks, winnowing samples); the engine finds candidates by term match and
+    neardup verifies them exactly (resemblance and containment of shingle sets).
+
+    The engine is a SQLite file by default (--engine neardup.db); give an
+    Elasticsearch/OpenSearch URL (--engine https://host:9200 or NEARDUP_URL) to use a
+    cluster. Start with:
+
+    \b
+      neardup index docs.jsonl        # sign, store and tag duplicates
+      neardup clusters                # every near-duplicate cluster
+      neardup query --file a.txt      # near-duplicates of one text
+      neardup search "words" --dedupe # full-text search, copies folded
+    """

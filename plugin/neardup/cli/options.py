@@ -1,0 +1,61 @@
+"""Options shared by every command that opens an index, and output helpers."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from typing import Any, Callable
+
+import click
+
+from ..engines import DEFAULT_DB
+
+
+def engine_options(fn: Callable) -> Callable:
+    """--engine and the connection options of HTTP engines, passed on as ``engine_opts``."""
+
+    @click.option("--engine", "-e", "target", envvar="NEARDUP_URL", default=DEFAULT_DB, show_default=True,
+                  help="SQLite file of the embedded engine, or an Elasticsearch/OpenSearch URL (env NEARDUP_URL).")
+    @click.option("--index", "index_name", envvar="NEARDUP_INDEX", default="neardup", show_default=True,
+                  help="Index name on an HTTP engine (its clusters go to NAME-clusters).")
+    @click.option("--api-key", envvar="NEARDUP_API_KEY", default=None, help="API key for an HTTP engine (env NEARDUP_API_KEY).")
+    @click.option("--user", envvar="NEARDUP_USER", default=None, help="Basic-auth user for an HTTP engine.")
+    @click.option("--password", envvar="NEARDUP_PASSWORD", default=None, help="Basic-auth password (env NEARDUP_PASSWORD).")
+    @click.option("--ca-certs", type=click.Path(exists=True, dir_okay=False), default=None, help="CA bundle to verify the server's certificate.")
+    @click.option("--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only).")
+    @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request to an HTTP engine.")
+    @functools.wraps(fn)
+    def wrapper(*args: Any, target: str, index_name: str, api_key: str | None, user: str | None, password: str | None,
+                ca_certs: str | None, no_verify_certs: bool, timeout: float, **kwargs: Any) -> Any:
+        opts: dict[str, Any] = {}
+        if target.startswith(("http://", "https://")):
+            opts = {"index": index_name, "api_key": api_key, "basic_auth": (user, password) if user else None,
+                    "ca_certs": ca_certs, "verify_certs": not no_verify_certs, "request_timeout": timeout}
+        return fn(*args, target=target, engine_opts=opts, **kwargs)
+
+    return wrapper
+
+
+def json_option(fn: Callable) -> Callable:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines instead of a table.")(fn)
+
+
+def echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=_default))
+
+
+def _default(o: Any) -> Any:
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    if hasattr(o, "__dict__"):
+        return o.__dict__
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print a clear error (no traceback) and exit."""
+    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
+    sys.exit(code)

@@ -1,0 +1,169 @@
+"""One frozen configuration, stored with every index.
+
+Every setting that changes canonical tokens, shingles or signatures lives here. The engine
+stores :meth:`Config.to_json` when an index is created and hands it back when the index is
+opened, so a query always canonicalizes and signs the way indexing did. Opening an index
+with a different config is refused (:class:`ConfigMismatch`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import xxhash
+
+#: Bumped whenever signing changes in a way that makes old keys incomparable.
+SIGNATURE_VERSION = 1
+
+LANGUAGES = ("fa", "ru", "en")
+SIGNATURES = ("exact", "minhash", "simhash", "winnow")
+
+
+class ConfigError(ValueError):
+    """A setting is out of range or unknown."""
+
+
+class ConfigMismatch(ConfigError):
+    """An index was built with other settings than the ones asked for."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Canonicalization, shingling and signature settings of one index.
+
+    ``bands`` and ``rows`` are resolved at construction: when not given they are chosen
+    for ``threshold`` by :func:`neardup.lsh.optimal_bands`, and stored explicitly so the
+    index keeps them even if the optimizer changes.
+    """
+
+    version: int = SIGNATURE_VERSION
+    # -- canonicalization ------------------------------------------------------------
+    default_lang: str = "auto"  # "auto" (detect by script) or one of LANGUAGES
+    strip_html: bool = True
+    stopwords: bool = True
+    digits: str = "unify"  # unify (to ASCII) | drop | keep
+    stem: str = "none"  # none | snowball (ru, en) | lemma (ru: pymorphy3)
+    # -- shingles ----------------------------------------------------------------------
+    shingle: str = "word"  # word | char
+    shingle_size: int = 5
+    shingle_size_by_lang: tuple[tuple[str, int], ...] = ()
+    # -- signatures --------------------------------------------------------------------
+    signatures: tuple[str, ...] = SIGNATURES
+    seed: int = 1
+    num_perm: int = 128
+    minhash_scheme: str = "oph"  # oph (one permutation + densification) | kperm
+    threshold: float = 0.8
+    bands: int = 0
+    rows: int = 0
+    fp_weight: float = 0.1
+    fn_weight: float = 0.9
+    simhash_k: int = 3
+    winnow_window: int = 8
+    containment_fraction: float = 0.5
+    extra: tuple[tuple[str, Any], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.default_lang != "auto" and self.default_lang not in LANGUAGES:
+            raise ConfigError(f"unknown language {self.default_lang!r}; use auto or one of {', '.join(LANGUAGES)}")
+        if self.digits not in ("unify", "drop", "keep"):
+            raise ConfigError(f"digits must be unify, drop or keep, not {self.digits!r}")
+        if self.stem not in ("none", "snowball", "lemma"):
+            raise ConfigError(f"stem must be none, snowball or lemma, not {self.stem!r}")
+        if self.shingle not in ("word", "char"):
+            raise ConfigError(f"shingle must be word or char, not {self.shingle!r}")
+        for lang, w in ((None, self.shingle_size), *self.shingle_size_by_lang):
+            if not 1 <= int(w) <= (10 if self.shingle == "word" else 32):
+                raise ConfigError(f"shingle size {w} for {lang or 'all languages'} is out of range (word: 1..10, char: 1..32)")
+        unknown = set(self.signatures) - set(SIGNATURES) - set(_extra_signatures())
+        if unknown:
+            raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(set(SIGNATURES) | set(_extra_signatures()))}")
+        if not 0.0 < self.threshold <= 1.0:
+            raise ConfigError(f"threshold must be in (0, 1], not {self.threshold}")
+        if self.minhash_scheme not in ("oph", "kperm"):
+            raise ConfigError(f"minhash_scheme must be oph or kperm, not {self.minhash_scheme!r}")
+        if not 1 <= self.num_perm <= 4096:
+            raise ConfigError(f"num_perm must be in 1..4096, not {self.num_perm}")
+        if not 0 <= self.simhash_k <= 16:
+            raise ConfigError(f"simhash_k must be in 0..16, not {self.simhash_k}")
+        if self.winnow_window < 1:
+            raise ConfigError(f"winnow_window must be >= 1, not {self.winnow_window}")
+        if not 0.0 < self.containment_fraction <= 1.0:
+            raise ConfigError(f"containment_fraction must be in (0, 1], not {self.containment_fraction}")
+        if self.bands and self.rows:
+            if self.bands * self.rows > self.num_perm:
+                raise ConfigError(f"bands*rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}")
+        elif self.bands or self.rows:
+            raise ConfigError("give both bands and rows, or neither (then they are chosen for the threshold)")
+        else:
+            from .lsh import optimal_bands
+
+            b, r = optimal_bands(self.threshold, self.num_perm, self.fp_weight, self.fn_weight)
+            object.__setattr__(self, "bands", b)
+            object.__setattr__(self, "rows", r)
+        object.__setattr__(self, "shingle_size_by_lang", tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)))
+        object.__setattr__(self, "signatures", tuple(self.signatures))
+
+    def shingle_size_for(self, lang: str) -> int:
+        return dict(self.shingle_size_by_lang).get(lang, self.shingle_size)
+
+    # -- persistence ----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["shingle_size_by_lang"] = dict(self.shingle_size_by_lang)
+        d["extra"] = dict(self.extra)
+        d["signatures"] = list(self.signatures)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Config":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ConfigError(f"unknown setting(s) {sorted(unknown)}")
+        kw = dict(d)
+        if "shingle_size_by_lang" in kw:
+            kw["shingle_size_by_lang"] = tuple(dict(kw["shingle_size_by_lang"]).items())
+        if "extra" in kw:
+            kw["extra"] = tuple(dict(kw["extra"]).items())
+        if "signatures" in kw:
+            kw["signatures"] = tuple(kw["signatures"])
+        return cls(**kw)
+
+    @classmethod
+    def from_json(cls, s: str) -> "Config":
+        return cls.from_dict(json.loads(s))
+
+    def fingerprint(self) -> str:
+        """Short stable hash of the settings, stored in the index for mismatch checks."""
+        return xxhash.xxh64_hexdigest(self.to_json().encode())
+
+    def replace(self, **changes: Any) -> "Config":
+        """A copy with ``changes``; bands/rows are re-derived unless given."""
+        d = self.to_dict()
+        if not ({"bands", "rows"} & set(changes)) and ({"threshold", "num_perm", "fp_weight", "fn_weight"} & set(changes)):
+            d["bands"] = d["rows"] = 0
+        d.update(changes)
+        return Config.from_dict(d)
+
+    def check_same(self, other: "Config", where: str) -> None:
+        """Raise :class:`ConfigMismatch` naming the differing settings."""
+        a, b = self.to_dict(), other.to_dict()
+        diff = sorted(k for k in a if a[k] != b.get(k))
+        if diff:
+            shown = ", ".join(f"{k}: index has {b.get(k)!r}, asked {a[k]!r}" for k in diff[:6])
+            raise ConfigMismatch(f"{where} was built with other settings ({shown}); open it without settings to use its own, or build a new index")
+
+
+def _extra_signatures() -> tuple[str, ...]:
+    """Names of the optional signature family (registered in :mod:`neardup.signatures`)."""
+    try:
+        from .signatures import REGISTRY
+    except ImportError:
+        return ()
+    return tuple(REGISTRY)

@@ -1,0 +1,33 @@
+"""Engines: where signed documents live. ``open_engine`` picks one from a target string.
+
+* a path (default ``neardup.db``) -> :class:`~neardup.engines.embedded.EmbeddedEngine`
+* ``http(s)://host:port`` (or ``NEARDUP_URL``) -> :class:`~neardup.engines.elastic.ElasticEngine`
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .base import Engine, EngineError
+
+DEFAULT_DB = "neardup.db"
+
+
+def is_url(target: str) -> bool:
+    return target.startswith(("http://", "https://"))
+
+
+def open_engine(target: str | None = None, **options: Any) -> Engine:
+    """An unopened engine for ``target`` (a SQLite path or an Elasticsearch/OpenSearch URL)."""
+    target = target or os.environ.get("NEARDUP_URL") or DEFAULT_DB
+    if is_url(target):
+        from .elastic import ElasticEngine
+
+        return ElasticEngine(target, **options)
+    from .embedded import EmbeddedEngine
+
+    return EmbeddedEngine(target, **options)
+
+
+__all__ = ["Engine", "EngineError", "open_engine", "is_url", "DEFAULT_DB"]

@@ -1,0 +1,61 @@
+"""64-bit hashing primitives shared by shingles and sketches, vectorized with numpy.
+
+Strings are hashed once with xxHash64 (seeded); everything derived from them (shingles,
+permutations, probes) is mixed with MurmurHash3's 64-bit finalizer ``fmix64``, a bijection
+of the 64-bit space with full avalanche (Appleby 2011). Results are identical across
+processes, machines and Python versions: no ``hash()``, no random module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xxhash
+
+U64 = np.uint64
+MAX64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_C1 = np.uint64(0xFF51AFD7ED558CCD)
+_C2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+
+
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3 fmix64 on a uint64 array (returns a new array)."""
+    x = np.asarray(x, dtype=U64)
+    x = x ^ (x >> _S33)
+    x = x * _C1
+    x ^= x >> _S33
+    x *= _C2
+    x ^= x >> _S33
+    return x
+
+
+def _fmix64_inplace(x: np.ndarray) -> np.ndarray:
+    """fmix64 overwriting ``x`` (a uint64 array the caller owns); returns ``x``."""
+    x ^= x >> _S33
+    x *= _C1
+    x ^= x >> _S33
+    x *= _C2
+    x ^= x >> _S33
+    return x
+
+
+def hash_strings(strings, seed: int) -> np.ndarray:
+    """xxh64 of each string (UTF-8), as uint64; each distinct string is hashed once."""
+    vocab: dict[str, int] = {}
+    ids = [vocab.setdefault(s, len(vocab)) for s in strings]
+    table = np.fromiter((xxhash.xxh64_intdigest(s.encode(), seed) for s in vocab), dtype=U64, count=len(vocab))
+    return table[np.asarray(ids, dtype=np.intp)] if ids else np.empty(0, dtype=U64)
+
+
+def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:
+    """n independent 64-bit seeds derived from ``seed``: xxh64(salt + k, seed)."""
+    return np.fromiter((xxhash.xxh64_intdigest(salt + k.to_bytes(4, "little"), seed) for k in range(n)), dtype=U64, count=n)
+
+
+def to_signed(a: np.ndarray) -> np.ndarray:
+    """uint64 -> int64 with the same bits (SQLite and JSON integers are signed)."""
+    return np.asarray(a, dtype=U64).view(np.int64)
+
+
+def to_unsigned(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.int64).view(U64)

@@ -1,0 +1,56 @@
+"""Samples of shingle hashes that estimate containment (Broder 1997; Schleimer, Wilkerson
+& Aiken 2003).
+
+* MOD_m: keep the hashes = 0 (mod m). |L(A) n L(B)| / |L(A)| is an unbiased estimate of
+  containment c(A, B); |L(A) n L(B)| / |L(A) u L(B)| of resemblance.
+* MIN_s: keep the s smallest hashes (resemblance only).
+* Winnowing: in every window of ``window`` consecutive hashes keep the rightmost minimum,
+  each position once. Any run shared by two documents of at least
+  t = window + noise - 1 hashes yields a shared fingerprint (the guarantee), and the
+  density is at most 2 / (window + 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hashing import U64
+
+
+def mod_sample(hashes: np.ndarray, m: int) -> np.ndarray:
+    hashes = np.asarray(hashes, dtype=U64)
+    return hashes[hashes % np.uint64(m) == 0]
+
+
+def min_sample(hashes: np.ndarray, s: int) -> np.ndarray:
+    return np.sort(np.unique(np.asarray(hashes, dtype=U64)))[:s]
+
+
+def winnow_positions(sequence: np.ndarray, window: int) -> np.ndarray:
+    """Positions selected by winnowing (rightmost minimum per window, each recorded once)."""
+    seq = np.asarray(sequence)
+    n = len(seq)
+    if n == 0:
+        return np.empty(0, dtype=np.intp)
+    window = min(window, n)
+    m = n - window + 1
+    # windows reversed, as a strided view: row i holds seq[i + window - 1], ..., seq[i];
+    # argmin takes the first minimum of each row, i.e. the rightmost one of the window
+    st = seq.strides[0]
+    rev = np.lib.stride_tricks.as_strided(seq[window - 1 :], shape=(m, window), strides=(st, -st), writeable=False)
+    pos = np.arange(window - 1, n) - np.argmin(rev, axis=1)
+    keep = np.empty(m, dtype=bool)
+    keep[0] = True
+    np.not_equal(pos[1:], pos[:-1], out=keep[1:])
+    return pos[keep]
+
+
+def winnow(sequence: np.ndarray, window: int) -> np.ndarray:
+    """Winnowing fingerprints (values) in document order.
+
+    >>> h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
+    >>> winnow(np.array(h), 4).tolist()
+    [17, 17, 8, 39, 17]
+    """
+    seq = np.asarray(sequence)
+    return seq[winnow_positions(seq, window)]

