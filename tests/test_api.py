@@ -81,3 +81,13 @@ def test_clusters_and_search_folding(nd):
     hits = nd.search("central bank", dedupe=True, threshold=0.7)  # on the fly, not from tags
     assert len(hits) == 1 and len(hits[0].folded) == 1
     assert len(nd.search("central bank")) == 2
+
+
+def test_mod_m_sample_as_a_containment_signature(tmp_path):
+    cfg = Config(threshold=0.7, signatures=("exact", "minhash", "modm"), mod_m=4)
+    with NearDup.open(str(tmp_path / "m.db"), cfg) as nd:
+        long = BASE + " " + " ".join(f"extra sentence number {i} about markets bonds equities and currencies" for i in range(40))
+        nd.index([Document("long", long)], progress=None)
+        s = nd.signer.sign(Document("q", BASE))
+        assert len(s.keys["modm"]) and all(int(k) % 4 == 0 for k in s.keys["modm"])
+        assert [m.id for m in nd.query(BASE, mode="containment", threshold=0.9)] == ["long"]

@@ -127,17 +127,19 @@ class NearDup:
         """Key groups and length range for one query document.
 
         resemblance: any shared exact key, LSH band or SimHash block; t*|A| <= |B| <= |A|/t.
-        containment: at least ceil(f * t * |W(A)|) shared winnowing fingerprints (f =
-        ``containment_fraction``), or any shared band/exact key; |B| >= t*|A|.
+        containment: at least ceil(f * t * |L(A)|) shared keys of a sample L (winnowing
+        fingerprints, MOD_m; f = ``containment_fraction``), or any shared band/exact key;
+        |B| >= t*|A|.
         """
         t = self.config.threshold if threshold is None else threshold
         groups = [KeyGroup(f, tuple(int(k) for k in keys[f]), 1) for f in RESEMBLANCE_FIELDS if f in keys and len(keys[f])]
         if mode == "containment":
             groups = [g for g in groups if g.field != "simhash"]
-            w = keys.get("winnow")
-            if w is not None and len(w):
-                need = max(1, math.ceil(self.config.containment_fraction * t * len(w)))
-                groups.append(KeyGroup("winnow", tuple(int(k) for k in w), need))
+            for f in ("winnow", "modm"):
+                sample = keys.get(f)
+                if sample is not None and len(sample):
+                    need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
+                    groups.append(KeyGroup(f, tuple(int(k) for k in sample), need))
         elif mode != "resemblance":
             raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
         lo, hi = length_bounds(n_shingles, t, mode)
@@ -390,6 +392,12 @@ class NearDup:
             out.append(ClusterRecord(rep.id, len(docs), rep.id, rep.title, [d.id for d in docs], min(rs), float(np.mean(rs)), max(rs),
                                      sorted({d.lang for d in docs if d.lang}), min(seen) if seen else None, max(seen) if seen else None))
         out.sort(key=lambda c: (-c.size, c.cluster_id))
+        untitled = [c for c in out if not c.representative_title]
+        if untitled:
+            texts = self.engine.get([c.representative_id for c in untitled], text=True)
+            for c in untitled:
+                d = texts.get(c.representative_id)
+                c.representative_title = first_line(d.text) if d and d.text else None
         if write:
             self.engine.write_clusters(out)
         return out
@@ -424,6 +432,12 @@ class NearDup:
 
     def count(self) -> int:
         return self.engine.count()
+
+
+def first_line(text: str, width: int = 80) -> str:
+    """A display title for a document without one: its first non-empty line, shortened."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
 
 def _fold(hits: list[Hit], group_of: Callable[[Hit], str]) -> list[Hit]:

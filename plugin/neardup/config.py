@@ -20,6 +20,8 @@ SIGNATURE_VERSION = 1
 
 LANGUAGES = ("fa", "ru", "en")
 SIGNATURES = ("exact", "minhash", "simhash", "winnow")
+#: Built-in signatures: the defaults plus Broder's MOD_m sample.
+BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
 
 
 class ConfigError(ValueError):
@@ -61,7 +63,8 @@ class Config:
     fp_weight: float = 0.1
     fn_weight: float = 0.9
     simhash_k: int = 3
-    winnow_window: int = 8
+    winnow_window: int = 8  # w = t - n + 1 in shingles: shared runs of >= t shingles always show
+    mod_m: int = 16
     containment_fraction: float = 0.5
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
@@ -77,9 +80,11 @@ class Config:
         for lang, w in ((None, self.shingle_size), *self.shingle_size_by_lang):
             if not 1 <= int(w) <= (10 if self.shingle == "word" else 32):
                 raise ConfigError(f"shingle size {w} for {lang or 'all languages'} is out of range (word: 1..10, char: 1..32)")
-        unknown = set(self.signatures) - set(SIGNATURES) - set(_extra_signatures())
+        unknown = set(self.signatures) - set(BUILTIN_SIGNATURES) - set(_extra_signatures())
         if unknown:
-            raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(set(SIGNATURES) | set(_extra_signatures()))}")
+            raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(set(BUILTIN_SIGNATURES) | set(_extra_signatures()))}")
+        if self.mod_m < 1:
+            raise ConfigError(f"mod_m must be >= 1, not {self.mod_m}")
         if not 0.0 < self.threshold <= 1.0:
             raise ConfigError(f"threshold must be in (0, 1], not {self.threshold}")
         if self.minhash_scheme not in ("oph", "kperm"):

@@ -7,6 +7,7 @@ queries in the engine:
 * ``minhash``  b LSH band keys of the MinHash sketch (:mod:`neardup.lsh`)
 * ``simhash``  k+1 block keys of the 64-bit SimHash (:mod:`neardup.simhash`)
 * ``winnow``   winnowing fingerprints of the shingle sequence (containment)
+* ``modm``     Broder's MOD_m sample of the shingle set (optional; containment)
 
 plus any signature of the extended family registered in :mod:`neardup.signatures`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
@@ -22,11 +23,11 @@ import numpy as np
 import xxhash
 
 from .canonical import Canonicalizer
-from .config import Config
+from .config import BUILTIN_SIGNATURES, Config
 from .hashing import U64, hash_strings
 from .lsh import band_keys
 from .minhash import MinHash
-from .sampling import winnow
+from .sampling import mod_sample, winnow
 from .shingles import Shingles, char_shingles, from_units
 from .simhash import block_keys, token_simhash
 
@@ -106,7 +107,7 @@ class Signer:
         self.canonicalizer = Canonicalizer(config)
         self.context = context or {}
         self._extra: list[tuple[str, Callable[[Prepared], np.ndarray]]] = []
-        extra = [s for s in config.signatures if s not in ("exact", "minhash", "simhash", "winnow")]
+        extra = [s for s in config.signatures if s not in BUILTIN_SIGNATURES]
         if extra:
             from .signatures import REGISTRY
 
@@ -138,6 +139,8 @@ class Signer:
             keys["simhash"] = block_keys(sim, c.simhash_k)
         if "winnow" in c.signatures:
             keys["winnow"] = np.unique(winnow(p.shingles.sequence, c.winnow_window))
+        if "modm" in c.signatures:
+            keys["modm"] = mod_sample(p.shingles.set, c.mod_m)
         for name, fn in self._extra:
             keys[name] = np.asarray(fn(p), dtype=U64)
         return Signed(doc, p.lang, len(p.tokens), p.shingles.set, exact, sim, keys)

@@ -1,0 +1,100 @@
+"""One behavioural suite, run on every engine (``engine_target`` in conftest): the embedded
+SQLite engine and the HTTP engine (against osmem here, a real cluster with NEARDUP_TEST_URL).
+On a slice of the shared corpora both must give identical near-duplicate sets, tags and clusters.
+"""
+
+import json
+
+import pytest
+
+from neardup import Config, ConfigMismatch, Document, NearDup
+
+from .corpora import SAMPLE
+
+CONFIG = Config(threshold=0.8)
+
+
+def sample_docs(n: int = 120) -> list[Document]:
+    recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()][:n]
+    return [Document(r["id"], r["text"], r.get("title"), r.get("lang"), {"source": r.get("source")}) for r in recs]
+
+
+def snapshot(nd: NearDup, docs: list[Document]) -> dict:
+    pairs = sorted((p.a, p.b, round(p.resemblance, 9)) for p in nd.pairs())
+    clusters = sorted((c.cluster_id, tuple(c.members), round(c.mean_resemblance, 9)) for c in nd.clusters())
+    tags = {i: (d.tags.cluster_id, d.tags.dup_of, d.tags.is_duplicate, round(d.tags.max_resemblance, 9))
+            for i, d in nd.engine.get([d.id for d in docs]).items()}
+    queries = {d.id: [(m.id, round(m.resemblance, 9)) for m in nd.query(id=d.id, threshold=0.5)] for d in docs[:25]}
+    return {"pairs": pairs, "clusters": clusters, "tags": tags, "queries": queries}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    docs = sample_docs()
+    with NearDup.open(str(tmp_path_factory.mktemp("ref") / "ref.db"), CONFIG) as nd:
+        nd.index(docs, batch_size=40, progress=None)
+        return snapshot(nd, docs)
+
+
+def test_identical_near_duplicates_tags_and_clusters(engine_target, reference):
+    target, opts = engine_target
+    docs = sample_docs()
+    with NearDup.open(target, CONFIG, **opts) as nd:
+        rep = nd.index(docs, batch_size=40, progress=None)
+        nd.engine.refresh()
+        assert rep.indexed == len(docs) and not rep.failed
+        assert nd.count() == len(docs)
+        got = snapshot(nd, docs)
+    assert reference["pairs"], "the slice must contain near-duplicates"
+    assert got["pairs"] == reference["pairs"]
+    assert got["clusters"] == reference["clusters"]
+    assert got["tags"] == reference["tags"]
+    assert got["queries"] == reference["queries"]
+
+
+def test_settings_live_with_the_index(engine_target):
+    target, opts = engine_target
+    NearDup.open(target, Config(threshold=0.7), **opts).close()
+    with NearDup.open(target, **opts) as nd:
+        assert nd.config.threshold == 0.7
+    with pytest.raises(ConfigMismatch):
+        NearDup.open(target, Config(threshold=0.9), **opts)
+
+
+def test_upsert_delete_and_stored_clusters(engine_target):
+    target, opts = engine_target
+    base = "the committee approved the new budget for schools hospitals and roads after a long debate in parliament"
+    with NearDup.open(target, CONFIG, **opts) as nd:
+        nd.index([Document("a", base), Document("b", base + " on tuesday"), Document("c", "unrelated words about cooking rice")], progress=None)
+        nd.engine.refresh()
+        assert [m.id for m in nd.query(id="a")] == ["b"]
+        nd.index([Document("b", "now it is about football and the weekend league results instead")], progress=None)
+        nd.engine.refresh()
+        assert nd.count() == 3 and nd.query(id="a") == []
+        assert nd.engine.delete(["c"]) == 1
+        nd.engine.refresh()
+        assert nd.count() == 2
+        nd.index([Document("d", base + " again")], progress=None)
+        nd.engine.refresh()
+        cl = nd.clusters()
+        nd.engine.refresh()
+        assert [c.members for c in cl] == [["a", "d"]]
+        assert [c.members for c in nd.engine.read_clusters()] == [["a", "d"]]
+        d = nd.engine.get(["d"])["d"]
+        assert d.tags.dup_of == "a" and d.tags.cluster_id == "a"
+
+
+def test_search_folds_copies(engine_target):
+    target, opts = engine_target
+    base = "lloyds bank cut its base lending rate to ten and a half percent following similar moves by other banks"
+    with NearDup.open(target, CONFIG, **opts) as nd:
+        nd.index([Document("a", base, "Lloyds cuts rate"), Document("b", base + " today", "Lloyds cuts base rate"),
+                  Document("c", "the weather in london will be rainy with lending libraries closed", "Weather")], progress=None)
+        nd.engine.refresh()
+        assert {h.id for h in nd.search("lending", size=10)} == {"a", "b", "c"}
+        hits = nd.search("lending", size=10, dedupe=True)
+        assert len(hits) == 2
+        head = next(h for h in hits if h.id in ("a", "b"))
+        assert len(head.folded) == 1
+        hits = nd.search("lending", size=10, dedupe=True, threshold=0.8)
+        assert sorted(len(h.folded) for h in hits) == [0, 1]
