@@ -1,0 +1,120 @@
+"""``neardup dashboards``: Kibana / OpenSearch Dashboards saved objects (export, install)."""
+
+from __future__ import annotations
+
+import click
+
+from .options import echo_json, fail, json_option
+
+_TARGET_HELP = "Product the saved objects are for."
+
+
+def _build(target: str, index: str, source_field: str) -> str:
+    from ..dashboards import DashboardError, export
+
+    try:
+        return export(index, target=target, source=source_field)
+    except (DashboardError, FileNotFoundError) as e:
+        fail(str(e))
+        raise AssertionError("unreachable")
+
+
+def _index_options(fn):
+    fn = click.option("--source-field", default="fields.source", show_default=True,
+                      help="Document field for the 'duplicates by source' chart (e.g. fields.site, fields.domain).")(fn)
+    return click.option("--index", "index_name", envvar="NEARDUP_INDEX", default="neardup", show_default=True,
+                        help="Documents index (its clusters are in NAME-clusters).")(fn)
+
+
+@click.group("dashboards")
+def dashboards_group() -> None:
+    """Dashboards of near-duplicate clusters for Kibana 8.x and OpenSearch Dashboards 2.x.
+
+    One dashboard, "Near-duplicate clusters": share of duplicates over time, cluster-size
+    distribution, the top clusters (size, representative title, mean resemblance),
+    duplicates by language and by a source field, and the resemblance histogram; plus a
+    data view (index pattern) for the documents index and one for NAME-clusters.
+
+    \b
+    Examples:
+      neardup dashboards export --target kibana -o kibana.ndjson
+      neardup dashboards install http://localhost:5601 --user elastic --password changeme
+      neardup dashboards install https://osd:5601 --target opensearch-dashboards --index docs
+    """
+
+
+@dashboards_group.command("export")
+@click.option("--target", type=click.Choice(["kibana", "opensearch-dashboards"]), default="kibana", show_default=True,
+              help=_TARGET_HELP)
+@_index_options
+@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-",
+              help="NDJSON file to write (default: standard output).")
+def export_cmd(target: str, index_name: str, source_field: str, output) -> None:
+    """Write the saved objects as NDJSON, ready for Saved Objects > Import or the import API.
+
+    \b
+    Import it yourself with:
+      curl -X POST "$KIBANA/api/saved_objects/_import?overwrite=true" \\
+           -H "kbn-xsrf: true" --form file=@kibana.ndjson
+    (OpenSearch Dashboards: header "osd-xsrf: true")
+    """
+    output.write(_build(target, index_name, source_field))
+
+
+@dashboards_group.command("install")
+@click.argument("url")
+@click.option("--target", type=click.Choice(["auto", "kibana", "opensearch-dashboards"]), default="auto",
+              show_default=True, help=_TARGET_HELP + " auto asks the server (/api/status).")
+@_index_options
+@click.option("--file", "ndjson_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Import this NDJSON instead of building it (e.g. an edited export).")
+@click.option("--api-key", envvar="NEARDUP_DASHBOARDS_API_KEY", default=None,
+              help="API key (Authorization: ApiKey ...; env NEARDUP_DASHBOARDS_API_KEY).")
+@click.option("--user", envvar="NEARDUP_DASHBOARDS_USER", default=None, help="Basic-auth user.")
+@click.option("--password", envvar="NEARDUP_DASHBOARDS_PASSWORD", default=None,
+              help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).")
+@click.option("--ca-certs", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="CA bundle to verify the server's certificate.")
+@click.option("--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only).")
+@click.option("--space", default=None, help="Kibana space to import into (default space if absent).")
+@click.option("--tenant", default=None,
+              help="OpenSearch Dashboards security tenant to import into (e.g. global; default: the user's).")
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request.")
+@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Retries on connection errors, 429 and 5xx (exponential backoff).")
+@json_option
+def install_cmd(url: str, target: str, index_name: str, source_field: str, ndjson_file: str | None,
+                api_key: str | None, user: str | None, password: str | None, ca_certs: str | None,
+                no_verify_certs: bool, space: str | None, tenant: str | None, timeout: float, retries: int, as_json: bool) -> None:
+    """Import the saved objects into Kibana or OpenSearch Dashboards at URL.
+
+    Posts them to /api/saved_objects/_import?overwrite=true (objects keep stable ids, so
+    installing again updates them in place).
+
+    \b
+    Examples:
+      neardup dashboards install http://localhost:5601
+      neardup dashboards install https://kibana:5601 --api-key "$KEY" --ca-certs ca.pem --index docs
+      neardup dashboards install http://localhost:5601 --user admin --password "$PW" --tenant global
+    """
+    from ..dashboards import DashboardError, install
+
+    if not url.startswith(("http://", "https://")):
+        fail(f"URL must start with http:// or https://, not {url!r}")
+    if user and password is None:
+        fail("--user needs --password (or NEARDUP_DASHBOARDS_PASSWORD)")
+    body = None
+    if ndjson_file:
+        with open(ndjson_file, encoding="utf-8") as f:
+            body = f.read()
+    try:
+        answer = install(url, body, target=target, index=index_name, source=source_field, api_key=api_key,
+                         basic_auth=(user, password) if user else None, ca_certs=ca_certs,
+                         verify_certs=not no_verify_certs, space=space, tenant=tenant, timeout=timeout, retries=retries)
+    except (DashboardError, FileNotFoundError) as e:
+        fail(str(e))
+    if as_json:
+        echo_json(answer)
+    else:
+        click.echo(f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
+                   f"open the dashboard \"Near-duplicate clusters\"")
