@@ -16,7 +16,6 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from itertools import islice
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable
@@ -30,7 +29,7 @@ _PAGE_NUMBER_LINE = re.compile(r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|ÑÑ
 _TOKEN = re.compile(r"[^\W_]+")
 _MARKS = re.compile(r"[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640\u200d\u200e\u200f\u00ad\ufeff]")
 _SPACE = re.compile(r"\s+")
-_PUNCT = re.compile(r"[^\w\u200c]+|_+")
+_PUNCT = re.compile(r"[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])")
 # Cheap necessary conditions checked before the costlier substitutions above.
 _HYPHEN_GUARD = re.compile(r"[-\u00ad\u2010]\s*\n")
 _PAGE_NUMBER_GUARD = re.compile(r"\d(?:[ \t]*[-\u2013\u2014])?[ \t]*\r?\n")
@@ -59,10 +58,52 @@ def script_of(ch: str) -> str | None:
 
 def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
     """Majority script among the first ``sample`` letters: fa, ru or en."""
-    letters = "".join(islice(filter(str.isalpha, text), sample))
-    counts = {lang: len(rx.findall(letters)) for lang, rx in _SCRIPT_RES.items()}
+    prefix, letter_res = _letters_prefix(text, sample), _script_letter_res()
+    counts = {lang: len(letter_res[lang].findall(prefix)) for lang in ("fa", "ru", "en")}
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else default
+
+
+def _char_class(codepoints: list[int]) -> str:
+    """A regex character class body for the given sorted code points, as ranges."""
+    parts, i = [], 0
+    while i < len(codepoints):
+        j = i
+        while j + 1 < len(codepoints) and codepoints[j + 1] == codepoints[j] + 1:
+            j += 1
+        parts.append(f"\\U{codepoints[i]:08x}-\\U{codepoints[j]:08x}")
+        i = j + 1
+    return "".join(parts)
+
+
+@lru_cache(maxsize=1)
+def _letter_codepoints() -> list[int]:
+    return [cp for cp in range(0x110000) if chr(cp).isalpha()]
+
+
+@lru_cache(maxsize=1)
+def _script_letter_res() -> dict[str, re.Pattern]:
+    """Per script, the letters (``str.isalpha``) that :func:`script_of` assigns to it."""
+    by: dict[str, list[int]] = {"fa": [], "ru": [], "en": []}
+    for cp in _letter_codepoints():
+        s = script_of(chr(cp))
+        if s:
+            by[s].append(cp)
+    return {lang: re.compile(f"[{_char_class(cps)}]") for lang, cps in by.items()}
+
+
+@lru_cache(maxsize=4)
+def _first_letters_re(sample: int) -> re.Pattern:
+    a = _char_class(_letter_codepoints())
+    return re.compile(f"(?>(?:[^{a}]*+[{a}]){{{sample}}})")
+
+
+def _letters_prefix(text: str, sample: int) -> str:
+    """The shortest prefix of ``text`` holding its first ``sample`` letters (all of it if fewer)."""
+    if len(text) <= sample:
+        return text
+    m = _first_letters_re(sample).match(text)
+    return text[: m.end()] if m else text
 
 
 def token_language(token: str) -> str | None:
@@ -205,8 +246,8 @@ class Canonicalizer:
             # Only tokens found in some stop list of a script present in the text (or of
             # the document language, for tokens without a script) need the per-token check.
             langs = frozenset(lang for lang, rx in _SCRIPT_RES.items() if rx.search(canon)) | {doc_lang}
-            candidates = _stopword_union(langs)
-            toks = [t for t in toks if t not in candidates or t not in stopwords_for(token_language(t) or doc_lang)]
+            drop = _stopwords_to_drop(langs, doc_lang)
+            toks = [t for t in toks if t not in drop]
         elif c.stopwords or c.stem != "none":
             out = []
             for t in toks:
@@ -235,6 +276,9 @@ def _has_arabic_script(text: str) -> bool:
     return _ARABIC_SCRIPT.search(text) is not None
 
 
-@lru_cache(maxsize=16)
-def _stopword_union(langs: frozenset[str]) -> frozenset[str]:
-    return frozenset().union(*(stopwords_for(lang) for lang in langs))
+@lru_cache(maxsize=64)
+def _stopwords_to_drop(langs: frozenset[str], doc_lang: str) -> frozenset[str]:
+    """Stop words of the scripts in ``langs`` that the per-token rule removes: a word is
+    dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none."""
+    union = frozenset().union(*(stopwords_for(lang) for lang in langs))
+    return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang))

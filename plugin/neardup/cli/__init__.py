@@ -19,6 +19,8 @@ COMMANDS = {
     "report": "report:report_cmd",
     "dashboards": "dashboards:dashboards_group",
     "evaluate": "evaluate:evaluate_cmd",
+    "init": "http:init_cmd",
+    "retag": "http:retag_cmd",
 }
 
 

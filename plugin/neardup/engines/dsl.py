@@ -1,0 +1,339 @@
+"""Request bodies neardup sends to Elasticsearch / OpenSearch, as pure functions.
+
+Nothing here talks to a server: every function maps neardup values to a JSON-ready dict
+(or list of action lines), so tests can validate each body against the OpenSearch API
+specification and the engine adapter (:mod:`neardup.engines.elastic`) stays a thin layer
+of I/O. Index templates and the ingest pipeline come from the JSON files under
+``mappings/`` and ``ingest_pipeline/``; only names, ``_meta`` and the pipeline hook are
+filled in here.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..config import SIGNATURE_VERSION, Config
+from ..resources import load_json
+from ..signer import POSITIONAL, Signed, render_keys
+from .base import CandidateQuery, ClusterRecord, Tags
+
+#: Fields the verifier needs from a candidate hit (no second round trip).
+CANDIDATE_SOURCE = ["n_shingles", "simhash", "shingles", "cluster_id"]
+#: Fields of a full-text hit.
+HIT_SOURCE = ["title", "cluster_id"]
+#: Full-text fields: the plain analyzer plus the per-language subfields.
+TEXT_FIELDS = ["title^2", "title.fa^2", "title.ru^2", "title.en^2", "body", "body.fa", "body.ru", "body.en"]
+#: Placeholder in ingest_pipeline/neardup.json replaced by the index's signature version.
+VERSION_PLACEHOLDER = "@SIGNATURE_VERSION@"
+#: OpenSearch has the fingerprint processor since 2.16; every supported Elasticsearch has it.
+OPENSEARCH_FINGERPRINT_SINCE = (2, 16)
+
+
+# -- names ---------------------------------------------------------------------------------
+def clusters_index(index: str) -> str:
+    return f"{index}-clusters"
+
+
+def documents_template_name(index: str) -> str:
+    return f"neardup-{index}-documents"
+
+
+def clusters_template_name(index: str) -> str:
+    return f"neardup-{index}-clusters"
+
+
+def pipeline_id(index: str) -> str:
+    return f"neardup-{index}"
+
+
+# -- templates and pipeline -------------------------------------------------------------------
+def index_meta(config: Config, context: Mapping[str, Any] | None = None, pipeline: str | None = None) -> dict[str, Any]:
+    """``_meta.neardup`` of a documents index: settings, their fingerprint, signature version,
+    collection context, and the ingest pipeline it was built with (None: none)."""
+    return {"config": config.to_dict(), "fingerprint": config.fingerprint(), "signature_version": SIGNATURE_VERSION,
+            "context": dict(context or {}), "pipeline": pipeline}
+
+
+def documents_template(index: str, meta: Mapping[str, Any], pipeline: str | None) -> dict[str, Any]:
+    """Composable index template for the documents index (mappings/documents.json)."""
+    body = copy.deepcopy(load_json("mappings", "documents.json"))
+    body["index_patterns"] = [index]
+    body["template"]["mappings"]["_meta"] = {"neardup": dict(meta)}
+    if pipeline:
+        body["template"]["settings"].setdefault("index", {})["default_pipeline"] = pipeline
+    return body
+
+
+def clusters_template(index: str) -> dict[str, Any]:
+    """Composable index template for ``<index>-clusters`` (mappings/clusters.json)."""
+    body = copy.deepcopy(load_json("mappings", "clusters.json"))
+    body["index_patterns"] = [clusters_index(index)]
+    body["template"]["mappings"]["_meta"] = {"neardup": {"documents_index": index}}
+    return body
+
+
+def default_pipeline_settings(pipeline: str) -> dict[str, Any]:
+    """Index settings that make ``pipeline`` run on every document written to the index."""
+    return {"index": {"default_pipeline": pipeline}}
+
+
+def supports_fingerprint(product: str, version: tuple[int, ...]) -> bool:
+    return product == "elasticsearch" or tuple(version[:2]) >= OPENSEARCH_FINGERPRINT_SINCE
+
+
+def pipeline_body(product: str, version: tuple[int, ...], signature_version: int = SIGNATURE_VERSION) -> dict[str, Any]:
+    """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted and,
+    where the engine has it, the fingerprint processor of that product appended."""
+    body = _substitute(load_json("ingest_pipeline", "neardup.json"), VERSION_PLACEHOLDER, str(int(signature_version)))
+    if supports_fingerprint(product, version):
+        body["processors"].append(copy.deepcopy(load_json("ingest_pipeline", "fingerprint.json")[product]))
+    return body
+
+
+def _substitute(obj: Any, placeholder: str, value: str) -> Any:
+    if isinstance(obj, str):
+        return obj.replace(placeholder, value)
+    if isinstance(obj, list):
+        return [_substitute(x, placeholder, value) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _substitute(v, placeholder, value) for k, v in obj.items()}
+    return obj
+
+
+# -- documents ---------------------------------------------------------------------------------
+def encode_shingles(shingles: np.ndarray) -> str:
+    """base64 of the little-endian uint64 sorted shingle hashes."""
+    return base64.b64encode(np.ascontiguousarray(shingles, dtype="<u8").tobytes()).decode("ascii")
+
+
+def decode_shingles(value: str | None) -> np.ndarray:
+    if not value:
+        return np.empty(0, dtype=np.uint64)
+    return np.frombuffer(base64.b64decode(value), dtype="<u8").astype(np.uint64)
+
+
+def tags_source(t: Tags | None) -> dict[str, Any]:
+    if t is None:
+        return {"cluster_id": None, "dup_of": None, "max_resemblance": None, "is_duplicate": None}
+    return {"cluster_id": t.cluster_id, "dup_of": t.dup_of, "max_resemblance": float(t.max_resemblance),
+            "is_duplicate": bool(t.is_duplicate)}
+
+
+def document_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> dict[str, Any]:
+    """The stored JSON of one signed document (field names: see mappings/documents.json)."""
+    d = s.doc
+    src: dict[str, Any] = {
+        "id": d.id,
+        "body": d.text,
+        "lang": s.lang,
+        "exact": s.exact,
+        "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
+        "keys": {f: s.keywords(f) for f in s.keys},
+        "shingles": encode_shingles(s.shingles),
+        "n_shingles": int(s.n_shingles),
+        "n_tokens": int(s.n_tokens),
+        "seq": int(seq),
+        "indexed_at": indexed_at,
+        "signature_version": SIGNATURE_VERSION,
+        **tags_source(tags),
+    }
+    if d.title is not None:
+        src["title"] = d.title
+    if d.fields:
+        src["fields"] = dict(d.fields)
+    return src
+
+
+def index_action(index: str, s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> dict[str, Any]:
+    """A bulk ``index`` action (idempotent: the document id is the ``_id``)."""
+    return {"_op_type": "index", "_index": index, "_id": s.id, "_source": document_source(s, tags, seq, indexed_at)}
+
+
+def update_tags_action(index: str, doc_id: str, t: Tags) -> dict[str, Any]:
+    return {"_op_type": "update", "_index": index, "_id": doc_id, "doc": tags_source(t)}
+
+
+def delete_action(index: str, doc_id: str) -> dict[str, Any]:
+    return {"_op_type": "delete", "_index": index, "_id": doc_id}
+
+
+def cluster_action(index: str, c: ClusterRecord, updated_at: str) -> dict[str, Any]:
+    return {"_op_type": "index", "_index": clusters_index(index), "_id": c.cluster_id,
+            "_source": {**c.to_dict(), "updated_at": updated_at}}
+
+
+def parse_keys(field: str, values: Iterable[str]) -> np.ndarray:
+    """Keyword strings back to the uint64 key array (positional fields in position order)."""
+    vals = list(values or ())
+    if field in POSITIONAL:
+        pairs = sorted((int(v.split(":", 1)[0]), int(v.rsplit(":", 1)[-1], 16)) for v in vals)
+        return np.array([k for _, k in pairs], dtype=np.uint64)
+    return np.array([int(v, 16) for v in vals], dtype=np.uint64)
+
+
+# -- candidate retrieval -----------------------------------------------------------------------
+def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any] | None:
+    """The query clause of one candidate query, or None when it has no keys.
+
+    Each key is a ``constant_score`` term (boost 1), so a document's score is the number of
+    keys it shares within the groups it matches -- the order the embedded engine uses.
+    A group with ``min_match`` 1 whose keys would push the query past ``max_clauses`` becomes
+    one ``terms`` clause (scores 1), and a larger min_match group a ``terms_set`` query.
+    """
+    groups = []
+    for g in q.groups:
+        kws = list(dict.fromkeys(render_keys(g.field, np.asarray(g.keys, dtype=np.uint64))))
+        if kws:
+            groups.append((g.field, kws, max(1, int(g.min_match))))
+    if not groups:
+        return None
+    # degrade the largest groups first until the leaf clauses fit the engine's limit
+    total = sum(len(k) for _, k, _ in groups)
+    degraded = set()
+    for i in sorted(range(len(groups)), key=lambda i: -len(groups[i][1])):
+        if total <= max_clauses - 2:
+            break
+        if len(groups[i][1]) > 1:
+            degraded.add(i)
+            total -= len(groups[i][1]) - 1
+    should = []
+    for i, (field, kws, need) in enumerate(groups):
+        path = f"keys.{field}"
+        if i in degraded and need == 1:
+            should.append({"terms": {path: kws, "_name": field}})
+        elif i in degraded:
+            should.append({"terms_set": {path: {"terms": kws, "_name": field, "minimum_should_match_script": {
+                "source": "Math.min(params.num_terms, params.need)", "params": {"need": need}}}}})
+        else:
+            should.append({"bool": {"should": [{"constant_score": {"filter": {"term": {path: kw}}, "boost": 1.0}} for kw in kws],
+                                    "minimum_should_match": need, "_name": field}})
+    clause: dict[str, Any] = {
+        "bool": {
+            "filter": [{"range": {"n_shingles": {"gte": int(q.min_shingles), "lte": int(min(q.max_shingles, 2**31 - 1))}}}],
+            "should": should,
+            "minimum_should_match": 1,
+        }
+    }
+    if q.exclude_id is not None:
+        clause["bool"]["must_not"] = [{"ids": {"values": [q.exclude_id]}}]
+    return clause
+
+
+def candidate_body(q: CandidateQuery, max_clauses: int = 1024, max_window: int = 10000) -> dict[str, Any] | None:
+    """A search body: matching documents by shared keys, best (most keys) first, then arrival."""
+    query = candidate_query(q, max_clauses)
+    if query is None:
+        return None
+    return {"query": query, "size": int(min(q.limit, max_window)), "_source": list(CANDIDATE_SOURCE),
+            "sort": [{"_score": {"order": "desc"}}, {"seq": {"order": "asc"}}], "track_total_hits": False}
+
+
+def msearch_lines(index: str, bodies: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Header/body pairs of an ``_msearch`` request."""
+    lines: list[dict[str, Any]] = []
+    for b in bodies:
+        lines.append({"index": index})
+        lines.append(dict(b))
+    return lines
+
+
+# -- collisions, scans, counts -----------------------------------------------------------------
+def collisions_body(field: str, size: int, after: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One page of (key, id) pairs of a signature field, sorted by key then id.
+
+    A ``composite`` aggregation pages through every pair exactly on any number of shards;
+    consecutive pairs with the same key form a collision group.
+    """
+    comp: dict[str, Any] = {"size": int(size), "sources": [{"key": {"terms": {"field": f"keys.{field}"}}},
+                                                            {"id": {"terms": {"field": "id"}}}]}
+    if after:
+        comp["after"] = dict(after)
+    return {"size": 0, "track_total_hits": False, "query": {"exists": {"field": f"keys.{field}"}},
+            "aggs": {"pairs": {"composite": comp}}}
+
+
+def max_seq_body() -> dict[str, Any]:
+    return {"size": 0, "track_total_hits": False, "aggs": {"max_seq": {"max": {"field": "seq"}}}}
+
+
+def source_filter(text: bool) -> dict[str, Any]:
+    """What a StoredDoc needs: everything but the raw body unless ``text``."""
+    return {"excludes": [] if text else ["body"]}
+
+
+def scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None,
+              text: bool = False) -> dict[str, Any]:
+    """A page of every document in arrival order (``seq``), for PIT + search_after or scroll."""
+    body: dict[str, Any] = {"size": int(size), "query": {"match_all": {}}, "sort": [{"seq": {"order": "asc"}}],
+                            "_source": source_filter(text), "track_total_hits": False}
+    if pit:
+        body["pit"] = dict(pit)
+    if search_after:
+        body["search_after"] = list(search_after)
+    return body
+
+
+def mget_body(ids: Sequence[str], text: bool = False) -> dict[str, Any]:
+    src = source_filter(text)
+    return {"docs": [{"_id": i, "_source": src} for i in ids]}
+
+
+def existing_seq_body(ids: Sequence[str]) -> dict[str, Any]:
+    return {"docs": [{"_id": i, "_source": ["seq"]} for i in ids]}
+
+
+def cluster_ids_body(size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"size": int(size), "_source": False, "sort": [{"cluster_id": {"order": "asc"}}],
+                            "query": {"match_all": {}}, "track_total_hits": False}
+    if search_after:
+        body["search_after"] = list(search_after)
+    return body
+
+
+def read_clusters_body(size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
+    """Clusters, largest first, ties by id (the embedded engine's order)."""
+    body: dict[str, Any] = {"size": int(size), "query": {"match_all": {}},
+                            "sort": [{"size": {"order": "desc"}}, {"cluster_id": {"order": "asc"}}], "track_total_hits": False}
+    if search_after:
+        body["search_after"] = list(search_after)
+    return body
+
+
+# -- full-text search --------------------------------------------------------------------------
+def highlight() -> dict[str, Any]:
+    return {"pre_tags": ["["], "post_tags": ["]"],
+            "fields": {"body": {"fragment_size": 160, "number_of_fragments": 1, "no_match_size": 160}}}
+
+
+def fulltext_body(query: str | Mapping[str, Any], size: int) -> dict[str, Any]:
+    """Words -> ``multi_match`` over title/body and their language subfields, every word
+    required (as in the embedded engine); a dict is the
+    query DSL: a whole search body when it has ``query``, else the query clause itself."""
+    if isinstance(query, str):
+        body: dict[str, Any] = {"query": {"multi_match": {"query": query, "fields": list(TEXT_FIELDS), "type": "cross_fields",
+                                                          "operator": "and"}}}
+    elif isinstance(query, Mapping):
+        body = copy.deepcopy(dict(query)) if "query" in query else {"query": copy.deepcopy(dict(query))}
+    else:
+        raise TypeError(f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}")
+    body.setdefault("size", int(size))
+    body.setdefault("_source", list(HIT_SOURCE))
+    body.setdefault("highlight", highlight())
+    return body
+
+
+def collapsed_bodies(query: str | Mapping[str, Any], size: int, inner: int = 100) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two bodies for query-time dedupe: tagged hits collapsed on ``cluster_id`` (near-copies
+    in ``inner_hits``), and untagged hits as they are; the caller merges them by score."""
+    base = fulltext_body(query, size)
+    tagged = copy.deepcopy(base)
+    tagged["query"] = {"bool": {"must": [base["query"]], "filter": [{"exists": {"field": "cluster_id"}}]}}
+    tagged["collapse"] = {"field": "cluster_id", "inner_hits": {"name": "copies", "size": int(inner), "_source": False,
+                                                                "sort": [{"_score": {"order": "desc"}}, {"seq": {"order": "asc"}}]}}
+    untagged = copy.deepcopy(base)
+    untagged["query"] = {"bool": {"must": [base["query"]], "must_not": [{"exists": {"field": "cluster_id"}}]}}
+    return tagged, untagged

@@ -1,0 +1,576 @@
+"""The HTTP engine: Elasticsearch 8/9 or OpenSearch 2/3 through the official clients.
+
+Canonicalization and signing run in Python (hazm cannot run inside the engine); the
+engine stores the signed documents (field names in ``mappings/documents.json``) and finds
+candidates by term match. Request bodies are built by the pure functions of
+:mod:`neardup.engines.dsl`; this module only sends them, retries, and parses answers.
+
+* ``open`` (what ``neardup init`` runs) installs the index templates, the ingest pipeline
+  (``ingest_pipeline/neardup.json``, the templates' ``default_pipeline``) and creates the
+  documents and ``<index>-clusters`` indices idempotently; an existing index whose
+  ``_meta.neardup`` holds other settings is refused with ConfigMismatch.
+* ``put`` bulk-indexes with the client's ``streaming_bulk`` helper (``_id`` = document id,
+  so retries are idempotent); 429 items are retried with backoff by the helper, whole
+  batches on 502/503/504 and connection errors; refused documents come back as Failures.
+* ``candidates`` sends one search per query through ``_msearch``; ``collisions`` pages
+  (key, id) pairs with a ``composite`` aggregation; ``scan`` uses a point in time with
+  ``search_after`` on ``seq`` (scroll where PIT is missing).
+
+Arrival order (``seq``) is assigned by this process from the index's largest ``seq``:
+one writer per index at a time, as with the embedded engine.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator, Sequence
+
+from ..config import SIGNATURE_VERSION, Config, ConfigMismatch
+from ..signer import Signed
+from . import dsl
+from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags
+from .transport import Backoff, Retrying, Server, connect, describe, status_of
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class ElasticEngine(Engine):
+    """Engine on an Elasticsearch or OpenSearch index (clusters in ``<index>-clusters``).
+
+    ``pipeline``: install the ingest pipeline and make it the index's ``default_pipeline``
+    (True), do without (False, for engines without ingest such as test servers), or, by
+    default, do as the existing index was built (a new index gets one); ``max_retries``/``initial_backoff``/``max_backoff`` set the retry policy;
+    ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
+    boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
+    """
+
+    def __init__(self, url: str, index: str = "neardup", api_key: Any = None, basic_auth: tuple[str, str] | None = None,
+                 ca_certs: str | None = None, verify_certs: bool = True, request_timeout: float = 30.0, *,
+                 pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
+                 chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
+                 refresh_on_write: bool = True, health_timeout: str = "30s"):
+        if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
+            raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
+        self.url = url.rstrip("/")
+        self.index = index
+        self.clusters_index = dsl.clusters_index(index)
+        self.location = f"{self.url}/{index}"
+        self.use_pipeline = pipeline
+        self.chunk_size = chunk_size
+        self.msearch_batch = msearch_batch
+        self.max_clauses = max_clauses
+        self.page_size = page_size
+        self.agg_page_size = agg_page_size
+        self.refresh_on_write = refresh_on_write
+        self.health_timeout = health_timeout
+        self.backoff = Backoff(max_retries, initial_backoff, max_backoff)
+        self.retry = Retrying(self.url, self.backoff)
+        self._conn = dict(api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs,
+                          request_timeout=request_timeout)
+        self._request_timeout = request_timeout
+        self._client: Any = None
+        self._helpers: Any = None
+        self.server: Server | None = None
+        self._config: Config | None = None
+        self._meta: dict[str, Any] = {}
+        self._next_seq = 1
+        #: what the last ``open`` did, for ``neardup init``
+        self.actions: list[str] = []
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            raise EngineError("engine is not open")
+        return self._client
+
+    @property
+    def product(self) -> str:
+        return self.server.product if self.server else "unknown"
+
+    def connect(self) -> Server:
+        if self._client is None:
+            self._client, self.server, self._helpers = connect(self.url, retry=self.retry, **self._conn)
+        assert self.server is not None
+        return self.server
+
+    def open(self, config: Config | None = None, *, create: bool = True) -> Config:
+        try:
+            return self._open(config, create)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, config: Config | None, create: bool) -> Config:
+        server = self.connect()
+        self.actions = []
+        exists = self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.index)))
+        if exists:
+            meta = self._read_meta()
+            if not meta or "config" not in meta:
+                raise EngineError(f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping)")
+            stored = Config.from_dict(meta["config"])
+            version = meta.get("signature_version")
+            if version != SIGNATURE_VERSION:
+                raise ConfigMismatch(f"{self.location} was signed with signature version {version}, this neardup signs with "
+                                     f"{SIGNATURE_VERSION}; build a new index")
+            if config is not None:
+                config.check_same(stored, self.location)
+            self._config, self._meta = stored, meta
+            self.actions.append(f"index {self.index} exists (settings {meta.get('fingerprint')}) - kept")
+            had = meta.get("pipeline")
+            use = bool(had) if self.use_pipeline is None else self.use_pipeline
+        else:
+            if not create:
+                raise EngineError(f"{self.location}: no such neardup index (run 'neardup init' or 'neardup index' to create it)")
+            self._config = config or Config()
+            use = self.use_pipeline is not False
+            self._meta = dsl.index_meta(self._config, pipeline=dsl.pipeline_id(self.index) if use else None)
+        pipe = self._install(server, use)
+        if not exists:
+            self._create(self.index, "documents index")
+        elif pipe and not self._meta.get("pipeline"):  # an index built without the pipeline gets it now
+            self.retry("put settings", lambda: self.client.indices.put_settings(index=self.index, body=dsl.default_pipeline_settings(pipe)))
+            self.put_meta("pipeline", pipe)
+            self.actions.append(f"default_pipeline of {self.index} set to {pipe}")
+        if not self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.clusters_index))):
+            self._create(self.clusters_index, "clusters index")
+        else:
+            self.actions.append(f"index {self.clusters_index} exists - kept")
+        self._wait_healthy()
+        self._next_seq = self._max_seq() + 1
+        return self._config
+
+    def _install(self, server: Server, use_pipeline: bool) -> str | None:
+        """Pipeline (optional) and both templates; PUT is idempotent."""
+        pipe = None
+        if use_pipeline:
+            pipe = dsl.pipeline_id(self.index)
+            body = dsl.pipeline_body(server.product, server.version)
+            try:
+                self.retry("put ingest pipeline", lambda: self.client.ingest.put_pipeline(id=pipe, body=body))
+            except EngineError as e:
+                raise EngineError(f"{e}; if this engine has no ingest pipelines, open the index without one "
+                                  "(neardup init --no-pipeline, or pipeline=False)") from None
+            fp = " with fingerprint" if dsl.supports_fingerprint(server.product, server.version) else ""
+            self.actions.append(f"ingest pipeline {pipe} installed{fp}")
+        docs_t = dsl.documents_template(self.index, self._meta, pipe)
+        name = dsl.documents_template_name(self.index)
+        self.retry("put index template", lambda: self.client.indices.put_index_template(name=name, body=docs_t))
+        self.actions.append(f"index template {name} -> {self.index}")
+        cl_t = dsl.clusters_template(self.index)
+        name2 = dsl.clusters_template_name(self.index)
+        self.retry("put index template", lambda: self.client.indices.put_index_template(name=name2, body=cl_t))
+        self.actions.append(f"index template {name2} -> {self.clusters_index}")
+        return pipe
+
+    def _create(self, index: str, what: str) -> None:
+        try:
+            self.retry(f"create {what}", lambda: self.client.indices.create(index=index), ok_status=(400,))
+            self.actions.append(f"{what} {index} created")
+        except Exception as e:  # noqa: BLE001
+            if "resource_already_exists" in describe(e):  # created meanwhile by another process
+                self.actions.append(f"{what} {index} exists - kept")
+                return
+            raise EngineError(f"{self.url}: cannot create {what} {index}: {describe(e)}") from None
+
+    def _wait_healthy(self) -> None:
+        kw: dict[str, Any] = {"index": f"{self.index},{self.clusters_index}", "wait_for_status": "yellow", "timeout": self.health_timeout}
+        if self.product == "opensearch":
+            kw["request_timeout"] = self._request_timeout + 30
+        health = self.retry("cluster health", lambda: _body(self.client.cluster.health(**kw)))
+        if health.get("status") not in ("yellow", "green"):
+            raise EngineError(f"{self.location}: cluster health is {health.get('status')} after {self.health_timeout}; "
+                              "the index cannot be written (check shards and disk)")
+
+    def _read_meta(self) -> dict[str, Any]:
+        m = _body(self.retry("get mapping", lambda: self.client.indices.get_mapping(index=self.index)))
+        mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
+        return dict((mappings.get("_meta") or {}).get("neardup") or {})
+
+    def _max_seq(self) -> int:
+        r = _body(self.retry("max seq", lambda: self.client.search(index=self.index, body=dsl.max_seq_body())))
+        v = ((r.get("aggregations") or {}).get("max_seq") or {}).get("value")
+        return int(v) if v is not None else 0
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            raise EngineError("engine is not open")
+        return self._config
+
+    def close(self) -> None:
+        if self._client is not None:
+            try:
+                self._client.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+            self._client = None
+
+    # -- meta --------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> Any | None:
+        if self._config is None:
+            raise EngineError("engine is not open")
+        return self._meta.get(key)
+
+    def put_meta(self, key: str, value: Any) -> None:
+        meta = self._read_meta() or dict(self._meta)
+        meta[key] = value
+        self.retry("put mapping _meta", lambda: self.client.indices.put_mapping(index=self.index, body={"_meta": {"neardup": meta}}))
+        self._meta = meta
+
+    # -- writes ------------------------------------------------------------------------------
+    def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
+        tags = tags or {}
+        docs = list(docs)
+        if not docs:
+            return []
+        seqs = self._assign_seq([s.id for s in docs])
+        now = _now()
+        actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now) for s in docs]
+        failures = self._bulk(actions, "index documents")
+        if self.refresh_on_write:
+            self.refresh()
+        return failures
+
+    def _assign_seq(self, ids: list[str]) -> dict[str, int]:
+        """Existing documents keep their arrival number; new ones get the next ones."""
+        uniq = list(dict.fromkeys(ids))
+        old: dict[str, int] = {}
+        for chunk in _chunks(uniq, 1000):
+            body = dsl.existing_seq_body(chunk)
+            r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
+            for d in r.get("docs", []):
+                if d.get("found") and (d.get("_source") or {}).get("seq") is not None:
+                    old[d["_id"]] = int(d["_source"]["seq"])
+        out = {}
+        for i in uniq:
+            if i in old:
+                out[i] = old[i]
+            else:
+                out[i] = self._next_seq
+                self._next_seq += 1
+        return out
+
+    def _bulk(self, actions: list[dict[str, Any]], what: str, ignore_missing: bool = False) -> list[Failure]:
+        """Bulk actions in chunks; every refused action is returned, none dropped."""
+        failures: list[Failure] = []
+        for chunk in _chunks(actions, self.chunk_size):
+            def run(chunk: list[dict[str, Any]] = chunk) -> list[tuple[bool, dict]]:
+                return list(self._helpers.streaming_bulk(
+                    self.client, chunk, chunk_size=len(chunk), raise_on_error=False, raise_on_exception=True,
+                    max_retries=self.backoff.max_retries, initial_backoff=self.backoff.initial, max_backoff=self.backoff.maximum))
+
+            results = self.retry(what, run)
+            seen = 0
+            for ok, item in results:
+                seen += 1
+                if ok:
+                    continue
+                op, info = next(iter(item.items()))
+                if ignore_missing and info.get("status") == 404:
+                    continue
+                failures.append(Failure(str(info.get("_id")), _item_reason(info)))
+            if seen != len(chunk):  # the helper yields one result per action
+                raise EngineError(f"{self.location}: {what}: {len(chunk)} actions sent, {seen} answered")
+        return failures
+
+    def delete(self, ids: Iterable[str]) -> int:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return 0
+        n = 0
+        for chunk in _chunks(ids, self.chunk_size):
+            actions = [dsl.delete_action(self.index, i) for i in chunk]
+            results = self.retry("delete documents", lambda: list(self._helpers.streaming_bulk(
+                self.client, actions, raise_on_error=False, max_retries=self.backoff.max_retries,
+                initial_backoff=self.backoff.initial, max_backoff=self.backoff.maximum)))
+            for ok, item in results:
+                info = next(iter(item.values()))
+                if ok and info.get("result") == "deleted":
+                    n += 1
+                elif not ok and info.get("status") != 404:
+                    raise EngineError(f"{self.location}: cannot delete {info.get('_id')}: {_item_reason(info)}")
+        if self.refresh_on_write:
+            self.refresh()
+        return n
+
+    def update_tags(self, tags: dict[str, Tags]) -> None:
+        if not tags:
+            return
+        actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
+        failures = self._bulk(actions, "update tags", ignore_missing=True)
+        if failures:
+            shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
+            raise EngineError(f"{self.location}: {len(failures)} tag update(s) refused: {shown}")
+        if self.refresh_on_write:
+            self.refresh()
+
+    def refresh(self) -> None:
+        self.retry("refresh", lambda: self.client.indices.refresh(index=f"{self.index},{self.clusters_index}"))
+
+    # -- candidates ----------------------------------------------------------------------------
+    def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        out: list[list[Candidate]] = [[] for _ in queries]
+        todo = [(i, dsl.candidate_body(q, self.max_clauses)) for i, q in enumerate(queries)]
+        todo = [(i, b) for i, b in todo if b is not None]
+        for batch in _chunks(todo, self.msearch_batch):
+            for (i, _), resp in zip(batch, self._msearch([b for _, b in batch])):
+                out[i] = [_candidate(h) for h in resp["hits"]["hits"]]
+        return out
+
+    def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Responses in order; items refused with 429 are sent again with backoff."""
+        results: list[dict[str, Any] | None] = [None] * len(bodies)
+        pending = list(range(len(bodies)))
+        attempt = 0
+        while pending:
+            lines = dsl.msearch_lines(self.index, [bodies[i] for i in pending])
+            r = _body(self.retry("msearch", lambda: self.client.msearch(body=lines)))
+            again = []
+            for i, resp in zip(pending, r["responses"]):
+                if "error" in resp:
+                    if resp.get("status") in (429, 503) and attempt < self.backoff.max_retries:
+                        again.append(i)
+                        continue
+                    raise EngineError(f"{self.location}: candidate search failed: {_error_reason(resp)}")
+                results[i] = resp
+            if again:
+                self.backoff.sleep(self.backoff.delay(attempt))
+                attempt += 1
+            pending = again
+        return results  # type: ignore[return-value]
+
+    def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        for f in fields:
+            if f not in self.config.signatures:
+                continue
+            after = None
+            key, group = None, []
+            while True:
+                body = dsl.collisions_body(f, self.agg_page_size, after)
+                r = _body(self.retry("collisions", lambda: self.client.search(index=self.index, body=body)))
+                agg = (r.get("aggregations") or {}).get("pairs") or {}
+                buckets = agg.get("buckets") or []
+                for b in buckets:
+                    k, doc = b["key"]["key"], b["key"]["id"]
+                    if k != key:
+                        if len(group) > 1:
+                            yield group
+                        key, group = k, []
+                    group.append(doc)
+                after = agg.get("after_key")
+                if not buckets or not after:
+                    break
+            if len(group) > 1:
+                yield group
+
+    # -- reads ---------------------------------------------------------------------------------
+    def get(self, ids: Iterable[str], *, text: bool = False) -> dict[str, StoredDoc]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, StoredDoc] = {}
+        for chunk in _chunks(ids, 500):
+            body = dsl.mget_body(chunk, text)
+            r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
+            for d in r.get("docs", []):
+                if d.get("found"):
+                    sd = self._stored(d["_source"], text)
+                    out[sd.id] = sd
+        return out
+
+    def _stored(self, src: dict[str, Any], text: bool) -> StoredDoc:
+        keys = src.get("keys") or {}
+        cid = src.get("cluster_id")
+        tags = Tags(cid, src.get("dup_of"), float(src.get("max_resemblance") or 0.0), bool(src.get("is_duplicate"))) if cid is not None else None
+        return StoredDoc(id=src["id"], lang=src.get("lang"), n_shingles=int(src.get("n_shingles") or 0),
+                         shingles=dsl.decode_shingles(src.get("shingles")), simhash=int(src.get("simhash") or "0", 16),
+                         exact=src.get("exact"), keys={f: dsl.parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
+                         tags=tags, title=src.get("title"), text=src.get("body") if text else None,
+                         fields=dict(src.get("fields") or {}), indexed_at=src.get("indexed_at"), seq=int(src.get("seq") or 0))
+
+    def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
+        pit = self._open_pit()
+        if pit is None:
+            yield from self._scroll(text, batch_size)
+            return
+        try:
+            after = None
+            while True:
+                body = dsl.scan_body(batch_size, after, {"id": pit, "keep_alive": "5m"}, text)
+                r = _body(self.retry("scan", lambda: self.client.search(body=body)))
+                pit = r.get("pit_id", pit)
+                hits = r["hits"]["hits"]
+                for h in hits:
+                    yield self._stored(h["_source"], text)
+                if len(hits) < batch_size:
+                    return
+                after = hits[-1]["sort"]
+        finally:
+            self._close_pit(pit)
+
+    def _open_pit(self) -> str | None:
+        try:
+            if self.product == "opensearch":
+                r = _body(self.retry("open point in time", lambda: self.client.create_pit(index=self.index, keep_alive="5m"),
+                                     ok_status=(400, 404, 405)))
+                return r.get("pit_id")
+            r = _body(self.retry("open point in time", lambda: self.client.open_point_in_time(index=self.index, keep_alive="5m"),
+                                 ok_status=(400, 404, 405)))
+            return r.get("id")
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) in (400, 404, 405):  # no PIT on this engine: scroll instead
+                return None
+            raise
+
+    def _close_pit(self, pit: str) -> None:
+        try:
+            if self.product == "opensearch":
+                self.client.delete_pit(body={"pit_id": [pit]})
+            else:
+                self.client.close_point_in_time(body={"id": pit})
+        except Exception:  # noqa: BLE001 - it expires by itself
+            pass
+
+    def _scroll(self, text: bool, batch_size: int) -> Iterator[StoredDoc]:
+        body = dsl.scan_body(batch_size, None, None, text)
+        body.pop("track_total_hits")  # not allowed with scroll
+        r = _body(self.retry("scan", lambda: self.client.search(index=self.index, body=body, scroll="5m")))
+        sid = r.get("_scroll_id")
+        try:
+            while True:
+                hits = r["hits"]["hits"]
+                for h in hits:
+                    yield self._stored(h["_source"], text)
+                if not hits or not sid:
+                    return
+                r = _body(self.retry("scroll", lambda: self.client.scroll(body={"scroll_id": sid, "scroll": "5m"})))
+                sid = r.get("_scroll_id", sid)
+        finally:
+            if sid:
+                try:
+                    self.client.clear_scroll(body={"scroll_id": [sid]})
+                except Exception:  # noqa: BLE001
+                    pass
+
+    def count(self) -> int:
+        return int(_body(self.retry("count", lambda: self.client.count(index=self.index)))["count"])
+
+    # -- full-text search -------------------------------------------------------------------------
+    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+        body = dsl.fulltext_body(query, size)
+        r = _body(self.retry("search", lambda: self.client.search(index=self.index, body=body)))
+        return [_hit(h) for h in r["hits"]["hits"]]
+
+    def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
+        """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
+        copies in ``folded``), untagged hits stay as they are; merged by score."""
+        tagged, untagged = dsl.collapsed_bodies(query, size)
+        a, b = self._msearch_index([tagged, untagged])
+        hits = []
+        for h in a["hits"]["hits"]:
+            hit = _hit(h)
+            inner = ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
+            hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
+            hits.append(hit)
+        hits.extend(_hit(h) for h in b["hits"]["hits"])
+        hits.sort(key=lambda h: -h.score)  # stable: ties keep engine order
+        return hits[:size]
+
+    def _msearch_index(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        lines = dsl.msearch_lines(self.index, bodies)
+        r = _body(self.retry("search", lambda: self.client.msearch(body=lines)))
+        for resp in r["responses"]:
+            if "error" in resp:
+                raise EngineError(f"{self.location}: search failed: {_error_reason(resp)}")
+        return r["responses"]
+
+    # -- clusters --------------------------------------------------------------------------------
+    def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
+        now = _now()
+        new_ids = {c.cluster_id for c in clusters}
+        stale = [i for i in self._cluster_ids() if i not in new_ids]
+        actions = [dsl.cluster_action(self.index, c, now) for c in clusters]
+        actions += [{"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale]
+        failures = self._bulk(actions, "write clusters", ignore_missing=True)
+        if failures:
+            shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
+            raise EngineError(f"{self.url}/{self.clusters_index}: {len(failures)} cluster(s) refused: {shown}")
+        self.refresh()
+
+    def _cluster_ids(self) -> Iterator[str]:
+        after = None
+        while True:
+            body = dsl.cluster_ids_body(self.page_size, after)
+            r = _body(self.retry("read clusters", lambda: self.client.search(index=self.clusters_index, body=body)))
+            hits = r["hits"]["hits"]
+            for h in hits:
+                yield h["_id"]
+            if len(hits) < self.page_size:
+                return
+            after = hits[-1]["sort"]
+
+    def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
+        out: list[ClusterRecord] = []
+        after = None
+        while limit is None or len(out) < limit:
+            size = self.page_size if limit is None else min(self.page_size, limit - len(out))
+            body = dsl.read_clusters_body(size, after)
+            r = _body(self.retry("read clusters", lambda: self.client.search(index=self.clusters_index, body=body)))
+            hits = r["hits"]["hits"]
+            for h in hits:
+                s = h["_source"]
+                out.append(ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
+                                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
+                                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"),
+                                         s.get("last_seen")))
+            if len(hits) < size:
+                break
+            after = hits[-1]["sort"]
+        return out
+
+
+# -- parsing helpers ------------------------------------------------------------------------------
+def _body(resp: Any) -> dict[str, Any]:
+    """The JSON body of either client's response."""
+    return getattr(resp, "body", resp)
+
+
+def _chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
+    it = iter(seq)
+    while chunk := list(itertools.islice(it, max(1, n))):
+        yield chunk
+
+
+def _candidate(h: dict[str, Any]) -> Candidate:
+    s = h.get("_source") or {}
+    return Candidate(h["_id"], int(s.get("n_shingles") or 0), int(s.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
+                     dsl.decode_shingles(s.get("shingles")) if "shingles" in s else None, s.get("cluster_id"),
+                     frozenset(h.get("matched_queries") or ()) or None)
+
+
+def _hit(h: dict[str, Any]) -> Hit:
+    s = h.get("_source") or {}
+    hl = (h.get("highlight") or {}).get("body") or [""]
+    return Hit(h["_id"], float(h.get("_score") or 0.0), s.get("title"), hl[0], s.get("cluster_id"))
+
+
+def _item_reason(info: dict[str, Any]) -> str:
+    err = info.get("error")
+    if isinstance(err, dict):
+        reason = f"{err.get('type')}: {err.get('reason')}"
+        cause = err.get("caused_by")
+        if isinstance(cause, dict) and cause.get("reason"):
+            reason += f" ({cause.get('reason')})"
+        return f"{info.get('status')} {reason}"
+    return f"{info.get('status')} {err or info.get('exception') or 'refused'}"
+
+
+def _error_reason(resp: dict[str, Any]) -> str:
+    err = resp.get("error")
+    if isinstance(err, dict):
+        root = (err.get("root_cause") or [{}])[0]
+        return f"{resp.get('status')} {err.get('type')}: {root.get('reason') or err.get('reason')}"
+    return f"{resp.get('status')} {err}"

@@ -1,0 +1,254 @@
+"""The HTTP engine over real HTTP with the real clients, against osmem (an in-memory
+OpenSearch-compatible server): opensearch-py directly, and the elasticsearch client through
+a loopback proxy that presents osmem as Elasticsearch 9. Results are compared with the
+embedded engine on the same signed documents."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from neardup.config import Config, ConfigMismatch
+from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
+from neardup.engines.elastic import ElasticEngine
+from neardup.engines.embedded import EmbeddedEngine
+from neardup.signer import Document, Signer
+
+pytestmark = pytest.mark.http
+
+WORDS = ("river stone light market paper garden silver window engine forest winter signal harbor letter "
+         "orange bridge candle mirror rocket valley thunder pocket castle meadow copper lantern").split()
+
+
+def _texts(n: int = 24, seed: int = 7) -> list[Document]:
+    """Originals, near copies (a word changed or appended) and exact copies."""
+    rnd = random.Random(seed)
+    docs = []
+    for i in range(n):
+        if i >= 3 and i % 3 == 0:
+            src = docs[rnd.randrange(len(docs))].text.split()
+            src[rnd.randrange(len(src))] = rnd.choice(WORDS)
+            text = " ".join(src)
+        elif i >= 3 and i % 5 == 0:
+            text = docs[i - 2].text
+        else:
+            text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(30, 60)))
+        docs.append(Document(f"d{i:02d}", text, title=f"title {i}", fields={"site": f"s{i % 4}"}))
+    return docs
+
+
+@pytest.fixture(params=["opensearch", "elasticsearch"])
+def url(request: pytest.FixtureRequest, osmem_clone) -> str:
+    if request.param == "opensearch":
+        return osmem_clone.url
+    return request.getfixturevalue("es_proxy").url
+
+
+def _engine(url: str, **kw) -> ElasticEngine:
+    opts = {"index": "docs", "pipeline": False, "max_retries": 2, "initial_backoff": 0.01}
+    opts.update(kw)
+    return ElasticEngine(url, **opts)
+
+
+@pytest.fixture
+def signed():
+    signer = Signer(Config())
+    return [signer.sign(d) for d in _texts()]
+
+
+@pytest.fixture
+def pair(url, signed, tmp_path):
+    """(http engine, embedded engine) holding the same documents and tags."""
+    h, e = _engine(url), EmbeddedEngine(tmp_path / "e.db")
+    h.open(Config())
+    e.open(Config())
+    tags = {s.id: Tags(s.id if i % 2 else "c0", None if i % 2 else "d00", 0.5, not i % 2) for i, s in enumerate(signed)}
+    assert h.put(signed, tags) == []
+    assert e.put(signed, tags) == []
+    yield h, e
+    h.close()
+    e.close()
+
+
+def test_open_creates_templates_indices_and_meta(url):
+    eng = _engine(url)
+    cfg = eng.open(Config(threshold=0.7))
+    assert any("created" in a for a in eng.actions)
+    c = eng.client
+    mapping = c.indices.get_mapping(index="docs")
+    m = getattr(mapping, "body", mapping)["docs"]["mappings"]
+    assert m["_meta"]["neardup"]["config"] == cfg.to_dict()
+    assert m["_meta"]["neardup"]["fingerprint"] == cfg.fingerprint()
+    assert m["properties"]["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
+    assert m["properties"]["shingles"]["type"] == "binary"
+    assert {"title", "body"} <= set(m["properties"]) and set(m["properties"]["body"]["fields"]) == {"fa", "ru", "en"}
+    assert bool(c.indices.exists(index="docs-clusters"))
+    eng.close()
+    # reopen: the stored settings come back; other settings are refused
+    again = _engine(url)
+    assert again.open() == cfg
+    assert any("kept" in a for a in again.actions)
+    with pytest.raises(ConfigMismatch, match="threshold"):
+        _engine(url).open(Config(threshold=0.9))
+    with pytest.raises(EngineError, match="no such neardup index"):
+        _engine(url, index="absent").open(create=False)
+
+
+def test_refuses_foreign_index(url):
+    eng = _engine(url)
+    eng.connect()
+    eng.client.indices.create(index="foreign")
+    with pytest.raises(EngineError, match="not a neardup index"):
+        _engine(url, index="foreign").open()
+
+
+def test_put_get_roundtrip_and_seq(pair, signed):
+    h, e = pair
+    got, ref = h.get([s.id for s in signed] + ["nope"]), e.get([s.id for s in signed] + ["nope"])
+    assert set(got) == set(ref) == {s.id for s in signed}
+    for i, d in got.items():
+        r = ref[i]
+        assert np.array_equal(d.shingles, r.shingles) and d.shingles.dtype == np.uint64
+        assert d.simhash == r.simhash and d.exact == r.exact and d.n_shingles == r.n_shingles and d.lang == r.lang
+        assert set(d.keys) == set(r.keys) and all(np.array_equal(d.keys[f], r.keys[f]) for f in d.keys)
+        assert d.tags == r.tags and d.seq == r.seq and d.title == r.title and d.fields == r.fields
+    assert h.get(["d01"], text=True)["d01"].text == signed[1].doc.text
+    assert h.get(["d01"])["d01"].text is None
+    # upsert keeps the arrival number; a new document comes last
+    first_seq = got["d03"].seq
+    h.put([signed[3]])
+    assert h.get(["d03"])["d03"].seq == first_seq and h.get(["d03"])["d03"].tags is None
+    new = Signer(h.config).sign(Document("zz", "a brand new document arrives at the end of the line"))
+    h.put([new])
+    assert h.get(["zz"])["zz"].seq == max(d.seq for d in got.values()) + 1
+    assert h.count() == len(signed) + 1
+
+
+def _queries(signed):
+    out = []
+    for s in signed[:12]:
+        groups = tuple(KeyGroup(f, tuple(int(k) for k in s.keys[f]), 1) for f in ("exact", "minhash", "simhash"))
+        out.append(CandidateQuery(groups, 0, 2**62, s.id, 1000))
+        out.append(CandidateQuery((KeyGroup("winnow", tuple(int(k) for k in s.keys["winnow"]), 3),), 10, 80, None, 5))
+        out.append(CandidateQuery((KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),
+                                   KeyGroup("simhash", tuple(int(k) for k in s.keys["simhash"]), 1)), 0, 60, None, 3))
+    out.append(CandidateQuery((KeyGroup("minhash", (), 1),)))  # no keys: nothing
+    return out
+
+
+def _view(cands):
+    return [(c.id, c.score, c.n_shingles, c.simhash, c.cluster_id, c.matched) for c in cands]
+
+
+def test_candidates_match_embedded(pair, signed):
+    h, e = pair
+    qs = _queries(signed)
+    got, ref = h.candidates(qs), e.candidates(qs)
+    assert [_view(x) for x in got] == [_view(x) for x in ref]
+    assert any(len(x) > 1 for x in got)  # the corpus has real near-duplicates
+    stored = e.get([c.id for x in got for c in x])
+    for c in (c for x in got for c in x):
+        assert np.array_equal(c.shingles, stored[c.id].shingles)  # verifier needs no second round trip
+
+
+def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
+    h, e = pair
+    h.max_clauses = 16  # min_match 1 groups become one terms clause; score counts groups
+    qs = [q for q in _queries(signed) if all(g.min_match == 1 for g in q.groups)]
+    got, ref = h.candidates(qs), e.candidates(qs)
+    assert [sorted(c.id for c in x) for x in got] == [sorted(c.id for c in x) for x in ref]
+
+
+def test_collisions_match_embedded(url, pair):
+    h, e = pair
+    h.agg_page_size = 7  # groups straddle composite pages
+    for fields in (("minhash",), ("exact", "simhash", "winnow")):
+        got = sorted(sorted(g) for g in h.collisions(fields))
+        ref = sorted(sorted(g) for g in e.collisions(fields))
+        assert got == ref and got
+
+
+def test_scan_in_arrival_order(pair, signed):
+    h, e = pair
+    for size in (5, 1000):
+        assert [d.id for d in h.scan(batch_size=size)] == [d.id for d in e.scan()] == [s.id for s in signed]
+    assert all(d.text for d in h.scan(text=True, batch_size=4))
+    assert h.count() == e.count() == len(signed)
+
+
+def test_tags_delete_and_meta(url, pair):
+    h, e = pair
+    h.update_tags({"d01": Tags("d00", "d00", 0.93, True), "missing": Tags("x")})
+    assert h.get(["d01"])["d01"].tags == Tags("d00", "d00", 0.93, True)
+    assert h.delete(["d01", "d02", "missing"]) == 2 and h.count() == len(e.get([f"d{i:02d}" for i in range(30)])) - 2
+    h.put_meta("context", {"lexicon": ["a", "b"]})
+    h.close()
+    again = _engine(url)
+    again.open()
+    assert again.get_meta("context") == {"lexicon": ["a", "b"]}
+    assert again.get_meta("absent") is None
+
+
+def test_clusters_replace_and_order(pair):
+    h, _ = pair
+    h.page_size = 2  # reads and stale-id listing page with search_after
+    recs = [ClusterRecord("c1", 2, "a", "A", ["a", "b"], 0.8, 0.85, 0.9, ["en"], "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"),
+            ClusterRecord("c0", 3, "x", None, ["x", "y", "z"], 0.9, 0.9, 0.9, ["fa", "ru"]),
+            ClusterRecord("c2", 2, "q", "Q", ["q", "r"], 1.0, 1.0, 1.0, [])]
+    h.write_clusters(recs)
+    assert [c.cluster_id for c in h.read_clusters()] == ["c0", "c1", "c2"]
+    assert h.read_clusters(1)[0] == recs[1]
+    assert [c.cluster_id for c in h.read_clusters(3)] == ["c0", "c1", "c2"]
+    h.write_clusters(recs[:1])
+    assert h.read_clusters() == recs[:1]
+
+
+def test_fulltext_search_and_collapse(pair):
+    h, _ = pair
+    hits = h.search("river", size=50)
+    assert hits and all("[river]" in x.snippet.lower() or "river" in (x.title or "") for x in hits[:3])
+    assert h.search({"term": {"id": "d05"}})[0].id == "d05"
+    assert [x.id for x in h.search({"query": {"ids": {"values": ["d04", "d07"]}}, "sort": [{"seq": "asc"}]})] == ["d04", "d07"]
+    folded = h.search_collapsed("river", size=50)
+    assert len({x.cluster_id for x in folded}) == len(folded)
+    c0 = [x for x in folded if x.cluster_id == "c0"]
+    members = {x.id for x in hits if x.cluster_id == "c0"}
+    assert c0 and {c0[0].id, *c0[0].folded} == members
+    # untagged documents are never folded together
+    signer = Signer(h.config)
+    h.put([signer.sign(Document(i, "river river river untagged copy of the same words")) for i in ("u1", "u2")])
+    loose = [x for x in h.search_collapsed("untagged river", size=10) if x.id in ("u1", "u2")]
+    assert sorted(x.id for x in loose) == ["u1", "u2"] and all(not x.folded for x in loose)
+
+
+def test_bad_documents_are_reported_and_the_rest_indexed(url):
+    eng = _engine(url)
+    eng.open(Config())
+    signer = Signer(eng.config)
+    docs = [Document(f"g{i}", f"good document number {i} with some words in it", fields={"site": "a"}) for i in range(6)]
+    docs[2] = Document("bad1", "a document whose site field is an object", fields={"site": {"nested": 1}})
+    docs[4] = Document("bad2", "another document whose site field is an object", fields={"site": {"x": [1, 2]}})
+    failures = eng.put([signer.sign(d) for d in docs])
+    assert sorted(f.id for f in failures) == ["bad1", "bad2"]
+    assert all("site" in f.reason and f.reason.startswith("400") for f in failures)
+    assert eng.count() == 4 and set(eng.get([d.id for d in docs])) == {"g0", "g1", "g3", "g5"}
+
+
+def test_api_end_to_end_on_http(url):
+    from neardup.api import NearDup
+
+    nd = NearDup.open(url, index="api", pipeline=False)
+    docs = _texts(15, seed=3)
+    rep = nd.index(docs, batch_size=4, progress=None)
+    assert rep.indexed == 15 and not rep.failed and rep.duplicates >= 1
+    ref = NearDup.open(":memory:")
+    ref.index(docs, batch_size=4, progress=None)
+    assert [(p.a, p.b) for p in nd.pairs()] == [(p.a, p.b) for p in ref.pairs()]
+    assert [c.members for c in nd.clusters()] == [c.members for c in ref.clusters()]
+    assert [c.members for c in nd.engine.read_clusters()] == [c.members for c in ref.engine.read_clusters()]
+    assert nd.retag() == ref.retag()
+    got = {i: d.tags for i, d in nd.engine.get([d.id for d in docs]).items()}
+    want = {i: d.tags for i, d in ref.engine.get([d.id for d in docs]).items()}
+    assert got == want

@@ -1,0 +1,105 @@
+"""Against a real Elasticsearch or OpenSearch cluster, when ``NEARDUP_TEST_URL`` names one
+(e.g. one of the docker/ stacks). Credentials: NEARDUP_TEST_USER / NEARDUP_TEST_PASSWORD or
+NEARDUP_TEST_API_KEY, NEARDUP_TEST_CA_CERTS, NEARDUP_TEST_NO_VERIFY=1 for self-signed demo
+certificates. Every index, template and pipeline made here is removed afterwards."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from neardup.config import SIGNATURE_VERSION, Config
+from neardup.engines import dsl
+from neardup.engines.base import CandidateQuery, KeyGroup
+from neardup.engines.elastic import ElasticEngine
+from neardup.engines.embedded import EmbeddedEngine
+from neardup.signer import Document, Signer
+
+URL = os.environ.get("NEARDUP_TEST_URL")
+pytestmark = [pytest.mark.http, pytest.mark.skipif(not URL, reason="NEARDUP_TEST_URL is not set: no real Elasticsearch/OpenSearch cluster to test against")]
+
+
+def _opts() -> dict:
+    user, pw = os.environ.get("NEARDUP_TEST_USER"), os.environ.get("NEARDUP_TEST_PASSWORD")
+    return {"api_key": os.environ.get("NEARDUP_TEST_API_KEY"), "basic_auth": (user, pw) if user else None,
+            "ca_certs": os.environ.get("NEARDUP_TEST_CA_CERTS"), "verify_certs": os.environ.get("NEARDUP_TEST_NO_VERIFY") != "1",
+            "max_retries": 3, "initial_backoff": 0.2}
+
+
+@pytest.fixture
+def engine():
+    index = f"neardup-test-{uuid.uuid4().hex[:10]}"
+    eng = ElasticEngine(URL, index=index, pipeline=True, **_opts())
+    eng.open(Config())
+    yield eng
+    c = eng.client
+    for call in (lambda: c.indices.delete(index=f"{index},{index}-clusters"),
+                 lambda: c.indices.delete_index_template(name=dsl.documents_template_name(index)),
+                 lambda: c.indices.delete_index_template(name=dsl.clusters_template_name(index)),
+                 lambda: c.ingest.delete_pipeline(id=dsl.pipeline_id(index))):
+        try:
+            call()
+        except Exception:  # noqa: BLE001 - cleanup is best effort
+            pass
+    eng.close()
+
+
+def _body(r):
+    return getattr(r, "body", r)
+
+
+def _signed_source(engine, text="the pipeline accepts documents signed by neardup and stamps them"):
+    s = Signer(engine.config).sign(Document("p1", text))
+    return dsl.document_source(s, None, 1, "2000-01-01T00:00:00.000+00:00")
+
+
+def test_pipeline_installed_as_default(engine):
+    pipe = dsl.pipeline_id(engine.index)
+    got = _body(engine.client.ingest.get_pipeline(id=pipe))[pipe]
+    kinds = [next(iter(p)) for p in got["processors"]]
+    assert kinds[:3] == ["fail", "fail", "set"]
+    assert ("fingerprint" in kinds) == dsl.supports_fingerprint(engine.server.product, engine.server.version)
+    settings = _body(engine.client.indices.get_settings(index=engine.index))[engine.index]["settings"]["index"]
+    assert settings["default_pipeline"] == pipe
+
+
+def test_simulate_stamps_and_refuses(engine):
+    pipe = dsl.pipeline_id(engine.index)
+    good = _signed_source(engine)
+    unsigned = {"id": "u", "body": "raw text never signed"}
+    wrong = dict(good, signature_version=SIGNATURE_VERSION + 1)
+    r = _body(engine.client.ingest.simulate(id=pipe, body={"docs": [{"_id": "g", "_source": good}, {"_id": "u", "_source": unsigned},
+                                                                      {"_id": "w", "_source": wrong}]}))
+    g, u, w = r["docs"]
+    src = g["doc"]["_source"]
+    assert src["indexed_at"] != "2000-01-01T00:00:00.000+00:00"  # the engine's clock
+    if dsl.supports_fingerprint(engine.server.product, engine.server.version):
+        assert src["fingerprint"]
+    assert "no neardup signature" in str(u["error"]) and "signature_version" in str(w["error"])
+
+
+def test_unsigned_documents_are_refused_signed_ones_indexed(engine):
+    failures = engine.put([Signer(engine.config).sign(Document("ok", "a signed document passes the ingest pipeline"))])
+    assert failures == [] and engine.get(["ok"])["ok"].indexed_at
+    with pytest.raises(Exception) as err:
+        engine.client.index(index=engine.index, id="raw", body={"id": "raw", "body": "not signed"}, refresh=True)
+    assert "neardup signature" in str(err.value)
+    assert engine.count() == 1
+
+
+def test_candidates_match_embedded(engine, tmp_path):
+    signer = Signer(engine.config)
+    base = "a river of words flows through the valley of the printed page and into the reader's eyes at dawn"
+    docs = [signer.sign(Document(f"d{i}", base + " extra" * (i % 3), title=f"t{i}")) for i in range(6)]
+    docs.append(signer.sign(Document("x", "nothing in common with the other ones, just some trains and stations")))
+    emb = EmbeddedEngine(tmp_path / "e.db")
+    emb.open(engine.config)
+    assert engine.put(docs) == [] and emb.put(docs) == []
+    qs = [CandidateQuery(tuple(KeyGroup(f, tuple(int(k) for k in s.keys[f])) for f in ("exact", "minhash", "simhash")),
+                         exclude_id=s.id) for s in docs]
+    got = [[(c.id, c.score) for c in x] for x in engine.candidates(qs)]
+    assert got == [[(c.id, c.score) for c in x] for x in emb.candidates(qs)]
+    assert sorted(map(sorted, engine.collisions(("minhash",)))) == sorted(map(sorted, emb.collisions(("minhash",))))
+    assert [d.id for d in engine.scan(batch_size=2)] == [d.id for d in docs]

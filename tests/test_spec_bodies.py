@@ -1,0 +1,223 @@
+"""Every request body the HTTP engine sends, validated against the OpenSearch API
+specification (/work/shared/opensearch-api-spec, OpenAPI 3.1; see tests/openapi_spec.py).
+
+The bodies come from the same pure builders the engine calls (neardup.engines.dsl and the
+clients' bulk ``expand_action``), so what is checked here is what goes on the wire."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neardup.config import SIGNATURE_VERSION, Config
+from neardup.engines import dsl
+from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
+from neardup.resources import load_json
+from neardup.signer import Document, Signer
+
+SPEC_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "opensearch-api-spec" / "spec"
+if not SPEC_DIR.is_dir():
+    pytest.skip(f"OpenSearch API specification not found at {SPEC_DIR}", allow_module_level=True)
+
+from .openapi_spec import Spec  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spec() -> Spec:
+    return Spec(SPEC_DIR)
+
+
+@pytest.fixture(scope="module")
+def signed():
+    signer = Signer(Config())
+    return [signer.sign(Document("a", " ".join(f"word{i % 37} token{i % 11}" for i in range(120)), title="T", fields={"site": "x"})),
+            signer.sign(Document("b", "یک دو سه چهار پنج شش هفت هشت نه ده")),
+            signer.sign(Document("c", "раз два три четыре пять шесть семь восемь девять десять"))]
+
+
+def _ok(spec: Spec, path: str, method: str, body) -> None:
+    errors = spec.errors(path, method, body)
+    assert errors == [], f"{method.upper()} {path}:\n" + "\n".join(errors)
+
+
+# -- the validator can fail --------------------------------------------------------------------
+@pytest.mark.parametrize("path,method,body", [
+    ("/{index}/_search", "post", {"size": "ten"}),
+    ("/{index}/_search", "post", {"query": {"bool": {"should": "not a list or clause"}}}),
+    ("/{index}/_search", "post", {"sort": [{"_score": {"order": "upwards"}}]}),
+    ("/_index_template/{name}", "put", {"index_patterns": 5}),
+    ("/_ingest/pipeline/{id}", "put", {"processors": [{"fail": {"if": "true"}}]}),  # fail needs a message
+    ("/_ingest/pipeline/{id}", "put", {"processors": [{"set": {"field": "x"}, "fail": {"message": "m"}}]}),  # one per item
+])
+def test_validator_rejects_bad_bodies(spec, path, method, body):
+    assert spec.errors(path, method, body)
+
+
+# -- templates, mapping updates, pipeline -----------------------------------------------------
+def test_index_templates(spec):
+    meta = dsl.index_meta(Config(), {"lexicon": ["x"]})
+    docs = dsl.documents_template("docs", meta, "neardup-docs")
+    _ok(spec, "/_index_template/{name}", "put", docs)
+    _ok(spec, "/_index_template/{name}", "put", dsl.documents_template("docs", meta, None))
+    _ok(spec, "/_index_template/{name}", "put", dsl.clusters_template("docs"))
+    assert docs["index_patterns"] == ["docs"] and docs["template"]["settings"]["index"]["default_pipeline"] == "neardup-docs"
+    assert docs["template"]["mappings"]["_meta"]["neardup"]["signature_version"] == SIGNATURE_VERSION
+    assert dsl.clusters_template("docs")["index_patterns"] == ["docs-clusters"]
+
+
+def test_mapping_fields_follow_the_contract():
+    props = load_json("mappings", "documents.json")["template"]["mappings"]["properties"]
+    assert props["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
+    assert props["shingles"]["type"] == "binary" and props["shingles"].get("doc_values") is False
+    assert {props[f]["type"] for f in ("exact", "lang", "cluster_id", "dup_of", "id")} == {"keyword"}
+    assert (props["is_duplicate"]["type"], props["max_resemblance"]["type"], props["n_shingles"]["type"],
+            props["indexed_at"]["type"], props["seq"]["type"]) == ("boolean", "float", "integer", "date", "long")
+    assert {k: v["type"] for k, v in props["keys"]["properties"].items()} == dict.fromkeys(("exact", "minhash", "simhash", "winnow"), "keyword")
+    for f in ("title", "body"):
+        assert {k: v.get("analyzer") for k, v in props[f]["fields"].items() if k != "keyword"} == \
+            {"fa": "neardup_fa", "ru": "neardup_ru", "en": "neardup_en"}
+    clusters = load_json("mappings", "clusters.json")["template"]["mappings"]["properties"]
+    assert set(clusters) == {"cluster_id", "size", "representative_id", "representative_title", "members", "min_resemblance",
+                             "mean_resemblance", "max_resemblance", "languages", "first_seen", "last_seen", "updated_at"}
+
+
+def test_put_mapping_meta_and_settings(spec):
+    _ok(spec, "/{index}/_mapping", "put", {"_meta": {"neardup": dsl.index_meta(Config(), {"idf": {"a": 1.5}}, "neardup-x")}})
+    _ok(spec, "/{index}/_settings", "put", dsl.default_pipeline_settings("neardup-x"))
+
+
+@pytest.mark.parametrize("product,version,fingerprint", [
+    ("elasticsearch", (8, 12, 0), True), ("elasticsearch", (9, 1, 0), True),
+    ("opensearch", (2, 11, 0), False), ("opensearch", (2, 16, 0), True), ("opensearch", (3, 0, 0), True)])
+def test_pipeline(spec, product, version, fingerprint):
+    body = dsl.pipeline_body(product, version)
+    _ok(spec, "/_ingest/pipeline/{id}", "put", body)
+    text = json.dumps(body)
+    assert dsl.VERSION_PLACEHOLDER not in text and f"!= {SIGNATURE_VERSION}" in text
+    kinds = [next(iter(p)) for p in body["processors"]]
+    assert kinds[:3] == ["fail", "fail", "set"] and ("fingerprint" in kinds) == fingerprint
+    container = spec.component("ingest._common", "ProcessorContainer")
+    for p in body["processors"]:
+        name, opts = next(iter(p.items()))
+        if name == "fingerprint":
+            continue  # not in the specification; checked against the documentation below
+        assert spec.errors_for(container, p) == []
+        assert set(opts) <= _documented(spec, name), f"{name}: unknown options {set(opts) - _documented(spec, name)}"
+
+
+def _documented(spec: Spec, processor: str) -> set[str]:
+    """Option names a processor's schema names (its allOf parts, ProcessorBase included)."""
+    reg = spec.registry.resolver()
+    container = reg.lookup(spec.component("ingest._common", "ProcessorContainer")["$ref"])
+    ref = container.contents["properties"][processor]["$ref"]
+    schema = container.resolver.lookup(ref)
+    names: set[str] = set()
+    for part in schema.contents.get("allOf", [schema.contents]):
+        part = schema.resolver.lookup(part["$ref"]).contents if "$ref" in part else part
+        names |= set(part.get("properties", {}))
+    return names
+
+
+def test_fingerprint_processor_options_are_the_documented_ones():
+    """Elasticsearch: fields, target_field, salt, method (MD5|SHA-1|SHA-256|SHA-512|MurmurHash3),
+    ignore_missing; OpenSearch 2.16+: fields | exclude_fields, hash_method (e.g. SHA-256@2.16.0),
+    target_field, ignore_missing -- plus the common if/tag/description/ignore_failure/on_failure."""
+    common = {"if", "tag", "description", "ignore_failure", "on_failure"}
+    fp = load_json("ingest_pipeline", "fingerprint.json")
+    es, os_ = fp["elasticsearch"]["fingerprint"], fp["opensearch"]["fingerprint"]
+    assert set(es) <= common | {"fields", "target_field", "salt", "method", "ignore_missing"}
+    assert es["method"] in {"MD5", "SHA-1", "SHA-256", "SHA-512", "MurmurHash3"}
+    assert set(os_) <= common | {"fields", "exclude_fields", "hash_method", "target_field", "ignore_missing"}
+    assert os_["hash_method"] in {"MD5@2.16.0", "SHA-1@2.16.0", "SHA-256@2.16.0", "SHA3-256@2.16.0"}
+    assert es["fields"] == os_["fields"] == ["body"] and es["target_field"] == os_["target_field"] == "fingerprint"
+
+
+# -- searches ----------------------------------------------------------------------------------
+def _candidate_queries(signed):
+    s = signed[0]
+    k = {f: tuple(int(x) for x in s.keys[f]) for f in s.keys}
+    return [
+        CandidateQuery((KeyGroup("exact", k["exact"]), KeyGroup("minhash", k["minhash"]), KeyGroup("simhash", k["simhash"])),
+                       5, 2**62, "a", 200),
+        CandidateQuery((KeyGroup("winnow", k["winnow"], 2), KeyGroup("minhash", k["minhash"])), 0, 50, None, 20000),
+    ]
+
+
+@pytest.mark.parametrize("max_clauses", [1024, 8])
+def test_candidate_searches(spec, signed, max_clauses):
+    bodies = [dsl.candidate_body(q, max_clauses) for q in _candidate_queries(signed)]
+    for b in bodies:
+        _ok(spec, "/{index}/_search", "post", b)
+        assert b["_source"] == ["n_shingles", "simhash", "shingles", "cluster_id"]
+        assert b["query"]["bool"]["minimum_should_match"] == 1
+    assert bodies[0]["query"]["bool"]["must_not"] == [{"ids": {"values": ["a"]}}]
+    assert bodies[1]["size"] == 10000  # capped at the result window
+    lines = dsl.msearch_lines("docs", bodies)
+    _ok(spec, "/_msearch", "post", lines)
+    _ok(spec, "/{index}/_msearch", "post", lines)
+    header, body = spec.component("_core.msearch", "MultisearchHeader"), spec.component("_core.msearch", "MultisearchBody")
+    for h, b in zip(lines[::2], lines[1::2]):
+        assert spec.errors_for(header, h) == [] and spec.errors_for(body, b) == []
+
+
+def test_candidate_query_shape(signed):
+    q = _candidate_queries(signed)[1]
+    body = dsl.candidate_body(q)
+    should = body["query"]["bool"]["should"]
+    assert [c["bool"]["_name"] for c in should] == ["winnow", "minhash"]
+    assert should[0]["bool"]["minimum_should_match"] == 2 and should[1]["bool"]["minimum_should_match"] == 1
+    assert all(set(t) == {"constant_score"} for c in should for t in c["bool"]["should"])
+    assert body["query"]["bool"]["filter"] == [{"range": {"n_shingles": {"gte": 0, "lte": 50}}}]
+    small = dsl.candidate_body(q, max_clauses=8)["query"]["bool"]["should"]
+    assert "terms_set" in small[0] and small[1] == {"terms": {"keys.minhash": signed[0].keywords("minhash"), "_name": "minhash"}}
+    assert dsl.candidate_body(CandidateQuery((KeyGroup("minhash", ()),))) is None
+
+
+def test_other_searches(spec):
+    for b in (dsl.collisions_body("minhash", 1000), dsl.collisions_body("winnow", 10, {"key": "00ab", "id": "x"}),
+              dsl.max_seq_body(), dsl.scan_body(500, text=True), dsl.cluster_ids_body(100, ["c1"]), dsl.read_clusters_body(10, [3, "c"]),
+              dsl.fulltext_body("سلام دنیا", 10), dsl.fulltext_body({"match": {"body": "x"}}, 5),
+              dsl.fulltext_body({"query": {"match_all": {}}, "size": 3}, 10), *dsl.collapsed_bodies("привет мир", 10)):
+        _ok(spec, "/{index}/_search", "post", b)
+    pit = dsl.scan_body(100, [12, 7], {"id": "pit-id", "keep_alive": "5m"})
+    _ok(spec, "/_search", "post", pit)
+    _ok(spec, "/_search/point_in_time", "delete", {"pit_id": ["pit-id"]})
+    _ok(spec, "/_search/scroll", "post", {"scroll_id": "sid", "scroll": "5m"})
+    _ok(spec, "/_search/scroll", "delete", {"scroll_id": ["sid"]})
+    _ok(spec, "/{index}/_mget", "post", dsl.mget_body(["a", "b"], text=False))
+    _ok(spec, "/{index}/_mget", "post", dsl.existing_seq_body(["a"]))
+
+
+# -- bulk --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("client", ["elasticsearch", "opensearchpy"])
+def test_bulk_lines(spec, signed, client):
+    helpers = pytest.importorskip(f"{client}.helpers")
+    tags = {"a": Tags("a"), "b": Tags("a", "a", 0.91, True)}
+    actions = [dsl.index_action("docs", s, tags.get(s.id), i + 1, "2026-01-01T00:00:00.000+00:00") for i, s in enumerate(signed)]
+    actions += [dsl.update_tags_action("docs", "a", Tags("a", None, 0.0, False)), dsl.delete_action("docs", "c"),
+                dsl.cluster_action("docs", ClusterRecord("a", 2, "a", "T", ["a", "b"], 0.9, 0.9, 0.9, ["en"]), "2026-01-01T00:00:00Z")]
+    lines = []
+    for a in actions:
+        meta, data = helpers.expand_action(dict(a))
+        lines.append(meta)
+        if data is not None:
+            lines.append(data)
+    _ok(spec, "/_bulk", "post", lines)
+    op = spec.component("_core.bulk", "OperationContainer")
+    update = spec.component("_core.bulk", "UpdateAction")
+    i = 0
+    while i < len(lines):
+        assert spec.errors_for(op, lines[i]) == [], lines[i]
+        kind = next(iter(lines[i]))
+        assert lines[i][kind]["_id"]
+        if kind == "update":
+            assert spec.errors_for(update, lines[i + 1]) == []
+        i += 1 if kind == "delete" else 2
+    src = lines[1]
+    assert set(src) >= {"id", "body", "lang", "exact", "simhash", "keys", "shingles", "n_shingles", "n_tokens", "seq",
+                        "indexed_at", "signature_version", "cluster_id", "dup_of", "is_duplicate", "max_resemblance"}
+    assert np.array_equal(dsl.decode_shingles(src["shingles"]), signed[0].shingles)
+    assert src["keys"]["minhash"] == signed[0].keywords("minhash") and len(src["simhash"]) == 16
