@@ -91,3 +91,27 @@ def test_mod_m_sample_as_a_containment_signature(tmp_path):
         s = nd.signer.sign(Document("q", BASE))
         assert len(s.keys["modm"]) and all(int(k) % 4 == 0 for k in s.keys["modm"])
         assert [m.id for m in nd.query(BASE, mode="containment", threshold=0.9)] == ["long"]
+
+
+def test_extra_signatures_propose_candidates_and_pairs(tmp_path):
+    # anchor-bounded shingles only: pairs come from the 'anchor' field alone, with no SimHash filter
+    cfg = Config(threshold=0.7, signatures=("anchor",))
+    with NearDup.open(str(tmp_path / "a.db"), cfg) as nd:
+        nd.index([Document("orig", BASE), Document("copy", BASE + " traders said"),
+                  Document("other", "bread flour water salt yeast oven baked forty minutes crust crumb kitchen recipe")], progress=None)
+        assert [(p.a, p.b) for p in nd.pairs(fields=("anchor",))] == [("copy", "orig")]
+        assert [m.id for m in nd.query(id="orig")] == ["copy"]
+
+
+def test_context_signatures_build_collection_statistics_once(tmp_path):
+    cfg = Config(threshold=0.7, signatures=("exact", "minhash", "imatch"))
+    with NearDup.open(str(tmp_path / "c.db"), cfg) as nd:
+        docs = [Document(str(i), f"{BASE} variant {i} with words number {i}") for i in range(5)]
+        nd.index(docs, progress=None)
+        ctx = nd.engine.get_meta("context")
+        assert ctx
+        nd.index([Document("late", BASE)], progress=None)
+        assert nd.engine.get_meta("context") == ctx  # frozen after the first collection
+        assert "imatch" in nd.engine.get(["late"])["late"].keys
+    with NearDup.open(str(tmp_path / "c.db")) as again:
+        assert again.signer.context == ctx

@@ -103,7 +103,25 @@ class NearDup:
     def __init__(self, engine: Engine, config: Config):
         self.engine = engine
         self.config = config
-        self.signer = Signer(config, engine.get_meta("context") or {})
+        self._signer: Signer | None = None
+        self._context_pending = False
+        try:
+            self._signer = Signer(config, engine.get_meta("context") or {})
+        except Exception as e:  # a new index whose signatures need collection statistics first
+            from .signatures import ContextError
+
+            if not isinstance(e, ContextError):
+                raise
+            self._context_pending = True
+
+    @property
+    def signer(self) -> Signer:
+        if self._signer is None:
+            from .signatures import ContextError
+
+            raise ContextError(f"{self.engine.location} has no collection statistics yet for "
+                               f"{', '.join(self.config.signatures)}: index documents first")
+        return self._signer
 
     @classmethod
     def open(cls, target: str | None = None, config: Config | None = None, *, create: bool = True, **engine_opts: Any) -> "NearDup":
@@ -126,13 +144,16 @@ class NearDup:
                         threshold: float | None = None, exclude_id: str | None = None, limit: int = 1000) -> CandidateQuery:
         """Key groups and length range for one query document.
 
-        resemblance: any shared exact key, LSH band or SimHash block; t*|A| <= |B| <= |A|/t.
+        resemblance: any shared exact key, LSH band or SimHash block, or ``min_match`` keys
+        of a signature of the extended family; t*|A| <= |B| <= |A|/t.
         containment: at least ceil(f * t * |L(A)|) shared keys of a sample L (winnowing
         fingerprints, MOD_m; f = ``containment_fraction``), or any shared band/exact key;
         |B| >= t*|A|.
         """
         t = self.config.threshold if threshold is None else threshold
         groups = [KeyGroup(f, tuple(int(k) for k in keys[f]), 1) for f in RESEMBLANCE_FIELDS if f in keys and len(keys[f])]
+        groups += [KeyGroup(f, tuple(int(k) for k in keys[f]), max(1, int(sig.min_match)))
+                   for f, sig in self.signer.extra_signatures.items() if f in keys and len(keys[f])]
         if mode == "containment":
             groups = [g for g in groups if g.field != "simhash"]
             for f in ("winnow", "modm"):
@@ -171,9 +192,13 @@ class NearDup:
         Tags: a document whose best verified match among earlier documents has resemblance
         >= threshold gets ``dup_of`` = that document and joins its ``cluster_id``; others
         start a cluster of their own. If reading ``docs`` fails midway, the documents read so
-        far are stored before the error propagates.
+        far are stored before the error propagates. Signatures that need collection
+        statistics get them from the first collection indexed (read in full before signing).
         """
         report = IndexReport()
+        if self._needs_context():
+            docs = list(docs)
+            self.build_context(docs)
         batch: dict[str, Document] = {}
         try:
             for d in docs:
@@ -186,6 +211,20 @@ class NearDup:
             if batch:
                 self._flush(list(batch.values()), tag, report, progress)
         return report
+
+    def _needs_context(self) -> bool:
+        return self._context_pending
+
+    def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
+        """Collection statistics for the signatures that need them (I-Match lexicon, idf),
+        from ``docs``; stored with the index and used for every later document."""
+        from .signatures import build_context
+
+        ctx = build_context(self.config, ((d.text, d.lang) for d in docs))
+        self.engine.put_meta("context", ctx)
+        self._signer = Signer(self.config, ctx)
+        self._context_pending = False
+        return ctx
 
     def _flush(self, docs: list[Document], tag: bool, report: IndexReport, progress: Callable[[int], None] | None) -> None:
         signed: list[Signed] = []
@@ -350,10 +389,16 @@ class NearDup:
     def _pairs(self, threshold: float | None, fields: Sequence[str], max_group: int) -> tuple[list[Pair], dict[str, StoredDoc]]:
         t = self.config.threshold if threshold is None else threshold
         todo: set[tuple[str, str]] = set()
-        for group in self.engine.collisions(fields):
-            g = sorted(set(group))
-            it = itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:])
-            todo.update(it)
+        by_simhash_only: set[tuple[str, str]] = set()  # proposed only by a SimHash block: check Hamming first
+        for f in fields:
+            for group in self.engine.collisions([f]):
+                g = sorted(set(group))
+                new = set(itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:]))
+                if f == "simhash":
+                    by_simhash_only |= new - todo
+                else:
+                    by_simhash_only -= new
+                todo |= new
         ids = sorted({i for p in todo for i in p})
         store: dict[str, StoredDoc] = {}
         for i in range(0, len(ids), 2000):
@@ -364,7 +409,7 @@ class NearDup:
             da, db = store.get(a), store.get(b)
             if da is None or db is None or not passes_length_filter(da.n_shingles, db.n_shingles, t):
                 continue
-            if not _shares(da, db, ("exact", "minhash")) and hamming(da.simhash, db.simhash) > k:
+            if (a, b) in by_simhash_only and hamming(da.simhash, db.simhash) > k:
                 continue
             sim = similarity(da.shingles, db.shingles)
             if sim.resemblance >= t:

@@ -99,20 +99,21 @@ class Signer:
     """Signs documents with the settings of one index.
 
     ``context`` carries collection-level data that some signatures need (the I-Match
-    lexicon, idf tables); engines store it next to the config.
+    lexicon, idf tables); engines store it next to the config. ``extra_signatures`` maps
+    each signature of the extended family in use to its object (callable, ``min_match``).
     """
 
     def __init__(self, config: Config, context: dict[str, Any] | None = None):
         self.config = config
         self.canonicalizer = Canonicalizer(config)
         self.context = context or {}
-        self._extra: list[tuple[str, Callable[[Prepared], np.ndarray]]] = []
+        self.extra_signatures: dict[str, Any] = {}
         extra = [s for s in config.signatures if s not in BUILTIN_SIGNATURES]
         if extra:
             from .signatures import REGISTRY
 
             for name in extra:
-                self._extra.append((name, REGISTRY[name](config, self.context)))
+                self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         c = self.config
@@ -141,8 +142,8 @@ class Signer:
             keys["winnow"] = np.unique(winnow(p.shingles.sequence, c.winnow_window))
         if "modm" in c.signatures:
             keys["modm"] = mod_sample(p.shingles.set, c.mod_m)
-        for name, fn in self._extra:
-            keys[name] = np.asarray(fn(p), dtype=U64)
+        for name, sig in self.extra_signatures.items():
+            keys[name] = np.asarray(sig(p), dtype=U64)
         return Signed(doc, p.lang, len(p.tokens), p.shingles.set, exact, sim, keys)
 
     def sign_many(self, docs: Iterable[Document]) -> Iterator[Signed]:

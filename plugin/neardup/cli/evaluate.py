@@ -1,0 +1,82 @@
+"""``neardup evaluate``: score methods against ground truth in Kosinov's table format."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import echo_json, engine_options, fail, json_option
+
+
+def _floats(value: str) -> list[float]:
+    try:
+        return [float(x) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
+
+
+@click.command("evaluate")
+@click.argument("corpus", type=click.Path(exists=True, dir_okay=False))
+@click.option("--truth", type=click.Choice(["jaccard", "levenshtein", "labels"]), default=None,
+              help="Ground truth: exact Jaccard of shingles (default), Levenshtein similarity on documents "
+                   "of >= 20 words, or labels (default when CORPUS is a labelled pairs file or --labels is given).")
+@click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="JSONL of true pairs {\"id1\",\"id2\"[,\"label\"]} or clusters {\"members\": [...]}.")
+@click.option("--methods", default=None, show_default=False,
+              help="Comma-separated: engine, engine:FIELD, a signature (super, mega, minhash84, minhash70, imatch, "
+                   "imatch_multi, sharapova, kosinov, anchor) or SIGNATURE:PART (kosinov:1..6, sharapova:tfidf, ...).")
+@click.option("--thresholds", default="1.0,0.95,0.9,0.85", show_default=True, help="Similarity thresholds of the ground truth.")
+@click.option("--limit", type=int, default=None, help="Use the first N records of CORPUS.")
+@click.option("--shingle-size", type=int, default=None, help="Words per shingle (default: the index default, 5).")
+@click.option("--threshold", "index_threshold", type=float, default=None,
+              help="Index threshold for signatures whose rule depends on it (default: the lowest --thresholds).")
+@engine_options
+@json_option
+def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, methods: str | None, thresholds: str,
+                 limit: int | None, shingle_size: int | None, index_threshold: float | None, target: str,
+                 engine_opts: dict, as_json: bool) -> None:
+    """Evaluate near-duplicate methods on CORPUS (JSONL documents, or a pairs file whose
+    both sides become documents) in the format of Kosinov's tables: per method and
+    threshold the true pairs, found pairs, common, unique to the truth, unique to the
+    method, recall, precision, F1 and accuracy, HFM and separation; AC1 agreement between
+    methods; results by document length (20-50, 51-500, 501-5000, 5001+ words); time.
+
+    The engine method indexes CORPUS into a temporary in-memory index unless --engine is
+    given explicitly (an Elasticsearch/OpenSearch URL or a SQLite file: use a scratch
+    index, documents are added to it). Signature methods decide by signature equality as
+    in the source documents, without verification.
+
+    \b
+    Examples:
+      neardup evaluate corpus.jsonl
+      neardup evaluate corpus.jsonl --truth levenshtein --methods engine,kosinov:1,kosinov:6
+      neardup evaluate pairs.jsonl --truth labels --json > report.json
+      neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
+    """
+    from ..config import Config, ConfigError
+    from ..engines.base import EngineError
+    from ..evaluate import DEFAULT_METHODS, EvaluationError, evaluate, load_corpus, load_labels, to_markdown
+
+    ctx = click.get_current_context()
+    explicit_engine = ctx.get_parameter_source("target") in (click.core.ParameterSource.COMMANDLINE,
+                                                             click.core.ParameterSource.ENVIRONMENT)
+    ths = _floats(thresholds)
+    try:
+        corp = load_corpus(corpus, limit)
+        labels = load_labels(labels_path, corp) if labels_path else None
+        kind = truth or ("labels" if labels is not None or corp.labels is not None else "jaccard")
+        kw = {"threshold": index_threshold or min(ths)}
+        if shingle_size:
+            kw["shingle_size"] = shingle_size
+        config = Config(**kw)
+        names = [m.strip() for m in methods.split(",") if m.strip()] if methods else list(DEFAULT_METHODS)
+        ev = evaluate(corp, methods=names, thresholds=ths, truth=kind, labels=labels, config=config,
+                      target=target if explicit_engine else None, engine_opts=engine_opts if explicit_engine else {},
+                      name=corpus, progress=lambda msg: click.echo(f"... {msg}", err=True) if sys.stderr.isatty() else None)
+    except (EvaluationError, ConfigError, EngineError, OSError, ValueError) as e:
+        fail(str(e))
+    if as_json:
+        echo_json(ev.to_dict())
+    else:
+        click.echo(to_markdown(ev))

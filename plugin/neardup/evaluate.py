@@ -1,0 +1,577 @@
+"""Evaluation of near-duplicate methods against ground truth, in the format of Kosinov (003)
+with the additions of 000.
+
+For a method's set of found pairs and the set of true pairs over m = n(n-1)/2 document
+pairs: a = found and true, b = found only, c = true only, d = m - a - b - c, and
+
+    P = a/(a+b),  R = a/(a+c),  F1 = 2PR/(P+R),  Accuracy = (a+d)/m.
+
+Agreement of two methods x, y (Gwet's AC1) on the same m pairs, with a = found by both,
+b, c = found by one only, d = by neither:
+
+    A = (a+d)/m,  P' = (2a+b+c)/(2m),  p(E) = 2P'(1-P'),  AC1 = (A - p(E)) / (1 - p(E)).
+
+(003 prints "p(E)A / (1-p(E))"; the minus sign of Gwet's formula was lost in print.)
+
+HFM and separation (Hoad & Zobel 2003, in 000): HFM = the highest score the method gives
+to a found pair that is not a true duplicate (0 when there is none); separation = the
+lowest score it gives to a found true pair minus HFM.
+
+Ground truth (``truth``):
+
+* ``jaccard``: exact resemblance of canonical w-shingle sets >= t, by :func:`neardup.ppjoin.ppjoin`;
+* ``levenshtein``: 1 - d_Lev(A, B) / max(|A|, |B|) >= t on the tag-stripped texts, among
+  documents of >= 20 words (Kosinov's ROMIP truth); every method is then scored on those
+  documents only;
+* ``labels``: given pairs (a pairs file's positive labels, or a labels file).
+
+Methods:
+
+* ``engine``: candidates from the engine (LSH bands, SimHash blocks, exact keys), verified
+  exactly -- what ``neardup`` itself reports; ``engine:FIELD`` uses one signature field;
+* ``NAME``: signature equality as in the source documents (pair found iff the two
+  documents share >= ``equality_min_match`` keys of signature NAME; no verification);
+* ``NAME:PART``: one component of a signature (``kosinov:1`` .. ``kosinov:6`` are
+  Kosinov's tests 1-6; ``sharapova:tfidf``, ``imatch_multi:main``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from .canonical import strip_html
+from .config import Config
+from .signatures import REGISTRY, build_context, needs_context
+from .signatures.common import words
+from .signer import Document, Signer
+
+Pair = tuple[int, int]
+THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
+BANDS = ((20, 50), (51, 500), (501, 5000), (5001, None))
+DEFAULT_METHODS = ("engine", "super", "mega", "minhash84", "minhash70", "imatch", "imatch_multi",
+                   "sharapova", "kosinov:1", "kosinov:6", "anchor")
+POSITIVE_LABELS = {"1", "true", "yes", "paraphrase", "duplicate", "dup", "positive"}
+MIN_WORDS_LEVENSHTEIN = 20
+
+
+class EvaluationError(ValueError):
+    """Bad input to an evaluation (unreadable corpus, unknown method, ...)."""
+
+
+# -- input -------------------------------------------------------------------------------------
+@dataclass
+class Corpus:
+    ids: list[str]
+    texts: list[str]
+    langs: list[str | None]
+    labels: set[Pair] | None = None  # true pairs from a pairs file or a labels file
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_words(self) -> list[int]:
+        return [len(words(strip_html(t))) for t in self.texts]
+
+
+def _positive(label: Any) -> bool:
+    return label is True or (isinstance(label, (int, float)) and label > 0) or str(label).strip().lower() in POSITIVE_LABELS
+
+
+def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
+    """Documents of a JSONL file: records with ``text`` (documents) or ``text1``/``text2``
+    (pairs: both sides become documents, positive labels become true pairs).
+
+    ``limit`` keeps the first N records.
+    """
+    ids: list[str] = []
+    texts: list[str] = []
+    langs: list[str | None] = []
+    pos: dict[str, int] = {}
+    labels: set[Pair] = set()
+    has_pairs = False
+
+    def add(doc_id: str, text: str, lang: str | None) -> int:
+        if doc_id not in pos:
+            pos[doc_id] = len(ids)
+            ids.append(doc_id)
+            texts.append(text)
+            langs.append(lang)
+        return pos[doc_id]
+
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if limit is not None and n > limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise EvaluationError(f"{path}:{n}: not JSON ({e.msg})") from None
+            if not isinstance(rec, dict):
+                raise EvaluationError(f"{path}:{n}: a record must be a JSON object")
+            lang = rec.get("lang") if rec.get("lang") in ("fa", "ru", "en") else None
+            if "text1" in rec and "text2" in rec:
+                has_pairs = True
+                base = str(rec.get("id", n))
+                a = add(str(rec.get("id1") or f"{base}#1"), str(rec["text1"]), lang)
+                b = add(str(rec.get("id2") or f"{base}#2"), str(rec["text2"]), lang)
+                if a != b and _positive(rec.get("label")):
+                    labels.add((min(a, b), max(a, b)))
+            elif "text" in rec:
+                if not isinstance(rec["text"], str):
+                    raise EvaluationError(f"{path}:{n}: 'text' must be a string")
+                add(str(rec.get("id", f"{Path(path).name}:{n}")), rec["text"], lang)
+            else:
+                raise EvaluationError(f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)")
+    return Corpus(ids, texts, langs, labels if has_pairs else None)
+
+
+def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
+    """True pairs from JSONL: ``{"id1", "id2"[, "label"]}`` (a pair; kept unless its label is
+    negative) or ``{"members": [ids]}`` (a cluster: all its pairs). Unknown ids are an error."""
+    index = {d: i for i, d in enumerate(corpus.ids)}
+    out: set[Pair] = set()
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise EvaluationError(f"{path}:{n}: not JSON ({e.msg})") from None
+            if not isinstance(rec, dict):
+                raise EvaluationError(f"{path}:{n}: a label record must be a JSON object")
+            if "members" in rec:
+                members = [str(m) for m in rec["members"]]
+            elif "id1" in rec and "id2" in rec:
+                if "label" in rec and not _positive(rec["label"]):
+                    continue
+                members = [str(rec["id1"]), str(rec["id2"])]
+            else:
+                raise EvaluationError(f"{path}:{n}: a label record needs 'id1' and 'id2', or 'members'")
+            missing = [m for m in members if m not in index]
+            if missing:
+                raise EvaluationError(f"{path}:{n}: id(s) {missing[:3]} are not in the corpus")
+            idx = sorted({index[m] for m in members})
+            out.update((a, b) for k, a in enumerate(idx) for b in idx[k + 1:])
+    return out
+
+
+# -- metrics -----------------------------------------------------------------------------------
+@dataclass
+class Counts:
+    """One row of Kosinov's tables (plus accuracy, HFM and separation)."""
+
+    threshold: float
+    truth: int
+    found: int
+    common: int
+    unique_truth: int
+    unique_method: int
+    recall: float
+    precision: float
+    f1: float
+    accuracy: float
+    hfm: float | None = None
+    separation: float | None = None
+
+
+def confusion(truth: set[Pair], found: set[Pair], m: int, threshold: float = 0.0) -> Counts:
+    """a, b, c of found vs true pairs over m pairs, and P, R, F1, Accuracy."""
+    a = len(truth & found)
+    b = len(found) - a
+    c = len(truth) - a
+    d = m - a - b - c
+    p = a / (a + b) if a + b else 0.0
+    r = a / (a + c) if a + c else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return Counts(threshold, len(truth), len(found), a, c, b, r, p, f, (a + d) / m if m else 0.0)
+
+
+def ac1(x: set[Pair], y: set[Pair], m: int) -> float:
+    """Gwet's AC1 agreement of two methods' found pairs over m pairs."""
+    if m == 0:
+        return 1.0
+    a = len(x & y)
+    b = len(x) - a
+    c = len(y) - a
+    d = m - a - b - c
+    agree = (a + d) / m
+    p1 = (2 * a + b + c) / (2 * m)
+    pe = 2 * p1 * (1 - p1)
+    return (agree - pe) / (1 - pe) if pe < 1 else 1.0
+
+
+def hfm_separation(scores: dict[Pair, float], truth: set[Pair]) -> tuple[float, float | None]:
+    """(HFM, separation) of a method's scored found pairs against the true pairs."""
+    wrong = [s for p, s in scores.items() if p not in truth]
+    right = [s for p, s in scores.items() if p in truth]
+    hfm = max(wrong, default=0.0)
+    return hfm, (min(right) - hfm) if right else None
+
+
+def n_pairs(n: int) -> int:
+    return n * (n - 1) // 2
+
+
+def band_of(n_words: int) -> str | None:
+    for lo, hi in BANDS:
+        if n_words >= lo and (hi is None or n_words <= hi):
+            return f"{lo}-{hi}" if hi else f"{lo}+"
+    return None
+
+
+# -- ground truth -------------------------------------------------------------------------------
+def jaccard_truth(shingle_sets: Sequence[np.ndarray], thresholds: Sequence[float]) -> dict[float, dict[Pair, float]]:
+    """Exact Jaccard pairs for every threshold (one PP-join at the lowest)."""
+    from .ppjoin import ppjoin
+
+    found = ppjoin(shingle_sets, min(thresholds))
+    return {t: {(i, j): s for i, j, s in found if s >= t - 1e-12} for t in thresholds}
+
+
+def levenshtein_truth(texts: Sequence[str], scope: Sequence[int], thresholds: Sequence[float]) -> dict[float, dict[Pair, float]]:
+    """Pairs with normalized Levenshtein similarity >= t among documents ``scope``.
+
+    sim = 1 - d / max(|A|, |B|) (rapidfuzz). Filters before the exact distance: lengths
+    (d >= |A| - |B|, so sim >= t needs |short| >= t |long|) and a bag-of-characters bound
+    (each edit changes at most two character counts, so d >= L1(counts) / 2; counts are
+    taken over 64 hashed character classes, which only lowers L1).
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    t0 = min(thresholds)
+    idx = sorted(scope, key=lambda i: len(texts[i]))
+    lens = np.array([len(texts[i]) for i in idx], dtype=np.int64)
+    hist = np.zeros((len(idx), 64), dtype=np.int32)
+    for r, i in enumerate(idx):
+        cps = np.frombuffer(texts[i].encode("utf-32-le"), dtype=np.uint32)
+        hist[r] = np.bincount((cps * np.uint32(2654435761)) >> np.uint32(26), minlength=64)
+    out: dict[Pair, float] = {}
+    for r in range(len(idx)):
+        hi = np.searchsorted(lens, lens[r] / t0 + 1e-9, side="right")
+        if hi <= r + 1:
+            continue
+        cand = np.arange(r + 1, hi)
+        bound = np.abs(hist[cand] - hist[r]).sum(axis=1) / 2.0
+        longest = np.maximum(lens[cand], lens[r])
+        ok = cand[(1.0 - bound / np.maximum(longest, 1)) >= t0 - 1e-12]
+        a = texts[idx[r]]
+        for c in ok:
+            s = Levenshtein.normalized_similarity(a, texts[idx[c]], score_cutoff=t0 - 1e-12)
+            if s >= t0 - 1e-12:
+                i, j = idx[r], idx[c]
+                out[(min(i, j), max(i, j))] = s
+    return {t: {p: s for p, s in out.items() if s >= t - 1e-12} for t in thresholds}
+
+
+# -- methods -----------------------------------------------------------------------------------
+@dataclass
+class MethodSpec:
+    name: str  # as given: engine, engine:FIELD, SIG, SIG:PART
+    kind: str  # engine | signature
+    signature: str | None = None
+    part: str | None = None
+
+
+def parse_method(name: str) -> MethodSpec:
+    head, _, tail = name.partition(":")
+    if head == "engine":
+        if tail and tail not in ("exact", "minhash", "simhash", "winnow") and tail not in REGISTRY:
+            raise EvaluationError(f"engine field {tail!r} is not a signature; known: exact, minhash, simhash, winnow, {', '.join(REGISTRY)}")
+        return MethodSpec(name, "engine", tail or None)
+    if head not in REGISTRY:
+        raise EvaluationError(f"unknown method {name!r}; use engine, engine:FIELD, or one of {', '.join(REGISTRY)} (optionally NAME:PART)")
+    return MethodSpec(name, "signature", head, tail or None)
+
+
+def resolve_part(sig, part: str | None) -> str | None:
+    """A component name from a name or a 1-based number (kosinov:1 = test 1)."""
+    if part is None:
+        return None
+    if part.isdigit() and 1 <= int(part) <= len(sig.components):
+        return sig.components[int(part) - 1]
+    if part not in sig.components:
+        raise EvaluationError(f"signature {sig.name!r} has no part {part!r}; parts: {', '.join(sig.components)} (or 1..{len(sig.components)})")
+    return part
+
+
+#: most document pairs a signature-equality method may produce before it is refused
+MAX_PAIRS = 20_000_000
+
+
+def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) -> dict[Pair, int]:
+    """For every pair of documents sharing a key: how many keys they share."""
+    post: dict[int, list[int]] = defaultdict(list)
+    for d, ks in enumerate(keys):
+        for k in np.unique(ks).tolist():
+            post[k].append(d)
+    n = len(keys)
+    total = sum(len(v) * (len(v) - 1) // 2 for v in post.values())
+    if total > max_pairs:
+        biggest = max(len(v) for v in post.values())
+        raise EvaluationError(f"{total} document pairs share a key (one key is shared by {biggest} documents): "
+                              f"more than {max_pairs}; this signature does not separate these documents -- "
+                              "leave it out or evaluate fewer documents (--limit)")
+    codes = []
+    for docs in post.values():
+        if len(docs) > 1:
+            a = np.asarray(docs, dtype=np.int64)
+            i, j = np.triu_indices(len(a), 1)
+            codes.append(a[i] * n + a[j])
+    if not codes:
+        return {}
+    u, c = np.unique(np.concatenate(codes), return_counts=True)
+    return {(int(x // n), int(x % n)): int(k) for x, k in zip(u.tolist(), c.tolist())}
+
+
+def equality_pairs(keys: Sequence[np.ndarray], min_match: int, set_like: bool = False,
+                   threshold: float = 1.0) -> dict[Pair, float]:
+    """Pairs found by signature equality, with a score.
+
+    Vector signatures: found when >= ``min_match`` keys agree; score = agreeing keys / keys.
+    Set-like signatures (anchor shingles): found when the resemblance of the key sets is
+    >= ``threshold``; score = that resemblance.
+    """
+    counts = shared_key_counts(keys)
+    sizes = [len(np.unique(k)) for k in keys]
+    out = {}
+    for (i, j), c in counts.items():
+        if set_like:
+            s = c / (sizes[i] + sizes[j] - c)
+            if s >= threshold - 1e-12:
+                out[(i, j)] = s
+        elif c >= min_match:
+            out[(i, j)] = c / max(sizes[i], sizes[j])
+    return out
+
+
+@dataclass
+class MethodResult:
+    name: str
+    seconds: float
+    found: dict[float, dict[Pair, float]]  # threshold -> found pair -> score
+    note: str = ""
+
+
+def _sign_pairs(spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]) -> MethodResult:
+    from .signatures.sketches import min_matches
+
+    t0 = time.perf_counter()
+    sig = REGISTRY[spec.signature](config, context)
+    part = resolve_part(sig, spec.part)
+    if part is None:
+        keys = [sig(p) for p in prepared]
+    else:
+        keys = [np.asarray(sig.parts(p)[part]) for p in prepared]
+    found = {}
+    for t in thresholds:
+        if spec.signature in ("minhash84", "minhash70"):
+            mm = min_matches(t, int(spec.signature[7:]))[1]
+        elif part is not None:
+            mm = sig.component_min_match.get(part, 1)
+        else:
+            mm = sig.equality_min_match
+        try:
+            found[t] = equality_pairs(keys, mm, sig.set_like, t)
+        except EvaluationError as e:
+            raise EvaluationError(f"method {spec.name}: {e}") from None
+    return MethodResult(spec.name, time.perf_counter() - t0, found)
+
+
+def _engine_pairs(spec: MethodSpec, corpus: Corpus, config: Config, context: dict | None, thresholds: Sequence[float],
+                  target: str | None, engine_opts: dict) -> MethodResult:
+    from .api import RESEMBLANCE_FIELDS, NearDup
+    from .engines import open_engine
+
+    t0 = time.perf_counter()
+    engine = open_engine(target or ":memory:", **engine_opts)
+    cfg = engine.open(config.replace(threshold=min(thresholds)))
+    try:
+        if context:
+            engine.put_meta("context", context)
+        nd = NearDup(engine, cfg)
+        if engine.count() == 0:
+            report = nd.index((Document(i, t, lang=l) for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs)), progress=None)
+            if report.failed:
+                raise EvaluationError(f"the engine refused {len(report.failed)} document(s), first: {report.failed[0].id}: {report.failed[0].reason}")
+        engine.refresh()
+        pos = {d: i for i, d in enumerate(corpus.ids)}
+        fields = (spec.signature,) if spec.signature else RESEMBLANCE_FIELDS
+        found = {}
+        for t in thresholds:
+            got = {}
+            for p in nd.pairs(threshold=t, fields=fields):
+                if p.a in pos and p.b in pos:
+                    i, j = pos[p.a], pos[p.b]
+                    got[(min(i, j), max(i, j))] = p.resemblance
+            found[t] = got
+    finally:
+        engine.close()
+    return MethodResult(spec.name, time.perf_counter() - t0, found)
+
+
+# -- the runner ----------------------------------------------------------------------------------
+@dataclass
+class Evaluation:
+    corpus: str
+    documents: int
+    scope: int
+    pairs: int  # m
+    truth_kind: str
+    thresholds: list[float]
+    prepare_seconds: float
+    truth_seconds: float
+    rows: dict[str, list[Counts]] = field(default_factory=dict)
+    agreement: dict[float, dict[str, dict[str, float]]] = field(default_factory=dict)
+    bands: list[dict[str, Any]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["agreement"] = {str(t): v for t, v in self.agreement.items()}
+        return d
+
+
+def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresholds: Sequence[float] = THRESHOLDS,
+             truth: str = "jaccard", labels: set[Pair] | None = None, config: Config | None = None,
+             target: str | None = None, engine_opts: dict | None = None, name: str = "",
+             progress: Callable[[str], None] | None = None) -> Evaluation:
+    """Score ``methods`` on ``corpus`` against the chosen ground truth (see the module docstring)."""
+    say = progress or (lambda msg: None)
+    thresholds = sorted({float(t) for t in thresholds}, reverse=True)
+    if not thresholds or not all(0.0 < t <= 1.0 for t in thresholds):
+        raise EvaluationError(f"thresholds must be in (0, 1], got {thresholds}")
+    specs = [parse_method(m) for m in methods]
+    if len(corpus) < 2:
+        raise EvaluationError("the corpus needs at least two documents")
+    sigs = sorted({s.signature for s in specs if s.signature and s.signature in REGISTRY})
+    base = config or Config()
+    config = base.replace(signatures=tuple(dict.fromkeys((*base.signatures, *sigs))))
+    engine_sigs = [s.signature for s in specs if s.kind == "engine" and s.signature in REGISTRY]
+    engine_config = base.replace(signatures=tuple(dict.fromkeys((*base.signatures, *engine_sigs))))
+    context = None
+    if needs_context(config):
+        say("collection statistics")
+        context = build_context(config, zip(corpus.texts, corpus.langs))
+
+    say("canonicalizing and shingling")
+    t0 = time.perf_counter()
+    signer = Signer(config.replace(signatures=base.signatures), context)
+    prepared = [signer.prepare(t, l) for t, l in zip(corpus.texts, corpus.langs)]
+    prepare_seconds = time.perf_counter() - t0
+
+    n_words = corpus.n_words
+    if truth == "levenshtein":
+        scope = [i for i, n in enumerate(n_words) if n >= MIN_WORDS_LEVENSHTEIN]
+    else:
+        scope = list(range(len(corpus)))
+    in_scope = set(scope)
+    m = n_pairs(len(scope))
+
+    say(f"ground truth ({truth})")
+    t0 = time.perf_counter()
+    if truth == "jaccard":
+        true_pairs = jaccard_truth([p.shingles.set for p in prepared], thresholds)
+    elif truth == "levenshtein":
+        texts = [strip_html(t) if config.strip_html else t for t in corpus.texts]
+        true_pairs = levenshtein_truth(texts, scope, thresholds)
+    elif truth == "labels":
+        lab = labels if labels is not None else corpus.labels
+        if lab is None:
+            raise EvaluationError("truth 'labels' needs a pairs file with labels or --labels FILE")
+        true_pairs = {t: {p: 1.0 for p in lab} for t in thresholds}
+    else:
+        raise EvaluationError(f"truth must be jaccard, levenshtein or labels, not {truth!r}")
+    truth_seconds = time.perf_counter() - t0
+    truth_sets = {t: set(v) for t, v in true_pairs.items()}
+
+    results: list[MethodResult] = []
+    for spec in specs:
+        say(f"method {spec.name}")
+        if spec.kind == "engine":
+            r = _engine_pairs(spec, corpus, engine_config, context if needs_context(engine_config) else None,
+                              thresholds, target, engine_opts or {})
+        else:
+            r = _sign_pairs(spec, prepared, config, context, thresholds)
+        if truth == "levenshtein":
+            r.found = {t: {p: s for p, s in f.items() if p[0] in in_scope and p[1] in in_scope} for t, f in r.found.items()}
+        results.append(r)
+
+    ev = Evaluation(name, len(corpus), len(scope), m, truth, thresholds, prepare_seconds, truth_seconds)
+    for r in results:
+        rows = []
+        for t in thresholds:
+            c = confusion(truth_sets[t], set(r.found[t]), m, t)
+            c.hfm, c.separation = hfm_separation(r.found[t], truth_sets[t])
+            rows.append(c)
+        ev.rows[r.name] = rows
+        ev.seconds[r.name] = r.seconds
+    for t in thresholds:
+        ev.agreement[t] = {x.name: {y.name: ac1(set(x.found[t]), set(y.found[t]), m) for y in results} for x in results}
+    band = [band_of(n) if i in in_scope else None for i, n in enumerate(n_words)]
+    for b in [band_of(lo) for lo, _ in BANDS]:
+        docs = sum(1 for x in band if x == b)
+        if docs < 2:
+            continue
+        mb = n_pairs(docs)
+        for t in thresholds:
+            tb = {p for p in truth_sets[t] if band[p[0]] == b and band[p[1]] == b}
+            for r in results:
+                fb = {p for p in r.found[t] if band[p[0]] == b and band[p[1]] == b}
+                c = confusion(tb, fb, mb, t)
+                ev.bands.append({"band": b, "documents": docs, "threshold": t, "method": r.name, "truth": c.truth,
+                                 "found": c.found, "recall": c.recall, "precision": c.precision, "f1": c.f1})
+    return ev
+
+
+# -- output ------------------------------------------------------------------------------------
+def _f(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def to_markdown(ev: Evaluation) -> str:
+    """Kosinov's tables: one per method, AC1 agreement, length bands, times."""
+    truth_name = {"jaccard": "Jaccard similarity of shingles >= threshold", "levenshtein": "Levenshtein similarity >= threshold "
+                  f"(documents of >= {MIN_WORDS_LEVENSHTEIN} words)", "labels": "labelled pairs"}[ev.truth_kind]
+    out = [f"## Evaluation of {ev.corpus or 'corpus'}",
+           f"{ev.documents} documents ({ev.scope} scored, {ev.pairs} pairs); ground truth: {truth_name}. "
+           f"Canonicalizing and shingling: {ev.prepare_seconds:.1f} s; ground truth: {ev.truth_seconds:.1f} s."]
+    header = ["Threshold", "Truth", "Found", "Common", "Unique truth", "Unique method", "Recall", "Precision", "F1",
+              "Accuracy", "HFM", "Separation"]
+    for name, rows in ev.rows.items():
+        out.append(f"\n### {name}\n")
+        out.append(_table(header, ([_f(c.threshold), c.truth, c.found, c.common, c.unique_truth, c.unique_method,
+                                    _f(c.recall), _f(c.precision), _f(c.f1), _f(c.accuracy, 4), _f(c.hfm), _f(c.separation)]
+                                   for c in rows)))
+    names = list(ev.rows)
+    if len(names) > 1:
+        for t in ev.thresholds:
+            out.append(f"\n### Agreement between methods (AC1), threshold {_f(t)}\n")
+            ag = ev.agreement[t]
+            out.append(_table(["", *names[1:]], ([a, *(_f(ag[a][b]) if j > i else "" for j, b in enumerate(names) if j > 0)]
+                                                 for i, a in enumerate(names[:-1]))))
+    if ev.bands:
+        out.append("\n### By document length (words)\n")
+        out.append(_table(["Band", "Documents", "Threshold", "Method", "Truth", "Found", "Recall", "Precision", "F1"],
+                          ([r["band"], r["documents"], _f(r["threshold"]), r["method"], r["truth"], r["found"],
+                            _f(r["recall"]), _f(r["precision"]), _f(r["f1"])] for r in ev.bands)))
+    out.append("\n### Time\n")
+    out.append(_table(["Method", "Seconds"], ([n, f"{s:.2f}"] for n, s in ev.seconds.items())))
+    return "\n".join(out) + "\n"
