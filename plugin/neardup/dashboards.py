@@ -256,6 +256,15 @@ class Visualization:
     query: str = ""  # KQL filter of the visualization
 
 
+def _metric_params() -> dict[str, Any]:
+    """visState params of a plain metric panel."""
+    return {"addTooltip": True, "addLegend": False, "type": "metric",
+            "metric": {"percentageMode": False, "useRanges": False, "colorSchema": "Green to Red",
+                       "metricColorMode": "None", "colorsRange": [{"from": 0, "to": 10000}],
+                       "labels": {"show": True}, "invertColors": False,
+                       "style": {"bgFill": "#000", "bgColor": False, "labelColor": False, "subText": "", "fontSize": 36}}}
+
+
 def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
     """The dashboard's panels, in display order."""
     count = _agg("1", "count", "metric", customLabel="Documents")
@@ -264,20 +273,12 @@ def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
         Visualization(
             "summary", "Documents and duplicates",
             "Documents in the index, split into duplicates (true) and first copies (false).", False, "metric",
-            {"addTooltip": True, "addLegend": False, "type": "metric",
-             "metric": {"percentageMode": False, "useRanges": False, "colorSchema": "Green to Red",
-                        "metricColorMode": "None", "colorsRange": [{"from": 0, "to": 10000}],
-                        "labels": {"show": True}, "invertColors": False,
-                        "style": {"bgFill": "#000", "bgColor": False, "labelColor": False, "subText": "", "fontSize": 36}}},
+            _metric_params(),
             [count, _terms("2", "group", "is_duplicate", 2, "Duplicate", order_by="_key")]),
         Visualization(
             "cluster-summary", "Clusters",
             "Stored near-duplicate clusters, the documents in them and their mean resemblance.", True, "metric",
-            {"addTooltip": True, "addLegend": False, "type": "metric",
-             "metric": {"percentageMode": False, "useRanges": False, "colorSchema": "Green to Red",
-                        "metricColorMode": "None", "colorsRange": [{"from": 0, "to": 10000}],
-                        "labels": {"show": True}, "invertColors": False,
-                        "style": {"bgFill": "#000", "bgColor": False, "labelColor": False, "subText": "", "fontSize": 36}}},
+            _metric_params(),
             [_agg("1", "count", "metric", customLabel="Clusters"),
              _agg("2", "sum", "metric", field="size", customLabel="Documents in clusters"),
              _agg("3", "avg", "metric", field="mean_resemblance", customLabel="Mean resemblance")]),

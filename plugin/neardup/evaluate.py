@@ -107,10 +107,30 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
             langs.append(lang)
         return pos[doc_id]
 
+    for n, rec in _jsonl(path, limit):
+        lang = rec.get("lang") if rec.get("lang") in ("fa", "ru", "en") else None
+        if "text1" in rec and "text2" in rec:
+            has_pairs = True
+            base = str(rec.get("id", n))
+            a = add(str(rec.get("id1") or f"{base}#1"), str(rec["text1"]), lang)
+            b = add(str(rec.get("id2") or f"{base}#2"), str(rec["text2"]), lang)
+            if a != b and _positive(rec.get("label")):
+                labels.add((min(a, b), max(a, b)))
+        elif "text" in rec:
+            if not isinstance(rec["text"], str):
+                raise EvaluationError(f"{path}:{n}: 'text' must be a string")
+            add(str(rec.get("id", f"{Path(path).name}:{n}")), rec["text"], lang)
+        else:
+            raise EvaluationError(f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)")
+    return Corpus(ids, texts, langs, labels if has_pairs else None)
+
+
+def _jsonl(path: str | Path, limit: int | None = None):
+    """(line number, object) of each non-empty line; errors name the file and line."""
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if limit is not None and n > limit:
-                break
+                return
             if not line.strip():
                 continue
             try:
@@ -119,21 +139,7 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
                 raise EvaluationError(f"{path}:{n}: not JSON ({e.msg})") from None
             if not isinstance(rec, dict):
                 raise EvaluationError(f"{path}:{n}: a record must be a JSON object")
-            lang = rec.get("lang") if rec.get("lang") in ("fa", "ru", "en") else None
-            if "text1" in rec and "text2" in rec:
-                has_pairs = True
-                base = str(rec.get("id", n))
-                a = add(str(rec.get("id1") or f"{base}#1"), str(rec["text1"]), lang)
-                b = add(str(rec.get("id2") or f"{base}#2"), str(rec["text2"]), lang)
-                if a != b and _positive(rec.get("label")):
-                    labels.add((min(a, b), max(a, b)))
-            elif "text" in rec:
-                if not isinstance(rec["text"], str):
-                    raise EvaluationError(f"{path}:{n}: 'text' must be a string")
-                add(str(rec.get("id", f"{Path(path).name}:{n}")), rec["text"], lang)
-            else:
-                raise EvaluationError(f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)")
-    return Corpus(ids, texts, langs, labels if has_pairs else None)
+            yield n, rec
 
 
 def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
@@ -141,29 +147,20 @@ def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
     negative) or ``{"members": [ids]}`` (a cluster: all its pairs). Unknown ids are an error."""
     index = {d: i for i, d in enumerate(corpus.ids)}
     out: set[Pair] = set()
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
+    for n, rec in _jsonl(path):
+        if "members" in rec:
+            members = [str(m) for m in rec["members"]]
+        elif "id1" in rec and "id2" in rec:
+            if "label" in rec and not _positive(rec["label"]):
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise EvaluationError(f"{path}:{n}: not JSON ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise EvaluationError(f"{path}:{n}: a label record must be a JSON object")
-            if "members" in rec:
-                members = [str(m) for m in rec["members"]]
-            elif "id1" in rec and "id2" in rec:
-                if "label" in rec and not _positive(rec["label"]):
-                    continue
-                members = [str(rec["id1"]), str(rec["id2"])]
-            else:
-                raise EvaluationError(f"{path}:{n}: a label record needs 'id1' and 'id2', or 'members'")
-            missing = [m for m in members if m not in index]
-            if missing:
-                raise EvaluationError(f"{path}:{n}: id(s) {missing[:3]} are not in the corpus")
-            idx = sorted({index[m] for m in members})
-            out.update((a, b) for k, a in enumerate(idx) for b in idx[k + 1:])
+            members = [str(rec["id1"]), str(rec["id2"])]
+        else:
+            raise EvaluationError(f"{path}:{n}: a label record needs 'id1' and 'id2', or 'members'")
+        missing = [m for m in members if m not in index]
+        if missing:
+            raise EvaluationError(f"{path}:{n}: id(s) {missing[:3]} are not in the corpus")
+        idx = sorted({index[m] for m in members})
+        out.update((a, b) for k, a in enumerate(idx) for b in idx[k + 1:])
     return out
 
 

@@ -127,6 +127,8 @@ class Engine(abc.ABC):
 
     #: where the index lives, for messages ("neardup.db", "http://host:9200/docs")
     location: str = ""
+    #: the settings of the open index (set by :meth:`open`)
+    _config: Config | None = None
 
     @abc.abstractmethod
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
@@ -137,8 +139,10 @@ class Engine(abc.ABC):
         """
 
     @property
-    @abc.abstractmethod
-    def config(self) -> Config: ...
+    def config(self) -> Config:
+        if self._config is None:
+            raise EngineError("engine is not open")
+        return self._config
 
     @abc.abstractmethod
     def get_meta(self, key: str) -> Any | None:

@@ -196,12 +196,6 @@ class ElasticEngine(Engine):
         v = ((r.get("aggregations") or {}).get("max_seq") or {}).get("value")
         return int(v) if v is not None else 0
 
-    @property
-    def config(self) -> Config:
-        if self._config is None:
-            raise EngineError("engine is not open")
-        return self._config
-
     def close(self) -> None:
         if self._client is not None:
             try:

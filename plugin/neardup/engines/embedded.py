@@ -170,12 +170,6 @@ class EmbeddedEngine(Engine):
             raise EngineError(f"{self.path} is not a neardup index of this format (found {meta.get('format')!r}, expected {FORMAT!r})")
         return Config.from_json(meta["config"])
 
-    @property
-    def config(self) -> Config:
-        if self._config is None:
-            raise EngineError("engine is not open")
-        return self._config
-
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
