@@ -30,6 +30,7 @@ _TOKEN = re.compile(r"[^\W_]+")
 _MARKS = re.compile(r"[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640\u200d\u200e\u200f\u00ad\ufeff]")
 _SPACE = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])")
+_NON_WORD = re.compile(r"[^\w\u200c]+")  # _PUNCT for texts without ZWNJ and underscores
 # Cheap necessary conditions checked before the costlier substitutions above.
 _HYPHEN_GUARD = re.compile(r"[-\u00ad\u2010]\s*\n")
 _PAGE_NUMBER_GUARD = re.compile(r"\d(?:[ \t]*[-\u2013\u2014])?[ \t]*\r?\n")
@@ -58,7 +59,13 @@ def script_of(ch: str) -> str | None:
 
 def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
     """Majority script among the first ``sample`` letters: fa, ru or en."""
-    prefix, letter_res = _letters_prefix(text, sample), _script_letter_res()
+    letter_res = _script_letter_res()
+    present = [(lang, m) for lang in ("fa", "ru", "en") if (m := letter_res[lang].search(text))]
+    if not present:
+        return default
+    if len(present) == 1 and present[0][1].start() < sample:
+        return present[0][0]  # one script, and its first letter is among the first `sample` letters
+    prefix = _letters_prefix(text, sample)
     counts = {lang: len(letter_res[lang].findall(prefix)) for lang in ("fa", "ru", "en")}
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else default
@@ -215,7 +222,7 @@ class Canonicalizer:
             ("rejoin_hyphenation", lambda t: _HYPHEN_BREAK.sub(r"\1\2", t) if _HYPHEN_GUARD.search(t) else t),
             ("drop_page_numbers", lambda t: _PAGE_NUMBER_LINE.sub(" ", t) if _PAGE_NUMBER_GUARD.search(t) else t),
             ("drop_marks", lambda t: _MARKS.sub("", t)),
-            ("drop_punctuation", lambda t: _PUNCT.sub(" ", t)),
+            ("drop_punctuation", drop_punctuation),
             ("persian", lambda t: normalize_persian(t) if _has_arabic_script(t) else t),
             ("casefold", str.casefold),
             ("yo_to_ye", lambda t: t.replace("ё", "е")),
@@ -270,6 +277,14 @@ def strip_html(text: str) -> str:
     if "&" in text:
         text = html.unescape(text)
     return text
+
+
+def drop_punctuation(text: str) -> str:
+    """Runs of non-word characters, of underscores, and ZWNJ not between two Arabic-script
+    letters, each to a space."""
+    if "\u200c" not in text and "_" not in text:
+        return _NON_WORD.sub(" ", text)  # the other alternatives of _PUNCT cannot match
+    return _PUNCT.sub(" ", text)
 
 
 def _has_arabic_script(text: str) -> bool:

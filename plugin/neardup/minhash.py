@@ -18,6 +18,8 @@ Two schemes, both seeded and identical on every machine:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .hashing import MAX64, U64, derived_seeds, fmix64
@@ -77,17 +79,39 @@ def oph_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     # bin = floor(h * K / 2^64) from the high 32 bits (Lemire's range reduction): bins are
     # non-decreasing along the sorted hashes, so each bin's first element is its minimum.
     bins = ((h >> np.uint64(32)) * np.uint64(num_perm)) >> np.uint64(32)
-    first = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
+    starts = np.empty(len(bins), dtype=bool)
+    starts[0] = True
+    np.not_equal(bins[1:], bins[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
     out[bins[first].astype(np.intp)] = h[first]
     return _densify(out, seed)
+
+
+#: Probes per empty bin looked up in the precomputed table before probing further.
+_TABLE_PROBES = 64
+
+
+@lru_cache(maxsize=32)
+def _probe_table(k: int, seed: int) -> np.ndarray:
+    """Bins of probes 1.._TABLE_PROBES of every bin, (k, _TABLE_PROBES): they depend only on
+    (k, seed), so each sketch only looks them up."""
+    return _probe_bins(np.arange(k), 1, _TABLE_PROBES, k, seed).astype(np.int32)
+
+
+def _probe_bins(bins: np.ndarray, first_attempt: int, n: int, k: int, seed: int) -> np.ndarray:
+    """bin(fmix64(((e << 20) + a) XOR base)) for each bin e and a in [first_attempt, first_attempt + n)."""
+    base = np.uint64(seed) ^ np.uint64(0xD1B54A32D192ED03)
+    attempts = np.arange(first_attempt, first_attempt + n, dtype=U64)
+    probe = fmix64(((bins.astype(U64) << np.uint64(20))[:, None] + attempts[None, :]) ^ base)
+    return (((probe >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)).astype(np.intp)
 
 
 def _densify(sketch: np.ndarray, seed: int) -> np.ndarray:
     """Fill each empty bin from the first filled bin on its probe sequence.
 
     Probe ``a`` (a = 1, 2, ...) of empty bin ``e`` is bin(fmix64(((e << 20) + a) XOR base)).
-    Probes are evaluated a block of attempts at a time; the result is the same as probing
-    one attempt at a time.
+    The first probes come from a table per (K, seed), later ones are computed a block at a
+    time; the result is the same as probing one attempt at a time.
     """
     k = len(sketch)
     filled = sketch != MAX64
@@ -95,15 +119,20 @@ def _densify(sketch: np.ndarray, seed: int) -> np.ndarray:
     if len(empty) == 0:
         return sketch
     src = sketch.copy()
-    base = np.uint64(seed) ^ np.uint64(0xD1B54A32D192ED03)
-    n_filled = k - len(empty)
-    # about 4 expected hits per row: a bin is hit with probability n_filled / k per probe
-    block = int(min(1024, max(8, 4 * k // n_filled)))
-    first_attempt = 1
+    j = _probe_table(k, seed)[empty]
+    hit = filled[j]
+    first = hit.argmax(axis=1)
+    rows = np.arange(len(empty))
+    any_hit = hit[rows, first]
+    sketch[empty[any_hit]] = src[j[rows[any_hit], first[any_hit]]]
+    empty = empty[~any_hit]
+    n_filled = k - int(np.count_nonzero(~filled))
+    # a probe hits a filled bin with probability n_filled / k: about 8 expected hits per row
+    # per block, so one block nearly always fills every remaining bin
+    block = int(min(256, max(8, 8 * k // n_filled)))
+    first_attempt = _TABLE_PROBES + 1
     while len(empty):
-        attempts = np.arange(first_attempt, first_attempt + block, dtype=U64)
-        probe = fmix64(((empty.astype(U64) << np.uint64(20))[:, None] + attempts[None, :]) ^ base)
-        j = (((probe >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)).astype(np.intp)
+        j = _probe_bins(empty, first_attempt, block, k, seed)
         hit = filled[j]
         any_hit = hit.any(axis=1)
         first = hit.argmax(axis=1)

@@ -1,0 +1,183 @@
+"""2. Candidate quality: recall of the exact ground-truth pairs and candidates per query, for
+neardup's LSH bands (``Config(threshold=t)``), neardup's full candidate query (bands +
+SimHash blocks + exact key, length filter), datasketch ``MinHashLSH`` and rensa
+``RMinHashLSH``, all at 128 permutations on the same shingle sets.
+
+Ground truth: every pair with exact Jaccard >= t (PP-join, :mod:`neardup.ppjoin`).
+After exact verification of the candidates precision is 1.0 by construction; the benchmark
+asserts it.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from neardup.config import Config
+from neardup.lsh import band_keys, collision_probability, optimal_bands
+from neardup.minhash import oph_sketch
+from neardup.ppjoin import ppjoin
+from neardup.signer import Document, Signer
+from neardup.simhash import hamming
+from neardup.verify import length_bounds, similarity
+
+from . import exchange, peers, synth
+
+THRESHOLDS = (0.5, 0.7, 0.8, 0.9)
+#: (fp_weight, fn_weight) pairs tried for the band choice; the Config default is among them.
+WEIGHT_GRID = ((0.5, 0.5), (0.3, 0.7), (0.2, 0.8), (0.1, 0.9), (0.05, 0.95), (0.02, 0.98))
+
+
+def collection(corpora: dict[str, list[Document]], n: int, seed: int) -> list[Document]:
+    """``n`` documents: a shuffled sample of the corpora followed by collages and edited copies."""
+    base = [d for docs in corpora.values() for d in docs]
+    random.Random(seed).shuffle(base)
+    gen = synth.Generator(base[: max(1, n // 4)], seed=seed, dup_rate=0.35)
+    return [s.doc for s in gen.take(n)]
+
+
+def pairs_from_keys(keys: np.ndarray) -> set[tuple[int, int]]:
+    """Pairs of rows sharing a value in the same column of ``keys`` (N x b)."""
+    out: set[tuple[int, int]] = set()
+    n = keys.shape[0]
+    for col in keys.T:
+        order = np.argsort(col, kind="stable")
+        s = col[order]
+        cut = np.flatnonzero(s[1:] != s[:-1]) + 1
+        for g in np.split(order, cut):
+            if len(g) > 1:
+                out.update(combinations(sorted(g.tolist()), 2))
+    assert all(0 <= a < b < n for a, b in list(out)[:10])
+    return out
+
+
+def recall(cands: set[tuple[int, int]], truth: dict[tuple[int, int], float], t: float) -> dict:
+    at_t = [p for p in truth]
+    above = [p for p, j in truth.items() if j >= t + 0.05 - 1e-12]
+    return {
+        "truth_pairs": len(at_t),
+        "recall_at_t": sum(p in cands for p in at_t) / len(at_t) if at_t else None,
+        "truth_pairs_t_plus_0_05": len(above),
+        "recall_at_t_plus_0_05": sum(p in cands for p in above) / len(above) if above else None,
+    }
+
+
+def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, log=print) -> dict:
+    docs = collection(corpora, n, seed)
+    log(f"candidates: signing {len(docs)} documents")
+    base_cfg = Config()
+    signer = Signer(base_cfg)
+    signed = [signer.sign(d) for d in docs]
+    sets = [s.shingles for s in signed]
+    hv = np.stack([oph_sketch(s, base_cfg.num_perm, base_cfg.seed) for s in sets])
+    sizes = np.array([len(s) for s in sets])
+    sim_keys = np.stack([s.keys["simhash"] for s in signed])
+    exact = np.array([s.keys["exact"][0] for s in signed])
+    simh = [s.simhash for s in signed]
+
+    peer_res: dict = {}
+    if use_peers:
+        # rensa needs bands dividing num_perm: the divisor with the least 0.5/0.5 error area
+        ds_bands = {str(t): rensa_bands(t, base_cfg.num_perm) for t in THRESHOLDS}
+        with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
+            task = {"task": "candidates", "thresholds": list(THRESHOLDS), "rensa_bands": ds_bands,
+                    "hashes": str(exchange.write_hashes(Path(tmp) / "hashes.npz", sets))}
+            log("candidates: peers (datasketch MinHashLSH, rensa RMinHashLSH)")
+            try:
+                peer_res = peers.run(task)
+            except Exception as e:
+                peer_res = {"error": str(e)}
+
+    out: dict = {"docs": len(docs), "num_perm": base_cfg.num_perm, "default_weights": [base_cfg.fp_weight, base_cfg.fn_weight],
+                 "thresholds": {}, "weight_grid": {}}
+    for t in THRESHOLDS:
+        log(f"candidates: threshold {t}")
+        truth = {(a, b): j for a, b, j in ppjoin(sets, t)}
+        cfg = Config(threshold=t)
+        row: dict = {}
+
+        def band_pairs(b: int, r: int) -> set[tuple[int, int]]:
+            return pairs_from_keys(np.stack([band_keys(h, b, r) for h in hv]))
+
+        lsh = band_pairs(cfg.bands, cfg.rows)
+        row["neardup_lsh"] = {"bands": cfg.bands, "rows": cfg.rows, "candidates_per_query": 2 * len(lsh) / len(docs), **recall(lsh, truth, t)}
+
+        # the engine's resemblance query: bands, SimHash blocks (kept when Hamming <= k), exact key
+        blocks = {p for p in pairs_from_keys(sim_keys) if hamming(simh[p[0]], simh[p[1]]) <= cfg.simhash_k}
+        full = lsh | blocks | pairs_from_keys(exact[:, None])
+        full = {(a, b) for a, b in full if _length_ok(sizes[a], sizes[b], t)}
+        row["neardup_engine_keys"] = {"candidates_per_query": 2 * len(full) / len(docs), **recall(full, truth, t)}
+
+        # exact verification: what is reported is exactly truth restricted to the candidates
+        verified = {p for p in full if similarity(sets[p[0]], sets[p[1]]).resemblance >= t - 1e-12}
+        assert verified <= truth.keys(), "a verified pair below the threshold"
+        assert verified == {p for p in truth if p in full}, "verification lost a candidate pair"
+        row["neardup_verified"] = {"pairs": len(verified), "precision": 1.0 if verified else None}
+
+        for peer in ("datasketch", "rensa"):
+            pr = peer_res.get(str(t), {}).get(peer) if "error" not in peer_res else None
+            if pr is None:
+                row[peer] = {"error": peer_res.get("error", "peers not run")}
+            elif "error" in pr:
+                row[peer] = {"error": pr["error"]}
+            else:
+                cp = {(i, j) for i, cs in enumerate(pr["candidates"]) for j in cs if i < j} | \
+                     {(j, i) for i, cs in enumerate(pr["candidates"]) for j in cs if j < i}
+                row[peer] = {"bands": pr["bands"], "rows": pr["rows"], "candidates_per_query": 2 * len(cp) / len(docs),
+                             **recall(cp, truth, t), **({"note": pr["note"]} if "note" in pr else {})}
+        out["thresholds"][str(t)] = row
+
+        grid = {}
+        for fp, fn in WEIGHT_GRID:
+            b, r = optimal_bands(t, base_cfg.num_perm, fp, fn)
+            p = lsh if (b, r) == (cfg.bands, cfg.rows) else band_pairs(b, r)
+            grid[f"{fp}/{fn}"] = {"bands": b, "rows": r, "candidates_per_query": 2 * len(p) / len(docs), **recall(p, truth, t)}
+        out["weight_grid"][str(t)] = grid
+    out["recommended_weights"] = recommend(out)
+    if "error" in peer_res:
+        out["peers_error"] = peer_res["error"]
+    elif peer_res:
+        out["peer_versions"] = peer_res.get("versions")
+    return out
+
+
+def rensa_bands(t: float, num_perm: int) -> int:
+    """Among the band counts dividing ``num_perm``, the one minimising the (0.5, 0.5)-weighted
+    false-positive + false-negative areas of the S-curve (datasketch's criterion)."""
+
+    def err(b: int) -> float:
+        lo, hi = np.linspace(0.0, t, 512), np.linspace(t, 1.0, 512)
+        r = num_perm // b
+        return 0.5 * np.trapz(collision_probability(lo, b, r), lo) + 0.5 * np.trapz(1.0 - collision_probability(hi, b, r), hi)
+
+    return min((b for b in range(1, num_perm + 1) if num_perm % b == 0), key=err)
+
+
+def _length_ok(na: int, nb: int, t: float) -> bool:
+    lo, hi = length_bounds(int(na), t)
+    return lo <= nb <= hi
+
+
+def recommend(out: dict) -> dict:
+    """The grid weights meeting the recall targets (>= 0.99 at t + 0.05, >= 0.95 at t) at every
+    threshold with the fewest candidates, and whether they stay under datasketch's count."""
+    best = None
+    for w in out["weight_grid"][str(THRESHOLDS[0])]:
+        ok, cpq, under = True, 0.0, True
+        for t in THRESHOLDS:
+            g = out["weight_grid"][str(t)][w]
+            r1, r2 = g["recall_at_t"], g["recall_at_t_plus_0_05"]
+            ok &= (r1 is None or r1 >= 0.95) and (r2 is None or r2 >= 0.99)
+            cpq += g["candidates_per_query"]
+            ds = out["thresholds"][str(t)].get("datasketch", {})
+            if "candidates_per_query" in ds:
+                under &= g["candidates_per_query"] <= ds["candidates_per_query"]
+        if ok and (best is None or cpq < best[1]):
+            best = (w, cpq, under)
+    if best is None:
+        return {"weights": None, "note": "no grid weights met every recall target"}
+    return {"weights": best[0], "total_candidates_per_query": best[1], "not_more_than_datasketch": best[2]}

@@ -1,0 +1,185 @@
+"""3 and 5. The embedded engine at growing sizes, in its own process (clean peak RSS):
+ingest rate, 1-to-N query latency (``NearDup.query``, signing and exact verification
+included), index bytes per document beyond the stored text; and the N-to-N run
+(``NearDup.pairs`` / ``NearDup.clusters``) at one size.
+
+One collection grows through the checkpoints (``--sizes``): the corpora first, then the
+synthetic stream (:mod:`benchmarks.synth`); each segment's ingest is timed on its own.
+
+    python -m benchmarks.engine --sizes 10000,100000 --out result.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from neardup.api import NearDup
+from neardup.config import Config
+
+from . import corpora, exchange, synth
+
+
+def base_documents() -> list:
+    return [d for docs in corpora.load_all().values() for d in docs]
+
+
+def db_bytes(path: Path) -> int:
+    return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal", "-shm") if os.path.exists(f"{path}{s}"))
+
+
+def table_bytes(path: Path, n: int) -> dict:
+    """Bytes per document of each table and index (SQLite's dbstat), where SQLite has it."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as c:
+            rows = c.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    except sqlite3.Error as e:
+        return {"error": str(e)}
+    return {name: size / n for name, size in rows}
+
+
+def percentiles(xs: list[float]) -> dict:
+    a = np.asarray(xs) * 1e3
+    return {"n": len(xs), "p50_ms": float(np.percentile(a, 50)), "p95_ms": float(np.percentile(a, 95)),
+            "p99_ms": float(np.percentile(a, 99)), "mean_ms": float(a.mean()), "max_ms": float(a.max())}
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nton_at: int | None, nton_threshold: float,
+        dump: Path | None, log=print) -> dict:
+    gen = synth.Generator(base_documents(), seed=seed)
+    for s in ("", "-wal", "-shm"):
+        if os.path.exists(f"{db}{s}"):
+            os.remove(f"{db}{s}")
+    nd = NearDup.open(str(db), Config())
+    nd.query("warm up the canonicalizer and the stop lists")
+    out: dict = {"config": json.loads(nd.config.to_json()), "checkpoints": [], "seed": seed, "sqlite": db_bytes(db)}
+    text_bytes = 0
+    done = 0
+    t_start = time.perf_counter()
+    for size in sorted(sizes):
+        want = size - done
+        seg_start = time.perf_counter()
+        deadline = t_start + budget_s
+        stop = {"cut": False}
+
+        def stream() -> Iterator:
+            nonlocal text_bytes
+            for i in range(want):
+                if i % 500 == 0 and time.perf_counter() > deadline:
+                    stop["cut"] = True
+                    return
+                s = next(gen)
+                text_bytes += len(s.doc.text.encode("utf-8"))
+                yield s.doc
+
+        rep = nd.index(stream(), batch_size=500, tag=True)
+        seg_s = time.perf_counter() - seg_start
+        done += rep.indexed + len(rep.failed)
+        nd.engine.refresh()
+        n = nd.count()
+        cp: dict = {"size": n, "target": size, "ingest": {"docs": rep.indexed, "seconds": seg_s, "docs_per_s": rep.indexed / seg_s if seg_s else None,
+                                                         "failed": len(rep.failed), "duplicates_tagged": rep.duplicates}}
+        size_bytes = db_bytes(db)
+        cp["index"] = {"db_bytes": size_bytes, "text_bytes": text_bytes, "bytes_per_doc": size_bytes / n,
+                       "bytes_per_doc_beyond_text": (size_bytes - text_bytes) / n, "bytes_per_doc_by_table": table_bytes(db, n)}
+        qrng = random.Random(seed * 1_000_003 + n)
+        qs = [gen.query(f"q{i}", qrng) for i in range(queries)]
+        lat, hits = [], 0
+        for q in qs:
+            t = time.perf_counter()
+            m = nd.query(q.doc.text)
+            lat.append(time.perf_counter() - t)
+            hits += bool(m)
+        cp["query"] = {**percentiles(lat), "queries_with_a_match": hits}
+        if nton_at is not None and n < nton_at:
+            t0 = time.perf_counter()
+            nd.clusters(nton_threshold, write=False)
+            cp["nton"] = {"threshold": nton_threshold, "clusters_s": time.perf_counter() - t0}
+        if nton_at is not None and n == nton_at:
+            cp["nton"] = nton(nd, nton_threshold, dump, log)
+            if dump is not None:  # lets the caller score the peers while this process goes on
+                info = {**cp["nton"], "size": n, "ingest_s": sum(c["ingest"]["seconds"] for c in out["checkpoints"]) + seg_s}
+                (dump / "nton.json").write_text(json.dumps(info))
+        cp["peak_rss_mb"] = peak_rss_mb()
+        cp["elapsed_s"] = time.perf_counter() - t_start
+        out["checkpoints"].append(cp)
+        log(f"engine: {n:,} docs, ingest {cp['ingest']['docs_per_s']:.0f} docs/s, query p50 {cp['query']['p50_ms']:.2f} ms "
+            f"p99 {cp['query']['p99_ms']:.2f} ms, {cp['index']['bytes_per_doc_beyond_text']:.0f} B/doc beyond text")
+        if stop["cut"]:
+            out["budget_exhausted"] = {"budget_s": budget_s, "reached": n, "wanted": size}
+            log(f"engine: time budget of {budget_s:.0f} s used up at {n} documents (wanted {size})")
+            break
+    nd.close()
+    return out
+
+
+def nton(nd: NearDup, t: float, dump: Path | None, log=print) -> dict:
+    """Verified N-to-N pairs and clusters; the shingle sets are dumped for the ground truth."""
+    log(f"engine: N-to-N at {nd.count()} documents, threshold {t}")
+    t0 = time.perf_counter()
+    pairs = nd.pairs(t)
+    t_pairs = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    clusters = nd.clusters(t, write=False)
+    t_clusters = time.perf_counter() - t0
+    res = {"threshold": t, "pairs_s": t_pairs, "clusters_s": t_clusters, "pairs": len(pairs), "clusters": len(clusters)}
+    if dump is not None:
+        dump.mkdir(parents=True, exist_ok=True)
+        ids, sets = [], []
+        for d in nd.engine.scan(batch_size=5000):
+            ids.append(d.id)
+            sets.append(d.shingles)
+        exchange.write_hashes(dump / "sets.npz", sets)
+        (dump / "ids.json").write_text(json.dumps(ids))
+        (dump / "pairs.json").write_text(json.dumps([[p.a, p.b, p.resemblance] for p in pairs]))
+        (dump / "clusters.json").write_text(json.dumps([c.members for c in clusters]))
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--db", type=Path, default=None)
+    ap.add_argument("--budget", type=float, default=900.0, help="seconds; ingest stops when they are used up")
+    ap.add_argument("--nton-at", type=int, default=None)
+    ap.add_argument("--nton-threshold", type=float, default=0.8)
+    ap.add_argument("--dump", type=Path, default=None)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--no-table", action="store_true", help="write the JSON only")
+    a = ap.parse_args(argv)
+    sizes = [int(x) for x in a.sizes.split(",") if x]
+    with tempfile.TemporaryDirectory(prefix="neardup-engine-") as tmp:
+        db = a.db or Path(tmp) / "bench.db"
+        res = run(sizes, a.queries, a.seed, db, a.budget, a.nton_at, a.nton_threshold, a.dump,
+                  log=lambda m: print(m, file=sys.stderr, flush=True))
+    a.out.write_text(json.dumps(res, indent=1))
+    if a.no_table:
+        return 0
+    from rich.console import Console
+
+    from . import report
+
+    report.print_tables({"engine": res, "targets": report.targets({"engine": res})}, Console(width=None if sys.stdout.isatty() else 160))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,224 @@
+"""Tables (rich), targets, the JSON file and the scaling plot of one benchmark run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _f(x, fmt="{:,.0f}") -> str:
+    return "-" if x is None else fmt.format(x)
+
+
+def _rate(d: dict | None) -> float | None:
+    return None if not d or "docs_per_s" not in d else d["docs_per_s"]
+
+
+def targets(res: dict) -> list[dict]:
+    """Every target of the benchmark with the measured number and whether it is met."""
+    out = []
+
+    def add(name, value, ok, detail=""):
+        out.append({"target": name, "measured": value, "met": ok, "detail": detail})
+
+    sig = res.get("signing", {}).get("per_corpus", {})
+    for corpus, e in sig.items():
+        r = e.get("ratios")
+        if r:
+            add(f"signing {corpus}: >= 10x datasketch", round(r["vs_datasketch_update_batch"], 2), r["vs_datasketch_update_batch"] >= 10)
+            add(f"signing {corpus}: >= 2x Python shingling + rensa", round(r["vs_python_shingling_rensa"], 2), r["vs_python_shingling_rensa"] >= 2)
+    cand = res.get("candidates", {}).get("thresholds", {})
+    for t, row in cand.items():
+        nd, ds = row.get("neardup_lsh", {}), row.get("datasketch", {})
+        r1, r2 = nd.get("recall_at_t"), nd.get("recall_at_t_plus_0_05")
+        if r2 is not None:
+            add(f"recall t={t}: >= 0.99 at J >= t+0.05", round(r2, 4), r2 >= 0.99, f"{nd.get('truth_pairs_t_plus_0_05')} pairs")
+        if r1 is not None:
+            add(f"recall t={t}: >= 0.95 at J >= t", round(r1, 4), r1 >= 0.95, f"{nd.get('truth_pairs')} pairs")
+        if "candidates_per_query" in ds:
+            add(f"candidates/query t={t}: <= datasketch", f"{nd['candidates_per_query']:.2f} vs {ds['candidates_per_query']:.2f}",
+                nd["candidates_per_query"] <= ds["candidates_per_query"])
+        v = row.get("neardup_verified", {})
+        if v:
+            add(f"precision after verification t={t} (asserted)", v.get("precision"), v.get("precision") in (1.0, None))
+    eng = res.get("engine", {})
+    cps = eng.get("checkpoints", [])
+    big = [c for c in cps if c["size"] >= 1_000_000]
+    if big:
+        q = big[-1]["query"]
+        add("query p50 <= 5 ms at 1M", round(q["p50_ms"], 2), q["p50_ms"] <= 5)
+        add("query p99 <= 30 ms at 1M", round(q["p99_ms"], 2), q["p99_ms"] <= 30)
+    elif cps:
+        c = cps[-1]
+        add("query latency at 1M", None, False, f"1M documents not reached (largest: {c['size']:,}, p50 {c['query']['p50_ms']:.2f} ms, "
+            f"p99 {c['query']['p99_ms']:.2f} ms there)")
+    if cps:
+        b = cps[-1]["index"]["bytes_per_doc_beyond_text"]
+        add("index < 1.5 KB/doc beyond text", round(b), b < 1536, f"at {cps[-1]['size']:,} documents")
+    nt = res.get("nton", {})
+    if "neardup" in nt:
+        td = nt.get("text-dedup", {})
+        if "seconds" in td:
+            ok_t = nt["neardup"]["seconds"] < td["seconds"]
+            add(f"N-to-N at {nt['docs']:,}: faster than text-dedup MinHash", f"{nt['neardup']['seconds']:.1f} s vs {td['seconds']:.1f} s", ok_t,
+                f"neardup from raw text (index {nt['neardup']['index_s']:.1f} s + clusters {nt['neardup']['clusters_s']:.1f} s); "
+                "text-dedup from canonical tokens")
+            rn, rt = nt["neardup"]["cluster_recall"], td.get("cluster_recall")
+            if rn is not None and rt is not None:
+                add(f"N-to-N at {nt['docs']:,}: recall >= text-dedup", f"{rn:.4f} vs {rt:.4f}", rn >= rt)
+        else:
+            add(f"N-to-N at {nt.get('docs', 0):,}: vs text-dedup", None, False, td.get("error", "text-dedup not measured"))
+    return out
+
+
+def tables(res: dict) -> list[Table]:
+    out = []
+    sig = res.get("signing", {}).get("per_corpus", {})
+    if sig:
+        t = Table(title="1. Signing, raw text -> all signatures, docs/s on one core (x = neardup / peer)")
+        for c in ("corpus", "docs", "tokens/doc", "neardup", "canon. share", "datasketch", "ds bulk", "py+rensa", "py+rensa C",
+                  "simhash", "x datasketch", "x py+rensa"):
+            t.add_column(c, justify="right" if c != "corpus" else "left")
+        for name, e in sig.items():
+            p = e.get("peers", {}).get("text", {})
+            st = e["stages_us_per_doc"]
+            share = st["canonicalize"] / sum(st.values())
+            r = e.get("ratios", {})
+            t.add_row(name, str(e["docs"]), _f(e["avg_tokens"]), _f(_rate(e["neardup_sign"])), f"{share:.0%}",
+                      _f(_rate(p.get("datasketch_update_batch"))), _f(_rate(p.get("datasketch_bulk"))), _f(_rate(p.get("rensa_rminhash"))),
+                      _f(_rate(p.get("rensa_cminhash"))), _f(_rate(p.get("simhash_1e0ng"))),
+                      _f(r.get("vs_datasketch_update_batch"), "{:.2f}"), _f(r.get("vs_python_shingling_rensa"), "{:.2f}"))
+        out.append(t)
+        t = Table(title="1b. MinHash stage alone, identical shingle hashes, 128 permutations, docs/s")
+        cols = ["neardup_oph", "neardup_kperm", "peer_datasketch_update_batch", "peer_datasketch_bulk", "peer_rensa_rminhash_flat_batch",
+                "peer_rensa_cminhash_sets_batch"]
+        t.add_column("corpus")
+        for c in cols:
+            t.add_column(c.replace("peer_", "").replace("_", " "), justify="right")
+        t.add_column("oph / best peer", justify="right")
+        t.caption = "rensa's batch APIs take all documents in one call (Rust); neardup and datasketch sketch one document per call"
+        for name, e in sig.items():
+            m = e["minhash_stage"]
+            best_peer = max((_rate(m.get(c)) or 0) for c in cols[2:]) or None
+            t.add_row(name, *[_f(_rate(m.get(c))) for c in cols], _f(_rate(m["neardup_oph"]) / best_peer if best_peer else None, "{:.2f}"))
+        out.append(t)
+    cand = res.get("candidates", {})
+    if cand.get("thresholds"):
+        t = Table(title=f"2. Candidate quality on {cand['docs']:,} documents, exact ground truth (PP-join), 128 permutations")
+        for c in ("t", "method", "b x r", "cand./query", "recall J>=t", "recall J>=t+.05", "true pairs"):
+            t.add_column(c, justify="right" if c not in ("method",) else "left")
+        for th, row in cand["thresholds"].items():
+            for m in ("neardup_lsh", "neardup_engine_keys", "datasketch", "rensa"):
+                r = row.get(m, {})
+                if "error" in r:
+                    t.add_row(th, m, "-", "-", "-", "-", r["error"][:40])
+                    continue
+                br = f"{r['bands']}x{r['rows']}" if "bands" in r else "+simhash+exact"
+                t.add_row(th, m, br, _f(r.get("candidates_per_query"), "{:.2f}"), _f(r.get("recall_at_t"), "{:.4f}"),
+                          _f(r.get("recall_at_t_plus_0_05"), "{:.4f}"), _f(r.get("truth_pairs")))
+        out.append(t)
+    eng = res.get("engine", {})
+    if eng.get("checkpoints"):
+        t = Table(title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query latency (sign + candidates + exact verification)")
+        for c in ("docs", "ingest docs/s", "p50 ms", "p95 ms", "p99 ms", "B/doc beyond text", "peak RSS MB", "clusters() s"):
+            t.add_column(c, justify="right")
+        for c in eng["checkpoints"]:
+            q = c["query"]
+            t.add_row(_f(c["size"]), _f(c["ingest"]["docs_per_s"]), _f(q["p50_ms"], "{:.2f}"), _f(q["p95_ms"], "{:.2f}"),
+                      _f(q["p99_ms"], "{:.2f}"), _f(c["index"]["bytes_per_doc_beyond_text"]), _f(c["peak_rss_mb"]),
+                      _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"))
+        out.append(t)
+    nt = res.get("nton", {})
+    if "neardup" in nt:
+        t = Table(title=f"4. N-to-N on {nt['docs']:,} documents at t={nt['threshold']} ({nt['truth_pairs']:,} true pairs)")
+        for c in ("method", "seconds", "x neardup", "pair recall", "cluster recall", "flagged precision", "verified"):
+            t.add_column(c, justify="right" if c != "method" else "left")
+        base = nt["neardup"]["seconds"]
+        for m in ("neardup", "text-dedup", "text-dedup-simhash", "datasketch"):
+            r = nt.get(m, {})
+            if "error" in r or not r:
+                t.add_row(m, "-", "-", "-", "-", "-", r.get("error", "not run")[:50])
+                continue
+            t.add_row(m, _f(r["seconds"], "{:.1f}"), _f(r["seconds"] / base, "{:.2f}"), _f(r.get("pair_recall"), "{:.4f}"),
+                      _f(r.get("cluster_recall"), "{:.4f}"), _f(r.get("flagged_precision"), "{:.4f}"), str(r.get("verified")))
+        out.append(t)
+    tg = res.get("targets", [])
+    if tg:
+        t = Table(title="Targets")
+        for c in ("target", "measured", "met", "detail"):
+            t.add_column(c)
+        for x in tg:
+            t.add_row(x["target"], str(x["measured"]), "yes" if x["met"] else "NO", x["detail"])
+        out.append(t)
+    return out
+
+
+def print_tables(res: dict, console: Console | None = None) -> None:
+    console = console or Console()
+    for t in tables(res):
+        console.print(t)
+
+
+def markdown(res: dict, width: int = 200) -> str:
+    """The tables as plain text (for the README section)."""
+    console = Console(width=width, record=True, file=open("/dev/null", "w"), color_system=None)
+    print_tables(res, console)
+    return console.export_text()
+
+
+def write_json(res: dict, path: Path) -> None:
+    path.write_text(json.dumps(res, indent=1, sort_keys=False))
+
+
+def plot(res: dict, path: Path, separate_engine: dict | None = None) -> bool:
+    """time vs N for ingest, query and N-to-N (log-log); ``separate_engine``: a longer engine
+    run (``python -m benchmarks.engine``) drawn dashed beside this run's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cps = res.get("engine", {}).get("checkpoints", [])
+    if not cps:
+        return False
+    ns = [c["size"] for c in cps]
+    cum, total = [], 0.0
+    for c in cps:
+        total += c["ingest"]["seconds"]
+        cum.append(total)
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4.5))
+    ax[0].loglog(ns, cum, "o-", label="neardup ingest (cumulative)")
+    ax[0].set(title="Ingest", xlabel="documents", ylabel="seconds")
+    for key, style in (("p50_ms", "o-"), ("p95_ms", "s--"), ("p99_ms", "^:")):
+        ax[1].loglog(ns, [c["query"][key] for c in cps], style, label=key.replace("_ms", ""))
+    if separate_engine and separate_engine.get("checkpoints"):
+        ecp = separate_engine["checkpoints"]
+        ens = [c["size"] for c in ecp]
+        ax[0].loglog(ens, np.cumsum([c["ingest"]["seconds"] for c in ecp]), "x--", color="grey", label="engine-1m.json (separate run)")
+        for key, style in (("p50_ms", "x--"), ("p99_ms", "+--")):
+            ax[1].loglog(ens, [c["query"][key] for c in ecp], style, color="grey", label=f"{key.replace('_ms', '')} engine-1m.json")
+    ax[1].axhline(5, color="grey", lw=0.8)
+    ax[1].axhline(30, color="grey", lw=0.8, ls="--")
+    ax[1].set(title="NearDup.query latency", xlabel="documents in the index", ylabel="ms")
+    nn = [(c["size"], c["nton"]["clusters_s"]) for c in cps if "nton" in c]
+    if nn:
+        ax[2].loglog(*zip(*nn), "o-", label="neardup clusters() (index built)")
+    nt = res.get("nton", {})
+    for m, mk in (("text-dedup", "s"), ("text-dedup-simhash", "D"), ("datasketch", "^")):
+        if "seconds" in nt.get(m, {}):
+            ax[2].loglog([nt["docs"]], [nt[m]["seconds"]], mk, label=f"{m} (from tokens)")
+    if "seconds" in nt.get("neardup", {}):
+        ax[2].loglog([nt["docs"]], [nt["neardup"]["seconds"]], "o", mfc="none", label="neardup index(tag=False) + clusters()")
+    ax[2].set(title="N-to-N", xlabel="documents", ylabel="seconds")
+    for a in ax:
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

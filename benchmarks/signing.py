@@ -1,0 +1,114 @@
+"""1. Signing throughput (one core): raw text -> everything neardup stores, per corpus and per
+stage, against the peers on the same texts; then the MinHash stage alone on identical
+shingle hashes."""
+
+from __future__ import annotations
+
+import gc
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import xxhash
+
+from neardup.config import Config
+from neardup.hashing import hash_strings
+from neardup.lsh import band_keys
+from neardup.minhash import kperm_sketch, oph_sketch
+from neardup.sampling import winnow
+from neardup.shingles import from_units
+from neardup.signer import Document, Signer
+from neardup.simhash import block_keys, token_simhash
+
+from . import exchange, peers
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def rate(n: int, seconds: float) -> dict:
+    return {"seconds": seconds, "docs": n, "docs_per_s": n / seconds if seconds else None}
+
+
+def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict, list[list[str]], list[np.ndarray]]:
+    """Seconds per stage of Signer.sign over ``docs`` (each stage run on the previous one's output)."""
+    c = signer.config
+    canon = [signer.canonicalizer.canonicalize(d.text, d.lang) for d in docs]
+    th = [hash_strings(x.tokens, c.seed) for x in canon]
+    sh = [from_units(h, c.shingle_size_for(x.lang)) for h, x in zip(th, canon)]
+    hv = [oph_sketch(s.set, c.num_perm, c.seed) if c.minhash_scheme == "oph" else kperm_sketch(s.set, c.num_perm, c.seed) for s in sh]
+    out = {
+        "canonicalize": best_of(lambda: [signer.canonicalizer.canonicalize(d.text, d.lang) for d in docs], repeat),
+        "token_hashes": best_of(lambda: [hash_strings(x.tokens, c.seed) for x in canon], repeat),
+        "shingles": best_of(lambda: [from_units(h, c.shingle_size_for(x.lang)) for h, x in zip(th, canon)], repeat),
+        "minhash": best_of(lambda: [oph_sketch(s.set, c.num_perm, c.seed) for s in sh], repeat),
+        "simhash": best_of(lambda: [block_keys(token_simhash(h), c.simhash_k) for h in th], repeat),
+        "winnow": best_of(lambda: [np.unique(winnow(s.sequence, c.winnow_window)) for s in sh], repeat),
+        "bands_exact": best_of(lambda: [(band_keys(v, c.bands, c.rows), xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode()))
+                                        for v, x in zip(hv, canon)], repeat),
+    }
+    return out, [x.tokens for x in canon], [s.set for s in sh]
+
+
+def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_peers: bool, log=print) -> dict:
+    config = Config()
+    signer = Signer(config)
+    for docs in corpora.values():  # load hazm, stop lists, digit tables once
+        for d in docs[:5]:
+            signer.sign(d)
+    result: dict = {"config": {"num_perm": config.num_perm, "minhash_scheme": config.minhash_scheme, "shingle_size": config.shingle_size},
+                    "per_corpus": {}}
+    for name, docs in corpora.items():
+        docs = docs[:per_corpus]
+        log(f"signing: {name} ({len(docs)} documents)")
+        t_sign = best_of(lambda: [signer.sign(d) for d in docs], repeat)
+        st, tokens, sets = stages(signer, docs, repeat)
+        from_tokens = sum(v for k, v in st.items() if k != "canonicalize")
+        entry: dict = {
+            "docs": len(docs),
+            "avg_chars": float(np.mean([len(d.text) for d in docs])),
+            "avg_tokens": float(np.mean([len(t) for t in tokens])),
+            "avg_shingles": float(np.mean([len(s) for s in sets])),
+            "neardup_sign": rate(len(docs), t_sign),
+            "neardup_from_tokens": rate(len(docs), from_tokens),
+            "stages_us_per_doc": {k: v / len(docs) * 1e6 for k, v in st.items()},
+            "minhash_stage": {
+                "neardup_oph": rate(len(docs), best_of(lambda: [oph_sketch(s, config.num_perm, config.seed) for s in sets], repeat)),
+                "neardup_kperm": rate(len(docs), best_of(lambda: [kperm_sketch(s, config.num_perm, config.seed) for s in sets], repeat)),
+            },
+        }
+        if use_peers:
+            with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
+                tmp = Path(tmp)
+                task = {"task": "signing", "repeat": repeat,
+                        "texts": str(exchange.write_jsonl(tmp / "texts.jsonl", [d.text for d in docs])),
+                        "tokens": str(exchange.write_jsonl(tmp / "tokens.jsonl", tokens)),
+                        "hashes": str(exchange.write_hashes(tmp / "hashes.npz", sets))}
+                try:
+                    p = peers.run(task)
+                    entry["peers"] = {k: p[k] for k in ("text", "tokens", "hashes")}
+                    entry["minhash_stage"].update({f"peer_{k}": v for k, v in p["hashes"].items()})
+                    result["peer_versions"] = p["versions"]
+                except Exception as e:  # reported, the rest of the run goes on
+                    entry["peers_error"] = str(e)
+        nd = entry["neardup_sign"]["docs_per_s"]
+        if "peers" in entry:
+            txt = entry["peers"]["text"]
+            entry["ratios"] = {
+                "vs_datasketch_update_batch": nd / txt["datasketch_update_batch"]["docs_per_s"],
+                "vs_datasketch_bulk": nd / txt["datasketch_bulk"]["docs_per_s"],
+                "vs_python_shingling_rensa": nd / txt["rensa_rminhash"]["docs_per_s"],
+                "vs_python_shingling_rensa_cminhash": nd / txt["rensa_cminhash"]["docs_per_s"],
+                "from_tokens_vs_rensa_from_tokens": entry["neardup_from_tokens"]["docs_per_s"] / entry["peers"]["tokens"]["rensa_rminhash"]["docs_per_s"],
+            }
+        result["per_corpus"][name] = entry
+    return result
