@@ -87,70 +87,42 @@ def task_signing(task):
     rep = task.get("repeat", 1)
     out = {}
 
-    def ds_batch_text(xs):
-        for t in xs:
-            m = datasketch.MinHash(num_perm=NUM_PERM)
-            m.update_batch([s.encode() for s in python_shingles(t)])
+    def sketchers(shingles_of, words_of):
+        """The peers' signing paths with ``shingles_of`` (item -> shingle strings)."""
 
-    def ds_bulk_text(xs):
-        datasketch.MinHash.bulk([[s.encode() for s in python_shingles(t)] for t in xs], num_perm=NUM_PERM)
+        def ds_batch(xs):
+            for t in xs:
+                m = datasketch.MinHash(num_perm=NUM_PERM)
+                m.update_batch([s.encode() for s in shingles_of(t)])
 
-    def rensa_r_text(xs):
-        for t in xs:
-            m = rensa.RMinHash(num_perm=NUM_PERM, seed=42)
-            m.update(python_shingles(t))
-            m.digest()
+        def ds_bulk(xs):
+            datasketch.MinHash.bulk([[s.encode() for s in shingles_of(t)] for t in xs], num_perm=NUM_PERM)
 
-    def rensa_c_text(xs):
-        for t in xs:
-            m = rensa.CMinHash(num_perm=NUM_PERM, seed=42)
-            m.update(python_shingles(t))
-            m.digest()
+        def rensa_with(cls):
+            def run(xs):
+                for t in xs:
+                    m = cls(num_perm=NUM_PERM, seed=42)
+                    m.update(shingles_of(t))
+                    m.digest()
+            return run
 
-    def simhash_text(xs):
-        for t in xs:
-            simhash.Simhash(_WORD.findall(t.lower())).value
+        def simhash_of(xs):
+            for t in xs:
+                simhash.Simhash(words_of(t)).value
+
+        return {"datasketch_update_batch": ds_batch, "datasketch_bulk": ds_bulk, "rensa_rminhash": rensa_with(rensa.RMinHash),
+                "rensa_cminhash": rensa_with(rensa.CMinHash), "simhash_1e0ng": simhash_of}
 
     def python_shingling_only(xs):
         for t in xs:
             python_shingles(t)
 
-    out["text"] = {
-        "python_shingling_only": timed(python_shingling_only, texts, rep),
-        "datasketch_update_batch": timed(ds_batch_text, texts, rep),
-        "datasketch_bulk": timed(ds_bulk_text, texts, rep),
-        "rensa_rminhash": timed(rensa_r_text, texts, rep),
-        "rensa_cminhash": timed(rensa_c_text, texts, rep),
-        "simhash_1e0ng": timed(simhash_text, texts, rep),
-    }
-
-    def ds_batch_tok(xs):
-        for t in xs:
-            m = datasketch.MinHash(num_perm=NUM_PERM)
-            m.update_batch([s.encode() for s in shingle_strings(t)])
-
-    def rensa_r_tok(xs):
-        for t in xs:
-            m = rensa.RMinHash(num_perm=NUM_PERM, seed=42)
-            m.update(shingle_strings(t))
-            m.digest()
-
-    def rensa_c_tok(xs):
-        for t in xs:
-            m = rensa.CMinHash(num_perm=NUM_PERM, seed=42)
-            m.update(shingle_strings(t))
-            m.digest()
-
-    def simhash_tok(xs):
-        for t in xs:
-            simhash.Simhash(t).value
-
-    out["tokens"] = {
-        "datasketch_update_batch": timed(ds_batch_tok, tokens, rep),
-        "rensa_rminhash": timed(rensa_r_tok, tokens, rep),
-        "rensa_cminhash": timed(rensa_c_tok, tokens, rep),
-        "simhash_1e0ng": timed(simhash_tok, tokens, rep),
-    }
+    text_paths = sketchers(python_shingles, lambda t: _WORD.findall(t.lower()))
+    out["text"] = {"python_shingling_only": timed(python_shingling_only, texts, rep),
+                   **{name: timed(fn, texts, rep) for name, fn in text_paths.items()}}
+    token_paths = sketchers(shingle_strings, lambda t: t)
+    out["tokens"] = {name: timed(token_paths[name], tokens, rep)
+                     for name in ("datasketch_update_batch", "rensa_rminhash", "rensa_cminhash", "simhash_1e0ng")}
 
     # MinHash stage alone on neardup's shingle hashes (identity hash function where allowed)
     def ds_batch_hash(xs):
