@@ -10,6 +10,8 @@ can hold all of them and "share a key" always means "agree at the same position"
 
 from __future__ import annotations
 
+import abc
+
 import hashlib
 import re
 import zlib
@@ -66,7 +68,7 @@ def setting(config: Any, name: str, default: Any, kind: Callable[[Any], Any] = i
         raise ValueError(f"setting extra.{name} = {extra[name]!r} is not a valid {kind.__name__}: {e}") from None
 
 
-class Signature:
+class Signature(abc.ABC):
     """One signature of the family.
 
     ``parts(prepared)`` gives the keys of each component (dict in ``components`` order);
@@ -85,8 +87,9 @@ class Signature:
     #: keys form a set compared by resemblance (anchor shingles), not a fixed vector
     set_like: bool = False
 
-    def parts(self, p) -> dict[str, np.ndarray]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def parts(self, p) -> dict[str, np.ndarray]:
+        """Keys of each component of ``p`` (a :class:`~neardup.signer.Prepared`)."""
 
     def __call__(self, p) -> np.ndarray:
         parts = self.parts(p)
