@@ -11,7 +11,6 @@ can hold all of them and "share a key" always means "agree at the same position"
 from __future__ import annotations
 
 import abc
-
 import hashlib
 import re
 import zlib
