@@ -298,15 +298,18 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
         docs = nd.count()
         dup_docs = sum(c.size for c in cl)
         t = Table(title=f"{len(cl)} clusters, {dup_docs} of {docs} documents, resemblance >= {threshold or nd.config.threshold}")
-        for col in ("size", "representative", "mean r", "min r", "lang", "members"):
-            t.add_column(col, overflow="fold")
+        con = _console()
+        avail = max(24, con.width - 36)
+        for col, kw in (("size", {"justify": "right"}), ("mean r", {}), ("min r", {}), ("lang", {}), ("representative (title, id)", {})):
+            t.add_column(col, no_wrap=True, **kw)
         for c in cl[:top]:
-            others = [m for m in c.members if m != c.representative_id]
-            t.add_row(str(c.size), f"{c.representative_title or ''}\n[dim]{c.representative_id}[/]", f"{c.mean_resemblance:.3f}",
-                      f"{c.min_resemblance:.3f}", ",".join(c.languages), ", ".join(others[:4]) + (f" … +{len(others) - 4}" if len(others) > 4 else ""))
-        _console().print(t)
+            label = f"{c.representative_title or ''} ({c.representative_id})".strip()
+            label = label if len(label) <= avail else label[: avail - 1] + "…"
+            t.add_row(str(c.size), f"{c.mean_resemblance:.3f}", f"{c.min_resemblance:.3f}", ",".join(c.languages), label)
+        con.print(t)
         if len(cl) > top:
-            _console().print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")
+            con.print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")
+        con.print("members of each cluster: --json or --csv")
 
 
 # -- search -------------------------------------------------------------------------------------
