@@ -253,50 +253,46 @@ def task_nton(task):
 def _text_dedup_minhash(tokens, t, workdir):
     """text-dedup's MinHash dedup (its click command, one process) on the canonical tokens
     joined by spaces (its \\W split gives back the same tokens)."""
-    try:
-        import datasets
-        import text_dedup.minhash as tdm
-    except Exception as e:
-        return {"error": f"text-dedup not importable: {type(e).__name__}: {e}"}
-    src = os.path.join(workdir, "td_in")
-    datasets.Dataset.from_dict({"text": [" ".join(x) for x in tokens]}).save_to_disk(src)
-    args = ["--path", src, "--local", "--output", os.path.join(workdir, "td_out"), "--column", "text", "--num_proc", "1",
-            "--threshold", str(t), "--num_perm", str(NUM_PERM), "--ngram", str(SHINGLE), "--min_length", "0",
-            "--hash_func", "xxh3", "--cache_dir", os.path.join(workdir, "td_cache")]
-    t0 = time.perf_counter()
-    try:
-        tdm.main.main(args, standalone_mode=False)
-    except SystemExit as e:
-        if e.code:
-            return {"error": f"text-dedup exited with {e.code}"}
-    total = time.perf_counter() - t0
-    labels = [tdm.uf.find(i) for i in range(len(tokens))]
-    return {"seconds": total, "labels": labels, "verified": False, "hash_func": "xxh3",
-            "note": "load + MinHashing + clustering + filtering + save, num_proc=1; dataset written before timing"}
+    out = _run_text_dedup("minhash", tokens, workdir, "td", [
+        "--threshold", str(t), "--num_perm", str(NUM_PERM), "--ngram", str(SHINGLE), "--min_length", "0", "--hash_func", "xxh3"])
+    if "error" not in out:
+        out.update(hash_func="xxh3", note="load + MinHashing + clustering + filtering + save, num_proc=1; dataset written before timing")
+    return out
 
 
 def _text_dedup_simhash(tokens, workdir):
     """text-dedup's SimHash dedup (64 bits, Hamming <= 3, 4 buckets, word 3-grams: its
     defaults), one process, on the canonical tokens joined by spaces."""
+    out = _run_text_dedup("simhash", tokens, workdir, "tds", [])
+    if "error" not in out:
+        out["note"] = "SimHash: 64 bits, Hamming <= 3, word 3-grams (text-dedup defaults); load + hash + cluster + filter + save"
+    return out
+
+
+def _run_text_dedup(method, tokens, workdir, prefix, extra_args):
+    """Run text-dedup's ``method`` command on the tokens (dataset written before timing);
+    seconds and its union-find labels, or an error."""
+    import importlib
+
     try:
         import datasets
-        import text_dedup.simhash as tds
+
+        mod = importlib.import_module(f"text_dedup.{method}")
     except Exception as e:
         return {"error": f"text-dedup not importable: {type(e).__name__}: {e}"}
-    src = os.path.join(workdir, "tds_in")
+    src = os.path.join(workdir, f"{prefix}_in")
     if not os.path.exists(src):
         datasets.Dataset.from_dict({"text": [" ".join(x) for x in tokens]}).save_to_disk(src)
-    args = ["--path", src, "--local", "--output", os.path.join(workdir, "tds_out"), "--column", "text", "--num_proc", "1",
-            "--cache_dir", os.path.join(workdir, "tds_cache")]
+    args = ["--path", src, "--local", "--output", os.path.join(workdir, f"{prefix}_out"), "--column", "text", "--num_proc", "1",
+            *extra_args, "--cache_dir", os.path.join(workdir, f"{prefix}_cache")]
     t0 = time.perf_counter()
     try:
-        tds.main.main(args, standalone_mode=False)
+        mod.main.main(args, standalone_mode=False)
     except SystemExit as e:
         if e.code:
-            return {"error": f"text-dedup simhash exited with {e.code}"}
+            return {"error": f"text-dedup {method} exited with {e.code}"}
     total = time.perf_counter() - t0
-    return {"seconds": total, "labels": [tds.uf.find(i) for i in range(len(tokens))], "verified": False,
-            "note": "SimHash: 64 bits, Hamming <= 3, word 3-grams (text-dedup defaults); load + hash + cluster + filter + save"}
+    return {"seconds": total, "labels": [mod.uf.find(i) for i in range(len(tokens))], "verified": False}
 
 
 TASKS = {"signing": task_signing, "candidates": task_candidates, "nton": task_nton}

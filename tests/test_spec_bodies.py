@@ -96,7 +96,7 @@ def test_pipeline(spec, product, version, fingerprint):
     body = dsl.pipeline_body(product, version)
     _ok(spec, "/_ingest/pipeline/{id}", "put", body)
     text = json.dumps(body)
-    assert dsl.VERSION_PLACEHOLDER not in text and f"!= {SIGNATURE_VERSION}" in text
+    assert dsl.VERSION_MARKER not in text and f"!= {SIGNATURE_VERSION}" in text
     kinds = [next(iter(p)) for p in body["processors"]]
     assert kinds[:3] == ["fail", "fail", "set"] and ("fingerprint" in kinds) == fingerprint
     container = spec.component("ingest._common", "ProcessorContainer")

@@ -28,7 +28,7 @@ HIT_SOURCE = ["title", "cluster_id"]
 #: Full-text fields: the plain analyzer plus the per-language subfields.
 TEXT_FIELDS = ["title^2", "title.fa^2", "title.ru^2", "title.en^2", "body", "body.fa", "body.ru", "body.en"]
 #: Placeholder in ingest_pipeline/neardup.json replaced by the index's signature version.
-VERSION_PLACEHOLDER = "@SIGNATURE_VERSION@"
+VERSION_MARKER = "@SIGNATURE_VERSION@"
 #: OpenSearch has the fingerprint processor since 2.16; every supported Elasticsearch has it.
 OPENSEARCH_FINGERPRINT_SINCE = (2, 16)
 
@@ -88,19 +88,20 @@ def supports_fingerprint(product: str, version: tuple[int, ...]) -> bool:
 def pipeline_body(product: str, version: tuple[int, ...], signature_version: int = SIGNATURE_VERSION) -> dict[str, Any]:
     """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted and,
     where the engine has it, the fingerprint processor of that product appended."""
-    body = _substitute(load_json("ingest_pipeline", "neardup.json"), VERSION_PLACEHOLDER, str(int(signature_version)))
+    body = _substitute(load_json("ingest_pipeline", "neardup.json"), VERSION_MARKER, str(int(signature_version)))
     if supports_fingerprint(product, version):
         body["processors"].append(copy.deepcopy(load_json("ingest_pipeline", "fingerprint.json")[product]))
     return body
 
 
-def _substitute(obj: Any, placeholder: str, value: str) -> Any:
+def _substitute(obj: Any, marker: str, value: str) -> Any:
+    """``obj`` (parsed JSON) with every occurrence of ``marker`` in its strings replaced."""
     if isinstance(obj, str):
-        return obj.replace(placeholder, value)
+        return obj.replace(marker, value)
     if isinstance(obj, list):
-        return [_substitute(x, placeholder, value) for x in obj]
+        return [_substitute(x, marker, value) for x in obj]
     if isinstance(obj, dict):
-        return {k: _substitute(v, placeholder, value) for k, v in obj.items()}
+        return {k: _substitute(v, marker, value) for k, v in obj.items()}
     return obj
 
 
