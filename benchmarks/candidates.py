@@ -1,24 +1,28 @@
 """2. Candidate quality: recall of the exact ground-truth pairs and candidates per query, for
-neardup's LSH bands (``Config(threshold=t)``), neardup's full candidate query (bands +
-SimHash blocks + exact key, length filter), datasketch ``MinHashLSH`` and rensa
-``RMinHashLSH``, all at 128 permutations on the same shingle sets.
+neardup's LSH bands (``Config(threshold=t)``: b bands of r rows, a pair is a candidate when
+it shares >= m = ``min_match`` band keys), neardup's full candidate query (those bands +
+SimHash blocks + exact key, length filter: what the engine hands to verification),
+datasketch ``MinHashLSH`` and rensa ``RMinHashLSH``, all at 128 permutations on the same
+shingle sets.
 
 Ground truth: every pair with exact Jaccard >= t (PP-join, :mod:`neardup.ppjoin`).
 After exact verification of the candidates precision is 1.0 by construction; the benchmark
-asserts it.
+asserts it. No candidate set can be smaller than the true pairs it finds: recall r at J >= t
+needs at least r * (true pairs per query) candidates per query (``truth`` in each row).
 """
 
 from __future__ import annotations
 
 import random
 import tempfile
+from collections import Counter
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
 from neardup.config import Config
-from neardup.lsh import band_keys, collision_probability, optimal_bands
+from neardup.lsh import band_keys, collision_probability, optimal_lsh
 from neardup.minhash import oph_sketch
 from neardup.ppjoin import ppjoin
 from neardup.signer import Document, Signer
@@ -28,7 +32,8 @@ from neardup.verify import length_bounds, similarity
 from . import exchange, peers, synth
 
 THRESHOLDS = (0.5, 0.7, 0.8, 0.9)
-#: (fp_weight, fn_weight) pairs tried for the band choice; the Config default is among them.
+#: (fp_weight, fn_weight) pairs tried for the (bands, rows, min_match) choice; the Config
+#: default is among them.
 WEIGHT_GRID = ((0.5, 0.5), (0.3, 0.7), (0.2, 0.8), (0.1, 0.9), (0.05, 0.95), (0.02, 0.98))
 
 
@@ -40,9 +45,10 @@ def collection(corpora: dict[str, list[Document]], n: int, seed: int) -> list[Do
     return [s.doc for s in gen.take(n)]
 
 
-def pairs_from_keys(keys: np.ndarray) -> set[tuple[int, int]]:
-    """Pairs of rows sharing a value in the same column of ``keys`` (N x b)."""
-    out: set[tuple[int, int]] = set()
+def pairs_from_keys(keys: np.ndarray, min_match: int = 1) -> set[tuple[int, int]]:
+    """Pairs of rows sharing a value in the same column of ``keys`` (N x b) in at least
+    ``min_match`` columns (the engines' ``KeyGroup.min_match``)."""
+    shared: Counter = Counter()
     n = keys.shape[0]
     for col in keys.T:
         order = np.argsort(col, kind="stable")
@@ -50,7 +56,8 @@ def pairs_from_keys(keys: np.ndarray) -> set[tuple[int, int]]:
         cut = np.flatnonzero(s[1:] != s[:-1]) + 1
         for g in np.split(order, cut):
             if len(g) > 1:
-                out.update(combinations(sorted(g.tolist()), 2))
+                shared.update(combinations(sorted(g.tolist()), 2))
+    out = {p for p, c in shared.items() if c >= min_match}
     assert all(0 <= a < b < n for a, b in list(out)[:10])
     return out
 
@@ -71,7 +78,7 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
     log(f"candidates: signing {len(docs)} documents")
     base_cfg = Config()
     signer = Signer(base_cfg)
-    signed = [signer.sign(d) for d in docs]
+    signed = signer.sign_batch(docs)
     sets = [s.shingles for s in signed]
     hv = np.stack([oph_sketch(s, base_cfg.num_perm, base_cfg.seed) for s in sets])
     sizes = np.array([len(s) for s in sets])
@@ -94,23 +101,31 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
 
     out: dict = {"docs": len(docs), "num_perm": base_cfg.num_perm, "default_weights": [base_cfg.fp_weight, base_cfg.fn_weight],
                  "thresholds": {}, "weight_grid": {}}
+    # the engine's resemblance query besides the bands: SimHash blocks (kept when Hamming <= k), exact key
+    others = {p for p in pairs_from_keys(sim_keys) if hamming(simh[p[0]], simh[p[1]]) <= base_cfg.simhash_k}
+    others |= pairs_from_keys(exact[:, None])
     for t in THRESHOLDS:
         log(f"candidates: threshold {t}")
         truth = {(a, b): j for a, b, j in ppjoin(sets, t)}
         cfg = Config(threshold=t)
-        row: dict = {}
+        row: dict = {"truth": {"pairs": len(truth), "pairs_per_query": 2 * len(truth) / len(docs)}}
+        band_cache: dict[tuple[int, int], np.ndarray] = {}
 
-        def band_pairs(b: int, r: int) -> set[tuple[int, int]]:
-            return pairs_from_keys(np.stack([band_keys(h, b, r) for h in hv]))
+        def band_pairs(b: int, r: int, m: int) -> set[tuple[int, int]]:
+            if (b, r) not in band_cache:
+                band_cache[(b, r)] = np.stack([band_keys(h, b, r) for h in hv])
+            return pairs_from_keys(band_cache[(b, r)], m)
 
-        lsh = band_pairs(cfg.bands, cfg.rows)
-        row["neardup_lsh"] = {"bands": cfg.bands, "rows": cfg.rows, "candidates_per_query": 2 * len(lsh) / len(docs), **recall(lsh, truth, t)}
+        def engine_pairs(lsh: set[tuple[int, int]]) -> set[tuple[int, int]]:
+            """What the engine hands to verification: >= m bands, SimHash blocks, exact key, length filter."""
+            return {(a, b) for a, b in lsh | others if _length_ok(sizes[a], sizes[b], t)}
 
-        # the engine's resemblance query: bands, SimHash blocks (kept when Hamming <= k), exact key
-        blocks = {p for p in pairs_from_keys(sim_keys) if hamming(simh[p[0]], simh[p[1]]) <= cfg.simhash_k}
-        full = lsh | blocks | pairs_from_keys(exact[:, None])
-        full = {(a, b) for a, b in full if _length_ok(sizes[a], sizes[b], t)}
-        row["neardup_engine_keys"] = {"candidates_per_query": 2 * len(full) / len(docs), **recall(full, truth, t)}
+        lsh = band_pairs(cfg.bands, cfg.rows, cfg.min_match)
+        row["neardup_lsh"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
+                              "candidates_per_query": 2 * len(lsh) / len(docs), **recall(lsh, truth, t)}
+        full = engine_pairs(lsh)
+        row["neardup_engine_keys"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
+                                      "candidates_per_query": 2 * len(full) / len(docs), **recall(full, truth, t)}
 
         # exact verification: what is reported is exactly truth restricted to the candidates
         verified = {p for p in full if similarity(sets[p[0]], sets[p[1]]).resemblance >= t - 1e-12}
@@ -133,9 +148,10 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
 
         grid = {}
         for fp, fn in WEIGHT_GRID:
-            b, r = optimal_bands(t, base_cfg.num_perm, fp, fn)
-            p = lsh if (b, r) == (cfg.bands, cfg.rows) else band_pairs(b, r)
-            grid[f"{fp}/{fn}"] = {"bands": b, "rows": r, "candidates_per_query": 2 * len(p) / len(docs), **recall(p, truth, t)}
+            b, r, m = optimal_lsh(t, base_cfg.num_perm, fp, fn, base_cfg.max_bands)
+            p = lsh if (b, r, m) == (cfg.bands, cfg.rows, cfg.min_match) else band_pairs(b, r, m)
+            grid[f"{fp}/{fn}"] = {"bands": b, "rows": r, "min_match": m, "candidates_per_query": 2 * len(p) / len(docs),
+                                  "engine_candidates_per_query": 2 * len(engine_pairs(p)) / len(docs), **recall(p, truth, t)}
         out["weight_grid"][str(t)] = grid
     out["recommended_weights"] = recommend(out)
     if "error" in peer_res:
@@ -163,8 +179,10 @@ def _length_ok(na: int, nb: int, t: float) -> bool:
 
 
 def recommend(out: dict) -> dict:
-    """The grid weights meeting the recall targets (>= 0.99 at t + 0.05, >= 0.95 at t) at every
-    threshold with the fewest candidates, and whether they stay under datasketch's count."""
+    """The grid weights whose bands alone meet the recall targets (>= 0.99 at t + 0.05, >= 0.95
+    at t) at every threshold with the fewest candidates the engine verifies (bands with their
+    min_match + SimHash blocks + exact key, length filter), and whether those stay under
+    datasketch's count."""
     best = None
     for w in out["weight_grid"][str(THRESHOLDS[0])]:
         ok, cpq, under = True, 0.0, True
@@ -172,12 +190,12 @@ def recommend(out: dict) -> dict:
             g = out["weight_grid"][str(t)][w]
             r1, r2 = g["recall_at_t"], g["recall_at_t_plus_0_05"]
             ok &= (r1 is None or r1 >= 0.95) and (r2 is None or r2 >= 0.99)
-            cpq += g["candidates_per_query"]
+            cpq += g["engine_candidates_per_query"]
             ds = out["thresholds"][str(t)].get("datasketch", {})
             if "candidates_per_query" in ds:
-                under &= g["candidates_per_query"] <= ds["candidates_per_query"]
+                under &= g["engine_candidates_per_query"] <= ds["candidates_per_query"]
         if ok and (best is None or cpq < best[1]):
             best = (w, cpq, under)
     if best is None:
         return {"weights": None, "note": "no grid weights met every recall target"}
-    return {"weights": best[0], "total_candidates_per_query": best[1], "not_more_than_datasketch": best[2]}
+    return {"weights": best[0], "total_engine_candidates_per_query": best[1], "not_more_than_datasketch": best[2]}

@@ -15,12 +15,13 @@ import xxhash
 
 from neardup.config import Config
 from neardup.hashing import hash_strings
-from neardup.lsh import band_keys
-from neardup.minhash import kperm_sketch, oph_sketch
-from neardup.sampling import winnow
-from neardup.shingles import from_units
+from neardup.lsh import band_keys_many
+from neardup.minhash import kperm_sketch, oph_many
+from neardup.ragged import offsets_of, segment_unique, split
+from neardup.sampling import winnow_many
+from neardup.shingles import combine_many
 from neardup.signer import Document, Signer
-from neardup.simhash import block_keys, token_simhash
+from neardup.simhash import block_keys_many, token_simhash_many
 
 from . import exchange, peers
 
@@ -39,40 +40,44 @@ def rate(n: int, seconds: float) -> dict:
     return {"seconds": seconds, "docs": n, "docs_per_s": n / seconds if seconds else None}
 
 
-def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict, list[list[str]], list[np.ndarray]]:
-    """Seconds per stage of Signer.sign over ``docs`` (each stage run on the previous one's output)."""
+def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict, list[list[str]], list[np.ndarray], float]:
+    """Seconds per stage of Signer.sign_batch over ``docs`` (each stage run on the previous
+    one's output, over the whole batch as the signer does), and of sign_canonical."""
     c = signer.config
     canon = [signer.canonicalizer.canonicalize(d.text, d.lang) for d in docs]
-    th = [hash_strings(x.tokens, c.seed) for x in canon]
-    sh = [from_units(h, c.shingle_size_for(x.lang)) for h, x in zip(th, canon)]
-    hv = [oph_sketch(s.set, c.num_perm, c.seed) if c.minhash_scheme == "oph" else kperm_sketch(s.set, c.num_perm, c.seed) for s in sh]
+    off = offsets_of([len(x.tokens) for x in canon])
+    flat_tokens = [t for x in canon for t in x.tokens]
+    w = np.array([c.shingle_size_for(x.lang) for x in canon])
+    th = hash_strings(flat_tokens, c.seed)
+    seq, so = combine_many(th, off, w)
+    sets, setoff = segment_unique(seq, so)
+    hv = oph_many(sets, setoff, c.num_perm, c.seed)
     out = {
         "canonicalize": best_of(lambda: [signer.canonicalizer.canonicalize(d.text, d.lang) for d in docs], repeat),
-        "token_hashes": best_of(lambda: [hash_strings(x.tokens, c.seed) for x in canon], repeat),
-        "shingles": best_of(lambda: [from_units(h, c.shingle_size_for(x.lang)) for h, x in zip(th, canon)], repeat),
-        "minhash": best_of(lambda: [oph_sketch(s.set, c.num_perm, c.seed) for s in sh], repeat),
-        "simhash": best_of(lambda: [block_keys(token_simhash(h), c.simhash_k) for h in th], repeat),
-        "winnow": best_of(lambda: [np.unique(winnow(s.sequence, c.winnow_window)) for s in sh], repeat),
-        "bands_exact": best_of(lambda: [(band_keys(v, c.bands, c.rows), xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode()))
-                                        for v, x in zip(hv, canon)], repeat),
+        "token_hashes": best_of(lambda: hash_strings([t for x in canon for t in x.tokens], c.seed), repeat),
+        "shingles": best_of(lambda: segment_unique(*combine_many(th, off, w)), repeat),
+        "minhash": best_of(lambda: oph_many(sets, setoff, c.num_perm, c.seed), repeat),
+        "simhash": best_of(lambda: block_keys_many(token_simhash_many(th, off), c.simhash_k), repeat),
+        "winnow": best_of(lambda: segment_unique(*winnow_many(seq, so, c.winnow_window)), repeat),
+        "bands_exact": best_of(lambda: (band_keys_many(hv, c.bands, c.rows), [xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode()) for x in canon]),
+                               repeat),
     }
-    return out, [x.tokens for x in canon], [s.set for s in sh]
+    from_tokens = best_of(lambda: signer.sign_canonical(docs, canon), repeat)
+    return out, [x.tokens for x in canon], split(sets, setoff), from_tokens
 
 
 def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_peers: bool, log=print) -> dict:
     config = Config()
     signer = Signer(config)
     for docs in corpora.values():  # load hazm, stop lists, digit tables once
-        for d in docs[:5]:
-            signer.sign(d)
+        signer.sign_batch(docs[:5])
     result: dict = {"config": {"num_perm": config.num_perm, "minhash_scheme": config.minhash_scheme, "shingle_size": config.shingle_size},
                     "per_corpus": {}}
     for name, docs in corpora.items():
         docs = docs[:per_corpus]
         log(f"signing: {name} ({len(docs)} documents)")
-        t_sign = best_of(lambda: [signer.sign(d) for d in docs], repeat)
-        st, tokens, sets = stages(signer, docs, repeat)
-        from_tokens = sum(v for k, v in st.items() if k != "canonicalize")
+        t_sign = best_of(lambda: signer.sign_batch(docs), repeat)
+        st, tokens, sets, from_tokens = stages(signer, docs, repeat)
         entry: dict = {
             "docs": len(docs),
             "avg_chars": float(np.mean([len(d.text) for d in docs])),
@@ -82,7 +87,8 @@ def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_pe
             "neardup_from_tokens": rate(len(docs), from_tokens),
             "stages_us_per_doc": {k: v / len(docs) * 1e6 for k, v in st.items()},
             "minhash_stage": {
-                "neardup_oph": rate(len(docs), best_of(lambda: [oph_sketch(s, config.num_perm, config.seed) for s in sets], repeat)),
+                "neardup_oph": rate(len(docs), best_of(lambda: oph_many(np.concatenate(sets), offsets_of([len(s) for s in sets]), config.num_perm,
+                                                                         config.seed), repeat)),
                 "neardup_kperm": rate(len(docs), best_of(lambda: [kperm_sketch(s, config.num_perm, config.seed) for s in sets], repeat)),
             },
         }

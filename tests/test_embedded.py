@@ -12,7 +12,7 @@ import pytest
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.engines.embedded import EmbeddedEngine, pack_keys, unpack_keys
+from neardup.engines.embedded import EmbeddedEngine, pack_keys, posting_key, unpack_keys
 
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
 
@@ -77,9 +77,87 @@ def test_candidate_query_groups_min_match_and_length(tmp_path):
 
 
 def test_keys_blob_round_trip():
-    keys = {"exact": np.array([1], dtype=np.uint64), "minhash": np.array([2**64 - 1, 5], dtype=np.uint64)}
-    out = unpack_keys(("exact", "minhash", "winnow"), pack_keys(("exact", "minhash", "winnow"), keys))
-    assert out["minhash"].tolist() == [2**64 - 1, 5] and out["winnow"].tolist() == []
+    fields = ("exact", "minhash", "winnow", "modm")
+    shingles = np.array(sorted({(i * 0x9E3779B97F4A7C15) % 2**64 for i in range(1, 100)}), dtype=np.uint64)
+    exact = bytes(range(16))
+    keys = {"exact": np.array([int.from_bytes(exact[:8], "big")], dtype=np.uint64),
+            "minhash": np.array([2**64 - 1, 5], dtype=np.uint64),
+            "winnow": shingles[[0, 7, 8, 50, 98]]}
+    blob = pack_keys(fields, keys, shingles, exact)
+    # exact: 1 tag byte; minhash raw: tag, count, 2 x 8 bytes; winnow: tag and a 99-bit map; modm: tag, count 0
+    assert len(blob) == 1 + (2 + 16) + (1 + 13) + 2
+    out = unpack_keys(fields, blob, shingles, exact)
+    assert out["exact"].tolist() == keys["exact"].tolist() and out["minhash"].tolist() == [2**64 - 1, 5]
+    assert out["winnow"].tolist() == keys["winnow"].tolist() and out["modm"].tolist() == [] and out["winnow"].dtype == np.uint64
+    # whatever does not fit a compact form is kept raw, so every field round-trips exactly
+    odd = {"exact": np.array([3], dtype=np.uint64), "winnow": shingles[[9, 2]], "modm": np.array([shingles[4], 11], dtype=np.uint64)}
+    out = unpack_keys(fields, pack_keys(fields, odd, shingles, "not-hex"), shingles, "not-hex")
+    assert {f: out[f].tolist() for f in odd} == {f: odd[f].tolist() for f in odd} and out["minhash"].tolist() == []
+
+
+def test_stored_document_round_trips(tmp_path):
+    with NearDup.open(str(tmp_path / "x.db")) as nd:
+        nd.index([Document("a", TEXT, title="T"), Document("b", "other words " * 40)], progress=None)
+        for s in (nd.signer.sign(Document("a", TEXT)), nd.signer.sign(Document("b", "other words " * 40))):
+            d = nd.engine.get([s.id])[s.id]
+            assert d.exact == s.exact and np.array_equal(d.shingles, s.shingles) and d.simhash == s.simhash
+            assert set(d.keys) == set(nd.config.signatures) and all(np.array_equal(d.keys[f], s.keys[f]) for f in s.keys)
+            assert d.indexed_at and d.indexed_at.endswith("+00:00") and len(d.indexed_at) == 29
+
+
+def test_an_index_of_an_older_format_asks_to_reindex(tmp_path):
+    db = tmp_path / "old.db"
+    NearDup.open(str(db)).close()
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = 'neardup-sqlite/1' WHERE key = 'format'")
+    con.commit()
+    con.close()
+    with pytest.raises(EngineError, match=r"older neardup.*neardup-sqlite/1.*re-index"):
+        NearDup.open(str(db))
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = 'neardup-sqlite/9' WHERE key = 'format'")
+    con.commit()
+    con.close()
+    with pytest.raises(EngineError, match="newer neardup"):
+        NearDup.open(str(db))
+
+
+def test_search_splits_words_into_tokens(tmp_path):
+    with NearDup.open(str(tmp_path / "x.db")) as nd:
+        nd.index([Document("a", "send an e-mail to the Café owner about the bank"), Document("b", "the bank bank bank of the river"),
+                  Document("c", "nothing relevant here at all")], progress=None)
+        assert [h.id for h in nd.search("e-mail")] == ["a"] and [h.id for h in nd.search("CAFE")] == ["a"]
+        assert [h.id for h in nd.search("bank")] == ["b", "a"]  # bm25: more occurrences rank first
+        assert "[bank]" in nd.search("bank")[0].snippet
+        assert nd.search('" OR -') == [] and nd.search("bank NOT") == []
+
+
+def test_refresh_truncates_the_write_ahead_log(tmp_path):
+    db = tmp_path / "x.db"
+    with NearDup.open(str(db)) as nd:
+        nd.index((Document(f"d{i}", f"document {i} " + TEXT) for i in range(50)), progress=None)
+        nd.engine.refresh()
+        assert not os.path.exists(f"{db}-wal") or os.path.getsize(f"{db}-wal") == 0
+        assert nd.count() == 50
+
+
+def test_postings_keep_44_bits_and_the_field(tmp_path):
+    eng = EmbeddedEngine(str(tmp_path / "x.db"))
+    eng.open(Config())
+    nd = NearDup(eng, eng.config)
+    nd.index([Document("a", TEXT)], progress=None)
+    s = nd.signer.sign(Document("a", TEXT))
+    stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
+    want = {posting_key(i, int(k)) for i, f in enumerate(eng.config.signatures) for k in s.keys.get(f, ())}
+    assert stored == want and max(stored) < 2**47
+    eng.delete(["a"])
+    assert eng._require().execute("SELECT COUNT(*) FROM postings").fetchone()[0] == 0
+    # the same id twice in one batch: only the last version's postings remain
+    v2 = nd.signer.sign(Document("a", "entirely new content on astronomy telescopes and distant galaxies tonight"))
+    assert eng.put([s, v2]) == []
+    stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
+    assert stored == {posting_key(i, int(k)) for i, f in enumerate(eng.config.signatures) for k in v2.keys.get(f, ())}
+    assert [c.id for c in eng.candidates([nd.candidate_query(s.keys, s.n_shingles, "resemblance", 0.8)])[0]] == []
 
 
 def test_reading_error_midway_keeps_what_was_read(tmp_path):

@@ -10,12 +10,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from neardup.canonical import Canonicalizer
-from neardup.config import Config, ConfigError
+from neardup.config import SIGNATURE_VERSION, Config, ConfigError
+from neardup.hashing import hash_strings
 from neardup.lsh import band_keys, collision_probability, optimal_bands
 from neardup.minhash import MinHash
 from neardup.sampling import min_sample, mod_sample, winnow
-from neardup.shingles import shingle, shingle_strings
-from neardup.simhash import block_bounds, block_keys, hamming, simhash
+from neardup.shingles import combine, shingle, shingle_strings
+from neardup.simhash import block_bounds, block_keys, hamming, simhash, token_simhash
 from neardup.verify import containment, length_bounds, passes_length_filter, resemblance, similarity
 
 PLAIN = Canonicalizer(Config(stopwords=False))
@@ -124,11 +125,21 @@ def test_minhash_is_identical_across_processes():
         assert eval(other) == here
 
 
-def test_minhash_golden_values_pin_the_hash_functions():
-    # Keys stored in existing indices depend on these exact values: a change must bump SIGNATURE_VERSION.
-    hv = MinHash.from_shingles(np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm").hashvalues
-    assert len(set(hv.tolist())) == 4
-    assert MinHash.from_shingles(np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm").hashvalues.tolist() == hv.tolist()
+def test_golden_values_pin_the_hash_functions():
+    # Keys stored in existing indices depend on these exact values: a change must bump
+    # SIGNATURE_VERSION (these are the values of version 2).
+    assert SIGNATURE_VERSION == 2
+    th = hash_strings(["a", "rose", "is", "a", "rose"], 1)
+    assert th.tolist() == [16051599287423682246, 17682269953055564969, 8203742665516351232, 16051599287423682246, 17682269953055564969]
+    assert combine(th, 3).tolist() == [18428080921137675705, 7195086397610003658, 14441974481437861236]
+    assert MinHash.from_shingles(np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm").hashvalues.tolist() == [
+        5670154646568099679, 4339070533916615077, 9499765306333191553, 1101825633394193528]
+    assert MinHash.from_shingles(np.arange(1, 4, dtype=np.uint64), 8, 1, "oph").hashvalues.tolist() == [
+        0, 4233148493373801447, 0, 4233148493373801447, 4233148493373801447, 0, 0, 0]
+    assert band_keys(np.arange(8, dtype=np.uint64), 2, 4).tolist() == [16672833618798944709, 8350475219201209255]
+    fp = token_simhash(th)
+    assert fp == 17708308583135929984
+    assert block_keys(fp, 3).tolist() == [9986021773150298597, 12902981173831771266, 15851836168108866083, 12901984542833302970]
 
 
 def test_optimal_bands_and_s_curve():

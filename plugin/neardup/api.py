@@ -14,6 +14,7 @@ index-time tagging, N-to-N clustering with union-find, and folding search result
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -144,14 +145,16 @@ class NearDup:
                         threshold: float | None = None, exclude_id: str | None = None, limit: int = 1000) -> CandidateQuery:
         """Key groups and length range for one query document.
 
-        resemblance: any shared exact key, LSH band or SimHash block, or ``min_match`` keys
-        of a signature of the extended family; t*|A| <= |B| <= |A|/t.
+        resemblance: any shared exact key or SimHash block, at least m = ``Config.min_match``
+        shared LSH band keys, or ``min_match`` keys of a signature of the extended family;
+        t*|A| <= |B| <= |A|/t.
         containment: at least ceil(f * t * |L(A)|) shared keys of a sample L (winnowing
-        fingerprints, MOD_m; f = ``containment_fraction``), or any shared band/exact key;
-        |B| >= t*|A|.
+        fingerprints, MOD_m; f = ``containment_fraction``), m shared band keys or the exact
+        key; |B| >= t*|A|.
         """
         t = self.config.threshold if threshold is None else threshold
-        groups = [KeyGroup(f, tuple(int(k) for k in keys[f]), 1) for f in RESEMBLANCE_FIELDS if f in keys and len(keys[f])]
+        need = {"minhash": max(1, int(self.config.min_match))}  # LSH bands vote: >= m of b (neardup.lsh)
+        groups = [KeyGroup(f, tuple(int(k) for k in keys[f]), need.get(f, 1)) for f in RESEMBLANCE_FIELDS if f in keys and len(keys[f])]
         groups += [KeyGroup(f, tuple(int(k) for k in keys[f]), max(1, int(sig.min_match)))
                    for f, sig in self.signer.extra_signatures.items() if f in keys and len(keys[f])]
         if mode == "containment":
@@ -186,7 +189,7 @@ class NearDup:
 
     # -- indexing ------------------------------------------------------------------------------
     def index(self, docs: Iterable[Document], *, batch_size: int = 500, tag: bool = True,
-              progress: Callable[[int], None] | None = None) -> IndexReport:
+              progress: Callable[[int], None] | None = None, workers: int = 1) -> IndexReport:
         """Sign, tag and store documents, one transaction per batch.
 
         Tags: a document whose best verified match among earlier documents has resemblance
@@ -194,23 +197,56 @@ class NearDup:
         start a cluster of their own. If reading ``docs`` fails midway, the documents read so
         far are stored before the error propagates. Signatures that need collection
         statistics get them from the first collection indexed (read in full before signing).
+        ``workers`` > 1 canonicalizes and signs batches in that many processes while this one
+        tags and stores, in input order (the result is the same as with one).
         """
         report = IndexReport()
         if self._needs_context():
             docs = list(docs)
             self.build_context(docs)
-        batch: dict[str, Document] = {}
-        try:
-            for d in docs:
-                batch.pop(d.id, None)
-                batch[d.id] = d
-                if len(batch) >= batch_size:
-                    self._flush(list(batch.values()), tag, report, progress)
-                    batch = {}
-        finally:
-            if batch:
-                self._flush(list(batch.values()), tag, report, progress)
+        for batch, signed, failures in self._signed_batches(_batches(docs, batch_size), workers):
+            report.failed.extend(failures)
+            self._store(signed, tag, report)
+            if progress:
+                progress(len(batch))
         return report
+
+    def _signed_batches(self, batches: Iterator[list[Document]], workers: int) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
+        if workers <= 1:
+            for b in batches:
+                yield (b, *_sign_batch(self.signer, b))
+            return
+        import multiprocessing
+        from collections import deque
+        from concurrent.futures import ProcessPoolExecutor
+
+        pending: deque = deque()
+        error: BaseException | None = None
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+                                 initargs=(self.config, self.signer.context)) as pool:
+            try:
+                for b in batches:
+                    pending.append((b, pool.submit(_sign_in_worker, b)))
+                    while len(pending) > 2 * workers:
+                        b0, fut = pending.popleft()
+                        yield (b0, *_reattach(b0, *fut.result()))
+            except GeneratorExit:
+                raise
+            except BaseException as e:  # reading failed: what was read is still stored, then it is raised
+                error = e
+            while pending:
+                b0, fut = pending.popleft()
+                yield (b0, *_reattach(b0, *fut.result()))
+        if error is not None:
+            raise error
+
+    def _store(self, signed: list[Signed], tag: bool, report: IndexReport) -> None:
+        tags = self.tag_batch(signed) if tag else {}
+        failures = self.engine.put(signed, tags)
+        failed_ids = {f.id for f in failures}
+        report.failed.extend(failures)
+        report.indexed += len(signed) - len(failed_ids)
+        report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed_ids)
 
     def _needs_context(self) -> bool:
         return self._context_pending
@@ -225,22 +261,6 @@ class NearDup:
         self._signer = Signer(self.config, ctx)
         self._context_pending = False
         return ctx
-
-    def _flush(self, docs: list[Document], tag: bool, report: IndexReport, progress: Callable[[int], None] | None) -> None:
-        signed: list[Signed] = []
-        for d in docs:
-            try:
-                signed.append(self.signer.sign(d))
-            except (ValueError, TypeError) as e:
-                report.failed.append(Failure(d.id, str(e)))
-        tags = self.tag_batch(signed) if tag else {}
-        failures = self.engine.put(signed, tags)
-        failed_ids = {f.id for f in failures}
-        report.failed.extend(failures)
-        report.indexed += len(signed) - len(failed_ids)
-        report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed_ids)
-        if progress:
-            progress(len(docs))
 
     def tag_batch(self, batch: Sequence[Signed]) -> dict[str, Tags]:
         """Tags for a batch: best verified match among stored documents and earlier batch members."""
@@ -391,9 +411,13 @@ class NearDup:
         todo: set[tuple[str, str]] = set()
         by_simhash_only: set[tuple[str, str]] = set()  # proposed only by a SimHash block: check Hamming first
         for f in fields:
+            need = self.config.min_match if f == "minhash" else 1  # the query's rule: pairs sharing >= m bands
+            shared: Counter[tuple[str, str]] = Counter()
             for group in self.engine.collisions([f]):
                 g = sorted(set(group))
-                new = set(itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:]))
+                shared.update(itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:]))
+            new = {p for p, n in shared.items() if n >= need}
+            if new:
                 if f == "simhash":
                     by_simhash_only |= new - todo
                 else:
@@ -541,3 +565,54 @@ class UnionFind:
         for x in self.parent:
             out.setdefault(self.find(x), []).append(x)
         return iter(out.values())
+
+
+def _batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    """Batches of ``size`` documents (a later document with the same id replaces the
+    earlier one); if reading fails, the documents read so far come out before the error."""
+    batch: dict[str, Document] = {}
+    try:
+        for d in docs:
+            batch.pop(d.id, None)
+            batch[d.id] = d
+            if len(batch) >= size:
+                yield list(batch.values())
+                batch = {}
+    except GeneratorExit:
+        raise
+    except BaseException:
+        if batch:
+            yield list(batch.values())
+        raise
+    if batch:
+        yield list(batch.values())
+
+
+def _sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
+    failures: list[Failure] = []
+    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))))
+    return signed, failures
+
+
+_worker_signer: Signer | None = None
+
+
+def _init_worker(config: Config, context: dict[str, Any]) -> None:
+    global _worker_signer
+    _worker_signer = Signer(config, context)
+
+
+def _sign_in_worker(docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
+    """Sign in a worker process; the documents are not sent back (the parent has them)."""
+    assert _worker_signer is not None
+    signed, failures = _sign_batch(_worker_signer, docs)
+    for s in signed:
+        s.doc = None  # type: ignore[assignment]
+    return signed, failures
+
+
+def _reattach(docs: list[Document], signed: list[Signed], failures: list[Failure]) -> tuple[list[Signed], list[Failure]]:
+    failed = {f.id for f in failures}
+    for d, s in zip((d for d in docs if d.id not in failed), signed):
+        s.doc = d
+    return signed, failures

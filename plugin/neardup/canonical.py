@@ -24,22 +24,46 @@ from .config import LANGUAGES, Config
 
 ZWNJ = "\u200c"
 _TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[A-Za-z/!?][^<>]{0,2000}>", re.S | re.I)
-_HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*(\w)")
-_PAGE_NUMBER_LINE = re.compile(r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
+# Speed notes for the patterns below. Python's regex engine skips quickly to candidate
+# positions only when a pattern starts with a literal or a character class (not a repeat
+# or a lookbehind), and rules out an alternative cheaply by its first character when that
+# alternative starts with a single character; hence "XX*" where "X+" would read better.
+# A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
+_HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
+_ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")  # the same on ASCII text
+# A line holding only a page number ("- 12 -", "Page 3", "стр. 4", "صفحه ۱۲"), with the
+# newline before it; the newline after it stays for the next line. The indentation is
+# taken possessively ([ \t]*+): nothing after it can start with a space or tab, so giving
+# it back could not make a match, and trying to is slow on indented text.
+_PAGE_NUMBER_LINE = re.compile(r"\n[ \t]*+(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
 _TOKEN = re.compile(r"[^\W_]+")
+# On ASCII text, where [^\W_] is [A-Za-z0-9], tokens are what splitting at the other
+# characters leaves (and str.translate is fast on ASCII).
+_ASCII_SEPARATORS = {cp: " " for cp in range(128) if not chr(cp).isalnum()}
 _MARKS = re.compile(r"[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640\u200d\u200e\u200f\u00ad\ufeff]")
-_SPACE = re.compile(r"\s+")
-_PUNCT = re.compile(r"[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])")
-_NON_WORD = re.compile(r"[^\w\u200c]+")  # _PUNCT for texts without ZWNJ and underscores
-# Cheap necessary conditions checked before the costlier substitutions above.
-_HYPHEN_GUARD = re.compile(r"[-\u00ad\u2010]\s*\n")
-_PAGE_NUMBER_GUARD = re.compile(r"\d(?:[ \t]*[-\u2013\u2014])?[ \t]*\r?\n")
+# The runs of whitespace that are not a single space (two or more characters, or one other
+# than a space): replacing them by a space turns every run of whitespace into one.
+_SPACE = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
+# Runs of non-word characters, of underscores, and of ZWNJ not between two Arabic-script
+# letters: "[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])", written
+# with every alternative starting with a single character, and leaving out runs that are
+# a single space (each run is replaced by a space).
+_PUNCT = re.compile(r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![\u0600-\u06ff]\u200c)\u200c*|\u200c\u200c*(?![\u0600-\u06ff])")
+_NON_WORD = re.compile(r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]")  # _PUNCT for texts without ZWNJ and underscores
 # The letter ranges of :func:`script_of`, as character classes.
 _FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
 _RU_CLASS = "\u0400-\u052f"
 _EN_CLASS = "A-Za-z\u00c0-\u024f"
 _SCRIPT_RES = {"fa": re.compile(f"[{_FA_CLASS}]"), "ru": re.compile(f"[{_RU_CLASS}]"), "en": re.compile(f"[{_EN_CLASS}]")}
+_ASCII_LETTER = re.compile("[A-Za-z]")
 _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\ufb50-\ufeff]")
+# Characters for which drop_punctuation can change the tokens, and not only put spaces
+# where tokenizing splits anyway (see Canonicalizer._text_for_tokens): Arabic script (a
+# ZWNJ between its letters is kept, and hazm sees the spacing) and U+0345 COMBINING GREEK
+# YPOGEGRAMMENI, the one non-word character that casefolds to a letter ("ι"; checked over
+# all of Unicode in tests/test_canonical_fast.py; drop_marks removes it before, but this
+# condition does not rely on that).
+_PUNCTUATION_MATTERS = re.compile("[\u0600-\u06ff\ufb50-\ufeff\u0345]")
 
 # Letter variants hazm may leave, mapped to the Persian forms.
 _FA_LETTERS = str.maketrans({"ي": "ی", "ى": "ی", "ئ": "ی", "ك": "ک", "ة": "ه", "ۀ": "ه", "ؤ": "و", "أ": "ا", "إ": "ا", "ٱ": "ا", "ٲ": "ا"})
@@ -59,6 +83,8 @@ def script_of(ch: str) -> str | None:
 
 def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
     """Majority script among the first ``sample`` letters: fa, ru or en."""
+    if text.isascii():  # its letters, if any, are Latin
+        return "en" if _ASCII_LETTER.search(text) else default
     letter_res = _script_letter_res()
     present = [(lang, m) for lang in ("fa", "ru", "en") if (m := letter_res[lang].search(text))]
     if not present:
@@ -66,7 +92,7 @@ def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
     if len(present) == 1 and present[0][1].start() < sample:
         return present[0][0]  # one script, and its first letter is among the first `sample` letters
     prefix = _letters_prefix(text, sample)
-    counts = {lang: len(letter_res[lang].findall(prefix)) for lang in ("fa", "ru", "en")}
+    counts = {lang: sum(map(len, letter_res[lang].findall(prefix))) for lang in ("fa", "ru", "en")}
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else default
 
@@ -90,13 +116,14 @@ def _letter_codepoints() -> list[int]:
 
 @lru_cache(maxsize=1)
 def _script_letter_res() -> dict[str, re.Pattern]:
-    """Per script, the letters (``str.isalpha``) that :func:`script_of` assigns to it."""
+    """Per script, runs of the letters (``str.isalpha``) that :func:`script_of` assigns to it."""
     by: dict[str, list[int]] = {"fa": [], "ru": [], "en": []}
     for cp in _letter_codepoints():
         s = script_of(chr(cp))
         if s:
             by[s].append(cp)
-    return {lang: re.compile(f"[{_char_class(cps)}]") for lang, cps in by.items()}
+    classes = {lang: _char_class(cps) for lang, cps in by.items()}
+    return {lang: re.compile(f"[{cc}][{cc}]*") for lang, cc in classes.items()}
 
 
 @lru_cache(maxsize=4)
@@ -121,14 +148,75 @@ def token_language(token: str) -> str | None:
     return None
 
 
+class _CharMap:
+    """``text.translate(table)``, translating only the runs of characters in the table.
+
+    ``str.translate`` looks every character of a non-ASCII text up in the table, which
+    costs about as much as the rest of a step; a regex finds the (few) runs to translate.
+    """
+
+    def __init__(self, table: dict[int, str]):
+        self.table = table
+        chars = "".join(re.escape(chr(cp)) for cp in sorted(table))
+        self._runs = re.compile(f"[{chars}][{chars}]*")
+
+    def __call__(self, text: str) -> str:
+        return self._runs.sub(self._translate, text)
+
+    def _translate(self, m: re.Match) -> str:
+        return m[0].translate(self.table)
+
+
+_FA_LETTER_MAP = _CharMap(_FA_LETTERS)
+
+
 @lru_cache(maxsize=1)
 def _hazm_normalizer():
-    from hazm import Normalizer  # imported lazily: hazm takes about a second to import
+    from importlib.metadata import version
 
-    return Normalizer()
+    from hazm import Normalizer, maketrans  # imported lazily: hazm takes about a second to import
+
+    if not version("hazm").startswith("0.10."):
+        return Normalizer()
+
+    class PrebuiltNormalizer(Normalizer):
+        """hazm's ``Normalizer`` with its translation tables built once.
+
+        hazm 0.10's ``normalize`` builds its letter and digit tables (``hazm.maketrans``)
+        on every call and applies them to every character; here they are built at
+        construction and applied to the runs they change. ``normalize`` runs the same
+        public steps in the same order as hazm 0.10.0's, and skips
+        ``decrease_repeated_chars`` where no letter repeats three times (its pattern,
+        ``repeated_chars_pattern``, contains ``more_than_two_repeat_pattern``). Checked
+        against the stock ``Normalizer`` in tests/test_canonical_fast.py.
+        """
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._letters = _CharMap(maketrans(self.translation_src, self.translation_dst))
+            self._numbers = _CharMap(maketrans(self.number_translation_src, self.number_translation_dst))
+            self._repeat = re.compile(self.more_than_two_repeat_pattern)
+
+        def normalize(self, text: str) -> str:
+            text = self._letters(text)
+            steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
+            steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
+            for step in steps:  # all of them: the default settings
+                text = step(text)
+            return text
+
+        def persian_number(self, text: str) -> str:
+            return self._numbers(text)
+
+        def decrease_repeated_chars(self, text: str) -> str:
+            return super().decrease_repeated_chars(text) if self._repeat.search(text) else text
+
+    return PrebuiltNormalizer()
 
 
-_ZWNJ_INSIDE = re.compile(r"(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])")
+# ZWNJ runs between Arabic-script letters ("(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])",
+# starting at the ZWNJ).
+_ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u06ff])")
 
 
 def normalize_persian(text: str) -> str:
@@ -136,7 +224,7 @@ def normalize_persian(text: str) -> str:
     Arabic-script letters (one word), a space elsewhere (hazm may attach a prefix to a
     word of another script)."""
     text = _hazm_normalizer().normalize(_SPACE.sub(" ", text))
-    return _ZWNJ_INSIDE.sub("", text.translate(_FA_LETTERS)).replace(ZWNJ, " ")
+    return _ZWNJ_INSIDE.sub("", _FA_LETTER_MAP(text)).replace(ZWNJ, " ")
 
 
 @lru_cache(maxsize=1)
@@ -145,15 +233,13 @@ def _digit_table() -> dict[int, str]:
 
 
 @lru_cache(maxsize=1)
-def _digit_class() -> re.Pattern:
-    return re.compile("[" + "".join(re.escape(chr(cp)) for cp in _digit_table()) + "]")
+def _digit_map() -> _CharMap:
+    return _CharMap(_digit_table())
 
 
 def unify_digits(text: str) -> str:
     """Every decimal digit (Arabic-Indic, Persian, Devanagari, ...) to ASCII."""
-    if text.isascii() or not _digit_class().search(text):
-        return text
-    return text.translate(_digit_table())
+    return text if text.isascii() else _digit_map()(text)
 
 
 @lru_cache(maxsize=8)
@@ -219,9 +305,9 @@ class Canonicalizer:
         if c.strip_html:
             steps.append(("strip_html", strip_html))
         steps += [
-            ("rejoin_hyphenation", lambda t: _HYPHEN_BREAK.sub(r"\1\2", t) if _HYPHEN_GUARD.search(t) else t),
-            ("drop_page_numbers", lambda t: _PAGE_NUMBER_LINE.sub(" ", t) if _PAGE_NUMBER_GUARD.search(t) else t),
-            ("drop_marks", lambda t: _MARKS.sub("", t)),
+            ("rejoin_hyphenation", rejoin_hyphenation),
+            ("drop_page_numbers", lambda t: _PAGE_NUMBER_LINE.sub("\n ", t)),
+            ("drop_marks", lambda t: t if t.isascii() else _MARKS.sub("", t)),
             ("drop_punctuation", drop_punctuation),
             ("persian", lambda t: normalize_persian(t) if _has_arabic_script(t) else t),
             ("casefold", str.casefold),
@@ -231,9 +317,31 @@ class Canonicalizer:
             steps.append(("unify_digits", unify_digits))
         self.text_steps = steps
 
+    def language_of(self, text: str) -> str:
+        """The configured default language, or the one detected in ``text`` when it is "auto"."""
+        return self.config.default_lang if self.config.default_lang != "auto" else detect_language(text)
+
     def text(self, text: str) -> str:
         """The text after all string-level steps (before tokenizing)."""
         for _, step in self.text_steps:
+            text = step(text)
+        return text
+
+    def _text_for_tokens(self, text: str) -> str:
+        """:meth:`text`, or a text with the same tokens: where drop_punctuation only turns
+        separators into spaces, it is skipped, and so is persian (no Arabic script).
+
+        drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
+        characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
+        own and never a separator to a word character, so tokenizing splits at the same
+        places with or without it.
+        """
+        plain = False
+        for name, step in self.text_steps:
+            if name == "drop_punctuation":
+                plain = not _punctuation_matters(text)
+            if plain and name in ("drop_punctuation", "persian"):
+                continue
             text = step(text)
         return text
 
@@ -244,16 +352,13 @@ class Canonicalizer:
         if lang is not None and lang not in LANGUAGES:
             raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
         c = self.config
-        doc_lang = lang or (c.default_lang if c.default_lang != "auto" else None) or detect_language(text)
-        canon = self.text(text)
-        toks = _TOKEN.findall(canon)
+        doc_lang = lang or self.language_of(text)
+        canon = self._text_for_tokens(text)
+        toks = canon.translate(_ASCII_SEPARATORS).split() if canon.isascii() else _TOKEN.findall(canon)
         if c.digits == "drop":
             toks = [t for t in toks if not t.isdigit()]
         if c.stopwords and c.stem == "none":
-            # Only tokens found in some stop list of a script present in the text (or of
-            # the document language, for tokens without a script) need the per-token check.
-            langs = frozenset(lang for lang, rx in _SCRIPT_RES.items() if rx.search(canon)) | {doc_lang}
-            drop = _stopwords_to_drop(langs, doc_lang)
+            drop = _stopwords_to_drop(_stop_languages(canon, doc_lang), doc_lang)
             toks = [t for t in toks if t not in drop]
         elif c.stopwords or c.stem != "none":
             out = []
@@ -287,8 +392,41 @@ def drop_punctuation(text: str) -> str:
     return _PUNCT.sub(" ", text)
 
 
+def rejoin_hyphenation(text: str) -> str:
+    r"""Join words broken by a hyphen at a line end: "inter-\nnational" -> "international".
+
+    The result is that of ``re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)``, found from the
+    (rare) hyphens: joins are made left to right, and a break whose first word character
+    is the second one of the previous join is left as it is ("a-\nb-\nc" -> "ab-\nc").
+    """
+    if "\n" not in text:
+        return text
+    parts, start, joined_at = [], 0, -1
+    for m in (_ASCII_HYPHEN_BREAK if text.isascii() else _HYPHEN_BREAK).finditer(text):
+        if m.start() - 1 != joined_at:  # joined_at: the second word character of the last join
+            parts.append(text[start : m.start()])
+            start = joined_at = m.end()
+    if not parts:
+        return text
+    parts.append(text[start:])
+    return "".join(parts)
+
+
 def _has_arabic_script(text: str) -> bool:
-    return _ARABIC_SCRIPT.search(text) is not None
+    return not text.isascii() and _ARABIC_SCRIPT.search(text) is not None
+
+
+def _punctuation_matters(text: str) -> bool:
+    return not text.isascii() and _PUNCTUATION_MATTERS.search(text) is not None
+
+
+def _stop_languages(canon: str, doc_lang: str) -> frozenset[str]:
+    """Languages whose stop lists :func:`_stopwords_to_drop` needs for the tokens of
+    ``canon``: the document's and those of the scripts in it. More do no harm: en and ru are
+    always taken (no scan); fa only when there is Arabic script (its list needs hazm)."""
+    if not canon.isascii() and _SCRIPT_RES["fa"].search(canon):
+        return frozenset(LANGUAGES)
+    return frozenset({"en", "ru", doc_lang})
 
 
 @lru_cache(maxsize=64)

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import xxhash
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
-SIGNATURE_VERSION = 1
+SIGNATURE_VERSION = 2
 
 LANGUAGES = ("fa", "ru", "en")
 SIGNATURES = ("exact", "minhash", "simhash", "winnow")
@@ -36,9 +36,15 @@ class ConfigMismatch(ConfigError):
 class Config:
     """Canonicalization, shingling and signature settings of one index.
 
-    ``bands`` and ``rows`` are resolved at construction: when not given they are chosen
-    for ``threshold`` by :func:`neardup.lsh.optimal_bands`, and stored explicitly so the
-    index keeps them even if the optimizer changes.
+    MinHash LSH: ``bands`` keys of ``rows`` min-hash values each; a document is a candidate
+    when it shares at least ``min_match`` (m) of them, P(s) = P[Binomial(b, s^r) >= m].
+    ``bands``, ``rows`` and ``min_match`` are resolved at construction: when bands and rows
+    are not given, :func:`neardup.lsh.optimal_lsh` chooses (b, r, m) for ``threshold``,
+    minimising the ``fp_weight``/``fn_weight``-weighted error areas with b <= ``max_bands``
+    (a given ``min_match`` is kept and b, r chosen for it). Given bands and rows without
+    ``min_match`` mean m = 1, the classic any-band scheme -- and so does every index stored
+    before ``min_match`` existed. All three are stored explicitly, so the index keeps them
+    even if the optimizer changes; ``max_bands`` only bounds the optimizer's choice.
     """
 
     version: int = SIGNATURE_VERSION
@@ -60,8 +66,10 @@ class Config:
     threshold: float = 0.8
     bands: int = 0
     rows: int = 0
-    fp_weight: float = 0.1
-    fn_weight: float = 0.9
+    min_match: int = 0  # m: band keys a candidate shares (0: chosen with bands/rows; 1 when they are given)
+    max_bands: int = 20  # bound on the optimizer's b: each band is one posting per document
+    fp_weight: float = 0.05
+    fn_weight: float = 0.95
     simhash_k: int = 3
     winnow_window: int = 8  # w = t - n + 1 in shingles: shared runs of >= t shingles always show
     mod_m: int = 16
@@ -97,17 +105,27 @@ class Config:
             raise ConfigError(f"winnow_window must be >= 1, not {self.winnow_window}")
         if not 0.0 < self.containment_fraction <= 1.0:
             raise ConfigError(f"containment_fraction must be in (0, 1], not {self.containment_fraction}")
+        if self.max_bands < 1:
+            raise ConfigError(f"max_bands must be >= 1, not {self.max_bands}")
+        if self.min_match < 0:
+            raise ConfigError(f"min_match must be >= 0 (0: chosen for the threshold), not {self.min_match}")
         if self.bands and self.rows:
             if self.bands * self.rows > self.num_perm:
                 raise ConfigError(f"bands*rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}")
+            if self.min_match > self.bands:
+                raise ConfigError(f"min_match = {self.min_match} exceeds bands = {self.bands}")
+            object.__setattr__(self, "min_match", self.min_match or 1)
         elif self.bands or self.rows:
             raise ConfigError("give both bands and rows, or neither (then they are chosen for the threshold)")
         else:
-            from .lsh import optimal_bands
+            from .lsh import optimal_lsh
 
-            b, r = optimal_bands(self.threshold, self.num_perm, self.fp_weight, self.fn_weight)
+            if self.min_match > min(self.max_bands, self.num_perm):
+                raise ConfigError(f"min_match = {self.min_match} exceeds max_bands = {self.max_bands} (or num_perm)")
+            b, r, m = optimal_lsh(self.threshold, self.num_perm, self.fp_weight, self.fn_weight, self.max_bands, self.min_match)
             object.__setattr__(self, "bands", b)
             object.__setattr__(self, "rows", r)
+            object.__setattr__(self, "min_match", m)
         object.__setattr__(self, "shingle_size_by_lang", tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)))
         object.__setattr__(self, "signatures", tuple(self.signatures))
 
@@ -149,10 +167,14 @@ class Config:
         return xxhash.xxh64_hexdigest(self.to_json().encode())
 
     def replace(self, **changes: Any) -> "Config":
-        """A copy with ``changes``; bands/rows are re-derived unless given."""
+        """A copy with ``changes``. bands/rows/min_match are re-derived when an input of the
+        optimizer changes (threshold, num_perm, weights, max_bands) or min_match alone is
+        given; given bands/rows without min_match mean m = 1."""
         d = self.to_dict()
-        if not ({"bands", "rows"} & set(changes)) and ({"threshold", "num_perm", "fp_weight", "fn_weight"} & set(changes)):
-            d["bands"] = d["rows"] = 0
+        if {"bands", "rows"} & set(changes):
+            d["min_match"] = 0
+        elif {"threshold", "num_perm", "fp_weight", "fn_weight", "max_bands", "min_match"} & set(changes):
+            d["bands"] = d["rows"] = d["min_match"] = 0
         d.update(changes)
         return Config.from_dict(d)
 

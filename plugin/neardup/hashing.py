@@ -8,6 +8,8 @@ processes, machines and Python versions: no ``hash()``, no random module.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import xxhash
 
@@ -41,10 +43,32 @@ def _fmix64_inplace(x: np.ndarray) -> np.ndarray:
 
 def hash_strings(strings, seed: int) -> np.ndarray:
     """xxh64 of each string (UTF-8), as uint64; each distinct string is hashed once."""
-    vocab: dict[str, int] = {}
-    ids = [vocab.setdefault(s, len(vocab)) for s in strings]
-    table = np.fromiter((xxhash.xxh64_intdigest(s.encode(), seed) for s in vocab), dtype=U64, count=len(vocab))
-    return table[np.asarray(ids, dtype=np.intp)] if ids else np.empty(0, dtype=U64)
+    strings = list(strings)
+    table = _string_hashes(seed)
+    if len(table) > _CACHE_LIMIT:
+        table.clear()
+    return np.fromiter(map(table.__getitem__, strings), dtype=U64, count=len(strings))
+
+
+class _StringHashes(dict):
+    """string -> xxh64(string, seed), filled on first use."""
+
+    def __init__(self, seed: int):
+        super().__init__()
+        self.seed = seed
+
+    def __missing__(self, s: str) -> int:
+        v = self[s] = xxhash.xxh64_intdigest(s.encode(), self.seed)
+        return v
+
+
+#: Distinct strings remembered per seed before the memo starts over.
+_CACHE_LIMIT = 1 << 20
+
+
+@lru_cache(maxsize=8)
+def _string_hashes(seed: int) -> _StringHashes:
+    return _StringHashes(seed)
 
 
 def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from .hashing import MAX64, U64, derived_seeds, fmix64
+from .ragged import segment_ids, segment_sort
 
 _CHUNK = 4096
 
@@ -72,19 +73,52 @@ def kperm_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
 
 def oph_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """One-permutation hashing with optimal densification."""
-    out = np.full(num_perm, MAX64, dtype=U64)
+    shingles = np.asarray(shingles, dtype=U64)
+    return oph_many(shingles, np.array([0, len(shingles)], dtype=np.int64), num_perm, seed)[0]
+
+
+def oph_many(shingles: np.ndarray, offsets: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
+    """:func:`oph_sketch` of many documents at once (ragged input), as a (D, K) array."""
+    d = len(offsets) - 1
+    out = np.full((d, num_perm), MAX64, dtype=U64)
     if len(shingles) == 0:
         return out
-    h = np.sort(fmix64(shingles ^ np.uint64(seed)))
+    h = segment_sort(fmix64(np.asarray(shingles, dtype=U64) ^ np.uint64(seed)), offsets)
     # bin = floor(h * K / 2^64) from the high 32 bits (Lemire's range reduction): bins are
-    # non-decreasing along the sorted hashes, so each bin's first element is its minimum.
+    # non-decreasing along each document's sorted hashes, so a bin's first element is its minimum.
     bins = ((h >> np.uint64(32)) * np.uint64(num_perm)) >> np.uint64(32)
     starts = np.empty(len(bins), dtype=bool)
     starts[0] = True
     np.not_equal(bins[1:], bins[:-1], out=starts[1:])
+    starts[offsets[:-1][np.diff(offsets) > 0]] = True
     first = np.flatnonzero(starts)
-    out[bins[first].astype(np.intp)] = h[first]
-    return _densify(out, seed)
+    out[segment_ids(offsets)[first], bins[first].astype(np.intp)] = h[first]
+    return _densify_many(out, np.diff(offsets) > 0, seed)
+
+
+def _densify_many(sketches: np.ndarray, nonempty: np.ndarray, seed: int) -> np.ndarray:
+    """:func:`_densify` of every non-empty row: the first probes of all empty bins are looked
+    up in one go; the few rows still holding an empty bin after them are densified alone."""
+    filled = sketches != MAX64
+    rows, bins = np.nonzero(~filled & nonempty[:, None])
+    if len(rows) == 0:
+        return sketches
+    table = _probe_table(sketches.shape[1], seed)
+    src = sketches.copy()
+    a = 0
+    while len(rows) and a < _TABLE_PROBES:
+        # many empty bins: one probe at a time (each fills a share filled/K of them); few: all probes at once
+        width = 1 if len(rows) > 2048 else _TABLE_PROBES - a
+        j = table[bins, a : a + width]
+        hit = filled[rows[:, None], j]
+        first = hit.argmax(axis=1)
+        ok = hit[np.arange(len(rows)), first]
+        sketches[rows[ok], bins[ok]] = src[rows[ok], j[ok, first[ok]]]
+        rows, bins = rows[~ok], bins[~ok]
+        a += width
+    for r in np.unique(rows):
+        sketches[r] = _densify(src[r].copy(), seed)
+    return sketches
 
 
 #: Probes per empty bin looked up in the precomputed table before probing further.

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .hashing import U64
+from .ragged import segment_ids
 
 
 def mod_sample(hashes: np.ndarray, m: int) -> np.ndarray:
@@ -54,3 +55,27 @@ def winnow(sequence: np.ndarray, window: int) -> np.ndarray:
     """
     seq = np.asarray(sequence)
     return seq[winnow_positions(seq, window)]
+
+
+def winnow_many(sequence: np.ndarray, offsets: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`winnow` of many documents at once (ragged): fingerprints and their offsets."""
+    seq = np.asarray(sequence)
+    n = np.diff(offsets)
+    parts = []
+    if len(seq) >= window:
+        # every window of the concatenation, then only those inside one document
+        st = seq.strides[0]
+        rev = np.lib.stride_tricks.as_strided(seq[window - 1 :], shape=(len(seq) - window + 1, window), strides=(st, -st), writeable=False)
+        end = np.arange(window - 1, len(seq))
+        pos = end - np.argmin(rev, axis=1)
+        pos = pos[end - (window - 1) >= offsets[:-1][segment_ids(offsets)[end]]]
+        keep = np.empty(len(pos), dtype=bool)
+        if len(pos):
+            keep[0] = True
+            np.not_equal(pos[1:], pos[:-1], out=keep[1:])  # windows of two documents never share a position
+        parts.append(pos[keep])
+    for d in np.flatnonzero((n > 0) & (n < window)):  # shorter than a window: its rightmost minimum
+        lo = offsets[d]
+        parts.append(lo + winnow_positions(seq[lo : offsets[d + 1]], window))
+    pos = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.intp)
+    return seq[pos], np.searchsorted(pos, offsets).astype(np.int64)

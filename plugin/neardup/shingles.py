@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hashing import U64, _fmix64_inplace, fmix64, hash_strings
+from .ragged import offsets_of
 
 _C = np.uint64(0x9E3779B97F4A7C15)
 
@@ -36,18 +37,37 @@ class Shingles:
 
 def combine(units: np.ndarray, w: int) -> np.ndarray:
     """Hashes of all windows of ``w`` consecutive unit hashes (one if len < w, none if empty)."""
-    n = len(units)
-    if n == 0:
-        return np.empty(0, dtype=U64)
-    w = min(w, n)
-    m = n - w + 1
-    acc = units[:m].astype(U64)  # a copy, mixed in place below
+    units = np.asarray(units, dtype=U64)
+    return combine_many(units, np.array([0, len(units)], dtype=np.int64), w)[0]
+
+
+def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`combine` for many documents at once (ragged: ``units`` of all documents
+    concatenated, ``offsets`` their bounds; ``w`` one size or one per document); returns
+    the shingle hashes and their offsets."""
+    n = np.diff(offsets)
+    width = np.minimum(n, w)  # a document shorter than w has one shingle of all its units
+    w = int(np.max(w, initial=1))
+    m = np.where(n > 0, n - width + 1, 0)
+    out_off = offsets_of(m)
+    total = int(out_off[-1])
+    first = np.repeat(offsets[:-1] - out_off[:-1], m) + np.arange(total)  # first unit of each shingle
+    wid = np.repeat(width, m).astype(U64)
+    acc = units[first].astype(U64)
+    short = bool(np.any(width < w) and total)
     for j in range(1, w):
-        acc *= _C
-        acc += units[j : j + m]
-        _fmix64_inplace(acc)
-    acc ^= np.uint64(w)
-    return _fmix64_inplace(acc)
+        if short:
+            sel = np.flatnonzero(wid > np.uint64(j))
+            x = acc[sel]
+            x *= _C
+            x += units[first[sel] + j]
+            acc[sel] = _fmix64_inplace(x)
+        else:
+            acc *= _C
+            acc += units[first + j]
+            _fmix64_inplace(acc)
+    acc ^= wid
+    return _fmix64_inplace(acc), out_off
 
 
 def from_units(units: np.ndarray, w: int) -> Shingles:
@@ -60,9 +80,14 @@ def word_shingles(tokens: list[str], w: int, seed: int) -> Shingles:
     return from_units(hash_strings(tokens, seed), w)
 
 
-def char_shingles(tokens: list[str], n: int, seed: int) -> Shingles:
+def char_units(tokens: list[str], seed: int) -> np.ndarray:
+    """Hashes of the code points of the tokens joined by single spaces."""
     cps = np.frombuffer(" ".join(tokens).encode("utf-32-le"), dtype=np.uint32).astype(U64)
-    return from_units(fmix64(cps ^ np.uint64(seed)), n)
+    return fmix64(cps ^ np.uint64(seed))
+
+
+def char_shingles(tokens: list[str], n: int, seed: int) -> Shingles:
+    return from_units(char_units(tokens, seed), n)
 
 
 def shingle(tokens: list[str], w: int, seed: int, kind: str = "word") -> Shingles:

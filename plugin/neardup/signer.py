@@ -16,20 +16,22 @@ Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import xxhash
 
-from .canonical import Canonicalizer
+from .canonical import Canonical, Canonicalizer
 from .config import BUILTIN_SIGNATURES, Config
 from .hashing import U64, hash_strings
-from .lsh import band_keys
-from .minhash import MinHash
-from .sampling import mod_sample, winnow
-from .shingles import Shingles, char_shingles, from_units
-from .simhash import block_keys, token_simhash
+from .lsh import band_keys_many
+from .minhash import MinHash, kperm_sketch, oph_many
+from .ragged import offsets_of, segment_unique, split
+from .sampling import winnow_many
+from .shingles import Shingles, char_units, combine_many
+from .simhash import block_keys_many, token_simhash_many
 
 #: Fields whose keys are positional (band / block number matters for the keyword).
 POSITIONAL = {"minhash", "simhash"}
@@ -37,13 +39,19 @@ POSITIONAL = {"minhash", "simhash"}
 
 @dataclass
 class Document:
-    """A document to index or query: id, text and whatever else the user keeps."""
+    """A document to index or query: id, text and whatever else the user keeps.
+
+    ``tokens``, when given, are the document's canonical tokens, already made by a
+    :class:`~neardup.canonical.Canonicalizer` with this index's config (for pipelines
+    that canonicalize once and reuse the tokens); signing then skips canonicalization.
+    """
 
     id: str
     text: str
     title: str | None = None
     lang: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    tokens: list[str] | None = None
 
 
 @dataclass
@@ -116,36 +124,104 @@ class Signer:
                 self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
-        c = self.config
         canon = self.canonicalizer.canonicalize(text, lang)
-        th = hash_strings(canon.tokens, c.seed)
-        w = c.shingle_size_for(canon.lang)
-        sh = char_shingles(canon.tokens, w, c.seed) if c.shingle == "char" else from_units(th, w)
-        mh = MinHash.from_shingles(sh.set, c.num_perm, c.seed, c.minhash_scheme)
-        return Prepared(text, canon.tokens, canon.lang, th, sh, mh, c, self.context)
+        return self._stages([text], [canon], prepared=True)[1][0]
 
     def sign(self, doc: Document | str, lang: str | None = None) -> Signed:
         if isinstance(doc, str):
             doc = Document(id="", text=doc, lang=lang)
-        p = self.prepare(doc.text, doc.lang or lang)
-        c = self.config
-        sim = token_simhash(p.token_hashes)
-        exact = xxhash.xxh3_128_hexdigest("\x1f".join(p.tokens).encode())
-        keys: dict[str, np.ndarray] = {}
-        if "exact" in c.signatures:
-            keys["exact"] = np.array([int(exact[:16], 16)], dtype=U64)
-        if "minhash" in c.signatures:
-            keys["minhash"] = band_keys(p.minhash.hashvalues, c.bands, c.rows)
-        if "simhash" in c.signatures:
-            keys["simhash"] = block_keys(sim, c.simhash_k)
-        if "winnow" in c.signatures:
-            keys["winnow"] = np.unique(winnow(p.shingles.sequence, c.winnow_window))
-        if "modm" in c.signatures:
-            keys["modm"] = mod_sample(p.shingles.set, c.mod_m)
-        for name, sig in self.extra_signatures.items():
-            keys[name] = np.asarray(sig(p), dtype=U64)
-        return Signed(doc, p.lang, len(p.tokens), p.shingles.set, exact, sim, keys)
+        if lang and not doc.lang:
+            doc = dataclasses.replace(doc, lang=lang)
+        return self.sign_canonical([doc], [self._canonical(doc)])[0]
 
-    def sign_many(self, docs: Iterable[Document]) -> Iterator[Signed]:
+    def _canonical(self, doc: Document) -> Canonical:
+        if doc.tokens is None:
+            return self.canonicalizer.canonicalize(doc.text, doc.lang)
+        lang = doc.lang or self.canonicalizer.language_of(" ".join(doc.tokens))
+        return Canonical(list(doc.tokens), lang)
+
+    def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None) -> list[Signed]:
+        """:meth:`sign` of many documents, with every stage after canonicalization run over
+        the whole batch at once (:mod:`neardup.ragged`); the results are those of
+        :meth:`sign`. A document that cannot be canonicalized goes to ``on_error`` (raised
+        when it is None) and is left out."""
+        kept, canon = [], []
         for d in docs:
-            yield self.sign(d)
+            try:
+                canon.append(self._canonical(d))
+            except (ValueError, TypeError) as e:
+                if on_error is None:
+                    raise
+                on_error(d, e)
+                continue
+            kept.append(d)
+        return self.sign_canonical(kept, canon)
+
+    def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:
+        """Sign documents whose canonical tokens are already known (``canon[i]`` of ``docs[i]``)."""
+        st, prepared = self._stages([d.text for d in docs], canon, prepared=bool(self.extra_signatures))
+        c = self.config
+        keys: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}  # field -> (values, offsets or None for a D x n matrix)
+        if "minhash" in c.signatures:
+            keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
+        if "simhash" in c.signatures:
+            keys["simhash"] = (block_keys_many(st.simhash, c.simhash_k), None)
+        if "winnow" in c.signatures:
+            keys["winnow"] = segment_unique(*winnow_many(st.sequence, st.seq_offsets, c.winnow_window))
+        if "modm" in c.signatures:
+            keep = st.sets % np.uint64(c.mod_m) == 0
+            keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
+        out = []
+        for i, (d, x) in enumerate(zip(docs, canon)):
+            exact = xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode())
+            k: dict[str, np.ndarray] = {}
+            if "exact" in c.signatures:
+                k["exact"] = np.array([int(exact[:16], 16)], dtype=U64)
+            for f in _FIELD_ORDER:
+                if f in keys:
+                    v, o = keys[f]
+                    k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
+            for name, sig in self.extra_signatures.items():
+                k[name] = np.asarray(sig(prepared[i]), dtype=U64)
+            out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
+        return out
+
+    def _stages(self, texts: Sequence[str], canon: Sequence[Canonical], prepared: bool) -> tuple["_Stages", list[Prepared]]:
+        """Token hashes, shingles, shingle sets, sketches and SimHash of a batch (ragged)."""
+        c = self.config
+        off = offsets_of([len(x.tokens) for x in canon])
+        th = hash_strings([t for x in canon for t in x.tokens], c.seed)
+        w = np.array([c.shingle_size_for(x.lang) for x in canon], dtype=np.int64)
+        if c.shingle == "char":
+            units = [char_units(x.tokens, c.seed) for x in canon]
+            seq, seq_off = combine_many(np.concatenate(units) if units else np.empty(0, dtype=U64), offsets_of([len(u) for u in units]), w)
+        else:
+            seq, seq_off = combine_many(th, off, w)
+        sets, set_off = segment_unique(seq, seq_off)
+        if c.minhash_scheme == "oph":
+            sketches = oph_many(sets, set_off, c.num_perm, c.seed)
+        else:
+            sketches = np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)]) if len(canon) else np.empty((0, c.num_perm), dtype=U64)
+        st = _Stages(seq, seq_off, sets, set_off, sketches, token_simhash_many(th, off))
+        if not prepared:
+            return st, []
+        return st, [
+            Prepared(t, x.tokens, x.lang, th[off[i] : off[i + 1]],
+                     Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
+                     MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
+            for i, (t, x) in enumerate(zip(texts, canon))
+        ]
+
+
+#: Built-in key fields in the order their keys are rendered.
+_FIELD_ORDER = ("minhash", "simhash", "winnow", "modm")
+
+
+@dataclass
+class _Stages:
+    sequence: np.ndarray  # shingle hashes in document order, all documents
+    seq_offsets: np.ndarray
+    sets: np.ndarray  # sorted distinct shingle hashes per document
+    set_offsets: np.ndarray
+    sketches: np.ndarray  # (D, num_perm)
+    simhash: np.ndarray  # (D,) uint64

@@ -12,28 +12,55 @@ one whole block (pigeonhole), so one exact term match per block finds every such
 from __future__ import annotations
 
 import numpy as np
-import xxhash
 
-from .hashing import U64
+from .hashing import U64, fmix64
+from .ragged import segment_unique
 
 BITS = 64
+_SCALE = float(1 << 20)
 
 
 def simhash(hashes: np.ndarray, weights: np.ndarray | None = None) -> int:
     """64-bit SimHash of feature hashes with optional weights (default 1)."""
     hashes = np.asarray(hashes, dtype=U64)
-    if len(hashes) == 0:
-        return 0
-    bits = np.unpackbits(hashes.astype(">u8").view(np.uint8).reshape(-1, 8), axis=1)  # (n, 64), MSB first
     w = np.ones(len(hashes)) if weights is None else np.asarray(weights, dtype=np.float64)
-    v = w @ (bits.astype(np.float64) * 2.0 - 1.0)
-    return int.from_bytes(np.packbits(v > 0).tobytes(), "big")
+    return int(simhash_many(hashes, w, np.array([0, len(hashes)], dtype=np.int64))[0])
+
+
+def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """SimHash of many documents at once (ragged features): uint64 array, one per document.
+
+    Bit j is set iff 2 * sum_i w_i * bit_j(h_i) > W with W = sum_i w_i, the sign rule above.
+    Weights are rounded to multiples of 2^-20 and summed as integers: the sums are exact, so
+    a tie (bit 0) never depends on summation order or on the batch a document is signed in.
+    """
+    d = len(offsets) - 1
+    out = np.zeros(d, dtype=U64)
+    nonempty = np.flatnonzero(np.diff(offsets) > 0)
+    if len(nonempty) == 0:
+        return out
+    starts = offsets[nonempty]
+    weights = np.rint(np.asarray(weights, dtype=np.float64) * _SCALE).astype(np.int64)
+    total = np.add.reduceat(weights, starts)
+    by_byte = hashes.astype(">u8").view(np.uint8).reshape(-1, 8)  # byte 0 holds bits 63..56
+    bits = np.empty((len(nonempty), BITS), dtype=bool)
+    for byte in range(8):
+        b = np.unpackbits(by_byte[:, byte, None], axis=1)  # (n, 8), most significant bit first
+        np.greater(2 * np.add.reduceat(b * weights[:, None], starts, axis=0), total[:, None], out=bits[:, 8 * byte : 8 * byte + 8])
+    out[nonempty] = np.packbits(bits, axis=1).view(">u8").ravel()
+    return out
 
 
 def token_simhash(token_hashes: np.ndarray) -> int:
     """SimHash of tokens weighted by 1 + ln(tf)."""
-    uniq, tf = np.unique(np.asarray(token_hashes, dtype=U64), return_counts=True)
-    return simhash(uniq, 1.0 + np.log(tf))
+    th = np.asarray(token_hashes, dtype=U64)
+    return int(token_simhash_many(th, np.array([0, len(th)], dtype=np.int64))[0])
+
+
+def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """:func:`token_simhash` of many documents at once (ragged token hashes)."""
+    uniq, uoff, tf = segment_unique(token_hashes, offsets, return_counts=True)
+    return simhash_many(uniq, 1.0 + np.log(tf), uoff)
 
 
 def hamming(a: int, b: int) -> int:
@@ -52,9 +79,16 @@ def block_bounds(k: int, bits: int = BITS) -> list[tuple[int, int]]:
 
 
 def block_keys(fingerprint: int, k: int) -> np.ndarray:
-    """One key per block: xxh64 of the block's bits, seeded with the block number."""
-    keys = []
+    """One key per block: fmix64 of the block's bits tagged with the block number (a
+    bijection, so distinct (block, bits) pairs never share a key)."""
+    return block_keys_many(np.array([fingerprint], dtype=U64), k)[0]
+
+
+def block_keys_many(fingerprints: np.ndarray, k: int) -> np.ndarray:
+    """:func:`block_keys` of many fingerprints: a (D, k + 1) array."""
+    fps = np.asarray(fingerprints, dtype=U64)
+    out = np.empty((len(fps), k + 1), dtype=U64)
     for i, (lo, hi) in enumerate(block_bounds(k)):
-        value = (fingerprint >> (BITS - hi)) & ((1 << (hi - lo)) - 1)
-        keys.append(xxhash.xxh64_intdigest(value.to_bytes(8, "little"), seed=i))
-    return np.array(keys, dtype=U64)
+        bits = (fps >> np.uint64(BITS - hi)) & np.uint64((1 << (hi - lo)) - 1)
+        out[:, i] = fmix64(bits ^ np.uint64((i + 1) << 56))
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io as _io
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,6 +85,8 @@ def _progress(total: int | None, label: str, quiet: bool):
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @engine_options
 @click.option("--batch-size", default=500, show_default=True, help="Documents per transaction / bulk request.")
+@click.option("--workers", "-j", type=click.IntRange(0), default=1, show_default=True,
+              help="Processes that canonicalize and sign while this one tags and stores (0: one per CPU).")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not compute cluster_id / dup_of tags at index time.")
 @click.option("--lang", type=click.Choice(["fa", "ru", "en"]), help="Language of documents without 'lang' (default: detect by script).")
@@ -101,7 +104,7 @@ def _progress(total: int | None, label: str, quiet: bool):
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @click.pass_context
-def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_opts: dict, batch_size: int, skip_bad: bool,
+def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_opts: dict, batch_size: int, workers: int, skip_bad: bool,
               no_tag: bool, quiet: bool, as_json: bool, **settings: Any) -> None:
     """Sign, store and tag documents from JSONL files, text files or directories.
 
@@ -117,6 +120,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     Examples:
       neardup index docs.jsonl
       neardup index corpus/ --lang fa --threshold 0.7
+      neardup index big.jsonl --workers 0          # sign on every CPU
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..io import InputError, read_documents, total_bytes
@@ -129,7 +133,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             task = bar.add_task("indexing", total=total)
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n))
             try:
-                report = nd.index(docs, batch_size=batch_size, tag=not no_tag)
+                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=workers or os.cpu_count() or 1)
             except InputError as e:
                 fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()

@@ -4,24 +4,69 @@ Tables
 
 * ``meta(key, value)``: the format marker, the :class:`~neardup.config.Config` and
   collection context (JSON).
-* ``docs``: one row per document; ``seq`` (the rowid) is the arrival order. Shingle hashes
-  are stored as a little-endian uint64 BLOB, so verification never re-reads raw text.
-* ``postings(field, key, doc)``: the inverted index of signature keys, a ``WITHOUT ROWID``
-  b-tree on (field, key, doc): candidate retrieval is a term match inside SQLite.
+* ``docs``: one row per document; ``seq`` (the rowid) is the arrival order. Small columns
+  come first and the text last, so reading a document's signatures never touches the
+  overflow pages of a long text. Shingle hashes are stored as a little-endian uint64 BLOB, so
+  verification never re-reads raw text; ``exact`` is the 16-byte digest (a BLOB, not 32 hex
+  characters), ``indexed_at`` milliseconds since the epoch (an integer), and ``cluster_id``
+  is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
+* ``postings(key, doc)``: the inverted index of signature keys, a ``WITHOUT ROWID`` b-tree:
+  candidate retrieval is a term match inside SQLite. See *Posting keys* below.
 * ``fts``: an FTS5 index over title and body (external content) for full-text search.
 * ``clusters``: the last N-to-N clustering.
 
 Every batch is one transaction: a crash mid-ingest loses nothing committed, and ingesting
-again upserts by id.
+again upserts by id. :meth:`EmbeddedEngine.refresh` folds the write-ahead log back into the
+file and truncates it.
+
+Size (issue 5: under 1.5 KB per document beyond the stored text)
+
+* Posting keys. A posting stores ``(field << 44) | (key mod 2**44)`` as one integer: the
+  field and the low 44 bits of the key. Values below 2**47 take 6 bytes in a SQLite record
+  instead of 8 for the key plus a column for the field (8 fields fit; more still work, at 8
+  bytes). Postings only propose candidates, and every candidate is verified exactly on its
+  shingles, so the truncation can only add a false candidate: a query key meets a different
+  stored key of its field with probability (keys of that field in the index) / 2**44, about
+  1e-6 per key at a million documents. ``collisions`` may likewise report a few groups that
+  share 44 bits but not 64; ``pairs`` verifies them and drops them.
+* The ``keys`` column holds every signature key of the document (for deletes, upserts and
+  :class:`~neardup.engines.base.StoredDoc.keys`) in a compact form that depends only on
+  bytes stored in the same row, never on signing code that may change between versions:
+  keys that are a sorted subset of the document's own shingle hashes (winnowing
+  fingerprints, MOD_m samples) are a bitmap over the stored shingles (1 bit per shingle
+  instead of 8 bytes per key); the ``exact`` key, when it is the first 8 bytes of the stored
+  digest, is a 1-byte tag; anything else (MinHash bands, SimHash blocks, extended signatures)
+  is raw uint64. Each form is checked on write, so every field round-trips exactly.
+* Full-text search uses FTS5 with ``detail=none``: the index keeps which documents hold a
+  term, not the columns or positions (a third of the ``detail=full`` size). Ranking is
+  unchanged: FTS5 rebuilds positions for a matched row from its text, so ``bm25`` and
+  ``snippet`` give the same results; searches on very common words cost more (each matching
+  row's text is tokenized to rank it). Phrase and NEAR queries and column filters are not
+  available; :meth:`search` takes words, each split into tokens by the table's own tokenizer,
+  and every token is required (``e-mail`` finds documents with both ``e`` and ``mail``).
+* Pages are 16 KiB. Rows are appended in ``seq`` order and a page is closed when the next
+  row does not fit, so each page of ``docs`` wastes about one row's size whatever its size:
+  with 4 KiB pages that was a fifth of the table (~450 B per document), with 16 KiB pages it
+  is ~120 B. Lookups are not slower (a page is one read either way); a batch rewrites more
+  bytes of the ``postings`` pages it touches, which ingest does not notice at 300k documents.
+* A batch inserts its postings at the end, in key order, so each b-tree page is changed once.
+* :meth:`refresh` checkpoints and truncates the write-ahead log (it held up to one batch's
+  pages, tens of MB, next to the file), and ``journal_size_limit`` caps what a checkpoint
+  leaves behind.
+
+Opening a file of an older format raises :class:`EngineError` asking to index the documents
+again into a new file (``FORMAT``: ``neardup-sqlite/1`` had ``postings(field, key, doc)``,
+full FTS5 detail, hex ``exact``, ISO ``indexed_at`` and raw keys).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -32,38 +77,41 @@ from ..hashing import U64
 from ..signer import Signed
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags
 
-FORMAT = "neardup-sqlite/1"
+FORMAT = "neardup-sqlite/2"
+PAGE_SIZE = 16384
+#: Bits of a signature key kept in a posting (the field number sits above them).
+KEY_BITS = 44
+_KEY_MASK = (1 << KEY_BITS) - 1
+_TOKENIZE = "unicode61 remove_diacritics 2"
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS docs(
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
     lang TEXT,
-    title TEXT,
-    body TEXT,
-    fields TEXT,
     n_tokens INTEGER NOT NULL,
     n_shingles INTEGER NOT NULL,
-    exact TEXT NOT NULL,
     simhash INTEGER NOT NULL,
-    shingles BLOB NOT NULL,
-    keys BLOB NOT NULL,
     cluster_id TEXT,
     dup_of TEXT,
     max_resemblance REAL,
     is_duplicate INTEGER,
-    indexed_at TEXT NOT NULL
+    indexed_at INTEGER NOT NULL,
+    exact BLOB NOT NULL,
+    fields TEXT,
+    shingles BLOB NOT NULL,
+    keys BLOB NOT NULL,
+    title TEXT,
+    body TEXT
 );
-CREATE INDEX IF NOT EXISTS docs_cluster ON docs(cluster_id);
 CREATE TABLE IF NOT EXISTS postings(
-    field INTEGER NOT NULL,
     key INTEGER NOT NULL,
     doc INTEGER NOT NULL,
-    PRIMARY KEY(field, key, doc)
+    PRIMARY KEY(key, doc)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, body, content='docs', content_rowid='seq', tokenize='unicode61 remove_diacritics 2'
+    title, body, content='docs', content_rowid='seq', tokenize='{_TOKENIZE}', detail=none
 );
 CREATE TABLE IF NOT EXISTS clusters(
     cluster_id TEXT PRIMARY KEY,
@@ -77,32 +125,132 @@ CREATE TABLE IF NOT EXISTS clusters(
 );
 """
 
-_DOC_COLUMNS = "seq, id, lang, title, fields, n_tokens, n_shingles, exact, simhash, shingles, keys, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at"
+_DOC_COLUMNS = ("seq, id, lang, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, "
+                "shingles, keys, title")
+#: A document's cluster; NULL in the row when it is the document's own id (most documents).
+_CLUSTER = "CASE WHEN d.is_duplicate IS NULL THEN NULL ELSE coalesce(d.cluster_id, d.id) END"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_HEX32 = re.compile(r"[0-9a-f]{32}")
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _iso(ms: int | str | None) -> str | None:
+    if ms is None or isinstance(ms, str):
+        return ms
+    return (_EPOCH + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
+
+
+def _own_cluster(cluster_id: str, doc_id: str) -> str | None:
+    return None if cluster_id == doc_id else cluster_id
+
+
 def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray]) -> bytes:
-    """Keys of all fields as one BLOB: uint32 counts (one per field, in ``fields`` order), then the uint64 keys."""
-    arrays = [np.asarray(keys.get(f, ()), dtype="<u8") for f in fields]
-    counts = np.array([len(a) for a in arrays], dtype="<u4")
-    return counts.tobytes() + b"".join(a.tobytes() for a in arrays)
+def _exact_value(exact: str) -> bytes | str:
+    """The digest as 16 bytes when it is 32 lowercase hex characters (as the signer makes it)."""
+    return bytes.fromhex(exact) if isinstance(exact, str) and _HEX32.fullmatch(exact) else exact
 
 
-def unpack_keys(fields: Sequence[str], blob: bytes) -> dict[str, np.ndarray]:
-    n = len(fields)
-    counts = np.frombuffer(blob, dtype="<u4", count=n)
-    values = np.frombuffer(blob, dtype="<u8", offset=4 * n)
-    out, at = {}, 0
-    for f, c in zip(fields, counts):
-        out[f] = values[at : at + int(c)].astype(U64)
-        at += int(c)
+def _exact_text(value: bytes | str) -> str:
+    return value.hex() if isinstance(value, bytes) else value
+
+
+def posting_key(field_id: int, key: int) -> int:
+    """The integer a posting stores for ``key`` of field number ``field_id``."""
+    return (field_id << KEY_BITS) | (int(key) & _KEY_MASK)
+
+
+def _posting_keys(field_id: int, keys: Any) -> list[int]:
+    a = np.asarray(keys, dtype=U64).ravel() & U64(_KEY_MASK)
+    return (a.astype(np.int64) + (field_id << KEY_BITS)).tolist()
+
+
+# -- the keys column ----------------------------------------------------------------------------
+_RAW, _SUBSET, _EXACT = 0, 1, 2
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _read_varint(blob: bytes, pos: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        b = blob[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return n, pos
+        shift += 7
+
+
+def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.ndarray, exact: bytes | str) -> bytes:
+    """Keys of all fields (in ``fields`` order) as one BLOB, each field in its smallest exact form.
+
+    Per field a tag byte, then: ``_RAW`` a varint count and the uint64 keys (little-endian);
+    ``_SUBSET`` a little-endian bitmap over ``shingles`` (sorted distinct uint64) of the keys,
+    which are themselves sorted distinct shingles; ``_EXACT`` nothing (the one key is the
+    first 8 bytes, big-endian, of the 16-byte ``exact`` digest).
+    """
+    shingles = np.asarray(shingles, dtype=U64)
+    n = len(shingles)
+    out = bytearray()
+    for f in fields:
+        k = np.asarray(keys.get(f, ()), dtype=U64).ravel()
+        if len(k) == 1 and isinstance(exact, bytes) and len(exact) == 16 and int(k[0]) == int.from_bytes(exact[:8], "big"):
+            out.append(_EXACT)
+            continue
+        if len(k) and (n + 7) // 8 < 8 * len(k) and bool(np.all(k[1:] > k[:-1])):
+            at = np.searchsorted(shingles, k)
+            if at[-1] < n and np.array_equal(shingles[at], k):
+                mask = np.zeros(n, dtype=bool)
+                mask[at] = True
+                out.append(_SUBSET)
+                out += np.packbits(mask, bitorder="little").tobytes()
+                continue
+        out.append(_RAW)
+        out += _varint(len(k))
+        out += k.astype("<u8").tobytes()
+    return bytes(out)
+
+
+def unpack_keys(fields: Sequence[str], blob: bytes, shingles: np.ndarray, exact: bytes | str) -> dict[str, np.ndarray]:
+    n = len(shingles)
+    out: dict[str, np.ndarray] = {}
+    pos = 0
+    for f in fields:
+        tag = blob[pos]
+        pos += 1
+        if tag == _RAW:
+            c, pos = _read_varint(blob, pos)
+            out[f] = np.frombuffer(blob, dtype="<u8", count=c, offset=pos).astype(U64)
+            pos += 8 * c
+        elif tag == _SUBSET:
+            nb = (n + 7) // 8
+            mask = np.unpackbits(np.frombuffer(blob, dtype=np.uint8, count=nb, offset=pos), count=n, bitorder="little")
+            out[f] = shingles[mask.astype(bool)]
+            pos += nb
+        elif tag == _EXACT:
+            out[f] = np.array([int.from_bytes(exact[:8], "big")], dtype=U64)
+        else:
+            raise EngineError(f"corrupt keys column (tag {tag})")
     return out
 
 
@@ -118,6 +266,7 @@ class EmbeddedEngine(Engine):
         self._config: Config | None = None
         self._fields: tuple[str, ...] = ()
         self._field_ids: dict[str, int] = {}
+        self._tokenizer_ready = False
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
@@ -132,14 +281,22 @@ class EmbeddedEngine(Engine):
             raise EngineError(f"{self.path}: cannot open: {e}") from None
         self._db = db
         try:
+            if not exists:
+                db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first write fixes it
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=OFF")
+            db.execute("PRAGMA journal_size_limit=67108864")
+            db.execute("PRAGMA cache_size=-65536")
             stored = self._read_stored_config(exists)
         except sqlite3.DatabaseError as e:
             db.close()
             self._db = None
             raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+        except EngineError:
+            db.close()
+            self._db = None
+            raise
         if stored is None:
             config = config or Config()
             with self._tx():
@@ -166,14 +323,30 @@ class EmbeddedEngine(Engine):
         if "meta" not in tables or "docs" not in tables:
             raise EngineError(f"{self.path} is a SQLite database but not a neardup index (tables: {', '.join(sorted(tables)) or 'none'})")
         meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'config')").fetchall())
-        if meta.get("format") != FORMAT:
-            raise EngineError(f"{self.path} is not a neardup index of this format (found {meta.get('format')!r}, expected {FORMAT!r})")
+        found = meta.get("format")
+        if found != FORMAT:
+            raise EngineError(_format_message(self.path, found))
         return Config.from_json(meta["config"])
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
             self._db = None
+            self._tokenizer_ready = False
+
+    def refresh(self) -> None:
+        """Writes are visible at once; this folds the write-ahead log into the file and
+        truncates it (best effort: skipped while another connection is reading)."""
+        db = self._require()
+        if self.path == ":memory:" or db.in_transaction:
+            return
+        try:
+            db.execute("PRAGMA busy_timeout=200")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 
     def _require(self) -> sqlite3.Connection:
         if self._db is None:
@@ -196,53 +369,61 @@ class EmbeddedEngine(Engine):
     def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
         tags = tags or {}
         failures: list[Failure] = []
-        now = _now()
+        now = _now_ms()
+        pending: dict[int, list[int]] = {}  # seq -> posting keys, inserted in key order at the end
         with self._tx() as db:
             for s in docs:
                 try:
-                    self._put_one(db, s, tags.get(s.id), now)
+                    self._put_one(db, s, tags.get(s.id), now, pending)
                 except (sqlite3.Error, ValueError, OverflowError) as e:
                     failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
+            rows = sorted((k, seq) for seq, ks in pending.items() for k in ks)
+            db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
         return failures
 
-    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: str) -> None:
+    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, list[int]]) -> None:
         d = s.doc
-        old = db.execute("SELECT seq, title, body, keys FROM docs WHERE id = ?", (d.id,)).fetchone()
-        shingles = np.ascontiguousarray(s.shingles, dtype="<u8").tobytes()
-        keys = pack_keys(self._fields, s.keys)
-        row = (d.id, s.lang, d.title, d.text, json.dumps(d.fields, ensure_ascii=False) if d.fields else None, s.n_tokens,
-               s.n_shingles, s.exact, _signed64(s.simhash), shingles, keys,
-               t.cluster_id if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
-               (1 if t.is_duplicate else 0) if t else None, now)
+        old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
+        shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
+        exact = _exact_value(s.exact)
+        keys = pack_keys(self._fields, s.keys, shingles, exact)
+        posting = [k for f, ks in s.keys.items() if f in self._field_ids for k in _posting_keys(self._field_ids[f], ks)]
+        row = (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
+               _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
+               (1 if t.is_duplicate else 0) if t else None, now, exact,
+               json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
         if old is None:
-            cur = db.execute("INSERT INTO docs(id, lang, title, body, fields, n_tokens, n_shingles, exact, simhash, shingles, keys, "
-                             "cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            cur = db.execute("INSERT INTO docs(id, lang, n_tokens, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, "
+                             "indexed_at, exact, fields, shingles, keys, title, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
             seq = cur.lastrowid
         else:
-            seq, old_title, old_body, old_keys = old
-            self._delete_postings(db, seq, old_keys)
+            seq, old_title, old_body, old_keys, old_shingles, old_exact = old
+            self._delete_postings(db, seq, old_keys, old_shingles, old_exact, pending)
             if self.fulltext:
                 db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, old_title, old_body))
-            db.execute("UPDATE docs SET id=?, lang=?, title=?, body=?, fields=?, n_tokens=?, n_shingles=?, exact=?, simhash=?, "
-                       "shingles=?, keys=?, cluster_id=?, dup_of=?, max_resemblance=?, is_duplicate=?, indexed_at=? WHERE seq=?", (*row, seq))
-        db.executemany("INSERT OR IGNORE INTO postings(field, key, doc) VALUES (?,?,?)",
-                       ((self._field_ids[f], _signed64(int(k)), seq) for f, ks in s.keys.items() if f in self._field_ids for k in ks))
+            db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
+                       "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
         if self.fulltext:
             db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, d.title, d.text))
+        pending[seq] = posting
 
-    def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes) -> None:
-        for f, ks in unpack_keys(self._fields, blob).items():
-            db.executemany("DELETE FROM postings WHERE field=? AND key=? AND doc=?", ((self._field_ids[f], _signed64(int(k)), seq) for k in ks))
+    def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
+                         pending: dict[int, list[int]] | None = None) -> None:
+        if pending is not None:
+            pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
+        sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
+        rows = [(k, seq) for f, ks in unpack_keys(self._fields, blob, sh, exact).items() for k in _posting_keys(self._field_ids[f], ks)]
+        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", rows)
 
     def delete(self, ids: Iterable[str]) -> int:
         n = 0
         with self._tx() as db:
             for i in ids:
-                row = db.execute("SELECT seq, title, body, keys FROM docs WHERE id=?", (i,)).fetchone()
+                row = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id=?", (i,)).fetchone()
                 if row is None:
                     continue
-                seq, title, body, keys = row
-                self._delete_postings(db, seq, keys)
+                seq, title, body, keys, shingles, exact = row
+                self._delete_postings(db, seq, keys, shingles, exact)
                 if self.fulltext:
                     db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, title, body))
                 db.execute("DELETE FROM docs WHERE seq=?", (seq,))
@@ -252,7 +433,7 @@ class EmbeddedEngine(Engine):
     def update_tags(self, tags: dict[str, Tags]) -> None:
         with self._tx() as db:
             db.executemany("UPDATE docs SET cluster_id=?, dup_of=?, max_resemblance=?, is_duplicate=? WHERE id=?",
-                           ((t.cluster_id, t.dup_of, t.max_resemblance, int(t.is_duplicate), i) for i, t in tags.items()))
+                           ((_own_cluster(t.cluster_id, i), t.dup_of, t.max_resemblance, int(t.is_duplicate), i) for i, t in tags.items()))
 
     # -- reads -----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
@@ -264,13 +445,15 @@ class EmbeddedEngine(Engine):
         for g in q.groups:
             if g.field not in self._field_ids or not g.keys:
                 continue
-            parts.append("SELECT doc, COUNT(*) AS c, ? AS f FROM postings WHERE field = ? AND key IN (SELECT value FROM json_each(?)) "
+            parts.append("SELECT doc, COUNT(*) AS c, ? AS f FROM postings WHERE key IN (SELECT value FROM json_each(?)) "
                          "GROUP BY doc HAVING COUNT(*) >= ?")
-            params += [g.field, self._field_ids[g.field], json.dumps([_signed64(int(k)) for k in g.keys]), max(1, g.min_match)]
+            fid = self._field_ids[g.field]
+            keys = list(dict.fromkeys(posting_key(fid, k) for k in g.keys))
+            params += [g.field, json.dumps(keys), max(1, g.min_match)]
         if not parts:
             return []
         sql = (f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
-               "SELECT d.id, d.n_shingles, d.simhash, d.cluster_id, SUM(m.c), group_concat(m.f) FROM m JOIN docs d ON d.seq = m.doc "
+               f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f) FROM m JOIN docs d ON d.seq = m.doc "
                "WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?")
         params += [q.min_shingles, min(q.max_shingles, 2**62), q.exclude_id or "", q.limit]
         return [Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")))
@@ -289,11 +472,12 @@ class EmbeddedEngine(Engine):
         return out
 
     def _row(self, row: tuple, text: bool) -> StoredDoc:
-        (seq, id_, lang, title, fields, _n_tokens, n_sh, exact, simhash, shingles, keys, cid, dup, maxr, isdup, at) = row[:16]
-        tags = Tags(cid, dup, maxr or 0.0, bool(isdup)) if cid is not None else None
-        return StoredDoc(id=id_, lang=lang, n_shingles=n_sh, shingles=np.frombuffer(shingles, dtype="<u8").astype(U64),
-                         simhash=simhash & 0xFFFFFFFFFFFFFFFF, exact=exact, keys=unpack_keys(self._fields, keys), tags=tags,
-                         title=title, text=row[16] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=at, seq=seq)
+        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, keys, title) = row[:15]
+        tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
+        sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
+        return StoredDoc(id=id_, lang=lang, n_shingles=n_sh, shingles=sh, simhash=simhash & 0xFFFFFFFFFFFFFFFF,
+                         exact=_exact_text(exact), keys=unpack_keys(self._fields, keys, sh, exact), tags=tags, title=title,
+                         text=row[15] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq)
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         db = self._require()
@@ -315,8 +499,9 @@ class EmbeddedEngine(Engine):
         for f in fields:
             if f not in self._field_ids:
                 continue
+            lo = self._field_ids[f] << KEY_BITS
             cur = db.execute("SELECT group_concat(d.id, char(31)) FROM postings p JOIN docs d ON d.seq = p.doc "
-                             "WHERE p.field = ? GROUP BY p.key HAVING COUNT(*) > 1", (self._field_ids[f],))
+                             "WHERE p.key BETWEEN ? AND ? GROUP BY p.key HAVING COUNT(*) > 1", (lo, lo | _KEY_MASK))
             for (ids,) in cur:
                 yield ids.split("\x1f")
 
@@ -325,13 +510,27 @@ class EmbeddedEngine(Engine):
             raise EngineError("the embedded engine takes words, not a query-DSL body")
         if not self.fulltext:
             raise EngineError(f"{self.path} was opened without full-text search")
-        match = _fts_query(query)
+        match = _fts_query(self._tokens(query))
         if not match:
             return []
         rows = self._require().execute(
-            "SELECT d.id, bm25(fts) AS score, d.title, snippet(fts, 1, '[', ']', ' … ', 16), d.cluster_id "
+            f"SELECT d.id, bm25(fts) AS score, d.title, snippet(fts, 1, '[', ']', ' … ', 16), {_CLUSTER} "
             "FROM fts JOIN docs d ON d.seq = fts.rowid WHERE fts MATCH ? ORDER BY score LIMIT ?", (match, size)).fetchall()
         return [Hit(i, -score, title, snip, cid) for i, score, title, snip, cid in rows]
+
+    def _tokens(self, words: str) -> list[str]:
+        """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the
+        connection's temp schema and its fts5vocab view), so every term is one token."""
+        db = self._require()
+        if not self._tokenizer_ready:
+            db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q USING fts5(q, tokenize='{_TOKENIZE}')")
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q_terms USING fts5vocab('temp', 'neardup_q', 'instance')")
+            self._tokenizer_ready = True
+        db.execute("DELETE FROM temp.neardup_q")
+        db.execute("INSERT INTO temp.neardup_q(rowid, q) VALUES (1, ?)", (words,))
+        terms = [t for (t,) in db.execute("SELECT term FROM temp.neardup_q_terms ORDER BY offset")]
+        db.execute("DELETE FROM temp.neardup_q")
+        return terms
 
     # -- clusters --------------------------------------------------------------------------
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
@@ -379,7 +578,17 @@ def _check_sqlite_file(path: str) -> None:
         raise EngineError(f"{path} is not a neardup index (not a SQLite database)")
 
 
-def _fts_query(words: str) -> str:
-    """User words -> an FTS5 query: each word quoted (no operator injection), all required."""
-    toks = [t for t in words.replace('"', " ").split() if t]
-    return " ".join(f'"{t}"' for t in toks)
+def _format_message(path: str, found: str | None) -> str:
+    prefix = FORMAT.rsplit("/", 1)[0] + "/"
+    version = found[len(prefix):] if isinstance(found, str) and found.startswith(prefix) else ""
+    if version.isdigit() and int(version) < int(FORMAT[len(prefix):]):
+        return (f"{path} was written by an older neardup (index format {found!r}; this version reads {FORMAT!r}, "
+                f"whose tables are laid out differently): re-index the documents into a new file with 'neardup index'")
+    if version.isdigit():
+        return f"{path} was written by a newer neardup (index format {found!r}; this version reads {FORMAT!r}): upgrade neardup"
+    return f"{path} is not a neardup index of this format (found {found!r}, expected {FORMAT!r})"
+
+
+def _fts_query(terms: Sequence[str]) -> str:
+    """Terms -> an FTS5 query: each term quoted (no operator injection), all required."""
+    return " ".join('"' + t.replace('"', '""') + '"' for t in terms)

@@ -1,0 +1,70 @@
+"""Ragged arrays: the values of many documents concatenated in one numpy array, with
+``offsets`` (length D + 1) marking where each document's values start and end.
+
+Signing a batch this way runs every stage as a handful of numpy calls over all documents
+instead of a handful per document, which is what makes batch signing cheap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hashing import U64
+
+
+def offsets_of(lengths) -> np.ndarray:
+    """[0, l0, l0+l1, ...] as int64."""
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def segment_ids(offsets: np.ndarray) -> np.ndarray:
+    """The document number of every value."""
+    return np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+
+
+def split(values: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
+    """One view per document."""
+    return [values[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
+
+
+def segment_sort(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """uint64 values sorted within each document (documents stay in order).
+
+    One stable argsort of ``doc << (64 - b) | value >> b`` (b bits for the document
+    number) orders every document by the top 64 - b bits of its values; the rare documents
+    holding two values that agree on those bits are re-sorted on their own.
+    """
+    values = np.asarray(values, dtype=U64)
+    d = len(offsets) - 1
+    if d <= 1:
+        return np.sort(values)
+    b = np.uint64(max(1, int(d - 1).bit_length()))
+    key = (segment_ids(offsets).astype(U64) << (np.uint64(64) - b)) | (values >> b)
+    order = np.argsort(key, kind="stable")
+    out = values[order]
+    ks = key[order]
+    ties = np.flatnonzero(ks[1:] == ks[:-1])
+    if len(ties):
+        for doc in np.unique(np.searchsorted(offsets, ties, side="right") - 1):
+            lo, hi = offsets[doc], offsets[doc + 1]
+            out[lo:hi] = np.sort(out[lo:hi])
+    return out
+
+
+def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool = False):
+    """Sorted distinct values of each document: ``(values, offsets[, counts])``."""
+    s = segment_sort(values, offsets)
+    n = len(s)
+    keep = np.ones(n, dtype=bool)
+    if n:
+        np.not_equal(s[1:], s[:-1], out=keep[1:])
+        starts = offsets[:-1][np.diff(offsets) > 0]
+        keep[starts] = True  # a document's first value even if it equals the previous document's last
+    idx = np.flatnonzero(keep)
+    new_off = np.searchsorted(idx, offsets).astype(np.int64)
+    if not return_counts:
+        return s[idx], new_off
+    counts = np.diff(np.append(idx, n))
+    return s[idx], new_off, counts

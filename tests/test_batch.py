@@ -1,0 +1,160 @@
+"""Batch signing: every ragged kernel agrees with its one-document form, and
+``Signer.sign_batch`` gives what ``Signer.sign`` gives, whatever the batch."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.config import Config
+from neardup.minhash import oph_many, oph_sketch
+from neardup.ragged import offsets_of, segment_sort, segment_unique, split
+from neardup.sampling import winnow, winnow_many
+from neardup.shingles import combine, combine_many
+from neardup.signer import Document, Signer
+from neardup.simhash import simhash, token_simhash, token_simhash_many
+
+u64 = st.integers(0, 2**64 - 1)
+# small alphabets make repeats, ties and equal neighbours common
+docs_of = st.lists(st.lists(st.sampled_from([0, 1, 2, 3, 2**63, 2**64 - 1, 12345]) | u64, max_size=40), min_size=1, max_size=6)
+
+
+def ragged(lists):
+    arrays = [np.array(x, dtype=np.uint64) for x in lists]
+    return (np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)), offsets_of([len(a) for a in arrays]), arrays
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs_of)
+def test_segment_sort_and_unique(lists):
+    flat, off, arrays = ragged(lists)
+    assert [x.tolist() for x in split(segment_sort(flat, off), off)] == [sorted(a.tolist()) for a in arrays]
+    u, uo, counts = segment_unique(flat, off, return_counts=True)
+    for i, a in enumerate(arrays):
+        ref, ref_counts = np.unique(a, return_counts=True)
+        assert u[uo[i] : uo[i + 1]].tolist() == ref.tolist()
+        assert counts[uo[i] : uo[i + 1]].tolist() == ref_counts.tolist()
+
+
+def test_segment_sort_with_values_agreeing_on_their_top_bits():
+    # two values of one document that differ only in the low bits the sort key drops
+    flat = np.array([7, (5 << 40) | 3, (5 << 40) | 1, 2, 9], dtype=np.uint64)
+    off = np.array([0, 3, 5], dtype=np.int64)
+    assert segment_sort(flat, off).tolist() == [7, (5 << 40) | 1, (5 << 40) | 3, 2, 9]
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs_of, st.integers(1, 6))
+def test_combine_many_is_combine_per_document(lists, w):
+    flat, off, arrays = ragged(lists)
+    seq, so = combine_many(flat, off, w)
+    for i, a in enumerate(arrays):
+        assert seq[so[i] : so[i + 1]].tolist() == combine(a, w).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(docs_of, st.sampled_from([8, 64, 128]))
+def test_oph_many_is_oph_per_document(lists, k):
+    sets = [np.unique(np.array(x, dtype=np.uint64)) for x in lists]
+    flat, off, _ = ragged([s.tolist() for s in sets])
+    m = oph_many(flat, off, k, 3)
+    for i, s in enumerate(sets):
+        assert m[i].tolist() == oph_sketch(s, k, 3).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs_of, st.integers(1, 9))
+def test_winnow_many_is_winnow_per_document(lists, window):
+    flat, off, arrays = ragged(lists)
+    v, vo = winnow_many(flat, off, window)
+    for i, a in enumerate(arrays):
+        assert v[vo[i] : vo[i + 1]].tolist() == winnow(a, window).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs_of)
+def test_token_simhash_many_is_per_document_and_order_free(lists):
+    flat, off, arrays = ragged(lists)
+    fps = token_simhash_many(flat, off)
+    for i, a in enumerate(arrays):
+        assert int(fps[i]) == token_simhash(a) == token_simhash(a[::-1])
+
+
+def test_simhash_bit_rule():
+    # bit 63 set in two features of weight 1, clear in one of weight 1.5: 2 > 1.5, so set;
+    # bit 0 set only in the weight-1.5 feature: 1.5 < 2, so clear; an exact tie gives 0
+    h = np.array([1 << 63, 1 << 63, 1], dtype=np.uint64)
+    fp = simhash(h, np.array([1.0, 1.0, 1.5]))
+    assert fp >> 63 == 1 and fp & 1 == 0
+    assert simhash(np.array([1 << 63, 1], dtype=np.uint64)) == 0
+
+
+TEXTS = st.lists(st.text(alphabet=st.sampled_from(list("ab cd ef. Ёё абв مى\u200cخ 12 <b>")), max_size=60), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEXTS, st.sampled_from(["default", "modm", "kperm", "char", "short"]))
+def test_sign_batch_is_sign_per_document(texts, kind):
+    cfg = {
+        "default": Config(),
+        "modm": Config(signatures=("exact", "minhash", "simhash", "winnow", "modm")),
+        "kperm": Config(minhash_scheme="kperm", num_perm=32),
+        "char": Config(shingle="char", shingle_size=4, stopwords=False),
+        "short": Config(shingle_size=2, shingle_size_by_lang=(("fa", 3),), stopwords=False),
+    }[kind]
+    signer = Signer(cfg)
+    docs = [Document(str(i), t) for i, t in enumerate(texts)]
+    batch = signer.sign_batch(docs)
+    for d, b in zip(docs, batch):
+        one = signer.sign(d)
+        assert (b.id, b.lang, b.n_tokens, b.exact, b.simhash) == (one.id, one.lang, one.n_tokens, one.exact, one.simhash)
+        assert b.shingles.tolist() == one.shingles.tolist()
+        assert {k: v.tolist() for k, v in b.keys.items()} == {k: v.tolist() for k, v in one.keys.items()}
+
+
+def test_sign_batch_reports_bad_documents_and_keeps_the_rest():
+    signer = Signer(Config())
+    bad = Document("bad", "some text here", lang="xx")
+    good = Document("good", "the quick brown fox jumps over the lazy dog")
+    errors = []
+    out = signer.sign_batch([bad, good], on_error=lambda d, e: errors.append((d.id, str(e))))
+    assert [s.id for s in out] == ["good"]
+    assert errors and errors[0][0] == "bad" and "unknown language" in errors[0][1]
+
+
+def test_index_with_worker_processes_matches_one_process(tmp_path):
+    from neardup.api import NearDup
+
+    import json
+
+    from .corpora import SAMPLE
+
+    recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    one = NearDup.open(str(tmp_path / "one.db"))
+    r1 = one.index(docs, batch_size=17)
+    two = NearDup.open(str(tmp_path / "two.db"))
+    r2 = two.index(docs, batch_size=17, workers=2)
+    assert (r1.indexed, r1.duplicates) == (r2.indexed, r2.duplicates) == (len(docs), r1.duplicates)
+    got = lambda nd: {i: (d.tags, d.shingles.tolist()) for i, d in nd.engine.get([d.id for d in docs]).items()}  # noqa: E731
+    assert got(one) == got(two)
+    assert [c.members for c in one.clusters()] == [c.members for c in two.clusters()]
+
+
+def test_index_with_workers_keeps_what_was_read_before_a_bad_record(tmp_path):
+    from neardup.api import NearDup
+
+    def stream():
+        for i in range(25):
+            yield Document(f"d{i}", f"document number {i} says something about item {i}")
+        raise ValueError("bad record at input.jsonl:26")
+
+    nd = NearDup.open(str(tmp_path / "w.db"))
+    try:
+        nd.index(stream(), batch_size=10, workers=2)
+    except ValueError as e:
+        assert "input.jsonl:26" in str(e)
+    else:
+        raise AssertionError("the reading error was swallowed")
+    assert len(nd.engine.get([f"d{i}" for i in range(25)])) == 25

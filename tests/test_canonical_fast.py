@@ -1,0 +1,160 @@
+"""The fast paths of canonicalization give what the plain definitions give.
+
+Each rewritten pattern is compared with the one-pass pattern it replaces, ``canonicalize``
+with ``Canonicalizer.text`` followed by tokenizing and the per-token stop-word rule, and the
+hazm normalizer with prebuilt tables with hazm's own.
+"""
+
+import json
+import re
+import sys
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup import canonical as cm
+from neardup.canonical import Canonicalizer, script_of, stopwords_for, token_language
+from neardup.config import Config
+
+from .conftest import CORPORA
+
+# The one-pass definitions the fast patterns replace.
+HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*(\w)")
+PAGE_NUMBER_LINE = re.compile(r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
+PUNCT = re.compile(r"[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])")
+NON_WORD = re.compile(r"[^\w\u200c]+")
+SPACE = re.compile(r"\s+")
+ZWNJ_INSIDE = re.compile(r"(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])")
+TOKEN = re.compile(r"[^\W_]+")
+
+
+def texts(pieces, max_size=30):
+    return st.lists(st.sampled_from(pieces), max_size=max_size).map("".join)
+
+
+LINE_PIECES = ["a-\n", "b-\n", "a", "b", "ж", "ک", "1", "12", "_", "é", "-", "\u00ad", "\u2010", "\u2013", "\u2014", " ", "  ", "\t", "\n", "\r\n", "page", "Page ", "стр.", "Страница ", "صفحه ", "12345", "x."]
+PUNCT_PIECES = ["a", "ک", "ж", "1", " ", "  ", ".", ", ", "\n", "\t", "_", "__", "\u200c", "\u200c\u200c", "\u0660", "\u060c", "\u0645", "-"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts(LINE_PIECES))
+def test_rejoin_hyphenation_is_the_one_pass_substitution(text):
+    assert cm.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
+
+
+@pytest.mark.parametrize("text", ["a-\nb-\nc", "a-\nb-\nc-\nd", "é-\n\u00e8-\n x", "ab\u00ad \n cd-\n\nef", "x-\n-\ny"])
+def test_rejoin_hyphenation_chains(text):
+    assert cm.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts(LINE_PIECES))
+def test_page_number_lines_as_with_the_lookbehind_pattern(text):
+    assert cm._PAGE_NUMBER_LINE.sub("\n ", text) == PAGE_NUMBER_LINE.sub(" ", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts(PUNCT_PIECES))
+def test_punctuation_and_space_patterns_as_the_one_pass_ones(text):
+    assert cm._PUNCT.sub(" ", text) == PUNCT.sub(" ", text)
+    assert cm._NON_WORD.sub(" ", text) == NON_WORD.sub(" ", text)
+    assert cm._SPACE.sub(" ", text) == SPACE.sub(" ", text)
+    assert cm._ZWNJ_INSIDE.sub("", text) == ZWNJ_INSIDE.sub("", text)
+
+
+def test_u0345_is_the_only_separator_that_casefolds_to_a_word_character():
+    # drop_punctuation may be skipped (Canonicalizer._text_for_tokens) only because no other
+    # character outside [^\W_] casefolds to one inside it.
+    word = re.compile(r"[^\W_]")
+    found = {chr(cp) for cp in range(sys.maxunicode + 1) if chr(cp).casefold() != chr(cp) and not word.match(chr(cp)) and word.search(chr(cp).casefold())}
+    assert found == {"\u0345"}, unicodedata.unidata_version
+
+
+def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tuple[list[str], str]:
+    """``canonicalize`` from its definitions: every text step, tokens, then the per-token
+    stop-word rule (a stop word of its own script, or of the document language)."""
+    c = canon.config
+    doc_lang = lang or canon.language_of(text)
+    toks = TOKEN.findall(canon.text(text))
+    if c.digits == "drop":
+        toks = [t for t in toks if not t.isdigit()]
+    if c.stopwords:
+        toks = [t for t in toks if t not in stopwords_for(token_language(t) or doc_lang)]
+    return toks, doc_lang
+
+
+FULL_PIECES = ["Rose", "the", "and", " ", ", ", ".\n", "-\n", "\n12\n", "_", "дом", "и", "Ёж", "کتاب", "و", "می", "\u200c", "خواهم", "۱۲", "3", "é", "\u0345", "ß", "İ", "<b>", "&amp;", "\u0301", "Ⅻ", "²", "ﬁ", "ﻻ"]
+CANONICALIZERS = [Canonicalizer(Config()), Canonicalizer(Config(stopwords=False)), Canonicalizer(Config(digits="drop", strip_html=False))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(FULL_PIECES, 40), st.sampled_from(CANONICALIZERS), st.sampled_from([None, "en", "ru", "fa"]))
+def test_canonicalize_matches_its_definition(text, canon, lang):
+    got = canon.canonicalize(text, lang)
+    assert (got.tokens, got.lang) == _reference_tokens(canon, text, lang)
+
+
+@pytest.mark.parametrize("text", ["a\u0345b", "Rose\u0345 is", "Ёж\u0345", "x_y", "a\u200cb", "ab\u200cکتاب", "İstanbul, ﬁne"])
+def test_canonicalize_matches_its_definition_on_edge_cases(text):
+    for canon in CANONICALIZERS:
+        for lang in (None, "en", "fa"):
+            got = canon.canonicalize(text, lang)
+            assert (got.tokens, got.lang) == _reference_tokens(canon, text, lang)
+
+
+def _reference_detect(text: str, default: str = "en", sample: int = 4000) -> str:
+    letters = [ch for ch in text if ch.isalpha()][:sample]
+    counts = {lang: sum(1 for ch in letters if script_of(ch) == lang) for lang in ("fa", "ru", "en")}
+    best = max(counts, key=counts.__getitem__)
+    return best if counts[best] else default
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(["a", "B", "1", " ", ".", "ж", "Ё", "ک", "ي", "ω", "中", "é"], 20), st.sampled_from(["en", "ru", "fa"]), st.integers(1, 8))
+def test_detect_language_is_the_majority_of_the_first_letters(text, default, sample):
+    assert cm.detect_language(text, default, sample) == _reference_detect(text, default, sample)
+
+
+# -- hazm ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def normalizers():
+    hazm = pytest.importorskip("hazm")
+    fast = cm._hazm_normalizer()
+    if type(fast) is hazm.Normalizer:
+        pytest.skip("hazm is not 0.10: the stock Normalizer is used")
+    return fast, hazm.Normalizer()
+
+
+HAZM_PIECES = ["کتاب", "كتاب", "علي", "ى", "ة", "ۀ", "ﮐ", "ﻻ", "ﷲ", "ﷺ", "﷼", "می", "نمی", "خواهم", "میخواهم", "رفت", "ها", "های", "تر", "ترین", "ای", "ام", "شنبه", "سلاممم", "ببب", "خیلیییی",
+               " ", "  ", "\n", "\n\n\n", "\u200c", "\u200c\u200c", "ـ", "\u064e", "\u0651", "\u0670", "\u08ad", "1", "۱", "١", "%", ".", "...", "\"", "«", "»", ":", "!", "(", ")", "abc", "Ёж"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(HAZM_PIECES, 40))
+def test_prebuilt_hazm_normalizer_is_hazms(normalizers, text):
+    fast, stock = normalizers
+    assert fast.normalize(text) == stock.normalize(text)
+
+
+def test_prebuilt_hazm_normalizer_on_the_persian_corpora(normalizers):
+    fast, stock = normalizers
+    n = 0
+    for name in ("fa.jsonl", "fa_pairs.jsonl"):
+        path = CORPORA / name
+        if not path.exists():
+            continue
+        with open(path, encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                if i % 10:
+                    continue
+                rec = json.loads(line)
+                for key in ("text", "text1", "text2"):
+                    if key in rec:
+                        assert fast.normalize(rec[key]) == stock.normalize(rec[key])
+                        n += 1
+    if not n:
+        pytest.skip("no corpora")
