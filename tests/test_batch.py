@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.config import Config
-from neardup.minhash import oph_many, oph_sketch
+from neardup.hashing import MAX64, fmix64
+from neardup.minhash import _densify, oph_many, oph_sketch
 from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
 from neardup.shingles import combine, combine_many
@@ -53,6 +54,16 @@ def test_combine_many_is_combine_per_document(lists, w):
         assert seq[so[i] : so[i + 1]].tolist() == combine(a, w).tolist()
 
 
+def oph_reference(s: np.ndarray, k: int, seed: int) -> list[int]:
+    """One-permutation hashing written out plainly: minimum per bin, then the per-sketch
+    optimal densification."""
+    out = np.full(k, MAX64, dtype=np.uint64)
+    for h in fmix64(s ^ np.uint64(seed)).tolist():
+        b = ((h >> 32) * k) >> 32
+        out[b] = min(int(out[b]), h)
+    return (_densify(out, seed) if len(s) else out).tolist()
+
+
 @settings(max_examples=100, deadline=None)
 @given(docs_of, st.sampled_from([8, 64, 128]))
 def test_oph_many_is_oph_per_document(lists, k):
@@ -60,7 +71,17 @@ def test_oph_many_is_oph_per_document(lists, k):
     flat, off, _ = ragged([s.tolist() for s in sets])
     m = oph_many(flat, off, k, 3)
     for i, s in enumerate(sets):
-        assert m[i].tolist() == oph_sketch(s, k, 3).tolist()
+        assert m[i].tolist() == oph_sketch(s, k, 3).tolist() == oph_reference(s, k, 3)
+
+
+def test_oph_many_on_a_large_batch_of_short_documents():
+    # thousands of empty bins: the path that probes one column at a time
+    rng = np.random.default_rng(5)
+    sets = [np.unique(rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64)) for n in rng.integers(0, 40, 300)]
+    flat, off, _ = ragged([s.tolist() for s in sets])
+    m = oph_many(flat, off, 128, 9)
+    for i, s in enumerate(sets):
+        assert m[i].tolist() == oph_reference(s, 128, 9)
 
 
 @settings(max_examples=200, deadline=None)

@@ -103,21 +103,25 @@ def _densify_many(sketches: np.ndarray, nonempty: np.ndarray, seed: int) -> np.n
     rows, bins = np.nonzero(~filled & nonempty[:, None])
     if len(rows) == 0:
         return sketches
-    table = _probe_table(sketches.shape[1], seed)
-    src = sketches.copy()
+    k = sketches.shape[1]
+    table = _probe_table(k, seed)
+    src = sketches.ravel().copy()
+    out, full = sketches.ravel(), filled.ravel()  # flat views: one-dimensional gathers are cheaper
+    base, cell = rows * k, rows * k + bins
     a = 0
-    while len(rows) and a < _TABLE_PROBES:
+    while len(cell) and a < _TABLE_PROBES:
         # many empty bins: one probe at a time (each fills a share filled/K of them); few: all probes at once
-        width = 1 if len(rows) > 2048 else _TABLE_PROBES - a
-        j = table[bins, a : a + width]
-        hit = filled[rows[:, None], j]
+        width = 1 if len(cell) > 2048 else _TABLE_PROBES - a
+        src_cell = base[:, None] + table[bins, a : a + width]
+        hit = full[src_cell]
         first = hit.argmax(axis=1)
-        ok = hit[np.arange(len(rows)), first]
-        sketches[rows[ok], bins[ok]] = src[rows[ok], j[ok, first[ok]]]
-        rows, bins = rows[~ok], bins[~ok]
+        ok = hit[np.arange(len(cell)), first]
+        out[cell[ok]] = src[src_cell[ok, first[ok]]]
+        keep = ~ok
+        base, cell, bins, rows = base[keep], cell[keep], bins[keep], rows[keep]
         a += width
     for r in np.unique(rows):
-        sketches[r] = _densify(src[r].copy(), seed)
+        sketches[r] = _densify(src[r * k : (r + 1) * k].copy(), seed)
     return sketches
 
 
