@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from neardup.config import Config
-from neardup.lsh import band_keys, collision_probability, optimal_lsh
+from neardup.lsh import band_keys, collision_probability, optimal_bands, optimal_lsh
 from neardup.minhash import oph_sketch
 from neardup.ppjoin import ppjoin
 from neardup.signer import Document, Signer
@@ -123,6 +123,11 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
         lsh = band_pairs(cfg.bands, cfg.rows, cfg.min_match)
         row["neardup_lsh"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
                               "candidates_per_query": 2 * len(lsh) / len(docs), **recall(lsh, truth, t)}
+        # the classic any-band scheme (m = 1) the optimizer picks for the same weights, for comparison
+        b1, r1 = optimal_bands(t, base_cfg.num_perm, base_cfg.fp_weight, base_cfg.fn_weight)
+        any_band = band_pairs(b1, r1, 1)
+        row["neardup_lsh_any_band"] = {"bands": b1, "rows": r1, "min_match": 1,
+                                       "candidates_per_query": 2 * len(any_band) / len(docs), **recall(any_band, truth, t)}
         full = engine_pairs(lsh)
         row["neardup_engine_keys"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
                                       "candidates_per_query": 2 * len(full) / len(docs), **recall(full, truth, t)}

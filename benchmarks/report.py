@@ -125,8 +125,10 @@ def tables(res: dict) -> list[Table]:
         for c in ("t", "method", "b x r >= m", "cand./query", "recall J>=t", "recall J>=t+.05", "true pairs"):
             t.add_column(c, justify="right" if c not in ("method",) else "left")
         for th, row in cand["thresholds"].items():
-            for m in ("neardup_lsh", "neardup_engine_keys", "datasketch", "rensa"):
+            for m in ("neardup_lsh", "neardup_lsh_any_band", "neardup_engine_keys", "datasketch", "rensa"):
                 r = row.get(m, {})
+                if not r:
+                    continue
                 if "error" in r:
                     t.add_row(th, m, "-", "-", "-", "-", r["error"][:40])
                     continue
