@@ -205,3 +205,14 @@ def test_killed_ingest_loses_nothing_committed_and_resumes(tmp_path):
         assert n >= 150 and n % 50 == 0  # whole batches only
         nd.index((Document(f"d{i}", f"document {i} " + TEXT) for i in range(n + 20)), batch_size=50, progress=None)
         assert nd.count() == n + 20
+
+
+def test_a_row_sqlite_refuses_fails_alone_and_the_rest_of_the_batch_is_stored(tmp_path):
+    # a lone surrogate cannot be stored as UTF-8 text: the batch insert falls back to one
+    # document at a time, so only that document is reported
+    with NearDup.open(str(tmp_path / "x.db")) as nd:
+        docs = [Document(f"d{i}", f"document {i} about topic {i} and more words here") for i in range(5)]
+        docs.insert(2, Document("bad", "a title", fields={"note": "broken \ud800 text"}))
+        report = nd.index(docs, progress=None)
+        assert [f.id for f in report.failed] == ["bad"] and "surrogate" in report.failed[0].reason
+        assert report.indexed == 5 and nd.count() == 5

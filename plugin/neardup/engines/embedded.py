@@ -61,6 +61,7 @@ full FTS5 detail, hex ``exact``, ISO ``indexed_at`` and raw keys).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -125,6 +126,8 @@ CREATE TABLE IF NOT EXISTS clusters(
 );
 """
 
+_INSERT_COLUMNS = "id, lang, n_tokens, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, shingles, keys, title, body"
+_INSERT_MARKS = ",".join("?" * 16)
 _DOC_COLUMNS = ("seq, id, lang, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, "
                 "shingles, keys, title")
 #: A document's cluster; NULL in the row when it is the document's own id (most documents).
@@ -167,6 +170,15 @@ def _exact_text(value: bytes | str) -> str:
 def posting_key(field_id: int, key: int) -> int:
     """The integer a posting stores for ``key`` of field number ``field_id``."""
     return (field_id << KEY_BITS) | (int(key) & _KEY_MASK)
+
+
+def _sorted_postings(pending: dict[int, list[int]]) -> Iterable[tuple[int, int]]:
+    """(key, doc) rows of ``pending`` (doc -> posting keys) in key order."""
+    counts = [len(v) for v in pending.values()]
+    keys = np.fromiter(itertools.chain.from_iterable(pending.values()), dtype=np.int64, count=sum(counts))
+    docs = np.repeat(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)), counts)
+    order = np.lexsort((docs, keys))
+    return zip(keys[order].tolist(), docs[order].tolist())
 
 
 def _posting_keys(field_id: int, keys: Any) -> list[int]:
@@ -372,18 +384,53 @@ class EmbeddedEngine(Engine):
         now = _now_ms()
         pending: dict[int, list[int]] = {}  # seq -> posting keys, inserted in key order at the end
         with self._tx() as db:
-            for s in docs:
-                try:
-                    self._put_one(db, s, tags.get(s.id), now, pending)
-                except (sqlite3.Error, ValueError, OverflowError) as e:
-                    failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
-            rows = sorted((k, seq) for seq, ks in pending.items() for k in ks)
+            if not self._put_new(db, docs, tags, now, pending):
+                for s in docs:
+                    try:
+                        self._put_one(db, s, tags.get(s.id), now, pending)
+                    except (sqlite3.Error, ValueError, OverflowError) as e:
+                        failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
+            rows = _sorted_postings(pending)
             db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
         return failures
 
-    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, list[int]]) -> None:
+    def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
+                 pending: dict[int, list[int]]) -> bool:
+        """A batch of documents none of which is stored yet, in three ``executemany``; False
+        (and nothing written) when some id is already stored or a row is refused, so that
+        the caller goes document by document."""
+        ids = [s.doc.id for s in docs]
+        for i in range(0, len(ids), 900):
+            chunk = ids[i : i + 900]
+            if db.execute(f"SELECT 1 FROM docs WHERE id IN ({','.join('?' * len(chunk))}) LIMIT 1", chunk).fetchone():
+                return False
+        seq = (db.execute("SELECT max(seq) FROM docs").fetchone()[0] or 0) + 1
+        rows, text, postings = [], [], {}
+        try:
+            for s in docs:
+                row, posting = self._doc_row(s, tags.get(s.id), now)
+                rows.append((seq, *row))
+                text.append((seq, s.doc.title, s.doc.text))
+                postings[seq] = posting
+                seq += 1
+            db.execute("SAVEPOINT put_new")
+            try:
+                db.executemany(f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", rows)
+                if self.fulltext:
+                    db.executemany("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", text)
+            except BaseException:
+                db.execute("ROLLBACK TO put_new")
+                raise
+            finally:
+                db.execute("RELEASE put_new")
+        except (sqlite3.Error, ValueError, OverflowError):
+            return False
+        pending.update(postings)
+        return True
+
+    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple[tuple, list[int]]:
+        """The ``docs`` row of a document (``_INSERT_COLUMNS``) and its posting keys."""
         d = s.doc
-        old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = pack_keys(self._fields, s.keys, shingles, exact)
@@ -392,9 +439,14 @@ class EmbeddedEngine(Engine):
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
                json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
+        return row, posting
+
+    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, list[int]]) -> None:
+        d = s.doc
+        old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
+        row, posting = self._doc_row(s, t, now)
         if old is None:
-            cur = db.execute("INSERT INTO docs(id, lang, n_tokens, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, "
-                             "indexed_at, exact, fields, shingles, keys, title, body) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            cur = db.execute(f"INSERT INTO docs({_INSERT_COLUMNS}) VALUES ({_INSERT_MARKS})", row)
             seq = cur.lastrowid
         else:
             seq, old_title, old_body, old_keys, old_shingles, old_exact = old
