@@ -17,6 +17,13 @@ from neardup.engines.embedded import EmbeddedEngine, pack_keys, posting_key, unp
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
 
 
+
+def run_sql(path, statement: str) -> None:
+    con = sqlite3.connect(path)
+    con.execute(statement)
+    con.commit()
+    con.close()
+
 def test_settings_are_stored_and_used_on_reopen(tmp_path):
     db = tmp_path / "x.db"
     NearDup.open(str(db), Config(threshold=0.6, shingle_size=3)).close()
@@ -37,10 +44,7 @@ def test_a_file_that_is_not_an_index_is_refused(tmp_path):
     with pytest.raises(EngineError, match="not a neardup index"):
         NearDup.open(str(junk))
     other = tmp_path / "other.db"
-    con = sqlite3.connect(other)
-    con.execute("CREATE TABLE t(x)")
-    con.commit()
-    con.close()
+    run_sql(other, "CREATE TABLE t(x)")
     with pytest.raises(EngineError, match="SQLite database but not a neardup index"):
         NearDup.open(str(other))
 
@@ -108,16 +112,10 @@ def test_stored_document_round_trips(tmp_path):
 def test_an_index_of_an_older_format_asks_to_reindex(tmp_path):
     db = tmp_path / "old.db"
     NearDup.open(str(db)).close()
-    con = sqlite3.connect(db)
-    con.execute("UPDATE meta SET value = 'neardup-sqlite/1' WHERE key = 'format'")
-    con.commit()
-    con.close()
+    run_sql(db, "UPDATE meta SET value = 'neardup-sqlite/1' WHERE key = 'format'")
     with pytest.raises(EngineError, match=r"older neardup.*neardup-sqlite/1.*re-index"):
         NearDup.open(str(db))
-    con = sqlite3.connect(db)
-    con.execute("UPDATE meta SET value = 'neardup-sqlite/9' WHERE key = 'format'")
-    con.commit()
-    con.close()
+    run_sql(db, "UPDATE meta SET value = 'neardup-sqlite/9' WHERE key = 'format'")
     with pytest.raises(EngineError, match="newer neardup"):
         NearDup.open(str(db))
 
