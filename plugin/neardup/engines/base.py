@@ -15,6 +15,7 @@ filter and one ``should`` clause per group (``terms`` for min_match 1, a nested
 from __future__ import annotations
 
 import abc
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -30,7 +31,12 @@ class EngineError(RuntimeError):
 
 @dataclass(frozen=True)
 class Tags:
-    """Index-time duplicate tags of one document."""
+    """Index-time duplicate tags of one document (the cluster rule of :mod:`neardup.tagging`).
+
+    A duplicate has ``cluster_id`` = ``dup_of`` = its representative and
+    ``max_resemblance`` = its exact resemblance to that representative (>= t). A
+    representative has ``cluster_id`` = its own id, no ``dup_of`` and ``max_resemblance`` 0.
+    """
 
     cluster_id: str
     dup_of: str | None = None
@@ -47,11 +53,21 @@ class KeyGroup:
 
 @dataclass(frozen=True)
 class CandidateQuery:
+    """Key groups (any one suffices), a length range and arrival-order filters.
+
+    ``before_seq`` / ``after_seq`` keep documents with ``seq`` strictly below / above the
+    value; ``representatives`` keeps only tagged representatives (``is_duplicate`` false).
+    Engines return at most ``limit`` candidates, most matching keys first, then by ``seq``.
+    """
+
     groups: tuple[KeyGroup, ...]
     min_shingles: int = 0
     max_shingles: int = 2**62
     exclude_id: str | None = None
     limit: int = 1000
+    before_seq: int | None = None
+    after_seq: int | None = None
+    representatives: bool = False
 
 
 @dataclass
@@ -65,6 +81,7 @@ class Candidate:
     shingles: np.ndarray | None = None  # engines may return them with the hit
     cluster_id: str | None = None
     matched: frozenset[str] | None = None  # signature fields that matched, when the engine tells
+    seq: int = 0  # arrival order of the candidate
 
 
 @dataclass
@@ -82,6 +99,18 @@ class StoredDoc:
     fields: dict[str, Any] = field(default_factory=dict)
     indexed_at: str | None = None
     seq: int = 0  # arrival order: earlier documents have smaller seq
+
+
+@dataclass(frozen=True)
+class TagRow:
+    """The light part of a stored document: what clusters, export and reports read."""
+
+    id: str
+    seq: int
+    tags: Tags | None
+    title: str | None = None
+    lang: str | None = None
+    indexed_at: str | None = None
 
 
 @dataclass
@@ -176,6 +205,32 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         """Every stored document, in arrival order, without loading all in memory."""
+
+    def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        """Every stored document's id, ``seq``, tags, title, language and time, in arrival
+        order, without shingles or keys (what clusters and reports need). Engines override
+        this with a lighter read; the default reads full documents."""
+        for d in self.scan(batch_size=batch_size):
+            yield TagRow(d.id, d.seq, d.tags, d.title, d.lang, d.indexed_at)
+
+    def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        """Ids of the documents whose ``dup_of`` is one of ``representatives``, per
+        representative, in arrival order. Engines override this with a term query; the
+        default scans."""
+        wanted = set(representatives)
+        out: dict[str, list[str]] = {}
+        for r in self.scan_tags():
+            if r.tags is not None and r.tags.dup_of in wanted:
+                out.setdefault(r.tags.dup_of, []).append(r.id)
+        return out
+
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[None]:
+        """An exclusive write session: while it is held, no other neardup process writes this
+        index, and reads see every earlier write. Tagging a batch (read candidates, verify,
+        store) runs inside one, so that concurrent writers never tag against each other's
+        half-written state. Engines that need no lock may keep this default."""
+        yield
 
     @abc.abstractmethod
     def count(self) -> int: ...
