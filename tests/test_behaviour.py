@@ -76,7 +76,7 @@ def test_upsert_delete_and_stored_clusters(engine_target):
         assert nd.count() == 2
         nd.index([Document("d", base + " again")], progress=None)
         nd.engine.refresh()
-        cl = nd.clusters()
+        cl = nd.clusters(write=True)
         nd.engine.refresh()
         assert [c.members for c in cl] == [["a", "d"]]
         assert [c.members for c in nd.engine.read_clusters()] == [["a", "d"]]

@@ -61,6 +61,7 @@ full FTS5 detail, hex ``exact``, ISO ``indexed_at`` and raw keys).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -76,7 +77,7 @@ import numpy as np
 from ..config import Config
 from ..hashing import U64
 from ..signer import Signed
-from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags
+from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
 PAGE_SIZE = 16384
@@ -106,6 +107,7 @@ CREATE TABLE IF NOT EXISTS docs(
     title TEXT,
     body TEXT
 );
+CREATE INDEX IF NOT EXISTS docs_dup_of ON docs(dup_of) WHERE dup_of IS NOT NULL;
 CREATE TABLE IF NOT EXISTS postings(
     key INTEGER NOT NULL,
     doc INTEGER NOT NULL,
@@ -279,6 +281,9 @@ class EmbeddedEngine(Engine):
         self._fields: tuple[str, ...] = ()
         self._field_ids: dict[str, int] = {}
         self._tokenizer_ready = False
+        self._writer: sqlite3.Connection | None = None
+        #: called once with a message when a writer session waits for another process's lock
+        self.on_wait: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
@@ -310,19 +315,21 @@ class EmbeddedEngine(Engine):
             self._db = None
             raise
         if stored is None:
-            config = config or Config()
+            new = config or Config()
             with self._tx():
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
                         db.execute(stmt)
-                db.execute("INSERT INTO meta VALUES('format', ?)", (FORMAT,))
-                db.execute("INSERT INTO meta VALUES('config', ?)", (config.to_json(),))
-                db.execute("INSERT INTO meta VALUES('fingerprint', ?)", (config.fingerprint(),))
-            self._config = config
-        else:
-            if config is not None:
-                config.check_same(stored, self.path)
-            self._config = stored
+                # another process may have created the index since it was read: the first one wins
+                db.execute("INSERT OR IGNORE INTO meta VALUES('format', ?)", (FORMAT,))
+                db.execute("INSERT OR IGNORE INTO meta VALUES('config', ?)", (new.to_json(),))
+                db.execute("INSERT OR IGNORE INTO meta VALUES('fingerprint', ?)", (new.fingerprint(),))
+            stored = self._read_stored_config(True)
+        if stored is None:
+            raise EngineError(f"{self.path}: the index could not be created")
+        if config is not None:
+            config.check_same(stored, self.path)
+        self._config = stored
         self._fields = tuple(self._config.signatures)
         self._field_ids = {f: i for i, f in enumerate(self._fields)}
         return self._config
@@ -366,7 +373,30 @@ class EmbeddedEngine(Engine):
         return self._db
 
     def _tx(self):
+        if self._writer is not None:  # inside a writer session: its transaction holds the lock
+            return contextlib.nullcontext(self._writer)
         return _Transaction(self._require())
+
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction for the whole session: SQLite's write lock
+        serializes neardup processes, and every read inside sees this session's writes.
+        A session that has to wait for another process says so once through ``on_wait``."""
+        if self._writer is not None:
+            yield
+            return
+        db = self._require()
+        _Transaction(db, self.path, self.on_wait).__enter__()
+        self._writer = db
+        try:
+            db.execute("CREATE INDEX IF NOT EXISTS docs_dup_of ON docs(dup_of) WHERE dup_of IS NOT NULL")
+            yield
+        except BaseException:
+            self._writer = None
+            db.execute("ROLLBACK")
+            raise
+        self._writer = None
+        db.execute("COMMIT")
 
     # -- meta ------------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any | None:
@@ -498,18 +528,19 @@ class EmbeddedEngine(Engine):
             if g.field not in self._field_ids or not g.keys:
                 continue
             parts.append("SELECT doc, COUNT(*) AS c, ? AS f FROM postings WHERE key IN (SELECT value FROM json_each(?)) "
-                         "GROUP BY doc HAVING COUNT(*) >= ?")
+                         "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
             fid = self._field_ids[g.field]
             keys = list(dict.fromkeys(posting_key(fid, k) for k in g.keys))
-            params += [g.field, json.dumps(keys), max(1, g.min_match)]
+            params += [g.field, json.dumps(keys), q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
         if not parts:
             return []
+        reps = "AND d.is_duplicate = 0 " if q.representatives else ""
         sql = (f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
-               f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f) FROM m JOIN docs d ON d.seq = m.doc "
-               "WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?")
+               f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f), d.seq FROM m JOIN docs d ON d.seq = m.doc "
+               f"WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? {reps}GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?")
         params += [q.min_shingles, min(q.max_shingles, 2**62), q.exclude_id or "", q.limit]
-        return [Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")))
-                for i, n, sh, cid, score, fs in db.execute(sql, params)]
+        return [Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq)
+                for i, n, sh, cid, score, fs, seq in db.execute(sql, params)]
 
     def get(self, ids: Iterable[str], *, text: bool = False) -> dict[str, StoredDoc]:
         db = self._require()
@@ -542,6 +573,29 @@ class EmbeddedEngine(Engine):
             for row in rows:
                 yield self._row(row, text)
             last = rows[-1][0]
+
+    def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        db = self._require()
+        last = 0
+        while True:
+            rows = db.execute("SELECT seq, id, cluster_id, dup_of, max_resemblance, is_duplicate, title, lang, indexed_at FROM docs "
+                              "WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch_size)).fetchall()
+            if not rows:
+                return
+            for seq, id_, cid, dup, maxr, isdup, title, lang, at in rows:
+                tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
+                yield TagRow(id_, seq, tags, title, lang, _iso(at))
+            last = rows[-1][0]
+
+    def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        db = self._require()
+        reps = list(dict.fromkeys(representatives))
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(reps), 500):
+            chunk = reps[i : i + 500]
+            for dup, id_ in db.execute(f"SELECT dup_of, id FROM docs WHERE dup_of IN ({','.join('?' * len(chunk))}) ORDER BY seq", chunk):
+                out.setdefault(dup, []).append(id_)
+        return out
 
     def count(self) -> int:
         return self._require().execute("SELECT COUNT(*) FROM docs").fetchone()[0]
@@ -603,21 +657,38 @@ class EmbeddedEngine(Engine):
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error (retries a locked database briefly)."""
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error.
 
-    def __init__(self, db: sqlite3.Connection):
-        self.db = db
+    While another process holds the write lock it waits (SQLite's busy timeout, then a
+    backoff up to ``wait`` seconds in all), telling ``on_wait`` once that it is waiting."""
+
+    def __init__(self, db: sqlite3.Connection, path: str = "", on_wait: Any = None, wait: float = 600.0):
+        self.db, self.path, self.on_wait, self.wait = db, path, on_wait, wait
 
     def __enter__(self) -> sqlite3.Connection:
-        for attempt in range(5):
+        deadline = time.monotonic() + self.wait
+        delay = 0.05
+        told = False
+        busy_ms = self.db.execute("PRAGMA busy_timeout").fetchone()[0]
+        while True:
             try:
+                if not told:  # a first quick try, so that a wait is announced at once
+                    self.db.execute("PRAGMA busy_timeout=50")
                 self.db.execute("BEGIN IMMEDIATE")
                 return self.db
             except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or attempt == 4:
-                    raise EngineError(f"cannot write: {e}") from None
-                time.sleep(0.2 * 2**attempt)
-        raise AssertionError("unreachable")
+                if "locked" not in str(e) and "busy" not in str(e):
+                    raise EngineError(f"cannot write {self.path}: {e}") from None
+                if time.monotonic() > deadline:
+                    raise EngineError(f"cannot write {self.path}: another process has held the write lock for "
+                                      f"{self.wait:.0f} s") from None
+                if not told and self.on_wait is not None:
+                    self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
+                told = True
+                time.sleep(delay)
+                delay = min(2.0, delay * 2)
+            finally:
+                self.db.execute(f"PRAGMA busy_timeout={busy_ms}")
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -1,0 +1,177 @@
+"""Candidates and their verification: the one rule every path uses.
+
+A stored document B is a *candidate* for a document A at threshold t when
+
+* its shingle count passes the length filter ``t*|A| <= |B| <= |A|/t`` (a necessary
+  condition for r(A, B) >= t, since r <= min(|A|,|B|) / max(|A|,|B|)), and
+* it shares a key with A by one of the signatures: the exact key, at least m =
+  ``Config.min_match`` of the b MinHash band keys (P(s) = P[Binomial(b, s^r) >= m],
+  :func:`neardup.lsh.collision_probability`), a SimHash block key, or ``min_match`` keys of
+  an extended signature; and
+* when the only shared keys are SimHash blocks, the full Hamming distance of the two
+  SimHash values is at most ``simhash_k`` (Manku et al., 2007: the block keys are the
+  pigeonhole filter, the distance is the test).
+
+The engine applies the first two inside its index (:class:`CandidateQuery`); the third is
+applied here to what it returns. The relation is symmetric, so "B is a candidate of A" and
+"A is a candidate of B" agree, which is what lets tagging, its repairs and N-to-N clustering
+reach the same clusters. A candidate is only a proposal: :meth:`CandidateRule.verify`
+computes the exact resemblance and containment of the full shingle sets.
+
+>>> import numpy as np
+>>> from neardup.config import Config
+>>> rule = CandidateRule(Config(threshold=0.8, bands=16, rows=8, min_match=2))
+>>> a = {"minhash": np.array([1, 2, 3], dtype=np.uint64), "exact": np.array([9], dtype=np.uint64)}
+>>> sorted(rule.matched(a, {"minhash": np.array([1, 2, 7], dtype=np.uint64)}))
+['minhash']
+>>> sorted(rule.matched(a, {"minhash": np.array([1, 5, 7], dtype=np.uint64)}))  # 1 of m = 2 bands
+[]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from .config import Config
+from .engines.base import Candidate, CandidateQuery, Engine, KeyGroup
+from .simhash import hamming
+from .verify import Similarity, length_bounds, passes_length_filter, similarity
+
+#: Signature fields that propose candidates for resemblance.
+RESEMBLANCE_FIELDS = ("exact", "minhash", "simhash")
+#: Samples that propose candidates for containment (with a share of the sample to match).
+CONTAINMENT_SAMPLES = ("winnow", "modm")
+
+
+class SignedLike(Protocol):
+    """What the rule reads of a document: a :class:`~neardup.signer.Signed` or a
+    :class:`~neardup.engines.base.StoredDoc`."""
+
+    id: str
+    keys: dict[str, np.ndarray]
+    shingles: np.ndarray
+    simhash: int
+
+    @property
+    def n_shingles(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class CandidateRule:
+    """The candidate relation of one index: which keys must be shared, how many, and the
+    SimHash distance test. ``extra`` maps the fields of extended signatures to their
+    ``min_match``."""
+
+    config: Config
+    extra: Mapping[str, int] = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "extra", dict(self.extra or {}))
+
+    # -- what must be shared ---------------------------------------------------------------------
+    def needs(self) -> dict[str, int]:
+        """Field -> keys a candidate must share (resemblance mode)."""
+        need = {"exact": 1, "minhash": max(1, int(self.config.min_match)), "simhash": 1}
+        need.update({f: max(1, int(m)) for f, m in self.extra.items()})
+        return need
+
+    def query(self, keys: Mapping[str, np.ndarray], n_shingles: int, *, mode: str = "resemblance",
+              threshold: float | None = None, exclude_id: str | None = None, limit: int = 1000,
+              before_seq: int | None = None, after_seq: int | None = None, representatives: bool = False) -> CandidateQuery:
+        """The engine query for one document.
+
+        resemblance: the groups of :meth:`needs`; ``t*|A| <= |B| <= |A|/t``.
+        containment: SimHash is dropped (it measures the whole document); the samples L
+        (winnowing fingerprints, MOD_m) are added with ``ceil(f * t * |L(A)|)`` shared keys,
+        f = ``containment_fraction``; ``|B| >= t*|A|``.
+        """
+        t = self.config.threshold if threshold is None else threshold
+        if mode not in ("resemblance", "containment"):
+            raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
+        groups = [KeyGroup(f, tuple(int(k) for k in keys[f]), m) for f, m in self.needs().items()
+                  if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")]
+        if mode == "containment":
+            for f in CONTAINMENT_SAMPLES:
+                sample = keys.get(f)
+                if sample is not None and len(sample):
+                    need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
+                    groups.append(KeyGroup(f, tuple(int(k) for k in sample), need))
+        lo, hi = length_bounds(n_shingles, t, mode)
+        return CandidateQuery(tuple(groups), lo, hi, exclude_id, limit, before_seq, after_seq, representatives)
+
+    # -- the same test on two documents in memory ----------------------------------------------
+    def matched(self, a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> frozenset[str]:
+        """The fields by which ``b`` is a candidate of ``a`` (resemblance mode, keys only)."""
+        out = []
+        for f, need in self.needs().items():
+            ka, kb = a.get(f), b.get(f)
+            if ka is None or kb is None or not len(ka) or not len(kb):
+                continue
+            if np.intersect1d(ka, kb).size >= need:
+                out.append(f)
+        return frozenset(out)
+
+    def plausible(self, matched: frozenset[str] | None, simhash_a: int, simhash_b: int) -> bool:
+        """False for a candidate proposed by SimHash blocks alone whose distance is > k."""
+        if matched is not None and matched == frozenset({"simhash"}):
+            return hamming(simhash_a, simhash_b) <= self.config.simhash_k
+        return True
+
+    def is_candidate(self, a: SignedLike, b: SignedLike, threshold: float | None = None) -> bool:
+        """What the engine query and :meth:`plausible` decide together, for two documents
+        in memory (documents of one batch, not stored yet)."""
+        t = self.config.threshold if threshold is None else threshold
+        if not passes_length_filter(a.n_shingles, b.n_shingles, t):
+            return False
+        m = self.matched(a.keys, b.keys)
+        return bool(m) and self.plausible(m, a.simhash, b.simhash)
+
+    # -- verification ----------------------------------------------------------------------------
+    def verify(self, shingles: np.ndarray, simhash_value: int, cands: Sequence[Candidate],
+               fetch: Callable[[list[str]], Mapping[str, np.ndarray]]) -> list[tuple[Candidate, Similarity]]:
+        """Exact similarity of the plausible candidates. Shingles an engine did not return
+        with the hit are read with ``fetch(ids) -> {id: shingles}``."""
+        cands = [c for c in cands if self.plausible(c.matched, simhash_value, c.simhash)]
+        have = {c.id: c.shingles for c in cands if c.shingles is not None}
+        missing = [c.id for c in cands if c.shingles is None]
+        if missing:
+            have.update(fetch(missing))
+        return [(c, similarity(shingles, have[c.id])) for c in cands if c.id in have]
+
+
+def engine_fetch(engine: Engine) -> Callable[[list[str]], dict[str, np.ndarray]]:
+    """``fetch`` for :meth:`CandidateRule.verify`: shingles of stored documents."""
+    return lambda ids: {i: d.shingles for i, d in engine.get(ids).items()}
+
+
+def all_candidates(engine: Engine, queries: Sequence[CandidateQuery], grow: int = 8) -> list[list[Candidate]]:
+    """Run ``queries``; a query that came back full (``limit`` hits) runs again with a
+    ``grow`` times larger limit until it is not, so no candidate is cut off."""
+    results = engine.candidates(queries)
+    todo = [i for i, r in enumerate(results) if len(r) >= queries[i].limit]
+    while todo:
+        bigger = [replace(queries[i], limit=queries[i].limit * grow) for i in todo]
+        for i, q, r in zip(todo, bigger, engine.candidates(bigger), strict=True):
+            results[i] = r
+            queries = [*queries[:i], q, *queries[i + 1:]]
+        todo = [i for i in todo if len(results[i]) >= queries[i].limit]
+    return results
+
+
+def extra_min_match(signer: Any) -> dict[str, int]:
+    """Field -> ``min_match`` of a signer's extended signatures (none when it has no signer yet)."""
+    sigs = getattr(signer, "extra_signatures", None) or {}
+    return {f: max(1, int(s.min_match)) for f, s in sigs.items()}
+
+
+def shares_key(a: SignedLike, b: SignedLike, fields: Iterable[str] = RESEMBLANCE_FIELDS) -> bool:
+    """True when ``a`` and ``b`` share at least one key of ``fields``."""
+    for f in fields:
+        ka, kb = a.keys.get(f), b.keys.get(f)
+        if ka is not None and kb is not None and len(ka) and len(kb) and np.intersect1d(ka, kb).size:
+            return True
+    return False

@@ -1,0 +1,209 @@
+"""N-to-N: clusters of a whole index.
+
+At the index's threshold the clusters *are* the tags (:mod:`neardup.tagging`): one cluster per
+representative with its members, read without verifying anything again. At another threshold
+the same rule runs over the verified pairs at that threshold (:func:`leader_clusters`), so a
+cluster still means "a representative and the later documents that resemble it most".
+Transitive closure (connected components of the pair graph, :func:`connected_components`) is
+available for those who want chains; it is labelled as such.
+
+>>> pairs = [Pair("a", "b", 0.9, 0.9, 0.9), Pair("b", "c", 0.85, 0.85, 0.85)]
+>>> seq = {"a": 1, "b": 2, "c": 3}
+>>> leader_clusters(pairs, seq, 0.8)  # c resembles b (a member), not a: c is a representative
+{'b': ('a', 0.9)}
+>>> sorted(sorted(g) for g in connected_components(pairs))
+[['a', 'b', 'c']]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .candidates import CandidateRule
+from .engines.base import ClusterRecord, Engine, StoredDoc, TagRow
+from .lsh import collision_probability
+from .tagging import choose
+from .verify import passes_length_filter, similarity
+
+
+@dataclass
+class Pair:
+    """A verified pair with its exact similarities."""
+
+    a: str
+    b: str
+    resemblance: float
+    containment: float  # c(a, b)
+    containment_ba: float  # c(b, a)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class UnionFind:
+    """Disjoint sets with path halving and union by size."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+        self.size: dict[str, int] = {}
+
+    def find(self, x: str) -> str:
+        p = self.parent
+        if x not in p:
+            p[x] = x
+            self.size[x] = 1
+            return x
+        while p[x] != x:
+            p[x] = p[p[x]]
+            x = p[x]
+        return x
+
+    def union(self, a: str, b: str) -> str:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return ra
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size[rb]
+        return ra
+
+    def groups(self) -> Iterator[list[str]]:
+        out: dict[str, list[str]] = {}
+        for x in self.parent:
+            out.setdefault(self.find(x), []).append(x)
+        return iter(out.values())
+
+
+# -- the rule over pairs ---------------------------------------------------------------------------
+def leader_clusters(pairs: Iterable[Pair], seq: Mapping[str, int], threshold: float) -> dict[str, tuple[str, float]]:
+    """The cluster rule over verified pairs: member -> (representative, resemblance).
+
+    Documents are taken in ``seq`` order; each joins the earlier representative it
+    resembles most (>= ``threshold``, ties to the earlier), else it is a representative.
+    """
+    earlier: dict[str, list[tuple[float, int, str]]] = {}
+    for p in pairs:
+        if p.resemblance < threshold:
+            continue
+        first, later = (p.a, p.b) if seq[p.a] < seq[p.b] else (p.b, p.a)
+        earlier.setdefault(later, []).append((p.resemblance, seq[first], first))
+    out: dict[str, tuple[str, float]] = {}
+    for doc in sorted(earlier, key=seq.__getitem__):
+        best = choose(((r, s, i) for r, s, i in earlier[doc] if i not in out), threshold)
+        if best is not None:
+            out[doc] = (best[2], best[0])
+    return out
+
+
+def connected_components(pairs: Iterable[Pair]) -> list[list[str]]:
+    """Transitive closure: groups of documents linked by chains of pairs."""
+    uf = UnionFind()
+    for p in pairs:
+        uf.union(p.a, p.b)
+    return list(uf.groups())
+
+
+def expected_recall(rule: CandidateRule, threshold: float) -> float:
+    """P(a pair of resemblance ``threshold`` shares >= m of the index's b band keys):
+    P[Binomial(b, s^r) >= m] at s = ``threshold``. Pairs found by another signature (exact,
+    SimHash) come on top, so this is a lower bound for what N-to-N and queries find."""
+    c = rule.config
+    return float(collision_probability(threshold, c.bands, c.rows, c.min_match))
+
+
+# -- verified pairs from key collisions in the engine ---------------------------------------------
+def verified_pairs(engine: Engine, rule: CandidateRule, threshold: float, *, fields: Sequence[str] | None = None,
+                   max_group: int = 1000) -> tuple[list[Pair], dict[str, StoredDoc]]:
+    """Every pair that the candidate rule proposes and whose resemblance is >= ``threshold``.
+
+    Pairs come from the engine's key collisions, field by field (all of the rule's fields,
+    or ``fields``), counted against the same ``min_match`` as candidate queries. A collision
+    group larger than ``max_group`` (boilerplate shared by very many documents) is taken as a
+    star around its first member.
+    """
+    needs = rule.needs()
+    if fields is not None:
+        needs = {f: needs.get(f, 1) for f in fields}
+    matched: dict[tuple[str, str], set[str]] = {}
+    for f, need in needs.items():
+        shared: Counter[tuple[str, str]] = Counter()
+        for group in engine.collisions([f]):
+            g = sorted(set(group))
+            shared.update(itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:]))
+        for p, n in shared.items():
+            if n >= need:
+                matched.setdefault(p, set()).add(f)
+    ids = sorted({i for p in matched for i in p})
+    store: dict[str, StoredDoc] = {}
+    for i in range(0, len(ids), 2000):
+        store.update(engine.get(ids[i : i + 2000]))
+    out = []
+    for (a, b), fields in sorted(matched.items()):
+        da, db = store.get(a), store.get(b)
+        if da is None or db is None or not passes_length_filter(da.n_shingles, db.n_shingles, threshold):
+            continue
+        if not rule.plausible(frozenset(fields), da.simhash, db.simhash):
+            continue
+        sim = similarity(da.shingles, db.shingles)
+        if sim.resemblance >= threshold:
+            out.append(Pair(a, b, sim.resemblance, sim.containment, sim.containment_ba))
+    return out, store
+
+
+# -- cluster records ------------------------------------------------------------------------------
+def records(groups: Mapping[str, Sequence[tuple[str, float]]], rows: Mapping[str, TagRow], min_size: int = 2) -> list[ClusterRecord]:
+    """Cluster records from representative -> [(member, resemblance), ...], largest first.
+    The members list starts with the representative, then arrival order."""
+    out = []
+    for rep, members in groups.items():
+        if len(members) + 1 < min_size:
+            continue
+        ids = [rep] + [m for m, _ in sorted(members, key=lambda x: rows[x[0]].seq if x[0] in rows else 0)]
+        rs = [r for _, r in members] or [1.0]
+        info = [rows[i] for i in ids if i in rows]
+        seen = [r.indexed_at for r in info if r.indexed_at]
+        title = rows[rep].title if rep in rows else None
+        out.append(ClusterRecord(rep, len(ids), rep, title, ids, float(min(rs)), float(np.mean(rs)), float(max(rs)),
+                                 sorted({r.lang for r in info if r.lang}), min(seen) if seen else None, max(seen) if seen else None))
+    out.sort(key=lambda c: (-c.size, c.cluster_id))
+    return out
+
+
+def groups_from_tags(rows: Iterable[TagRow]) -> dict[str, list[tuple[str, float]]]:
+    """Representative -> [(member, resemblance)] as the tags say."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for r in rows:
+        if r.tags is None:
+            continue
+        if r.tags.is_duplicate:
+            out.setdefault(r.tags.cluster_id, []).append((r.id, r.tags.max_resemblance))
+        else:
+            out.setdefault(r.id, [])
+    return out
+
+
+def groups_from_leaders(leaders: Mapping[str, tuple[str, float]]) -> dict[str, list[tuple[str, float]]]:
+    out: dict[str, list[tuple[str, float]]] = {}
+    for m, (rep, r) in leaders.items():
+        out.setdefault(rep, []).append((m, r))
+    return out
+
+
+def groups_from_components(components: Iterable[list[str]], pairs: Sequence[Pair], seq: Mapping[str, int]) -> dict[str, list[tuple[str, float]]]:
+    """Connected components as groups: the earliest document first; each member's value is
+    its best resemblance to any document of the component (edges, not the representative)."""
+    best: dict[str, float] = {}
+    for p in pairs:
+        best[p.a] = max(best.get(p.a, 0.0), p.resemblance)
+        best[p.b] = max(best.get(p.b, 0.0), p.resemblance)
+    out = {}
+    for comp in components:
+        comp = sorted(comp, key=seq.__getitem__)
+        out[comp[0]] = [(m, best.get(m, 0.0)) for m in comp[1:]]
+    return out

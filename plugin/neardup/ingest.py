@@ -1,0 +1,220 @@
+"""Ingest: documents in, signed and tagged documents stored, one batch at a time.
+
+Per batch, inside one writer session of the engine (so concurrent writers never tag against
+each other's half-written state):
+
+1. documents already stored with the same signature are *unchanged*: they keep their place
+   and tags (their text, title and fields are refreshed if those changed);
+2. documents stored with another signature are *updates*: replaced in place (same ``seq``),
+   then :meth:`~neardup.tagging.Tagger.repair` re-tags them and what depended on them;
+3. new documents follow everything stored, in input order, and are tagged by the rule.
+
+So re-running a file changes nothing, resuming after a crash (half a file, then all of it)
+gives the tags of one run, and an edited document is tagged as if it had always read so.
+Signing can run in worker processes (``workers`` > 1), in input order; workers end with
+their parent.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+from .config import Config
+from .engines.base import Engine, Failure, StoredDoc, Tags
+from .signer import Document, Signed, Signer
+from .tagging import Tagger
+
+
+@dataclass
+class IndexReport:
+    """What one ``index`` run did."""
+
+    indexed: int = 0  # new documents stored
+    duplicates: int = 0  # of them, near-duplicates of an earlier representative
+    updated: int = 0  # stored documents whose text changed (re-signed in place)
+    unchanged: int = 0  # stored documents sent again with the same signature
+    retagged: int = 0  # stored documents whose tags changed because of the updates
+    failed: list[Failure] = field(default_factory=list)
+    skipped: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"indexed": self.indexed, "duplicates": self.duplicates, "updated": self.updated, "unchanged": self.unchanged,
+                "retagged": self.retagged, "skipped": self.skipped, "failed": [f.__dict__ for f in self.failed]}
+
+
+def same_signature(old: StoredDoc, new: Signed) -> bool:
+    """True when a stored document and a re-sent one sign the same (its tags cannot change)."""
+    return old.exact == new.exact and old.n_shingles == new.n_shingles and np.array_equal(old.shingles, new.shingles)
+
+
+def _same_content(old: StoredDoc, new: Signed) -> bool:
+    d = new.doc
+    return (old.text, old.title, old.fields or {}, old.lang) == (d.text, d.title, d.fields or {}, new.lang)
+
+
+class Ingest:
+    """Stores signed batches with the rule's tags (see the module docstring)."""
+
+    def __init__(self, engine: Engine, tagger: Tagger | None):
+        self.engine = engine
+        self.tagger = tagger
+
+    def store(self, signed: list[Signed], report: IndexReport) -> None:
+        with self.engine.writer():
+            existing = self.engine.get([s.id for s in signed], text=True)
+            new, updates, refresh = [], [], []
+            for s in signed:
+                old = existing.get(s.id)
+                if old is None:
+                    new.append(s)
+                elif not same_signature(old, s):
+                    updates.append(s)
+                else:
+                    report.unchanged += 1
+                    if not _same_content(old, s):
+                        refresh.append(s)
+            kept = {s.id: existing[s.id].tags for s in updates + refresh if existing[s.id].tags is not None}
+            if refresh:
+                report.failed.extend(self.engine.put(refresh, kept))
+            if updates:
+                failures = self.engine.put(updates, kept)
+                report.failed.extend(failures)
+                failed = {f.id for f in failures}
+                ok = [s.id for s in updates if s.id not in failed]
+                report.updated += len(ok)
+                if self.tagger is not None and ok:
+                    report.retagged += len(self.tagger.repair((), ok) - set(ok))
+            self._store_new(new, report)
+
+    def _store_new(self, new: list[Signed], report: IndexReport) -> None:
+        if not new:
+            return
+        tags = self.tagger.tag_ordered(new) if self.tagger is not None else {}
+        failures = self.engine.put(new, tags)
+        failed = {f.id for f in failures}
+        if failed and self.tagger is not None and any(t.dup_of in failed for t in tags.values()):
+            # a document this batch joined was refused: tag the stored ones again without it
+            kept = [s for s in new if s.id not in failed]
+            again = self.tagger.tag_ordered(kept)
+            self.engine.update_tags({i: t for i, t in again.items() if tags.get(i) != t})
+            tags = again
+        report.failed.extend(failures)
+        report.indexed += len(new) - len(failed)
+        report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
+
+
+# -- batches and signing -------------------------------------------------------------------------
+def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    """Batches of ``size`` documents (a later document with the same id replaces the
+    earlier one); if reading fails, the documents read so far come out before the error."""
+    batch: dict[str, Document] = {}
+    try:
+        for d in docs:
+            batch.pop(d.id, None)
+            batch[d.id] = d
+            if len(batch) >= size:
+                yield list(batch.values())
+                batch = {}
+    except GeneratorExit:
+        raise
+    except BaseException:
+        if batch:
+            yield list(batch.values())
+        raise
+    if batch:
+        yield list(batch.values())
+
+
+def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
+    """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`."""
+    failures: list[Failure] = []
+    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))))
+    return signed, failures
+
+
+def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
+                   workers: int) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
+    """(batch, signed, failures) in input order; ``workers`` > 1 signs in that many processes
+    while the caller stores. If reading fails midway, what was read comes out first."""
+    if workers <= 1:
+        for b in batches(docs, batch_size):
+            yield (b, *sign_batch(signer, b))
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pending: deque = deque()
+    error: BaseException | None = None
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+                             initargs=(config, signer.context, os.getpid())) as pool:
+        try:
+            for b in batches(docs, batch_size):
+                pending.append((b, pool.submit(_sign_in_worker, b)))
+                while len(pending) > 2 * workers:
+                    b0, fut = pending.popleft()
+                    yield (b0, *_reattach(b0, *fut.result()))
+        except GeneratorExit:
+            raise
+        except BaseException as e:  # reading failed: what was read is still stored, then it is raised
+            error = e
+        while pending:
+            b0, fut = pending.popleft()
+            yield (b0, *_reattach(b0, *fut.result()))
+    if error is not None:
+        raise error
+
+
+_worker_signer: Signer | None = None
+
+
+def _init_worker(config: Config, context: dict[str, Any], parent: int) -> None:
+    global _worker_signer
+    _worker_signer = Signer(config, context)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """End this worker when its parent is gone (killed, even with SIGKILL): the worker is
+    then re-parented, so ``os.getppid()`` changes."""
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
+
+
+def _sign_in_worker(docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
+    """Sign in a worker process; the documents are not sent back (the parent has them)."""
+    assert _worker_signer is not None
+    signed, failures = sign_batch(_worker_signer, docs)
+    for s in signed:
+        s.doc = None  # type: ignore[assignment]
+    return signed, failures
+
+
+def _reattach(docs: list[Document], signed: list[Signed], failures: list[Failure]) -> tuple[list[Signed], list[Failure]]:
+    failed = {f.id for f in failures}
+    for d, s in zip((d for d in docs if d.id not in failed), signed, strict=True):
+        s.doc = d
+    return signed, failures
+
+
+def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,
+        progress: Callable[[int], None] | None = None, workers: int = 1) -> IndexReport:
+    """Sign and store ``docs`` batch by batch; returns what was done."""
+    report = IndexReport()
+    for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers):
+        report.failed.extend(failures)
+        ingest.store(signed, report)
+        if progress:
+            progress(len(batch))
+    return report
+
+
+__all__ = ["IndexReport", "Ingest", "Tags", "batches", "run", "same_signature", "sign_batch", "signed_batches"]
