@@ -16,6 +16,9 @@ COMMANDS = {
     "clusters": "main_job:clusters_cmd",
     "search": "main_job:search_cmd",
     "info": "main_job:info_cmd",
+    "show": "documents:show_cmd",
+    "export": "documents:export_cmd",
+    "delete": "documents:delete_cmd",
     "report": "report:report_cmd",
     "dashboards": "dashboards:dashboards_group",
     "evaluate": "evaluate:evaluate_cmd",
@@ -53,6 +56,8 @@ def main() -> None:
     \b
       neardup index docs.jsonl        # sign, store and tag duplicates
       neardup clusters                # every near-duplicate cluster
+      neardup show doc-42             # one document's cluster
+      neardup export --unique -o out.jsonl   # the deduplicated collection
       neardup query --file a.txt      # near-duplicates of one text
       neardup search "words" --dedupe # full-text search, copies folded
     """

@@ -88,7 +88,7 @@ def _progress(total: int | None, label: str, quiet: bool):
 @click.option("--workers", "-j", type=click.IntRange(0), default=1, show_default=True,
               help="Processes that canonicalize and sign while this one tags and stores (0: one per CPU).")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
-@click.option("--no-tag", is_flag=True, help="Do not compute cluster_id / dup_of tags at index time.")
+@click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
 @click.option("--lang", type=click.Choice(["fa", "ru", "en"]), help="Language of documents without 'lang' (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
 @click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
@@ -109,12 +109,17 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     """Sign, store and tag documents from JSONL files, text files or directories.
 
     JSONL records need "text"; "id", "title", "lang" are optional and every other field
-    is kept. Each document gets cluster_id, dup_of, max_resemblance and is_duplicate:
-    a later copy joins the cluster of the earlier document it resembles most.
+    is kept. Each document is tagged by the cluster rule: in arrival order, it joins the
+    earlier representative it resembles most (resemblance >= t): cluster_id = dup_of = that
+    representative, max_resemblance = its resemblance to it. Otherwise it is a
+    representative (cluster_id = its own id).
 
     Settings (shingle size, threshold, signatures, ...) are fixed when the index is
-    created and stored with it; later runs use the stored ones. Re-running is safe:
-    documents are upserted by id.
+    created and stored with it; later runs use the stored ones. Re-running is safe and
+    changes no tag: a document sent again unchanged keeps its place and tags; a document
+    whose text changed is updated in place and what depended on it is re-tagged; a run
+    cut short can simply be run again. Two runs on one index at once take turns batch by
+    batch (the second says it is waiting).
 
     \b
     Examples:
@@ -128,6 +133,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     config = _config_from(ctx, settings)
     errors: list[InputError] = []
     with _opened(target, engine_opts, config, create=True) as nd:
+        nd.engine.on_wait = lambda msg: click.echo(msg, err=True)
         total = total_bytes(paths)
         with _progress(total, "indexing", quiet) as bar:
             task = bar.add_task("indexing", total=total)
@@ -149,8 +155,10 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             con.print(f"[yellow]... and {len(errors) - 20} more skipped records[/]")
         for f in report.failed[:20]:
             con.print(f"[red]failed[/] {f.id}: {f.reason}", highlight=False)
-        con.print(f"indexed [bold]{report.indexed}[/] documents into {nd.engine.location} "
-                  f"([bold]{report.duplicates}[/] near-duplicates of earlier ones, {len(errors)} skipped, "
+        again = (f", {report.unchanged} unchanged, {report.updated} updated ({report.retagged} other documents re-tagged)"
+                 if report.unchanged or report.updated else "")
+        con.print(f"indexed [bold]{report.indexed}[/] new documents into {nd.engine.location} "
+                  f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
                   f"{len(report.failed)} failed); {nd.count()} in the index")
         if report.failed:
             sys.exit(2)
@@ -192,6 +200,8 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
             matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
         except KeyError as e:
             fail(str(e.args[0]))
+        if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
+            click.echo(_recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
         if as_json:
             echo_json([m.to_dict() for m in matches])
             return
@@ -267,23 +277,35 @@ def _read_text(path: str) -> str:
 @click.option("--min-size", default=2, show_default=True, help="Smallest cluster to list.")
 @click.option("--top", default=20, show_default=True, help="How many clusters to show in the table (JSON/CSV get all).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (one row per cluster).")
-@click.option("--no-write", is_flag=True, help="Do not store the clusters in the index.")
+@click.option("--connected", is_flag=True,
+              help="Transitive closure instead: connected components of the verified pairs (members may resemble "
+                   "each other only through a chain).")
+@click.option("--write/--no-write", default=False, show_default=True,
+              help="Store the clusters in the index, where dashboards and reports read them.")
 @json_option
-def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_size: int, top: int, as_csv: bool, no_write: bool,
-                 as_json: bool) -> None:
+def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_size: int, top: int, as_csv: bool, connected: bool,
+                 write: bool, as_json: bool) -> None:
     """Every cluster of near-duplicates in the index (N-to-N).
 
-    Colliding signature keys give candidate pairs inside the engine; each pair is verified
-    exactly and clusters are the connected components (union-find). The clusters are
-    stored with the index for dashboards and reports.
+    A cluster is a representative and the later documents that resemble it most, at
+    resemblance >= t: the rule the index's tags follow (cluster_id, dup_of), so at the
+    index's threshold these are exactly the tags' clusters, read without verifying anything
+    again. At another threshold the same rule runs over the pairs verified at that
+    threshold; below the index's threshold the signature keys propose fewer of the pairs
+    there (the expected share is printed). --connected gives connected components instead.
 
     \b
     Examples:
       neardup clusters
       neardup clusters -t 0.9 --csv > clusters.csv
+      neardup clusters --write          # for dashboards and reports
     """
     with _opened(target, engine_opts, create=False) as nd:
-        cl = nd.clusters(threshold, write=not no_write, min_size=min_size)
+        t = nd.config.threshold if threshold is None else threshold
+        recall = nd.expected_recall(t) if t < nd.config.threshold else None
+        cl = nd.clusters(threshold, write=write, min_size=min_size, connected=connected)
+        if recall is not None:
+            click.echo(_recall_note(nd, t, recall), err=True)
         if as_json:
             echo_json([c.to_dict() for c in cl])
             return
@@ -301,7 +323,8 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
 
         docs = nd.count()
         dup_docs = sum(c.size for c in cl)
-        t = Table(title=f"{len(cl)} clusters, {dup_docs} of {docs} documents, resemblance >= {threshold or nd.config.threshold}")
+        kind = "connected components" if connected else "clusters"
+        t = Table(title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, resemblance >= {threshold or nd.config.threshold}")
         con = _console()
         avail = max(24, con.width - 36)
         for col, kw in (("size", {"justify": "right"}), ("mean r", {}), ("min r", {}), ("lang", {}), ("representative (title, id)", {})):
@@ -314,6 +337,12 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
         if len(cl) > top:
             con.print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")
         con.print("members of each cluster: --json or --csv")
+
+
+def _recall_note(nd: Any, t: float, recall: float) -> str:
+    return (f"note: the index's signature keys were tuned for resemblance >= {nd.config.threshold}; a pair at {t} shares "
+            f"enough MinHash bands with probability {recall:.2f} (more between {t} and {nd.config.threshold}), so some "
+            f"pairs in that range may be missed. Index with --threshold {t} for full recall there.")
 
 
 # -- search -------------------------------------------------------------------------------------

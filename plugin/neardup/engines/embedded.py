@@ -180,7 +180,7 @@ def _sorted_postings(pending: dict[int, list[int]]) -> Iterable[tuple[int, int]]
     keys = np.fromiter(itertools.chain.from_iterable(pending.values()), dtype=np.int64, count=sum(counts))
     docs = np.repeat(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)), counts)
     order = np.lexsort((docs, keys))
-    return zip(keys[order].tolist(), docs[order].tolist())
+    return zip(keys[order].tolist(), docs[order].tolist(), strict=True)
 
 
 def _posting_keys(field_id: int, keys: Any) -> list[int]:

@@ -1,0 +1,5 @@
+"""python -m neardup.cli"""
+
+from . import main
+
+main()

@@ -1,0 +1,127 @@
+"""Documents and their tags: show, export, delete."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .main_job import _console, _opened, _progress
+from .options import echo_json, engine_options, fail, json_option
+
+
+@click.command("show")
+@click.argument("doc_id", metavar="ID")
+@engine_options
+@json_option
+def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None:
+    """One document's tags: its representative and resemblance to it, or, for a
+    representative, its members.
+
+    \b
+    Examples:
+      neardup show doc-42
+      neardup show doc-42 --json
+    """
+    with _opened(target, engine_opts) as nd:
+        try:
+            s = nd.show(doc_id)
+        except KeyError as e:
+            fail(str(e.args[0]))
+        if as_json:
+            echo_json(s.to_dict())
+            return
+        con = _console()
+        con.print(f"{s.id}  (arrival #{s.seq}){'  ' + s.title if s.title else ''}", markup=False, highlight=False)
+        if s.tags is None:
+            con.print("  not tagged yet: run 'neardup retag'")
+        elif s.tags.is_duplicate:
+            con.print(f"  duplicate of {s.representative}   resemblance {s.resemblance:.4f}   cluster {s.tags.cluster_id}",
+                      markup=False, highlight=False)
+        else:
+            con.print(f"  representative of cluster {s.id}: {len(s.members)} member(s)", markup=False, highlight=False)
+            for m, r in s.members:
+                con.print(f"    {r:.4f}  {m}", markup=False, highlight=False)
+
+
+@click.command("export")
+@engine_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, allow_dash=True), default="-", show_default=True,
+              help="JSON Lines file to write ('-': standard output).")
+@click.option("--unique", "which", flag_value="unique", help="Representatives only: the deduplicated collection.")
+@click.option("--duplicates", "which", flag_value="duplicates", help="Duplicates only: what --unique leaves out.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
+def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool) -> None:
+    """Write the stored documents as JSON Lines, in arrival order: id, title, text, lang,
+    the document's own fields, and its tags under "neardup" (cluster_id, dup_of,
+    resemblance, is_duplicate, seq).
+
+    --unique writes one document per cluster, its representative: every document it
+    drops resembles a document it keeps at the index's threshold or more (resemblance of
+    the shingle sets, exact). Without --unique or --duplicates every document is written.
+
+    \b
+    Examples:
+      neardup export --unique -o deduplicated.jsonl
+      neardup export --duplicates | jq -r '.id + " -> " + .neardup.dup_of'
+    """
+    which = which or "all"
+    with _opened(target, engine_opts) as nd:
+        total = nd.count()
+        out = sys.stdout if output == "-" else None
+        n = 0
+        try:
+            f = out or Path(output).open("w", encoding="utf-8")
+        except OSError as e:
+            fail(f"{output}: cannot write ({e.strerror})")
+        try:
+            with _progress(total, "exporting", quiet) as bar:
+                task = bar.add_task("exporting", total=total)
+                for rec in nd.export(which):
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    n += 1
+                    bar.advance(task)
+        except OSError as e:
+            fail(f"{output}: write failed after {n} documents ({e.strerror})")
+        finally:
+            if out is None:
+                f.close()
+        if not quiet:
+            click.echo(f"exported {n} of {total} documents ({which})" + ("" if output == "-" else f" to {output}"), err=True)
+
+
+@click.command("delete")
+@click.argument("ids", nargs=-1, metavar="ID...")
+@engine_options
+@click.option("--from", "from_file", type=click.File("r", encoding="utf-8"), help="Read ids from a file, one per line ('-': stdin).")
+@json_option
+def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, as_json: bool) -> None:
+    """Remove documents, and re-tag exactly the documents whose tags depended on them.
+
+    A deleted duplicate changes nothing else. The members of a deleted representative are
+    tagged again by the cluster rule (each joins the earlier representative it resembles
+    most, or becomes one), and so on down the line, so that the tags equal those of a fresh
+    index of the remaining documents.
+
+    \b
+    Examples:
+      neardup delete doc-7 doc-9
+      neardup delete --from removed.txt --json
+    """
+    wanted = list(ids)
+    if from_file is not None:
+        wanted += [ln.strip() for ln in from_file if ln.strip()]
+    if not wanted:
+        fail("give document ids, or --from FILE")
+    with _opened(target, engine_opts) as nd:
+        rep = nd.delete(wanted)
+        if as_json:
+            echo_json(rep.to_dict())
+            return
+        click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
+        for i in rep.missing[:20]:
+            click.echo(f"not found: {i}", err=True)
+        if len(rep.missing) > 20:
+            click.echo(f"... and {len(rep.missing) - 20} more not found", err=True)
