@@ -38,7 +38,6 @@ Methods:
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -329,7 +328,7 @@ def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) ->
     if not codes:
         return {}
     u, c = np.unique(np.concatenate(codes), return_counts=True)
-    return {(int(x // n), int(x % n)): int(k) for x, k in zip(u.tolist(), c.tolist())}
+    return {(int(x // n), int(x % n)): int(k) for x, k in zip(u.tolist(), c.tolist(), strict=True)}
 
 
 def equality_pairs(keys: Sequence[np.ndarray], min_match: int, set_like: bool = False,
@@ -399,7 +398,7 @@ def _engine_pairs(spec: MethodSpec, corpus: Corpus, config: Config, context: dic
             engine.put_meta("context", context)
         nd = NearDup(engine, cfg)
         if engine.count() == 0:
-            report = nd.index((Document(i, t, lang=l) for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs)), progress=None)
+            report = nd.index((Document(i, t, lang=l) for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs, strict=True)), progress=None)
             if report.failed:
                 raise EvaluationError(f"the engine refused {len(report.failed)} document(s), first: {report.failed[0].id}: {report.failed[0].reason}")
         engine.refresh()
@@ -460,12 +459,12 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
     context = None
     if needs_context(config):
         say("collection statistics")
-        context = build_context(config, zip(corpus.texts, corpus.langs))
+        context = build_context(config, zip(corpus.texts, corpus.langs, strict=True))
 
     say("canonicalizing and shingling")
     t0 = time.perf_counter()
     signer = Signer(config.replace(signatures=base.signatures), context)
-    prepared = [signer.prepare(t, l) for t, l in zip(corpus.texts, corpus.langs)]
+    prepared = [signer.prepare(t, l) for t, l in zip(corpus.texts, corpus.langs, strict=True)]
     prepare_seconds = time.perf_counter() - t0
 
     n_words = corpus.n_words

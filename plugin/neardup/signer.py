@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import xxhash
@@ -172,7 +172,7 @@ class Signer:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
         out = []
-        for i, (d, x) in enumerate(zip(docs, canon)):
+        for i, (d, x) in enumerate(zip(docs, canon, strict=True)):
             exact = xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode())
             k: dict[str, np.ndarray] = {}
             if "exact" in c.signatures:
@@ -209,7 +209,7 @@ class Signer:
             Prepared(t, x.tokens, x.lang, th[off[i] : off[i + 1]],
                      Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
                      MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
-            for i, (t, x) in enumerate(zip(texts, canon))
+            for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
 
 
