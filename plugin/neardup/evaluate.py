@@ -31,8 +31,9 @@ Methods:
   exactly -- what ``neardup`` itself reports; ``engine:FIELD`` uses one signature field;
 * ``NAME``: signature equality as in the source documents (pair found iff the two
   documents share >= ``equality_min_match`` keys of signature NAME; no verification);
-* ``NAME:PART``: one component of a signature (``kosinov:1`` .. ``kosinov:6`` are
-  Kosinov's tests 1-6; ``sharapova:tfidf``, ``imatch_multi:main``, ...).
+* ``NAME:PART``: one component of a signature (``text_stats:1`` .. ``text_stats:6`` are
+  Kosinov's tests 1-6; ``descriptive_words:tfidf``, ``imatch_multi:main``, ...). Old
+  signature names (``kosinov``, ``sharapova``) are accepted too.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
 BANDS = ((20, 50), (51, 500), (501, 5000), (5001, None))
 DEFAULT_METHODS = ("engine", "super", "mega", "minhash84", "minhash70", "imatch", "imatch_multi",
-                   "sharapova", "kosinov:1", "kosinov:6", "anchor")
+                   "descriptive_words", "text_stats:1", "text_stats:6", "anchor")
 POSITIVE_LABELS = {"1", "true", "yes", "paraphrase", "duplicate", "dup", "positive"}
 MIN_WORDS_LEVENSHTEIN = 20
 
@@ -292,7 +293,7 @@ def parse_method(name: str) -> MethodSpec:
 
 
 def resolve_part(sig, part: str | None) -> str | None:
-    """A component name from a name or a 1-based number (kosinov:1 = test 1)."""
+    """A component name from a name or a 1-based number (text_stats:1 = test 1)."""
     if part is None:
         return None
     if part.isdigit() and 1 <= int(part) <= len(sig.components):

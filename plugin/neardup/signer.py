@@ -9,7 +9,7 @@ queries in the engine:
 * ``winnow``   winnowing fingerprints of the shingle sequence (containment)
 * ``modm``     Broder's MOD_m sample of the shingle set (optional; containment)
 
-plus any signature of the extended family registered in :mod:`neardup.signatures`.
+plus any signature of the extended family registered in :mod:`neardup.registry`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
 ``"hex"``.
 """
@@ -29,6 +29,7 @@ from .hashing import U64, hash_strings
 from .lsh import band_keys_many
 from .minhash import MinHash, kperm_sketch, oph_many
 from .ragged import offsets_of, segment_unique, split
+from .registry import REGISTRY
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
 from .simhash import block_keys_many, token_simhash_many
@@ -117,11 +118,8 @@ class Signer:
         self.context = context or {}
         self.extra_signatures: dict[str, Any] = {}
         extra = [s for s in config.signatures if s not in BUILTIN_SIGNATURES]
-        if extra:
-            from .signatures import REGISTRY
-
-            for name in extra:
-                self.extra_signatures[name] = REGISTRY[name](config, self.context)
+        for name in extra:
+            self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         canon = self.canonicalizer.canonicalize(text, lang)
