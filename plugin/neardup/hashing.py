@@ -74,12 +74,3 @@ def _string_hashes(seed: int) -> _StringHashes:
 def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:
     """n independent 64-bit seeds derived from ``seed``: xxh64(salt + k, seed)."""
     return np.fromiter((xxhash.xxh64_intdigest(salt + k.to_bytes(4, "little"), seed) for k in range(n)), dtype=U64, count=n)
-
-
-def to_signed(a: np.ndarray) -> np.ndarray:
-    """uint64 -> int64 with the same bits (SQLite and JSON integers are signed)."""
-    return np.asarray(a, dtype=U64).view(np.int64)
-
-
-def to_unsigned(a) -> np.ndarray:
-    return np.asarray(a, dtype=np.int64).view(U64)

@@ -57,10 +57,6 @@ class MinHash:
             raise ValueError("sketches were made with different seeds, schemes or sizes")
         return float(np.count_nonzero(self.hashvalues == other.hashvalues)) / len(self)
 
-    def is_empty(self) -> bool:
-        return bool(np.all(self.hashvalues == MAX64))
-
-
 def kperm_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """min_x fmix64(x XOR s_k) for k < K, in chunks to bound memory."""
     out = np.full(num_perm, MAX64, dtype=U64)

@@ -100,10 +100,6 @@ def render_keys(field_name: str, keys: np.ndarray) -> list[str]:
     return [f"{int(k):016x}" for k in keys]
 
 
-def parse_keyword(kw: str) -> int:
-    return int(kw.rsplit(":", 1)[-1], 16)
-
-
 class Signer:
     """Signs documents with the settings of one index.
 
