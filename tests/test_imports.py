@@ -14,6 +14,7 @@ implicit edges; a module that names it explicitly gets the edge.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import neardup
@@ -95,6 +96,27 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+#: The layers of ARCHITECTURE.md, lowest first: a module imports its own layer and lower
+#: ones only. A package name covers its modules. Modules that do not exist are ignored.
+LAYERS = (
+    ("primitives", {"hashing", "ragged", "registry", "verify", "ppjoin", "worddiff", "charts", "resources"}),
+    ("sketches", {"shingles", "minhash", "simhash", "lsh", "sampling"}),
+    ("settings", {"config"}),
+    ("text", {"canonical"}),
+    ("signing", {"signer", "signatures"}),
+    ("storage", {"engines"}),
+    ("core", {"candidates", "tagging", "clustering", "ingest", "api"}),
+    ("applications", {"io", "evaluate", "report", "dashboards", "cli"}),
+)
+
+
+def layer_of(module: str) -> int | None:
+    if module == PKG:
+        return len(LAYERS)  # the facade re-exports from every layer
+    top = module.split(".")[1]
+    return next((i for i, (_, names) in enumerate(LAYERS) if top in names), None)
+
+
 def test_the_graph_is_read_from_every_module():
     graph = import_graph()
     assert {"neardup.config", "neardup.canonical", "neardup.signer", "neardup.engines.base"} <= set(graph)
@@ -112,3 +134,22 @@ def test_find_cycle_finds_one():
 def test_no_import_cycles():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_every_module_has_a_layer():
+    missing = sorted(m for m in import_graph() if layer_of(m) is None)
+    assert not missing, f"put {missing} into LAYERS here and into the layer table of ARCHITECTURE.md"
+
+
+def test_lower_layers_never_import_higher_ones():
+    graph = import_graph()
+    up = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+                for a, bs in graph.items() if a != PKG for b in bs
+                if None not in (layer_of(a), layer_of(b)) and layer_of(b) > layer_of(a))
+    assert not up, "\n".join(up)
+
+
+def test_architecture_names_every_module():
+    text = (Path(__file__).resolve().parents[1] / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    unnamed = sorted(m for m in import_graph() if m != PKG and not re.search(rf"\b{m.rsplit('.', 1)[1]}\b", text))
+    assert not unnamed, f"ARCHITECTURE.md does not mention {unnamed}"
