@@ -14,6 +14,8 @@ key field, so indexes built under the old name still open and match.
 False
 >>> REGISTRY["kosinov"].__name__
 'TextStatistics'
+>>> sorted(NEEDS_CONTEXT)
+['descriptive_words', 'imatch', 'imatch_multi', 'sharapova']
 """
 
 from __future__ import annotations
@@ -40,11 +42,11 @@ ALIASES: dict[str, str] = {
     "kosinov": "text_stats",
 }
 
-#: signatures that need collection statistics (``neardup.signatures.build_context``)
-NEEDS_CONTEXT = frozenset({"imatch", "imatch_multi", "descriptive_words"})
-
 #: every name ``Config.signatures`` accepts from the family, aliases included
 NAMES: tuple[str, ...] = (*FACTORIES, *ALIASES)
+
+#: signatures that need collection statistics (``neardup.signatures.build_context``), aliases included
+NEEDS_CONTEXT = frozenset(n for n in NAMES if ALIASES.get(n, n) in {"imatch", "imatch_multi", "descriptive_words"})
 
 
 def canonical_name(name: str) -> str:
@@ -53,7 +55,7 @@ def canonical_name(name: str) -> str:
 
 
 def needs_context(name: str) -> bool:
-    return canonical_name(name) in NEEDS_CONTEXT
+    return name in NEEDS_CONTEXT
 
 
 class Registry(Mapping[str, Callable[[Any, "dict | None"], Any]]):
