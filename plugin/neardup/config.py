@@ -22,13 +22,13 @@ SIGNATURE_VERSION = 2
 
 # -- settings with a fixed set of values: the Literal types are the one source of the choices
 Language = Literal["fa", "ru", "en"]
-DefaultLang = Literal["auto", "fa", "ru", "en"]  # "auto": detect by script
+DefaultLang = Literal["auto", Language]  # "auto": detect by script (nested Literals flatten)
 Digits = Literal["unify", "drop", "keep"]  # unify: to ASCII
 Stem = Literal["none", "snowball", "lemma"]  # snowball: ru, en; lemma: ru (pymorphy3)
 Shingle = Literal["word", "char"]
 MinhashScheme = Literal["oph", "kperm"]  # one permutation + densification | K permutations
 
-#: setting -> its allowed values, checked by :class:`Config` (the CLI offers the same)
+#: setting -> its allowed values, checked by :class:`Config` (and the ones a CLI option should offer)
 CHOICES: dict[str, tuple[str, ...]] = {
     "default_lang": get_args(DefaultLang),
     "digits": get_args(Digits),
