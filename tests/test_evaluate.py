@@ -3,7 +3,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from neardup.evaluate import (Corpus, ac1, confusion, equality_pairs, evaluate, hfm_separation, load_corpus, load_labels,
+from neardup.evaluate import (ac1, confusion, equality_pairs, evaluate, hfm_separation, load_corpus, load_labels,
                               to_markdown)
 
 import numpy as np
@@ -93,7 +93,7 @@ def test_levenshtein_truth_counts_documents_of_20_words(tmp_path):
     b = a.replace("w7x", "w7y")  # one substitution: similarity 1 - 1/99
     c = " ".join(f"w{i}x" for i in range(19))  # 19 words: outside the scope
     d = " ".join(f"v{i}z" for i in range(22))
-    rows = [{"id": k, "text": t} for k, t in zip("abcd", (a, b, c, d))]
+    rows = [{"id": k, "text": t} for k, t in zip("abcd", (a, b, c, d), strict=True)]
     corpus = load_corpus(write_jsonl(tmp_path / "c.jsonl", rows))
     ev = evaluate(corpus, methods=["text_stats:seq", "text_stats:freq"], thresholds=[1.0, 0.99], truth="levenshtein")
     assert ev.scope == 3 and ev.pairs == 3

@@ -1,5 +1,3 @@
-import numpy as np
-
 from neardup.config import Config
 from neardup.signatures import REGISTRY
 from neardup.signatures.common import digest64
