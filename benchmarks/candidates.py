@@ -104,22 +104,18 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
     # the engine's resemblance query besides the bands: SimHash blocks (kept when Hamming <= k), exact key
     others = {p for p in pairs_from_keys(sim_keys) if hamming(simh[p[0]], simh[p[1]]) <= base_cfg.simhash_k}
     others |= pairs_from_keys(exact[:, None])
+    band_cache: dict[tuple[int, int], np.ndarray] = {}  # (b, r) -> band keys of every document
+
+    def band_pairs(b: int, r: int, m: int) -> set[tuple[int, int]]:
+        if (b, r) not in band_cache:
+            band_cache[(b, r)] = np.stack([band_keys(h, b, r) for h in hv])
+        return pairs_from_keys(band_cache[(b, r)], m)
+
     for t in THRESHOLDS:
         log(f"candidates: threshold {t}")
         truth = {(a, b): j for a, b, j in ppjoin(sets, t)}
         cfg = Config(threshold=t)
         row: dict = {"truth": {"pairs": len(truth), "pairs_per_query": 2 * len(truth) / len(docs)}}
-        band_cache: dict[tuple[int, int], np.ndarray] = {}
-
-        def band_pairs(b: int, r: int, m: int) -> set[tuple[int, int]]:
-            if (b, r) not in band_cache:
-                band_cache[(b, r)] = np.stack([band_keys(h, b, r) for h in hv])
-            return pairs_from_keys(band_cache[(b, r)], m)
-
-        def engine_pairs(lsh: set[tuple[int, int]]) -> set[tuple[int, int]]:
-            """What the engine hands to verification: >= m bands, SimHash blocks, exact key, length filter."""
-            return {(a, b) for a, b in lsh | others if _length_ok(sizes[a], sizes[b], t)}
-
         lsh = band_pairs(cfg.bands, cfg.rows, cfg.min_match)
         row["neardup_lsh"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
                               "candidates_per_query": 2 * len(lsh) / len(docs), **recall(lsh, truth, t)}
@@ -128,7 +124,7 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
         any_band = band_pairs(b1, r1, 1)
         row["neardup_lsh_any_band"] = {"bands": b1, "rows": r1, "min_match": 1,
                                        "candidates_per_query": 2 * len(any_band) / len(docs), **recall(any_band, truth, t)}
-        full = engine_pairs(lsh)
+        full = _engine_pairs(lsh, others, sizes, t)
         row["neardup_engine_keys"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
                                       "candidates_per_query": 2 * len(full) / len(docs), **recall(full, truth, t)}
 
@@ -156,7 +152,7 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
             b, r, m = optimal_lsh(t, base_cfg.num_perm, fp, fn, base_cfg.max_bands)
             p = lsh if (b, r, m) == (cfg.bands, cfg.rows, cfg.min_match) else band_pairs(b, r, m)
             grid[f"{fp}/{fn}"] = {"bands": b, "rows": r, "min_match": m, "candidates_per_query": 2 * len(p) / len(docs),
-                                  "engine_candidates_per_query": 2 * len(engine_pairs(p)) / len(docs), **recall(p, truth, t)}
+                                  "engine_candidates_per_query": 2 * len(_engine_pairs(p, others, sizes, t)) / len(docs), **recall(p, truth, t)}
         out["weight_grid"][str(t)] = grid
     out["recommended_weights"] = recommend(out)
     if "error" in peer_res:
@@ -176,6 +172,11 @@ def rensa_bands(t: float, num_perm: int) -> int:
         return 0.5 * np.trapz(collision_probability(lo, b, r), lo) + 0.5 * np.trapz(1.0 - collision_probability(hi, b, r), hi)
 
     return min((b for b in range(1, num_perm + 1) if num_perm % b == 0), key=err)
+
+
+def _engine_pairs(lsh: set[tuple[int, int]], others: set[tuple[int, int]], sizes, t: float) -> set[tuple[int, int]]:
+    """What the engine hands to verification: >= m bands, SimHash blocks, exact key, length filter."""
+    return {(a, b) for a, b in lsh | others if _length_ok(sizes[a], sizes[b], t)}
 
 
 def _length_ok(na: int, nb: int, t: float) -> bool:

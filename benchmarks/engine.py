@@ -60,6 +60,25 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class _Feed:
+    """Synthetic documents for the index, counting their text bytes; :meth:`take` stops
+    early (and sets ``cut``) once the time budget's deadline has passed."""
+
+    def __init__(self, gen: synth.Generator):
+        self.gen = gen
+        self.text_bytes = 0
+        self.cut = False
+
+    def take(self, n: int, deadline: float) -> Iterator:
+        for i in range(n):
+            if i % 500 == 0 and time.perf_counter() > deadline:
+                self.cut = True
+                return
+            s = next(self.gen)
+            self.text_bytes += len(s.doc.text.encode("utf-8"))
+            yield s.doc
+
+
 def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nton_at: int | None, nton_threshold: float,
         dump: Path | None, log=print) -> dict:
     gen = synth.Generator(base_documents(), seed=seed)
@@ -69,26 +88,12 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
     nd = NearDup.open(str(db), Config())
     nd.query("warm up the canonicalizer and the stop lists")
     out: dict = {"config": json.loads(nd.config.to_json()), "checkpoints": [], "seed": seed, "sqlite": db_bytes(db)}
-    text_bytes = 0
+    feed = _Feed(gen)
     done = 0
     t_start = time.perf_counter()
     for size in sorted(sizes):
-        want = size - done
         seg_start = time.perf_counter()
-        deadline = t_start + budget_s
-        stop = {"cut": False}
-
-        def stream() -> Iterator:
-            nonlocal text_bytes
-            for i in range(want):
-                if i % 500 == 0 and time.perf_counter() > deadline:
-                    stop["cut"] = True
-                    return
-                s = next(gen)
-                text_bytes += len(s.doc.text.encode("utf-8"))
-                yield s.doc
-
-        rep = nd.index(stream(), batch_size=500, tag=True)
+        rep = nd.index(feed.take(size - done, deadline=t_start + budget_s), batch_size=500, tag=True)
         seg_s = time.perf_counter() - seg_start
         done += rep.indexed + len(rep.failed)
         nd.engine.refresh()
@@ -96,8 +101,8 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
         cp: dict = {"size": n, "target": size, "ingest": {"docs": rep.indexed, "seconds": seg_s, "docs_per_s": rep.indexed / seg_s if seg_s else None,
                                                          "failed": len(rep.failed), "duplicates_tagged": rep.duplicates}}
         size_bytes = db_bytes(db)
-        cp["index"] = {"db_bytes": size_bytes, "text_bytes": text_bytes, "bytes_per_doc": size_bytes / n,
-                       "bytes_per_doc_beyond_text": (size_bytes - text_bytes) / n, "bytes_per_doc_by_table": table_bytes(db, n)}
+        cp["index"] = {"db_bytes": size_bytes, "text_bytes": feed.text_bytes, "bytes_per_doc": size_bytes / n,
+                       "bytes_per_doc_beyond_text": (size_bytes - feed.text_bytes) / n, "bytes_per_doc_by_table": table_bytes(db, n)}
         qrng = random.Random(seed * 1_000_003 + n)
         qs = [gen.query(f"q{i}", qrng) for i in range(queries)]
         lat, hits = [], 0
@@ -121,7 +126,7 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
         out["checkpoints"].append(cp)
         log(f"engine: {n:,} docs, ingest {cp['ingest']['docs_per_s']:.0f} docs/s, query p50 {cp['query']['p50_ms']:.2f} ms "
             f"p99 {cp['query']['p99_ms']:.2f} ms, {cp['index']['bytes_per_doc_beyond_text']:.0f} B/doc beyond text")
-        if stop["cut"]:
+        if feed.cut:
             out["budget_exhausted"] = {"budget_s": budget_s, "reached": n, "wanted": size}
             log(f"engine: time budget of {budget_s:.0f} s used up at {n} documents (wanted {size})")
             break

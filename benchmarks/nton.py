@@ -60,7 +60,7 @@ def run(n: int, t: float, seed: int, use_peers: bool, with_text_dedup: bool, log
         log(f"N-to-N: neardup bulk index of {n} documents (tag=False)")
         nd = NearDup.open(str(Path(tmp) / "nton.db"), Config())
         t0 = time.perf_counter()
-        nd.index((dataclasses.replace(d, lang=x.lang, tokens=x.tokens) for d, x in zip(docs, canon)), batch_size=1000, tag=False, progress=None)
+        nd.index((dataclasses.replace(d, lang=x.lang, tokens=x.tokens) for d, x in zip(docs, canon, strict=True)), batch_size=1000, tag=False, progress=None)
         t_index = time.perf_counter() - t0
         t0 = time.perf_counter()
         clusters = nd.clusters(t, write=False)

@@ -77,54 +77,64 @@ def low32(x):
 
 # -- 1. signing ---------------------------------------------------------------------------------
 def task_signing(task):
-    import datasketch
-    import rensa
-    import simhash
-
     texts = read_jsonl(task["texts"])
     tokens = read_jsonl(task["tokens"])
     sets, flat, off = read_hashes(task["hashes"])
     rep = task.get("repeat", 1)
-    out = {}
+    return {"text": _signing_from_text(texts, rep), "tokens": _signing_from_tokens(tokens, rep),
+            "hashes": _minhash_stage(sets, flat, off, rep)}
 
-    def sketchers(shingles_of, words_of):
-        """The peers' signing paths with ``shingles_of`` (item -> shingle strings)."""
 
-        def ds_batch(xs):
+def _sketchers(shingles_of, words_of):
+    """The peers' signing paths with ``shingles_of`` (item -> shingle strings)."""
+    import datasketch
+    import rensa
+    import simhash
+
+    def ds_batch(xs):
+        for t in xs:
+            m = datasketch.MinHash(num_perm=NUM_PERM)
+            m.update_batch([s.encode() for s in shingles_of(t)])
+
+    def ds_bulk(xs):
+        datasketch.MinHash.bulk([[s.encode() for s in shingles_of(t)] for t in xs], num_perm=NUM_PERM)
+
+    def rensa_with(cls):
+        def run(xs):
             for t in xs:
-                m = datasketch.MinHash(num_perm=NUM_PERM)
-                m.update_batch([s.encode() for s in shingles_of(t)])
+                m = cls(num_perm=NUM_PERM, seed=42)
+                m.update(shingles_of(t))
+                m.digest()
+        return run
 
-        def ds_bulk(xs):
-            datasketch.MinHash.bulk([[s.encode() for s in shingles_of(t)] for t in xs], num_perm=NUM_PERM)
+    def simhash_of(xs):
+        return [simhash.Simhash(words_of(t)).value for t in xs]
 
-        def rensa_with(cls):
-            def run(xs):
-                for t in xs:
-                    m = cls(num_perm=NUM_PERM, seed=42)
-                    m.update(shingles_of(t))
-                    m.digest()
-            return run
+    return {"datasketch_update_batch": ds_batch, "datasketch_bulk": ds_bulk, "rensa_rminhash": rensa_with(rensa.RMinHash),
+            "rensa_cminhash": rensa_with(rensa.CMinHash), "simhash_1e0ng": simhash_of}
 
-        def simhash_of(xs):
-            for t in xs:
-                simhash.Simhash(words_of(t)).value
 
-        return {"datasketch_update_batch": ds_batch, "datasketch_bulk": ds_bulk, "rensa_rminhash": rensa_with(rensa.RMinHash),
-                "rensa_cminhash": rensa_with(rensa.CMinHash), "simhash_1e0ng": simhash_of}
-
+def _signing_from_text(texts, rep):
     def python_shingling_only(xs):
         for t in xs:
             python_shingles(t)
 
-    text_paths = sketchers(python_shingles, lambda t: _WORD.findall(t.lower()))
-    out["text"] = {"python_shingling_only": timed(python_shingling_only, texts, rep),
-                   **{name: timed(fn, texts, rep) for name, fn in text_paths.items()}}
-    token_paths = sketchers(shingle_strings, lambda t: t)
-    out["tokens"] = {name: timed(token_paths[name], tokens, rep)
-                     for name in ("datasketch_update_batch", "rensa_rminhash", "rensa_cminhash", "simhash_1e0ng")}
+    text_paths = _sketchers(python_shingles, lambda t: _WORD.findall(t.lower()))
+    return {"python_shingling_only": timed(python_shingling_only, texts, rep),
+            **{name: timed(fn, texts, rep) for name, fn in text_paths.items()}}
 
-    # MinHash stage alone on neardup's shingle hashes (identity hash function where allowed)
+
+def _signing_from_tokens(tokens, rep):
+    token_paths = _sketchers(shingle_strings, lambda t: t)
+    return {name: timed(token_paths[name], tokens, rep)
+            for name in ("datasketch_update_batch", "rensa_rminhash", "rensa_cminhash", "simhash_1e0ng")}
+
+
+def _minhash_stage(sets, flat, off, rep):
+    """MinHash stage alone on neardup's shingle hashes (identity hash function where allowed)."""
+    import datasketch
+    import rensa
+
     def ds_batch_hash(xs):
         for s in xs:
             m = datasketch.MinHash(num_perm=NUM_PERM, hashfunc=low32)
@@ -148,8 +158,7 @@ def task_signing(task):
             stage[name] = timed(fn, sets, rep)
         except Exception as e:  # an API this version lacks
             stage[name] = {"error": f"{type(e).__name__}: {e}"}
-    out["hashes"] = stage
-    return out
+    return stage
 
 
 # -- 2. candidate quality -------------------------------------------------------------------------

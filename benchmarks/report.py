@@ -21,26 +21,38 @@ def _rate(d: dict | None) -> float | None:
 
 def targets(res: dict) -> list[dict]:
     """Every target of the benchmark with the measured number and whether it is met."""
-    out = []
+    return [*_signing_targets(res), *_candidate_targets(res), *_engine_targets(res), *_nton_targets(res)]
 
-    def add(name, value, ok, detail=""):
-        out.append({"target": name, "measured": value, "met": ok, "detail": detail})
 
+class _Targets(list):
+    """Target records (dicts), added one at a time."""
+
+    def add(self, name, value, ok, detail=""):
+        self.append({"target": name, "measured": value, "met": ok, "detail": detail})
+
+
+def _signing_targets(res: dict) -> list[dict]:
+    out = _Targets()
     sig = res.get("signing", {}).get("per_corpus", {})
     for corpus, e in sig.items():
         r = e.get("ratios")
         if r:
-            add(f"signing {corpus}: >= 10x datasketch", round(r["vs_datasketch_update_batch"], 2), r["vs_datasketch_update_batch"] >= 10)
-            add(f"signing {corpus}: >= 2x Python shingling + rensa", round(r["vs_python_shingling_rensa"], 2), r["vs_python_shingling_rensa"] >= 2)
+            out.add(f"signing {corpus}: >= 10x datasketch", round(r["vs_datasketch_update_batch"], 2), r["vs_datasketch_update_batch"] >= 10)
+            out.add(f"signing {corpus}: >= 2x Python shingling + rensa", round(r["vs_python_shingling_rensa"], 2), r["vs_python_shingling_rensa"] >= 2)
+    return out
+
+
+def _candidate_targets(res: dict) -> list[dict]:
+    out = _Targets()
     cand = res.get("candidates", {}).get("thresholds", {})
     for t, row in cand.items():
         nd, ds = row.get("neardup_lsh", {}), row.get("datasketch", {})
         eng = row.get("neardup_engine_keys", {})
         r1, r2 = nd.get("recall_at_t"), nd.get("recall_at_t_plus_0_05")
         if r2 is not None:
-            add(f"recall t={t}: >= 0.99 at J >= t+0.05", round(r2, 4), r2 >= 0.99, f"{nd.get('truth_pairs_t_plus_0_05')} pairs, LSH bands alone")
+            out.add(f"recall t={t}: >= 0.99 at J >= t+0.05", round(r2, 4), r2 >= 0.99, f"{nd.get('truth_pairs_t_plus_0_05')} pairs, LSH bands alone")
         if r1 is not None:
-            add(f"recall t={t}: >= 0.95 at J >= t", round(r1, 4), r1 >= 0.95, f"{nd.get('truth_pairs')} pairs, LSH bands alone")
+            out.add(f"recall t={t}: >= 0.95 at J >= t", round(r1, 4), r1 >= 0.95, f"{nd.get('truth_pairs')} pairs, LSH bands alone")
         if "candidates_per_query" in ds and "candidates_per_query" in eng:
             floor = row.get("truth", {}).get("pairs_per_query")
             bands = f"{eng['bands']}x{eng['rows']} bands, >= {eng.get('min_match', 1)} shared" if "bands" in eng else "bands"
@@ -49,42 +61,56 @@ def targets(res: dict) -> list[dict]:
                 detail += f"; bands alone {nd['candidates_per_query']:.2f}"
             if floor is not None:
                 detail += f"; recall 0.95 at J >= t needs >= {0.95 * floor:.2f}"
-            add(f"candidates/query t={t}: <= datasketch", f"{eng['candidates_per_query']:.2f} vs {ds['candidates_per_query']:.2f}",
+            out.add(f"candidates/query t={t}: <= datasketch", f"{eng['candidates_per_query']:.2f} vs {ds['candidates_per_query']:.2f}",
                 eng["candidates_per_query"] <= ds["candidates_per_query"], detail)
         v = row.get("neardup_verified", {})
         if v:
-            add(f"precision after verification t={t} (asserted)", v.get("precision"), v.get("precision") in (1.0, None))
+            out.add(f"precision after verification t={t} (asserted)", v.get("precision"), v.get("precision") in (1.0, None))
+    return out
+
+
+def _engine_targets(res: dict) -> list[dict]:
+    out = _Targets()
     eng = res.get("engine", {})
     cps = eng.get("checkpoints", [])
     big = [c for c in cps if c["size"] >= 1_000_000]
     if big:
         q = big[-1]["query"]
-        add("query p50 <= 5 ms at 1M", round(q["p50_ms"], 2), q["p50_ms"] <= 5)
-        add("query p99 <= 30 ms at 1M", round(q["p99_ms"], 2), q["p99_ms"] <= 30)
+        out.add("query p50 <= 5 ms at 1M", round(q["p50_ms"], 2), q["p50_ms"] <= 5)
+        out.add("query p99 <= 30 ms at 1M", round(q["p99_ms"], 2), q["p99_ms"] <= 30)
     elif cps:
         c = cps[-1]
-        add("query latency at 1M", None, False, f"1M documents not reached (largest: {c['size']:,}, p50 {c['query']['p50_ms']:.2f} ms, "
+        out.add("query latency at 1M", None, False, f"1M documents not reached (largest: {c['size']:,}, p50 {c['query']['p50_ms']:.2f} ms, "
             f"p99 {c['query']['p99_ms']:.2f} ms there)")
     if cps:
         b = cps[-1]["index"]["bytes_per_doc_beyond_text"]
-        add("index < 1.5 KB/doc beyond text", round(b), b < 1536, f"at {cps[-1]['size']:,} documents")
+        out.add("index < 1.5 KB/doc beyond text", round(b), b < 1536, f"at {cps[-1]['size']:,} documents")
+    return out
+
+
+def _nton_targets(res: dict) -> list[dict]:
+    out = _Targets()
     nt = res.get("nton", {})
     if "neardup" in nt:
         td = nt.get("text-dedup", {})
         if "seconds" in td:
             ok_t = nt["neardup"]["seconds"] < td["seconds"]
-            add(f"N-to-N at {nt['docs']:,}: faster than text-dedup MinHash", f"{nt['neardup']['seconds']:.1f} s vs {td['seconds']:.1f} s", ok_t,
+            out.add(f"N-to-N at {nt['docs']:,}: faster than text-dedup MinHash", f"{nt['neardup']['seconds']:.1f} s vs {td['seconds']:.1f} s", ok_t,
                 f"everyone from the same canonical tokens; neardup = index {nt['neardup']['index_s']:.1f} s + clusters "
                 f"{nt['neardup']['clusters_s']:.1f} s, verified")
             rn, rt = nt["neardup"]["cluster_recall"], td.get("cluster_recall")
             if rn is not None and rt is not None:
-                add(f"N-to-N at {nt['docs']:,}: recall >= text-dedup", f"{rn:.4f} vs {rt:.4f}", rn >= rt)
+                out.add(f"N-to-N at {nt['docs']:,}: recall >= text-dedup", f"{rn:.4f} vs {rt:.4f}", rn >= rt)
         else:
-            add(f"N-to-N at {nt.get('docs', 0):,}: vs text-dedup", None, False, td.get("error", "text-dedup not measured"))
+            out.add(f"N-to-N at {nt.get('docs', 0):,}: vs text-dedup", None, False, td.get("error", "text-dedup not measured"))
     return out
 
 
 def tables(res: dict) -> list[Table]:
+    return [*_signing_tables(res), *_candidates_tables(res), *_engine_tables(res), *_nton_tables(res), *_targets_tables(res)]
+
+
+def _signing_tables(res: dict) -> list[Table]:
     out = []
     sig = res.get("signing", {}).get("per_corpus", {})
     if sig:
@@ -118,6 +144,11 @@ def tables(res: dict) -> list[Table]:
             best_peer = max((_rate(m.get(c)) or 0) for c in cols[2:]) or None
             t.add_row(name, *[_f(_rate(m.get(c))) for c in cols], _f(_rate(m["neardup_oph"]) / best_peer if best_peer else None, "{:.2f}"))
         out.append(t)
+    return out
+
+
+def _candidates_tables(res: dict) -> list[Table]:
+    out = []
     cand = res.get("candidates", {})
     if cand.get("thresholds"):
         t = Table(title=f"2. Candidate quality on {cand['docs']:,} documents, exact ground truth (PP-join), 128 permutations")
@@ -140,6 +171,11 @@ def tables(res: dict) -> list[Table]:
                 t.add_row(th, m, br, _f(r.get("candidates_per_query"), "{:.2f}"), _f(r.get("recall_at_t"), "{:.4f}"),
                           _f(r.get("recall_at_t_plus_0_05"), "{:.4f}"), _f(r.get("truth_pairs")))
         out.append(t)
+    return out
+
+
+def _engine_tables(res: dict) -> list[Table]:
+    out = []
     eng = res.get("engine", {})
     if eng.get("checkpoints"):
         t = Table(title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query latency (sign + candidates + exact verification)")
@@ -151,6 +187,11 @@ def tables(res: dict) -> list[Table]:
                       _f(q["p99_ms"], "{:.2f}"), _f(c["index"]["bytes_per_doc_beyond_text"]), _f(c["peak_rss_mb"]),
                       _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"))
         out.append(t)
+    return out
+
+
+def _nton_tables(res: dict) -> list[Table]:
+    out = []
     nt = res.get("nton", {})
     if "neardup" in nt:
         t = Table(title=f"4. N-to-N on {nt['docs']:,} documents at t={nt['threshold']} ({nt['truth_pairs']:,} true pairs)")
@@ -165,6 +206,11 @@ def tables(res: dict) -> list[Table]:
             t.add_row(m, _f(r["seconds"], "{:.1f}"), _f(r["seconds"] / base, "{:.2f}"), _f(r.get("pair_recall"), "{:.4f}"),
                       _f(r.get("cluster_recall"), "{:.4f}"), _f(r.get("flagged_precision"), "{:.4f}"), str(r.get("verified")))
         out.append(t)
+    return out
+
+
+def _targets_tables(res: dict) -> list[Table]:
+    out = []
     tg = res.get("targets", [])
     if tg:
         t = Table(title="Targets")
@@ -225,7 +271,7 @@ def plot(res: dict, path: Path, separate_engine: dict | None = None) -> bool:
     ax[1].set(title="NearDup.query latency", xlabel="documents in the index", ylabel="ms")
     nn = [(c["size"], c["nton"]["clusters_s"]) for c in cps if "nton" in c]
     if nn:
-        ax[2].loglog(*zip(*nn), "o-", label="neardup clusters() (index built)")
+        ax[2].loglog(*zip(*nn, strict=True), "o-", label="neardup clusters() (index built)")
     nt = res.get("nton", {})
     for m, mk in (("text-dedup", "s"), ("text-dedup-simhash", "D"), ("datasketch", "^")):
         if "seconds" in nt.get(m, {}):

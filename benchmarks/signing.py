@@ -66,6 +66,29 @@ def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict,
     return out, [x.tokens for x in canon], split(sets, setoff), from_tokens
 
 
+def neardup_entry(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict, list[list[str]], list[np.ndarray]]:
+    """neardup's signing rates on ``docs``: whole documents, from tokens, per stage, MinHash
+    schemes; with the documents' tokens and shingle sets (for the peers)."""
+    config = signer.config
+    t_sign = best_of(lambda: signer.sign_batch(docs), repeat)
+    st, tokens, sets, from_tokens = stages(signer, docs, repeat)
+    entry: dict = {
+        "docs": len(docs),
+        "avg_chars": float(np.mean([len(d.text) for d in docs])),
+        "avg_tokens": float(np.mean([len(t) for t in tokens])),
+        "avg_shingles": float(np.mean([len(s) for s in sets])),
+        "neardup_sign": rate(len(docs), t_sign),
+        "neardup_from_tokens": rate(len(docs), from_tokens),
+        "stages_us_per_doc": {k: v / len(docs) * 1e6 for k, v in st.items()},
+        "minhash_stage": {
+            "neardup_oph": rate(len(docs), best_of(lambda: oph_many(np.concatenate(sets), offsets_of([len(s) for s in sets]), config.num_perm,
+                                                                     config.seed), repeat)),
+            "neardup_kperm": rate(len(docs), best_of(lambda: [kperm_sketch(s, config.num_perm, config.seed) for s in sets], repeat)),
+        },
+    }
+    return entry, tokens, sets
+
+
 def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_peers: bool, log=print) -> dict:
     config = Config()
     signer = Signer(config)
@@ -76,22 +99,7 @@ def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_pe
     for name, docs in corpora.items():
         docs = docs[:per_corpus]
         log(f"signing: {name} ({len(docs)} documents)")
-        t_sign = best_of(lambda: signer.sign_batch(docs), repeat)
-        st, tokens, sets, from_tokens = stages(signer, docs, repeat)
-        entry: dict = {
-            "docs": len(docs),
-            "avg_chars": float(np.mean([len(d.text) for d in docs])),
-            "avg_tokens": float(np.mean([len(t) for t in tokens])),
-            "avg_shingles": float(np.mean([len(s) for s in sets])),
-            "neardup_sign": rate(len(docs), t_sign),
-            "neardup_from_tokens": rate(len(docs), from_tokens),
-            "stages_us_per_doc": {k: v / len(docs) * 1e6 for k, v in st.items()},
-            "minhash_stage": {
-                "neardup_oph": rate(len(docs), best_of(lambda: oph_many(np.concatenate(sets), offsets_of([len(s) for s in sets]), config.num_perm,
-                                                                         config.seed), repeat)),
-                "neardup_kperm": rate(len(docs), best_of(lambda: [kperm_sketch(s, config.num_perm, config.seed) for s in sets], repeat)),
-            },
-        }
+        entry, tokens, sets = neardup_entry(signer, docs, repeat)
         if use_peers:
             with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
                 tmp = Path(tmp)

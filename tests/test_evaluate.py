@@ -3,7 +3,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from neardup.evaluate import (Corpus, ac1, confusion, equality_pairs, evaluate, hfm_separation, load_corpus, load_labels,
+from neardup.evaluate import (ac1, confusion, equality_pairs, evaluate, hfm_separation, load_corpus, load_labels,
                               to_markdown)
 
 import numpy as np
@@ -64,16 +64,16 @@ def test_tiny_labelled_set_exact_counts(tmp_path):
     labels = load_labels(write_jsonl(tmp_path / "l.jsonl", [{"id1": "d0", "id2": "d1"}, {"id1": "d2", "id2": "d3"},
                                                            {"id1": "d0", "id2": "d3", "label": "0"}]), corpus)
     assert labels == {(0, 1), (2, 3)}
-    ev = evaluate(corpus, methods=["engine", "kosinov:1", "kosinov:6"], thresholds=[0.9], truth="labels", labels=labels)
+    ev = evaluate(corpus, methods=["engine", "text_stats:1", "text_stats:6"], thresholds=[0.9], truth="labels", labels=labels)
     assert ev.pairs == 6
     eng = ev.rows["engine"][0]  # finds d0-d1 only: a=1, b=0, c=1, d=4
     assert (eng.found, eng.common, eng.precision, eng.recall) == (1, 1, 1.0, 0.5)
     assert eng.f1 == pytest.approx(2 / 3) and eng.accuracy == pytest.approx(5 / 6)
-    k1 = ev.rows["kosinov:1"][0]  # d0/d1 differ only in the final . vs !
+    k1 = ev.rows["text_stats:1"][0]  # d0/d1 differ only in the final . vs !
     assert (k1.found, k1.common, k1.recall, k1.accuracy) == (0, 0, 0.0, pytest.approx(4 / 6))
-    # AC1(engine, kosinov:1): a=0, b=1, c=0, d=5: A = 5/6, P' = 1/12, p(E) = 2 * 1/12 * 11/12
+    # AC1(engine, text_stats:1): a=0, b=1, c=0, d=5: A = 5/6, P' = 1/12, p(E) = 2 * 1/12 * 11/12
     pe = 2 * (1 / 12) * (11 / 12)
-    assert ev.agreement[0.9]["engine"]["kosinov:1"] == pytest.approx((5 / 6 - pe) / (1 - pe))
+    assert ev.agreement[0.9]["engine"]["text_stats:1"] == pytest.approx((5 / 6 - pe) / (1 - pe))
     md = to_markdown(ev)
     assert "| 0.90 | 2 | 1 | 1 | 1 | 0 | 0.50 | 1.00 | 0.67 | 0.8333 |" in md
 
@@ -93,13 +93,13 @@ def test_levenshtein_truth_counts_documents_of_20_words(tmp_path):
     b = a.replace("w7x", "w7y")  # one substitution: similarity 1 - 1/99
     c = " ".join(f"w{i}x" for i in range(19))  # 19 words: outside the scope
     d = " ".join(f"v{i}z" for i in range(22))
-    rows = [{"id": k, "text": t} for k, t in zip("abcd", (a, b, c, d))]
+    rows = [{"id": k, "text": t} for k, t in zip("abcd", (a, b, c, d), strict=True)]
     corpus = load_corpus(write_jsonl(tmp_path / "c.jsonl", rows))
-    ev = evaluate(corpus, methods=["kosinov:seq", "kosinov:freq"], thresholds=[1.0, 0.99], truth="levenshtein")
+    ev = evaluate(corpus, methods=["text_stats:seq", "text_stats:freq"], thresholds=[1.0, 0.99], truth="levenshtein")
     assert ev.scope == 3 and ev.pairs == 3
-    assert [r.truth for r in ev.rows["kosinov:seq"]] == [0, 1]
-    assert [(r.found, r.common) for r in ev.rows["kosinov:seq"]] == [(1, 0), (1, 1)]  # same word lengths
-    assert [r.found for r in ev.rows["kosinov:freq"]] == [0, 0]
+    assert [r.truth for r in ev.rows["text_stats:seq"]] == [0, 1]
+    assert [(r.found, r.common) for r in ev.rows["text_stats:seq"]] == [(1, 0), (1, 1)]  # same word lengths
+    assert [r.found for r in ev.rows["text_stats:freq"]] == [0, 0]
 
 
 def test_bad_input_names_file_and_line(tmp_path):

@@ -7,6 +7,7 @@ page needs no fonts.
 from __future__ import annotations
 
 import io
+from itertools import pairwise
 from typing import Mapping, Sequence
 
 import matplotlib
@@ -51,9 +52,9 @@ def stacked_bars(labels: Sequence[str], series: Mapping[str, Sequence[float]], c
     """Bars per label, one stacked segment per series (legend in series order)."""
     fig, ax = _figure(title, xlabel, ylabel)
     bottom = [0.0] * len(labels)
-    for (name, vals), color in zip(series.items(), colors):
+    for (name, vals), color in zip(series.items(), colors, strict=True):
         ax.bar(range(len(labels)), vals, bottom=bottom, color=color, label=name)
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_xticks(range(len(labels)), labels)
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(frameon=False, fontsize=9)
@@ -65,12 +66,12 @@ def binned_histogram(edges: Sequence[float], series: Mapping[str, Sequence[int]]
                      marker_label: str = "") -> str:
     """Pre-counted bins (``len(edges) - 1`` counts per series), stacked, with an optional vertical marker."""
     fig, ax = _figure(title, xlabel, ylabel)
-    widths = [b - a for a, b in zip(edges[:-1], edges[1:])]
+    widths = [b - a for a, b in pairwise(edges)]
     bottom = [0] * (len(edges) - 1)
-    for (name, counts), color in zip(series.items(), colors):
+    for (name, counts), color in zip(series.items(), colors, strict=True):
         ax.bar(edges[:-1], counts, width=widths, bottom=bottom, align="edge", color=color, label=name,
                edgecolor="white", linewidth=0.5)
-        bottom = [b + c for b, c in zip(bottom, counts)]
+        bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
     if marker is not None:
         ax.axvline(marker, color="#333", linestyle="--", linewidth=1, label=marker_label or None)
     ax.set_xlim(edges[0], edges[-1])

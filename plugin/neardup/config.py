@@ -11,14 +11,33 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, get_args
 
 import xxhash
+
+from .registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
 SIGNATURE_VERSION = 2
 
-LANGUAGES = ("fa", "ru", "en")
+# -- settings with a fixed set of values: the Literal types are the one source of the choices
+Language = Literal["fa", "ru", "en"]
+DefaultLang = Literal["auto", Language]  # "auto": detect by script (nested Literals flatten)
+Digits = Literal["unify", "drop", "keep"]  # unify: to ASCII
+Stem = Literal["none", "snowball", "lemma"]  # snowball: ru, en; lemma: ru (pymorphy3)
+Shingle = Literal["word", "char"]
+MinhashScheme = Literal["oph", "kperm"]  # one permutation + densification | K permutations
+
+#: setting -> its allowed values, checked by :class:`Config` (and the ones a CLI option should offer)
+CHOICES: dict[str, tuple[str, ...]] = {
+    "default_lang": get_args(DefaultLang),
+    "digits": get_args(Digits),
+    "stem": get_args(Stem),
+    "shingle": get_args(Shingle),
+    "minhash_scheme": get_args(MinhashScheme),
+}
+
+LANGUAGES: tuple[str, ...] = get_args(Language)
 SIGNATURES = ("exact", "minhash", "simhash", "winnow")
 #: Built-in signatures: the defaults plus Broder's MOD_m sample.
 BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
@@ -49,20 +68,20 @@ class Config:
 
     version: int = SIGNATURE_VERSION
     # -- canonicalization ------------------------------------------------------------
-    default_lang: str = "auto"  # "auto" (detect by script) or one of LANGUAGES
+    default_lang: DefaultLang = "auto"  # "auto" (detect by script) or one of LANGUAGES
     strip_html: bool = True
     stopwords: bool = True
-    digits: str = "unify"  # unify (to ASCII) | drop | keep
-    stem: str = "none"  # none | snowball (ru, en) | lemma (ru: pymorphy3)
+    digits: Digits = "unify"  # unify (to ASCII) | drop | keep
+    stem: Stem = "none"  # none | snowball (ru, en) | lemma (ru: pymorphy3)
     # -- shingles ----------------------------------------------------------------------
-    shingle: str = "word"  # word | char
+    shingle: Shingle = "word"  # word | char
     shingle_size: int = 5
     shingle_size_by_lang: tuple[tuple[str, int], ...] = ()
     # -- signatures --------------------------------------------------------------------
     signatures: tuple[str, ...] = SIGNATURES
     seed: int = 1
     num_perm: int = 128
-    minhash_scheme: str = "oph"  # oph (one permutation + densification) | kperm
+    minhash_scheme: MinhashScheme = "oph"  # oph (one permutation + densification) | kperm
     threshold: float = 0.8
     bands: int = 0
     rows: int = 0
@@ -77,38 +96,44 @@ class Config:
     extra: tuple[tuple[str, Any], ...] = field(default=())
 
     def __post_init__(self) -> None:
-        if self.default_lang != "auto" and self.default_lang not in LANGUAGES:
-            raise ConfigError(f"unknown language {self.default_lang!r}; use auto or one of {', '.join(LANGUAGES)}")
-        if self.digits not in ("unify", "drop", "keep"):
-            raise ConfigError(f"digits must be unify, drop or keep, not {self.digits!r}")
-        if self.stem not in ("none", "snowball", "lemma"):
-            raise ConfigError(f"stem must be none, snowball or lemma, not {self.stem!r}")
-        if self.shingle not in ("word", "char"):
-            raise ConfigError(f"shingle must be word or char, not {self.shingle!r}")
+        self._check_choices()
+        self._check_ranges()
+        self._resolve_lsh()
+        object.__setattr__(self, "shingle_size_by_lang", tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)))
+        object.__setattr__(self, "signatures", tuple(self.signatures))
+
+    def _check_choices(self) -> None:
+        """Settings of :data:`CHOICES` and signature names."""
+        for name, allowed in CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+        known = set(BUILTIN_SIGNATURES) | set(FAMILY_SIGNATURES)
+        unknown = set(self.signatures) - known
+        if unknown:
+            raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(known)}")
+
+    def _check_ranges(self) -> None:
+        """Numeric settings within their ranges."""
         for lang, w in ((None, self.shingle_size), *self.shingle_size_by_lang):
             if not 1 <= int(w) <= (10 if self.shingle == "word" else 32):
                 raise ConfigError(f"shingle size {w} for {lang or 'all languages'} is out of range (word: 1..10, char: 1..32)")
-        unknown = set(self.signatures) - set(BUILTIN_SIGNATURES) - set(_extra_signatures())
-        if unknown:
-            raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(set(BUILTIN_SIGNATURES) | set(_extra_signatures()))}")
-        if self.mod_m < 1:
-            raise ConfigError(f"mod_m must be >= 1, not {self.mod_m}")
-        if not 0.0 < self.threshold <= 1.0:
-            raise ConfigError(f"threshold must be in (0, 1], not {self.threshold}")
-        if self.minhash_scheme not in ("oph", "kperm"):
-            raise ConfigError(f"minhash_scheme must be oph or kperm, not {self.minhash_scheme!r}")
-        if not 1 <= self.num_perm <= 4096:
-            raise ConfigError(f"num_perm must be in 1..4096, not {self.num_perm}")
-        if not 0 <= self.simhash_k <= 16:
-            raise ConfigError(f"simhash_k must be in 0..16, not {self.simhash_k}")
-        if self.winnow_window < 1:
-            raise ConfigError(f"winnow_window must be >= 1, not {self.winnow_window}")
-        if not 0.0 < self.containment_fraction <= 1.0:
-            raise ConfigError(f"containment_fraction must be in (0, 1], not {self.containment_fraction}")
-        if self.max_bands < 1:
-            raise ConfigError(f"max_bands must be >= 1, not {self.max_bands}")
-        if self.min_match < 0:
-            raise ConfigError(f"min_match must be >= 0 (0: chosen for the threshold), not {self.min_match}")
+        checks = (
+            (self.mod_m >= 1, f"mod_m must be >= 1, not {self.mod_m}"),
+            (0.0 < self.threshold <= 1.0, f"threshold must be in (0, 1], not {self.threshold}"),
+            (1 <= self.num_perm <= 4096, f"num_perm must be in 1..4096, not {self.num_perm}"),
+            (0 <= self.simhash_k <= 16, f"simhash_k must be in 0..16, not {self.simhash_k}"),
+            (self.winnow_window >= 1, f"winnow_window must be >= 1, not {self.winnow_window}"),
+            (0.0 < self.containment_fraction <= 1.0, f"containment_fraction must be in (0, 1], not {self.containment_fraction}"),
+            (self.max_bands >= 1, f"max_bands must be >= 1, not {self.max_bands}"),
+            (self.min_match >= 0, f"min_match must be >= 0 (0: chosen for the threshold), not {self.min_match}"),
+        )
+        for ok, message in checks:
+            if not ok:
+                raise ConfigError(message)
+
+    def _resolve_lsh(self) -> None:
+        """Fix bands, rows and min_match: given ones checked, missing ones chosen for the threshold."""
         if self.bands and self.rows:
             if self.bands * self.rows > self.num_perm:
                 raise ConfigError(f"bands*rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}")
@@ -126,8 +151,6 @@ class Config:
             object.__setattr__(self, "bands", b)
             object.__setattr__(self, "rows", r)
             object.__setattr__(self, "min_match", m)
-        object.__setattr__(self, "shingle_size_by_lang", tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)))
-        object.__setattr__(self, "signatures", tuple(self.signatures))
 
     def shingle_size_for(self, lang: str) -> int:
         return dict(self.shingle_size_by_lang).get(lang, self.shingle_size)
@@ -186,11 +209,3 @@ class Config:
             shown = ", ".join(f"{k}: index has {b.get(k)!r}, asked {a[k]!r}" for k in diff[:6])
             raise ConfigMismatch(f"{where} was built with other settings ({shown}); open it without settings to use its own, or build a new index")
 
-
-def _extra_signatures() -> tuple[str, ...]:
-    """Names of the optional signature family (registered in :mod:`neardup.signatures`)."""
-    try:
-        from .signatures import REGISTRY
-    except ImportError:
-        return ()
-    return tuple(REGISTRY)

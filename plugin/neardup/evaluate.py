@@ -31,14 +31,14 @@ Methods:
   exactly -- what ``neardup`` itself reports; ``engine:FIELD`` uses one signature field;
 * ``NAME``: signature equality as in the source documents (pair found iff the two
   documents share >= ``equality_min_match`` keys of signature NAME; no verification);
-* ``NAME:PART``: one component of a signature (``kosinov:1`` .. ``kosinov:6`` are
-  Kosinov's tests 1-6; ``sharapova:tfidf``, ``imatch_multi:main``, ...).
+* ``NAME:PART``: one component of a signature (``text_stats:1`` .. ``text_stats:6`` are
+  Kosinov's tests 1-6; ``descriptive_words:tfidf``, ``imatch_multi:main``, ...). Old
+  signature names (``kosinov``, ``sharapova``) are accepted too.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -57,7 +57,7 @@ Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
 BANDS = ((20, 50), (51, 500), (501, 5000), (5001, None))
 DEFAULT_METHODS = ("engine", "super", "mega", "minhash84", "minhash70", "imatch", "imatch_multi",
-                   "sharapova", "kosinov:1", "kosinov:6", "anchor")
+                   "descriptive_words", "text_stats:1", "text_stats:6", "anchor")
 POSITIVE_LABELS = {"1", "true", "yes", "paraphrase", "duplicate", "dup", "positive"}
 MIN_WORDS_LEVENSHTEIN = 20
 
@@ -293,7 +293,7 @@ def parse_method(name: str) -> MethodSpec:
 
 
 def resolve_part(sig, part: str | None) -> str | None:
-    """A component name from a name or a 1-based number (kosinov:1 = test 1)."""
+    """A component name from a name or a 1-based number (text_stats:1 = test 1)."""
     if part is None:
         return None
     if part.isdigit() and 1 <= int(part) <= len(sig.components):
@@ -329,7 +329,7 @@ def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) ->
     if not codes:
         return {}
     u, c = np.unique(np.concatenate(codes), return_counts=True)
-    return {(int(x // n), int(x % n)): int(k) for x, k in zip(u.tolist(), c.tolist())}
+    return {(int(x // n), int(x % n)): int(k) for x, k in zip(u.tolist(), c.tolist(), strict=True)}
 
 
 def equality_pairs(keys: Sequence[np.ndarray], min_match: int, set_like: bool = False,
@@ -399,7 +399,7 @@ def _engine_pairs(spec: MethodSpec, corpus: Corpus, config: Config, context: dic
             engine.put_meta("context", context)
         nd = NearDup(engine, cfg)
         if engine.count() == 0:
-            report = nd.index((Document(i, t, lang=l) for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs)), progress=None)
+            report = nd.index((Document(i, t, lang=l) for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs, strict=True)), progress=None)
             if report.failed:
                 raise EvaluationError(f"the engine refused {len(report.failed)} document(s), first: {report.failed[0].id}: {report.failed[0].reason}")
         engine.refresh()
@@ -444,54 +444,37 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
              truth: str = "jaccard", labels: set[Pair] | None = None, config: Config | None = None,
              target: str | None = None, engine_opts: dict | None = None, name: str = "",
              progress: Callable[[str], None] | None = None) -> Evaluation:
-    """Score ``methods`` on ``corpus`` against the chosen ground truth (see the module docstring)."""
+    """Score ``methods`` on ``corpus`` against the chosen ground truth (see the module docstring).
+
+    Steps: collection statistics (when a signature needs them), canonical tokens and
+    shingles of every document, the ground truth, each method's found pairs, and the
+    scores (rows per threshold, AC1 agreement, rows per length band).
+    """
     say = progress or (lambda msg: None)
-    thresholds = sorted({float(t) for t in thresholds}, reverse=True)
-    if not thresholds or not all(0.0 < t <= 1.0 for t in thresholds):
-        raise EvaluationError(f"thresholds must be in (0, 1], got {thresholds}")
+    thresholds = _check_thresholds(thresholds)
     specs = [parse_method(m) for m in methods]
     if len(corpus) < 2:
         raise EvaluationError("the corpus needs at least two documents")
-    sigs = sorted({s.signature for s in specs if s.signature and s.signature in REGISTRY})
     base = config or Config()
-    config = base.replace(signatures=tuple(dict.fromkeys((*base.signatures, *sigs))))
-    engine_sigs = [s.signature for s in specs if s.kind == "engine" and s.signature in REGISTRY]
-    engine_config = base.replace(signatures=tuple(dict.fromkeys((*base.signatures, *engine_sigs))))
+    config, engine_config = _method_configs(base, specs)
     context = None
     if needs_context(config):
         say("collection statistics")
-        context = build_context(config, zip(corpus.texts, corpus.langs))
+        context = build_context(config, zip(corpus.texts, corpus.langs, strict=True))
 
     say("canonicalizing and shingling")
     t0 = time.perf_counter()
     signer = Signer(config.replace(signatures=base.signatures), context)
-    prepared = [signer.prepare(t, l) for t, l in zip(corpus.texts, corpus.langs)]
+    prepared = [signer.prepare(t, l) for t, l in zip(corpus.texts, corpus.langs, strict=True)]
     prepare_seconds = time.perf_counter() - t0
 
     n_words = corpus.n_words
-    if truth == "levenshtein":
-        scope = [i for i, n in enumerate(n_words) if n >= MIN_WORDS_LEVENSHTEIN]
-    else:
-        scope = list(range(len(corpus)))
+    scope = [i for i, n in enumerate(n_words) if n >= MIN_WORDS_LEVENSHTEIN] if truth == "levenshtein" else list(range(len(corpus)))
     in_scope = set(scope)
-    m = n_pairs(len(scope))
-
     say(f"ground truth ({truth})")
     t0 = time.perf_counter()
-    if truth == "jaccard":
-        true_pairs = jaccard_truth([p.shingles.set for p in prepared], thresholds)
-    elif truth == "levenshtein":
-        texts = [strip_html(t) if config.strip_html else t for t in corpus.texts]
-        true_pairs = levenshtein_truth(texts, scope, thresholds)
-    elif truth == "labels":
-        lab = labels if labels is not None else corpus.labels
-        if lab is None:
-            raise EvaluationError("truth 'labels' needs a pairs file with labels or --labels FILE")
-        true_pairs = {t: {p: 1.0 for p in lab} for t in thresholds}
-    else:
-        raise EvaluationError(f"truth must be jaccard, levenshtein or labels, not {truth!r}")
+    true_pairs = _ground_truth(truth, corpus, prepared, scope, thresholds, labels, config.strip_html)
     truth_seconds = time.perf_counter() - t0
-    truth_sets = {t: set(v) for t, v in true_pairs.items()}
 
     results: list[MethodResult] = []
     for spec in specs:
@@ -502,21 +485,72 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
         else:
             r = _sign_pairs(spec, prepared, config, context, thresholds)
         if truth == "levenshtein":
-            r.found = {t: {p: s for p, s in f.items() if p[0] in in_scope and p[1] in in_scope} for t, f in r.found.items()}
+            r.found = {t: _within(f, in_scope) for t, f in r.found.items()}
         results.append(r)
 
-    ev = Evaluation(name, len(corpus), len(scope), m, truth, thresholds, prepare_seconds, truth_seconds)
+    ev = Evaluation(name, len(corpus), len(scope), n_pairs(len(scope)), truth, thresholds, prepare_seconds, truth_seconds)
+    truth_sets = {t: set(v) for t, v in true_pairs.items()}
+    _score(ev, results, truth_sets)
+    ev.bands = _band_rows([band_of(n) if i in in_scope else None for i, n in enumerate(n_words)], results, truth_sets, thresholds)
+    return ev
+
+
+def _check_thresholds(thresholds: Sequence[float]) -> list[float]:
+    """Distinct thresholds, highest first; each in (0, 1]."""
+    out = sorted({float(t) for t in thresholds}, reverse=True)
+    if not out or not all(0.0 < t <= 1.0 for t in out):
+        raise EvaluationError(f"thresholds must be in (0, 1], got {out}")
+    return out
+
+
+def _method_configs(base: Config, specs: Sequence[MethodSpec]) -> tuple[Config, Config]:
+    """The config signing every signature method, and the engine's (its extra fields only)."""
+    sigs = sorted({s.signature for s in specs if s.signature and s.signature in REGISTRY})
+    config = base.replace(signatures=tuple(dict.fromkeys((*base.signatures, *sigs))))
+    engine_sigs = [s.signature for s in specs if s.kind == "engine" and s.signature in REGISTRY]
+    engine_config = base.replace(signatures=tuple(dict.fromkeys((*base.signatures, *engine_sigs))))
+    return config, engine_config
+
+
+def _ground_truth(truth: str, corpus: Corpus, prepared: list, scope: Sequence[int], thresholds: Sequence[float],
+                  labels: set[Pair] | None, strip: bool) -> dict[float, dict[Pair, float]]:
+    """threshold -> true pair -> its similarity (1.0 for labels)."""
+    if truth == "jaccard":
+        return jaccard_truth([p.shingles.set for p in prepared], thresholds)
+    if truth == "levenshtein":
+        texts = [strip_html(t) if strip else t for t in corpus.texts]
+        return levenshtein_truth(texts, scope, thresholds)
+    if truth == "labels":
+        lab = labels if labels is not None else corpus.labels
+        if lab is None:
+            raise EvaluationError("truth 'labels' needs a pairs file with labels or --labels FILE")
+        return {t: {p: 1.0 for p in lab} for t in thresholds}
+    raise EvaluationError(f"truth must be jaccard, levenshtein or labels, not {truth!r}")
+
+
+def _within(found: dict[Pair, float], docs: set[int]) -> dict[Pair, float]:
+    """The found pairs whose two documents are both in ``docs``."""
+    return {p: s for p, s in found.items() if p[0] in docs and p[1] in docs}
+
+
+def _score(ev: Evaluation, results: Sequence[MethodResult], truth_sets: dict[float, set[Pair]]) -> None:
+    """Rows (confusion counts, HFM, separation) per method and threshold, and AC1 agreement."""
     for r in results:
         rows = []
-        for t in thresholds:
-            c = confusion(truth_sets[t], set(r.found[t]), m, t)
+        for t in ev.thresholds:
+            c = confusion(truth_sets[t], set(r.found[t]), ev.pairs, t)
             c.hfm, c.separation = hfm_separation(r.found[t], truth_sets[t])
             rows.append(c)
         ev.rows[r.name] = rows
         ev.seconds[r.name] = r.seconds
-    for t in thresholds:
-        ev.agreement[t] = {x.name: {y.name: ac1(set(x.found[t]), set(y.found[t]), m) for y in results} for x in results}
-    band = [band_of(n) if i in in_scope else None for i, n in enumerate(n_words)]
+    for t in ev.thresholds:
+        ev.agreement[t] = {x.name: {y.name: ac1(set(x.found[t]), set(y.found[t]), ev.pairs) for y in results} for x in results}
+
+
+def _band_rows(band: Sequence[str | None], results: Sequence[MethodResult], truth_sets: dict[float, set[Pair]],
+               thresholds: Sequence[float]) -> list[dict[str, Any]]:
+    """Recall, precision and F1 within each length band (``band[i]``: document i's band, or None)."""
+    out = []
     for b in [band_of(lo) for lo, _ in BANDS]:
         docs = sum(1 for x in band if x == b)
         if docs < 2:
@@ -527,9 +561,9 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
             for r in results:
                 fb = {p for p in r.found[t] if band[p[0]] == b and band[p[1]] == b}
                 c = confusion(tb, fb, mb, t)
-                ev.bands.append({"band": b, "documents": docs, "threshold": t, "method": r.name, "truth": c.truth,
-                                 "found": c.found, "recall": c.recall, "precision": c.precision, "f1": c.f1})
-    return ev
+                out.append({"band": b, "documents": docs, "threshold": t, "method": r.name, "truth": c.truth,
+                            "found": c.found, "recall": c.recall, "precision": c.precision, "f1": c.f1})
+    return out
 
 
 # -- output ------------------------------------------------------------------------------------

@@ -64,7 +64,13 @@ def _binomials(n: int) -> np.ndarray:
 
 def collision_probability(s: float | np.ndarray, bands: int, rows: int, min_match: int = 1) -> np.ndarray:
     """P(s) = P[Binomial(b, s^r) >= m]: probability that two documents of resemblance ``s``
-    share at least ``min_match`` of ``bands`` band keys; m = 1 gives 1 - (1 - s^r)^b."""
+    share at least ``min_match`` of ``bands`` band keys; m = 1 gives 1 - (1 - s^r)^b.
+
+    >>> round(float(collision_probability(0.8, 20, 5)), 4), round(1 - (1 - 0.8**5) ** 20, 4)
+    (0.9996, 0.9996)
+    >>> [round(float(collision_probability(s, 20, 5, min_match=4)), 3) for s in (0.5, 0.8, 0.9)]
+    [0.003, 0.933, 1.0]
+    """
     if not 1 <= min_match <= bands:
         raise ValueError(f"min_match must be in 1..bands ({bands}), not {min_match}")
     s = np.asarray(s, dtype=np.float64)
@@ -95,7 +101,11 @@ def optimal_lsh(threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weig
                 max_bands: int = MAX_BANDS, min_match: int = 0) -> Banding:
     """(b, r, m) with b*r <= num_perm and b <= max_bands minimising the weighted error areas
     of P(s) = P[Binomial(b, s^r) >= m]; ``min_match`` > 0 fixes m. Ties go to fewer bands,
-    then fewer rows, then smaller m."""
+    then fewer rows, then smaller m.
+
+    >>> optimal_lsh(0.8, 128, fp_weight=0.05, fn_weight=0.95, max_bands=20)
+    Banding(bands=20, rows=5, min_match=4)
+    """
     if max_bands < 1 or num_perm < 1:
         raise ValueError("max_bands and num_perm must be >= 1")
     best, best_err = None, float("inf")
@@ -133,6 +143,11 @@ def band_keys(hashvalues: np.ndarray, bands: int, rows: int) -> np.ndarray:
     Band ``i`` covers ``hashvalues[i*r:(i+1)*r]``. Starting each chain from the band number
     keeps equal values in different bands from colliding, so keys of all bands can share
     one inverted index.
+
+    >>> hv = np.array([7, 7, 7, 7, 1, 2], dtype=np.uint64)
+    >>> k = band_keys(hv, 3, 2)
+    >>> len(k), bool(k[0] == k[1]), (k == band_keys(np.array([7, 7, 0, 0, 1, 2], dtype=np.uint64), 3, 2)).tolist()
+    (3, False, [True, False, True])
     """
     return band_keys_many(np.asarray(hashvalues)[None, :], bands, rows)[0]
 

@@ -34,6 +34,16 @@ class MinHash:
     >>> a = MinHash.from_shingles(np.arange(1000, dtype=np.uint64), 128, seed=1)
     >>> a.jaccard(a)
     1.0
+
+    The share of equal components estimates J = |A n B| / |A u B| (here 1/3) within two
+    standard errors sqrt(J(1-J)/K), under either scheme:
+
+    >>> b = MinHash.from_shingles(np.arange(500, 1500, dtype=np.uint64), 128, seed=1)
+    >>> abs(a.jaccard(b) - 1 / 3) <= 2 * (1 / 3 * 2 / 3 / 128) ** 0.5
+    True
+    >>> k = [MinHash.from_shingles(np.arange(lo, lo + 1000, dtype=np.uint64), 128, 1, "kperm") for lo in (0, 500)]
+    >>> abs(k[0].jaccard(k[1]) - 1 / 3) <= 2 * (1 / 3 * 2 / 3 / 128) ** 0.5
+    True
     """
 
     __slots__ = ("hashvalues", "seed", "scheme")
@@ -56,10 +66,6 @@ class MinHash:
         if (self.seed, self.scheme, len(self)) != (other.seed, other.scheme, len(other)):
             raise ValueError("sketches were made with different seeds, schemes or sizes")
         return float(np.count_nonzero(self.hashvalues == other.hashvalues)) / len(self)
-
-    def is_empty(self) -> bool:
-        return bool(np.all(self.hashvalues == MAX64))
-
 
 def kperm_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """min_x fmix64(x XOR s_k) for k < K, in chunks to bound memory."""

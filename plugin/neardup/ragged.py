@@ -3,6 +3,13 @@
 
 Signing a batch this way runs every stage as a handful of numpy calls over all documents
 instead of a handful per document, which is what makes batch signing cheap.
+
+>>> values, offsets = np.array([3, 1, 3, 2, 2, 7], dtype=np.uint64), offsets_of([3, 3])
+>>> [v.tolist() for v in split(values, offsets)]
+[[3, 1, 3], [2, 2, 7]]
+>>> distinct, new_offsets = segment_unique(values, offsets)
+>>> [v.tolist() for v in split(distinct, new_offsets)]
+[[1, 3], [2, 7]]
 """
 
 from __future__ import annotations
@@ -13,14 +20,22 @@ from .hashing import U64
 
 
 def offsets_of(lengths) -> np.ndarray:
-    """[0, l0, l0+l1, ...] as int64."""
+    """[0, l0, l0+l1, ...] as int64.
+
+    >>> offsets_of([2, 0, 3]).tolist()
+    [0, 2, 2, 5]
+    """
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=out[1:])
     return out
 
 
 def segment_ids(offsets: np.ndarray) -> np.ndarray:
-    """The document number of every value."""
+    """The document number of every value.
+
+    >>> segment_ids(np.array([0, 2, 2, 5])).tolist()
+    [0, 0, 2, 2, 2]
+    """
     return np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
 
 

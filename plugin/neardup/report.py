@@ -9,6 +9,10 @@ diff against the representative. Large collections are sampled, and the page say
   or, when none are stored, the index-time tags (``cluster_id`` / ``dup_of``) seen in the scan;
 * only the ``top`` largest clusters are shown, with at most ``members`` members each, and
   texts are cut at ``max_words`` words.
+
+This module computes what the page shows (counts, charts, each shown cluster's members
+with their resemblance and word diff from :mod:`neardup.worddiff`); the page itself is the
+jinja2 template ``templates/report.html``, rendered with autoescaping.
 """
 
 from __future__ import annotations
@@ -19,14 +23,16 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import resources
-from string import Template
+from functools import lru_cache
 from typing import Any, Callable, Iterable
+
+import jinja2
+from markupsafe import Markup
 
 from . import charts
 from .engines.base import ClusterRecord, Engine, StoredDoc
 from .verify import similarity
-from .worddiff import word_diff
+from .worddiff import WordDiff, word_diff
 
 #: Languages written right to left (ISO 639-1 / -3 codes).
 RTL_LANGS = frozenset({"fa", "ar", "he", "ur", "ps", "ckb", "yi", "dv", "sd", "ug", "ku"})
@@ -155,24 +161,38 @@ def tag_cluster_records(st: Stats, engine: Engine, detail: int) -> list[ClusterR
 
 
 # ---------------------------------------------------------------------------------------
-# rendering helpers
+# what the page shows, computed (the page itself is templates/report.html)
 
 
-def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+@dataclass
+class _Chart:
+    id: str
+    alt: str
+    svg_base64: str
 
 
-def text_attrs(lang: str | None) -> str:
-    """``lang`` and ``dir`` attributes of a text block: rtl for RTL languages, else auto."""
-    if not lang or lang == "und":
-        return 'dir="auto"'
-    return f'lang="{esc(lang)}" dir="{"rtl" if lang.split("-")[0] in RTL_LANGS else "auto"}"'
+@dataclass
+class _Member:
+    doc: StoredDoc
+    resemblance: float
+    containment: float
+    diff: WordDiff  # shared passages marked (neardup.worddiff)
 
 
-def _img(svg: str, alt: str, chart_id: str) -> str:
-    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
-    return (f'<figure class="chart" id="{chart_id}"><img src="data:image/svg+xml;base64,{data}" alt="{esc(alt)}">'
-            f"<figcaption>{esc(alt)}</figcaption></figure>")
+@dataclass
+class _ClusterView:
+    rank: int
+    record: ClusterRecord
+    representative: StoredDoc | None
+    title: str
+    lang: str | None  # of the title
+    languages: str  # of the members, comma-separated
+    members: list[_Member]
+    hidden: int  # members not shown
+
+
+def _chart(svg: str, alt: str, chart_id: str) -> _Chart:
+    return _Chart(chart_id, alt, base64.b64encode(svg.encode("utf-8")).decode("ascii"))
 
 
 def _size_bins(sizes: Iterable[int]) -> tuple[list[str], list[int]]:
@@ -192,18 +212,28 @@ def _size_bins(sizes: Iterable[int]) -> tuple[list[str], list[int]]:
     return labels, counts
 
 
-def _num(n: int) -> str:
-    return f"{n:,}"
+def _charts(st: Stats, clusters: list[ClusterRecord], threshold: float, langs: list[str]) -> list[_Chart]:
+    """Cluster sizes, highest resemblance of each document, documents per language."""
+    out = []
+    labels, counts = _size_bins(c.size for c in clusters)
+    if labels:
+        out.append(_chart(charts.bar_chart(labels, counts, title="Cluster sizes", xlabel="documents per cluster",
+                                           ylabel="clusters"), "Cluster-size distribution", "chart-sizes"))
+    if any(st.res_dup) or any(st.res_other):
+        out.append(_chart(charts.binned_histogram(
+            st.edges, {"duplicates": st.res_dup, "below threshold": st.res_other}, [charts.DUP, charts.ORIG],
+            title="Highest resemblance to an earlier document", xlabel="resemblance", ylabel="documents",
+            marker=threshold, marker_label=f"threshold {threshold:g}"), "Resemblance distribution", "chart-resemblance"))
+    if langs:
+        out.append(_chart(charts.stacked_bars(
+            langs, {"first copies": [st.by_lang[k][0] - st.by_lang[k][1] for k in langs],
+                    "duplicates": [st.by_lang[k][1] for k in langs]}, [charts.ORIG, charts.DUP],
+            title="Documents by language", xlabel="language", ylabel="documents"), "Per-language split", "chart-languages"))
+    return out
 
 
-@dataclass
-class _Member:
-    doc: StoredDoc
-    resemblance: float
-    containment: float
-
-
-def _cluster_html(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions) -> str:
+def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions) -> _ClusterView:
+    """One cluster's shown members with their resemblance to the representative and word diff."""
     rep = docs.get(rec.representative_id)
     shown = [m for m in rec.members if m != rec.representative_id][: opts.members]
     members = []
@@ -211,42 +241,47 @@ def _cluster_html(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opt
         d = docs.get(mid)
         if d is not None and rep is not None:
             sim = similarity(rep.shingles, d.shingles)
-            members.append(_Member(d, sim.resemblance, sim.containment_ba))
-    hidden = rec.size - 1 - len(members)
+            diff = word_diff(rep.text or "", d.text or "", max_words=opts.max_words)
+            members.append(_Member(d, sim.resemblance, sim.containment_ba, diff))
     title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
-    rep_lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
-    parts = [f'<details class="cluster" id="cluster-{rank}" data-cluster-id="{esc(rec.cluster_id)}">',
-             f'<summary><span class="rank">#{rank}</span> <span class="size">{_num(rec.size)} documents</span> '
-             f'<span class="res">mean resemblance {rec.mean_resemblance:.3f}</span> '
-             f'<span class="langs">{esc(", ".join(rec.languages))}</span> '
-             f'<bdi class="title" {text_attrs(rep_lang)}>{esc(title)}</bdi></summary>',
-             '<div class="cluster-body">',
-             f'<p class="meta">Representative <code>{esc(rec.representative_id)}</code>; resemblance in cluster '
-             f'{rec.min_resemblance:.3f}–{rec.max_resemblance:.3f}'
-             + (f"; first seen {esc(rec.first_seen)}" if rec.first_seen else "") + "</p>"]
-    if rep is None:
-        parts.append(f'<p class="warn">The representative {esc(rec.representative_id)} is no longer in the index.</p>')
-    for m in members:
-        diff = word_diff(rep.text or "", m.doc.text or "", max_words=opts.max_words)
-        cut = f' <span class="cut">(texts cut at {_num(opts.max_words)} words)</span>' if diff.truncated else ""
-        parts.append(
-            f'<details class="member" data-member-id="{esc(m.doc.id)}"><summary><code>{esc(m.doc.id)}</code> '
-            f'resemblance {m.resemblance:.3f} · containment {m.containment:.3f} · '
-            f'{diff.shared_share:.0%} of its words in shared passages '
-            f'<bdi {text_attrs(m.doc.lang)}>{esc(m.doc.title or "")}</bdi>{cut}</summary>'
-            f'<div class="diff" {text_attrs(rep.lang)}>'
-            f'<section><h4>Representative <code>{esc(rep.id)}</code></h4>'
-            f'<div class="text" {text_attrs(rep.lang)}>{diff.a_html}</div></section>'
-            f'<section><h4>Member <code>{esc(m.doc.id)}</code></h4>'
-            f'<div class="text" {text_attrs(m.doc.lang)}>{diff.b_html}</div></section></div></details>')
-    if hidden > 0:
-        parts.append(f'<p class="more">{_num(hidden)} more member{"s" if hidden != 1 else ""} not shown.</p>')
-    parts.append("</div></details>")
-    return "".join(parts)
+    lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
+    return _ClusterView(rank, rec, rep, title, lang, ", ".join(rec.languages), members, rec.size - 1 - len(members))
 
 
-def _template() -> Template:
-    return Template(resources.files("neardup").joinpath("templates/report.html").read_text(encoding="utf-8"))
+# ---------------------------------------------------------------------------------------
+# rendering
+
+
+def esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def text_attrs(lang: str | None) -> str:
+    """``lang`` and ``dir`` attributes of a text block: rtl for RTL languages, else auto."""
+    if not lang or lang == "und":
+        return 'dir="auto"'
+    return f'lang="{esc(lang)}" dir="{"rtl" if lang.split("-")[0] in RTL_LANGS else "auto"}"'
+
+
+def _num(n: int) -> str:
+    return f"{n:,}"
+
+
+def _escape(value: Any) -> Any:
+    """Every ``{{ value }}`` of the template goes through here: escaped like :func:`esc`
+    (``html.escape``, quotes too) unless it is already markup (``__html__``)."""
+    return value if hasattr(value, "__html__") else Markup(esc(value))
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    """The template's environment: autoescaping on, and every value escaped by :func:`_escape`."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("neardup", "templates"), autoescape=True, finalize=_escape,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["num"] = _num
+    env.filters["fmt"] = format
+    env.globals["text_attrs"] = lambda lang: Markup(text_attrs(lang))
+    return env
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,80 +296,22 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
     stored = stored[: opts.max_clusters]
     st = scan_stats(engine, threshold=threshold, limit=opts.max_scan,
                     keep_members=None if stored else opts.members, progress=progress)
-    from_tags = not stored
     clusters = stored or tag_cluster_records(st, engine, opts.top)
-    top = clusters[: opts.top]
-
-    # -- charts
-    figs = []
-    labels, counts = _size_bins(c.size for c in clusters)
-    if labels:
-        figs.append(_img(charts.bar_chart(labels, counts, title="Cluster sizes", xlabel="documents per cluster",
-                                          ylabel="clusters"), "Cluster-size distribution", "chart-sizes"))
-    if any(st.res_dup) or any(st.res_other):
-        figs.append(_img(charts.binned_histogram(
-            st.edges, {"duplicates": st.res_dup, "below threshold": st.res_other}, [charts.DUP, charts.ORIG],
-            title="Highest resemblance to an earlier document", xlabel="resemblance", ylabel="documents",
-            marker=threshold, marker_label=f"threshold {threshold:g}"), "Resemblance distribution", "chart-resemblance"))
     langs = sorted(st.by_lang, key=lambda k: -st.by_lang[k][0])
-    if langs:
-        figs.append(_img(charts.stacked_bars(
-            langs, {"first copies": [st.by_lang[k][0] - st.by_lang[k][1] for k in langs],
-                    "duplicates": [st.by_lang[k][1] for k in langs]}, [charts.ORIG, charts.DUP],
-            title="Documents by language", xlabel="language", ylabel="documents"), "Per-language split", "chart-languages"))
-
-    # -- sampling note
-    notes = []
-    if st.complete:
-        notes.append(f"Counts cover all {_num(st.scanned)} documents.")
-    else:
-        notes.append(f"Counts cover the first {_num(st.scanned)} of {_num(st.total)} documents (in arrival order); "
-                     "raise --max-scan to read more.")
-    if from_tags:
-        notes.append("No stored clusters: clusters come from index-time tags (each duplicate joins the cluster of "
-                     "the earlier document it matched); run <code>neardup clusters</code> for N-to-N clusters.")
-    elif clusters_truncated:
-        notes.append(f"The cluster-size distribution covers the {_num(opts.max_clusters)} largest stored clusters only.")
-    notes.append(f"Showing the {_num(len(top))} largest of {_num(len(clusters))}{'+' if clusters_truncated else ''} "
-                 f"clusters, at most {_num(opts.members)} member{'s' if opts.members != 1 else ''} each besides the "
-                 f"representative; texts are cut at {_num(opts.max_words)} words.")
-
-    # -- clusters
-    sections = []
-    for rank, rec in enumerate(top, 1):
+    views = []
+    for rank, rec in enumerate(clusters[: opts.top], 1):
         ids = [rec.representative_id] + [m for m in rec.members if m != rec.representative_id][: opts.members]
-        sections.append(_cluster_html(rank, rec, engine.get(ids, text=True), opts))
-
-    lang_rows = "".join(
-        f'<tr><td lang="{esc(k)}">{esc(k)}</td><td>{_num(v[0])}</td><td>{_num(v[1])}</td>'
-        f'<td>{(v[1] / v[0] if v[0] else 0):.1%}</td></tr>' for k in langs for v in [st.by_lang[k]])
-    in_clusters = sum(c.size for c in clusters)
-    summary = (
-        '<dl class="summary">'
-        f'<div><dt>Documents</dt><dd id="n-documents">{_num(st.scanned)}</dd></div>'
-        f'<div><dt>Duplicates</dt><dd id="n-duplicates">{_num(st.duplicates)}</dd></div>'
-        f'<div><dt>Clusters</dt><dd id="n-clusters">{_num(len(clusters))}{"+" if clusters_truncated else ""}</dd></div>'
-        f'<div><dt>Share of duplicates</dt><dd id="share">{st.share:.1%}</dd></div>'
-        f'<div><dt>Documents in clusters</dt><dd>{_num(in_clusters)}</dd></div>'
-        "</dl>")
-    indexed = (f" Indexed {esc(st.first_indexed)} – {esc(st.last_indexed)}." if st.first_indexed else "")
-    body = "".join([
-        f'<header><h1>{esc(opts.title)}</h1><p class="where">Index <code>{esc(location or engine.location)}</code>, '
-        f"threshold {threshold:g}.{indexed} Generated {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}."
-        "</p></header>",
-        summary,
-        '<section class="notes" id="sampling"><h2>What this page covers</h2><ul>',
-        "".join(f"<li>{n}</li>" for n in notes), "</ul></section>",
-        '<section class="charts"><h2>Distributions</h2>', "".join(figs) or "<p>No data to chart.</p>", "</section>",
-        '<section class="langs"><h2>Languages</h2><table><thead><tr><th>Language</th><th>Documents</th>'
-        f"<th>Duplicates</th><th>Share</th></tr></thead><tbody>{lang_rows}</tbody></table></section>",
-        '<section class="clusters"><h2>Largest clusters</h2>',
-        '<p class="controls"><button type="button" id="expand-all">Expand all</button> '
-        '<button type="button" id="collapse-all">Collapse all</button> '
-        '<span class="legend"><mark class="shared">highlighted</mark> passages are shared with the representative.</span></p>',
-        "".join(sections) or "<p>No near-duplicate clusters.</p>", "</section>",
-    ])
-    return _template().substitute(title=esc(opts.title), body=body)
+        views.append(_cluster_view(rank, rec, engine.get(ids, text=True), opts))
+    return _environment().get_template("report.html").render(
+        title=opts.title, opts=opts, location=location or engine.location, threshold=threshold,
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        first_indexed=st.first_indexed, last_indexed=st.last_indexed,
+        scanned=st.scanned, total=st.total, complete=st.complete, duplicates=st.duplicates, share=st.share,
+        n_clusters=len(clusters), clusters_truncated=clusters_truncated, from_tags=not stored,
+        in_clusters=sum(c.size for c in clusters), charts=_charts(st, clusters, threshold, langs),
+        languages=[{"lang": k, "documents": v[0], "duplicates": v[1], "share": v[1] / v[0] if v[0] else 0}
+                   for k in langs for v in [st.by_lang[k]]],
+        clusters=views)
 
 
 def write_report(nd: Any, path: str, options: ReportOptions = ReportOptions(),

@@ -19,16 +19,33 @@ from .ragged import segment_ids
 
 
 def mod_sample(hashes: np.ndarray, m: int) -> np.ndarray:
+    """MOD_m: the hashes divisible by m.
+
+    >>> mod_sample(np.arange(10), 4).tolist()
+    [0, 4, 8]
+    """
     hashes = np.asarray(hashes, dtype=U64)
     return hashes[hashes % np.uint64(m) == 0]
 
 
 def min_sample(hashes: np.ndarray, s: int) -> np.ndarray:
+    """MIN_s: the s smallest distinct hashes, sorted.
+
+    >>> min_sample(np.array([9, 3, 7, 3, 1]), 2).tolist()
+    [1, 3]
+    """
     return np.sort(np.unique(np.asarray(hashes, dtype=U64)))[:s]
 
 
 def winnow_positions(sequence: np.ndarray, window: int) -> np.ndarray:
-    """Positions selected by winnowing (rightmost minimum per window, each recorded once)."""
+    """Positions selected by winnowing (rightmost minimum per window, each recorded once).
+
+    Schleimer et al.'s example: the 5-gram hashes of "adorunrunrunadorunrun", window 4.
+
+    >>> h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
+    >>> winnow_positions(np.array(h), 4).tolist()
+    [3, 6, 8, 11, 15]
+    """
     seq = np.asarray(sequence)
     n = len(seq)
     if n == 0:
@@ -58,7 +75,15 @@ def winnow(sequence: np.ndarray, window: int) -> np.ndarray:
 
 
 def winnow_many(sequence: np.ndarray, offsets: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`winnow` of many documents at once (ragged): fingerprints and their offsets."""
+    """:func:`winnow` of many documents at once (ragged): fingerprints and their offsets.
+
+    A document shorter than the window keeps its rightmost minimum.
+
+    >>> h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
+    >>> values, offsets = winnow_many(np.array(h + [5, 3, 9]), np.array([0, 17, 20]), 4)
+    >>> values.tolist(), offsets.tolist()
+    ([17, 17, 8, 39, 17, 3], [0, 5, 6])
+    """
     seq = np.asarray(sequence)
     n = np.diff(offsets)
     parts = []

@@ -91,12 +91,33 @@ def char_shingles(tokens: list[str], n: int, seed: int) -> Shingles:
 
 
 def shingle(tokens: list[str], w: int, seed: int, kind: str = "word") -> Shingles:
-    """S(A, w) of canonical tokens, word or character shingles."""
+    """S(A, w) of canonical tokens, word or character shingles.
+
+    Broder's example (000): A = "a rose is a rose is a rose", B = "a rose is a flower
+    which is a rose" have resemblance r_1 = 0.6, r_2 = 0.5, r_3 = 3/7; A has 5 shingles
+    of 4 words, 3 of them distinct.
+
+    >>> from neardup.verify import resemblance
+    >>> a = "a rose is a rose is a rose".split()
+    >>> b = "a rose is a flower which is a rose".split()
+    >>> [round(resemblance(shingle(a, w, 1).set, shingle(b, w, 1).set), 4) for w in (1, 2, 3)]
+    [0.6, 0.5, 0.4286]
+    >>> s = shingle(a, 4, seed=1)
+    >>> len(s.sequence), len(s.set)
+    (5, 3)
+    """
     return word_shingles(tokens, w, seed) if kind == "word" else char_shingles(tokens, w, seed)
 
 
 def shingle_strings(tokens: list[str], w: int) -> list[str]:
-    """The shingles themselves, for explanations (``neardup compare``)."""
+    """The shingles themselves, for explanations (``neardup compare``): overlapping runs
+    of ``w`` tokens, words - w + 1 of them (one if there are fewer than w words).
+
+    >>> shingle_strings("чтобы иметь стройную фигуру нужно".split(), 3)
+    ['чтобы иметь стройную', 'иметь стройную фигуру', 'стройную фигуру нужно']
+    >>> shingle_strings(["rose"], 3)
+    ['rose']
+    """
     if not tokens:
         return []
     w = min(w, len(tokens))

@@ -9,7 +9,7 @@ queries in the engine:
 * ``winnow``   winnowing fingerprints of the shingle sequence (containment)
 * ``modm``     Broder's MOD_m sample of the shingle set (optional; containment)
 
-plus any signature of the extended family registered in :mod:`neardup.signatures`.
+plus any signature of the extended family registered in :mod:`neardup.registry`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
 ``"hex"``.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import xxhash
@@ -29,6 +29,7 @@ from .hashing import U64, hash_strings
 from .lsh import band_keys_many
 from .minhash import MinHash, kperm_sketch, oph_many
 from .ragged import offsets_of, segment_unique, split
+from .registry import REGISTRY
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
 from .simhash import block_keys_many, token_simhash_many
@@ -99,10 +100,6 @@ def render_keys(field_name: str, keys: np.ndarray) -> list[str]:
     return [f"{int(k):016x}" for k in keys]
 
 
-def parse_keyword(kw: str) -> int:
-    return int(kw.rsplit(":", 1)[-1], 16)
-
-
 class Signer:
     """Signs documents with the settings of one index.
 
@@ -117,11 +114,8 @@ class Signer:
         self.context = context or {}
         self.extra_signatures: dict[str, Any] = {}
         extra = [s for s in config.signatures if s not in BUILTIN_SIGNATURES]
-        if extra:
-            from .signatures import REGISTRY
-
-            for name in extra:
-                self.extra_signatures[name] = REGISTRY[name](config, self.context)
+        for name in extra:
+            self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         canon = self.canonicalizer.canonicalize(text, lang)
@@ -172,7 +166,7 @@ class Signer:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
         out = []
-        for i, (d, x) in enumerate(zip(docs, canon)):
+        for i, (d, x) in enumerate(zip(docs, canon, strict=True)):
             exact = xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode())
             k: dict[str, np.ndarray] = {}
             if "exact" in c.signatures:
@@ -209,7 +203,7 @@ class Signer:
             Prepared(t, x.tokens, x.lang, th[off[i] : off[i + 1]],
                      Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
                      MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
-            for i, (t, x) in enumerate(zip(texts, canon))
+            for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
 
 

@@ -21,7 +21,14 @@ _SCALE = float(1 << 20)
 
 
 def simhash(hashes: np.ndarray, weights: np.ndarray | None = None) -> int:
-    """64-bit SimHash of feature hashes with optional weights (default 1)."""
+    """64-bit SimHash of feature hashes with optional weights (default 1): bit j is the
+    weighted majority vote of the features' bit j.
+
+    >>> bin(simhash(np.array([0b1100, 0b1010, 0b1001], dtype=np.uint64)))
+    '0b1000'
+    >>> bin(simhash(np.array([0b1100, 0b1010, 0b1001], dtype=np.uint64), np.array([1.0, 3.0, 1.0])))
+    '0b1010'
+    """
     hashes = np.asarray(hashes, dtype=U64)
     w = np.ones(len(hashes)) if weights is None else np.asarray(weights, dtype=np.float64)
     return int(simhash_many(hashes, w, np.array([0, len(hashes)], dtype=np.int64))[0])
@@ -64,11 +71,20 @@ def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndar
 
 
 def hamming(a: int, b: int) -> int:
+    """Number of differing bits.
+
+    >>> hamming(0b1011, 0b0110)
+    3
+    """
     return (a ^ b).bit_count()
 
 
 def block_bounds(k: int, bits: int = BITS) -> list[tuple[int, int]]:
-    """k+1 contiguous bit ranges [lo, hi) covering ``bits``, sizes differing by at most 1."""
+    """k+1 contiguous bit ranges [lo, hi) covering ``bits``, sizes differing by at most 1.
+
+    >>> block_bounds(3)
+    [(0, 16), (16, 32), (32, 48), (48, 64)]
+    """
     n = k + 1
     sizes = [bits // n + (1 if i < bits % n else 0) for i in range(n)]
     out, lo = [], 0
@@ -80,7 +96,12 @@ def block_bounds(k: int, bits: int = BITS) -> list[tuple[int, int]]:
 
 def block_keys(fingerprint: int, k: int) -> np.ndarray:
     """One key per block: fmix64 of the block's bits tagged with the block number (a
-    bijection, so distinct (block, bits) pairs never share a key)."""
+    bijection, so distinct (block, bits) pairs never share a key). Fingerprints that differ
+    in at most k bits share at least one key (pigeonhole):
+
+    >>> (block_keys(0xFFFF_0000_0000_0000, 3) == block_keys(0xFFFF_0000_0000_0007, 3)).tolist()
+    [True, True, True, False]
+    """
     return block_keys_many(np.array([fingerprint], dtype=U64), k)[0]
 
 

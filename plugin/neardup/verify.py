@@ -54,6 +54,12 @@ class Similarity:
 
 
 def similarity(a: np.ndarray, b: np.ndarray) -> Similarity:
+    """Exact overlap of two sorted arrays of distinct shingle hashes.
+
+    >>> s = similarity(np.array([1, 2, 3, 5]), np.array([2, 3, 5, 8, 13]))
+    >>> s.intersection, s.union, s.resemblance, s.containment, s.containment_ba
+    (3, 6, 0.5, 0.75, 0.6)
+    """
     return Similarity(intersection_size(a, b), len(a), len(b))
 
 
@@ -69,6 +75,9 @@ def length_bounds(n: int, threshold: float, mode: str = "resemblance") -> tuple[
     """Shingle counts |B| that can reach ``threshold`` against |A| = n.
 
     resemblance: ceil(t*n) <= |B| <= floor(n/t); containment c(A,B) >= t needs |B| >= ceil(t*n).
+
+    >>> length_bounds(10, 0.8)
+    (8, 12)
     """
     if n == 0:
         return 0, 0 if mode == "resemblance" else 2**62

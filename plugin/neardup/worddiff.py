@@ -48,7 +48,7 @@ def tokens(text: str, max_words: int | None = None) -> tuple[list[str], bool]:
 def _render(toks: list[str], marked: list[bool]) -> str:
     out: list[str] = []
     open_ = False
-    for t, m in zip(toks, marked):
+    for t, m in zip(toks, marked, strict=True):
         if m and not open_:
             out.append('<mark class="shared">')
             open_ = True
@@ -80,6 +80,6 @@ def word_diff(a: str, b: str, *, min_run: int = 3, max_words: int | None = 2000)
         for i, w in enumerate(toks):
             if not w and marks[i] and not (0 < i < len(toks) - 1 and marks[i - 1] and marks[i + 1]):
                 marks[i] = False
-    shared = sum(1 for w, m in zip(wb, mb) if m and w)
+    shared = sum(1 for w, m in zip(wb, mb, strict=True) if m and w)
     return WordDiff(_render(ta, ma), _render(tb, mb), shared, sum(1 for w in wa if w), sum(1 for w in wb if w),
                     cut_a or cut_b)

@@ -25,7 +25,8 @@ def _floats(value: str) -> list[float]:
               help="JSONL of true pairs {\"id1\",\"id2\"[,\"label\"]} or clusters {\"members\": [...]}.")
 @click.option("--methods", default=None, show_default=False,
               help="Comma-separated: engine, engine:FIELD, a signature (super, mega, minhash84, minhash70, imatch, "
-                   "imatch_multi, sharapova, kosinov, anchor) or SIGNATURE:PART (kosinov:1..6, sharapova:tfidf, ...).")
+                   "imatch_multi, descriptive_words, text_stats, anchor) or SIGNATURE:PART (text_stats:1..6, "
+                   "descriptive_words:tfidf, ...); the old names kosinov and sharapova work too.")
 @click.option("--thresholds", default="1.0,0.95,0.9,0.85", show_default=True, help="Similarity thresholds of the ground truth.")
 @click.option("--limit", type=int, default=None, help="Use the first N records of CORPUS.")
 @click.option("--shingle-size", type=int, default=None, help="Words per shingle (default: the index default, 5).")
@@ -50,7 +51,7 @@ def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, method
     \b
     Examples:
       neardup evaluate corpus.jsonl
-      neardup evaluate corpus.jsonl --truth levenshtein --methods engine,kosinov:1,kosinov:6
+      neardup evaluate corpus.jsonl --truth levenshtein --methods engine,text_stats:1,text_stats:6
       neardup evaluate pairs.jsonl --truth labels --json > report.json
       neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
     """

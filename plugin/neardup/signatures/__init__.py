@@ -1,23 +1,28 @@
 """The signature family of the source documents, selectable by name in
 ``Config.signatures`` and stored as keyword fields ``keys.<name>``.
 
-``REGISTRY[name](config, context)`` returns a :class:`~.common.Signature`: a callable
+``REGISTRY[name](config, context)`` (:mod:`neardup.registry`, which maps names to classes
+without importing them) returns a :class:`~.common.Signature`: a callable
 ``Prepared -> np.ndarray`` of uint64 keys, with ``min_match`` (keys two documents must
 share to be candidates), ``components`` and ``parts()`` (keys per component).
 
-=============  ==================================================  ===========  =========
-name           what                                                 min_match    context
-=============  ==================================================  ===========  =========
-super          6 super-shingles of 84 min-hashes (Broder)           2            no
-mega           15 mega-shingles (pairs of super-shingles)           1            no
-minhash84      84-function min-hash sketch (002)                    ~t*84        no
-minhash70      70-function min-hash sketch (004)                    ~t*70        no
-imatch         I-Match, SHA-1 of lexicon terms (Chowdhury 2002)     1            yes
-imatch_multi   I-Match over 1 + 10 randomized lexicons (Kolcz 2004) 1            yes
-sharapova      8 full-duplicate signatures of 001                   1            yes
-kosinov        6 statistical local signatures of 003                1            no
-anchor         anchor-bounded shingles, "Spamooborona" (004)        1            no
-=============  ==================================================  ===========  =========
+=================  ==================================================  ===========  =========
+name               what                                                 min_match    context
+=================  ==================================================  ===========  =========
+super              6 super-shingles of 84 min-hashes (Broder)           2            no
+mega               15 mega-shingles (pairs of super-shingles)           1            no
+minhash84          84-function min-hash sketch (002)                    ~t*84        no
+minhash70          70-function min-hash sketch (004)                    ~t*70        no
+imatch             I-Match, SHA-1 of lexicon terms (Chowdhury 2002)     1            yes
+imatch_multi       I-Match over 1 + 10 randomized lexicons (Kolcz 2004) 1            yes
+descriptive_words  8 full-duplicate signatures of 001 (Sharapova)       1            yes
+text_stats         6 statistical local signatures of 003 (Kosinov)      1            no
+anchor             anchor-bounded shingles, "Spamooborona" (004)        1            no
+=================  ==================================================  ===========  =========
+
+``sharapova`` and ``kosinov``, the names of ``descriptive_words`` and ``text_stats`` in
+indexes built before they were named by method, are accepted as aliases
+(:mod:`neardup.registry`).
 
 Signatures marked "context" need collection statistics: ``build_context(config,
 ((text, lang), ...))`` over the indexed collection, stored by the engine under meta key
@@ -26,36 +31,18 @@ Signatures marked "context" need collection statistics: ``build_context(config,
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Iterable
 
-from .anchor import Anchor
+from .. import registry
+from ..registry import NEEDS_CONTEXT, REGISTRY
 from .common import Signature
-from .imatch import IMatch, IMatchMulti
-from .kosinov import Kosinov
-from .sharapova import Sharapova
-from .sketches import Sketch70, Sketch84
 from .stats import ContextError, collection_stats
-from .supershingles import MegaShingles, SuperShingles, match_curve, match_probability
-
-REGISTRY: dict[str, Callable[[Any, dict | None], Signature]] = {
-    "super": SuperShingles,
-    "mega": MegaShingles,
-    "minhash84": Sketch84,
-    "minhash70": Sketch70,
-    "imatch": IMatch,
-    "imatch_multi": IMatchMulti,
-    "sharapova": Sharapova,
-    "kosinov": Kosinov,
-    "anchor": Anchor,
-}
-
-#: signatures that need collection statistics (``build_context``)
-NEEDS_CONTEXT = frozenset({"imatch", "imatch_multi", "sharapova"})
+from .supershingles import match_curve, match_probability
 
 
 def needs_context(config) -> bool:
     """True when a signature of ``config.signatures`` needs collection statistics."""
-    return any(s in NEEDS_CONTEXT for s in config.signatures)
+    return any(registry.needs_context(s) for s in config.signatures)
 
 
 def build_context(config, texts: Iterable[tuple[str, str | None]]) -> dict:

@@ -18,6 +18,8 @@ Keys: xxh64 of each distinct shingle's UTF-8 bytes (seeded with ``Config.seed``)
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import xxhash
 
@@ -44,7 +46,7 @@ def anchor_shingles(text: str, modulus: int = 50, letters: str = "") -> list[str
     if len(pos) == 0:
         return [text] if text else []
     bounds = list(pos) + [len(text)]
-    return [text[a:b].strip() for a, b in zip(bounds[:-1], bounds[1:])]
+    return [text[a:b].strip() for a, b in pairwise(bounds)]
 
 
 class Anchor(Signature):

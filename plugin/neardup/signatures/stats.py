@@ -80,8 +80,8 @@ class Stats:
             raise ContextError(f"collection statistics were built with other canonicalization ({diff}); rebuild them")
         self.n_docs = max(int(context["n_docs"]), 1)
         self.avg_word_len = float(context["avg_word_len"])
-        self.df = dict(zip(context["terms"], context["df"]))
-        self.cf = dict(zip(context["terms"], context["cf"]))
+        self.df = dict(zip(context["terms"], context["df"], strict=True))
+        self.cf = dict(zip(context["terms"], context["cf"], strict=True))
         self._log_n = math.log(self.n_docs)
         self.df_opt = float(dict(config.extra).get("idf_opt_df", math.sqrt(self.n_docs)))
 

@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 
 from neardup.config import Config
-from neardup.signatures import REGISTRY, build_context
+from neardup.signatures import REGISTRY, build_context, needs_context
 from neardup.signatures.stats import Stats
 from neardup.signer import Signer
 
 from .test_sig_imatch import COLLECTION
 
-CFG = Config(stopwords=False, signatures=("exact", "sharapova"))
+CFG = Config(stopwords=False, signatures=("exact", "descriptive_words"))
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def ctx():
 
 
 def parts(text, ctx, cfg=CFG):
-    return REGISTRY["sharapova"](cfg, ctx).parts(Signer(cfg, ctx).prepare(text, "en"))
+    return REGISTRY["descriptive_words"](cfg, ctx).parts(Signer(cfg, ctx).prepare(text, "en"))
 
 
 def crc(s):
@@ -28,7 +28,7 @@ def crc(s):
 
 
 def test_weights_hand_values(ctx):
-    st = Stats(ctx, CFG, "sharapova")
+    st = Stats(ctx, CFG, "descriptive_words")
     assert st.idf("zebra") == pytest.approx(math.log(5 / 3))
     assert st.idf("unseen") == pytest.approx(math.log(5))  # absent = seen once
     # RIDF = log2(N/df) + log2(1 - exp(-cf/N)); antelope: df = cf = 2, N = 5
@@ -64,7 +64,7 @@ def test_tfidf_prefers_rare_words(ctx):
 
 def test_support_vector_blocks_survive_one_changed_word(ctx):
     cfg = CFG.replace(extra=(("support_k", 3),))
-    sig = REGISTRY["sharapova"](cfg, ctx)
+    sig = REGISTRY["descriptive_words"](cfg, ctx)
     assert sig.support == ["antelope", "elephant", "giraffe", "zebra"]  # nidf >= 0.1, highest df
     s = Signer(cfg, ctx)
     a = sig.parts(s.prepare("antelope elephant giraffe zebra", "en"))["support"]
@@ -74,5 +74,13 @@ def test_support_vector_blocks_survive_one_changed_word(ctx):
 
 def test_combined_set_is_positional(ctx):
     s = Signer(CFG, ctx)
-    keys = s.sign("zebra elephant. giraffe antelope.", "en").keys["sharapova"]
+    keys = s.sign("zebra elephant. giraffe antelope.", "en").keys["descriptive_words"]
     assert len(keys) == len(set(keys.tolist())) >= 7
+
+
+def test_the_old_name_needs_the_context_and_signs_the_same(ctx):
+    """Indexes built when the signature was called "sharapova" keep working under that name."""
+    old = CFG.replace(signatures=("exact", "sharapova"))
+    assert needs_context(old) and needs_context(CFG)
+    text = "zebra elephant. giraffe antelope zebra."
+    assert Signer(old, ctx).sign(text, "en").keys["sharapova"].tolist() == Signer(CFG, ctx).sign(text, "en").keys["descriptive_words"].tolist()

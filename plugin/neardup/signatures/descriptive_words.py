@@ -1,5 +1,7 @@
-"""Signatures for full duplicates (Sharapova, 001; after Zelenkov & Segalovich 2007 and
-Ilyinsky et al. 2002), one component each, stored together as one positional key set:
+"""Descriptive words: signatures for full duplicates from a document's most telling words
+and sentences (Sharapova, 001; after Zelenkov & Segalovich 2007 and Ilyinsky et al. 2002),
+one component each, stored together as one positional key set. Registered as
+``descriptive_words`` (alias ``sharapova``, its name in indexes built before):
 
 * ``crc32``    CRC32 of the canonical token stream (the plain checksum of the text)
 * ``tf``       CRC32 of the ``sharapova_top`` (6) most frequent words, sorted alphabetically
@@ -56,8 +58,8 @@ def block_keys(bits: np.ndarray, blocks: int) -> np.ndarray:
     return np.array(out, dtype=U64)
 
 
-class Sharapova(Signature):
-    name = "sharapova"
+class DescriptiveWords(Signature):
+    name = "descriptive_words"
     components = COMPONENTS
 
     def __init__(self, config, context=None):

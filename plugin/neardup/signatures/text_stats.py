@@ -1,5 +1,7 @@
-"""Statistical local signatures (Kosinov, 003): six tests on the raw text after tag
-removal, no collection data, each hashed with MD5 (first 64 bits kept), one key per test.
+"""Text statistics: six statistical local signatures of a text (Kosinov, 003), tests on
+the raw text after tag removal, no collection data, each hashed with MD5 (first 64 bits
+kept), one key per test. Registered as ``text_stats`` (alias ``kosinov``, its name in
+indexes built before).
 
 1. ``punct``   counts of the 11 characters . , - _ : ; ! ? ( ) and space, as "c1,...,c11"
                (Persian/Arabic comma, semicolon and question mark count as , ; ?)
@@ -52,8 +54,8 @@ def test_strings(text: str) -> dict[str, str]:
     return t
 
 
-class Kosinov(Signature):
-    name = "kosinov"
+class TextStatistics(Signature):
+    name = "text_stats"
     components = COMPONENTS
 
     def __init__(self, config, context=None):

@@ -1,20 +1,18 @@
-import numpy as np
-
 from neardup.config import Config
 from neardup.signatures import REGISTRY
 from neardup.signatures.common import digest64
-from neardup.signatures.kosinov import test_strings as kosinov_strings
+from neardup.signatures.text_stats import test_strings as text_stats_strings
 from neardup.signer import Signer
 
 
 def keys(text):
-    s = Signer(Config(signatures=("exact", "kosinov")))
+    s = Signer(Config(signatures=("exact", "text_stats")))
     p = s.prepare(text)
-    return REGISTRY["kosinov"](s.config, None).parts(p)
+    return REGISTRY["text_stats"](s.config, None).parts(p)
 
 
 def test_hand_computed_strings():
-    t = kosinov_strings("Hello, world. Hi!")
+    t = text_stats_strings("Hello, world. Hi!")
     assert t["punct"] == "1,1,0,0,0,0,1,0,0,0,2"  # . , - _ : ; ! ? ( ) space
     assert t["lengths"] == "1-0,2-1,3-0,4-0,5-2"
     assert t["means"] == "4.00-1.50-3-2"  # 12/3 letters per word, 3 words / 2 sentences
@@ -47,10 +45,20 @@ def test_test4_ignores_word_order_and_case():
 
 def test_tags_are_removed_first_and_persian_punctuation_counts():
     assert keys("<p>Hello,   world.</p>\n")["all"] == keys("Hello, world.")["all"]
-    assert kosinov_strings("سلام، دنیا؟")["punct"] == kosinov_strings("سلام, دنیا?")["punct"]
+    assert text_stats_strings("سلام، دنیا؟")["punct"] == text_stats_strings("سلام, دنیا?")["punct"]
 
 
 def test_no_words_no_keys():
-    s = Signer(Config(signatures=("exact", "kosinov")))
-    assert len(s.sign("... !!!").keys["kosinov"]) == 0
-    assert len(s.sign("one two three.").keys["kosinov"]) == 6
+    s = Signer(Config(signatures=("exact", "text_stats")))
+    assert len(s.sign("... !!!").keys["text_stats"]) == 0
+    assert len(s.sign("one two three.").keys["text_stats"]) == 6
+
+
+def test_the_old_name_signs_the_same_under_its_own_field():
+    """Indexes built when the signature was called "kosinov" keep their config and key field."""
+    old = Config(signatures=("exact", "kosinov"))
+    assert Config.from_json(old.to_json()) == old
+    a = Signer(old).sign("Hello, world. Hi!").keys
+    b = Signer(Config(signatures=("exact", "text_stats"))).sign("Hello, world. Hi!").keys
+    assert "text_stats" not in a and "kosinov" not in b
+    assert a["kosinov"].tolist() == b["text_stats"].tolist() and len(a["kosinov"]) == 6
