@@ -2,8 +2,9 @@
 
 Two implementations: :class:`neardup.engines.embedded.EmbeddedEngine` (SQLite, the default)
 and :class:`neardup.engines.elastic.ElasticEngine` (Elasticsearch 8/9, OpenSearch 2/3).
-Engines only store and match keys; canonicalization, signing, exact verification,
-tagging and clustering are engine-agnostic and live in :mod:`neardup.api`.
+Engines only store and match keys; canonicalization, signing, exact verification
+(:mod:`neardup.candidates`), tagging (:mod:`neardup.tagging`) and clustering
+(:mod:`neardup.clustering`) are engine-agnostic.
 
 A candidate query is a disjunction of key groups: a document is a candidate when, for at
 least one group, it shares at least ``min_match`` of the group's keys, and its shingle
@@ -247,10 +248,10 @@ class Engine(abc.ABC):
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
         """Stored clusters, largest first."""
 
-    def refresh(self) -> None:
+    def refresh(self) -> None:  # noqa: B027 -- an optional hook: engines whose writes are visible at once keep it
         """Make writes visible to searches (no-op where writes are visible at once)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 -- an optional hook: engines holding nothing keep it
         """Release connections and files."""
 
     def __enter__(self) -> "Engine":
