@@ -272,3 +272,15 @@ def test_tags_equal_a_fresh_index_after_any_sequence(engine_target, tmp_path):
     TagMachine.target = (target, opts) if opts else (str(tmp_path), {})
     run_state_machine_as_test(TagMachine, settings=settings(max_examples=40 if not opts else 10, stateful_step_count=10,
                                                             deadline=None, suppress_health_check=list(HealthCheck)))
+
+
+def test_the_report_shows_the_clusters_of_the_rule(nd):
+    from neardup.report import scan_stats, tag_cluster_records
+
+    docs = [Document(f"d{i}", edit(base_text(i // 4), i, i % 4)) for i in range(20)]
+    nd.index(docs, batch_size=6, progress=None)
+    nd.engine.refresh()
+    nd.clusters(threshold=0.5, write=True, connected=True)  # a stale, different clustering stored
+    st = scan_stats(nd.engine, threshold=CONFIG.threshold, limit=None, keep_members=100)
+    shown = sorted(sorted(c.members) for c in tag_cluster_records(st, nd.engine, 100))
+    assert shown == sorted(sorted(c.members) for c in nd.clusters())

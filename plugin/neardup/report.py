@@ -5,8 +5,9 @@ split and the largest clusters, each expandable to its members with a side-by-si
 diff against the representative. Large collections are sampled, and the page says how:
 
 * counts come from one streaming pass over ``engine.scan()`` (at most ``max_scan`` documents);
-* clusters are the stored N-to-N clusters (``engine.read_clusters``, at most ``max_clusters``),
-  or, when none are stored, the index-time tags (``cluster_id`` / ``dup_of``) seen in the scan;
+* clusters are those of the index-time tags (``cluster_id`` / ``dup_of``: the cluster rule of
+  :mod:`neardup.tagging`) seen in the scan, or, for an index without tags, the stored
+  N-to-N clusters (``engine.read_clusters``, at most ``max_clusters``);
 * only the ``top`` largest clusters are shown, with at most ``members`` members each, and
   texts are cut at ``max_words`` words.
 
@@ -291,11 +292,11 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
                  location: str | None = None, progress: Callable[[int], None] | None = None) -> str:
     """The report page as one HTML string."""
     opts = options
-    stored = engine.read_clusters(limit=opts.max_clusters + 1)
+    st = scan_stats(engine, threshold=threshold, limit=opts.max_scan, keep_members=opts.members, progress=progress)
+    # the tags' clusters (the cluster rule); stored clusters only for an index without tags
+    stored = [] if st.duplicates else engine.read_clusters(limit=opts.max_clusters + 1)
     clusters_truncated = len(stored) > opts.max_clusters
     stored = stored[: opts.max_clusters]
-    st = scan_stats(engine, threshold=threshold, limit=opts.max_scan,
-                    keep_members=None if stored else opts.members, progress=progress)
     clusters = stored or tag_cluster_records(st, engine, opts.top)
     langs = sorted(st.by_lang, key=lambda k: -st.by_lang[k][0])
     views = []
