@@ -106,14 +106,17 @@ class CandidateRule:
     # -- the same test on two documents in memory ----------------------------------------------
     def matched(self, a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> frozenset[str]:
         """The fields by which ``b`` is a candidate of ``a`` (resemblance mode, keys only)."""
-        out = []
-        for f, need in self.needs().items():
+        shared = {}
+        for f in self.needs():
             ka, kb = a.get(f), b.get(f)
-            if ka is None or kb is None or not len(ka) or not len(kb):
-                continue
-            if np.intersect1d(ka, kb).size >= need:
-                out.append(f)
-        return frozenset(out)
+            if ka is not None and kb is not None and len(ka) and len(kb):
+                shared[f] = int(np.intersect1d(ka, kb).size)
+        return self.matched_counts(shared)
+
+    def matched_counts(self, shared: Mapping[str, int]) -> frozenset[str]:
+        """The fields whose count of shared distinct keys reaches what the rule needs."""
+        needs = self.needs()
+        return frozenset(f for f, n in shared.items() if f in needs and n >= needs[f])
 
     def plausible(self, matched: frozenset[str] | None, simhash_a: int, simhash_b: int) -> bool:
         """False for a candidate proposed by SimHash blocks alone whose distance is > k."""

@@ -33,7 +33,7 @@ from typing import Iterable, Sequence
 
 from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
 from .engines.base import Engine, Tags
-from .verify import similarity
+from .verify import passes_length_filter, similarity
 
 #: Candidates asked of the engine per document before :func:`all_candidates` grows the limit.
 TAG_LIMIT = 500
@@ -81,18 +81,38 @@ class Tagger:
                    for d, s in zip(docs, seqs, strict=True)]
         results = all_candidates(self.engine, queries)
         fetch = engine_fetch(self.engine)
+        fields = tuple(self.rule.needs())
+        postings: dict[tuple[str, int], list[int]] = {}  # keys of this batch's representatives so far
         tags: dict[str, Tags] = {}
         for i, d in enumerate(docs):
             stored = [c for c in results[i] if c.id not in batch_ids]
             verified = [(sim.resemblance, c.seq, c.id) for c, sim in self.rule.verify(d.shingles, d.simhash, stored, fetch)]
-            # earlier documents of this batch: their place is after every stored one
-            base = 1 << 62
-            for j in range(i):
-                o = docs[j]
-                if is_representative(tags[o.id]) and self.rule.is_candidate(d, o):
-                    verified.append((similarity(d.shingles, o.shingles).resemblance, base + j if seqs[j] is None else seqs[j], o.id))
+            keys = {f: set(d.keys[f].tolist()) for f in fields if f in d.keys}
+            for j, matched in self._batch_candidates(keys, postings).items():
+                o = docs[j]  # an earlier representative of this batch: after every stored document
+                if passes_length_filter(d.n_shingles, o.n_shingles, self.threshold) and self.rule.plausible(matched, d.simhash, o.simhash):
+                    verified.append((similarity(d.shingles, o.shingles).resemblance, (1 << 62) + j if seqs[j] is None else seqs[j], o.id))
             tags[d.id] = assign(d.id, choose(verified, self.threshold))
+            if is_representative(tags[d.id]):
+                for f, ks in keys.items():
+                    for k in ks:
+                        postings.setdefault((f, k), []).append(i)
         return tags
+
+    def _batch_candidates(self, keys: dict[str, set[int]], postings: dict[tuple[str, int], list[int]]) -> dict[int, frozenset[str]]:
+        """Earlier representatives of the batch that share enough keys: index -> matched fields."""
+        counts: dict[int, dict[str, int]] = {}
+        for f, ks in keys.items():
+            for k in ks:
+                for j in postings.get((f, k), ()):
+                    c = counts.setdefault(j, {})
+                    c[f] = c.get(f, 0) + 1
+        out = {}
+        for j, c in counts.items():
+            m = self.rule.matched_counts(c)
+            if m:
+                out[j] = m
+        return out
 
     # -- repairs after updates and deletes -------------------------------------------------------
     def repair(self, seeds: Iterable[str], changed: Iterable[str] = ()) -> set[str]:
