@@ -22,7 +22,9 @@ from ..signer import POSITIONAL, Signed, render_keys
 from .base import CandidateQuery, ClusterRecord, Tags
 
 #: Fields the verifier needs from a candidate hit (no second round trip).
-CANDIDATE_SOURCE = ["n_shingles", "simhash", "shingles", "cluster_id"]
+CANDIDATE_SOURCE = ["n_shingles", "simhash", "shingles", "cluster_id", "seq"]
+#: Fields of a tag row (TagRow): no shingles, keys or text.
+TAG_SOURCE = ["id", "seq", "cluster_id", "dup_of", "max_resemblance", "is_duplicate", "title", "lang", "indexed_at"]
 #: Fields of a full-text hit.
 HIT_SOURCE = ["title", "cluster_id"]
 #: Full-text fields: the plain analyzer plus the per-language subfields.
@@ -48,6 +50,16 @@ def clusters_template_name(index: str) -> str:
 
 def pipeline_id(index: str) -> str:
     return f"neardup-{index}"
+
+
+def state_index(index: str) -> str:
+    """The small index holding the write lease and the settings document of ``index``."""
+    return f"{index}-neardup-state"
+
+
+def state_index_body() -> dict[str, Any]:
+    """Settings and mapping of the state index (mappings/state.json)."""
+    return copy.deepcopy(load_json("mappings", "state.json"))
 
 
 # -- templates and pipeline -------------------------------------------------------------------
@@ -212,9 +224,19 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
         else:
             should.append({"bool": {"should": [{"constant_score": {"filter": {"term": {path: kw}}, "boost": 1.0}} for kw in kws],
                                     "minimum_should_match": need, "_name": field}})
+    filters: list[dict[str, Any]] = [{"range": {"n_shingles": {"gte": int(q.min_shingles), "lte": int(min(q.max_shingles, 2**31 - 1))}}}]
+    order: dict[str, int] = {}
+    if q.before_seq is not None:
+        order["lt"] = int(q.before_seq)
+    if q.after_seq is not None:
+        order["gt"] = int(q.after_seq)
+    if order:
+        filters.append({"range": {"seq": order}})
+    if q.representatives:
+        filters.append({"term": {"is_duplicate": False}})
     clause: dict[str, Any] = {
         "bool": {
-            "filter": [{"range": {"n_shingles": {"gte": int(q.min_shingles), "lte": int(min(q.max_shingles, 2**31 - 1))}}}],
+            "filter": filters,
             "should": should,
             "minimum_should_match": 1,
         }
@@ -273,6 +295,22 @@ def scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping
                             "_source": source_filter(text), "track_total_hits": False}
     if pit:
         body["pit"] = dict(pit)
+    if search_after:
+        body["search_after"] = list(search_after)
+    return body
+
+
+def tag_scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A page of tag rows in arrival order (no shingles, keys or text)."""
+    body = scan_body(size, search_after, pit)
+    body["_source"] = list(TAG_SOURCE)
+    return body
+
+
+def members_body(representatives: Sequence[str], size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
+    """A page of the documents whose ``dup_of`` is one of ``representatives``, in arrival order."""
+    body: dict[str, Any] = {"size": int(size), "query": {"bool": {"filter": [{"terms": {"dup_of": list(representatives)}}]}},
+                            "sort": [{"seq": {"order": "asc"}}], "_source": ["id", "dup_of"], "track_total_hits": False}
     if search_after:
         body["search_after"] = list(search_after)
     return body

@@ -16,20 +16,25 @@ candidates by term match. Request bodies are built by the pure functions of
   (key, id) pairs with a ``composite`` aggregation; ``scan`` uses a point in time with
   ``search_after`` on ``seq`` (scroll where PIT is missing).
 
-Arrival order (``seq``) is assigned by this process from the index's largest ``seq``:
-one writer per index at a time, as with the embedded engine.
+Writers in different processes take turns through a lease document in
+``<index>-neardup-state`` (:mod:`neardup.engines.lease`): every write runs inside
+:meth:`ElasticEngine.writer` (an explicit session, or one per write call), which reads the
+index's largest ``seq`` after taking the lease, so arrival numbers never repeat across
+processes, and refreshes before handing the lease on, so the next writer sees every write.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch
 from ..signer import Signed
 from . import dsl
-from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags
+from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
+from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, status_of
 
 
@@ -51,12 +56,14 @@ class ElasticEngine(Engine):
                  ca_certs: str | None = None, verify_certs: bool = True, request_timeout: float = 30.0, *,
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
-                 refresh_on_write: bool = True, health_timeout: str = "30s"):
+                 refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
+                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None):
         if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
             raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
         self.url = url.rstrip("/")
         self.index = index
         self.clusters_index = dsl.clusters_index(index)
+        self.state_index = dsl.state_index(index)
         self.location = f"{self.url}/{index}"
         self.use_pipeline = pipeline
         self.chunk_size = chunk_size
@@ -77,6 +84,13 @@ class ElasticEngine(Engine):
         self._config: Config | None = None
         self._meta: dict[str, Any] = {}
         self._next_seq = 1
+        self.lease_duration = lease_duration
+        self.lease_timeout = lease_timeout
+        #: called with (holder, seconds waited) while another writer holds the write lease
+        self.on_wait = on_wait
+        self._lease: Lease | None = None
+        self._session_depth = 0
+        self._session_wrote = False
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -140,6 +154,7 @@ class ElasticEngine(Engine):
             self._create(self.clusters_index, "clusters index")
         else:
             self.actions.append(f"index {self.clusters_index} exists - kept")
+        self._ensure_state_index()
         self._wait_healthy()
         self._next_seq = self._max_seq() + 1
         return self._config
@@ -177,6 +192,18 @@ class ElasticEngine(Engine):
                 return
             raise EngineError(f"{self.url}: cannot create {what} {index}: {describe(e)}") from None
 
+    def _ensure_state_index(self) -> None:
+        """The state index (write lease, settings), created with its own mapping if absent."""
+        if self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.state_index))):
+            return
+        body = dsl.state_index_body()
+        try:
+            self.retry("create state index", lambda: self.client.indices.create(index=self.state_index, body=body), ok_status=(400,))
+            self.actions.append(f"state index {self.state_index} created")
+        except Exception as e:  # noqa: BLE001
+            if "resource_already_exists" not in describe(e):
+                raise EngineError(f"{self.url}: cannot create state index {self.state_index}: {describe(e)}") from None
+
     def _wait_healthy(self) -> None:
         kw: dict[str, Any] = {"index": f"{self.index},{self.clusters_index}", "wait_for_status": "yellow", "timeout": self.health_timeout}
         if self.product == "opensearch":
@@ -197,6 +224,11 @@ class ElasticEngine(Engine):
         return int(v) if v is not None else 0
 
     def close(self) -> None:
+        if self._lease is not None and self._lease.held:
+            try:
+                self._lease.release()
+            except EngineError:  # it expires by itself
+                pass
         if self._client is not None:
             try:
                 self._client.close()
@@ -211,10 +243,60 @@ class ElasticEngine(Engine):
         return self._meta.get(key)
 
     def put_meta(self, key: str, value: Any) -> None:
-        meta = self._read_meta() or dict(self._meta)
-        meta[key] = value
-        self.retry("put mapping _meta", lambda: self.client.indices.put_mapping(index=self.index, body={"_meta": {"neardup": meta}}))
-        self._meta = meta
+        with self._writing():
+            meta = self._read_meta() or dict(self._meta)
+            meta[key] = value
+            self.retry("put mapping _meta", lambda: self.client.indices.put_mapping(index=self.index, body={"_meta": {"neardup": meta}}))
+            self._meta = meta
+
+    # -- write sessions ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[None]:
+        """An exclusive write session across processes (the lease of ``<index>-neardup-state``).
+
+        Waits while another writer holds the lease (``on_wait`` and the log say who); once
+        held, reads the largest ``seq`` (numbers are assigned after it) and refreshes before
+        releasing, so the next holder's candidate queries see every write of this one.
+        Sessions nest; write calls outside a session open one of their own."""
+        if self._session_depth:
+            self._session_depth += 1
+            try:
+                yield
+            finally:
+                self._session_depth -= 1
+            return
+        lease = self._lease_of()
+        lease.acquire()
+        self._session_depth, self._session_wrote = 1, False
+        try:
+            self.refresh()  # the previous holder's last writes, whatever it did before releasing
+            self._next_seq = max(self._next_seq, self._max_seq() + 1)
+            yield
+            if self._session_wrote:
+                self.refresh()
+        finally:
+            self._session_depth = 0
+            lease.release()
+
+    def _lease_of(self) -> Lease:
+        if self._lease is None:
+            self._ensure_state_index()
+            self._lease = Lease(self.client, self.state_index, self.retry, duration=self.lease_duration,
+                                timeout=self.lease_timeout, on_wait=self._waiting, sleep=self.backoff.sleep)
+        return self._lease
+
+    def _waiting(self, holder: Holder, waited: float) -> None:
+        if self.on_wait is not None:
+            self.on_wait(holder, waited)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The current session (renewed) or a session for this one call."""
+        with self.writer():
+            assert self._lease is not None
+            self._lease.renew()
+            self._session_wrote = True
+            yield
 
     # -- writes ------------------------------------------------------------------------------
     def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
@@ -222,12 +304,13 @@ class ElasticEngine(Engine):
         docs = list(docs)
         if not docs:
             return []
-        seqs = self._assign_seq([s.id for s in docs])
-        now = _now()
-        actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now) for s in docs]
-        failures = self._bulk(actions, "index documents")
-        if self.refresh_on_write:
-            self.refresh()
+        with self._writing():
+            seqs = self._assign_seq([s.id for s in docs])
+            now = _now()
+            actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now) for s in docs]
+            failures = self._bulk(actions, "index documents")
+            if self.refresh_on_write:
+                self.refresh()
         return failures
 
     def _assign_seq(self, ids: list[str]) -> dict[str, int]:
@@ -249,7 +332,7 @@ class ElasticEngine(Engine):
                 self._next_seq += 1
         return out
 
-    def _bulk(self, actions: list[dict[str, Any]], what: str, ignore_missing: bool = False) -> list[Failure]:
+    def _bulk(self, actions: list[dict[str, Any]], what: str, ignore_missing: bool = False, deleted: list[int] | None = None) -> list[Failure]:
         """Bulk actions in chunks; every refused action is returned, none dropped."""
         failures: list[Failure] = []
         for chunk in _chunks(actions, self.chunk_size):
@@ -262,9 +345,11 @@ class ElasticEngine(Engine):
             seen = 0
             for ok, item in results:
                 seen += 1
-                if ok:
-                    continue
                 op, info = next(iter(item.items()))
+                if ok:
+                    if deleted is not None and info.get("result") == "deleted":
+                        deleted[0] += 1
+                    continue
                 if ignore_missing and info.get("status") == 404:
                     continue
                 failures.append(Failure(str(info.get("_id")), _item_reason(info)))
@@ -276,32 +361,27 @@ class ElasticEngine(Engine):
         ids = list(dict.fromkeys(ids))
         if not ids:
             return 0
-        n = 0
-        for chunk in _chunks(ids, self.chunk_size):
-            actions = [dsl.delete_action(self.index, i) for i in chunk]
-            results = self.retry("delete documents", lambda: list(self._helpers.streaming_bulk(
-                self.client, actions, raise_on_error=False, max_retries=self.backoff.max_retries,
-                initial_backoff=self.backoff.initial, max_backoff=self.backoff.maximum)))
-            for ok, item in results:
-                info = next(iter(item.values()))
-                if ok and info.get("result") == "deleted":
-                    n += 1
-                elif not ok and info.get("status") != 404:
-                    raise EngineError(f"{self.location}: cannot delete {info.get('_id')}: {_item_reason(info)}")
-        if self.refresh_on_write:
-            self.refresh()
-        return n
+        with self._writing():
+            actions = [dsl.delete_action(self.index, i) for i in ids]
+            failures = self._bulk(actions, "delete documents", ignore_missing=True, deleted=(n := [0]))
+            if failures:
+                f = failures[0]
+                raise EngineError(f"{self.location}: cannot delete {f.id}: {f.reason}")
+            if self.refresh_on_write:
+                self.refresh()
+        return n[0]
 
     def update_tags(self, tags: dict[str, Tags]) -> None:
         if not tags:
             return
-        actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
-        failures = self._bulk(actions, "update tags", ignore_missing=True)
-        if failures:
-            shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
-            raise EngineError(f"{self.location}: {len(failures)} tag update(s) refused: {shown}")
-        if self.refresh_on_write:
-            self.refresh()
+        with self._writing():
+            actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
+            failures = self._bulk(actions, "update tags", ignore_missing=True)
+            if failures:
+                shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
+                raise EngineError(f"{self.location}: {len(failures)} tag update(s) refused: {shown}")
+            if self.refresh_on_write:
+                self.refresh()
 
     def refresh(self) -> None:
         self.retry("refresh", lambda: self.client.indices.refresh(index=f"{self.index},{self.clusters_index}"))
@@ -377,8 +457,7 @@ class ElasticEngine(Engine):
 
     def _stored(self, src: dict[str, Any], text: bool) -> StoredDoc:
         keys = src.get("keys") or {}
-        cid = src.get("cluster_id")
-        tags = Tags(cid, src.get("dup_of"), float(src.get("max_resemblance") or 0.0), bool(src.get("is_duplicate"))) if cid is not None else None
+        tags = _tags(src)
         return StoredDoc(id=src["id"], lang=src.get("lang"), n_shingles=int(src.get("n_shingles") or 0),
                          shingles=dsl.decode_shingles(src.get("shingles")), simhash=int(src.get("simhash") or "0", 16),
                          exact=src.get("exact"), keys={f: dsl.parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
@@ -386,20 +465,46 @@ class ElasticEngine(Engine):
                          fields=dict(src.get("fields") or {}), indexed_at=src.get("indexed_at"), seq=int(src.get("seq") or 0))
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
+        for src in self._pages(lambda after, pit: dsl.scan_body(batch_size, after, pit, text), batch_size):
+            yield self._stored(src, text)
+
+    def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        for src in self._pages(lambda after, pit: dsl.tag_scan_body(batch_size, after, pit), batch_size):
+            yield _tag_row(src)
+
+    def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        reps = list(dict.fromkeys(representatives))
+        out: dict[str, list[str]] = {}
+        for chunk in _chunks(reps, 1000):
+            after = None
+            while True:
+                body = dsl.members_body(chunk, self.page_size, after)
+                hits = _body(self.retry("members", lambda: self.client.search(index=self.index, body=body)))["hits"]["hits"]
+                for h in hits:
+                    s = h["_source"]
+                    out.setdefault(s["dup_of"], []).append(s.get("id") or h["_id"])
+                if len(hits) < self.page_size:
+                    break
+                after = hits[-1]["sort"]
+        return out
+
+    def _pages(self, body_of: Callable[[Any, dict[str, Any] | None], dict[str, Any]], size: int) -> Iterator[dict[str, Any]]:
+        """Every ``_source`` of a sorted search: pages over a point in time with
+        ``search_after`` (a scroll on engines without point in time)."""
         pit = self._open_pit()
         if pit is None:
-            yield from self._scroll(text, batch_size)
+            yield from self._scroll(body_of(None, None))
             return
         try:
             after = None
             while True:
-                body = dsl.scan_body(batch_size, after, {"id": pit, "keep_alive": "5m"}, text)
+                body = body_of(after, {"id": pit, "keep_alive": "5m"})
                 r = _body(self.retry("scan", lambda: self.client.search(body=body)))
                 pit = r.get("pit_id", pit)
                 hits = r["hits"]["hits"]
                 for h in hits:
-                    yield self._stored(h["_source"], text)
-                if len(hits) < batch_size:
+                    yield h["_source"]
+                if len(hits) < size:
                     return
                 after = hits[-1]["sort"]
         finally:
@@ -428,16 +533,15 @@ class ElasticEngine(Engine):
         except Exception:  # noqa: BLE001 - it expires by itself
             pass
 
-    def _scroll(self, text: bool, batch_size: int) -> Iterator[StoredDoc]:
-        body = dsl.scan_body(batch_size, None, None, text)
-        body.pop("track_total_hits")  # not allowed with scroll
+    def _scroll(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        body.pop("track_total_hits", None)  # not allowed with scroll
         r = _body(self.retry("scan", lambda: self.client.search(index=self.index, body=body, scroll="5m")))
         sid = r.get("_scroll_id")
         try:
             while True:
                 hits = r["hits"]["hits"]
                 for h in hits:
-                    yield self._stored(h["_source"], text)
+                    yield h["_source"]
                 if not hits or not sid:
                     return
                 r = _body(self.retry("scroll", lambda: self.client.scroll(body={"scroll_id": sid, "scroll": "5m"})))
@@ -483,16 +587,17 @@ class ElasticEngine(Engine):
 
     # -- clusters --------------------------------------------------------------------------------
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
-        now = _now()
-        new_ids = {c.cluster_id for c in clusters}
-        stale = [i for i in self._cluster_ids() if i not in new_ids]
-        actions = [dsl.cluster_action(self.index, c, now) for c in clusters]
-        actions += [{"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale]
-        failures = self._bulk(actions, "write clusters", ignore_missing=True)
-        if failures:
-            shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
-            raise EngineError(f"{self.url}/{self.clusters_index}: {len(failures)} cluster(s) refused: {shown}")
-        self.refresh()
+        with self._writing():
+            now = _now()
+            new_ids = {c.cluster_id for c in clusters}
+            stale = [i for i in self._cluster_ids() if i not in new_ids]
+            actions = [dsl.cluster_action(self.index, c, now) for c in clusters]
+            actions += [{"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale]
+            failures = self._bulk(actions, "write clusters", ignore_missing=True)
+            if failures:
+                shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
+                raise EngineError(f"{self.url}/{self.clusters_index}: {len(failures)} cluster(s) refused: {shown}")
+            self.refresh()
 
     def _cluster_ids(self) -> Iterator[str]:
         after = None
@@ -542,7 +647,18 @@ def _candidate(h: dict[str, Any]) -> Candidate:
     s = h.get("_source") or {}
     return Candidate(h["_id"], int(s.get("n_shingles") or 0), int(s.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
                      dsl.decode_shingles(s.get("shingles")) if "shingles" in s else None, s.get("cluster_id"),
-                     frozenset(h.get("matched_queries") or ()) or None)
+                     frozenset(h.get("matched_queries") or ()) or None, int(s.get("seq") or 0))
+
+
+def _tags(s: dict[str, Any]) -> Tags | None:
+    cid = s.get("cluster_id")
+    if cid is None:
+        return None
+    return Tags(cid, s.get("dup_of"), float(s.get("max_resemblance") or 0.0), bool(s.get("is_duplicate")))
+
+
+def _tag_row(s: dict[str, Any]) -> TagRow:
+    return TagRow(s["id"], int(s.get("seq") or 0), _tags(s), s.get("title"), s.get("lang"), s.get("indexed_at"))
 
 
 def _hit(h: dict[str, Any]) -> Hit:
