@@ -47,11 +47,20 @@ class FaultProxy:
     * ``require_auth``: answer 401 unless the request carries this Authorization header
     * ``as_elasticsearch``: present the server as Elasticsearch 9 (product header, ``GET /``)
       so the elasticsearch client path can run against osmem
+    * ``ingest``: an ingest-pipeline front that answers the way OpenSearch of that version
+      does (osmem has no ingest): ``PUT _ingest/pipeline/ID`` is checked by the strict
+      parser model of tests/ingest_parsers.py (refused with OpenSearch's 400
+      ``parse_exception``) and stored, ``GET``/``DELETE`` read and remove it; it cannot run
+      processors, so ``default_pipeline`` settings are checked to name a stored pipeline,
+      remembered in ``default_pipelines`` and not passed on (documents go in unprocessed).
     """
 
-    def __init__(self, upstream: str, *, as_elasticsearch: bool = False):
+    def __init__(self, upstream: str, *, as_elasticsearch: bool = False, ingest: tuple[int, ...] | None = None):
         self.upstream = urlsplit(upstream)
         self.as_elasticsearch = as_elasticsearch
+        self.ingest = ingest
+        self.pipelines: dict[str, Any] = {}
+        self.default_pipelines: dict[str, str] = {}  # index or template name -> pipeline
         self.es_version = "9.1.0"  # what GET / reports when presenting as Elasticsearch
         self.reject_bulk = 0
         self.reject_bulk_items = 0
@@ -100,6 +109,41 @@ class FaultProxy:
                 return True
             return False
 
+    def _ingest_front(self, method: str, path: str, body: bytes) -> tuple[tuple[int, dict[str, str], bytes] | None, bytes]:
+        """(answer, body to forward): pipelines are answered here; default_pipeline settings
+        are checked, remembered and removed from what osmem gets."""
+        from .ingest_parsers import parse_error, pipeline_errors
+
+        bare = path.split("?")[0].rstrip("/")
+        parts = [p for p in bare.split("/") if p]
+        if parts[:2] == ["_ingest", "pipeline"]:
+            pid = parts[2] if len(parts) > 2 else None
+            if method == "PUT" and pid:
+                errors = pipeline_errors("opensearch", self.ingest, pid, json.loads(body or b"null"))
+                if errors:
+                    return self._record(method, path, 400, parse_error(pid, errors[0])), body
+                self.pipelines[pid] = json.loads(body)
+                return self._record(method, path, 200, {"acknowledged": True}), body
+            if method == "GET":
+                found = {k: v for k, v in self.pipelines.items() if pid is None or k == pid}
+                return self._record(method, path, 200 if found or pid is None else 404, found), body
+            if method == "DELETE" and pid in self.pipelines:
+                del self.pipelines[pid]
+                return self._record(method, path, 200, {"acknowledged": True}), body
+            return self._record(method, path, 404, {"error": {"type": "resource_not_found_exception", "reason": f"pipeline [{pid}] is missing"},
+                                                    "status": 404}), body
+        index_create = method == "PUT" and len(parts) == 1 and not parts[0].startswith("_")
+        if body and parts and (index_create or (method == "PUT" and parts[-1] == "_settings") or (method in ("PUT", "POST") and parts[0] == "_index_template")):
+            doc = json.loads(body)
+            settings = doc.get("settings") if len(parts) == 1 else (doc.get("template") or {}).get("settings") if parts[0] == "_index_template" else doc
+            pipe = _pop_setting(settings, "default_pipeline") if isinstance(settings, dict) else None
+            if pipe is not None:
+                if pipe not in self.pipelines and pipe != "_none":
+                    return self._record(method, path, 400, parse_error(pipe, f"pipeline [{pipe}] does not exist")), body
+                self.default_pipelines[parts[1] if parts[0] == "_index_template" else parts[0]] = pipe
+                return None, json.dumps(doc).encode()
+        return None, body
+
     def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
         is_bulk = path.split("?")[0].endswith("/_bulk")
         if self.require_auth is not None and {k.lower(): v for k, v in headers.items()}.get("authorization") != self.require_auth:
@@ -120,6 +164,10 @@ class FaultProxy:
                 items.append({op: {"_index": meta.get("_index"), "_id": meta.get("_id"), "status": 429,
                                    "error": {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"}}})
             return self._record(method, path, 200, {"took": 1, "errors": True, "items": items})
+        if self.ingest is not None and not is_bulk:
+            answer, body = self._ingest_front(method, path, body)
+            if answer is not None:
+                return answer
         conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
         fwd = {k: v for k, v in headers.items() if k.lower() not in ("host", "content-length", "connection")}
         if self.as_elasticsearch:  # osmem speaks plain JSON
@@ -131,6 +179,10 @@ class FaultProxy:
         data = resp.read()
         conn.close()
         out_headers = {"content-type": resp.getheader("content-type") or "application/json"}
+        if self.ingest is not None and method == "GET" and path.split("?")[0] in ("", "/"):
+            info = json.loads(data)
+            info["version"]["number"] = ".".join(str(x) for x in self.ingest)
+            data = json.dumps(info).encode()
         if self.as_elasticsearch:
             out_headers["x-elastic-product"] = "Elasticsearch"
             if method == "GET" and path.split("?")[0] in ("", "/"):
@@ -155,6 +207,18 @@ class FaultProxy:
         self._thread.join(5)
 
 
+def _pop_setting(settings: dict[str, Any], name: str) -> Any:
+    """Remove ``index.NAME`` (nested or flat) from index settings; its value or None."""
+    found = None
+    for key in (name, f"index.{name}"):
+        if key in settings:
+            found = settings.pop(key)
+    inner = settings.get("index")
+    if isinstance(inner, dict) and name in inner:
+        found = inner.pop(name)
+    return found
+
+
 def _json_error(status: int, reason: str) -> dict[str, Any]:
     kind = "es_rejected_execution_exception" if status == 429 else "unavailable"
     return {"error": {"type": kind, "reason": reason, "root_cause": [{"type": kind, "reason": reason}]}, "status": status}
@@ -164,6 +228,14 @@ def _json_error(status: int, reason: str) -> dict[str, Any]:
 def fault_proxy(osmem_clone) -> Iterator[FaultProxy]:
     """A FaultProxy in front of a fresh osmem clone (speaking as OpenSearch)."""
     p = FaultProxy(osmem_clone.url)
+    yield p
+    p.close()
+
+
+@pytest.fixture(params=[(2, 19, 0), (3, 1, 0)], ids=["opensearch2", "opensearch3"])
+def os_ingest(request: pytest.FixtureRequest, osmem_clone) -> Iterator[FaultProxy]:
+    """osmem behind the OpenSearch ingest-pipeline front, as OpenSearch 2.19 and 3.1."""
+    p = FaultProxy(osmem_clone.url, ingest=request.param)
     yield p
     p.close()
 

@@ -18,7 +18,10 @@ from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.resources import load_json
 from neardup.signer import Document, Signer
 
-SPEC_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "opensearch-api-spec" / "spec"
+# the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)
+SPEC_DIR = next((p / "shared" / "opensearch-api-spec" / "spec" for p in Path(__file__).resolve().parents[1:]
+                 if (p / "shared" / "opensearch-api-spec" / "spec").is_dir()),
+                Path(__file__).resolve().parents[1].parent / "shared" / "opensearch-api-spec" / "spec")
 if not SPEC_DIR.is_dir():
     pytest.skip(f"OpenSearch API specification not found at {SPEC_DIR}", allow_module_level=True)
 
@@ -151,7 +154,7 @@ def test_candidate_searches(spec, signed, max_clauses):
     bodies = [dsl.candidate_body(q, max_clauses) for q in _candidate_queries(signed)]
     for b in bodies:
         _ok(spec, "/{index}/_search", "post", b)
-        assert b["_source"] == ["n_shingles", "simhash", "shingles", "cluster_id"]
+        assert b["_source"] == ["n_shingles", "simhash", "shingles", "cluster_id", "seq"]
         assert b["query"]["bool"]["minimum_should_match"] == 1
     assert bodies[0]["query"]["bool"]["must_not"] == [{"ids": {"values": ["a"]}}]
     assert bodies[1]["size"] == 10000  # capped at the result window
@@ -189,6 +192,21 @@ def test_other_searches(spec):
     _ok(spec, "/_search/scroll", "delete", {"scroll_id": ["sid"]})
     _ok(spec, "/{index}/_mget", "post", dsl.mget_body(["a", "b"], text=False))
     _ok(spec, "/{index}/_mget", "post", dsl.existing_seq_body(["a"]))
+
+
+def test_tagging_support_bodies(spec, signed):
+    s = signed[0]
+    q = CandidateQuery((KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),), 3, 90, "a", 50,
+                       before_seq=40, after_seq=2, representatives=True)
+    body = dsl.candidate_body(q)
+    _ok(spec, "/{index}/_search", "post", body)
+    assert {"range": {"seq": {"lt": 40, "gt": 2}}} in body["query"]["bool"]["filter"]
+    assert {"term": {"is_duplicate": False}} in body["query"]["bool"]["filter"]
+    for b in (dsl.tag_scan_body(100, [5], {"id": "pit", "keep_alive": "5m"}), dsl.members_body(["a", "b"], 100, [9]),
+              dsl.count_body(), dsl.count_body(False)):
+        _ok(spec, "/_search", "post", b)
+    _ok(spec, "/{index}", "put", dsl.state_index_body())
+    _ok(spec, "/{index}/_create/{id}", "put", dsl.settings_source(dsl.index_meta(Config()), "2026-01-01T00:00:00Z"))
 
 
 # -- bulk --------------------------------------------------------------------------------------

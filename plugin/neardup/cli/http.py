@@ -57,8 +57,10 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
     from ..engines.base import EngineError
 
     opts = dict(engine_opts)
-    if no_pipeline and is_url(target):
-        opts["pipeline"] = False
+    if is_url(target):
+        opts["setup"] = True  # templates and pipeline again, even for an existing index
+        if no_pipeline:
+            opts["pipeline"] = False
     config = _settings(lang, shingle_size, threshold, num_perm, signatures)
     try:
         engine = open_engine(target, **opts)

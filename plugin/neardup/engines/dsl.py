@@ -64,10 +64,27 @@ def state_index_body() -> dict[str, Any]:
 
 # -- templates and pipeline -------------------------------------------------------------------
 def index_meta(config: Config, context: Mapping[str, Any] | None = None, pipeline: str | None = None) -> dict[str, Any]:
-    """``_meta.neardup`` of a documents index: settings, their fingerprint, signature version,
-    collection context, and the ingest pipeline it was built with (None: none)."""
+    """The settings document of an index (``data`` of ``<index>-neardup-state/_doc/settings``):
+    settings, their fingerprint, signature version, collection context (I-Match lexicon,
+    frequency vocabularies: megabytes, kept out of the cluster state), and the ingest
+    pipeline it was built with (None: none)."""
     return {"config": config.to_dict(), "fingerprint": config.fingerprint(), "signature_version": SIGNATURE_VERSION,
             "context": dict(context or {}), "pipeline": pipeline}
+
+
+#: id of the settings document in the state index
+SETTINGS_ID = "settings"
+
+
+def meta_pointer(index: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``_meta.neardup`` of the documents index: a small pointer to the settings document
+    (the mapping ``_meta`` is cluster state, sent to every node)."""
+    return {"settings": f"{state_index(index)}/{SETTINGS_ID}", "fingerprint": settings.get("fingerprint"),
+            "signature_version": settings.get("signature_version")}
+
+
+def settings_source(settings: Mapping[str, Any], updated_at: str) -> dict[str, Any]:
+    return {"kind": "settings", "updated_at": updated_at, "data": dict(settings)}
 
 
 def documents_template(index: str, meta: Mapping[str, Any], pipeline: str | None) -> dict[str, Any]:
@@ -98,9 +115,12 @@ def supports_fingerprint(product: str, version: tuple[int, ...]) -> bool:
 
 
 def pipeline_body(product: str, version: tuple[int, ...], signature_version: int = SIGNATURE_VERSION) -> dict[str, Any]:
-    """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted and,
-    where the engine has it, the fingerprint processor of that product appended."""
+    """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted, the
+    top-level keys the engine's parser reads (``_meta`` on Elasticsearch only) and, where the
+    engine has it, the fingerprint processor of that product appended."""
     body = _substitute(load_json("ingest_pipeline", "neardup.json"), VERSION_MARKER, str(int(signature_version)))
+    if product != "elasticsearch":  # pipeline _meta is Elasticsearch's (7.14+); OpenSearch's parser refuses it
+        body.pop("_meta", None)
     if supports_fingerprint(product, version):
         body["processors"].append(copy.deepcopy(load_json("ingest_pipeline", "fingerprint.json")[product]))
     return body
@@ -279,6 +299,16 @@ def collisions_body(field: str, size: int, after: Mapping[str, Any] | None = Non
             "aggs": {"pairs": {"composite": comp}}}
 
 
+def signed_query() -> dict[str, Any]:
+    """Documents neardup has signed (other clients' documents have no ``seq``)."""
+    return {"exists": {"field": "seq"}}
+
+
+def count_body(signed: bool = True) -> dict[str, Any]:
+    """Signed documents, or (``signed`` False) those written without neardup's fields."""
+    return {"query": signed_query() if signed else {"bool": {"must_not": [signed_query()]}}}
+
+
 def max_seq_body() -> dict[str, Any]:
     return {"size": 0, "track_total_hits": False, "aggs": {"max_seq": {"max": {"field": "seq"}}}}
 
@@ -291,7 +321,7 @@ def source_filter(text: bool) -> dict[str, Any]:
 def scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None,
               text: bool = False) -> dict[str, Any]:
     """A page of every document in arrival order (``seq``), for PIT + search_after or scroll."""
-    body: dict[str, Any] = {"size": int(size), "query": {"match_all": {}}, "sort": [{"seq": {"order": "asc"}}],
+    body: dict[str, Any] = {"size": int(size), "query": {"bool": {"filter": [signed_query()]}}, "sort": [{"seq": {"order": "asc"}}],
                             "_source": source_filter(text), "track_total_hits": False}
     if pit:
         body["pit"] = dict(pit)

@@ -57,7 +57,7 @@ class ElasticEngine(Engine):
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
                  refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
-                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None):
+                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
         if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
             raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
         self.url = url.rstrip("/")
@@ -66,6 +66,8 @@ class ElasticEngine(Engine):
         self.state_index = dsl.state_index(index)
         self.location = f"{self.url}/{index}"
         self.use_pipeline = pipeline
+        #: install templates/pipeline and check indices even when the index exists (neardup init)
+        self.setup = setup
         self.chunk_size = chunk_size
         self.msearch_batch = msearch_batch
         self.max_clauses = max_clauses
@@ -119,32 +121,40 @@ class ElasticEngine(Engine):
             raise
 
     def _open(self, config: Config | None, create: bool) -> Config:
+        """Reads only, unless the index is created here or ``setup`` (``neardup init``) asks
+        to install templates and pipeline again: reading commands need read privileges only."""
         server = self.connect()
         self.actions = []
         exists = self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.index)))
         if exists:
-            meta = self._read_meta()
-            if not meta or "config" not in meta:
-                raise EngineError(f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping)")
-            stored = Config.from_dict(meta["config"])
-            version = meta.get("signature_version")
+            self._meta = self._read_settings()
+            stored = Config.from_dict(self._meta["config"])
+            version = self._meta.get("signature_version")
             if version != SIGNATURE_VERSION:
                 raise ConfigMismatch(f"{self.location} was signed with signature version {version}, this neardup signs with "
                                      f"{SIGNATURE_VERSION}; build a new index")
             if config is not None:
                 config.check_same(stored, self.location)
-            self._config, self._meta = stored, meta
-            self.actions.append(f"index {self.index} exists (settings {meta.get('fingerprint')}) - kept")
-            had = meta.get("pipeline")
-            use = bool(had) if self.use_pipeline is None else self.use_pipeline
+            self._config = stored
+            self.actions.append(f"index {self.index} exists (settings {self._meta.get('fingerprint')}) - kept")
+            if self.setup:
+                self._set_up(server, bool(self._meta.get("pipeline")) if self.use_pipeline is None else self.use_pipeline)
         else:
             if not create:
                 raise EngineError(f"{self.location}: no such neardup index (run 'neardup init' or 'neardup index' to create it)")
             self._config = config or Config()
             use = self.use_pipeline is not False
             self._meta = dsl.index_meta(self._config, pipeline=dsl.pipeline_id(self.index) if use else None)
-        pipe = self._install(server, use)
-        if not exists:
+            self._set_up(server, use, new=True)
+        self._next_seq = self._max_seq() + 1
+        return self._config
+
+    def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
+        """Pipeline, templates, state index with the settings document, both indices, health."""
+        pipe = self._install(server, use_pipeline)
+        self._ensure_state_index()
+        if new:
+            self._create_settings()
             self._create(self.index, "documents index")
         elif pipe and not self._meta.get("pipeline"):  # an index built without the pipeline gets it now
             self.retry("put settings", lambda: self.client.indices.put_settings(index=self.index, body=dsl.default_pipeline_settings(pipe)))
@@ -154,10 +164,22 @@ class ElasticEngine(Engine):
             self._create(self.clusters_index, "clusters index")
         else:
             self.actions.append(f"index {self.clusters_index} exists - kept")
-        self._ensure_state_index()
         self._wait_healthy()
-        self._next_seq = self._max_seq() + 1
-        return self._config
+
+    def _create_settings(self) -> None:
+        """The settings document of a new index; one made meanwhile by another process must agree."""
+        src = dsl.settings_source(self._meta, _now())
+        try:
+            self.retry("create settings document", lambda: self.client.create(index=self.state_index, id=dsl.SETTINGS_ID, body=src,
+                                                                              refresh="true"), ok_status=(409,))
+            self.actions.append(f"settings document {self.state_index}/{dsl.SETTINGS_ID} created")
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) != 409:
+                raise
+            theirs = self._read_settings_doc()
+            assert self._config is not None
+            self._config.check_same(Config.from_dict(theirs["config"]), self.location)
+            self._meta = theirs
 
     def _install(self, server: Server, use_pipeline: bool) -> str | None:
         """Pipeline (optional) and both templates; PUT is idempotent."""
@@ -172,7 +194,7 @@ class ElasticEngine(Engine):
                                   "(neardup init --no-pipeline, or pipeline=False)") from None
             fp = " with fingerprint" if dsl.supports_fingerprint(server.product, server.version) else ""
             self.actions.append(f"ingest pipeline {pipe} installed{fp}")
-        docs_t = dsl.documents_template(self.index, self._meta, pipe)
+        docs_t = dsl.documents_template(self.index, dsl.meta_pointer(self.index, self._meta), pipe)
         name = dsl.documents_template_name(self.index)
         self.retry("put index template", lambda: self.client.indices.put_index_template(name=name, body=docs_t))
         self.actions.append(f"index template {name} -> {self.index}")
@@ -214,9 +236,34 @@ class ElasticEngine(Engine):
                               "the index cannot be written (check shards and disk)")
 
     def _read_meta(self) -> dict[str, Any]:
+        """``_meta.neardup`` of the documents index (a pointer; older indices: the settings)."""
         m = _body(self.retry("get mapping", lambda: self.client.indices.get_mapping(index=self.index)))
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         return dict((mappings.get("_meta") or {}).get("neardup") or {})
+
+    def _read_settings(self) -> dict[str, Any]:
+        """The index's settings: the settings document the ``_meta`` pointer names (indices of
+        older versions kept them in ``_meta`` itself)."""
+        pointer = self._read_meta()
+        if "config" in pointer:
+            return pointer
+        if not pointer.get("settings"):
+            raise EngineError(f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping); "
+                              "to use an existing index, adopt it with 'neardup attach'")
+        return self._read_settings_doc()
+
+    def _read_settings_doc(self) -> dict[str, Any]:
+        try:
+            r = _body(self.retry("read settings", lambda: self.client.get(index=self.state_index, id=dsl.SETTINGS_ID), ok_status=(404,)))
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) != 404:
+                raise
+            r = {}
+        data = (r.get("_source") or {}).get("data") if r.get("found") else None
+        if not data or "config" not in data:
+            raise EngineError(f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is missing; "
+                              "run 'neardup init' on it again")
+        return dict(data)
 
     def _max_seq(self) -> int:
         r = _body(self.retry("max seq", lambda: self.client.search(index=self.index, body=dsl.max_seq_body())))
@@ -243,10 +290,16 @@ class ElasticEngine(Engine):
         return self._meta.get(key)
 
     def put_meta(self, key: str, value: Any) -> None:
+        """Store collection data in the settings document (not in the mapping ``_meta``)."""
         with self._writing():
-            meta = self._read_meta() or dict(self._meta)
+            meta = dict(self._meta)
             meta[key] = value
-            self.retry("put mapping _meta", lambda: self.client.indices.put_mapping(index=self.index, body={"_meta": {"neardup": meta}}))
+            src = dsl.settings_source(meta, _now())
+            self.retry("write settings", lambda: self.client.index(index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true"))
+            pointer = self._read_meta()
+            if "config" in pointer or pointer.get("settings") is None:  # an index of an older version: point to the document
+                body = {"_meta": {"neardup": dsl.meta_pointer(self.index, meta)}}
+                self.retry("put mapping _meta", lambda: self.client.indices.put_mapping(index=self.index, body=body))
             self._meta = meta
 
     # -- write sessions ------------------------------------------------------------------------
@@ -450,7 +503,7 @@ class ElasticEngine(Engine):
             body = dsl.mget_body(chunk, text)
             r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
             for d in r.get("docs", []):
-                if d.get("found"):
+                if d.get("found") and _signed(d.get("_source")):
                     sd = self._stored(d["_source"], text)
                     out[sd.id] = sd
         return out
@@ -554,7 +607,13 @@ class ElasticEngine(Engine):
                     pass
 
     def count(self) -> int:
-        return int(_body(self.retry("count", lambda: self.client.count(index=self.index)))["count"])
+        """Documents neardup has signed."""
+        return int(_body(self.retry("count", lambda: self.client.count(index=self.index, body=dsl.count_body())))["count"])
+
+    def unsigned(self) -> int:
+        """Documents of the index without neardup's fields (written by other clients): every
+        read skips them; ``neardup attach`` signs them."""
+        return int(_body(self.retry("count", lambda: self.client.count(index=self.index, body=dsl.count_body(False))))["count"])
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
@@ -648,6 +707,11 @@ def _candidate(h: dict[str, Any]) -> Candidate:
     return Candidate(h["_id"], int(s.get("n_shingles") or 0), int(s.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
                      dsl.decode_shingles(s.get("shingles")) if "shingles" in s else None, s.get("cluster_id"),
                      frozenset(h.get("matched_queries") or ()) or None, int(s.get("seq") or 0))
+
+
+def _signed(src: dict[str, Any] | None) -> bool:
+    """Whether a stored document carries neardup's fields."""
+    return bool(src) and src.get("seq") is not None and src.get("id") is not None and src.get("shingles") is not None
 
 
 def _tags(s: dict[str, Any]) -> Tags | None:
