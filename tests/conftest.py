@@ -68,6 +68,7 @@ class FaultProxy:
         self.fail_status = 503
         self.require_auth: str | None = None  # the Authorization header every request must carry
         self.log: list[tuple[str, str, int]] = []
+        self.accept: list[str] = []  # the Accept header of every request
         self._lock = threading.Lock()
         proxy = self
 
@@ -146,6 +147,7 @@ class FaultProxy:
 
     def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
         is_bulk = path.split("?")[0].endswith("/_bulk")
+        self.accept.append({k.lower(): v for k, v in headers.items()}.get("accept", ""))
         if self.require_auth is not None and {k.lower(): v for k, v in headers.items()}.get("authorization") != self.require_auth:
             return self._record(method, path, 401, {"error": {"type": "security_exception", "reason": "missing or wrong credentials",
                                                               "root_cause": [{"type": "security_exception", "reason": "missing or wrong credentials"}]},

@@ -144,3 +144,55 @@ def test_documents_without_neardup_fields_are_skipped_and_counted(osmem_clone):
     assert nd.retag() >= 0
     r = _run("report", "--engine", osmem_clone.url, "--index", "mixed", "-o", "/dev/null", "-q")
     assert r.exit_code == 0, r.output
+
+
+# -- 2. one install for Elasticsearch 8 and 9 -------------------------------------------------------------
+_ES_CLIENT_RUN = r"""
+import json, sys
+import elasticsearch
+from neardup.config import Config
+from neardup.engines.elastic import ElasticEngine
+from neardup.signer import Document, Signer
+eng = ElasticEngine(sys.argv[1], index=sys.argv[2], pipeline=False, max_retries=1, initial_backoff=0.01)
+eng.open(Config())
+signer = Signer(eng.config)
+text = "the river carries stones and light down to the market by the old paper mill every spring"
+assert eng.put([signer.sign(Document("a", text)), signer.sign(Document("b", text + " again"))]) == []
+print(json.dumps({"client": elasticsearch.__versionstr__, "server": eng.server.number, "count": eng.count(),
+                  "scan": [d.id for d in eng.scan()]}))
+"""
+
+
+def _es8_client_path() -> str | None:
+    """Where the elasticsearch 8.x client neardup depends on can be imported from: this
+    environment, or NEARDUP_ES8_CLIENT (a pip --target directory)."""
+    import os
+
+    import elasticsearch
+
+    if elasticsearch.__versionstr__.startswith("8."):
+        return ""
+    return os.environ.get("NEARDUP_ES8_CLIENT")
+
+
+@pytest.mark.parametrize("server", ["8.15.3", "9.1.0"])
+def test_the_8x_client_serves_elasticsearch_8_and_9(es_proxy, server):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = _es8_client_path()
+    if path is None:
+        pytest.skip("elasticsearch 8.x client not installed here (pyproject pins it); set NEARDUP_ES8_CLIENT to a pip --target dir")
+    es_proxy.es_version = server
+    plugin = str(Path(__file__).resolve().parents[1] / "plugin")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (path, plugin) if x)}
+    out = subprocess.run([sys.executable, "-c", _ES_CLIENT_RUN, es_proxy.url, "v" + server.replace(".", "")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["client"].startswith("8.") and data["server"] == server and data["count"] == 2 and data["scan"] == ["a", "b"]
+    sent = [a for a in es_proxy.accept if a]
+    assert sent and all("compatible-with=8" in a for a in sent if "vnd.elasticsearch" in a)
+    assert any("compatible-with=8" in a for a in sent)

@@ -17,6 +17,10 @@ from .base import EngineError
 
 T = TypeVar("T")
 
+#: The elasticsearch client neardup installs: the 8.x client talks to Elasticsearch 8 and 9
+#: (it asks for compatible-with=8, which Elasticsearch 9 accepts); a 9.x client cannot talk to 8.
+ES_CLIENT_REQUIREMENT = "elasticsearch>=8.13,<9"
+
 #: HTTP statuses worth retrying: overloaded (429) or a proxy/cluster in transition.
 RETRY_STATUS = (429, 502, 503, 504)
 
@@ -150,8 +154,11 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
             if server.version[0] < 8:
                 raise EngineError(f"{url} runs Elasticsearch {server.number}; neardup needs Elasticsearch 8 or 9")
             if server.version[0] < client_major:
+                # a 9.x client sends compatible-with=9, which Elasticsearch 8 refuses; the 8.x client
+                # (neardup's dependency) sends compatible-with=8, which 8 and 9 both accept
                 raise EngineError(f"{url} runs Elasticsearch {server.number} but the installed elasticsearch client is "
-                                  f"{elasticsearch.__versionstr__}; install a matching client: pip install 'elasticsearch>={server.version[0]},<{server.version[0] + 1}'")
+                                  f"{elasticsearch.__versionstr__}; install the client neardup depends on, which serves "
+                                  f"Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'")
             return es, server, helpers
         es.close()
     else:
@@ -159,7 +166,7 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
     try:
         from opensearchpy import OpenSearch, helpers as os_helpers
     except ImportError:
-        raise EngineError(f"{url} runs OpenSearch; install the client: pip install 'neardup[opensearch]'") from None
+        raise EngineError(f"{url} runs OpenSearch; install its client: pip install 'opensearch-py>=2.4,<4'") from None
     headers = {}
     if api_key:
         import base64
