@@ -268,13 +268,13 @@ def _metric_params() -> dict[str, Any]:
 def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
     """The dashboard's panels, in display order."""
     count = _agg("1", "count", "metric", customLabel="Documents")
-    dup_split = _terms("3", "group", "is_duplicate", 2, "Duplicate", order_by="_key")
+    dup_split = _terms("3", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")
     return [
         Visualization(
             "summary", "Documents and duplicates",
             "Documents in the index, split into duplicates (true) and first copies (false).", False, "metric",
             _metric_params(),
-            [count, _terms("2", "group", "is_duplicate", 2, "Duplicate", order_by="_key")]),
+            [count, _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")]),
         Visualization(
             "cluster-summary", "Clusters",
             "Stored near-duplicate clusters, the documents in them and their mean resemblance.", True, "metric",
@@ -286,7 +286,7 @@ def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
             "share-over-time", "Share of duplicates over time",
             "Share of indexed documents tagged as near-duplicates of an earlier one, by indexing time.", False, "area",
             _xy_params("area", "Share of documents", mode="percentage", stacked=True),
-            [count, _agg("2", "date_histogram", "segment", field="indexed_at",
+            [count, _agg("2", "date_histogram", "segment", field="neardup.indexed_at",
                          interval="auto", drop_partials=False, min_doc_count=1, extended_bounds={}), dup_split]),
         Visualization(
             "cluster-sizes", "Cluster-size distribution",
@@ -309,7 +309,7 @@ def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
             "by-language", "Duplicates by language",
             "Documents per language, duplicates (true) stacked on first copies (false).", False, "histogram",
             _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", "lang", 10, "Language", other=True), dup_split]),
+            [count, _terms("2", "segment", "neardup.lang", 10, "Language", other=True), dup_split]),
         Visualization(
             "by-source", f"Duplicates by {source_label}",
             f"Documents per value of {source.name}, duplicates (true) stacked on first copies (false).", False,
@@ -320,9 +320,9 @@ def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
             "Highest verified resemblance of each duplicate to an earlier document.", False, "histogram",
             _xy_params("histogram", "Duplicates", legend=False),
             [_agg("1", "count", "metric", customLabel="Duplicates"),
-             _agg("2", "histogram", "segment", field="max_resemblance", interval=0.05, min_doc_count=False,
+             _agg("2", "histogram", "segment", field="neardup.max_resemblance", interval=0.05, min_doc_count=False,
                   has_extended_bounds=True, extended_bounds={"min": 0, "max": 1}, customLabel="Max resemblance")],
-            query="is_duplicate:true"),
+            query="neardup.is_duplicate:true"),
     ]
 
 
@@ -361,7 +361,7 @@ def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str
     if src.parent:
         docs_fields.setdefault(src.parent, FieldSpec(src.parent, "text", doc_values=False))
     patterns = {
-        False: (object_id(index, "index-pattern"), index, "indexed_at", docs_fields),
+        False: (object_id(index, "index-pattern"), index, "neardup.indexed_at", docs_fields),
         True: (object_id(index, "clusters-index-pattern"), clusters_index, None, mapped_fields(clusters_mapping)),
     }
     out: list[dict[str, Any]] = []

@@ -64,6 +64,8 @@ class ElasticEngine(Engine):
         self.index = index
         self.clusters_index = dsl.clusters_index(index)
         self.state_index = dsl.state_index(index)
+        #: where the document's own fields are (neardup's own index, or an adopted one's)
+        self.layout = dsl.OWN
         self.location = f"{self.url}/{index}"
         self.use_pipeline = pipeline
         #: install templates/pipeline and check indices even when the index exists (neardup init)
@@ -128,6 +130,7 @@ class ElasticEngine(Engine):
         exists = self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.index)))
         if exists:
             self._meta = self._read_settings()
+            self.layout = dsl.Layout.from_dict(self._meta.get("layout"))
             stored = Config.from_dict(self._meta["config"])
             version = self._meta.get("signature_version")
             if version != SIGNATURE_VERSION:
@@ -144,7 +147,7 @@ class ElasticEngine(Engine):
                 raise EngineError(f"{self.location}: no such neardup index (run 'neardup init' or 'neardup index' to create it)")
             self._config = config or Config()
             use = self.use_pipeline is not False
-            self._meta = dsl.index_meta(self._config, pipeline=dsl.pipeline_id(self.index) if use else None)
+            self._meta = dsl.index_meta(self._config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout)
             self._set_up(server, use, new=True)
         self._next_seq = self._max_seq() + 1
         return self._config
@@ -194,7 +197,7 @@ class ElasticEngine(Engine):
                                   "(neardup init --no-pipeline, or pipeline=False)") from None
             fp = " with fingerprint" if dsl.supports_fingerprint(server.product, server.version) else ""
             self.actions.append(f"ingest pipeline {pipe} installed{fp}")
-        docs_t = dsl.documents_template(self.index, dsl.meta_pointer(self.index, self._meta), pipe)
+        docs_t = dsl.documents_template(self.index, dsl.meta_pointer(self.index, self._meta), pipe, self.config.signatures)
         name = dsl.documents_template_name(self.index)
         self.retry("put index template", lambda: self.client.indices.put_index_template(name=name, body=docs_t))
         self.actions.append(f"index template {name} -> {self.index}")
@@ -245,8 +248,9 @@ class ElasticEngine(Engine):
         """The index's settings: the settings document the ``_meta`` pointer names (indices of
         older versions kept them in ``_meta`` itself)."""
         pointer = self._read_meta()
-        if "config" in pointer:
-            return pointer
+        if "config" in pointer or (pointer.get("settings") and pointer.get("layout") != dsl.LAYOUT_VERSION):
+            raise EngineError(f"{self.location} was built by an older neardup (its fields at the top level); build a new "
+                              "index with this version, or adopt the documents in place with 'neardup attach'")
         if not pointer.get("settings"):
             raise EngineError(f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping); "
                               "to use an existing index, adopt it with 'neardup attach'")
@@ -296,10 +300,6 @@ class ElasticEngine(Engine):
             meta[key] = value
             src = dsl.settings_source(meta, _now())
             self.retry("write settings", lambda: self.client.index(index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true"))
-            pointer = self._read_meta()
-            if "config" in pointer or pointer.get("settings") is None:  # an index of an older version: point to the document
-                body = {"_meta": {"neardup": dsl.meta_pointer(self.index, meta)}}
-                self.retry("put mapping _meta", lambda: self.client.indices.put_mapping(index=self.index, body=body))
             self._meta = meta
 
     # -- write sessions ------------------------------------------------------------------------
@@ -360,7 +360,7 @@ class ElasticEngine(Engine):
         with self._writing():
             seqs = self._assign_seq([s.id for s in docs])
             now = _now()
-            actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now) for s in docs]
+            actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now, self.layout) for s in docs]
             failures = self._bulk(actions, "index documents")
             if self.refresh_on_write:
                 self.refresh()
@@ -374,8 +374,9 @@ class ElasticEngine(Engine):
             body = dsl.existing_seq_body(chunk)
             r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
             for d in r.get("docs", []):
-                if d.get("found") and (d.get("_source") or {}).get("seq") is not None:
-                    old[d["_id"]] = int(d["_source"]["seq"])
+                seq = _nd(d.get("_source")).get("seq") if d.get("found") else None
+                if seq is not None:
+                    old[d["_id"]] = int(seq)
         out = {}
         for i in uniq:
             if i in old:
@@ -500,7 +501,7 @@ class ElasticEngine(Engine):
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         for chunk in _chunks(ids, 500):
-            body = dsl.mget_body(chunk, text)
+            body = dsl.mget_body(chunk, text, self.layout)
             r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
             for d in r.get("docs", []):
                 if d.get("found") and _signed(d.get("_source")):
@@ -509,21 +510,22 @@ class ElasticEngine(Engine):
         return out
 
     def _stored(self, src: dict[str, Any], text: bool) -> StoredDoc:
-        keys = src.get("keys") or {}
-        tags = _tags(src)
-        return StoredDoc(id=src["id"], lang=src.get("lang"), n_shingles=int(src.get("n_shingles") or 0),
-                         shingles=dsl.decode_shingles(src.get("shingles")), simhash=int(src.get("simhash") or "0", 16),
-                         exact=src.get("exact"), keys={f: dsl.parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
-                         tags=tags, title=src.get("title"), text=src.get("body") if text else None,
-                         fields=dict(src.get("fields") or {}), indexed_at=src.get("indexed_at"), seq=int(src.get("seq") or 0))
+        nd, lay = src[dsl.ROOT], self.layout
+        keys = nd.get("keys") or {}
+        return StoredDoc(id=nd["id"], lang=nd.get("lang"), n_shingles=int(nd.get("n_shingles") or 0),
+                         shingles=dsl.decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
+                         exact=nd.get("exact"), keys={f: dsl.parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
+                         tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
+                         fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
+                         seq=int(nd.get("seq") or 0))
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
-        for src in self._pages(lambda after, pit: dsl.scan_body(batch_size, after, pit, text), batch_size):
+        for src in self._pages(lambda after, pit: dsl.scan_body(batch_size, after, pit, text, self.layout), batch_size):
             yield self._stored(src, text)
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
-        for src in self._pages(lambda after, pit: dsl.tag_scan_body(batch_size, after, pit), batch_size):
-            yield _tag_row(src)
+        for src in self._pages(lambda after, pit: dsl.tag_scan_body(batch_size, after, pit, self.layout), batch_size):
+            yield _tag_row(src, self.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
         reps = list(dict.fromkeys(representatives))
@@ -534,8 +536,8 @@ class ElasticEngine(Engine):
                 body = dsl.members_body(chunk, self.page_size, after)
                 hits = _body(self.retry("members", lambda: self.client.search(index=self.index, body=body)))["hits"]["hits"]
                 for h in hits:
-                    s = h["_source"]
-                    out.setdefault(s["dup_of"], []).append(s.get("id") or h["_id"])
+                    nd = _nd(h["_source"])
+                    out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
                 if len(hits) < self.page_size:
                     break
                 after = hits[-1]["sort"]
@@ -617,22 +619,22 @@ class ElasticEngine(Engine):
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
-        body = dsl.fulltext_body(query, size)
+        body = dsl.fulltext_body(query, size, self.layout)
         r = _body(self.retry("search", lambda: self.client.search(index=self.index, body=body)))
-        return [_hit(h) for h in r["hits"]["hits"]]
+        return [_hit(h, self.layout) for h in r["hits"]["hits"]]
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
-        tagged, untagged = dsl.collapsed_bodies(query, size)
+        tagged, untagged = dsl.collapsed_bodies(query, size, layout=self.layout)
         a, b = self._msearch_index([tagged, untagged])
         hits = []
         for h in a["hits"]["hits"]:
-            hit = _hit(h)
+            hit = _hit(h, self.layout)
             inner = ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
             hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
             hits.append(hit)
-        hits.extend(_hit(h) for h in b["hits"]["hits"])
+        hits.extend(_hit(h, self.layout) for h in b["hits"]["hits"])
         hits.sort(key=lambda h: -h.score)  # stable: ties keep engine order
         return hits[:size]
 
@@ -702,33 +704,55 @@ def _chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
         yield chunk
 
 
+def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
+    v = (src or {}).get(dsl.ROOT)
+    return v if isinstance(v, dict) else {}
+
+
+def _text(src: dict[str, Any], path: str | None) -> Any:
+    """A (possibly dotted) field of a ``_source``; the first value of an array."""
+    if not path:
+        return None
+    v: Any = src
+    for part in path.split("."):
+        if not isinstance(v, dict):
+            return None
+        v = v.get(part)
+    if isinstance(v, list):
+        v = next((x for x in v if isinstance(x, str)), None)
+    return v if v is None or isinstance(v, str) else str(v)
+
+
 def _candidate(h: dict[str, Any]) -> Candidate:
-    s = h.get("_source") or {}
-    return Candidate(h["_id"], int(s.get("n_shingles") or 0), int(s.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
-                     dsl.decode_shingles(s.get("shingles")) if "shingles" in s else None, s.get("cluster_id"),
-                     frozenset(h.get("matched_queries") or ()) or None, int(s.get("seq") or 0))
+    nd = _nd(h.get("_source"))
+    return Candidate(h["_id"], int(nd.get("n_shingles") or 0), int(nd.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
+                     dsl.decode_shingles(nd.get("shingles")) if "shingles" in nd else None, nd.get("cluster_id"),
+                     frozenset(h.get("matched_queries") or ()) or None, int(nd.get("seq") or 0))
 
 
 def _signed(src: dict[str, Any] | None) -> bool:
     """Whether a stored document carries neardup's fields."""
-    return bool(src) and src.get("seq") is not None and src.get("id") is not None and src.get("shingles") is not None
+    nd = _nd(src)
+    return nd.get("seq") is not None and nd.get("id") is not None and nd.get("shingles") is not None
 
 
-def _tags(s: dict[str, Any]) -> Tags | None:
-    cid = s.get("cluster_id")
+def _tags(nd: dict[str, Any]) -> Tags | None:
+    cid = nd.get("cluster_id")
     if cid is None:
         return None
-    return Tags(cid, s.get("dup_of"), float(s.get("max_resemblance") or 0.0), bool(s.get("is_duplicate")))
+    return Tags(cid, nd.get("dup_of"), float(nd.get("max_resemblance") or 0.0), bool(nd.get("is_duplicate")))
 
 
-def _tag_row(s: dict[str, Any]) -> TagRow:
-    return TagRow(s["id"], int(s.get("seq") or 0), _tags(s), s.get("title"), s.get("lang"), s.get("indexed_at"))
+def _tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
+    nd = src[dsl.ROOT]
+    return TagRow(nd["id"], int(nd.get("seq") or 0), _tags(nd), _text(src, layout.title), nd.get("lang"), nd.get("indexed_at"))
 
 
-def _hit(h: dict[str, Any]) -> Hit:
+def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     s = h.get("_source") or {}
-    hl = (h.get("highlight") or {}).get("body") or [""]
-    return Hit(h["_id"], float(h.get("_score") or 0.0), s.get("title"), hl[0], s.get("cluster_id"))
+    hl = (h.get("highlight") or {}).get(layout.text) or [""]
+    return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), hl[0], _nd(s).get("cluster_id"))
 
 
 def _item_reason(info: dict[str, Any]) -> str:
