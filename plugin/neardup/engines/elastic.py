@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch
-from ..signer import Signed
+from ..signer import Document, Signed
 from . import dsl
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
 from .lease import Holder, Lease
@@ -151,6 +151,65 @@ class ElasticEngine(Engine):
             self._set_up(server, use, new=True)
         self._next_seq = self._max_seq() + 1
         return self._config
+
+    # -- adopting an existing index ----------------------------------------------------------------
+    def attach(self, layout: dsl.Layout, config: Config | None = None) -> Config:
+        """Adopt the existing index in place (``neardup attach``): one mapping update adds the
+        ``neardup`` object (and the ``_meta`` pointer, merged into the user's ``_meta``);
+        the state index with the settings document and the clusters index are created.
+        Nothing of the user's fields or mapping changes. An index adopted before is opened
+        as it is (attaching again resumes), if its layout is the same."""
+        try:
+            return self._attach(dsl.Layout.from_dict({**layout.to_dict(), "adopted": True}), config)
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, layout: dsl.Layout, config: Config | None) -> Config:
+        self.connect()
+        self.actions = []
+        if not self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.index))):
+            raise EngineError(f"{self.location}: no such index to attach")
+        m = _body(self.retry("get mapping", lambda: self.client.indices.get_mapping(index=self.index)))
+        mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
+        user_meta = dict(mappings.get("_meta") or {})
+        if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
+            cfg = self._open(config, create=False)
+            if self.layout != layout:
+                raise EngineError(f"{self.location} is already attached with {self.layout.to_dict()}, not {layout.to_dict()}")
+            self.actions.append(f"index {self.index} already attached - resuming")
+            return cfg
+        _check_fields(self.location, mappings, layout)
+        self.layout = layout
+        self._config = config or Config()
+        self._meta = dsl.index_meta(self._config, layout=layout)
+        self._ensure_state_index()
+        self._create_settings()
+        body = dsl.attach_mapping(self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta)
+        self.retry("put mapping", lambda: self.client.indices.put_mapping(index=self.index, body=body))
+        self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
+        if not self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.clusters_index))):
+            cl = dsl.clusters_template(self.index)["template"]
+            self.retry("create clusters index", lambda: self.client.indices.create(index=self.clusters_index, body=cl))
+            self.actions.append(f"clusters index {self.clusters_index} created")
+        self._next_seq = self._max_seq() + 1
+        return self._config
+
+    def unsigned_documents(self, batch_size: int = 500) -> Iterator[Document]:
+        """The documents without neardup's fields that have a text, in the layout's arrival
+        order (its order field, then index order), as Documents to sign and tag."""
+        lay = self.layout
+        for src_id, src in self._pages(lambda after, pit: dsl.unsigned_body(batch_size, after, pit, lay), batch_size, with_id=True):
+            text = _text(src, lay.text)
+            if not text:
+                continue
+            lang = _text(src, lay.lang) if lay.lang else None
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in ("fa", "ru", "en") else None)
+
+    def textless(self) -> int:
+        """Documents without neardup's fields and without a text to sign (never signed)."""
+        body = {"query": {"bool": {"must_not": [dsl.signed_query(), {"exists": {"field": self.layout.text}}]}}}
+        return int(_body(self.retry("count", lambda: self.client.count(index=self.index, body=body)))["count"])
 
     def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
         """Pipeline, templates, state index with the settings document, both indices, health."""
@@ -543,12 +602,13 @@ class ElasticEngine(Engine):
                 after = hits[-1]["sort"]
         return out
 
-    def _pages(self, body_of: Callable[[Any, dict[str, Any] | None], dict[str, Any]], size: int) -> Iterator[dict[str, Any]]:
-        """Every ``_source`` of a sorted search: pages over a point in time with
-        ``search_after`` (a scroll on engines without point in time)."""
+    def _pages(self, body_of: Callable[[Any, dict[str, Any] | None], dict[str, Any]], size: int,
+               with_id: bool = False) -> Iterator[Any]:
+        """Every ``_source`` (``with_id``: ``(_id, _source)``) of a sorted search: pages over a
+        point in time with ``search_after`` (a scroll on engines without point in time)."""
         pit = self._open_pit()
         if pit is None:
-            yield from self._scroll(body_of(None, None))
+            yield from self._scroll(body_of(None, None), with_id)
             return
         try:
             after = None
@@ -558,7 +618,7 @@ class ElasticEngine(Engine):
                 pit = r.get("pit_id", pit)
                 hits = r["hits"]["hits"]
                 for h in hits:
-                    yield h["_source"]
+                    yield (h["_id"], h["_source"]) if with_id else h["_source"]
                 if len(hits) < size:
                     return
                 after = hits[-1]["sort"]
@@ -588,7 +648,7 @@ class ElasticEngine(Engine):
         except Exception:  # noqa: BLE001 - it expires by itself
             pass
 
-    def _scroll(self, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    def _scroll(self, body: dict[str, Any], with_id: bool = False) -> Iterator[Any]:
         body.pop("track_total_hits", None)  # not allowed with scroll
         r = _body(self.retry("scan", lambda: self.client.search(index=self.index, body=body, scroll="5m")))
         sid = r.get("_scroll_id")
@@ -596,7 +656,7 @@ class ElasticEngine(Engine):
             while True:
                 hits = r["hits"]["hits"]
                 for h in hits:
-                    yield h["_source"]
+                    yield (h["_id"], h["_source"]) if with_id else h["_source"]
                 if not hits or not sid:
                     return
                 r = _body(self.retry("scroll", lambda: self.client.scroll(body={"scroll_id": sid, "scroll": "5m"})))
@@ -702,6 +762,38 @@ def _chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
     it = iter(seq)
     while chunk := list(itertools.islice(it, max(1, n))):
         yield chunk
+
+
+def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """The mapping of a (dotted) field, multi-fields included; None if unmapped."""
+    props, spec = mappings.get("properties") or {}, None
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        spec = props.get(part)
+        if spec is None:
+            parent = _field_mapping(mappings, ".".join(parts[:i])) if i else None
+            return (parent or {}).get("fields", {}).get(".".join(parts[i:])) if parent else None
+        props = spec.get("properties") or {}
+    return spec
+
+
+def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -> None:
+    """The fields named for attach exist with usable types; ``neardup`` is free."""
+    if dsl.ROOT in (mappings.get("properties") or {}):
+        raise EngineError(f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its fields under it")
+    wanted = {"--text-field": (layout.text, {"text", "keyword", "match_only_text"}),
+              "--title-field": (layout.title, {"text", "keyword", "match_only_text"}),
+              "--lang-field": (layout.lang, {"keyword", "text"}),
+              "--order-field": (layout.order, {"date", "date_nanos", "long", "integer", "short", "byte", "double", "float",
+                                               "half_float", "scaled_float", "unsigned_long", "keyword"})}
+    for option, (path, types) in wanted.items():
+        if not path:
+            continue
+        spec = _field_mapping(mappings, path)
+        if spec is None:
+            raise EngineError(f"{location}: {option} {path}: no such field in the index mapping")
+        if spec.get("type", "object") not in types:
+            raise EngineError(f"{location}: {option} {path} is of type {spec.get('type', 'object')}; expected one of {', '.join(sorted(types))}")
 
 
 def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
