@@ -212,3 +212,25 @@ def test_attach_checks_the_fields(osmem_clone):
             ElasticEngine(url, index="articles").attach(layout)
     with pytest.raises(EngineError, match="no such index"):
         ElasticEngine(url, index="absent").attach(Layout())
+
+
+def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):
+    url = osmem_clone.url
+    _user_index(url)
+    assert _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
+                "--order-field", "published", "-q").exit_code == 0
+    r = _run("dashboards", "export", "--engine", url, "--index", "articles", "--source-field", "section",
+             "--target", "opensearch-dashboards")
+    assert r.exit_code == 0, r.output
+    objs = [json.loads(x) for x in r.output.splitlines() if x.strip()]
+    pattern = next(o for o in objs if o["type"] == "index-pattern" and o["attributes"]["title"] == "articles")
+    assert pattern["attributes"]["timeFieldName"] == "published"  # the order field, a date
+    fields = {f["name"] for f in json.loads(pattern["attributes"]["fields"])}
+    assert {"headline", "headline.raw", "body", "section", "published", "neardup.cluster_id", "neardup.is_duplicate"} <= fields
+    assert "title" not in fields and "fields.source.keyword" not in fields  # nothing guessed from neardup's template
+    vis = [json.loads(o["attributes"]["visState"]) for o in objs if o["type"] == "visualization"]
+    used = {a["params"].get("field") for v in vis for a in v["aggs"]}
+    assert {"section", "published", "neardup.is_duplicate"} <= used
+    # the templates would not know the user's field
+    static = _run("dashboards", "export", "--index", "articles", "--source-field", "section")
+    assert static.exit_code == 1 and "not an aggregatable field" in static.output
