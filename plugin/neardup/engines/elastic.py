@@ -5,16 +5,19 @@ engine stores the signed documents (field names in ``mappings/documents.json``) 
 candidates by term match. Request bodies are built by the pure functions of
 :mod:`neardup.engines.dsl`; this module only sends them, retries, and parses answers.
 
-* ``open`` (what ``neardup init`` runs) installs the index templates, the ingest pipeline
-  (``ingest_pipeline/neardup.json``, the templates' ``default_pipeline``) and creates the
-  documents and ``<index>-clusters`` indices idempotently; an existing index whose
-  ``_meta.neardup`` holds other settings is refused with ConfigMismatch.
-* ``put`` bulk-indexes with the client's ``streaming_bulk`` helper (``_id`` = document id,
-  so retries are idempotent); 429 items are retried with backoff by the helper, whole
-  batches on 502/503/504 and connection errors; refused documents come back as Failures.
+* ``open`` reads only (reading commands need read privileges only). Creating an index,
+  or ``setup`` (what ``neardup init`` runs), installs the index templates, the ingest
+  pipeline (``ingest_pipeline/neardup.json``, the templates' ``default_pipeline``), the
+  state index with the settings document, and creates the documents and
+  ``<index>-clusters`` indices idempotently; an existing index with other settings is
+  refused with ConfigMismatch. ``attach`` adopts a user's index in place.
+* ``put`` checks each document (id length, valid Unicode) and stores the rest through
+  :class:`~neardup.engines.calls.BulkStreamer` (``_id`` = document id, so retries are
+  idempotent); refused documents come back as Failures, none dropped.
 * ``candidates`` sends one search per query through ``_msearch``; ``collisions`` pages
-  (key, id) pairs with a ``composite`` aggregation; ``scan`` uses a point in time with
-  ``search_after`` on ``seq`` (scroll where PIT is missing).
+  (key, id) pairs with a ``composite`` aggregation; ``scan`` reads over a point in time
+  with ``search_after`` on ``neardup.seq`` (scroll where PIT is missing), all through
+  :class:`~neardup.engines.calls.Pager`; every request goes through one call-with-retry.
 
 Writers in different processes take turns through a lease document in
 ``<index>-neardup-state`` (:mod:`neardup.engines.lease`): every write runs inside
@@ -26,6 +29,7 @@ processes, and refreshes before handing the lease on, so the next writer sees ev
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -34,8 +38,9 @@ from ..config import SIGNATURE_VERSION, Config, ConfigMismatch
 from ..signer import Document, Signed
 from . import dsl
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
+from .calls import BulkStreamer, Pager, chunks, document_problem
 from .lease import Holder, Lease
-from .transport import Backoff, Retrying, Server, connect, describe, status_of
+from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
 
 def _now() -> str:
@@ -60,7 +65,9 @@ class ElasticEngine(Engine):
                  lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
         if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
             raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
-        self.url = url.rstrip("/")
+        # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
+        self.url, url_auth = split_credentials(url.rstrip("/"))
+        basic_auth = basic_auth or url_auth
         self.index = index
         self.clusters_index = dsl.clusters_index(index)
         self.state_index = dsl.state_index(index)
@@ -127,7 +134,7 @@ class ElasticEngine(Engine):
         to install templates and pipeline again: reading commands need read privileges only."""
         server = self.connect()
         self.actions = []
-        exists = self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.index)))
+        exists = bool(self.retry.call("index exists", self.client.indices.exists, index=self.index))
         if exists:
             self._meta = self._read_settings()
             self.layout = dsl.Layout.from_dict(self._meta.get("layout"))
@@ -168,9 +175,9 @@ class ElasticEngine(Engine):
     def _attach(self, layout: dsl.Layout, config: Config | None) -> Config:
         self.connect()
         self.actions = []
-        if not self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.index))):
+        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.index)):
             raise EngineError(f"{self.location}: no such index to attach")
-        m = _body(self.retry("get mapping", lambda: self.client.indices.get_mapping(index=self.index)))
+        m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         user_meta = dict(mappings.get("_meta") or {})
         if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
@@ -186,11 +193,11 @@ class ElasticEngine(Engine):
         self._ensure_state_index()
         self._create_settings()
         body = dsl.attach_mapping(self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta)
-        self.retry("put mapping", lambda: self.client.indices.put_mapping(index=self.index, body=body))
+        self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
         self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
-        if not self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.clusters_index))):
+        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
             cl = dsl.clusters_template(self.index)["template"]
-            self.retry("create clusters index", lambda: self.client.indices.create(index=self.clusters_index, body=cl))
+            self.retry.call("create clusters index", self.client.indices.create, index=self.clusters_index, body=cl)
             self.actions.append(f"clusters index {self.clusters_index} created")
         self._next_seq = self._max_seq() + 1
         return self._config
@@ -199,7 +206,8 @@ class ElasticEngine(Engine):
         """The documents without neardup's fields that have a text, in the layout's arrival
         order (its order field, then index order), as Documents to sign and tag."""
         lay = self.layout
-        for src_id, src in self._pages(lambda after, pit: dsl.unsigned_body(batch_size, after, pit, lay), batch_size, with_id=True):
+        for h in self._pager().snapshot(self.index, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size):
+            src_id, src = h["_id"], h["_source"]
             text = _text(src, lay.text)
             if not text:
                 continue
@@ -209,7 +217,7 @@ class ElasticEngine(Engine):
     def textless(self) -> int:
         """Documents without neardup's fields and without a text to sign (never signed)."""
         body = {"query": {"bool": {"must_not": [dsl.signed_query(), {"exists": {"field": self.layout.text}}]}}}
-        return int(_body(self.retry("count", lambda: self.client.count(index=self.index, body=body)))["count"])
+        return int(self.retry.call("count", self.client.count, index=self.index, body=body)["count"])
 
     def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
         """Pipeline, templates, state index with the settings document, both indices, health."""
@@ -219,10 +227,10 @@ class ElasticEngine(Engine):
             self._create_settings()
             self._create(self.index, "documents index")
         elif pipe and not self._meta.get("pipeline"):  # an index built without the pipeline gets it now
-            self.retry("put settings", lambda: self.client.indices.put_settings(index=self.index, body=dsl.default_pipeline_settings(pipe)))
+            self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.default_pipeline_settings(pipe))
             self.put_meta("pipeline", pipe)
             self.actions.append(f"default_pipeline of {self.index} set to {pipe}")
-        if not self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.clusters_index))):
+        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
             self._create(self.clusters_index, "clusters index")
         else:
             self.actions.append(f"index {self.clusters_index} exists - kept")
@@ -232,8 +240,7 @@ class ElasticEngine(Engine):
         """The settings document of a new index; one made meanwhile by another process must agree."""
         src = dsl.settings_source(self._meta, _now())
         try:
-            self.retry("create settings document", lambda: self.client.create(index=self.state_index, id=dsl.SETTINGS_ID, body=src,
-                                                                              refresh="true"), ok_status=(409,))
+            self.retry.call("create settings document", self.client.create, index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true", ok_status=(409,))
             self.actions.append(f"settings document {self.state_index}/{dsl.SETTINGS_ID} created")
         except Exception as e:  # noqa: BLE001
             if status_of(e) != 409:
@@ -250,7 +257,7 @@ class ElasticEngine(Engine):
             pipe = dsl.pipeline_id(self.index)
             body = dsl.pipeline_body(server.product, server.version)
             try:
-                self.retry("put ingest pipeline", lambda: self.client.ingest.put_pipeline(id=pipe, body=body))
+                self.retry.call("put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=body)
             except EngineError as e:
                 raise EngineError(f"{e}; if this engine has no ingest pipelines, open the index without one "
                                   "(neardup init --no-pipeline, or pipeline=False)") from None
@@ -258,17 +265,17 @@ class ElasticEngine(Engine):
             self.actions.append(f"ingest pipeline {pipe} installed{fp}")
         docs_t = dsl.documents_template(self.index, dsl.meta_pointer(self.index, self._meta), pipe, self.config.signatures)
         name = dsl.documents_template_name(self.index)
-        self.retry("put index template", lambda: self.client.indices.put_index_template(name=name, body=docs_t))
+        self.retry.call("put index template", self.client.indices.put_index_template, name=name, body=docs_t)
         self.actions.append(f"index template {name} -> {self.index}")
         cl_t = dsl.clusters_template(self.index)
         name2 = dsl.clusters_template_name(self.index)
-        self.retry("put index template", lambda: self.client.indices.put_index_template(name=name2, body=cl_t))
+        self.retry.call("put index template", self.client.indices.put_index_template, name=name2, body=cl_t)
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
     def _create(self, index: str, what: str) -> None:
         try:
-            self.retry(f"create {what}", lambda: self.client.indices.create(index=index), ok_status=(400,))
+            self.retry.call(f"create {what}", self.client.indices.create, index=index, ok_status=(400,))
             self.actions.append(f"{what} {index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" in describe(e):  # created meanwhile by another process
@@ -278,11 +285,11 @@ class ElasticEngine(Engine):
 
     def _ensure_state_index(self) -> None:
         """The state index (write lease, settings), created with its own mapping if absent."""
-        if self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.state_index))):
+        if bool(self.retry.call("index exists", self.client.indices.exists, index=self.state_index)):
             return
         body = dsl.state_index_body()
         try:
-            self.retry("create state index", lambda: self.client.indices.create(index=self.state_index, body=body), ok_status=(400,))
+            self.retry.call("create state index", self.client.indices.create, index=self.state_index, body=body, ok_status=(400,))
             self.actions.append(f"state index {self.state_index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" not in describe(e):
@@ -292,14 +299,14 @@ class ElasticEngine(Engine):
         kw: dict[str, Any] = {"index": f"{self.index},{self.clusters_index}", "wait_for_status": "yellow", "timeout": self.health_timeout}
         if self.product == "opensearch":
             kw["request_timeout"] = self._request_timeout + 30
-        health = self.retry("cluster health", lambda: _body(self.client.cluster.health(**kw)))
+        health = self.retry.call("cluster health", self.client.cluster.health, **kw)
         if health.get("status") not in ("yellow", "green"):
             raise EngineError(f"{self.location}: cluster health is {health.get('status')} after {self.health_timeout}; "
                               "the index cannot be written (check shards and disk)")
 
     def _read_meta(self) -> dict[str, Any]:
         """``_meta.neardup`` of the documents index (a pointer; older indices: the settings)."""
-        m = _body(self.retry("get mapping", lambda: self.client.indices.get_mapping(index=self.index)))
+        m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         return dict((mappings.get("_meta") or {}).get("neardup") or {})
 
@@ -317,7 +324,7 @@ class ElasticEngine(Engine):
 
     def _read_settings_doc(self) -> dict[str, Any]:
         try:
-            r = _body(self.retry("read settings", lambda: self.client.get(index=self.state_index, id=dsl.SETTINGS_ID), ok_status=(404,)))
+            r = self.retry.call("read settings", self.client.get, index=self.state_index, id=dsl.SETTINGS_ID, ok_status=(404,))
         except Exception as e:  # noqa: BLE001
             if status_of(e) != 404:
                 raise
@@ -329,7 +336,7 @@ class ElasticEngine(Engine):
         return dict(data)
 
     def _max_seq(self) -> int:
-        r = _body(self.retry("max seq", lambda: self.client.search(index=self.index, body=dsl.max_seq_body())))
+        r = self.retry.call("max seq", self.client.search, index=self.index, body=dsl.max_seq_body())
         v = ((r.get("aggregations") or {}).get("max_seq") or {}).get("value")
         return int(v) if v is not None else 0
 
@@ -358,7 +365,7 @@ class ElasticEngine(Engine):
             meta = dict(self._meta)
             meta[key] = value
             src = dsl.settings_source(meta, _now())
-            self.retry("write settings", lambda: self.client.index(index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true"))
+            self.retry.call("write settings", self.client.index, index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true")
             self._meta = meta
 
     # -- write sessions ------------------------------------------------------------------------
@@ -412,15 +419,28 @@ class ElasticEngine(Engine):
 
     # -- writes ------------------------------------------------------------------------------
     def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
+        """Store signed documents; every one refused (before sending: an id over 512 bytes,
+        text that is not valid Unicode; by the engine: its reason) is returned, the others
+        are stored."""
         tags = tags or {}
         docs = list(docs)
         if not docs:
             return []
+        failures = []
+        good = []
+        for s in docs:  # what would make the engine refuse a whole request is refused here, per document
+            problem = document_problem(s.id, (s.doc.text, s.doc.title, s.doc.fields or None) if s.doc is not None else ())
+            if problem:
+                failures.append(Failure(s.id, problem))
+            else:
+                good.append(s)
+        if not good:
+            return failures
         with self._writing():
-            seqs = self._assign_seq([s.id for s in docs])
+            seqs = self._assign_seq([s.id for s in good])
             now = _now()
-            actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now, self.layout) for s in docs]
-            failures = self._bulk(actions, "index documents")
+            actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now, self.layout) for s in good]
+            failures += self._bulker().run(actions, "index documents").failures
             if self.refresh_on_write:
                 self.refresh()
         return failures
@@ -429,9 +449,9 @@ class ElasticEngine(Engine):
         """Existing documents keep their arrival number; new ones get the next ones."""
         uniq = list(dict.fromkeys(ids))
         old: dict[str, int] = {}
-        for chunk in _chunks(uniq, 1000):
+        for chunk in chunks(uniq, 1000):
             body = dsl.existing_seq_body(chunk)
-            r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
+            r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
                 seq = _nd(d.get("_source")).get("seq") if d.get("found") else None
                 if seq is not None:
@@ -445,67 +465,36 @@ class ElasticEngine(Engine):
                 self._next_seq += 1
         return out
 
-    def _bulk(self, actions: list[dict[str, Any]], what: str, ignore_missing: bool = False, deleted: list[int] | None = None) -> list[Failure]:
-        """Bulk actions in chunks; every refused action is returned, none dropped."""
-        failures: list[Failure] = []
-        for chunk in _chunks(actions, self.chunk_size):
-            def run(chunk: list[dict[str, Any]] = chunk) -> list[tuple[bool, dict]]:
-                return list(self._helpers.streaming_bulk(
-                    self.client, chunk, chunk_size=len(chunk), raise_on_error=False, raise_on_exception=True,
-                    max_retries=self.backoff.max_retries, initial_backoff=self.backoff.initial, max_backoff=self.backoff.maximum))
-
-            results = self.retry(what, run)
-            seen = 0
-            for ok, item in results:
-                seen += 1
-                op, info = next(iter(item.items()))
-                if ok:
-                    if deleted is not None and info.get("result") == "deleted":
-                        deleted[0] += 1
-                    continue
-                if ignore_missing and info.get("status") == 404:
-                    continue
-                failures.append(Failure(str(info.get("_id")), _item_reason(info)))
-            if seen != len(chunk):  # the helper yields one result per action
-                raise EngineError(f"{self.location}: {what}: {len(chunk)} actions sent, {seen} answered")
-        return failures
-
     def delete(self, ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return 0
         with self._writing():
             actions = [dsl.delete_action(self.index, i) for i in ids]
-            failures = self._bulk(actions, "delete documents", ignore_missing=True, deleted=(n := [0]))
-            if failures:
-                f = failures[0]
-                raise EngineError(f"{self.location}: cannot delete {f.id}: {f.reason}")
+            deleted = self._bulker().run_or_raise(actions, "delete documents", ignore_missing=True).deleted
             if self.refresh_on_write:
                 self.refresh()
-        return n[0]
+        return deleted
 
     def update_tags(self, tags: dict[str, Tags]) -> None:
         if not tags:
             return
         with self._writing():
             actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
-            failures = self._bulk(actions, "update tags", ignore_missing=True)
-            if failures:
-                shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
-                raise EngineError(f"{self.location}: {len(failures)} tag update(s) refused: {shown}")
+            self._bulker().run_or_raise(actions, "update tags", ignore_missing=True)
             if self.refresh_on_write:
                 self.refresh()
 
     def refresh(self) -> None:
-        self.retry("refresh", lambda: self.client.indices.refresh(index=f"{self.index},{self.clusters_index}"))
+        self.retry.call("refresh", self.client.indices.refresh, index=f"{self.index},{self.clusters_index}")
 
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [(i, dsl.candidate_body(q, self.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
-        for batch in _chunks(todo, self.msearch_batch):
-            for (i, _), resp in zip(batch, self._msearch([b for _, b in batch])):
+        for batch in chunks(todo, self.msearch_batch):
+            for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
                 out[i] = [_candidate(h) for h in resp["hits"]["hits"]]
         return out
 
@@ -516,9 +505,9 @@ class ElasticEngine(Engine):
         attempt = 0
         while pending:
             lines = dsl.msearch_lines(self.index, [bodies[i] for i in pending])
-            r = _body(self.retry("msearch", lambda: self.client.msearch(body=lines)))
+            r = self.retry.call("msearch", self.client.msearch, body=lines)
             again = []
-            for i, resp in zip(pending, r["responses"]):
+            for i, resp in zip(pending, r["responses"], strict=True):
                 if "error" in resp:
                     if resp.get("status") in (429, 503) and attempt < self.backoff.max_retries:
                         again.append(i)
@@ -535,23 +524,15 @@ class ElasticEngine(Engine):
         for f in fields:
             if f not in self.config.signatures:
                 continue
-            after = None
             key, group = None, []
-            while True:
-                body = dsl.collisions_body(f, self.agg_page_size, after)
-                r = _body(self.retry("collisions", lambda: self.client.search(index=self.index, body=body)))
-                agg = (r.get("aggregations") or {}).get("pairs") or {}
-                buckets = agg.get("buckets") or []
-                for b in buckets:
-                    k, doc = b["key"]["key"], b["key"]["id"]
-                    if k != key:
-                        if len(group) > 1:
-                            yield group
-                        key, group = k, []
-                    group.append(doc)
-                after = agg.get("after_key")
-                if not buckets or not after:
-                    break
+            body_of = functools.partial(dsl.collisions_body, f, self.agg_page_size)
+            for b in self._pager().buckets(self.index, body_of, "pairs", "collisions"):
+                k, doc = b["key"]["key"], b["key"]["id"]
+                if k != key:
+                    if len(group) > 1:
+                        yield group
+                    key, group = k, []
+                group.append(doc)
             if len(group) > 1:
                 yield group
 
@@ -559,9 +540,9 @@ class ElasticEngine(Engine):
     def get(self, ids: Iterable[str], *, text: bool = False) -> dict[str, StoredDoc]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
-        for chunk in _chunks(ids, 500):
+        for chunk in chunks(ids, 500):
             body = dsl.mget_body(chunk, text, self.layout)
-            r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
+            r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
                 if d.get("found") and _signed(d.get("_source")):
                     sd = self._stored(d["_source"], text)
@@ -579,108 +560,43 @@ class ElasticEngine(Engine):
                          seq=int(nd.get("seq") or 0))
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
-        for src in self._pages(lambda after, pit: dsl.scan_body(batch_size, after, pit, text, self.layout), batch_size):
-            yield self._stored(src, text)
+        body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
+        for h in self._pager().snapshot(self.index, body_of, batch_size):
+            yield self._stored(h["_source"], text)
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
-        for src in self._pages(lambda after, pit: dsl.tag_scan_body(batch_size, after, pit, self.layout), batch_size):
-            yield _tag_row(src, self.layout)
+        body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.layout)
+        for h in self._pager().snapshot(self.index, body_of, batch_size):
+            yield _tag_row(h["_source"], self.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
-        reps = list(dict.fromkeys(representatives))
         out: dict[str, list[str]] = {}
-        for chunk in _chunks(reps, 1000):
-            after = None
-            while True:
-                body = dsl.members_body(chunk, self.page_size, after)
-                hits = _body(self.retry("members", lambda: self.client.search(index=self.index, body=body)))["hits"]["hits"]
-                for h in hits:
-                    nd = _nd(h["_source"])
-                    out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
-                if len(hits) < self.page_size:
-                    break
-                after = hits[-1]["sort"]
+        for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
+            body_of = functools.partial(dsl.members_body, chunk, self.page_size)
+            for h in self._pager().hits(self.index, body_of, self.page_size, "members"):
+                nd = _nd(h["_source"])
+                out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
         return out
 
-    def _pages(self, body_of: Callable[[Any, dict[str, Any] | None], dict[str, Any]], size: int,
-               with_id: bool = False) -> Iterator[Any]:
-        """Every ``_source`` (``with_id``: ``(_id, _source)``) of a sorted search: pages over a
-        point in time with ``search_after`` (a scroll on engines without point in time)."""
-        pit = self._open_pit()
-        if pit is None:
-            yield from self._scroll(body_of(None, None), with_id)
-            return
-        try:
-            after = None
-            while True:
-                body = body_of(after, {"id": pit, "keep_alive": "5m"})
-                r = _body(self.retry("scan", lambda: self.client.search(body=body)))
-                pit = r.get("pit_id", pit)
-                hits = r["hits"]["hits"]
-                for h in hits:
-                    yield (h["_id"], h["_source"]) if with_id else h["_source"]
-                if len(hits) < size:
-                    return
-                after = hits[-1]["sort"]
-        finally:
-            self._close_pit(pit)
+    def _pager(self) -> Pager:
+        return Pager(self.client, self.product, self.retry)
 
-    def _open_pit(self) -> str | None:
-        try:
-            if self.product == "opensearch":
-                r = _body(self.retry("open point in time", lambda: self.client.create_pit(index=self.index, keep_alive="5m"),
-                                     ok_status=(400, 404, 405)))
-                return r.get("pit_id")
-            r = _body(self.retry("open point in time", lambda: self.client.open_point_in_time(index=self.index, keep_alive="5m"),
-                                 ok_status=(400, 404, 405)))
-            return r.get("id")
-        except Exception as e:  # noqa: BLE001
-            if status_of(e) in (400, 404, 405):  # no PIT on this engine: scroll instead
-                return None
-            raise
-
-    def _close_pit(self, pit: str) -> None:
-        try:
-            if self.product == "opensearch":
-                self.client.delete_pit(body={"pit_id": [pit]})
-            else:
-                self.client.close_point_in_time(body={"id": pit})
-        except Exception:  # noqa: BLE001 - it expires by itself
-            pass
-
-    def _scroll(self, body: dict[str, Any], with_id: bool = False) -> Iterator[Any]:
-        body.pop("track_total_hits", None)  # not allowed with scroll
-        r = _body(self.retry("scan", lambda: self.client.search(index=self.index, body=body, scroll="5m")))
-        sid = r.get("_scroll_id")
-        try:
-            while True:
-                hits = r["hits"]["hits"]
-                for h in hits:
-                    yield (h["_id"], h["_source"]) if with_id else h["_source"]
-                if not hits or not sid:
-                    return
-                r = _body(self.retry("scroll", lambda: self.client.scroll(body={"scroll_id": sid, "scroll": "5m"})))
-                sid = r.get("_scroll_id", sid)
-        finally:
-            if sid:
-                try:
-                    self.client.clear_scroll(body={"scroll_id": [sid]})
-                except Exception:  # noqa: BLE001
-                    pass
+    def _bulker(self) -> BulkStreamer:
+        return BulkStreamer(self.client, self._helpers, self.retry, self.chunk_size)
 
     def count(self) -> int:
         """Documents neardup has signed."""
-        return int(_body(self.retry("count", lambda: self.client.count(index=self.index, body=dsl.count_body())))["count"])
+        return int(self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body())["count"])
 
     def unsigned(self) -> int:
         """Documents of the index without neardup's fields (written by other clients): every
         read skips them; ``neardup attach`` signs them."""
-        return int(_body(self.retry("count", lambda: self.client.count(index=self.index, body=dsl.count_body(False))))["count"])
+        return int(self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body(False))["count"])
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
         body = dsl.fulltext_body(query, size, self.layout)
-        r = _body(self.retry("search", lambda: self.client.search(index=self.index, body=body)))
+        r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [_hit(h, self.layout) for h in r["hits"]["hits"]]
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
@@ -700,7 +616,7 @@ class ElasticEngine(Engine):
 
     def _msearch_index(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         lines = dsl.msearch_lines(self.index, bodies)
-        r = _body(self.retry("search", lambda: self.client.msearch(body=lines)))
+        r = self.retry.call("search", self.client.msearch, body=lines)
         for resp in r["responses"]:
             if "error" in resp:
                 raise EngineError(f"{self.location}: search failed: {_error_reason(resp)}")
@@ -714,54 +630,25 @@ class ElasticEngine(Engine):
             stale = [i for i in self._cluster_ids() if i not in new_ids]
             actions = [dsl.cluster_action(self.index, c, now) for c in clusters]
             actions += [{"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale]
-            failures = self._bulk(actions, "write clusters", ignore_missing=True)
-            if failures:
-                shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
-                raise EngineError(f"{self.url}/{self.clusters_index}: {len(failures)} cluster(s) refused: {shown}")
+            self._bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
             self.refresh()
 
     def _cluster_ids(self) -> Iterator[str]:
-        after = None
-        while True:
-            body = dsl.cluster_ids_body(self.page_size, after)
-            r = _body(self.retry("read clusters", lambda: self.client.search(index=self.clusters_index, body=body)))
-            hits = r["hits"]["hits"]
-            for h in hits:
-                yield h["_id"]
-            if len(hits) < self.page_size:
-                return
-            after = hits[-1]["sort"]
+        body_of = functools.partial(dsl.cluster_ids_body, self.page_size)
+        for h in self._pager().hits(self.clusters_index, body_of, self.page_size, "read clusters"):
+            yield h["_id"]
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        out: list[ClusterRecord] = []
-        after = None
-        while limit is None or len(out) < limit:
-            size = self.page_size if limit is None else min(self.page_size, limit - len(out))
-            body = dsl.read_clusters_body(size, after)
-            r = _body(self.retry("read clusters", lambda: self.client.search(index=self.clusters_index, body=body)))
-            hits = r["hits"]["hits"]
-            for h in hits:
-                s = h["_source"]
-                out.append(ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
-                                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
-                                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"),
-                                         s.get("last_seen")))
-            if len(hits) < size:
-                break
-            after = hits[-1]["sort"]
-        return out
+        size = self.page_size if limit is None else max(1, min(self.page_size, limit))
+        hits = self._pager().hits(self.clusters_index, functools.partial(dsl.read_clusters_body, size), size, "read clusters")
+        return [_cluster(h["_source"]) for h in itertools.islice(hits, limit)]
 
 
 # -- parsing helpers ------------------------------------------------------------------------------
-def _body(resp: Any) -> dict[str, Any]:
-    """The JSON body of either client's response."""
-    return getattr(resp, "body", resp)
-
-
-def _chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
-    it = iter(seq)
-    while chunk := list(itertools.islice(it, max(1, n))):
-        yield chunk
+def _cluster(s: dict[str, Any]) -> ClusterRecord:
+    return ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
+                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
+                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"), s.get("last_seen"))
 
 
 def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
@@ -845,17 +732,6 @@ def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     s = h.get("_source") or {}
     hl = (h.get("highlight") or {}).get(layout.text) or [""]
     return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), hl[0], _nd(s).get("cluster_id"))
-
-
-def _item_reason(info: dict[str, Any]) -> str:
-    err = info.get("error")
-    if isinstance(err, dict):
-        reason = f"{err.get('type')}: {err.get('reason')}"
-        cause = err.get("caused_by")
-        if isinstance(cause, dict) and cause.get("reason"):
-            reason += f" ({cause.get('reason')})"
-        return f"{info.get('status')} {reason}"
-    return f"{info.get('status')} {err or info.get('exception') or 'refused'}"
 
 
 def _error_reason(resp: dict[str, Any]) -> str:

@@ -130,8 +130,7 @@ class Lease:
             return
         seq_no, term = self._version
         try:
-            r = self.retry("renew write lease", lambda: self.client.index(
-                index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term), ok_status=(409,))
+            r = self.retry.call("renew write lease", self.client.index, index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term, ok_status=(409,))
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:
                 self._version = None
@@ -146,8 +145,7 @@ class Lease:
         seq_no, term = self._version
         self._version = None
         try:
-            self.retry("release write lease", lambda: self.client.delete(
-                index=self.index, id=LOCK_ID, if_seq_no=seq_no, if_primary_term=term), ok_status=(404, 409))
+            self.retry.call("release write lease", self.client.delete, index=self.index, id=LOCK_ID, if_seq_no=seq_no, if_primary_term=term, ok_status=(404, 409))
         except Exception as e:  # noqa: BLE001 - taken over or gone: not ours any more
             if status_of(e) not in (404, 409):
                 raise
@@ -160,8 +158,7 @@ class Lease:
     # -- requests ----------------------------------------------------------------------------------
     def _try_create(self, now: float) -> bool:
         try:
-            r = self.retry("take write lease", lambda: self.client.create(index=self.index, id=LOCK_ID, body=self._source(now)),
-                           ok_status=(409,))
+            r = self.retry.call("take write lease", self.client.create, index=self.index, id=LOCK_ID, body=self._source(now), ok_status=(409,))
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:
                 return False
@@ -172,8 +169,7 @@ class Lease:
     def _try_take_over(self, version: tuple[int, int], now: float) -> bool:
         seq_no, term = version
         try:
-            r = self.retry("take over write lease", lambda: self.client.index(
-                index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term), ok_status=(409,))
+            r = self.retry.call("take over write lease", self.client.index, index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term, ok_status=(409,))
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:  # another writer took it first
                 return False
@@ -183,7 +179,7 @@ class Lease:
 
     def _read(self) -> tuple[Holder, tuple[int, int]] | None:
         try:
-            r = self.retry("read write lease", lambda: self.client.get(index=self.index, id=LOCK_ID), ok_status=(404,))
+            r = self.retry.call("read write lease", self.client.get, index=self.index, id=LOCK_ID, ok_status=(404,))
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 404:
                 return None
