@@ -45,6 +45,12 @@ class FaultProxy:
       (es_rejected_execution_exception), without forwarding
     * ``fail_any``: answer that many requests of any kind with ``fail_status``
     * ``require_auth``: answer 401 unless the request carries this Authorization header
+    * ``drop_bulk`` / ``drop_bulk_before``: close the connection without an answer on that many
+      ``_bulk`` requests, after forwarding them (the writes happened) / before (they did not)
+    * ``delay_bulk``: forward that many ``_bulk`` requests, then wait ``delay_seconds`` before
+      answering (a timeout in the middle of a bulk request whose writes happened)
+    * ``refuse_bulk_with``: answer 400 to every ``_bulk`` request whose body contains this
+      string (a server refusing a whole request for one document)
     * ``as_elasticsearch``: present the server as Elasticsearch 9 (product header, ``GET /``)
       so the elasticsearch client path can run against osmem
     * ``ingest``: an ingest-pipeline front that answers the way OpenSearch of that version
@@ -67,6 +73,11 @@ class FaultProxy:
         self.fail_any = 0
         self.fail_status = 503
         self.require_auth: str | None = None  # the Authorization header every request must carry
+        self.drop_bulk = 0
+        self.drop_bulk_before = 0
+        self.delay_bulk = 0
+        self.delay_seconds = 0.0
+        self.refuse_bulk_with: str | None = None
         self.log: list[tuple[str, str, int]] = []
         self.accept: list[str] = []  # the Accept header of every request
         self._lock = threading.Lock()
@@ -85,7 +96,17 @@ class FaultProxy:
             def _handle(self) -> None:
                 n = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(n) if n else b""
-                status, headers, out = proxy._respond(self.command, self.path, dict(self.headers), body)
+                answer = proxy._respond(self.command, self.path, dict(self.headers), body)
+                if answer is None:  # drop the connection without an answer
+                    self.close_connection = True
+                    return
+                status, headers, out = answer
+                try:
+                    self._write(status, headers, out)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting
+                    self.close_connection = True
+
+            def _write(self, status: int, headers: dict[str, str], out: bytes) -> None:
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -145,7 +166,7 @@ class FaultProxy:
                 return None, json.dumps(doc).encode()
         return None, body
 
-    def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes] | None:
         is_bulk = path.split("?")[0].endswith("/_bulk")
         self.accept.append({k.lower(): v for k, v in headers.items()}.get("accept", ""))
         if self.require_auth is not None and {k.lower(): v for k, v in headers.items()}.get("authorization") != self.require_auth:
@@ -154,6 +175,13 @@ class FaultProxy:
                                                     "status": 401})
         if self._take("fail_any"):
             return self._record(method, path, self.fail_status, _json_error(self.fail_status, "injected failure"))
+        if is_bulk and self._take("drop_bulk_before"):
+            self.log.append((method, path, 0))
+            return None
+        if is_bulk and self.refuse_bulk_with is not None and self.refuse_bulk_with.encode() in body:
+            return self._record(method, path, 400, {"error": {"type": "illegal_argument_exception", "reason": "refused request (injected)",
+                                                              "root_cause": [{"type": "illegal_argument_exception", "reason": "refused request (injected)"}]},
+                                                    "status": 400})
         if is_bulk and self._take("reject_bulk"):
             return self._record(method, path, 429, _json_error(429, "rejected execution (injected)"))
         if is_bulk and self._take("reject_bulk_items"):
@@ -194,6 +222,12 @@ class FaultProxy:
                 info["tagline"] = "You Know, for Search"
                 data = json.dumps(info).encode()
         self.log.append((method, path, resp.status))
+        if is_bulk and self._take("drop_bulk"):
+            return None
+        if is_bulk and self._take("delay_bulk"):
+            import time
+
+            time.sleep(self.delay_seconds)
         return resp.status, out_headers, data
 
     def _record(self, method: str, path: str, status: int, obj: Any) -> tuple[int, dict[str, str], bytes]:

@@ -211,12 +211,14 @@ class BulkStreamer:
         client cannot serialize) is sent again action by action, so each refusal has its
         own reason and the other actions go through."""
         try:
-            results = self.retry(what, _Bulk(self.helpers, self.client, actions))
+            results = self.retry(what, _Bulk(self.helpers, self.client, actions), ok_status=(400, 413))
         except Exception as e:  # noqa: BLE001
-            if len(actions) == 1 or not _whole_request_refusal(e):
-                if len(actions) == 1 and _whole_request_refusal(e):
-                    return [(False, _refused_item(actions[0], e))]
+            if not _whole_request_refusal(e):
+                if status_of(e) is not None:  # re-raised for the split above: name the server as Retrying does
+                    raise EngineError(f"{self.retry.location}: {what} failed: {describe(e)}") from None
                 raise
+            if len(actions) == 1:
+                return [(False, _refused_item(actions[0], e))]
             return [r for a in actions for r in self._send([a], what)]
         if len(results) != len(actions):  # the helper yields one result per action
             raise EngineError(f"{self.retry.location}: {what}: {len(actions)} actions sent, {len(results)} answered")
@@ -255,4 +257,5 @@ def item_reason(info: dict[str, Any]) -> str:
         if isinstance(cause, dict) and cause.get("reason"):
             reason += f" ({cause.get('reason')})"
         return f"{info.get('status')} {reason}"
-    return f"{info.get('status')} {err or info.get('exception') or 'refused'}"
+    text = str(err or info.get("exception") or "refused")
+    return text if text.startswith(f"{info.get('status')} ") else f"{info.get('status')} {text}"
