@@ -166,9 +166,8 @@ class FaultProxy:
                 return None, json.dumps(doc).encode()
         return None, body
 
-    def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes] | None:
-        is_bulk = path.split("?")[0].endswith("/_bulk")
-        self.accept.append({k.lower(): v for k, v in headers.items()}.get("accept", ""))
+    def _inject(self, method: str, path: str, headers: dict[str, str], body: bytes, is_bulk: bool) -> Any:
+        """The injected answer (None: drop the connection), or False to go on."""
         if self.require_auth is not None and {k.lower(): v for k, v in headers.items()}.get("authorization") != self.require_auth:
             return self._record(method, path, 401, {"error": {"type": "security_exception", "reason": "missing or wrong credentials",
                                                               "root_cause": [{"type": "security_exception", "reason": "missing or wrong credentials"}]},
@@ -194,6 +193,14 @@ class FaultProxy:
                 items.append({op: {"_index": meta.get("_index"), "_id": meta.get("_id"), "status": 429,
                                    "error": {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"}}})
             return self._record(method, path, 200, {"took": 1, "errors": True, "items": items})
+        return False
+
+    def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes] | None:
+        is_bulk = path.split("?")[0].endswith("/_bulk")
+        self.accept.append({k.lower(): v for k, v in headers.items()}.get("accept", ""))
+        injected = self._inject(method, path, headers, body, is_bulk)
+        if injected is not False:
+            return injected  # type: ignore[return-value]
         if self.ingest is not None and not is_bulk:
             answer, body = self._ingest_front(method, path, body)
             if answer is not None:

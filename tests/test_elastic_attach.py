@@ -42,7 +42,7 @@ def _articles(n: int = 30):
     days = list(range(n))
     rnd.shuffle(days)
     out = []
-    for d, day in zip(docs, days):
+    for d, day in zip(docs, days, strict=True):
         src = {"headline": d.title, "body": d.text, "published": f"2026-03-{1 + day // 24:02d}T{day % 24:02d}:00:00Z",
                "section": rnd.choice(["world", "sport", "arts"])}
         out.append((f"art-{rnd.randrange(10**6):06d}-{d.id}", src))

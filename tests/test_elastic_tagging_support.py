@@ -65,7 +65,7 @@ def test_candidates_filter_on_arrival_order_and_representatives(loaded):
     assert sorted(seqs.values()) == list(range(1, 25))
     base = eng.candidates([_query(s) for s in signed])
     assert any(len(c) > 2 for c in base)
-    for s, cands in zip(signed, base):
+    for cands in base:
         assert all(c.seq == seqs[c.id] for c in cands)  # Candidate.seq is filled
         # most matching keys first, then arrival order
         assert [(-c.score, c.seq) for c in cands] == sorted((-c.score, c.seq) for c in cands)
@@ -74,7 +74,7 @@ def test_candidates_filter_on_arrival_order_and_representatives(loaded):
                     {"before_seq": cut, "representatives": True}, {"before_seq": cut + 3, "after_seq": cut - 3}):
             qs = [CandidateQuery(_query(s).groups, **flt) for s in signed]
             got = eng.candidates(qs)
-            for cands, ref in zip(got, base):
+            for cands, ref in zip(got, base, strict=True):
                 want = [c for c in ref if _keeps(c, flt, tags)]
                 assert [(c.id, c.seq, c.score) for c in cands] == [(c.id, c.seq, c.score) for c in want], flt
     reps = eng.candidates([CandidateQuery(_query(signed[4]).groups, representatives=True, limit=2)])[0]
