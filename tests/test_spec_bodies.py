@@ -164,7 +164,7 @@ def test_candidate_searches(spec, signed, max_clauses):
     _ok(spec, "/_msearch", "post", lines)
     _ok(spec, "/{index}/_msearch", "post", lines)
     header, body = spec.component("_core.msearch", "MultisearchHeader"), spec.component("_core.msearch", "MultisearchBody")
-    for h, b in zip(lines[::2], lines[1::2]):
+    for h, b in zip(lines[::2], lines[1::2], strict=True):
         assert spec.errors_for(header, h) == [] and spec.errors_for(body, b) == []
 
 
