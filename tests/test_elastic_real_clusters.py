@@ -111,7 +111,8 @@ def test_reading_commands_send_no_write(request, proxy, tmp_path):
     commands = [["query", *common, "--id", "d03", "--json"], ["query", *common, "river stone light market paper"],
                 ["search", *common, "river", "--json"], ["search", *common, "river", "--dedupe"],
                 ["clusters", *common, "--no-write", "--json"], ["info", *common, "--json"],
-                ["report", *common, "-o", str(tmp_path / "r.html"), "-q"], ["compare", *common, "--ids", "d01", "d02"]]
+                ["report", *common, "-o", str(tmp_path / "r.html"), "-q"], ["compare", *common, "--ids", "d01", "d02"],
+                ["dashboards", "export", "--engine", url, "--index", "ro", "--source-field", "neardup.lang"]]
     for args in commands:
         before = len(p.log)
         r = _run(*args)
