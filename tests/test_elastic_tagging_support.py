@@ -207,3 +207,23 @@ def test_two_processes_never_assign_the_same_seq(osmem_clone):
     by_writer = json.dumps(sorted(r.id.split("-")[0] for r in eng.scan_tags()))
     assert by_writer.count('"p"') == 20 and by_writer.count('"q"') == 20
     eng.close()
+
+
+def test_a_long_session_keeps_its_lease_without_writing(url):
+    a = _engine(url, lease_duration=0.6)
+    a.open(Config())
+    b = _engine(url, lease_timeout=1.5)
+    b.open()
+    with a.writer():  # reads for longer than the lease lasts, no write: the keep-alive renews it
+        time.sleep(0.2)
+        with pytest.raises(EngineError, match="another writer holds the write lease"):
+            with b.writer():
+                pass
+        assert a._lease.lost is None and a._lease.holder().owner == a._lease.owner
+        a.put([Signer(a.config).sign(Document("late", "a write at the end of a long session still holds"))])
+    assert a._lease._thread is None and a._lease.holder() is None
+    b.lease_timeout = None
+    with b.writer():
+        assert b._lease.holder().owner == b._lease.owner
+    a.close()
+    b.close()

@@ -386,6 +386,7 @@ class ElasticEngine(Engine):
             return
         lease = self._lease_of()
         lease.acquire()
+        lease.keep_alive()
         self._session_depth, self._session_wrote = 1, False
         try:
             self.refresh()  # the previous holder's last writes, whatever it did before releasing

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -79,6 +80,10 @@ class Lease:
         self._version: tuple[int, int] | None = None  # (seq_no, primary_term) of our lease document
         self._renewed = 0.0
         self._acquired_at = ""
+        self._lock = threading.RLock()  # renewals from the keep-alive thread and the writer, one at a time
+        self._stop: threading.Event | None = None
+        self._thread: threading.Thread | None = None
+        self.lost: LeaseLost | None = None  # set when the keep-alive found the lease taken over
 
     @property
     def held(self) -> bool:
@@ -93,6 +98,7 @@ class Lease:
         """Take the lease, waiting with backoff while another live writer holds it."""
         if self.held:
             return
+        self.lost = None
         started = self.clock()
         delay = self.poll
         while True:
@@ -123,6 +129,12 @@ class Lease:
 
     def renew(self, *, force: bool = False) -> None:
         """Extend the lease (when a third of it has passed, or ``force``); LeaseLost if it was taken."""
+        with self._lock:
+            self._renew(force)
+
+    def _renew(self, force: bool) -> None:
+        if self.lost is not None:
+            raise self.lost
         if self._version is None:
             raise EngineError(f"{self.index}: renewing a write lease that is not held")
         now = self.clock()
@@ -134,12 +146,44 @@ class Lease:
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:
                 self._version = None
-                raise LeaseLost(f"{self.index}: this writer's lease expired and another writer took it over; "
-                                "its last batch may be incomplete: run the command again") from None
+                self.lost = LeaseLost(f"{self.index}: this writer's lease expired and another writer took it over; "
+                                      "its last batch may be incomplete: run the command again")
+                raise self.lost from None
             raise
         self._version, self._renewed = _version(r), now
 
+    # -- keep-alive ------------------------------------------------------------------------------
+    def keep_alive(self) -> None:
+        """Renew the lease from a daemon thread every third of its duration while it is held,
+        so a session that reads for longer than ``duration`` without writing keeps it."""
+        if self._thread is not None:
+            return
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._keep_alive, args=(self._stop,), name="neardup-lease", daemon=True)
+        self._thread.start()
+
+    def _keep_alive(self, stop: threading.Event) -> None:
+        while not stop.wait(self.duration / 3):
+            try:
+                self.renew()
+            except LeaseLost:
+                return  # the writer sees it at its next write
+            except EngineError as e:  # unreachable for a moment: try again at the next tick
+                log.warning("could not renew the write lease of %s: %s", self.index, e)
+
+    def _stop_keep_alive(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.duration)
+        self._stop = self._thread = None
+
     def release(self) -> None:
+        self._stop_keep_alive()
+        with self._lock:
+            self._release()
+
+    def _release(self) -> None:
         if self._version is None:
             return
         seq_no, term = self._version
