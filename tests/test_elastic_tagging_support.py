@@ -227,3 +227,31 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
         assert b._lease.holder().owner == b._lease.owner
     a.close()
     b.close()
+
+
+def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone):
+    from click.testing import CliRunner
+
+    from neardup.cli import main
+
+    url = osmem_clone.url
+    holder = _engine(url, index="cli")
+    holder.open(Config())
+    signer = Signer(holder.config)
+    holder.put([signer.sign(d) for d in _texts(5)])
+    done = threading.Event()
+
+    def hold() -> None:
+        with holder.writer():
+            done.wait(10)
+            time.sleep(0.5)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    time.sleep(0.3)
+    done.set()
+    r = CliRunner().invoke(main, ["retag", "--engine", url, "--index", "cli", "--json", "-q"], catch_exceptions=False)
+    t.join()
+    assert r.exit_code == 0, r.output
+    assert f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, since" in r.stderr
+    holder.close()

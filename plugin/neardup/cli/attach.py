@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import click
 
+from .http import announce_waits
 from .options import echo_json, engine_options, fail, json_option
 
 
@@ -81,6 +82,7 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
         engine = open_engine(target, **opts)
         config = engine.attach(layout, Config(threshold=threshold) if threshold is not None else None)
         nd = NearDup(engine, config)
+        announce_waits(engine)
     except (EngineError, ConfigError) as e:
         fail(str(e))
         return

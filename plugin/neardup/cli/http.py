@@ -84,6 +84,20 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
     click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
 
 
+def announce_waits(engine: Any) -> None:
+    """Say on stderr who holds the write lease while this command waits for it (HTTP engines)."""
+    if not hasattr(engine, "on_wait"):
+        return
+    seen: set[str] = set()
+
+    def on_wait(holder: Any, waited: float) -> None:
+        if holder.owner not in seen:
+            seen.add(holder.owner)
+            click.echo(f"waiting for another writer ({holder.describe()})", err=True)
+
+    engine.on_wait = on_wait
+
+
 def _exists(engine: Any) -> bool:
     path = getattr(engine, "path", None)
     if path is None or path == ":memory:":
@@ -118,6 +132,7 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
     except (EngineError, ConfigError) as e:
         fail(str(e))
         return
+    announce_waits(nd.engine)
     try:
         total = nd.count()
         from rich.console import Console
