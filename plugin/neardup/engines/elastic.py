@@ -101,7 +101,7 @@ class ElasticEngine(Engine):
         self.on_wait = on_wait
         self._lease: Lease | None = None
         self._session_depth = 0
-        self._session_wrote = False
+        self._dirty = False  # writes not yet made visible by a refresh
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -387,12 +387,13 @@ class ElasticEngine(Engine):
         lease = self._lease_of()
         lease.acquire()
         lease.keep_alive()
-        self._session_depth, self._session_wrote = 1, False
+        self._session_depth, self._dirty = 1, False
         try:
-            self.refresh()  # the previous holder's last writes, whatever it did before releasing
+            if lease.took_over:  # a holder that died may not have made its last writes visible
+                self.refresh()
             self._next_seq = max(self._next_seq, self._max_seq() + 1)
             yield
-            if self._session_wrote:
+            if self._dirty:  # the next holder's reads must see every write of this session
                 self.refresh()
         finally:
             self._session_depth = 0
@@ -415,7 +416,7 @@ class ElasticEngine(Engine):
         with self.writer():
             assert self._lease is not None
             self._lease.renew()
-            self._session_wrote = True
+            self._dirty = True
             yield
 
     # -- writes ------------------------------------------------------------------------------
@@ -488,6 +489,7 @@ class ElasticEngine(Engine):
 
     def refresh(self) -> None:
         self.retry.call("refresh", self.client.indices.refresh, index=f"{self.index},{self.clusters_index}")
+        self._dirty = False
 
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:

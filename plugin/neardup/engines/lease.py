@@ -84,6 +84,8 @@ class Lease:
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
         self.lost: LeaseLost | None = None  # set when the keep-alive found the lease taken over
+        #: whether the last acquire took over an expired lease (its holder may not have refreshed)
+        self.took_over = False
 
     @property
     def held(self) -> bool:
@@ -98,7 +100,7 @@ class Lease:
         """Take the lease, waiting with backoff while another live writer holds it."""
         if self.held:
             return
-        self.lost = None
+        self.lost, self.took_over = None, False
         started = self.clock()
         delay = self.poll
         while True:
@@ -114,6 +116,7 @@ class Lease:
                 self._version, self._renewed = version, now
                 return
             if holder.expires_at_ms <= now * 1000 and self._try_take_over(version, now):
+                self.took_over = True
                 log.warning("took over the write lease of %s on %s: it expired at %s", holder.describe(), self.index,
                             _iso(holder.expires_at_ms / 1000))
                 return
