@@ -208,6 +208,14 @@ def test_tagging_support_bodies(spec, signed):
               dsl.count_body(), dsl.count_body(False)):
         _ok(spec, "/_search", "post", b)
     _ok(spec, "/{index}", "put", dsl.state_index_body())
+    lay = dsl.Layout(text="content", title="headline", order="published", adopted=True)
+    _ok(spec, "/_search", "post", dsl.unsigned_body(200, [1700000000000, 12], {"id": "pit", "keep_alive": "5m"}, lay))
+    _ok(spec, "/{index}/_search", "post", dsl.unsigned_body(200, None, None, dsl.Layout(text="body", adopted=True)))
+    m = dsl.attach_mapping(Config().signatures, dsl.meta_pointer("articles", dsl.index_meta(Config())), {"owner": "x"})
+    _ok(spec, "/{index}/_mapping", "put", m)
+    assert set(m) == {"_meta", "properties"} and set(m["properties"]) == {"neardup"} and m["_meta"]["owner"] == "x"
+    for b in dsl.collapsed_bodies("words", 10, layout=lay):
+        _ok(spec, "/{index}/_search", "post", b)
     _ok(spec, "/{index}/_create/{id}", "put", dsl.settings_source(dsl.index_meta(Config()), "2026-01-01T00:00:00Z"))
 
 
@@ -217,6 +225,8 @@ def test_bulk_lines(spec, signed, client):
     helpers = pytest.importorskip(f"{client}.helpers")
     tags = {"a": Tags("a"), "b": Tags("a", "a", 0.91, True)}
     actions = [dsl.index_action("docs", s, tags.get(s.id), i + 1, "2026-01-01T00:00:00.000+00:00") for i, s in enumerate(signed)]
+    adopted = dsl.Layout(text="content", title="headline", order="published", adopted=True)
+    actions.append(dsl.index_action("articles", signed[0], None, 9, "2026-01-01T00:00:00.000+00:00", adopted))
     actions += [dsl.update_tags_action("docs", "a", Tags("a", None, 0.0, False)), dsl.delete_action("docs", "c"),
                 dsl.cluster_action("docs", ClusterRecord("a", 2, "a", "T", ["a", "b"], 0.9, 0.9, 0.9, ["en"]), "2026-01-01T00:00:00Z")]
     lines = []
@@ -241,4 +251,8 @@ def test_bulk_lines(spec, signed, client):
     assert set(src) >= {"id", "lang", "exact", "simhash", "keys", "shingles", "n_shingles", "n_tokens", "seq",
                         "indexed_at", "signature_version", "cluster_id", "dup_of", "is_duplicate", "max_resemblance"}
     assert np.array_equal(dsl.decode_shingles(src["shingles"]), signed[0].shingles)
+    # an adopted index: only neardup.* of an existing document, the user's field names for a new one
+    k = next(i for i in range(0, len(lines), 2) if "update" in lines[i] and lines[i]["update"]["_index"] == "articles")
+    assert set(lines[k + 1]) == {"doc", "upsert"} and set(lines[k + 1]["doc"]) == {"neardup"}
+    assert set(lines[k + 1]["upsert"]) == {"content", "headline", "neardup"}
     assert src["keys"]["minhash"] == signed[0].keywords("minhash") and len(src["simhash"]) == 16
