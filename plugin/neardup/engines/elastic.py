@@ -52,9 +52,14 @@ class ElasticEngine(Engine):
 
     ``pipeline``: install the ingest pipeline and make it the index's ``default_pipeline``
     (True), do without (False, for engines without ingest such as test servers), or, by
-    default, do as the existing index was built (a new index gets one); ``max_retries``/``initial_backoff``/``max_backoff`` set the retry policy;
+    default, do as the existing index was built (a new index gets one); ``max_retries``/
+    ``initial_backoff``/``max_backoff`` set the one retry policy (requests and bulk items);
     ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
     boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
+    ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
+    to wait for another writer (None: as long as it takes), ``on_wait(holder, seconds)``
+    called while waiting; ``setup`` installs templates and pipeline even on an existing
+    index (``neardup init``). ``user:password@`` in ``url`` is used as basic auth.
     """
 
     def __init__(self, url: str, index: str = "neardup", api_key: Any = None, basic_auth: tuple[str, str] | None = None,
