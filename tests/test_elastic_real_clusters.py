@@ -153,7 +153,7 @@ import json, sys
 import elasticsearch
 from neardup.config import Config
 from neardup.engines.elastic import ElasticEngine
-from neardup.signer import Signer
+from neardup.signer import Document, Signer
 eng = ElasticEngine(sys.argv[1], index=sys.argv[2], pipeline=False, max_retries=1, initial_backoff=0.01)
 eng.open(Config())
 signer = Signer(eng.config)
