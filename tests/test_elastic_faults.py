@@ -232,3 +232,11 @@ def test_credentials_in_the_url_never_appear_in_messages(fault_proxy):
         down.open()
     assert "s3cret" not in str(err.value) and "cannot reach" in str(err.value)
     assert redact("GET https://u:p%40ss@h:9200/x failed; http://a:b@c") == "GET https://u:***@h:9200/x failed; http://a:***@c"
+
+
+def test_split_credentials():
+    from neardup.engines.transport import split_credentials
+
+    assert split_credentials("https://u:p%40ss@[::1]:9200/x") == ("https://[::1]:9200/x", ("u", "p@ss"))
+    assert split_credentials("http://elastic:s3cret@host:9200") == ("http://host:9200", ("elastic", "s3cret"))
+    assert split_credentials("http://host:9200") == ("http://host:9200", None)
