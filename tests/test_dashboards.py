@@ -45,7 +45,7 @@ def test_ndjson_parses_and_has_the_expected_objects(target):
     assert len({o["id"] for o in objs}) == len(objs)
     patterns = {o["attributes"]["title"]: o for o in objs if o["type"] == "index-pattern"}
     assert set(patterns) == {"neardup", "neardup-clusters"}
-    assert patterns["neardup"]["attributes"]["timeFieldName"] == "indexed_at"
+    assert patterns["neardup"]["attributes"]["timeFieldName"] == "neardup.indexed_at"
     assert "timeFieldName" not in patterns["neardup-clusters"]["attributes"]
     dash = next(o for o in objs if o["type"] == "dashboard")
     assert dash["attributes"]["title"] == DASHBOARD_TITLE
@@ -118,20 +118,21 @@ def test_visualizations_use_only_mapped_fields(target):
         for name in re.findall(r"([A-Za-z_][\w.]*)\s*:", search["query"]["query"]):
             assert name in fields
     # the fields the dashboard is about
-    assert {"indexed_at", "is_duplicate", "size", "representative_title.keyword", "mean_resemblance", "lang",
-            "fields.source.keyword", "max_resemblance"} <= used
+    assert {"neardup.indexed_at", "neardup.is_duplicate", "size", "representative_title.keyword", "mean_resemblance", "neardup.lang",
+            "fields.source.keyword", "neardup.max_resemblance"} <= used
 
 
 def test_mappings_have_the_contract_fields():
     docs = mapped_fields(load_mappings()[0])
     clusters = mapped_fields(load_mappings()[1])
-    for name, kind in {"id": "string", "lang": "string", "is_duplicate": "boolean", "max_resemblance": "number",
-                       "indexed_at": "date", "cluster_id": "string", "title.keyword": "string"}.items():
+    for name, kind in {"neardup.id": "string", "neardup.lang": "string", "neardup.is_duplicate": "boolean",
+                       "neardup.max_resemblance": "number", "neardup.indexed_at": "date", "neardup.cluster_id": "string",
+                       "title.keyword": "string"}.items():
         assert docs[name].kind == kind
     for name, kind in {"cluster_id": "string", "size": "number", "representative_title.keyword": "string",
                        "mean_resemblance": "number", "updated_at": "date"}.items():
         assert clusters[name].kind == kind
-    assert not docs["shingles"].searchable and not docs["simhash"].aggregatable
+    assert not docs["neardup.shingles"].searchable and not docs["neardup.simhash"].aggregatable
 
 
 def test_index_pattern_field_lists(target):
@@ -147,7 +148,7 @@ def test_index_pattern_field_lists(target):
             assert f["type"] in ("string", "number", "date", "boolean", "attachment")
         if o["attributes"]["title"] == "neardup":
             assert names["fields.source.keyword"]["subType"] == {"multi": {"parent": "fields.source"}}
-            assert names["indexed_at"]["type"] == "date" and names["is_duplicate"]["aggregatable"]
+            assert names["neardup.indexed_at"]["type"] == "date" and names["neardup.is_duplicate"]["aggregatable"]
             assert not names["body"]["aggregatable"]
 
 
@@ -186,7 +187,7 @@ def test_other_index_and_source_field():
 
 def test_source_field_resolution():
     docs = load_mappings()[0]
-    assert source_field(docs, "lang").name == "lang"
+    assert source_field(docs, "neardup.lang").name == "neardup.lang"
     assert source_field(docs, "title").name == "title.keyword"
     assert source_field(docs, "fields.site").name == "fields.site.keyword"
     with pytest.raises(DashboardError, match="not an aggregatable field"):

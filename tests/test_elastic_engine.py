@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from neardup.config import Config, ConfigMismatch
+from neardup.config import SIGNATURE_VERSION, Config, ConfigMismatch
 from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
@@ -79,10 +79,16 @@ def test_open_creates_templates_indices_and_meta(url):
     c = eng.client
     mapping = c.indices.get_mapping(index="docs")
     m = getattr(mapping, "body", mapping)["docs"]["mappings"]
-    assert m["_meta"]["neardup"]["config"] == cfg.to_dict()
-    assert m["_meta"]["neardup"]["fingerprint"] == cfg.fingerprint()
-    assert m["properties"]["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
-    assert m["properties"]["shingles"]["type"] == "binary"
+    # _meta is a small pointer; settings live in the settings document of the state index
+    assert m["_meta"]["neardup"] == {"settings": "docs-neardup-state/settings", "fingerprint": cfg.fingerprint(),
+                                     "signature_version": SIGNATURE_VERSION, "layout": 2}
+    doc = c.get(index="docs-neardup-state", id="settings")
+    data = getattr(doc, "body", doc)["_source"]["data"]
+    assert data["config"] == cfg.to_dict() and data["fingerprint"] == cfg.fingerprint()
+    nd = m["properties"]["neardup"]["properties"]  # everything neardup adds, under one object
+    assert nd["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
+    assert nd["shingles"]["type"] == "binary" and set(nd["keys"]["properties"]) == set(cfg.signatures)
+    assert set(m["properties"]) == {"title", "body", "fields", "neardup"}
     assert {"title", "body"} <= set(m["properties"]) and set(m["properties"]["body"]["fields"]) == {"fa", "ru", "en"}
     assert bool(c.indices.exists(index="docs-clusters"))
     eng.close()
@@ -184,6 +190,8 @@ def test_tags_delete_and_meta(url, pair):
     assert h.get(["d01"])["d01"].tags == Tags("d00", "d00", 0.93, True)
     assert h.delete(["d01", "d02", "missing"]) == 2 and h.count() == len(e.get([f"d{i:02d}" for i in range(30)])) - 2
     h.put_meta("context", {"lexicon": ["a", "b"]})
+    m = h.client.indices.get_mapping(index="docs")
+    assert "context" not in str(getattr(m, "body", m))  # collection statistics stay out of the cluster state
     h.close()
     again = _engine(url)
     again.open()
@@ -209,8 +217,8 @@ def test_fulltext_search_and_collapse(pair):
     h, _ = pair
     hits = h.search("river", size=50)
     assert hits and all("[river]" in x.snippet.lower() or "river" in (x.title or "") for x in hits[:3])
-    assert h.search({"term": {"id": "d05"}})[0].id == "d05"
-    assert [x.id for x in h.search({"query": {"ids": {"values": ["d04", "d07"]}}, "sort": [{"seq": "asc"}]})] == ["d04", "d07"]
+    assert h.search({"term": {"neardup.id": "d05"}})[0].id == "d05"
+    assert [x.id for x in h.search({"query": {"ids": {"values": ["d04", "d07"]}}, "sort": [{"neardup.seq": "asc"}]})] == ["d04", "d07"]
     folded = h.search_collapsed("river", size=50)
     assert len({x.cluster_id for x in folded}) == len(folded)
     c0 = [x for x in folded if x.cluster_id == "c0"]

@@ -118,12 +118,20 @@ def test_basic_auth_and_api_key_reach_every_request(request, proxy):
     assert key.count() == 3 and all(st != 401 for _, _, st in p.log[-3:])
 
 
-@pytest.mark.parametrize("version,message", [("8.15.3", "pip install 'elasticsearch>=8,<9'"), ("7.17.0", "needs Elasticsearch 8 or 9")])
-def test_unsupported_elasticsearch_versions_are_named(es_proxy, version, message):
-    es_proxy.es_version = version
+def test_unsupported_elasticsearch_versions_are_named(es_proxy):
+    import elasticsearch
+
+    es_proxy.es_version = "7.17.0"
     with pytest.raises(EngineError) as err:
         _engine(es_proxy.url).open()
-    assert version in str(err.value) and message in str(err.value)
+    assert "7.17.0" in str(err.value) and "needs Elasticsearch 8 or 9" in str(err.value)
+    es_proxy.es_version = "8.15.3"
+    if elasticsearch.__versionstr__.startswith("8."):  # neardup's client: 8 and 9 both served
+        assert _engine(es_proxy.url).open() == Config()
+        return
+    with pytest.raises(EngineError) as err:  # a 9.x client installed by hand cannot talk to 8
+        _engine(es_proxy.url).open()
+    assert "8.15.3" in str(err.value) and "pip install 'elasticsearch>=8.13,<9'" in str(err.value)
 
 
 def test_scan_uses_a_point_in_time_on_opensearch_and_scroll_where_missing(fault_proxy, es_proxy):
@@ -133,3 +141,102 @@ def test_scan_uses_a_point_in_time_on_opensearch_and_scroll_where_missing(fault_
         eng.put(_signed(7, eng.config))
         assert [d.id for d in eng.scan(batch_size=3)] == [f"n{i:03d}" for i in range(7)]
         assert any(used in path for _, path, _ in proxy.log), used
+
+
+# -- one bad document never costs the good ones; every accepted document stored once ----------
+def _stored_once(eng, ids) -> None:
+    """Every id stored, each exactly once, with distinct arrival numbers."""
+    rows = list(eng.scan_tags())
+    assert sorted(r.id for r in rows) == sorted(ids)
+    seqs = [r.seq for r in rows]
+    assert len(set(seqs)) == len(seqs) and eng.count() == len(ids)
+
+
+@pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
+def test_bad_documents_are_reported_and_the_good_ones_stored(request, proxy):
+    p = request.getfixturevalue(proxy)
+    eng = _engine(p.url, chunk_size=100)
+    eng.open(Config())
+    signer = Signer(eng.config)
+    docs = [signer.sign(Document(f"g{i:02d}", f"good document {i} about topic {i % 5} with words of its own")) for i in range(49)]
+    long_id = "x" * 300 + "й" * 120  # 540 bytes in UTF-8
+    docs.insert(10, signer.sign(Document(long_id, "a document whose id is too long for the engine")))
+    docs.insert(30, signer.sign(Document("surrogate", "a text with a lone surrogate \ud800 inside it")))
+    failures = eng.put(docs)
+    assert sorted(f.id for f in failures) == sorted([long_id, "surrogate"])
+    reasons = {f.id: f.reason for f in failures}
+    assert "540 bytes" in reasons[long_id] and "512" in reasons[long_id]
+    assert "not valid Unicode" in reasons["surrogate"] and "position 29" in reasons["surrogate"]
+    _stored_once(eng, [f"g{i:02d}" for i in range(49)])
+
+
+def test_a_request_refused_as_a_whole_is_split_document_by_document(fault_proxy):
+    eng = _engine(fault_proxy.url, chunk_size=50)
+    eng.open(Config())
+    signer = Signer(eng.config)
+    docs = [signer.sign(Document(f"d{i:02d}", f"document {i} says something about subject {i % 4} today")) for i in range(20)]
+    docs[7] = signer.sign(Document("poison", "the server refuses any request that carries this one"))
+    fault_proxy.refuse_bulk_with = "poison"
+    failures = eng.put(docs)
+    assert [f.id for f in failures] == ["poison"] and failures[0].reason.startswith("400")
+    _stored_once(eng, [d.id for d in docs if d.id != "poison"])
+    bulk = [x for x in fault_proxy.log if "_bulk" in x[1]]
+    assert bulk[0][2] == 400 and len(bulk) == 1 + 20  # the whole request, then one per document
+
+
+@pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
+@pytest.mark.parametrize("fault", ["429 storm", "503", "timeout mid-bulk", "dropped after write", "dropped before write"])
+def test_faults_during_bulk_store_every_document_exactly_once(request, proxy, fault):
+    p = request.getfixturevalue(proxy)
+    eng = _engine(p.url, max_retries=6, request_timeout=1.0)
+    eng.open(Config())
+    docs = _signed(45, eng.config)  # 5 bulk requests of 10 (chunk_size 10)
+    if fault == "429 storm":
+        p.reject_bulk, p.reject_bulk_items = 3, 3
+    elif fault == "503":
+        p.fail_status, p.fail_any = 503, 4
+    elif fault == "timeout mid-bulk":
+        p.delay_bulk, p.delay_seconds = 2, 1.6
+    elif fault == "dropped after write":
+        p.drop_bulk = 2
+    else:
+        p.drop_bulk_before = 2
+    assert eng.put(docs) == []
+    assert p.reject_bulk == p.reject_bulk_items == p.fail_any == p.delay_bulk == p.drop_bulk == p.drop_bulk_before == 0
+    _stored_once(eng, [d.id for d in docs])
+    assert [r.seq for r in eng.scan_tags()] == list(range(1, 46))
+
+
+def test_credentials_in_the_url_never_appear_in_messages(fault_proxy):
+    import base64
+
+    from neardup.engines.transport import redact
+
+    fault_proxy.require_auth = "Basic " + base64.b64encode(b"elastic:s3cret-pw").decode()
+    url = fault_proxy.url.replace("http://", "http://elastic:s3cret-pw@")
+    eng = _engine(url, max_retries=1)
+    eng.open(Config())
+    assert "s3cret" not in eng.location and eng.location.startswith("http://127.0.0.1:")
+    assert eng.put(_signed(3, eng.config)) == [] and eng.count() == 3
+    fault_proxy.fail_any = 100
+    with pytest.raises(EngineError) as err:
+        eng.count()
+    assert "s3cret" not in str(err.value) and "503" in str(err.value)
+    fault_proxy.fail_any = 0
+    wrong = _engine(fault_proxy.url.replace("http://", "http://elastic:wrong-pw@"), max_retries=0)
+    with pytest.raises(EngineError) as err:
+        wrong.open()
+    assert "wrong-pw" not in str(err.value) and "refused" in str(err.value)
+    down = _engine(f"http://elastic:s3cret-pw@127.0.0.1:{_free_port()}", max_retries=0, request_timeout=1)
+    with pytest.raises(EngineError) as err:
+        down.open()
+    assert "s3cret" not in str(err.value) and "cannot reach" in str(err.value)
+    assert redact("GET https://u:p%40ss@h:9200/x failed; http://a:b@c") == "GET https://u:***@h:9200/x failed; http://a:***@c"
+
+
+def test_split_credentials():
+    from neardup.engines.transport import split_credentials
+
+    assert split_credentials("https://u:p%40ss@[::1]:9200/x") == ("https://[::1]:9200/x", ("u", "p@ss"))
+    assert split_credentials("http://elastic:s3cret@host:9200") == ("http://host:9200", ("elastic", "s3cret"))
+    assert split_credentials("http://host:9200") == ("http://host:9200", None)

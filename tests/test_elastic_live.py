@@ -68,12 +68,12 @@ def test_pipeline_installed_as_default(engine):
 def test_simulate_stamps_and_refuses(engine):
     pipe = dsl.pipeline_id(engine.index)
     good = _signed_source(engine)
-    unsigned = {"id": "u", "body": "raw text never signed"}
-    wrong = dict(good, signature_version=SIGNATURE_VERSION + 1)
+    unsigned = {"body": "raw text never signed"}
+    wrong = dict(good, neardup=dict(good["neardup"], signature_version=SIGNATURE_VERSION + 1))
     r = _body(engine.client.ingest.simulate(id=pipe, body={"docs": [{"_id": "g", "_source": good}, {"_id": "u", "_source": unsigned},
                                                                       {"_id": "w", "_source": wrong}]}))
     g, u, w = r["docs"]
-    src = g["doc"]["_source"]
+    src = g["doc"]["_source"]["neardup"]
     assert src["indexed_at"] != "2000-01-01T00:00:00.000+00:00"  # the engine's clock
     if dsl.supports_fingerprint(engine.server.product, engine.server.version):
         assert src["fingerprint"]
@@ -84,7 +84,7 @@ def test_unsigned_documents_are_refused_signed_ones_indexed(engine):
     failures = engine.put([Signer(engine.config).sign(Document("ok", "a signed document passes the ingest pipeline"))])
     assert failures == [] and engine.get(["ok"])["ok"].indexed_at
     with pytest.raises(Exception) as err:
-        engine.client.index(index=engine.index, id="raw", body={"id": "raw", "body": "not signed"}, refresh=True)
+        engine.client.index(index=engine.index, id="raw", body={"body": "not signed"}, refresh=True)
     assert "neardup signature" in str(err.value)
     assert engine.count() == 1
 

@@ -18,7 +18,10 @@ from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.resources import load_json
 from neardup.signer import Document, Signer
 
-SPEC_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "opensearch-api-spec" / "spec"
+# the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)
+SPEC_DIR = next((p / "shared" / "opensearch-api-spec" / "spec" for p in Path(__file__).resolve().parents[1:]
+                 if (p / "shared" / "opensearch-api-spec" / "spec").is_dir()),
+                Path(__file__).resolve().parents[1].parent / "shared" / "opensearch-api-spec" / "spec")
 if not SPEC_DIR.is_dir():
     pytest.skip(f"OpenSearch API specification not found at {SPEC_DIR}", allow_module_level=True)
 
@@ -69,7 +72,9 @@ def test_index_templates(spec):
 
 
 def test_mapping_fields_follow_the_contract():
-    props = load_json("mappings", "documents.json")["template"]["mappings"]["properties"]
+    top = load_json("mappings", "documents.json")["template"]["mappings"]["properties"]
+    assert set(top) == {"title", "body", "fields", "neardup"} and top["neardup"]["dynamic"] == "strict"
+    props = top["neardup"]["properties"]  # everything neardup adds is under one object
     assert props["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
     assert props["shingles"]["type"] == "binary" and props["shingles"].get("doc_values") is False
     assert {props[f]["type"] for f in ("exact", "lang", "cluster_id", "dup_of", "id")} == {"keyword"}
@@ -77,7 +82,7 @@ def test_mapping_fields_follow_the_contract():
             props["indexed_at"]["type"], props["seq"]["type"]) == ("boolean", "float", "integer", "date", "long")
     assert {k: v["type"] for k, v in props["keys"]["properties"].items()} == dict.fromkeys(("exact", "minhash", "simhash", "winnow"), "keyword")
     for f in ("title", "body"):
-        assert {k: v.get("analyzer") for k, v in props[f]["fields"].items() if k != "keyword"} == \
+        assert {k: v.get("analyzer") for k, v in top[f]["fields"].items() if k != "keyword"} == \
             {"fa": "neardup_fa", "ru": "neardup_ru", "en": "neardup_en"}
     clusters = load_json("mappings", "clusters.json")["template"]["mappings"]["properties"]
     assert set(clusters) == {"cluster_id", "size", "representative_id", "representative_title", "members", "min_resemblance",
@@ -132,7 +137,7 @@ def test_fingerprint_processor_options_are_the_documented_ones():
     assert es["method"] in {"MD5", "SHA-1", "SHA-256", "SHA-512", "MurmurHash3"}
     assert set(os_) <= common | {"fields", "exclude_fields", "hash_method", "target_field", "ignore_missing"}
     assert os_["hash_method"] in {"MD5@2.16.0", "SHA-1@2.16.0", "SHA-256@2.16.0", "SHA3-256@2.16.0"}
-    assert es["fields"] == os_["fields"] == ["body"] and es["target_field"] == os_["target_field"] == "fingerprint"
+    assert es["fields"] == os_["fields"] == ["body"] and es["target_field"] == os_["target_field"] == "neardup.fingerprint"
 
 
 # -- searches ----------------------------------------------------------------------------------
@@ -151,7 +156,7 @@ def test_candidate_searches(spec, signed, max_clauses):
     bodies = [dsl.candidate_body(q, max_clauses) for q in _candidate_queries(signed)]
     for b in bodies:
         _ok(spec, "/{index}/_search", "post", b)
-        assert b["_source"] == ["n_shingles", "simhash", "shingles", "cluster_id"]
+        assert b["_source"] == ["neardup.n_shingles", "neardup.simhash", "neardup.shingles", "neardup.cluster_id", "neardup.seq"]
         assert b["query"]["bool"]["minimum_should_match"] == 1
     assert bodies[0]["query"]["bool"]["must_not"] == [{"ids": {"values": ["a"]}}]
     assert bodies[1]["size"] == 10000  # capped at the result window
@@ -159,7 +164,7 @@ def test_candidate_searches(spec, signed, max_clauses):
     _ok(spec, "/_msearch", "post", lines)
     _ok(spec, "/{index}/_msearch", "post", lines)
     header, body = spec.component("_core.msearch", "MultisearchHeader"), spec.component("_core.msearch", "MultisearchBody")
-    for h, b in zip(lines[::2], lines[1::2]):
+    for h, b in zip(lines[::2], lines[1::2], strict=True):
         assert spec.errors_for(header, h) == [] and spec.errors_for(body, b) == []
 
 
@@ -170,9 +175,9 @@ def test_candidate_query_shape(signed):
     assert [c["bool"]["_name"] for c in should] == ["winnow", "minhash"]
     assert should[0]["bool"]["minimum_should_match"] == 2 and should[1]["bool"]["minimum_should_match"] == 1
     assert all(set(t) == {"constant_score"} for c in should for t in c["bool"]["should"])
-    assert body["query"]["bool"]["filter"] == [{"range": {"n_shingles": {"gte": 0, "lte": 50}}}]
+    assert body["query"]["bool"]["filter"] == [{"range": {"neardup.n_shingles": {"gte": 0, "lte": 50}}}]
     small = dsl.candidate_body(q, max_clauses=8)["query"]["bool"]["should"]
-    assert "terms_set" in small[0] and small[1] == {"terms": {"keys.minhash": signed[0].keywords("minhash"), "_name": "minhash"}}
+    assert "terms_set" in small[0] and small[1] == {"terms": {"neardup.keys.minhash": signed[0].keywords("minhash"), "_name": "minhash"}}
     assert dsl.candidate_body(CandidateQuery((KeyGroup("minhash", ()),))) is None
 
 
@@ -191,12 +196,37 @@ def test_other_searches(spec):
     _ok(spec, "/{index}/_mget", "post", dsl.existing_seq_body(["a"]))
 
 
+def test_tagging_support_bodies(spec, signed):
+    s = signed[0]
+    q = CandidateQuery((KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),), 3, 90, "a", 50,
+                       before_seq=40, after_seq=2, representatives=True)
+    body = dsl.candidate_body(q)
+    _ok(spec, "/{index}/_search", "post", body)
+    assert {"range": {"neardup.seq": {"lt": 40, "gt": 2}}} in body["query"]["bool"]["filter"]
+    assert {"term": {"neardup.is_duplicate": False}} in body["query"]["bool"]["filter"]
+    for b in (dsl.tag_scan_body(100, [5], {"id": "pit", "keep_alive": "5m"}), dsl.members_body(["a", "b"], 100, [9]),
+              dsl.count_body(), dsl.count_body(False)):
+        _ok(spec, "/_search", "post", b)
+    _ok(spec, "/{index}", "put", dsl.state_index_body())
+    lay = dsl.Layout(text="content", title="headline", order="published", adopted=True)
+    _ok(spec, "/_search", "post", dsl.unsigned_body(200, [1700000000000, 12], {"id": "pit", "keep_alive": "5m"}, lay))
+    _ok(spec, "/{index}/_search", "post", dsl.unsigned_body(200, None, None, dsl.Layout(text="body", adopted=True)))
+    m = dsl.attach_mapping(Config().signatures, dsl.meta_pointer("articles", dsl.index_meta(Config())), {"owner": "x"})
+    _ok(spec, "/{index}/_mapping", "put", m)
+    assert set(m) == {"_meta", "properties"} and set(m["properties"]) == {"neardup"} and m["_meta"]["owner"] == "x"
+    for b in dsl.collapsed_bodies("words", 10, layout=lay):
+        _ok(spec, "/{index}/_search", "post", b)
+    _ok(spec, "/{index}/_create/{id}", "put", dsl.settings_source(dsl.index_meta(Config()), "2026-01-01T00:00:00Z"))
+
+
 # -- bulk --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("client", ["elasticsearch", "opensearchpy"])
 def test_bulk_lines(spec, signed, client):
     helpers = pytest.importorskip(f"{client}.helpers")
     tags = {"a": Tags("a"), "b": Tags("a", "a", 0.91, True)}
     actions = [dsl.index_action("docs", s, tags.get(s.id), i + 1, "2026-01-01T00:00:00.000+00:00") for i, s in enumerate(signed)]
+    adopted = dsl.Layout(text="content", title="headline", order="published", adopted=True)
+    actions.append(dsl.index_action("articles", signed[0], None, 9, "2026-01-01T00:00:00.000+00:00", adopted))
     actions += [dsl.update_tags_action("docs", "a", Tags("a", None, 0.0, False)), dsl.delete_action("docs", "c"),
                 dsl.cluster_action("docs", ClusterRecord("a", 2, "a", "T", ["a", "b"], 0.9, 0.9, 0.9, ["en"]), "2026-01-01T00:00:00Z")]
     lines = []
@@ -216,8 +246,13 @@ def test_bulk_lines(spec, signed, client):
         if kind == "update":
             assert spec.errors_for(update, lines[i + 1]) == []
         i += 1 if kind == "delete" else 2
-    src = lines[1]
-    assert set(src) >= {"id", "body", "lang", "exact", "simhash", "keys", "shingles", "n_shingles", "n_tokens", "seq",
+    assert set(lines[1]) == {"body", "title", "fields", "neardup"}
+    src = lines[1]["neardup"]
+    assert set(src) >= {"id", "lang", "exact", "simhash", "keys", "shingles", "n_shingles", "n_tokens", "seq",
                         "indexed_at", "signature_version", "cluster_id", "dup_of", "is_duplicate", "max_resemblance"}
     assert np.array_equal(dsl.decode_shingles(src["shingles"]), signed[0].shingles)
+    # an adopted index: only neardup.* of an existing document, the user's field names for a new one
+    k = next(i for i in range(0, len(lines), 2) if "update" in lines[i] and lines[i]["update"]["_index"] == "articles")
+    assert set(lines[k + 1]) == {"doc", "upsert"} and set(lines[k + 1]["doc"]) == {"neardup"}
+    assert set(lines[k + 1]["upsert"]) == {"content", "headline", "neardup"}
     assert src["keys"]["minhash"] == signed[0].keywords("minhash") and len(src["simhash"]) == 16

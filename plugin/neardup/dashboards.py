@@ -189,6 +189,23 @@ def source_field(mapping: Mapping[str, Any], name: str) -> FieldSpec:
     return spec
 
 
+def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], str]:
+    """The documents and clusters mappings as the cluster has them (an adopted index has the
+    user's own fields), and the time field: the index's order field when it is a date
+    (``neardup attach --order-field``), else ``neardup.indexed_at``. ``engine`` is an open
+    :class:`~neardup.engines.elastic.ElasticEngine`."""
+
+    def mapping(index: str) -> Mapping[str, Any]:
+        m = engine.client.indices.get_mapping(index=index)
+        m = getattr(m, "body", m)
+        return next(iter(m.values()))["mappings"]
+
+    docs, clusters = mapping(engine.index), mapping(engine.clusters_index)
+    order = getattr(engine.layout, "order", None)
+    spec = mapped_fields(docs).get(order) if order else None
+    return docs, clusters, order if spec is not None and spec.kind == "date" else "neardup.indexed_at"
+
+
 def load_mappings() -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """The documents and clusters mappings from the templates under ``mappings/``."""
     return (mapping_of(load_json("mappings", DOCS_MAPPING), f"mappings/{DOCS_MAPPING}"),
@@ -265,16 +282,16 @@ def _metric_params() -> dict[str, Any]:
                        "style": {"bgFill": "#000", "bgColor": False, "labelColor": False, "subText": "", "fontSize": 36}}}
 
 
-def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
+def visualizations(source: FieldSpec, source_label: str, time_field: str = "neardup.indexed_at") -> list[Visualization]:
     """The dashboard's panels, in display order."""
     count = _agg("1", "count", "metric", customLabel="Documents")
-    dup_split = _terms("3", "group", "is_duplicate", 2, "Duplicate", order_by="_key")
+    dup_split = _terms("3", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")
     return [
         Visualization(
             "summary", "Documents and duplicates",
             "Documents in the index, split into duplicates (true) and first copies (false).", False, "metric",
             _metric_params(),
-            [count, _terms("2", "group", "is_duplicate", 2, "Duplicate", order_by="_key")]),
+            [count, _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")]),
         Visualization(
             "cluster-summary", "Clusters",
             "Stored near-duplicate clusters, the documents in them and their mean resemblance.", True, "metric",
@@ -286,7 +303,7 @@ def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
             "share-over-time", "Share of duplicates over time",
             "Share of indexed documents tagged as near-duplicates of an earlier one, by indexing time.", False, "area",
             _xy_params("area", "Share of documents", mode="percentage", stacked=True),
-            [count, _agg("2", "date_histogram", "segment", field="indexed_at",
+            [count, _agg("2", "date_histogram", "segment", field=time_field,
                          interval="auto", drop_partials=False, min_doc_count=1, extended_bounds={}), dup_split]),
         Visualization(
             "cluster-sizes", "Cluster-size distribution",
@@ -309,7 +326,7 @@ def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
             "by-language", "Duplicates by language",
             "Documents per language, duplicates (true) stacked on first copies (false).", False, "histogram",
             _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", "lang", 10, "Language", other=True), dup_split]),
+            [count, _terms("2", "segment", "neardup.lang", 10, "Language", other=True), dup_split]),
         Visualization(
             "by-source", f"Duplicates by {source_label}",
             f"Documents per value of {source.name}, duplicates (true) stacked on first copies (false).", False,
@@ -320,9 +337,9 @@ def visualizations(source: FieldSpec, source_label: str) -> list[Visualization]:
             "Highest verified resemblance of each duplicate to an earlier document.", False, "histogram",
             _xy_params("histogram", "Duplicates", legend=False),
             [_agg("1", "count", "metric", customLabel="Duplicates"),
-             _agg("2", "histogram", "segment", field="max_resemblance", interval=0.05, min_doc_count=False,
+             _agg("2", "histogram", "segment", field="neardup.max_resemblance", interval=0.05, min_doc_count=False,
                   has_extended_bounds=True, extended_bounds={"min": 0, "max": 1}, customLabel="Max resemblance")],
-            query="is_duplicate:true"),
+            query="neardup.is_duplicate:true"),
     ]
 
 
@@ -344,8 +361,10 @@ def _versioned(obj: dict[str, Any], product: Product) -> dict[str, Any]:
 
 
 def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str = DEFAULT_SOURCE_FIELD,
-                  mappings: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """Index patterns, visualizations and the dashboard for ``index`` and ``index-clusters``."""
+                  mappings: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
+                  time_field: str = "neardup.indexed_at") -> list[dict[str, Any]]:
+    """Index patterns, visualizations and the dashboard for ``index`` and ``index-clusters``
+    (``mappings``: the live ones, see :func:`live_mappings`; default: the templates)."""
     if target not in PRODUCTS:
         raise DashboardError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
     if not index or any(c in index for c in ' "*\\<|,>/?'):
@@ -361,20 +380,20 @@ def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str
     if src.parent:
         docs_fields.setdefault(src.parent, FieldSpec(src.parent, "text", doc_values=False))
     patterns = {
-        False: (object_id(index, "index-pattern"), index, "indexed_at", docs_fields),
+        False: (object_id(index, "index-pattern"), index, time_field, docs_fields),
         True: (object_id(index, "clusters-index-pattern"), clusters_index, None, mapped_fields(clusters_mapping)),
     }
     out: list[dict[str, Any]] = []
-    for pid, title, time_field, fields in patterns.values():
+    for pid, title, pattern_time, fields in patterns.values():
         attrs: dict[str, Any] = {"title": title, "fields": "[]", "fieldFormatMap": "{}"}
         if product.index_pattern_fields:
             attrs["fields"] = _dumps([f.to_index_pattern() for _, f in sorted(fields.items())])
-        if time_field:
-            attrs["timeFieldName"] = time_field
+        if pattern_time:
+            attrs["timeFieldName"] = pattern_time
         out.append(_versioned({"id": pid, "type": "index-pattern", "attributes": attrs, "references": []}, product))
 
     panels, refs = [], []
-    for i, vis in enumerate(visualizations(src, label)):
+    for i, vis in enumerate(visualizations(src, label, time_field)):
         vid = object_id(index, f"vis/{vis.role}")
         vis_state = {"title": vis.title, "type": vis.vis_type, "params": vis.params, "aggs": vis.aggs}
         out.append(_versioned({
@@ -412,8 +431,12 @@ def to_ndjson(objects: Iterable[Mapping[str, Any]]) -> str:
     return "".join(_dumps(o) + "\n" for o in objects)
 
 
-def export(index: str = "neardup", *, target: str = "kibana", source: str = DEFAULT_SOURCE_FIELD) -> str:
-    return to_ndjson(saved_objects(index, target=target, source=source))
+def export(index: str = "neardup", *, target: str = "kibana", source: str = DEFAULT_SOURCE_FIELD, engine: Any = None) -> str:
+    """The NDJSON of :func:`saved_objects`; with an open HTTP ``engine``, from its live mappings."""
+    if engine is None:
+        return to_ndjson(saved_objects(index, target=target, source=source))
+    docs, clusters, time_field = live_mappings(engine)
+    return to_ndjson(saved_objects(engine.index, target=target, source=source, mappings=(docs, clusters), time_field=time_field))
 
 
 # ---------------------------------------------------------------------------------------
@@ -433,7 +456,7 @@ def detect_target(url: str, *, headers: Mapping[str, str] | None = None, http: A
                          "header on /api/status): pass --target")
 
 
-def install(url: str, ndjson: str | bytes | None = None, *, target: str = "auto", index: str = "neardup",
+def install(url: str, ndjson: str | bytes | None = None, *, target: str = "auto", index: str = "neardup", engine: Any = None,
             source: str = DEFAULT_SOURCE_FIELD, api_key: str | None = None,
             basic_auth: tuple[str, str] | None = None, ca_certs: str | None = None, verify_certs: bool = True,
             space: str | None = None, tenant: str | None = None, timeout: float = 30.0, retries: int = 5,
@@ -461,7 +484,7 @@ def install(url: str, ndjson: str | bytes | None = None, *, target: str = "auto"
     if target not in PRODUCTS:
         raise DashboardError(f"unknown target {target!r}: choose auto or one of {', '.join(TARGETS)}")
     if ndjson is None:
-        ndjson = export(index, target=target, source=source)
+        ndjson = export(index, target=target, source=source, engine=engine)
     headers[PRODUCTS[target].xsrf_header] = "true"
     base = url.rstrip("/") + (f"/s/{space}" if space else "")
     body = ndjson.encode() if isinstance(ndjson, str) else ndjson

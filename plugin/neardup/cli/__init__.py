@@ -24,6 +24,7 @@ COMMANDS = {
     "evaluate": "evaluate:evaluate_cmd",
     "init": "http:init_cmd",
     "retag": "http:retag_cmd",
+    "attach": "attach:attach_cmd",
 }
 
 

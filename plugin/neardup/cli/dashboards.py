@@ -9,14 +9,40 @@ from .options import echo_json, fail, json_option
 _TARGET_HELP = "Product the saved objects are for."
 
 
-def _build(target: str, index: str, source_field: str) -> str:
+def _build(target: str, index: str, source_field: str, engine_url: str | None, engine_opts: dict | None = None) -> str:
     from ..dashboards import DashboardError, export
+    from ..engines.base import EngineError
 
+    engine = None
     try:
-        return export(index, target=target, source=source_field)
-    except (DashboardError, FileNotFoundError) as e:
+        if engine_url:  # the live mappings (an attached index has the user's own fields)
+            from ..engines.elastic import ElasticEngine
+
+            engine = ElasticEngine(engine_url, **{**(engine_opts or {}), "index": index})
+            engine.open(create=False)
+        return export(index, target=target, source=source_field, engine=engine)
+    except (DashboardError, EngineError, FileNotFoundError) as e:
         fail(str(e))
-        raise AssertionError("unreachable")
+        raise AssertionError("unreachable") from None
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _engine_from_env(url: str | None) -> dict:
+    """Connection options of the Elasticsearch/OpenSearch engine (env NEARDUP_API_KEY /
+    NEARDUP_USER / NEARDUP_PASSWORD; the --api-key/--user of install are Kibana's)."""
+    import os
+
+    user = os.environ.get("NEARDUP_USER")
+    return {"api_key": os.environ.get("NEARDUP_API_KEY"), "basic_auth": (user, os.environ.get("NEARDUP_PASSWORD") or "") if user else None}
+
+
+def _engine_option(fn):
+    return click.option("--engine", "engine_url", envvar="NEARDUP_URL", default=None, metavar="URL",
+                        help="Elasticsearch/OpenSearch URL: build from the index's live mapping (its own fields, "
+                             "time field) instead of neardup's templates (env NEARDUP_URL; credentials from "
+                             "NEARDUP_API_KEY or NEARDUP_USER/NEARDUP_PASSWORD).")(fn)
 
 
 def _index_options(fn):
@@ -47,9 +73,10 @@ def dashboards_group() -> None:
 @click.option("--target", type=click.Choice(["kibana", "opensearch-dashboards"]), default="kibana", show_default=True,
               help=_TARGET_HELP)
 @_index_options
+@_engine_option
 @click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-",
               help="NDJSON file to write (default: standard output).")
-def export_cmd(target: str, index_name: str, source_field: str, output) -> None:
+def export_cmd(target: str, index_name: str, source_field: str, engine_url: str | None, output) -> None:
     """Write the saved objects as NDJSON, ready for Saved Objects > Import or the import API.
 
     \b
@@ -58,7 +85,7 @@ def export_cmd(target: str, index_name: str, source_field: str, output) -> None:
            -H "kbn-xsrf: true" --form file=@kibana.ndjson
     (OpenSearch Dashboards: header "osd-xsrf: true")
     """
-    output.write(_build(target, index_name, source_field))
+    output.write(_build(target, index_name, source_field, engine_url, _engine_from_env(engine_url)))
 
 
 @dashboards_group.command("install")
@@ -66,6 +93,7 @@ def export_cmd(target: str, index_name: str, source_field: str, output) -> None:
 @click.option("--target", type=click.Choice(["auto", "kibana", "opensearch-dashboards"]), default="auto",
               show_default=True, help=_TARGET_HELP + " auto asks the server (/api/status).")
 @_index_options
+@_engine_option
 @click.option("--file", "ndjson_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Import this NDJSON instead of building it (e.g. an edited export).")
 @click.option("--api-key", envvar="NEARDUP_DASHBOARDS_API_KEY", default=None,
@@ -83,7 +111,7 @@ def export_cmd(target: str, index_name: str, source_field: str, output) -> None:
 @click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True,
               help="Retries on connection errors, 429 and 5xx (exponential backoff).")
 @json_option
-def install_cmd(url: str, target: str, index_name: str, source_field: str, ndjson_file: str | None,
+def install_cmd(url: str, target: str, index_name: str, source_field: str, engine_url: str | None, ndjson_file: str | None,
                 api_key: str | None, user: str | None, password: str | None, ca_certs: str | None,
                 no_verify_certs: bool, space: str | None, tenant: str | None, timeout: float, retries: int, as_json: bool) -> None:
     """Import the saved objects into Kibana or OpenSearch Dashboards at URL.
@@ -107,12 +135,25 @@ def install_cmd(url: str, target: str, index_name: str, source_field: str, ndjso
     if ndjson_file:
         with open(ndjson_file, encoding="utf-8") as f:
             body = f.read()
+    engine = None
+    if engine_url and body is None:
+        from ..engines.base import EngineError
+        from ..engines.elastic import ElasticEngine
+
+        try:
+            engine = ElasticEngine(engine_url, **{**_engine_from_env(engine_url), "index": index_name})
+            engine.open(create=False)
+        except EngineError as e:
+            fail(str(e))
     try:
-        answer = install(url, body, target=target, index=index_name, source=source_field, api_key=api_key,
+        answer = install(url, body, target=target, index=index_name, engine=engine, source=source_field, api_key=api_key,
                          basic_auth=(user, password) if user else None, ca_certs=ca_certs,
                          verify_certs=not no_verify_certs, space=space, tenant=tenant, timeout=timeout, retries=retries)
     except (DashboardError, FileNotFoundError) as e:
         fail(str(e))
+    finally:
+        if engine is not None:
+            engine.close()
     if as_json:
         echo_json(answer)
     else:

@@ -57,8 +57,10 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
     from ..engines.base import EngineError
 
     opts = dict(engine_opts)
-    if no_pipeline and is_url(target):
-        opts["pipeline"] = False
+    if is_url(target):
+        opts["setup"] = True  # templates and pipeline again, even for an existing index
+        if no_pipeline:
+            opts["pipeline"] = False
     config = _settings(lang, shingle_size, threshold, num_perm, signatures)
     try:
         engine = open_engine(target, **opts)
@@ -80,6 +82,20 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
     for a in actions:
         click.echo(f"  - {a}")
     click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
+
+
+def announce_waits(engine: Any) -> None:
+    """Say on stderr who holds the write lease while this command waits for it (HTTP engines)."""
+    if not hasattr(engine, "on_wait"):
+        return
+    seen: set[str] = set()
+
+    def on_wait(holder: Any, waited: float) -> None:
+        if holder.owner not in seen:
+            seen.add(holder.owner)
+            click.echo(f"waiting for another writer ({holder.describe()})", err=True)
+
+    engine.on_wait = on_wait
 
 
 def _exists(engine: Any) -> bool:
@@ -116,6 +132,7 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
     except (EngineError, ConfigError) as e:
         fail(str(e))
         return
+    announce_waits(nd.engine)
     try:
         total = nd.count()
         from rich.console import Console

@@ -6,12 +6,18 @@ specification and the engine adapter (:mod:`neardup.engines.elastic`) stays a th
 of I/O. Index templates and the ingest pipeline come from the JSON files under
 ``mappings/`` and ``ingest_pipeline/``; only names, ``_meta`` and the pipeline hook are
 filled in here.
+
+One layout: everything neardup writes is under one object, ``neardup.*`` (signature,
+arrival number, tags), next to the document's own fields. In neardup's own index those are
+``title``, ``body`` and ``fields``; in an index adopted with ``neardup attach`` they are the
+user's, named by a :class:`Layout`, and neardup only ever writes ``neardup.*`` there.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -21,12 +27,59 @@ from ..resources import load_json
 from ..signer import POSITIONAL, Signed, render_keys
 from .base import CandidateQuery, ClusterRecord, Tags
 
+#: The object every neardup field lives under.
+ROOT = "neardup"
+
+
+def n(name: str) -> str:
+    """Path of a neardup field (``seq`` -> ``neardup.seq``)."""
+    return f"{ROOT}.{name}"
+
+
 #: Fields the verifier needs from a candidate hit (no second round trip).
-CANDIDATE_SOURCE = ["n_shingles", "simhash", "shingles", "cluster_id"]
-#: Fields of a full-text hit.
-HIT_SOURCE = ["title", "cluster_id"]
-#: Full-text fields: the plain analyzer plus the per-language subfields.
+CANDIDATE_SOURCE = [n("n_shingles"), n("simhash"), n("shingles"), n("cluster_id"), n("seq")]
+#: neardup fields of a tag row (TagRow): no shingles, keys or text.
+TAG_FIELDS = [n("id"), n("seq"), n("cluster_id"), n("dup_of"), n("max_resemblance"), n("is_duplicate"), n("lang"), n("indexed_at")]
+#: Full-text fields of neardup's own index: the plain analyzer plus the per-language subfields.
 TEXT_FIELDS = ["title^2", "title.fa^2", "title.ru^2", "title.en^2", "body", "body.fa", "body.ru", "body.en"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a documents index keeps the document's own fields (neardup's are under ``neardup``).
+
+    neardup's own index: ``body``, ``title``, ``fields`` (the default). An adopted index:
+    the user's text field, optional title and language fields, and the field that orders
+    arrival (``order``; None: index order); ``adopted`` indices are only ever updated in
+    ``neardup.*``.
+    """
+
+    text: str = "body"
+    title: str | None = "title"
+    lang: str | None = None
+    order: str | None = None
+    adopted: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> "Layout":
+        return cls(**{k: v for k, v in (d or {}).items() if k in cls.__dataclass_fields__})
+
+    @property
+    def own_fields(self) -> list[str]:
+        """The document's own fields a StoredDoc reads (besides ``neardup``)."""
+        out = [f for f in (self.title, self.lang) if f]
+        return out if self.adopted else [*out, "fields"]
+
+    def search_fields(self) -> list[str]:
+        if not self.adopted:
+            return list(TEXT_FIELDS)
+        return ([f"{self.title}^2"] if self.title else []) + [self.text]
+
+
+OWN = Layout()
 #: Placeholder in ingest_pipeline/neardup.json replaced by the index's signature version.
 VERSION_MARKER = "@SIGNATURE_VERSION@"
 #: OpenSearch has the fingerprint processor since 2.16; every supported Elasticsearch has it.
@@ -50,22 +103,73 @@ def pipeline_id(index: str) -> str:
     return f"neardup-{index}"
 
 
+def state_index(index: str) -> str:
+    """The small index holding the write lease and the settings document of ``index``."""
+    return f"{index}-neardup-state"
+
+
+def state_index_body() -> dict[str, Any]:
+    """Settings and mapping of the state index (mappings/state.json)."""
+    return copy.deepcopy(load_json("mappings", "state.json"))
+
+
 # -- templates and pipeline -------------------------------------------------------------------
-def index_meta(config: Config, context: Mapping[str, Any] | None = None, pipeline: str | None = None) -> dict[str, Any]:
-    """``_meta.neardup`` of a documents index: settings, their fingerprint, signature version,
-    collection context, and the ingest pipeline it was built with (None: none)."""
+def index_meta(config: Config, context: Mapping[str, Any] | None = None, pipeline: str | None = None,
+               layout: "Layout | None" = None) -> dict[str, Any]:
+    """The settings document of an index (``data`` of ``<index>-neardup-state/_doc/settings``):
+    settings, their fingerprint, signature version, collection context (I-Match lexicon,
+    frequency vocabularies: megabytes, kept out of the cluster state), and the ingest
+    pipeline it was built with (None: none)."""
     return {"config": config.to_dict(), "fingerprint": config.fingerprint(), "signature_version": SIGNATURE_VERSION,
-            "context": dict(context or {}), "pipeline": pipeline}
+            "context": dict(context or {}), "pipeline": pipeline, "layout": (layout or Layout()).to_dict()}
 
 
-def documents_template(index: str, meta: Mapping[str, Any], pipeline: str | None) -> dict[str, Any]:
+#: id of the settings document in the state index
+SETTINGS_ID = "settings"
+
+
+def meta_pointer(index: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``_meta.neardup`` of the documents index: a small pointer to the settings document
+    (the mapping ``_meta`` is cluster state, sent to every node)."""
+    return {"settings": f"{state_index(index)}/{SETTINGS_ID}", "fingerprint": settings.get("fingerprint"),
+            "signature_version": settings.get("signature_version"), "layout": LAYOUT_VERSION}
+
+
+#: The document layout version (2: neardup fields under ``neardup.*``).
+LAYOUT_VERSION = 2
+
+
+def settings_source(settings: Mapping[str, Any], updated_at: str) -> dict[str, Any]:
+    return {"kind": "settings", "updated_at": updated_at, "data": dict(settings)}
+
+
+def neardup_mapping(signatures: Iterable[str]) -> dict[str, Any]:
+    """The mapping of the ``neardup`` object (mappings/documents.json), with a keyword field
+    per signature under ``neardup.keys`` (no dynamic templates: adopting an index must not
+    touch the user's)."""
+    m = copy.deepcopy(load_json("mappings", "documents.json")["template"]["mappings"]["properties"][ROOT])
+    keys = m["properties"]["keys"]
+    for f in signatures:
+        keys["properties"].setdefault(f, {"type": "keyword"})
+    return m
+
+
+def documents_template(index: str, meta: Mapping[str, Any], pipeline: str | None, signatures: Iterable[str] = ()) -> dict[str, Any]:
     """Composable index template for the documents index (mappings/documents.json)."""
     body = copy.deepcopy(load_json("mappings", "documents.json"))
     body["index_patterns"] = [index]
-    body["template"]["mappings"]["_meta"] = {"neardup": dict(meta)}
+    body["template"]["mappings"]["_meta"] = {ROOT: dict(meta)}
+    body["template"]["mappings"]["properties"][ROOT] = neardup_mapping(signatures)
     if pipeline:
         body["template"]["settings"].setdefault("index", {})["default_pipeline"] = pipeline
     return body
+
+
+def attach_mapping(signatures: Iterable[str], meta: Mapping[str, Any], user_meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The one mapping update that adopts an index: the ``neardup`` object and the pointer in
+    ``_meta`` (merged into the user's own ``_meta``, which a put-mapping replaces whole).
+    Nothing else of the user's mapping is named, so nothing else changes."""
+    return {"_meta": {**dict(user_meta or {}), ROOT: dict(meta)}, "properties": {ROOT: neardup_mapping(signatures)}}
 
 
 def clusters_template(index: str) -> dict[str, Any]:
@@ -86,9 +190,12 @@ def supports_fingerprint(product: str, version: tuple[int, ...]) -> bool:
 
 
 def pipeline_body(product: str, version: tuple[int, ...], signature_version: int = SIGNATURE_VERSION) -> dict[str, Any]:
-    """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted and,
-    where the engine has it, the fingerprint processor of that product appended."""
+    """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted, the
+    top-level keys the engine's parser reads (``_meta`` on Elasticsearch only) and, where the
+    engine has it, the fingerprint processor of that product appended."""
     body = _substitute(load_json("ingest_pipeline", "neardup.json"), VERSION_MARKER, str(int(signature_version)))
+    if product != "elasticsearch":  # pipeline _meta is Elasticsearch's (7.14+); OpenSearch's parser refuses it
+        body.pop("_meta", None)
     if supports_fingerprint(product, version):
         body["processors"].append(copy.deepcopy(load_json("ingest_pipeline", "fingerprint.json")[product]))
     return body
@@ -118,18 +225,17 @@ def decode_shingles(value: str | None) -> np.ndarray:
 
 
 def tags_source(t: Tags | None) -> dict[str, Any]:
+    """The tag fields (inside ``neardup``)."""
     if t is None:
         return {"cluster_id": None, "dup_of": None, "max_resemblance": None, "is_duplicate": None}
     return {"cluster_id": t.cluster_id, "dup_of": t.dup_of, "max_resemblance": float(t.max_resemblance),
             "is_duplicate": bool(t.is_duplicate)}
 
 
-def document_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> dict[str, Any]:
-    """The stored JSON of one signed document (field names: see mappings/documents.json)."""
-    d = s.doc
-    src: dict[str, Any] = {
-        "id": d.id,
-        "body": d.text,
+def neardup_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> dict[str, Any]:
+    """The ``neardup`` object of one signed document (see mappings/documents.json)."""
+    return {
+        "id": s.id,
         "lang": s.lang,
         "exact": s.exact,
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
@@ -142,20 +248,34 @@ def document_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> 
         "signature_version": SIGNATURE_VERSION,
         **tags_source(tags),
     }
-    if d.title is not None:
-        src["title"] = d.title
-    if d.fields:
+
+
+def document_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN) -> dict[str, Any]:
+    """The whole stored JSON of one signed document: its own fields and ``neardup``."""
+    d = s.doc
+    src: dict[str, Any] = {layout.text: d.text}
+    if d.title is not None and layout.title:
+        src[layout.title] = d.title
+    if d.fields and not layout.adopted:
         src["fields"] = dict(d.fields)
+    src[ROOT] = neardup_source(s, tags, seq, indexed_at)
     return src
 
 
-def index_action(index: str, s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> dict[str, Any]:
-    """A bulk ``index`` action (idempotent: the document id is the ``_id``)."""
-    return {"_op_type": "index", "_index": index, "_id": s.id, "_source": document_source(s, tags, seq, indexed_at)}
+def index_action(index: str, s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN) -> dict[str, Any]:
+    """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
+
+    neardup's own index: ``index`` the whole document. An adopted index: ``update`` only
+    ``neardup`` of an existing document (the user's fields are never rewritten); a new
+    document is created from the text and title in the user's field names (``upsert``)."""
+    if not layout.adopted:
+        return {"_op_type": "index", "_index": index, "_id": s.id, "_source": document_source(s, tags, seq, indexed_at, layout)}
+    return {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: neardup_source(s, tags, seq, indexed_at)},
+            "upsert": document_source(s, tags, seq, indexed_at, layout)}
 
 
 def update_tags_action(index: str, doc_id: str, t: Tags) -> dict[str, Any]:
-    return {"_op_type": "update", "_index": index, "_id": doc_id, "doc": tags_source(t)}
+    return {"_op_type": "update", "_index": index, "_id": doc_id, "doc": {ROOT: tags_source(t)}}
 
 
 def delete_action(index: str, doc_id: str) -> dict[str, Any]:
@@ -203,7 +323,7 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
             total -= len(groups[i][1]) - 1
     should = []
     for i, (field, kws, need) in enumerate(groups):
-        path = f"keys.{field}"
+        path = n(f"keys.{field}")
         if i in degraded and need == 1:
             should.append({"terms": {path: kws, "_name": field}})
         elif i in degraded:
@@ -212,9 +332,19 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
         else:
             should.append({"bool": {"should": [{"constant_score": {"filter": {"term": {path: kw}}, "boost": 1.0}} for kw in kws],
                                     "minimum_should_match": need, "_name": field}})
+    filters: list[dict[str, Any]] = [{"range": {n("n_shingles"): {"gte": int(q.min_shingles), "lte": int(min(q.max_shingles, 2**31 - 1))}}}]
+    order: dict[str, int] = {}
+    if q.before_seq is not None:
+        order["lt"] = int(q.before_seq)
+    if q.after_seq is not None:
+        order["gt"] = int(q.after_seq)
+    if order:
+        filters.append({"range": {n("seq"): order}})
+    if q.representatives:
+        filters.append({"term": {n("is_duplicate"): False}})
     clause: dict[str, Any] = {
         "bool": {
-            "filter": [{"range": {"n_shingles": {"gte": int(q.min_shingles), "lte": int(min(q.max_shingles, 2**31 - 1))}}}],
+            "filter": filters,
             "should": should,
             "minimum_should_match": 1,
         }
@@ -230,7 +360,7 @@ def candidate_body(q: CandidateQuery, max_clauses: int = 1024, max_window: int =
     if query is None:
         return None
     return {"query": query, "size": int(min(q.limit, max_window)), "_source": list(CANDIDATE_SOURCE),
-            "sort": [{"_score": {"order": "desc"}}, {"seq": {"order": "asc"}}], "track_total_hits": False}
+            "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}], "track_total_hits": False}
 
 
 def msearch_lines(index: str, bodies: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -249,28 +379,36 @@ def collisions_body(field: str, size: int, after: Mapping[str, Any] | None = Non
     A ``composite`` aggregation pages through every pair exactly on any number of shards;
     consecutive pairs with the same key form a collision group.
     """
-    comp: dict[str, Any] = {"size": int(size), "sources": [{"key": {"terms": {"field": f"keys.{field}"}}},
-                                                            {"id": {"terms": {"field": "id"}}}]}
+    comp: dict[str, Any] = {"size": int(size), "sources": [{"key": {"terms": {"field": n(f"keys.{field}")}}},
+                                                            {"id": {"terms": {"field": n("id")}}}]}
     if after:
         comp["after"] = dict(after)
-    return {"size": 0, "track_total_hits": False, "query": {"exists": {"field": f"keys.{field}"}},
+    return {"size": 0, "track_total_hits": False, "query": {"exists": {"field": n(f"keys.{field}")}},
             "aggs": {"pairs": {"composite": comp}}}
 
 
+def signed_query() -> dict[str, Any]:
+    """Documents neardup has signed (other clients' documents have no ``neardup.seq``)."""
+    return {"exists": {"field": n("seq")}}
+
+
+def count_body(signed: bool = True) -> dict[str, Any]:
+    """Signed documents, or (``signed`` False) those without neardup's fields."""
+    return {"query": signed_query() if signed else {"bool": {"must_not": [signed_query()]}}}
+
+
 def max_seq_body() -> dict[str, Any]:
-    return {"size": 0, "track_total_hits": False, "aggs": {"max_seq": {"max": {"field": "seq"}}}}
+    return {"size": 0, "track_total_hits": False, "aggs": {"max_seq": {"max": {"field": n("seq")}}}}
 
 
-def source_filter(text: bool) -> dict[str, Any]:
-    """What a StoredDoc needs: everything but the raw body unless ``text``."""
-    return {"excludes": [] if text else ["body"]}
+def source_filter(text: bool, layout: Layout = OWN) -> dict[str, Any]:
+    """What a StoredDoc needs: ``neardup``, the title/language/fields, the text if ``text``."""
+    return {"includes": [ROOT, *layout.own_fields, *([layout.text] if text else [])]}
 
 
-def scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None,
-              text: bool = False) -> dict[str, Any]:
-    """A page of every document in arrival order (``seq``), for PIT + search_after or scroll."""
-    body: dict[str, Any] = {"size": int(size), "query": {"match_all": {}}, "sort": [{"seq": {"order": "asc"}}],
-                            "_source": source_filter(text), "track_total_hits": False}
+def _by_seq(body: dict[str, Any], search_after: Sequence[Any] | None, pit: Mapping[str, Any] | None) -> dict[str, Any]:
+    body["sort"] = [{n("seq"): {"order": "asc"}}]
+    body["track_total_hits"] = False
     if pit:
         body["pit"] = dict(pit)
     if search_after:
@@ -278,13 +416,50 @@ def scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping
     return body
 
 
-def mget_body(ids: Sequence[str], text: bool = False) -> dict[str, Any]:
-    src = source_filter(text)
+def scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None,
+              text: bool = False, layout: Layout = OWN) -> dict[str, Any]:
+    """A page of every signed document in arrival order (``neardup.seq``), for PIT + search_after or scroll."""
+    body = {"size": int(size), "query": {"bool": {"filter": [signed_query()]}}, "_source": source_filter(text, layout)}
+    return _by_seq(body, search_after, pit)
+
+
+def tag_scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None,
+                  layout: Layout = OWN) -> dict[str, Any]:
+    """A page of tag rows in arrival order (no shingles, keys or text)."""
+    body = {"size": int(size), "query": {"bool": {"filter": [signed_query()]}},
+            "_source": [*TAG_FIELDS, *([layout.title] if layout.title else [])]}
+    return _by_seq(body, search_after, pit)
+
+
+def members_body(representatives: Sequence[str], size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
+    """A page of the documents whose ``dup_of`` is one of ``representatives``, in arrival order."""
+    body = {"size": int(size), "query": {"bool": {"filter": [{"terms": {n("dup_of"): list(representatives)}}]}},
+            "_source": [n("id"), n("dup_of")]}
+    return _by_seq(body, search_after, None)
+
+
+def unsigned_body(size: int, search_after: Sequence[Any] | None, pit: Mapping[str, Any] | None, layout: Layout) -> dict[str, Any]:
+    """A page of the documents without neardup's fields that have a text, in the layout's
+    arrival order (its ``order`` field, then index order), with the fields signing needs."""
+    sort: list[dict[str, Any]] = [{layout.order: {"order": "asc"}}] if layout.order else []
+    sort.append({"_doc": {"order": "asc"}})  # index order: stable inside one point in time
+    body: dict[str, Any] = {"size": int(size), "query": {"bool": {"filter": [{"exists": {"field": layout.text}}],
+                                                                   "must_not": [signed_query()]}},
+                            "_source": [layout.text, *layout.own_fields], "sort": sort, "track_total_hits": False}
+    if pit:
+        body["pit"] = dict(pit)
+    if search_after:
+        body["search_after"] = list(search_after)
+    return body
+
+
+def mget_body(ids: Sequence[str], text: bool = False, layout: Layout = OWN) -> dict[str, Any]:
+    src = source_filter(text, layout)
     return {"docs": [{"_id": i, "_source": src} for i in ids]}
 
 
 def existing_seq_body(ids: Sequence[str]) -> dict[str, Any]:
-    return {"docs": [{"_id": i, "_source": ["seq"]} for i in ids]}
+    return {"docs": [{"_id": i, "_source": [n("seq")]} for i in ids]}
 
 
 def cluster_ids_body(size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
@@ -305,36 +480,37 @@ def read_clusters_body(size: int, search_after: Sequence[Any] | None = None) -> 
 
 
 # -- full-text search --------------------------------------------------------------------------
-def highlight() -> dict[str, Any]:
+def highlight(layout: Layout = OWN) -> dict[str, Any]:
     return {"pre_tags": ["["], "post_tags": ["]"],
-            "fields": {"body": {"fragment_size": 160, "number_of_fragments": 1, "no_match_size": 160}}}
+            "fields": {layout.text: {"fragment_size": 160, "number_of_fragments": 1, "no_match_size": 160}}}
 
 
-def fulltext_body(query: str | Mapping[str, Any], size: int) -> dict[str, Any]:
-    """Words -> ``multi_match`` over title/body and their language subfields, every word
-    required (as in the embedded engine); a dict is the
+def fulltext_body(query: str | Mapping[str, Any], size: int, layout: Layout = OWN) -> dict[str, Any]:
+    """Words -> ``multi_match`` over title and text (and, in neardup's own index, their
+    language subfields), every word required (as in the embedded engine); a dict is the
     query DSL: a whole search body when it has ``query``, else the query clause itself."""
     if isinstance(query, str):
-        body: dict[str, Any] = {"query": {"multi_match": {"query": query, "fields": list(TEXT_FIELDS), "type": "cross_fields",
+        body: dict[str, Any] = {"query": {"multi_match": {"query": query, "fields": layout.search_fields(), "type": "cross_fields",
                                                           "operator": "and"}}}
     elif isinstance(query, Mapping):
         body = copy.deepcopy(dict(query)) if "query" in query else {"query": copy.deepcopy(dict(query))}
     else:
         raise TypeError(f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}")
     body.setdefault("size", int(size))
-    body.setdefault("_source", list(HIT_SOURCE))
-    body.setdefault("highlight", highlight())
+    body.setdefault("_source", [n("cluster_id"), *([layout.title] if layout.title else [])])
+    body.setdefault("highlight", highlight(layout))
     return body
 
 
-def collapsed_bodies(query: str | Mapping[str, Any], size: int, inner: int = 100) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Two bodies for query-time dedupe: tagged hits collapsed on ``cluster_id`` (near-copies
-    in ``inner_hits``), and untagged hits as they are; the caller merges them by score."""
-    base = fulltext_body(query, size)
+def collapsed_bodies(query: str | Mapping[str, Any], size: int, inner: int = 100,
+                     layout: Layout = OWN) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two bodies for query-time dedupe: tagged hits collapsed on ``neardup.cluster_id``
+    (near-copies in ``inner_hits``), and untagged hits as they are; the caller merges them by score."""
+    base = fulltext_body(query, size, layout)
     tagged = copy.deepcopy(base)
-    tagged["query"] = {"bool": {"must": [base["query"]], "filter": [{"exists": {"field": "cluster_id"}}]}}
-    tagged["collapse"] = {"field": "cluster_id", "inner_hits": {"name": "copies", "size": int(inner), "_source": False,
-                                                                "sort": [{"_score": {"order": "desc"}}, {"seq": {"order": "asc"}}]}}
+    tagged["query"] = {"bool": {"must": [base["query"]], "filter": [{"exists": {"field": n("cluster_id")}}]}}
+    tagged["collapse"] = {"field": n("cluster_id"), "inner_hits": {"name": "copies", "size": int(inner), "_source": False,
+                                                                   "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}]}}
     untagged = copy.deepcopy(base)
-    untagged["query"] = {"bool": {"must": [base["query"]], "must_not": [{"exists": {"field": "cluster_id"}}]}}
+    untagged["query"] = {"bool": {"must": [base["query"]], "must_not": [{"exists": {"field": n("cluster_id")}}]}}
     return tagged, untagged

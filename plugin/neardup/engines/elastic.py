@@ -5,32 +5,42 @@ engine stores the signed documents (field names in ``mappings/documents.json``) 
 candidates by term match. Request bodies are built by the pure functions of
 :mod:`neardup.engines.dsl`; this module only sends them, retries, and parses answers.
 
-* ``open`` (what ``neardup init`` runs) installs the index templates, the ingest pipeline
-  (``ingest_pipeline/neardup.json``, the templates' ``default_pipeline``) and creates the
-  documents and ``<index>-clusters`` indices idempotently; an existing index whose
-  ``_meta.neardup`` holds other settings is refused with ConfigMismatch.
-* ``put`` bulk-indexes with the client's ``streaming_bulk`` helper (``_id`` = document id,
-  so retries are idempotent); 429 items are retried with backoff by the helper, whole
-  batches on 502/503/504 and connection errors; refused documents come back as Failures.
+* ``open`` reads only (reading commands need read privileges only). Creating an index,
+  or ``setup`` (what ``neardup init`` runs), installs the index templates, the ingest
+  pipeline (``ingest_pipeline/neardup.json``, the templates' ``default_pipeline``), the
+  state index with the settings document, and creates the documents and
+  ``<index>-clusters`` indices idempotently; an existing index with other settings is
+  refused with ConfigMismatch. ``attach`` adopts a user's index in place.
+* ``put`` checks each document (id length, valid Unicode) and stores the rest through
+  :class:`~neardup.engines.calls.BulkStreamer` (``_id`` = document id, so retries are
+  idempotent); refused documents come back as Failures, none dropped.
 * ``candidates`` sends one search per query through ``_msearch``; ``collisions`` pages
-  (key, id) pairs with a ``composite`` aggregation; ``scan`` uses a point in time with
-  ``search_after`` on ``seq`` (scroll where PIT is missing).
+  (key, id) pairs with a ``composite`` aggregation; ``scan`` reads over a point in time
+  with ``search_after`` on ``neardup.seq`` (scroll where PIT is missing), all through
+  :class:`~neardup.engines.calls.Pager`; every request goes through one call-with-retry.
 
-Arrival order (``seq``) is assigned by this process from the index's largest ``seq``:
-one writer per index at a time, as with the embedded engine.
+Writers in different processes take turns through a lease document in
+``<index>-neardup-state`` (:mod:`neardup.engines.lease`): every write runs inside
+:meth:`ElasticEngine.writer` (an explicit session, or one per write call), which reads the
+index's largest ``seq`` after taking the lease, so arrival numbers never repeat across
+processes, and refreshes before handing the lease on, so the next writer sees every write.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch
-from ..signer import Signed
+from ..signer import Document, Signed
 from . import dsl
-from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags
-from .transport import Backoff, Retrying, Server, connect, describe, status_of
+from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
+from .calls import BulkStreamer, Pager, chunks, document_problem
+from .lease import Holder, Lease
+from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
 
 def _now() -> str:
@@ -42,23 +52,36 @@ class ElasticEngine(Engine):
 
     ``pipeline``: install the ingest pipeline and make it the index's ``default_pipeline``
     (True), do without (False, for engines without ingest such as test servers), or, by
-    default, do as the existing index was built (a new index gets one); ``max_retries``/``initial_backoff``/``max_backoff`` set the retry policy;
+    default, do as the existing index was built (a new index gets one); ``max_retries``/
+    ``initial_backoff``/``max_backoff`` set the one retry policy (requests and bulk items);
     ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
     boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
+    ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
+    to wait for another writer (None: as long as it takes), ``on_wait(holder, seconds)``
+    called while waiting; ``setup`` installs templates and pipeline even on an existing
+    index (``neardup init``). ``user:password@`` in ``url`` is used as basic auth.
     """
 
     def __init__(self, url: str, index: str = "neardup", api_key: Any = None, basic_auth: tuple[str, str] | None = None,
                  ca_certs: str | None = None, verify_certs: bool = True, request_timeout: float = 30.0, *,
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
-                 refresh_on_write: bool = True, health_timeout: str = "30s"):
+                 refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
+                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
         if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
             raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
-        self.url = url.rstrip("/")
+        # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
+        self.url, url_auth = split_credentials(url.rstrip("/"))
+        basic_auth = basic_auth or url_auth
         self.index = index
         self.clusters_index = dsl.clusters_index(index)
+        self.state_index = dsl.state_index(index)
+        #: where the document's own fields are (neardup's own index, or an adopted one's)
+        self.layout = dsl.OWN
         self.location = f"{self.url}/{index}"
         self.use_pipeline = pipeline
+        #: install templates/pipeline and check indices even when the index exists (neardup init)
+        self.setup = setup
         self.chunk_size = chunk_size
         self.msearch_batch = msearch_batch
         self.max_clauses = max_clauses
@@ -77,6 +100,13 @@ class ElasticEngine(Engine):
         self._config: Config | None = None
         self._meta: dict[str, Any] = {}
         self._next_seq = 1
+        self.lease_duration = lease_duration
+        self.lease_timeout = lease_timeout
+        #: called with (holder, seconds waited) while another writer holds the write lease
+        self.on_wait = on_wait
+        self._lease: Lease | None = None
+        self._session_depth = 0
+        self._dirty = False  # writes not yet made visible by a refresh
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -105,44 +135,125 @@ class ElasticEngine(Engine):
             raise
 
     def _open(self, config: Config | None, create: bool) -> Config:
+        """Reads only, unless the index is created here or ``setup`` (``neardup init``) asks
+        to install templates and pipeline again: reading commands need read privileges only."""
         server = self.connect()
         self.actions = []
-        exists = self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.index)))
+        exists = bool(self.retry.call("index exists", self.client.indices.exists, index=self.index))
         if exists:
-            meta = self._read_meta()
-            if not meta or "config" not in meta:
-                raise EngineError(f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping)")
-            stored = Config.from_dict(meta["config"])
-            version = meta.get("signature_version")
+            self._meta = self._read_settings()
+            self.layout = dsl.Layout.from_dict(self._meta.get("layout"))
+            stored = Config.from_dict(self._meta["config"])
+            version = self._meta.get("signature_version")
             if version != SIGNATURE_VERSION:
                 raise ConfigMismatch(f"{self.location} was signed with signature version {version}, this neardup signs with "
                                      f"{SIGNATURE_VERSION}; build a new index")
             if config is not None:
                 config.check_same(stored, self.location)
-            self._config, self._meta = stored, meta
-            self.actions.append(f"index {self.index} exists (settings {meta.get('fingerprint')}) - kept")
-            had = meta.get("pipeline")
-            use = bool(had) if self.use_pipeline is None else self.use_pipeline
+            self._config = stored
+            self.actions.append(f"index {self.index} exists (settings {self._meta.get('fingerprint')}) - kept")
+            if self.setup:
+                self._set_up(server, bool(self._meta.get("pipeline")) if self.use_pipeline is None else self.use_pipeline)
         else:
             if not create:
                 raise EngineError(f"{self.location}: no such neardup index (run 'neardup init' or 'neardup index' to create it)")
             self._config = config or Config()
             use = self.use_pipeline is not False
-            self._meta = dsl.index_meta(self._config, pipeline=dsl.pipeline_id(self.index) if use else None)
-        pipe = self._install(server, use)
-        if not exists:
+            self._meta = dsl.index_meta(self._config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout)
+            self._set_up(server, use, new=True)
+        self._next_seq = self._max_seq() + 1
+        return self._config
+
+    # -- adopting an existing index ----------------------------------------------------------------
+    def attach(self, layout: dsl.Layout, config: Config | None = None) -> Config:
+        """Adopt the existing index in place (``neardup attach``): one mapping update adds the
+        ``neardup`` object (and the ``_meta`` pointer, merged into the user's ``_meta``);
+        the state index with the settings document and the clusters index are created.
+        Nothing of the user's fields or mapping changes. An index adopted before is opened
+        as it is (attaching again resumes), if its layout is the same."""
+        try:
+            return self._attach(dsl.Layout.from_dict({**layout.to_dict(), "adopted": True}), config)
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, layout: dsl.Layout, config: Config | None) -> Config:
+        self.connect()
+        self.actions = []
+        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.index)):
+            raise EngineError(f"{self.location}: no such index to attach")
+        m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
+        mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
+        user_meta = dict(mappings.get("_meta") or {})
+        if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
+            cfg = self._open(config, create=False)
+            if self.layout != layout:
+                raise EngineError(f"{self.location} is already attached with {self.layout.to_dict()}, not {layout.to_dict()}")
+            self.actions.append(f"index {self.index} already attached - resuming")
+            return cfg
+        _check_fields(self.location, mappings, layout)
+        self.layout = layout
+        self._config = config or Config()
+        self._meta = dsl.index_meta(self._config, layout=layout)
+        self._ensure_state_index()
+        self._create_settings()
+        body = dsl.attach_mapping(self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta)
+        self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
+        self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
+        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
+            cl = dsl.clusters_template(self.index)["template"]
+            self.retry.call("create clusters index", self.client.indices.create, index=self.clusters_index, body=cl)
+            self.actions.append(f"clusters index {self.clusters_index} created")
+        self._next_seq = self._max_seq() + 1
+        return self._config
+
+    def unsigned_documents(self, batch_size: int = 500) -> Iterator[Document]:
+        """The documents without neardup's fields that have a text, in the layout's arrival
+        order (its order field, then index order), as Documents to sign and tag."""
+        lay = self.layout
+        for h in self._pager().snapshot(self.index, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size):
+            src_id, src = h["_id"], h["_source"]
+            text = _text(src, lay.text)
+            if not text:
+                continue
+            lang = _text(src, lay.lang) if lay.lang else None
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in ("fa", "ru", "en") else None)
+
+    def textless(self) -> int:
+        """Documents without neardup's fields and without a text to sign (never signed)."""
+        body = {"query": {"bool": {"must_not": [dsl.signed_query(), {"exists": {"field": self.layout.text}}]}}}
+        return int(self.retry.call("count", self.client.count, index=self.index, body=body)["count"])
+
+    def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
+        """Pipeline, templates, state index with the settings document, both indices, health."""
+        pipe = self._install(server, use_pipeline)
+        self._ensure_state_index()
+        if new:
+            self._create_settings()
             self._create(self.index, "documents index")
         elif pipe and not self._meta.get("pipeline"):  # an index built without the pipeline gets it now
-            self.retry("put settings", lambda: self.client.indices.put_settings(index=self.index, body=dsl.default_pipeline_settings(pipe)))
+            self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.default_pipeline_settings(pipe))
             self.put_meta("pipeline", pipe)
             self.actions.append(f"default_pipeline of {self.index} set to {pipe}")
-        if not self.retry("index exists", lambda: bool(self.client.indices.exists(index=self.clusters_index))):
+        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
             self._create(self.clusters_index, "clusters index")
         else:
             self.actions.append(f"index {self.clusters_index} exists - kept")
         self._wait_healthy()
-        self._next_seq = self._max_seq() + 1
-        return self._config
+
+    def _create_settings(self) -> None:
+        """The settings document of a new index; one made meanwhile by another process must agree."""
+        src = dsl.settings_source(self._meta, _now())
+        try:
+            self.retry.call("create settings document", self.client.create, index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true", ok_status=(409,))
+            self.actions.append(f"settings document {self.state_index}/{dsl.SETTINGS_ID} created")
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) != 409:
+                raise
+            theirs = self._read_settings_doc()
+            assert self._config is not None
+            self._config.check_same(Config.from_dict(theirs["config"]), self.location)
+            self._meta = theirs
 
     def _install(self, server: Server, use_pipeline: bool) -> str | None:
         """Pipeline (optional) and both templates; PUT is idempotent."""
@@ -151,25 +262,25 @@ class ElasticEngine(Engine):
             pipe = dsl.pipeline_id(self.index)
             body = dsl.pipeline_body(server.product, server.version)
             try:
-                self.retry("put ingest pipeline", lambda: self.client.ingest.put_pipeline(id=pipe, body=body))
+                self.retry.call("put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=body)
             except EngineError as e:
                 raise EngineError(f"{e}; if this engine has no ingest pipelines, open the index without one "
                                   "(neardup init --no-pipeline, or pipeline=False)") from None
             fp = " with fingerprint" if dsl.supports_fingerprint(server.product, server.version) else ""
             self.actions.append(f"ingest pipeline {pipe} installed{fp}")
-        docs_t = dsl.documents_template(self.index, self._meta, pipe)
+        docs_t = dsl.documents_template(self.index, dsl.meta_pointer(self.index, self._meta), pipe, self.config.signatures)
         name = dsl.documents_template_name(self.index)
-        self.retry("put index template", lambda: self.client.indices.put_index_template(name=name, body=docs_t))
+        self.retry.call("put index template", self.client.indices.put_index_template, name=name, body=docs_t)
         self.actions.append(f"index template {name} -> {self.index}")
         cl_t = dsl.clusters_template(self.index)
         name2 = dsl.clusters_template_name(self.index)
-        self.retry("put index template", lambda: self.client.indices.put_index_template(name=name2, body=cl_t))
+        self.retry.call("put index template", self.client.indices.put_index_template, name=name2, body=cl_t)
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
     def _create(self, index: str, what: str) -> None:
         try:
-            self.retry(f"create {what}", lambda: self.client.indices.create(index=index), ok_status=(400,))
+            self.retry.call(f"create {what}", self.client.indices.create, index=index, ok_status=(400,))
             self.actions.append(f"{what} {index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" in describe(e):  # created meanwhile by another process
@@ -177,26 +288,69 @@ class ElasticEngine(Engine):
                 return
             raise EngineError(f"{self.url}: cannot create {what} {index}: {describe(e)}") from None
 
+    def _ensure_state_index(self) -> None:
+        """The state index (write lease, settings), created with its own mapping if absent."""
+        if bool(self.retry.call("index exists", self.client.indices.exists, index=self.state_index)):
+            return
+        body = dsl.state_index_body()
+        try:
+            self.retry.call("create state index", self.client.indices.create, index=self.state_index, body=body, ok_status=(400,))
+            self.actions.append(f"state index {self.state_index} created")
+        except Exception as e:  # noqa: BLE001
+            if "resource_already_exists" not in describe(e):
+                raise EngineError(f"{self.url}: cannot create state index {self.state_index}: {describe(e)}") from None
+
     def _wait_healthy(self) -> None:
         kw: dict[str, Any] = {"index": f"{self.index},{self.clusters_index}", "wait_for_status": "yellow", "timeout": self.health_timeout}
         if self.product == "opensearch":
             kw["request_timeout"] = self._request_timeout + 30
-        health = self.retry("cluster health", lambda: _body(self.client.cluster.health(**kw)))
+        health = self.retry.call("cluster health", self.client.cluster.health, **kw)
         if health.get("status") not in ("yellow", "green"):
             raise EngineError(f"{self.location}: cluster health is {health.get('status')} after {self.health_timeout}; "
                               "the index cannot be written (check shards and disk)")
 
     def _read_meta(self) -> dict[str, Any]:
-        m = _body(self.retry("get mapping", lambda: self.client.indices.get_mapping(index=self.index)))
+        """``_meta.neardup`` of the documents index (a pointer; older indices: the settings)."""
+        m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         return dict((mappings.get("_meta") or {}).get("neardup") or {})
 
+    def _read_settings(self) -> dict[str, Any]:
+        """The index's settings: the settings document the ``_meta`` pointer names (indices of
+        older versions kept them in ``_meta`` itself)."""
+        pointer = self._read_meta()
+        if "config" in pointer or (pointer.get("settings") and pointer.get("layout") != dsl.LAYOUT_VERSION):
+            raise EngineError(f"{self.location} was built by an older neardup (its fields at the top level); build a new "
+                              "index with this version, or adopt the documents in place with 'neardup attach'")
+        if not pointer.get("settings"):
+            raise EngineError(f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping); "
+                              "to use an existing index, adopt it with 'neardup attach'")
+        return self._read_settings_doc()
+
+    def _read_settings_doc(self) -> dict[str, Any]:
+        try:
+            r = self.retry.call("read settings", self.client.get, index=self.state_index, id=dsl.SETTINGS_ID, ok_status=(404,))
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) != 404:
+                raise
+            r = {}
+        data = (r.get("_source") or {}).get("data") if r.get("found") else None
+        if not data or "config" not in data:
+            raise EngineError(f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is missing; "
+                              "run 'neardup init' on it again")
+        return dict(data)
+
     def _max_seq(self) -> int:
-        r = _body(self.retry("max seq", lambda: self.client.search(index=self.index, body=dsl.max_seq_body())))
+        r = self.retry.call("max seq", self.client.search, index=self.index, body=dsl.max_seq_body())
         v = ((r.get("aggregations") or {}).get("max_seq") or {}).get("value")
         return int(v) if v is not None else 0
 
     def close(self) -> None:
+        if self._lease is not None and self._lease.held:
+            try:
+                self._lease.release()
+            except EngineError:  # it expires by itself
+                pass
         if self._client is not None:
             try:
                 self._client.close()
@@ -211,35 +365,104 @@ class ElasticEngine(Engine):
         return self._meta.get(key)
 
     def put_meta(self, key: str, value: Any) -> None:
-        meta = self._read_meta() or dict(self._meta)
-        meta[key] = value
-        self.retry("put mapping _meta", lambda: self.client.indices.put_mapping(index=self.index, body={"_meta": {"neardup": meta}}))
-        self._meta = meta
+        """Store collection data in the settings document (not in the mapping ``_meta``)."""
+        with self._writing():
+            meta = dict(self._meta)
+            meta[key] = value
+            src = dsl.settings_source(meta, _now())
+            self.retry.call("write settings", self.client.index, index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true")
+            self._meta = meta
+
+    # -- write sessions ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[None]:
+        """An exclusive write session across processes (the lease of ``<index>-neardup-state``).
+
+        Waits while another writer holds the lease (``on_wait`` and the log say who); once
+        held, reads the largest ``seq`` (numbers are assigned after it) and refreshes before
+        releasing, so the next holder's candidate queries see every write of this one.
+        Sessions nest; write calls outside a session open one of their own."""
+        if self._session_depth:
+            self._session_depth += 1
+            try:
+                yield
+            finally:
+                self._session_depth -= 1
+            return
+        lease = self._lease_of()
+        lease.acquire()
+        lease.keep_alive()
+        self._session_depth, self._dirty = 1, False
+        try:
+            if lease.took_over:  # a holder that died may not have made its last writes visible
+                self.refresh()
+            self._next_seq = max(self._next_seq, self._max_seq() + 1)
+            yield
+            if self._dirty:  # the next holder's reads must see every write of this session
+                self.refresh()
+        finally:
+            self._session_depth = 0
+            lease.release()
+
+    def _lease_of(self) -> Lease:
+        if self._lease is None:
+            self._ensure_state_index()
+            self._lease = Lease(self.client, self.state_index, self.retry, duration=self.lease_duration,
+                                timeout=self.lease_timeout, on_wait=self._waiting, sleep=self.backoff.sleep)
+        return self._lease
+
+    def _waiting(self, holder: Holder, waited: float) -> None:
+        if self.on_wait is not None:
+            self.on_wait(holder, waited)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The current session (renewed) or a session for this one call."""
+        with self.writer():
+            assert self._lease is not None
+            self._lease.renew()
+            self._dirty = True
+            yield
 
     # -- writes ------------------------------------------------------------------------------
     def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
+        """Store signed documents; every one refused (before sending: an id over 512 bytes,
+        text that is not valid Unicode; by the engine: its reason) is returned, the others
+        are stored."""
         tags = tags or {}
         docs = list(docs)
         if not docs:
             return []
-        seqs = self._assign_seq([s.id for s in docs])
-        now = _now()
-        actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now) for s in docs]
-        failures = self._bulk(actions, "index documents")
-        if self.refresh_on_write:
-            self.refresh()
+        failures = []
+        good = []
+        for s in docs:  # what would make the engine refuse a whole request is refused here, per document
+            problem = document_problem(s.id, (s.doc.text, s.doc.title, s.doc.fields or None) if s.doc is not None else ())
+            if problem:
+                failures.append(Failure(s.id, problem))
+            else:
+                good.append(s)
+        if not good:
+            return failures
+        with self._writing():
+            seqs = self._assign_seq([s.id for s in good])
+            now = _now()
+            actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now, self.layout) for s in good]
+            failures += self._bulker().run(actions, "index documents").failures
+            if self.refresh_on_write:
+                self.refresh()
         return failures
 
     def _assign_seq(self, ids: list[str]) -> dict[str, int]:
         """Existing documents keep their arrival number; new ones get the next ones."""
         uniq = list(dict.fromkeys(ids))
         old: dict[str, int] = {}
-        for chunk in _chunks(uniq, 1000):
+        for chunk in chunks(uniq, 1000):
             body = dsl.existing_seq_body(chunk)
-            r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
+            r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
-                if d.get("found") and (d.get("_source") or {}).get("seq") is not None:
-                    old[d["_id"]] = int(d["_source"]["seq"])
+                seq = _nd(d.get("_source")).get("seq") if d.get("found") else None
+                if seq is not None:
+                    old[d["_id"]] = int(seq)
         out = {}
         for i in uniq:
             if i in old:
@@ -249,70 +472,37 @@ class ElasticEngine(Engine):
                 self._next_seq += 1
         return out
 
-    def _bulk(self, actions: list[dict[str, Any]], what: str, ignore_missing: bool = False) -> list[Failure]:
-        """Bulk actions in chunks; every refused action is returned, none dropped."""
-        failures: list[Failure] = []
-        for chunk in _chunks(actions, self.chunk_size):
-            def run(chunk: list[dict[str, Any]] = chunk) -> list[tuple[bool, dict]]:
-                return list(self._helpers.streaming_bulk(
-                    self.client, chunk, chunk_size=len(chunk), raise_on_error=False, raise_on_exception=True,
-                    max_retries=self.backoff.max_retries, initial_backoff=self.backoff.initial, max_backoff=self.backoff.maximum))
-
-            results = self.retry(what, run)
-            seen = 0
-            for ok, item in results:
-                seen += 1
-                if ok:
-                    continue
-                op, info = next(iter(item.items()))
-                if ignore_missing and info.get("status") == 404:
-                    continue
-                failures.append(Failure(str(info.get("_id")), _item_reason(info)))
-            if seen != len(chunk):  # the helper yields one result per action
-                raise EngineError(f"{self.location}: {what}: {len(chunk)} actions sent, {seen} answered")
-        return failures
-
     def delete(self, ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return 0
-        n = 0
-        for chunk in _chunks(ids, self.chunk_size):
-            actions = [dsl.delete_action(self.index, i) for i in chunk]
-            results = self.retry("delete documents", lambda: list(self._helpers.streaming_bulk(
-                self.client, actions, raise_on_error=False, max_retries=self.backoff.max_retries,
-                initial_backoff=self.backoff.initial, max_backoff=self.backoff.maximum)))
-            for ok, item in results:
-                info = next(iter(item.values()))
-                if ok and info.get("result") == "deleted":
-                    n += 1
-                elif not ok and info.get("status") != 404:
-                    raise EngineError(f"{self.location}: cannot delete {info.get('_id')}: {_item_reason(info)}")
-        if self.refresh_on_write:
-            self.refresh()
-        return n
+        with self._writing():
+            actions = [dsl.delete_action(self.index, i) for i in ids]
+            deleted = self._bulker().run_or_raise(actions, "delete documents", ignore_missing=True).deleted
+            if self.refresh_on_write:
+                self.refresh()
+        return deleted
 
     def update_tags(self, tags: dict[str, Tags]) -> None:
         if not tags:
             return
-        actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
-        failures = self._bulk(actions, "update tags", ignore_missing=True)
-        if failures:
-            shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
-            raise EngineError(f"{self.location}: {len(failures)} tag update(s) refused: {shown}")
-        if self.refresh_on_write:
-            self.refresh()
+        with self._writing():
+            actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
+            self._bulker().run_or_raise(actions, "update tags", ignore_missing=True)
+            if self.refresh_on_write:
+                self.refresh()
 
     def refresh(self) -> None:
-        self.retry("refresh", lambda: self.client.indices.refresh(index=f"{self.index},{self.clusters_index}"))
+        self.retry.call("refresh", self.client.indices.refresh, index=f"{self.index},{self.clusters_index}")
+        self._dirty = False
 
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [(i, dsl.candidate_body(q, self.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
-        for batch in _chunks(todo, self.msearch_batch):
-            for (i, _), resp in zip(batch, self._msearch([b for _, b in batch])):
+        for batch in chunks(todo, self.msearch_batch):
+            for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
                 out[i] = [_candidate(h) for h in resp["hits"]["hits"]]
         return out
 
@@ -323,9 +513,9 @@ class ElasticEngine(Engine):
         attempt = 0
         while pending:
             lines = dsl.msearch_lines(self.index, [bodies[i] for i in pending])
-            r = _body(self.retry("msearch", lambda: self.client.msearch(body=lines)))
+            r = self.retry.call("msearch", self.client.msearch, body=lines)
             again = []
-            for i, resp in zip(pending, r["responses"]):
+            for i, resp in zip(pending, r["responses"], strict=True):
                 if "error" in resp:
                     if resp.get("status") in (429, 503) and attempt < self.backoff.max_retries:
                         again.append(i)
@@ -342,23 +532,15 @@ class ElasticEngine(Engine):
         for f in fields:
             if f not in self.config.signatures:
                 continue
-            after = None
             key, group = None, []
-            while True:
-                body = dsl.collisions_body(f, self.agg_page_size, after)
-                r = _body(self.retry("collisions", lambda: self.client.search(index=self.index, body=body)))
-                agg = (r.get("aggregations") or {}).get("pairs") or {}
-                buckets = agg.get("buckets") or []
-                for b in buckets:
-                    k, doc = b["key"]["key"], b["key"]["id"]
-                    if k != key:
-                        if len(group) > 1:
-                            yield group
-                        key, group = k, []
-                    group.append(doc)
-                after = agg.get("after_key")
-                if not buckets or not after:
-                    break
+            body_of = functools.partial(dsl.collisions_body, f, self.agg_page_size)
+            for b in self._pager().buckets(self.index, body_of, "pairs", "collisions"):
+                k, doc = b["key"]["key"], b["key"]["id"]
+                if k != key:
+                    if len(group) > 1:
+                        yield group
+                    key, group = k, []
+                group.append(doc)
             if len(group) > 1:
                 yield group
 
@@ -366,116 +548,83 @@ class ElasticEngine(Engine):
     def get(self, ids: Iterable[str], *, text: bool = False) -> dict[str, StoredDoc]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
-        for chunk in _chunks(ids, 500):
-            body = dsl.mget_body(chunk, text)
-            r = _body(self.retry("mget", lambda: self.client.mget(index=self.index, body=body)))
+        for chunk in chunks(ids, 500):
+            body = dsl.mget_body(chunk, text, self.layout)
+            r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
-                if d.get("found"):
+                if d.get("found") and _signed(d.get("_source")):
                     sd = self._stored(d["_source"], text)
                     out[sd.id] = sd
         return out
 
     def _stored(self, src: dict[str, Any], text: bool) -> StoredDoc:
-        keys = src.get("keys") or {}
-        cid = src.get("cluster_id")
-        tags = Tags(cid, src.get("dup_of"), float(src.get("max_resemblance") or 0.0), bool(src.get("is_duplicate"))) if cid is not None else None
-        return StoredDoc(id=src["id"], lang=src.get("lang"), n_shingles=int(src.get("n_shingles") or 0),
-                         shingles=dsl.decode_shingles(src.get("shingles")), simhash=int(src.get("simhash") or "0", 16),
-                         exact=src.get("exact"), keys={f: dsl.parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
-                         tags=tags, title=src.get("title"), text=src.get("body") if text else None,
-                         fields=dict(src.get("fields") or {}), indexed_at=src.get("indexed_at"), seq=int(src.get("seq") or 0))
+        nd, lay = src[dsl.ROOT], self.layout
+        keys = nd.get("keys") or {}
+        return StoredDoc(id=nd["id"], lang=nd.get("lang"), n_shingles=int(nd.get("n_shingles") or 0),
+                         shingles=dsl.decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
+                         exact=nd.get("exact"), keys={f: dsl.parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
+                         tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
+                         fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
+                         seq=int(nd.get("seq") or 0))
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
-        pit = self._open_pit()
-        if pit is None:
-            yield from self._scroll(text, batch_size)
-            return
-        try:
-            after = None
-            while True:
-                body = dsl.scan_body(batch_size, after, {"id": pit, "keep_alive": "5m"}, text)
-                r = _body(self.retry("scan", lambda: self.client.search(body=body)))
-                pit = r.get("pit_id", pit)
-                hits = r["hits"]["hits"]
-                for h in hits:
-                    yield self._stored(h["_source"], text)
-                if len(hits) < batch_size:
-                    return
-                after = hits[-1]["sort"]
-        finally:
-            self._close_pit(pit)
+        body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
+        for h in self._pager().snapshot(self.index, body_of, batch_size):
+            yield self._stored(h["_source"], text)
 
-    def _open_pit(self) -> str | None:
-        try:
-            if self.product == "opensearch":
-                r = _body(self.retry("open point in time", lambda: self.client.create_pit(index=self.index, keep_alive="5m"),
-                                     ok_status=(400, 404, 405)))
-                return r.get("pit_id")
-            r = _body(self.retry("open point in time", lambda: self.client.open_point_in_time(index=self.index, keep_alive="5m"),
-                                 ok_status=(400, 404, 405)))
-            return r.get("id")
-        except Exception as e:  # noqa: BLE001
-            if status_of(e) in (400, 404, 405):  # no PIT on this engine: scroll instead
-                return None
-            raise
+    def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.layout)
+        for h in self._pager().snapshot(self.index, body_of, batch_size):
+            yield _tag_row(h["_source"], self.layout)
 
-    def _close_pit(self, pit: str) -> None:
-        try:
-            if self.product == "opensearch":
-                self.client.delete_pit(body={"pit_id": [pit]})
-            else:
-                self.client.close_point_in_time(body={"id": pit})
-        except Exception:  # noqa: BLE001 - it expires by itself
-            pass
+    def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
+            body_of = functools.partial(dsl.members_body, chunk, self.page_size)
+            for h in self._pager().hits(self.index, body_of, self.page_size, "members"):
+                nd = _nd(h["_source"])
+                out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
+        return out
 
-    def _scroll(self, text: bool, batch_size: int) -> Iterator[StoredDoc]:
-        body = dsl.scan_body(batch_size, None, None, text)
-        body.pop("track_total_hits")  # not allowed with scroll
-        r = _body(self.retry("scan", lambda: self.client.search(index=self.index, body=body, scroll="5m")))
-        sid = r.get("_scroll_id")
-        try:
-            while True:
-                hits = r["hits"]["hits"]
-                for h in hits:
-                    yield self._stored(h["_source"], text)
-                if not hits or not sid:
-                    return
-                r = _body(self.retry("scroll", lambda: self.client.scroll(body={"scroll_id": sid, "scroll": "5m"})))
-                sid = r.get("_scroll_id", sid)
-        finally:
-            if sid:
-                try:
-                    self.client.clear_scroll(body={"scroll_id": [sid]})
-                except Exception:  # noqa: BLE001
-                    pass
+    def _pager(self) -> Pager:
+        return Pager(self.client, self.product, self.retry)
+
+    def _bulker(self) -> BulkStreamer:
+        return BulkStreamer(self.client, self._helpers, self.retry, self.chunk_size)
 
     def count(self) -> int:
-        return int(_body(self.retry("count", lambda: self.client.count(index=self.index)))["count"])
+        """Documents neardup has signed."""
+        return int(self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body())["count"])
+
+    def unsigned(self) -> int:
+        """Documents of the index without neardup's fields (written by other clients): every
+        read skips them; ``neardup attach`` signs them."""
+        return int(self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body(False))["count"])
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
-        body = dsl.fulltext_body(query, size)
-        r = _body(self.retry("search", lambda: self.client.search(index=self.index, body=body)))
-        return [_hit(h) for h in r["hits"]["hits"]]
+        body = dsl.fulltext_body(query, size, self.layout)
+        r = self.retry.call("search", self.client.search, index=self.index, body=body)
+        return [_hit(h, self.layout) for h in r["hits"]["hits"]]
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
-        tagged, untagged = dsl.collapsed_bodies(query, size)
+        tagged, untagged = dsl.collapsed_bodies(query, size, layout=self.layout)
         a, b = self._msearch_index([tagged, untagged])
         hits = []
         for h in a["hits"]["hits"]:
-            hit = _hit(h)
+            hit = _hit(h, self.layout)
             inner = ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
             hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
             hits.append(hit)
-        hits.extend(_hit(h) for h in b["hits"]["hits"])
+        hits.extend(_hit(h, self.layout) for h in b["hits"]["hits"])
         hits.sort(key=lambda h: -h.score)  # stable: ties keep engine order
         return hits[:size]
 
     def _msearch_index(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         lines = dsl.msearch_lines(self.index, bodies)
-        r = _body(self.retry("search", lambda: self.client.msearch(body=lines)))
+        r = self.retry.call("search", self.client.msearch, body=lines)
         for resp in r["responses"]:
             if "error" in resp:
                 raise EngineError(f"{self.location}: search failed: {_error_reason(resp)}")
@@ -483,83 +632,114 @@ class ElasticEngine(Engine):
 
     # -- clusters --------------------------------------------------------------------------------
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
-        now = _now()
-        new_ids = {c.cluster_id for c in clusters}
-        stale = [i for i in self._cluster_ids() if i not in new_ids]
-        actions = [dsl.cluster_action(self.index, c, now) for c in clusters]
-        actions += [{"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale]
-        failures = self._bulk(actions, "write clusters", ignore_missing=True)
-        if failures:
-            shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
-            raise EngineError(f"{self.url}/{self.clusters_index}: {len(failures)} cluster(s) refused: {shown}")
-        self.refresh()
+        with self._writing():
+            now = _now()
+            new_ids = {c.cluster_id for c in clusters}
+            stale = [i for i in self._cluster_ids() if i not in new_ids]
+            actions = [dsl.cluster_action(self.index, c, now) for c in clusters]
+            actions += [{"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale]
+            self._bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
+            self.refresh()
 
     def _cluster_ids(self) -> Iterator[str]:
-        after = None
-        while True:
-            body = dsl.cluster_ids_body(self.page_size, after)
-            r = _body(self.retry("read clusters", lambda: self.client.search(index=self.clusters_index, body=body)))
-            hits = r["hits"]["hits"]
-            for h in hits:
-                yield h["_id"]
-            if len(hits) < self.page_size:
-                return
-            after = hits[-1]["sort"]
+        body_of = functools.partial(dsl.cluster_ids_body, self.page_size)
+        for h in self._pager().hits(self.clusters_index, body_of, self.page_size, "read clusters"):
+            yield h["_id"]
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        out: list[ClusterRecord] = []
-        after = None
-        while limit is None or len(out) < limit:
-            size = self.page_size if limit is None else min(self.page_size, limit - len(out))
-            body = dsl.read_clusters_body(size, after)
-            r = _body(self.retry("read clusters", lambda: self.client.search(index=self.clusters_index, body=body)))
-            hits = r["hits"]["hits"]
-            for h in hits:
-                s = h["_source"]
-                out.append(ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
-                                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
-                                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"),
-                                         s.get("last_seen")))
-            if len(hits) < size:
-                break
-            after = hits[-1]["sort"]
-        return out
+        size = self.page_size if limit is None else max(1, min(self.page_size, limit))
+        hits = self._pager().hits(self.clusters_index, functools.partial(dsl.read_clusters_body, size), size, "read clusters")
+        return [_cluster(h["_source"]) for h in itertools.islice(hits, limit)]
 
 
 # -- parsing helpers ------------------------------------------------------------------------------
-def _body(resp: Any) -> dict[str, Any]:
-    """The JSON body of either client's response."""
-    return getattr(resp, "body", resp)
+def _cluster(s: dict[str, Any]) -> ClusterRecord:
+    return ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
+                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
+                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"), s.get("last_seen"))
 
 
-def _chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
-    it = iter(seq)
-    while chunk := list(itertools.islice(it, max(1, n))):
-        yield chunk
+def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """The mapping of a (dotted) field, multi-fields included; None if unmapped."""
+    props, spec = mappings.get("properties") or {}, None
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        spec = props.get(part)
+        if spec is None:
+            parent = _field_mapping(mappings, ".".join(parts[:i])) if i else None
+            return (parent or {}).get("fields", {}).get(".".join(parts[i:])) if parent else None
+        props = spec.get("properties") or {}
+    return spec
+
+
+def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -> None:
+    """The fields named for attach exist with usable types; ``neardup`` is free."""
+    if dsl.ROOT in (mappings.get("properties") or {}):
+        raise EngineError(f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its fields under it")
+    wanted = {"--text-field": (layout.text, {"text", "keyword", "match_only_text"}),
+              "--title-field": (layout.title, {"text", "keyword", "match_only_text"}),
+              "--lang-field": (layout.lang, {"keyword", "text"}),
+              "--order-field": (layout.order, {"date", "date_nanos", "long", "integer", "short", "byte", "double", "float",
+                                               "half_float", "scaled_float", "unsigned_long", "keyword"})}
+    for option, (path, types) in wanted.items():
+        if not path:
+            continue
+        spec = _field_mapping(mappings, path)
+        if spec is None:
+            raise EngineError(f"{location}: {option} {path}: no such field in the index mapping")
+        if spec.get("type", "object") not in types:
+            raise EngineError(f"{location}: {option} {path} is of type {spec.get('type', 'object')}; expected one of {', '.join(sorted(types))}")
+
+
+def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
+    v = (src or {}).get(dsl.ROOT)
+    return v if isinstance(v, dict) else {}
+
+
+def _text(src: dict[str, Any], path: str | None) -> Any:
+    """A (possibly dotted) field of a ``_source``; the first value of an array."""
+    if not path:
+        return None
+    v: Any = src
+    for part in path.split("."):
+        if not isinstance(v, dict):
+            return None
+        v = v.get(part)
+    if isinstance(v, list):
+        v = next((x for x in v if isinstance(x, str)), None)
+    return v if v is None or isinstance(v, str) else str(v)
 
 
 def _candidate(h: dict[str, Any]) -> Candidate:
+    nd = _nd(h.get("_source"))
+    return Candidate(h["_id"], int(nd.get("n_shingles") or 0), int(nd.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
+                     dsl.decode_shingles(nd.get("shingles")) if "shingles" in nd else None, nd.get("cluster_id"),
+                     frozenset(h.get("matched_queries") or ()) or None, int(nd.get("seq") or 0))
+
+
+def _signed(src: dict[str, Any] | None) -> bool:
+    """Whether a stored document carries neardup's fields."""
+    nd = _nd(src)
+    return nd.get("seq") is not None and nd.get("id") is not None and nd.get("shingles") is not None
+
+
+def _tags(nd: dict[str, Any]) -> Tags | None:
+    cid = nd.get("cluster_id")
+    if cid is None:
+        return None
+    return Tags(cid, nd.get("dup_of"), float(nd.get("max_resemblance") or 0.0), bool(nd.get("is_duplicate")))
+
+
+def _tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
+    nd = src[dsl.ROOT]
+    return TagRow(nd["id"], int(nd.get("seq") or 0), _tags(nd), _text(src, layout.title), nd.get("lang"), nd.get("indexed_at"))
+
+
+def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     s = h.get("_source") or {}
-    return Candidate(h["_id"], int(s.get("n_shingles") or 0), int(s.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
-                     dsl.decode_shingles(s.get("shingles")) if "shingles" in s else None, s.get("cluster_id"),
-                     frozenset(h.get("matched_queries") or ()) or None)
-
-
-def _hit(h: dict[str, Any]) -> Hit:
-    s = h.get("_source") or {}
-    hl = (h.get("highlight") or {}).get("body") or [""]
-    return Hit(h["_id"], float(h.get("_score") or 0.0), s.get("title"), hl[0], s.get("cluster_id"))
-
-
-def _item_reason(info: dict[str, Any]) -> str:
-    err = info.get("error")
-    if isinstance(err, dict):
-        reason = f"{err.get('type')}: {err.get('reason')}"
-        cause = err.get("caused_by")
-        if isinstance(cause, dict) and cause.get("reason"):
-            reason += f" ({cause.get('reason')})"
-        return f"{info.get('status')} {reason}"
-    return f"{info.get('status')} {err or info.get('exception') or 'refused'}"
+    hl = (h.get("highlight") or {}).get(layout.text) or [""]
+    return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), hl[0], _nd(s).get("cluster_id"))
 
 
 def _error_reason(resp: dict[str, Any]) -> str:

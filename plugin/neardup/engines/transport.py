@@ -9,13 +9,20 @@ what is left into :class:`~neardup.engines.base.EngineError` naming the server.
 
 from __future__ import annotations
 
+import functools
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from .base import EngineError
 
 T = TypeVar("T")
+
+#: The elasticsearch client neardup installs: the 8.x client talks to Elasticsearch 8 and 9
+#: (it asks for compatible-with=8, which Elasticsearch 9 accepts); a 9.x client cannot talk to 8.
+ES_CLIENT_REQUIREMENT = "elasticsearch>=8.13,<9"
 
 #: HTTP statuses worth retrying: overloaded (429) or a proxy/cluster in transition.
 RETRY_STATUS = (429, 502, 503, 504)
@@ -54,8 +61,36 @@ def retryable(exc: BaseException) -> bool:
     return is_connection_error(exc) or status_of(exc) in RETRY_STATUS
 
 
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*):(?P<secret>[^@/\s]*)@")
+
+
+def redact(text: str) -> str:
+    """``text`` with the password of every ``scheme://user:password@`` replaced by ``***``."""
+    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """(the URL without user:password@, the basic-auth pair it carried) — so credentials
+    travel as an Authorization header and never appear in a location or a message."""
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    from urllib.parse import unquote
+
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), \
+        (unquote(parts.username), unquote(parts.password or ""))
+
+
 def describe(exc: BaseException) -> str:
-    """A one-line reason from either client's exception."""
+    """A one-line reason from either client's exception (credentials in URLs redacted)."""
+    return redact(_describe(exc))
+
+
+def _describe(exc: BaseException) -> str:
     info = getattr(exc, "info", None) or getattr(exc, "body", None)
     if isinstance(info, dict) and isinstance(info.get("error"), dict):
         err = info["error"]
@@ -70,11 +105,20 @@ def describe(exc: BaseException) -> str:
 
 
 class Retrying:
-    """Calls with retries; errors become EngineError naming ``location``."""
+    """Calls with retries; errors become EngineError naming ``location``.
+
+    ``retry.call("search", client.search, index=i, body=b)`` is the one way the engine sends
+    a request: arguments are bound when the call is made (no closures over loop variables)
+    and the JSON body of either client's response comes back."""
 
     def __init__(self, location: str, backoff: Backoff):
-        self.location = location
+        self.location = redact(location)
         self.backoff = backoff
+
+    def call(self, what: str, fn: Callable[..., Any], /, *args: Any, ok_status: tuple[int, ...] = (), **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` with retries; the response body (``bool`` for HEAD requests)."""
+        resp = self(what, functools.partial(fn, *args, **kwargs), ok_status=ok_status)
+        return getattr(resp, "body", resp)
 
     def __call__(self, what: str, fn: Callable[[], T], *, ok_status: tuple[int, ...] = ()) -> T:
         attempt = 0
@@ -117,49 +161,28 @@ def parse_server(info: dict) -> Server:
 
 def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None = None, ca_certs: str | None = None,
             verify_certs: bool = True, request_timeout: float = 30.0, retry: Retrying) -> tuple[Any, Server, Any]:
-    """(client, server, helpers module) for ``url``."""
-    try:
-        from elasticsearch import Elasticsearch
-    except ImportError:  # pragma: no cover - a base dependency
-        Elasticsearch = None  # type: ignore[assignment]
-    ssl = {"ca_certs": ca_certs, "verify_certs": verify_certs}
+    """(client, server, helpers module) for ``url``: ``GET /`` through the elasticsearch
+    client's transport tells which product answers; OpenSearch gets opensearch-py."""
+    from elasticsearch import Elasticsearch
+
+    ssl: dict[str, Any] = {"ca_certs": ca_certs, "verify_certs": verify_certs}
     if not verify_certs:
         ssl["ssl_show_warn"] = False
-    if Elasticsearch is not None:
-        es = Elasticsearch(url, api_key=api_key, basic_auth=basic_auth, request_timeout=request_timeout, max_retries=0,
-                           retry_on_timeout=False, **ssl)
-        # Ask at the transport level with plain JSON: the client's own calls would send
-        # Elasticsearch compatibility media types and refuse a non-Elasticsearch answer.
-        headers = dict(getattr(es, "_headers", None) or {})  # auth and user agent of the client
-        headers["accept"] = "application/json"
-        def probe() -> Any:
-            from elasticsearch import ApiError
+    es = Elasticsearch(url, api_key=api_key, basic_auth=basic_auth, request_timeout=request_timeout, max_retries=0,
+                       retry_on_timeout=False, **ssl)
+    server = parse_server(retry("GET /", functools.partial(_probe, es)))
+    if server.product == "elasticsearch":
+        _check_elasticsearch(url, server)
+        from elasticsearch import helpers
 
-            resp = es.transport.perform_request("GET", "/", headers=headers)
-            if resp.meta.status >= 400:  # the transport returns HTTP errors; the client would raise
-                raise ApiError(f"GET / answered {resp.meta.status}", meta=resp.meta, body=resp.body)
-            return resp.body
-
-        info = retry("GET /", probe)
-        server = parse_server(info if isinstance(info, dict) else {})
-        if server.product == "elasticsearch":
-            import elasticsearch
-            from elasticsearch import helpers
-
-            client_major = int(elasticsearch.__versionstr__.split(".")[0])
-            if server.version[0] < 8:
-                raise EngineError(f"{url} runs Elasticsearch {server.number}; neardup needs Elasticsearch 8 or 9")
-            if server.version[0] < client_major:
-                raise EngineError(f"{url} runs Elasticsearch {server.number} but the installed elasticsearch client is "
-                                  f"{elasticsearch.__versionstr__}; install a matching client: pip install 'elasticsearch>={server.version[0]},<{server.version[0] + 1}'")
-            return es, server, helpers
-        es.close()
-    else:
-        server = None  # type: ignore[assignment]
+        return es, server, helpers
+    es.close()
+    if server.version[0] < 2:
+        raise EngineError(f"{redact(url)} runs OpenSearch {server.number}; neardup needs OpenSearch 2 or 3")
     try:
         from opensearchpy import OpenSearch, helpers as os_helpers
     except ImportError:
-        raise EngineError(f"{url} runs OpenSearch; install the client: pip install 'neardup[opensearch]'") from None
+        raise EngineError(f"{redact(url)} runs OpenSearch; install its client: pip install 'opensearch-py>=2.4,<4'") from None
     headers = {}
     if api_key:
         import base64
@@ -168,8 +191,31 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
         headers["authorization"] = f"ApiKey {token}"
     client = OpenSearch(hosts=[url], http_auth=basic_auth, timeout=request_timeout, max_retries=0, retry_on_status=(),
                         retry_on_timeout=False, headers=headers or None, **ssl)
-    if server is None:
-        server = parse_server(retry("GET /", lambda: client.info()))
-    if server.product == "opensearch" and server.version[0] < 2:
-        raise EngineError(f"{url} runs OpenSearch {server.number}; neardup needs OpenSearch 2 or 3")
     return client, server, os_helpers
+
+
+def _probe(es: Any) -> dict[str, Any]:
+    """``GET /`` at the transport level with plain JSON: the client's own calls would send
+    Elasticsearch compatibility media types and refuse a non-Elasticsearch answer."""
+    from elasticsearch import ApiError
+
+    headers = dict(getattr(es, "_headers", None) or {})  # auth and user agent of the client
+    headers["accept"] = "application/json"
+    resp = es.transport.perform_request("GET", "/", headers=headers)
+    if resp.meta.status >= 400:  # the transport returns HTTP errors; the client would raise
+        raise ApiError(f"GET / answered {resp.meta.status}", meta=resp.meta, body=resp.body)
+    return resp.body if isinstance(resp.body, dict) else {}
+
+
+def _check_elasticsearch(url: str, server: Server) -> None:
+    import elasticsearch
+
+    client_major = int(elasticsearch.__versionstr__.split(".")[0])
+    if server.version[0] < 8:
+        raise EngineError(f"{redact(url)} runs Elasticsearch {server.number}; neardup needs Elasticsearch 8 or 9")
+    if server.version[0] < client_major:
+        # a 9.x client sends compatible-with=9, which Elasticsearch 8 refuses; the 8.x client
+        # (neardup's dependency) sends compatible-with=8, which 8 and 9 both accept
+        raise EngineError(f"{redact(url)} runs Elasticsearch {server.number} but the installed elasticsearch client is "
+                          f"{elasticsearch.__versionstr__}; install the client neardup depends on, which serves "
+                          f"Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'")

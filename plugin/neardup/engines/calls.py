@@ -1,0 +1,261 @@
+"""The thin layer between the HTTP engine and the clients, in the style of the clients' own
+``helpers``: one pager and one bulk streamer, both sending through one
+:class:`~neardup.engines.transport.Retrying` (one call-with-retry, one :class:`Backoff`).
+
+* :class:`Pager` reads a sorted search page after page: over a point in time with
+  ``search_after`` (a scroll where the engine has none), plain ``search_after``, or the
+  ``after_key`` of a composite aggregation.
+* :class:`BulkStreamer` sends bulk actions in chunks with the client's ``streaming_bulk``;
+  items refused with 429 are sent again after the Backoff's delay, a request refused as a
+  whole for something one action carries is split and sent action by action, so one bad
+  document never costs the good ones; every refusal comes back as a
+  :class:`~neardup.engines.base.Failure` (or :class:`BulkRefused` carrying them all).
+* :func:`document_problem` says what makes a document unsendable before it is sent (an
+  ``_id`` over 512 bytes, text that is not valid Unicode).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from .base import EngineError, Failure
+from .transport import Retrying, describe, status_of
+
+#: The longest ``_id`` both engines accept, in UTF-8 bytes.
+MAX_ID_BYTES = 512
+
+
+class BulkRefused(EngineError):
+    """Bulk actions the engine refused; ``failures`` holds every one with its reason."""
+
+    def __init__(self, location: str, what: str, failures: list[Failure]):
+        self.failures = failures
+        shown = "; ".join(f"{f.id}: {f.reason}" for f in failures[:5])
+        more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
+        super().__init__(f"{location}: {what}: {len(failures)} refused: {shown}{more}")
+
+
+def chunks(seq: Iterable[Any], n: int) -> Iterator[list[Any]]:
+    it = iter(seq)
+    while chunk := list(itertools.islice(it, max(1, n))):
+        yield chunk
+
+
+# -- validation --------------------------------------------------------------------------------
+def document_problem(doc_id: str, texts: Iterable[Any]) -> str | None:
+    """Why a document cannot be sent (None: it can): an id over 512 bytes, or a text (title,
+    body, field values) with a lone surrogate or anything else UTF-8 cannot encode. Either
+    would make the engine (or the client's serializer) refuse the whole bulk request."""
+    try:
+        size = len(doc_id.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        return f"id is not valid Unicode ({e.reason} at position {e.start})"
+    if size > MAX_ID_BYTES:
+        return f"id is {size} bytes in UTF-8; Elasticsearch and OpenSearch allow at most {MAX_ID_BYTES}"
+    for t in texts:
+        if t is None:
+            continue
+        s = t if isinstance(t, str) else json.dumps(t, ensure_ascii=False, default=str)
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return f"text is not valid Unicode: {e.reason} at position {e.start} ({s[e.start]!r}); clean it and index it again"
+    return None
+
+
+# -- paging ------------------------------------------------------------------------------------
+class Pager:
+    """Sorted searches page after page, through ``retry``."""
+
+    def __init__(self, client: Any, product: str, retry: Retrying, keep_alive: str = "5m"):
+        self.client = client
+        self.product = product
+        self.retry = retry
+        self.keep_alive = keep_alive
+
+    def hits(self, index: str, body_of: Callable[[Any], dict[str, Any]], size: int, what: str = "search") -> Iterator[dict[str, Any]]:
+        """Every hit of ``body_of(search_after)`` (a body sorted on a unique key), page after page."""
+        after = None
+        while True:
+            hits = self.retry.call(what, self.client.search, index=index, body=body_of(after))["hits"]["hits"]
+            yield from hits
+            if len(hits) < size:
+                return
+            after = hits[-1]["sort"]
+
+    def buckets(self, index: str, body_of: Callable[[Any], dict[str, Any]], agg: str, what: str) -> Iterator[dict[str, Any]]:
+        """Every bucket of the composite aggregation ``agg`` of ``body_of(after_key)``."""
+        after = None
+        while True:
+            r = self.retry.call(what, self.client.search, index=index, body=body_of(after))
+            a = (r.get("aggregations") or {}).get(agg) or {}
+            buckets = a.get("buckets") or []
+            yield from buckets
+            after = a.get("after_key")
+            if not buckets or not after:
+                return
+
+    def snapshot(self, index: str, body_of: Callable[[Any, dict[str, Any] | None], dict[str, Any]], size: int) -> Iterator[dict[str, Any]]:
+        """Every hit of ``body_of(search_after, pit)`` over one point in time (a consistent
+        view while the index changes); a scroll on engines without point in time."""
+        pit = self._open_pit(index)
+        if pit is None:
+            yield from self._scroll(index, body_of(None, None))
+            return
+        try:
+            after = None
+            while True:
+                r = self.retry.call("scan", self.client.search, body=body_of(after, {"id": pit, "keep_alive": self.keep_alive}))
+                pit = r.get("pit_id", pit)
+                hits = r["hits"]["hits"]
+                yield from hits
+                if len(hits) < size:
+                    return
+                after = hits[-1]["sort"]
+        finally:
+            self._close_pit(pit)
+
+    def _open_pit(self, index: str) -> str | None:
+        opener = self.client.create_pit if self.product == "opensearch" else self.client.open_point_in_time
+        try:
+            r = self.retry.call("open point in time", opener, index=index, keep_alive=self.keep_alive, ok_status=(400, 404, 405))
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) in (400, 404, 405):  # no point in time on this engine: scroll instead
+                return None
+            raise
+        return r.get("pit_id") if self.product == "opensearch" else r.get("id")
+
+    def _close_pit(self, pit: str) -> None:
+        try:
+            if self.product == "opensearch":
+                self.client.delete_pit(body={"pit_id": [pit]})
+            else:
+                self.client.close_point_in_time(body={"id": pit})
+        except Exception:  # noqa: BLE001 - it expires by itself
+            pass
+
+    def _scroll(self, index: str, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        body.pop("track_total_hits", None)  # not allowed with scroll
+        r = self.retry.call("scan", self.client.search, index=index, body=body, scroll=self.keep_alive)
+        sid = r.get("_scroll_id")
+        try:
+            while True:
+                hits = r["hits"]["hits"]
+                yield from hits
+                if not hits or not sid:
+                    return
+                r = self.retry.call("scroll", self.client.scroll, body={"scroll_id": sid, "scroll": self.keep_alive})
+                sid = r.get("_scroll_id", sid)
+        finally:
+            if sid:
+                try:
+                    self.client.clear_scroll(body={"scroll_id": [sid]})
+                except Exception:  # noqa: BLE001
+                    pass
+
+
+# -- bulk --------------------------------------------------------------------------------------
+@dataclass
+class BulkResult:
+    failures: list[Failure] = field(default_factory=list)
+    deleted: int = 0
+    sent: int = 0
+
+
+class BulkStreamer:
+    """Bulk actions in chunks through the client's ``streaming_bulk`` and one Backoff."""
+
+    def __init__(self, client: Any, helpers: Any, retry: Retrying, chunk_size: int = 500):
+        self.client = client
+        self.helpers = helpers
+        self.retry = retry
+        self.chunk_size = chunk_size
+
+    def run(self, actions: Sequence[dict[str, Any]], what: str, *, ignore_missing: bool = False) -> BulkResult:
+        """Send every action; refusals are in the result (404s dropped with ``ignore_missing``)."""
+        out = BulkResult()
+        for chunk in chunks(actions, self.chunk_size):
+            self._chunk(chunk, what, ignore_missing, out)
+        return out
+
+    def run_or_raise(self, actions: Sequence[dict[str, Any]], what: str, *, ignore_missing: bool = False) -> BulkResult:
+        result = self.run(actions, what, ignore_missing=ignore_missing)
+        if result.failures:
+            raise BulkRefused(self.retry.location, what, result.failures)
+        return result
+
+    def _chunk(self, chunk: list[dict[str, Any]], what: str, ignore_missing: bool, out: BulkResult) -> None:
+        backoff = self.retry.backoff
+        pending, attempt = chunk, 0
+        while pending:
+            again = []
+            for action, (ok, item) in zip(pending, self._send(pending, what), strict=True):
+                info = next(iter(item.values()))
+                out.sent += ok
+                if ok:
+                    out.deleted += info.get("result") == "deleted"
+                elif info.get("status") == 429 and attempt < backoff.max_retries:
+                    again.append(action)
+                elif not (ignore_missing and info.get("status") == 404):
+                    out.failures.append(Failure(str(info.get("_id", action.get("_id"))), item_reason(info)))
+            if again:
+                backoff.sleep(backoff.delay(attempt))
+                attempt += 1
+            pending = again
+
+    def _send(self, actions: list[dict[str, Any]], what: str) -> list[tuple[bool, dict[str, Any]]]:
+        """One result per action, in order. A request refused as a whole (400, or a body the
+        client cannot serialize) is sent again action by action, so each refusal has its
+        own reason and the other actions go through."""
+        try:
+            results = self.retry(what, _Bulk(self.helpers, self.client, actions), ok_status=(400, 413))
+        except Exception as e:  # noqa: BLE001
+            if not _whole_request_refusal(e):
+                if status_of(e) is not None:  # re-raised for the split above: name the server as Retrying does
+                    raise EngineError(f"{self.retry.location}: {what} failed: {describe(e)}") from None
+                raise
+            if len(actions) == 1:
+                return [(False, _refused_item(actions[0], e))]
+            return [r for a in actions for r in self._send([a], what)]
+        if len(results) != len(actions):  # the helper yields one result per action
+            raise EngineError(f"{self.retry.location}: {what}: {len(actions)} actions sent, {len(results)} answered")
+        return results
+
+
+class _Bulk:
+    """One bulk request of ``actions`` (a callable for Retrying, bound to its actions)."""
+
+    def __init__(self, helpers: Any, client: Any, actions: list[dict[str, Any]]):
+        self.helpers, self.client, self.actions = helpers, client, actions
+
+    def __call__(self) -> list[tuple[bool, dict[str, Any]]]:
+        return list(self.helpers.streaming_bulk(self.client, self.actions, chunk_size=len(self.actions), raise_on_error=False,
+                                                raise_on_exception=True, max_retries=0))
+
+
+def _whole_request_refusal(e: BaseException) -> bool:
+    """A refusal of the whole request for its content (not overload, not the network)."""
+    if isinstance(e, (UnicodeError, ValueError, TypeError)) or type(e).__name__ == "SerializationError":
+        return True
+    return status_of(e) in (400, 413)
+
+
+def _refused_item(action: dict[str, Any], e: BaseException) -> dict[str, Any]:
+    op = action.get("_op_type", "index")
+    return {op: {"_id": action.get("_id"), "status": status_of(e) or 400, "error": describe(e)}}
+
+
+def item_reason(info: dict[str, Any]) -> str:
+    """``STATUS type: reason (cause)`` of one refused bulk item."""
+    err = info.get("error")
+    if isinstance(err, dict):
+        reason = f"{err.get('type')}: {err.get('reason')}"
+        cause = err.get("caused_by")
+        if isinstance(cause, dict) and cause.get("reason"):
+            reason += f" ({cause.get('reason')})"
+        return f"{info.get('status')} {reason}"
+    text = str(err or info.get("exception") or "refused")
+    return text if text.startswith(f"{info.get('status')} ") else f"{info.get('status')} {text}"

@@ -1,0 +1,246 @@
+"""An exclusive write lease held in one document, for writers in different processes.
+
+The lease is the document ``lock`` of the index's state index. It is taken with
+``op_type=create`` (only one writer can create it); a lease whose ``expires_at`` has passed
+(its holder died or stalled) is taken over with optimistic concurrency control
+(``if_seq_no`` / ``if_primary_term`` of the version that was read), so two writers that
+see the same stale lease cannot both take it. The holder renews it while it writes and
+deletes it (again conditionally) when done.
+
+Times are the writers' own clocks: a lease is considered stale ``duration`` seconds after
+its last renewal, so clocks of the machines that share an index must agree to well under
+``duration`` (NTP does).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from .base import EngineError
+from .transport import Retrying, status_of
+
+log = logging.getLogger("neardup.engines.lease")
+
+LOCK_ID = "lock"
+
+
+@dataclass(frozen=True)
+class Holder:
+    """Who holds a lease, as stored in the lease document."""
+
+    owner: str
+    host: str
+    pid: int
+    acquired_at: str
+    expires_at_ms: int
+
+    @classmethod
+    def from_source(cls, src: dict[str, Any]) -> "Holder":
+        return cls(str(src.get("owner")), str(src.get("host")), int(src.get("pid") or 0), str(src.get("acquired_at")),
+                   int(src.get("expires_at") or 0))
+
+    def describe(self) -> str:
+        return f"owner {self.host} pid {self.pid}, since {self.acquired_at}"
+
+
+class LeaseLost(EngineError):
+    """Another writer took the lease over (this one stalled past its expiry)."""
+
+
+class Lease:
+    """The write lease of one index. ``client`` is an opened Elasticsearch/OpenSearch client.
+
+    ``on_wait(holder, waited_seconds)`` is called each time the lease is found held by
+    another writer (also logged at INFO on ``neardup.engines.lease``); ``timeout`` bounds
+    the wait (None: wait as long as it takes).
+    """
+
+    def __init__(self, client: Any, index: str, retry: Retrying, *, duration: float = 60.0, poll: float = 0.25,
+                 max_poll: float = 5.0, timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None,
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep):
+        self.client = client
+        self.index = index
+        self.retry = retry
+        self.duration = duration
+        self.poll = poll
+        self.max_poll = max_poll
+        self.timeout = timeout
+        self.on_wait = on_wait
+        self.clock = clock
+        self.sleep = sleep
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._version: tuple[int, int] | None = None  # (seq_no, primary_term) of our lease document
+        self._renewed = 0.0
+        self._acquired_at = ""
+        self._lock = threading.RLock()  # renewals from the keep-alive thread and the writer, one at a time
+        self._stop: threading.Event | None = None
+        self._thread: threading.Thread | None = None
+        self.lost: LeaseLost | None = None  # set when the keep-alive found the lease taken over
+        #: whether the last acquire took over an expired lease (its holder may not have refreshed)
+        self.took_over = False
+
+    @property
+    def held(self) -> bool:
+        return self._version is not None
+
+    def _source(self, now: float) -> dict[str, Any]:
+        return {"kind": "lock", "owner": self.owner, "host": socket.gethostname(), "pid": os.getpid(),
+                "acquired_at": self._acquired_at, "renewed_at": _iso(now), "expires_at": int((now + self.duration) * 1000)}
+
+    # -- acquire / renew / release -------------------------------------------------------------
+    def acquire(self) -> None:
+        """Take the lease, waiting with backoff while another live writer holds it."""
+        if self.held:
+            return
+        self.lost, self.took_over = None, False
+        started = self.clock()
+        delay = self.poll
+        while True:
+            now = self.clock()
+            self._acquired_at = _iso(now)
+            if self._try_create(now):
+                return
+            current = self._read()
+            if current is None:  # released between our create and our read: try again at once
+                continue
+            holder, version = current
+            if holder.owner == self.owner:  # our own create went through before a lost answer
+                self._version, self._renewed = version, now
+                return
+            if holder.expires_at_ms <= now * 1000 and self._try_take_over(version, now):
+                self.took_over = True
+                log.warning("took over the write lease of %s on %s: it expired at %s", holder.describe(), self.index,
+                            _iso(holder.expires_at_ms / 1000))
+                return
+            waited = now - started
+            if self.timeout is not None and waited >= self.timeout:
+                raise EngineError(f"{self.index}: another writer holds the write lease ({holder.describe()}); "
+                                  f"gave up after {waited:.0f} s")
+            log.info("waiting for another writer (%s) on %s", holder.describe(), self.index)
+            if self.on_wait is not None:
+                self.on_wait(holder, waited)
+            self.sleep(delay)
+            delay = min(self.max_poll, delay * 2)
+
+    def renew(self, *, force: bool = False) -> None:
+        """Extend the lease (when a third of it has passed, or ``force``); LeaseLost if it was taken."""
+        with self._lock:
+            self._renew(force)
+
+    def _renew(self, force: bool) -> None:
+        if self.lost is not None:
+            raise self.lost
+        if self._version is None:
+            raise EngineError(f"{self.index}: renewing a write lease that is not held")
+        now = self.clock()
+        if not force and now - self._renewed < self.duration / 3:
+            return
+        seq_no, term = self._version
+        try:
+            r = self.retry.call("renew write lease", self.client.index, index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term, ok_status=(409,))
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) == 409:
+                self._version = None
+                self.lost = LeaseLost(f"{self.index}: this writer's lease expired and another writer took it over; "
+                                      "its last batch may be incomplete: run the command again")
+                raise self.lost from None
+            raise
+        self._version, self._renewed = _version(r), now
+
+    # -- keep-alive ------------------------------------------------------------------------------
+    def keep_alive(self) -> None:
+        """Renew the lease from a daemon thread every third of its duration while it is held,
+        so a session that reads for longer than ``duration`` without writing keeps it."""
+        if self._thread is not None:
+            return
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._keep_alive, args=(self._stop,), name="neardup-lease", daemon=True)
+        self._thread.start()
+
+    def _keep_alive(self, stop: threading.Event) -> None:
+        while not stop.wait(self.duration / 3):
+            try:
+                self.renew()
+            except LeaseLost:
+                return  # the writer sees it at its next write
+            except EngineError as e:  # unreachable for a moment: try again at the next tick
+                log.warning("could not renew the write lease of %s: %s", self.index, e)
+
+    def _stop_keep_alive(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.duration)
+        self._stop = self._thread = None
+
+    def release(self) -> None:
+        self._stop_keep_alive()
+        with self._lock:
+            self._release()
+
+    def _release(self) -> None:
+        if self._version is None:
+            return
+        seq_no, term = self._version
+        self._version = None
+        try:
+            self.retry.call("release write lease", self.client.delete, index=self.index, id=LOCK_ID, if_seq_no=seq_no, if_primary_term=term, ok_status=(404, 409))
+        except Exception as e:  # noqa: BLE001 - taken over or gone: not ours any more
+            if status_of(e) not in (404, 409):
+                raise
+
+    def holder(self) -> Holder | None:
+        """The current holder (None: free)."""
+        current = self._read()
+        return current[0] if current else None
+
+    # -- requests ----------------------------------------------------------------------------------
+    def _try_create(self, now: float) -> bool:
+        try:
+            r = self.retry.call("take write lease", self.client.create, index=self.index, id=LOCK_ID, body=self._source(now), ok_status=(409,))
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) == 409:
+                return False
+            raise
+        self._version, self._renewed = _version(r), now
+        return True
+
+    def _try_take_over(self, version: tuple[int, int], now: float) -> bool:
+        seq_no, term = version
+        try:
+            r = self.retry.call("take over write lease", self.client.index, index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term, ok_status=(409,))
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) == 409:  # another writer took it first
+                return False
+            raise
+        self._version, self._renewed = _version(r), now
+        return True
+
+    def _read(self) -> tuple[Holder, tuple[int, int]] | None:
+        try:
+            r = self.retry.call("read write lease", self.client.get, index=self.index, id=LOCK_ID, ok_status=(404,))
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) == 404:
+                return None
+            raise
+        body = getattr(r, "body", r)
+        if not body.get("found"):
+            return None
+        return Holder.from_source(body.get("_source") or {}), _version(body)
+
+
+def _version(resp: Any) -> tuple[int, int]:
+    body = getattr(resp, "body", resp)
+    return int(body["_seq_no"]), int(body["_primary_term"])
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,236 @@
+"""``neardup attach``: a user's existing index (headline, body, published, section) adopted
+in place, against osmem. The user's fields and mapping stay byte-for-byte as they were; the
+clustered pairs and tags equal the embedded engine's on the same documents in the same order."""
+
+from __future__ import annotations
+
+import json
+import random
+import urllib.request
+
+import pytest
+from click.testing import CliRunner
+
+from neardup.api import NearDup
+from neardup.cli import main
+from neardup.cli.attach import watch
+from neardup.engines.base import EngineError
+from neardup.engines.dsl import Layout
+from neardup.engines.elastic import ElasticEngine
+from neardup.signer import Document
+
+from .test_elastic_engine import _texts
+
+pytestmark = pytest.mark.http
+
+USER_MAPPING = {
+    "dynamic": "strict",
+    "_meta": {"owner": "newsroom", "schema": 3},
+    "properties": {
+        "headline": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+        "body": {"type": "text"},
+        "published": {"type": "date"},
+        "section": {"type": "keyword"},
+    },
+}
+
+
+def _articles(n: int = 30):
+    """The user's documents: ids unrelated to arrival, published dates in another order than written."""
+    docs = _texts(n, seed=5)
+    rnd = random.Random(2)
+    days = list(range(n))
+    rnd.shuffle(days)
+    out = []
+    for d, day in zip(docs, days, strict=True):
+        src = {"headline": d.title, "body": d.text, "published": f"2026-03-{1 + day // 24:02d}T{day % 24:02d}:00:00Z",
+               "section": rnd.choice(["world", "sport", "arts"])}
+        out.append((f"art-{rnd.randrange(10**6):06d}-{d.id}", src))
+    return out
+
+
+def _raw(url: str, path: str) -> bytes:
+    with urllib.request.urlopen(url + path) as r:
+        return r.read()
+
+
+def _user_index(url: str, name: str = "articles", without_text: int = 0):
+    body = json.dumps({"mappings": USER_MAPPING}).encode()
+    urllib.request.urlopen(urllib.request.Request(f"{url}/{name}", body, method="PUT", headers={"content-type": "application/json"}))
+    arts = _articles()
+    lines = []
+    for i, src in arts:
+        lines += [json.dumps({"index": {"_index": name, "_id": i}}), json.dumps(src)]
+    for k in range(without_text):
+        lines += [json.dumps({"index": {"_index": name, "_id": f"photo-{k}"}}), json.dumps({"headline": "a photo", "section": "arts"})]
+    req = urllib.request.Request(f"{url}/_bulk?refresh=true", ("\n".join(lines) + "\n").encode(), method="POST",
+                                 headers={"content-type": "application/x-ndjson"})
+    assert not json.loads(urllib.request.urlopen(req).read())["errors"]
+    return arts
+
+
+def _sources(url: str, ids, name: str = "articles") -> dict[str, dict]:
+    out = {}
+    for i in ids:
+        doc = json.loads(_raw(url, f"/{name}/_doc/{i}"))
+        out[i] = doc["_source"]
+    return out
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _reference(arts, batch_size: int) -> NearDup:
+    """The embedded engine on the same documents, in published order."""
+    ref = NearDup.open(":memory:")
+    ordered = sorted(arts, key=lambda a: a[1]["published"])
+    ref.index([Document(i, s["body"], title=s["headline"]) for i, s in ordered], batch_size=batch_size, progress=None)
+    return ref
+
+
+@pytest.fixture(params=["opensearch", "elasticsearch"])
+def client_url(request: pytest.FixtureRequest, osmem_clone) -> str:
+    """Where neardup talks to: osmem itself, or osmem presented as Elasticsearch 9."""
+    return osmem_clone.url if request.param == "opensearch" else request.getfixturevalue("es_proxy").url
+
+
+def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone, client_url):
+    url = osmem_clone.url  # the user's own requests
+    arts = _user_index(url, without_text=2)
+    ids = [i for i, _ in arts]
+    before_sources = _sources(url, ids)
+    before_mapping = json.loads(_raw(url, "/articles/_mapping"))["articles"]["mappings"]
+    r = _run("attach", "articles", "--engine", client_url, "--text-field", "body", "--title-field", "headline",
+             "--order-field", "published", "--batch-size", "7", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["signed"] == 30 and data["documents"] == 30 and data["without_text"] == 2 and not data["failed"]
+
+    # the user's fields and mapping are unchanged
+    after = _sources(url, ids)
+    for i in ids:
+        mine = {k: v for k, v in after[i].items() if k != "neardup"}
+        assert json.dumps(mine) == json.dumps(before_sources[i])  # same keys, same order, same values
+        assert after[i]["neardup"]["seq"] >= 1
+    mapping = json.loads(_raw(url, "/articles/_mapping"))["articles"]["mappings"]
+    assert {k: v for k, v in mapping["properties"].items() if k != "neardup"} == before_mapping["properties"]
+    assert mapping["dynamic"] == before_mapping["dynamic"]
+    assert {k: v for k, v in mapping["_meta"].items() if k != "neardup"} == {"owner": "newsroom", "schema": 3}
+    assert set(mapping["_meta"]["neardup"]) == {"settings", "fingerprint", "signature_version", "layout"}
+
+    # arrival order follows the order field
+    by_seq = sorted(ids, key=lambda i: after[i]["neardup"]["seq"])
+    assert by_seq == [i for i, _ in sorted(arts, key=lambda a: a[1]["published"])]
+
+    # same answers as the embedded engine on the same documents
+    ref = _reference(arts, 7)
+    nd = NearDup.open(client_url, index="articles", create=False)
+    assert nd.engine.layout.adopted and nd.engine.layout.text == "body"
+    assert [(p.a, p.b, round(p.resemblance, 6)) for p in nd.pairs()] == [(p.a, p.b, round(p.resemblance, 6)) for p in ref.pairs()]
+    got = {i: d.tags for i, d in nd.engine.get(ids).items()}
+    assert got == {i: d.tags for i, d in ref.engine.get(ids).items()}
+    assert any(t.is_duplicate for t in got.values())
+    assert nd.engine.get([ids[0]], text=True)[ids[0]].text == before_sources[ids[0]]["body"]
+    nd.close()
+
+    # every command works on it
+    r = _run("clusters", "--engine", client_url, "--index", "articles", "--json")
+    assert r.exit_code == 0, r.output
+    clusters = json.loads(r.output)
+    want = [c.members for c in ref.clusters(write=False)]
+    assert [c["members"] for c in (clusters["clusters"] if isinstance(clusters, dict) else clusters)] == want
+    r = _run("search", "river", "--engine", client_url, "--index", "articles", "--dedupe", "--json", "--size", "50")
+    assert r.exit_code == 0, r.output
+    ref_hits = ref.search("river", size=50, dedupe=True)
+    hits = json.loads(r.output)
+    hits = hits["hits"] if isinstance(hits, dict) else hits
+    assert sorted(h["id"] for h in hits) == sorted(h.id for h in ref_hits)
+    assert _run("query", "--engine", client_url, "--index", "articles", "--id", ids[3], "--json").exit_code == 0
+
+    # the user's own query can collapse on neardup.cluster_id
+    q = {"query": {"match": {"body": "river"}}, "collapse": {"field": "neardup.cluster_id"}, "size": 50, "_source": False}
+    req = urllib.request.Request(f"{url}/articles/_search", json.dumps(q).encode(), method="POST", headers={"content-type": "application/json"})
+    res = json.loads(urllib.request.urlopen(req).read())["hits"]["hits"]
+    cids = [h["fields"]["neardup.cluster_id"][0] for h in res]
+    assert res and len(cids) == len(set(cids)) == len(ref_hits)
+
+    # the user's own writes keep working under their strict mapping
+    req = urllib.request.Request(f"{url}/articles/_doc/new-1?refresh=true", json.dumps({"headline": "h", "body": "b"}).encode(),
+                                 method="PUT", headers={"content-type": "application/json"})
+    assert urllib.request.urlopen(req).status in (200, 201)
+
+
+def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osmem_clone):
+    url = osmem_clone.url
+    arts = _user_index(url)
+    layout = Layout(text="body", title="headline", order="published")
+    eng = ElasticEngine(url, index="articles")
+    nd = NearDup(eng, eng.attach(layout))
+    first = []
+    for d in eng.unsigned_documents(5):  # a pass that dies after one batch of 5
+        first.append(d)
+        if len(first) == 5:
+            break
+    nd.index(first, batch_size=5, progress=None)
+    eng.close()
+    r = _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
+             "--order-field", "published", "--batch-size", "5", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["signed"] == 25 and data["documents"] == 30 and any("resuming" in a for a in data["actions"])
+    ref = _reference(arts, 5)
+    nd = NearDup.open(url, index="articles", create=False)
+    ids = [i for i, _ in arts]
+    assert {i: d.tags for i, d in nd.engine.get(ids).items()} == {i: d.tags for i, d in ref.engine.get(ids).items()}
+    # another layout for the same index is refused
+    other = _run("attach", "articles", "--engine", url, "--text-field", "headline")
+    assert other.exit_code == 1 and "already attached" in other.output
+
+    # --watch: documents another writer adds are signed on the next pass
+    copy = arts[4][1]
+    new = {"headline": "copy", "body": copy["body"] + " again", "published": "2026-04-01T00:00:00Z", "section": "arts"}
+    req = urllib.request.Request(f"{url}/articles/_doc/late?refresh=true", json.dumps(new).encode(), method="PUT",
+                                 headers={"content-type": "application/json"})
+    urllib.request.urlopen(req)
+    rounds = []
+    assert watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 1
+    assert [r.indexed for r in rounds] == [1, 0]
+    late = nd.engine.get(["late"])["late"]
+    assert late.seq == 31 and late.tags is not None and late.tags.is_duplicate
+    assert json.loads(_raw(url, "/articles/_doc/late"))["_source"]["headline"] == "copy"
+    nd.close()
+
+
+def test_attach_checks_the_fields(osmem_clone):
+    url = osmem_clone.url
+    _user_index(url)
+    for layout, message in ((Layout(text="content", title=None), "--text-field content: no such field"),
+                            (Layout(text="body", title=None, order="section.x"), "--order-field section.x: no such field"),
+                            (Layout(text="published", title="headline"), "--text-field published is of type date")):
+        with pytest.raises(EngineError, match=message):
+            ElasticEngine(url, index="articles").attach(layout)
+    with pytest.raises(EngineError, match="no such index"):
+        ElasticEngine(url, index="absent").attach(Layout())
+
+
+def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):
+    url = osmem_clone.url
+    _user_index(url)
+    assert _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
+                "--order-field", "published", "-q").exit_code == 0
+    r = _run("dashboards", "export", "--engine", url, "--index", "articles", "--source-field", "section",
+             "--target", "opensearch-dashboards")
+    assert r.exit_code == 0, r.output
+    objs = [json.loads(x) for x in r.output.splitlines() if x.strip()]
+    pattern = next(o for o in objs if o["type"] == "index-pattern" and o["attributes"]["title"] == "articles")
+    assert pattern["attributes"]["timeFieldName"] == "published"  # the order field, a date
+    fields = {f["name"] for f in json.loads(pattern["attributes"]["fields"])}
+    assert {"headline", "headline.raw", "body", "section", "published", "neardup.cluster_id", "neardup.is_duplicate"} <= fields
+    assert "title" not in fields and "fields.source.keyword" not in fields  # nothing guessed from neardup's template
+    vis = [json.loads(o["attributes"]["visState"]) for o in objs if o["type"] == "visualization"]
+    used = {a["params"].get("field") for v in vis for a in v["aggs"]}
+    assert {"section", "published", "neardup.is_duplicate"} <= used
+    # the templates would not know the user's field
+    static = _run("dashboards", "export", "--index", "articles", "--source-field", "section")
+    assert static.exit_code == 1 and "not an aggregatable field" in static.output

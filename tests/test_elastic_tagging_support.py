@@ -1,0 +1,257 @@
+"""What the arrival-order tagging rule needs from the HTTP engine, against osmem: candidate
+filters on ``seq`` and representatives, the light tag scan, members of representatives,
+deletes that count, and the write lease that serializes writers across processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from neardup.config import Config
+from neardup.engines.base import CandidateQuery, EngineError, KeyGroup, Tags
+from neardup.engines.elastic import ElasticEngine
+from neardup.engines.lease import LeaseLost
+from neardup.signer import Document, Signer
+
+from .test_elastic_engine import _texts
+
+pytestmark = pytest.mark.http
+
+PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
+
+
+@pytest.fixture(params=["opensearch", "elasticsearch"])
+def url(request: pytest.FixtureRequest, osmem_clone) -> str:
+    if request.param == "opensearch":
+        return osmem_clone.url
+    return request.getfixturevalue("es_proxy").url
+
+
+def _engine(url: str, **kw) -> ElasticEngine:
+    opts = {"index": "tg", "pipeline": False, "max_retries": 2, "initial_backoff": 0.01}
+    opts.update(kw)
+    return ElasticEngine(url, **opts)
+
+
+@pytest.fixture
+def loaded(url):
+    """An engine holding 24 documents: even positions duplicates of d00, odd ones representatives."""
+    eng = _engine(url)
+    eng.open(Config())
+    signer = Signer(eng.config)
+    signed = [signer.sign(d) for d in _texts()]
+    tags = {s.id: (Tags(s.id) if i % 2 else Tags("d01", "d01", 0.9, True)) for i, s in enumerate(signed)}
+    tags["d00"] = Tags("d00")
+    tags["d04"] = Tags("d03", "d03", 0.85, True)
+    assert eng.put(signed[:10], tags) == [] and eng.put(signed[10:], tags) == []
+    yield eng, signed, tags
+    eng.close()
+
+
+def _query(s) -> CandidateQuery:
+    return CandidateQuery(tuple(KeyGroup(f, tuple(int(k) for k in s.keys[f]), 1) for f in ("exact", "minhash", "simhash")))
+
+
+def test_candidates_filter_on_arrival_order_and_representatives(loaded):
+    eng, signed, tags = loaded
+    seqs = {d.id: d.seq for d in eng.scan()}
+    assert sorted(seqs.values()) == list(range(1, 25))
+    base = eng.candidates([_query(s) for s in signed])
+    assert any(len(c) > 2 for c in base)
+    for cands in base:
+        assert all(c.seq == seqs[c.id] for c in cands)  # Candidate.seq is filled
+        # most matching keys first, then arrival order
+        assert [(-c.score, c.seq) for c in cands] == sorted((-c.score, c.seq) for c in cands)
+    for cut in (5, 12, 20):
+        for flt in ({"before_seq": cut}, {"after_seq": cut}, {"representatives": True},
+                    {"before_seq": cut, "representatives": True}, {"before_seq": cut + 3, "after_seq": cut - 3}):
+            qs = [CandidateQuery(_query(s).groups, **flt) for s in signed]
+            got = eng.candidates(qs)
+            for cands, ref in zip(got, base, strict=True):
+                want = [c for c in ref if _keeps(c, flt, tags)]
+                assert [(c.id, c.seq, c.score) for c in cands] == [(c.id, c.seq, c.score) for c in want], flt
+    reps = eng.candidates([CandidateQuery(_query(signed[4]).groups, representatives=True, limit=2)])[0]
+    assert len(reps) <= 2 and all(not tags[c.id].is_duplicate for c in reps)
+
+
+def _keeps(c, flt, tags) -> bool:
+    if "before_seq" in flt and not c.seq < flt["before_seq"]:
+        return False
+    if "after_seq" in flt and not c.seq > flt["after_seq"]:
+        return False
+    return not (flt.get("representatives") and tags[c.id].is_duplicate)
+
+
+def test_scan_tags_and_members(loaded):
+    eng, signed, tags = loaded
+    rows = list(eng.scan_tags(batch_size=5))
+    full = list(eng.scan(batch_size=7))
+    assert [(r.id, r.seq, r.tags, r.title, r.lang, r.indexed_at) for r in rows] == \
+           [(d.id, d.seq, d.tags, d.title, d.lang, d.indexed_at) for d in full]
+    assert [r.id for r in rows] == [s.id for s in signed] and all(r.tags == tags[r.id] for r in rows)
+    eng.page_size = 3  # members page with search_after
+    got = eng.members(["d01", "d03", "d00", "nobody"])
+    want: dict[str, list[str]] = {}
+    for r in rows:
+        if r.tags.dup_of in ("d01", "d03", "d00"):
+            want.setdefault(r.tags.dup_of, []).append(r.id)
+    assert got == want and len(got["d01"]) == 10 and got["d03"] == ["d04"]
+
+
+def test_delete_counts_what_it_deleted(loaded):
+    eng, signed, _ = loaded
+    assert eng.delete(["d01", "d02", "d02", "absent"]) == 2
+    assert eng.delete([]) == 0 and eng.delete(["absent"]) == 0
+    assert eng.count() == 22 and not eng.get(["d01", "d02"])
+
+
+def test_writes_in_a_session_are_seen_by_the_next_batch(url):
+    eng = _engine(url)
+    eng.open(Config())
+    signer = Signer(eng.config)
+    first, second = _texts(6), _texts(6, seed=11)
+    with eng.writer():
+        assert eng.put([signer.sign(d) for d in first]) == []
+        s = signer.sign(Document("again", first[2].text))
+        assert first[2].id in [c.id for c in eng.candidates([_query(s)])[0]]
+        assert eng.put([signer.sign(Document(f"x{d.id}", d.text)) for d in second]) == []
+    assert [d.seq for d in eng.scan()] == list(range(1, 13))
+    assert eng._lease is not None and not eng._lease.held and eng._lease.holder() is None
+    eng.close()
+
+
+def test_lease_waits_for_the_holder_then_takes_turn(url):
+    a, b = _engine(url), _engine(url)
+    a.open(Config())
+    b.open()
+    waits: list = []
+    b.on_wait = lambda holder, waited: waits.append((holder, waited))
+    order: list[str] = []
+    held = threading.Event()
+
+    def hold() -> None:
+        with a.writer():
+            held.set()
+            order.append("a in")
+            time.sleep(0.6)
+            order.append("a out")
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(5)
+    with b.writer():
+        order.append("b in")
+    t.join()
+    assert order == ["a in", "a out", "b in"]
+    assert waits and waits[0][0].owner == a._lease.owner and waits[0][0].pid == os.getpid()
+    assert "since" in waits[0][0].describe()
+    a.close()
+    b.close()
+
+
+def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
+    a = _engine(url, lease_duration=0.4)
+    a.open(Config())
+    stalled = a._lease_of()
+    stalled.acquire()  # a writer that never releases (killed, or stalled)
+    b = _engine(url, lease_timeout=0.2)
+    b.open()
+    with pytest.raises(EngineError, match="another writer holds the write lease.*pid"):
+        with b.writer():
+            pass
+    time.sleep(0.5)
+    b.lease_timeout = None
+    with b.writer():
+        assert b._lease.holder().owner == b._lease.owner
+        with pytest.raises(LeaseLost, match="took it over"):
+            stalled.renew(force=True)
+    assert b._lease.holder() is None
+    a.close()
+    b.close()
+
+
+_WRITER = r"""
+import json, sys
+from neardup.engines.elastic import ElasticEngine
+from neardup.signer import Document, Signer
+url, name = sys.argv[1], sys.argv[2]
+eng = ElasticEngine(url, index="tg", pipeline=False)
+eng.open()
+signer = Signer(eng.config)
+for b in range(4):
+    docs = [signer.sign(Document(f"{name}-{b}-{i}", f"{name} writes batch {b} document {i} with words of its own")) for i in range(5)]
+    assert eng.put(docs) == []
+eng.close()
+"""
+
+
+def test_two_processes_never_assign_the_same_seq(osmem_clone):
+    url = osmem_clone.url
+    eng = _engine(url)
+    eng.open(Config())
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")])}
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, url, name], env=env, stderr=subprocess.PIPE, text=True)
+             for name in ("p", "q")]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    seqs = [d.seq for d in eng.scan_tags()]
+    assert len(seqs) == 40 and sorted(seqs) == list(range(1, 41))
+    by_writer = json.dumps(sorted(r.id.split("-")[0] for r in eng.scan_tags()))
+    assert by_writer.count('"p"') == 20 and by_writer.count('"q"') == 20
+    eng.close()
+
+
+def test_a_long_session_keeps_its_lease_without_writing(url):
+    a = _engine(url, lease_duration=0.6)
+    a.open(Config())
+    b = _engine(url, lease_timeout=1.5)
+    b.open()
+    with a.writer():  # reads for longer than the lease lasts, no write: the keep-alive renews it
+        time.sleep(0.2)
+        with pytest.raises(EngineError, match="another writer holds the write lease"):
+            with b.writer():
+                pass
+        assert a._lease.lost is None and a._lease.holder().owner == a._lease.owner
+        a.put([Signer(a.config).sign(Document("late", "a write at the end of a long session still holds"))])
+    assert a._lease._thread is None and a._lease.holder() is None
+    b.lease_timeout = None
+    with b.writer():
+        assert b._lease.holder().owner == b._lease.owner
+    a.close()
+    b.close()
+
+
+def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone):
+    from click.testing import CliRunner
+
+    from neardup.cli import main
+
+    url = osmem_clone.url
+    holder = _engine(url, index="cli")
+    holder.open(Config())
+    signer = Signer(holder.config)
+    holder.put([signer.sign(d) for d in _texts(5)])
+    done = threading.Event()
+
+    def hold() -> None:
+        with holder.writer():
+            done.wait(10)
+            time.sleep(0.5)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    time.sleep(0.3)
+    done.set()
+    r = CliRunner().invoke(main, ["retag", "--engine", url, "--index", "cli", "--json", "-q"], catch_exceptions=False)
+    t.join()
+    assert r.exit_code == 0, r.output
+    assert f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, since" in r.stderr
+    holder.close()
