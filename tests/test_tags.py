@@ -270,7 +270,7 @@ class TagMachine(RuleBasedStateMachine):
 def test_tags_equal_a_fresh_index_after_any_sequence(engine_target, tmp_path):
     target, opts = engine_target
     TagMachine.target = (target, opts) if opts else (str(tmp_path), {})
-    run_state_machine_as_test(TagMachine, settings=settings(max_examples=40 if not opts else 10, stateful_step_count=10,
+    run_state_machine_as_test(TagMachine, settings=settings(max_examples=40 if not opts else 25, stateful_step_count=10,
                                                             deadline=None, suppress_health_check=list(HealthCheck)))
 
 
