@@ -12,13 +12,20 @@ queries in the engine:
 plus any signature of the extended family registered in :mod:`neardup.signatures`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
 ``"hex"``.
+
+A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
+*wordless*: it is signed with no keys at all (no exact key, no band or block keys, nothing
+of the extended family), so it is never a candidate of anything and never a near-duplicate,
+though it is stored and found by full-text search. Before signing, every document of a batch
+is checked by :func:`neardup.validate.check_document`; a document it refuses is left out and
+reported, and the rest of the batch is signed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import xxhash
@@ -32,6 +39,7 @@ from .ragged import offsets_of, segment_unique, split
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
 from .simhash import block_keys_many, token_simhash_many
+from .validate import validate
 
 #: Fields whose keys are positional (band / block number matters for the keyword).
 POSITIONAL = {"minhash", "simhash"}
@@ -88,6 +96,11 @@ class Signed:
     def n_shingles(self) -> int:
         return len(self.shingles)
 
+    @property
+    def wordless(self) -> bool:
+        """No canonical token: signed with no keys, never a near-duplicate of anything."""
+        return self.n_tokens == 0
+
     def keywords(self, field_name: str) -> list[str]:
         return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)))
 
@@ -143,11 +156,13 @@ class Signer:
     def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None) -> list[Signed]:
         """:meth:`sign` of many documents, with every stage after canonicalization run over
         the whole batch at once (:mod:`neardup.ragged`); the results are those of
-        :meth:`sign`. A document that cannot be canonicalized goes to ``on_error`` (raised
-        when it is None) and is left out."""
+        :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or
+        that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
+        left out; the others are signed."""
         kept, canon = [], []
         for d in docs:
             try:
+                validate(d)
                 canon.append(self._canonical(d))
             except (ValueError, TypeError) as e:
                 if on_error is None:
@@ -172,7 +187,7 @@ class Signer:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
         out = []
-        for i, (d, x) in enumerate(zip(docs, canon)):
+        for i, (d, x) in enumerate(zip(docs, canon, strict=True)):
             exact = xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode())
             k: dict[str, np.ndarray] = {}
             if "exact" in c.signatures:
@@ -182,7 +197,9 @@ class Signer:
                     v, o = keys[f]
                     k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
             for name, sig in self.extra_signatures.items():
-                k[name] = np.asarray(sig(prepared[i]), dtype=U64)
+                k[name] = np.asarray(sig(prepared[i]), dtype=U64) if x.tokens else np.empty(0, dtype=U64)
+            if not x.tokens:  # wordless: no key, so never a candidate of anything
+                k = {f: np.empty(0, dtype=U64) for f in k}
             out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
         return out
 
@@ -209,7 +226,7 @@ class Signer:
             Prepared(t, x.tokens, x.lang, th[off[i] : off[i + 1]],
                      Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
                      MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
-            for i, (t, x) in enumerate(zip(texts, canon))
+            for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
 
 
