@@ -203,6 +203,8 @@ BAD = {
     "field-infinity": Document("bad-inf", good_text(912), fields={"n": [1, math.inf]}),
     "field-too-deep": Document("bad-deep", good_text(913), fields={"d": _deep(30)}),
     "field-not-json": Document("bad-obj", good_text(914), fields={"o": object()}),
+    "field-dotted-key": Document("bad-dots", good_text(916), fields={"a": {"b..c": 1}}),
+    "field-huge-int": Document("bad-int", good_text(917), fields={"n": 2**64}),
     "lang-not-string": Document("bad-lang", good_text(915), lang=["en"]),  # type: ignore[arg-type]
 }
 
@@ -285,6 +287,7 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     (d / "sub" / "c.json.xz").write_bytes(lzma.compress((rec(5) + "\n").encode()))
     (d / "page.html.gz").write_bytes(gzip.compress(("\ufeff<p>" + good_text(6) + "</p>\r\n").encode()))
     (d / "notes.txt").write_bytes(b"\xef\xbb\xbf" + good_text(7).encode() + b"\r\n")
+    (d / "windows.txt").write_bytes(("\ufeff" + good_text(8) + "\r\n").encode("utf-16-le"))
     (d / "photo.png").write_bytes(b"\x89PNG")
     (d / "data.zip").write_bytes(b"PK")
     (d / ".hidden.jsonl").write_text(rec(99))
@@ -292,7 +295,7 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     r = run("index", d, *e, "-q", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["indexed"] == 8 and out["skipped_records"] == []
+    assert out["indexed"] == 9 and out["skipped_records"] == []
     left_out = "\n".join(out["skipped_files"])
     for name in (".git", "photo.png", "data.zip", ".hidden.jsonl"):
         assert str(d / name) in left_out, name
@@ -303,9 +306,14 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["indexed"] == 2
     with NearDup.open(target, create=False, **opts) as nd:
-        got = nd.engine.get(["r0", "r1", "r2", "r5", "r10", "r11", str(d / "page.html.gz"), str(d / "notes.txt")], text=True)
-        assert len(got) == 8 and nd.count() == 10
-        assert got[str(d / "page.html.gz")].title == "page"
+        got = nd.engine.get(["r0", "r1", "r2", "r5", "r10", "r11", str(d / "page.html.gz"), str(d / "notes.txt"),
+                             str(d / "windows.txt")], text=True)
+        assert len(got) == 9 and nd.count() == 11
+        assert got[str(d / "page.html.gz")].title == "page" and got[str(d / "windows.txt")].text.startswith(good_text(8)[:20])
+    u16 = tmp_path / "u16.jsonl"
+    u16.write_bytes(("\ufeff" + rec(30) + "\n").encode("utf-16-le"))
+    r = run("index", u16, *e, "-q")
+    assert r.exit_code == 1 and f"{u16}:1: the file is UTF-16" in " ".join(r.output.split())
     bad_gz = tmp_path / "cut.jsonl.gz"
     bad_gz.write_bytes(gzip.compress((rec(20) + "\n" + rec(21) + "\n").encode() * 200)[:-40])
     r = run("index", bad_gz, *e, "-q")

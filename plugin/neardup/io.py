@@ -11,7 +11,7 @@ What is read
 * ``.jsonl``, ``.ndjson``, ``.json``: one JSON object per line (UTF-8; a byte order mark and
   CRLF line ends are accepted); ``-`` reads JSON Lines from standard input.
 * ``.txt``, ``.text``, ``.md``, ``.html``, ``.htm`` and files without a suffix: one document
-  per file, its path as id.
+  per file, its path as id (UTF-8, or UTF-16 with a byte order mark).
 * Any of those compressed with gzip, bzip2 or xz (``docs.jsonl.gz``, ``page.html.xz``).
 * A file named on the command line is read whatever its suffix (as text unless it is JSONL).
 * In directories (walked in name order): files of the kinds above. Every other entry is
@@ -49,6 +49,7 @@ UNSUPPORTED = {".zst": "zstd-compressed", ".zip": "a zip archive", ".tar": "a ta
 MAX_CHARS = 50_000_000
 STDIN = "-"
 _BOM = b"\xef\xbb\xbf"
+_UTF16 = (b"\xff\xfe", b"\xfe\xff")
 _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 
 
@@ -210,6 +211,10 @@ def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_byte
         if line is None:
             return
         lineno += 1
+        if lineno == 1 and line.startswith(_UTF16):
+            yield InputError(f"{where_name}:1", "the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines "
+                                                "must be UTF-8 (convert it, e.g. iconv -f UTF-16 -t UTF-8)")
+            return
         if on_bytes:
             pos = raw.tell() if raw is not None and raw is not stream else done + len(line)
             on_bytes(pos - done)
@@ -293,13 +298,14 @@ def _read_text(path: Path, on_bytes: Callable[[int], None] | None) -> Iterator[D
     if len(data) > 4 * MAX_CHARS:
         yield InputError(str(path), f"file is larger than {4 * MAX_CHARS:,} bytes (the limit is {MAX_CHARS:,} characters of text)")
         return
-    if b"\x00" in data[:8192]:
+    utf16 = data.startswith(_UTF16)
+    if not utf16 and b"\x00" in data[:8192]:
         yield InputError(str(path), "binary file (contains NUL bytes)")
         return
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as e:
-        yield InputError(str(path), f"not valid UTF-8 (byte {e.start})")
+        yield InputError(str(path), f"not valid {'UTF-16' if utf16 else 'UTF-8'} (byte {e.start})")
         return
     problem = check_text(text)
     if problem:

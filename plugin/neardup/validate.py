@@ -16,8 +16,9 @@ The rule
 * ``text``: a string (an empty one is wordless: stored, never a near-duplicate); ``title``: a string or absent; ``lang``: a string or absent.
 * ``text``, ``title``, ``lang`` and every string in ``fields`` (keys too): no lone surrogates.
 * ``fields``: JSON values only (objects with non-empty string keys, arrays, strings, finite
-  numbers, booleans, null), nested at most :data:`MAX_DEPTH` levels (Elasticsearch's default
-  ``index.mapping.depth.limit``); NaN and infinities are not JSON.
+  numbers, 64-bit integers, booleans, null), nested at most :data:`MAX_DEPTH` levels
+  (Elasticsearch's default ``index.mapping.depth.limit``); NaN and infinities are not JSON;
+  a key may not start or end with ``.`` or hold ``..`` (Elasticsearch reads dots as paths).
 
 Documents are refused, never repaired: a repaired id or text would silently be another
 document than the one given.
@@ -82,16 +83,7 @@ def check_fields(fields: object) -> str | None:
             return problem
     while stack:
         path, value, depth = stack.pop()
-        if isinstance(value, str):
-            problem = check_string(f"field {path!r}", value)
-            if problem:
-                return problem
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                return f"field {path!r} is {value!r}, which is not a JSON number"
-        elif value is None or isinstance(value, (bool, int)):
-            continue
-        elif isinstance(value, (dict, list, tuple)):
+        if isinstance(value, (dict, list, tuple)):
             if depth >= MAX_DEPTH:
                 return f"field {path!r} is nested more than {MAX_DEPTH} levels deep"
             if isinstance(value, dict):
@@ -103,8 +95,22 @@ def check_fields(fields: object) -> str | None:
             else:
                 stack.extend((f"{path}[{i}]", v, depth + 1) for i, v in enumerate(value))
         else:
-            return f"field {path!r} holds a {type(value).__name__}, which is not a JSON value"
+            problem = _check_scalar(path, value)
+            if problem:
+                return problem
     return None
+
+
+def _check_scalar(path: str, value: object) -> str | None:
+    if isinstance(value, str):
+        return check_string(f"field {path!r}", value)
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if -(2**63) <= value < 2**63 else f"field {path!r} is {value}, outside the 64-bit integers an engine can store"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"field {path!r} is {value!r}, which is not a JSON number"
+    return f"field {path!r} holds a {type(value).__name__}, which is not a JSON value"
 
 
 def _check_key(what: str, key: object) -> str | None:
@@ -112,6 +118,8 @@ def _check_key(what: str, key: object) -> str | None:
         return f"{what} has a key that is not a string ({key!r})"
     if not key.strip():
         return f"{what} has an empty name"
+    if key.startswith(".") or key.endswith(".") or ".." in key:
+        return f"{what} has the name {key!r}: a name may not start or end with '.' or hold '..' (dots are object paths)"
     return check_string(f"{what} name", key)
 
 
