@@ -14,9 +14,12 @@ Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like
 ``"hex"``.
 
 A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
-*wordless*: it is signed with no keys at all (no exact key, no band or block keys, nothing
-of the extended family), so it is never a candidate of anything and never a near-duplicate,
-though it is stored and found by full-text search. Before signing, every document of a batch
+*wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
+block or sample keys), so those never make it a candidate; signatures of the extended family
+that read the raw text (Kosinov's punctuation strings) keep their keys, but every candidate
+is verified on shingles and a similarity with an empty set is 0 (:mod:`neardup.verify`), so a
+wordless document is never a near-duplicate of anything. It is stored and found by full-text
+search. Before signing, every document of a batch
 is checked by :func:`neardup.validate.check_document`; a document it refuses is left out and
 reported, and the rest of the batch is signed.
 """
@@ -196,10 +199,10 @@ class Signer:
                 if f in keys:
                     v, o = keys[f]
                     k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
-            for name, sig in self.extra_signatures.items():
-                k[name] = np.asarray(sig(prepared[i]), dtype=U64) if x.tokens else np.empty(0, dtype=U64)
-            if not x.tokens:  # wordless: no key, so never a candidate of anything
+            if not x.tokens:  # wordless: no key of the built-in signatures, so never their candidate
                 k = {f: np.empty(0, dtype=U64) for f in k}
+            for name, sig in self.extra_signatures.items():
+                k[name] = np.asarray(sig(prepared[i]), dtype=U64)
             out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
         return out
 
