@@ -529,6 +529,8 @@ def test_an_index_on_read_only_storage_opens_for_reading(tmp_path, monkeypatch):
         assert run("report", "-e", path, "-o", tmp_path / "r.html", "-q").exit_code == 0
         w = run("clusters", "-e", path)
         assert w.exit_code != 0 and "read-only" in w.output and "Traceback" not in w.output
+        new = run("index", src, "-e", d / "new.db", "-q")
+        assert new.exit_code == 1 and "not writable" in new.output and "Traceback" not in new.output
         assert _snapshot(d) == before
     finally:
         os.chmod(d, 0o755)

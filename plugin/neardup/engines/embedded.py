@@ -289,7 +289,11 @@ class EmbeddedEngine(Engine):
         exists = self.path != ":memory:" and Path(self.path).exists() and Path(self.path).stat().st_size > 0
         if not exists and not create:
             raise EngineError(f"{self.path}: no such neardup index (run 'neardup index' to create it)")
-        read_only = exists and not (os.access(self.path, os.W_OK) and os.access(Path(self.path).resolve().parent, os.W_OK))
+        folder_writable = self.path == ":memory:" or os.access(Path(self.path).resolve().parent, os.W_OK)
+        if not exists and not folder_writable:
+            raise EngineError(f"{self.path}: cannot create an index there: the folder {Path(self.path).resolve().parent} "
+                              "is not writable (read-only storage?)")
+        read_only = exists and not (folder_writable and os.access(self.path, os.W_OK))
         if exists:
             ro_uri = _check_sqlite_file(self.path)
             try:
