@@ -272,6 +272,33 @@ def test_every_bad_record_is_reported_with_file_and_line_and_the_good_ones_store
     assert "Traceback" not in stop.output
 
 
+def test_documents_an_engine_refuses_are_named_by_file_and_line(engine_target, tmp_path, monkeypatch):
+    """Refused after reading (an HTTP engine's mapping conflict): the rest is stored and the
+    refused one named by its file and line, in the table and in --json."""
+    from neardup.engines.base import Failure
+    from neardup.engines.embedded import EmbeddedEngine
+
+    target, opts = engine_target
+    prepare(target, opts)
+    if "index" not in opts:  # SQLite stores any JSON value: refuse like a mapping conflict would
+        real = EmbeddedEngine.put
+
+        def put(self, docs, tags=None):
+            bad = [s for s in docs if isinstance(s.doc.fields.get("x"), dict)]
+            return real(self, [s for s in docs if s not in bad], tags) + [Failure(s.id, "mapping conflict (test)") for s in bad]
+
+        monkeypatch.setattr(EmbeddedEngine, "put", put)
+    recs = [{"id": f"g{i}", "text": good_text(i), "x": "a string"} for i in range(10)]
+    recs.insert(5, {"id": "conflict", "text": good_text(50), "x": {"an": "object"}})
+    src = write_jsonl(tmp_path / "c.jsonl", recs)
+    r = run("index", src, *eargs(target, opts), "-q", "--json")
+    assert r.exit_code == 2, r.output
+    out = json.loads(r.stdout)
+    assert out["documents"] == 10 and [(f["id"], f["where"]) for f in out["failed"]] == [("conflict", f"{src}:6")]
+    r = run("index", src, *eargs(target, opts), "-q")
+    assert r.exit_code == 2 and f"failed {src}:6 conflict:" in " ".join(r.output.split())
+
+
 # -- Input people actually have -------------------------------------------------------------------
 def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     target, opts = engine_target

@@ -317,6 +317,31 @@ def _read_text(path: Path, on_bytes: Callable[[int], None] | None) -> Iterator[D
     yield InputError(str(path), problem) if problem else doc
 
 
+def locate(paths: Iterable[str | os.PathLike], ids: Iterable[str]) -> dict[str, str]:
+    """Where each of ``ids`` was read (``file:line``, or the file of a text document; the last
+    place for an id read more than once), found by reading the files again: for naming the
+    documents an engine refused after they were read. Standard input is not read again."""
+    want = set(ids)
+    out: dict[str, str] = {}
+    for f in iter_files(paths):
+        if isinstance(f, InputError) or str(f) == STDIN:
+            continue
+        if kind_of(f) != "jsonl":
+            if str(f) in want:
+                out[str(f)] = str(f)
+            continue
+        try:
+            stream, raw = _open(f)
+            with raw, stream:
+                for lineno, line in enumerate(stream, 1):
+                    for item in _parse_line(line, f"{f}:{lineno}", f"{f.name}:{lineno}"):
+                        if isinstance(item, Document) and item.id in want:
+                            out[item.id] = f"{f}:{lineno}"
+        except _CORRUPT:
+            continue
+    return out
+
+
 def check_text(text: str) -> str | None:
     """Why ``text`` cannot be indexed, or None."""
     if not text.strip():

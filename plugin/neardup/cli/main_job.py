@@ -124,7 +124,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
       neardup index big.jsonl --workers 0          # sign on every CPU
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
-    from ..io import InputError, read_documents, total_bytes
+    from ..io import InputError, locate, read_documents, total_bytes
 
     config = _config_from(ctx, settings)
     errors: list[InputError] = []
@@ -142,9 +142,13 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         left_out = [e for e in errors if not e.fatal]
         errors = [e for e in errors if e.fatal]
         report.skipped = len(errors)
+        where = locate(paths, {f.id for f in report.failed}) if report.failed else {}
         if as_json:
-            echo_json({**report.to_dict(), "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
+            echo_json({**report.to_dict(), "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
+                       "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
                        "wordless": wordless[0], "index": nd.engine.location, "documents": nd.count()})
+            if report.failed:
+                sys.exit(2)
             return
         con = _console()
         for e in left_out[:20]:
@@ -156,7 +160,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         if len(errors) > 20:
             con.print(f"[yellow]... and {len(errors) - 20} more skipped records (--json lists them all)[/]")
         for f in report.failed[:20]:
-            con.print(f"[red]failed[/] {safe(f.id)}: {safe(f.reason)}", highlight=False)
+            con.print(f"[red]failed[/] {safe(where.get(f.id, ''))}{' ' if f.id in where else ''}{safe(f.id)}: {safe(f.reason)}", highlight=False)
         if wordless[0]:
             con.print(f"{wordless[0]} documents had no words (only punctuation, markup or stop words): stored, "
                       "never near-duplicates of anything")
