@@ -243,7 +243,12 @@ BAD_RECORDS = [
     '{"id": "inf", "text": "text", "score": -Infinity}',
     '{"id": "deep", "text": "text", "d": ' + "[" * 30 + "]" * 30 + "}",
     '{"id": "very-deep", "text": "t", "d": ' + "[" * 100_000 + "]" * 100_000 + "}",
-    "[" * 100_000,
+    '{"id": "huge-int", "text": "t", "n": ' + "9" * 5000 + "}",
+    '{"id": "big-int", "text": "t", "n": 18446744073709551616}',
+    '{"id": "inf-literal", "text": "t", "n": 1e999}',
+    '{"id": "dots", "text": "t", "a.": 1}',
+    '{"id": "", "text": "t"}',
+    "{" * 100_000,
     '{"id": "title-obj", "title": {"a": 1}, "text": "text"}',
     '{"id": "lang-list", "lang": ["en"], "text": "text"}',
     '{"id": "no-text"}',
@@ -337,6 +342,14 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
                              str(d / "windows.txt")], text=True)
         assert len(got) == 9 and nd.count() == 11
         assert got[str(d / "page.html.gz")].title == "page" and got[str(d / "windows.txt")].text.startswith(good_text(8)[:20])
+    arr = write_jsonl(tmp_path / "array.json", ["[", rec(40) + ",", rec(41), "]"])
+    one = write_jsonl(tmp_path / "one-line-array.json", ["[" + rec(42) + ", " + rec(43) + "]"])
+    pretty = write_jsonl(tmp_path / "pretty.jsonl", ["{", '  "id": "p",', '  "text": "t"', "}"])
+    for f, what in ((arr, "one JSON array"), (one, "one JSON array"), (pretty, "span several lines")):
+        r = run("index", f, *e, "-q")
+        assert r.exit_code == 1 and f"{f}:1: " in r.output and what in " ".join(r.output.split()), r.output
+        r = run("index", f, *e, "-q", "--skip-bad", "--json")
+        assert len(json.loads(r.stdout)["skipped_records"]) == 1  # one report for the file, not one per line
     u16 = tmp_path / "u16.jsonl"
     u16.write_bytes(("\ufeff" + rec(30) + "\n").encode("utf-16-le"))
     r = run("index", u16, *e, "-q")

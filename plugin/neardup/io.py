@@ -211,15 +211,31 @@ def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_byte
         if line is None:
             return
         lineno += 1
-        if lineno == 1 and line.startswith(_UTF16):
-            yield InputError(f"{where_name}:1", "the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines "
-                                                "must be UTF-8 (convert it, e.g. iconv -f UTF-16 -t UTF-8)")
-            return
+        if lineno == 1:
+            problem = _not_json_lines(line)
+            if problem:
+                yield InputError(f"{where_name}:1", problem)
+                return
         if on_bytes:
             pos = raw.tell() if raw is not None and raw is not stream else done + len(line)
             on_bytes(pos - done)
             done = pos
         yield from _parse_line(line, f"{where_name}:{lineno}", f"{id_name}:{lineno}")
+
+
+def _not_json_lines(first: bytes) -> str | None:
+    """Why a file whose first line is ``first`` is not JSON Lines at all, or None."""
+    if first.startswith(_UTF16):
+        return ("the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines must be UTF-8 "
+                "(convert it, e.g. iconv -f UTF-16 -t UTF-8)")
+    head = first[len(_BOM):] if first.startswith(_BOM) else first
+    if head.lstrip().startswith(b"["):
+        return ("the file is one JSON array, not JSON Lines (one object per line): convert it, "
+                "e.g. jq -c '.[]' FILE > FILE.jsonl")
+    if head.strip() == b"{":
+        return ("records span several lines (pretty-printed JSON), not JSON Lines (one object per line): "
+                "convert it, e.g. jq -c . FILE > FILE.jsonl")
+    return None
 
 
 def _parse_line(raw: bytes, where: str, default_id: str) -> Iterator[Document | InputError]:
@@ -240,6 +256,9 @@ def _parse_line(raw: bytes, where: str, default_id: str) -> Iterator[Document | 
     except RecursionError:
         yield InputError(where, "record is nested too deeply to read (JSON arrays or objects inside each other "
                                 "hundreds of levels deep)")
+        return
+    except ValueError as e:  # e.g. an integer of more than 4300 digits
+        yield InputError(where, f"not readable JSON ({e})")
         return
     yield _record(rec, where, default_id)
 
