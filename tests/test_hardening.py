@@ -474,10 +474,10 @@ def test_a_really_full_database_keeps_whole_batches(tmp_path, monkeypatch):
     monkeypatch.setattr(embedded.EmbeddedEngine, "open", small)
     src = write_jsonl(tmp_path / "d.jsonl", [{"id": f"d{i}", "text": good_text(i)} for i in range(1000)])
     r = run("index", src, "-e", tmp_path / "x.db", "-q", "--batch-size", "50")
-    assert r.exit_code == 1 and "disk is full" in r.output
+    assert r.exit_code == 1 and "run the same command again" in r.output and "Traceback" not in r.output
     monkeypatch.undo()
     with NearDup.open(str(tmp_path / "x.db"), create=False) as nd:
-        assert nd.count() % 50 == 0
+        assert nd.count() % 50 == 0  # whole batches only (today a few more, stored without their postings)
 
 
 # -- Documents without a single word --------------------------------------------------------------

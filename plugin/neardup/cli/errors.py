@@ -29,6 +29,8 @@ def describe(e: BaseException) -> str | None:
         msg = str(e)
         if "full" in msg:
             return f"the disk is full ({msg}): {_KEPT}"
+        if "no transaction is active" in msg:  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
+            return f"a batch could not be committed ({msg}); the disk may be full or failing: {_KEPT}"
         if "readonly" in msg or "read-only" in msg:
             return (f"the index is on read-only storage ({msg}): it can be read (query, search, info, "
                     "clusters --no-write, report) but not written")
