@@ -101,36 +101,45 @@ def iter_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path | InputError
 
 
 def _walk(root: Path) -> Iterator[Path | InputError]:
-    stack = [root]
+    """Entries under ``root`` in path order (a folder's entries by name, each subfolder where
+    its name falls), as :func:`sorted` of ``rglob`` gave them."""
+    stack: list[Iterator[os.DirEntry]] = []
+    problem = _scan(root, stack)
+    if problem:
+        yield problem
     while stack:
-        d = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as e:
-            yield InputError(str(d), f"cannot read directory ({_os_problem(e)})")
+        e = next(stack[-1], None)
+        if e is None:
+            stack.pop()
             continue
-        subdirs = []
-        for e in entries:
-            path = Path(e.path)
-            try:
-                is_dir = e.is_dir(follow_symlinks=False)
-                if e.name.startswith("."):
-                    yield InputError(str(path), f"hidden {'directory' if is_dir else 'file'} (not read)", fatal=False)
-                elif is_dir:
-                    subdirs.append(path)
-                elif e.is_symlink() and e.is_dir():
-                    yield InputError(str(path), "symbolic link to a directory (not followed)", fatal=False)
-                elif not e.is_file():
-                    what = "broken symbolic link" if e.is_symlink() else "not a regular file"
-                    yield InputError(str(path), what, fatal=False)
-                elif kind_of(path) is None:
-                    yield InputError(str(path), _not_document(path), fatal=False)
-                else:
-                    yield path
-            except OSError as err:
-                yield InputError(str(path), f"cannot read ({_os_problem(err)})")
-        stack.extend(reversed(subdirs))
+        path = Path(e.path)
+        try:
+            if e.name.startswith("."):
+                yield InputError(str(path), f"hidden {'directory' if e.is_dir(follow_symlinks=False) else 'file'} (not read)", fatal=False)
+            elif e.is_dir(follow_symlinks=False):
+                problem = _scan(path, stack)
+                if problem:
+                    yield problem
+            elif e.is_symlink() and e.is_dir():
+                yield InputError(str(path), "symbolic link to a directory (not followed)", fatal=False)
+            elif not e.is_file():
+                yield InputError(str(path), "broken symbolic link" if e.is_symlink() else "not a regular file", fatal=False)
+            elif kind_of(path) is None:
+                yield InputError(str(path), _not_document(path), fatal=False)
+            else:
+                yield path
+        except OSError as err:
+            yield InputError(str(path), f"cannot read ({_os_problem(err)})")
+
+
+def _scan(d: Path, stack: list[Iterator[os.DirEntry]]) -> InputError | None:
+    """Push the entries of folder ``d`` (sorted by name) onto ``stack``; or why it cannot be read."""
+    try:
+        with os.scandir(d) as it:
+            stack.append(iter(sorted(it, key=lambda e: e.name)))
+    except OSError as e:
+        return InputError(str(d), f"cannot read directory ({_os_problem(e)})")
+    return None
 
 
 def _not_document(path: Path) -> str:
