@@ -29,6 +29,7 @@ import gzip
 import json
 import lzma
 import os
+import re
 import stat
 import sys
 import zlib
@@ -238,7 +239,7 @@ def _not_json_lines(first: bytes) -> str | None:
         return ("the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines must be UTF-8 "
                 "(convert it, e.g. iconv -f UTF-16 -t UTF-8)")
     head = first[len(_BOM):] if first.startswith(_BOM) else first
-    if head.lstrip().startswith(b"["):
+    if head.strip() == b"[" or re.match(rb"\s*\[\s*\{", head):  # an array of records, pretty-printed or on one line
         return ("the file is one JSON array, not JSON Lines (one object per line): convert it, "
                 "e.g. jq -c '.[]' FILE > FILE.jsonl")
     if head.strip() == b"{":
