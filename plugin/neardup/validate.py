@@ -33,7 +33,6 @@ from typing import Any
 MAX_ID_BYTES = 512
 MAX_DEPTH = 20
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -51,9 +50,9 @@ def check_id(doc_id: object) -> str | None:
         return f"id must be a string, not {type(doc_id).__name__}"
     if doc_id == "":
         return "id is empty"
-    m = _SURROGATE.search(doc_id)
-    if m:
-        return f"id is not valid Unicode (lone surrogate U+{ord(m.group()):04X} at character {m.start()})"
+    at = _surrogate_at(doc_id)
+    if at is not None:
+        return f"id is not valid Unicode (lone surrogate U+{ord(doc_id[at]):04X} at character {at})"
     m = _CONTROL.search(doc_id)
     if m:
         return f"id contains a control character (U+{ord(m.group()):04X} at character {m.start()})"
@@ -63,57 +62,70 @@ def check_id(doc_id: object) -> str | None:
     return None
 
 
+def _surrogate_at(value: str) -> int | None:
+    """Index of the first lone surrogate of ``value``, or None (fast: ASCII, then the UTF-8 codec)."""
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return e.start
+    return None
+
+
 def check_string(name: str, value: str) -> str | None:
     """Why the string ``value`` of ``name`` cannot be stored (a lone surrogate), or None."""
-    m = _SURROGATE.search(value)
-    if m:
-        return f"{name} is not valid Unicode (lone surrogate U+{ord(m.group()):04X} at character {m.start()})"
+    at = _surrogate_at(value)
+    if at is not None:
+        return f"{name} is not valid Unicode (lone surrogate U+{ord(value[at]):04X} at character {at})"
     return None
 
 
 def check_fields(fields: object) -> str | None:
     """Why ``fields`` (the document's other fields) cannot be stored, or None. Iterative, so
-    any depth is checked without recursion."""
+    any depth is checked without recursion; names of fields are only made for a message."""
     if not isinstance(fields, dict):
         return f"fields must be an object, not {type(fields).__name__}"
-    stack: list[tuple[str, Any, int]] = [(k, v, 1) for k, v in fields.items()]
-    for k in fields:
-        problem = _check_key("field", k)
-        if problem:
-            return problem
+    stack: list[tuple[Any, tuple, int]] = [(fields, (), 0)]
     while stack:
-        path, value, depth = stack.pop()
-        if isinstance(value, (dict, list, tuple)):
-            if depth >= MAX_DEPTH:
-                return f"field {path!r} is nested more than {MAX_DEPTH} levels deep"
-            if isinstance(value, dict):
-                for k, v in value.items():
-                    problem = _check_key(f"a key in field {path!r}", k)
-                    if problem:
-                        return problem
-                    stack.append((f"{path}.{k}", v, depth + 1))
-            else:
-                stack.extend((f"{path}[{i}]", v, depth + 1) for i, v in enumerate(value))
-        else:
-            problem = _check_scalar(path, value)
-            if problem:
-                return problem
+        container, path, depth = stack.pop()
+        is_dict = isinstance(container, dict)
+        for k, v in (container.items() if is_dict else enumerate(container)):
+            if is_dict:
+                problem = _check_key(f"a key in field {_name(path)!r}" if path else "field", k)
+                if problem:
+                    return problem
+            if isinstance(v, (dict, list, tuple)):
+                if depth + 1 >= MAX_DEPTH:
+                    return f"field {_name(path + (k,))!r} is nested more than {MAX_DEPTH} levels deep"
+                stack.append((v, path + (k,), depth + 1))
+            elif type(v) is not str or not v.isascii():
+                problem = _check_scalar(v)
+                if problem:
+                    return f"field {_name(path + (k,))!r} {problem}"
     return None
 
 
-def _check_scalar(path: str, value: object) -> str | None:
+def _name(path: tuple) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
+
+
+def _check_scalar(value: object) -> str | None:
     if isinstance(value, str):
-        return check_string(f"field {path!r}", value)
+        at = _surrogate_at(value)
+        return None if at is None else f"is not valid Unicode (lone surrogate U+{ord(value[at]):04X} at character {at})"
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return None if -(2**63) <= value < 2**63 else f"field {path!r} is {value}, outside the 64-bit integers an engine can store"
+        return None if -(2**63) <= value < 2**63 else f"is {value}, outside the 64-bit integers an engine can store"
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"field {path!r} is {value!r}, which is not a JSON number"
-    return f"field {path!r} holds a {type(value).__name__}, which is not a JSON value"
+        return None if math.isfinite(value) else f"is {value!r}, which is not a JSON number"
+    return f"holds a {type(value).__name__}, which is not a JSON value"
 
 
 def _check_key(what: str, key: object) -> str | None:
+    if type(key) is str and key.isascii() and key.strip() and key[0] != "." and key[-1] != "." and ".." not in key:
+        return None
     if not isinstance(key, str):
         return f"{what} has a key that is not a string ({key!r})"
     if not key.strip():
