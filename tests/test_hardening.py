@@ -575,3 +575,24 @@ def test_an_index_on_read_only_storage_opens_for_reading(tmp_path, monkeypatch):
     finally:
         os.chmod(d, 0o755)
         os.chmod(path, 0o644)
+
+
+@pytest.mark.parametrize("error,expected", [
+    (sqlite3.OperationalError("database or disk is full"), "the disk is full"),
+    (sqlite3.OperationalError("attempt to write a readonly database"), "read-only storage"),
+    (sqlite3.OperationalError("database is locked"), "another process is writing it"),
+    (sqlite3.DatabaseError("database disk image is malformed"), "may be damaged"),
+    (PermissionError(13, "Permission denied", "/data/x.jsonl"), "/data/x.jsonl: permission denied"),
+    (OSError(28, "No space left on device", "/data/neardup.db"), "/data/neardup.db: no space left"),
+    (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
+])
+def test_errors_of_the_machine_are_one_clear_line(tmp_path, monkeypatch, error, expected):
+    from neardup import api
+
+    def boom(*a, **k):
+        raise error
+
+    monkeypatch.setattr(api.NearDup, "open", classmethod(lambda cls, *a, **k: boom()))
+    r = run("info", "-e", tmp_path / "x.db")
+    assert r.exit_code == 1 and expected in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1

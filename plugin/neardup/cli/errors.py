@@ -34,6 +34,8 @@ def describe(e: BaseException) -> str | None:
         if "readonly" in msg or "read-only" in msg:
             return (f"the index is on read-only storage ({msg}): it can be read (query, search, info, "
                     "clusters --no-write, report) but not written")
+        if "locked" in msg or "busy" in msg:
+            return f"the index is busy ({msg}): another process is writing it; run again when it has finished"
         if isinstance(e, (sqlite3.DatabaseError, sqlite3.OperationalError)):
             return f"the index cannot be used ({msg}): it may be damaged, or not a neardup index"
         return None
