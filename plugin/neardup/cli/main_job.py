@@ -68,7 +68,7 @@ def _opened(target: str, engine_opts: dict, config=None, create: bool = False) -
 def _console():
     from rich.console import Console
 
-    return Console(soft_wrap=False)
+    return Console(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
 
 
 def _progress(total: int | None, label: str, quiet: bool):
