@@ -84,6 +84,8 @@ def check_string(name: str, value: str) -> str | None:
 def check_fields(fields: object) -> str | None:
     """Why ``fields`` (the document's other fields) cannot be stored, or None. Iterative, so
     any depth is checked without recursion; names of fields are only made for a message."""
+    if fields is None:
+        return None
     if not isinstance(fields, dict):
         return f"fields must be an object, not {type(fields).__name__}"
     stack: list[tuple[Any, tuple, int]] = [(fields, (), 0)]
