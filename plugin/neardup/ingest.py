@@ -40,12 +40,13 @@ class IndexReport:
     updated: int = 0  # stored documents whose text changed (re-signed in place)
     unchanged: int = 0  # stored documents sent again with the same signature
     retagged: int = 0  # stored documents whose tags changed because of the updates
+    wordless: int = 0  # stored documents without a canonical token (never near-duplicates)
     failed: list[Failure] = field(default_factory=list)
     skipped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"indexed": self.indexed, "duplicates": self.duplicates, "updated": self.updated, "unchanged": self.unchanged,
-                "retagged": self.retagged, "skipped": self.skipped, "failed": [f.__dict__ for f in self.failed]}
+                "retagged": self.retagged, "wordless": self.wordless, "skipped": self.skipped, "failed": [f.__dict__ for f in self.failed]}
 
 
 def same_signature(old: StoredDoc, new: Signed) -> bool:
@@ -88,6 +89,7 @@ class Ingest:
                 failed = {f.id for f in failures}
                 ok = [s.id for s in updates if s.id not in failed]
                 report.updated += len(ok)
+                report.wordless += sum(1 for s in updates if s.wordless and s.id not in failed)
                 if self.tagger is not None and ok:
                     report.retagged += len(self.tagger.repair((), ok) - set(ok))
             self._store_new(new, report)
@@ -106,6 +108,7 @@ class Ingest:
             tags = again
         report.failed.extend(failures)
         report.indexed += len(new) - len(failed)
+        report.wordless += sum(1 for s in new if s.wordless and s.id not in failed)
         report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
 
 

@@ -32,6 +32,7 @@ from markupsafe import Markup
 
 from . import charts
 from .engines.base import ClusterRecord, Engine, StoredDoc
+from .redact import redact
 from .verify import similarity
 from .worddiff import WordDiff, word_diff
 
@@ -318,7 +319,7 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
 def write_report(nd: Any, path: str, options: ReportOptions = ReportOptions(),
                  progress: Callable[[int], None] | None = None) -> str:
     """Write the report of a :class:`neardup.NearDup` index to ``path``; returns the path."""
-    page = build_report(nd.engine, threshold=nd.config.threshold, options=options, progress=progress)
+    page = build_report(nd.engine, threshold=nd.config.threshold, options=options, location=redact(nd.engine.location), progress=progress)
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
     return path

@@ -12,6 +12,16 @@ queries in the engine:
 plus any signature of the extended family registered in :mod:`neardup.registry`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
 ``"hex"``.
+
+A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
+*wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
+block or sample keys), so those never make it a candidate; signatures of the extended family
+that read the raw text (Kosinov's punctuation strings) keep their keys, but every candidate
+is verified on shingles and a similarity with an empty set is 0 (:mod:`neardup.verify`), so a
+wordless document is never a near-duplicate of anything. It is stored and found by full-text
+search. Before signing, every document of a batch
+is checked by :func:`neardup.validate.check_document`; a document it refuses is left out and
+reported, and the rest of the batch is signed.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from .registry import REGISTRY
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
 from .simhash import block_keys_many, token_simhash_many
+from .validate import validate
 
 #: Fields whose keys are positional (band / block number matters for the keyword).
 POSITIONAL = {"minhash", "simhash"}
@@ -89,6 +100,11 @@ class Signed:
     def n_shingles(self) -> int:
         return len(self.shingles)
 
+    @property
+    def wordless(self) -> bool:
+        """No canonical token: signed with no keys, never a near-duplicate of anything."""
+        return self.n_tokens == 0
+
     def keywords(self, field_name: str) -> list[str]:
         return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)))
 
@@ -137,11 +153,13 @@ class Signer:
     def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None) -> list[Signed]:
         """:meth:`sign` of many documents, with every stage after canonicalization run over
         the whole batch at once (:mod:`neardup.ragged`); the results are those of
-        :meth:`sign`. A document that cannot be canonicalized goes to ``on_error`` (raised
-        when it is None) and is left out."""
+        :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or
+        that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
+        left out; the others are signed."""
         kept, canon = [], []
         for d in docs:
             try:
+                validate(d)
                 canon.append(self._canonical(d))
             except (ValueError, TypeError) as e:
                 if on_error is None:
@@ -175,6 +193,8 @@ class Signer:
                 if f in keys:
                     v, o = keys[f]
                     k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
+            if not x.tokens:  # wordless: no key of the built-in signatures, so never their candidate
+                k = {f: np.empty(0, dtype=U64) for f in k}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
             out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))

@@ -6,6 +6,10 @@ For S(A) and S(B), the sorted distinct shingle hashes of two documents:
 * containment  c(A, B) = |S(A) n S(B)| / |S(A)|          (how much of A is inside B)
 
 and the length filter that follows from r >= t:  t*|A| <= |B| <= |A|/t.
+
+A document without shingles (no canonical token: ``!!!``, ``<p></p>``) resembles nothing
+and is contained in nothing: every similarity with an empty set is 0, so two empty
+documents are never near-duplicates of each other (0/0 is not "identical").
 """
 
 from __future__ import annotations
@@ -41,16 +45,16 @@ class Similarity:
 
     @property
     def resemblance(self) -> float:
-        return self.intersection / self.union if self.union else 1.0
+        return self.intersection / self.union if self.union else 0.0
 
     @property
     def containment(self) -> float:
         """c(A, B): share of A's shingles found in B."""
-        return self.intersection / self.size_a if self.size_a else 1.0
+        return self.intersection / self.size_a if self.size_a else 0.0
 
     @property
     def containment_ba(self) -> float:
-        return self.intersection / self.size_b if self.size_b else 1.0
+        return self.intersection / self.size_b if self.size_b else 0.0
 
 
 def similarity(a: np.ndarray, b: np.ndarray) -> Similarity:

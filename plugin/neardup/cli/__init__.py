@@ -29,7 +29,23 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    """click's lazily-loading group (see click's docs, "Lazily Loading Subcommands")."""
+    """click's lazily-loading group (see click's docs, "Lazily Loading Subcommands"), and the
+    top-level error handler: an error no command turned into a message (a full disk, an
+    unreadable file, read-only storage) becomes one clear line, and anything else a
+    traceback with credentials redacted."""
+
+    def invoke(self, ctx: click.Context):
+        from ..redact import clear_secrets
+
+        clear_secrets()
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
+            from .errors import report_unexpected
+
+            report_unexpected(e)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

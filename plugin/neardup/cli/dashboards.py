@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .options import echo_json, fail, json_option
+from .output import clean
 
 _TARGET_HELP = "Product the saved objects are for."
 
@@ -126,7 +127,11 @@ def install_cmd(url: str, target: str, index_name: str, source_field: str, engin
       neardup dashboards install http://localhost:5601 --user admin --password "$PW" --tenant global
     """
     from ..dashboards import DashboardError, install
+    from ..redact import add_secret, add_url_secrets
 
+    for secret in (api_key, password):
+        add_secret(secret)
+    add_url_secrets(url)
     if not url.startswith(("http://", "https://")):
         fail(f"URL must start with http:// or https://, not {url!r}")
     if user and password is None:
@@ -157,5 +162,5 @@ def install_cmd(url: str, target: str, index_name: str, source_field: str, engin
     if as_json:
         echo_json(answer)
     else:
-        click.echo(f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
-                   f"open the dashboard \"Near-duplicate clusters\"")
+        click.echo(clean(f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
+                         f"open the dashboard \"Near-duplicate clusters\""))

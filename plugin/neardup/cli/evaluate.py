@@ -7,6 +7,7 @@ import sys
 import click
 
 from .options import echo_json, engine_options, fail, json_option
+from .output import terminal_text
 
 
 def _floats(value: str) -> list[float]:
@@ -80,4 +81,4 @@ def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, method
     if as_json:
         echo_json(ev.to_dict())
     else:
-        click.echo(to_markdown(ev))
+        click.echo(terminal_text(to_markdown(ev)))

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .options import echo_json, engine_options, fail, json_option
+from .output import clean
 
 
 def _settings(lang: str | None, shingle_size: int | None, threshold: float | None, num_perm: int | None,
@@ -78,9 +79,9 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
     if as_json:
         echo_json(data)
         return
-    click.echo(f"{data['index']} on {data['server']}")
+    click.echo(clean(f"{data['index']} on {data['server']}"))
     for a in actions:
-        click.echo(f"  - {a}")
+        click.echo(clean(f"  - {a}"))
     click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
 
 
@@ -151,4 +152,4 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
     if as_json:
         echo_json(data)
     else:
-        click.echo(f"{data['index']}: {total} documents retagged, {dups} near-duplicates of earlier documents")
+        click.echo(clean(f"{data['index']}: {total} documents retagged, {dups} near-duplicates of earlier documents"))

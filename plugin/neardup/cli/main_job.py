@@ -12,7 +12,8 @@ from typing import Any, Iterator
 
 import click
 
-from .options import echo_json, engine_options, fail, json_option
+from .options import echo_json, engine_options, fail, json_option, wordless_query
+from .output import clean, one_line, safe, terminal_text
 
 _CONFIG_OPTIONS = ("lang", "shingle_size", "char_shingles", "threshold", "num_perm", "minhash_scheme", "signatures", "stem",
                    "no_stopwords", "seed", "simhash_k", "bands_rows")
@@ -67,7 +68,7 @@ def _opened(target: str, engine_opts: dict, config=None, create: bool = False) -
 def _console():
     from rich.console import Console
 
-    return Console(soft_wrap=False)
+    return Console(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
 
 
 def _progress(total: int | None, label: str, quiet: bool):
@@ -82,7 +83,7 @@ def _progress(total: int | None, label: str, quiet: bool):
 
 # -- index --------------------------------------------------------------------------------------
 @click.command("index")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
 @click.option("--batch-size", default=500, show_default=True, help="Documents per transaction / bulk request.")
 @click.option("--workers", "-j", type=click.IntRange(0), default=1, show_default=True,
@@ -128,7 +129,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
       neardup index big.jsonl --workers 0          # sign on every CPU
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
-    from ..io import InputError, read_documents, total_bytes
+    from ..io import InputError, locate, read_documents, total_bytes
 
     config = _config_from(ctx, settings)
     errors: list[InputError] = []
@@ -143,21 +144,34 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             except InputError as e:
                 fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()
+        left_out = [e for e in errors if not e.fatal]
+        errors = [e for e in errors if e.fatal]
         report.skipped = len(errors)
+        where = locate(paths, {f.id for f in report.failed}) if report.failed else {}
         if as_json:
-            echo_json({**report.to_dict(), "skipped_records": [str(e) for e in errors], "index": nd.engine.location,
-                       "documents": nd.count()})
+            echo_json({**report.to_dict(), "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
+                       "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
+                       "index": nd.engine.location, "documents": nd.count()})
+            if report.failed:
+                sys.exit(2)
             return
         con = _console()
+        for e in left_out[:20]:
+            con.print(f"[dim]skipped file[/] {safe(e)}", highlight=False)
+        if len(left_out) > 20:
+            con.print(f"[dim]... and {len(left_out) - 20} more files skipped in folders (--json lists them all)[/]")
         for e in errors[:20]:
-            con.print(f"[yellow]skipped[/] {e}", markup=True, highlight=False)
+            con.print(f"[yellow]skipped[/] {safe(e)}", markup=True, highlight=False)
         if len(errors) > 20:
-            con.print(f"[yellow]... and {len(errors) - 20} more skipped records[/]")
+            con.print(f"[yellow]... and {len(errors) - 20} more skipped records (--json lists them all)[/]")
         for f in report.failed[:20]:
-            con.print(f"[red]failed[/] {f.id}: {f.reason}", highlight=False)
+            con.print(f"[red]failed[/] {safe(where.get(f.id, ''))}{' ' if f.id in where else ''}{safe(f.id)}: {safe(f.reason)}", highlight=False)
+        if report.wordless:
+            con.print(f"{report.wordless} documents had no words (only punctuation, markup or stop words): stored, "
+                      "never near-duplicates of anything")
         again = (f", {report.unchanged} unchanged, {report.updated} updated ({report.retagged} other documents re-tagged)"
                  if report.unchanged or report.updated else "")
-        con.print(f"indexed [bold]{report.indexed}[/] new documents into {nd.engine.location} "
+        con.print(f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
                   f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
                   f"{len(report.failed)} failed); {nd.count()} in the index")
         if report.failed:
@@ -202,6 +216,9 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
             fail(str(e.args[0]))
         if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
             click.echo(_recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
+        note = None if matches else wordless_query(nd, text, doc_id, lang)
+        if note:
+            click.echo(clean(note), err=True)
         if as_json:
             echo_json([m.to_dict() for m in matches])
             return
@@ -211,7 +228,7 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
         for col in ("id", "resemblance", "containment q⊂d", "containment d⊂q", "shared", "title"):
             t.add_column(col, overflow="fold")
         for m in matches:
-            t.add_row(m.id, f"{m.resemblance:.3f}", f"{m.containment:.3f}", f"{m.containment_ba:.3f}", str(m.intersection), m.title or "")
+            t.add_row(safe(m.id), f"{m.resemblance:.3f}", f"{m.containment:.3f}", f"{m.containment_ba:.3f}", str(m.intersection), safe(m.title or ""))
         _console().print(t)
 
 
@@ -249,7 +266,7 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
             echo_json(cmp.to_dict())
             return
         con = _console()
-        con.print(f"[bold]{cmp.a}[/] vs [bold]{cmp.b}[/]")
+        con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
         con.print(f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of {cmp.shingles_a} + {cmp.shingles_b} shingles)")
         con.print(f"  containment a⊂b  {cmp.containment_ab:.4f}")
         con.print(f"  containment b⊂a  {cmp.containment_ba:.4f}")
@@ -257,7 +274,7 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
         con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
         con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
         for s in cmp.shared_shingles[:show]:
-            con.print(f"    · {s}", highlight=False)
+            con.print(f"    · {safe(s)}", highlight=False)
         if len(cmp.shared_shingles) > show:
             con.print(f"    ... {len(cmp.shared_shingles) - show} more shared shingles")
 
@@ -317,7 +334,7 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
             for c in cl:
                 w.writerow([c.cluster_id, c.size, c.representative_id, c.representative_title or "", f"{c.min_resemblance:.4f}",
                             f"{c.mean_resemblance:.4f}", f"{c.max_resemblance:.4f}", " ".join(c.languages), " ".join(c.members)])
-            click.echo(buf.getvalue(), nl=False)
+            click.echo(terminal_text(buf.getvalue()), nl=False)
             return
         from rich.table import Table
 
@@ -330,9 +347,9 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
         for col, kw in (("size", {"justify": "right"}), ("mean r", {}), ("min r", {}), ("lang", {}), ("representative (title, id)", {})):
             t.add_column(col, no_wrap=True, **kw)
         for c in cl[:top]:
-            label = f"{c.representative_title or ''} ({c.representative_id})".strip()
+            label = f"{one_line(c.representative_title or '')} ({one_line(c.representative_id)})".strip()
             label = label if len(label) <= avail else label[: avail - 1] + "…"
-            t.add_row(str(c.size), f"{c.mean_resemblance:.3f}", f"{c.min_resemblance:.3f}", ",".join(c.languages), label)
+            t.add_row(str(c.size), f"{c.mean_resemblance:.3f}", f"{c.min_resemblance:.3f}", safe(",".join(c.languages)), safe(label))
         con.print(t)
         if len(cl) > top:
             con.print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")
@@ -381,8 +398,8 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
             con.print("no results")
         for n, h in enumerate(hits, 1):
             folded = f"  [magenta](+{len(h.folded)} near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]" if h.folded else ""
-            con.print(f"{n:>2}. [bold]{h.title or h.id}[/]  [dim]{h.id} score {h.score:.2f}[/]{folded}")
-            con.print("    " + " ".join(h.snippet.split())[:300], highlight=False, markup=False)
+            con.print(f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  [dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}")
+            con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)
 
 
 # -- info ---------------------------------------------------------------------------------------
@@ -398,6 +415,6 @@ def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
             echo_json(data)
             return
         con = _console()
-        con.print(f"[bold]{data['index']}[/]: {data['documents']} documents, settings {data['fingerprint']}")
+        con.print(f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, settings {data['fingerprint']}")
         for k, v in c.to_dict().items():
-            con.print(f"  {k:22} {v}", highlight=False)
+            con.print(f"  {k:22} {safe(v)}", highlight=False)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from typing import Any, Callable
 
 import click
 
 from ..engines import DEFAULT_DB
+from ..redact import add_secret, add_url_secrets
+from .output import clean, json_text
 
 
 def engine_options(fn: Callable) -> Callable:
@@ -29,6 +30,9 @@ def engine_options(fn: Callable) -> Callable:
     def wrapper(*args: Any, target: str, index_name: str, api_key: str | None, user: str | None, password: str | None,
                 ca_certs: str | None, no_verify_certs: bool, timeout: float, **kwargs: Any) -> Any:
         opts: dict[str, Any] = {}
+        for secret in (api_key, password):
+            add_secret(secret)
+        add_url_secrets(target)
         if target.startswith(("http://", "https://")):
             opts = {"index": index_name, "api_key": api_key, "basic_auth": (user, password) if user else None,
                     "ca_certs": ca_certs, "verify_certs": not no_verify_certs, "request_timeout": timeout}
@@ -42,7 +46,8 @@ def json_option(fn: Callable) -> Callable:
 
 
 def echo_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, ensure_ascii=False, indent=2, default=_default))
+    """Print ``obj`` as JSON: credentials redacted, terminal controls as ``\\u`` escapes."""
+    click.echo(json_text(obj, default=_default))
 
 
 def _default(o: Any) -> Any:
@@ -56,6 +61,21 @@ def _default(o: Any) -> Any:
 
 
 def fail(message: str, code: int = 1) -> None:
-    """Print a clear error (no traceback) and exit."""
-    click.echo(click.style("error: ", fg="red", bold=True) + message, err=True)
+    """Print a clear error (no traceback; credentials redacted, control characters shown) and exit."""
+    click.echo(click.style("error: ", fg="red", bold=True) + clean(message), err=True)
     sys.exit(code)
+
+
+def wordless_query(nd: Any, text: str | None, doc_id: str | None, lang: str | None) -> str | None:
+    """Why a query can have no near-duplicate because it has no words, or None."""
+    from ..signer import Document
+
+    if text is not None:
+        if nd.signer.sign(Document("", text, lang=lang)).wordless:
+            return ("the query text has no words (after canonicalization: only punctuation, markup or stop words), "
+                    "so nothing is its near-duplicate")
+        return None
+    stored = nd.engine.get([doc_id]).get(doc_id) if doc_id is not None else None
+    if stored is not None and stored.n_shingles == 0:
+        return f"document {doc_id!r} has no words, so nothing is its near-duplicate"
+    return None

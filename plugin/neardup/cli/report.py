@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .options import engine_options, fail
+from .output import clean
 
 
 @click.command("report")
@@ -72,4 +73,4 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:
         nd.close()
-    click.echo(f"wrote {output}  (open it in a browser: file://{Path(output).resolve()})")
+    click.echo(clean(f"wrote {output}  (open it in a browser: file://{Path(output).resolve()})"))

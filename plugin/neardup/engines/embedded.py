@@ -287,23 +287,42 @@ class EmbeddedEngine(Engine):
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
+        """Open (or create) the index. An existing file is checked through a read-only
+        connection first, so a file that is not a neardup index of this format is refused
+        before anything is written to it; a file on read-only storage (the file or its
+        folder not writable) is opened read-only, without switching it to WAL."""
         exists = self.path != ":memory:" and Path(self.path).exists() and Path(self.path).stat().st_size > 0
         if not exists and not create:
             raise EngineError(f"{self.path}: no such neardup index (run 'neardup index' to create it)")
+        folder_writable = self.path == ":memory:" or os.access(Path(self.path).resolve().parent, os.W_OK)
+        if not exists and not folder_writable:
+            raise EngineError(f"{self.path}: cannot create an index there: the folder {Path(self.path).resolve().parent} "
+                              "is not writable (read-only storage?)")
+        read_only = exists and not (folder_writable and os.access(self.path, os.W_OK))
         if exists:
-            _check_sqlite_file(self.path)
+            ro_uri = _check_sqlite_file(self.path)
+            try:
+                peek = sqlite3.connect(ro_uri, uri=True, timeout=self._timeout)
+                try:
+                    self._read_stored_config(exists, peek)
+                finally:
+                    peek.close()
+            except sqlite3.DatabaseError as e:
+                raise EngineError(f"{self.path} is not a neardup index ({e})") from None
         try:
-            db = sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            db = (sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None) if read_only else
+                  sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None))
         except sqlite3.Error as e:
             raise EngineError(f"{self.path}: cannot open: {e}") from None
         self._db = db
         try:
-            if not exists:
-                db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first write fixes it
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            if not read_only:
+                if not exists:
+                    db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first write fixes it
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA journal_size_limit=67108864")
             db.execute("PRAGMA foreign_keys=OFF")
-            db.execute("PRAGMA journal_size_limit=67108864")
             db.execute("PRAGMA cache_size=-65536")
             stored = self._read_stored_config(exists)
         except sqlite3.DatabaseError as e:
@@ -334,8 +353,10 @@ class EmbeddedEngine(Engine):
         self._field_ids = {f: i for i, f in enumerate(self._fields)}
         return self._config
 
-    def _read_stored_config(self, exists: bool) -> Config | None:
-        db = self._require()
+    def _read_stored_config(self, exists: bool, db: sqlite3.Connection | None = None) -> Config | None:
+        """The stored config (None for a database without tables); refuses a database that is
+        not a neardup index of this format. ``db``: another connection to read through."""
+        db = db or self._require()
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
             return None
@@ -694,11 +715,24 @@ class _Transaction:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def _check_sqlite_file(path: str) -> None:
-    with open(path, "rb") as f:
-        head = f.read(16)
+def _check_sqlite_file(path: str) -> str:
+    """Refuse ``path`` unless it starts like a SQLite database; return the URI that reads it
+    without writing anything: ``mode=ro``, and ``immutable=1`` when its folder is not
+    writable and it has no write-ahead log to read (SQLite could not create one)."""
+    from urllib.parse import quote
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        raise EngineError(f"{path}: cannot read ({e.strerror or e})") from None
     if head != b"SQLite format 3\x00":
         raise EngineError(f"{path} is not a neardup index (not a SQLite database)")
+    full = os.path.abspath(path)
+    uri = f"file:{quote(full)}?mode=ro"
+    if not os.access(os.path.dirname(full), os.W_OK) and not (os.path.exists(full + "-wal") and os.path.exists(full + "-shm")):
+        uri += "&immutable=1"
+    return uri
 
 
 def _format_message(path: str, found: str | None) -> str:

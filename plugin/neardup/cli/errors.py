@@ -1,0 +1,70 @@
+"""Errors that reach the top of the command line: one clear line each, never a secret.
+
+A full disk, an unreadable file, storage that is read-only and input nested too deeply are
+problems of the machine or the data, not bugs: they are reported as ``error: ...`` with what
+is kept and what to do, and the exit status is 1. Anything else is a bug: its traceback is
+printed (credentials redacted, control characters shown) and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import sys
+import traceback
+
+import click
+
+from .output import clean
+
+_DISK_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
+_KEPT = ("what was stored before is kept (each batch is one transaction); make room and run the same "
+         "command again: documents are upserted by id, so nothing is stored twice")
+
+
+def describe(e: BaseException) -> str | None:
+    """A clear message for an expected failure, or None for a bug."""
+    if isinstance(e, sqlite3.Error):
+        msg = str(e)
+        if "full" in msg:
+            return f"the disk is full ({msg}): {_KEPT}"
+        if "no transaction is active" in msg:  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
+            return f"a batch could not be committed ({msg}); the disk may be full or failing: {_KEPT}"
+        if "readonly" in msg or "read-only" in msg:
+            return (f"the index is on read-only storage ({msg}): it can be read (query, search, info, "
+                    "clusters --no-write, report) but not written")
+        if "locked" in msg or "busy" in msg:
+            return f"the index is busy ({msg}): another process is writing it; run again when it has finished"
+        if isinstance(e, (sqlite3.DatabaseError, sqlite3.OperationalError)):
+            return f"the index cannot be used ({msg}): it may be damaged, or not a neardup index"
+        return None
+    if isinstance(e, OSError):
+        where = f"{os.fsdecode(e.filename)}: " if e.filename is not None else ""
+        if e.errno in _DISK_FULL:
+            return f"{where}no space left ({e.strerror}): {_KEPT}"
+        if isinstance(e, PermissionError):
+            return f"{where}permission denied"
+        return f"{where}{e.strerror or e}"
+    if isinstance(e, RecursionError):
+        return "input nested too deeply to process (objects or arrays inside each other hundreds of levels deep)"
+    if isinstance(e, MemoryError):
+        return "out of memory: use a smaller --batch-size or fewer --workers"
+    return None
+
+
+def report_unexpected(e: BaseException) -> None:
+    """Print ``e`` (a message, or a redacted traceback for a bug) and exit with status 1."""
+    if isinstance(e, BrokenPipeError):  # the reader of our output went away (| head): nothing to say
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        sys.exit(1)
+    message = describe(e)
+    if message is None:
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        click.echo(clean(tb), err=True, nl=False)
+        message = f"unexpected {type(e).__name__}: {e} (a bug in neardup: please report it with the traceback above)"
+    click.echo(click.style("error: ", fg="red", bold=True) + clean(message), err=True)
+    sys.exit(1)
