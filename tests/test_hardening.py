@@ -473,9 +473,6 @@ def test_a_full_disk_is_a_clear_error_and_what_was_committed_stays(tmp_path, mon
     assert run("index", src, "-e", db, "-q").exit_code == 0
 
 
-@pytest.mark.xfail(strict=True, reason="engines/embedded.py put (the lead's): SQLite rolls a transaction back itself on "
-                                       "SQLITE_FULL; put then stores documents one by one in autocommit, without their "
-                                       "postings, and COMMIT fails with 'no transaction is active'")
 def test_a_really_full_database_keeps_whole_batches(tmp_path, monkeypatch):
     from neardup.engines import embedded
 
@@ -493,7 +490,7 @@ def test_a_really_full_database_keeps_whole_batches(tmp_path, monkeypatch):
     assert r.exit_code == 1 and "run the same command again" in r.output and "Traceback" not in r.output
     monkeypatch.undo()
     with NearDup.open(str(tmp_path / "x.db"), create=False) as nd:
-        assert nd.count() % 50 == 0  # whole batches only (today a few more, stored without their postings)
+        assert nd.count() % 50 == 0  # whole batches only: nothing stored outside a batch's transaction
 
 
 # -- Documents without a single word --------------------------------------------------------------

@@ -414,7 +414,8 @@ class EmbeddedEngine(Engine):
             yield
         except BaseException:
             self._writer = None
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite may have rolled back itself (a full disk)
+                db.execute("ROLLBACK")
             raise
         self._writer = None
         db.execute("COMMIT")
@@ -440,10 +441,20 @@ class EmbeddedEngine(Engine):
                     try:
                         self._put_one(db, s, tags.get(s.id), now, pending)
                     except (sqlite3.Error, ValueError, OverflowError) as e:
+                        self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
             rows = _sorted_postings(pending)
             db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
         return failures
+
+    def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:
+        """A refused row fails its document alone; but when SQLite itself rolled the batch
+        back (a full disk, an I/O error: ``SQLITE_FULL``, ``SQLITE_IOERR``, ``SQLITE_CORRUPT``)
+        nothing of the batch may be written one by one outside it: the batch fails whole."""
+        code = getattr(e, "sqlite_errorcode", None)
+        if not db.in_transaction or (code is not None and code & 0xFF in (10, 11, 13)):
+            raise EngineError(f"{self.path}: {e}; this batch was not stored and the batches before it are "
+                              "(is the disk full?); free space and run the same command again: it resumes") from None
 
     def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
                  pending: dict[int, list[int]]) -> bool:
@@ -474,7 +485,8 @@ class EmbeddedEngine(Engine):
                 raise
             finally:
                 db.execute("RELEASE put_new")
-        except (sqlite3.Error, ValueError, OverflowError):
+        except (sqlite3.Error, ValueError, OverflowError) as e:
+            self._check_batch_alive(db, e)
             return False
         pending.update(postings)
         return True
@@ -712,7 +724,10 @@ class _Transaction:
                 self.db.execute(f"PRAGMA busy_timeout={busy_ms}")
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type is None:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # SQLite may have rolled back itself (a full disk)
+            self.db.execute("ROLLBACK")
 
 
 def _check_sqlite_file(path: str) -> str:
