@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import xxhash
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
-SIGNATURE_VERSION = 2
+SIGNATURE_VERSION = 3  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant, issue 14)
 
 LANGUAGES = ("fa", "ru", "en")
 SIGNATURES = ("exact", "minhash", "simhash", "winnow")
