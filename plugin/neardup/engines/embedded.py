@@ -12,7 +12,9 @@ Tables
   is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
 * ``postings(key, doc)``: the inverted index of signature keys, a ``WITHOUT ROWID`` b-tree:
   candidate retrieval is a term match inside SQLite. See *Posting keys* below.
-* ``fts``: an FTS5 index over title and body (external content) for full-text search.
+* ``fts``: an FTS5 index over title and body (external content) for full-text search. It
+  indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
+  Snowball stems) and queries are analyzed the same way; snippets show the raw text.
 * ``clusters``: the last N-to-N clustering.
 
 Every batch is one transaction: a crash mid-ingest loses nothing committed, and ingesting
@@ -73,6 +75,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from ..canonical import search_text
 from ..config import Config
 from ..hashing import U64
 from ..signer import Signed
@@ -410,7 +413,7 @@ class EmbeddedEngine(Engine):
             for s in docs:
                 row, posting = self._doc_row(s, tags.get(s.id), now)
                 rows.append((seq, *row))
-                text.append((seq, s.doc.title, s.doc.text))
+                text.append((seq, search_text(s.doc.title), search_text(s.doc.text)))
                 postings[seq] = posting
                 seq += 1
             db.execute("SAVEPOINT put_new")
@@ -452,11 +455,11 @@ class EmbeddedEngine(Engine):
             seq, old_title, old_body, old_keys, old_shingles, old_exact = old
             self._delete_postings(db, seq, old_keys, old_shingles, old_exact, pending)
             if self.fulltext:
-                db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, old_title, old_body))
+                db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(old_title), search_text(old_body)))
             db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
         if self.fulltext:
-            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, d.title, d.text))
+            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
         pending[seq] = posting
 
     def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
@@ -477,7 +480,7 @@ class EmbeddedEngine(Engine):
                 seq, title, body, keys, shingles, exact = row
                 self._delete_postings(db, seq, keys, shingles, exact)
                 if self.fulltext:
-                    db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, title, body))
+                    db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(title), search_text(body)))
                 db.execute("DELETE FROM docs WHERE seq=?", (seq,))
                 n += 1
         return n
@@ -562,7 +565,7 @@ class EmbeddedEngine(Engine):
             raise EngineError("the embedded engine takes words, not a query-DSL body")
         if not self.fulltext:
             raise EngineError(f"{self.path} was opened without full-text search")
-        match = _fts_query(self._tokens(query))
+        match = _fts_query(self._tokens(search_text(query)))
         if not match:
             return []
         rows = self._require().execute(
