@@ -24,9 +24,10 @@ from string import Template
 from typing import Any, Callable, Iterable
 
 from . import charts
+from .config import Config
 from .engines.base import ClusterRecord, Engine, StoredDoc
+from .highlight import shared_passages
 from .verify import similarity
-from .worddiff import word_diff
 
 #: Languages written right to left (ISO 639-1 / -3 codes).
 RTL_LANGS = frozenset({"fa", "ar", "he", "ur", "ps", "ckb", "yi", "dv", "sd", "ug", "ku"})
@@ -203,7 +204,7 @@ class _Member:
     containment: float
 
 
-def _cluster_html(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions) -> str:
+def _cluster_html(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions, config: Config) -> str:
     rep = docs.get(rec.representative_id)
     shown = [m for m in rec.members if m != rec.representative_id][: opts.members]
     members = []
@@ -227,7 +228,7 @@ def _cluster_html(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opt
     if rep is None:
         parts.append(f'<p class="warn">The representative {esc(rec.representative_id)} is no longer in the index.</p>')
     for m in members:
-        diff = word_diff(rep.text or "", m.doc.text or "", max_words=opts.max_words)
+        diff = shared_passages(rep.text or "", m.doc.text or "", config, rep.lang, m.doc.lang, max_words=opts.max_words)
         cut = f' <span class="cut">(texts cut at {_num(opts.max_words)} words)</span>' if diff.truncated else ""
         parts.append(
             f'<details class="member" data-member-id="{esc(m.doc.id)}"><summary><code>{esc(m.doc.id)}</code> '
@@ -303,7 +304,7 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
     sections = []
     for rank, rec in enumerate(top, 1):
         ids = [rec.representative_id] + [m for m in rec.members if m != rec.representative_id][: opts.members]
-        sections.append(_cluster_html(rank, rec, engine.get(ids, text=True), opts))
+        sections.append(_cluster_html(rank, rec, engine.get(ids, text=True), opts, engine.config))
 
     lang_rows = "".join(
         f'<tr><td lang="{esc(k)}">{esc(k)}</td><td>{_num(v[0])}</td><td>{_num(v[1])}</td>'
