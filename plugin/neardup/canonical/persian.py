@@ -85,11 +85,12 @@ def _hazm_normalizer():
 
         def normalize_letters(self, text: str) -> str:
             """:meth:`normalize` without its spacing steps (``correct_spacing``,
-            ``seperate_mi``, four fifths of its time): for anchor pieces, where the spaces
-            between Persian letters are removed anyway."""
+            ``seperate_mi``, four fifths of its time) and without ``decrease_repeated_chars``
+            (it looks words up, so its result depends on where words end): for anchor
+            pieces, where the spaces between Persian letters are removed anyway."""
             text = self._letters(text)
             steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
-                     self.remove_specials_chars, self.decrease_repeated_chars)
+                     self.remove_specials_chars)
             for step in steps:
                 text = step(text)
             return text
@@ -165,8 +166,13 @@ def _join_run(m: re.Match) -> str:
     return " ".join(out)
 
 
-# A space between two Persian letters (U+0621..U+06D5).
-_SPACE_INSIDE = re.compile(r" (?<=[\u0621-\u06d5] )(?=[\u0621-\u06d5])")
+# Spaces between two Persian letters (U+0621..U+06D5).
+_SPACE_INSIDE = re.compile(r" (?<=[\u0621-\u06d5] ) *(?=[\u0621-\u06d5])")
+# Runs of Persian digits (hazm writes every digit so): set apart from the letters around
+# them, so that "۲۰‌دسامبر", "۲۰ دسامبر" and "۲۰دسامبر" give the same tokens.
+_DIGITS = re.compile("[\u06f0-\u06f9][\u06f0-\u06f9]*")
+# A Persian letter three or more times (hazm's decrease_repeated_chars, on joined runs).
+_REPEATS = re.compile(r"([\u0621-\u06d5])\1\1\1*")
 
 
 @lru_cache(maxsize=4)
@@ -183,9 +189,11 @@ def _anchor_re(first_mod: int, second_mod: int, seed: int) -> re.Pattern:
 
 
 def anchor_pieces(text: str) -> str:
-    """Every run of Persian words as one string cut again before each anchor (see the module
-    docstring): "دانش آموزان", "دانش‌آموزان" and "دانشآموزان" give the same pieces."""
-    return _anchor_re(*ANCHORS).sub(" ", _SPACE_INSIDE.sub("", text))
+    """Every run of Persian words as one string (a letter repeated three times or more kept
+    twice) cut again before each anchor (see the module docstring): "دانش آموزان",
+    "دانش‌آموزان" and "دانشآموزان" give the same pieces."""
+    text = _SPACE_INSIDE.sub("", _DIGITS.sub(r" \g<0> ", text))
+    return _anchor_re(*ANCHORS).sub(" ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text)
 
 
 def normalize_persian(text: str) -> str:
