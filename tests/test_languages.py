@@ -159,3 +159,25 @@ def test_report_highlights_a_persian_copy_fully(tmp_path):
     assert "resemblance 1.000" in page and "100% of its words in shared passages" in page
     member = page[page.index('data-member-id="copy"') :]
     assert _marked_share(member[member.index('<div class="text"') : member.index("</section>")]) == 1.0
+
+
+def test_search_on_real_persian_texts_marks_the_raw_words_in_snippets(tmp_path):
+    nd = NearDup.open(str(tmp_path / "fa-search.db"), Config())
+    nd.index([Document(str(i), t, lang="fa") for i, t in enumerate(TEXTS)], progress=None, tag=False)
+    words = [w for w in re.findall(r"[\u0600-\u06ff]{5,}", TEXTS[0])][:12]
+    for w in words:
+        for form in (w, w.replace("ی", "ي").replace("ک", "ك")):
+            hits = nd.search(form)
+            assert "0" in {h.id for h in hits}
+            assert all("[" in h.snippet for h in hits if h.id == "0")
+    nd.close()
+
+
+def test_snippet_marks_other_inflections_and_letter_forms():
+    from neardup.canonical.search import snippet
+
+    assert snippet("Работа с файлами в системе", search_text("файлы").split()) == "Работа с [файлами] в системе"
+    assert snippet("سفر به ايران در بهار", search_text("ایران").split()) == "سفر به [ايران] در بهار"
+    long = " ".join(["слово"] * 40 + ["файлов"] + ["слово"] * 40)
+    s = snippet(long, ["файл"], words=8)
+    assert s.startswith("… ") and s.endswith(" …") and "[файлов]" in s and len(s.split()) == 10

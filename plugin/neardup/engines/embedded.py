@@ -14,7 +14,8 @@ Tables
   candidate retrieval is a term match inside SQLite. See *Posting keys* below.
 * ``fts``: an FTS5 index over title and body (external content) for full-text search. It
   indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
-  Snowball stems) and queries are analyzed the same way; snippets show the raw text.
+  Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
+  raw text (literal forms rank first) and snippets are made from the raw text in Python.
 * ``clusters``: the last N-to-N clustering.
 
 Every batch is one transaction: a crash mid-ingest loses nothing committed, and ingesting
@@ -75,7 +76,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..canonical import search_text
+from ..canonical.search import search_text, snippet
 from ..config import Config
 from ..hashing import U64
 from ..signer import Signed
@@ -565,13 +566,16 @@ class EmbeddedEngine(Engine):
             raise EngineError("the embedded engine takes words, not a query-DSL body")
         if not self.fulltext:
             raise EngineError(f"{self.path} was opened without full-text search")
-        match = _fts_query(self._tokens(search_text(query)))
+        terms = self._tokens(search_text(query))
+        match = _fts_query(terms)
         if not match:
             return []
+        # The index holds search_text, the content table the raw text: FTS5's snippet() would
+        # tokenize the raw text against the index's positions, so the snippet is made here.
         rows = self._require().execute(
-            f"SELECT d.id, bm25(fts) AS score, d.title, snippet(fts, 1, '[', ']', ' … ', 16), {_CLUSTER} "
+            f"SELECT d.id, bm25(fts) AS score, d.title, d.body, {_CLUSTER} "
             "FROM fts JOIN docs d ON d.seq = fts.rowid WHERE fts MATCH ? ORDER BY score LIMIT ?", (match, size)).fetchall()
-        return [Hit(i, -score, title, snip, cid) for i, score, title, snip, cid in rows]
+        return [Hit(i, -score, title, snippet(body, terms), cid) for i, score, title, body, cid in rows]
 
     def _tokens(self, words: str) -> list[str]:
         """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the
