@@ -211,8 +211,16 @@ def normalize_persian(text: str) -> str:
 
 
 def split_persian(text: str) -> str:
-    """hazm normalization and the remaining Arabic letter variants, then every ZWNJ a space:
+    """hazm normalization (its letter steps, repeated letters and the "می" prefix; its
+    affix spacing would only put in a ZWNJ) and the remaining Arabic letter variants, then
+    every ZWNJ a space:
     the parts of compounds and affixed words as separate words, whichever way they were
     written ("می‌خواهم", "میخواهم", "می خواهم" -> "می خواهم"; hazm separates the affixes it
     knows). For full-text search, where a query word should find the compounds it is part of."""
-    return FA_LETTER_MAP(_hazm_normalizer().normalize(_SPACE.sub(" ", text))).replace(ZWNJ, " ")
+    hazm = _hazm_normalizer()
+    text = _SPACE.sub(" ", text)
+    if hasattr(hazm, "normalize_letters"):  # the spacing hazm would fix is undone here: every ZWNJ becomes a space
+        text = hazm.seperate_mi(hazm.decrease_repeated_chars(hazm.normalize_letters(text)))
+    else:
+        text = hazm.normalize(text)
+    return FA_LETTER_MAP(text).replace(ZWNJ, " ")
