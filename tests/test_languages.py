@@ -181,3 +181,13 @@ def test_snippet_marks_other_inflections_and_letter_forms():
     long = " ".join(["слово"] * 40 + ["файлов"] + ["слово"] * 40)
     s = snippet(long, ["файл"], words=8)
     assert s.startswith("… ") and s.endswith(" …") and "[файлов]" in s and len(s.split()) == 10
+
+
+def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
+    from neardup.highlight import shared_passage_texts
+
+    other = "Совсем другой текст о погоде в Москве и о снеге на улицах города сегодня"
+    a = TEXTS[4] + "\n\n" + other
+    passages = shared_passage_texts(a, all_spaces(TEXTS[4]), Config(), "fa", "fa")
+    assert passages == [" ".join(TEXTS[4].split())]
+    assert shared_passage_texts(other, TEXTS[4], Config()) == []

@@ -106,3 +106,11 @@ def shared_passages(a: str, b: str, config: Config, lang_a: str | None = None, l
     html_a, _, words_a, cut_a = render(a, ma, max_words)
     html_b, shared_b, words_b, cut_b = render(b, mb, max_words)
     return WordDiff(html_a, html_b, shared_b, words_a, words_b, cut_a or cut_b)
+
+
+def shared_passage_texts(a: str, b: str, config: Config, lang_a: str | None = None, lang_b: str | None = None) -> list[str]:
+    """The raw passages of ``a`` behind the shingles it shares with ``b``, in order, with
+    their whitespace collapsed (what ``neardup compare`` can show instead of canonical
+    shingles, which for Persian are anchor pieces)."""
+    seq_b, _ = shingle_spans(b, config, lang_b)
+    return [" ".join(a[s:e].split()) for s, e in shared_spans(a, config, np.unique(seq_b), lang_a)]
