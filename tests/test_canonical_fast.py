@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import canonical as cm
+from neardup.canonical import letters, persian, scripts
 from neardup.canonical import Canonicalizer, script_of, stopwords_for, token_language
 from neardup.config import Config
 
@@ -41,27 +41,27 @@ PUNCT_PIECES = ["a", "ک", "ж", "1", " ", "  ", ".", ", ", "\n", "\t", "_", "__
 @settings(max_examples=400, deadline=None)
 @given(texts(LINE_PIECES))
 def test_rejoin_hyphenation_is_the_one_pass_substitution(text):
-    assert cm.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
+    assert letters.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
 
 
 @pytest.mark.parametrize("text", ["a-\nb-\nc", "a-\nb-\nc-\nd", "é-\n\u00e8-\n x", "ab\u00ad \n cd-\n\nef", "x-\n-\ny"])
 def test_rejoin_hyphenation_chains(text):
-    assert cm.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
+    assert letters.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
 
 
 @settings(max_examples=400, deadline=None)
 @given(texts(LINE_PIECES))
 def test_page_number_lines_as_with_the_lookbehind_pattern(text):
-    assert cm._PAGE_NUMBER_LINE.sub("\n ", text) == PAGE_NUMBER_LINE.sub(" ", text)
+    assert letters._PAGE_NUMBER_LINE.sub("\n ", text) == PAGE_NUMBER_LINE.sub(" ", text)
 
 
 @settings(max_examples=400, deadline=None)
 @given(texts(PUNCT_PIECES))
 def test_punctuation_and_space_patterns_as_the_one_pass_ones(text):
-    assert cm._PUNCT.sub(" ", text) == PUNCT.sub(" ", text)
-    assert cm._NON_WORD.sub(" ", text) == NON_WORD.sub(" ", text)
-    assert cm._SPACE.sub(" ", text) == SPACE.sub(" ", text)
-    assert cm._ZWNJ_INSIDE.sub("", text) == ZWNJ_INSIDE.sub("", text)
+    assert letters._PUNCT.sub(" ", text) == PUNCT.sub(" ", text)
+    assert letters._NON_WORD.sub(" ", text) == NON_WORD.sub(" ", text)
+    assert letters._SPACE.sub(" ", text) == SPACE.sub(" ", text)
+    assert persian._ZWNJ_INSIDE.sub("", text) == ZWNJ_INSIDE.sub("", text)
 
 
 def test_u0345_is_the_only_separator_that_casefolds_to_a_word_character():
@@ -114,7 +114,7 @@ def _reference_detect(text: str, default: str = "en", sample: int = 4000) -> str
 @settings(max_examples=300, deadline=None)
 @given(texts(["a", "B", "1", " ", ".", "ж", "Ё", "ک", "ي", "ω", "中", "é"], 20), st.sampled_from(["en", "ru", "fa"]), st.integers(1, 8))
 def test_detect_language_is_the_majority_of_the_first_letters(text, default, sample):
-    assert cm.detect_language(text, default, sample) == _reference_detect(text, default, sample)
+    assert scripts.detect_language(text, default, sample) == _reference_detect(text, default, sample)
 
 
 # -- hazm ----------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def test_detect_language_is_the_majority_of_the_first_letters(text, default, sam
 @pytest.fixture(scope="module")
 def normalizers():
     hazm = pytest.importorskip("hazm")
-    fast = cm._hazm_normalizer()
+    fast = persian._hazm_normalizer()
     if type(fast) is hazm.Normalizer:
         pytest.skip("hazm is not 0.10: the stock Normalizer is used")
     return fast, hazm.Normalizer()

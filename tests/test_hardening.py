@@ -113,13 +113,15 @@ def test_credentials_are_never_printed(fault_proxy, tmp_path):
     for what, r in outputs.items():
         for s in (secret, "wrong-pw", "a2V5OnNlY3JldA=="):
             assert s not in r.output, (what, r.output)
+    # the engine takes credentials out of the URL (basic auth): where it is named, it is named without them
+    host = fault_proxy.url.removeprefix("http://")
     for what in ("index", "info", "retag", "query error", "init"):
-        assert "elastic:***@" in outputs[what].output, (what, outputs[what].output)
-    assert json.loads(outputs["index --json"].output)["index"].startswith("http://elastic:***@")
-    assert json.loads(outputs["info --json"].output)["index"].startswith("http://elastic:***@")
-    assert outputs["engine error"].exit_code == 1 and "elastic:***@" in outputs["engine error"].output
+        assert host in outputs[what].output and "elastic:" + secret not in outputs[what].output, (what, outputs[what].output)
+    assert json.loads(outputs["index --json"].output)["index"].startswith(fault_proxy.url)
+    assert json.loads(outputs["info --json"].output)["index"].startswith(fault_proxy.url)
+    assert outputs["engine error"].exit_code == 1 and "wrong-pw" not in outputs["engine error"].output
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert secret not in html and "elastic:***@" in html
+    assert secret not in html and host in html
 
 
 def test_an_unexpected_error_is_printed_redacted(tmp_path, monkeypatch):
@@ -580,7 +582,7 @@ def test_an_index_on_read_only_storage_opens_for_reading(tmp_path, monkeypatch):
         cl = run("clusters", "-e", path, "--no-write", "--json")
         assert cl.exit_code == 0 and len(json.loads(cl.stdout)) == 1
         assert run("report", "-e", path, "-o", tmp_path / "r.html", "-q").exit_code == 0
-        w = run("clusters", "-e", path)
+        w = run("clusters", "-e", path, "--write")
         assert w.exit_code != 0 and "read-only" in w.output and "Traceback" not in w.output
         new = run("index", src, "-e", d / "new.db", "-q")
         assert new.exit_code == 1 and "not writable" in new.output and "Traceback" not in new.output

@@ -40,7 +40,7 @@ class IndexReport:
     updated: int = 0  # stored documents whose text changed (re-signed in place)
     unchanged: int = 0  # stored documents sent again with the same signature
     retagged: int = 0  # stored documents whose tags changed because of the updates
-    wordless: int = 0  # stored documents without a canonical token (never near-duplicates)
+    wordless: int = 0  # documents without a canonical token, sent this run (never near-duplicates)
     failed: list[Failure] = field(default_factory=list)
     skipped: int = 0
 
@@ -67,6 +67,12 @@ class Ingest:
         self.tagger = tagger
 
     def store(self, signed: list[Signed], report: IndexReport) -> None:
+        already = len(report.failed)
+        self._store(signed, report)
+        failed = {f.id for f in report.failed[already:]}
+        report.wordless += sum(1 for s in signed if s.wordless and s.id not in failed)
+
+    def _store(self, signed: list[Signed], report: IndexReport) -> None:
         with self.engine.writer():
             existing = self.engine.get([s.id for s in signed], text=True)
             new, updates, refresh = [], [], []
@@ -89,7 +95,6 @@ class Ingest:
                 failed = {f.id for f in failures}
                 ok = [s.id for s in updates if s.id not in failed]
                 report.updated += len(ok)
-                report.wordless += sum(1 for s in updates if s.wordless and s.id not in failed)
                 if self.tagger is not None and ok:
                     report.retagged += len(self.tagger.repair((), ok) - set(ok))
             self._store_new(new, report)
@@ -108,7 +113,6 @@ class Ingest:
             tags = again
         report.failed.extend(failures)
         report.indexed += len(new) - len(failed)
-        report.wordless += sum(1 for s in new if s.wordless and s.id not in failed)
         report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
 
 

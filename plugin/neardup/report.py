@@ -31,10 +31,12 @@ import jinja2
 from markupsafe import Markup
 
 from . import charts
+from .config import Config
 from .engines.base import ClusterRecord, Engine, StoredDoc
+from .highlight import shared_passages
 from .redact import redact
 from .verify import similarity
-from .worddiff import WordDiff, word_diff
+from .worddiff import WordDiff
 
 #: Languages written right to left (ISO 639-1 / -3 codes).
 RTL_LANGS = frozenset({"fa", "ar", "he", "ur", "ps", "ckb", "yi", "dv", "sd", "ug", "ku"})
@@ -234,7 +236,7 @@ def _charts(st: Stats, clusters: list[ClusterRecord], threshold: float, langs: l
     return out
 
 
-def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions) -> _ClusterView:
+def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions, config: Config) -> _ClusterView:
     """One cluster's shown members with their resemblance to the representative and word diff."""
     rep = docs.get(rec.representative_id)
     shown = [m for m in rec.members if m != rec.representative_id][: opts.members]
@@ -243,7 +245,7 @@ def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opt
         d = docs.get(mid)
         if d is not None and rep is not None:
             sim = similarity(rep.shingles, d.shingles)
-            diff = word_diff(rep.text or "", d.text or "", max_words=opts.max_words)
+            diff = shared_passages(rep.text or "", d.text or "", config, rep.lang, d.lang, max_words=opts.max_words)
             members.append(_Member(d, sim.resemblance, sim.containment_ba, diff))
     title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
     lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
@@ -303,7 +305,7 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
     views = []
     for rank, rec in enumerate(clusters[: opts.top], 1):
         ids = [rec.representative_id] + [m for m in rec.members if m != rec.representative_id][: opts.members]
-        views.append(_cluster_view(rank, rec, engine.get(ids, text=True), opts))
+        views.append(_cluster_view(rank, rec, engine.get(ids, text=True), opts, engine.config))
     return _environment().get_template("report.html").render(
         title=opts.title, opts=opts, location=location or engine.location, threshold=threshold,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

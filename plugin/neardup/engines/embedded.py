@@ -12,7 +12,10 @@ Tables
   is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
 * ``postings(key, doc)``: the inverted index of signature keys, a ``WITHOUT ROWID`` b-tree:
   candidate retrieval is a term match inside SQLite. See *Posting keys* below.
-* ``fts``: an FTS5 index over title and body (external content) for full-text search.
+* ``fts``: an FTS5 index over title and body (external content) for full-text search. It
+  indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
+  Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
+  raw text (literal forms rank first) and snippets are made from the raw text in Python.
 * ``clusters``: the last N-to-N clustering.
 
 Every batch is one transaction: a crash mid-ingest loses nothing committed, and ingesting
@@ -74,6 +77,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from ..canonical.search import search_text, snippet
 from ..config import Config
 from ..hashing import U64
 from ..signer import Signed
@@ -472,7 +476,7 @@ class EmbeddedEngine(Engine):
             for s in docs:
                 row, posting = self._doc_row(s, tags.get(s.id), now)
                 rows.append((seq, *row))
-                text.append((seq, s.doc.title, s.doc.text))
+                text.append((seq, search_text(s.doc.title), search_text(s.doc.text)))
                 postings[seq] = posting
                 seq += 1
             db.execute("SAVEPOINT put_new")
@@ -515,11 +519,11 @@ class EmbeddedEngine(Engine):
             seq, old_title, old_body, old_keys, old_shingles, old_exact = old
             self._delete_postings(db, seq, old_keys, old_shingles, old_exact, pending)
             if self.fulltext:
-                db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, old_title, old_body))
+                db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(old_title), search_text(old_body)))
             db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
         if self.fulltext:
-            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, d.title, d.text))
+            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
         pending[seq] = posting
 
     def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
@@ -540,7 +544,7 @@ class EmbeddedEngine(Engine):
                 seq, title, body, keys, shingles, exact = row
                 self._delete_postings(db, seq, keys, shingles, exact)
                 if self.fulltext:
-                    db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, title, body))
+                    db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(title), search_text(body)))
                 db.execute("DELETE FROM docs WHERE seq=?", (seq,))
                 n += 1
         return n
@@ -649,13 +653,16 @@ class EmbeddedEngine(Engine):
             raise EngineError("the embedded engine takes words, not a query-DSL body")
         if not self.fulltext:
             raise EngineError(f"{self.path} was opened without full-text search")
-        match = _fts_query(self._tokens(query))
+        terms = self._tokens(search_text(query))
+        match = _fts_query(terms)
         if not match:
             return []
+        # The index holds search_text, the content table the raw text: FTS5's snippet() would
+        # tokenize the raw text against the index's positions, so the snippet is made here.
         rows = self._require().execute(
-            f"SELECT d.id, bm25(fts) AS score, d.title, snippet(fts, 1, '[', ']', ' … ', 16), {_CLUSTER} "
+            f"SELECT d.id, bm25(fts) AS score, d.title, d.body, {_CLUSTER} "
             "FROM fts JOIN docs d ON d.seq = fts.rowid WHERE fts MATCH ? ORDER BY score LIMIT ?", (match, size)).fetchall()
-        return [Hit(i, -score, title, snip, cid) for i, score, title, snip, cid in rows]
+        return [Hit(i, -score, title, snippet(body, terms), cid) for i, score, title, body, cid in rows]
 
     def _tokens(self, words: str) -> list[str]:
         """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the

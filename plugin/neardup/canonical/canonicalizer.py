@@ -1,0 +1,139 @@
+"""The :class:`Canonicalizer`: the pipeline of steps, driven by the index's config."""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+from ..config import LANGUAGES, Config
+from .html import strip_html
+from .letters import (drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, nfkc, punctuation_matters,
+                      rejoin_hyphenation, split_tokens, unify_digits, yo_to_ye)
+from .persian import normalize_persian
+from .scripts import detect_language, map_persian_runs, token_language
+from .stemming import stemmer
+from . import persian
+from .stopwords import raw_stopwords, stop_languages
+
+
+def persian_step(text: str) -> str:
+    """The Persian step: :func:`~.persian.normalize_persian` on each Persian run."""
+    return map_persian_runs(text, normalize_persian) if has_arabic_script(text) else text
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """Canonical tokens of one document and its language."""
+
+    tokens: list[str]
+    lang: str
+
+
+class Canonicalizer:
+    """Text -> canonical tokens, as configured.
+
+    >>> Canonicalizer(Config(stopwords=False)).tokens("<b>A rose</b> is a ROSE!")
+    ['a', 'rose', 'is', 'a', 'rose']
+    """
+
+    def __init__(self, config: Config):
+        self.config = config
+        c = config
+        steps: list[tuple[str, Callable[[str], str]]] = [("nfkc", nfkc)]
+        if c.strip_html:
+            steps.append(("strip_html", strip_html))
+        steps += [
+            ("rejoin_hyphenation", rejoin_hyphenation),
+            ("drop_page_numbers", drop_page_numbers),
+            ("drop_marks", drop_marks),
+            ("drop_punctuation", drop_punctuation),
+            ("persian", persian_step),
+            ("casefold", str.casefold),
+            ("yo_to_ye", yo_to_ye),
+        ]
+        if c.digits == "unify":
+            steps.append(("unify_digits", unify_digits))
+        self.text_steps = steps
+
+    def language_of(self, text: str) -> str:
+        """The configured default language, or the one detected in ``text`` when it is "auto"."""
+        return self.config.default_lang if self.config.default_lang != "auto" else detect_language(text)
+
+    def text(self, text: str) -> str:
+        """The text after all string-level steps (before tokenizing)."""
+        for _, step in self.text_steps:
+            text = step(text)
+        return text
+
+    def _text_for_tokens(self, text: str) -> str:
+        """:meth:`text`, or a text with the same tokens: where drop_punctuation only turns
+        separators into spaces, it is skipped, and so is persian (no Arabic script).
+
+        drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
+        characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
+        own and never a separator to a word character, so tokenizing splits at the same
+        places with or without it.
+        """
+        plain = False
+        for name, step in self.text_steps:
+            if name == "drop_punctuation":
+                plain = not punctuation_matters(text)
+            if plain and name in ("drop_punctuation", "persian"):
+                continue
+            text = step(text)
+        return text
+
+    def tokens(self, text: str, lang: str | None = None) -> list[str]:
+        return self.canonicalize(text, lang).tokens
+
+    def canonicalize(self, text: str, lang: str | None = None) -> Canonical:
+        if lang is not None and lang not in LANGUAGES:
+            raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
+        doc_lang = lang or self.language_of(text)
+        canon = self._text_for_tokens(text)
+        return Canonical(self.token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
+
+    def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
+        """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
+        c = self.config
+        if c.digits == "drop":
+            toks = [t for t in toks if not t.isdigit()]
+        if c.stopwords and c.stem == "none":
+            drop = stopwords_to_drop(stop_languages(canon, doc_lang), doc_lang)
+            toks = [t for t in toks if t not in drop]
+        elif c.stopwords or c.stem != "none":
+            out = []
+            for t in toks:
+                tl = token_language(t) or doc_lang
+                if c.stopwords and t in stopwords_for(tl):
+                    continue
+                if c.stem != "none":
+                    st = stemmer(tl, c.stem)
+                    if st is not None:
+                        t = st(t)
+                out.append(t)
+            toks = out
+        return toks
+
+
+@lru_cache(maxsize=8)
+def stopwords_for(lang: str) -> frozenset[str]:
+    """Stop words of ``lang``, passed through the same canonical steps as documents, so the
+    words match the tokens they are meant to remove."""
+    if lang == "fa" and persian.SEGMENTATION == "anchors":
+        return frozenset()  # Persian tokens are content-defined pieces, not words
+    plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang))
+    out: set[str] = set()
+    for w in raw_stopwords(lang):
+        out.update(plain.tokens(w, lang))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=64)
+def stopwords_to_drop(langs: frozenset[str], doc_lang: str) -> frozenset[str]:
+    """Stop words of the scripts in ``langs`` that the per-token rule removes: a word is
+    dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none."""
+    union = frozenset().union(*(stopwords_for(lang) for lang in langs))
+    return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang))

@@ -1,0 +1,144 @@
+"""Letters, digits, marks, punctuation and line breaks: the script-independent text steps.
+
+Speed notes for the patterns below. Python's regex engine skips quickly to candidate
+positions only when a pattern starts with a literal or a character class (not a repeat or a
+lookbehind), and rules out an alternative cheaply by its first character when that
+alternative starts with a single character; hence "XX*" where "X+" would read better. Each
+pattern is checked against its one-pass definition in tests/test_canonical_fast.py.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+ZWNJ = "\u200c"
+# A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
+_HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
+_ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")  # the same on ASCII text
+# A line holding only a page number ("- 12 -", "Page 3", "стр. 4", "صفحه ۱۲"), with the
+# newline before it; the newline after it stays for the next line. The indentation is
+# taken possessively ([ \t]*+): nothing after it can start with a space or tab, so giving
+# it back could not make a match, and trying to is slow on indented text.
+_PAGE_NUMBER_LINE = re.compile(r"\n[ \t]*+(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
+TOKEN = re.compile(r"[^\W_]+")
+# On ASCII text, where [^\W_] is [A-Za-z0-9], tokens are what splitting at the other
+# characters leaves (and str.translate is fast on ASCII).
+ASCII_SEPARATORS = {cp: " " for cp in range(128) if not chr(cp).isalnum()}
+_MARKS = re.compile(r"[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640\u200d\u200e\u200f\u00ad\ufeff]")
+# The runs of whitespace that are not a single space (two or more characters, or one other
+# than a space): replacing them by a space turns every run of whitespace into one.
+_SPACE = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
+# Runs of non-word characters, of underscores, and of ZWNJ not between two Arabic-script
+# letters: "[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])", written
+# with every alternative starting with a single character, and leaving out runs that are
+# a single space (each run is replaced by a space).
+_PUNCT = re.compile(r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![\u0600-\u06ff]\u200c)\u200c*|\u200c\u200c*(?![\u0600-\u06ff])")
+_NON_WORD = re.compile(r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]")  # _PUNCT for texts without ZWNJ and underscores
+_ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\ufb50-\ufeff]")
+# Characters for which drop_punctuation can change the tokens, and not only put spaces
+# where tokenizing splits anyway (see Canonicalizer._text_for_tokens): Arabic script (a
+# ZWNJ between its letters is kept, and hazm sees the spacing) and U+0345 COMBINING GREEK
+# YPOGEGRAMMENI, the one non-word character that casefolds to a letter ("ι"; checked over
+# all of Unicode in tests/test_canonical_fast.py; drop_marks removes it before, but this
+# condition does not rely on that).
+_PUNCTUATION_MATTERS = re.compile("[\u0600-\u06ff\ufb50-\ufeff\u0345]")
+
+# Letter variants hazm may leave, mapped to the Persian forms.
+FA_LETTERS = str.maketrans({"ي": "ی", "ى": "ی", "ئ": "ی", "ك": "ک", "ة": "ه", "ۀ": "ه", "ؤ": "و", "أ": "ا", "إ": "ا", "ٱ": "ا", "ٲ": "ا"})
+
+
+class CharMap:
+    """``text.translate(table)``, translating only the runs of characters in the table.
+
+    ``str.translate`` looks every character of a non-ASCII text up in the table, which
+    costs about as much as the rest of a step; a regex finds the (few) runs to translate.
+    """
+
+    def __init__(self, table: dict[int, str]):
+        self.table = table
+        chars = "".join(re.escape(chr(cp)) for cp in sorted(table))
+        self._runs = re.compile(f"[{chars}][{chars}]*")
+
+    def __call__(self, text: str) -> str:
+        return self._runs.sub(self._translate, text)
+
+    def _translate(self, m: re.Match) -> str:
+        return m[0].translate(self.table)
+
+
+FA_LETTER_MAP = CharMap(FA_LETTERS)
+
+
+@lru_cache(maxsize=1)
+def _digit_table() -> dict[int, str]:
+    return {cp: str(unicodedata.decimal(chr(cp))) for cp in range(128, 0x10000) if unicodedata.decimal(chr(cp), None) is not None}
+
+
+@lru_cache(maxsize=1)
+def _digit_map() -> CharMap:
+    return CharMap(_digit_table())
+
+
+def unify_digits(text: str) -> str:
+    """Every decimal digit (Arabic-Indic, Persian, Devanagari, ...) to ASCII."""
+    return text if text.isascii() else _digit_map()(text)
+
+
+def nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def drop_marks(text: str) -> str:
+    """Combining marks (Latin accents, Arabic diacritics), tatweel, ZWJ, bidi marks, soft hyphens out."""
+    return text if text.isascii() else _MARKS.sub("", text)
+
+
+def drop_page_numbers(text: str) -> str:
+    return _PAGE_NUMBER_LINE.sub("\n ", text)
+
+
+def yo_to_ye(text: str) -> str:
+    return text.replace("ё", "е")
+
+
+def drop_punctuation(text: str) -> str:
+    """Runs of non-word characters, of underscores, and ZWNJ not between two Arabic-script
+    letters, each to a space."""
+    if "\u200c" not in text and "_" not in text:
+        return _NON_WORD.sub(" ", text)  # the other alternatives of _PUNCT cannot match
+    return _PUNCT.sub(" ", text)
+
+
+def rejoin_hyphenation(text: str) -> str:
+    r"""Join words broken by a hyphen at a line end: "inter-\nnational" -> "international" (001).
+
+    The result is that of ``re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)``, found from the
+    (rare) hyphens: joins are made left to right, and a break whose first word character
+    is the second one of the previous join is left as it is ("a-\nb-\nc" -> "ab-\nc").
+    """
+    if "\n" not in text:
+        return text
+    parts, start, joined_at = [], 0, -1
+    for m in (_ASCII_HYPHEN_BREAK if text.isascii() else _HYPHEN_BREAK).finditer(text):
+        if m.start() - 1 != joined_at:  # joined_at: the second word character of the last join
+            parts.append(text[start : m.start()])
+            start = joined_at = m.end()
+    if not parts:
+        return text
+    parts.append(text[start:])
+    return "".join(parts)
+
+
+def has_arabic_script(text: str) -> bool:
+    return not text.isascii() and _ARABIC_SCRIPT.search(text) is not None
+
+
+def punctuation_matters(text: str) -> bool:
+    return not text.isascii() and _PUNCTUATION_MATTERS.search(text) is not None
+
+
+def split_tokens(canon: str) -> list[str]:
+    """Tokens (runs of ``[^\\W_]``) of a canonical text."""
+    return canon.translate(ASCII_SEPARATORS).split() if canon.isascii() else TOKEN.findall(canon)

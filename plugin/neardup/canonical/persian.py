@@ -1,0 +1,226 @@
+"""Persian: hazm normalization (imported lazily) and segmentation-invariant tokens.
+
+hazm's ``Normalizer`` unifies Arabic letter variants, digits, diacritics and tatweel and
+fixes the spacing of affixes ("می", "ها", "ترین", ...). Writers also type the zero-width
+non-joiner (ZWNJ) of compounds as a space or leave it out ("دانش‌آموزان", "دانش آموزان",
+"دانشآموزان"), and hazm does not rejoin compounds. Two remedies, measured in
+``benchmarks/persian.py`` (results/persian.md) on held-out texts of the Persian corpus:
+
+* ``SEGMENTATION = "anchors"`` (the default): in each run of Persian words the spaces are
+  removed and the run is cut again before every *anchor*, a letter pair of chosen letters
+  (``ANCHORS``), so the pieces are content-defined (the anchor-based boundaries of source
+  004, "Spamooborona") and about a word long (4.4 letters on fa.jsonl, words 4.7).
+  Spaces, ZWNJ and joined forms give the same string, hence the same tokens: resemblance
+  1.0 by construction for every segmentation variant. A letter changed changes the one or
+  two pieces around it, as a changed word does. Persian stop words are not removed (they are
+  inside the pieces; :func:`~.stopwords.stopwords_for` gives none for fa).
+* ``"join"``: words kept, and words written apart joined by hazm's lexicon
+  (:func:`join_compounds`, rules in ``RULES``). Measured: far from invariant (median 0.93,
+  many copies below 0.95), as names and new compounds are not in the lexicon.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+from .letters import FA_LETTER_MAP, ZWNJ, CharMap, _SPACE
+
+#: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
+#: joined to the next (previous) word wherever it stands apart (benchmarks/persian.py).
+PRODUCTIVE = 5
+#: Longest run of words joined into one.
+MAX_PARTS = 3
+#: Which joins :func:`join_compounds` makes: "lexicon" (the joined words are a word),
+#: "first" / "second" (a productive first / second part). Compared in benchmarks/persian.py.
+RULES = frozenset({"lexicon", "second"})
+#: "anchors" | "join" | "none" (ZWNJ removed between letters only, the earlier behaviour).
+SEGMENTATION = "anchors"
+#: Anchors (first_mod, second_mod, seed) of :func:`_anchor_re`: pieces of 4.4 letters on
+#: average on fa.jsonl (standard deviation 3.6; words 4.7).
+ANCHORS = (3, 2, 14)
+
+# ZWNJ runs between Arabic-script letters ("(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])",
+# starting at the ZWNJ).
+_ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u06ff])")
+# Two or more Persian words separated by single spaces (Arabic-script letters, U+0621..U+06D5).
+_FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\u0621-\u06d5]*)+")
+
+
+@lru_cache(maxsize=1)
+def _hazm_normalizer():
+    from importlib.metadata import version
+
+    from hazm import Normalizer, maketrans  # imported lazily: hazm takes about a second to import
+
+    if not version("hazm").startswith("0.10."):
+        return Normalizer()
+
+    class PrebuiltNormalizer(Normalizer):
+        """hazm's ``Normalizer`` with its translation tables built once.
+
+        hazm 0.10's ``normalize`` builds its letter and digit tables (``hazm.maketrans``)
+        on every call and applies them to every character; here they are built at
+        construction and applied to the runs they change. ``normalize`` runs the same
+        public steps in the same order as hazm 0.10.0's, and skips
+        ``decrease_repeated_chars`` where no letter repeats three times (its pattern,
+        ``repeated_chars_pattern``, contains ``more_than_two_repeat_pattern``). Checked
+        against the stock ``Normalizer`` in tests/test_canonical_fast.py.
+        """
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._letters = CharMap(maketrans(self.translation_src, self.translation_dst))
+            self._numbers = CharMap(maketrans(self.number_translation_src, self.number_translation_dst))
+            self._repeat = re.compile(self.more_than_two_repeat_pattern)
+
+        def normalize(self, text: str) -> str:
+            text = self._letters(text)
+            steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
+            steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
+            for step in steps:  # all of them: the default settings
+                text = step(text)
+            return text
+
+        def normalize_letters(self, text: str) -> str:
+            """:meth:`normalize` without its spacing steps (``correct_spacing``,
+            ``seperate_mi``, four fifths of its time) and without ``decrease_repeated_chars``
+            (it looks words up, so its result depends on where words end): for anchor
+            pieces, where the spaces between Persian letters are removed anyway."""
+            text = self._letters(text)
+            steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
+                     self.remove_specials_chars)
+            for step in steps:
+                text = step(text)
+            return text
+
+        def persian_number(self, text: str) -> str:
+            return self._numbers(text)
+
+        def decrease_repeated_chars(self, text: str) -> str:
+            return super().decrease_repeated_chars(text) if self._repeat.search(text) else text
+
+    return PrebuiltNormalizer()
+
+
+@lru_cache(maxsize=1)
+def compound_lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """From hazm's word list (``hazm.words_list``): every word with its ZWNJ and spaces
+    removed, and the productive first and second parts of its ZWNJ compounds."""
+    from hazm import words_list
+
+    joined: set[str] = set()
+    first: Counter[str] = Counter()
+    second: Counter[str] = Counter()
+    for word, _freq, _tags in words_list():
+        parts = [p for p in re.split("[\u200c ]", FA_LETTER_MAP(word)) if p]
+        if not parts:
+            continue
+        joined.add("".join(parts))
+        if len(parts) > 1:
+            first[parts[0]] += 1
+            second[parts[-1]] += 1
+    return (frozenset(joined), frozenset(p for p, n in first.items() if n >= PRODUCTIVE),
+            frozenset(p for p, n in second.items() if n >= PRODUCTIVE))
+
+
+def join_compounds(text: str) -> str:
+    """Join Persian words written apart that form one word (see the module docstring).
+
+    Left to right, the longest run of up to ``MAX_PARTS`` words that joins is joined: a run
+    joins when its concatenation is in the lexicon, or (two words) when the first is a
+    productive first part or the second a productive second part. A joined word may join
+    the next one again ("نیمه حرفه ای" -> "نیمهحرفهای").
+    """
+    if " " not in text:
+        return text
+    return _FA_WORD_RUN.sub(_join_run, text)
+
+
+def _join_run(m: re.Match) -> str:
+    lexicon, first, second = compound_lexicon()
+    if "lexicon" not in RULES:
+        lexicon = frozenset()
+    first = first if "first" in RULES else frozenset()
+    second = second if "second" in RULES else frozenset()
+    words = m[0].split(" ")
+    out: list[str] = []
+    i, n = 0, len(words)
+    while i < n:
+        cur = words[i]
+        i += 1
+        while i < n:
+            for k in range(min(MAX_PARTS - 1, n - i), 0, -1):
+                cand = cur + "".join(words[i : i + k])
+                if cand in lexicon:
+                    break
+            else:
+                k = 1 if (cur in first or words[i] in second) else 0
+                cand = cur + words[i] if k else cur
+            if not k:
+                break
+            cur = cand
+            i += k
+        out.append(cur)
+    return " ".join(out)
+
+
+# Spaces between two Persian letters (U+0621..U+06D5).
+_SPACE_INSIDE = re.compile(r" (?<=[\u0621-\u06d5] ) *(?=[\u0621-\u06d5])")
+# Runs of Persian digits (hazm writes every digit so): set apart from the letters around
+# them, so that "۲۰‌دسامبر", "۲۰ دسامبر" and "۲۰دسامبر" give the same tokens.
+_DIGITS = re.compile("[\u06f0-\u06f9][\u06f0-\u06f9]*")
+# A Persian letter three or more times (hazm's decrease_repeated_chars, on joined runs).
+_REPEATS = re.compile(r"([\u0621-\u06d5])\1\1\1*")
+
+
+@lru_cache(maxsize=4)
+def _anchor_re(first_mod: int, second_mod: int, seed: int) -> re.Pattern:
+    """Positions before an anchor: a Persian letter of the set A followed by one of the set
+    B, each set chosen by the letters' xxh32 (0 mod ``first_mod`` / ``second_mod``). One
+    lookahead of two character classes: a seventh of the time of a table of letter pairs."""
+    import xxhash
+
+    letters = [chr(c) for c in range(0x0621, 0x06D6) if chr(c).isalpha()]
+    first = "".join(a for a in letters if xxhash.xxh32_intdigest(a.encode(), seed) % first_mod == 0)
+    second = "".join(b for b in letters if xxhash.xxh32_intdigest(b.encode(), seed + 1000) % second_mod == 0)
+    return re.compile(f"(?=[{first}][{second}])")
+
+
+def anchor_pieces(text: str) -> str:
+    """Every run of Persian words as one string (a letter repeated three times or more kept
+    twice) cut again before each anchor (see the module docstring): "دانش آموزان",
+    "دانش‌آموزان" and "دانشآموزان" give the same pieces."""
+    text = _SPACE_INSIDE.sub("", _DIGITS.sub(r" \g<0> ", text))
+    return _anchor_re(*ANCHORS).sub(" ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text)
+
+
+def normalize_persian(text: str) -> str:
+    """hazm normalization, the remaining Arabic letter variants, then ZWNJ: removed between
+    Arabic-script letters (one word), a space elsewhere (hazm may attach a prefix to a
+    word of another script); then the segmentation of ``SEGMENTATION`` (for anchors, hazm's
+    spacing steps are skipped: the spaces between Persian letters go anyway)."""
+    hazm = _hazm_normalizer()
+    anchors = SEGMENTATION == "anchors" and hasattr(hazm, "normalize_letters")
+    text = (hazm.normalize_letters if anchors else hazm.normalize)(_SPACE.sub(" ", text))
+    text = _ZWNJ_INSIDE.sub("", FA_LETTER_MAP(text)).replace(ZWNJ, " ")
+    if SEGMENTATION == "anchors":
+        return anchor_pieces(text)
+    return join_compounds(text) if SEGMENTATION == "join" else text
+
+
+def split_persian(text: str) -> str:
+    """hazm normalization (its letter steps, repeated letters and the "می" prefix; its
+    affix spacing would only put in a ZWNJ) and the remaining Arabic letter variants, then
+    every ZWNJ a space:
+    the parts of compounds and affixed words as separate words, whichever way they were
+    written ("می‌خواهم", "میخواهم", "می خواهم" -> "می خواهم"; hazm separates the affixes it
+    knows). For full-text search, where a query word should find the compounds it is part of."""
+    hazm = _hazm_normalizer()
+    text = _SPACE.sub(" ", text)
+    if hasattr(hazm, "normalize_letters"):  # the spacing hazm would fix is undone here: every ZWNJ becomes a space
+        text = hazm.seperate_mi(hazm.decrease_repeated_chars(hazm.normalize_letters(text)))
+    else:
+        text = hazm.normalize(text)
+    return FA_LETTER_MAP(text).replace(ZWNJ, " ")

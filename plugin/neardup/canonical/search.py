@@ -1,0 +1,74 @@
+"""Text for full-text search: documents and queries analyzed the same way.
+
+:func:`search_text` gives the words a full-text index should hold for ``text`` and the
+words a query should look for: Unicode compatibility forms, marks and diacritics out,
+Persian letter unification and affix spacing (hazm), every ZWNJ a word boundary (so a
+query word finds the compounds it is part of, :func:`~.persian.split_persian`), case folded, ё -> е, digits to ASCII, and (``stem``) each word's Snowball
+stem for Russian and English words (so "файлами" finds "файл", "файлы", "файлов"). Stop
+words are kept: a query may need them. The Elasticsearch/OpenSearch counterpart is the
+engine's persian, russian and english analyzers on per-language subfields.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .letters import FA_LETTER_MAP, ZWNJ, drop_marks, drop_punctuation, has_arabic_script, nfkc, split_tokens, unify_digits, yo_to_ye
+from .persian import split_persian
+from .scripts import map_persian_runs, token_language
+from .stemming import stemmer
+
+
+def search_text(text: str | None, lang: str | None = None, stem: bool = True) -> str:
+    """The normalized words of ``text`` separated by spaces (see the module docstring);
+    ``lang`` is the language of words in no script (digits), default en."""
+    if not text:
+        return ""
+    t = drop_punctuation(drop_marks(nfkc(text)))
+    if has_arabic_script(t):
+        t = map_persian_runs(t, split_persian)
+    words = split_tokens(unify_digits(yo_to_ye(t.casefold())))
+    return " ".join(search_text_words(words, lang) if stem else words)
+
+
+def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
+    """Each Russian or English word's Snowball stem (others as they are)."""
+    out = []
+    for w in words:
+        wl = token_language(w) or lang or "en"
+        st = stemmer(wl, "snowball") if wl != "fa" else None
+        out.append(st(w) if st is not None else w)
+    return out
+
+
+_WORD = re.compile(r"\S+")
+
+
+@lru_cache(maxsize=100_000)
+def _word_terms(word: str) -> frozenset[str]:
+    """The terms :func:`search_text` gives one raw word, lightly: letters mapped without
+    hazm's spacing rules (enough to find the word again in a snippet)."""
+    t = drop_punctuation(drop_marks(nfkc(word)))
+    if has_arabic_script(t):
+        t = FA_LETTER_MAP(t).replace(ZWNJ, " ")
+    return frozenset(search_text_words(split_tokens(unify_digits(yo_to_ye(t.casefold())))))
+
+
+def snippet(text: str | None, terms: list[str], words: int = 16) -> str:
+    """About ``words`` words of the raw ``text`` around the densest run of words whose terms
+    are among ``terms`` (query terms from :func:`search_text`), those words in [brackets],
+    cuts marked " … " (the form of FTS5's ``snippet``)."""
+    if not text:
+        return ""
+    found = list(_WORD.finditer(text))
+    wanted = set(terms)
+    hit = [bool(_word_terms(m[0]) & wanted) for m in found]
+    best, start, run = 0, 0, sum(hit[:words])
+    best = run
+    for i in range(1, max(1, len(found) - words + 1)):
+        run += hit[i + words - 1] - hit[i - 1]
+        if run > best:
+            best, start = run, i
+    shown = [f"[{m[0]}]" if hit[start + k] else m[0] for k, m in enumerate(found[start : start + words])]
+    return ("… " if start else "") + " ".join(shown) + (" …" if start + words < len(found) else "")

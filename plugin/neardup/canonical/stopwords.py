@@ -1,0 +1,27 @@
+"""Stop words from maintained lists: hazm's for Persian, the stop-words package for ru/en."""
+
+from __future__ import annotations
+
+from ..config import LANGUAGES
+from .scripts import SCRIPT_RES
+
+
+def raw_stopwords(lang: str) -> list[str]:
+    """The maintained stop list of ``lang`` as published (:func:`~.canonicalizer.stopwords_for`
+    passes it through the canonical steps)."""
+    if lang == "fa":
+        from hazm import stopwords_list
+
+        return list(stopwords_list())
+    from stop_words import get_stop_words
+
+    return list(get_stop_words({"ru": "russian", "en": "english"}[lang]))
+
+
+def stop_languages(canon: str, doc_lang: str) -> frozenset[str]:
+    """Languages whose stop lists :func:`stopwords_to_drop` needs for the tokens of
+    ``canon``: the document's and those of the scripts in it. More do no harm: en and ru are
+    always taken (no scan); fa only when there is Arabic script (its list needs hazm)."""
+    if not canon.isascii() and SCRIPT_RES["fa"].search(canon):
+        return frozenset(LANGUAGES)
+    return frozenset({"en", "ru", doc_lang})
