@@ -214,3 +214,22 @@ def test_a_row_sqlite_refuses_fails_alone_and_the_rest_of_the_batch_is_stored(tm
         report = nd.index(docs, progress=None)
         assert [f.id for f in report.failed] == ["bad"] and "surrogate" in report.failed[0].reason
         assert report.indexed == 5 and nd.count() == 5
+
+
+def test_an_index_of_another_signature_version_is_refused(tmp_path):
+    import json
+    import sqlite3
+
+    from neardup import NearDup
+    from neardup.engines.base import EngineError
+
+    path = tmp_path / "old.db"
+    NearDup.open(str(path)).close()
+    db = sqlite3.connect(path)
+    cfg = json.loads(db.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
+    cfg["version"] = 2
+    db.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(cfg),))
+    db.commit()
+    db.close()
+    with pytest.raises(EngineError, match="signature version 2"):
+        NearDup.open(str(path))

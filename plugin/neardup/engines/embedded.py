@@ -78,7 +78,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..canonical.search import search_text, snippet
-from ..config import Config
+from ..config import SIGNATURE_VERSION, Config
 from ..hashing import U64
 from ..signer import Signed
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, TagRow, Tags
@@ -350,6 +350,10 @@ class EmbeddedEngine(Engine):
             stored = self._read_stored_config(True)
         if stored is None:
             raise EngineError(f"{self.path}: the index could not be created")
+        if stored.version != SIGNATURE_VERSION:
+            raise EngineError(f"{self.path} was signed by another neardup (signature version {stored.version}; this one signs "
+                              f"version {SIGNATURE_VERSION}, and its keys cannot be compared): index the documents again "
+                              "into a new file")
         if config is not None:
             config.check_same(stored, self.path)
         self._config = stored
