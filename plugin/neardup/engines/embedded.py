@@ -291,6 +291,21 @@ class EmbeddedEngine(Engine):
 
     # -- lifecycle -------------------------------------------------------------------------
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
+        """Open (or create) the index (see :meth:`_open_once`). While another process holds
+        the file's lock (it is creating the index, or switching it to WAL), wait and try
+        again, up to the connection timeout."""
+        deadline = time.monotonic() + self._timeout
+        delay = 0.05
+        while True:
+            try:
+                return self._open_once(config, create=create)
+            except _Locked as e:
+                if time.monotonic() > deadline:
+                    raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
+                time.sleep(delay)
+                delay = min(1.0, delay * 2)
+
+    def _open_once(self, config: Config | None = None, *, create: bool = True) -> Config:
         """Open (or create) the index. An existing file is checked through a read-only
         connection first, so a file that is not a neardup index of this format is refused
         before anything is written to it; a file on read-only storage (the file or its
@@ -304,15 +319,7 @@ class EmbeddedEngine(Engine):
                               "is not writable (read-only storage?)")
         read_only = exists and not (folder_writable and os.access(self.path, os.W_OK))
         if exists:
-            ro_uri = _check_sqlite_file(self.path)
-            try:
-                peek = sqlite3.connect(ro_uri, uri=True, timeout=self._timeout)
-                try:
-                    self._read_stored_config(exists, peek)
-                finally:
-                    peek.close()
-            except sqlite3.DatabaseError as e:
-                raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+            ro_uri = self._check_existing()
         try:
             db = (sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None) if read_only else
                   sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None))
@@ -332,6 +339,7 @@ class EmbeddedEngine(Engine):
         except sqlite3.DatabaseError as e:
             db.close()
             self._db = None
+            _raise_if_locked(e)
             raise EngineError(f"{self.path} is not a neardup index ({e})") from None
         except EngineError:
             db.close()
@@ -360,6 +368,21 @@ class EmbeddedEngine(Engine):
         self._fields = tuple(self._config.signatures)
         self._field_ids = {f: i for i, f in enumerate(self._fields)}
         return self._config
+
+    def _check_existing(self) -> str:
+        """Check an existing file through a read-only connection (nothing is written to a
+        file that is not a neardup index of this format); returns its read-only URI."""
+        ro_uri = _check_sqlite_file(self.path)
+        try:
+            peek = sqlite3.connect(ro_uri, uri=True, timeout=self._timeout)
+            try:
+                self._read_stored_config(True, peek)
+            finally:
+                peek.close()
+        except sqlite3.DatabaseError as e:
+            _raise_if_locked(e)
+            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+        return ro_uri
 
     def _read_stored_config(self, exists: bool, db: sqlite3.Connection | None = None) -> Config | None:
         """The stored config (None for a database without tables); refuses a database that is
@@ -698,6 +721,15 @@ class EmbeddedEngine(Engine):
             "max_resemblance, languages, first_seen, last_seen FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
             (-1 if limit is None else limit,)).fetchall()
         return [ClusterRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], json.loads(r[8] or "[]"), r[9], r[10]) for r in rows]
+
+
+class _Locked(Exception):
+    """The file is locked by another process for now (it may be creating the index)."""
+
+
+def _raise_if_locked(e: sqlite3.DatabaseError) -> None:
+    if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+        raise _Locked(str(e)) from None
 
 
 class _Transaction:
