@@ -3,7 +3,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,3 +187,52 @@ def test_index_with_workers_keeps_what_was_read_before_a_bad_record(tmp_path):
     else:
         raise AssertionError("the reading error was swallowed")
     assert len(nd.engine.get([f"d{i}" for i in range(25)])) == 25
+
+
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is ``pid`` (from /proc)."""
+    out = set()
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(b")") + 2:].split()[1]) == pid:
+                out.add(int(d))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().split(b")")[-1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_signing_workers_end_when_their_parent_is_killed(tmp_path):
+    src = tmp_path / "big.jsonl"
+    with src.open("w", encoding="utf-8") as f:
+        for i in range(20000):
+            f.write(json.dumps({"id": str(i), "text": f"document {i} " + " ".join(f"w{(i * 7 + j) % 997}" for j in range(200))}) + "\n")
+    proc = subprocess.Popen([sys.executable, "-m", "neardup.cli", "index", str(src), "-e", str(tmp_path / "x.db"), "-q",
+                             "--workers", "2", "--batch-size", "200"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while time.monotonic() < deadline and len(workers) < 2:
+            workers = {c for c in _children(proc.pid) if b"multiprocessing" in open(f"/proc/{c}/cmdline", "rb").read()}
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the workers did not start"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.2)
+        assert not any(_alive(w) for w in workers)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
