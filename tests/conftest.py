@@ -289,3 +289,11 @@ def es_proxy(osmem_clone) -> Iterator[FaultProxy]:
     p = FaultProxy(osmem_clone.url, as_elasticsearch=True)
     yield p
     p.close()
+
+
+@pytest.fixture(params=["opensearch", "elasticsearch"])
+def url(request: pytest.FixtureRequest, osmem_clone) -> str:
+    """A fresh osmem clone presented as OpenSearch, and through ``es_proxy`` as Elasticsearch 9."""
+    if request.param == "opensearch":
+        return osmem_clone.url
+    return request.getfixturevalue("es_proxy").url

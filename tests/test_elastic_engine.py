@@ -39,13 +39,6 @@ def _texts(n: int = 24, seed: int = 7) -> list[Document]:
     return docs
 
 
-@pytest.fixture(params=["opensearch", "elasticsearch"])
-def url(request: pytest.FixtureRequest, osmem_clone) -> str:
-    if request.param == "opensearch":
-        return osmem_clone.url
-    return request.getfixturevalue("es_proxy").url
-
-
 def _engine(url: str, **kw) -> ElasticEngine:
     opts = {"index": "docs", "pipeline": False, "max_retries": 2, "initial_backoff": 0.01}
     opts.update(kw)

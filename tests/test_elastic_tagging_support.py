@@ -27,13 +27,6 @@ pytestmark = pytest.mark.http
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
 
 
-@pytest.fixture(params=["opensearch", "elasticsearch"])
-def url(request: pytest.FixtureRequest, osmem_clone) -> str:
-    if request.param == "opensearch":
-        return osmem_clone.url
-    return request.getfixturevalue("es_proxy").url
-
-
 def _engine(url: str, **kw) -> ElasticEngine:
     opts = {"index": "tg", "pipeline": False, "max_retries": 2, "initial_backoff": 0.01}
     opts.update(kw)
