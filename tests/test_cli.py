@@ -25,6 +25,20 @@ def sample_db(tmp_path_factory):
     return db
 
 
+def test_choices_come_from_the_config():
+    import click
+
+    from neardup.config import CHOICES, LANGUAGES
+
+    ctx = click.Context(main)
+    offered = {(cmd, p.name): tuple(p.type.choices) for cmd in ("index", "query", "init")
+               for p in main.get_command(ctx, cmd).params if isinstance(p.type, click.Choice)}
+    assert offered == {("index", "lang"): LANGUAGES, ("query", "lang"): LANGUAGES, ("init", "lang"): LANGUAGES,
+                       ("index", "minhash_scheme"): CHOICES["minhash_scheme"], ("index", "stem"): CHOICES["stem"]}
+    bad = run("index", SAMPLE, "-e", ":memory:", "--stem", "porter", ok=False)
+    assert bad.exit_code == 2 and "'porter' is not one of 'none', 'snowball', 'lemma'" in bad.output
+
+
 def test_help_teaches():
     out = run("--help").output
     for cmd in ("index", "query", "compare", "clusters", "search"):

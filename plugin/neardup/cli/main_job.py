@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import click
 
+from ..config import CHOICES, LANGUAGES
 from .options import echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe, terminal_text
 
@@ -90,15 +91,15 @@ def _progress(total: int | None, label: str, quiet: bool):
               help="Processes that canonicalize and sign while this one tags and stores (0: one per CPU).")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
-@click.option("--lang", type=click.Choice(["fa", "ru", "en"]), help="Language of documents without 'lang' (default: detect by script).")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
 @click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance at which documents are near-duplicates (default 0.8).")
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128).")
-@click.option("--minhash-scheme", type=click.Choice(["oph", "kperm"]), help="One-permutation hashing (default) or K permutations.")
+@click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations.")
 @click.option("--bands-rows", metavar="BxR", help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
 @click.option("--signatures", metavar="LIST", help="Comma-separated signatures (default exact,minhash,simhash,winnow).")
-@click.option("--stem", type=click.Choice(["none", "snowball", "lemma"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
+@click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
 @click.option("--no-stopwords", is_flag=True, help="Keep stop words.")
 @click.option("--seed", type=int, help="Hash seed (default 1).")
 @click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3).")
@@ -184,7 +185,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
 @engine_options
 @click.option("--file", "-f", "file_", type=click.Path(exists=True, dir_okay=False), help="Read the query text from a file.")
 @click.option("--id", "doc_id", help="Query with a stored document.")
-@click.option("--lang", type=click.Choice(["fa", "ru", "en"]), help="Language of the query text (default: detect).")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of the query text (default: detect).")
 @click.option("--containment", is_flag=True, help="Rank by containment c(query, doc): how much of the query is inside each document.")
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Minimum similarity (default: the index's threshold).")
 @click.option("--top-k", "-k", default=10, show_default=True, help="How many matches.")

@@ -34,7 +34,7 @@ import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..config import SIGNATURE_VERSION, Config, ConfigMismatch
+from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
 from ..signer import Document, Signed
 from . import dsl
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
@@ -216,7 +216,7 @@ class ElasticEngine(Engine):
             if not text:
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
-            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in ("fa", "ru", "en") else None)
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in LANGUAGES else None)
 
     def textless(self) -> int:
         """Documents without neardup's fields and without a text to sign (never signed)."""
