@@ -239,13 +239,15 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
 @click.argument("b")
 @engine_options
 @click.option("--ids", is_flag=True, help="A and B are stored document ids (default: files, or ids when no such file).")
-@click.option("--show", default=10, show_default=True, help="How many shared shingles to show.")
+@click.option("--show", default=10, show_default=True, help="How many shared passages to show.")
 @json_option
 def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show: int, as_json: bool) -> None:
-    """Explain one pair: resemblance, containment, shared shingles, colliding signatures.
+    """Explain one pair: resemblance, containment, shared passages, colliding signatures.
 
     A and B are text files (or stored ids with --ids). Settings come from the index, so
-    the comparison is exactly what the index would compute.
+    the comparison is exactly what the index would compute. The shared passages are A's
+    own text behind the shingles it shares with B (long ones shortened); --json also
+    gives the canonical shingles ("shared_shingles").
 
     \b
     Examples:
@@ -274,10 +276,20 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
         con.print(f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}")
         con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
         con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
-        for s in cmp.shared_shingles[:show]:
-            con.print(f"    · {safe(s)}", highlight=False)
-        if len(cmp.shared_shingles) > show:
-            con.print(f"    ... {len(cmp.shared_shingles) - show} more shared shingles")
+        if cmp.shared_passages:
+            con.print(f"  shared passages of {safe(cmp.a)}:")
+        for s in cmp.shared_passages[:show]:
+            con.print(f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True)  # the terminal wraps it
+        if len(cmp.shared_passages) > show:
+            con.print(f"    ... {len(cmp.shared_passages) - show} more shared passages")
+
+
+def _shortened(passage: str, keep: int = 120) -> str:
+    """A passage on one line, its middle left out when it is longer than 2 * ``keep`` characters."""
+    text = " ".join(passage.split())
+    if len(text) <= 2 * keep + 20:
+        return text
+    return f"{text[:keep]} … [{len(text) - 2 * keep} characters] … {text[-keep:]}"
 
 
 def _read_text(path: str) -> str:
