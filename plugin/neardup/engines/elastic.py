@@ -737,8 +737,9 @@ def _tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
 
 def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     s = h.get("_source") or {}
-    hl = (h.get("highlight") or {}).get(layout.text) or [""]
-    return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), hl[0], _nd(s).get("cluster_id"))
+    nd = _nd(s)
+    snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
+    return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), snippet, nd.get("cluster_id"))
 
 
 def _error_reason(resp: dict[str, Any]) -> str:
