@@ -160,6 +160,16 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
                                  method="PUT", headers={"content-type": "application/json"})
     assert urllib.request.urlopen(req).status in (200, 201)
 
+    # info counts the documents without neardup's fields, and names the command that signs them
+    info = json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)
+    assert info["documents"] == 30 and info["unsigned"] == 3  # two without a text, and the user's new one
+    out = _run("info", "--engine", client_url, "--index", "articles").output
+    hint = "neardup attach articles --text-field body --title-field headline --order-field published"
+    assert "3 more without neardup's fields" in out and hint in out
+    r = _run(*hint.split()[1:], "--engine", client_url, "--json", "-q")
+    assert r.exit_code == 0 and json.loads(r.output)["signed"] == 1, r.output
+    assert json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)["unsigned"] == 2
+
 
 def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osmem_clone):
     url = osmem_clone.url

@@ -416,18 +416,39 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
 
 
 # -- info ---------------------------------------------------------------------------------------
+def _unsigned_hint(engine: Any) -> str:
+    """What signs the documents of an HTTP index that have no neardup fields."""
+    layout = getattr(engine, "layout", None)
+    if layout is not None and layout.adopted:  # attaching again resumes, with the same fields
+        fields = " ".join(f"--{name}-field {safe(f)}" for name, f in (("text", layout.text), ("title", layout.title),
+                                                                     ("lang", layout.lang), ("order", layout.order)) if f)
+        return f"'neardup attach {safe(engine.index)} {fields}' signs them (with --watch, as they come)"
+    return "written by another client; index them with 'neardup index' to include them"
+
+
 @click.command("info")
 @engine_options
 @json_option
 def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
-    """Settings the index was built with, and what it holds."""
+    """Settings the index was built with, and what it holds.
+
+    On Elasticsearch/OpenSearch it also counts the documents of the index without
+    neardup's fields ("unsigned": written by another client, or not signed yet in an
+    attached index), which every neardup command skips.
+    """
     with _opened(target, engine_opts, create=False) as nd:
         c = nd.config
         data = {"index": nd.engine.location, "documents": nd.count(), "config": c.to_dict(), "fingerprint": c.fingerprint()}
+        unsigned = getattr(nd.engine, "unsigned", None)  # HTTP engines: other clients write the index too
+        if unsigned is not None:
+            data["unsigned"] = unsigned()
         if as_json:
             echo_json(data)
             return
         con = _console()
         con.print(f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, settings {data['fingerprint']}")
+        if data.get("unsigned"):
+            con.print(f"  {data['unsigned']} more without neardup's fields, skipped by every neardup command: "
+                      + _unsigned_hint(nd.engine), highlight=False, soft_wrap=True)
         for k, v in c.to_dict().items():
             con.print(f"  {k:22} {safe(v)}", highlight=False)
