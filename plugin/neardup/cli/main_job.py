@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import click
 
-from ..config import CHOICES, LANGUAGES
+from ..config import CHOICES, LANGUAGES, SIGNATURES
 from .options import echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe, terminal_text
 
@@ -98,7 +98,7 @@ def _progress(total: int | None, label: str, quiet: bool):
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128).")
 @click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations.")
 @click.option("--bands-rows", metavar="BxR", help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
-@click.option("--signatures", metavar="LIST", help="Comma-separated signatures (default exact,minhash,simhash,winnow).")
+@click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
 @click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
 @click.option("--no-stopwords", is_flag=True, help="Keep stop words.")
 @click.option("--seed", type=int, help="Hash seed (default 1).")
