@@ -10,6 +10,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
 SAMPLE = REPO / "examples" / "sample.jsonl"
+FA_ZWNJ_SAMPLE = Path(__file__).parent / "data" / "fa_zwnj_sample.jsonl"
 
 
 def corpus(name: str, limit: int | None = None, max_words: int | None = None) -> list[dict]:

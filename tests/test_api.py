@@ -68,6 +68,10 @@ def test_compare_explains_the_pair(nd):
     assert c.resemblance > 0.8 and c.containment_ab == 1.0 and not c.exact_equal
     assert c.collisions["minhash"]["shared"] >= 1 and c.simhash_hamming <= 10
     assert c.shared_shingles and all(len(s.split()) == 5 for s in c.shared_shingles)
+    assert c.shared_passages == [" ".join(BASE.split())]  # every shingle of a is shared: all of its text
+    assert c.to_dict()["shared_passages"] == c.shared_passages
+    apart = nd.compare("completely unrelated words about gardening and tomato plants in spring", BASE)
+    assert apart.shared_passages == [] and apart.shared_shingles == []
 
 
 def test_clusters_and_search_folding(nd):

@@ -25,6 +25,20 @@ def sample_db(tmp_path_factory):
     return db
 
 
+def test_choices_come_from_the_config():
+    import click
+
+    from neardup.config import CHOICES, LANGUAGES
+
+    ctx = click.Context(main)
+    offered = {(cmd, p.name): tuple(p.type.choices) for cmd in ("index", "query", "init")
+               for p in main.get_command(ctx, cmd).params if isinstance(p.type, click.Choice)}
+    assert offered == {("index", "lang"): LANGUAGES, ("query", "lang"): LANGUAGES, ("init", "lang"): LANGUAGES,
+                       ("index", "minhash_scheme"): CHOICES["minhash_scheme"], ("index", "stem"): CHOICES["stem"]}
+    bad = run("index", SAMPLE, "-e", ":memory:", "--stem", "porter", ok=False)
+    assert bad.exit_code == 2 and "'porter' is not one of 'none', 'snowball', 'lemma'" in bad.output
+
+
 def test_help_teaches():
     out = run("--help").output
     for cmd in ("index", "query", "compare", "clusters", "search"):
@@ -67,6 +81,28 @@ def test_compare_files(tmp_path, sample_db):
     b.write_text("apple banana cherry damson elder fig grape hazel iris kiwi", encoding="utf-8")
     out = run("compare", a, b, "-e", sample_db).output
     assert "resemblance" in out and "0.7143" in out  # 5 of 7 distinct 5-shingles
+
+
+def test_compare_shows_persian_passages_as_written(tmp_path, sample_db):
+    from .corpora import FA_ZWNJ_SAMPLE
+
+    text = json.loads(FA_ZWNJ_SAMPLE.read_text(encoding="utf-8").splitlines()[0])["text"]
+    # the copy: ZWNJ left out, Arabic yeh and kaf, and one sentence replaced
+    changed = "در چنین زمان کوتاهی این کار غیرممکن است."
+    assert changed in text
+    copy = text.replace(changed, "مربی تیم این ادعا را رد کرد و گفت که هیچ مدرکی وجود ندارد.")
+    copy = copy.replace("\u200c", "").replace("ی", "ي").replace("ک", "ك")
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(text, encoding="utf-8")
+    b.write_text(copy, encoding="utf-8")
+    data = json.loads(run("compare", a, b, "-e", sample_db, "--json").output)
+    assert data["shared_shingles"] and len(data["shared_passages"]) == 2
+    flat = " ".join(text.split())
+    assert all(p in flat for p in data["shared_passages"])  # A's own text, as written
+    assert changed not in " ".join(data["shared_passages"])
+    out = run("compare", a, b, "-e", sample_db).output
+    assert "shared passages of" in out and "زلاتان در 23 سالگی" in out and "می\u200cزد" in out
+    assert not any(s in out for s in data["shared_shingles"])  # no canonical anchor pieces
 
 
 def test_bad_json_line_names_file_and_line_and_keeps_earlier_docs(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import urllib.error
 import urllib.request
 
 import pytest
@@ -160,6 +161,16 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
                                  method="PUT", headers={"content-type": "application/json"})
     assert urllib.request.urlopen(req).status in (200, 201)
 
+    # info counts the documents without neardup's fields, and names the command that signs them
+    info = json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)
+    assert info["documents"] == 30 and info["unsigned"] == 3  # two without a text, and the user's new one
+    out = _run("info", "--engine", client_url, "--index", "articles").output
+    hint = "neardup attach articles --text-field body --title-field headline --order-field published"
+    assert "3 more without neardup's fields" in out and hint in out
+    r = _run(*hint.split()[1:], "--engine", client_url, "--json", "-q")
+    assert r.exit_code == 0 and json.loads(r.output)["signed"] == 1, r.output
+    assert json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)["unsigned"] == 2
+
 
 def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osmem_clone):
     url = osmem_clone.url
@@ -200,6 +211,29 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
     assert late.seq == 31 and late.tags is not None and late.tags.is_duplicate
     assert json.loads(_raw(url, "/articles/_doc/late"))["_source"]["headline"] == "copy"
     nd.close()
+
+
+def test_delete_on_an_attached_index_asks_before_deleting_the_users_documents(osmem_clone):
+    url = osmem_clone.url
+    arts = _user_index(url)
+    assert _run("attach", "articles", "--engine", url, "--text-field", "body", "-q").exit_code == 0
+    first, second = arts[0][0], arts[1][0]
+    refused = _run("delete", first, "--engine", url, "--index", "articles")
+    assert refused.exit_code == 1 and "your own" in refused.output and "--yes-delete-source-documents" in refused.output
+    assert json.loads(_raw(url, f"/articles/_doc/{first}"))["found"]  # nothing deleted
+    assert "--yes-delete-source-documents" in _run("delete", "--help").output
+    r = _run("delete", first, second, "--engine", url, "--index", "articles", "--yes-delete-source-documents", "--json")
+    assert r.exit_code == 0 and sorted(json.loads(r.output)["deleted"]) == sorted([first, second]), r.output
+    with pytest.raises(urllib.error.HTTPError):
+        _raw(url, f"/articles/_doc/{first}")
+    # neardup's own index needs no flag: its documents are neardup's copies
+    src = _texts(3)
+    eng = ElasticEngine(url, index="own", pipeline=False)
+    nd = NearDup(eng, eng.open())
+    nd.index(src, progress=None)
+    nd.close()
+    r = _run("delete", src[0].id, "--engine", url, "--index", "own", "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["deleted"] == [src[0].id], r.output
 
 
 def test_attach_checks_the_fields(osmem_clone):

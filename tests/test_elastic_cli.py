@@ -44,6 +44,28 @@ def test_init_index_retag_over_http(osmem_clone, tmp_path):
     assert json.loads(r.output) == {"index": f"{url}/docs", "documents": 3, "duplicates": 1}
 
 
+def test_info_counts_documents_another_client_wrote(osmem_clone, tmp_path):
+    import urllib.request
+
+    url = osmem_clone.url
+    src = tmp_path / "docs.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "the committee published its annual report on river water quality"}))
+    assert _run("init", "--engine", url, "--index", "docs", "--no-pipeline").exit_code == 0
+    assert _run("index", str(src), "--engine", url, "--index", "docs", "-q").exit_code == 0
+    req = urllib.request.Request(f"{url}/docs/_doc/raw?refresh=true", json.dumps({"body": "written without neardup"}).encode(),
+                                 method="PUT", headers={"content-type": "application/json"})
+    assert urllib.request.urlopen(req).status in (200, 201)
+    info = json.loads(_run("info", "--engine", url, "--index", "docs", "--json").output)
+    assert info["documents"] == 1 and info["unsigned"] == 1
+    out = _run("info", "--engine", url, "--index", "docs").output
+    assert "1 more without neardup's fields" in out and "written by another client" in out
+    db = tmp_path / "x.db"
+    assert _run("index", str(src), "--engine", str(db), "-q").exit_code == 0
+    local = json.loads(_run("info", "--engine", str(db), "--json").output)
+    assert local["documents"] == 1 and "unsigned" not in local  # an embedded index has no other writers' documents
+    assert "without neardup's fields" not in _run("info", "--engine", str(db)).output
+
+
 def test_retag_embedded_and_missing_index(tmp_path):
     db = tmp_path / "x.db"
     assert _run("init", "--engine", str(db)).exit_code == 0

@@ -95,6 +95,22 @@ def test_open_creates_templates_indices_and_meta(url):
         _engine(url, index="absent").open(create=False)
 
 
+def test_an_index_of_another_signature_version_is_refused_and_the_engine_closed(url):
+    eng = _engine(url)
+    eng.open()
+    c = eng.client
+    doc = c.get(index="docs-neardup-state", id="settings")
+    src = getattr(doc, "body", doc)["_source"]
+    src["data"]["signature_version"] = SIGNATURE_VERSION + 1
+    c.index(index="docs-neardup-state", id="settings", body=src, refresh="true")
+    eng.close()
+    again = _engine(url)
+    with pytest.raises(ConfigMismatch, match=f"signature version {SIGNATURE_VERSION + 1}, this neardup signs with {SIGNATURE_VERSION}"):
+        again.open()
+    with pytest.raises(EngineError, match="not open"):
+        again.client  # noqa: B018 -- a refused open keeps no connection
+
+
 def test_refuses_foreign_index(url):
     eng = _engine(url)
     eng.connect()

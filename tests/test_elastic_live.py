@@ -103,3 +103,19 @@ def test_candidates_match_embedded(engine, tmp_path):
     assert got == [[(c.id, c.score) for c in x] for x in emb.candidates(qs)]
     assert sorted(map(sorted, engine.collisions(("minhash",)))) == sorted(map(sorted, emb.collisions(("minhash",))))
     assert [d.id for d in engine.scan(batch_size=2)] == [d.id for d in docs]
+
+
+def test_search_marks_inflected_forms_and_yo(engine):
+    """The language subfields mark what the plain field misses: ё read as е (neardup_yo in
+    neardup_ru), English inflections (the snippet comes from body.en, not body)."""
+    signer = Signer(engine.config)
+    docs = [Document("ru", "Зелёная ёлка стояла в лесу, и дети пели песни о ёлках каждый вечер.", lang="ru"),
+            Document("en", "The runners were running quickly through the gardens of the old city.", lang="en")]
+    assert engine.put([signer.sign(d) for d in docs]) == []
+    engine.refresh()
+    analyzed = _body(engine.client.indices.analyze(index=engine.index, body={"analyzer": "neardup_ru", "text": "Ёлка ёлки"}))
+    assert analyzed["tokens"] and not any("ё" in t["token"] for t in analyzed["tokens"])
+    ru = engine.search("елка")
+    assert [h.id for h in ru] == ["ru"] and "[ёлка]" in ru[0].snippet.lower()
+    en = engine.search("run")
+    assert [h.id for h in en] == ["en"] and "[running]" in en[0].snippet

@@ -54,6 +54,29 @@ def test_missing_index_without_create(tmp_path):
         NearDup.open(str(tmp_path / "none.db"), create=False)
 
 
+def test_a_refused_open_keeps_no_connection_and_create_false_creates_nothing(tmp_path):
+    from neardup.engines.embedded import EmbeddedEngine
+
+    path = tmp_path / "x.db"
+    with pytest.raises(EngineError, match="no such neardup index"):
+        EmbeddedEngine(path).open(create=False)
+    assert not path.exists()
+    with EmbeddedEngine(path) as created:
+        created.open(Config(threshold=0.7))
+    eng = EmbeddedEngine(path)
+    with pytest.raises(ConfigMismatch, match="threshold"):
+        eng.open(Config(threshold=0.9))
+    with pytest.raises(EngineError, match="not open"):
+        eng.count()
+    # a SQLite file without tables is not an index to open without creating it; with create it becomes one
+    empty = tmp_path / "empty.db"
+    run_sql(empty, "PRAGMA user_version=1")
+    with pytest.raises(EngineError, match="no such neardup index"):
+        EmbeddedEngine(empty).open(create=False)
+    with EmbeddedEngine(empty) as made:
+        assert made.open() == Config() and made.count() == 0
+
+
 def test_upsert_by_id_replaces_postings_and_text(tmp_path):
     with NearDup.open(str(tmp_path / "x.db")) as nd:
         nd.index([Document("a", TEXT), Document("b", "completely different words about databases and sqlite files")], progress=None)

@@ -105,8 +105,8 @@ LAYERS = (
     ("text", {"canonical"}),
     ("signing", {"signer", "signatures"}),
     ("storage", {"engines"}),
-    ("core", {"candidates", "tagging", "clustering", "ingest", "api"}),
-    ("applications", {"io", "evaluate", "highlight", "report", "dashboards", "cli"}),
+    ("core", {"candidates", "tagging", "clustering", "ingest", "highlight", "api"}),
+    ("applications", {"io", "evaluate", "report", "dashboards", "cli"}),
 )
 
 

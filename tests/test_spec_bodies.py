@@ -84,6 +84,13 @@ def test_mapping_fields_follow_the_contract():
     for f in ("title", "body"):
         assert {k: v.get("analyzer") for k, v in top[f]["fields"].items() if k != "keyword"} == \
             {"fa": "neardup_fa", "ru": "neardup_ru", "en": "neardup_en"}
+        assert tuple(k for k in top[f]["fields"] if k != "keyword") == dsl.TEXT_LANGS
+    analysis = load_json("mappings", "documents.json")["template"]["settings"]["analysis"]
+    assert analysis["char_filter"]["neardup_yo"] == {"type": "mapping", "mappings": ["ё=>е", "Ё=>Е"]}
+    assert analysis["analyzer"]["neardup_ru"]["char_filter"] == ["neardup_yo"]  # ёлка and елка are one word
+    for a in analysis["analyzer"].values():  # every filter an analyzer names is built in or defined here
+        assert set(a.get("char_filter", [])) <= set(analysis["char_filter"])
+        assert set(a["filter"]) - set(analysis["filter"]) <= {"lowercase", "decimal_digit", "arabic_normalization", "persian_normalization"}
     clusters = load_json("mappings", "clusters.json")["template"]["mappings"]["properties"]
     assert set(clusters) == {"cluster_id", "size", "representative_id", "representative_title", "members", "min_resemblance",
                              "mean_resemblance", "max_resemblance", "languages", "first_seen", "last_seen", "updated_at"}
@@ -194,6 +201,24 @@ def test_other_searches(spec):
     _ok(spec, "/_search/scroll", "delete", {"scroll_id": ["sid"]})
     _ok(spec, "/{index}/_mget", "post", dsl.mget_body(["a", "b"], text=False))
     _ok(spec, "/{index}/_mget", "post", dsl.existing_seq_body(["a"]))
+
+
+def test_search_highlights_the_language_subfields(spec):
+    body = dsl.fulltext_body("ёлки", 10)
+    _ok(spec, "/{index}/_search", "post", body)
+    fields = body["highlight"]["fields"]
+    assert set(fields) == {"body", "body.fa", "body.ru", "body.en"}
+    assert [f for f, o in fields.items() if "no_match_size" in o] == ["body"]  # subfields give a fragment only where they match
+    assert "neardup.lang" in body["_source"]
+    hl = {"body": ["Зелёная ёлка стояла в лесу"], "body.ru": ["Зелёная [ёлка] стояла в лесу"], "body.en": ["The [gardens]"]}
+    assert dsl.snippet_of(hl, dsl.OWN, "ru") == "Зелёная [ёлка] стояла в лесу"  # the document's language first
+    assert dsl.snippet_of(hl, dsl.OWN, "en") == "The [gardens]"
+    assert dsl.snippet_of(hl, dsl.OWN, None) == "Зелёная [ёлка] стояла в лесу"  # no language: fa, ru, en, body
+    assert dsl.snippet_of({"body": ["plain start"], "body.ru": [""]}, dsl.OWN, "ru") == "plain start"  # empty ones skipped
+    assert dsl.snippet_of(None) == "" and dsl.snippet_of({}, dsl.OWN, "fa") == ""
+    adopted = dsl.Layout(text="content", adopted=True)
+    assert set(dsl.highlight(adopted)["fields"]) == {"content"}  # a user's field has no neardup subfields
+    assert dsl.snippet_of({"content.ru": ["x [y]"], "content": ["x y"]}, adopted, "ru") == "x y"
 
 
 def test_tagging_support_bodies(spec, signed):

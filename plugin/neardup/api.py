@@ -28,6 +28,7 @@ from .clustering import Pair, UnionFind
 from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
+from .highlight import shared_passage_texts
 from .ingest import IndexReport
 from .minhash import MinHash
 from .shingles import shingle_strings
@@ -73,7 +74,9 @@ class Comparison:
     simhash_hamming: int
     exact_equal: bool
     collisions: dict[str, dict[str, int]]  # field -> {"shared": n, "of": total in a}
-    shared_shingles: list[str]
+    shared_shingles: list[str]  # canonical shingles (for Persian, anchor pieces)
+    #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
+    shared_passages: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -274,7 +277,8 @@ class NearDup:
         return out
 
     def compare(self, a: str | Document, b: str | Document, *, ids: bool = False) -> Comparison:
-        """Explain one pair: exact similarities, shared shingles, which signatures collide."""
+        """Explain one pair: exact similarities, shared shingles and the raw passages behind them,
+        which signatures collide."""
         da, db = (self._doc_by_id(a), self._doc_by_id(b)) if ids else (_as_doc(a, "a"), _as_doc(b, "b"))
         sa, sb = self.signer.sign(da), self.signer.sign(db)
         sim = similarity(sa.shingles, sb.shingles)
@@ -291,9 +295,11 @@ class NearDup:
         ta = self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang)
         tb = self.signer.canonicalizer.tokens(db.text, db.lang or sb.lang)
         shared_strings = sorted(set(shingle_strings(ta, w)) & set(shingle_strings(tb, w))) if c.shingle == "word" else []
+        passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
         return Comparison(da.id, db.id, sim.resemblance, sim.containment, sim.containment_ba, sim.intersection,
                           sim.size_a, sim.size_b, passes_length_filter(sim.size_a, sim.size_b, c.threshold),
-                          mha.jaccard(mhb), hamming(sa.simhash, sb.simhash), sa.exact == sb.exact, collisions, shared_strings)
+                          mha.jaccard(mhb), hamming(sa.simhash, sb.simhash), sa.exact == sb.exact, collisions, shared_strings,
+                          passages)
 
     def _doc_by_id(self, doc_id: str) -> Document:
         d = self.engine.get([doc_id], text=True).get(doc_id)

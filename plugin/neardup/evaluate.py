@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .canonical import strip_html
-from .config import Config
+from .config import LANGUAGES, Config
 from .signatures import REGISTRY, build_context, needs_context
 from .signatures.common import words
 from .signer import Document, Signer
@@ -108,7 +108,7 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
         return pos[doc_id]
 
     for n, rec in _jsonl(path, limit):
-        lang = rec.get("lang") if rec.get("lang") in ("fa", "ru", "en") else None
+        lang = rec.get("lang") if rec.get("lang") in LANGUAGES else None
         if "text1" in rec and "text2" in rec:
             has_pairs = True
             base = str(rec.get("id", n))

@@ -96,8 +96,10 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
 @click.argument("ids", nargs=-1, metavar="ID...")
 @engine_options
 @click.option("--from", "from_file", type=click.File("r", encoding="utf-8"), help="Read ids from a file, one per line ('-': stdin).")
+@click.option("--yes-delete-source-documents", "delete_source", is_flag=True,
+              help="On an index adopted with 'neardup attach': really delete your own documents from it.")
 @json_option
-def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, as_json: bool) -> None:
+def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, delete_source: bool, as_json: bool) -> None:
     """Remove documents, and re-tag exactly the documents whose tags depended on them.
 
     A deleted duplicate changes nothing else. The members of a deleted representative are
@@ -105,10 +107,15 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     most, or becomes one), and so on down the line, so that the tags equal those of a fresh
     index of the remaining documents.
 
+    On an index adopted in place with 'neardup attach', the documents are your own: deleting
+    them removes them from that index for good, with all their fields, not only what
+    neardup added. delete refuses there unless --yes-delete-source-documents is given.
+
     \b
     Examples:
       neardup delete doc-7 doc-9
       neardup delete --from removed.txt --json
+      neardup delete art-17 --engine $URL --index articles --yes-delete-source-documents
     """
     wanted = list(ids)
     if from_file is not None:
@@ -116,6 +123,11 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     if not wanted:
         fail("give document ids, or --from FILE")
     with _opened(target, engine_opts) as nd:
+        layout = getattr(nd.engine, "layout", None)
+        if layout is not None and layout.adopted and not delete_source:
+            fail(f"{nd.engine.location} is an index neardup attached in place: its documents are your own, and deleting "
+                 f"{len(wanted)} of them would remove them from it for good, with all their fields (not only neardup's). "
+                 "Give --yes-delete-source-documents to delete them")
         rep = nd.delete(wanted)
         if as_json:
             echo_json(rep.to_dict())

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ..config import LANGUAGES, SIGNATURES
 from .options import echo_json, engine_options, fail, json_option
 from .output import clean
 
@@ -32,11 +33,11 @@ def _settings(lang: str | None, shingle_size: int | None, threshold: float | Non
 @click.command("init")
 @engine_options
 @click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
-@click.option("--lang", type=click.Choice(["fa", "ru", "en"]), help="Language of documents without 'lang' (default: detect by script).")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance of near-duplicates (default 0.8).")
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size (default 128).")
-@click.option("--signatures", metavar="LIST", help="Comma-separated signatures (default exact,minhash,simhash,winnow).")
+@click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
 @json_option
 def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None, shingle_size: int | None,
              threshold: float | None, num_perm: int | None, signatures: str | None, as_json: bool) -> None:

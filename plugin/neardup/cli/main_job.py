@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import click
 
+from ..config import CHOICES, LANGUAGES, SIGNATURES
 from .options import echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe, terminal_text
 
@@ -90,15 +91,15 @@ def _progress(total: int | None, label: str, quiet: bool):
               help="Processes that canonicalize and sign while this one tags and stores (0: one per CPU).")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
-@click.option("--lang", type=click.Choice(["fa", "ru", "en"]), help="Language of documents without 'lang' (default: detect by script).")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
 @click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance at which documents are near-duplicates (default 0.8).")
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128).")
-@click.option("--minhash-scheme", type=click.Choice(["oph", "kperm"]), help="One-permutation hashing (default) or K permutations.")
+@click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations.")
 @click.option("--bands-rows", metavar="BxR", help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
-@click.option("--signatures", metavar="LIST", help="Comma-separated signatures (default exact,minhash,simhash,winnow).")
-@click.option("--stem", type=click.Choice(["none", "snowball", "lemma"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
+@click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
+@click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
 @click.option("--no-stopwords", is_flag=True, help="Keep stop words.")
 @click.option("--seed", type=int, help="Hash seed (default 1).")
 @click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3).")
@@ -184,7 +185,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
 @engine_options
 @click.option("--file", "-f", "file_", type=click.Path(exists=True, dir_okay=False), help="Read the query text from a file.")
 @click.option("--id", "doc_id", help="Query with a stored document.")
-@click.option("--lang", type=click.Choice(["fa", "ru", "en"]), help="Language of the query text (default: detect).")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of the query text (default: detect).")
 @click.option("--containment", is_flag=True, help="Rank by containment c(query, doc): how much of the query is inside each document.")
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Minimum similarity (default: the index's threshold).")
 @click.option("--top-k", "-k", default=10, show_default=True, help="How many matches.")
@@ -238,13 +239,15 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
 @click.argument("b")
 @engine_options
 @click.option("--ids", is_flag=True, help="A and B are stored document ids (default: files, or ids when no such file).")
-@click.option("--show", default=10, show_default=True, help="How many shared shingles to show.")
+@click.option("--show", default=10, show_default=True, help="How many shared passages to show.")
 @json_option
 def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show: int, as_json: bool) -> None:
-    """Explain one pair: resemblance, containment, shared shingles, colliding signatures.
+    """Explain one pair: resemblance, containment, shared passages, colliding signatures.
 
     A and B are text files (or stored ids with --ids). Settings come from the index, so
-    the comparison is exactly what the index would compute.
+    the comparison is exactly what the index would compute. The shared passages are A's
+    own text behind the shingles it shares with B (long ones shortened); --json also
+    gives the canonical shingles ("shared_shingles").
 
     \b
     Examples:
@@ -273,10 +276,20 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
         con.print(f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}")
         con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
         con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
-        for s in cmp.shared_shingles[:show]:
-            con.print(f"    · {safe(s)}", highlight=False)
-        if len(cmp.shared_shingles) > show:
-            con.print(f"    ... {len(cmp.shared_shingles) - show} more shared shingles")
+        if cmp.shared_passages:
+            con.print(f"  shared passages of {safe(cmp.a)}:")
+        for s in cmp.shared_passages[:show]:
+            con.print(f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True)  # the terminal wraps it
+        if len(cmp.shared_passages) > show:
+            con.print(f"    ... {len(cmp.shared_passages) - show} more shared passages")
+
+
+def _shortened(passage: str, keep: int = 120) -> str:
+    """A passage on one line, its middle left out when it is longer than 2 * ``keep`` characters."""
+    text = " ".join(passage.split())
+    if len(text) <= 2 * keep + 20:
+        return text
+    return f"{text[:keep]} … [{len(text) - 2 * keep} characters] … {text[-keep:]}"
 
 
 def _read_text(path: str) -> str:
@@ -403,18 +416,39 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
 
 
 # -- info ---------------------------------------------------------------------------------------
+def _unsigned_hint(engine: Any) -> str:
+    """What signs the documents of an HTTP index that have no neardup fields."""
+    layout = getattr(engine, "layout", None)
+    if layout is not None and layout.adopted:  # attaching again resumes, with the same fields
+        fields = " ".join(f"--{name}-field {safe(f)}" for name, f in (("text", layout.text), ("title", layout.title),
+                                                                     ("lang", layout.lang), ("order", layout.order)) if f)
+        return f"'neardup attach {safe(engine.index)} {fields}' signs them (with --watch, as they come)"
+    return "written by another client; index them with 'neardup index' to include them"
+
+
 @click.command("info")
 @engine_options
 @json_option
 def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
-    """Settings the index was built with, and what it holds."""
+    """Settings the index was built with, and what it holds.
+
+    On Elasticsearch/OpenSearch it also counts the documents of the index without
+    neardup's fields ("unsigned": written by another client, or not signed yet in an
+    attached index), which every neardup command skips.
+    """
     with _opened(target, engine_opts, create=False) as nd:
         c = nd.config
         data = {"index": nd.engine.location, "documents": nd.count(), "config": c.to_dict(), "fingerprint": c.fingerprint()}
+        unsigned = getattr(nd.engine, "unsigned", None)  # HTTP engines: other clients write the index too
+        if unsigned is not None:
+            data["unsigned"] = unsigned()
         if as_json:
             echo_json(data)
             return
         con = _console()
         con.print(f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, settings {data['fingerprint']}")
+        if data.get("unsigned"):
+            con.print(f"  {data['unsigned']} more without neardup's fields, skipped by every neardup command: "
+                      + _unsigned_hint(nd.engine), highlight=False, soft_wrap=True)
         for k, v in c.to_dict().items():
             con.print(f"  {k:22} {safe(v)}", highlight=False)

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..config import Config
+from ..config import SIGNATURE_VERSION, Config
 from ..signer import Signed
 
 
@@ -160,13 +160,71 @@ class Engine(abc.ABC):
     #: the settings of the open index (set by :meth:`open`)
     _config: Config | None = None
 
-    @abc.abstractmethod
+    #: what creates a missing index, for the message of ``open(create=False)``
+    _create_hint: str = "run 'neardup index' to create it"
+    #: what to do with an index signed by another signature version, for its message
+    _rebuild_hint: str = "index the documents again into a new index"
+
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """Open the index; create it with ``config`` (default settings) if absent.
 
         An existing index returns its own stored config; if ``config`` is given and
-        differs, :class:`neardup.config.ConfigMismatch` is raised.
+        differs, :class:`neardup.config.ConfigMismatch` is raised. An index signed with
+        another :data:`~neardup.config.SIGNATURE_VERSION` is refused (its keys cannot be
+        compared with this version's). ``create=False`` refuses a missing index.
+
+        The protocol is the same for every engine; engines implement its steps:
+        :meth:`_read_config` (check the stored format, read the stored settings),
+        :meth:`_create_index` (store a new index's settings), :meth:`_after_open`. When any
+        step fails, :meth:`_abandon_open` releases what was opened.
         """
+        try:
+            stored = self._read_config()
+            created = stored is None
+            if stored is None:
+                if not create:
+                    raise EngineError(f"{self.location}: no such neardup index ({self._create_hint})")
+                # another process may create it meanwhile: the stored settings are what counts
+                stored = self._create_index(config or Config())
+            found = self._stored_version(stored)
+            if found != SIGNATURE_VERSION:
+                raise self._version_refused(found)
+            if config is not None:
+                config.check_same(stored, self.location)
+            self._config = stored
+            self._after_open(created)
+            return stored
+        except BaseException:
+            self._abandon_open()
+            raise
+
+    @abc.abstractmethod
+    def _read_config(self) -> Config | None:
+        """The stored settings of the index, None when there is no index yet. Refuses
+        (:class:`EngineError`) storage that is not a neardup index of this engine's format;
+        an existing index is only read here."""
+
+    @abc.abstractmethod
+    def _create_index(self, config: Config) -> Config:
+        """Create the missing index with ``config``; return the settings stored (those of
+        another process that created it first, if one did)."""
+
+    def _after_open(self, created: bool) -> None:  # noqa: B027 -- an optional hook
+        """Called once the stored settings are accepted and ``config`` returns them;
+        ``created``: the index did not exist when it was read."""
+
+    def _stored_version(self, stored: Config) -> int | None:
+        """The signature version the index was signed with."""
+        return stored.version
+
+    def _version_refused(self, found: int | None) -> Exception:
+        """The error for an index signed with another signature version (``found``)."""
+        return EngineError(f"{self.location} was signed by another neardup (signature version {found}; this one signs "
+                           f"version {SIGNATURE_VERSION}, and its keys cannot be compared): {self._rebuild_hint}")
+
+    def _abandon_open(self) -> None:
+        """Release what a failed :meth:`open` opened."""
+        self.close()
 
     @property
     def config(self) -> Config:

@@ -40,8 +40,11 @@ def n(name: str) -> str:
 CANDIDATE_SOURCE = [n("n_shingles"), n("simhash"), n("shingles"), n("cluster_id"), n("seq")]
 #: neardup fields of a tag row (TagRow): no shingles, keys or text.
 TAG_FIELDS = [n("id"), n("seq"), n("cluster_id"), n("dup_of"), n("max_resemblance"), n("is_duplicate"), n("lang"), n("indexed_at")]
+#: The per-language subfields of ``title`` and ``body`` in neardup's own index (their analyzers
+#: ``neardup_<lang>`` in mappings/documents.json).
+TEXT_LANGS = ("fa", "ru", "en")
 #: Full-text fields of neardup's own index: the plain analyzer plus the per-language subfields.
-TEXT_FIELDS = ["title^2", "title.fa^2", "title.ru^2", "title.en^2", "body", "body.fa", "body.ru", "body.en"]
+TEXT_FIELDS = ["title^2", *(f"title.{lang}^2" for lang in TEXT_LANGS), "body", *(f"body.{lang}" for lang in TEXT_LANGS)]
 
 
 @dataclass(frozen=True)
@@ -480,9 +483,28 @@ def read_clusters_body(size: int, search_after: Sequence[Any] | None = None) -> 
 
 
 # -- full-text search --------------------------------------------------------------------------
+def highlight_fields(layout: Layout = OWN, lang: str | None = None) -> list[str]:
+    """The highlighted text fields, in the order a hit's snippet is taken from them: in
+    neardup's own index the language subfields first (the document's language, then the
+    others: they mark inflected forms and letter variants the plain field misses, and give a
+    fragment only where they match), then the text field itself (which always gives one).
+    An adopted index: its text field."""
+    if layout.adopted:
+        return [layout.text]
+    langs = sorted(TEXT_LANGS, key=lambda x: x != lang)  # stable: the document's language first
+    return [*(f"{layout.text}.{x}" for x in langs), layout.text]
+
+
 def highlight(layout: Layout = OWN) -> dict[str, Any]:
-    return {"pre_tags": ["["], "post_tags": ["]"],
-            "fields": {layout.text: {"fragment_size": 160, "number_of_fragments": 1, "no_match_size": 160}}}
+    fields: dict[str, Any] = {f: {"fragment_size": 160, "number_of_fragments": 1} for f in highlight_fields(layout)}
+    fields[layout.text]["no_match_size"] = 160  # the beginning of the text when no word of it is marked
+    return {"pre_tags": ["["], "post_tags": ["]"], "fields": fields}
+
+
+def snippet_of(highlights: Mapping[str, Sequence[str]] | None, layout: Layout = OWN, lang: str | None = None) -> str:
+    """A hit's snippet: the first non-empty fragment in :func:`highlight_fields` order."""
+    hl = highlights or {}
+    return next((frags[0] for f in highlight_fields(layout, lang) if (frags := hl.get(f)) and frags[0]), "")
 
 
 def fulltext_body(query: str | Mapping[str, Any], size: int, layout: Layout = OWN) -> dict[str, Any]:
@@ -497,7 +519,7 @@ def fulltext_body(query: str | Mapping[str, Any], size: int, layout: Layout = OW
     else:
         raise TypeError(f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}")
     body.setdefault("size", int(size))
-    body.setdefault("_source", [n("cluster_id"), *([layout.title] if layout.title else [])])
+    body.setdefault("_source", [n("cluster_id"), n("lang"), *([layout.title] if layout.title else [])])
     body.setdefault("highlight", highlight(layout))
     return body
 

@@ -34,7 +34,7 @@ import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..config import SIGNATURE_VERSION, Config, ConfigMismatch
+from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
 from ..signer import Document, Signed
 from . import dsl
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
@@ -127,42 +127,41 @@ class ElasticEngine(Engine):
         assert self.server is not None
         return self.server
 
-    def open(self, config: Config | None = None, *, create: bool = True) -> Config:
-        try:
-            return self._open(config, create)
-        except BaseException:
-            self.close()
-            raise
+    # The protocol (read, create when absent, refuse another signature version, compare
+    # settings) is Engine.open; these are its steps here. Opening reads only, unless the
+    # index is created or ``setup`` (``neardup init``) asks to install templates and pipeline
+    # again: reading commands need read privileges only.
+    _create_hint = "run 'neardup init' or 'neardup index' to create it"
 
-    def _open(self, config: Config | None, create: bool) -> Config:
-        """Reads only, unless the index is created here or ``setup`` (``neardup init``) asks
-        to install templates and pipeline again: reading commands need read privileges only."""
-        server = self.connect()
+    def _read_config(self) -> Config | None:
+        self.connect()
         self.actions = []
-        exists = bool(self.retry.call("index exists", self.client.indices.exists, index=self.index))
-        if exists:
-            self._meta = self._read_settings()
-            self.layout = dsl.Layout.from_dict(self._meta.get("layout"))
-            stored = Config.from_dict(self._meta["config"])
-            version = self._meta.get("signature_version")
-            if version != SIGNATURE_VERSION:
-                raise ConfigMismatch(f"{self.location} was signed with signature version {version}, this neardup signs with "
-                                     f"{SIGNATURE_VERSION}; build a new index")
-            if config is not None:
-                config.check_same(stored, self.location)
-            self._config = stored
+        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.index)):
+            return None
+        self._meta = self._read_settings()
+        self.layout = dsl.Layout.from_dict(self._meta.get("layout"))
+        return Config.from_dict(self._meta["config"])
+
+    def _stored_version(self, stored: Config) -> int | None:
+        return self._meta.get("signature_version")
+
+    def _version_refused(self, found: int | None) -> Exception:
+        return ConfigMismatch(f"{self.location} was signed with signature version {found}, this neardup signs with "
+                              f"{SIGNATURE_VERSION}; build a new index")
+
+    def _create_index(self, config: Config) -> Config:
+        self._config = config
+        use = self.use_pipeline is not False
+        self._meta = dsl.index_meta(config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout)
+        self._set_up(self.connect(), use, new=True)  # a settings document made meanwhile must agree
+        return config
+
+    def _after_open(self, created: bool) -> None:
+        if not created:
             self.actions.append(f"index {self.index} exists (settings {self._meta.get('fingerprint')}) - kept")
             if self.setup:
-                self._set_up(server, bool(self._meta.get("pipeline")) if self.use_pipeline is None else self.use_pipeline)
-        else:
-            if not create:
-                raise EngineError(f"{self.location}: no such neardup index (run 'neardup init' or 'neardup index' to create it)")
-            self._config = config or Config()
-            use = self.use_pipeline is not False
-            self._meta = dsl.index_meta(self._config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout)
-            self._set_up(server, use, new=True)
+                self._set_up(self.connect(), bool(self._meta.get("pipeline")) if self.use_pipeline is None else self.use_pipeline)
         self._next_seq = self._max_seq() + 1
-        return self._config
 
     # -- adopting an existing index ----------------------------------------------------------------
     def attach(self, layout: dsl.Layout, config: Config | None = None) -> Config:
@@ -186,7 +185,7 @@ class ElasticEngine(Engine):
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         user_meta = dict(mappings.get("_meta") or {})
         if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
-            cfg = self._open(config, create=False)
+            cfg = self.open(config, create=False)
             if self.layout != layout:
                 raise EngineError(f"{self.location} is already attached with {self.layout.to_dict()}, not {layout.to_dict()}")
             self.actions.append(f"index {self.index} already attached - resuming")
@@ -217,7 +216,7 @@ class ElasticEngine(Engine):
             if not text:
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
-            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in ("fa", "ru", "en") else None)
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in LANGUAGES else None)
 
     def textless(self) -> int:
         """Documents without neardup's fields and without a text to sign (never signed)."""
@@ -738,8 +737,9 @@ def _tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
 
 def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     s = h.get("_source") or {}
-    hl = (h.get("highlight") or {}).get(layout.text) or [""]
-    return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), hl[0], _nd(s).get("cluster_id"))
+    nd = _nd(s)
+    snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
+    return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), snippet, nd.get("cluster_id"))
 
 
 def _error_reason(resp: dict[str, Any]) -> str:

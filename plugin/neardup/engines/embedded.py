@@ -78,7 +78,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..canonical.search import search_text, snippet
-from ..config import SIGNATURE_VERSION, Config
+from ..config import Config
 from ..hashing import U64
 from ..signer import Signed
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, TagRow, Tags
@@ -290,110 +290,110 @@ class EmbeddedEngine(Engine):
         self.on_wait: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
+    _rebuild_hint = "index the documents again into a new file"
+
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
-        """Open (or create) the index (see :meth:`_open_once`). While another process holds
-        the file's lock (it is creating the index, or switching it to WAL), wait and try
-        again, up to the connection timeout."""
+        """:meth:`Engine.open`; while another process holds the file's lock (it is creating
+        the index, or switching it to WAL), wait and try again, up to the connection timeout."""
         deadline = time.monotonic() + self._timeout
         delay = 0.05
         while True:
             try:
-                return self._open_once(config, create=create)
+                return super().open(config, create=create)
             except _Locked as e:
                 if time.monotonic() > deadline:
                     raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
                 time.sleep(delay)
                 delay = min(1.0, delay * 2)
 
-    def _open_once(self, config: Config | None = None, *, create: bool = True) -> Config:
-        """Open (or create) the index. An existing file is checked through a read-only
-        connection first, so a file that is not a neardup index of this format is refused
-        before anything is written to it; a file on read-only storage (the file or its
-        folder not writable) is opened read-only, without switching it to WAL."""
-        exists = self.path != ":memory:" and Path(self.path).exists() and Path(self.path).stat().st_size > 0
-        if not exists and not create:
-            raise EngineError(f"{self.path}: no such neardup index (run 'neardup index' to create it)")
-        folder_writable = self.path == ":memory:" or os.access(Path(self.path).resolve().parent, os.W_OK)
-        if not exists and not folder_writable:
-            raise EngineError(f"{self.path}: cannot create an index there: the folder {Path(self.path).resolve().parent} "
-                              "is not writable (read-only storage?)")
-        read_only = exists and not (folder_writable and os.access(self.path, os.W_OK))
-        if exists:
-            ro_uri = self._check_existing()
+    # The protocol (read, create when absent, refuse another signature version, compare
+    # settings) is Engine.open; these are its SQLite steps.
+    def _read_config(self) -> Config | None:
+        """An existing file is checked through a read-only connection first, so a file that
+        is not a neardup index of this format is refused before anything is written to it;
+        a file on read-only storage (the file or its folder not writable) is opened
+        read-only, without switching it to WAL. A missing or empty file: None, nothing opened."""
+        if self.path == ":memory:" or not Path(self.path).exists() or Path(self.path).stat().st_size == 0:
+            return None
+        folder_writable = os.access(Path(self.path).resolve().parent, os.W_OK)
+        read_only = not (folder_writable and os.access(self.path, os.W_OK))
+        ro_uri = _check_sqlite_file(self.path)
         try:
-            db = (sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None) if read_only else
+            peek = sqlite3.connect(ro_uri, uri=True, timeout=self._timeout)
+            try:
+                self._read_stored_config(peek)
+            finally:
+                peek.close()
+        except sqlite3.DatabaseError as e:
+            _raise_if_locked(e)
+            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+        self._connect(ro_uri if read_only else None, new=False)
+        return self._read_stored_config()
+
+    def _create_index(self, config: Config) -> Config:
+        """The tables and the settings, in one transaction; another process may have created
+        the index since it was read: the first one wins (INSERT OR IGNORE, then read again)."""
+        if self._db is None:  # no file yet (an existing one without tables is open already)
+            if self.path != ":memory:" and not os.access(Path(self.path).resolve().parent, os.W_OK):
+                raise EngineError(f"{self.path}: cannot create an index there: the folder {Path(self.path).resolve().parent} "
+                                  "is not writable (read-only storage?)")
+            self._connect(None, new=True)
+            stored = self._read_stored_config()
+            if stored is not None:
+                return stored
+        db = self._require()
+        with self._tx():
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    db.execute(stmt)
+            db.execute("INSERT OR IGNORE INTO meta VALUES('format', ?)", (FORMAT,))
+            db.execute("INSERT OR IGNORE INTO meta VALUES('config', ?)", (config.to_json(),))
+            db.execute("INSERT OR IGNORE INTO meta VALUES('fingerprint', ?)", (config.fingerprint(),))
+        stored = self._read_stored_config()
+        if stored is None:
+            raise EngineError(f"{self.path}: the index could not be created")
+        return stored
+
+    def _after_open(self, created: bool) -> None:
+        self._fields = tuple(self.config.signatures)
+        self._field_ids = {f: i for i, f in enumerate(self._fields)}
+
+    def _connect(self, ro_uri: str | None, *, new: bool) -> None:
+        """The connection of this engine: read-only through ``ro_uri``, else read-write in
+        WAL mode (a ``new`` file gets the page size before its first write)."""
+        try:
+            db = (sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None) if ro_uri else
                   sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None))
         except sqlite3.Error as e:
             raise EngineError(f"{self.path}: cannot open: {e}") from None
         self._db = db
         try:
-            if not read_only:
-                if not exists:
+            if not ro_uri:
+                if new:
                     db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first write fixes it
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute("PRAGMA journal_size_limit=67108864")
             db.execute("PRAGMA foreign_keys=OFF")
             db.execute("PRAGMA cache_size=-65536")
-            stored = self._read_stored_config(exists)
-        except sqlite3.DatabaseError as e:
-            db.close()
-            self._db = None
-            _raise_if_locked(e)
-            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
-        except EngineError:
-            db.close()
-            self._db = None
-            raise
-        if stored is None:
-            new = config or Config()
-            with self._tx():
-                for stmt in _SCHEMA.split(";"):
-                    if stmt.strip():
-                        db.execute(stmt)
-                # another process may have created the index since it was read: the first one wins
-                db.execute("INSERT OR IGNORE INTO meta VALUES('format', ?)", (FORMAT,))
-                db.execute("INSERT OR IGNORE INTO meta VALUES('config', ?)", (new.to_json(),))
-                db.execute("INSERT OR IGNORE INTO meta VALUES('fingerprint', ?)", (new.fingerprint(),))
-            stored = self._read_stored_config(True)
-        if stored is None:
-            raise EngineError(f"{self.path}: the index could not be created")
-        if stored.version != SIGNATURE_VERSION:
-            raise EngineError(f"{self.path} was signed by another neardup (signature version {stored.version}; this one signs "
-                              f"version {SIGNATURE_VERSION}, and its keys cannot be compared): index the documents again "
-                              "into a new file")
-        if config is not None:
-            config.check_same(stored, self.path)
-        self._config = stored
-        self._fields = tuple(self._config.signatures)
-        self._field_ids = {f: i for i, f in enumerate(self._fields)}
-        return self._config
-
-    def _check_existing(self) -> str:
-        """Check an existing file through a read-only connection (nothing is written to a
-        file that is not a neardup index of this format); returns its read-only URI."""
-        ro_uri = _check_sqlite_file(self.path)
-        try:
-            peek = sqlite3.connect(ro_uri, uri=True, timeout=self._timeout)
-            try:
-                self._read_stored_config(True, peek)
-            finally:
-                peek.close()
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
             raise EngineError(f"{self.path} is not a neardup index ({e})") from None
-        return ro_uri
 
-    def _read_stored_config(self, exists: bool, db: sqlite3.Connection | None = None) -> Config | None:
+    def _read_stored_config(self, db: sqlite3.Connection | None = None) -> Config | None:
         """The stored config (None for a database without tables); refuses a database that is
         not a neardup index of this format. ``db``: another connection to read through."""
         db = db or self._require()
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not tables:
-            return None
-        if "meta" not in tables or "docs" not in tables:
-            raise EngineError(f"{self.path} is a SQLite database but not a neardup index (tables: {', '.join(sorted(tables)) or 'none'})")
-        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'config')").fetchall())
+        try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if not tables:
+                return None
+            if "meta" not in tables or "docs" not in tables:
+                raise EngineError(f"{self.path} is a SQLite database but not a neardup index (tables: {', '.join(sorted(tables)) or 'none'})")
+            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'config')").fetchall())
+        except sqlite3.DatabaseError as e:
+            _raise_if_locked(e)
+            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
         found = meta.get("format")
         if found != FORMAT:
             raise EngineError(_format_message(self.path, found))
