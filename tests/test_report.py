@@ -150,7 +150,7 @@ def test_without_stored_clusters_the_tags_make_clusters(tmp_path):
         page = build_report(nd.engine, threshold=nd.config.threshold)
     finally:
         nd.close()
-    assert "No stored clusters: clusters come from index-time tags" in page
+    assert "Clusters come from the index-time tags: in arrival order each document joins the earlier representative" in page
     assert f'data-cluster-id="{EN_TRIO[0]}"' in page and f'data-cluster-id="{FA_PAIR[0]}"' in page
     first = re.search(r'<span class="size">(\d+) documents</span>', page)
     assert first and first.group(1) == "3"
