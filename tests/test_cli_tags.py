@@ -100,3 +100,16 @@ def test_two_index_processes_at_once_lose_nothing(tmp_path):
         if dup is not None:
             assert got[dup][1] is None and r >= 0.8  # joined a representative, at >= t
     assert len(got) == len(want)
+
+
+def test_query_reads_standard_input_and_files_with_a_bom(db, tmp_path):
+    first = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])
+    by_id = json.loads(run("query", "--id", first["id"], "-e", db, "--json", "-t", "0.5").stdout)
+    res = CliRunner().invoke(main, ["query", "--file", "-", "-e", str(db), "--json", "-t", "0.5"], input=first["text"])
+    assert res.exit_code == 0, res.output
+    from_stdin = json.loads(res.stdout)
+    assert [m["id"] for m in from_stdin if m["id"] != first["id"]] == [m["id"] for m in by_id]
+    bom = tmp_path / "q.txt"
+    bom.write_bytes(b"\xef\xbb\xbf" + first["text"].replace("\n", "\r\n").encode("utf-8"))
+    from_file = json.loads(run("query", "--file", bom, "-e", db, "--json", "-t", "0.5").stdout)
+    assert [(m["id"], m["resemblance"]) for m in from_file] == [(m["id"], m["resemblance"]) for m in from_stdin]

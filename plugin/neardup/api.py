@@ -203,10 +203,20 @@ class NearDup:
         self._context_pending = False
         return ctx
 
-    def delete(self, ids: Iterable[str]) -> DeleteReport:
+    def delete(self, ids: Iterable[str], *, delete_source_documents: bool = False) -> DeleteReport:
         """Remove documents and re-tag exactly the ones whose tags depended on them: the
-        members of a deleted representative, and what follows from their new tags."""
+        members of a deleted representative, and what follows from their new tags.
+
+        On an index neardup attached in place the documents are the user's own: deleting
+        them is refused unless ``delete_source_documents``."""
         ids = list(dict.fromkeys(ids))
+        layout = getattr(self.engine, "layout", None)
+        if layout is not None and getattr(layout, "adopted", False) and not delete_source_documents:
+            from .engines.base import EngineError
+
+            raise EngineError(f"{self.engine.location} is an index neardup attached in place: its documents are your own, and "
+                              f"deleting {len(ids)} of them would remove them from it for good, with all their fields (not "
+                              "only neardup's). Give --yes-delete-source-documents (delete_source_documents=True) to delete them")
         report = DeleteReport()
         with self.engine.writer():
             found = self.engine.get(ids)

@@ -123,12 +123,7 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     if not wanted:
         fail("give document ids, or --from FILE")
     with _opened(target, engine_opts) as nd:
-        layout = getattr(nd.engine, "layout", None)
-        if layout is not None and layout.adopted and not delete_source:
-            fail(f"{nd.engine.location} is an index neardup attached in place: its documents are your own, and deleting "
-                 f"{len(wanted)} of them would remove them from it for good, with all their fields (not only neardup's). "
-                 "Give --yes-delete-source-documents to delete them")
-        rep = nd.delete(wanted)
+        rep = nd.delete(wanted, delete_source_documents=delete_source)
         if as_json:
             echo_json(rep.to_dict())
             return

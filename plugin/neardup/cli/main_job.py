@@ -183,7 +183,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
 @click.command("query")
 @click.argument("text", required=False)
 @engine_options
-@click.option("--file", "-f", "file_", type=click.Path(exists=True, dir_okay=False), help="Read the query text from a file.")
+@click.option("--file", "-f", "file_", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              help="Read the query text from a file ('-': standard input).")
 @click.option("--id", "doc_id", help="Query with a stored document.")
 @click.option("--lang", type=click.Choice(LANGUAGES), help="Language of the query text (default: detect).")
 @click.option("--containment", is_flag=True, help="Rank by containment c(query, doc): how much of the query is inside each document.")
@@ -203,10 +204,7 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
     if sum(x is not None for x in (text, file_, doc_id)) != 1:
         fail("give exactly one of TEXT, --file or --id")
     if file_:
-        try:
-            text = Path(file_).read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            fail(f"{file_}: not valid UTF-8 (byte {e.start})")
+        text = _read_text(file_)
     if text is not None and not text.strip():
         fail("the query text is empty")
     mode = "containment" if containment else "resemblance"
@@ -293,10 +291,14 @@ def _shortened(passage: str, keep: int = 120) -> str:
 
 
 def _read_text(path: str) -> str:
+    """A text file's content ('-': standard input), UTF-8 with or without a BOM, CRLF as LF."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return data.decode("utf-8-sig").replace("\r\n", "\n")
     except UnicodeDecodeError as e:
-        fail(f"{path}: not valid UTF-8 (byte {e.start})")
+        fail(f"{'standard input' if path == '-' else path}: not valid UTF-8 (byte {e.start})")
+    except OSError as e:
+        fail(f"{path}: cannot read ({e.strerror})")
     raise AssertionError
 
 
