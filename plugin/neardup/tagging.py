@@ -79,14 +79,16 @@ class Tagger:
         batch_ids = {d.id for d in docs}
         queries = [self.rule.query(d.keys, d.n_shingles, exclude_id=d.id, limit=TAG_LIMIT, before_seq=s, representatives=True)
                    for d, s in zip(docs, seqs, strict=True)]
-        results = all_candidates(self.engine, queries)
-        fetch = engine_fetch(self.engine)
+        results = [[c for c in found if c.id not in batch_ids and self.rule.plausible(c.matched, d.simhash, c.simhash)]
+                   for d, found in zip(docs, all_candidates(self.engine, queries), strict=True)]
+        # the shingles of every candidate of the batch in one read, not one per document
+        have = engine_fetch(self.engine)(sorted({c.id for found in results for c in found if c.shingles is None}))
         fields = tuple(self.rule.needs())
         postings: dict[tuple[str, int], list[int]] = {}  # keys of this batch's representatives so far
         tags: dict[str, Tags] = {}
         for i, d in enumerate(docs):
-            stored = [c for c in results[i] if c.id not in batch_ids]
-            verified = [(sim.resemblance, c.seq, c.id) for c, sim in self.rule.verify(d.shingles, d.simhash, stored, fetch)]
+            verified = [(sim.resemblance, c.seq, c.id)
+                        for c, sim in self.rule.verify(d.shingles, d.simhash, results[i], lambda ids: {x: have[x] for x in ids if x in have})]
             keys = {f: set(d.keys[f].tolist()) for f in fields if f in d.keys}
             for j, matched in self._batch_candidates(keys, postings).items():
                 o = docs[j]  # an earlier representative of this batch: after every stored document
