@@ -34,12 +34,29 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
 
 def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
     """Each Russian or English word's Snowball stem (others as they are)."""
-    out = []
-    for w in words:
-        wl = token_language(w) or lang or "en"
-        st = stemmer(wl, "snowball") if wl != "fa" else None
-        out.append(st(w) if st is not None else w)
-    return out
+    memo = _terms_memo(lang or "en")
+    miss = [w for w in set(words) if w not in memo] if len(memo) < _MEMO_WORDS else None
+    if miss is None:  # the memo is full: words it does not hold are analyzed each time
+        return [memo[w] if w in memo else _term(w, lang) for w in words]
+    for w in miss:
+        memo[w] = _term(w, lang)
+    return [memo[w] for w in words]
+
+
+def _term(word: str, lang: str | None) -> str:
+    wl = token_language(word) or lang or "en"
+    st = stemmer(wl, "snowball") if wl != "fa" else None
+    return st(word) if st is not None else word
+
+
+#: Distinct words whose terms are remembered, per default language.
+_MEMO_WORDS = 500_000
+
+
+@lru_cache(maxsize=8)
+def _terms_memo(lang: str) -> dict[str, str]:
+    """word -> its term (:func:`_term`) for texts of default language ``lang``."""
+    return {}
 
 
 _WORD = re.compile(r"\S+")
