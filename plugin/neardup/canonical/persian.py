@@ -58,7 +58,8 @@ def _hazm_normalizer():
         return Normalizer()
 
     class PrebuiltNormalizer(Normalizer):
-        """hazm's ``Normalizer`` with its translation tables built once.
+        """hazm's ``Normalizer`` with its translation tables built once, and its word lists
+        loaded only when a step needs them.
 
         hazm 0.10's ``normalize`` builds its letter and digit tables (``hazm.maketrans``)
         on every call and applies them to every character; here they are built at
@@ -67,13 +68,26 @@ def _hazm_normalizer():
         ``decrease_repeated_chars`` where no letter repeats three times (its pattern,
         ``repeated_chars_pattern``, contains ``more_than_two_repeat_pattern``). Checked
         against the stock ``Normalizer`` in tests/test_canonical_fast.py.
+
+        The letter steps need no word list; this one is built without them (hazm's
+        tokenizer and lemmatizer take seconds to load). ``correct_spacing``,
+        ``decrease_repeated_chars`` and ``seperate_mi`` go to a stock ``Normalizer`` made on
+        first use, and the last two only when they can change the text: a character three
+        times in a row (a superset of ``more_than_two_repeat_pattern``), "می" in it (every
+        match of ``joint_mi_patterns`` holds it).
         """
 
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(correct_spacing=False, decrease_repeated_chars=False, seperate_mi=False)
             self._letters = CharMap(maketrans(self.translation_src, self.translation_dst))
             self._numbers = CharMap(maketrans(self.number_translation_src, self.number_translation_dst))
-            self._repeat = re.compile(self.more_than_two_repeat_pattern)
+            self._repeat = re.compile(r"(.)\1\1", re.S)
+            self._stock: Normalizer | None = None
+
+        def _full(self) -> Normalizer:
+            if self._stock is None:
+                self._stock = Normalizer()
+            return self._stock
 
         def normalize(self, text: str) -> str:
             text = self._letters(text)
@@ -98,8 +112,14 @@ def _hazm_normalizer():
         def persian_number(self, text: str) -> str:
             return self._numbers(text)
 
+        def correct_spacing(self, text: str) -> str:
+            return self._full().correct_spacing(text)
+
         def decrease_repeated_chars(self, text: str) -> str:
-            return super().decrease_repeated_chars(text) if self._repeat.search(text) else text
+            return self._full().decrease_repeated_chars(text) if self._repeat.search(text) else text
+
+        def seperate_mi(self, text: str) -> str:
+            return self._full().seperate_mi(text) if "می" in text else text
 
     return PrebuiltNormalizer()
 
