@@ -74,19 +74,24 @@ def _char_class(codepoints: list[int]) -> str:
     return "".join(parts)
 
 
+#: The code points :func:`script_of` can assign a script to (it returns None elsewhere).
+_SCRIPT_RANGES = ((0x41, 0x7A), (0xC0, 0x24F), (0x400, 0x52F), (0x600, 0x6FF), (0x750, 0x77F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
+
+
 @lru_cache(maxsize=1)
 def _letter_codepoints() -> list[int]:
-    return [cp for cp in range(0x110000) if chr(cp).isalpha()]
+    return list(map(ord, filter(str.isalpha, map(chr, range(0x110000)))))
 
 
 @lru_cache(maxsize=1)
 def _script_letter_res() -> dict[str, re.Pattern]:
     """Per script, runs of the letters (``str.isalpha``) that :func:`script_of` assigns to it."""
     by: dict[str, list[int]] = {"fa": [], "ru": [], "en": []}
-    for cp in _letter_codepoints():
-        s = script_of(chr(cp))
-        if s:
-            by[s].append(cp)
+    for lo, hi in _SCRIPT_RANGES:
+        for cp in range(lo, hi + 1):
+            s = script_of(chr(cp)) if chr(cp).isalpha() else None
+            if s:
+                by[s].append(cp)
     classes = {lang: _char_class(cps) for lang, cps in by.items()}
     return {lang: re.compile(f"[{cc}][{cc}]*") for lang, cc in classes.items()}
 

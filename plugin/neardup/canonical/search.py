@@ -35,12 +35,12 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
 def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
     """Each Russian or English word's Snowball stem (others as they are)."""
     memo = _terms_memo(lang or "en")
-    miss = [w for w in set(words) if w not in memo] if len(memo) < _MEMO_WORDS else None
-    if miss is None:  # the memo is full: words it does not hold are analyzed each time
+    miss = set(words).difference(memo)
+    if len(memo) + len(miss) > _MEMO_WORDS:  # the memo is full: words it does not hold are analyzed each time
         return [memo[w] if w in memo else _term(w, lang) for w in words]
     for w in miss:
         memo[w] = _term(w, lang)
-    return [memo[w] for w in words]
+    return list(map(memo.__getitem__, words))
 
 
 def _term(word: str, lang: str | None) -> str:

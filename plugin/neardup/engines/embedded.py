@@ -65,7 +65,6 @@ full FTS5 detail, hex ``exact``, ISO ``indexed_at`` and raw keys).
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import re
@@ -178,18 +177,25 @@ def posting_key(field_id: int, key: int) -> int:
     return (field_id << KEY_BITS) | (int(key) & _KEY_MASK)
 
 
-def _sorted_postings(pending: dict[int, list[int]]) -> Iterable[tuple[int, int]]:
-    """(key, doc) rows of ``pending`` (doc -> posting keys) in key order."""
+def _sorted_postings(pending: dict[int, np.ndarray]) -> Iterable[tuple[int, int]]:
+    """(key, doc) rows of ``pending`` (doc -> posting keys, int64) in key order."""
+    if not pending:
+        return iter(())
     counts = [len(v) for v in pending.values()]
-    keys = np.fromiter(itertools.chain.from_iterable(pending.values()), dtype=np.int64, count=sum(counts))
+    keys = np.concatenate(list(pending.values())).astype(np.int64, copy=False)
     docs = np.repeat(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)), counts)
     order = np.lexsort((docs, keys))
     return zip(keys[order].tolist(), docs[order].tolist(), strict=True)
 
 
-def _posting_keys(field_id: int, keys: Any) -> list[int]:
+def _posting_array(field_id: int, keys: Any) -> np.ndarray:
+    """The posting keys (int64) of ``keys`` of field number ``field_id``."""
     a = np.asarray(keys, dtype=U64).ravel() & U64(_KEY_MASK)
-    return (a.astype(np.int64) + (field_id << KEY_BITS)).tolist()
+    return a.astype(np.int64) + (field_id << KEY_BITS)
+
+
+def _posting_keys(field_id: int, keys: Any) -> list[int]:
+    return _posting_array(field_id, keys).tolist()
 
 
 # -- the keys column ----------------------------------------------------------------------------
@@ -442,7 +448,7 @@ class EmbeddedEngine(Engine):
         tags = tags or {}
         failures: list[Failure] = []
         now = _now_ms()
-        pending: dict[int, list[int]] = {}  # seq -> posting keys, inserted in key order at the end
+        pending: dict[int, np.ndarray] = {}  # seq -> posting keys, inserted in key order at the end
         with self._tx() as db:
             if not self._put_new(db, docs, tags, now, pending):
                 for s in docs:
@@ -465,7 +471,7 @@ class EmbeddedEngine(Engine):
                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
     def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
-                 pending: dict[int, list[int]]) -> bool:
+                 pending: dict[int, np.ndarray]) -> bool:
         """A batch of documents none of which is stored yet, in three ``executemany``; False
         (and nothing written) when some id is already stored or a row is refused, so that
         the caller goes document by document."""
@@ -499,20 +505,21 @@ class EmbeddedEngine(Engine):
         pending.update(postings)
         return True
 
-    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple[tuple, list[int]]:
+    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple[tuple, np.ndarray]:
         """The ``docs`` row of a document (``_INSERT_COLUMNS``) and its posting keys."""
         d = s.doc
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = pack_keys(self._fields, s.keys, shingles, exact)
-        posting = [k for f, ks in s.keys.items() if f in self._field_ids for k in _posting_keys(self._field_ids[f], ks)]
+        parts = [_posting_array(self._field_ids[f], ks) for f, ks in s.keys.items() if f in self._field_ids]
+        posting = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
         row = (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
                json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
         return row, posting
 
-    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, list[int]]) -> None:
+    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, np.ndarray]) -> None:
         d = s.doc
         old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
         row, posting = self._doc_row(s, t, now)
@@ -531,7 +538,7 @@ class EmbeddedEngine(Engine):
         pending[seq] = posting
 
     def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
-                         pending: dict[int, list[int]] | None = None) -> None:
+                         pending: dict[int, np.ndarray] | None = None) -> None:
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
