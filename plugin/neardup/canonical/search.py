@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .letters import FA_LETTER_MAP, ZWNJ, drop_marks, drop_punctuation, has_arabic_script, nfkc, split_tokens, unify_digits, yo_to_ye
+from .letters import (FA_LETTER_MAP, ZWNJ, drop_marks, drop_punctuation, has_arabic_script, nfkc, punctuation_matters, split_tokens,
+                      unify_digits, yo_to_ye)
 from .persian import split_persian
 from .scripts import map_persian_runs, token_language
 from .stemming import stemmer
@@ -25,9 +26,11 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
     ``lang`` is the language of words in no script (digits), default en."""
     if not text:
         return ""
-    t = drop_punctuation(drop_marks(nfkc(text)))
-    if has_arabic_script(t):
-        t = map_persian_runs(t, split_persian)
+    t = drop_marks(nfkc(text))
+    if punctuation_matters(t):  # else drop_punctuation would only put spaces where split_tokens splits anyway
+        t = drop_punctuation(t)
+        if has_arabic_script(t):
+            t = map_persian_runs(t, split_persian)
     words = split_tokens(unify_digits(yo_to_ye(t.casefold())))
     return " ".join(search_text_words(words, lang) if stem else words)
 
