@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import filterfalse
 from typing import Callable
 
 from ..config import LANGUAGES, Config
@@ -102,7 +103,7 @@ class Canonicalizer:
             toks = [t for t in toks if not t.isdigit()]
         if c.stopwords and c.stem == "none":
             drop = stopwords_to_drop(stop_languages(canon, doc_lang), doc_lang)
-            toks = [t for t in toks if t not in drop]
+            toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
             for t in toks:
