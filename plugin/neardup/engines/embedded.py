@@ -486,7 +486,8 @@ class EmbeddedEngine(Engine):
             for s in docs:
                 row, posting = self._doc_row(s, tags.get(s.id), now)
                 rows.append((seq, *row))
-                text.append((seq, search_text(s.doc.title), search_text(s.doc.text)))
+                if self.fulltext:
+                    text.append((seq, search_text(s.doc.title), search_text(s.doc.text)))
                 postings[seq] = posting
                 seq += 1
             db.execute("SAVEPOINT put_new")
