@@ -208,10 +208,11 @@ def _run_child(args: list[str], env: dict[str, str]) -> tuple[float, dict[str, A
 STAGES = ("import", "read", "canonicalize", "sign", "tag", "store", "cluster")
 
 
-def measure_neardup(corpus: Path, db: Path, env: dict[str, str]) -> dict[str, Any]:
+def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | None = None) -> dict[str, Any]:
     for p in (db, Path(str(db) + "-wal"), Path(str(db) + "-shm")):
         p.unlink(missing_ok=True)
-    w1, idx = _run_child(["neardup", "index", str(corpus), "--engine", str(db), "--quiet"], env)
+    extra = [] if workers is None else ["--workers", str(workers)]
+    w1, idx = _run_child(["neardup", "index", str(corpus), "--engine", str(db), "--quiet", *extra], env)
     w2, cl = _run_child(["neardup", "clusters", "--engine", str(db), "--json"], env)
     stages: dict[str, float] = {}
     for part in (idx, cl):
@@ -230,8 +231,10 @@ def measure_datasketch(corpus: Path, env: dict[str, str]) -> dict[str, Any]:
     return {"seconds": wall, **r, "peak_rss_mb": {"all": r["peak_rss_mb"]}}
 
 
-def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = print, tmp: Path | None = None) -> dict[str, Any]:
-    """Build the corpus, measure both sides ``repeat`` times (alternating), keep each side's best."""
+def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = print, tmp: Path | None = None,
+        workers: int | None = None) -> dict[str, Any]:
+    """Build the corpus, measure both sides ``repeat`` times (alternating), keep each side's best.
+    ``workers``: ``neardup index --workers`` (None: the command's default)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE.parent / "plugin"), os.environ.get("PYTHONPATH", "")]),
                OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory(prefix="neardup-wholepath-", dir=tmp) as d:
@@ -241,13 +244,13 @@ def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = pr
         log(f"corpus: {info}")
         nd_runs, ds_runs = [], []
         for r in range(repeat):
-            nd_runs.append(measure_neardup(corpus, d / "index.db", env))
+            nd_runs.append(measure_neardup(corpus, d / "index.db", env, workers))
             log(f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s")
             ds_runs.append(measure_datasketch(corpus, env))
             log(f"run {r + 1}: datasketch {ds_runs[-1]['seconds']:.2f} s")
     nd = min(nd_runs, key=lambda x: x["seconds"])
     ds = min(ds_runs, key=lambda x: x["seconds"])
-    return {"corpus": info, "repeat": repeat, "neardup": nd, "datasketch": ds,
+    return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "datasketch": ds,
             "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], "datasketch": [x["seconds"] for x in ds_runs]},
             "ratio": ds["seconds"] / nd["seconds"], "load_before": os.getloadavg()[0]}
 
@@ -258,7 +261,7 @@ def markdown(res: dict[str, Any]) -> str:
     c = res["corpus"]
     lines = [
         f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, {c['edited_copies']:,} edited copies), "
-        f"best of {res['repeat']}: neardup {nd['seconds']:.2f} s, datasketch {ds['seconds']:.2f} s, "
+        f"best of {res['repeat']}{'' if res.get('workers') is None else ', neardup index --workers ' + str(res['workers'])}: neardup {nd['seconds']:.2f} s, datasketch {ds['seconds']:.2f} s, "
         f"**{res['ratio']:.2f}x** (target >= 3x).",
         "",
         "| stage (s) | neardup | datasketch |",
@@ -290,9 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=11_380)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--workers", type=int, default=None, help="neardup index --workers (default: the command's own default)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     a = ap.parse_args(argv)
-    res = run(a.docs, a.repeat, a.seed, log=lambda m: print(m, file=sys.stderr))
+    res = run(a.docs, a.repeat, a.seed, log=lambda m: print(m, file=sys.stderr), workers=a.workers)
     res["command"] = "python -m benchmarks.wholepath " + " ".join(argv)
     res["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     res["machine"] = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}

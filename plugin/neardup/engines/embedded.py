@@ -76,7 +76,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..canonical.search import search_text, snippet
+from ..canonical.search import search_text, search_text_of_words, snippet
 from ..config import SIGNATURE_VERSION, Config
 from ..hashing import U64
 from ..signer import Signed
@@ -153,6 +153,12 @@ def _iso(ms: int | str | None) -> str | None:
     if ms is None or isinstance(ms, str):
         return ms
     return (_EPOCH + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
+
+
+def _search_body(s: Signed) -> str:
+    """:func:`search_text` of the document's text, from the words signing found when it has them."""
+    words = getattr(s, "search_words", None)
+    return search_text(s.doc.text) if words is None else search_text_of_words(words)
 
 
 def _own_cluster(cluster_id: str, doc_id: str) -> str | None:
@@ -487,7 +493,7 @@ class EmbeddedEngine(Engine):
                 row, posting = self._doc_row(s, tags.get(s.id), now)
                 rows.append((seq, *row))
                 if self.fulltext:
-                    text.append((seq, search_text(s.doc.title), search_text(s.doc.text)))
+                    text.append((seq, search_text(s.doc.title), _search_body(s)))
                 postings[seq] = posting
                 seq += 1
             db.execute("SAVEPOINT put_new")
@@ -535,7 +541,7 @@ class EmbeddedEngine(Engine):
             db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
         if self.fulltext:
-            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
+            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), _search_body(s)))
         pending[seq] = posting
 
     def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
