@@ -65,6 +65,15 @@ def build_corpus(path: Path, n: int, seed: int = 13) -> dict[str, Any]:
 
 # -- child processes -----------------------------------------------------------------------------
 def _peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM (reset by exec; ru_maxrss keeps the high-water mark of
+    the process that forked it, here the benchmark's own)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return r / (1 << 20) if sys.platform == "darwin" else r / 1024
 
