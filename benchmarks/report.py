@@ -113,6 +113,10 @@ def _wholepath_targets(res: dict) -> list[dict]:
         nd, ds = wp["neardup"], wp["datasketch"]
         out.add(f"whole path at {wp['corpus']['documents']:,} docs: >= 3x datasketch", round(wp["ratio"], 2), wp["ratio"] >= 3,
                 f"neardup index + clusters {nd['seconds']:.1f} s vs datasketch pipeline {ds['seconds']:.1f} s")
+        q = wp.get("fresh_query")
+        if q:
+            out.add("Persian one-text query, fresh process: <= 1.5x Russian", round(q["fa_over_ru"], 2), q["fa_over_ru"] <= 1.5,
+                    f"median {q['fa_s']:.2f} s vs {q['ru_s']:.2f} s")
     elif wp:
         out.add("whole path: >= 3x datasketch", None, False, wp.get("error", "not measured"))
     return out

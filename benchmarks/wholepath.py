@@ -240,6 +240,32 @@ def measure_datasketch(corpus: Path, env: dict[str, str]) -> dict[str, Any]:
     return {"seconds": wall, **r, "peak_rss_mb": {"all": r["peak_rss_mb"]}}
 
 
+def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries: int = 7) -> dict[str, Any]:
+    """Median seconds of ``neardup query TEXT`` in a fresh process, a Persian text against a
+    Russian one, on an index of ``docs`` documents of each (issue 13: Persian within 1.5x)."""
+    import statistics
+
+    from . import corpora
+
+    fa, ru = corpora.load("fa", docs + queries), corpora.load("ru", docs + queries)
+    path, db = tmp / "query-docs.jsonl", tmp / "query.db"
+    with path.open("w", encoding="utf-8") as f:
+        for d in fa[:docs] + ru[:docs]:
+            f.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")
+    py = [sys.executable, "-m", "neardup.cli"]
+    subprocess.run([*py, "index", str(path), "--engine", str(db), "--quiet"], env=env, check=True, capture_output=True)
+    out: dict[str, Any] = {"index_docs": 2 * docs, "queries": queries}
+    for lang, ds in (("fa", fa[docs:]), ("ru", ru[docs:])):
+        times = []
+        for d in ds[:queries]:
+            t0 = time.perf_counter()
+            subprocess.run([*py, "query", d.text, "--engine", str(db)], env=env, check=True, capture_output=True)
+            times.append(time.perf_counter() - t0)
+        out[f"{lang}_s"] = statistics.median(times)
+    out["fa_over_ru"] = out["fa_s"] / out["ru_s"]
+    return out
+
+
 def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = print, tmp: Path | None = None,
         workers: int | None = None) -> dict[str, Any]:
     """Build the corpus, measure both sides ``repeat`` times (alternating), keep each side's best.
@@ -257,9 +283,11 @@ def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = pr
             log(f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s")
             ds_runs.append(measure_datasketch(corpus, env))
             log(f"run {r + 1}: datasketch {ds_runs[-1]['seconds']:.2f} s")
+        query = measure_fresh_query(d, env)
+        log(f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s")
     nd = min(nd_runs, key=lambda x: x["seconds"])
     ds = min(ds_runs, key=lambda x: x["seconds"])
-    return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "datasketch": ds,
+    return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "datasketch": ds, "fresh_query": query,
             "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], "datasketch": [x["seconds"] for x in ds_runs]},
             "ratio": ds["seconds"] / nd["seconds"], "load_before": os.getloadavg()[0]}
 
@@ -283,6 +311,10 @@ def markdown(res: dict[str, Any]) -> str:
         f"| peak RSS (MB) | index {nd['peak_rss_mb']['index']:.0f}, clusters {nd['peak_rss_mb']['clusters']:.0f} | "
         f"{ds['peak_rss_mb']['all']:.0f} |",
         f"| clusters (docs in them) | {nd['clusters']:,} ({nd['docs_in_clusters']:,}) | {ds['clusters']:,} ({ds['docs_in_clusters']:,}) |",
+        "",
+        "Fresh-process `neardup query` (median of {q}, index of {n} fa + ru documents): Persian {fa:.2f} s, Russian {ru:.2f} s, "
+        "**{r:.2f}x** (target <= 1.5x).".format(q=res["fresh_query"]["queries"], n=res["fresh_query"]["index_docs"],
+                                                fa=res["fresh_query"]["fa_s"], ru=res["fresh_query"]["ru_s"], r=res["fresh_query"]["fa_over_ru"]),
         "",
         "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded engine; "
         "`other` = interpreter start, opening the index, commits). datasketch: Python `\\w+` 5-shingles, "
