@@ -28,14 +28,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from rich.console import Console  # noqa: E402
 
-from . import candidates, corpora, nton, peers, report, signing  # noqa: E402
+from . import candidates, corpora, nton, peers, report, signing, wholepath  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
 MODES = {
-    "quick": dict(sign_docs=150, repeat=1, cand_docs=1500, sizes=[3000, 6000], queries=200, nton_at=6000, budget=75.0, heavy=False),
+    "quick": dict(sign_docs=150, repeat=1, cand_docs=1500, sizes=[3000, 6000], queries=200, nton_at=6000, budget=75.0, heavy=False,
+                  wholepath_docs=1000, wholepath_repeat=1),
     "full": dict(sign_docs=1000, repeat=2, cand_docs=12000, sizes=[10_000, 100_000, 1_000_000], queries=1000, nton_at=100_000,
-                 budget=840.0, heavy=True),
+                 budget=840.0, heavy=True, wholepath_docs=11_380, wholepath_repeat=2),
 }
 
 
@@ -99,6 +100,13 @@ def main(argv: list[str] | None = None) -> int:
             res["engine"] = json.loads(eng_out.read_text())
         else:
             res["engine"] = {"error": f"the engine process exited with {rc}"}
+        # after the engine process: the whole path is timed with nothing else of this run beside it
+        t0 = time.perf_counter()
+        try:
+            res["wholepath"] = wholepath.run(mode["wholepath_docs"], mode["wholepath_repeat"], log=log, tmp=tmp)
+        except Exception as e:  # a failing peer or child is reported in its row
+            res["wholepath"] = {"error": str(e)}
+        res["wholepath"]["seconds_total"] = time.perf_counter() - t0
     res["targets"] = report.targets(res)
     res["runtime_s"] = time.perf_counter() - started
     out_json = a.out / "latest.json"

@@ -21,7 +21,7 @@ def _rate(d: dict | None) -> float | None:
 
 def targets(res: dict) -> list[dict]:
     """Every target of the benchmark with the measured number and whether it is met."""
-    return [*_signing_targets(res), *_candidate_targets(res), *_engine_targets(res), *_nton_targets(res)]
+    return [*_signing_targets(res), *_candidate_targets(res), *_engine_targets(res), *_nton_targets(res), *_wholepath_targets(res)]
 
 
 class _Targets(list):
@@ -106,8 +106,44 @@ def _nton_targets(res: dict) -> list[dict]:
     return out
 
 
+def _wholepath_targets(res: dict) -> list[dict]:
+    out = _Targets()
+    wp = res.get("wholepath", {})
+    if "ratio" in wp:
+        nd, ds = wp["neardup"], wp["datasketch"]
+        out.add(f"whole path at {wp['corpus']['documents']:,} docs: >= 3x datasketch", round(wp["ratio"], 2), wp["ratio"] >= 3,
+                f"neardup index + clusters {nd['seconds']:.1f} s vs datasketch pipeline {ds['seconds']:.1f} s")
+        q = wp.get("fresh_query")
+        if q:
+            out.add("Persian one-text query, fresh process: <= 1.5x Russian", round(q["fa_over_ru"], 2), q["fa_over_ru"] <= 1.5,
+                    f"median {q['fa_s']:.2f} s vs {q['ru_s']:.2f} s")
+    elif wp:
+        out.add("whole path: >= 3x datasketch", None, False, wp.get("error", "not measured"))
+    return out
+
+
+def _wholepath_tables(res: dict) -> list[Table]:
+    wp = res.get("wholepath", {})
+    if "ratio" not in wp:
+        return []
+    from .wholepath import STAGES
+
+    nd, ds, c = wp["neardup"], wp["datasketch"], wp["corpus"]
+    t = Table(title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): neardup index + clusters "
+                    f"vs the datasketch pipeline, seconds (x = {wp['ratio']:.2f})")
+    t.caption = "best of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; datasketch {:.0f} MB".format(
+        wp["repeat"], nd["peak_rss_mb"]["index"], nd["peak_rss_mb"]["clusters"], ds["peak_rss_mb"]["all"])
+    for col in ("stage", "neardup", "datasketch"):
+        t.add_column(col, justify="left" if col == "stage" else "right")
+    for st in (*STAGES, "other"):
+        t.add_row(st, f"{nd['stages'].get(st, 0.0):.2f}", f"{ds['stages'].get(st, 0.0):.2f}")
+    t.add_row("total (wall)", f"{nd['seconds']:.2f}", f"{ds['seconds']:.2f}")
+    return [t]
+
+
 def tables(res: dict) -> list[Table]:
-    return [*_signing_tables(res), *_candidates_tables(res), *_engine_tables(res), *_nton_tables(res), *_targets_tables(res)]
+    return [*_signing_tables(res), *_candidates_tables(res), *_engine_tables(res), *_nton_tables(res), *_wholepath_tables(res),
+            *_targets_tables(res)]
 
 
 def _signing_tables(res: dict) -> list[Table]:

@@ -77,9 +77,13 @@ class Generator:
     """An endless, reproducible stream of documents: the base documents, then collages and
     edited copies (``dup_rate`` of the stream)."""
 
-    def __init__(self, base: Sequence[Document], seed: int = 7, dup_rate: float = 0.3, memory: int = 50_000):
+    def __init__(self, base: Sequence[Document], seed: int = 7, dup_rate: float = 0.3, memory: int = 50_000,
+                 langs: Sequence[str] | None = None, sentences: tuple[int, int] = (3, 9)):
         self.base = list(base)
         self.pool = SentencePool(self.base)
+        if langs is not None:  # collages only in these languages
+            self.pool.langs = [x for x in self.pool.langs if x in langs]
+        self.sentences = sentences  # sentences per collage (inclusive range)
         self.rng = random.Random(seed)
         self.seed = seed
         self.dup_rate = dup_rate
@@ -115,7 +119,7 @@ class Generator:
         rng = self.rng
         lang = rng.choices(self.pool.langs, weights=[{"en": 0.45, "ru": 0.25, "fa": 0.3}[x] for x in self.pool.langs])[0]
         ss = self.pool.sentences[lang]
-        sentences = tuple(ss[rng.randrange(len(ss))] for _ in range(rng.randint(3, 9)))
+        sentences = tuple(ss[rng.randrange(len(ss))] for _ in range(rng.randint(*self.sentences)))
         return Synth(Document(doc_id, render(sentences, rng)), sentences, lang, -1)
 
     def query(self, doc_id: str, rng: random.Random) -> Synth:

@@ -91,6 +91,9 @@ class Signed:
     exact: str
     simhash: int
     keys: dict[str, np.ndarray]  # field -> uint64 keys
+    #: the words full-text search finds in the text, when canonicalization already had them
+    #: (``Canonical.search_words``): engines then skip analyzing the text again
+    search_words: list[str] | None = None
 
     @property
     def id(self) -> str:
@@ -197,7 +200,8 @@ class Signer:
                 k = {f: np.empty(0, dtype=U64) for f in k}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
-            out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
+            out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k,
+                              x.search_words))
         return out
 
     def _stages(self, texts: Sequence[str], canon: Sequence[Canonical], prepared: bool) -> tuple["_Stages", list[Prepared]]:

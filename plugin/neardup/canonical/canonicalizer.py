@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import filterfalse
 from typing import Callable
 
 from ..config import LANGUAGES, Config
@@ -23,12 +24,19 @@ def persian_step(text: str) -> str:
     return map_persian_runs(text, normalize_persian) if has_arabic_script(text) else text
 
 
+#: Document steps full-text search does not make (canonical/search.py).
+_NOT_IN_SEARCH = frozenset({"strip_html", "rejoin_hyphenation", "drop_page_numbers"})
+
+
 @dataclass(frozen=True)
 class Canonical:
-    """Canonical tokens of one document and its language."""
+    """Canonical tokens of one document and its language; ``search_words``, when known, the
+    words :func:`~.search.search_text` finds in the same raw text, before stemming (the
+    tokens before stop words, when the steps made the same text)."""
 
     tokens: list[str]
     lang: str
+    search_words: list[str] | None = field(default=None, compare=False, repr=False)
 
 
 class Canonicalizer:
@@ -76,14 +84,26 @@ class Canonicalizer:
         own and never a separator to a word character, so tokenizing splits at the same
         places with or without it.
         """
+        return self._text_and_search(text)[0]
+
+    def _text_and_search(self, text: str) -> tuple[str, bool]:
+        """:meth:`_text_for_tokens`, and whether its tokens (before the token steps) are the
+        words :func:`~.search.search_text` finds in the same raw text: so when the document
+        steps only full-text search leaves out (HTML, hyphenation, page numbers) changed
+        nothing, drop_punctuation and persian were skipped (then search_text skips them too),
+        and digits are unified (as search_text does)."""
         plain = False
+        same = self.config.digits == "unify"
         for name, step in self.text_steps:
             if name == "drop_punctuation":
                 plain = not punctuation_matters(text)
             if plain and name in ("drop_punctuation", "persian"):
                 continue
-            text = step(text)
-        return text
+            new = step(text)
+            if same and name in _NOT_IN_SEARCH and new is not text and new != text:
+                same = False
+            text = new
+        return text, same and plain
 
     def tokens(self, text: str, lang: str | None = None) -> list[str]:
         return self.canonicalize(text, lang).tokens
@@ -92,8 +112,9 @@ class Canonicalizer:
         if lang is not None and lang not in LANGUAGES:
             raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
         doc_lang = lang or self.language_of(text)
-        canon = self._text_for_tokens(text)
-        return Canonical(self.token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
+        canon, search = self._text_and_search(text)
+        words = split_tokens(canon)
+        return Canonical(self.token_steps(canon, words, doc_lang), doc_lang, words if search else None)
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
@@ -102,7 +123,7 @@ class Canonicalizer:
             toks = [t for t in toks if not t.isdigit()]
         if c.stopwords and c.stem == "none":
             drop = stopwords_to_drop(stop_languages(canon, doc_lang), doc_lang)
-            toks = [t for t in toks if t not in drop]
+            toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
             for t in toks:

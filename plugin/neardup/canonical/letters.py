@@ -87,6 +87,15 @@ def unify_digits(text: str) -> str:
 
 
 def nfkc(text: str) -> str:
+    """NFKC; an ASCII text is its own NFKC, and a long one is remembered for a while (the
+    same raw text is normalized for its tokens and again for full-text search)."""
+    if text.isascii():
+        return text
+    return _nfkc_long(text) if len(text) > 256 else unicodedata.normalize("NFKC", text)
+
+
+@lru_cache(maxsize=1024)
+def _nfkc_long(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from typing import Any
 
 from .letters import FA_LETTER_MAP, ZWNJ, CharMap, _SPACE
 
@@ -50,58 +51,137 @@ _FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\
 
 @lru_cache(maxsize=1)
 def _hazm_normalizer():
+    """hazm's normalizer: for hazm 0.10, :class:`PrebuiltNormalizer` (its letter steps
+    without importing hazm), else the stock ``hazm.Normalizer``."""
     from importlib.metadata import version
 
-    from hazm import Normalizer, maketrans  # imported lazily: hazm takes about a second to import
+    tables = _hazm_tables() if version("hazm").startswith("0.10.") else None
+    if tables is None:
+        from hazm import Normalizer  # imported lazily: hazm takes seconds to import
 
-    if not version("hazm").startswith("0.10."):
         return Normalizer()
+    return PrebuiltNormalizer(tables)
 
-    class PrebuiltNormalizer(Normalizer):
-        """hazm's ``Normalizer`` with its translation tables built once.
 
-        hazm 0.10's ``normalize`` builds its letter and digit tables (``hazm.maketrans``)
-        on every call and applies them to every character; here they are built at
-        construction and applied to the runs they change. ``normalize`` runs the same
-        public steps in the same order as hazm 0.10.0's, and skips
-        ``decrease_repeated_chars`` where no letter repeats three times (its pattern,
-        ``repeated_chars_pattern``, contains ``more_than_two_repeat_pattern``). Checked
-        against the stock ``Normalizer`` in tests/test_canonical_fast.py.
-        """
+#: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use.
+_TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
+           "diacritics_patterns", "specials_chars_patterns", "replacements")
 
-        def __init__(self) -> None:
-            super().__init__()
-            self._letters = CharMap(maketrans(self.translation_src, self.translation_dst))
-            self._numbers = CharMap(maketrans(self.number_translation_src, self.number_translation_dst))
-            self._repeat = re.compile(self.more_than_two_repeat_pattern)
 
-        def normalize(self, text: str) -> str:
-            text = self._letters(text)
-            steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
-            steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
-            for step in steps:  # all of them: the default settings
-                text = step(text)
-            return text
+def _hazm_tables() -> dict[str, Any] | None:
+    """The literal tables (``_TABLES``) assigned in ``Normalizer.__init__`` of the installed
+    hazm's ``normalizer.py``, read from its source without importing hazm (its package
+    imports scikit-learn, nltk and gensim: two seconds), or None if they are not all there."""
+    import ast
+    import importlib.util
+    from pathlib import Path
 
-        def normalize_letters(self, text: str) -> str:
-            """:meth:`normalize` without its spacing steps (``correct_spacing``,
-            ``seperate_mi``, four fifths of its time) and without ``decrease_repeated_chars``
-            (it looks words up, so its result depends on where words end): for anchor
-            pieces, where the spaces between Persian letters are removed anyway."""
-            text = self._letters(text)
-            steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
-                     self.remove_specials_chars)
-            for step in steps:
-                text = step(text)
-            return text
+    spec = importlib.util.find_spec("hazm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        tree = ast.parse((Path(list(spec.submodule_search_locations)[0]) / "normalizer.py").read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            for a in ast.walk(node):
+                if (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Attribute)
+                        and a.targets[0].attr in _TABLES):
+                    try:
+                        found[a.targets[0].attr] = ast.literal_eval(a.value)
+                    except ValueError:
+                        return None
+    return found if set(found) == set(_TABLES) else None
 
-        def persian_number(self, text: str) -> str:
-            return self._numbers(text)
 
-        def decrease_repeated_chars(self, text: str) -> str:
-            return super().decrease_repeated_chars(text) if self._repeat.search(text) else text
+class PrebuiltNormalizer:
+    """hazm 0.10's ``Normalizer`` with its tables built once, hazm imported only when a step
+    needs its word lists.
 
-    return PrebuiltNormalizer()
+    hazm 0.10's ``normalize`` builds its letter and digit tables (``hazm.maketrans``) on
+    every call and applies them to every character; here they are built at construction and
+    applied to the runs they change. The letter steps (``persian_style``, ``persian_number``,
+    ``remove_diacritics``, ``unicodes_replacement``, ``remove_specials_chars``) are hazm's
+    own code on hazm's own tables, read from its source (:func:`_hazm_tables`), so a text
+    without the few cases below never imports hazm. ``correct_spacing``,
+    ``decrease_repeated_chars`` and ``seperate_mi`` go to a stock ``hazm.Normalizer`` made
+    on first use, the last two only when they can change the text: a character three times
+    in a row (a superset of ``more_than_two_repeat_pattern``), "می" in it (every match of
+    ``joint_mi_patterns`` holds it). ``normalize`` runs the same public steps in the same
+    order as hazm 0.10.0's. Checked against the stock ``Normalizer`` in
+    tests/test_canonical_fast.py.
+    """
+
+    def __init__(self, tables: dict[str, Any]) -> None:
+        t = tables
+        self._letters = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
+        self._numbers = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
+        compiled = lambda patterns: [(re.compile(p), r) for p, r in patterns]  # noqa: E731
+        self._style = compiled(t["persian_style_patterns"])
+        self._diacritics = compiled(t["diacritics_patterns"])
+        self._specials = compiled(t["specials_chars_patterns"])
+        self._replacements = compiled(t["replacements"])
+        self._repeat = re.compile(r"(.)\1\1", re.S)
+        self._stock: Any = None
+
+    def _full(self) -> Any:
+        if self._stock is None:
+            from hazm import Normalizer
+
+            self._stock = Normalizer()
+        return self._stock
+
+    @staticmethod
+    def _replace(patterns: list[tuple[re.Pattern, str]], text: str) -> str:
+        for p, r in patterns:  # hazm.regex_replace (zip above: hazm.maketrans, which truncates too)
+            text = p.sub(r, text)
+        return text
+
+    def normalize(self, text: str) -> str:
+        text = self._letters(text)
+        steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
+        steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
+        for step in steps:  # all of them: the default settings
+            text = step(text)
+        return text
+
+    def normalize_letters(self, text: str) -> str:
+        """:meth:`normalize` without its spacing steps (``correct_spacing``,
+        ``seperate_mi``, four fifths of its time) and without ``decrease_repeated_chars``
+        (it looks words up, so its result depends on where words end): for anchor
+        pieces, where the spaces between Persian letters are removed anyway."""
+        text = self._letters(text)
+        steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
+                 self.remove_specials_chars)
+        for step in steps:
+            text = step(text)
+        return text
+
+    def persian_style(self, text: str) -> str:
+        return self._replace(self._style, text)
+
+    def persian_number(self, text: str) -> str:
+        return self._numbers(text)
+
+    def remove_diacritics(self, text: str) -> str:
+        return self._replace(self._diacritics, text)
+
+    def remove_specials_chars(self, text: str) -> str:
+        return self._replace(self._specials, text)
+
+    def unicodes_replacement(self, text: str) -> str:
+        return self._replace(self._replacements, text)
+
+    def correct_spacing(self, text: str) -> str:
+        return self._full().correct_spacing(text)
+
+    def decrease_repeated_chars(self, text: str) -> str:
+        return self._full().decrease_repeated_chars(text) if self._repeat.search(text) else text
+
+    def seperate_mi(self, text: str) -> str:
+        return self._full().seperate_mi(text) if "می" in text else text
 
 
 @lru_cache(maxsize=1)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import numpy as np
+
 _FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
 _RU_CLASS = "\u0400-\u052f"
 _EN_CLASS = "A-Za-z\u00c0-\u024f"
@@ -56,10 +58,50 @@ def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
         return default
     if len(present) == 1 and present[0][1].start() < sample:
         return present[0][0]  # one script, and its first letter is among the first `sample` letters
-    prefix = _letters_prefix(text, sample)
-    counts = {lang: sum(map(len, letter_res[lang].findall(prefix))) for lang in ("fa", "ru", "en")}
+    fa, ru, en = _script_counts(text, sample)
+    counts = {"fa": fa, "ru": ru, "en": en}
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else default
+
+
+_LANG_CODES = {"fa": 1, "ru": 2, "en": 3}
+
+
+@lru_cache(maxsize=1)
+def _code_point_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Per code point: is it a letter (``str.isalpha``), and its script code (0 none, then
+    ``_LANG_CODES``) when it is a letter :func:`script_of` assigns."""
+    letter = np.zeros(0x110000, dtype=bool)
+    letter[_letter_codepoints()] = True
+    script = np.zeros(0x110000, dtype=np.uint8)
+    for lo, hi in _SCRIPT_RANGES:
+        for cp in range(lo, hi + 1):
+            s = script_of(chr(cp)) if letter[cp] else None
+            if s:
+                script[cp] = _LANG_CODES[s]
+    return letter, script
+
+
+def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
+    """Letters of fa, ru and en among the first ``sample`` letters (``str.isalpha``) of
+    ``text``, all of them if it has fewer: counted over code points with numpy, chunk by
+    chunk (a chunk at least as long as the letters still needed; the last one is cut right
+    after the last letter needed)."""
+    letter, script = _code_point_tables()
+    counts = np.zeros(4, dtype=np.int64)
+    pos, need = 0, sample
+    while need > 0 and pos < len(text):
+        chunk = text[pos : pos + max(need, 4096)]
+        pos += len(chunk)
+        cps = np.frombuffer(chunk.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        is_letter = letter[cps]
+        cum = np.cumsum(is_letter)
+        if cum[-1] >= need:  # the chunk holds the last letter needed: stop right after it
+            end = int(np.searchsorted(cum, need)) + 1
+            cps, is_letter = cps[:end], is_letter[:end]
+        counts += np.bincount(script[cps[is_letter]], minlength=4)
+        need -= int(is_letter.sum())
+    return int(counts[1]), int(counts[2]), int(counts[3])
 
 
 def _char_class(codepoints: list[int]) -> str:
@@ -74,32 +116,23 @@ def _char_class(codepoints: list[int]) -> str:
     return "".join(parts)
 
 
+#: The code points :func:`script_of` can assign a script to (it returns None elsewhere).
+_SCRIPT_RANGES = ((0x41, 0x7A), (0xC0, 0x24F), (0x400, 0x52F), (0x600, 0x6FF), (0x750, 0x77F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
+
+
 @lru_cache(maxsize=1)
 def _letter_codepoints() -> list[int]:
-    return [cp for cp in range(0x110000) if chr(cp).isalpha()]
+    return list(map(ord, filter(str.isalpha, map(chr, range(0x110000)))))
 
 
 @lru_cache(maxsize=1)
 def _script_letter_res() -> dict[str, re.Pattern]:
     """Per script, runs of the letters (``str.isalpha``) that :func:`script_of` assigns to it."""
     by: dict[str, list[int]] = {"fa": [], "ru": [], "en": []}
-    for cp in _letter_codepoints():
-        s = script_of(chr(cp))
-        if s:
-            by[s].append(cp)
+    for lo, hi in _SCRIPT_RANGES:
+        for cp in range(lo, hi + 1):
+            s = script_of(chr(cp)) if chr(cp).isalpha() else None
+            if s:
+                by[s].append(cp)
     classes = {lang: _char_class(cps) for lang, cps in by.items()}
     return {lang: re.compile(f"[{cc}][{cc}]*") for lang, cc in classes.items()}
-
-
-@lru_cache(maxsize=4)
-def _first_letters_re(sample: int) -> re.Pattern:
-    a = _char_class(_letter_codepoints())
-    return re.compile(f"(?>(?:[^{a}]*+[{a}]){{{sample}}})")
-
-
-def _letters_prefix(text: str, sample: int) -> str:
-    """The shortest prefix of ``text`` holding its first ``sample`` letters (all of it if fewer)."""
-    if len(text) <= sample:
-        return text
-    m = _first_letters_re(sample).match(text)
-    return text[: m.end()] if m else text

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .letters import FA_LETTER_MAP, ZWNJ, drop_marks, drop_punctuation, has_arabic_script, nfkc, split_tokens, unify_digits, yo_to_ye
+from .letters import (FA_LETTER_MAP, ZWNJ, drop_marks, drop_punctuation, has_arabic_script, nfkc, punctuation_matters, split_tokens,
+                      unify_digits, yo_to_ye)
 from .persian import split_persian
 from .scripts import map_persian_runs, token_language
 from .stemming import stemmer
@@ -25,21 +26,45 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
     ``lang`` is the language of words in no script (digits), default en."""
     if not text:
         return ""
-    t = drop_punctuation(drop_marks(nfkc(text)))
-    if has_arabic_script(t):
-        t = map_persian_runs(t, split_persian)
+    t = drop_marks(nfkc(text))
+    if punctuation_matters(t):  # else drop_punctuation would only put spaces where split_tokens splits anyway
+        t = drop_punctuation(t)
+        if has_arabic_script(t):
+            t = map_persian_runs(t, split_persian)
     words = split_tokens(unify_digits(yo_to_ye(t.casefold())))
     return " ".join(search_text_words(words, lang) if stem else words)
 
 
+def search_text_of_words(words: list[str], lang: str | None = None) -> str:
+    """:func:`search_text` from the words it would find (``Canonical.search_words``)."""
+    return " ".join(search_text_words(words, lang))
+
+
 def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
     """Each Russian or English word's Snowball stem (others as they are)."""
-    out = []
-    for w in words:
-        wl = token_language(w) or lang or "en"
-        st = stemmer(wl, "snowball") if wl != "fa" else None
-        out.append(st(w) if st is not None else w)
-    return out
+    memo = _terms_memo(lang or "en")
+    miss = set(words).difference(memo)
+    if len(memo) + len(miss) > _MEMO_WORDS:  # the memo is full: words it does not hold are analyzed each time
+        return [memo[w] if w in memo else _term(w, lang) for w in words]
+    for w in miss:
+        memo[w] = _term(w, lang)
+    return list(map(memo.__getitem__, words))
+
+
+def _term(word: str, lang: str | None) -> str:
+    wl = token_language(word) or lang or "en"
+    st = stemmer(wl, "snowball") if wl != "fa" else None
+    return st(word) if st is not None else word
+
+
+#: Distinct words whose terms are remembered, per default language.
+_MEMO_WORDS = 500_000
+
+
+@lru_cache(maxsize=8)
+def _terms_memo(lang: str) -> dict[str, str]:
+    """word -> its term (:func:`_term`) for texts of default language ``lang``."""
+    return {}
 
 
 _WORD = re.compile(r"\S+")

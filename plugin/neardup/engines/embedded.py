@@ -65,7 +65,6 @@ full FTS5 detail, hex ``exact``, ISO ``indexed_at`` and raw keys).
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import re
@@ -77,7 +76,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..canonical.search import search_text, snippet
+from ..canonical.search import search_text, search_text_of_words, snippet
 from ..config import Config
 from ..hashing import U64
 from ..signer import Signed
@@ -156,6 +155,12 @@ def _iso(ms: int | str | None) -> str | None:
     return (_EPOCH + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
 
 
+def _search_body(s: Signed) -> str:
+    """:func:`search_text` of the document's text, from the words signing found when it has them."""
+    words = getattr(s, "search_words", None)
+    return search_text(s.doc.text) if words is None else search_text_of_words(words)
+
+
 def _own_cluster(cluster_id: str, doc_id: str) -> str | None:
     return None if cluster_id == doc_id else cluster_id
 
@@ -178,18 +183,25 @@ def posting_key(field_id: int, key: int) -> int:
     return (field_id << KEY_BITS) | (int(key) & _KEY_MASK)
 
 
-def _sorted_postings(pending: dict[int, list[int]]) -> Iterable[tuple[int, int]]:
-    """(key, doc) rows of ``pending`` (doc -> posting keys) in key order."""
+def _sorted_postings(pending: dict[int, np.ndarray]) -> Iterable[tuple[int, int]]:
+    """(key, doc) rows of ``pending`` (doc -> posting keys, int64) in key order."""
+    if not pending:
+        return iter(())
     counts = [len(v) for v in pending.values()]
-    keys = np.fromiter(itertools.chain.from_iterable(pending.values()), dtype=np.int64, count=sum(counts))
+    keys = np.concatenate(list(pending.values())).astype(np.int64, copy=False)
     docs = np.repeat(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)), counts)
     order = np.lexsort((docs, keys))
     return zip(keys[order].tolist(), docs[order].tolist(), strict=True)
 
 
-def _posting_keys(field_id: int, keys: Any) -> list[int]:
+def _posting_array(field_id: int, keys: Any) -> np.ndarray:
+    """The posting keys (int64) of ``keys`` of field number ``field_id``."""
     a = np.asarray(keys, dtype=U64).ravel() & U64(_KEY_MASK)
-    return (a.astype(np.int64) + (field_id << KEY_BITS)).tolist()
+    return a.astype(np.int64) + (field_id << KEY_BITS)
+
+
+def _posting_keys(field_id: int, keys: Any) -> list[int]:
+    return _posting_array(field_id, keys).tolist()
 
 
 # -- the keys column ----------------------------------------------------------------------------
@@ -465,7 +477,7 @@ class EmbeddedEngine(Engine):
         tags = tags or {}
         failures: list[Failure] = []
         now = _now_ms()
-        pending: dict[int, list[int]] = {}  # seq -> posting keys, inserted in key order at the end
+        pending: dict[int, np.ndarray] = {}  # seq -> posting keys, inserted in key order at the end
         with self._tx() as db:
             if not self._put_new(db, docs, tags, now, pending):
                 for s in docs:
@@ -488,7 +500,7 @@ class EmbeddedEngine(Engine):
                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
     def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
-                 pending: dict[int, list[int]]) -> bool:
+                 pending: dict[int, np.ndarray]) -> bool:
         """A batch of documents none of which is stored yet, in three ``executemany``; False
         (and nothing written) when some id is already stored or a row is refused, so that
         the caller goes document by document."""
@@ -503,7 +515,8 @@ class EmbeddedEngine(Engine):
             for s in docs:
                 row, posting = self._doc_row(s, tags.get(s.id), now)
                 rows.append((seq, *row))
-                text.append((seq, search_text(s.doc.title), search_text(s.doc.text)))
+                if self.fulltext:
+                    text.append((seq, search_text(s.doc.title), _search_body(s)))
                 postings[seq] = posting
                 seq += 1
             db.execute("SAVEPOINT put_new")
@@ -522,20 +535,21 @@ class EmbeddedEngine(Engine):
         pending.update(postings)
         return True
 
-    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple[tuple, list[int]]:
+    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple[tuple, np.ndarray]:
         """The ``docs`` row of a document (``_INSERT_COLUMNS``) and its posting keys."""
         d = s.doc
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = pack_keys(self._fields, s.keys, shingles, exact)
-        posting = [k for f, ks in s.keys.items() if f in self._field_ids for k in _posting_keys(self._field_ids[f], ks)]
+        parts = [_posting_array(self._field_ids[f], ks) for f, ks in s.keys.items() if f in self._field_ids]
+        posting = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
         row = (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
                json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
         return row, posting
 
-    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, list[int]]) -> None:
+    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, np.ndarray]) -> None:
         d = s.doc
         old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
         row, posting = self._doc_row(s, t, now)
@@ -550,11 +564,11 @@ class EmbeddedEngine(Engine):
             db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
         if self.fulltext:
-            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
+            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), _search_body(s)))
         pending[seq] = posting
 
     def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
-                         pending: dict[int, list[int]] | None = None) -> None:
+                         pending: dict[int, np.ndarray] | None = None) -> None:
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)

@@ -1,0 +1,353 @@
+"""The user's whole path against the plain datasketch pipeline, in one run (issue 13).
+
+    python -m benchmarks.wholepath                   # 11,380 documents, as in the issue
+    python -m benchmarks.wholepath --docs 3000       # smaller
+    python -m benchmarks.wholepath --repeat 3        # best of 3 per side
+
+One JSONL file of English and Russian documents of about 550 words (collages of corpus
+sentences, 30% edited copies of earlier ones, a handful with a few Persian words), then, each
+in fresh processes:
+
+* **neardup**: ``neardup index FILE`` then ``neardup clusters --json``, default options, on
+  the embedded engine (the command line's own ``main``, run in a child process that times
+  the stages: read, canonicalize, sign, tag, store, cluster);
+* **datasketch**: read the file, Python ``\\w+`` word 5-shingles of the lower-cased text,
+  ``MinHash(num_perm=128).update_batch``, ``MinHashLSH(threshold=0.8)`` insert, then a query
+  per document and union-find over the answers.
+
+Reported: seconds (wall, process start to exit, both commands for neardup), the ratio
+datasketch / neardup, the stage table, peak RSS of each process and the clusters found.
+Writes ``results/wholepath.json`` and ``results/wholepath.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+HERE = Path(__file__).resolve().parent
+_PERSIAN = ["فارسی", "کتاب", "ایران"]  # a few Arabic-script characters in a handful of documents
+
+
+# -- the corpus ----------------------------------------------------------------------------------
+def build_corpus(path: Path, n: int, seed: int = 13) -> dict[str, Any]:
+    """``n`` English/Russian documents of about 550 words into ``path`` (JSONL)."""
+    from . import corpora
+    from .synth import Generator
+
+    base = corpora.load("en") + corpora.load("ru")
+    gen = Generator(base, seed=seed, dup_rate=0.3, langs=("en", "ru"), sentences=(40, 72))
+    gen.count = len(gen.base)  # collages and their edited copies only (the corpus documents are short)
+    words = edited = 0
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            s = next(gen)
+            text = s.doc.text
+            if i % 2000 == 1000:
+                text += f" ({_PERSIAN[i % 3]})"
+            words += len(text.split())
+            edited += s.source >= 0
+            f.write(json.dumps({"id": f"w{i:06d}", "text": text}, ensure_ascii=False) + "\n")
+    return {"documents": n, "words_per_doc": round(words / max(1, n)), "edited_copies": edited, "bytes": path.stat().st_size}
+
+
+# -- child processes -----------------------------------------------------------------------------
+def _peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM (reset by exec; ru_maxrss keeps the high-water mark of
+    the process that forked it, here the benchmark's own)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / (1 << 20) if sys.platform == "darwin" else r / 1024
+
+
+class _Stages:
+    """Seconds per stage; ``wrap`` times every call of a function (outermost call only)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._depth = 0
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        if self._depth:
+            yield
+            return
+        self._depth += 1
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+
+    def wrap(self, owner: Any, attr: str, name: str) -> None:
+        fn = getattr(owner, attr)
+        stages = self
+
+        def timed(*a: Any, **k: Any) -> Any:
+            with stages.stage(name):
+                return fn(*a, **k)
+
+        setattr(owner, attr, timed)
+
+    def wrap_iter(self, owner: Any, attr: str, name: str) -> None:
+        fn = getattr(owner, attr)
+        stages = self
+
+        def timed(*a: Any, **k: Any) -> Iterator[Any]:
+            it = iter(fn(*a, **k))
+            while True:
+                with stages.stage(name):
+                    try:
+                        x = next(it)
+                    except StopIteration:
+                        return
+                yield x
+
+        setattr(owner, attr, timed)
+
+
+def child_neardup(argv: list[str]) -> dict[str, Any]:
+    """Run ``neardup <argv>`` (the command line's ``main``) in this process, timing its stages."""
+    import io as _io
+    from contextlib import redirect_stdout
+
+    t0 = time.perf_counter()
+    from neardup import api, io, signer, tagging
+    from neardup.canonical import canonicalizer
+    from neardup.cli import main
+    from neardup.engines import embedded
+
+    st = _Stages()
+    st.seconds["import"] = time.perf_counter() - t0
+    st.wrap_iter(io, "read_documents", "read")
+    st.wrap(canonicalizer.Canonicalizer, "canonicalize", "canonicalize")
+    st.wrap(signer.Signer, "sign_canonical", "sign")
+    st.wrap(tagging.Tagger, "tag_ordered", "tag")
+    st.wrap(embedded.EmbeddedEngine, "put", "store")
+    st.wrap(api.NearDup, "clusters", "cluster")
+    out = _io.StringIO()
+    code = 0
+    with redirect_stdout(out):
+        try:
+            main.main(args=argv, prog_name="neardup", standalone_mode=False)
+        except SystemExit as e:
+            code = e.code or 0
+    res: dict[str, Any] = {"stages": st.seconds, "exit": code, "peak_rss_mb": _peak_rss_mb()}
+    if "--json" in argv:
+        cl = json.loads(out.getvalue())
+        res["clusters"] = len(cl)
+        res["docs_in_clusters"] = sum(c["size"] for c in cl)
+    return res
+
+
+_WORD = re.compile(r"\w+")
+
+
+def child_datasketch(path: str, threshold: float = 0.8, num_perm: int = 128, w: int = 5) -> dict[str, Any]:
+    """The plain pipeline: read, shingle, MinHash, LSH, union-find; seconds per stage."""
+    st = _Stages()
+    with st.stage("import"):
+        from datasketch import MinHash, MinHashLSH
+    with st.stage("read"):
+        docs = [json.loads(line) for line in open(path, encoding="utf-8")]
+    with st.stage("canonicalize"):  # lower-case and \w+ words
+        words = [_WORD.findall(d["text"].lower()) for d in docs]
+    sketches = []
+    with st.stage("sign"):  # shingles and MinHash
+        for ws in words:
+            m = MinHash(num_perm=num_perm)
+            m.update_batch([" ".join(ws[i : i + w]).encode() for i in range(max(1, len(ws) - w + 1))])
+            sketches.append(m)
+    with st.stage("store"):  # LSH insert
+        lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        for d, m in zip(docs, sketches, strict=True):
+            lsh.insert(d["id"], m)
+    with st.stage("cluster"):  # query every document, union-find
+        parent = {d["id"]: d["id"] for d in docs}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for d, m in zip(docs, sketches, strict=True):
+            for o in lsh.query(m):
+                a, b = find(d["id"]), find(o)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+        sizes: dict[str, int] = {}
+        for x in parent:
+            r = find(x)
+            sizes[r] = sizes.get(r, 0) + 1
+    big = [s for s in sizes.values() if s > 1]
+    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), "clusters": len(big), "docs_in_clusters": sum(big)}
+
+
+def _run_child(args: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "benchmarks.wholepath", "--child", *args], cwd=HERE.parent, env=env,
+                       capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"child {args[0]} failed ({p.returncode}): {p.stderr[-2000:]}")
+    return wall, json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# -- one measurement -----------------------------------------------------------------------------
+STAGES = ("import", "read", "canonicalize", "sign", "tag", "store", "cluster")
+
+
+def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | None = None) -> dict[str, Any]:
+    for p in (db, Path(str(db) + "-wal"), Path(str(db) + "-shm")):
+        p.unlink(missing_ok=True)
+    extra = [] if workers is None else ["--workers", str(workers)]
+    w1, idx = _run_child(["neardup", "index", str(corpus), "--engine", str(db), "--quiet", *extra], env)
+    w2, cl = _run_child(["neardup", "clusters", "--engine", str(db), "--json"], env)
+    stages: dict[str, float] = {}
+    for part in (idx, cl):
+        for k, v in part["stages"].items():
+            stages[k] = stages.get(k, 0.0) + v
+    total = w1 + w2
+    stages["other"] = max(0.0, total - sum(stages.values()))  # process start, engine open, commit, reports
+    return {"seconds": total, "index_s": w1, "clusters_s": w2, "stages": stages, "db_bytes": db.stat().st_size,
+            "peak_rss_mb": {"index": idx["peak_rss_mb"], "clusters": cl["peak_rss_mb"]},
+            "clusters": cl.get("clusters"), "docs_in_clusters": cl.get("docs_in_clusters")}
+
+
+def measure_datasketch(corpus: Path, env: dict[str, str]) -> dict[str, Any]:
+    wall, r = _run_child(["datasketch", str(corpus)], env)
+    r["stages"]["other"] = max(0.0, wall - sum(r["stages"].values()))
+    return {"seconds": wall, **r, "peak_rss_mb": {"all": r["peak_rss_mb"]}}
+
+
+def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries: int = 7) -> dict[str, Any]:
+    """Median seconds of ``neardup query TEXT`` in a fresh process, a Persian text against a
+    Russian one, on an index of ``docs`` documents of each (issue 13: Persian within 1.5x)."""
+    import statistics
+
+    from . import corpora
+
+    fa, ru = corpora.load("fa", docs + queries), corpora.load("ru", docs + queries)
+    path, db = tmp / "query-docs.jsonl", tmp / "query.db"
+    with path.open("w", encoding="utf-8") as f:
+        for d in fa[:docs] + ru[:docs]:
+            f.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")
+    py = [sys.executable, "-m", "neardup.cli"]
+    subprocess.run([*py, "index", str(path), "--engine", str(db), "--quiet"], env=env, check=True, capture_output=True)
+    out: dict[str, Any] = {"index_docs": 2 * docs, "queries": queries}
+    for lang, ds in (("fa", fa[docs:]), ("ru", ru[docs:])):
+        times = []
+        for d in ds[:queries]:
+            t0 = time.perf_counter()
+            subprocess.run([*py, "query", d.text, "--engine", str(db)], env=env, check=True, capture_output=True)
+            times.append(time.perf_counter() - t0)
+        out[f"{lang}_s"] = statistics.median(times)
+    out["fa_over_ru"] = out["fa_s"] / out["ru_s"]
+    return out
+
+
+def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = print, tmp: Path | None = None,
+        workers: int | None = None) -> dict[str, Any]:
+    """Build the corpus, measure both sides ``repeat`` times (alternating), keep each side's best.
+    ``workers``: ``neardup index --workers`` (None: the command's default)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE.parent / "plugin"), os.environ.get("PYTHONPATH", "")]),
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory(prefix="neardup-wholepath-", dir=tmp) as d:
+        d = Path(d)
+        corpus = d / "corpus.jsonl"
+        info = build_corpus(corpus, n, seed)
+        log(f"corpus: {info}")
+        nd_runs, ds_runs = [], []
+        for r in range(repeat):
+            nd_runs.append(measure_neardup(corpus, d / "index.db", env, workers))
+            log(f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s")
+            ds_runs.append(measure_datasketch(corpus, env))
+            log(f"run {r + 1}: datasketch {ds_runs[-1]['seconds']:.2f} s")
+        query = measure_fresh_query(d, env)
+        log(f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s")
+    nd = min(nd_runs, key=lambda x: x["seconds"])
+    ds = min(ds_runs, key=lambda x: x["seconds"])
+    return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "datasketch": ds, "fresh_query": query,
+            "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], "datasketch": [x["seconds"] for x in ds_runs]},
+            "ratio": ds["seconds"] / nd["seconds"], "load_before": os.getloadavg()[0]}
+
+
+# -- output --------------------------------------------------------------------------------------
+def markdown(res: dict[str, Any]) -> str:
+    nd, ds = res["neardup"], res["datasketch"]
+    c = res["corpus"]
+    lines = [
+        f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, {c['edited_copies']:,} edited copies), "
+        f"best of {res['repeat']}{'' if res.get('workers') is None else ', neardup index --workers ' + str(res['workers'])}: neardup {nd['seconds']:.2f} s, datasketch {ds['seconds']:.2f} s, "
+        f"**{res['ratio']:.2f}x** (target >= 3x).",
+        "",
+        "| stage (s) | neardup | datasketch |",
+        "|---|---:|---:|",
+    ]
+    for s in (*STAGES, "other"):
+        lines.append(f"| {s} | {nd['stages'].get(s, 0.0):.2f} | {ds['stages'].get(s, 0.0):.2f} |")
+    lines += [
+        f"| **total (wall)** | **{nd['seconds']:.2f}** | **{ds['seconds']:.2f}** |",
+        f"| peak RSS (MB) | index {nd['peak_rss_mb']['index']:.0f}, clusters {nd['peak_rss_mb']['clusters']:.0f} | "
+        f"{ds['peak_rss_mb']['all']:.0f} |",
+        f"| clusters (docs in them) | {nd['clusters']:,} ({nd['docs_in_clusters']:,}) | {ds['clusters']:,} ({ds['docs_in_clusters']:,}) |",
+        "",
+        "Fresh-process `neardup query` (median of {q}, index of {n} fa + ru documents): Persian {fa:.2f} s, Russian {ru:.2f} s, "
+        "**{r:.2f}x** (target <= 1.5x).".format(q=res["fresh_query"]["queries"], n=res["fresh_query"]["index_docs"],
+                                                fa=res["fresh_query"]["fa_s"], ru=res["fresh_query"]["ru_s"], r=res["fresh_query"]["fa_over_ru"]),
+        "",
+        "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded engine; "
+        "`other` = interpreter start, opening the index, commits). datasketch: Python `\\w+` 5-shingles, "
+        "`update_batch`, 128 permutations, `MinHashLSH` at 0.8, union-find (unverified).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:
+        kind, rest = argv[1], argv[2:]
+        res = child_neardup(rest) if kind == "neardup" else child_datasketch(rest[0])
+        print(json.dumps(res))
+        return 0
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.wholepath", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=11_380)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--workers", type=int, default=None, help="neardup index --workers (default: the command's own default)")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    a = ap.parse_args(argv)
+    res = run(a.docs, a.repeat, a.seed, log=lambda m: print(m, file=sys.stderr), workers=a.workers)
+    res["command"] = "python -m benchmarks.wholepath " + " ".join(argv)
+    res["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    res["machine"] = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    a.out.mkdir(parents=True, exist_ok=True)
+    (a.out / "wholepath.json").write_text(json.dumps(res, indent=1))
+    md = markdown(res)
+    (a.out / "wholepath.md").write_text(md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
