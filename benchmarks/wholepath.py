@@ -1,6 +1,6 @@
-"""The user's whole path against the plain datasketch pipeline, in one run (issue 13).
+"""The user's whole path against the plain datasketch pipeline, in one run.
 
-    python -m benchmarks.wholepath                   # 11,380 documents, as in the issue
+    python -m benchmarks.wholepath                   # 11,380 documents (~550 words, en and ru, edited copies)
     python -m benchmarks.wholepath --docs 3000       # smaller
     python -m benchmarks.wholepath --repeat 3        # best of 3 per side
 
@@ -242,7 +242,7 @@ def measure_datasketch(corpus: Path, env: dict[str, str]) -> dict[str, Any]:
 
 def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries: int = 7) -> dict[str, Any]:
     """Median seconds of ``neardup query TEXT`` in a fresh process, a Persian text against a
-    Russian one, on an index of ``docs`` documents of each (issue 13: Persian within 1.5x)."""
+    Russian one, on an index of ``docs`` documents of each (target: Persian within 1.5x)."""
     import statistics
 
     from . import corpora

@@ -1,4 +1,4 @@
-"""Issue 15: bad input, faults and hostile data lose nothing, leak nothing, crash nothing.
+"""Hardening: bad input, faults and hostile data lose nothing, leak nothing, crash nothing.
 
 One test (or one parametrized family) per class of the issue, on both engines where the
 class concerns an engine (``engine_target``); each checks more instances than the issue

@@ -1,4 +1,4 @@
-"""Issue 14: Persian and Russian as their readers write them.
+"""Persian and Russian as their readers write them.
 
 On a committed sample of 15 real Persian texts with ZWNJ (tests/data/fa_zwnj_sample.jsonl,
 held-out texts of the shared fa.jsonl): all-spaces and all-joined copies cluster with their

@@ -22,7 +22,7 @@ Every batch is one transaction: a crash mid-ingest loses nothing committed, and 
 again upserts by id. :meth:`EmbeddedEngine.refresh` folds the write-ahead log back into the
 file and truncates it.
 
-Size (issue 5: under 1.5 KB per document beyond the stored text)
+Size (target: under 1.5 KB per document beyond the stored text)
 
 * Posting keys. A posting stores ``(field << 44) | (key mod 2**44)`` as one integer: the
   field and the low 44 bits of the key. Values below 2**47 take 6 bytes in a SQLite record
