@@ -203,9 +203,9 @@ def child_datasketch(path: str, threshold: float = 0.8, num_perm: int = 128, w: 
     return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), "clusters": len(big), "docs_in_clusters": sum(big)}
 
 
-def _run_child(args: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+def _run_child(args: list[str], env: dict[str, str], python: str | None = None) -> tuple[float, dict[str, Any]]:
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "benchmarks.wholepath", "--child", *args], cwd=HERE.parent, env=env,
+    p = subprocess.run([python or sys.executable, "-m", "benchmarks.wholepath", "--child", *args], cwd=HERE.parent, env=env,
                        capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
@@ -234,8 +234,20 @@ def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | 
             "clusters": cl.get("clusters"), "docs_in_clusters": cl.get("docs_in_clusters")}
 
 
+def _datasketch_python() -> str:
+    """This interpreter when it has datasketch (the ``bench`` extra), else the peers' venv."""
+    import importlib.util
+
+    if importlib.util.find_spec("datasketch") is not None:
+        return sys.executable
+    from . import peers
+
+    peers.ensure(False, log=lambda *a: None)
+    return str(peers._python())
+
+
 def measure_datasketch(corpus: Path, env: dict[str, str]) -> dict[str, Any]:
-    wall, r = _run_child(["datasketch", str(corpus)], env)
+    wall, r = _run_child(["datasketch", str(corpus)], env, _datasketch_python())
     r["stages"]["other"] = max(0.0, wall - sum(r["stages"].values()))
     return {"seconds": wall, **r, "peak_rss_mb": {"all": r["peak_rss_mb"]}}
 
