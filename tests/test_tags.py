@@ -284,3 +284,17 @@ def test_the_report_shows_the_clusters_of_the_rule(nd):
     st = scan_stats(nd.engine, threshold=CONFIG.threshold, limit=None, keep_members=100)
     shown = sorted(sorted(c.members) for c in tag_cluster_records(st, nd.engine, 100))
     assert shown == sorted(sorted(c.members) for c in nd.clusters())
+
+
+def test_a_full_candidate_list_is_asked_again_with_a_larger_limit(nd):
+    from neardup.candidates import all_candidates
+
+    a = base_text(40)
+    docs = [Document(f"c{i}", edit(a, i, 1)) for i in range(12)]
+    nd.index(docs, tag=False, progress=None)
+    nd.engine.refresh()
+    s = nd.engine.get(["c0"])["c0"]
+    q = nd.rule.query(s.keys, s.n_shingles, exclude_id="c0", limit=2)
+    assert len(nd.engine.candidates([q])[0]) == 2
+    full = all_candidates(nd.engine, [q], grow=2)[0]
+    assert len(full) == len(nd.engine.candidates([nd.rule.query(s.keys, s.n_shingles, exclude_id="c0", limit=1000)])[0]) > 2

@@ -31,8 +31,8 @@ computes the exact resemblance and containment of the full shingle sets.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -67,10 +67,10 @@ class CandidateRule:
     ``min_match``."""
 
     config: Config
-    extra: Mapping[str, int] = None  # type: ignore[assignment]
+    extra: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "extra", dict(self.extra or {}))
+        object.__setattr__(self, "extra", dict(self.extra))
 
     # -- what must be shared ---------------------------------------------------------------------
     def needs(self) -> dict[str, int]:
@@ -154,13 +154,14 @@ def engine_fetch(engine: Engine) -> Callable[[list[str]], dict[str, np.ndarray]]
 def all_candidates(engine: Engine, queries: Sequence[CandidateQuery], grow: int = 8) -> list[list[Candidate]]:
     """Run ``queries``; a query that came back full (``limit`` hits) runs again with a
     ``grow`` times larger limit until it is not, so no candidate is cut off."""
+    queries = list(queries)
     results = engine.candidates(queries)
     todo = [i for i, r in enumerate(results) if len(r) >= queries[i].limit]
     while todo:
-        bigger = [replace(queries[i], limit=queries[i].limit * grow) for i in todo]
-        for i, q, r in zip(todo, bigger, engine.candidates(bigger), strict=True):
+        for i in todo:
+            queries[i] = replace(queries[i], limit=queries[i].limit * grow)
+        for i, r in zip(todo, engine.candidates([queries[i] for i in todo]), strict=True):
             results[i] = r
-            queries = [*queries[:i], q, *queries[i + 1:]]
         todo = [i for i in todo if len(results[i]) >= queries[i].limit]
     return results
 
@@ -169,12 +170,3 @@ def extra_min_match(signer: Any) -> dict[str, int]:
     """Field -> ``min_match`` of a signer's extended signatures (none when it has no signer yet)."""
     sigs = getattr(signer, "extra_signatures", None) or {}
     return {f: max(1, int(s.min_match)) for f, s in sigs.items()}
-
-
-def shares_key(a: SignedLike, b: SignedLike, fields: Iterable[str] = RESEMBLANCE_FIELDS) -> bool:
-    """True when ``a`` and ``b`` share at least one key of ``fields``."""
-    for f in fields:
-        ka, kb = a.keys.get(f), b.keys.get(f)
-        if ka is not None and kb is not None and len(ka) and len(kb) and np.intersect1d(ka, kb).size:
-            return True
-    return False
