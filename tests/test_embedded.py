@@ -256,3 +256,40 @@ def test_an_index_of_another_signature_version_is_refused(tmp_path):
     db.close()
     with pytest.raises(EngineError, match="signature version 2"):
         NearDup.open(str(path))
+
+
+def _mixed_queries(nd, docs):
+    import random
+
+    rng = random.Random(5)
+    out = []
+    for i, d in enumerate(docs):
+        q = nd.rule.query(d.keys, d.n_shingles, exclude_id=d.id, limit=rng.choice([1, 2, 3, 1000]),
+                          before_seq=rng.choice([None, d.seq]), after_seq=rng.choice([None, None, max(0, d.seq - 40)]),
+                          representatives=rng.random() < 0.5)
+        out.append(q)
+    out.append(CandidateQuery((KeyGroup("minhash", ()),)))  # a query without keys finds nothing
+    return out
+
+
+def test_many_candidate_queries_at_once_equal_one_at_a_time(tmp_path):
+    """The batched statement (temporary tables and a window function) returns what one
+    statement per query returns: same candidates, order, limits and filters; and inside a
+    writer session it leaves the session's transaction open."""
+    import json
+
+    from .corpora import SAMPLE
+
+    recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    with NearDup.open(str(tmp_path / "c.db")) as nd:
+        nd.index([Document(r["id"], r["text"]) for r in recs])
+        e = nd.engine
+        queries = _mixed_queries(nd, list(e.scan()))
+        one = [e._candidates(q) for q in queries]
+        assert sum(map(len, one)) > 50 and sum(len(r) > 1 for r in one) > 5  # the queries do find candidates
+        assert e.candidates(queries) == one
+        with e.writer():
+            assert e.candidates(queries) == one
+            assert e._require().in_transaction
+            e.put_meta("probe", 1)
+        assert e.get_meta("probe") == 1

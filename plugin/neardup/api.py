@@ -177,7 +177,7 @@ class NearDup:
 
     # -- writing ------------------------------------------------------------------------------
     def index(self, docs: Iterable[Document], *, batch_size: int = 500, tag: bool = True,
-              progress: Callable[[int], None] | None = None, workers: int = 1) -> IndexReport:
+              progress: Callable[[int], None] | None = None, workers: int = 0) -> IndexReport:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place

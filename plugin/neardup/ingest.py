@@ -11,12 +11,13 @@ each other's half-written state):
 
 So re-running a file changes nothing, resuming after a crash (half a file, then all of it)
 gives the tags of one run, and an edited document is tagged as if it had always read so.
-Signing can run in worker processes (``workers`` > 1), in input order; workers end with
+Signing can run in worker processes (``workers`` > 0), in input order; workers end with
 their parent.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections import deque
@@ -138,20 +139,33 @@ def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield list(batch.values())
 
 
-def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
-    """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`."""
+def sign_batch(signer: Signer, docs: list[Document], search: bool = False) -> tuple[list[Signed], list[Failure]]:
+    """Sign ``docs`` (``search``: with their full-text terms); a document that cannot be
+    signed becomes a :class:`Failure`."""
     failures: list[Failure] = []
-    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))))
+    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))), search=search)
     return signed, failures
 
 
 def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
-                   workers: int) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
-    """(batch, signed, failures) in input order; ``workers`` > 1 signs in that many processes
-    while the caller stores. If reading fails midway, what was read comes out first."""
-    if workers <= 1:
-        for b in batches(docs, batch_size):
-            yield (b, *sign_batch(signer, b))
+                   workers: int, search: bool = False) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
+    """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
+    while the caller stores (started at the second batch: one batch is signed here), 0 signs
+    here. ``search``: with each text's full-text terms. If reading fails midway, what was
+    read comes out first."""
+    it = batches(docs, batch_size)
+    first = next(it, None)
+    if first is None:
+        return
+    if workers <= 0:
+        for b in itertools.chain([first], it):
+            yield (b, *sign_batch(signer, b, search))
+        return
+    try:
+        second = next(it, None)
+    finally:  # a reading error comes out after the batch read before it
+        yield (first, *sign_batch(signer, first, search))
+    if second is None:
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -159,9 +173,9 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     pending: deque = deque()
     error: BaseException | None = None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-                             initargs=(config, signer.context, os.getpid())) as pool:
+                             initargs=(config, signer.context, os.getpid(), search)) as pool:
         try:
-            for b in batches(docs, batch_size):
+            for b in itertools.chain([second], it):
                 pending.append((b, pool.submit(_sign_in_worker, b)))
                 while len(pending) > 2 * workers:
                     b0, fut = pending.popleft()
@@ -178,11 +192,12 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
 
 
 _worker_signer: Signer | None = None
+_worker_search = False
 
 
-def _init_worker(config: Config, context: dict[str, Any], parent: int) -> None:
-    global _worker_signer
-    _worker_signer = Signer(config, context)
+def _init_worker(config: Config, context: dict[str, Any], parent: int, search: bool) -> None:
+    global _worker_signer, _worker_search
+    _worker_signer, _worker_search = Signer(config, context), search
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -199,7 +214,7 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
 def _sign_in_worker(docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
     """Sign in a worker process; the documents are not sent back (the parent has them)."""
     assert _worker_signer is not None
-    signed, failures = sign_batch(_worker_signer, docs)
+    signed, failures = sign_batch(_worker_signer, docs, _worker_search)
     for s in signed:
         s.doc = None  # type: ignore[assignment]
     return signed, failures
@@ -212,11 +227,18 @@ def _reattach(docs: list[Document], signed: list[Signed], failures: list[Failure
     return signed, failures
 
 
+def default_workers() -> int:
+    """Signing processes beside the one that tags and stores: one per CPU beyond the first
+    (so none on one CPU)."""
+    return max(0, (os.cpu_count() or 1) - 1)
+
+
 def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,
-        progress: Callable[[int], None] | None = None, workers: int = 1) -> IndexReport:
-    """Sign and store ``docs`` batch by batch; returns what was done."""
+        progress: Callable[[int], None] | None = None, workers: int = 0) -> IndexReport:
+    """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one);
+    returns what was done."""
     report = IndexReport()
-    for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers):
+    for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers, ingest.engine.analyzes_text):
         report.failed.extend(failures)
         ingest.store(signed, report)
         if progress:
@@ -224,4 +246,4 @@ def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document]
     return report
 
 
-__all__ = ["IndexReport", "Ingest", "Tags", "batches", "run", "same_signature", "sign_batch", "signed_batches"]
+__all__ = ["IndexReport", "Ingest", "Tags", "batches", "default_workers", "run", "same_signature", "sign_batch", "signed_batches"]

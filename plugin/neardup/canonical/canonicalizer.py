@@ -90,8 +90,9 @@ class Canonicalizer:
         """:meth:`_text_for_tokens`, and whether its tokens (before the token steps) are the
         words :func:`~.search.search_text` finds in the same raw text: so when the document
         steps only full-text search leaves out (HTML, hyphenation, page numbers) changed
-        nothing, drop_punctuation and persian were skipped (then search_text skips them too),
-        and digits are unified (as search_text does)."""
+        nothing, digits are unified (as search_text does), and the persian step did nothing
+        search_text does otherwise (it was skipped, as search_text skips it then, or the text
+        has no Arabic script)."""
         plain = False
         same = self.config.digits == "unify"
         for name, step in self.text_steps:
@@ -99,11 +100,13 @@ class Canonicalizer:
                 plain = not punctuation_matters(text)
             if plain and name in ("drop_punctuation", "persian"):
                 continue
+            if name == "persian" and same and has_arabic_script(text):
+                same = False  # search_text splits Persian runs its own way
             new = step(text)
             if same and name in _NOT_IN_SEARCH and new is not text and new != text:
                 same = False
             text = new
-        return text, same and plain
+        return text, same
 
     def tokens(self, text: str, lang: str | None = None) -> list[str]:
         return self.canonicalize(text, lang).tokens

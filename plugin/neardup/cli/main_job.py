@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io as _io
-import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any, Iterator
 import click
 
 from ..config import CHOICES, LANGUAGES, SIGNATURES
+from ..ingest import default_workers
 from .options import echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe, terminal_text
 
@@ -87,8 +87,9 @@ def _progress(total: int | None, label: str, quiet: bool):
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
 @click.option("--batch-size", default=500, show_default=True, help="Documents per transaction / bulk request.")
-@click.option("--workers", "-j", type=click.IntRange(0), default=1, show_default=True,
-              help="Processes that canonicalize and sign while this one tags and stores (0: one per CPU).")
+@click.option("--workers", "-j", type=click.IntRange(0), default=None,
+              help="Processes that canonicalize and sign while this one tags and stores; 0 signs here too. "
+                   "[default: one per CPU beyond the first; input of one batch is signed here]")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
 @click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
@@ -127,7 +128,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     Examples:
       neardup index docs.jsonl
       neardup index corpus/ --lang fa --threshold 0.7
-      neardup index big.jsonl --workers 0          # sign on every CPU
+      neardup index big.jsonl --workers 0          # one process: sign, tag and store here
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..io import InputError, locate, read_documents, total_bytes
@@ -141,7 +142,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             task = bar.add_task("indexing", total=total)
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n))
             try:
-                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=workers or os.cpu_count() or 1)
+                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers)
             except InputError as e:
                 fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()

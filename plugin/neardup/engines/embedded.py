@@ -76,7 +76,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..canonical.search import search_text, search_text_of_words, snippet
+from ..canonical.search import search_text, snippet
 from ..config import Config
 from ..hashing import U64
 from ..signer import Signed
@@ -141,6 +141,31 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 
 
+#: Scratch tables of :meth:`EmbeddedEngine._candidates_many` (this connection's own).
+_BATCH_TABLES = (
+    "CREATE TEMP TABLE IF NOT EXISTS nd_q(q INTEGER PRIMARY KEY, after_seq INTEGER, before_seq INTEGER, lo INTEGER, hi INTEGER, "
+    "exclude TEXT, lim INTEGER, reps INTEGER)",
+    "CREATE TEMP TABLE IF NOT EXISTS nd_g(q INTEGER, g INTEGER, field TEXT, min_match INTEGER, PRIMARY KEY(q, g))",
+    "CREATE TEMP TABLE IF NOT EXISTS nd_k(q INTEGER, g INTEGER, key INTEGER)",
+)
+#: Per query: documents sharing at least ``min_match`` keys of a group, in the seq range,
+#: length range and (``reps``) among representatives; its ``lim`` best by keys, then seq.
+_BATCH_SQL = f"""
+WITH m(q, g, doc, c) AS (
+    SELECT k.q, k.g, p.doc, COUNT(*) FROM temp.nd_k k CROSS JOIN temp.nd_q x ON x.q = k.q CROSS JOIN postings p
+    ON p.key = k.key AND p.doc > x.after_seq AND p.doc < x.before_seq GROUP BY k.q, k.g, p.doc),
+s(q, doc, score, fs) AS (
+    SELECT m.q, m.doc, SUM(m.c), group_concat(g.field) FROM m JOIN temp.nd_g g ON g.q = m.q AND g.g = m.g
+    WHERE m.c >= g.min_match GROUP BY m.q, m.doc),
+r AS (
+    SELECT s.q, d.id, d.n_shingles, d.simhash, {_CLUSTER} AS cid, s.score, s.fs, d.seq,
+           row_number() OVER (PARTITION BY s.q ORDER BY s.score DESC, d.seq) AS rank, x.lim
+    FROM s CROSS JOIN temp.nd_q x ON x.q = s.q JOIN docs d ON d.seq = s.doc
+    WHERE d.n_shingles BETWEEN x.lo AND x.hi AND d.id != x.exclude AND (x.reps = 0 OR d.is_duplicate = 0))
+SELECT q, id, n_shingles, simhash, cid, score, fs, seq FROM r WHERE rank <= lim ORDER BY q, rank
+"""
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -156,9 +181,8 @@ def _iso(ms: int | str | None) -> str | None:
 
 
 def _search_body(s: Signed) -> str:
-    """:func:`search_text` of the document's text, from the words signing found when it has them."""
-    words = getattr(s, "search_words", None)
-    return search_text(s.doc.text) if words is None else search_text_of_words(words)
+    """:func:`search_text` of the document's text, as signing made it when it was asked to."""
+    return search_text(s.doc.text) if s.search_text is None else s.search_text
 
 
 def _own_cluster(cluster_id: str, doc_id: str) -> str | None:
@@ -290,13 +314,14 @@ class EmbeddedEngine(Engine):
     def __init__(self, path: str | os.PathLike = "neardup.db", *, fulltext: bool = True, timeout: float = 30.0):
         self.path = str(path)
         self.location = self.path
-        self.fulltext = fulltext
+        self.fulltext = self.analyzes_text = fulltext
         self._timeout = timeout
         self._db: sqlite3.Connection | None = None
         self._config: Config | None = None
         self._fields: tuple[str, ...] = ()
         self._field_ids: dict[str, int] = {}
         self._tokenizer_ready = False
+        self._batch_ready = False
         self._writer: sqlite3.Connection | None = None
         #: called once with a message when a writer session waits for another process's lock
         self.on_wait: Any = None
@@ -597,7 +622,41 @@ class EmbeddedEngine(Engine):
 
     # -- reads -----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
-        return [self._candidates(q) for q in queries]
+        if len(queries) < 8:
+            return [self._candidates(q) for q in queries]
+        return self._candidates_many(queries)
+
+    def _candidates_many(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """:meth:`_candidates` of many queries in one statement: their keys and filters go
+        into temporary tables and a window function keeps each query's ``limit`` best."""
+        db = self._require()
+        if not self._batch_ready:
+            for create in _BATCH_TABLES:  # (not executescript: it would commit a writer session's transaction)
+                db.execute(create)
+            self._batch_ready = True
+        qrows, grows, krows = [], [], []
+        for qi, q in enumerate(queries):
+            qrows.append((qi, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, q.min_shingles,
+                          min(q.max_shingles, 2**62), q.exclude_id or "", q.limit, int(q.representatives)))
+            for gi, g in enumerate(q.groups):
+                if g.field not in self._field_ids or not g.keys:
+                    continue
+                grows.append((qi, gi, g.field, max(1, g.min_match)))
+                fid = self._field_ids[g.field]
+                krows.extend((qi, gi, k) for k in dict.fromkeys(posting_key(fid, k) for k in g.keys))
+        out: list[list[Candidate]] = [[] for _ in queries]
+        db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
+        try:
+            db.executemany("INSERT INTO temp.nd_q VALUES (?,?,?,?,?,?,?,?)", qrows)
+            db.executemany("INSERT INTO temp.nd_g VALUES (?,?,?,?)", grows)
+            db.executemany("INSERT INTO temp.nd_k VALUES (?,?,?)", krows)
+            for qi, i, n, sh, cid, score, fs, seq in db.execute(_BATCH_SQL):
+                out[qi].append(Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq))
+        finally:
+            if db.in_transaction:  # (SQLite may have rolled back itself: an I/O error)
+                db.execute("ROLLBACK TO neardup_candidates")
+                db.execute("RELEASE neardup_candidates")
+        return out
 
     def _candidates(self, q: CandidateQuery) -> list[Candidate]:
         db = self._require()
