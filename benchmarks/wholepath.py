@@ -10,7 +10,8 @@ in fresh processes:
 
 * **neardup**: ``neardup index FILE`` then ``neardup clusters --json``, default options, on
   the embedded engine (the command line's own ``main``, run in a child process that times
-  the stages: read, canonicalize, sign, tag, store, cluster);
+  the stages: read, canonicalize, sign, wait for signing workers, tag, store, cluster), and
+  once more with ``--workers 0`` so that every stage's whole cost shows;
 * **datasketch**: read the file, Python ``\\w+`` word 5-shingles of the lower-cased text,
   ``MinHash(num_perm=128).update_batch``, ``MinHashLSH(threshold=0.8)`` insert, then a query
   per document and union-find over the answers.
@@ -79,24 +80,25 @@ def _peak_rss_mb() -> float:
 
 
 class _Stages:
-    """Seconds per stage; ``wrap`` times every call of a function (outermost call only)."""
+    """Seconds per stage, exclusive: a stage timed inside another counts for itself, not
+    for the one around it. ``wrap`` times every call of a function."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
-        self._depth = 0
+        self._inner: list[float] = []  # per open stage: seconds of the stages inside it
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        if self._depth:
-            yield
-            return
-        self._depth += 1
+        self._inner.append(0.0)
         t0 = time.perf_counter()
         try:
             yield
         finally:
-            self._depth -= 1
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+            spent = time.perf_counter() - t0
+            inner = self._inner.pop()
+            self.seconds[name] = self.seconds.get(name, 0.0) + spent - inner
+            if self._inner:
+                self._inner[-1] += spent
 
     def wrap(self, owner: Any, attr: str, name: str) -> None:
         fn = getattr(owner, attr)
@@ -131,7 +133,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     from contextlib import redirect_stdout
 
     t0 = time.perf_counter()
-    from neardup import api, io, signer, tagging
+    from neardup import api, ingest, io, signer, tagging
     from neardup.canonical import canonicalizer
     from neardup.cli import main
     from neardup.engines import embedded
@@ -139,6 +141,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     st = _Stages()
     st.seconds["import"] = time.perf_counter() - t0
     st.wrap_iter(io, "read_documents", "read")
+    st.wrap_iter(ingest, "signed_batches", "wait")  # for the signing workers (what is not read, canonicalize, sign)
     st.wrap(canonicalizer.Canonicalizer, "canonicalize", "canonicalize")
     st.wrap(signer.Signer, "sign_canonical", "sign")
     st.wrap(tagging.Tagger, "tag_ordered", "tag")
@@ -214,7 +217,7 @@ def _run_child(args: list[str], env: dict[str, str], python: str | None = None) 
 
 
 # -- one measurement -----------------------------------------------------------------------------
-STAGES = ("import", "read", "canonicalize", "sign", "tag", "store", "cluster")
+STAGES = ("import", "read", "canonicalize", "sign", "wait", "tag", "store", "cluster")
 
 
 def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | None = None) -> dict[str, Any]:
@@ -295,41 +298,52 @@ def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = pr
             log(f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s")
             ds_runs.append(measure_datasketch(corpus, env))
             log(f"run {r + 1}: datasketch {ds_runs[-1]['seconds']:.2f} s")
+        one = None
+        if workers != 0:  # every stage's cost, all in one process (the table's middle column)
+            one = measure_neardup(corpus, d / "index.db", env, 0)
+            log(f"one process (--workers 0): neardup {one['seconds']:.2f} s")
         query = measure_fresh_query(d, env)
         log(f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s")
     nd = min(nd_runs, key=lambda x: x["seconds"])
     ds = min(ds_runs, key=lambda x: x["seconds"])
-    return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "datasketch": ds, "fresh_query": query,
+    return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "neardup_one_process": one, "datasketch": ds,
+            "fresh_query": query,
             "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], "datasketch": [x["seconds"] for x in ds_runs]},
             "ratio": ds["seconds"] / nd["seconds"], "load_before": os.getloadavg()[0]}
 
 
 # -- output --------------------------------------------------------------------------------------
 def markdown(res: dict[str, Any]) -> str:
-    nd, ds = res["neardup"], res["datasketch"]
+    nd, ds, one = res["neardup"], res["datasketch"], res.get("neardup_one_process")
     c = res["corpus"]
+    mid = (lambda x: f" {x} |") if one else (lambda x: "")
     lines = [
         f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, {c['edited_copies']:,} edited copies), "
         f"best of {res['repeat']}{'' if res.get('workers') is None else ', neardup index --workers ' + str(res['workers'])}: neardup {nd['seconds']:.2f} s, datasketch {ds['seconds']:.2f} s, "
         f"**{res['ratio']:.2f}x** (target >= 3x).",
         "",
-        "| stage (s) | neardup | datasketch |",
-        "|---|---:|---:|",
+        f"| stage (s) | neardup |{mid('neardup, one process')} datasketch |",
+        f"|---|---:|{mid('---:')}---:|",
     ]
     for s in (*STAGES, "other"):
-        lines.append(f"| {s} | {nd['stages'].get(s, 0.0):.2f} | {ds['stages'].get(s, 0.0):.2f} |")
+        lines.append(f"| {s} | {nd['stages'].get(s, 0.0):.2f} |{mid(format(one['stages'].get(s, 0.0), '.2f')) if one else ''} "
+                     f"{ds['stages'].get(s, 0.0):.2f} |")
+    rss = lambda x: f"index {x['peak_rss_mb']['index']:.0f}, clusters {x['peak_rss_mb']['clusters']:.0f}"  # noqa: E731
+    found = lambda x: f"{x['clusters']:,} ({x['docs_in_clusters']:,})"  # noqa: E731
     lines += [
-        f"| **total (wall)** | **{nd['seconds']:.2f}** | **{ds['seconds']:.2f}** |",
-        f"| peak RSS (MB) | index {nd['peak_rss_mb']['index']:.0f}, clusters {nd['peak_rss_mb']['clusters']:.0f} | "
-        f"{ds['peak_rss_mb']['all']:.0f} |",
-        f"| clusters (docs in them) | {nd['clusters']:,} ({nd['docs_in_clusters']:,}) | {ds['clusters']:,} ({ds['docs_in_clusters']:,}) |",
+        f"| **total (wall)** | **{nd['seconds']:.2f}** |{mid('**' + format(one['seconds'], '.2f') + '**') if one else ''} "
+        f"**{ds['seconds']:.2f}** |",
+        f"| peak RSS (MB) | {rss(nd)} |{mid(rss(one)) if one else ''} {ds['peak_rss_mb']['all']:.0f} |",
+        f"| clusters (docs in them) | {found(nd)} |{mid(found(one)) if one else ''} {found(ds)} |",
         "",
         "Fresh-process `neardup query` (median of {q}, index of {n} fa + ru documents): Persian {fa:.2f} s, Russian {ru:.2f} s, "
         "**{r:.2f}x** (target <= 1.5x).".format(q=res["fresh_query"]["queries"], n=res["fresh_query"]["index_docs"],
                                                 fa=res["fresh_query"]["fa_s"], ru=res["fresh_query"]["ru_s"], r=res["fresh_query"]["fa_over_ru"]),
         "",
-        "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded engine; "
-        "`other` = interpreter start, opening the index, commits). datasketch: Python `\\w+` 5-shingles, "
+        "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded engine; stages are "
+        "this process's own: with signing workers, `canonicalize` and `sign` are its first batch and `wait` the time it "
+        "waited for the workers; `other` = interpreter start, opening the index, commits). The one-process column is "
+        "`neardup index --workers 0`, every stage's whole cost. datasketch: Python `\\w+` 5-shingles, "
         "`update_batch`, 128 permutations, `MinHashLSH` at 0.8, union-find (unverified).",
     ]
     return "\n".join(lines) + "\n"

@@ -158,3 +158,41 @@ def test_prebuilt_hazm_normalizer_on_the_persian_corpora(normalizers):
                         n += 1
     if not n:
         pytest.skip("no corpora")
+
+
+# Characters that make NFKC do something: compatibility forms, combining marks out of order,
+# pairs that compose (e + U+0301, Hangul jamo), spaces that are themselves compatibility forms.
+NFKC_PIECES = ["a", "e", "ж", "ک", " ", "  ", "\n", "\u00a0", "\u3000", "\u0301", "\u0327", "\u0345", "\u05b0", "\u0591",
+               "\u1100", "\u1161", "\u11a8", "\uac00", "\u00b4", "\u2116", "\u2026", "\ufb01", "\ufdfa", "\u0cc6", "\u0cd5",
+               "\u09c7", "\u09be", "\u2033", "\u00bd", "\u1e9b\u0323", "\u212b", "\uff21", "\u0041\u030a", "\u2000", "\u200c"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts(NFKC_PIECES, max_size=40))
+def test_nfkc_by_words_is_unicodedata_nfkc(text):
+    assert letters._nfkc_words(text) == unicodedata.normalize("NFKC", text)
+    assert letters.nfkc(text * 30) == unicodedata.normalize("NFKC", text * 30)  # the long, remembered path
+
+
+def test_nfkc_by_words_on_every_character_between_words_and_after_a_space():
+    """Each code point NFKC changes, or that could join a neighbour, is in the class the
+    word windows look for (over all of Unicode, so a newer Unicode database is checked too)."""
+    cls = letters._nfkc_unstable()
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        ch = chr(cp)
+        for t in (f"ab {ch} cd", f"a{ch}\u0301 x", f"\u1100{ch} \uac00{ch}", f" {ch}\u0327\u0301"):
+            if unicodedata.normalize("NFKC", t) != t:
+                assert cls.search(t) or letters._ASTRAL.search(t), hex(cp)  # (a text with astral characters is normalized whole)
+                assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t), hex(cp)
+
+
+def test_nfkc_by_words_on_the_corpora():
+    for name in ("en", "ru", "fa"):
+        path = CORPORA / f"{name}.jsonl"
+        if path.exists():
+            with path.open(encoding="utf-8") as f:
+                for line in f:
+                    t = json.loads(line)["text"]
+                    assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t)

@@ -228,9 +228,10 @@ def _reattach(docs: list[Document], signed: list[Signed], failures: list[Failure
 
 
 def default_workers() -> int:
-    """Signing processes beside the one that tags and stores: one per CPU beyond the first
-    (so none on one CPU)."""
-    return max(0, (os.cpu_count() or 1) - 1)
+    """Signing processes beside the one that tags and stores: one per CPU (the storing
+    process mostly waits on SQLite or the server), none on a single CPU."""
+    n = os.cpu_count() or 1
+    return n if n > 1 else 0
 
 
 def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,

@@ -88,15 +88,92 @@ def unify_digits(text: str) -> str:
 
 def nfkc(text: str) -> str:
     """NFKC; an ASCII text is its own NFKC, and a long one is remembered for a while (the
-    same raw text is normalized for its tokens and again for full-text search)."""
+    same raw text is normalized for its tokens and again for full-text search).
+
+    >>> nfkc("№ 5 … ﬁle café")
+    'No 5 ... file café'
+    """
     if text.isascii():
         return text
-    return _nfkc_long(text) if len(text) > 256 else unicodedata.normalize("NFKC", text)
+    return _nfkc_long(text) if len(text) > 256 else _nfkc_words(text)
 
 
 @lru_cache(maxsize=1024)
 def _nfkc_long(text: str) -> str:
-    return unicodedata.normalize("NFKC", text)
+    return _nfkc_words(text)
+
+
+def _nfkc_words(text: str) -> str:
+    """``unicodedata.normalize("NFKC", text)``, normalizing only the words (runs between
+    whitespace characters NFKC leaves alone) that hold a character NFKC may change or join
+    (:func:`_nfkc_unstable`), which is most often none or a few: NFKC never changes,
+    reorders or composes across such a whitespace character (UAX #15: it is a
+    normalization boundary on both sides)."""
+    if _ASTRAL.search(text):  # the window class holds the Basic Multilingual Plane only (it stays a bitmap)
+        return unicodedata.normalize("NFKC", text)
+    fwd, stable_space = _nfkc_window()
+    out: list[str] = []
+    last = 0
+    for m in fwd.finditer(text):
+        start = m.start()
+        while start > last and text[start - 1] not in stable_space:  # back to the word's start
+            start -= 1
+        out.append(text[last:start])
+        out.append(unicodedata.normalize("NFKC", text[start : m.end()]))
+        last = m.end()
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+@lru_cache(maxsize=1)
+def _nfkc_unstable() -> re.Pattern:
+    """A character class of every character of the Basic Multilingual Plane NFKC may change in a text: those with a
+    decomposition (canonical or compatibility) or a nonzero combining class, those that
+    compose with the character before them (second members of canonical pairs, Hangul
+    vowel and trailing jamo), and Hangul syllables (they take a trailing jamo). Checked
+    against NFKC over all of Unicode in tests/test_canonical_fast.py."""
+    cps: set[int] = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
+    for cp in range(0x10000):
+        ch = chr(cp)
+        d = unicodedata.decomposition(ch)
+        if d or unicodedata.combining(ch):
+            cps.add(cp)
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                cps.add(int(parts[1], 16))
+    return re.compile(f"[{_char_class({cp for cp in cps if cp < 0x10000})}]")
+
+
+@lru_cache(maxsize=1)
+def _nfkc_window() -> tuple[re.Pattern, frozenset[str]]:
+    """A pattern of an :func:`_nfkc_unstable` character and the rest of its word, and the
+    whitespace characters that end words (those NFKC leaves alone; U+00A0 is not one)."""
+    cls = _nfkc_unstable()
+    spaces = frozenset(ch for ch in map(chr, range(0x3001)) if ch.isspace() and not cls.match(ch))
+    stop = "".join(f"\\U{ord(ch):08x}" for ch in sorted(spaces))
+    return re.compile(f"{cls.pattern}[^{stop}]*"), spaces
+
+
+def _char_class(cps: set[int]) -> str:
+    """The inside of a regex character class holding exactly ``cps``, as ranges."""
+    out, run = [], None
+    for cp in sorted(cps):
+        if run and cp == run[1] + 1:
+            run[1] = cp
+        else:
+            if run:
+                out.append(run)
+            run = [cp, cp]
+    if run:
+        out.append(run)
+    esc = lambda cp: f"\\u{cp:04x}"  # noqa: E731
+    return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in out)
 
 
 def drop_marks(text: str) -> str:

@@ -89,7 +89,7 @@ def _progress(total: int | None, label: str, quiet: bool):
 @click.option("--batch-size", default=500, show_default=True, help="Documents per transaction / bulk request.")
 @click.option("--workers", "-j", type=click.IntRange(0), default=None,
               help="Processes that canonicalize and sign while this one tags and stores; 0 signs here too. "
-                   "[default: one per CPU beyond the first; input of one batch is signed here]")
+                   "[default: one per CPU, none on one CPU; input of one batch is signed here]")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
 @click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
