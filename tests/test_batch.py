@@ -22,7 +22,7 @@ from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
 from neardup.shingles import combine, combine_many
 from neardup.signer import Document, Signer
-from neardup.simhash import simhash, token_simhash, token_simhash_many
+from neardup.simhash import simhash, simhash_many, token_simhash, token_simhash_many
 
 u64 = st.integers(0, 2**64 - 1)
 # small alphabets make repeats, ties and equal neighbours common
@@ -108,6 +108,37 @@ def test_token_simhash_many_is_per_document_and_order_free(lists):
     fps = token_simhash_many(flat, off)
     for i, a in enumerate(arrays):
         assert int(fps[i]) == token_simhash(a) == token_simhash(a[::-1])
+
+
+def _simhash_by_definition(hashes, weights) -> int:
+    """Bit j set iff 2 * sum of the weights (in units of 2^-20) of the features with bit j set
+    exceeds their total: Python integers, one bit at a time."""
+    w = [round(float(x) * (1 << 20)) for x in weights]
+    fp = 0
+    for j in range(64):
+        if 2 * sum(wi for h, wi in zip(hashes.tolist(), w, strict=True) if h >> j & 1) > sum(w):
+            fp |= 1 << j
+    return fp
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs_of, st.lists(st.sampled_from([1.0, 1.5, 2.0, 1 + np.log(2), 1 + np.log(3), 7.25]), min_size=240, max_size=240))
+def test_simhash_many_is_the_bit_rule_by_definition(lists, pool):
+    flat, off, arrays = ragged(lists)
+    weights = np.array(pool[: len(flat)], dtype=np.float64)
+    fps = simhash_many(flat, weights, off)
+    for i, a in enumerate(arrays):
+        assert int(fps[i]) == _simhash_by_definition(a, weights[off[i] : off[i + 1]])
+
+
+def test_simhash_many_over_more_documents_than_one_pass():
+    rng = np.random.default_rng(3)
+    lists = [rng.integers(0, 2**64, size=rng.integers(0, 9), dtype=np.uint64) for _ in range(2600)]
+    flat, off, arrays = ragged(lists)
+    weights = rng.choice([1.0, 2.0, 1 + np.log(2)], size=len(flat))
+    fps = simhash_many(flat, weights, off)
+    for i in range(0, 2600, 97):
+        assert int(fps[i]) == _simhash_by_definition(arrays[i], weights[off[i] : off[i + 1]])
 
 
 def test_simhash_bit_rule():
