@@ -293,3 +293,50 @@ def test_many_candidate_queries_at_once_equal_one_at_a_time(tmp_path):
             assert e._require().in_transaction
             e.put_meta("probe", 1)
         assert e.get_meta("probe") == 1
+
+
+def _hits(nd, words):
+    return sorted((h.id, round(h.score, 9)) for h in nd.search(words, size=100))
+
+
+def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path):
+    """Indexing leaves new documents out of the full-text index; the first search adds
+    them. Updates and deletes before and after that point keep it exact: its results are
+    those of a fresh index of the surviving documents."""
+    texts = {f"d{i}": f"alpha{i % 5} beta{i % 7} gamma{i % 3} common words here number{i}" for i in range(60)}
+    with NearDup.open(str(tmp_path / "live.db")) as nd:
+        nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
+        assert nd.engine.fulltext_behind() == 40
+        assert {h for h, _ in _hits(nd, "alpha1")} == {f"d{i}" for i in range(40) if i % 5 == 1}
+        assert nd.engine.fulltext_behind() == 0
+        nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
+        assert nd.engine.fulltext_behind() == 20
+        texts["d3"] = "replaced text with zeta words only"  # in the full-text index: updated at once
+        texts["d45"] = "another zeta replacement"  # not in it yet
+        nd.index([Document("d3", texts["d3"]), Document("d45", texts["d45"])])
+        nd.delete(["d7", "d59"])  # one in it, the last one not (its seq is not given again)
+        del texts["d7"], texts["d59"]
+        nd.index([Document("d60", "zeta newcomer alpha1")])
+        texts["d60"] = "zeta newcomer alpha1"
+        with NearDup.open(str(tmp_path / "fresh.db")) as ref:
+            ref.index([Document(i, t) for i, t in texts.items()])
+            for words in ("alpha1", "zeta", "beta3 gamma0", "number7", "number59", "common"):
+                assert _hits(nd, words) == _hits(ref, words), words
+        assert {h for h, _ in _hits(nd, "zeta")} == {"d3", "d45", "d60"}
+        # the last document is in the full-text index now; delete it and add another: the
+        # newcomer must not take its seq (the index would count it as already added)
+        nd.delete(["d60"])
+        nd.index([Document("d61", "omega arrives late")])
+        assert _hits(nd, "omega") and _hits(nd, "newcomer") == []
+
+
+def test_the_first_search_adds_the_documents_once(tmp_path):
+    path = str(tmp_path / "x.db")
+    with NearDup.open(path) as nd:
+        nd.index([Document(f"d{i}", f"word{i} shared text") for i in range(30)])
+    with NearDup.open(path) as nd:
+        assert len(nd.search("shared", size=50)) == 30
+        upto = nd.engine._require().execute("SELECT value FROM meta WHERE key = 'fts_upto'").fetchone()[0]
+        assert int(upto) == 30 and nd.engine.fulltext_behind() == 0
+    with NearDup.open(path) as nd:  # already added: nothing to do
+        assert nd.engine.fulltext_behind() == 0 and len(nd.search("word7")) == 1

@@ -578,7 +578,10 @@ def test_an_index_on_read_only_storage_opens_for_reading(tmp_path, monkeypatch):
         assert json.loads(info.stdout)["documents"] == 3
         q = run("query", "--id", "a", "-e", path, "--json")
         assert q.exit_code == 0 and [m["id"] for m in json.loads(q.stdout)] == ["b"]
-        assert run("search", "river", "-e", path).exit_code == 0
+        word = good_text(1).split()[0]
+        found = run("search", word, "-e", path, "--json")  # the full-text index is made in memory: nothing is written
+        want = {"a", "b"} | ({"c"} if word in good_text(2).split() else set())
+        assert found.exit_code == 0 and {h["id"] for h in json.loads(found.stdout)} == want, found.output
         cl = run("clusters", "-e", path, "--no-write", "--json")
         assert cl.exit_code == 0 and len(json.loads(cl.stdout)) == 1
         assert run("report", "-e", path, "-o", tmp_path / "r.html", "-q").exit_code == 0

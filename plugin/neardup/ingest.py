@@ -139,32 +139,30 @@ def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield list(batch.values())
 
 
-def sign_batch(signer: Signer, docs: list[Document], search: bool = False) -> tuple[list[Signed], list[Failure]]:
-    """Sign ``docs`` (``search``: with their full-text terms); a document that cannot be
-    signed becomes a :class:`Failure`."""
+def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
+    """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`."""
     failures: list[Failure] = []
-    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))), search=search)
+    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))))
     return signed, failures
 
 
 def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
-                   workers: int, search: bool = False) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
+                   workers: int) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
     """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
     while the caller stores (started at the second batch: one batch is signed here), 0 signs
-    here. ``search``: with each text's full-text terms. If reading fails midway, what was
-    read comes out first."""
+    here. If reading fails midway, what was read comes out first."""
     it = batches(docs, batch_size)
     first = next(it, None)
     if first is None:
         return
     if workers <= 0:
         for b in itertools.chain([first], it):
-            yield (b, *sign_batch(signer, b, search))
+            yield (b, *sign_batch(signer, b))
         return
     try:
         second = next(it, None)
     finally:  # a reading error comes out after the batch read before it
-        yield (first, *sign_batch(signer, first, search))
+        yield (first, *sign_batch(signer, first))
     if second is None:
         return
     import multiprocessing
@@ -173,7 +171,7 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     pending: deque = deque()
     error: BaseException | None = None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-                             initargs=(config, signer.context, os.getpid(), search)) as pool:
+                             initargs=(config, signer.context, os.getpid())) as pool:
         try:
             for b in itertools.chain([second], it):
                 pending.append((b, pool.submit(_sign_in_worker, b)))
@@ -192,12 +190,11 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
 
 
 _worker_signer: Signer | None = None
-_worker_search = False
 
 
-def _init_worker(config: Config, context: dict[str, Any], parent: int, search: bool) -> None:
-    global _worker_signer, _worker_search
-    _worker_signer, _worker_search = Signer(config, context), search
+def _init_worker(config: Config, context: dict[str, Any], parent: int) -> None:
+    global _worker_signer
+    _worker_signer = Signer(config, context)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -214,7 +211,7 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
 def _sign_in_worker(docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
     """Sign in a worker process; the documents are not sent back (the parent has them)."""
     assert _worker_signer is not None
-    signed, failures = sign_batch(_worker_signer, docs, _worker_search)
+    signed, failures = sign_batch(_worker_signer, docs)
     for s in signed:
         s.doc = None  # type: ignore[assignment]
     return signed, failures
@@ -239,7 +236,7 @@ def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document]
     """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one);
     returns what was done."""
     report = IndexReport()
-    for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers, ingest.engine.analyzes_text):
+    for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers):
         report.failed.extend(failures)
         ingest.store(signed, report)
         if progress:

@@ -33,8 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import xxhash
 
-from .canonical import Canonical, Canonicalizer, search_text
-from .canonical.search import search_text_of_words
+from .canonical import Canonical, Canonicalizer
 from .config import BUILTIN_SIGNATURES, Config
 from .hashing import U64, hash_strings
 from .lsh import band_keys_many
@@ -92,10 +91,6 @@ class Signed:
     exact: str
     simhash: int
     keys: dict[str, np.ndarray]  # field -> uint64 keys
-    #: the text's full-text terms (:func:`~neardup.canonical.search_text`), when signing was
-    #: asked for them (``sign_batch(search=True)``): made where signing runs, in worker
-    #: processes too, from the words canonicalization already found when it has them
-    search_text: str | None = None
 
     @property
     def id(self) -> str:
@@ -155,14 +150,12 @@ class Signer:
         lang = doc.lang or self.canonicalizer.language_of(" ".join(doc.tokens))
         return Canonical(list(doc.tokens), lang)
 
-    def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None, *,
-                   search: bool = False) -> list[Signed]:
+    def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None) -> list[Signed]:
         """:meth:`sign` of many documents, with every stage after canonicalization run over
         the whole batch at once (:mod:`neardup.ragged`); the results are those of
         :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or
         that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
-        left out; the others are signed. ``search`` adds each text's full-text terms
-        (``Signed.search_text``) for an engine that indexes them."""
+        left out; the others are signed."""
         kept, canon = [], []
         for d in docs:
             try:
@@ -174,9 +167,9 @@ class Signer:
                 on_error(d, e)
                 continue
             kept.append(d)
-        return self.sign_canonical(kept, canon, search=search)
+        return self.sign_canonical(kept, canon)
 
-    def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical], *, search: bool = False) -> list[Signed]:
+    def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:
         """Sign documents whose canonical tokens are already known (``canon[i]`` of ``docs[i]``)."""
         st, prepared = self._stages([d.text for d in docs], canon, prepared=bool(self.extra_signatures))
         c = self.config
@@ -204,8 +197,7 @@ class Signer:
                 k = {f: np.empty(0, dtype=U64) for f in k}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
-            out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k,
-                              _search_terms(d.text, x) if search else None))
+            out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
         return out
 
     def _stages(self, texts: Sequence[str], canon: Sequence[Canonical], prepared: bool) -> tuple["_Stages", list[Prepared]]:
@@ -233,12 +225,6 @@ class Signer:
                      MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
             for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
-
-
-def _search_terms(text: str, canon: Canonical) -> str:
-    """:func:`~neardup.canonical.search_text` of ``text``, from the words canonicalization
-    found when they are the ones it would find (``Canonical.search_words``)."""
-    return search_text(text) if canon.search_words is None else search_text_of_words(canon.search_words)
 
 
 #: Built-in key fields in the order their keys are rendered.

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import filterfalse
 from typing import Callable
@@ -24,19 +24,12 @@ def persian_step(text: str) -> str:
     return map_persian_runs(text, normalize_persian) if has_arabic_script(text) else text
 
 
-#: Document steps full-text search does not make (canonical/search.py).
-_NOT_IN_SEARCH = frozenset({"strip_html", "rejoin_hyphenation", "drop_page_numbers"})
-
-
 @dataclass(frozen=True)
 class Canonical:
-    """Canonical tokens of one document and its language; ``search_words``, when known, the
-    words :func:`~.search.search_text` finds in the same raw text, before stemming (the
-    tokens before stop words, when the steps made the same text)."""
+    """Canonical tokens of one document and its language."""
 
     tokens: list[str]
     lang: str
-    search_words: list[str] | None = field(default=None, compare=False, repr=False)
 
 
 class Canonicalizer:
@@ -84,29 +77,14 @@ class Canonicalizer:
         own and never a separator to a word character, so tokenizing splits at the same
         places with or without it.
         """
-        return self._text_and_search(text)[0]
-
-    def _text_and_search(self, text: str) -> tuple[str, bool]:
-        """:meth:`_text_for_tokens`, and whether its tokens (before the token steps) are the
-        words :func:`~.search.search_text` finds in the same raw text: so when the document
-        steps only full-text search leaves out (HTML, hyphenation, page numbers) changed
-        nothing, digits are unified (as search_text does), and the persian step did nothing
-        search_text does otherwise (it was skipped, as search_text skips it then, or the text
-        has no Arabic script)."""
         plain = False
-        same = self.config.digits == "unify"
         for name, step in self.text_steps:
             if name == "drop_punctuation":
                 plain = not punctuation_matters(text)
             if plain and name in ("drop_punctuation", "persian"):
                 continue
-            if name == "persian" and same and has_arabic_script(text):
-                same = False  # search_text splits Persian runs its own way
-            new = step(text)
-            if same and name in _NOT_IN_SEARCH and new is not text and new != text:
-                same = False
-            text = new
-        return text, same
+            text = step(text)
+        return text
 
     def tokens(self, text: str, lang: str | None = None) -> list[str]:
         return self.canonicalize(text, lang).tokens
@@ -115,9 +93,8 @@ class Canonicalizer:
         if lang is not None and lang not in LANGUAGES:
             raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
         doc_lang = lang or self.language_of(text)
-        canon, search = self._text_and_search(text)
-        words = split_tokens(canon)
-        return Canonical(self.token_steps(canon, words, doc_lang), doc_lang, words if search else None)
+        canon = self._text_for_tokens(text)
+        return Canonical(self.token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""

@@ -35,11 +35,6 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
     return " ".join(search_text_words(words, lang) if stem else words)
 
 
-def search_text_of_words(words: list[str], lang: str | None = None) -> str:
-    """:func:`search_text` from the words it would find (``Canonical.search_words``)."""
-    return " ".join(search_text_words(words, lang))
-
-
 def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
     """Each Russian or English word's Snowball stem (others as they are)."""
     memo = _terms_memo(lang or "en")

@@ -405,6 +405,8 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
         except json.JSONDecodeError as e:
             fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
     with _opened(target, engine_opts, create=False) as nd:
+        if hasattr(nd.engine, "fulltext_behind"):  # the embedded engine says when it adds documents to its full-text index
+            nd.engine.on_wait = lambda msg: click.echo(msg, err=True)
         hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
         if as_json:
             echo_json([{**h.__dict__, "folded_count": len(h.folded)} for h in hits])

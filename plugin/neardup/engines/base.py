@@ -157,9 +157,6 @@ class Engine(abc.ABC):
 
     #: where the index lives, for messages ("neardup.db", "http://host:9200/docs")
     location: str = ""
-    #: whether :meth:`put` indexes ``Signed.search_text`` (a full-text index kept by the
-    #: engine itself); signing then makes it, in worker processes when there are some
-    analyzes_text: bool = False
     #: the settings of the open index (set by :meth:`open`)
     _config: Config | None = None
 

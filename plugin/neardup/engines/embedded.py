@@ -16,6 +16,12 @@ Tables
   indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
   Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
   raw text (literal forms rank first) and snippets are made from the raw text in Python.
+  It follows behind: indexing documents does not analyze their text for it; the first
+  full-text search after new documents adds them (``meta.fts_upto``: every document up to
+  that ``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it.
+  Documents updated or deleted at or below ``fts_upto`` are updated in it at once. On a file
+  opened read-only, a search behind builds the whole full-text index in the connection's
+  temporary schema instead (the same index, so the same results).
 * ``clusters``: the last N-to-N clustering.
 
 Every batch is one transaction: a crash mid-ingest loses nothing committed, and ingesting
@@ -180,11 +186,6 @@ def _iso(ms: int | str | None) -> str | None:
     return (_EPOCH + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
 
 
-def _search_body(s: Signed) -> str:
-    """:func:`search_text` of the document's text, as signing made it when it was asked to."""
-    return search_text(s.doc.text) if s.search_text is None else s.search_text
-
-
 def _own_cluster(cluster_id: str, doc_id: str) -> str | None:
     return None if cluster_id == doc_id else cluster_id
 
@@ -314,7 +315,7 @@ class EmbeddedEngine(Engine):
     def __init__(self, path: str | os.PathLike = "neardup.db", *, fulltext: bool = True, timeout: float = 30.0):
         self.path = str(path)
         self.location = self.path
-        self.fulltext = self.analyzes_text = fulltext
+        self.fulltext = fulltext
         self._timeout = timeout
         self._db: sqlite3.Connection | None = None
         self._config: Config | None = None
@@ -322,6 +323,8 @@ class EmbeddedEngine(Engine):
         self._field_ids: dict[str, int] = {}
         self._tokenizer_ready = False
         self._batch_ready = False
+        self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
+        self._read_only = False
         self._writer: sqlite3.Connection | None = None
         #: called once with a message when a writer session waits for another process's lock
         self.on_wait: Any = None
@@ -386,6 +389,7 @@ class EmbeddedEngine(Engine):
             db.execute("INSERT OR IGNORE INTO meta VALUES('format', ?)", (FORMAT,))
             db.execute("INSERT OR IGNORE INTO meta VALUES('config', ?)", (config.to_json(),))
             db.execute("INSERT OR IGNORE INTO meta VALUES('fingerprint', ?)", (config.fingerprint(),))
+            db.execute("INSERT OR IGNORE INTO meta VALUES('fts_upto', '0')")
         stored = self._read_stored_config()
         if stored is None:
             raise EngineError(f"{self.path}: the index could not be created")
@@ -403,7 +407,7 @@ class EmbeddedEngine(Engine):
                   sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None))
         except sqlite3.Error as e:
             raise EngineError(f"{self.path}: cannot open: {e}") from None
-        self._db = db
+        self._db, self._read_only = db, bool(ro_uri)
         try:
             if not ro_uri:
                 if new:
@@ -440,7 +444,7 @@ class EmbeddedEngine(Engine):
         if self._db is not None:
             self._db.close()
             self._db = None
-            self._tokenizer_ready = False
+            self._tokenizer_ready = self._batch_ready = self._fts_copy = False
 
     def refresh(self) -> None:
         """Writes are visible at once; this folds the write-ahead log into the file and
@@ -534,21 +538,17 @@ class EmbeddedEngine(Engine):
             chunk = ids[i : i + 900]
             if db.execute(f"SELECT 1 FROM docs WHERE id IN ({','.join('?' * len(chunk))}) LIMIT 1", chunk).fetchone():
                 return False
-        seq = (db.execute("SELECT max(seq) FROM docs").fetchone()[0] or 0) + 1
-        rows, text, postings = [], [], {}
+        seq = self._next_seq(db)
+        rows, postings = [], {}
         try:
             for s in docs:
                 row, posting = self._doc_row(s, tags.get(s.id), now)
                 rows.append((seq, *row))
-                if self.fulltext:
-                    text.append((seq, search_text(s.doc.title), _search_body(s)))
                 postings[seq] = posting
                 seq += 1
             db.execute("SAVEPOINT put_new")
             try:
                 db.executemany(f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", rows)
-                if self.fulltext:
-                    db.executemany("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", text)
             except BaseException:
                 db.execute("ROLLBACK TO put_new")
                 raise
@@ -579,18 +579,33 @@ class EmbeddedEngine(Engine):
         old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
         row, posting = self._doc_row(s, t, now)
         if old is None:
-            cur = db.execute(f"INSERT INTO docs({_INSERT_COLUMNS}) VALUES ({_INSERT_MARKS})", row)
-            seq = cur.lastrowid
+            seq = self._next_seq(db)
+            db.execute(f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", (seq, *row))
         else:
             seq, old_title, old_body, old_keys, old_shingles, old_exact = old
             self._delete_postings(db, seq, old_keys, old_shingles, old_exact, pending)
-            if self.fulltext:
+            in_fts = self.fulltext and seq <= self._fts_upto(db)
+            if in_fts:
                 db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(old_title), search_text(old_body)))
             db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
-        if self.fulltext:
-            db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), _search_body(s)))
+            if in_fts:
+                db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
         pending[seq] = posting
+
+    def _next_seq(self, db: sqlite3.Connection) -> int:
+        """The ``seq`` of the next new document: after every stored one and after ``fts_upto``
+        (a deleted last document's ``seq`` is not given again while the full-text index
+        counts it as indexed)."""
+        top = db.execute("SELECT max(seq) FROM docs").fetchone()[0] or 0
+        return max(top, self._fts_upto(db)) + 1
+
+    def _fts_upto(self, db: sqlite3.Connection) -> int:
+        """``meta.fts_upto``; an index made before it was kept has every document in ``fts``."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'fts_upto'").fetchone()
+        if row is not None:
+            return int(row[0])
+        return db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
 
     def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
                          pending: dict[int, np.ndarray] | None = None) -> None:
@@ -609,7 +624,7 @@ class EmbeddedEngine(Engine):
                     continue
                 seq, title, body, keys, shingles, exact = row
                 self._delete_postings(db, seq, keys, shingles, exact)
-                if self.fulltext:
+                if self.fulltext and seq <= self._fts_upto(db):
                     db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(title), search_text(body)))
                 db.execute("DELETE FROM docs WHERE seq=?", (seq,))
                 n += 1
@@ -757,12 +772,51 @@ class EmbeddedEngine(Engine):
         match = _fts_query(terms)
         if not match:
             return []
+        table = self._fulltext_table()
         # The index holds search_text, the content table the raw text: FTS5's snippet() would
         # tokenize the raw text against the index's positions, so the snippet is made here.
         rows = self._require().execute(
-            f"SELECT d.id, bm25(fts) AS score, d.title, d.body, {_CLUSTER} "
-            "FROM fts JOIN docs d ON d.seq = fts.rowid WHERE fts MATCH ? ORDER BY score LIMIT ?", (match, size)).fetchall()
+            f"SELECT d.id, bm25({table}) AS score, d.title, d.body, {_CLUSTER} "
+            f"FROM {table} JOIN docs d ON d.seq = {table}.rowid WHERE {table} MATCH ? ORDER BY score LIMIT ?", (match, size)).fetchall()
         return [Hit(i, -score, title, snippet(body, terms), cid) for i, score, title, body, cid in rows]
+
+    def fulltext_behind(self) -> int:
+        """Documents not in the full-text index yet (the next search adds them)."""
+        db = self._require()
+        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._fts_upto(db),)).fetchone()[0]
+
+    def _fulltext_table(self) -> str:
+        """The full-text table to search, with every document in it: ``fts`` after adding
+        the documents that follow ``fts_upto``; on a read-only file with some behind, a copy
+        of the whole index in this connection's temporary schema (made once)."""
+        db = self._require()
+        if self._fts_copy:
+            return "fts_all"
+        if not self.fulltext_behind():
+            return "fts"
+        if self._read_only:
+            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', detail=none)")
+            self._add_to_fulltext(db, "temp.fts_all", 0)
+            self._fts_copy = True
+            return "fts_all"
+        with self._tx() as db:  # another process may have added them meanwhile: read fts_upto again inside
+            top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
+            self._add_to_fulltext(db, "fts", self._fts_upto(db))
+            db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', ?)", (str(max(top, self._fts_upto(db))),))
+        return "fts"
+
+    def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int, chunk: int = 2000) -> None:
+        """:func:`search_text` of the title and body of every document after ``seq`` ``after``, into ``table``."""
+        behind = db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (after,)).fetchone()[0]
+        if behind > chunk and self.on_wait is not None:
+            self.on_wait(f"adding {behind:,} documents to the full-text index of {self.path} (once, for the first search after indexing)")
+        while True:
+            rows = db.execute("SELECT seq, title, body FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk)).fetchall()
+            if not rows:
+                return
+            db.executemany(f"INSERT INTO {table}(rowid, title, body) VALUES (?,?,?)",
+                           [(seq, search_text(title), search_text(body)) for seq, title, body in rows])
+            after = rows[-1][0]
 
     def _tokens(self, words: str) -> list[str]:
         """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the
