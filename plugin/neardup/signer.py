@@ -11,7 +11,7 @@ queries in the engine:
 
 plus any signature of the extended family registered in :mod:`neardup.registry`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
-``"hex"``.
+``"hex"`` (:mod:`neardup.keywords`).
 
 A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
 *wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
@@ -36,6 +36,7 @@ import xxhash
 from .canonical import Canonical, Canonicalizer
 from .config import BUILTIN_SIGNATURES, Config
 from .hashing import U64, hash_strings
+from .keywords import render_keys
 from .lsh import band_keys_many
 from .minhash import MinHash, kperm_sketch, oph_many
 from .ragged import offsets_of, segment_unique, split
@@ -45,8 +46,6 @@ from .shingles import Shingles, char_units, combine_many
 from .simhash import block_keys_many, token_simhash_many
 from .validate import validate
 
-#: Fields whose keys are positional (band / block number matters for the keyword).
-POSITIONAL = {"minhash", "simhash"}
 
 
 @dataclass
@@ -107,13 +106,6 @@ class Signed:
 
     def keywords(self, field_name: str) -> list[str]:
         return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)))
-
-
-def render_keys(field_name: str, keys: np.ndarray) -> list[str]:
-    """Keyword strings for an engine: ``"i:hex"`` for positional fields, ``"hex"`` else."""
-    if field_name in POSITIONAL:
-        return [f"{i}:{int(k):016x}" for i, k in enumerate(keys)]
-    return [f"{int(k):016x}" for k in keys]
 
 
 class Signer:

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
 from ..resources import load_json
-from ..signer import POSITIONAL, Signed, render_keys
+from ..keywords import render_keys
+from ..signer import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
 
 #: The object every neardup field lives under.
@@ -288,15 +289,6 @@ def delete_action(index: str, doc_id: str) -> dict[str, Any]:
 def cluster_action(index: str, c: ClusterRecord, updated_at: str) -> dict[str, Any]:
     return {"_op_type": "index", "_index": clusters_index(index), "_id": c.cluster_id,
             "_source": {**c.to_dict(), "updated_at": updated_at}}
-
-
-def parse_keys(field: str, values: Iterable[str]) -> np.ndarray:
-    """Keyword strings back to the uint64 key array (positional fields in position order)."""
-    vals = list(values or ())
-    if field in POSITIONAL:
-        pairs = sorted((int(v.split(":", 1)[0]), int(v.rsplit(":", 1)[-1], 16)) for v in vals)
-        return np.array([k for _, k in pairs], dtype=np.uint64)
-    return np.array([int(v, 16) for v in vals], dtype=np.uint64)
 
 
 # -- candidate retrieval -----------------------------------------------------------------------

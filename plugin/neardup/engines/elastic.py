@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
+from ..keywords import parse_keys
 from ..signer import Document, Signed
 from . import dsl
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
@@ -561,7 +562,7 @@ class ElasticEngine(Engine):
         keys = nd.get("keys") or {}
         return StoredDoc(id=nd["id"], lang=nd.get("lang"), n_shingles=int(nd.get("n_shingles") or 0),
                          shingles=dsl.decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
-                         exact=nd.get("exact"), keys={f: dsl.parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
+                         exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
                          seq=int(nd.get("seq") or 0))
