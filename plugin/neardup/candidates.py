@@ -92,14 +92,14 @@ class CandidateRule:
         t = self.config.threshold if threshold is None else threshold
         if mode not in ("resemblance", "containment"):
             raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
-        groups = [KeyGroup(f, tuple(int(k) for k in keys[f]), m) for f, m in self.needs().items()
+        groups = [KeyGroup(f, _ints(keys[f]), m) for f, m in self.needs().items()
                   if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")]
         if mode == "containment":
             for f in CONTAINMENT_SAMPLES:
                 sample = keys.get(f)
                 if sample is not None and len(sample):
                     need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
-                    groups.append(KeyGroup(f, tuple(int(k) for k in sample), need))
+                    groups.append(KeyGroup(f, _ints(sample), need))
         lo, hi = length_bounds(n_shingles, t, mode)
         return CandidateQuery(tuple(groups), lo, hi, exclude_id, limit, before_seq, after_seq, representatives)
 
@@ -144,6 +144,11 @@ class CandidateRule:
         if missing:
             have.update(fetch(missing))
         return [(c, similarity(shingles, have[c.id])) for c in cands if c.id in have]
+
+
+def _ints(keys: Any) -> tuple[int, ...]:
+    """Keys as a tuple of Python ints (``tolist`` of a uint64 array is one C call)."""
+    return tuple(keys.tolist() if isinstance(keys, np.ndarray) else map(int, keys))
 
 
 def engine_fetch(engine: Engine) -> Callable[[list[str]], dict[str, np.ndarray]]:

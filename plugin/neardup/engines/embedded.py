@@ -657,8 +657,8 @@ class EmbeddedEngine(Engine):
                 if g.field not in self._field_ids or not g.keys:
                     continue
                 grows.append((qi, gi, g.field, max(1, g.min_match)))
-                fid = self._field_ids[g.field]
-                krows.extend((qi, gi, k) for k in dict.fromkeys(posting_key(fid, k) for k in g.keys))
+                base = self._field_ids[g.field] << KEY_BITS  # posting_key, inline
+                krows.extend((qi, gi, k) for k in dict.fromkeys([base | (k & _KEY_MASK) for k in g.keys]))
         out: list[list[Candidate]] = [[] for _ in queries]
         db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
         try:
