@@ -13,6 +13,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+import numpy as np
+
 ZWNJ = "\u200c"
 # A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
 _HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
@@ -108,37 +110,55 @@ def _nfkc_words(text: str) -> str:
     whitespace characters NFKC leaves alone) that hold a character NFKC may change or join
     (:func:`_nfkc_unstable`), which is most often none or a few: NFKC never changes,
     reorders or composes across such a whitespace character (UAX #15: it is a
-    normalization boundary on both sides)."""
-    if _ASTRAL.search(text):  # the window class holds the Basic Multilingual Plane only (it stays a bitmap)
+    normalization boundary on both sides). The characters are found with numpy over the
+    text's code points."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    hits = np.flatnonzero(_nfkc_table()[cps]).tolist()
+    if not hits:
+        return text
+    if len(hits) > len(text) // 16:  # many words to normalize: at once
         return unicodedata.normalize("NFKC", text)
-    fwd, stable_space = _nfkc_window()
+    stable_space, word_end = _stable_spaces(), _word_end()
     out: list[str] = []
     last = 0
-    for m in fwd.finditer(text):
-        start = m.start()
+    for at in hits:
+        if at < last:
+            continue  # inside the word just normalized
+        start = at
         while start > last and text[start - 1] not in stable_space:  # back to the word's start
             start -= 1
+        m = word_end.search(text, at)
+        end = m.start() if m else len(text)
         out.append(text[last:start])
-        out.append(unicodedata.normalize("NFKC", text[start : m.end()]))
-        last = m.end()
-    if not out:
-        return text
+        out.append(unicodedata.normalize("NFKC", text[start:end]))
+        last = end
     out.append(text[last:])
     return "".join(out)
 
 
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+@lru_cache(maxsize=1)
+def _nfkc_table() -> np.ndarray:
+    """Per code point: is it one of :func:`_nfkc_unstable`."""
+    table = np.zeros(0x110000, dtype=bool)
+    table[[ord(ch) for ch in _nfkc_unstable()]] = True
+    return table
 
 
 @lru_cache(maxsize=1)
-def _nfkc_unstable() -> re.Pattern:
-    """A character class of every character of the Basic Multilingual Plane NFKC may change in a text: those with a
-    decomposition (canonical or compatibility) or a nonzero combining class, those that
-    compose with the character before them (second members of canonical pairs, Hangul
-    vowel and trailing jamo), and Hangul syllables (they take a trailing jamo). Checked
-    against NFKC over all of Unicode in tests/test_canonical_fast.py."""
+def _word_end() -> re.Pattern:
+    """The first of :func:`_stable_spaces`."""
+    return re.compile("[" + "".join(f"\\U{ord(ch):08x}" for ch in sorted(_stable_spaces())) + "]")
+
+
+@lru_cache(maxsize=1)
+def _nfkc_unstable() -> frozenset[str]:
+    """Every character NFKC may change in a text: those with a decomposition (canonical or
+    compatibility) or a nonzero combining class, those that compose with the character
+    before them (second members of canonical pairs, Hangul vowel and trailing jamo), and
+    Hangul syllables (they take a trailing jamo). Checked against NFKC over all of Unicode
+    in tests/test_canonical_fast.py."""
     cps: set[int] = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
-    for cp in range(0x10000):
+    for cp in range(0x30000):  # no character above has a decomposition or a combining class
         ch = chr(cp)
         d = unicodedata.decomposition(ch)
         if d or unicodedata.combining(ch):
@@ -147,33 +167,14 @@ def _nfkc_unstable() -> re.Pattern:
             parts = d.split()
             if len(parts) == 2:
                 cps.add(int(parts[1], 16))
-    return re.compile(f"[{_char_class({cp for cp in cps if cp < 0x10000})}]")
+    return frozenset(map(chr, cps))
 
 
 @lru_cache(maxsize=1)
-def _nfkc_window() -> tuple[re.Pattern, frozenset[str]]:
-    """A pattern of an :func:`_nfkc_unstable` character and the rest of its word, and the
-    whitespace characters that end words (those NFKC leaves alone; U+00A0 is not one)."""
-    cls = _nfkc_unstable()
-    spaces = frozenset(ch for ch in map(chr, range(0x3001)) if ch.isspace() and not cls.match(ch))
-    stop = "".join(f"\\U{ord(ch):08x}" for ch in sorted(spaces))
-    return re.compile(f"{cls.pattern}[^{stop}]*"), spaces
-
-
-def _char_class(cps: set[int]) -> str:
-    """The inside of a regex character class holding exactly ``cps``, as ranges."""
-    out, run = [], None
-    for cp in sorted(cps):
-        if run and cp == run[1] + 1:
-            run[1] = cp
-        else:
-            if run:
-                out.append(run)
-            run = [cp, cp]
-    if run:
-        out.append(run)
-    esc = lambda cp: f"\\u{cp:04x}"  # noqa: E731
-    return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in out)
+def _stable_spaces() -> frozenset[str]:
+    """The whitespace characters that end words for :func:`_nfkc_words`: those NFKC leaves
+    alone (U+00A0, a compatibility form of the space, is not one)."""
+    return frozenset(ch for ch in map(chr, range(0x3001)) if ch.isspace() and ch not in _nfkc_unstable())
 
 
 def drop_marks(text: str) -> str:
