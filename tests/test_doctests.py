@@ -36,5 +36,5 @@ def test_docstring_examples(name):
 
 
 def test_every_module_is_found():
-    assert {"neardup.config", "neardup.signatures.text_stats", "neardup.engines.embedded", "neardup.cli.main_job"} <= set(MODULES)
+    assert {"neardup.config", "neardup.signatures.text_stats", "neardup.engines.embedded", "neardup.cli.indexing"} <= set(MODULES)
     assert WITH_EXAMPLES <= set(MODULES)

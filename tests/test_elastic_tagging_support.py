@@ -222,7 +222,8 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
     b.close()
 
 
-def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone):
+@pytest.mark.parametrize("command", ["retag", "index"])
+def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone, tmp_path, command):
     from click.testing import CliRunner
 
     from neardup.cli import main
@@ -243,7 +244,10 @@ def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone):
     t.start()
     time.sleep(0.3)
     done.set()
-    r = CliRunner().invoke(main, ["retag", "--engine", url, "--index", "cli", "--json", "-q"], catch_exceptions=False)
+    docs = tmp_path / "more.jsonl"
+    docs.write_text('{"id": "late", "text": "a later document with words of its own"}\n', encoding="utf-8")
+    args = ["retag", "--json"] if command == "retag" else ["index", str(docs)]
+    r = CliRunner().invoke(main, [*args, "--engine", url, "--index", "cli", "-q"], catch_exceptions=False)
     t.join()
     assert r.exit_code == 0, r.output
     assert f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, since" in r.stderr

@@ -10,20 +10,20 @@ import click
 
 #: command name -> "module:attribute" (relative to neardup.cli)
 COMMANDS = {
-    "index": "main_job:index_cmd",
-    "query": "main_job:query_cmd",
-    "compare": "main_job:compare_cmd",
-    "clusters": "main_job:clusters_cmd",
-    "search": "main_job:search_cmd",
-    "info": "main_job:info_cmd",
+    "index": "indexing:index_cmd",
+    "query": "finding:query_cmd",
+    "compare": "finding:compare_cmd",
+    "clusters": "clusters:clusters_cmd",
+    "search": "finding:search_cmd",
+    "info": "indexing:info_cmd",
     "show": "documents:show_cmd",
     "export": "documents:export_cmd",
     "delete": "documents:delete_cmd",
     "report": "report:report_cmd",
     "dashboards": "dashboards:dashboards_group",
     "evaluate": "evaluate:evaluate_cmd",
-    "init": "http:init_cmd",
-    "retag": "http:retag_cmd",
+    "init": "indexing:init_cmd",
+    "retag": "indexing:retag_cmd",
     "attach": "attach:attach_cmd",
 }
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import click
 
-from .http import announce_waits
+from .session import announce_waits
 from .options import echo_json, engine_options, fail, json_option
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .main_job import _console, _opened, _progress
+from .session import console, opened, progress
 from .options import echo_json, engine_options, fail, json_option
 
 
@@ -25,7 +25,7 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
       neardup show doc-42
       neardup show doc-42 --json
     """
-    with _opened(target, engine_opts) as nd:
+    with opened(target, engine_opts) as nd:
         try:
             s = nd.show(doc_id)
         except KeyError as e:
@@ -33,7 +33,7 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
         if as_json:
             echo_json(s.to_dict())
             return
-        con = _console()
+        con = console()
         con.print(f"{s.id}  (arrival #{s.seq}){'  ' + s.title if s.title else ''}", markup=False, highlight=False)
         if s.tags is None:
             con.print("  not tagged yet: run 'neardup retag'")
@@ -68,7 +68,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
       neardup export --duplicates | jq -r '.id + " -> " + .neardup.dup_of'
     """
     which = which or "all"
-    with _opened(target, engine_opts) as nd:
+    with opened(target, engine_opts) as nd:
         total = nd.count()
         out = sys.stdout if output == "-" else None
         n = 0
@@ -77,7 +77,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
         except OSError as e:
             fail(f"{output}: cannot write ({e.strerror})")
         try:
-            with _progress(total, "exporting", quiet) as bar:
+            with progress(total, "exporting", quiet) as bar:
                 task = bar.add_task("exporting", total=total)
                 for rec in nd.export(which):
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -122,7 +122,7 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
         wanted += [ln.strip() for ln in from_file if ln.strip()]
     if not wanted:
         fail("give document ids, or --from FILE")
-    with _opened(target, engine_opts) as nd:
+    with opened(target, engine_opts) as nd:
         rep = nd.delete(wanted, delete_source_documents=delete_source)
         if as_json:
             echo_json(rep.to_dict())

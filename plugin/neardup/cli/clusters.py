@@ -1,0 +1,81 @@
+"""``neardup clusters``: every cluster of the index (the tags' clusters), the same rule at another
+threshold, or connected components."""
+
+from __future__ import annotations
+
+import csv
+import io as _io
+
+import click
+
+from .options import echo_json, engine_options, json_option
+from .output import one_line, safe, terminal_text
+from .session import console, opened, recall_note
+
+
+@click.command("clusters")
+@engine_options
+@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance for an edge (default: the index's threshold).")
+@click.option("--min-size", default=2, show_default=True, help="Smallest cluster to list.")
+@click.option("--top", default=20, show_default=True, help="How many clusters to show in the table (JSON/CSV get all).")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV (one row per cluster).")
+@click.option("--connected", is_flag=True,
+              help="Transitive closure instead: connected components of the verified pairs (members may resemble "
+                   "each other only through a chain).")
+@click.option("--write/--no-write", default=False, show_default=True,
+              help="Store the clusters in the index, where dashboards and reports read them.")
+@json_option
+def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_size: int, top: int, as_csv: bool, connected: bool,
+                 write: bool, as_json: bool) -> None:
+    """Every cluster of near-duplicates in the index (N-to-N).
+
+    A cluster is a representative and the later documents that resemble it most, at
+    resemblance >= t: the rule the index's tags follow (cluster_id, dup_of), so at the
+    index's threshold these are exactly the tags' clusters, read without verifying anything
+    again. At another threshold the same rule runs over the pairs verified at that
+    threshold; below the index's threshold the signature keys propose fewer of the pairs
+    there (the expected share is printed). --connected gives connected components instead.
+
+    \b
+    Examples:
+      neardup clusters
+      neardup clusters -t 0.9 --csv > clusters.csv
+      neardup clusters --write          # for dashboards and reports
+    """
+    with opened(target, engine_opts, create=False) as nd:
+        t = nd.config.threshold if threshold is None else threshold
+        recall = nd.expected_recall(t) if t < nd.config.threshold else None
+        cl = nd.clusters(threshold, write=write, min_size=min_size, connected=connected)
+        if recall is not None:
+            click.echo(recall_note(nd, t, recall), err=True)
+        if as_json:
+            echo_json([c.to_dict() for c in cl])
+            return
+        if as_csv:
+            buf = _io.StringIO()
+            w = csv.writer(buf)
+            w.writerow(["cluster_id", "size", "representative_id", "representative_title", "min_resemblance", "mean_resemblance",
+                        "max_resemblance", "languages", "members"])
+            for c in cl:
+                w.writerow([c.cluster_id, c.size, c.representative_id, c.representative_title or "", f"{c.min_resemblance:.4f}",
+                            f"{c.mean_resemblance:.4f}", f"{c.max_resemblance:.4f}", " ".join(c.languages), " ".join(c.members)])
+            click.echo(terminal_text(buf.getvalue()), nl=False)
+            return
+        from rich.table import Table
+
+        docs = nd.count()
+        dup_docs = sum(c.size for c in cl)
+        kind = "connected components" if connected else "clusters"
+        t = Table(title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, resemblance >= {threshold or nd.config.threshold}")
+        con = console()
+        avail = max(24, con.width - 36)
+        for col, kw in (("size", {"justify": "right"}), ("mean r", {}), ("min r", {}), ("lang", {}), ("representative (title, id)", {})):
+            t.add_column(col, no_wrap=True, **kw)
+        for c in cl[:top]:
+            label = f"{one_line(c.representative_title or '')} ({one_line(c.representative_id)})".strip()
+            label = label if len(label) <= avail else label[: avail - 1] + "…"
+            t.add_row(str(c.size), f"{c.mean_resemblance:.3f}", f"{c.min_resemblance:.3f}", safe(",".join(c.languages)), safe(label))
+        con.print(t)
+        if len(cl) > top:
+            con.print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")
+        con.print("members of each cluster: --json or --csv")

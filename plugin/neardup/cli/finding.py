@@ -1,0 +1,176 @@
+"""``neardup query``, ``compare`` and ``search``: near-duplicates of a text, two documents side by
+side, and full-text search with copies folded."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import LANGUAGES
+from .options import echo_json, engine_options, fail, json_option, wordless_query
+from .output import clean, one_line, safe
+from .session import announce_waits, console, opened, recall_note
+
+
+@click.command("query")
+@click.argument("text", required=False)
+@engine_options
+@click.option("--file", "-f", "file_", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              help="Read the query text from a file ('-': standard input).")
+@click.option("--id", "doc_id", help="Query with a stored document.")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of the query text (default: detect).")
+@click.option("--containment", is_flag=True, help="Rank by containment c(query, doc): how much of the query is inside each document.")
+@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Minimum similarity (default: the index's threshold).")
+@click.option("--top-k", "-k", default=10, show_default=True, help="How many matches.")
+@json_option
+def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | None, doc_id: str | None, lang: str | None,
+              containment: bool, threshold: float | None, top_k: int, as_json: bool) -> None:
+    """Near-duplicates of a text, a file or a stored document, with exact similarities.
+
+    \b
+    Examples:
+      neardup query "text of a news item ..."
+      neardup query --file draft.txt --containment -t 0.5
+      neardup query --id doc-42 -k 20 --json
+    """
+    if sum(x is not None for x in (text, file_, doc_id)) != 1:
+        fail("give exactly one of TEXT, --file or --id")
+    if file_:
+        text = _read_text(file_)
+    if text is not None and not text.strip():
+        fail("the query text is empty")
+    mode = "containment" if containment else "resemblance"
+    with opened(target, engine_opts) as nd:
+        try:
+            matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
+        except KeyError as e:
+            fail(str(e.args[0]))
+        if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
+            click.echo(recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
+        note = None if matches else wordless_query(nd, text, doc_id, lang)
+        if note:
+            click.echo(clean(note), err=True)
+        if as_json:
+            echo_json([m.to_dict() for m in matches])
+            return
+        from rich.table import Table
+
+        t = Table(title=f"{len(matches)} near-duplicate(s) by {mode} >= {threshold or nd.config.threshold}")
+        for col in ("id", "resemblance", "containment q⊂d", "containment d⊂q", "shared", "title"):
+            t.add_column(col, overflow="fold")
+        for m in matches:
+            t.add_row(safe(m.id), f"{m.resemblance:.3f}", f"{m.containment:.3f}", f"{m.containment_ba:.3f}", str(m.intersection), safe(m.title or ""))
+        console().print(t)
+
+
+@click.command("compare")
+@click.argument("a")
+@click.argument("b")
+@engine_options
+@click.option("--ids", is_flag=True, help="A and B are stored document ids (default: files, or ids when no such file).")
+@click.option("--show", default=10, show_default=True, help="How many shared passages to show.")
+@json_option
+def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show: int, as_json: bool) -> None:
+    """Explain one pair: resemblance, containment, shared passages, colliding signatures.
+
+    A and B are text files (or stored ids with --ids). Settings come from the index, so
+    the comparison is exactly what the index would compute. The shared passages are A's
+    own text behind the shingles it shares with B (long ones shortened); --json also
+    gives the canonical shingles ("shared_shingles").
+
+    \b
+    Examples:
+      neardup compare a.txt b.txt
+      neardup compare --ids doc-1 doc-7 --json
+    """
+    from ..signer import Document
+
+    use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
+    with opened(target, engine_opts, create=False) as nd:
+        try:
+            if use_ids:
+                cmp = nd.compare(a, b, ids=True)
+            else:
+                cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name) for p in (a, b)))
+        except KeyError as e:
+            fail(f"{e.args[0]} (and no such file)")
+        if as_json:
+            echo_json(cmp.to_dict())
+            return
+        con = console()
+        con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
+        con.print(f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of {cmp.shingles_a} + {cmp.shingles_b} shingles)")
+        con.print(f"  containment a⊂b  {cmp.containment_ab:.4f}")
+        con.print(f"  containment b⊂a  {cmp.containment_ba:.4f}")
+        con.print(f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}")
+        con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
+        con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
+        if cmp.shared_passages:
+            con.print(f"  shared passages of {safe(cmp.a)}:")
+        for s in cmp.shared_passages[:show]:
+            con.print(f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True)  # the terminal wraps it
+        if len(cmp.shared_passages) > show:
+            con.print(f"    ... {len(cmp.shared_passages) - show} more shared passages")
+
+
+def _shortened(passage: str, keep: int = 120) -> str:
+    """A passage on one line, its middle left out when it is longer than 2 * ``keep`` characters."""
+    text = " ".join(passage.split())
+    if len(text) <= 2 * keep + 20:
+        return text
+    return f"{text[:keep]} … [{len(text) - 2 * keep} characters] … {text[-keep:]}"
+
+
+def _read_text(path: str) -> str:
+    """A text file's content ('-': standard input), UTF-8 with or without a BOM, CRLF as LF."""
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return data.decode("utf-8-sig").replace("\r\n", "\n")
+    except UnicodeDecodeError as e:
+        fail(f"{'standard input' if path == '-' else path}: not valid UTF-8 (byte {e.start})")
+    except OSError as e:
+        fail(f"{path}: cannot read ({e.strerror})")
+    raise AssertionError
+
+
+@click.command("search")
+@click.argument("query")
+@engine_options
+@click.option("--size", "-n", default=10, show_default=True, help="How many results.")
+@click.option("--dedupe/--no-dedupe", default=False, help="Fold near-duplicates under their best hit.")
+@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Verify copies on the fly at this resemblance (default: use index tags).")
+@click.option("--dsl", is_flag=True, help="QUERY is a query-DSL JSON body (HTTP engines).")
+@json_option
+def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bool, threshold: float | None, dsl: bool,
+               as_json: bool) -> None:
+    """Full-text search, with near-duplicates folded under their best hit (--dedupe).
+
+    \b
+    Examples:
+      neardup search "apache license" --dedupe
+      neardup search '{"match": {"body": "license"}}' --dsl -e http://localhost:9200 --dedupe
+    """
+    import json
+
+    q: Any = query
+    if dsl:
+        try:
+            q = json.loads(query)
+        except json.JSONDecodeError as e:
+            fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
+    with opened(target, engine_opts, create=False) as nd:
+        announce_waits(nd.engine)  # (the embedded engine says when it adds documents to its full-text index)
+        hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
+        if as_json:
+            echo_json([{**h.__dict__, "folded_count": len(h.folded)} for h in hits])
+            return
+        con = console()
+        if not hits:
+            con.print("no results")
+        for n, h in enumerate(hits, 1):
+            folded = f"  [magenta](+{len(h.folded)} near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]" if h.folded else ""
+            con.print(f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  [dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}")
+            con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)

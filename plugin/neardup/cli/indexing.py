@@ -1,0 +1,311 @@
+"""``neardup init``, ``index``, ``retag`` and ``info``: make an index, fill it, recompute its
+tags, and say what it holds."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..config import CHOICES, LANGUAGES, SIGNATURES
+from ..ingest import default_workers
+from .options import echo_json, engine_options, fail, json_option
+from .output import clean, safe
+from .session import announce_waits, console, opened, progress
+
+
+_CONFIG_OPTIONS = ("lang", "shingle_size", "char_shingles", "threshold", "num_perm", "minhash_scheme", "signatures", "stem",
+                   "no_stopwords", "seed", "simhash_k", "bands_rows")
+
+
+def _config_from(ctx: click.Context, opts: dict[str, Any]):
+    """A Config from the settings given on the command line, or None when none was given."""
+    from ..config import Config
+
+    given = {k for k in _CONFIG_OPTIONS if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+    if not given:
+        return None
+    kw: dict[str, Any] = {}
+    if opts.get("lang"):
+        kw["default_lang"] = opts["lang"]
+    if opts.get("char_shingles"):
+        kw["shingle"], kw["shingle_size"] = "char", opts["char_shingles"]
+    elif opts.get("shingle_size"):
+        kw["shingle_size"] = opts["shingle_size"]
+    for k in ("threshold", "num_perm", "minhash_scheme", "stem", "seed", "simhash_k"):
+        if opts.get(k) is not None:
+            kw[k] = opts[k]
+    if opts.get("signatures"):
+        kw["signatures"] = tuple(s.strip() for s in opts["signatures"].split(",") if s.strip())
+    if opts.get("no_stopwords"):
+        kw["stopwords"] = False
+    if opts.get("bands_rows"):
+        b, _, r = opts["bands_rows"].partition("x")
+        kw["bands"], kw["rows"] = int(b), int(r)
+    return Config(**kw)
+
+
+def _settings(lang: str | None, shingle_size: int | None, threshold: float | None, num_perm: int | None,
+              signatures: str | None):
+    from ..config import Config
+
+    kw: dict[str, Any] = {}
+    if lang:
+        kw["default_lang"] = lang
+    if shingle_size:
+        kw["shingle_size"] = shingle_size
+    if threshold is not None:
+        kw["threshold"] = threshold
+    if num_perm:
+        kw["num_perm"] = num_perm
+    if signatures:
+        kw["signatures"] = tuple(s.strip() for s in signatures.split(",") if s.strip())
+    return Config(**kw) if kw else None
+
+
+def _exists(engine: Any) -> bool:
+    path = getattr(engine, "path", None)
+    if path is None or path == ":memory:":
+        return False
+    from pathlib import Path
+
+    return Path(path).exists()
+
+
+@click.command("init")
+@engine_options
+@click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
+@click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
+@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance of near-duplicates (default 0.8).")
+@click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size (default 128).")
+@click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
+@json_option
+def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None, shingle_size: int | None,
+             threshold: float | None, num_perm: int | None, signatures: str | None, as_json: bool) -> None:
+    """Create an index and everything it needs, or check an existing one.
+
+    On Elasticsearch/OpenSearch: the ingest pipeline (refuses unsigned documents, stamps
+    indexed_at, fingerprints the raw body), the index templates of the documents and of
+    NAME-clusters, and both indices; then waits for the cluster to be at least yellow.
+    Running it again changes nothing; running it with other settings than the index was
+    built with is refused. Settings and signature version are stored in the index _meta.
+
+    \b
+      neardup init --engine http://localhost:9200 --user elastic --password "$ELASTIC_PASSWORD"
+      neardup init --engine https://localhost:9201 --index news --ca-certs ca.pem -t 0.7
+      neardup init --engine http://localhost:9200 --no-pipeline   # no ingest nodes
+    """
+    from ..config import ConfigError
+    from ..engines import is_url, open_engine
+    from ..engines.base import EngineError
+
+    opts = dict(engine_opts)
+    if is_url(target):
+        opts["setup"] = True  # templates and pipeline again, even for an existing index
+        if no_pipeline:
+            opts["pipeline"] = False
+    config = _settings(lang, shingle_size, threshold, num_perm, signatures)
+    try:
+        engine = open_engine(target, **opts)
+        existed = _exists(engine)
+        cfg = engine.open(config, create=True)
+        actions = list(getattr(engine, "actions", [])) or [f"{engine.location} {'exists - kept' if existed else 'created'}"]
+        count = engine.count()
+        server = getattr(engine, "server", None)
+        engine.close()
+    except (EngineError, ConfigError) as e:
+        fail(str(e))
+        return
+    data = {"index": engine.location, "documents": count, "fingerprint": cfg.fingerprint(), "actions": actions,
+            "server": f"{server.product} {server.number}" if server else "embedded (SQLite)"}
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(clean(f"{data['index']} on {data['server']}"))
+    for a in actions:
+        click.echo(clean(f"  - {a}"))
+    click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
+
+
+@click.command("index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
+@engine_options
+@click.option("--batch-size", default=500, show_default=True, help="Documents per transaction / bulk request.")
+@click.option("--workers", "-j", type=click.IntRange(0), default=None,
+              help="Processes that canonicalize and sign while this one tags and stores; 0 signs here too. "
+                   "[default: one per CPU, none on one CPU; input of one batch is signed here]")
+@click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
+@click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
+@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
+@click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
+@click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
+@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance at which documents are near-duplicates (default 0.8).")
+@click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128).")
+@click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations.")
+@click.option("--bands-rows", metavar="BxR", help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
+@click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
+@click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
+@click.option("--no-stopwords", is_flag=True, help="Keep stop words.")
+@click.option("--seed", type=int, help="Hash seed (default 1).")
+@click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@click.pass_context
+def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_opts: dict, batch_size: int, workers: int, skip_bad: bool,
+              no_tag: bool, quiet: bool, as_json: bool, **settings: Any) -> None:
+    """Sign, store and tag documents from JSONL files, text files or directories.
+
+    JSONL records need "text"; "id", "title", "lang" are optional and every other field
+    is kept. Each document is tagged by the cluster rule: in arrival order, it joins the
+    earlier representative it resembles most (resemblance >= t): cluster_id = dup_of = that
+    representative, max_resemblance = its resemblance to it. Otherwise it is a
+    representative (cluster_id = its own id).
+
+    Settings (shingle size, threshold, signatures, ...) are fixed when the index is
+    created and stored with it; later runs use the stored ones. Re-running is safe and
+    changes no tag: a document sent again unchanged keeps its place and tags; a document
+    whose text changed is updated in place and what depended on it is re-tagged; a run
+    cut short can simply be run again. Two runs on one index at once take turns batch by
+    batch (the second says it is waiting).
+
+    \b
+    Examples:
+      neardup index docs.jsonl
+      neardup index corpus/ --lang fa --threshold 0.7
+      neardup index big.jsonl --workers 0          # one process: sign, tag and store here
+      neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
+    """
+    from ..io import InputError, locate, read_documents, total_bytes
+
+    config = _config_from(ctx, settings)
+    errors: list[InputError] = []
+    with opened(target, engine_opts, config, create=True) as nd:
+        announce_waits(nd.engine)
+        total = total_bytes(paths)
+        with progress(total, "indexing", quiet) as bar:
+            task = bar.add_task("indexing", total=total)
+            docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n))
+            try:
+                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers)
+            except InputError as e:
+                fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
+        nd.engine.refresh()
+        left_out = [e for e in errors if not e.fatal]
+        errors = [e for e in errors if e.fatal]
+        report.skipped = len(errors)
+        where = locate(paths, {f.id for f in report.failed}) if report.failed else {}
+        if as_json:
+            echo_json({**report.to_dict(), "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
+                       "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
+                       "index": nd.engine.location, "documents": nd.count()})
+            if report.failed:
+                sys.exit(2)
+            return
+        con = console()
+        for e in left_out[:20]:
+            con.print(f"[dim]skipped file[/] {safe(e)}", highlight=False)
+        if len(left_out) > 20:
+            con.print(f"[dim]... and {len(left_out) - 20} more files skipped in folders (--json lists them all)[/]")
+        for e in errors[:20]:
+            con.print(f"[yellow]skipped[/] {safe(e)}", markup=True, highlight=False)
+        if len(errors) > 20:
+            con.print(f"[yellow]... and {len(errors) - 20} more skipped records (--json lists them all)[/]")
+        for f in report.failed[:20]:
+            con.print(f"[red]failed[/] {safe(where.get(f.id, ''))}{' ' if f.id in where else ''}{safe(f.id)}: {safe(f.reason)}", highlight=False)
+        if report.wordless:
+            con.print(f"{report.wordless} documents had no words (only punctuation, markup or stop words): stored, "
+                      "never near-duplicates of anything")
+        again = (f", {report.unchanged} unchanged, {report.updated} updated ({report.retagged} other documents re-tagged)"
+                 if report.unchanged or report.updated else "")
+        con.print(f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
+                  f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
+                  f"{len(report.failed)} failed); {nd.count()} in the index")
+        if report.failed:
+            sys.exit(2)
+
+
+@click.command("retag")
+@engine_options
+@click.option("--batch-size", default=500, show_default=True, help="Documents per candidate round trip.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_json: bool) -> None:
+    """Recompute cluster_id / dup_of / is_duplicate / max_resemblance of every document.
+
+    Documents are visited in arrival order, as if indexed again: each one is tagged with
+    its best verified earlier match. Use it after indexing with --no-tag, after deleting
+    documents, or to fill the tags of an index written by other tools.
+
+    \b
+      neardup retag                                   # the SQLite index neardup.db
+      neardup retag --engine http://localhost:9200 --index news --json
+    """
+    from ..api import NearDup
+    from ..config import ConfigError
+    from ..engines.base import EngineError
+
+    try:
+        nd = NearDup.open(target, create=False, **engine_opts)
+    except (EngineError, ConfigError) as e:
+        fail(str(e))
+        return
+    announce_waits(nd.engine)
+    try:
+        total = nd.count()
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        with Progress(TextColumn("[bold]retagging"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
+            task = bar.add_task("retag", total=total)
+            dups = nd.retag(batch_size=batch_size, progress=lambda n: bar.advance(task, n))
+    except EngineError as e:
+        fail(str(e))
+        return
+    finally:
+        nd.close()
+    data = {"index": nd.engine.location, "documents": total, "duplicates": dups}
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(clean(f"{data['index']}: {total} documents retagged, {dups} near-duplicates of earlier documents"))
+
+
+def _unsigned_hint(engine: Any) -> str:
+    """What signs the documents of an HTTP index that have no neardup fields."""
+    layout = getattr(engine, "layout", None)
+    if layout is not None and layout.adopted:  # attaching again resumes, with the same fields
+        fields = " ".join(f"--{name}-field {safe(f)}" for name, f in (("text", layout.text), ("title", layout.title),
+                                                                     ("lang", layout.lang), ("order", layout.order)) if f)
+        return f"'neardup attach {safe(engine.index)} {fields}' signs them (with --watch, as they come)"
+    return "written by another client; index them with 'neardup index' to include them"
+
+
+@click.command("info")
+@engine_options
+@json_option
+def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
+    """Settings the index was built with, and what it holds.
+
+    On Elasticsearch/OpenSearch it also counts the documents of the index without
+    neardup's fields ("unsigned": written by another client, or not signed yet in an
+    attached index), which every neardup command skips.
+    """
+    with opened(target, engine_opts, create=False) as nd:
+        c = nd.config
+        data = {"index": nd.engine.location, "documents": nd.count(), "config": c.to_dict(), "fingerprint": c.fingerprint()}
+        unsigned = getattr(nd.engine, "unsigned", None)  # HTTP engines: other clients write the index too
+        if unsigned is not None:
+            data["unsigned"] = unsigned()
+        if as_json:
+            echo_json(data)
+            return
+        con = console()
+        con.print(f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, settings {data['fingerprint']}")
+        if data.get("unsigned"):
+            con.print(f"  {data['unsigned']} more without neardup's fields, skipped by every neardup command: "
+                      + _unsigned_hint(nd.engine), highlight=False, soft_wrap=True)
+        for k, v in c.to_dict().items():
+            con.print(f"  {k:22} {safe(v)}", highlight=False)
