@@ -14,7 +14,7 @@ import abc
 import hashlib
 import re
 import zlib
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -38,12 +38,6 @@ def mix_position(keys: np.ndarray, position: int | np.ndarray) -> np.ndarray:
     """fmix64(key XOR fmix64((pos+1) * C)): equal only for equal (position, key)."""
     pos = np.atleast_1d(np.asarray(position, dtype=U64)) + np.uint64(1)
     return fmix64(np.asarray(keys, dtype=U64) ^ fmix64(pos * _POS_SALT))
-
-
-def positional(values: Sequence[int] | np.ndarray) -> np.ndarray:
-    """Keys of a fixed-length vector of values: value i mixed with position i."""
-    v = np.asarray(values, dtype=U64)
-    return mix_position(v, np.arange(len(v), dtype=U64))
 
 
 def words(text: str) -> list[str]:
