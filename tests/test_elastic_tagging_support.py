@@ -150,16 +150,17 @@ def test_lease_waits_for_the_holder_then_takes_turn(url):
 
 
 def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
-    a = _engine(url, lease_duration=0.4)
+    a = _engine(url, lease_duration=3.0)  # long enough that opening b never outlasts it, even on a busy machine
     a.open(Config())
     stalled = a._lease_of()
     stalled.acquire()  # a writer that never releases (killed, or stalled)
+    taken = time.monotonic()
     b = _engine(url, lease_timeout=0.2)
     b.open()
     with pytest.raises(EngineError, match="another writer holds the write lease.*pid"):
         with b.writer():
             pass
-    time.sleep(0.5)
+    time.sleep(max(0.0, taken + 3.2 - time.monotonic()))  # the stalled lease has expired
     b.lease_timeout = None
     with b.writer():
         assert b._lease.holder().owner == b._lease.owner
@@ -203,9 +204,9 @@ def test_two_processes_never_assign_the_same_seq(osmem_clone):
 
 
 def test_a_long_session_keeps_its_lease_without_writing(url):
-    a = _engine(url, lease_duration=0.6)
+    a = _engine(url, lease_duration=1.2)  # (renewed every 0.4 s: margin for a busy machine)
     a.open(Config())
-    b = _engine(url, lease_timeout=1.5)
+    b = _engine(url, lease_timeout=2.5)  # waits twice as long as the lease lasts
     b.open()
     with a.writer():  # reads for longer than the lease lasts, no write: the keep-alive renews it
         time.sleep(0.2)
