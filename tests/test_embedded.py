@@ -208,22 +208,25 @@ def test_killed_ingest_loses_nothing_committed_and_resumes(tmp_path):
                 yield Document(f"d{{i}}", f"document {{i}} " + {TEXT!r})
         nd.index(docs(), batch_size=50, progress=None)
     """)
+    import time
+
     proc = subprocess.Popen([sys.executable, "-c", script])
     try:
-        for _ in range(600):
-            if marker.exists() and len(marker.read_text()) >= 4:
-                break
+        first = None
+        for _ in range(1200):
+            if marker.exists():
+                first = first or time.monotonic()
+                if len(marker.read_text()) >= 4 and time.monotonic() - first > 3.0:  # past a commit (every 2 s)
+                    break
             if proc.poll() is not None:
                 break
-            import time
-
             time.sleep(0.05)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
     with NearDup.open(str(db)) as nd:
         n = nd.count()
-        assert n >= 150 and n % 50 == 0  # whole batches only
+        assert n >= 50 and n % 50 == 0  # whole batches only, as committed
         nd.index((Document(f"d{i}", f"document {i} " + TEXT) for i in range(n + 20)), batch_size=50, progress=None)
         assert nd.count() == n + 20
 
@@ -340,3 +343,52 @@ def test_the_first_search_adds_the_documents_once(tmp_path):
         assert int(upto) == 30 and nd.engine.fulltext_behind() == 0
     with NearDup.open(path) as nd:  # already added: nothing to do
         assert nd.engine.fulltext_behind() == 0 and len(nd.search("word7")) == 1
+
+
+def _signed(nd, ids):
+    return [nd.signer.sign(Document(i, f"{i} has words of its own: {TEXT}")) for i in ids]
+
+
+def _seen_by_another_connection(path) -> int:
+    con = sqlite3.connect(path)
+    try:
+        return con.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_writes_in_a_row_commit_every_few_seconds_and_at_the_end(tmp_path):
+    path = str(tmp_path / "row.db")
+    with NearDup.open(path) as nd:
+        e = nd.engine
+        e.commit_every = 3600.0
+        with e.writes_in_a_row():
+            for b in range(3):
+                with e.writer():
+                    e.put(_signed(nd, [f"b{b}-{i}" for i in range(4)]))
+            assert _seen_by_another_connection(path) == 0  # one transaction so far
+        assert _seen_by_another_connection(path) == 12  # committed at the end
+        e.commit_every = 0.0
+        with e.writes_in_a_row():
+            with e.writer():
+                e.put(_signed(nd, ["c0"]))
+            assert _seen_by_another_connection(path) == 13  # committed after the session
+
+
+def test_a_failing_session_in_a_row_is_undone_alone_and_the_ones_before_are_committed(tmp_path):
+    path = str(tmp_path / "fail.db")
+    with NearDup.open(path) as nd:
+        e = nd.engine
+        e.commit_every = 3600.0
+        with pytest.raises(RuntimeError, match="boom"):
+            with e.writes_in_a_row():
+                with e.writer():
+                    e.put(_signed(nd, ["kept-1", "kept-2"]))
+                with e.writer():
+                    e.put(_signed(nd, ["lost"]))
+                    raise RuntimeError("boom")
+        assert _seen_by_another_connection(path) == 2
+        assert set(e.get(["kept-1", "kept-2", "lost"])) == {"kept-1", "kept-2"}
+        with e.writer():  # and the next session starts a transaction of its own
+            e.put(_signed(nd, ["after"]))
+        assert _seen_by_another_connection(path) == 3

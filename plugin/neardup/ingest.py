@@ -236,11 +236,12 @@ def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document]
     """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one);
     returns what was done."""
     report = IndexReport()
-    for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers):
-        report.failed.extend(failures)
-        ingest.store(signed, report)
-        if progress:
-            progress(len(batch))
+    with ingest.engine.writes_in_a_row():
+        for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers):
+            report.failed.extend(failures)
+            ingest.store(signed, report)
+            if progress:
+                progress(len(batch))
     return report
 
 

@@ -19,7 +19,7 @@ import click
 from .output import clean
 
 _DISK_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
-_KEPT = ("what was stored before is kept (each batch is one transaction); make room and run the same "
+_KEPT = ("what was committed before is kept (a commit every few seconds, whole batches only); make room and run the same "
          "command again: documents are upserted by id, so nothing is stored twice")
 
 

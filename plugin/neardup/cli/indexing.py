@@ -132,7 +132,7 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
 @click.command("index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
-@click.option("--batch-size", default=500, show_default=True, help="Documents per transaction / bulk request.")
+@click.option("--batch-size", default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
 @click.option("--workers", "-j", type=click.IntRange(0), default=None,
               help="Processes that canonicalize and sign while this one tags and stores; 0 signs here too. "
                    "[default: one per CPU, none on one CPU; input of one batch is signed here]")

@@ -291,6 +291,13 @@ class Engine(abc.ABC):
         half-written state. Engines that need no lock may keep this default."""
         yield
 
+    @contextlib.contextmanager
+    def writes_in_a_row(self) -> Iterator[None]:
+        """Around many :meth:`writer` sessions of one run (an ``index`` command): an engine
+        may commit them together now and then rather than each one. The default commits
+        each one."""
+        yield
+
     @abc.abstractmethod
     def count(self) -> int: ...
 

@@ -24,8 +24,9 @@ Tables
   temporary schema instead (the same index, so the same results).
 * ``clusters``: the last N-to-N clustering.
 
-Every batch is one transaction: a crash mid-ingest loses nothing committed, and ingesting
-again upserts by id. :meth:`EmbeddedEngine.refresh` folds the write-ahead log back into the
+Every batch is a savepoint of a transaction that ``index`` commits every ``commit_every``
+seconds (2) and at its end: a crash mid-ingest loses nothing committed (at most the last
+seconds of work), and ingesting again upserts by id. :meth:`EmbeddedEngine.refresh` folds the write-ahead log back into the
 file and truncates it.
 
 Size (target: under 1.5 KB per document beyond the stored text)
@@ -312,7 +313,8 @@ def unpack_keys(fields: Sequence[str], blob: bytes, shingles: np.ndarray, exact:
 class EmbeddedEngine(Engine):
     """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory."""
 
-    def __init__(self, path: str | os.PathLike = "neardup.db", *, fulltext: bool = True, timeout: float = 30.0):
+    def __init__(self, path: str | os.PathLike = "neardup.db", *, fulltext: bool = True, timeout: float = 30.0,
+                 commit_every: float = 2.0):
         self.path = str(path)
         self.location = self.path
         self.fulltext = fulltext
@@ -325,6 +327,10 @@ class EmbeddedEngine(Engine):
         self._batch_ready = False
         self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
         self._read_only = False
+        #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
+        self.commit_every = commit_every
+        self._in_a_row = False
+        self._open_since: float | None = None  # when the open transaction of writer sessions began
         self._writer: sqlite3.Connection | None = None
         #: called once with a message when a writer session waits for another process's lock
         self.on_wait: Any = None
@@ -474,23 +480,57 @@ class EmbeddedEngine(Engine):
     def writer(self) -> Iterator[None]:
         """One ``BEGIN IMMEDIATE`` transaction for the whole session: SQLite's write lock
         serializes neardup processes, and every read inside sees this session's writes.
-        A session that has to wait for another process says so once through ``on_wait``."""
+        A session that has to wait for another process says so once through ``on_wait``.
+
+        Inside :meth:`writes_in_a_row` the transaction goes on over the sessions that follow
+        and is committed once ``commit_every`` seconds have passed since it began (and at the
+        end): each commit writes the postings pages the sessions touched, all over the index,
+        so fewer commits make a large index grow faster. Each session is a savepoint: one that
+        fails is undone alone, the sessions before it are committed, then the error is raised."""
         if self._writer is not None:
             yield
             return
         db = self._require()
-        _Transaction(db, self.path, self.on_wait).__enter__()
+        if self._open_since is None:
+            _Transaction(db, self.path, self.on_wait).__enter__()
+            self._open_since = time.monotonic()
+            db.execute("CREATE INDEX IF NOT EXISTS docs_dup_of ON docs(dup_of) WHERE dup_of IS NOT NULL")
+        db.execute("SAVEPOINT neardup_session")
         self._writer = db
         try:
-            db.execute("CREATE INDEX IF NOT EXISTS docs_dup_of ON docs(dup_of) WHERE dup_of IS NOT NULL")
             yield
         except BaseException:
-            self._writer = None
-            if db.in_transaction:  # SQLite may have rolled back itself (a full disk)
-                db.execute("ROLLBACK")
+            self._writer, self._open_since = None, None
+            if db.in_transaction:  # (SQLite may have rolled back itself: a full disk)
+                db.execute("ROLLBACK TO neardup_session")
+                db.execute("RELEASE neardup_session")
+                db.execute("COMMIT")
             raise
         self._writer = None
-        db.execute("COMMIT")
+        db.execute("RELEASE neardup_session")
+        if not self._in_a_row or time.monotonic() - self._open_since >= self.commit_every:
+            self._commit()
+
+    def _commit(self) -> None:
+        self._open_since = None
+        self._require().execute("COMMIT")
+
+    @contextlib.contextmanager
+    def writes_in_a_row(self) -> Iterator[None]:
+        """Writer sessions inside share transactions, committed every ``commit_every``
+        seconds and at the end (see :meth:`writer`); a crash loses at most that much work,
+        which running the same command again redoes."""
+        if self._in_a_row:
+            yield
+            return
+        self._in_a_row = True
+        try:
+            yield
+        finally:
+            self._in_a_row = False
+            if self._open_since is not None and self._db is not None and self._db.in_transaction:
+                self._commit()
+            self._open_since = None
 
     # -- meta ------------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any | None:
@@ -525,7 +565,7 @@ class EmbeddedEngine(Engine):
         nothing of the batch may be written one by one outside it: the batch fails whole."""
         code = getattr(e, "sqlite_errorcode", None)
         if not db.in_transaction or (code is not None and code & 0xFF in (10, 11, 13)):
-            raise EngineError(f"{self.path}: {e}; this batch was not stored and the batches before it are "
+            raise EngineError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
     def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
