@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
+from neardup.encoding import decode_shingles
 from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.resources import load_json
@@ -275,7 +276,7 @@ def test_bulk_lines(spec, signed, client):
     src = lines[1]["neardup"]
     assert set(src) >= {"id", "lang", "exact", "simhash", "keys", "shingles", "n_shingles", "n_tokens", "seq",
                         "indexed_at", "signature_version", "cluster_id", "dup_of", "is_duplicate", "max_resemblance"}
-    assert np.array_equal(dsl.decode_shingles(src["shingles"]), signed[0].shingles)
+    assert np.array_equal(decode_shingles(src["shingles"]), signed[0].shingles)
     # an adopted index: only neardup.* of an existing document, the user's field names for a new one
     k = next(i for i in range(0, len(lines), 2) if "update" in lines[i] and lines[i]["update"]["_index"] == "articles")
     assert set(lines[k + 1]) == {"doc", "upsert"} and set(lines[k + 1]["doc"]) == {"neardup"}

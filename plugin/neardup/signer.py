@@ -11,7 +11,7 @@ queries in the engine:
 
 plus any signature of the extended family registered in :mod:`neardup.registry`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
-``"hex"`` (:mod:`neardup.keywords`).
+``"hex"`` (:mod:`neardup.encoding`).
 
 A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
 *wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
@@ -36,7 +36,7 @@ import xxhash
 from .canonical import Canonical, Canonicalizer
 from .config import BUILTIN_SIGNATURES, Config
 from .hashing import U64, hash_strings
-from .keywords import render_keys
+from .encoding import render_keys
 from .lsh import band_keys_many
 from .minhash import MinHash, kperm_sketch, oph_many
 from .ragged import offsets_of, segment_unique, split

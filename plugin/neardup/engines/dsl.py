@@ -15,7 +15,6 @@ user's, named by a :class:`Layout`, and neardup only ever writes ``neardup.*`` t
 
 from __future__ import annotations
 
-import base64
 import copy
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -24,7 +23,7 @@ import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
 from ..resources import load_json
-from ..keywords import render_keys
+from ..encoding import encode_shingles, render_keys
 from ..signer import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
 
@@ -217,17 +216,6 @@ def _substitute(obj: Any, marker: str, value: str) -> Any:
 
 
 # -- documents ---------------------------------------------------------------------------------
-def encode_shingles(shingles: np.ndarray) -> str:
-    """base64 of the little-endian uint64 sorted shingle hashes."""
-    return base64.b64encode(np.ascontiguousarray(shingles, dtype="<u8").tobytes()).decode("ascii")
-
-
-def decode_shingles(value: str | None) -> np.ndarray:
-    if not value:
-        return np.empty(0, dtype=np.uint64)
-    return np.frombuffer(base64.b64decode(value), dtype="<u8").astype(np.uint64)
-
-
 def tags_source(t: Tags | None) -> dict[str, Any]:
     """The tag fields (inside ``neardup``)."""
     if t is None:

@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
-from ..keywords import parse_keys
+from ..encoding import decode_shingles, parse_keys
 from ..signer import Document, Signed
 from . import dsl
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
@@ -561,7 +561,7 @@ class ElasticEngine(Engine):
         nd, lay = src[dsl.ROOT], self.layout
         keys = nd.get("keys") or {}
         return StoredDoc(id=nd["id"], lang=nd.get("lang"), n_shingles=int(nd.get("n_shingles") or 0),
-                         shingles=dsl.decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
+                         shingles=decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
@@ -714,7 +714,7 @@ def _text(src: dict[str, Any], path: str | None) -> Any:
 def _candidate(h: dict[str, Any]) -> Candidate:
     nd = _nd(h.get("_source"))
     return Candidate(h["_id"], int(nd.get("n_shingles") or 0), int(nd.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
-                     dsl.decode_shingles(nd.get("shingles")) if "shingles" in nd else None, nd.get("cluster_id"),
+                     decode_shingles(nd.get("shingles")) if "shingles" in nd else None, nd.get("cluster_id"),
                      frozenset(h.get("matched_queries") or ()) or None, int(nd.get("seq") or 0))
 
 

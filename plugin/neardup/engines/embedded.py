@@ -11,7 +11,8 @@ Tables
   characters), ``indexed_at`` milliseconds since the epoch (an integer), and ``cluster_id``
   is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
 * ``postings(key, doc)``: the inverted index of signature keys, a ``WITHOUT ROWID`` b-tree:
-  candidate retrieval is a term match inside SQLite. See *Posting keys* below.
+  candidate retrieval is a term match inside SQLite. See *Posting keys* below (the codecs
+  are in :mod:`neardup.encoding`).
 * ``fts``: an FTS5 index over title and body (external content) for full-text search. It
   indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
   Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
@@ -85,15 +86,13 @@ import numpy as np
 
 from ..canonical.search import search_text, snippet
 from ..config import Config
+from ..encoding import KEY_BITS, KEY_MASK, pack_keys, posting_array, posting_key, posting_keys, unpack_keys
 from ..hashing import U64
 from ..signer import Signed
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
 PAGE_SIZE = 16384
-#: Bits of a signature key kept in a posting (the field number sits above them).
-KEY_BITS = 44
-_KEY_MASK = (1 << KEY_BITS) - 1
 _TOKENIZE = "unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""
@@ -204,11 +203,6 @@ def _exact_text(value: bytes | str) -> str:
     return value.hex() if isinstance(value, bytes) else value
 
 
-def posting_key(field_id: int, key: int) -> int:
-    """The integer a posting stores for ``key`` of field number ``field_id``."""
-    return (field_id << KEY_BITS) | (int(key) & _KEY_MASK)
-
-
 def _sorted_postings(pending: dict[int, np.ndarray]) -> Iterable[tuple[int, int]]:
     """(key, doc) rows of ``pending`` (doc -> posting keys, int64) in key order."""
     if not pending:
@@ -218,96 +212,6 @@ def _sorted_postings(pending: dict[int, np.ndarray]) -> Iterable[tuple[int, int]
     docs = np.repeat(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)), counts)
     order = np.lexsort((docs, keys))
     return zip(keys[order].tolist(), docs[order].tolist(), strict=True)
-
-
-def _posting_array(field_id: int, keys: Any) -> np.ndarray:
-    """The posting keys (int64) of ``keys`` of field number ``field_id``."""
-    a = np.asarray(keys, dtype=U64).ravel() & U64(_KEY_MASK)
-    return a.astype(np.int64) + (field_id << KEY_BITS)
-
-
-def _posting_keys(field_id: int, keys: Any) -> list[int]:
-    return _posting_array(field_id, keys).tolist()
-
-
-# -- the keys column ----------------------------------------------------------------------------
-_RAW, _SUBSET, _EXACT = 0, 1, 2
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _read_varint(blob: bytes, pos: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        b = blob[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return n, pos
-        shift += 7
-
-
-def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.ndarray, exact: bytes | str) -> bytes:
-    """Keys of all fields (in ``fields`` order) as one BLOB, each field in its smallest exact form.
-
-    Per field a tag byte, then: ``_RAW`` a varint count and the uint64 keys (little-endian);
-    ``_SUBSET`` a little-endian bitmap over ``shingles`` (sorted distinct uint64) of the keys,
-    which are themselves sorted distinct shingles; ``_EXACT`` nothing (the one key is the
-    first 8 bytes, big-endian, of the 16-byte ``exact`` digest).
-    """
-    shingles = np.asarray(shingles, dtype=U64)
-    n = len(shingles)
-    out = bytearray()
-    for f in fields:
-        k = np.asarray(keys.get(f, ()), dtype=U64).ravel()
-        if len(k) == 1 and isinstance(exact, bytes) and len(exact) == 16 and int(k[0]) == int.from_bytes(exact[:8], "big"):
-            out.append(_EXACT)
-            continue
-        if len(k) and (n + 7) // 8 < 8 * len(k) and bool(np.all(k[1:] > k[:-1])):
-            at = np.searchsorted(shingles, k)
-            if at[-1] < n and np.array_equal(shingles[at], k):
-                mask = np.zeros(n, dtype=bool)
-                mask[at] = True
-                out.append(_SUBSET)
-                out += np.packbits(mask, bitorder="little").tobytes()
-                continue
-        out.append(_RAW)
-        out += _varint(len(k))
-        out += k.astype("<u8").tobytes()
-    return bytes(out)
-
-
-def unpack_keys(fields: Sequence[str], blob: bytes, shingles: np.ndarray, exact: bytes | str) -> dict[str, np.ndarray]:
-    n = len(shingles)
-    out: dict[str, np.ndarray] = {}
-    pos = 0
-    for f in fields:
-        tag = blob[pos]
-        pos += 1
-        if tag == _RAW:
-            c, pos = _read_varint(blob, pos)
-            out[f] = np.frombuffer(blob, dtype="<u8", count=c, offset=pos).astype(U64)
-            pos += 8 * c
-        elif tag == _SUBSET:
-            nb = (n + 7) // 8
-            mask = np.unpackbits(np.frombuffer(blob, dtype=np.uint8, count=nb, offset=pos), count=n, bitorder="little")
-            out[f] = shingles[mask.astype(bool)]
-            pos += nb
-        elif tag == _EXACT:
-            out[f] = np.array([int.from_bytes(exact[:8], "big")], dtype=U64)
-        else:
-            raise EngineError(f"corrupt keys column (tag {tag})")
-    return out
 
 
 class EmbeddedEngine(Engine):
@@ -606,13 +510,20 @@ class EmbeddedEngine(Engine):
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = pack_keys(self._fields, s.keys, shingles, exact)
-        parts = [_posting_array(self._field_ids[f], ks) for f, ks in s.keys.items() if f in self._field_ids]
+        parts = [posting_array(self._field_ids[f], ks) for f, ks in s.keys.items() if f in self._field_ids]
         posting = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
         row = (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
                json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
         return row, posting
+
+    def _keys_of(self, blob: bytes, shingles: np.ndarray, exact: bytes | str) -> dict[str, np.ndarray]:
+        """A stored document's keys (:func:`~neardup.encoding.unpack_keys` of its keys column)."""
+        try:
+            return unpack_keys(self._fields, blob, shingles, exact)
+        except (ValueError, IndexError) as e:
+            raise EngineError(f"{self.path}: {e}; the index is damaged: index the documents again into a new one") from None
 
     def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, np.ndarray]) -> None:
         d = s.doc
@@ -652,7 +563,7 @@ class EmbeddedEngine(Engine):
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
-        rows = [(k, seq) for f, ks in unpack_keys(self._fields, blob, sh, exact).items() for k in _posting_keys(self._field_ids[f], ks)]
+        rows = [(k, seq) for f, ks in self._keys_of(blob, sh, exact).items() for k in posting_keys(self._field_ids[f], ks)]
         db.executemany("DELETE FROM postings WHERE key=? AND doc=?", rows)
 
     def delete(self, ids: Iterable[str]) -> int:
@@ -698,7 +609,7 @@ class EmbeddedEngine(Engine):
                     continue
                 grows.append((qi, gi, g.field, max(1, g.min_match)))
                 base = self._field_ids[g.field] << KEY_BITS  # posting_key, inline
-                krows.extend((qi, gi, k) for k in dict.fromkeys([base | (k & _KEY_MASK) for k in g.keys]))
+                krows.extend((qi, gi, k) for k in dict.fromkeys([base | (k & KEY_MASK) for k in g.keys]))
         out: list[list[Candidate]] = [[] for _ in queries]
         db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
         try:
@@ -751,7 +662,7 @@ class EmbeddedEngine(Engine):
         tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
         return StoredDoc(id=id_, lang=lang, n_shingles=n_sh, shingles=sh, simhash=simhash & 0xFFFFFFFFFFFFFFFF,
-                         exact=_exact_text(exact), keys=unpack_keys(self._fields, keys, sh, exact), tags=tags, title=title,
+                         exact=_exact_text(exact), keys=self._keys_of(keys, sh, exact), tags=tags, title=title,
                          text=row[15] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq)
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
@@ -799,7 +710,7 @@ class EmbeddedEngine(Engine):
                 continue
             lo = self._field_ids[f] << KEY_BITS
             cur = db.execute("SELECT group_concat(d.id, char(31)) FROM postings p JOIN docs d ON d.seq = p.doc "
-                             "WHERE p.key BETWEEN ? AND ? GROUP BY p.key HAVING COUNT(*) > 1", (lo, lo | _KEY_MASK))
+                             "WHERE p.key BETWEEN ? AND ? GROUP BY p.key HAVING COUNT(*) > 1", (lo, lo | KEY_MASK))
             for (ids,) in cur:
                 yield ids.split("\x1f")
 
