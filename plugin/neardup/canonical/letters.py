@@ -89,20 +89,12 @@ def unify_digits(text: str) -> str:
 
 
 def nfkc(text: str) -> str:
-    """NFKC; an ASCII text is its own NFKC, and a long one is remembered for a while (the
-    same raw text is normalized for its tokens and again for full-text search).
+    """NFKC; an ASCII text is its own NFKC.
 
     >>> nfkc("№ 5 … ﬁle café")
     'No 5 ... file café'
     """
-    if text.isascii():
-        return text
-    return _nfkc_long(text) if len(text) > 256 else _nfkc_words(text)
-
-
-@lru_cache(maxsize=1024)
-def _nfkc_long(text: str) -> str:
-    return _nfkc_words(text)
+    return text if text.isascii() else _nfkc_words(text)
 
 
 def _nfkc_words(text: str) -> str:

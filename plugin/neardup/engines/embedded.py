@@ -27,8 +27,8 @@ Tables
 
 Every batch is a savepoint of a transaction that ``index`` commits every ``commit_every``
 seconds (2) and at its end: a crash mid-ingest loses nothing committed (at most the last
-seconds of work), and ingesting again upserts by id. :meth:`EmbeddedEngine.refresh` folds the write-ahead log back into the
-file and truncates it.
+seconds of work), and ingesting again upserts by id. :meth:`EmbeddedEngine.refresh` folds
+the write-ahead log back into the file and truncates it.
 
 Size (target: under 1.5 KB per document beyond the stored text)
 
@@ -608,8 +608,7 @@ class EmbeddedEngine(Engine):
                 if g.field not in self._field_ids or not g.keys:
                     continue
                 grows.append((qi, gi, g.field, max(1, g.min_match)))
-                base = self._field_ids[g.field] << KEY_BITS  # posting_key, inline
-                krows.extend((qi, gi, k) for k in dict.fromkeys([base | (k & KEY_MASK) for k in g.keys]))
+                krows.extend((qi, gi, k) for k in dict.fromkeys(posting_keys(self._field_ids[g.field], g.keys)))
         out: list[list[Candidate]] = [[] for _ in queries]
         db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
         try:
@@ -752,8 +751,9 @@ class EmbeddedEngine(Engine):
             return "fts_all"
         with self._tx() as db:  # another process may have added them meanwhile: read fts_upto again inside
             top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
-            self._add_to_fulltext(db, "fts", self._fts_upto(db))
-            db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', ?)", (str(max(top, self._fts_upto(db))),))
+            upto = self._fts_upto(db)
+            self._add_to_fulltext(db, "fts", upto)
+            db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', ?)", (str(max(top, upto)),))
         return "fts"
 
     def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int, chunk: int = 2000) -> None:
