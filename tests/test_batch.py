@@ -46,6 +46,14 @@ def test_segment_sort_and_unique(lists):
         assert counts[uo[i] : uo[i + 1]].tolist() == ref_counts.tolist()
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1]) | u64, min_size=40, max_size=160), min_size=2, max_size=5))
+def test_segment_sort_of_long_documents_one_by_one(lists):
+    """Documents of 64 values or more on average take the one-by-one path; same answer."""
+    flat, off, arrays = ragged(lists)
+    assert [x.tolist() for x in split(segment_sort(flat, off), off)] == [sorted(a.tolist()) for a in arrays]
+
+
 def test_segment_sort_with_values_agreeing_on_their_top_bits():
     # two values of one document that differ only in the low bits the sort key drops
     flat = np.array([7, (5 << 40) | 3, (5 << 40) | 1, 2, 9], dtype=np.uint64)

@@ -164,7 +164,8 @@ def test_prebuilt_hazm_normalizer_on_the_persian_corpora(normalizers):
 # pairs that compose (e + U+0301, Hangul jamo), spaces that are themselves compatibility forms.
 NFKC_PIECES = ["a", "e", "ж", "ک", " ", "  ", "\n", "\u00a0", "\u3000", "\u0301", "\u0327", "\u0345", "\u05b0", "\u0591",
                "\u1100", "\u1161", "\u11a8", "\uac00", "\u00b4", "\u2116", "\u2026", "\ufb01", "\ufdfa", "\u0cc6", "\u0cd5",
-               "\u09c7", "\u09be", "\u2033", "\u00bd", "\u1e9b\u0323", "\u212b", "\uff21", "\u0041\u030a", "\u2000", "\u200c"]
+               "\u09c7", "\u09be", "\u2033", "\u00bd", "\u1e9b\u0323", "\u212b", "\uff21", "\u0041\u030a", "\u2000", "\u200c",
+               "\u0439", "\u00e9", "\u0451", "\u0418\u0306"]
 
 
 @settings(max_examples=600, deadline=None)
@@ -184,7 +185,7 @@ def test_nfkc_by_words_on_every_character_between_words_and_after_a_space():
         if 0xD800 <= cp < 0xE000:
             continue
         ch = chr(cp)
-        for t in (f"ab {ch} cd", f"a{ch}\u0301 x", f"\u1100{ch} \uac00{ch}", f" {ch}\u0327\u0301"):
+        for t in (f"ab {ch} cd", f"a{ch}\u0301 x", f"\u1100{ch} \uac00{ch}", f" {ch}\u0327\u0301", f"é{ch}й", f"{ch}{ch}ё x{ch}\u0cc6"):
             if unicodedata.normalize("NFKC", t) != t:
                 assert unstable.intersection(t), hex(cp)
                 assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t), hex(cp)

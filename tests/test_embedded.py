@@ -170,6 +170,9 @@ def test_postings_keep_44_bits_and_the_field(tmp_path):
     s = nd.signer.sign(Document("a", TEXT))
     stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
     want = {posting_key(i, int(k)) for i, f in enumerate(eng.config.signatures) for k in s.keys.get(f, ())}
+    assert stored == {posting_key(i, int(k)) for i, f in enumerate(eng.config.signatures) if f != "winnow" for k in s.keys.get(f, ())}
+    assert eng.samples_behind() == 1 and eng._postings_table({"winnow"}) == "postings" and eng.samples_behind() == 0
+    stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
     assert stored == want and max(stored) < 2**47
     eng.delete(["a"])
     assert eng._require().execute("SELECT COUNT(*) FROM postings").fetchone()[0] == 0
@@ -331,6 +334,52 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
         nd.delete(["d60"])
         nd.index([Document("d61", "omega arrives late")])
         assert _hits(nd, "omega") and _hits(nd, "newcomer") == []
+
+
+def _postings(engine):
+    return sorted(engine._require().execute("SELECT key, doc FROM postings"))
+
+
+def _all_postings(engine):
+    """(key, seq) of every key of every stored document: what ``postings`` holds when no field is behind."""
+    return sorted((posting_key(engine._field_ids[f], int(k)), d.seq) for d in engine.scan() for f, ks in d.keys.items() for k in ks)
+
+
+def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path):
+    """Indexing leaves the winnowing postings out; the first containment query adds them.
+    Updates and deletes before and after that point keep ``postings`` exact (every key of
+    every stored document), and containment queries find what a fresh index finds."""
+    texts = {f"d{i}": f"{TEXT} part {i % 4} of the story, told again by writer {i % 9} in words {i}" for i in range(60)}
+    with NearDup.open(str(tmp_path / "live.db")) as nd:
+        e = nd.engine
+        nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
+        assert e.samples_behind() == 40 and _postings(e) != _all_postings(e)
+        assert [m.id for m in nd.query(id="d1", mode="containment", threshold=0.3)]
+        assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
+        nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
+        assert e.samples_behind() == 20
+        texts["d3"] = "replaced text with zeta words only, nothing of the story at all here"  # below samples_upto: at once
+        texts["d45"] = "another zeta replacement with words of its own, far from the story"  # not yet
+        nd.index([Document("d3", texts["d3"]), Document("d45", texts["d45"])])
+        nd.delete(["d7", "d59"])
+        del texts["d7"], texts["d59"]
+        with NearDup.open(str(tmp_path / "fresh.db")) as ref:
+            ref.index([Document(i, t) for i, t in texts.items()])
+            for q in ("d1", "d3", "d45", "d50"):
+                got = [(m.id, m.containment) for m in nd.query(id=q, mode="containment", threshold=0.3, top_k=100)]
+                assert got == [(m.id, m.containment) for m in ref.query(id=q, mode="containment", threshold=0.3, top_k=100)], q
+        assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
+        nd.index([Document("d3", texts["d3"] + " and a new ending")])  # an update at or below samples_upto
+        assert _postings(e) == _all_postings(e)
+
+
+def test_collisions_on_a_sample_field_add_its_postings_first(tmp_path):
+    with NearDup.open(str(tmp_path / "x.db")) as nd:
+        nd.index([Document(f"d{i}", f"{TEXT} and a tail of its own number {i}") for i in range(12)])
+        assert nd.engine.samples_behind() == 12
+        found = nd.pairs(threshold=0.3, fields=["winnow"])
+        assert found and nd.engine.samples_behind() == 0
+        assert nd.pairs(threshold=0.3, fields=["winnow"]) == found
 
 
 def test_the_first_search_adds_the_documents_once(tmp_path):

@@ -578,6 +578,8 @@ def test_an_index_on_read_only_storage_opens_for_reading(tmp_path, monkeypatch):
         assert json.loads(info.stdout)["documents"] == 3
         q = run("query", "--id", "a", "-e", path, "--json")
         assert q.exit_code == 0 and [m["id"] for m in json.loads(q.stdout)] == ["b"]
+        c = run("query", "--id", "a", "--containment", "-e", path, "--json")  # sample postings made in memory too
+        assert c.exit_code == 0 and [m["id"] for m in json.loads(c.stdout)] == ["b"], c.output
         word = good_text(1).split()[0]
         found = run("search", word, "-e", path, "--json")  # the full-text index is made in memory: nothing is written
         want = {"a", "b"} | ({"c"} if word in good_text(2).split() else set())

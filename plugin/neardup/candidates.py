@@ -36,15 +36,13 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from .config import Config
+from .config import CONTAINMENT_SAMPLES, Config
 from .engines.base import Candidate, CandidateQuery, Engine, KeyGroup
 from .simhash import hamming
 from .verify import Similarity, length_bounds, passes_length_filter, similarity
 
 #: Signature fields that propose candidates for resemblance.
 RESEMBLANCE_FIELDS = ("exact", "minhash", "simhash")
-#: Samples that propose candidates for containment (with a share of the sample to match).
-CONTAINMENT_SAMPLES = ("winnow", "modm")
 
 
 class SignedLike(Protocol):

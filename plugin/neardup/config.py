@@ -41,6 +41,8 @@ LANGUAGES: tuple[str, ...] = get_args(Language)
 SIGNATURES = ("exact", "minhash", "simhash", "winnow")
 #: Built-in signatures: the defaults plus Broder's MOD_m sample.
 BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
+#: Samples of the shingle set that propose candidates for containment (not resemblance).
+CONTAINMENT_SAMPLES = ("winnow", "modm")
 
 
 class ConfigError(ValueError):

@@ -52,7 +52,8 @@ def hash_strings(strings, seed: int) -> np.ndarray:
     >>> bool(h[0] == h[2] != h[1]), int(h[0]) == xxhash.xxh64_intdigest("rose".encode(), 1)
     (True, True)
     """
-    strings = list(strings)
+    if not isinstance(strings, list):
+        strings = list(strings)
     table = _string_hashes(seed)
     if len(table) > _CACHE_LIMIT:
         table.clear()

@@ -17,6 +17,7 @@ their parent.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -149,8 +150,9 @@ def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list
 def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
                    workers: int) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
     """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
-    while the caller stores (started at the second batch: one batch is signed here), 0 signs
-    here. If reading fails midway, what was read comes out first."""
+    while the caller stores, 0 signs here. With workers, the first batch is signed here while
+    they start (and alone when it is the only one). If reading fails midway, what was read
+    comes out first."""
     it = batches(docs, batch_size)
     first = next(it, None)
     if first is None:
@@ -161,9 +163,11 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
         return
     try:
         second = next(it, None)
-    finally:  # a reading error comes out after the batch read before it
+    except BaseException:  # a reading error comes out after the batch read before it
         yield (first, *sign_batch(signer, first))
+        raise
     if second is None:
+        yield (first, *sign_batch(signer, first))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -174,7 +178,10 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
                              initargs=(config, signer.context, os.getpid())) as pool:
         try:
             for b in itertools.chain([second], it):
-                pending.append((b, pool.submit(_sign_in_worker, b)))
+                pending.append((b, pool.submit(_sign_in_worker, b)))  # the workers start at their first batch
+                if first is not None and len(pending) >= workers:
+                    here, first = first, None
+                    yield (here, *sign_batch(signer, here))
                 while len(pending) > 2 * workers:
                     b0, fut = pending.popleft()
                     yield (b0, *_reattach(b0, *fut.result()))
@@ -182,6 +189,9 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
             raise
         except BaseException as e:  # reading failed: what was read is still stored, then it is raised
             error = e
+        if first is not None:
+            here, first = first, None
+            yield (here, *sign_batch(signer, here))
         while pending:
             b0, fut = pending.popleft()
             yield (b0, *_reattach(b0, *fut.result()))
@@ -190,11 +200,17 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
 
 
 _worker_signer: Signer | None = None
+#: Signing workers run at a lower priority than the process that tags and stores: that one
+#: takes the batches in order, one at a time, so every moment it waits for a CPU the whole
+#: pipeline waits; the workers work ahead and fill the time it leaves.
+_WORKER_NICENESS = 5
 
 
 def _init_worker(config: Config, context: dict[str, Any], parent: int) -> None:
     global _worker_signer
     _worker_signer = Signer(config, context)
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(_WORKER_NICENESS)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 

@@ -27,6 +27,7 @@ reported, and the rest of the batch is signed.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -196,7 +197,7 @@ class Signer:
         """Token hashes, shingles, shingle sets, sketches and SimHash of a batch (ragged)."""
         c = self.config
         off = offsets_of([len(x.tokens) for x in canon])
-        th = hash_strings([t for x in canon for t in x.tokens], c.seed)
+        th = hash_strings(list(itertools.chain.from_iterable(x.tokens for x in canon)), c.seed)
         w = np.array([c.shingle_size_for(x.lang) for x in canon], dtype=np.int64)
         if c.shingle == "char":
             units = [char_units(x.tokens, c.seed) for x in canon]

@@ -125,7 +125,8 @@ def stopwords_for(lang: str) -> frozenset[str]:
     words match the tokens they are meant to remove."""
     if lang == "fa" and persian.SEGMENTATION == "anchors":
         return frozenset()  # Persian tokens are content-defined pieces, not words
-    plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang))
+    # (bands and rows given: a config for canonicalizing only, no LSH banding to optimize)
+    plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1))
     out: set[str] = set()
     for w in raw_stopwords(lang):
         out.update(plain.tokens(w, lang))

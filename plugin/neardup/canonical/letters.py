@@ -94,7 +94,7 @@ def nfkc(text: str) -> str:
     >>> nfkc("№ 5 … ﬁle café")
     'No 5 ... file café'
     """
-    return text if text.isascii() else _nfkc_words(text)
+    return text if text.isascii() or unicodedata.is_normalized("NFKC", text) else _nfkc_words(text)
 
 
 def _nfkc_words(text: str) -> str:
@@ -147,18 +147,31 @@ def _nfkc_unstable() -> frozenset[str]:
     """Every character NFKC may change in a text: those with a decomposition (canonical or
     compatibility) or a nonzero combining class, those that compose with the character
     before them (second members of canonical pairs, Hangul vowel and trailing jamo), and
-    Hangul syllables (they take a trailing jamo). Checked against NFKC over all of Unicode
-    in tests/test_canonical_fast.py."""
+    Hangul syllables (they take a trailing jamo). Not among them: precomposed letters that
+    NFKC leaves as they are (й, ё, é) and whose decomposition starts with a starter that
+    composes with nothing before it; next to characters outside this set they stay as they
+    are. Checked against NFKC over all of Unicode in tests/test_canonical_fast.py."""
+    second: set[int] = set()
+    decomposed: list[int] = []
     cps: set[int] = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
     for cp in range(0x30000):  # no character above has a decomposition or a combining class
         ch = chr(cp)
         d = unicodedata.decomposition(ch)
-        if d or unicodedata.combining(ch):
-            cps.add(cp)
         if d and not d.startswith("<"):
             parts = d.split()
             if len(parts) == 2:
-                cps.add(int(parts[1], 16))
+                second.add(int(parts[1], 16))
+            if not unicodedata.combining(ch):
+                decomposed.append(cp)
+                continue
+        if d or unicodedata.combining(ch):
+            cps.add(cp)
+    cps |= second
+    for cp in decomposed:  # canonical decompositions of starters: kept unless stable as above
+        ch = chr(cp)
+        first = unicodedata.normalize("NFD", ch)[0]
+        if unicodedata.normalize("NFKC", ch) != ch or unicodedata.combining(first) or ord(first) in second:
+            cps.add(cp)
     return frozenset(map(chr, cps))
 
 

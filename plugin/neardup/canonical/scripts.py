@@ -52,12 +52,6 @@ def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
     """Majority script among the first ``sample`` letters: fa, ru or en."""
     if text.isascii():  # its letters, if any, are Latin
         return "en" if _ASCII_LETTER.search(text) else default
-    letter_res = _script_letter_res()
-    present = [(lang, m) for lang in ("fa", "ru", "en") if (m := letter_res[lang].search(text))]
-    if not present:
-        return default
-    if len(present) == 1 and present[0][1].start() < sample:
-        return present[0][0]  # one script, and its first letter is among the first `sample` letters
     fa, ru, en = _script_counts(text, sample)
     counts = {"fa": fa, "ru": ru, "en": en}
     best = max(counts, key=counts.__getitem__)
@@ -88,6 +82,9 @@ def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
     chunk (a chunk at least as long as the letters still needed; the last one is cut right
     after the last letter needed)."""
     letter, script = _code_point_tables()
+    if len(text) <= sample:  # every letter counts (a script code is 0 but on letters)
+        counts = np.bincount(script[np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")], minlength=4)
+        return int(counts[1]), int(counts[2]), int(counts[3])
     counts = np.zeros(4, dtype=np.int64)
     pos, need = 0, sample
     while need > 0 and pos < len(text):
@@ -104,18 +101,6 @@ def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
     return int(counts[1]), int(counts[2]), int(counts[3])
 
 
-def _char_class(codepoints: list[int]) -> str:
-    """A regex character class body for the given sorted code points, as ranges."""
-    parts, i = [], 0
-    while i < len(codepoints):
-        j = i
-        while j + 1 < len(codepoints) and codepoints[j + 1] == codepoints[j] + 1:
-            j += 1
-        parts.append(f"\\U{codepoints[i]:08x}-\\U{codepoints[j]:08x}")
-        i = j + 1
-    return "".join(parts)
-
-
 #: The code points :func:`script_of` can assign a script to (it returns None elsewhere).
 _SCRIPT_RANGES = ((0x41, 0x7A), (0xC0, 0x24F), (0x400, 0x52F), (0x600, 0x6FF), (0x750, 0x77F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
 
@@ -123,16 +108,3 @@ _SCRIPT_RANGES = ((0x41, 0x7A), (0xC0, 0x24F), (0x400, 0x52F), (0x600, 0x6FF), (
 @lru_cache(maxsize=1)
 def _letter_codepoints() -> list[int]:
     return list(map(ord, filter(str.isalpha, map(chr, range(0x110000)))))
-
-
-@lru_cache(maxsize=1)
-def _script_letter_res() -> dict[str, re.Pattern]:
-    """Per script, runs of the letters (``str.isalpha``) that :func:`script_of` assigns to it."""
-    by: dict[str, list[int]] = {"fa": [], "ru": [], "en": []}
-    for lo, hi in _SCRIPT_RANGES:
-        for cp in range(lo, hi + 1):
-            s = script_of(chr(cp)) if chr(cp).isalpha() else None
-            if s:
-                by[s].append(cp)
-    classes = {lang: _char_class(cps) for lang, cps in by.items()}
-    return {lang: re.compile(f"[{cc}][{cc}]*") for lang, cc in classes.items()}

@@ -12,7 +12,13 @@ Tables
   is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
 * ``postings(key, doc)``: the inverted index of signature keys, a ``WITHOUT ROWID`` b-tree:
   candidate retrieval is a term match inside SQLite. See *Posting keys* below (the codecs
-  are in :mod:`neardup.encoding`).
+  are in :mod:`neardup.encoding`). The keys of the containment samples (winnowing, MOD_m:
+  most of a document's keys, and no resemblance query reads them) follow behind like the
+  full-text index: ``index`` stores them in the ``keys`` column only, and the first
+  containment query or collision listing of those fields adds their postings
+  (``meta.samples_upto``: every document up to that ``seq`` has them, none after; a
+  document updated at or below it gets them at once). On a file opened read-only, that
+  query copies the postings into the temporary schema with the samples added.
 * ``fts``: an FTS5 index over title and body (external content) for full-text search. It
   indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
   Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
@@ -85,7 +91,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..canonical.search import search_text, snippet
-from ..config import Config
+from ..config import CONTAINMENT_SAMPLES, Config
 from ..encoding import KEY_BITS, KEY_MASK, pack_keys, posting_array, posting_key, posting_keys, unpack_keys
 from ..hashing import U64
 from ..signer import Signed
@@ -151,18 +157,17 @@ _HEX32 = re.compile(r"[0-9a-f]{32}")
 _BATCH_TABLES = (
     "CREATE TEMP TABLE IF NOT EXISTS nd_q(q INTEGER PRIMARY KEY, after_seq INTEGER, before_seq INTEGER, lo INTEGER, hi INTEGER, "
     "exclude TEXT, lim INTEGER, reps INTEGER)",
-    "CREATE TEMP TABLE IF NOT EXISTS nd_g(q INTEGER, g INTEGER, field TEXT, min_match INTEGER, PRIMARY KEY(q, g))",
-    "CREATE TEMP TABLE IF NOT EXISTS nd_k(q INTEGER, g INTEGER, key INTEGER)",
+    "CREATE TEMP TABLE IF NOT EXISTS nd_g(q INTEGER, g INTEGER, field TEXT, min_match INTEGER, keys TEXT, PRIMARY KEY(q, g))",
 )
 #: Per query: documents sharing at least ``min_match`` keys of a group, in the seq range,
 #: length range and (``reps``) among representatives; its ``lim`` best by keys, then seq.
 _BATCH_SQL = f"""
-WITH m(q, g, doc, c) AS (
-    SELECT k.q, k.g, p.doc, COUNT(*) FROM temp.nd_k k CROSS JOIN temp.nd_q x ON x.q = k.q CROSS JOIN postings p
-    ON p.key = k.key AND p.doc > x.after_seq AND p.doc < x.before_seq GROUP BY k.q, k.g, p.doc),
+WITH m(q, g, doc, c, need, field) AS (
+    SELECT g.q, g.g, p.doc, COUNT(*), g.min_match, g.field FROM temp.nd_g g CROSS JOIN json_each(g.keys) k
+    CROSS JOIN temp.nd_q x ON x.q = g.q CROSS JOIN {{postings}} p
+    ON p.key = k.value AND p.doc > x.after_seq AND p.doc < x.before_seq GROUP BY g.q, g.g, p.doc),
 s(q, doc, score, fs) AS (
-    SELECT m.q, m.doc, SUM(m.c), group_concat(g.field) FROM m JOIN temp.nd_g g ON g.q = m.q AND g.g = m.g
-    WHERE m.c >= g.min_match GROUP BY m.q, m.doc),
+    SELECT q, doc, SUM(c), group_concat(field) FROM m WHERE c >= need GROUP BY q, doc),
 r AS (
     SELECT s.q, d.id, d.n_shingles, d.simhash, {_CLUSTER} AS cid, s.score, s.fs, d.seq,
            row_number() OVER (PARTITION BY s.q ORDER BY s.score DESC, d.seq) AS rank, x.lim
@@ -203,17 +208,6 @@ def _exact_text(value: bytes | str) -> str:
     return value.hex() if isinstance(value, bytes) else value
 
 
-def _sorted_postings(pending: dict[int, np.ndarray]) -> Iterable[tuple[int, int]]:
-    """(key, doc) rows of ``pending`` (doc -> posting keys, int64) in key order."""
-    if not pending:
-        return iter(())
-    counts = [len(v) for v in pending.values()]
-    keys = np.concatenate(list(pending.values())).astype(np.int64, copy=False)
-    docs = np.repeat(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)), counts)
-    order = np.lexsort((docs, keys))
-    return zip(keys[order].tolist(), docs[order].tolist(), strict=True)
-
-
 class EmbeddedEngine(Engine):
     """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory."""
 
@@ -230,6 +224,8 @@ class EmbeddedEngine(Engine):
         self._tokenizer_ready = False
         self._batch_ready = False
         self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
+        self._postings_copy = False  # a read-only file's postings with the samples, in the temp schema
+        self._later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self._read_only = False
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
@@ -300,6 +296,7 @@ class EmbeddedEngine(Engine):
             db.execute("INSERT OR IGNORE INTO meta VALUES('config', ?)", (config.to_json(),))
             db.execute("INSERT OR IGNORE INTO meta VALUES('fingerprint', ?)", (config.fingerprint(),))
             db.execute("INSERT OR IGNORE INTO meta VALUES('fts_upto', '0')")
+            db.execute("INSERT OR IGNORE INTO meta VALUES('samples_upto', '0')")
         stored = self._read_stored_config()
         if stored is None:
             raise EngineError(f"{self.path}: the index could not be created")
@@ -308,6 +305,7 @@ class EmbeddedEngine(Engine):
     def _after_open(self, created: bool) -> None:
         self._fields = tuple(self.config.signatures)
         self._field_ids = {f: i for i, f in enumerate(self._fields)}
+        self._later = frozenset(f for f in CONTAINMENT_SAMPLES if f in self._field_ids)
 
     def _connect(self, ro_uri: str | None, *, new: bool) -> None:
         """The connection of this engine: read-only through ``ro_uri``, else read-write in
@@ -354,7 +352,7 @@ class EmbeddedEngine(Engine):
         if self._db is not None:
             self._db.close()
             self._db = None
-            self._tokenizer_ready = self._batch_ready = self._fts_copy = False
+            self._tokenizer_ready = self._batch_ready = self._fts_copy = self._postings_copy = False
 
     def refresh(self) -> None:
         """Writes are visible at once; this folds the write-ahead log into the file and
@@ -450,7 +448,7 @@ class EmbeddedEngine(Engine):
         tags = tags or {}
         failures: list[Failure] = []
         now = _now_ms()
-        pending: dict[int, np.ndarray] = {}  # seq -> posting keys, inserted in key order at the end
+        pending: dict[int, dict[str, np.ndarray]] = {}  # seq -> keys, their postings inserted in key order at the end
         with self._tx() as db:
             if not self._put_new(db, docs, tags, now, pending):
                 for s in docs:
@@ -459,8 +457,7 @@ class EmbeddedEngine(Engine):
                     except (sqlite3.Error, ValueError, OverflowError) as e:
                         self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
-            rows = _sorted_postings(pending)
-            db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
+            db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", self._posting_rows(pending, self._upto(db, "samples_upto")))
         return failures
 
     def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:
@@ -473,7 +470,7 @@ class EmbeddedEngine(Engine):
                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
     def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
-                 pending: dict[int, np.ndarray]) -> bool:
+                 pending: dict[int, dict[str, np.ndarray]]) -> bool:
         """A batch of documents none of which is stored yet, in three ``executemany``; False
         (and nothing written) when some id is already stored or a row is refused, so that
         the caller goes document by document."""
@@ -486,9 +483,8 @@ class EmbeddedEngine(Engine):
         rows, postings = [], {}
         try:
             for s in docs:
-                row, posting = self._doc_row(s, tags.get(s.id), now)
-                rows.append((seq, *row))
-                postings[seq] = posting
+                rows.append((seq, *self._doc_row(s, tags.get(s.id), now)))
+                postings[seq] = s.keys
                 seq += 1
             db.execute("SAVEPOINT put_new")
             try:
@@ -504,19 +500,32 @@ class EmbeddedEngine(Engine):
         pending.update(postings)
         return True
 
-    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple[tuple, np.ndarray]:
-        """The ``docs`` row of a document (``_INSERT_COLUMNS``) and its posting keys."""
+    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple:
+        """The ``docs`` row of a document (``_INSERT_COLUMNS``)."""
         d = s.doc
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = pack_keys(self._fields, s.keys, shingles, exact)
-        parts = [posting_array(self._field_ids[f], ks) for f, ks in s.keys.items() if f in self._field_ids]
-        posting = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
-        row = (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
+        return (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
                json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
-        return row, posting
+
+    def _posting_rows(self, pending: dict[int, dict[str, np.ndarray]], upto: int) -> Iterable[tuple[int, int]]:
+        """(key, doc) rows of ``pending`` (seq -> keys) in key order, one field at a time in
+        numpy; the sample fields only of documents at or below ``upto`` (``samples_upto``)."""
+        keys, docs = [], []
+        for f, fid in self._field_ids.items():
+            seqs = [q for q, ks in pending.items() if f in ks and (q <= upto or f not in self._later)]
+            if seqs:
+                parts = [pending[q][f].ravel() for q in seqs]
+                keys.append(posting_array(fid, np.concatenate(parts)))
+                docs.append(np.repeat(np.array(seqs, dtype=np.int64), [len(x) for x in parts]))
+        if not keys:
+            return iter(())
+        k, d = np.concatenate(keys), np.concatenate(docs)
+        order = np.lexsort((d, k))
+        return zip(k[order].tolist(), d[order].tolist(), strict=True)
 
     def _keys_of(self, blob: bytes, shingles: np.ndarray, exact: bytes | str) -> dict[str, np.ndarray]:
         """A stored document's keys (:func:`~neardup.encoding.unpack_keys` of its keys column)."""
@@ -525,41 +534,43 @@ class EmbeddedEngine(Engine):
         except (ValueError, IndexError) as e:
             raise EngineError(f"{self.path}: {e}; the index is damaged: index the documents again into a new one") from None
 
-    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, np.ndarray]) -> None:
+    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, dict[str, np.ndarray]]) -> None:
         d = s.doc
         old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
-        row, posting = self._doc_row(s, t, now)
+        row = self._doc_row(s, t, now)
         if old is None:
             seq = self._next_seq(db)
             db.execute(f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", (seq, *row))
         else:
             seq, old_title, old_body, old_keys, old_shingles, old_exact = old
             self._delete_postings(db, seq, old_keys, old_shingles, old_exact, pending)
-            in_fts = self.fulltext and seq <= self._fts_upto(db)
+            in_fts = self.fulltext and seq <= self._upto(db, "fts_upto")
             if in_fts:
                 db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(old_title), search_text(old_body)))
             db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
             if in_fts:
                 db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
-        pending[seq] = posting
+        pending[seq] = s.keys
 
     def _next_seq(self, db: sqlite3.Connection) -> int:
         """The ``seq`` of the next new document: after every stored one and after ``fts_upto``
         (a deleted last document's ``seq`` is not given again while the full-text index
         counts it as indexed)."""
         top = db.execute("SELECT max(seq) FROM docs").fetchone()[0] or 0
-        return max(top, self._fts_upto(db)) + 1
+        return max(top, self._upto(db, "fts_upto")) + 1
 
-    def _fts_upto(self, db: sqlite3.Connection) -> int:
-        """``meta.fts_upto``; an index made before it was kept has every document in ``fts``."""
-        row = db.execute("SELECT value FROM meta WHERE key = 'fts_upto'").fetchone()
+    def _upto(self, db: sqlite3.Connection, key: str) -> int:
+        """``meta.fts_upto`` or ``meta.samples_upto``: the ``seq`` up to which the full-text
+        index, or the postings of the sample fields, hold every document; an index made
+        before the key was kept holds them all."""
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         if row is not None:
             return int(row[0])
         return db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
 
     def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
-                         pending: dict[int, np.ndarray] | None = None) -> None:
+                         pending: dict[int, dict[str, np.ndarray]] | None = None) -> None:
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
@@ -575,7 +586,7 @@ class EmbeddedEngine(Engine):
                     continue
                 seq, title, body, keys, shingles, exact = row
                 self._delete_postings(db, seq, keys, shingles, exact)
-                if self.fulltext and seq <= self._fts_upto(db):
+                if self.fulltext and seq <= self._upto(db, "fts_upto"):
                     db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(title), search_text(body)))
                 db.execute("DELETE FROM docs WHERE seq=?", (seq,))
                 n += 1
@@ -588,11 +599,12 @@ class EmbeddedEngine(Engine):
 
     # -- reads -----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        table = self._postings_table({g.field for q in queries for g in q.groups})
         if len(queries) < 8:
-            return [self._candidates(q) for q in queries]
-        return self._candidates_many(queries)
+            return [self._candidates(q, table) for q in queries]
+        return self._candidates_many(queries, table)
 
-    def _candidates_many(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+    def _candidates_many(self, queries: Sequence[CandidateQuery], table: str = "postings") -> list[list[Candidate]]:
         """:meth:`_candidates` of many queries in one statement: their keys and filters go
         into temporary tables and a window function keeps each query's ``limit`` best."""
         db = self._require()
@@ -600,22 +612,21 @@ class EmbeddedEngine(Engine):
             for create in _BATCH_TABLES:  # (not executescript: it would commit a writer session's transaction)
                 db.execute(create)
             self._batch_ready = True
-        qrows, grows, krows = [], [], []
+        qrows, grows = [], []
         for qi, q in enumerate(queries):
             qrows.append((qi, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, q.min_shingles,
                           min(q.max_shingles, 2**62), q.exclude_id or "", q.limit, int(q.representatives)))
             for gi, g in enumerate(q.groups):
                 if g.field not in self._field_ids or not g.keys:
                     continue
-                grows.append((qi, gi, g.field, max(1, g.min_match)))
-                krows.extend((qi, gi, k) for k in dict.fromkeys(posting_keys(self._field_ids[g.field], g.keys)))
+                keys = json.dumps(list(dict.fromkeys(posting_keys(self._field_ids[g.field], g.keys))))
+                grows.append((qi, gi, g.field, max(1, g.min_match), keys))
         out: list[list[Candidate]] = [[] for _ in queries]
         db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
         try:
             db.executemany("INSERT INTO temp.nd_q VALUES (?,?,?,?,?,?,?,?)", qrows)
-            db.executemany("INSERT INTO temp.nd_g VALUES (?,?,?,?)", grows)
-            db.executemany("INSERT INTO temp.nd_k VALUES (?,?,?)", krows)
-            for qi, i, n, sh, cid, score, fs, seq in db.execute(_BATCH_SQL):
+            db.executemany("INSERT INTO temp.nd_g VALUES (?,?,?,?,?)", grows)
+            for qi, i, n, sh, cid, score, fs, seq in db.execute(_BATCH_SQL.format(postings=table)):
                 out[qi].append(Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq))
         finally:
             if db.in_transaction:  # (SQLite may have rolled back itself: an I/O error)
@@ -623,13 +634,13 @@ class EmbeddedEngine(Engine):
                 db.execute("RELEASE neardup_candidates")
         return out
 
-    def _candidates(self, q: CandidateQuery) -> list[Candidate]:
+    def _candidates(self, q: CandidateQuery, table: str = "postings") -> list[Candidate]:
         db = self._require()
         parts, params = [], []
         for g in q.groups:
             if g.field not in self._field_ids or not g.keys:
                 continue
-            parts.append("SELECT doc, COUNT(*) AS c, ? AS f FROM postings WHERE key IN (SELECT value FROM json_each(?)) "
+            parts.append(f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
                          "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
             fid = self._field_ids[g.field]
             keys = list(dict.fromkeys(posting_key(fid, k) for k in g.keys))
@@ -707,11 +718,60 @@ class EmbeddedEngine(Engine):
         for f in fields:
             if f not in self._field_ids:
                 continue
+            table = self._postings_table({f})
             lo = self._field_ids[f] << KEY_BITS
-            cur = db.execute("SELECT group_concat(d.id, char(31)) FROM postings p JOIN docs d ON d.seq = p.doc "
+            cur = db.execute(f"SELECT group_concat(d.id, char(31)) FROM {table} p JOIN docs d ON d.seq = p.doc "
                              "WHERE p.key BETWEEN ? AND ? GROUP BY p.key HAVING COUNT(*) > 1", (lo, lo | KEY_MASK))
             for (ids,) in cur:
                 yield ids.split("\x1f")
+
+    def samples_behind(self) -> int:
+        """Documents whose sample postings (winnowing, MOD_m) are not in ``postings`` yet
+        (the next containment query adds them); 0 when the index has no sample field."""
+        if not self._later:
+            return 0
+        db = self._require()
+        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, "samples_upto"),)).fetchone()[0]
+
+    def _postings_table(self, fields: Iterable[str]) -> str:
+        """The postings table to match ``fields`` in, with every document's keys in it:
+        ``postings`` after adding the sample postings of the documents that follow
+        ``samples_upto`` (when ``fields`` has a sample field); on a read-only file with some
+        behind, a copy in this connection's temporary schema with them added (made once)."""
+        if self._postings_copy:
+            return "temp.nd_postings"
+        if not self._later.intersection(fields) or not self.samples_behind():
+            return "postings"
+        db = self._require()
+        if self._read_only:
+            db.execute("CREATE TEMP TABLE nd_postings(key INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(key, doc)) WITHOUT ROWID")
+            db.execute("INSERT INTO temp.nd_postings SELECT key, doc FROM postings")
+            self._add_samples(db, "temp.nd_postings", self._upto(db, "samples_upto"))
+            self._postings_copy = True
+            return "temp.nd_postings"
+        with self._tx() as db:  # another process may have added them meanwhile: read samples_upto again inside
+            top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
+            upto = self._upto(db, "samples_upto")
+            self._add_samples(db, "postings", upto)
+            db.execute("INSERT OR REPLACE INTO meta VALUES('samples_upto', ?)", (str(max(top, upto)),))
+        return "postings"
+
+    def _add_samples(self, db: sqlite3.Connection, table: str, after: int, chunk: int = 5000) -> None:
+        """The sample postings of every document after ``seq`` ``after``, into ``table``."""
+        behind = db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (after,)).fetchone()[0]
+        if behind > chunk and self.on_wait is not None:
+            self.on_wait(f"adding the containment samples of {behind:,} documents to the postings of {self.path} "
+                         "(once, for the first containment query after indexing)")
+        while True:
+            rows = db.execute("SELECT seq, keys, shingles, exact FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk)).fetchall()
+            if not rows:
+                return
+            pending = {}
+            for seq, blob, shingles, exact in rows:
+                keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
+                pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
+            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, 2**62))
+            after = rows[-1][0]
 
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
         if not isinstance(query, str):
@@ -733,7 +793,7 @@ class EmbeddedEngine(Engine):
     def fulltext_behind(self) -> int:
         """Documents not in the full-text index yet (the next search adds them)."""
         db = self._require()
-        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._fts_upto(db),)).fetchone()[0]
+        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, "fts_upto"),)).fetchone()[0]
 
     def _fulltext_table(self) -> str:
         """The full-text table to search, with every document in it: ``fts`` after adding
@@ -751,7 +811,7 @@ class EmbeddedEngine(Engine):
             return "fts_all"
         with self._tx() as db:  # another process may have added them meanwhile: read fts_upto again inside
             top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
-            upto = self._fts_upto(db)
+            upto = self._upto(db, "fts_upto")
             self._add_to_fulltext(db, "fts", upto)
             db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', ?)", (str(max(top, upto)),))
         return "fts"
