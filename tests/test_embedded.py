@@ -382,6 +382,17 @@ def test_collisions_on_a_sample_field_add_its_postings_first(tmp_path):
         assert nd.pairs(threshold=0.3, fields=["winnow"]) == found
 
 
+def test_catching_up_reads_the_documents_behind_in_chunks_and_says_so_when_many(tmp_path):
+    with NearDup.open(str(tmp_path / "x.db")) as nd:
+        nd.index([Document(f"d{i}", f"word{i} shared text") for i in range(5)])
+        e, said = nd.engine, []
+        e.on_wait = said.append
+        chunks = list(e._rows_after(e._require(), "id", 1, 2, "things", "the first look"))
+        assert [[i for _, i in rows] for rows in chunks] == [["d1", "d2"], ["d3", "d4"]]
+        assert said == [f"adding 4 documents' things of {e.path} (once, for the first look after indexing)"]
+        assert list(e._rows_after(e._require(), "id", 1, 4, "things", "the first look")) and len(said) == 1  # 4 is not many
+
+
 def test_the_first_search_adds_the_documents_once(tmp_path):
     path = str(tmp_path / "x.db")
     with NearDup.open(path) as nd:

@@ -728,10 +728,7 @@ class EmbeddedEngine(Engine):
     def samples_behind(self) -> int:
         """Documents whose sample postings (winnowing, MOD_m) are not in ``postings`` yet
         (the next containment query adds them); 0 when the index has no sample field."""
-        if not self._later:
-            return 0
-        db = self._require()
-        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, "samples_upto"),)).fetchone()[0]
+        return self._behind("samples_upto") if self._later else 0
 
     def _postings_table(self, fields: Iterable[str]) -> str:
         """The postings table to match ``fields`` in, with every document's keys in it:
@@ -742,35 +739,53 @@ class EmbeddedEngine(Engine):
             return "temp.nd_postings"
         if not self._later.intersection(fields) or not self.samples_behind():
             return "postings"
-        db = self._require()
         if self._read_only:
+            db = self._require()
             db.execute("CREATE TEMP TABLE nd_postings(key INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(key, doc)) WITHOUT ROWID")
             db.execute("INSERT INTO temp.nd_postings SELECT key, doc FROM postings")
             self._add_samples(db, "temp.nd_postings", self._upto(db, "samples_upto"))
             self._postings_copy = True
             return "temp.nd_postings"
-        with self._tx() as db:  # another process may have added them meanwhile: read samples_upto again inside
-            top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
-            upto = self._upto(db, "samples_upto")
-            self._add_samples(db, "postings", upto)
-            db.execute("INSERT OR REPLACE INTO meta VALUES('samples_upto', ?)", (str(max(top, upto)),))
+        self._catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
         return "postings"
 
-    def _add_samples(self, db: sqlite3.Connection, table: str, after: int, chunk: int = 5000) -> None:
+    def _add_samples(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """The sample postings of every document after ``seq`` ``after``, into ``table``."""
-        behind = db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (after,)).fetchone()[0]
-        if behind > chunk and self.on_wait is not None:
-            self.on_wait(f"adding the containment samples of {behind:,} documents to the postings of {self.path} "
-                         "(once, for the first containment query after indexing)")
-        while True:
-            rows = db.execute("SELECT seq, keys, shingles, exact FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk)).fetchall()
-            if not rows:
-                return
+        what = "containment samples to the postings"
+        for rows in self._rows_after(db, "keys, shingles, exact", after, 5000, what, "the first containment query"):
             pending = {}
             for seq, blob, shingles, exact in rows:
                 keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
                 pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
             db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, 2**62))
+
+    # -- what follows behind indexing: the full-text index and the sample postings ----------------
+    def _behind(self, key: str) -> int:
+        """Documents after ``meta.<key>`` (``fts_upto``, ``samples_upto``)."""
+        db = self._require()
+        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, key),)).fetchone()[0]
+
+    def _catch_up(self, key: str, add: Any) -> None:
+        """``add(db, upto)`` the documents after ``meta.<key>`` and move it to the last one, in
+        one write transaction (another process may have done it meanwhile: ``key`` is read
+        again inside)."""
+        with self._tx() as db:
+            top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
+            upto = self._upto(db, key)
+            add(db, upto)
+            db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(max(top, upto))))
+
+    def _rows_after(self, db: sqlite3.Connection, columns: str, after: int, chunk: int, what: str, when: str) -> Iterator[list[tuple]]:
+        """``(seq, columns...)`` of the documents after ``seq`` ``after``, ``chunk`` rows at a
+        time; says "adding N documents' <what> (once, for <when> after indexing)" when many."""
+        behind = db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (after,)).fetchone()[0]
+        if behind > chunk and self.on_wait is not None:
+            self.on_wait(f"adding {behind:,} documents' {what} of {self.path} (once, for {when} after indexing)")
+        while True:
+            rows = db.execute(f"SELECT seq, {columns} FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk)).fetchall()
+            if not rows:
+                return
+            yield rows
             after = rows[-1][0]
 
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
@@ -792,42 +807,30 @@ class EmbeddedEngine(Engine):
 
     def fulltext_behind(self) -> int:
         """Documents not in the full-text index yet (the next search adds them)."""
-        db = self._require()
-        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, "fts_upto"),)).fetchone()[0]
+        return self._behind("fts_upto")
 
     def _fulltext_table(self) -> str:
         """The full-text table to search, with every document in it: ``fts`` after adding
         the documents that follow ``fts_upto``; on a read-only file with some behind, a copy
         of the whole index in this connection's temporary schema (made once)."""
-        db = self._require()
         if self._fts_copy:
             return "fts_all"
         if not self.fulltext_behind():
             return "fts"
         if self._read_only:
+            db = self._require()
             db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', detail=none)")
             self._add_to_fulltext(db, "temp.fts_all", 0)
             self._fts_copy = True
             return "fts_all"
-        with self._tx() as db:  # another process may have added them meanwhile: read fts_upto again inside
-            top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
-            upto = self._upto(db, "fts_upto")
-            self._add_to_fulltext(db, "fts", upto)
-            db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', ?)", (str(max(top, upto)),))
+        self._catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
         return "fts"
 
-    def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int, chunk: int = 2000) -> None:
+    def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """:func:`search_text` of the title and body of every document after ``seq`` ``after``, into ``table``."""
-        behind = db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (after,)).fetchone()[0]
-        if behind > chunk and self.on_wait is not None:
-            self.on_wait(f"adding {behind:,} documents to the full-text index of {self.path} (once, for the first search after indexing)")
-        while True:
-            rows = db.execute("SELECT seq, title, body FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk)).fetchall()
-            if not rows:
-                return
+        for rows in self._rows_after(db, "title, body", after, 2000, "words to the full-text index", "the first search"):
             db.executemany(f"INSERT INTO {table}(rowid, title, body) VALUES (?,?,?)",
                            [(seq, search_text(title), search_text(body)) for seq, title, body in rows])
-            after = rows[-1][0]
 
     def _tokens(self, words: str) -> list[str]:
         """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the
