@@ -22,7 +22,8 @@ from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
 from neardup.shingles import combine, combine_many
 from neardup.signer import Document, Signer
-from neardup.simhash import simhash, simhash_many, token_simhash, token_simhash_many
+from neardup.simhash import hamming, hamming_many, simhash, simhash_many, token_simhash, token_simhash_many
+from neardup.verify import passes_length_filter, passes_length_filter_many
 
 u64 = st.integers(0, 2**64 - 1)
 # small alphabets make repeats, ties and equal neighbours common
@@ -291,3 +292,40 @@ def test_signing_workers_end_when_their_parent_is_killed(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(u64, u64), max_size=30))
+def test_hamming_many_is_hamming_per_pair(pairs):
+    a = np.array([x for x, _ in pairs], dtype=np.uint64)
+    b = np.array([y for _, y in pairs], dtype=np.uint64)
+    assert hamming_many(a, b).tolist() == [hamming(x, y) for x, y in pairs]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000)), max_size=30),
+       st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1 / 3]))
+def test_length_filter_many_is_the_length_filter_per_pair(pairs, t):
+    na = np.array([x for x, _ in pairs], dtype=np.int64)
+    nb = np.array([y for _, y in pairs], dtype=np.int64)
+    # near the bounds too: |B| = ceil(t|A|) - 1 .. and floor(|A|/t) + 1
+    edges = [(x, y) for x, _ in pairs for y in (int(t * x), int(t * x) + 1, int(x / t), int(x / t) + 1)]
+    assert passes_length_filter_many(na, nb, t).tolist() == [passes_length_filter(x, y, t) for x, y in pairs]
+    ea = np.array([x for x, _ in edges], dtype=np.int64)
+    eb = np.array([y for _, y in edges], dtype=np.int64)
+    assert passes_length_filter_many(ea, eb, t).tolist() == [passes_length_filter(x, y, t) for x, y in edges]
+
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), u64, st.integers(0, 6)), max_size=30))
+def test_plausible_many_is_plausible_per_pair(rows):
+    from neardup.candidates import CandidateRule
+
+    rule = CandidateRule(Config(threshold=0.8))
+    only = np.array([o for o, _, _ in rows], dtype=bool)
+    a = np.array([x for _, x, _ in rows], dtype=np.uint64)
+    b = np.array([x ^ ((1 << d) - 1) for _, x, d in rows], dtype=np.uint64)  # d bits apart
+    want = [rule.plausible(frozenset({"simhash"}) if o else frozenset({"minhash", "simhash"}), int(x), int(y))
+            for o, x, y in zip(only.tolist(), a.tolist(), b.tolist(), strict=True)]
+    assert rule.plausible_many(only, a, b).tolist() == want

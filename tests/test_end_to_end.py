@@ -46,6 +46,18 @@ def test_all_pairs_found_and_exact(licenses, t):
         assert p.resemblance == inter / (docs[a].n_shingles + docs[b].n_shingles - inter)
 
 
+@pytest.mark.parametrize("t", [0.5, 0.8])
+def test_pairs_are_exactly_the_verified_candidates_of_the_rule(licenses, t):
+    """N-to-N decides the candidate rule for all collision pairs at once (length filter,
+    SimHash distance for SimHash-only matches); the same rule pair by pair agrees."""
+    nd, recs = licenses
+    docs = nd.engine.get([r["id"] for r in recs])
+    want = {(a, b) for a, b in itertools.combinations(sorted(docs), 2)
+            if nd.rule.is_candidate(docs[a], docs[b], t) and similarity(docs[a].shingles, docs[b].shingles).resemblance >= t}
+    assert len(want) > 50
+    assert {(p.a, p.b) for p in nd.pairs(t)} == want
+
+
 def test_license_families_cluster_together(licenses):
     nd, recs = licenses
     clusters = nd.clusters(0.8)

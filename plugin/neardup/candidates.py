@@ -38,7 +38,7 @@ import numpy as np
 
 from .config import CONTAINMENT_SAMPLES, Config
 from .engines.base import Candidate, CandidateQuery, Engine, KeyGroup
-from .simhash import hamming
+from .simhash import hamming, hamming_many
 from .verify import Similarity, length_bounds, passes_length_filter, similarity
 
 #: Signature fields that propose candidates for resemblance.
@@ -122,6 +122,11 @@ class CandidateRule:
             return hamming(simhash_a, simhash_b) <= self.config.simhash_k
         return True
 
+    def plausible_many(self, simhash_only: np.ndarray, simhash_a: np.ndarray, simhash_b: np.ndarray) -> np.ndarray:
+        """:meth:`plausible` of many pairs; ``simhash_only`` marks those proposed by SimHash
+        blocks alone."""
+        return ~np.asarray(simhash_only, dtype=bool) | (hamming_many(simhash_a, simhash_b) <= self.config.simhash_k)
+
     def is_candidate(self, a: SignedLike, b: SignedLike, threshold: float | None = None) -> bool:
         """What the engine query and :meth:`plausible` decide together, for two documents
         in memory (documents of one batch, not stored yet)."""
@@ -151,7 +156,7 @@ def _ints(keys: Any) -> tuple[int, ...]:
 
 def engine_fetch(engine: Engine) -> Callable[[list[str]], dict[str, np.ndarray]]:
     """``fetch`` for :meth:`CandidateRule.verify`: shingles of stored documents."""
-    return lambda ids: {i: d.shingles for i, d in engine.get(ids).items()}
+    return lambda ids: {i: d.shingles for i, d in engine.get(ids, keys=False).items()}
 
 
 def all_candidates(engine: Engine, queries: Sequence[CandidateQuery], grow: int = 8) -> list[list[Candidate]]:

@@ -18,7 +18,7 @@ available for those who want chains; it is labelled as such.
 from __future__ import annotations
 
 import itertools
-from collections import Counter
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -28,7 +28,7 @@ from .candidates import CandidateRule
 from .engines.base import ClusterRecord, Engine, StoredDoc, TagRow
 from .lsh import collision_probability
 from .tagging import choose
-from .verify import passes_length_filter, similarity
+from .verify import passes_length_filter_many, similarity
 
 
 @dataclass
@@ -130,30 +130,58 @@ def verified_pairs(engine: Engine, rule: CandidateRule, threshold: float, *, fie
     needs = rule.needs()
     if fields is not None:
         needs = {f: needs.get(f, 1) for f in fields}
-    matched: dict[tuple[str, str], set[str]] = {}
+    bit = {f: 1 << k for k, f in enumerate(needs)}
+    matched: dict[tuple[str, str], int] = {}  # pair -> the bits of the fields it is matched by
     for f, need in needs.items():
-        shared: Counter[tuple[str, str]] = Counter()
-        for group in engine.collisions([f]):
-            g = sorted(set(group))
-            shared.update(itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:]))
-        for p, n in shared.items():
+        for p, n in _shared_keys(engine.collisions([f]), max_group).items():
             if n >= need:
-                matched.setdefault(p, set()).add(f)
+                matched[p] = matched.get(p, 0) | bit[f]
     ids = sorted({i for p in matched for i in p})
     store: dict[str, StoredDoc] = {}
     for i in range(0, len(ids), 2000):
-        store.update(engine.get(ids[i : i + 2000]))
+        store.update(engine.get(ids[i : i + 2000], keys=False))
     out = []
-    for (a, b), fields in sorted(matched.items()):
-        da, db = store.get(a), store.get(b)
-        if da is None or db is None or not passes_length_filter(da.n_shingles, db.n_shingles, threshold):
-            continue
-        if not rule.plausible(frozenset(fields), da.simhash, db.simhash):
-            continue
-        sim = similarity(da.shingles, db.shingles)
+    for a, b in _proposed(matched, bit.get("simhash", 0), ids, store, rule, threshold):
+        sim = similarity(store[a].shingles, store[b].shingles)
         if sim.resemblance >= threshold:
             out.append(Pair(a, b, sim.resemblance, sim.containment, sim.containment_ba))
     return out, store
+
+
+def _shared_keys(groups: Iterable[list[str]], max_group: int) -> dict[tuple[str, str], int]:
+    """(a, b) with a < b -> keys they share, from collision groups; a group larger than
+    ``max_group`` is a star around its first member (in id order)."""
+    shared: dict[tuple[str, str], int] = {}
+    for group in groups:
+        if len(group) == 2:  # most groups
+            a, b = group
+            if a != b:
+                p = (a, b) if a < b else (b, a)
+                shared[p] = shared.get(p, 0) + 1
+            continue
+        g = sorted(set(group))
+        for p in itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:]):
+            shared[p] = shared.get(p, 0) + 1
+    return shared
+
+
+def _proposed(matched: Mapping[tuple[str, str], int], simhash_bit: int, ids: Sequence[str], store: Mapping[str, StoredDoc],
+              rule: CandidateRule, threshold: float) -> list[tuple[str, str]]:
+    """The pairs the candidate rule keeps, sorted, decided all at once: both documents
+    stored, the length filter, and the SimHash distance for pairs proposed by SimHash blocks
+    alone (``matched[p] == simhash_bit``)."""
+    pairs = list(matched)
+    n = len(pairs)
+    at = {i: k for k, i in enumerate(ids)}
+    size = np.fromiter((store[i].n_shingles if i in store else -1 for i in ids), dtype=np.int64, count=len(ids))
+    sim = np.fromiter((store[i].simhash if i in store else 0 for i in ids), dtype=np.uint64, count=len(ids))
+    ia = np.fromiter((at[a] for a, _ in pairs), dtype=np.int64, count=n)
+    ib = np.fromiter((at[b] for _, b in pairs), dtype=np.int64, count=n)
+    bits = np.fromiter(matched.values(), dtype=np.int64, count=n)
+    na, nb = size[ia], size[ib]
+    keep = (na >= 0) & (nb >= 0) & passes_length_filter_many(na, nb, threshold)
+    keep &= rule.plausible_many(bits == simhash_bit, sim[ia], sim[ib])
+    return sorted(pairs[k] for k in np.flatnonzero(keep).tolist())
 
 
 # -- cluster records ------------------------------------------------------------------------------
@@ -169,7 +197,7 @@ def records(groups: Mapping[str, Sequence[tuple[str, float]]], rows: Mapping[str
         info = [rows[i] for i in ids if i in rows]
         seen = [r.indexed_at for r in info if r.indexed_at]
         title = rows[rep].title if rep in rows else None
-        out.append(ClusterRecord(rep, len(ids), rep, title, ids, float(min(rs)), float(np.mean(rs)), float(max(rs)),
+        out.append(ClusterRecord(rep, len(ids), rep, title, ids, float(min(rs)), math.fsum(rs) / len(rs), float(max(rs)),
                                  sorted({r.lang for r in info if r.lang}), min(seen) if seen else None, max(seen) if seen else None))
     out.sort(key=lambda c: (-c.size, c.cluster_id))
     return out

@@ -90,6 +90,19 @@ def hamming(a: int, b: int) -> int:
     return (a ^ b).bit_count()
 
 
+def hamming_many(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`hamming` of many pairs of 64-bit values: the bits of ``a ^ b`` counted 16 at a time.
+
+    >>> hamming_many(np.array([0b1011, 2**64 - 1], dtype=np.uint64), np.array([0b0110, 0], dtype=np.uint64)).tolist()
+    [3, 64]
+    """
+    x = np.asarray(a, dtype=U64) ^ np.asarray(b, dtype=U64)
+    return _POPCOUNT16[x.view(np.uint16).reshape(-1, 4)].sum(axis=1, dtype=np.int64)
+
+
+_POPCOUNT16 = np.unpackbits(np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2), axis=1).sum(axis=1).astype(np.uint8)
+
+
 def block_bounds(k: int, bits: int = BITS) -> list[tuple[int, int]]:
     """k+1 contiguous bit ranges [lo, hi) covering ``bits``, sizes differing by at most 1.
 

@@ -94,3 +94,17 @@ def passes_length_filter(na: int, nb: int, threshold: float) -> bool:
     """t*|A| <= |B| <= |A|/t."""
     lo, hi = length_bounds(na, threshold)
     return lo <= nb <= hi
+
+
+def passes_length_filter_many(na: np.ndarray, nb: np.ndarray, threshold: float) -> np.ndarray:
+    """:func:`passes_length_filter` of many pairs at once (the same float operations, so the
+    same answers).
+
+    >>> passes_length_filter_many(np.array([10, 10, 10, 0]), np.array([8, 12, 13, 0]), 0.8).tolist()
+    [True, True, False, True]
+    """
+    na = np.asarray(na, dtype=np.int64)
+    nb = np.asarray(nb, dtype=np.int64)
+    lo = np.where(na == 0, 0, np.ceil(threshold * na - 1e-9))
+    hi = np.where(na == 0, 0, np.floor(na / threshold + 1e-9))
+    return (lo <= nb) & (nb <= hi)

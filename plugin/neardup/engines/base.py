@@ -248,8 +248,9 @@ class Engine(abc.ABC):
         """Run many candidate queries at once (one round trip where the engine allows)."""
 
     @abc.abstractmethod
-    def get(self, ids: Iterable[str], *, text: bool = False) -> dict[str, StoredDoc]:
-        """Stored documents by id (missing ids are absent from the result)."""
+    def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
+        """Stored documents by id (missing ids are absent from the result); ``keys=False``
+        leaves their ``keys`` empty (verification reads shingles only)."""
 
     @abc.abstractmethod
     def delete(self, ids: Iterable[str]) -> int: ...

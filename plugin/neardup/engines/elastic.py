@@ -545,7 +545,7 @@ class ElasticEngine(Engine):
                 yield group
 
     # -- reads ---------------------------------------------------------------------------------
-    def get(self, ids: Iterable[str], *, text: bool = False) -> dict[str, StoredDoc]:
+    def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
@@ -553,16 +553,16 @@ class ElasticEngine(Engine):
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
                 if d.get("found") and _signed(d.get("_source")):
-                    sd = self._stored(d["_source"], text)
+                    sd = self._stored(d["_source"], text, keys)
                     out[sd.id] = sd
         return out
 
-    def _stored(self, src: dict[str, Any], text: bool) -> StoredDoc:
+    def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
         nd, lay = src[dsl.ROOT], self.layout
-        keys = nd.get("keys") or {}
+        keys = (nd.get("keys") or {}) if with_keys else {}
         return StoredDoc(id=nd["id"], lang=nd.get("lang"), n_shingles=int(nd.get("n_shingles") or 0),
                          shingles=decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
-                         exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures},
+                         exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
                          seq=int(nd.get("seq") or 0))

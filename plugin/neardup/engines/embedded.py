@@ -79,6 +79,7 @@ full FTS5 detail, hex ``exact``, ISO ``indexed_at`` and raw keys).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -185,6 +186,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+@functools.lru_cache(maxsize=4096)  # a batch's documents share one indexed_at
 def _iso(ms: int | str | None) -> str | None:
     if ms is None or isinstance(ms, str):
         return ms
@@ -655,7 +657,7 @@ class EmbeddedEngine(Engine):
         return [Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq)
                 for i, n, sh, cid, score, fs, seq in db.execute(sql, params)]
 
-    def get(self, ids: Iterable[str], *, text: bool = False) -> dict[str, StoredDoc]:
+    def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
         db = self._require()
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
@@ -663,16 +665,16 @@ class EmbeddedEngine(Engine):
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
             for row in db.execute(f"SELECT {cols} FROM docs WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                d = self._row(row, text)
+                d = self._row(row, text, keys)
                 out[d.id] = d
         return out
 
-    def _row(self, row: tuple, text: bool) -> StoredDoc:
-        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, keys, title) = row[:15]
+    def _row(self, row: tuple, text: bool, keys: bool = True) -> StoredDoc:
+        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, blob, title) = row[:15]
         tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
         return StoredDoc(id=id_, lang=lang, n_shingles=n_sh, shingles=sh, simhash=simhash & 0xFFFFFFFFFFFFFFFF,
-                         exact=_exact_text(exact), keys=self._keys_of(keys, sh, exact), tags=tags, title=title,
+                         exact=_exact_text(exact), keys=self._keys_of(blob, sh, exact) if keys else {}, tags=tags, title=title,
                          text=row[15] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq)
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
@@ -720,8 +722,9 @@ class EmbeddedEngine(Engine):
                 continue
             table = self._postings_table({f})
             lo = self._field_ids[f] << KEY_BITS
-            cur = db.execute(f"SELECT group_concat(d.id, char(31)) FROM {table} p JOIN docs d ON d.seq = p.doc "
-                             "WHERE p.key BETWEEN ? AND ? GROUP BY p.key HAVING COUNT(*) > 1", (lo, lo | KEY_MASK))
+            # the shared keys first (a count over the key order, no join), then their documents
+            cur = db.execute(f"SELECT (SELECT group_concat(d.id, char(31)) FROM {table} p JOIN docs d ON d.seq = p.doc WHERE p.key = k.key) "
+                             f"FROM (SELECT key FROM {table} WHERE key BETWEEN ? AND ? GROUP BY key HAVING COUNT(*) > 1) k", (lo, lo | KEY_MASK))
             for (ids,) in cur:
                 yield ids.split("\x1f")
 
