@@ -11,8 +11,8 @@ each other's half-written state):
 
 So re-running a file changes nothing, resuming after a crash (half a file, then all of it)
 gives the tags of one run, and an edited document is tagged as if it had always read so.
-Signing can run in worker processes (``workers`` > 0), in input order; workers end with
-their parent.
+Signing can run in worker processes (``workers`` > 0), in input order, at a lower priority
+than the process that tags and stores; workers end with their parent.
 """
 
 from __future__ import annotations
