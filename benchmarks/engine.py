@@ -1,8 +1,9 @@
 """3 and 5. The embedded engine at growing sizes, in its own process (clean peak RSS):
 ingest rate, 1-to-N query latency (``NearDup.query``, signing and exact verification
-included), index bytes per document beyond the stored text (the whole index: after the
+included), index bytes per document beyond the stored text (with every posting: after the
 ingest, one containment query adds the winnowing postings, which follow behind indexing; the
-size as indexed and that query's time are in the JSON too); and the N-to-N run
+size as indexed and that query's time are in the JSON too; the full-text index, made at the
+first search, is not in it); and the N-to-N run
 (``NearDup.pairs`` / ``NearDup.clusters``) at one size.
 
 One collection grows through the checkpoints (``--sizes``): the corpora first, then the
@@ -104,7 +105,7 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
                                                          "failed": len(rep.failed), "duplicates_tagged": rep.duplicates}}
         as_indexed = db_bytes(db)
         # the winnowing postings follow behind: the first containment query adds them; the
-        # size reported is the whole index, with them (what a user of containment queries has)
+        # size reported has them (what a user of containment queries has)
         t0 = time.perf_counter()
         nd.query(gen.query("c0", random.Random(n)).doc.text, mode="containment", threshold=0.5)
         first_containment_s = time.perf_counter() - t0
