@@ -55,6 +55,20 @@ def test_clusters_of_the_sample_in_json_and_csv(sample_db):
     assert "clusters" in run("clusters", "-e", sample_db).output
 
 
+def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behind(tmp_path, monkeypatch):
+    from neardup.engines.embedded import EmbeddedEngine
+
+    monkeypatch.setattr(EmbeddedEngine, "samples_chunk", 10)
+    db = tmp_path / "x.db"
+    run("index", SAMPLE, "-e", db, "-q")
+    some = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["id"]
+    first = CliRunner().invoke(main, ["query", "--id", some, "--containment", "-e", str(db)])
+    assert first.exit_code == 0, first.output
+    assert "containment samples to the postings" in first.stderr and "first containment query" in first.stderr
+    again = CliRunner().invoke(main, ["query", "--id", some, "--containment", "-e", str(db)])
+    assert again.exit_code == 0 and "containment samples" not in again.stderr
+
+
 def test_query_compare_search_info(sample_db):
     cl = json.loads(run("clusters", "-e", sample_db, "--json").output)
     a = cl[0]["members"][0]

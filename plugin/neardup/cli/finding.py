@@ -44,6 +44,7 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
         fail("the query text is empty")
     mode = "containment" if containment else "resemblance"
     with opened(target, engine_opts) as nd:
+        announce_waits(nd.engine)  # (the embedded engine says when it adds the containment samples' postings)
         try:
             matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
         except KeyError as e:

@@ -213,6 +213,11 @@ def _exact_text(value: bytes | str) -> str:
 class EmbeddedEngine(Engine):
     """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory."""
 
+    #: Documents read at a time when the full-text index or the sample postings catch up
+    #: (more than one chunk behind: the catch-up says so through ``on_wait``).
+    fulltext_chunk = 2000
+    samples_chunk = 5000
+
     def __init__(self, path: str | os.PathLike = "neardup.db", *, fulltext: bool = True, timeout: float = 30.0,
                  commit_every: float = 2.0):
         self.path = str(path)
@@ -755,7 +760,7 @@ class EmbeddedEngine(Engine):
     def _add_samples(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """The sample postings of every document after ``seq`` ``after``, into ``table``."""
         what = "containment samples to the postings"
-        for rows in self._rows_after(db, "keys, shingles, exact", after, 5000, what, "the first containment query"):
+        for rows in self._rows_after(db, "keys, shingles, exact", after, self.samples_chunk, what, "the first containment query"):
             pending = {}
             for seq, blob, shingles, exact in rows:
                 keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
@@ -831,7 +836,7 @@ class EmbeddedEngine(Engine):
 
     def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """:func:`search_text` of the title and body of every document after ``seq`` ``after``, into ``table``."""
-        for rows in self._rows_after(db, "title, body", after, 2000, "words to the full-text index", "the first search"):
+        for rows in self._rows_after(db, "title, body", after, self.fulltext_chunk, "words to the full-text index", "the first search"):
             db.executemany(f"INSERT INTO {table}(rowid, title, body) VALUES (?,?,?)",
                            [(seq, search_text(title), search_text(body)) for seq, title, body in rows])
 
