@@ -12,7 +12,8 @@ import pytest
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.engines.embedded import EmbeddedEngine, pack_keys, posting_key, unpack_keys
+from neardup.encoding import pack_keys, posting_key, unpack_keys
+from neardup.engines.embedded import EmbeddedEngine
 
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
 

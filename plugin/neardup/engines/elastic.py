@@ -559,7 +559,7 @@ class ElasticEngine(Engine):
 
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
         nd, lay = src[dsl.ROOT], self.layout
-        keys = (nd.get("keys") or {}) if with_keys else {}
+        keys = nd.get("keys") or {}
         return StoredDoc(id=nd["id"], lang=nd.get("lang"), n_shingles=int(nd.get("n_shingles") or 0),
                          shingles=decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},

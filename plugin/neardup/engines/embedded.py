@@ -93,10 +93,10 @@ import numpy as np
 
 from ..canonical.search import search_text, snippet
 from ..config import CONTAINMENT_SAMPLES, Config
-from ..encoding import KEY_BITS, KEY_MASK, pack_keys, posting_array, posting_key, posting_keys, unpack_keys
+from ..encoding import KEY_BITS, KEY_MASK, pack_keys, posting_array, posting_keys, unpack_keys
 from ..hashing import U64
 from ..signer import Signed
-from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, TagRow, Tags
+from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
 PAGE_SIZE = 16384
@@ -580,9 +580,8 @@ class EmbeddedEngine(Engine):
                          pending: dict[int, dict[str, np.ndarray]] | None = None) -> None:
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
-        sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
-        rows = [(k, seq) for f, ks in self._keys_of(blob, sh, exact).items() for k in posting_keys(self._field_ids[f], ks)]
-        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", rows)
+        keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
+        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, 2**62))
 
     def delete(self, ids: Iterable[str]) -> int:
         n = 0
@@ -624,10 +623,8 @@ class EmbeddedEngine(Engine):
             qrows.append((qi, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, q.min_shingles,
                           min(q.max_shingles, 2**62), q.exclude_id or "", q.limit, int(q.representatives)))
             for gi, g in enumerate(q.groups):
-                if g.field not in self._field_ids or not g.keys:
-                    continue
-                keys = json.dumps(list(dict.fromkeys(posting_keys(self._field_ids[g.field], g.keys))))
-                grows.append((qi, gi, g.field, max(1, g.min_match), keys))
+                if self._matchable(g):
+                    grows.append((qi, gi, g.field, max(1, g.min_match), self._posting_json(g)))
         out: list[list[Candidate]] = [[] for _ in queries]
         db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
         try:
@@ -641,17 +638,21 @@ class EmbeddedEngine(Engine):
                 db.execute("RELEASE neardup_candidates")
         return out
 
+    def _matchable(self, g: KeyGroup) -> bool:
+        """A key group this index can match: a field it stores, and some keys."""
+        return g.field in self._field_ids and bool(g.keys)
+
+    def _posting_json(self, g: KeyGroup) -> str:
+        """The distinct posting keys of a key group, as a JSON array (for ``json_each``)."""
+        return json.dumps(list(dict.fromkeys(posting_keys(self._field_ids[g.field], g.keys))))
+
     def _candidates(self, q: CandidateQuery, table: str = "postings") -> list[Candidate]:
         db = self._require()
         parts, params = [], []
-        for g in q.groups:
-            if g.field not in self._field_ids or not g.keys:
-                continue
+        for g in filter(self._matchable, q.groups):
             parts.append(f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
                          "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
-            fid = self._field_ids[g.field]
-            keys = list(dict.fromkeys(posting_key(fid, k) for k in g.keys))
-            params += [g.field, json.dumps(keys), q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
+            params += [g.field, self._posting_json(g), q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
