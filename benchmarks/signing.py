@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-import xxhash
 
 from neardup.config import Config
 from neardup.hashing import hash_strings
@@ -20,7 +19,7 @@ from neardup.minhash import kperm_sketch, oph_many
 from neardup.ragged import offsets_of, segment_unique, split
 from neardup.sampling import winnow_many
 from neardup.shingles import combine_many
-from neardup.signer import Document, Signer
+from neardup.signer import Document, Signer, exact_key
 from neardup.simhash import block_keys_many, token_simhash_many
 
 from . import exchange, peers
@@ -44,7 +43,9 @@ def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict,
     """Seconds per stage of Signer.sign_batch over ``docs`` (each stage run on the previous
     one's output, over the whole batch as the signer does), and of sign_canonical."""
     c = signer.config
-    canon = [signer.canonicalizer.canonicalize(d.text, d.lang) for d in docs]
+    cz = signer.canonicalizer
+    canon = [cz.canonicalize(d.text, d.lang) for d in docs]  # the token strings, for the peers
+    texts = [cz.text_and_language(d.text, d.lang) for d in docs]
     off = offsets_of([len(x.tokens) for x in canon])
     flat_tokens = [t for x in canon for t in x.tokens]
     w = np.array([c.shingle_size_for(x.lang) for x in canon])
@@ -53,13 +54,13 @@ def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict,
     sets, setoff = segment_unique(seq, so)
     hv = oph_many(sets, setoff, c.num_perm, c.seed)
     out = {
-        "canonicalize": best_of(lambda: [signer.canonicalizer.canonicalize(d.text, d.lang) for d in docs], repeat),
-        "token_hashes": best_of(lambda: hash_strings([t for x in canon for t in x.tokens], c.seed), repeat),
+        "canonicalize": best_of(lambda: [cz.text_and_language(d.text, d.lang) for d in docs], repeat),  # the text steps
+        "token_hashes": best_of(lambda: cz.token_hashes_many([t for t, _ in texts], [lang for _, lang in texts]), repeat),
         "shingles": best_of(lambda: segment_unique(*combine_many(th, off, w)), repeat),
         "minhash": best_of(lambda: oph_many(sets, setoff, c.num_perm, c.seed), repeat),
         "simhash": best_of(lambda: block_keys_many(token_simhash_many(th, off), c.simhash_k), repeat),
         "winnow": best_of(lambda: segment_unique(*winnow_many(seq, so, c.winnow_window)), repeat),
-        "bands_exact": best_of(lambda: (band_keys_many(hv, c.bands, c.rows), [xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode()) for x in canon]),
+        "bands_exact": best_of(lambda: (band_keys_many(hv, c.bands, c.rows), [exact_key(th[off[i] : off[i + 1]]) for i in range(len(canon))]),
                                repeat),
     }
     from_tokens = best_of(lambda: signer.sign_canonical(docs, canon), repeat)

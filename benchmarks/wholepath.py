@@ -142,8 +142,10 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     st.seconds["import"] = time.perf_counter() - t0
     st.wrap_iter(io, "read_documents", "read")
     st.wrap_iter(ingest, "signed_batches", "wait")  # for the signing workers (what is not read, canonicalize, sign)
-    st.wrap(canonicalizer.Canonicalizer, "canonicalize", "canonicalize")
-    st.wrap(signer.Signer, "sign_canonical", "sign")
+    st.wrap(canonicalizer.Canonicalizer, "canonicalize", "canonicalize")  # the text steps, and tokens as strings
+    st.wrap(canonicalizer.Canonicalizer, "text_and_language", "canonicalize")  # the text steps (tokens as hashes)
+    st.wrap(canonicalizer.Canonicalizer, "token_hashes_many", "sign")  # tokens to hashes
+    st.wrap(signer.Signer, "_sign", "sign")
     st.wrap(tagging.Tagger, "tag_ordered", "tag")
     st.wrap(embedded.EmbeddedEngine, "put", "store")
     st.wrap(api.NearDup, "clusters", "cluster")

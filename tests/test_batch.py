@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.config import Config
-from neardup.hashing import MAX64, fmix64
+from neardup.hashing import MAX64, fmix64, hash_runs, hash_strings, string_seed
 from neardup.minhash import _densify, oph_many, oph_sketch
 from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
@@ -180,6 +180,46 @@ def test_sign_batch_is_sign_per_document(texts, kind):
         assert (b.id, b.lang, b.n_tokens, b.exact, b.simhash) == (one.id, one.lang, one.n_tokens, one.exact, one.simhash)
         assert b.shingles.tolist() == one.shingles.tolist()
         assert {k: v.tolist() for k, v in b.keys.items()} == {k: v.tolist() for k, v in one.keys.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEXTS, st.sampled_from([Config(), Config(digits="drop"), Config(stopwords=False, digits="keep"), Config(default_lang="ru")]))
+def test_sign_batch_from_code_points_is_signing_the_token_strings(texts, cfg):
+    signer = Signer(cfg)
+    docs = [Document(str(i), t) for i, t in enumerate(texts)]
+    assert signer._hashes_tokens(docs)
+    hashed = signer.sign_batch(docs)
+    strings = signer.sign_canonical(docs, [signer.canonicalizer.canonicalize(d.text) for d in docs])
+    for a, b in zip(hashed, strings, strict=True):
+        assert (a.lang, a.n_tokens, a.exact, a.simhash) == (b.lang, b.n_tokens, b.exact, b.simhash)
+        assert a.shingles.tolist() == b.shingles.tolist()
+        assert {k: v.tolist() for k, v in a.keys.items()} == {k: v.tolist() for k, v in b.keys.items()}
+
+
+def _chain(units: list[int], seed: int, size: int) -> int:
+    """hash_runs of one run, one unit at a time in Python integers."""
+    m = (1 << 64) - 1
+    acc = units[0] ^ seed
+    for u in units[1:]:
+        acc = int(fmix64(np.array([(acc * 0x9E3779B97F4A7C15 + u) & m], dtype=np.uint64))[0])
+    return int(fmix64(np.array([acc ^ size], dtype=np.uint64))[0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(u64, min_size=1, max_size=12), min_size=1, max_size=8), st.sampled_from([0, 1, 2**64 - 1]))
+def test_hash_runs_is_the_chain_per_run(runs, seed):
+    units = np.array([u for r in runs for u in r], dtype=np.uint64)
+    starts = offsets_of([len(r) for r in runs])[:-1]
+    got = hash_runs(units, starts, np.array([len(r) for r in runs]), seed)
+    assert got.tolist() == [_chain(r, seed, len(r)) for r in runs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=10))
+def test_hash_strings_is_the_chain_over_code_points(strings):
+    seed = string_seed(1)
+    want = [_chain([ord(ch) for ch in x], seed, len(x)) if x else int(fmix64(np.array([seed], dtype=np.uint64))[0]) for x in strings]
+    assert hash_strings(strings, 1).tolist() == want
 
 
 def test_sign_batch_reports_bad_documents_and_keeps_the_rest():

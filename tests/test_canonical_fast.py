@@ -10,6 +10,7 @@ import re
 import sys
 import unicodedata
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from neardup.canonical import letters, persian, scripts
 from neardup.canonical import Canonicalizer, script_of, stopwords_for, token_language
 from neardup.config import Config
+from neardup.hashing import hash_strings
 
 from .conftest import CORPORA
 
@@ -199,3 +201,39 @@ def test_nfkc_by_words_on_the_corpora():
                 for line in f:
                     t = json.loads(line)["text"]
                     assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t)
+
+
+# -- canonical tokens as hashes, straight from code points ---------------------------------------
+def test_token_char_table_is_the_token_pattern_on_every_character():
+    chars = "".join(map(chr, range(0x110000)))
+    want = np.zeros(0x110000, dtype=bool)
+    for m in TOKEN.finditer(chars):
+        want[m.start() : m.end()] = True
+    assert np.array_equal(letters.token_char_table(), want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts(FULL_PIECES, 40), min_size=1, max_size=5), st.sampled_from(CANONICALIZERS + [Canonicalizer(Config(digits="keep"))]),
+       st.sampled_from([None, "en", "ru", "fa"]))
+def test_token_hashes_many_are_the_hashes_of_the_canonical_tokens(batch, canon, lang):
+    prepared = [canon.text_and_language(t, lang) for t in batch]
+    hashes, offsets = canon.token_hashes_many([t for t, _ in prepared], [doc_lang for _, doc_lang in prepared])
+    want = [canon.canonicalize(t, lang).tokens for t in batch]
+    assert offsets.tolist() == np.cumsum([0] + [len(w) for w in want]).tolist()
+    assert hashes.tolist() == hash_strings([t for w in want for t in w], canon.config.seed).tolist()
+
+
+def test_token_hashes_many_on_the_corpora():
+    canon = Canonicalizer(Config())
+    for name in ("en", "ru", "fa"):
+        batch = [json.loads(line)["text"] for line in (CORPORA / f"{name}.jsonl").open(encoding="utf-8").readlines()[:60]]
+        prepared = [canon.text_and_language(t) for t in batch]
+        hashes, offsets = canon.token_hashes_many([t for t, _ in prepared], [doc_lang for _, doc_lang in prepared])
+        want = [canon.tokens(t) for t in batch]
+        assert hashes.tolist() == hash_strings([t for w in want for t in w], 1).tolist(), name
+        assert np.diff(offsets).tolist() == [len(w) for w in want]
+
+
+def test_token_hashes_many_refuses_stemmed_tokens():
+    with pytest.raises(ValueError, match="stemmed"):
+        Canonicalizer(Config(stem="snowball")).token_hashes_many(["roses"], ["en"])

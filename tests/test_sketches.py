@@ -16,6 +16,7 @@ from neardup.lsh import band_keys, collision_probability, optimal_bands
 from neardup.minhash import MinHash
 from neardup.sampling import min_sample, mod_sample, winnow
 from neardup.shingles import combine, shingle, shingle_strings
+from neardup.signer import exact_key
 from neardup.simhash import block_bounds, block_keys, hamming, simhash, token_simhash
 from neardup.verify import containment, length_bounds, passes_length_filter, resemblance, similarity
 
@@ -127,20 +128,25 @@ def test_minhash_is_identical_across_processes():
 
 def test_golden_values_pin_the_hash_functions():
     # Keys stored in existing indices depend on these exact values: a change must bump
-    # SIGNATURE_VERSION (these are the values of versions 2 and 3; 3 changed Persian
-    # canonical tokens, not these functions).
-    assert SIGNATURE_VERSION == 3
+    # SIGNATURE_VERSION. These are the values of version 4 (tokens hashed from their code
+    # points, the exact key over the token hashes); versions 2 and 3 hashed tokens with
+    # xxh64, and shingle combining, MinHash, bands and SimHash are unchanged since (the
+    # combination of version 3's token hashes below).
+    assert SIGNATURE_VERSION == 4
     th = hash_strings(["a", "rose", "is", "a", "rose"], 1)
-    assert th.tolist() == [16051599287423682246, 17682269953055564969, 8203742665516351232, 16051599287423682246, 17682269953055564969]
-    assert combine(th, 3).tolist() == [18428080921137675705, 7195086397610003658, 14441974481437861236]
+    assert th.tolist() == [11424993892651325269, 1252477247390874147, 16796916863692109645, 11424993892651325269, 1252477247390874147]
+    assert combine(th, 3).tolist() == [3651539514292556434, 1291542341473924837, 5645175803588987374]
+    v3 = np.array([16051599287423682246, 17682269953055564969, 8203742665516351232, 16051599287423682246, 17682269953055564969], dtype=np.uint64)
+    assert combine(v3, 3).tolist() == [18428080921137675705, 7195086397610003658, 14441974481437861236]
+    assert exact_key(th) == "a4b080194a60845100f010d145df376d"
     assert MinHash.from_shingles(np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm").hashvalues.tolist() == [
         5670154646568099679, 4339070533916615077, 9499765306333191553, 1101825633394193528]
     assert MinHash.from_shingles(np.arange(1, 4, dtype=np.uint64), 8, 1, "oph").hashvalues.tolist() == [
         0, 4233148493373801447, 0, 4233148493373801447, 4233148493373801447, 0, 0, 0]
     assert band_keys(np.arange(8, dtype=np.uint64), 2, 4).tolist() == [16672833618798944709, 8350475219201209255]
     fp = token_simhash(th)
-    assert fp == 17708308583135929984
-    assert block_keys(fp, 3).tolist() == [9986021773150298597, 12902981173831771266, 15851836168108866083, 12901984542833302970]
+    assert fp == 11027542429476452165
+    assert block_keys(fp, 3).tolist() == [16605826593307798426, 1013625790289827186, 2607382183812146868, 13011666402182388671]
 
 
 def test_optimal_bands_and_s_curve():

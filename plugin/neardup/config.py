@@ -18,7 +18,7 @@ import xxhash
 from .registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
-SIGNATURE_VERSION = 3  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant)
+SIGNATURE_VERSION = 4  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant); 4: tokens hashed from their code points (no string per token), the exact key over the token hashes
 
 # -- settings with a fixed set of values: the Literal types are the one source of the choices
 Language = Literal["fa", "ru", "en"]

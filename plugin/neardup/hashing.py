@@ -1,14 +1,14 @@
-"""64-bit hashing primitives shared by shingles and sketches, vectorized with numpy.
+"""64-bit hashing primitives shared by tokens, shingles and sketches, vectorized with numpy.
 
-Strings are hashed once with xxHash64 (seeded); everything derived from them (shingles,
-permutations, probes) is mixed with MurmurHash3's 64-bit finalizer ``fmix64``, a bijection
-of the 64-bit space with full avalanche (Appleby 2011). Results are identical across
-processes, machines and Python versions: no ``hash()``, no random module.
+Every hash is built from MurmurHash3's 64-bit finalizer ``fmix64``, a bijection of the
+64-bit space with full avalanche (Appleby 2011), chained over runs of units
+(:func:`hash_runs`): a string is the run of its code points, a shingle the run of its
+token hashes. A batch of strings is hashed with a handful of numpy calls over all their code
+points, never one call per string. Results are identical across processes, machines and
+Python versions: no ``hash()``, no random module.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 import numpy as np
 import xxhash
@@ -45,40 +45,104 @@ def _fmix64_inplace(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def hash_strings(strings, seed: int) -> np.ndarray:
-    """xxh64 of each string (UTF-8), as uint64; each distinct string is hashed once.
+#: The multiplier of the chain (2^64 / golden ratio, odd).
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
-    >>> h = hash_strings(["rose", "is", "rose"], seed=1)
-    >>> bool(h[0] == h[2] != h[1]), int(h[0]) == xxhash.xxh64_intdigest("rose".encode(), 1)
-    (True, True)
+
+def hash_runs(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int = 0, sizes: np.ndarray | None = None) -> np.ndarray:
+    """The hash of each run ``units[s : s + n]`` (``starts`` s, ``lengths`` n >= 1), as uint64:
+
+        a_1 = u_0 xor seed,   a_{j+1} = fmix64(a_j * C + u_j),   h = fmix64(a_n xor size)
+
+    with C = :data:`GOLDEN` and size = n unless ``sizes`` gives it; the hash depends on the
+    order of the units and on the size. All runs advance together, one numpy step per
+    position: the runs are taken longest first (a stable radix sort of their lengths), so
+    the runs still that long are a prefix and each step works on contiguous memory (the work
+    is the total length of the runs, not their number times the longest).
+
+    >>> u = np.array([7, 8, 9], dtype=np.uint64)
+    >>> h = hash_runs(u, np.array([0, 1, 0]), np.array([2, 2, 3]))
+    >>> len(set(h.tolist())), bool(h[0] == hash_runs(u[:2], np.array([0]), np.array([2]))[0])
+    (3, True)
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if not len(starts):
+        return np.empty(0, dtype=U64)
+    longest = int(lengths.max())
+    order = None
+    if int(lengths.min()) != longest:
+        order = np.argsort((longest - lengths).astype(np.uint16 if longest < 1 << 16 else np.int64), kind="stable")
+        starts = starts[order]
+    # how many runs are longer than j, for each position j
+    longer = len(lengths) - np.cumsum(np.bincount(lengths, minlength=longest + 1))
+    acc = units[starts].astype(U64)
+    if seed:
+        acc ^= np.uint64(seed)
+    for j in range(1, longest):
+        k = int(longer[j])
+        a = acc[:k]
+        a *= GOLDEN
+        a += units[starts[:k] + j]
+        _fmix64_inplace(a)
+    size = lengths if sizes is None else np.asarray(sizes, dtype=np.int64)
+    acc ^= (size if order is None else size[order]).astype(U64)
+    _fmix64_inplace(acc)
+    if order is None:
+        return acc
+    out = np.empty_like(acc)
+    out[order] = acc
+    return out
+
+
+def code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as uint32 (one C-level encode; lone surrogates kept).
+
+    >>> code_points("a\u00e9").tolist()
+    [97, 233]
+    """
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+def string_seed(seed: int) -> int:
+    """The value a string hash starts from: ``fmix64(seed + 1)`` (never 0, spread over 64 bits)."""
+    return int(fmix64(np.array([seed + 1], dtype=U64))[0])
+
+
+def hash_code_point_runs(cps: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int) -> np.ndarray:
+    """The string hash of each run ``cps[s : s + n]`` of code points (n >= 1):
+    :func:`hash_runs` over the code points from :func:`string_seed`. A token of a text
+    hashes here straight from the text's code points, the same as :func:`hash_strings` of
+    the token as a string.
+
+    >>> cps = code_points("a rose is")
+    >>> h = hash_code_point_runs(cps, np.array([2, 7]), np.array([4, 2]), 1)
+    >>> h.tolist() == hash_strings(["rose", "is"], 1).tolist()
+    True
+    """
+    return hash_runs(cps, starts, lengths, string_seed(seed))
+
+
+def hash_strings(strings, seed: int) -> np.ndarray:
+    """The hash of each string: :func:`hash_code_point_runs` over its code points (an empty
+    string hashes to ``fmix64(string_seed(seed))``, the empty run of size 0).
+
+    >>> h = hash_strings(["rose", "is", "rose", ""], seed=1)
+    >>> bool(h[0] == h[2] != h[1]), len(set(h.tolist()))
+    (True, 3)
     """
     if not isinstance(strings, list):
         strings = list(strings)
-    table = _string_hashes(seed)
-    if len(table) > _CACHE_LIMIT:
-        table.clear()
-    return np.fromiter(map(table.__getitem__, strings), dtype=U64, count=len(strings))
-
-
-class _StringHashes(dict):
-    """string -> xxh64(string, seed), filled on first use."""
-
-    def __init__(self, seed: int):
-        super().__init__()
-        self.seed = seed
-
-    def __missing__(self, s: str) -> int:
-        v = self[s] = xxhash.xxh64_intdigest(s.encode(), self.seed)
-        return v
-
-
-#: Distinct strings remembered per seed before the memo starts over.
-_CACHE_LIMIT = 1 << 20
-
-
-@lru_cache(maxsize=8)
-def _string_hashes(seed: int) -> _StringHashes:
-    return _StringHashes(seed)
+    lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+    out = np.empty(len(strings), dtype=U64)
+    full = lengths > 0
+    if full.any():
+        starts = np.zeros(len(strings), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        out[full] = hash_code_point_runs(code_points("".join(strings)), starts[full], lengths[full], seed)
+    if not full.all():
+        out[~full] = fmix64(np.array([string_seed(seed)], dtype=U64))[0]
+    return out
 
 
 def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:

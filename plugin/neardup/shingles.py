@@ -1,8 +1,9 @@
 """w-shingles (Broder 1997): the SET of contiguous runs of w tokens, each hashed to 64 bits.
 
-Shingle hashes are combined from per-token xxh64 hashes with numpy (no string joins):
+Shingle hashes are combined from per-token hashes with numpy (no string joins), by
+:func:`~neardup.hashing.hash_runs` over each window of w token hashes:
 
-    h_i = fmix64(... fmix64(fmix64(t_i * C + t_{i+1}) * C + t_{i+2}) ...)
+    h_i = fmix64(fmix64(... fmix64(t_i * C + t_{i+1}) * C + ... + t_{i+w-1}) xor w)
 
 which depends on the order of the w tokens. Short documents: a document with
 1 <= n < w tokens has one shingle, the hash of all its n tokens (so it still has a
@@ -17,11 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hashing import U64, _fmix64_inplace, fmix64, hash_strings
+from .hashing import U64, fmix64, hash_runs, hash_strings
 from .ragged import offsets_of
-
-_C = np.uint64(0x9E3779B97F4A7C15)
-
 
 @dataclass(frozen=True)
 class Shingles:
@@ -47,27 +45,10 @@ def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray,
     the shingle hashes and their offsets."""
     n = np.diff(offsets)
     width = np.minimum(n, w)  # a document shorter than w has one shingle of all its units
-    w = int(np.max(w, initial=1))
     m = np.where(n > 0, n - width + 1, 0)
     out_off = offsets_of(m)
-    total = int(out_off[-1])
-    first = np.repeat(offsets[:-1] - out_off[:-1], m) + np.arange(total)  # first unit of each shingle
-    wid = np.repeat(width, m).astype(U64)
-    acc = units[first].astype(U64)
-    short = bool(np.any(width < w) and total)
-    for j in range(1, w):
-        if short:
-            sel = np.flatnonzero(wid > np.uint64(j))
-            x = acc[sel]
-            x *= _C
-            x += units[first[sel] + j]
-            acc[sel] = _fmix64_inplace(x)
-        else:
-            acc *= _C
-            acc += units[first + j]
-            _fmix64_inplace(acc)
-    acc ^= wid
-    return _fmix64_inplace(acc), out_off
+    first = np.repeat(offsets[:-1] - out_off[:-1], m) + np.arange(int(out_off[-1]))  # first unit of each shingle
+    return hash_runs(units, first, np.repeat(width, m)), out_off
 
 
 def from_units(units: np.ndarray, w: int) -> Shingles:

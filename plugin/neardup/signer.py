@@ -3,7 +3,7 @@
 Each signature is a set of 64-bit keys stored as a keyword field and matched by term
 queries in the engine:
 
-* ``exact``    one key: xxh3-128 of the canonical token stream (full duplicates)
+* ``exact``    one key: xxh3-128 of the canonical token hashes in order (full duplicates)
 * ``minhash``  b LSH band keys of the MinHash sketch (:mod:`neardup.lsh`)
 * ``simhash``  k+1 block keys of the 64-bit SimHash (:mod:`neardup.simhash`)
 * ``winnow``   winnowing fingerprints of the shingle sequence (containment)
@@ -128,14 +128,14 @@ class Signer:
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         canon = self.canonicalizer.canonicalize(text, lang)
-        return self._stages([text], [canon], prepared=True)[1][0]
+        return self._stages([text], *_hashed([canon], self.config.seed), [canon], prepared=True)[1][0]
 
     def sign(self, doc: Document | str, lang: str | None = None) -> Signed:
         if isinstance(doc, str):
             doc = Document(id="", text=doc, lang=lang)
         if lang and not doc.lang:
             doc = dataclasses.replace(doc, lang=lang)
-        return self.sign_canonical([doc], [self._canonical(doc)])[0]
+        return self._sign_docs([doc], None, check=False)[0]
 
     def _canonical(self, doc: Document) -> Canonical:
         if doc.tokens is None:
@@ -143,28 +143,54 @@ class Signer:
         lang = doc.lang or self.canonicalizer.language_of(" ".join(doc.tokens))
         return Canonical(list(doc.tokens), lang)
 
+    def _hashes_tokens(self, docs: Sequence[Document]) -> bool:
+        """Whether a batch's tokens go from text to hashes without strings: nothing of its
+        signing needs the token strings (stems, character shingles, the extended family)
+        and no document brings its own tokens."""
+        return (self.canonicalizer.hashes_tokens and self.config.shingle == "word" and not self.extra_signatures
+                and all(d.tokens is None for d in docs))
+
     def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None) -> list[Signed]:
-        """:meth:`sign` of many documents, with every stage after canonicalization run over
-        the whole batch at once (:mod:`neardup.ragged`); the results are those of
-        :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or
+        """:meth:`sign` of many documents, with every stage after the text steps run over
+        the whole batch at once (:mod:`neardup.ragged`), tokens hashed straight from the
+        canonical texts where nothing needs them as strings
+        (:meth:`~neardup.canonical.Canonicalizer.token_hashes_many`); the results are those
+        of :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or
         that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
         left out; the others are signed."""
+        return self._sign_docs(docs, on_error, check=True)
+
+    def _sign_docs(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None, check: bool) -> list[Signed]:
+        """:meth:`sign_batch`; ``check`` False signs without :func:`~neardup.validate.validate`
+        (a query text is no document to store)."""
+        hashed = self._hashes_tokens(docs)
         kept, canon = [], []
         for d in docs:
             try:
-                validate(d)
-                canon.append(self._canonical(d))
+                if check:
+                    validate(d)
+                canon.append(self.canonicalizer.text_and_language(d.text, d.lang) if hashed else self._canonical(d))
             except (ValueError, TypeError) as e:
                 if on_error is None:
                     raise
                 on_error(d, e)
                 continue
             kept.append(d)
-        return self.sign_canonical(kept, canon)
+        if not hashed:
+            return self.sign_canonical(kept, canon)
+        langs = [lang for _, lang in canon]
+        th, off = self.canonicalizer.token_hashes_many([t for t, _ in canon], langs)
+        return self._sign(kept, th, off, langs)
 
     def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:
         """Sign documents whose canonical tokens are already known (``canon[i]`` of ``docs[i]``)."""
-        st, prepared = self._stages([d.text for d in docs], canon, prepared=bool(self.extra_signatures))
+        return self._sign(docs, *_hashed(canon, self.config.seed), canon)
+
+    def _sign(self, docs: Sequence[Document], th: np.ndarray, off: np.ndarray, langs: Sequence[str],
+              canon: Sequence[Canonical] | None = None) -> list[Signed]:
+        """Sign documents from their token hashes (document i's at ``off[i]:off[i+1]``);
+        ``canon``, the tokens as strings, where character shingles or the extended family need them."""
+        st, prepared = self._stages([d.text for d in docs], th, off, langs, canon, prepared=bool(self.extra_signatures))
         c = self.config
         keys: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}  # field -> (values, offsets or None for a D x n matrix)
         if "minhash" in c.signatures:
@@ -177,8 +203,9 @@ class Signer:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
         out = []
-        for i, (d, x) in enumerate(zip(docs, canon, strict=True)):
-            exact = xxhash.xxh3_128_hexdigest("\x1f".join(x.tokens).encode())
+        for i, (d, lang) in enumerate(zip(docs, langs, strict=True)):
+            n_tokens = int(off[i + 1] - off[i])
+            exact = exact_key(th[off[i] : off[i + 1]])
             k: dict[str, np.ndarray] = {}
             if "exact" in c.signatures:
                 k["exact"] = np.array([int(exact[:16], 16)], dtype=U64)
@@ -186,20 +213,20 @@ class Signer:
                 if f in keys:
                     v, o = keys[f]
                     k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
-            if not x.tokens:  # wordless: no key of the built-in signatures, so never their candidate
+            if not n_tokens:  # wordless: no key of the built-in signatures, so never their candidate
                 k = {f: np.empty(0, dtype=U64) for f in k}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
-            out.append(Signed(d, x.lang, len(x.tokens), st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
+            out.append(Signed(d, lang, n_tokens, st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
         return out
 
-    def _stages(self, texts: Sequence[str], canon: Sequence[Canonical], prepared: bool) -> tuple["_Stages", list[Prepared]]:
-        """Token hashes, shingles, shingle sets, sketches and SimHash of a batch (ragged)."""
+    def _stages(self, texts: Sequence[str], th: np.ndarray, off: np.ndarray, langs: Sequence[str], canon: Sequence[Canonical] | None,
+                prepared: bool) -> tuple["_Stages", list[Prepared]]:
+        """Shingles, shingle sets, sketches and SimHash of a batch (ragged) from its token hashes."""
         c = self.config
-        off = offsets_of([len(x.tokens) for x in canon])
-        th = hash_strings(list(itertools.chain.from_iterable(x.tokens for x in canon)), c.seed)
-        w = np.array([c.shingle_size_for(x.lang) for x in canon], dtype=np.int64)
+        w = np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64)
         if c.shingle == "char":
+            assert canon is not None, "character shingles are made from the token strings"
             units = [char_units(x.tokens, c.seed) for x in canon]
             seq, seq_off = combine_many(np.concatenate(units) if units else np.empty(0, dtype=U64), offsets_of([len(u) for u in units]), w)
         else:
@@ -208,16 +235,34 @@ class Signer:
         if c.minhash_scheme == "oph":
             sketches = oph_many(sets, set_off, c.num_perm, c.seed)
         else:
-            sketches = np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)]) if len(canon) else np.empty((0, c.num_perm), dtype=U64)
+            sketches = np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)]) if len(langs) else np.empty((0, c.num_perm), dtype=U64)
         st = _Stages(seq, seq_off, sets, set_off, sketches, token_simhash_many(th, off))
         if not prepared:
             return st, []
+        assert canon is not None, "the extended family is signed from the token strings"
         return st, [
             Prepared(t, x.tokens, x.lang, th[off[i] : off[i + 1]],
                      Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
                      MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
             for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
+
+
+def _hashed(canon: Sequence[Canonical], seed: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Token hashes, their offsets and the languages of documents given as token strings."""
+    th = hash_strings(list(itertools.chain.from_iterable(x.tokens for x in canon)), seed)
+    return th, offsets_of([len(x.tokens) for x in canon]), [x.lang for x in canon]
+
+
+def exact_key(token_hashes: np.ndarray) -> str:
+    """The exact signature: xxh3-128 (hex) of the document's canonical token hashes, in order,
+    as little-endian 64-bit integers (two documents with the same canonical token stream
+    share it; a wordless document hashes the empty string).
+
+    >>> exact_key(hash_strings(["a", "rose"], 1)) == exact_key(hash_strings(["a", "rose"], 1)) != exact_key(hash_strings(["rose", "a"], 1))
+    True
+    """
+    return xxhash.xxh3_128_hexdigest(np.asarray(token_hashes, dtype="<u8").tobytes())
 
 
 #: Built-in key fields in the order their keys are rendered.

@@ -6,12 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import filterfalse
-from typing import Callable
+from typing import Callable, Sequence
+
+import numpy as np
 
 from ..config import LANGUAGES, Config
+from ..hashing import U64, code_points, hash_code_point_runs, hash_strings
+from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, nfkc, punctuation_matters,
-                      rejoin_hyphenation, split_tokens, unify_digits, yo_to_ye)
+from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, nfkc, punctuation_matters,
+                      rejoin_hyphenation, split_tokens, token_runs, unify_digits, yo_to_ye)
 from .persian import normalize_persian
 from .scripts import detect_language, map_persian_runs, token_language
 from .stemming import stemmer
@@ -90,11 +94,65 @@ class Canonicalizer:
         return self.canonicalize(text, lang).tokens
 
     def canonicalize(self, text: str, lang: str | None = None) -> Canonical:
+        canon, doc_lang = self.text_and_language(text, lang)
+        return Canonical(self.token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
+
+    def text_and_language(self, text: str, lang: str | None = None) -> tuple[str, str]:
+        """The text the tokens are split from (:meth:`_text_for_tokens`) and the document's
+        language (``lang``, or detected); an unknown ``lang`` is a ValueError."""
         if lang is not None and lang not in LANGUAGES:
             raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
-        doc_lang = lang or self.language_of(text)
-        canon = self._text_for_tokens(text)
-        return Canonical(self.token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
+        return self._text_for_tokens(text), lang or self.language_of(text)
+
+    @property
+    def hashes_tokens(self) -> bool:
+        """Whether :meth:`token_hashes_many` applies: no stemming (a stem is a string)."""
+        return self.config.stem == "none"
+
+    def token_hashes_many(self, canons: Sequence[str], langs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The canonical token hashes of many texts of :meth:`text_and_language` (``canons``,
+        ``langs``): (hashes, offsets), the hashes of document i at ``offsets[i]:offsets[i+1]``,
+        equal to :func:`~neardup.hashing.hash_strings` of :meth:`token_steps` of its tokens.
+
+        Made without a string per token: the texts' code points in one array, the tokens as
+        runs of token characters (:func:`~.letters.token_runs`), each hashed from its code
+        points (:func:`~neardup.hashing.hash_code_point_runs`); numbers dropped by a digit
+        table, stop words by their hashes.
+
+        >>> c = Canonicalizer(Config())
+        >>> texts = ["A rose is a rose.", "Roses!"]
+        >>> h, off = c.token_hashes_many(*zip(*map(c.text_and_language, texts)))
+        >>> off.tolist(), h[:2].tolist() == hash_strings(c.tokens(texts[0]), 1).tolist()
+        ([0, 2, 3], True)
+        """
+        if not self.hashes_tokens:
+            raise ValueError("token hashes are made from strings when tokens are stemmed")
+        starts = offsets_of([len(t) + 1 for t in canons])  # each text and a space
+        cps = code_points(" ".join(canons))
+        runs, lengths = token_runs(cps)
+        doc = np.searchsorted(starts, runs, side="right") - 1
+        hashes = hash_code_point_runs(cps, runs, lengths, self.config.seed)
+        keep = np.ones(len(runs), dtype=bool)
+        c = self.config
+        if c.digits == "drop":  # a token of digits only
+            not_digit = np.concatenate(([0], np.cumsum(~digit_table()[cps])))
+            keep &= not_digit[runs + lengths] > not_digit[runs]
+        if c.stopwords:  # documents grouped by the stop words they drop (most batches: one group)
+            groups: dict[int, tuple[int, np.ndarray]] = {}
+            group = np.empty(len(canons), dtype=np.int64)
+            for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
+                stop = stop_hashes(stop_languages(t, lang), lang, c.seed)
+                group[i] = groups.setdefault(id(stop), (len(groups), stop))[0]
+            for g, stop in groups.values():
+                if not len(stop):
+                    continue
+                sel = np.flatnonzero(group[doc] == g) if len(groups) > 1 else slice(None)
+                h = hashes[sel]
+                at = np.minimum(np.searchsorted(stop, h), len(stop) - 1)
+                keep[sel] &= stop[at] != h
+        if not keep.all():
+            hashes, doc = hashes[keep], doc[keep]
+        return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
@@ -139,3 +197,15 @@ def stopwords_to_drop(langs: frozenset[str], doc_lang: str) -> frozenset[str]:
     dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none."""
     union = frozenset().union(*(stopwords_for(lang) for lang in langs))
     return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang))
+
+
+@lru_cache(maxsize=64)
+def stop_hashes(langs: frozenset[str], doc_lang: str, seed: int) -> np.ndarray:
+    """:func:`stopwords_to_drop` as sorted token hashes (:func:`~neardup.hashing.hash_strings`);
+    the same words give the same array object."""
+    return _sorted_hashes(stopwords_to_drop(langs, doc_lang), seed)
+
+
+@lru_cache(maxsize=64)
+def _sorted_hashes(words: frozenset[str], seed: int) -> np.ndarray:
+    return np.sort(hash_strings(sorted(words), seed)).astype(U64)

@@ -234,3 +234,30 @@ def punctuation_matters(text: str) -> bool:
 def split_tokens(canon: str) -> list[str]:
     """Tokens (runs of ``[^\\W_]``) of a canonical text."""
     return canon.translate(ASCII_SEPARATORS).split() if canon.isascii() else TOKEN.findall(canon)
+
+
+@lru_cache(maxsize=1)
+def token_char_table() -> np.ndarray:
+    """Per code point: is it a token character, ``[^\\W_]`` of :data:`TOKEN` (for Python's
+    ``re``, a word character is one ``str.isalnum`` accepts, or the underscore; checked over
+    all of Unicode in tests/test_canonical_fast.py)."""
+    return np.fromiter(map(str.isalnum, map(chr, range(0x110000))), dtype=bool, count=0x110000)
+
+
+@lru_cache(maxsize=1)
+def digit_table() -> np.ndarray:
+    """Per code point: ``str.isdigit`` (a token of such characters only is a number)."""
+    return np.fromiter(map(str.isdigit, map(chr, range(0x110000))), dtype=bool, count=0x110000)
+
+
+def token_runs(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the tokens of :func:`split_tokens` stand in the code points ``cps`` of a text:
+    (starts, lengths), runs of :func:`token_char_table` characters.
+
+    >>> from ..hashing import code_points
+    >>> [a.tolist() for a in token_runs(code_points("Hi, x_2 да!"))]
+    [[0, 4, 6, 8], [2, 1, 1, 2]]
+    """
+    edges = np.diff(token_char_table()[cps].view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts = np.flatnonzero(edges == 1)
+    return starts, np.flatnonzero(edges == -1) - starts
