@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.config import Config
-from neardup.hashing import MAX64, fmix64, hash_runs, hash_strings, string_seed
+from neardup.hashing import MAX64, KeySet, fmix64, hash_runs, hash_strings, string_seed
 from neardup.minhash import _densify, oph_many, oph_sketch
 from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
@@ -220,6 +220,16 @@ def test_hash_strings_is_the_chain_over_code_points(strings):
     seed = string_seed(1)
     want = [_chain([ord(ch) for ch in x], seed, len(x)) if x else int(fmix64(np.array([seed], dtype=np.uint64))[0]) for x in strings]
     assert hash_strings(strings, 1).tolist() == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(u64, max_size=300), st.lists(u64, max_size=50), st.booleans())
+def test_key_set_contains_is_isin(keys, others, fallback):
+    ks = KeySet(np.array(keys, dtype=np.uint64))
+    if fallback:
+        ks.table = None  # the sorted search used when no shift is free of collisions
+    values = np.array(keys[:50] + others + [0, 2**64 - 1], dtype=np.uint64)
+    assert ks.contains(values).tolist() == np.isin(values, np.array(keys, dtype=np.uint64)).tolist()
 
 
 def test_sign_batch_reports_bad_documents_and_keeps_the_rest():

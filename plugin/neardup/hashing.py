@@ -153,3 +153,46 @@ def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:
     (3, True)
     """
     return np.fromiter((xxhash.xxh64_intdigest(salt + k.to_bytes(4, "little"), seed) for k in range(n)), dtype=U64, count=n)
+
+
+class KeySet:
+    """A fixed set of uint64 hashes with a vectorized membership test.
+
+    Every member owns the slot ``(h >> shift) & (2^bits - 1)`` of a table of 2^bits
+    hashes: ``shift`` is the first one at which no two members share a slot (the bits of a
+    hash are uniform, so each shift is a fresh chance, about ``exp(-n^2 / 2^(bits+1))``; bits
+    grow with n). A value is a member iff its slot holds it: a gather and a comparison, not
+    a binary search. An empty slot i holds a value whose own slot is not i. Sets with no
+    shift free of collisions fall back to ``np.searchsorted`` on the sorted members.
+
+    >>> s = KeySet(np.array([5, 2**63, 7], dtype=np.uint64))
+    >>> s.contains(np.array([7, 6, 0, 2**63], dtype=np.uint64)).tolist()
+    [True, False, False, True]
+    """
+
+    def __init__(self, keys: np.ndarray):
+        self.keys = np.unique(np.asarray(keys, dtype=U64))
+        n = len(self.keys)
+        self.bits = max(4, min(20, 2 * max(1, n).bit_length() + 1))
+        mask = (1 << self.bits) - 1
+        self.table: np.ndarray | None = None
+        for shift in range(0, 65 - self.bits):
+            slots = (self.keys >> np.uint64(shift)) & np.uint64(mask)
+            if len(np.unique(slots)) == n:
+                table = (np.arange(mask + 1, dtype=U64) ^ np.uint64(1)) << np.uint64(shift)  # slot(i ^ 1) != i
+                table[slots.astype(np.int64)] = self.keys
+                self.table, self.shift, self._mask = table, np.uint64(shift), np.uint64(mask)
+                break
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        """For each value: is it a member (bool array)."""
+        values = np.asarray(values, dtype=U64)
+        if self.table is None:
+            if not len(self.keys):
+                return np.zeros(len(values), dtype=bool)
+            at = np.minimum(np.searchsorted(self.keys, values), len(self.keys) - 1)
+            return self.keys[at] == values
+        return self.table[((values >> self.shift) & self._mask).astype(np.intp)] == values

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..config import LANGUAGES, Config
-from ..hashing import U64, code_points, hash_code_point_runs, hash_strings
+from ..hashing import KeySet, code_points, hash_code_point_runs, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
 from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, nfkc, punctuation_matters,
@@ -138,18 +138,15 @@ class Canonicalizer:
             not_digit = np.concatenate(([0], np.cumsum(~digit_table()[cps])))
             keep &= not_digit[runs + lengths] > not_digit[runs]
         if c.stopwords:  # documents grouped by the stop words they drop (most batches: one group)
-            groups: dict[int, tuple[int, np.ndarray]] = {}
+            groups: dict[int, tuple[int, KeySet]] = {}
             group = np.empty(len(canons), dtype=np.int64)
             for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
                 stop = stop_hashes(stop_languages(t, lang), lang, c.seed)
                 group[i] = groups.setdefault(id(stop), (len(groups), stop))[0]
             for g, stop in groups.values():
-                if not len(stop):
-                    continue
-                sel = np.flatnonzero(group[doc] == g) if len(groups) > 1 else slice(None)
-                h = hashes[sel]
-                at = np.minimum(np.searchsorted(stop, h), len(stop) - 1)
-                keep[sel] &= stop[at] != h
+                if len(stop):
+                    sel = np.flatnonzero(group[doc] == g) if len(groups) > 1 else slice(None)
+                    keep[sel] &= ~stop.contains(hashes[sel])
         if not keep.all():
             hashes, doc = hashes[keep], doc[keep]
         return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
@@ -200,12 +197,12 @@ def stopwords_to_drop(langs: frozenset[str], doc_lang: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=64)
-def stop_hashes(langs: frozenset[str], doc_lang: str, seed: int) -> np.ndarray:
-    """:func:`stopwords_to_drop` as sorted token hashes (:func:`~neardup.hashing.hash_strings`);
-    the same words give the same array object."""
-    return _sorted_hashes(stopwords_to_drop(langs, doc_lang), seed)
+def stop_hashes(langs: frozenset[str], doc_lang: str, seed: int) -> KeySet:
+    """:func:`stopwords_to_drop` as a set of token hashes (:func:`~neardup.hashing.hash_strings`);
+    the same words give the same object."""
+    return _key_set(stopwords_to_drop(langs, doc_lang), seed)
 
 
 @lru_cache(maxsize=64)
-def _sorted_hashes(words: frozenset[str], seed: int) -> np.ndarray:
-    return np.sort(hash_strings(sorted(words), seed)).astype(U64)
+def _key_set(words: frozenset[str], seed: int) -> KeySet:
+    return KeySet(hash_strings(sorted(words), seed))

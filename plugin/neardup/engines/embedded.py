@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import os
 import re
@@ -618,13 +619,15 @@ class EmbeddedEngine(Engine):
             for create in _BATCH_TABLES:  # (not executescript: it would commit a writer session's transaction)
                 db.execute(create)
             self._batch_ready = True
-        qrows, grows = [], []
+        qrows, grows, groups = [], [], []
         for qi, q in enumerate(queries):
             qrows.append((qi, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, q.min_shingles,
                           min(q.max_shingles, 2**62), q.exclude_id or "", q.limit, int(q.representatives)))
             for gi, g in enumerate(q.groups):
                 if self._matchable(g):
-                    grows.append((qi, gi, g.field, max(1, g.min_match), self._posting_json(g)))
+                    grows.append((qi, gi, g.field, max(1, g.min_match)))
+                    groups.append(g)
+        grows = [(*row, keys) for row, keys in zip(grows, self._posting_jsons(groups), strict=True)]
         out: list[list[Candidate]] = [[] for _ in queries]
         db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
         try:
@@ -642,17 +645,31 @@ class EmbeddedEngine(Engine):
         """A key group this index can match: a field it stores, and some keys."""
         return g.field in self._field_ids and bool(g.keys)
 
-    def _posting_json(self, g: KeyGroup) -> str:
-        """The distinct posting keys of a key group, as a JSON array (for ``json_each``)."""
-        return json.dumps(list(dict.fromkeys(posting_keys(self._field_ids[g.field], g.keys))))
+    def _posting_jsons(self, groups: Sequence[KeyGroup]) -> list[str]:
+        """The distinct posting keys of each key group, as a JSON array (for ``json_each``);
+        the posting keys of all groups of a field made in one numpy pass."""
+        out: list[str] = [""] * len(groups)
+        by_field: dict[str, list[int]] = {}
+        for i, g in enumerate(groups):
+            by_field.setdefault(g.field, []).append(i)
+        for f, at in by_field.items():
+            sizes = [len(groups[i].keys) for i in at]
+            flat = posting_keys(self._field_ids[f], np.fromiter(itertools.chain.from_iterable(groups[i].keys for i in at), dtype=np.uint64,
+                                                                count=sum(sizes)))
+            pos = 0
+            for i, n in zip(at, sizes, strict=True):
+                out[i] = json.dumps(list(dict.fromkeys(flat[pos : pos + n])))
+                pos += n
+        return out
 
     def _candidates(self, q: CandidateQuery, table: str = "postings") -> list[Candidate]:
         db = self._require()
         parts, params = [], []
-        for g in filter(self._matchable, q.groups):
+        groups = list(filter(self._matchable, q.groups))
+        for g, keys in zip(groups, self._posting_jsons(groups), strict=True):
             parts.append(f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
                          "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
-            params += [g.field, self._posting_json(g), q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
+            params += [g.field, keys, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
