@@ -259,6 +259,26 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
     got = lambda nd: {i: (d.tags, d.shingles.tolist()) for i, d in nd.engine.get([d.id for d in docs]).items()}  # noqa: E731
     assert got(one) == got(two)
     assert [c.members for c in one.clusters()] == [c.members for c in two.clusters()]
+    # the keys columns the workers encoded in advance are those the engine makes itself
+    columns = lambda nd: nd.engine._require().execute("SELECT id, keys FROM docs ORDER BY seq").fetchall()  # noqa: E731
+    assert columns(one) == columns(two)
+
+
+def test_keys_encoded_in_advance_are_used_only_for_the_same_fields(tmp_path):
+    from neardup.engines.embedded import EmbeddedEngine, EncodedKeys
+
+    texts = ["the quick brown fox jumps over the lazy dog again", "another text of words"]
+    engine = EmbeddedEngine(tmp_path / "x.db")
+    engine.open(Config())
+    plain = Signer(Config()).sign_batch([Document(str(i), t) for i, t in enumerate(texts)])
+    made = Signer(Config()).sign_batch([Document(str(i), t) for i, t in enumerate(texts)])
+    engine.key_encoder()(made)
+    assert all(isinstance(s.encoded_keys, EncodedKeys) for s in made)
+    assert [engine._doc_row(s, None, 0) for s in made] == [engine._doc_row(s, None, 0) for s in plain]
+    made[1].encoded_keys = EncodedKeys(("minhash",), b"made for other fields")  # ignored: the engine encodes it
+    assert engine._doc_row(made[1], None, 0) == engine._doc_row(plain[1], None, 0)
+    made[0].encoded_keys = EncodedKeys(made[0].encoded_keys.fields, b"taken as made")
+    assert engine._doc_row(made[0], None, 0)[13] == b"taken as made"
 
 
 def test_input_of_one_batch_starts_no_worker(tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ import os
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -148,11 +148,12 @@ def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list
 
 
 def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
-                   workers: int) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
+                   workers: int, encoder: Callable[[Sequence[Signed]], None] | None = None) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
     """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
     while the caller stores, 0 signs here. With workers, the first batch is signed here while
-    they start (and alone when it is the only one). If reading fails midway, what was read
-    comes out first."""
+    they start (and alone when it is the only one), and the workers also run ``encoder``
+    (the engine's :meth:`~neardup.engines.base.Engine.key_encoder`) on what they sign. If
+    reading fails midway, what was read comes out first."""
     it = batches(docs, batch_size)
     first = next(it, None)
     if first is None:
@@ -175,7 +176,7 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     pending: deque = deque()
     error: BaseException | None = None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-                             initargs=(config, signer.context, os.getpid())) as pool:
+                             initargs=(config, signer.context, os.getpid(), encoder)) as pool:
         try:
             for b in itertools.chain([second], it):
                 pending.append((b, pool.submit(_sign_in_worker, b)))  # the workers start at their first batch
@@ -200,15 +201,17 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
 
 
 _worker_signer: Signer | None = None
+_worker_encoder: Callable[[Sequence[Signed]], None] | None = None
 #: Signing workers run at a lower priority than the process that tags and stores: that one
 #: takes the batches in order, one at a time, so every moment it waits for a CPU the whole
 #: pipeline waits; the workers work ahead and fill the time it leaves.
-_WORKER_NICENESS = 5
+_WORKER_NICENESS = 10
 
 
-def _init_worker(config: Config, context: dict[str, Any], parent: int) -> None:
-    global _worker_signer
+def _init_worker(config: Config, context: dict[str, Any], parent: int, encoder: Callable[[Sequence[Signed]], None] | None = None) -> None:
+    global _worker_signer, _worker_encoder
     _worker_signer = Signer(config, context)
+    _worker_encoder = encoder
     with contextlib.suppress(OSError, AttributeError):
         os.nice(_WORKER_NICENESS)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
@@ -228,6 +231,8 @@ def _sign_in_worker(docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
     """Sign in a worker process; the documents are not sent back (the parent has them)."""
     assert _worker_signer is not None
     signed, failures = sign_batch(_worker_signer, docs)
+    if _worker_encoder is not None:
+        _worker_encoder(signed)
     for s in signed:
         s.doc = None  # type: ignore[assignment]
     return signed, failures
@@ -253,7 +258,8 @@ def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document]
     returns what was done."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
-        for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers):
+        encoder = ingest.engine.key_encoder() if workers > 0 else None
+        for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers, encoder):
             report.failed.extend(failures)
             ingest.store(signed, report)
             if progress:

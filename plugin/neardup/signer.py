@@ -91,6 +91,9 @@ class Signed:
     exact: str
     simhash: int
     keys: dict[str, np.ndarray]  # field -> uint64 keys
+    #: What the engine stores of the keys, made in advance where signing runs (an engine's
+    #: :meth:`~neardup.engines.base.Engine.key_encoder`), or None: the engine makes it.
+    encoded_keys: Any = None
 
     @property
     def id(self) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import abc
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -291,6 +291,13 @@ class Engine(abc.ABC):
         store) runs inside one, so that concurrent writers never tag against each other's
         half-written state. Engines that need no lock may keep this default."""
         yield
+
+    def key_encoder(self) -> Callable[[Sequence[Signed]], None] | None:
+        """A picklable function that sets ``encoded_keys`` on each document of a signed batch:
+        what this engine stores of its keys, made in the signing workers so that the process
+        that tags and stores does less; None (the default) when the engine has nothing to
+        make in advance. A document without ``encoded_keys`` is encoded when stored."""
+        return None
 
     @contextlib.contextmanager
     def writes_in_a_row(self) -> Iterator[None]:

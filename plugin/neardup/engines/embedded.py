@@ -86,6 +86,7 @@ import os
 import re
 import sqlite3
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -205,6 +206,21 @@ def _signed64(v: int) -> int:
 def _exact_value(exact: str) -> bytes | str:
     """The digest as 16 bytes when it is 32 lowercase hex characters (as the signer makes it)."""
     return bytes.fromhex(exact) if isinstance(exact, str) and _HEX32.fullmatch(exact) else exact
+
+
+@dataclass(frozen=True)
+class EncodedKeys:
+    """A document's keys column made in advance, and the fields it was made for."""
+
+    fields: tuple[str, ...]
+    blob: bytes
+
+
+def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
+    """Set ``encoded_keys`` of each signed document to its keys column for ``fields``
+    (:func:`~neardup.encoding.pack_keys`): :meth:`EmbeddedEngine.key_encoder`."""
+    for s in signed:
+        s.encoded_keys = EncodedKeys(fields, pack_keys(fields, s.keys, np.ascontiguousarray(s.shingles, dtype="<u8"), _exact_value(s.exact)))
 
 
 def _exact_text(value: bytes | str) -> str:
@@ -508,12 +524,17 @@ class EmbeddedEngine(Engine):
         pending.update(postings)
         return True
 
+    def key_encoder(self) -> functools.partial:
+        """The keys column of each document (:func:`encode_keys` with this index's fields)."""
+        return functools.partial(encode_keys, self._fields)
+
     def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple:
         """The ``docs`` row of a document (``_INSERT_COLUMNS``)."""
         d = s.doc
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
-        keys = pack_keys(self._fields, s.keys, shingles, exact)
+        made = s.encoded_keys
+        keys = made.blob if isinstance(made, EncodedKeys) and made.fields == self._fields else pack_keys(self._fields, s.keys, shingles, exact)
         return (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
