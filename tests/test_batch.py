@@ -264,6 +264,40 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
     assert columns(one) == columns(two)
 
 
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
+    from neardup import ingest
+    from neardup.api import NearDup
+
+    from .corpora import SAMPLE
+
+    recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    one = NearDup.open(str(tmp_path / "one.db"))
+    one.index(docs, batch_size=23)
+    monkeypatch.setattr(ingest, "start_method", lambda: method)
+    two = NearDup.open(str(tmp_path / "two.db"))
+    two.index(docs, batch_size=23, workers=2)
+    rows = lambda nd: nd.engine._require().execute("SELECT id, cluster_id, dup_of, exact, shingles, keys FROM docs ORDER BY seq").fetchall()  # noqa: E731
+    assert rows(one) == rows(two)
+
+
+def test_workers_are_spawned_while_another_thread_runs():
+    import threading
+
+    from neardup.ingest import start_method
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert start_method() == "spawn"
+    finally:
+        stop.set()
+        t.join()
+
+
 def test_keys_encoded_in_advance_are_used_only_for_the_same_fields(tmp_path):
     from neardup.engines.embedded import EmbeddedEngine, EncodedKeys
 
@@ -350,7 +384,8 @@ def test_signing_workers_end_when_their_parent_is_killed(tmp_path):
         deadline = time.monotonic() + 60
         workers: set[int] = set()
         while time.monotonic() < deadline and len(workers) < 2:
-            workers = {c for c in _children(proc.pid) if b"multiprocessing" in open(f"/proc/{c}/cmdline", "rb").read()}
+            # forked or spawned workers: every child but multiprocessing's resource tracker (spawn starts one)
+            workers = {c for c in _children(proc.pid) if b"resource_tracker" not in open(f"/proc/{c}/cmdline", "rb").read()}
             time.sleep(0.2)
         assert len(workers) >= 2, "the workers did not start"
         proc.send_signal(signal.SIGKILL)

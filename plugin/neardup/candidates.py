@@ -41,6 +41,7 @@ from .engines.base import Candidate, CandidateQuery, Engine, KeyGroup
 from .simhash import hamming, hamming_many
 from .verify import Similarity, length_bounds, passes_length_filter, similarity
 
+_SIMHASH_ONLY = frozenset({"simhash"})
 #: Signature fields that propose candidates for resemblance.
 RESEMBLANCE_FIELDS = ("exact", "minhash", "simhash")
 
@@ -69,13 +70,14 @@ class CandidateRule:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", dict(self.extra))
+        need = {"exact": 1, "minhash": max(1, int(self.config.min_match)), "simhash": 1}
+        need.update({f: max(1, int(m)) for f, m in self.extra.items()})
+        object.__setattr__(self, "_needs", need)
 
     # -- what must be shared ---------------------------------------------------------------------
     def needs(self) -> dict[str, int]:
         """Field -> keys a candidate must share (resemblance mode)."""
-        need = {"exact": 1, "minhash": max(1, int(self.config.min_match)), "simhash": 1}
-        need.update({f: max(1, int(m)) for f, m in self.extra.items()})
-        return need
+        return dict(self._needs)
 
     def query(self, keys: Mapping[str, np.ndarray], n_shingles: int, *, mode: str = "resemblance",
               threshold: float | None = None, exclude_id: str | None = None, limit: int = 1000,
@@ -90,14 +92,14 @@ class CandidateRule:
         t = self.config.threshold if threshold is None else threshold
         if mode not in ("resemblance", "containment"):
             raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
-        groups = [KeyGroup(f, _ints(keys[f]), m) for f, m in self.needs().items()
+        groups = [KeyGroup(f, _keys(keys[f]), m) for f, m in self._needs.items()
                   if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")]
         if mode == "containment":
             for f in CONTAINMENT_SAMPLES:
                 sample = keys.get(f)
                 if sample is not None and len(sample):
                     need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
-                    groups.append(KeyGroup(f, _ints(sample), need))
+                    groups.append(KeyGroup(f, _keys(sample), need))
         lo, hi = length_bounds(n_shingles, t, mode)
         return CandidateQuery(tuple(groups), lo, hi, exclude_id, limit, before_seq, after_seq, representatives)
 
@@ -105,7 +107,7 @@ class CandidateRule:
     def matched(self, a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> frozenset[str]:
         """The fields by which ``b`` is a candidate of ``a`` (resemblance mode, keys only)."""
         shared = {}
-        for f in self.needs():
+        for f in self._needs:
             ka, kb = a.get(f), b.get(f)
             if ka is not None and kb is not None and len(ka) and len(kb):
                 shared[f] = int(np.intersect1d(ka, kb).size)
@@ -113,12 +115,12 @@ class CandidateRule:
 
     def matched_counts(self, shared: Mapping[str, int]) -> frozenset[str]:
         """The fields whose count of shared distinct keys reaches what the rule needs."""
-        needs = self.needs()
+        needs = self._needs
         return frozenset(f for f, n in shared.items() if f in needs and n >= needs[f])
 
     def plausible(self, matched: frozenset[str] | None, simhash_a: int, simhash_b: int) -> bool:
         """False for a candidate proposed by SimHash blocks alone whose distance is > k."""
-        if matched is not None and matched == frozenset({"simhash"}):
+        if matched is not None and matched == _SIMHASH_ONLY:
             return hamming(simhash_a, simhash_b) <= self.config.simhash_k
         return True
 
@@ -149,9 +151,9 @@ class CandidateRule:
         return [(c, similarity(shingles, have[c.id])) for c in cands if c.id in have]
 
 
-def _ints(keys: Any) -> tuple[int, ...]:
-    """Keys as a tuple of Python ints (``tolist`` of a uint64 array is one C call)."""
-    return tuple(keys.tolist() if isinstance(keys, np.ndarray) else map(int, keys))
+def _keys(keys: Any) -> np.ndarray:
+    """Keys as a flat uint64 array (no copy when they are one)."""
+    return np.asarray(keys, dtype=np.uint64).ravel()
 
 
 def engine_fetch(engine: Engine) -> Callable[[list[str]], dict[str, np.ndarray]]:

@@ -173,9 +173,12 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    method = start_method()
+    if method == "fork":
+        signer.warm_up()  # the forked workers share the tables instead of each making them
     pending: deque = deque()
     error: BaseException | None = None
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker,
                              initargs=(config, signer.context, os.getpid(), encoder)) as pool:
         try:
             for b in itertools.chain([second], it):
@@ -198,6 +201,19 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
             yield (b0, *_reattach(b0, *fut.result()))
     if error is not None:
         raise error
+
+
+def start_method() -> str:
+    """How signing workers start: ``fork`` where the platform forks safely (not macOS) and
+    this process runs no other thread, so that they begin with every module imported and
+    every table made; else ``spawn`` (a fresh interpreter). With another thread running (a
+    write lease kept alive), a lock it held at the fork would stay held in the workers."""
+    import multiprocessing
+    import sys
+
+    if sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
 
 
 _worker_signer: Signer | None = None

@@ -129,6 +129,12 @@ class Signer:
         for name in extra:
             self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
+    def warm_up(self) -> None:
+        """Make now the lookup tables signing makes on first use (code points, NFKC, stop
+        words of en and ru) by signing a short text of Latin and Cyrillic words, so that
+        worker processes forked after it share them; hazm (Persian) stays unloaded."""
+        self._sign_docs([Document("", "Warm up, ﬁle № 1\u0967: ёлка и the end")], None, check=False)
+
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         canon = self.canonicalizer.canonicalize(text, lang)
         return self._stages([text], *_hashed([canon], self.config.seed), [canon], prepared=True)[1][0]

@@ -79,7 +79,7 @@ def _code_point_tables() -> tuple[np.ndarray, np.ndarray]:
 def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
     """Letters of fa, ru and en among the first ``sample`` letters (``str.isalpha``) of
     ``text``, all of them if it has fewer: counted over code points with numpy, chunk by
-    chunk (a chunk at least as long as the letters still needed; the last one is cut right
+    chunk (a chunk twice as long as the letters still needed; the last one is cut right
     after the last letter needed)."""
     letter, script = _code_point_tables()
     if len(text) <= sample:  # every letter counts (a script code is 0 but on letters)
@@ -88,7 +88,7 @@ def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
     counts = np.zeros(4, dtype=np.int64)
     pos, need = 0, sample
     while need > 0 and pos < len(text):
-        chunk = text[pos : pos + max(need, 4096)]
+        chunk = text[pos : pos + max(2 * need, 4096)]  # (letters are most of a text: one chunk, most often)
         pos += len(chunk)
         cps = np.frombuffer(chunk.encode("utf-32-le", "surrogatepass"), dtype="<u4")
         is_letter = letter[cps]

@@ -5,6 +5,7 @@ below the index's threshold."""
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -39,13 +40,27 @@ def console():
 
 
 def progress(total: int | None, label: str, quiet: bool):
+    """A progress bar on stderr (none with ``quiet`` or when stderr is no terminal), drawn
+    from the thread that advances it, at most ten times a second: no refresh thread, so the
+    process stays single-threaded and its signing workers can be forked
+    (:func:`neardup.ingest.start_method`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from rich.console import Console
 
+    class DrawnOnAdvance(Progress):
+        drawn = 0.0
+
+        def advance(self, task_id, advance: float = 1) -> None:
+            super().advance(task_id, advance)
+            now = time.monotonic()
+            if now - self.drawn >= 0.1:
+                self.drawn = now
+                self.refresh()
+
     cols = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(), TimeRemainingColumn()] if total else [TextColumn("[bold]{task.description}"), MofNCompleteColumn(), TimeElapsedColumn()]
-    return Progress(*cols, console=Console(stderr=True), disable=quiet or not sys.stderr.isatty(), transient=False)
+    return DrawnOnAdvance(*cols, console=Console(stderr=True), disable=quiet or not sys.stderr.isatty(), transient=False, auto_refresh=False)
 
 
 def announce_waits(engine: Any) -> None:

@@ -48,7 +48,7 @@ class Tags:
 @dataclass(frozen=True)
 class KeyGroup:
     field: str
-    keys: tuple[int, ...]  # uint64 key values
+    keys: np.ndarray | tuple[int, ...]  # uint64 key values (an array, or a sequence of ints)
     min_match: int = 1
 
 

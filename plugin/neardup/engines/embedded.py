@@ -80,7 +80,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import json
 import os
 import re
@@ -664,7 +663,7 @@ class EmbeddedEngine(Engine):
 
     def _matchable(self, g: KeyGroup) -> bool:
         """A key group this index can match: a field it stores, and some keys."""
-        return g.field in self._field_ids and bool(g.keys)
+        return g.field in self._field_ids and len(g.keys) > 0
 
     def _posting_jsons(self, groups: Sequence[KeyGroup]) -> list[str]:
         """The distinct posting keys of each key group, as a JSON array (for ``json_each``);
@@ -674,9 +673,9 @@ class EmbeddedEngine(Engine):
         for i, g in enumerate(groups):
             by_field.setdefault(g.field, []).append(i)
         for f, at in by_field.items():
-            sizes = [len(groups[i].keys) for i in at]
-            flat = posting_keys(self._field_ids[f], np.fromiter(itertools.chain.from_iterable(groups[i].keys for i in at), dtype=np.uint64,
-                                                                count=sum(sizes)))
+            keys = [np.asarray(groups[i].keys, dtype=np.uint64).ravel() for i in at]
+            sizes = [len(k) for k in keys]
+            flat = posting_keys(self._field_ids[f], np.concatenate(keys))
             pos = 0
             for i, n in zip(at, sizes, strict=True):
                 out[i] = json.dumps(list(dict.fromkeys(flat[pos : pos + n])))
