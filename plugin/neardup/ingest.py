@@ -207,7 +207,9 @@ def start_method() -> str:
     """How signing workers start: ``fork`` where the platform forks safely (not macOS) and
     this process runs no other thread, so that they begin with every module imported and
     every table made; else ``spawn`` (a fresh interpreter). With another thread running (a
-    write lease kept alive), a lock it held at the fork would stay held in the workers."""
+    write lease kept alive), a lock it held at the fork would stay held in the workers.
+    numpy's OpenBLAS threads are not Python threads: OpenBLAS shuts them down at a fork (its
+    ``pthread_atfork`` handler) and the workers start their own."""
     import multiprocessing
     import sys
 
