@@ -236,18 +236,27 @@ def split_tokens(canon: str) -> list[str]:
     return canon.translate(ASCII_SEPARATORS).split() if canon.isascii() else TOKEN.findall(canon)
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=4)
+def code_point_table(predicate) -> np.ndarray:
+    """Per code point (all of Unicode): ``predicate`` of the character, a ``str`` method
+    such as ``str.isalpha``, as a bool array indexed by code point (made once).
+
+    >>> code_point_table(str.isdigit)[[ord("7"), ord("x"), ord("\u0667")]].tolist()
+    [True, False, True]
+    """
+    return np.fromiter(map(predicate, map(chr, range(0x110000))), dtype=bool, count=0x110000)
+
+
 def token_char_table() -> np.ndarray:
     """Per code point: is it a token character, ``[^\\W_]`` of :data:`TOKEN` (for Python's
     ``re``, a word character is one ``str.isalnum`` accepts, or the underscore; checked over
     all of Unicode in tests/test_canonical_fast.py)."""
-    return np.fromiter(map(str.isalnum, map(chr, range(0x110000))), dtype=bool, count=0x110000)
+    return code_point_table(str.isalnum)
 
 
-@lru_cache(maxsize=1)
 def digit_table() -> np.ndarray:
     """Per code point: ``str.isdigit`` (a token of such characters only is a number)."""
-    return np.fromiter(map(str.isdigit, map(chr, range(0x110000))), dtype=bool, count=0x110000)
+    return code_point_table(str.isdigit)
 
 
 def token_runs(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

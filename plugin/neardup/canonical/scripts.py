@@ -8,6 +8,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .letters import code_point_table
+
 _FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
 _RU_CLASS = "\u0400-\u052f"
 _EN_CLASS = "A-Za-z\u00c0-\u024f"
@@ -65,8 +67,7 @@ _LANG_CODES = {"fa": 1, "ru": 2, "en": 3}
 def _code_point_tables() -> tuple[np.ndarray, np.ndarray]:
     """Per code point: is it a letter (``str.isalpha``), and its script code (0 none, then
     ``_LANG_CODES``) when it is a letter :func:`script_of` assigns."""
-    letter = np.zeros(0x110000, dtype=bool)
-    letter[_letter_codepoints()] = True
+    letter = code_point_table(str.isalpha)
     script = np.zeros(0x110000, dtype=np.uint8)
     for lo, hi in _SCRIPT_RANGES:
         for cp in range(lo, hi + 1):
@@ -104,7 +105,3 @@ def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
 #: The code points :func:`script_of` can assign a script to (it returns None elsewhere).
 _SCRIPT_RANGES = ((0x41, 0x7A), (0xC0, 0x24F), (0x400, 0x52F), (0x600, 0x6FF), (0x750, 0x77F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
 
-
-@lru_cache(maxsize=1)
-def _letter_codepoints() -> list[int]:
-    return list(map(ord, filter(str.isalpha, map(chr, range(0x110000)))))

@@ -215,11 +215,20 @@ class EncodedKeys:
     blob: bytes
 
 
+def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
+    """The keys column of a signed document for ``fields`` (:func:`~neardup.encoding.pack_keys`),
+    the one made in advance if it was made for the same fields."""
+    made = s.encoded_keys
+    if isinstance(made, EncodedKeys) and made.fields == fields:
+        return made.blob
+    return pack_keys(fields, s.keys, np.ascontiguousarray(s.shingles, dtype="<u8"), _exact_value(s.exact))
+
+
 def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
-    """Set ``encoded_keys`` of each signed document to its keys column for ``fields``
-    (:func:`~neardup.encoding.pack_keys`): :meth:`EmbeddedEngine.key_encoder`."""
+    """Set ``encoded_keys`` of each signed document to its :func:`keys_column` for ``fields``:
+    :meth:`EmbeddedEngine.key_encoder`."""
     for s in signed:
-        s.encoded_keys = EncodedKeys(fields, pack_keys(fields, s.keys, np.ascontiguousarray(s.shingles, dtype="<u8"), _exact_value(s.exact)))
+        s.encoded_keys = EncodedKeys(fields, keys_column(fields, s))
 
 
 def _exact_text(value: bytes | str) -> str:
@@ -532,8 +541,7 @@ class EmbeddedEngine(Engine):
         d = s.doc
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
-        made = s.encoded_keys
-        keys = made.blob if isinstance(made, EncodedKeys) and made.fields == self._fields else pack_keys(self._fields, s.keys, shingles, exact)
+        keys = keys_column(self._fields, s)
         return (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
