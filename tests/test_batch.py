@@ -107,7 +107,19 @@ def test_winnow_many_is_winnow_per_document(lists, window):
     flat, off, arrays = ragged(lists)
     v, vo = winnow_many(flat, off, window)
     for i, a in enumerate(arrays):
-        assert v[vo[i] : vo[i + 1]].tolist() == winnow(a, window).tolist()
+        assert v[vo[i] : vo[i + 1]].tolist() == winnow(a, window).tolist() == _winnow_by_definition(a.tolist(), window)
+
+
+def _winnow_by_definition(h: list[int], window: int) -> list[int]:
+    """The rightmost minimum of every window of min(window, n) values, each position once:
+    Python lists, one window at a time."""
+    w, out, last = min(window, len(h)), [], None
+    for i in range(len(h) - w + 1 if h else 0):
+        m = max(range(i, i + w), key=lambda j: (-h[j], j))  # smallest value, rightmost
+        if m != last:
+            out.append(h[m])
+            last = m
+    return out
 
 
 @settings(max_examples=200, deadline=None)
@@ -140,7 +152,7 @@ def test_simhash_many_is_the_bit_rule_by_definition(lists, pool):
         assert int(fps[i]) == _simhash_by_definition(a, weights[off[i] : off[i + 1]])
 
 
-def test_simhash_many_over_more_documents_than_one_pass():
+def test_simhash_many_over_many_documents():
     rng = np.random.default_rng(3)
     lists = [rng.integers(0, 2**64, size=rng.integers(0, 9), dtype=np.uint64) for _ in range(2600)]
     flat, off, arrays = ragged(lists)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .hashing import U64
-from .ragged import segment_ids
+from .ragged import offsets_of
 
 
 def mod_sample(hashes: np.ndarray, m: int) -> np.ndarray:
@@ -37,70 +37,34 @@ def min_sample(hashes: np.ndarray, s: int) -> np.ndarray:
     return np.sort(np.unique(np.asarray(hashes, dtype=U64)))[:s]
 
 
-def winnow_positions(sequence: np.ndarray, window: int) -> np.ndarray:
-    """Positions selected by winnowing (rightmost minimum per window, each recorded once).
-
-    Schleimer et al.'s example: the 5-gram hashes of "adorunrunrunadorunrun", window 4.
-
-    >>> h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
-    >>> winnow_positions(np.array(h), 4).tolist()
-    [3, 6, 8, 11, 15]
-    """
-    seq = np.asarray(sequence)
-    n = len(seq)
-    if n == 0:
-        return np.empty(0, dtype=np.intp)
-    window = min(window, n)
-    m = n - window + 1
-    # windows reversed, as a strided view: row i holds seq[i + window - 1], ..., seq[i];
-    # argmin takes the first minimum of each row, i.e. the rightmost one of the window
-    st = seq.strides[0]
-    rev = np.lib.stride_tricks.as_strided(seq[window - 1 :], shape=(m, window), strides=(st, -st), writeable=False)
-    pos = np.arange(window - 1, n) - np.argmin(rev, axis=1)
-    keep = np.empty(m, dtype=bool)
-    keep[0] = True
-    np.not_equal(pos[1:], pos[:-1], out=keep[1:])
-    return pos[keep]
-
-
 def winnow(sequence: np.ndarray, window: int) -> np.ndarray:
-    """Winnowing fingerprints (values) in document order.
+    """Winnowing fingerprints (Schleimer, Wilkerson & Aiken 2003) in document order: the
+    rightmost minimum of every window of ``window`` consecutive hashes, each position
+    recorded once (a sequence shorter than the window keeps its rightmost minimum).
+
+    Their example: the 5-gram hashes of "adorunrunrunadorunrun", window 4.
 
     >>> h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
     >>> winnow(np.array(h), 4).tolist()
     [17, 17, 8, 39, 17]
     """
     seq = np.asarray(sequence)
-    return seq[winnow_positions(seq, window)]
+    return winnow_many(seq, np.array([0, len(seq)], dtype=np.int64), window)[0]
 
 
 def winnow_many(sequence: np.ndarray, offsets: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`winnow` of many documents at once (ragged): fingerprints and their offsets.
-
-    A document shorter than the window keeps its rightmost minimum.
+    """:func:`winnow` of many documents at once (ragged): fingerprints and their offsets, in
+    one compiled pass (:func:`neardup.kernels.winnow`).
 
     >>> h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
     >>> values, offsets = winnow_many(np.array(h + [5, 3, 9]), np.array([0, 17, 20]), 4)
     >>> values.tolist(), offsets.tolist()
     ([17, 17, 8, 39, 17, 3], [0, 5, 6])
     """
+    from . import kernels
+
+    if window < 1:
+        raise ValueError(f"the winnowing window must be >= 1, not {window}")
     seq = np.asarray(sequence)
-    n = np.diff(offsets)
-    parts = []
-    if len(seq) >= window:
-        # every window of the concatenation, then only those inside one document
-        st = seq.strides[0]
-        rev = np.lib.stride_tricks.as_strided(seq[window - 1 :], shape=(len(seq) - window + 1, window), strides=(st, -st), writeable=False)
-        end = np.arange(window - 1, len(seq))
-        pos = end - np.argmin(rev, axis=1)
-        pos = pos[end - (window - 1) >= offsets[:-1][segment_ids(offsets)[end]]]
-        keep = np.empty(len(pos), dtype=bool)
-        if len(pos):
-            keep[0] = True
-            np.not_equal(pos[1:], pos[:-1], out=keep[1:])  # windows of two documents never share a position
-        parts.append(pos[keep])
-    for d in np.flatnonzero((n > 0) & (n < window)):  # shorter than a window: its rightmost minimum
-        lo = offsets[d]
-        parts.append(lo + winnow_positions(seq[lo : offsets[d + 1]], window))
-    pos = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.intp)
-    return seq[pos], np.searchsorted(pos, offsets).astype(np.int64)
+    pos, counts = kernels.winnow(seq, np.asarray(offsets, dtype=np.int64), int(window))
+    return seq[pos], offsets_of(counts)

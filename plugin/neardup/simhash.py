@@ -38,35 +38,14 @@ def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
     """SimHash of many documents at once (ragged features): uint64 array, one per document.
 
     Bit j is set iff 2 * sum_i w_i * bit_j(h_i) > W with W = sum_i w_i, the sign rule above.
-    Weights are rounded to multiples of 2^-20, so every sum is a sum of integers below 2^53:
-    exact in float64 whatever the order, and a tie (bit 0) never depends on the batch a
-    document is signed in. The 64 sums of a document come from 8 weighted histograms of its
-    hashes' bytes (``np.bincount``), each multiplied by the 256 x 8 table of a byte's bits.
+    Weights are rounded to multiples of 2^-20 and summed as integers, so every sum is exact
+    whatever the order, and a tie (bit 0) never depends on the batch a document is signed
+    in. One compiled pass over the features (:func:`neardup.kernels.simhash_votes`).
     """
-    d = len(offsets) - 1
-    out = np.zeros(d, dtype=U64)
-    lengths = np.diff(offsets)
-    nonempty = np.flatnonzero(lengths > 0)
-    if len(nonempty) == 0:
-        return out
-    w = np.rint(np.asarray(weights, dtype=np.float64) * _SCALE)
-    by_byte = np.asarray(hashes, dtype=U64).astype(">u8").view(np.uint8).reshape(-1, 8)  # byte 0 holds bits 63..56
-    for lo in range(0, len(nonempty), _DOCS_PER_PASS):  # (bounds the histograms: 16 KiB per document)
-        docs = nonempty[lo : lo + _DOCS_PER_PASS]
-        a, b = offsets[docs[0]], offsets[docs[-1] + 1]
-        n = len(docs)
-        row = np.repeat(np.arange(n, dtype=np.int64), lengths[docs])
-        total = np.add.reduceat(w[a:b], offsets[docs] - a)
-        cells = (row[:, None] * 2048 + np.arange(0, 2048, 256)) + by_byte[a:b]
-        hist = np.bincount(cells.ravel(), weights=np.repeat(w[a:b], 8), minlength=n * 2048).reshape(n, 8, 256)
-        sums = hist @ _BYTE_BITS  # (n, 8 bytes, 8 bits)
-        out[docs] = np.packbits((2 * sums > total[:, None, None]).reshape(n, BITS), axis=1).view(">u8").ravel()
-    return out
+    from . import kernels
 
-
-#: Bits of each byte value, most significant first (float64, for the histogram product).
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
-_DOCS_PER_PASS = 1024
+    w = np.rint(np.asarray(weights, dtype=np.float64) * _SCALE).astype(np.int64)
+    return kernels.simhash_votes(np.asarray(hashes, dtype=U64), w, np.asarray(offsets, dtype=np.int64))
 
 
 def token_simhash(token_hashes: np.ndarray) -> int:

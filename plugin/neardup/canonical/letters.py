@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from .tablecache import cached_table
+
 ZWNJ = "\u200c"
 # A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
 _HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
@@ -130,10 +132,14 @@ def _nfkc_words(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _nfkc_table() -> np.ndarray:
-    """Per code point: is it one of :func:`_nfkc_unstable`."""
-    table = np.zeros(0x110000, dtype=bool)
-    table[[ord(ch) for ch in _nfkc_unstable()]] = True
-    return table
+    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk: :mod:`.tablecache`)."""
+
+    def make() -> np.ndarray:
+        table = np.zeros(0x110000, dtype=bool)
+        table[[ord(ch) for ch in _nfkc_unstable()]] = True
+        return table
+
+    return cached_table("nfkc-unstable", make, __file__)
 
 
 @lru_cache(maxsize=1)
@@ -179,7 +185,8 @@ def _nfkc_unstable() -> frozenset[str]:
 def _stable_spaces() -> frozenset[str]:
     """The whitespace characters that end words for :func:`_nfkc_words`: those NFKC leaves
     alone (U+00A0, a compatibility form of the space, is not one)."""
-    return frozenset(ch for ch in map(chr, range(0x3001)) if ch.isspace() and ch not in _nfkc_unstable())
+    unstable = _nfkc_table()
+    return frozenset(ch for ch in map(chr, range(0x3001)) if ch.isspace() and not unstable[ord(ch)])
 
 
 def drop_marks(text: str) -> str:
@@ -239,12 +246,14 @@ def split_tokens(canon: str) -> list[str]:
 @lru_cache(maxsize=4)
 def code_point_table(predicate) -> np.ndarray:
     """Per code point (all of Unicode): ``predicate`` of the character, a ``str`` method
-    such as ``str.isalpha``, as a bool array indexed by code point (made once).
+    such as ``str.isalpha``, as a bool array indexed by code point (made once per machine
+    and Python: :mod:`.tablecache`).
 
     >>> code_point_table(str.isdigit)[[ord("7"), ord("x"), ord("\u0667")]].tolist()
     [True, False, True]
     """
-    return np.fromiter(map(predicate, map(chr, range(0x110000))), dtype=bool, count=0x110000)
+    return cached_table(predicate.__qualname__, lambda: np.fromiter(map(predicate, map(chr, range(0x110000))), dtype=bool, count=0x110000),
+                        __file__)
 
 
 def token_char_table() -> np.ndarray:
@@ -261,12 +270,13 @@ def digit_table() -> np.ndarray:
 
 def token_runs(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where the tokens of :func:`split_tokens` stand in the code points ``cps`` of a text:
-    (starts, lengths), runs of :func:`token_char_table` characters.
+    (starts, lengths), runs of :func:`token_char_table` characters (one compiled pass,
+    :func:`neardup.kernels.token_runs`).
 
     >>> from ..hashing import code_points
     >>> [a.tolist() for a in token_runs(code_points("Hi, x_2 да!"))]
     [[0, 4, 6, 8], [2, 1, 1, 2]]
     """
-    edges = np.diff(token_char_table()[cps].view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edges == 1)
-    return starts, np.flatnonzero(edges == -1) - starts
+    from .. import kernels
+
+    return kernels.token_runs(np.asarray(cps, dtype=np.uint32), token_char_table())

@@ -9,6 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from .letters import code_point_table
+from .tablecache import cached_table
 
 _FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
 _RU_CLASS = "\u0400-\u052f"
@@ -68,13 +69,17 @@ def _code_point_tables() -> tuple[np.ndarray, np.ndarray]:
     """Per code point: is it a letter (``str.isalpha``), and its script code (0 none, then
     ``_LANG_CODES``) when it is a letter :func:`script_of` assigns."""
     letter = code_point_table(str.isalpha)
-    script = np.zeros(0x110000, dtype=np.uint8)
-    for lo, hi in _SCRIPT_RANGES:
-        for cp in range(lo, hi + 1):
-            s = script_of(chr(cp)) if letter[cp] else None
-            if s:
-                script[cp] = _LANG_CODES[s]
-    return letter, script
+
+    def make() -> np.ndarray:
+        script = np.zeros(0x110000, dtype=np.uint8)
+        for lo, hi in _SCRIPT_RANGES:
+            for cp in range(lo, hi + 1):
+                s = script_of(chr(cp)) if letter[cp] else None
+                if s:
+                    script[cp] = _LANG_CODES[s]
+        return script
+
+    return letter, cached_table("scripts", make, __file__)
 
 
 def _script_counts(text: str, sample: int) -> tuple[int, int, int]:

@@ -1,0 +1,120 @@
+"""Compiled loops for the signing steps that numpy can only express in many passes.
+
+Each kernel is the loop its formula describes, compiled once by numba (``cache=True``: the
+machine code is kept beside this file, or in numba's user cache where that is read-only, so
+later processes load it in about a tenth of a second). The formulas and their callers live
+with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`neardup.canonical.letters.token_runs`
+(tokens as runs of token characters) and :func:`neardup.simhash.simhash_many` (the bit
+votes). This module is imported on first use, so commands that sign nothing never load numba.
+
+All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same,
+bit for bit, as the numpy formulas they replace (tests/test_kernels.py checks them against
+those formulas written in plain numpy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .mixing import C1 as _C1, C2 as _C2, GOLDEN, S33 as _S33
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fmix64(x):
+    """:func:`neardup.hashing.fmix64` of one uint64."""
+    x ^= x >> _S33
+    x *= _C1
+    x ^= x >> _S33
+    x *= _C2
+    x ^= x >> _S33
+    return x
+
+
+@njit(cache=True, nogil=True)
+def hash_runs(units, starts, lengths, sizes, seed):
+    """h = fmix64(a_n xor size), a_1 = u_0 xor seed, a_{j+1} = fmix64(a_j * C + u_j), for
+    each run ``units[s : s + n]`` (n >= 1)."""
+    out = np.empty(len(starts), dtype=np.uint64)
+    for r in range(len(starts)):
+        s = starts[r]
+        acc = np.uint64(units[s]) ^ seed
+        for j in range(s + 1, s + lengths[r]):
+            acc = _fmix64(acc * GOLDEN + np.uint64(units[j]))
+        out[r] = _fmix64(acc ^ np.uint64(sizes[r]))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def token_runs(cps, table):
+    """(starts, lengths) of the maximal runs of code points whose ``table`` entry is set."""
+    n = len(cps)
+    starts = np.empty(n // 2 + 1, dtype=np.int64)
+    lengths = np.empty(n // 2 + 1, dtype=np.int64)
+    k = 0
+    i = 0
+    while i < n:
+        if table[cps[i]]:
+            j = i + 1
+            while j < n and table[cps[j]]:
+                j += 1
+            starts[k] = i
+            lengths[k] = j - i
+            k += 1
+            i = j + 1  # cps[j] is no token character (or the end)
+        else:
+            i += 1
+    return starts[:k].copy(), lengths[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def simhash_votes(hashes, weights, offsets):
+    """Per document: bit b is set iff 2 * sum_i w_i * bit_b(h_i) > sum_i w_i (integer
+    weights, so the sums are exact)."""
+    d = len(offsets) - 1
+    out = np.zeros(d, dtype=np.uint64)
+    sums = np.zeros(64, dtype=np.int64)
+    for doc in range(d):
+        lo, hi = offsets[doc], offsets[doc + 1]
+        if lo == hi:
+            continue
+        sums[:] = 0
+        total = 0
+        for i in range(lo, hi):
+            h = hashes[i]
+            w = weights[i]
+            total += w
+            for b in range(64):
+                sums[b] += w * np.int64((h >> np.uint64(b)) & np.uint64(1))
+        fp = np.uint64(0)
+        for b in range(64):
+            if 2 * sums[b] > total:
+                fp |= np.uint64(1) << np.uint64(b)
+        out[doc] = fp
+    return out
+
+
+@njit(cache=True, nogil=True)
+def winnow(seq, offsets, window):
+    """Per document of ``seq`` (ragged): the positions of the rightmost minimum of every
+    window of ``min(window, n)`` consecutive values, each recorded once; (positions, counts)."""
+    pos = np.empty(len(seq), dtype=np.int64)
+    counts = np.zeros(len(offsets) - 1, dtype=np.int64)
+    k = 0
+    for d in range(len(offsets) - 1):
+        lo, hi = offsets[d], offsets[d + 1]
+        if hi <= lo:
+            continue
+        w = min(window, hi - lo)
+        first, last = k, -1
+        for i in range(lo, hi - w + 1):
+            m = i
+            for j in range(i + 1, i + w):
+                if seq[j] <= seq[m]:
+                    m = j
+            if m != last:
+                pos[k] = m
+                k += 1
+                last = m
+        counts[d] = k - first
+    return pos[:k].copy(), counts
