@@ -131,6 +131,18 @@ def test_token_simhash_many_is_per_document_and_order_free(lists):
         assert int(fps[i]) == token_simhash(a) == token_simhash(a[::-1])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1, 17, 2**32 + 16, 5]) | u64, max_size=60), min_size=1, max_size=6))
+def test_token_simhash_many_weighs_distinct_tokens_by_their_counts(lists):
+    """Tokens with repeats (and colliding low bits): the SimHash of the distinct tokens
+    weighted 1 + ln(tf), by the bit rule, whatever the order."""
+    flat, off, arrays = ragged(lists)
+    fps = token_simhash_many(flat, off)
+    for i, a in enumerate(arrays):
+        distinct, tf = np.unique(a, return_counts=True)
+        assert int(fps[i]) == _simhash_by_definition(distinct, 1.0 + np.log(tf))
+
+
 def _simhash_by_definition(hashes, weights) -> int:
     """Bit j set iff 2 * sum of the weights (in units of 2^-20) of the features with bit j set
     exceeds their total: Python integers, one bit at a time."""

@@ -150,10 +150,13 @@ def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list
 def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
                    workers: int, encoder: Callable[[Sequence[Signed]], None] | None = None) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
     """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
-    while the caller stores, 0 signs here. With workers, the first batch is signed here while
-    they start (and alone when it is the only one), and the workers also run ``encoder``
-    (the engine's :meth:`~neardup.engines.base.Engine.key_encoder`) on what they sign. If
-    reading fails midway, what was read comes out first."""
+    while the caller stores, 0 signs here. A single batch is signed here. Forked workers
+    start with the tables this process makes first (:meth:`~neardup.signer.Signer.warm_up`,
+    without the compiled loops: each worker loads those while this one reads ahead) and sign
+    every batch; spawned workers start from a fresh interpreter, so the first batch is
+    signed here meanwhile. The workers also run ``encoder`` (the engine's
+    :meth:`~neardup.engines.base.Engine.key_encoder`) on what they sign. If reading fails
+    midway, what was read comes out first."""
     it = batches(docs, batch_size)
     first = next(it, None)
     if first is None:
@@ -174,18 +177,22 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     from concurrent.futures import ProcessPoolExecutor
 
     method = start_method()
+    here: list[Document] | None = first  # the batch signed here while spawned workers start
     if method == "fork":
-        signer.warm_up()  # the forked workers share the tables instead of each making them
+        signer.warm_up(kernels=False)  # the forked workers share the tables instead of each making them
+        here, it = None, itertools.chain([first], [second], it)
+    else:
+        it = itertools.chain([second], it)
     pending: deque = deque()
     error: BaseException | None = None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker,
                              initargs=(config, signer.context, os.getpid(), encoder)) as pool:
         try:
-            for b in itertools.chain([second], it):
+            for b in it:
                 pending.append((b, pool.submit(_sign_in_worker, b)))  # the workers start at their first batch
-                if first is not None and len(pending) >= workers:
-                    here, first = first, None
+                if here is not None and len(pending) >= workers:
                     yield (here, *sign_batch(signer, here))
+                    here = None
                 while len(pending) > 2 * workers:
                     b0, fut = pending.popleft()
                     yield (b0, *_reattach(b0, *fut.result()))
@@ -193,8 +200,7 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
             raise
         except BaseException as e:  # reading failed: what was read is still stored, then it is raised
             error = e
-        if first is not None:
-            here, first = first, None
+        if here is not None:
             yield (here, *sign_batch(signer, here))
         while pending:
             b0, fut = pending.popleft()

@@ -67,6 +67,21 @@ def token_runs(cps, table):
     return starts[:k].copy(), lengths[:k].copy()
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _vote(sums, h, w):
+    for b in range(64):
+        sums[b] += w * np.int64((h >> np.uint64(b)) & np.uint64(1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fingerprint(sums, total):
+    fp = np.uint64(0)
+    for b in range(64):
+        if 2 * sums[b] > total:
+            fp |= np.uint64(1) << np.uint64(b)
+    return fp
+
+
 @njit(cache=True, nogil=True)
 def simhash_votes(hashes, weights, offsets):
     """Per document: bit b is set iff 2 * sum_i w_i * bit_b(h_i) > sum_i w_i (integer
@@ -81,16 +96,56 @@ def simhash_votes(hashes, weights, offsets):
         sums[:] = 0
         total = 0
         for i in range(lo, hi):
+            total += weights[i]
+            _vote(sums, hashes[i], weights[i])
+        out[doc] = _fingerprint(sums, total)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tf_simhash(hashes, offsets, weight_of_tf):
+    """:func:`simhash_votes` of each document's distinct values, the one seen tf times
+    weighted ``weight_of_tf[tf]``: the counts come from an open-addressing table per
+    document (slot = the hash's low bits, linear probing), so nothing is sorted."""
+    d = len(offsets) - 1
+    out = np.zeros(d, dtype=np.uint64)
+    longest = 0
+    for doc in range(d):
+        longest = max(longest, offsets[doc + 1] - offsets[doc])
+    size = 16
+    while size < 2 * longest:
+        size *= 2
+    keys = np.zeros(size, dtype=np.uint64)
+    counts = np.zeros(size, dtype=np.int64)
+    used = np.empty(size, dtype=np.int64)
+    sums = np.zeros(64, dtype=np.int64)
+    for doc in range(d):
+        lo, hi = offsets[doc], offsets[doc + 1]
+        if lo == hi:
+            continue
+        mask = np.uint64(16 - 1)
+        while mask + np.uint64(1) < np.uint64(2 * (hi - lo)):
+            mask = (mask << np.uint64(1)) | np.uint64(1)
+        n_used = 0
+        for i in range(lo, hi):
             h = hashes[i]
-            w = weights[i]
+            slot = np.int64(h & mask)
+            while counts[slot] != 0 and keys[slot] != h:
+                slot = np.int64((np.uint64(slot) + np.uint64(1)) & mask)
+            if counts[slot] == 0:
+                keys[slot] = h
+                used[n_used] = slot
+                n_used += 1
+            counts[slot] += 1
+        sums[:] = 0
+        total = 0
+        for j in range(n_used):
+            slot = used[j]
+            w = weight_of_tf[counts[slot]]
             total += w
-            for b in range(64):
-                sums[b] += w * np.int64((h >> np.uint64(b)) & np.uint64(1))
-        fp = np.uint64(0)
-        for b in range(64):
-            if 2 * sums[b] > total:
-                fp |= np.uint64(1) << np.uint64(b)
-        out[doc] = fp
+            _vote(sums, keys[slot], w)
+            counts[slot] = 0
+        out[doc] = _fingerprint(sums, total)
     return out
 
 
@@ -118,3 +173,20 @@ def winnow(seq, offsets, window):
                 last = m
         counts[d] = k - first
     return pos[:k].copy(), counts
+
+
+@njit(cache=True, nogil=True)
+def oph_bins(shingles, offsets, num_perm, seed):
+    """Per document: the minimum of h = fmix64(x xor seed) over its shingles x in each of the
+    ``num_perm`` bins floor(h * K / 2^64) (taken from the high 32 bits); 2^64 - 1 where a
+    bin is empty."""
+    d = len(offsets) - 1
+    out = np.full((d, num_perm), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
+    k = np.uint64(num_perm)
+    for doc in range(d):
+        for i in range(offsets[doc], offsets[doc + 1]):
+            h = _fmix64(shingles[i] ^ seed)
+            b = ((h >> np.uint64(32)) * k) >> np.uint64(32)
+            if h < out[doc, b]:
+                out[doc, b] = h
+    return out

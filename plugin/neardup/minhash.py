@@ -23,7 +23,6 @@ from functools import lru_cache
 import numpy as np
 
 from .hashing import MAX64, U64, derived_seeds, fmix64
-from .ragged import segment_ids, segment_sort
 
 _CHUNK = 4096
 
@@ -84,21 +83,16 @@ def oph_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
 
 
 def oph_many(shingles: np.ndarray, offsets: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
-    """:func:`oph_sketch` of many documents at once (ragged input), as a (D, K) array."""
-    d = len(offsets) - 1
-    out = np.full((d, num_perm), MAX64, dtype=U64)
+    """:func:`oph_sketch` of many documents at once (ragged input), as a (D, K) array: the
+    minimum of each bin in one compiled pass (:func:`neardup.kernels.oph_bins`; bin =
+    floor(h * K / 2^64) from the high 32 bits, Lemire's range reduction), then the empty
+    bins of non-empty documents densified."""
+    from . import kernels
+
+    offsets = np.asarray(offsets, dtype=np.int64)
+    out = kernels.oph_bins(np.asarray(shingles, dtype=U64), offsets, int(num_perm), np.uint64(seed))
     if len(shingles) == 0:
         return out
-    h = segment_sort(fmix64(np.asarray(shingles, dtype=U64) ^ np.uint64(seed)), offsets)
-    # bin = floor(h * K / 2^64) from the high 32 bits (Lemire's range reduction): bins are
-    # non-decreasing along each document's sorted hashes, so a bin's first element is its minimum.
-    bins = ((h >> np.uint64(32)) * np.uint64(num_perm)) >> np.uint64(32)
-    starts = np.empty(len(bins), dtype=bool)
-    starts[0] = True
-    np.not_equal(bins[1:], bins[:-1], out=starts[1:])
-    starts[offsets[:-1][np.diff(offsets) > 0]] = True
-    first = np.flatnonzero(starts)
-    out[segment_ids(offsets)[first], bins[first].astype(np.intp)] = h[first]
     return _densify_many(out, np.diff(offsets) > 0, seed)
 
 

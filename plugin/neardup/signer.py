@@ -129,11 +129,17 @@ class Signer:
         for name in extra:
             self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
-    def warm_up(self) -> None:
-        """Make now the lookup tables signing makes on first use (code points, NFKC, stop
-        words of en and ru) by signing a short text of Latin and Cyrillic words, so that
-        worker processes forked after it share them; hazm (Persian) stays unloaded."""
-        self._sign_docs([Document("", "Warm up, ﬁle № 1\u0967: ёлка и the end")], None, check=False)
+    def warm_up(self, kernels: bool = True) -> None:
+        """Make now what signing makes on first use, so that worker processes forked after it
+        share it: the lookup tables (code points, NFKC, the stop words of en and ru, from a
+        short text of Latin and Cyrillic words) and, with ``kernels``, the compiled loops
+        (:mod:`neardup.kernels`, about a quarter of a second to load); hazm (Persian) stays
+        unloaded."""
+        text = "Warm up, ﬁle № 1\u0967: ёлка и the end"
+        if kernels:
+            self._sign_docs([Document("", text)], None, check=False)
+        else:
+            self.canonicalizer.warm_up(*self.canonicalizer.text_and_language(text))
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         canon = self.canonicalizer.canonicalize(text, lang)

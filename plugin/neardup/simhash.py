@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .hashing import U64, fmix64
-from .ragged import segment_unique
 
 BITS = 64
 _SCALE = float(1 << 20)
@@ -55,9 +54,16 @@ def token_simhash(token_hashes: np.ndarray) -> int:
 
 
 def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """:func:`token_simhash` of many documents at once (ragged token hashes)."""
-    uniq, uoff, tf = segment_unique(token_hashes, offsets, return_counts=True)
-    return simhash_many(uniq, 1.0 + np.log(tf), uoff)
+    """:func:`token_simhash` of many documents at once (ragged token hashes): the distinct
+    tokens and their counts tf of each document, weighted 1 + ln(tf) rounded as in
+    :func:`simhash_many`, in one compiled pass (:func:`neardup.kernels.tf_simhash`)."""
+    from . import kernels
+
+    offsets = np.asarray(offsets, dtype=np.int64)
+    longest = int(np.diff(offsets).max()) if len(offsets) > 1 else 0
+    weight_of_tf = np.zeros(longest + 1, dtype=np.int64)
+    weight_of_tf[1:] = np.rint((1.0 + np.log(np.arange(1, longest + 1, dtype=np.int64))) * _SCALE)
+    return kernels.tf_simhash(np.asarray(token_hashes, dtype=U64), offsets, weight_of_tf)
 
 
 def hamming(a: int, b: int) -> int:

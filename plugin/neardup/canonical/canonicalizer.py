@@ -15,7 +15,7 @@ from ..hashing import KeySet, code_points, hash_code_point_runs, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
 from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, nfkc, punctuation_matters,
-                      rejoin_hyphenation, split_tokens, token_runs, unify_digits, yo_to_ye)
+                      rejoin_hyphenation, split_tokens, token_char_table, token_runs, unify_digits, yo_to_ye)
 from .persian import normalize_persian
 from .scripts import detect_language, map_persian_runs, token_language
 from .stemming import stemmer
@@ -141,7 +141,7 @@ class Canonicalizer:
             groups: dict[int, tuple[int, KeySet]] = {}
             group = np.empty(len(canons), dtype=np.int64)
             for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
-                stop = stop_hashes(stop_languages(t, lang), lang, c.seed)
+                stop = self._stop_hashes(t, lang)
                 group[i] = groups.setdefault(id(stop), (len(groups), stop))[0]
             for g, stop in groups.values():
                 if len(stop):
@@ -150,6 +150,20 @@ class Canonicalizer:
         if not keep.all():
             hashes, doc = hashes[keep], doc[keep]
         return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
+
+    def _stop_hashes(self, canon: str, lang: str) -> KeySet:
+        """The hashes of the stop words :meth:`token_hashes_many` drops from ``canon``."""
+        return stop_hashes(stop_languages(canon, lang), lang, self.config.seed)
+
+    def warm_up(self, canon: str, lang: str) -> None:
+        """Make the tables :meth:`token_hashes_many` reads for a text of
+        :meth:`text_and_language` (token characters, digits, its canonical stop words)
+        without running it, nor hashing anything (no compiled loop is loaded)."""
+        token_char_table()
+        if self.config.digits == "drop":
+            digit_table()
+        if self.config.stopwords and self.hashes_tokens:
+            stopwords_to_drop(stop_languages(canon, lang), lang)
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
