@@ -307,6 +307,23 @@ def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
     assert rows(one) == rows(two)
 
 
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
+def test_with_forked_workers_the_storing_process_loads_no_compiled_loop(tmp_path):
+    """The workers sign every batch; the storing process only warms the tables they share
+    (loading numba costs each process that signs about a quarter of a second)."""
+    import subprocess
+
+    from .corpora import SAMPLE
+
+    code = ("import sys, json; from neardup.api import NearDup; from neardup.signer import Document; "
+            f"recs = [json.loads(x) for x in open({str(SAMPLE)!r}, encoding='utf-8')]; "
+            f"nd = NearDup.open({str(tmp_path / 'w.db')!r}); "
+            "r = nd.index([Document(x['id'], x['text']) for x in recs], batch_size=20, workers=2); "
+            "print(r.indexed, len(recs), 'numba' in sys.modules, 'neardup.kernels' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True).stdout.split()
+    assert out[0] == out[1] and out[2:] == ["False", "False"]
+
+
 def test_workers_are_spawned_while_another_thread_runs():
     import threading
 
