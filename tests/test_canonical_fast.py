@@ -74,6 +74,19 @@ def test_u0345_is_the_only_separator_that_casefolds_to_a_word_character():
     assert found == {"\u0345"}, unicodedata.unidata_version
 
 
+def test_a_character_without_rare_ones_passes_the_steps_they_skip():
+    """Canonicalizer._text_for_tokens skips drop_marks, drop_punctuation, persian and
+    unify_digits on a text without rare characters: every other character passes them, and
+    its casefold (which comes between) passes unify_digits."""
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        if letters.has_rare_characters("\u0400" + ch):  # (a non-ASCII companion: ASCII texts are never scanned)
+            continue
+        assert letters.drop_marks(ch) == ch and not letters.punctuation_matters("\u0400" + ch), hex(cp)
+        assert letters.unify_digits("\u0400" + ch.casefold()) == "\u0400" + ch.casefold(), hex(cp)
+    assert letters.has_rare_characters("\u0400\u0301") and letters.has_rare_characters("\u0400\u0667") and letters.has_rare_characters("\u0400\u0345")
+
+
 def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tuple[list[str], str]:
     """``canonicalize`` from its definitions: every text step, tokens, then the per-token
     stop-word rule (a stop word of its own script, or of the document language)."""

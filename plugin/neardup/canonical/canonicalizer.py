@@ -14,7 +14,7 @@ from ..config import LANGUAGES, Config
 from ..hashing import KeySet, code_points, hash_code_point_runs, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, nfkc, punctuation_matters,
+from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, has_rare_characters, nfkc, punctuation_matters,
                       rejoin_hyphenation, split_tokens, token_char_table, token_runs, unify_digits, yo_to_ye)
 from .persian import normalize_persian
 from .scripts import detect_language, map_persian_runs, token_language
@@ -74,18 +74,25 @@ class Canonicalizer:
 
     def _text_for_tokens(self, text: str) -> str:
         """:meth:`text`, or a text with the same tokens: where drop_punctuation only turns
-        separators into spaces, it is skipped, and so is persian (no Arabic script).
+        separators into spaces, it is skipped, and so is persian (no Arabic script); where
+        the text has none of the characters drop_marks, unify_digits and punctuation_matters
+        act on (:func:`~.letters.has_rare_characters`, one scan when drop_marks comes), those
+        steps are skipped too.
 
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
         own and never a separator to a word character, so tokenizing splits at the same
-        places with or without it.
+        places with or without it. The steps before drop_marks (HTML, hyphenation, page
+        numbers) only remove characters, and casefold makes no digit: a text found without
+        rare characters at drop_marks has none at the later steps.
         """
-        plain = False
+        plain, rare = False, True
         for name, step in self.text_steps:
+            if name == "drop_marks":
+                rare = has_rare_characters(text)
             if name == "drop_punctuation":
-                plain = not punctuation_matters(text)
-            if plain and name in ("drop_punctuation", "persian"):
+                plain = not rare or not punctuation_matters(text)
+            if (plain and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
                 continue
             text = step(text)
         return text
