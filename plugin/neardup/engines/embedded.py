@@ -686,7 +686,7 @@ class EmbeddedEngine(Engine):
             flat = posting_keys(self._field_ids[f], np.concatenate(keys))
             pos = 0
             for i, n in zip(at, sizes, strict=True):
-                out[i] = json.dumps(list(dict.fromkeys(flat[pos : pos + n])))
+                out[i] = str(list(dict.fromkeys(flat[pos : pos + n])))  # (a list of ints prints as its JSON array)
                 pos += n
         return out
 
