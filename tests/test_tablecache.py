@@ -1,5 +1,6 @@
-"""Per-code-point tables kept on disk: made once, loaded after, never trusted when damaged,
-and never needed: an unwritable or unreadable cache only costs the time to make them."""
+"""Tables kept on disk (per-code-point tables, the LSH banding): made once, loaded after, never
+trusted when damaged, and never needed: an unwritable or unreadable cache only costs the time
+to make them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup.canonical import letters, tablecache
-from neardup.canonical.tablecache import cached_table
+from neardup import tablecache
+from neardup.canonical import letters
+from neardup.tablecache import cached_table
 
 
 @pytest.fixture
@@ -84,3 +86,19 @@ def test_the_real_tables_load_equal_to_made(cache: Path):
     finally:
         letters.code_point_table.cache_clear()
     assert os.environ["NEARDUP_CACHE_DIR"] == str(cache)
+
+
+def test_the_banding_is_searched_once_then_read(cache: Path, monkeypatch: pytest.MonkeyPatch):
+    """optimal_lsh keeps its search's answer on disk; read back, it is the search's answer."""
+    from neardup import lsh
+
+    searches: list[tuple] = []
+    search = lsh.search_lsh
+    monkeypatch.setattr(lsh, "search_lsh", lambda *a: searches.append(a) or search(*a))
+    args = [(0.8, 128, 0.05, 0.95, 20, 0), (0.7, 64, 0.5, 0.5, 8, 2), (0.8, 128, 0.05, 0.95, 20, 0)]
+    found = [lsh.optimal_lsh.__wrapped__(*a) for a in args]
+    assert found == [search(*a) for a in args] == [(20, 5, 4), search(*args[1]), (20, 5, 4)]
+    assert searches == args[:2] and len(list(cache.iterdir())) == 2  # the third came from disk
+    with pytest.raises(ValueError, match="no banding"):
+        lsh.optimal_lsh.__wrapped__(0.8, 4, 0.5, 0.5, 2, 3)  # an impossible min_match is refused, not kept
+    assert len(list(cache.iterdir())) == 2

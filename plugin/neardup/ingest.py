@@ -140,6 +140,18 @@ def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield list(batch.values())
 
 
+def pieces(batch: list[Document], first: int) -> Iterator[list[Document]]:
+    """``batch`` cut into pieces of ``first`` documents, then twice as many each time.
+
+    >>> [len(p) for p in pieces([Document(str(i), "x") for i in range(500)], 62)]
+    [62, 124, 248, 66]
+    """
+    at, n = 0, max(1, first)
+    while at < len(batch):
+        yield batch[at : at + n]
+        at, n = at + n, 2 * n
+
+
 def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
     """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`."""
     failures: list[Failure] = []
@@ -154,9 +166,10 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     start with the tables this process makes first (:meth:`~neardup.signer.Signer.warm_up`,
     without the compiled loops: each worker loads those while this one reads ahead) and sign
     every batch; spawned workers start from a fresh interpreter, so the first batch is
-    signed here meanwhile. The workers also run ``encoder`` (the engine's
-    :meth:`~neardup.engines.base.Engine.key_encoder`) on what they sign. If reading fails
-    midway, what was read comes out first."""
+    signed here meanwhile. Forked workers get the first batch in growing pieces
+    (:func:`pieces`), so that storing starts as soon as they have started. The workers also
+    run ``encoder`` (the engine's :meth:`~neardup.engines.base.Engine.key_encoder`) on what
+    they sign. If reading fails midway, what was read comes out first."""
     it = batches(docs, batch_size)
     first = next(it, None)
     if first is None:
@@ -180,7 +193,7 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     here: list[Document] | None = first  # the batch signed here while spawned workers start
     if method == "fork":
         signer.warm_up(kernels=False)  # the forked workers share the tables instead of each making them
-        here, it = None, itertools.chain([first], [second], it)
+        here, it = None, itertools.chain(pieces(first, batch_size // 8), [second], it)
     else:
         it = itertools.chain([second], it)
     pending: deque = deque()
@@ -291,4 +304,4 @@ def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document]
     return report
 
 
-__all__ = ["IndexReport", "Ingest", "Tags", "batches", "default_workers", "run", "same_signature", "sign_batch", "signed_batches"]
+__all__ = ["IndexReport", "Ingest", "Tags", "batches", "default_workers", "pieces", "run", "same_signature", "sign_batch", "signed_batches"]

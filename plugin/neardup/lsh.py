@@ -30,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .hashing import _fmix64_inplace, fmix64
+from .tablecache import cached_table
 
 #: Default bound on the bands per document (:attr:`neardup.config.Config.max_bands`): each band
 #: is one posting per document (about 26 bytes in the embedded engine).
@@ -101,13 +102,22 @@ def optimal_lsh(threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weig
                 max_bands: int = MAX_BANDS, min_match: int = 0) -> Banding:
     """(b, r, m) with b*r <= num_perm and b <= max_bands minimising the weighted error areas
     of P(s) = P[Binomial(b, s^r) >= m]; ``min_match`` > 0 fixes m. Ties go to fewer bands,
-    then fewer rows, then smaller m.
+    then fewer rows, then smaller m. The search (about 0.1 s) runs once per machine and
+    arguments: its answer is kept on disk (:mod:`neardup.tablecache`).
 
     >>> optimal_lsh(0.8, 128, fp_weight=0.05, fn_weight=0.95, max_bands=20)
     Banding(bands=20, rows=5, min_match=4)
     """
     if max_bands < 1 or num_perm < 1:
         raise ValueError("max_bands and num_perm must be >= 1")
+    name = f"lsh-{float(threshold)!r}-{int(num_perm)}-{float(fp_weight)!r}-{float(fn_weight)!r}-{int(max_bands)}-{int(min_match)}"
+    found = cached_table(name, lambda: np.array(search_lsh(threshold, num_perm, fp_weight, fn_weight, max_bands, min_match)), __file__)
+    return Banding(*(int(x) for x in found))
+
+
+def search_lsh(threshold: float, num_perm: int, fp_weight: float, fn_weight: float, max_bands: int, min_match: int) -> Banding:
+    """The search :func:`optimal_lsh` keeps on disk: every b <= max_bands, r <= num_perm / b,
+    and m (or the given ``min_match``), by the areas of :func:`_area_table`."""
     best, best_err = None, float("inf")
     for b in range(max(1, min_match), min(max_bands, num_perm) + 1):
         for r in range(1, num_perm // b + 1):

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .tablecache import cached_table
+from ..tablecache import cached_table
 
 ZWNJ = "\u200c"
 # A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
@@ -132,7 +132,7 @@ def _nfkc_words(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _nfkc_table() -> np.ndarray:
-    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk: :mod:`.tablecache`)."""
+    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk: :mod:`neardup.tablecache`)."""
 
     def make() -> np.ndarray:
         table = np.zeros(0x110000, dtype=bool)
@@ -266,7 +266,7 @@ def split_tokens(canon: str) -> list[str]:
 def code_point_table(predicate) -> np.ndarray:
     """Per code point (all of Unicode): ``predicate`` of the character, a ``str`` method
     such as ``str.isalpha``, as a bool array indexed by code point (made once per machine
-    and Python: :mod:`.tablecache`).
+    and Python: :mod:`neardup.tablecache`).
 
     >>> code_point_table(str.isdigit)[[ord("7"), ord("x"), ord("\u0667")]].tolist()
     [True, False, True]

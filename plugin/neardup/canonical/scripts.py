@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from .letters import code_point_table
-from .tablecache import cached_table
+from ..tablecache import cached_table
 
 _FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
 _RU_CLASS = "\u0400-\u052f"

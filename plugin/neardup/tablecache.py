@@ -1,10 +1,12 @@
-"""Per-code-point tables kept on disk between processes.
+"""Tables derived once per machine and kept on disk between processes.
 
 The canonical steps look characters up in arrays indexed by code point (token characters,
 digits, letters and their scripts, characters NFKC may change). Each is derived from the
 running Python's Unicode database by a loop over all of Unicode, 50-80 ms apiece: paid by
-every process that signs a text, a one-text ``neardup query`` included. :func:`cached_table`
-makes a table once per machine and loads it afterwards (about a millisecond).
+every process that signs a text, a one-text ``neardup query`` included. The banding of a new
+index (:func:`neardup.lsh.optimal_lsh`, a search over every (b, r, m)) takes about 0.1 s.
+:func:`cached_table` makes such a table once per machine and loads it afterwards (about a
+millisecond).
 
 A table is stored as ``.npy`` under ``$NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup``,
 else ``~/.cache/neardup``, in a file named for the table, the Unicode version, the Python
