@@ -3,13 +3,16 @@
 Each kernel is the loop its formula describes, compiled once by numba (``cache=True``: the
 machine code is kept beside this file, or in numba's user cache where that is read-only, so
 later processes load it in about a tenth of a second). The formulas and their callers live
-with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`neardup.canonical.letters.token_runs`
-(tokens as runs of token characters) and :func:`neardup.simhash.simhash_many` (the bit
-votes). This module is imported on first use, so commands that sign nothing never load numba.
+with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`neardup.canonical.letters.token_hashes`
+(tokens as runs of token characters, hashed as they are found),
+:func:`neardup.canonical.scripts.detect_languages` (letters by script),
+:func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`
+and :func:`neardup.minhash.oph_many` (the bin minima). This module is imported on first
+use, so commands that sign nothing never load numba.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same,
-bit for bit, as the numpy formulas they replace (tests/test_kernels.py checks them against
-those formulas written in plain numpy).
+bit for bit, as the formulas they compute (tests/test_kernels.py and tests/test_batch.py check
+them against those formulas written out in plain Python or numpy).
 """
 
 from __future__ import annotations
@@ -46,25 +49,53 @@ def hash_runs(units, starts, lengths, sizes, seed):
 
 
 @njit(cache=True, nogil=True)
-def token_runs(cps, table):
-    """(starts, lengths) of the maximal runs of code points whose ``table`` entry is set."""
+def token_hashes(cps, table, digits, bounds, seed):
+    """Runs of ``table`` code points, each hashed as :func:`hash_runs` (size = length), in
+    one pass: for each maximal run, its hash, whether all its code points are ``digits``, and the
+    text it lies in (the last ``d`` with ``bounds[d]`` <= its start; ``bounds`` ascending)."""
     n = len(cps)
-    starts = np.empty(n // 2 + 1, dtype=np.int64)
-    lengths = np.empty(n // 2 + 1, dtype=np.int64)
+    hashes = np.empty(n // 2 + 1, dtype=np.uint64)
+    number = np.empty(n // 2 + 1, dtype=np.bool_)
+    doc = np.empty(n // 2 + 1, dtype=np.int64)
     k = 0
     i = 0
+    d = 0
     while i < n:
         if table[cps[i]]:
+            while d + 1 < len(bounds) and bounds[d + 1] <= i:
+                d += 1
+            acc = np.uint64(cps[i]) ^ seed
+            only = digits[cps[i]] != 0
             j = i + 1
             while j < n and table[cps[j]]:
+                acc = _fmix64(acc * GOLDEN + np.uint64(cps[j]))
+                only = only and digits[cps[j]] != 0
                 j += 1
-            starts[k] = i
-            lengths[k] = j - i
+            hashes[k] = _fmix64(acc ^ np.uint64(j - i))
+            number[k] = only
+            doc[k] = d
             k += 1
             i = j + 1  # cps[j] is no token character (or the end)
         else:
             i += 1
-    return starts[:k].copy(), lengths[:k].copy()
+    return hashes[:k].copy(), number[:k].copy(), doc[:k].copy()
+
+
+@njit(cache=True, nogil=True)
+def script_counts(cps, bounds, letter, script, sample):
+    """(D, 4): per text ``cps[bounds[d] : bounds[d + 1]]``, its first ``sample`` code points
+    with ``letter`` set, counted by their ``script`` code (0..3)."""
+    out = np.zeros((len(bounds) - 1, 4), dtype=np.int64)
+    for d in range(len(bounds) - 1):
+        need = sample
+        for i in range(bounds[d], bounds[d + 1]):
+            c = cps[i]
+            if letter[c]:
+                out[d, script[c]] += 1
+                need -= 1
+                if need == 0:
+                    break
+    return out
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -184,7 +184,7 @@ class Signer:
             try:
                 if check:
                     validate(d)
-                canon.append(self.canonicalizer.text_and_language(d.text, d.lang) if hashed else self._canonical(d))
+                canon.append(self.canonicalizer.text_for_tokens(d.text, d.lang) if hashed else self._canonical(d))
             except (ValueError, TypeError) as e:
                 if on_error is None:
                     raise
@@ -193,8 +193,8 @@ class Signer:
             kept.append(d)
         if not hashed:
             return self.sign_canonical(kept, canon)
-        langs = [lang for _, lang in canon]
-        th, off = self.canonicalizer.token_hashes_many([t for t, _ in canon], langs)
+        langs = self.canonicalizer.languages([d.text for d in kept], [d.lang for d in kept])
+        th, off = self.canonicalizer.token_hashes_many(canon, langs)
         return self._sign(kept, th, off, langs)
 
     def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:

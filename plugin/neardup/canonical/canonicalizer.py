@@ -11,13 +11,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..config import LANGUAGES, Config
-from ..hashing import KeySet, code_points, hash_code_point_runs, hash_strings
+from ..hashing import KeySet, code_points, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
 from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, has_rare_characters, nfkc, punctuation_matters,
-                      rejoin_hyphenation, split_tokens, token_char_table, token_runs, unify_digits, yo_to_ye)
+                      rejoin_hyphenation, split_tokens, token_char_table, token_hashes, unify_digits, yo_to_ye)
 from .persian import normalize_persian
-from .scripts import detect_language, map_persian_runs, token_language
+from .scripts import detect_language, detect_languages, map_persian_runs, token_language
 from .stemming import stemmer
 from . import persian
 from .stopwords import raw_stopwords, stop_languages
@@ -105,11 +105,28 @@ class Canonicalizer:
         return Canonical(self.token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
 
     def text_and_language(self, text: str, lang: str | None = None) -> tuple[str, str]:
-        """The text the tokens are split from (:meth:`_text_for_tokens`) and the document's
+        """The text the tokens are split from (:meth:`text_for_tokens`) and the document's
         language (``lang``, or detected); an unknown ``lang`` is a ValueError."""
+        return self.text_for_tokens(text, lang), lang or self.language_of(text)
+
+    def text_for_tokens(self, text: str, lang: str | None = None) -> str:
+        """The text the tokens are split from (:meth:`_text_for_tokens`); an unknown ``lang``
+        is a ValueError."""
         if lang is not None and lang not in LANGUAGES:
             raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
-        return self._text_for_tokens(text), lang or self.language_of(text)
+        return self._text_for_tokens(text)
+
+    def languages(self, texts: Sequence[str], langs: Sequence[str | None]) -> list[str]:
+        """:meth:`language_of` each text where its ``lang`` is not given, the detected ones
+        all at once (:func:`~.scripts.detect_languages`).
+
+        >>> Canonicalizer(Config()).languages(["Привет, мир", "hello", "سلام"], [None, "ru", None])
+        ['ru', 'ru', 'fa']
+        """
+        if self.config.default_lang != "auto":
+            return [lang or self.config.default_lang for lang in langs]
+        found = iter(detect_languages([t for t, lang in zip(texts, langs, strict=True) if not lang]))
+        return [lang or next(found) for lang in langs]
 
     @property
     def hashes_tokens(self) -> bool:
@@ -122,9 +139,9 @@ class Canonicalizer:
         equal to :func:`~neardup.hashing.hash_strings` of :meth:`token_steps` of its tokens.
 
         Made without a string per token: the texts' code points in one array, the tokens as
-        runs of token characters (:func:`~.letters.token_runs`), each hashed from its code
-        points (:func:`~neardup.hashing.hash_code_point_runs`); numbers dropped by a digit
-        table, stop words by their hashes.
+        runs of token characters, each hashed from its code points as it is found
+        (:func:`~.letters.token_hashes`); numbers dropped by a digit table, stop words by
+        their hashes.
 
         >>> c = Canonicalizer(Config())
         >>> texts = ["A rose is a rose.", "Roses!"]
@@ -135,15 +152,9 @@ class Canonicalizer:
         if not self.hashes_tokens:
             raise ValueError("token hashes are made from strings when tokens are stemmed")
         starts = offsets_of([len(t) + 1 for t in canons])  # each text and a space
-        cps = code_points(" ".join(canons))
-        runs, lengths = token_runs(cps)
-        doc = np.searchsorted(starts, runs, side="right") - 1
-        hashes = hash_code_point_runs(cps, runs, lengths, self.config.seed)
-        keep = np.ones(len(runs), dtype=bool)
+        hashes, number, doc = token_hashes(code_points(" ".join(canons)), starts, self.config.seed)
         c = self.config
-        if c.digits == "drop":  # a token of digits only
-            not_digit = np.concatenate(([0], np.cumsum(~digit_table()[cps])))
-            keep &= not_digit[runs + lengths] > not_digit[runs]
+        keep = ~number if c.digits == "drop" else np.ones(len(hashes), dtype=bool)  # a token of digits only
         if c.stopwords:  # documents grouped by the stop words they drop (most batches: one group)
             groups: dict[int, tuple[int, KeySet]] = {}
             group = np.empty(len(canons), dtype=np.int64)

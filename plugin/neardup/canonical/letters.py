@@ -287,15 +287,21 @@ def digit_table() -> np.ndarray:
     return code_point_table(str.isdigit)
 
 
-def token_runs(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where the tokens of :func:`split_tokens` stand in the code points ``cps`` of a text:
-    (starts, lengths), runs of :func:`token_char_table` characters (one compiled pass,
-    :func:`neardup.kernels.token_runs`).
+def token_hashes(cps: np.ndarray, bounds: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tokens of :func:`split_tokens` in the code points ``cps`` of texts that start at
+    ``bounds`` (ascending; texts separated by a non-token character): for each token in
+    order, its :func:`~neardup.hashing.hash_strings` hash, whether it is a number (all
+    :func:`digit_table`) and its text. Tokens are the runs of :func:`token_char_table`
+    characters, hashed from their code points in one compiled pass
+    (:func:`neardup.kernels.token_hashes`), without a string per token.
 
-    >>> from ..hashing import code_points
-    >>> [a.tolist() for a in token_runs(code_points("Hi, x_2 да!"))]
-    [[0, 4, 6, 8], [2, 1, 1, 2]]
+    >>> from ..hashing import code_points, hash_strings
+    >>> h, number, text = token_hashes(code_points("Hi, x_2 да! 42"), np.array([0, 8]), seed=1)
+    >>> h.tolist() == hash_strings(split_tokens("Hi, x_2 да! 42"), 1).tolist(), number.tolist(), text.tolist()
+    (True, [False, False, True, False, True], [0, 0, 0, 1, 1])
     """
     from .. import kernels
+    from ..hashing import string_seed
 
-    return kernels.token_runs(np.asarray(cps, dtype=np.uint32), token_char_table())
+    return kernels.token_hashes(np.asarray(cps, dtype=np.uint32), token_char_table(), digit_table(),
+                                np.asarray(bounds, dtype=np.int64), np.uint64(string_seed(seed)))

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 
-from .letters import code_point_table
+from ..hashing import code_points
+from ..ragged import offsets_of
 from ..tablecache import cached_table
+from .letters import code_point_table
 
 _FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
 _RU_CLASS = "\u0400-\u052f"
@@ -55,7 +58,41 @@ def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
     """Majority script among the first ``sample`` letters: fa, ru or en."""
     if text.isascii():  # its letters, if any, are Latin
         return "en" if _ASCII_LETTER.search(text) else default
-    fa, ru, en = _script_counts(text, sample)
+    return _majority(*_script_counts(text, sample), default)
+
+
+def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 4000) -> list[str]:
+    """:func:`detect_language` of each text. The letters of the non-ASCII ones are counted in
+    one compiled pass (:func:`neardup.kernels.script_counts`) over their first ``2 * sample``
+    characters; a text with fewer letters there and more characters after them is counted
+    alone.
+
+    >>> detect_languages(["Привет, мир", "سلام دنیا", "hello", "123", "Привет, hello world"])
+    ['ru', 'fa', 'en', 'en', 'en']
+    """
+    out = [""] * len(texts)
+    rest = []
+    for i, t in enumerate(texts):
+        if t.isascii():
+            out[i] = "en" if _ASCII_LETTER.search(t) else default
+        else:
+            rest.append(i)
+    if not rest:
+        return out
+    from .. import kernels
+
+    cap = 2 * sample
+    heads = [texts[i][:cap] for i in rest]
+    letter, script = _code_point_tables()
+    counts = kernels.script_counts(code_points("".join(heads)), offsets_of([len(h) for h in heads]), letter, script, sample)
+    for i, head, c in zip(rest, heads, counts.tolist(), strict=True):
+        found = _script_counts(texts[i], sample) if sum(c) < sample and len(texts[i]) > len(head) else c[1:]
+        out[i] = _majority(*found, default)
+    return out
+
+
+def _majority(fa: int, ru: int, en: int, default: str) -> str:
+    """The script with the most letters (ties: fa, then ru, then en), or ``default`` if none."""
     counts = {"fa": fa, "ru": ru, "en": en}
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else default

@@ -1,0 +1,85 @@
+"""The compiled loops against the formulas they compute, written out in plain Python: the hash
+chain, tokens hashed where they stand, letters counted by script and the languages detected
+from them. (The SimHash votes, winnowing and OPH bins are checked in tests/test_batch.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup import kernels
+from neardup.canonical.letters import split_tokens, token_hashes
+from neardup.canonical.scripts import _LANG_CODES, detect_language, detect_languages, script_of
+from neardup.hashing import code_points, fmix64, hash_strings
+from neardup.mixing import GOLDEN
+from neardup.ragged import offsets_of
+
+MASK = 2**64 - 1
+# letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone surrogate
+ALPHABET = "ab Zé\u00c0ñ 7٣ пРиЁ  سلامی\u200c ،.!_-\n\t\u0301\ud800𝔘"
+texts_of = st.lists(st.text(alphabet=ALPHABET, max_size=60), min_size=1, max_size=8)
+
+
+def _fmix(x: int) -> int:
+    return int(fmix64(np.array([x], dtype=np.uint64))[0])
+
+
+def _chain(units: list[int], seed: int) -> int:
+    """h = fmix64(a_n xor n), a_1 = u_0 xor seed, a_{j+1} = fmix64(a_j * C + u_j)."""
+    acc = units[0] ^ seed
+    for u in units[1:]:
+        acc = _fmix((acc * int(GOLDEN) + u) & MASK)
+    return _fmix(acc ^ len(units))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 0x10FFFF), min_size=1, max_size=12), min_size=1, max_size=6), st.integers(0, MASK))
+def test_hash_runs_is_the_chain(runs, seed):
+    units = np.array([u for r in runs for u in r], dtype=np.uint32)
+    starts = offsets_of([len(r) for r in runs])[:-1]
+    lengths = np.array([len(r) for r in runs], dtype=np.int64)
+    got = kernels.hash_runs(units, starts, lengths, lengths, np.uint64(seed))
+    assert got.tolist() == [_chain(r, seed) for r in runs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts_of, st.integers(0, 2**32))
+def test_token_hashes_are_the_tokens_of_split_tokens(texts, seed):
+    """Each token of each text, in order: the hash of its string, whether it is a number,
+    and which text it is in."""
+    bounds = offsets_of([len(t) + 1 for t in texts])
+    h, number, text = token_hashes(code_points(" ".join(texts)), bounds, seed)
+    tokens = [(i, tok) for i, t in enumerate(texts) for tok in split_tokens(t)]
+    assert h.tolist() == hash_strings([tok for _, tok in tokens], seed).tolist()
+    assert number.tolist() == [tok.isdigit() for _, tok in tokens]
+    assert text.tolist() == [i for i, _ in tokens]
+
+
+def _counts_by_definition(text: str, sample: int) -> list[int]:
+    """Letters (str.isalpha) among the first ``sample`` letters, by script code."""
+    out = [0, 0, 0, 0]
+    letters = [ch for ch in text if ch.isalpha()][:sample]
+    for ch in letters:
+        s = script_of(ch)
+        out[_LANG_CODES[s] if s else 0] += 1
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts_of, st.integers(1, 30))
+def test_script_counts_are_the_first_letters_by_script(texts, sample):
+    from neardup.canonical.scripts import _code_point_tables
+
+    letter, script = _code_point_tables()
+    counts = kernels.script_counts(code_points("".join(texts)), offsets_of([len(t) for t in texts]), letter, script, sample)
+    assert counts.tolist() == [_counts_by_definition(t, sample) for t in texts]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=80) | st.text(alphabet=" 1.,-", max_size=30).map(lambda s: s + "пр и"),
+                min_size=1, max_size=8), st.integers(1, 12), st.sampled_from(["en", "ru", "fa"]))
+def test_detect_languages_is_detect_language_of_each(texts, sample, default):
+    """Together or one at a time, the same languages, including texts whose letters run past
+    the characters counted together (mostly separators first)."""
+    assert detect_languages(texts, default, sample) == [detect_language(t, default, sample) for t in texts]
