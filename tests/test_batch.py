@@ -475,3 +475,17 @@ def test_plausible_many_is_plausible_per_pair(rows):
     want = [rule.plausible(frozenset({"simhash"}) if o else frozenset({"minhash", "simhash"}), int(x), int(y))
             for o, x, y in zip(only.tolist(), a.tolist(), b.tolist(), strict=True)]
     assert rule.plausible_many(only, a, b).tolist() == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs_of)
+def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
+    from neardup.ragged import pair_count, pairs_sharing
+
+    flat, off, _ = ragged(lists)
+    i, j, n = pairs_sharing(flat, off)
+    sets = [set(x) for x in lists]
+    expect = [(a, b, len(sets[a] & sets[b])) for a in range(len(sets)) for b in range(a + 1, len(sets)) if sets[a] & sets[b]]
+    assert list(zip(i.tolist(), j.tolist(), n.tolist(), strict=True)) == expect
+    holders = [sum(v in s for s in sets) for v in set().union(*sets)]
+    assert pair_count(flat, off) == (sum(g * (g - 1) // 2 for g in holders), max(holders, default=0))

@@ -251,6 +251,7 @@ BAD_RECORDS = [
     '{"id": "%s", "text": "t"}' % ("x" * 600),
     '{"id": "bad\\ud800", "text": "some text"}',
     '{"id": "bad-text", "text": "text \\udc80 here"}',
+    '{"id": "bad-text-upper", "text": "text \\uDFFF here"}',
     '{"id": "bad-title", "title": "\\ud83d", "text": "text"}',
     '{"id": "bad\\u0007bell", "text": "text"}',
     '{"id": true, "text": "text"}',

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -49,6 +48,7 @@ import numpy as np
 
 from .canonical import strip_html
 from .config import LANGUAGES, Config
+from .ragged import offsets_of, pair_count, pairs_sharing
 from .signatures import REGISTRY, build_context, needs_context
 from .signatures.common import words
 from .signer import Document, Signer
@@ -308,28 +308,17 @@ MAX_PAIRS = 20_000_000
 
 
 def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) -> dict[Pair, int]:
-    """For every pair of documents sharing a key: how many keys they share."""
-    post: dict[int, list[int]] = defaultdict(list)
-    for d, ks in enumerate(keys):
-        for k in np.unique(ks).tolist():
-            post[k].append(d)
-    n = len(keys)
-    total = sum(len(v) * (len(v) - 1) // 2 for v in post.values())
+    """For every pair of documents sharing a key: how many keys they share
+    (:func:`~neardup.ragged.pairs_sharing`), refused above ``max_pairs`` pairs."""
+    arrays = [np.asarray(k, dtype=np.uint64).ravel() for k in keys]
+    values, offsets = (np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)), offsets_of([len(a) for a in arrays])
+    total, biggest = pair_count(values, offsets)
     if total > max_pairs:
-        biggest = max(len(v) for v in post.values())
         raise EvaluationError(f"{total} document pairs share a key (one key is shared by {biggest} documents): "
                               f"more than {max_pairs}; this signature does not separate these documents -- "
                               "leave it out or evaluate fewer documents (--limit)")
-    codes = []
-    for docs in post.values():
-        if len(docs) > 1:
-            a = np.asarray(docs, dtype=np.int64)
-            i, j = np.triu_indices(len(a), 1)
-            codes.append(a[i] * n + a[j])
-    if not codes:
-        return {}
-    u, c = np.unique(np.concatenate(codes), return_counts=True)
-    return {(int(x // n), int(x % n)): int(k) for x, k in zip(u.tolist(), c.tolist(), strict=True)}
+    i, j, n = pairs_sharing(values, offsets)
+    return {(a, b): c for a, b, c in zip(i.tolist(), j.tolist(), n.tolist(), strict=True)}
 
 
 def equality_pairs(keys: Sequence[np.ndarray], min_match: int, set_like: bool = False,

@@ -270,10 +270,15 @@ def _parse_line(raw: bytes, where: str, default_id: str) -> Iterator[Document | 
     except ValueError as e:  # e.g. an integer of more than 4300 digits
         yield InputError(where, f"not readable JSON ({e})")
         return
-    yield _record(rec, where, default_id)
+    yield _record(rec, where, default_id, _SURROGATE_ESCAPE.search(raw) is None)
 
 
-def _record(rec: object, where: str, default_id: str) -> Document | InputError:
+#: A JSON escape of a surrogate code point: the only way a line decoded as UTF-8 (which has
+#: none) gives a string holding one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False) -> Document | InputError:
     if not isinstance(rec, dict):
         return InputError(where, f"a record must be a JSON object, not {_json_type(rec)}")
     text = rec.get("text")
@@ -297,7 +302,7 @@ def _record(rec: object, where: str, default_id: str) -> Document | InputError:
         return InputError(where, f"'title' must be a string, not {_json_type(title)}")
     fields = {k: v for k, v in rec.items() if k not in ("id", "text", "title", "lang")}
     doc = Document(str(doc_id), text, None if title is None else str(title), lang, fields)
-    problem = check_document(doc)
+    problem = check_document(doc, text_has_no_surrogate=no_surrogate)
     return InputError(where, problem) if problem else doc
 
 

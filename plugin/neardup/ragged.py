@@ -96,3 +96,43 @@ def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool 
         return s[idx], new_off
     counts = np.diff(np.append(idx, n))
     return s[idx], new_off, counts
+
+
+def pairs_sharing(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair of documents ``i < j`` that share a value, and how many distinct values
+    they share: ``(i, j, shared)``, sorted by (i, j). Each group of documents holding one
+    value gives its g(g-1)/2 pairs (see :func:`pair_count` for the total before they are made).
+
+    >>> i, j, n = pairs_sharing(np.array([5, 6, 7, 6, 5, 5, 9, 6, 6]), offsets_of([3, 3, 3]))
+    >>> list(zip(i.tolist(), j.tolist(), n.tolist()))
+    [(0, 1, 2), (0, 2, 1), (1, 2, 1)]
+    """
+    val, doc = _value_groups(values, offsets)
+    size, first = _group_sizes(val)
+    after = np.repeat(first + size, size) - np.arange(len(val)) - 1  # same-value entries after each one
+    left = np.repeat(np.arange(len(val)), after)
+    right = left + 1 + np.arange(len(left)) - np.repeat(np.cumsum(after) - after, after)
+    n = len(offsets) - 1
+    codes, shared = np.unique(doc[left] * n + doc[right], return_counts=True)
+    return codes // n, codes % n, shared
+
+
+def pair_count(values: np.ndarray, offsets: np.ndarray) -> tuple[int, int]:
+    """The pairs :func:`pairs_sharing` makes before counting them (sum of g(g-1)/2 over the
+    values' groups), and the largest group."""
+    size, _ = _group_sizes(_value_groups(values, offsets)[0])
+    return int((size * (size - 1) // 2).sum()), int(size.max(initial=0))
+
+
+def _value_groups(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (value, document) entries, sorted by value, then document."""
+    val, off = segment_unique(np.asarray(values), np.asarray(offsets, dtype=np.int64))
+    doc = segment_ids(off)
+    order = np.argsort(val, kind="stable")  # documents stay in order within a value
+    return val[order], doc[order]
+
+
+def _group_sizes(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sizes and first positions of the runs of equal values."""
+    starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1]))) if len(sorted_values) else np.empty(0, dtype=np.int64)
+    return np.diff(np.append(starts, len(sorted_values))), starts

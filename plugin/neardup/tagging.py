@@ -31,8 +31,11 @@ from __future__ import annotations
 import heapq
 from typing import Iterable, Sequence
 
+import numpy as np
+
 from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
 from .engines.base import Engine, Tags
+from .ragged import offsets_of, pairs_sharing
 from .verify import passes_length_filter, similarity
 
 #: Candidates asked of the engine per document before :func:`all_candidates` grows the limit.
@@ -83,37 +86,37 @@ class Tagger:
                    for d, found in zip(docs, all_candidates(self.engine, queries), strict=True)]
         # the shingles of every candidate of the batch in one read, not one per document
         have = engine_fetch(self.engine)(sorted({c.id for found in results for c in found if c.shingles is None}))
-        fields = tuple(self.rule.needs())
-        postings: dict[tuple[str, int], list[int]] = {}  # keys of this batch's representatives so far
+        earlier = self._batch_candidates(docs)
+        representative = [False] * len(docs)
         tags: dict[str, Tags] = {}
         for i, d in enumerate(docs):
             verified = [(sim.resemblance, c.seq, c.id)
                         for c, sim in self.rule.verify(d.shingles, d.simhash, results[i], lambda ids: {x: have[x] for x in ids if x in have})]
-            keys = {f: set(d.keys[f].tolist()) for f in fields if f in d.keys}
-            for j, matched in self._batch_candidates(keys, postings).items():
-                o = docs[j]  # an earlier representative of this batch: after every stored document
-                if passes_length_filter(d.n_shingles, o.n_shingles, self.threshold) and self.rule.plausible(matched, d.simhash, o.simhash):
+            for j, matched in earlier.get(i, {}).items():
+                o = docs[j]  # an earlier document of this batch: after every stored document
+                if (representative[j] and passes_length_filter(d.n_shingles, o.n_shingles, self.threshold)
+                        and self.rule.plausible(matched, d.simhash, o.simhash)):
                     verified.append((similarity(d.shingles, o.shingles).resemblance, (1 << 62) + j if seqs[j] is None else seqs[j], o.id))
             tags[d.id] = assign(d.id, choose(verified, self.threshold))
-            if is_representative(tags[d.id]):
-                for f, ks in keys.items():
-                    for k in ks:
-                        postings.setdefault((f, k), []).append(i)
+            representative[i] = is_representative(tags[d.id])
         return tags
 
-    def _batch_candidates(self, keys: dict[str, set[int]], postings: dict[tuple[str, int], list[int]]) -> dict[int, frozenset[str]]:
-        """Earlier representatives of the batch that share enough keys: index -> matched fields."""
-        counts: dict[int, dict[str, int]] = {}
-        for f, ks in keys.items():
-            for k in ks:
-                for j in postings.get((f, k), ()):
-                    c = counts.setdefault(j, {})
-                    c[f] = c.get(f, 0) + 1
-        out = {}
-        for j, c in counts.items():
-            m = self.rule.matched_counts(c)
-            if m:
-                out[j] = m
+    def _batch_candidates(self, docs: Sequence[SignedLike]) -> dict[int, dict[int, frozenset[str]]]:
+        """For each document of ``docs``, the earlier ones that share enough keys with it
+        (:meth:`~neardup.candidates.CandidateRule.matched_counts`): i -> {j: matched fields},
+        the pairs of each field found at once (:func:`~neardup.ragged.pairs_sharing`)."""
+        shared: dict[tuple[int, int], dict[str, int]] = {}
+        for f in self.rule.needs():
+            arrays = [np.asarray(d.keys.get(f, ()), dtype=np.uint64).ravel() for d in docs]
+            if sum(len(a) for a in arrays) and len(docs) > 1:
+                js, is_, counts = pairs_sharing(np.concatenate(arrays), offsets_of([len(a) for a in arrays]))
+                for j, i, n in zip(js.tolist(), is_.tolist(), counts.tolist(), strict=True):
+                    shared.setdefault((i, j), {})[f] = n
+        out: dict[int, dict[int, frozenset[str]]] = {}
+        for (i, j), counts in shared.items():
+            matched = self.rule.matched_counts(counts)
+            if matched:
+                out.setdefault(i, {})[j] = matched
         return out
 
     # -- repairs after updates and deletes -------------------------------------------------------

@@ -137,8 +137,10 @@ def _check_key(what: str, key: object) -> str | None:
     return check_string(f"{what} name", key)
 
 
-def check_document(doc: Any) -> str | None:
-    """Why ``doc`` (a :class:`~neardup.signer.Document`) cannot be stored, or None."""
+def check_document(doc: Any, *, text_has_no_surrogate: bool = False) -> str | None:
+    """Why ``doc`` (a :class:`~neardup.signer.Document`) cannot be stored, or None.
+    ``text_has_no_surrogate``: the caller knows its text holds no lone surrogate (read from
+    UTF-8 JSON without a surrogate escape), so that scan is skipped."""
     problem = check_id(doc.id)
     if problem:
         return problem
@@ -150,7 +152,7 @@ def check_document(doc: Any) -> str | None:
             continue
         if not isinstance(value, str):
             return f"{name} must be a string, not {type(value).__name__}"
-        problem = check_string(name, value)
+        problem = None if name == "text" and text_has_no_surrogate else check_string(name, value)
         if problem:
             return problem
     return check_fields(doc.fields)
