@@ -489,3 +489,23 @@ def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
     assert list(zip(i.tolist(), j.tolist(), n.tolist(), strict=True)) == expect
     holders = [sum(v in s for s in sets) for v in set().union(*sets)]
     assert pair_count(flat, off) == (sum(g * (g - 1) // 2 for g in holders), max(holders, default=0))
+
+
+@pytest.mark.parametrize("config", [Config(), Config(signatures=("exact", "minhash", "simhash", "winnow", "modm", "super", "anchor"))])
+def test_a_packed_batch_unpacks_to_the_same_signatures(config):
+    """What a signing worker sends back (signer.pack) is what it signed, field for field,
+    wordless documents and every signature of the family included."""
+    from neardup.signer import pack, unpack
+
+    texts = ["alpha beta gamma delta epsilon zeta eta theta", "!!!", "", "Привет мир, как дела у тебя сегодня", "the of and",
+             "سلام دنیا این یک متن فارسی است"]
+    docs = [Document(f"d{i}", t) for i, t in enumerate(texts) if t] + [Document("w", "<p></p>")]
+    signed = Signer(config).sign_batch(docs)
+    for s in signed:
+        s.encoded_keys = ("made", s.id)
+    again = unpack(pack(signed), [s.doc for s in signed])
+    assert len(again) == len(signed)
+    for a, s in zip(again, signed, strict=True):
+        assert (a.doc, a.lang, a.n_tokens, a.exact, a.simhash, a.encoded_keys) == (s.doc, s.lang, s.n_tokens, s.exact, s.simhash, s.encoded_keys)
+        assert a.shingles.dtype == s.shingles.dtype and a.shingles.tolist() == s.shingles.tolist()
+        assert list(a.keys) == list(s.keys) and all(a.keys[f].tolist() == s.keys[f].tolist() for f in s.keys)

@@ -29,7 +29,7 @@ import numpy as np
 
 from .config import Config
 from .engines.base import Engine, Failure, StoredDoc, Tags
-from .signer import Document, Signed, Signer
+from .signer import Document, PackedBatch, Signed, Signer, pack, unpack
 from .tagging import Tagger
 
 
@@ -264,22 +264,19 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
     os._exit(1)
 
 
-def _sign_in_worker(docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
-    """Sign in a worker process; the documents are not sent back (the parent has them)."""
+def _sign_in_worker(docs: list[Document]) -> tuple[PackedBatch, list[Failure]]:
+    """Sign in a worker process; the documents are not sent back (the parent has them), the
+    signatures go back packed (:func:`~neardup.signer.pack`)."""
     assert _worker_signer is not None
     signed, failures = sign_batch(_worker_signer, docs)
     if _worker_encoder is not None:
         _worker_encoder(signed)
-    for s in signed:
-        s.doc = None  # type: ignore[assignment]
-    return signed, failures
+    return pack(signed), failures
 
 
-def _reattach(docs: list[Document], signed: list[Signed], failures: list[Failure]) -> tuple[list[Signed], list[Failure]]:
+def _reattach(docs: list[Document], packed: PackedBatch, failures: list[Failure]) -> tuple[list[Signed], list[Failure]]:
     failed = {f.id for f in failures}
-    for d, s in zip((d for d in docs if d.id not in failed), signed, strict=True):
-        s.doc = d
-    return signed, failures
+    return unpack(packed, [d for d in docs if d.id not in failed]), failures
 
 
 def default_workers() -> int:

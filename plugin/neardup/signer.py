@@ -67,6 +67,53 @@ class Document:
 
 
 @dataclass
+class PackedBatch:
+    """The :class:`Signed` of a batch, without their documents, as a few flat arrays
+    (:func:`pack`): what a signing worker sends back, pickled in a few calls rather than a
+    few per document."""
+
+    langs: list[str]
+    n_tokens: list[int]
+    exact: list[str]
+    simhash: list[int]
+    shingles: tuple[np.ndarray, np.ndarray]  # (values, offsets)
+    keys: dict[str, tuple[np.ndarray, np.ndarray]]  # field -> (values, offsets)
+    fields: list[tuple[str, ...]]  # each document's key fields
+    encoded_keys: list[Any]
+
+
+def pack(signed: Sequence[Signed]) -> PackedBatch:
+    """``signed`` as a :class:`PackedBatch` (see :func:`unpack`)."""
+    def ragged(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        return (np.concatenate(arrays) if arrays else np.empty(0, dtype=U64)), offsets_of([len(a) for a in arrays])
+
+    fields = list(dict.fromkeys(f for s in signed for f in s.keys))
+    none = np.empty(0, dtype=U64)
+    return PackedBatch([s.lang for s in signed], [s.n_tokens for s in signed], [s.exact for s in signed],
+                       [s.simhash for s in signed], ragged([np.asarray(s.shingles, dtype=U64) for s in signed]),
+                       {f: ragged([np.asarray(s.keys.get(f, none), dtype=U64).ravel() for s in signed]) for f in fields},
+                       [tuple(s.keys) for s in signed], [s.encoded_keys for s in signed])
+
+
+def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
+    """The :class:`Signed` of :func:`pack`, for ``docs`` (the documents signed, in order);
+    each array a view of the batch's.
+
+    >>> signed = Signer(Config()).sign_batch([Document("a", "alpha beta gamma delta epsilon zeta"), Document("b", "omega")])
+    >>> again = unpack(pack(signed), [s.doc for s in signed])
+    >>> [(s.id, s.n_tokens, s.shingles.tolist() == t.shingles.tolist(), sorted(s.keys) == sorted(t.keys)) for s, t in zip(again, signed)]
+    [('a', 6, True, True), ('b', 1, True, True)]
+    """
+    sh, so = packed.shingles
+    out = []
+    for i, d in enumerate(docs):
+        keys = {f: packed.keys[f][0][packed.keys[f][1][i] : packed.keys[f][1][i + 1]] for f in packed.fields[i]}
+        out.append(Signed(d, packed.langs[i], packed.n_tokens[i], sh[so[i] : so[i + 1]], packed.exact[i], packed.simhash[i], keys,
+                          packed.encoded_keys[i]))
+    return out
+
+
+@dataclass
 class Prepared:
     """Intermediate results one signature may need (canonical tokens, hashes, sketch)."""
 

@@ -88,7 +88,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -207,12 +207,17 @@ def _exact_value(exact: str) -> bytes | str:
     return bytes.fromhex(exact) if isinstance(exact, str) and _HEX32.fullmatch(exact) else exact
 
 
+_NO_KEYS = np.empty(0, dtype=np.uint64)
+
+
 @dataclass(frozen=True)
 class EncodedKeys:
-    """A document's keys column made in advance, and the fields it was made for."""
+    """A document's keys column made in advance, and the fields it was made for; with the
+    posting keys its candidate queries look up (:func:`posting_jsons`), by field."""
 
     fields: tuple[str, ...]
     blob: bytes
+    postings: Mapping[str, str] | None = None
 
 
 def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
@@ -225,10 +230,29 @@ def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
 
 
 def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
-    """Set ``encoded_keys`` of each signed document to its :func:`keys_column` for ``fields``:
-    :meth:`EmbeddedEngine.key_encoder`."""
-    for s in signed:
-        s.encoded_keys = EncodedKeys(fields, keys_column(fields, s))
+    """Set ``encoded_keys`` of each signed document to its :func:`keys_column` for ``fields``
+    and the :func:`posting_jsons` of its keys of the fields candidate queries read first
+    (not the samples, which follow behind): :meth:`EmbeddedEngine.key_encoder`."""
+    queried = [(i, f) for i, f in enumerate(fields) if f not in CONTAINMENT_SAMPLES]
+    made = {f: posting_jsons(i, [s.keys.get(f, _NO_KEYS) for s in signed]) for i, f in queried}
+    for n, s in enumerate(signed):
+        s.encoded_keys = EncodedKeys(fields, keys_column(fields, s), {f: made[f][n] for _, f in queried})
+
+
+def posting_jsons(field_id: int, keys: Sequence[Any]) -> list[str]:
+    """For each array of ``keys`` of field number ``field_id``: its distinct posting keys in
+    order, as a JSON array (for ``json_each``), all made in one numpy pass.
+
+    >>> posting_jsons(1, [np.array([5, 7, 5], dtype=np.uint64), np.array([], dtype=np.uint64)])
+    ['[17592186044421, 17592186044423]', '[]']
+    """
+    arrays = [np.asarray(k, dtype=np.uint64).ravel() for k in keys]
+    flat = posting_keys(field_id, np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64))
+    out, pos = [], 0
+    for a in arrays:
+        out.append(str(list(dict.fromkeys(flat[pos : pos + len(a)]))))  # (a list of ints prints as its JSON array)
+        pos += len(a)
+    return out
 
 
 def _exact_text(value: bytes | str) -> str:
@@ -674,21 +698,22 @@ class EmbeddedEngine(Engine):
         return g.field in self._field_ids and len(g.keys) > 0
 
     def _posting_jsons(self, groups: Sequence[KeyGroup]) -> list[str]:
-        """The distinct posting keys of each key group, as a JSON array (for ``json_each``);
-        the posting keys of all groups of a field made in one numpy pass."""
-        out: list[str] = [""] * len(groups)
+        """The :func:`posting_jsons` of each key group: made in advance
+        (:meth:`query_encoding`), or here, those of a field together."""
+        out: list[str] = [g.encoded if isinstance(g.encoded, str) else "" for g in groups]
         by_field: dict[str, list[int]] = {}
         for i, g in enumerate(groups):
-            by_field.setdefault(g.field, []).append(i)
+            if not isinstance(g.encoded, str):
+                by_field.setdefault(g.field, []).append(i)
         for f, at in by_field.items():
-            keys = [np.asarray(groups[i].keys, dtype=np.uint64).ravel() for i in at]
-            sizes = [len(k) for k in keys]
-            flat = posting_keys(self._field_ids[f], np.concatenate(keys))
-            pos = 0
-            for i, n in zip(at, sizes, strict=True):
-                out[i] = str(list(dict.fromkeys(flat[pos : pos + n])))  # (a list of ints prints as its JSON array)
-                pos += n
+            for i, made in zip(at, posting_jsons(self._field_ids[f], [groups[i].keys for i in at]), strict=True):
+                out[i] = made
         return out
+
+    def query_encoding(self, doc: Any) -> Mapping[str, str] | None:
+        """The posting keys :func:`encode_keys` made of ``doc``'s keys, if made for this index's fields."""
+        made = getattr(doc, "encoded_keys", None)
+        return made.postings if isinstance(made, EncodedKeys) and made.fields == self._fields else None
 
     def _candidates(self, q: CandidateQuery, table: str = "postings") -> list[Candidate]:
         db = self._require()
