@@ -124,14 +124,15 @@ def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.n
     shingles = np.asarray(shingles, dtype=U64)
     n = len(shingles)
     out = bytearray()
+    exact_key = int.from_bytes(exact[:8], "big") if isinstance(exact, bytes) and len(exact) == 16 else None
     for f in fields:
         k = np.asarray(keys.get(f, ()), dtype=U64).ravel()
-        if len(k) == 1 and isinstance(exact, bytes) and len(exact) == 16 and int(k[0]) == int.from_bytes(exact[:8], "big"):
+        if len(k) == 1 and exact_key is not None and int(k[0]) == exact_key:
             out.append(_EXACT)
             continue
-        if len(k) and (n + 7) // 8 < 8 * len(k) and bool(np.all(k[1:] > k[:-1])):
-            at = np.searchsorted(shingles, k)
-            if at[-1] < n and np.array_equal(shingles[at], k):
+        if len(k) and (n + 7) // 8 < 8 * len(k) and (k[1:] > k[:-1]).all():
+            at = shingles.searchsorted(k)
+            if at[-1] < n and (shingles[at] == k).all():
                 mask = np.zeros(n, dtype=bool)
                 mask[at] = True
                 out.append(_SUBSET)
