@@ -1,6 +1,8 @@
 """Index-time tagging, 1-to-N queries, compare, N-to-N clusters and search folding."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup import Config, Document, NearDup
 
@@ -119,3 +121,14 @@ def test_context_signatures_build_collection_statistics_once(tmp_path):
         assert "imatch" in nd.engine.get(["late"])["late"].keys
     with NearDup.open(str(tmp_path / "c.db")) as again:
         assert again.signer.context == ctx
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \n\r\x0b\x85\u2028ab", max_size=6000), st.integers(0, 8200))
+def test_first_line_reads_the_head_as_the_whole_text_would(text, pad):
+    """The display title from the first 4 KB is the one from splitting the whole text."""
+    from neardup.api import first_line
+
+    x = " " * pad + text
+    whole = next((ln.strip() for ln in x.splitlines() if ln.strip()), "")
+    assert first_line(x) == (whole if len(whole) <= 80 else whole[:79].rstrip() + "…")

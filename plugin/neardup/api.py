@@ -386,7 +386,7 @@ class NearDup:
         out = clustering.records(groups, rows, min_size)
         untitled = [c for c in out if not c.representative_title]
         if untitled:
-            texts = self.engine.get([c.representative_id for c in untitled], text=True)
+            texts = self.engine.get([c.representative_id for c in untitled], text=True, keys=False)
             for c in untitled:
                 d = texts.get(c.representative_id)
                 c.representative_title = first_line(d.text) if d and d.text else None
@@ -430,7 +430,11 @@ def first_line(text: str, width: int = 80) -> str:
     >>> first_line("\\n  Apache License\\n Version 2.0")
     'Apache License'
     """
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    head = text[:4096]  # most often the line is there: no need to split the whole text
+    lines = head.splitlines()[: None if len(head) == len(text) else -1]  # (the last line may go on)
+    line = next((ln.strip() for ln in lines if ln.strip()), None)
+    if line is None:
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
 

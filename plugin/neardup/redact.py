@@ -66,7 +66,7 @@ def _userinfo(m: re.Match) -> str:
 def redact(text: object) -> str:
     """``text`` (made a string) with every credential it holds masked."""
     s = text if isinstance(text, str) else str(text)
-    if "@" in s:
+    if "@" in s and "://" in s:
         s = _USERINFO.sub(_userinfo, s)
     if "=" in s:
         s = _PARAM.sub(lambda m: m.group("name") + MASK, s)
