@@ -85,6 +85,7 @@ class _Stages:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.first: dict[str, float] = {}  # a wrapped iterator's stage: the seconds of its first item
         self._inner: list[float] = []  # per open stage: seconds of the stages inside it
 
     @contextmanager
@@ -117,11 +118,13 @@ class _Stages:
         def timed(*a: Any, **k: Any) -> Iterator[Any]:
             it = iter(fn(*a, **k))
             while True:
+                before = stages.seconds.get(name, 0.0)
                 with stages.stage(name):
                     try:
                         x = next(it)
                     except StopIteration:
                         return
+                stages.first.setdefault(name, stages.seconds[name] - before)
                 yield x
 
         setattr(owner, attr, timed)
@@ -157,12 +160,31 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
             main.main(args=argv, prog_name="neardup", standalone_mode=False)
         except SystemExit as e:
             code = e.code or 0
-    res: dict[str, Any] = {"stages": st.seconds, "exit": code, "peak_rss_mb": _peak_rss_mb()}
+    res: dict[str, Any] = {"stages": st.seconds, "first_wait_s": st.first.get("wait"), "exit": code, "peak_rss_mb": _peak_rss_mb()}
     if "--json" in argv:
         cl = json.loads(out.getvalue())
         res["clusters"] = len(cl)
         res["docs_in_clusters"] = sum(c["size"] for c in cl)
     return res
+
+
+def _rss_mb() -> float:
+    """This process's resident memory now (VmRSS), MB."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def child_kernels() -> dict[str, Any]:
+    """What loading the compiled signing loops adds to a fresh process that has made its
+    tables: seconds, and resident MB (``Signer.warm_up`` without them, then with them)."""
+    from neardup import Config
+    from neardup.signer import Signer
+
+    signer = Signer(Config())
+    signer.warm_up(kernels=False)
+    rss, t0 = _rss_mb(), time.perf_counter()
+    signer.warm_up(kernels=True)
+    return {"load_s": time.perf_counter() - t0, "rss_mb": _rss_mb() - rss}
 
 
 _WORD = re.compile(r"\w+")
@@ -244,7 +266,8 @@ def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | 
     contained = ["neardup", "query", "--id", "w000001", "--containment", "-t", "0.5", "--engine", str(db)]
     first_contained, _ = _run_child(contained, env)
     next_contained, _ = _run_child(contained, env)
-    return {"seconds": total, "index_s": w1, "clusters_s": w2, "stages": stages, "db_bytes": db.stat().st_size,
+    return {"seconds": total, "index_s": w1, "clusters_s": w2, "stages": stages, "first_wait_s": idx.get("first_wait_s"),
+            "db_bytes": db.stat().st_size,
             "first_search_s": first_search, "next_search_s": next_search,
             "first_containment_query_s": first_contained, "next_containment_query_s": next_contained,
             "peak_rss_mb": {"index": idx["peak_rss_mb"], "clusters": cl["peak_rss_mb"]},
@@ -295,6 +318,14 @@ def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries
     return out
 
 
+def measure_kernels(env: dict[str, str], n: int = 5) -> dict[str, Any]:
+    """Median of :func:`child_kernels` over ``n`` fresh processes."""
+    import statistics
+
+    runs = [_run_child(["kernels"], env)[1] for _ in range(n)]
+    return {"runs": n, "load_s": statistics.median(r["load_s"] for r in runs), "rss_mb": statistics.median(r["rss_mb"] for r in runs)}
+
+
 def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = print, tmp: Path | None = None,
         workers: int | None = None) -> dict[str, Any]:
     """Build the corpus, measure both sides ``repeat`` times (alternating), keep each side's best.
@@ -318,10 +349,12 @@ def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = pr
             log(f"one process (--workers 0): neardup {one['seconds']:.2f} s")
         query = measure_fresh_query(d, env)
         log(f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s")
+        kernels = measure_kernels(env)
+        log(f"compiled loops: {kernels['load_s']:.2f} s, {kernels['rss_mb']:.0f} MB")
     nd = min(nd_runs, key=lambda x: x["seconds"])
     ds = min(ds_runs, key=lambda x: x["seconds"])
     return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "neardup_one_process": one, "datasketch": ds,
-            "fresh_query": query,
+            "fresh_query": query, "compiled_loops": kernels,
             "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], "datasketch": [x["seconds"] for x in ds_runs]},
             "ratio": ds["seconds"] / nd["seconds"], "load_before": os.getloadavg()[0]}
 
@@ -359,6 +392,11 @@ def markdown(res: dict[str, Any]) -> str:
         "**{r:.2f}x** (target <= 1.5x).".format(q=res["fresh_query"]["queries"], n=res["fresh_query"]["index_docs"],
                                                 fa=res["fresh_query"]["fa_s"], ru=res["fresh_query"]["ru_s"], r=res["fresh_query"]["fa_over_ru"]),
         "",
+        f"Loading the compiled signing loops (numba), in a fresh process that has made its tables (median of "
+        f"{res['compiled_loops']['runs']}): {res['compiled_loops']['load_s']:.2f} s and {res['compiled_loops']['rss_mb']:.0f} MB "
+        f"resident. With signing workers the storing process first waits {nd['first_wait_s'] or 0:.2f} s for a signed batch "
+        "(each worker loads the loops first).",
+        "",
         "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded engine; stages are "
         "this process's own: with signing workers, `canonicalize` and `sign` are its first batch and `wait` the time it "
         "waited for the workers; `other` = interpreter start, opening the index, commits). The one-process column is "
@@ -372,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
         kind, rest = argv[1], argv[2:]
-        res = child_neardup(rest) if kind == "neardup" else child_datasketch(rest[0])
+        res = child_neardup(rest) if kind == "neardup" else child_kernels() if kind == "kernels" else child_datasketch(rest[0])
         print(json.dumps(res))
         return 0
     ap = argparse.ArgumentParser(prog="python -m benchmarks.wholepath", description=__doc__.split("\n\n")[0])
