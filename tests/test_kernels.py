@@ -72,7 +72,8 @@ def test_script_counts_are_the_first_letters_by_script(texts, sample):
     from neardup.canonical.scripts import _code_point_tables
 
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(code_points("".join(texts)), offsets_of([len(t) for t in texts]), letter, script, sample)
+    counts = kernels.script_counts(code_points("".join(texts)), offsets_of([len(t) for t in texts]), letter, script, sample,
+                                   len(_LANG_CODES) + 1)
     assert counts.tolist() == [_counts_by_definition(t, sample) for t in texts]
 
 

@@ -82,10 +82,10 @@ def token_hashes(cps, table, digits, bounds, seed):
 
 
 @njit(cache=True, nogil=True)
-def script_counts(cps, bounds, letter, script, sample):
-    """(D, 4): per text ``cps[bounds[d] : bounds[d + 1]]``, its first ``sample`` code points
-    with ``letter`` set, counted by their ``script`` code (0..3)."""
-    out = np.zeros((len(bounds) - 1, 4), dtype=np.int64)
+def script_counts(cps, bounds, letter, script, sample, codes):
+    """(D, codes): per text ``cps[bounds[d] : bounds[d + 1]]``, its first ``sample`` code
+    points with ``letter`` set, counted by their ``script`` code (0 .. codes - 1)."""
+    out = np.zeros((len(bounds) - 1, codes), dtype=np.int64)
     for d in range(len(bounds) - 1):
         need = sample
         for i in range(bounds[d], bounds[d + 1]):

@@ -84,7 +84,8 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
     cap = 2 * sample
     heads = [texts[i][:cap] for i in rest]
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(code_points("".join(heads)), offsets_of([len(h) for h in heads]), letter, script, sample)
+    counts = kernels.script_counts(code_points("".join(heads)), offsets_of([len(h) for h in heads]), letter, script, sample,
+                                   len(_LANG_CODES) + 1)
     for i, head, c in zip(rest, heads, counts.tolist(), strict=True):
         found = _script_counts(texts[i], sample) if sum(c) < sample and len(texts[i]) > len(head) else c[1:]
         out[i] = _majority(*found, default)
