@@ -48,7 +48,7 @@ import numpy as np
 
 from .canonical import strip_html
 from .config import LANGUAGES, Config
-from .ragged import offsets_of, pair_count, pairs_sharing
+from .ragged import join, pair_count, pairs_sharing
 from .signatures import REGISTRY, build_context, needs_context
 from .signatures.common import words
 from .signer import Document, Signer
@@ -310,8 +310,7 @@ MAX_PAIRS = 20_000_000
 def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) -> dict[Pair, int]:
     """For every pair of documents sharing a key: how many keys they share
     (:func:`~neardup.ragged.pairs_sharing`), refused above ``max_pairs`` pairs."""
-    arrays = [np.asarray(k, dtype=np.uint64).ravel() for k in keys]
-    values, offsets = (np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)), offsets_of([len(a) for a in arrays])
+    values, offsets = join(keys)
     total, biggest = pair_count(values, offsets)
     if total > max_pairs:
         raise EvaluationError(f"{total} document pairs share a key (one key is shared by {biggest} documents): "

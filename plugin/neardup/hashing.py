@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import xxhash
 
-from .mixing import C1 as _C1, C2 as _C2, S33 as _S33
+from .mixing import fmix64_inplace as _fmix64_inplace
 
 U64 = np.uint64
 MAX64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -25,23 +25,7 @@ def fmix64(x: np.ndarray) -> np.ndarray:
     >>> [hex(v) for v in fmix64(np.array([0, 1], dtype=np.uint64)).tolist()]
     ['0x0', '0xb456bcfc34c2cb2c']
     """
-    x = np.asarray(x, dtype=U64)
-    x = x ^ (x >> _S33)
-    x = x * _C1
-    x ^= x >> _S33
-    x *= _C2
-    x ^= x >> _S33
-    return x
-
-
-def _fmix64_inplace(x: np.ndarray) -> np.ndarray:
-    """fmix64 overwriting ``x`` (a uint64 array the caller owns); returns ``x``."""
-    x ^= x >> _S33
-    x *= _C1
-    x ^= x >> _S33
-    x *= _C2
-    x ^= x >> _S33
-    return x
+    return _fmix64_inplace(np.array(x, dtype=U64))  # (a copy)
 
 
 def hash_runs(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int = 0, sizes: np.ndarray | None = None) -> np.ndarray:

@@ -20,18 +20,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .mixing import C1 as _C1, C2 as _C2, GOLDEN, S33 as _S33
+from .mixing import GOLDEN, fmix64_inplace
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _fmix64(x):
-    """:func:`neardup.hashing.fmix64` of one uint64."""
-    x ^= x >> _S33
-    x *= _C1
-    x ^= x >> _S33
-    x *= _C2
-    x ^= x >> _S33
-    return x
+#: :func:`neardup.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
+_fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
 
 
 @njit(cache=True, nogil=True)
@@ -99,13 +92,15 @@ def script_counts(cps, bounds, letter, script, sample, codes):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _vote(sums, h, w):
-    for b in range(64):
-        sums[b] += w * np.int64((h >> np.uint64(b)) & np.uint64(1))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fingerprint(sums, total):
+def _votes(hashes, weights, lo, hi, sums):
+    """The SimHash of ``hashes[lo:hi]``: bit b is set iff 2 * sum_i w_i * bit_b(h_i) > sum_i
+    w_i (integer weights, so the sums are exact); ``sums`` is scratch space for 64 sums."""
+    sums[:] = 0
+    total = 0
+    for i in range(lo, hi):
+        total += weights[i]
+        for b in range(64):
+            sums[b] += weights[i] * np.int64((hashes[i] >> np.uint64(b)) & np.uint64(1))
     fp = np.uint64(0)
     for b in range(64):
         if 2 * sums[b] > total:
@@ -115,21 +110,13 @@ def _fingerprint(sums, total):
 
 @njit(cache=True, nogil=True)
 def simhash_votes(hashes, weights, offsets):
-    """Per document: bit b is set iff 2 * sum_i w_i * bit_b(h_i) > sum_i w_i (integer
-    weights, so the sums are exact)."""
+    """Per document: :func:`_votes` of its hashes and weights (0 for an empty document)."""
     d = len(offsets) - 1
     out = np.zeros(d, dtype=np.uint64)
     sums = np.zeros(64, dtype=np.int64)
     for doc in range(d):
-        lo, hi = offsets[doc], offsets[doc + 1]
-        if lo == hi:
-            continue
-        sums[:] = 0
-        total = 0
-        for i in range(lo, hi):
-            total += weights[i]
-            _vote(sums, hashes[i], weights[i])
-        out[doc] = _fingerprint(sums, total)
+        if offsets[doc + 1] > offsets[doc]:
+            out[doc] = _votes(hashes, weights, offsets[doc], offsets[doc + 1], sums)
     return out
 
 
@@ -149,6 +136,8 @@ def tf_simhash(hashes, offsets, weight_of_tf):
     keys = np.zeros(size, dtype=np.uint64)
     counts = np.zeros(size, dtype=np.int64)
     used = np.empty(size, dtype=np.int64)
+    distinct = np.empty(size, dtype=np.uint64)
+    weights = np.empty(size, dtype=np.int64)
     sums = np.zeros(64, dtype=np.int64)
     for doc in range(d):
         lo, hi = offsets[doc], offsets[doc + 1]
@@ -168,15 +157,12 @@ def tf_simhash(hashes, offsets, weight_of_tf):
                 used[n_used] = slot
                 n_used += 1
             counts[slot] += 1
-        sums[:] = 0
-        total = 0
         for j in range(n_used):
             slot = used[j]
-            w = weight_of_tf[counts[slot]]
-            total += w
-            _vote(sums, keys[slot], w)
+            distinct[j] = keys[slot]
+            weights[j] = weight_of_tf[counts[slot]]
             counts[slot] = 0
-        out[doc] = _fingerprint(sums, total)
+        out[doc] = _votes(distinct, weights, 0, n_used, sums)
     return out
 
 

@@ -46,6 +46,18 @@ def split(values: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
     return [values[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
 
 
+def join(arrays, dtype=U64) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse of :func:`split`: one array per document (each flattened) as ``(values,
+    offsets)``.
+
+    >>> values, offsets = join([[3, 1], [], [2]])
+    >>> values.tolist(), offsets.tolist()
+    ([3, 1, 2], [0, 2, 2, 3])
+    """
+    arrays = [np.asarray(a, dtype=dtype).ravel() for a in arrays]
+    return (np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)), offsets_of([len(a) for a in arrays])
+
+
 def segment_sort(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """uint64 values sorted within each document (documents stay in order).
 

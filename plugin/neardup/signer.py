@@ -40,7 +40,7 @@ from .hashing import U64, hash_strings
 from .encoding import render_keys
 from .lsh import band_keys_many
 from .minhash import MinHash, kperm_sketch, oph_many
-from .ragged import offsets_of, segment_unique, split
+from .ragged import join, offsets_of, segment_unique, split
 from .registry import REGISTRY
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
@@ -84,14 +84,10 @@ class PackedBatch:
 
 def pack(signed: Sequence[Signed]) -> PackedBatch:
     """``signed`` as a :class:`PackedBatch` (see :func:`unpack`)."""
-    def ragged(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        return (np.concatenate(arrays) if arrays else np.empty(0, dtype=U64)), offsets_of([len(a) for a in arrays])
-
     fields = list(dict.fromkeys(f for s in signed for f in s.keys))
-    none = np.empty(0, dtype=U64)
     return PackedBatch([s.lang for s in signed], [s.n_tokens for s in signed], [s.exact for s in signed],
-                       [s.simhash for s in signed], ragged([np.asarray(s.shingles, dtype=U64) for s in signed]),
-                       {f: ragged([np.asarray(s.keys.get(f, none), dtype=U64).ravel() for s in signed]) for f in fields},
+                       [s.simhash for s in signed], join([s.shingles for s in signed]),
+                       {f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
                        [tuple(s.keys) for s in signed], [s.encoded_keys for s in signed])
 
 
@@ -290,7 +286,7 @@ class Signer:
         if c.shingle == "char":
             assert canon is not None, "character shingles are made from the token strings"
             units = [char_units(x.tokens, c.seed) for x in canon]
-            seq, seq_off = combine_many(np.concatenate(units) if units else np.empty(0, dtype=U64), offsets_of([len(u) for u in units]), w)
+            seq, seq_off = combine_many(*join(units), w)
         else:
             seq, seq_off = combine_many(th, off, w)
         sets, set_off = segment_unique(seq, seq_off)

@@ -43,8 +43,12 @@ def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
     """
     from . import kernels
 
-    w = np.rint(np.asarray(weights, dtype=np.float64) * _SCALE).astype(np.int64)
-    return kernels.simhash_votes(np.asarray(hashes, dtype=U64), w, np.asarray(offsets, dtype=np.int64))
+    return kernels.simhash_votes(np.asarray(hashes, dtype=U64), _integer_weights(weights), np.asarray(offsets, dtype=np.int64))
+
+
+def _integer_weights(weights) -> np.ndarray:
+    """Weights as integer multiples of 2^-20 (``rint(w * 2^20)``), the units the votes sum."""
+    return np.rint(np.asarray(weights, dtype=np.float64) * _SCALE).astype(np.int64)
 
 
 def token_simhash(token_hashes: np.ndarray) -> int:
@@ -62,7 +66,7 @@ def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndar
     offsets = np.asarray(offsets, dtype=np.int64)
     longest = int(np.diff(offsets).max()) if len(offsets) > 1 else 0
     weight_of_tf = np.zeros(longest + 1, dtype=np.int64)
-    weight_of_tf[1:] = np.rint((1.0 + np.log(np.arange(1, longest + 1, dtype=np.int64))) * _SCALE)
+    weight_of_tf[1:] = _integer_weights(1.0 + np.log(np.arange(1, longest + 1, dtype=np.int64)))
     return kernels.tf_simhash(np.asarray(token_hashes, dtype=U64), offsets, weight_of_tf)
 
 

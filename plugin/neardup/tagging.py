@@ -31,11 +31,9 @@ from __future__ import annotations
 import heapq
 from typing import Iterable, Sequence
 
-import numpy as np
-
 from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
 from .engines.base import Engine, Tags
-from .ragged import offsets_of, pairs_sharing
+from .ragged import join, pairs_sharing
 from .verify import passes_length_filter, similarity
 
 #: Candidates asked of the engine per document before :func:`all_candidates` grows the limit.
@@ -107,9 +105,9 @@ class Tagger:
         the pairs of each field found at once (:func:`~neardup.ragged.pairs_sharing`)."""
         shared: dict[tuple[int, int], dict[str, int]] = {}
         for f in self.rule.needs():
-            arrays = [np.asarray(d.keys.get(f, ()), dtype=np.uint64).ravel() for d in docs]
-            if sum(len(a) for a in arrays) and len(docs) > 1:
-                js, is_, counts = pairs_sharing(np.concatenate(arrays), offsets_of([len(a) for a in arrays]))
+            values, offsets = join([d.keys.get(f, ()) for d in docs])
+            if len(values) and len(docs) > 1:
+                js, is_, counts = pairs_sharing(values, offsets)
                 for j, i, n in zip(js.tolist(), is_.tolist(), counts.tolist(), strict=True):
                     shared.setdefault((i, j), {})[f] = n
         out: dict[int, dict[int, frozenset[str]]] = {}

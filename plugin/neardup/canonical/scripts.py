@@ -70,13 +70,8 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
     >>> detect_languages(["Привет, мир", "سلام دنیا", "hello", "123", "Привет, hello world"])
     ['ru', 'fa', 'en', 'en', 'en']
     """
-    out = [""] * len(texts)
-    rest = []
-    for i, t in enumerate(texts):
-        if t.isascii():
-            out[i] = "en" if _ASCII_LETTER.search(t) else default
-        else:
-            rest.append(i)
+    out: list = [detect_language(t, default, sample) if t.isascii() else None for t in texts]
+    rest = [i for i, lang in enumerate(out) if lang is None]
     if not rest:
         return out
     from .. import kernels
@@ -87,8 +82,7 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
     counts = kernels.script_counts(code_points("".join(heads)), offsets_of([len(h) for h in heads]), letter, script, sample,
                                    len(_LANG_CODES) + 1)
     for i, head, c in zip(rest, heads, counts.tolist(), strict=True):
-        found = _script_counts(texts[i], sample) if sum(c) < sample and len(texts[i]) > len(head) else c[1:]
-        out[i] = _majority(*found, default)
+        out[i] = detect_language(texts[i], default, sample) if sum(c) < sample and len(texts[i]) > len(head) else _majority(*c[1:], default)
     return out
 
 

@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import os
 import re
@@ -96,6 +97,7 @@ from ..canonical.search import search_text, snippet
 from ..config import CONTAINMENT_SAMPLES, Config
 from ..encoding import KEY_BITS, KEY_MASK, pack_keys, posting_array, posting_keys, unpack_keys
 from ..hashing import U64
+from ..ragged import join
 from ..signer import Signed
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
@@ -207,9 +209,6 @@ def _exact_value(exact: str) -> bytes | str:
     return bytes.fromhex(exact) if isinstance(exact, str) and _HEX32.fullmatch(exact) else exact
 
 
-_NO_KEYS = np.empty(0, dtype=np.uint64)
-
-
 @dataclass(frozen=True)
 class EncodedKeys:
     """A document's keys column made in advance, and the fields it was made for; with the
@@ -234,7 +233,7 @@ def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
     and the :func:`posting_jsons` of its keys of the fields candidate queries read first
     (not the samples, which follow behind): :meth:`EmbeddedEngine.key_encoder`."""
     queried = [(i, f) for i, f in enumerate(fields) if f not in CONTAINMENT_SAMPLES]
-    made = {f: posting_jsons(i, [s.keys.get(f, _NO_KEYS) for s in signed]) for i, f in queried}
+    made = {f: posting_jsons(i, [s.keys.get(f, ()) for s in signed]) for i, f in queried}
     for n, s in enumerate(signed):
         s.encoded_keys = EncodedKeys(fields, keys_column(fields, s), {f: made[f][n] for _, f in queried})
 
@@ -246,13 +245,10 @@ def posting_jsons(field_id: int, keys: Sequence[Any]) -> list[str]:
     >>> posting_jsons(1, [np.array([5, 7, 5], dtype=np.uint64), np.array([], dtype=np.uint64)])
     ['[17592186044421, 17592186044423]', '[]']
     """
-    arrays = [np.asarray(k, dtype=np.uint64).ravel() for k in keys]
-    flat = posting_keys(field_id, np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64))
-    out, pos = [], 0
-    for a in arrays:
-        out.append(str(list(dict.fromkeys(flat[pos : pos + len(a)]))))  # (a list of ints prints as its JSON array)
-        pos += len(a)
-    return out
+    values, offsets = join(keys)
+    flat = posting_keys(field_id, values)
+    # (a list of ints prints as its JSON array)
+    return [str(list(dict.fromkeys(flat[lo:hi]))) for lo, hi in itertools.pairwise(offsets.tolist())]
 
 
 def _exact_text(value: bytes | str) -> str:
