@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from neardup import kernels
 from neardup.canonical.letters import split_tokens, token_hashes
 from neardup.canonical.scripts import _LANG_CODES, detect_language, detect_languages, script_of
-from neardup.hashing import code_points, fmix64, hash_strings
+from neardup.hashing import KeySet, code_points, fmix64, hash_strings
 from neardup.mixing import GOLDEN
 from neardup.ragged import offsets_of
 
@@ -54,6 +54,32 @@ def test_token_hashes_are_the_tokens_of_split_tokens(texts, seed):
     assert h.tolist() == hash_strings([tok for _, tok in tokens], seed).tolist()
     assert number.tolist() == [tok.isdigit() for _, tok in tokens]
     assert text.tolist() == [i for i, _ in tokens]
+
+
+# small values collide in the low bits (long probe runs); 0, 1, 2 test the free-slot value
+values_of = st.integers(0, 40) | st.integers(0, MASK)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(values_of, max_size=20), max_size=4), st.lists(st.tuples(values_of, st.booleans(), st.integers(0, 4)), max_size=60),
+       st.booleans(), st.data())
+def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(sets, tokens, drop_numbers, data):
+    """A token is kept unless it is a number (with drop_numbers) or a member of its text's
+    set (group -1: none), in order, with the count per text; the sets as probing tables."""
+    docs = 5
+    tokens.sort(key=lambda t: t[2])  # tokens come text by text
+    group = np.array([data.draw(st.integers(-1, len(sets) - 1)) for _ in range(docs)], dtype=np.int64)
+    parts = [KeySet(np.array(s, dtype=np.uint64)).probing for s in sets]
+    table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
+    bounds = offsets_of([len(p[0]) for p in parts])
+    empties = np.array([p[1] for p in parts], dtype=np.uint64)
+    h = np.array([v for v, _, _ in tokens], dtype=np.uint64)
+    number = np.array([n for _, n, _ in tokens], dtype=np.bool_)
+    doc = np.array([d for _, _, d in tokens], dtype=np.int64)
+    kept, counts = kernels.kept_tokens(h, number, doc, drop_numbers, group, table, bounds, empties, docs)
+    want = [(v, d) for v, n, d in tokens if not (drop_numbers and n) and not (group[d] >= 0 and v in sets[group[d]])]
+    assert kept.tolist() == [v for v, _ in want]
+    assert counts.tolist() == [sum(1 for _, d in want if d == i) for i in range(docs)]
 
 
 def _counts_by_definition(text: str, sample: int) -> list[int]:

@@ -113,33 +113,35 @@ def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:
 
 
 class KeySet:
-    """A fixed set of uint64 hashes with a vectorized membership test.
+    """A fixed set of uint64 hashes: its sorted members, searched by :meth:`contains`, and
+    the same members in an open-addressing table with linear probing (Knuth, TAOCP 6.4,
+    Algorithm L) for compiled lookups (:attr:`probing`, read by
+    :func:`neardup.kernels.kept_tokens`): 2^b >= 4n slots, each member at the first free
+    slot from ``h & (2^b - 1)``, the free ones holding ``empty``, the least value that is not
+    a member. A few KB for a stop list, so lookups stay in the CPU cache.
 
-    Every member owns the slot ``(h >> shift) & (2^bits - 1)`` of a table of 2^bits
-    hashes: ``shift`` is the first one at which no two members share a slot (the bits of a
-    hash are uniform, so each shift is a fresh chance, about ``exp(-n^2 / 2^(bits+1))``; bits
-    grow with n). A value is a member iff its slot holds it: a gather and a comparison, not
-    a binary search. An empty slot i holds a value whose own slot is not i. Sets with no
-    shift free of collisions fall back to ``np.searchsorted`` on the sorted members.
-
-    >>> s = KeySet(np.array([5, 2**63, 7], dtype=np.uint64))
-    >>> s.contains(np.array([7, 6, 0, 2**63], dtype=np.uint64)).tolist()
+    >>> s = KeySet(np.array([5, 2**63, 8], dtype=np.uint64))
+    >>> s.contains(np.array([8, 6, 0, 2**63], dtype=np.uint64)).tolist()
     [True, False, False, True]
+    >>> table, empty = s.probing
+    >>> len(table), empty, table[5].tolist(), table[8].tolist()
+    (16, 0, 5, 8)
     """
 
     def __init__(self, keys: np.ndarray):
         self.keys = np.unique(np.asarray(keys, dtype=U64))
-        n = len(self.keys)
-        self.bits = max(4, min(20, 2 * max(1, n).bit_length() + 1))
-        mask = (1 << self.bits) - 1
-        self.table: np.ndarray | None = None
-        for shift in range(0, 65 - self.bits):
-            slots = (self.keys >> np.uint64(shift)) & np.uint64(mask)
-            if len(np.unique(slots)) == n:
-                table = (np.arange(mask + 1, dtype=U64) ^ np.uint64(1)) << np.uint64(shift)  # slot(i ^ 1) != i
-                table[slots.astype(np.int64)] = self.keys
-                self.table, self.shift, self._mask = table, np.uint64(shift), np.uint64(mask)
-                break
+        members = set(self.keys.tolist())
+        empty = 0
+        while empty in members:
+            empty += 1
+        table = np.full(1 << max(2, (4 * len(members)).bit_length()), empty, dtype=U64)
+        mask = len(table) - 1
+        for h in self.keys.tolist():
+            j = h & mask
+            while int(table[j]) != empty:
+                j = (j + 1) & mask
+            table[j] = h
+        self.probing: tuple[np.ndarray, int] = (table, empty)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -147,9 +149,7 @@ class KeySet:
     def contains(self, values: np.ndarray) -> np.ndarray:
         """For each value: is it a member (bool array)."""
         values = np.asarray(values, dtype=U64)
-        if self.table is None:
-            if not len(self.keys):
-                return np.zeros(len(values), dtype=bool)
-            at = np.minimum(np.searchsorted(self.keys, values), len(self.keys) - 1)
-            return self.keys[at] == values
-        return self.table[((values >> self.shift) & self._mask).astype(np.intp)] == values
+        if not len(self.keys):
+            return np.zeros(len(values), dtype=bool)
+        at = np.minimum(np.searchsorted(self.keys, values), len(self.keys) - 1)
+        return self.keys[at] == values

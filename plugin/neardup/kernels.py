@@ -5,6 +5,7 @@ machine code is kept beside this file, or in numba's user cache where that is re
 later processes load it in about a tenth of a second). The formulas and their callers live
 with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`neardup.canonical.letters.token_hashes`
 (tokens as runs of token characters, hashed as they are found),
+:meth:`neardup.canonical.Canonicalizer.token_hashes_many` (numbers and stop words dropped),
 :func:`neardup.canonical.scripts.detect_languages` (letters by script),
 :func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`
 and :func:`neardup.minhash.oph_many` (the bin minima). This module is imported on first
@@ -72,6 +73,45 @@ def token_hashes(cps, table, digits, bounds, seed):
         else:
             i += 1
     return hashes[:k].copy(), number[:k].copy(), doc[:k].copy()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _member(v, table, lo, hi, empty):
+    """Whether ``v`` is in the linear-probing table ``table[lo:hi]`` (2^b slots, free ones
+    holding ``empty``; :attr:`neardup.hashing.KeySet.probing`)."""
+    if hi == lo or v == empty:
+        return False
+    mask = np.uint64(hi - lo - 1)
+    j = v & mask
+    while True:
+        x = table[lo + np.int64(j)]
+        if x == v:
+            return True
+        if x == empty:
+            return False
+        j = (j + np.uint64(1)) & mask
+
+
+@njit(cache=True, nogil=True)
+def kept_tokens(hashes, number, doc, drop_numbers, group, table, bounds, empties, docs):
+    """The tokens of :func:`token_hashes` kept, in order: not a number (with ``drop_numbers``)
+    and not in the set of their text's ``group`` (-1: none; set g at ``table[bounds[g] :
+    bounds[g + 1]]``, looked up as :func:`_member`); with the count kept per text."""
+    out = np.empty(len(hashes), dtype=np.uint64)
+    counts = np.zeros(docs, dtype=np.int64)
+    k = 0
+    for t in range(len(hashes)):
+        if drop_numbers and number[t]:
+            continue
+        v = hashes[t]
+        d = doc[t]
+        g = group[d]
+        if g >= 0 and _member(v, table, bounds[g], bounds[g + 1], empties[g]):
+            continue
+        out[k] = v
+        counts[d] += 1
+        k += 1
+    return out[:k].copy(), counts
 
 
 @njit(cache=True, nogil=True)

@@ -140,8 +140,8 @@ class Canonicalizer:
 
         Made without a string per token: the texts' code points in one array, the tokens as
         runs of token characters, each hashed from its code points as it is found
-        (:func:`~.letters.token_hashes`); numbers dropped by a digit table, stop words by
-        their hashes.
+        (:func:`~.letters.token_hashes`); then numbers (a digit table) and stop words (their
+        hashes) dropped in one more pass (:func:`neardup.kernels.kept_tokens`).
 
         >>> c = Canonicalizer(Config())
         >>> texts = ["A rose is a rose.", "Roses!"]
@@ -154,20 +154,22 @@ class Canonicalizer:
         starts = offsets_of([len(t) + 1 for t in canons])  # each text and a space
         hashes, number, doc = token_hashes(code_points(" ".join(canons)), starts, self.config.seed)
         c = self.config
-        keep = ~number if c.digits == "drop" else np.ones(len(hashes), dtype=bool)  # a token of digits only
-        if c.stopwords:  # documents grouped by the stop words they drop (most batches: one group)
-            groups: dict[int, tuple[int, KeySet]] = {}
-            group = np.empty(len(canons), dtype=np.int64)
+        sets: list[KeySet] = []
+        group = np.full(len(canons), -1, dtype=np.int64)  # documents grouped by the stop words they drop
+        if c.stopwords:
+            at: dict[int, int] = {}
             for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
                 stop = self._stop_hashes(t, lang)
-                group[i] = groups.setdefault(id(stop), (len(groups), stop))[0]
-            for g, stop in groups.values():
                 if len(stop):
-                    sel = np.flatnonzero(group[doc] == g) if len(groups) > 1 else slice(None)
-                    keep[sel] &= ~stop.contains(hashes[sel])
-        if not keep.all():
-            hashes, doc = hashes[keep], doc[keep]
-        return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
+                    group[i] = at.setdefault(id(stop), len(at))
+                    if group[i] == len(sets):
+                        sets.append(stop)
+        if not sets and c.digits != "drop":
+            return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
+        from .. import kernels  # (imported on first use: numba loads in a tenth of a second)
+
+        hashes, counts = kernels.kept_tokens(hashes, number, doc, c.digits == "drop", group, *_probing_tables(tuple(sets)), len(canons))
+        return hashes, offsets_of(counts)
 
     def _stop_hashes(self, canon: str, lang: str) -> KeySet:
         """The hashes of the stop words :meth:`token_hashes_many` drops from ``canon``."""
@@ -233,6 +235,15 @@ def stop_hashes(langs: frozenset[str], doc_lang: str, seed: int) -> KeySet:
     """:func:`stopwords_to_drop` as a set of token hashes (:func:`~neardup.hashing.hash_strings`);
     the same words give the same object."""
     return _key_set(stopwords_to_drop(langs, doc_lang), seed)
+
+
+@lru_cache(maxsize=16)
+def _probing_tables(sets: tuple[KeySet, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The probing tables (:attr:`~neardup.hashing.KeySet.probing`) of ``sets`` end to end, as
+    :func:`neardup.kernels.kept_tokens` reads them: (tables, bounds, empty values)."""
+    parts = [s.probing for s in sets]
+    table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
+    return table, offsets_of([len(p[0]) for p in parts]), np.array([p[1] for p in parts], dtype=np.uint64)
 
 
 @lru_cache(maxsize=64)
