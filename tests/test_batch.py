@@ -507,3 +507,20 @@ def test_a_packed_batch_unpacks_to_the_same_signatures(config):
         assert (a.doc, a.lang, a.n_tokens, a.exact, a.simhash, a.encoded_keys) == (s.doc, s.lang, s.n_tokens, s.exact, s.simhash, s.encoded_keys)
         assert a.shingles.dtype == s.shingles.dtype and a.shingles.tolist() == s.shingles.tolist()
         assert list(a.keys) == list(s.keys) and all(a.keys[f].tolist() == s.keys[f].tolist() for f in s.keys)
+
+
+def test_sign_batch_checked_does_not_check_again(monkeypatch):
+    """``checked`` documents (read by neardup.io, which checks every record) are signed
+    without running the document check a second time; the signatures are the same."""
+    import neardup.signer as signer_module
+
+    seen: list[str] = []
+    real = signer_module.validate
+    monkeypatch.setattr(signer_module, "validate", lambda d: (seen.append(d.id), real(d)))
+    docs = [Document("a", "the quick brown fox jumps over the lazy dog"), Document("b", "Съешь же ещё этих мягких французских булок")]
+    signer = Signer(Config())
+    unchecked = signer.sign_batch(docs)
+    assert seen == ["a", "b"]
+    checked = signer.sign_batch(docs, checked=True)
+    assert seen == ["a", "b"]
+    assert [(s.id, s.exact, s.simhash, s.shingles.tolist()) for s in checked] == [(s.id, s.exact, s.simhash, s.shingles.tolist()) for s in unchecked]

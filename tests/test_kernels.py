@@ -110,3 +110,20 @@ def test_detect_languages_is_detect_language_of_each(texts, sample, default):
     """Together or one at a time, the same languages, including texts whose letters run past
     the characters counted together (mostly separators first)."""
     assert detect_languages(texts, default, sample) == [detect_language(t, default, sample) for t in texts]
+
+
+def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
+    """The kernels load numba with scipy's BLAS bindings kept out only for the while
+    (kernels._import_numba_without_blas_check): afterwards scipy.linalg imports and np.dot
+    compiles as usual in the same process."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\n"
+            "from neardup import kernels\n"
+            "assert 'scipy.linalg.cython_blas' not in sys.modules\n"
+            "try:\n    import scipy.linalg\nexcept ImportError:\n    print('no scipy'); raise SystemExit\n"
+            "from numba import njit\n"
+            "print(float(scipy.linalg.norm([3.0, 4.0])), float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out in (["5.0", "3.0"], ["no", "scipy"])

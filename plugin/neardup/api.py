@@ -177,8 +177,10 @@ class NearDup:
 
     # -- writing ------------------------------------------------------------------------------
     def index(self, docs: Iterable[Document], *, batch_size: int = 500, tag: bool = True,
-              progress: Callable[[int], None] | None = None, workers: int = 0) -> IndexReport:
-        """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`).
+              progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False) -> IndexReport:
+        """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
+        ``checked``: every document passed :func:`~neardup.validate.check_document` already
+        (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
 
         Unchanged documents keep their place and tags, changed ones are updated in place
         and what depended on them re-tagged, new ones are tagged by the cluster rule
@@ -190,7 +192,7 @@ class NearDup:
             docs = list(docs)
             self.build_context(docs)
         store = ingest.Ingest(self.engine, self.tagger if tag else None)
-        return ingest.run(store, self.signer, self.config, docs, batch_size=batch_size, progress=progress, workers=workers)
+        return ingest.run(store, self.signer, self.config, docs, batch_size=batch_size, progress=progress, workers=workers, checked=checked)
 
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),

@@ -18,6 +18,7 @@ than the process that tags and stores; workers end with their parent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import threading
@@ -152,15 +153,17 @@ def pieces(batch: list[Document], first: int) -> Iterator[list[Document]]:
         at, n = at + n, 2 * n
 
 
-def sign_batch(signer: Signer, docs: list[Document]) -> tuple[list[Signed], list[Failure]]:
-    """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`."""
+def sign_batch(signer: Signer, docs: list[Document], checked: bool = False) -> tuple[list[Signed], list[Failure]]:
+    """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`.
+    ``checked``: every document passed :func:`~neardup.validate.check_document` already."""
     failures: list[Failure] = []
-    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))))
+    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))), checked=checked)
     return signed, failures
 
 
 def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
-                   workers: int, encoder: Callable[[Sequence[Signed]], None] | None = None) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
+                   workers: int, encoder: Callable[[Sequence[Signed]], None] | None = None,
+                   checked: bool = False) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
     """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
     while the caller stores, 0 signs here. A single batch is signed here. Forked workers
     start with the tables this process makes first (:meth:`~neardup.signer.Signer.warm_up`,
@@ -169,22 +172,24 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     signed here meanwhile. Forked workers get the first batch in growing pieces
     (:func:`pieces`), so that storing starts as soon as they have started. The workers also
     run ``encoder`` (the engine's :meth:`~neardup.engines.base.Engine.key_encoder`) on what
-    they sign. If reading fails midway, what was read comes out first."""
+    they sign. ``checked``: as for :func:`sign_batch`. If reading fails midway, what was
+    read comes out first."""
+    sign = functools.partial(sign_batch, checked=checked)
     it = batches(docs, batch_size)
     first = next(it, None)
     if first is None:
         return
     if workers <= 0:
         for b in itertools.chain([first], it):
-            yield (b, *sign_batch(signer, b))
+            yield (b, *sign(signer, b))
         return
     try:
         second = next(it, None)
     except BaseException:  # a reading error comes out after the batch read before it
-        yield (first, *sign_batch(signer, first))
+        yield (first, *sign(signer, first))
         raise
     if second is None:
-        yield (first, *sign_batch(signer, first))
+        yield (first, *sign(signer, first))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -199,12 +204,12 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     pending: deque = deque()
     error: BaseException | None = None
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker,
-                             initargs=(config, signer.context, os.getpid(), encoder)) as pool:
+                             initargs=(config, signer.context, os.getpid(), encoder, checked)) as pool:
         try:
             for b in it:
                 pending.append((b, pool.submit(_sign_in_worker, b)))  # the workers start at their first batch
                 if here is not None and len(pending) >= workers:
-                    yield (here, *sign_batch(signer, here))
+                    yield (here, *sign(signer, here))
                     here = None
                 while len(pending) > 2 * workers:
                     b0, fut = pending.popleft()
@@ -214,7 +219,7 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
         except BaseException as e:  # reading failed: what was read is still stored, then it is raised
             error = e
         if here is not None:
-            yield (here, *sign_batch(signer, here))
+            yield (here, *sign(signer, here))
         while pending:
             b0, fut = pending.popleft()
             yield (b0, *_reattach(b0, *fut.result()))
@@ -239,16 +244,19 @@ def start_method() -> str:
 
 _worker_signer: Signer | None = None
 _worker_encoder: Callable[[Sequence[Signed]], None] | None = None
+_worker_checked = False
 #: Signing workers run at a lower priority than the process that tags and stores: that one
 #: takes the batches in order, one at a time, so every moment it waits for a CPU the whole
 #: pipeline waits; the workers work ahead and fill the time it leaves.
 _WORKER_NICENESS = 10
 
 
-def _init_worker(config: Config, context: dict[str, Any], parent: int, encoder: Callable[[Sequence[Signed]], None] | None = None) -> None:
-    global _worker_signer, _worker_encoder
+def _init_worker(config: Config, context: dict[str, Any], parent: int, encoder: Callable[[Sequence[Signed]], None] | None = None,
+                 checked: bool = False) -> None:
+    global _worker_signer, _worker_encoder, _worker_checked
     _worker_signer = Signer(config, context)
     _worker_encoder = encoder
+    _worker_checked = checked
     with contextlib.suppress(OSError, AttributeError):
         os.nice(_WORKER_NICENESS)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
@@ -268,7 +276,7 @@ def _sign_in_worker(docs: list[Document]) -> tuple[PackedBatch, list[Failure]]:
     """Sign in a worker process; the documents are not sent back (the parent has them), the
     signatures go back packed (:func:`~neardup.signer.pack`)."""
     assert _worker_signer is not None
-    signed, failures = sign_batch(_worker_signer, docs)
+    signed, failures = sign_batch(_worker_signer, docs, _worker_checked)
     if _worker_encoder is not None:
         _worker_encoder(signed)
     return pack(signed), failures
@@ -287,13 +295,13 @@ def default_workers() -> int:
 
 
 def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,
-        progress: Callable[[int], None] | None = None, workers: int = 0) -> IndexReport:
-    """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one);
-    returns what was done."""
+        progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False) -> IndexReport:
+    """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one;
+    ``checked``: as for :func:`sign_batch`); returns what was done."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
         encoder = ingest.engine.key_encoder() if workers > 0 else None
-        for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers, encoder):
+        for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers, encoder, checked):
             report.failed.extend(failures)
             ingest.store(signed, report)
             if progress:

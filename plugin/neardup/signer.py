@@ -208,15 +208,18 @@ class Signer:
         return (self.canonicalizer.hashes_tokens and self.config.shingle == "word" and not self.extra_signatures
                 and all(d.tokens is None for d in docs))
 
-    def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None) -> list[Signed]:
+    def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None, *,
+                   checked: bool = False) -> list[Signed]:
         """:meth:`sign` of many documents, with every stage after the text steps run over
         the whole batch at once (:mod:`neardup.ragged`), tokens hashed straight from the
         canonical texts where nothing needs them as strings
         (:meth:`~neardup.canonical.Canonicalizer.token_hashes_many`); the results are those
         of :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or
         that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
-        left out; the others are signed."""
-        return self._sign_docs(docs, on_error, check=True)
+        left out; the others are signed. ``checked``: every document passed
+        ``check_document`` already (as those of :func:`neardup.io.read_documents`), so it is
+        not run again."""
+        return self._sign_docs(docs, on_error, check=not checked)
 
     def _sign_docs(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None, check: bool) -> list[Signed]:
         """:meth:`sign_batch`; ``check`` False signs without :func:`~neardup.validate.validate`

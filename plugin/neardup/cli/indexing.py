@@ -188,7 +188,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             task = bar.add_task("indexing", total=total)
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n))
             try:
-                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers)
+                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
+                                  checked=True)  # read_documents checks every record
             except InputError as e:
                 fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()
