@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from neardup.config import Config
 from neardup.hashing import MAX64, KeySet, fmix64, hash_runs, hash_strings, string_seed
-from neardup.minhash import _densify, oph_many, oph_sketch
+from neardup.minhash import oph_many, oph_sketch
 from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
 from neardup.shingles import combine, combine_many
@@ -71,14 +71,29 @@ def test_combine_many_is_combine_per_document(lists, w):
         assert seq[so[i] : so[i + 1]].tolist() == combine(a, w).tolist()
 
 
+def _fmix(x: int) -> int:
+    return int(fmix64(np.array([x], dtype=np.uint64))[0])
+
+
 def oph_reference(s: np.ndarray, k: int, seed: int) -> list[int]:
     """One-permutation hashing written out plainly: minimum per bin, then the per-sketch
     optimal densification."""
-    out = np.full(k, MAX64, dtype=np.uint64)
+    out = [2**64 - 1] * k
     for h in fmix64(s ^ np.uint64(seed)).tolist():
         b = ((h >> 32) * k) >> 32
-        out[b] = min(int(out[b]), h)
-    return (_densify(out, seed) if len(s) else out).tolist()
+        out[b] = min(out[b], h)
+    if not len(s):
+        return out
+    base = seed ^ 0xD1B54A32D192ED03
+    dense = list(out)
+    for e in range(k):  # an empty bin: the first filled bin among its probes a = 1, 2, ...
+        a = 1
+        while dense[e] == 2**64 - 1:
+            b = ((_fmix(((e << 20) + a) ^ base) >> 32) * k) >> 32
+            if out[b] != 2**64 - 1:
+                dense[e] = out[b]
+            a += 1
+    return dense
 
 
 @settings(max_examples=100, deadline=None)

@@ -271,3 +271,34 @@ def oph_bins(shingles, offsets, num_perm, seed):
             if h < out[doc, b]:
                 out[doc, b] = h
     return out
+
+
+@njit(cache=True, nogil=True)
+def oph_densify(sketches, base):
+    """Optimal densification (Shrivastava 2017) of each row of :func:`oph_bins` holding a
+    filled bin, in place: empty bin e (2^64 - 1) takes the value of the first bin filled
+    before densification among its probes bin(fmix64(((e << 20) + a) xor base)), a = 1, 2, ...
+    (bin as in :func:`oph_bins`)."""
+    empty = np.uint64(0xFFFFFFFFFFFFFFFF)
+    d, num_perm = sketches.shape
+    k = np.uint64(num_perm)
+    src = np.empty(num_perm, dtype=np.uint64)
+    for r in range(d):
+        row = sketches[r]
+        n_filled = 0
+        for e in range(num_perm):
+            src[e] = row[e]
+            n_filled += row[e] != empty
+        if n_filled == 0 or n_filled == num_perm:
+            continue
+        for e in range(num_perm):
+            if src[e] != empty:
+                continue
+            a = np.uint64(1)
+            while True:
+                p = _fmix64(((np.uint64(e) << np.uint64(20)) + a) ^ base)
+                b = ((p >> np.uint64(32)) * k) >> np.uint64(32)
+                if src[b] != empty:
+                    row[e] = src[b]
+                    break
+                a += np.uint64(1)

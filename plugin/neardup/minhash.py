@@ -18,8 +18,6 @@ Two schemes, both seeded and identical on every machine:
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from .hashing import MAX64, U64, derived_seeds, fmix64
@@ -83,99 +81,24 @@ def oph_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
 
 
 def oph_many(shingles: np.ndarray, offsets: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
-    """:func:`oph_sketch` of many documents at once (ragged input), as a (D, K) array: the
-    minimum of each bin in one compiled pass (:func:`neardup.kernels.oph_bins`; bin =
-    floor(h * K / 2^64) from the high 32 bits, Lemire's range reduction), then the empty
-    bins of non-empty documents densified."""
+    """:func:`oph_sketch` of many documents at once (ragged input), as a (D, K) array, in two
+    compiled passes: the minimum of each bin (:func:`neardup.kernels.oph_bins`; bin =
+    floor(h * K / 2^64) from the high 32 bits, Lemire's range reduction), then optimal
+    densification of each document with a shingle (:func:`neardup.kernels.oph_densify`):
+    empty bin e takes the value of the first bin filled among its probes
+    bin(fmix64(((e << 20) + a) XOR base)), a = 1, 2, ..., base = seed XOR 0xD1B54A32D192ED03.
+
+    >>> m = oph_many(np.arange(6, dtype=np.uint64), np.array([0, 2, 2, 6]), 8, seed=1)
+    >>> m.shape, bool((m[1] == MAX64).all()), bool((m[[0, 2]] != MAX64).all())
+    ((3, 8), True, True)
+    """
     from . import kernels
 
     offsets = np.asarray(offsets, dtype=np.int64)
     out = kernels.oph_bins(np.asarray(shingles, dtype=U64), offsets, int(num_perm), np.uint64(seed))
-    if len(shingles) == 0:
-        return out
-    return _densify_many(out, np.diff(offsets) > 0, seed)
+    kernels.oph_densify(out, np.uint64(seed) ^ _DENSIFY_SALT)
+    return out
 
 
-def _densify_many(sketches: np.ndarray, nonempty: np.ndarray, seed: int) -> np.ndarray:
-    """:func:`_densify` of every non-empty row: the first probes of all empty bins are looked
-    up in one go; the few rows still holding an empty bin after them are densified alone."""
-    filled = sketches != MAX64
-    rows, bins = np.nonzero(~filled & nonempty[:, None])
-    if len(rows) == 0:
-        return sketches
-    k = sketches.shape[1]
-    table = _probe_table(k, seed)
-    src = sketches.ravel().copy()
-    out, full = sketches.ravel(), filled.ravel()  # flat views: one-dimensional gathers are cheaper
-    base, cell = rows * k, rows * k + bins
-    a = 0
-    while len(cell) and a < _TABLE_PROBES:
-        # many empty bins: one probe at a time (each fills a share filled/K of them); few: all probes at once
-        width = 1 if len(cell) > 2048 else _TABLE_PROBES - a
-        src_cell = base[:, None] + table[bins, a : a + width]
-        hit = full[src_cell]
-        first = hit.argmax(axis=1)
-        ok = hit[np.arange(len(cell)), first]
-        out[cell[ok]] = src[src_cell[ok, first[ok]]]
-        keep = ~ok
-        base, cell, bins, rows = base[keep], cell[keep], bins[keep], rows[keep]
-        a += width
-    for r in np.unique(rows):
-        sketches[r] = _densify(src[r * k : (r + 1) * k].copy(), seed)
-    return sketches
-
-
-#: Probes per empty bin looked up in the precomputed table before probing further.
-_TABLE_PROBES = 64
-
-
-@lru_cache(maxsize=32)
-def _probe_table(k: int, seed: int) -> np.ndarray:
-    """Bins of probes 1.._TABLE_PROBES of every bin, (k, _TABLE_PROBES): they depend only on
-    (k, seed), so each sketch only looks them up."""
-    return _probe_bins(np.arange(k), 1, _TABLE_PROBES, k, seed).astype(np.int32)
-
-
-def _probe_bins(bins: np.ndarray, first_attempt: int, n: int, k: int, seed: int) -> np.ndarray:
-    """bin(fmix64(((e << 20) + a) XOR base)) for each bin e and a in [first_attempt, first_attempt + n)."""
-    base = np.uint64(seed) ^ np.uint64(0xD1B54A32D192ED03)
-    attempts = np.arange(first_attempt, first_attempt + n, dtype=U64)
-    probe = fmix64(((bins.astype(U64) << np.uint64(20))[:, None] + attempts[None, :]) ^ base)
-    return (((probe >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)).astype(np.intp)
-
-
-def _densify(sketch: np.ndarray, seed: int) -> np.ndarray:
-    """Fill each empty bin from the first filled bin on its probe sequence.
-
-    Probe ``a`` (a = 1, 2, ...) of empty bin ``e`` is bin(fmix64(((e << 20) + a) XOR base)).
-    The first probes come from a table per (K, seed), later ones are computed a block at a
-    time; the result is the same as probing one attempt at a time.
-    """
-    k = len(sketch)
-    filled = sketch != MAX64
-    empty = np.flatnonzero(~filled)
-    if len(empty) == 0:
-        return sketch
-    src = sketch.copy()
-    j = _probe_table(k, seed)[empty]
-    hit = filled[j]
-    first = hit.argmax(axis=1)
-    rows = np.arange(len(empty))
-    any_hit = hit[rows, first]
-    sketch[empty[any_hit]] = src[j[rows[any_hit], first[any_hit]]]
-    empty = empty[~any_hit]
-    n_filled = k - int(np.count_nonzero(~filled))
-    # a probe hits a filled bin with probability n_filled / k: about 8 expected hits per row
-    # per block, so one block nearly always fills every remaining bin
-    block = int(min(256, max(8, 8 * k // n_filled)))
-    first_attempt = _TABLE_PROBES + 1
-    while len(empty):
-        j = _probe_bins(empty, first_attempt, block, k, seed)
-        hit = filled[j]
-        any_hit = hit.any(axis=1)
-        first = hit.argmax(axis=1)
-        rows = np.flatnonzero(any_hit)
-        sketch[empty[rows]] = src[j[rows, first[rows]]]
-        empty = empty[~any_hit]
-        first_attempt += block
-    return sketch
+#: XOR-ed into the seed for the densification probes (a fixed odd constant).
+_DENSIFY_SALT = np.uint64(0xD1B54A32D192ED03)
