@@ -9,10 +9,12 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.encoding import pack_keys, posting_key, unpack_keys
+from neardup.encoding import pack_keys, pack_keys_many, posting_key, unpack_keys
 from neardup.engines.embedded import EmbeddedEngine
 
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
@@ -121,6 +123,78 @@ def test_keys_blob_round_trip():
     odd = {"exact": np.array([3], dtype=np.uint64), "winnow": shingles[[9, 2]], "modm": np.array([shingles[4], 11], dtype=np.uint64)}
     out = unpack_keys(fields, pack_keys(fields, odd, shingles, "not-hex"), shingles, "not-hex")
     assert {f: out[f].tolist() for f in odd} == {f: odd[f].tolist() for f in odd} and out["minhash"].tolist() == []
+
+
+def _keys_blob_by_definition(fields, keys, shingles, exact) -> bytes:
+    """The keys column written out plainly: per field a tag byte; 2 (exact) for the one key
+    that is the first 8 bytes of the 16-byte digest; 1 and a little-endian bitmap over the
+    shingles for strictly increasing keys that are all shingles, when the bitmap is shorter
+    than 8 bytes a key; else 0, a varint count and the keys as little-endian uint64."""
+    out = bytearray()
+    digest = int.from_bytes(exact[:8], "big") if isinstance(exact, bytes) and len(exact) == 16 else None
+    sh = [int(x) for x in shingles]
+    for f in fields:
+        k = [int(x) for x in keys.get(f, [])]
+        n = len(sh)
+        if len(k) == 1 and k[0] == digest:
+            out.append(2)
+        elif k and (n + 7) // 8 < 8 * len(k) and all(a < b for a, b in zip(k, k[1:])) and all(x in sh for x in k):
+            bits = bytearray((n + 7) // 8)
+            for x in k:
+                i = sh.index(x)
+                bits[i // 8] |= 1 << (i % 8)
+            out += bytes([1]) + bits
+        else:
+            c, var = len(k), bytearray()
+            while True:
+                var.append((c & 0x7F) | (0x80 if c >> 7 else 0))
+                c >>= 7
+                if not c:
+                    break
+            out += bytes([0]) + var + b"".join(x.to_bytes(8, "little") for x in k)
+    return bytes(out)
+
+
+_u64 = st.integers(0, 2**64 - 1)
+
+
+@st.composite
+def _doc_keys(draw):
+    shingles = sorted(set(draw(st.lists(st.integers(0, 300) | _u64, max_size=40))))
+    exact = draw(st.one_of(st.binary(min_size=16, max_size=16), st.just("not-hex")))
+    keys = {}
+    for f in ("exact", "minhash", "winnow", "modm"):
+        kind = draw(st.sampled_from(["none", "raw", "subset", "digest"]))
+        if kind == "raw":
+            keys[f] = draw(st.lists(_u64, max_size=200))
+        elif kind == "subset" and shingles:
+            picked = draw(st.lists(st.sampled_from(shingles), max_size=len(shingles)))
+            keys[f] = picked if draw(st.booleans()) else sorted(set(picked))
+        elif kind == "digest" and isinstance(exact, bytes):
+            keys[f] = [int.from_bytes(exact[:8], "big")]
+    return {f: np.array(v, dtype=np.uint64) for f, v in keys.items()}, np.array(shingles, dtype=np.uint64), exact
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_doc_keys(), max_size=6))
+def test_keys_columns_of_a_batch_are_the_format(docs):
+    """pack_keys_many (one compiled pass over a batch) writes each document's keys column as
+    the format says, and unpack_keys reads every field back."""
+    fields = ("exact", "minhash", "winnow", "modm")
+    blobs = pack_keys_many(fields, [k for k, _, _ in docs], [s for _, s, _ in docs], [e for _, _, e in docs])
+    assert blobs == [_keys_blob_by_definition(fields, k, s, e) for k, s, e in docs]
+    for blob, (k, s, e) in zip(blobs, docs, strict=True):
+        back = unpack_keys(fields, blob, s, e)
+        assert {f: back[f].tolist() for f in fields} == {f: k.get(f, np.empty(0, dtype=np.uint64)).tolist() for f in fields}
+
+
+def test_keys_column_bitmap_only_when_shorter():
+    """At the boundary: a bitmap over 64 shingles is 8 bytes, no shorter than one raw key, so
+    one key is written raw; over 56 shingles (7 bytes) it is a bitmap."""
+    for n, tag, size in ((64, 0, 1 + 1 + 8), (56, 1, 1 + 7)):
+        shingles = np.arange(1, n + 1, dtype=np.uint64)
+        blob = pack_keys_many(("winnow",), [{"winnow": shingles[[3]]}], [shingles], [b""])[0]
+        assert (blob[0], len(blob)) == (tag, size) and blob == _keys_blob_by_definition(("winnow",), {"winnow": shingles[[3]]}, shingles, b"")
 
 
 def test_stored_document_round_trips(tmp_path):

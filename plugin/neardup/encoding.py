@@ -28,11 +28,13 @@ True
 from __future__ import annotations
 
 import base64
+import itertools
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from .hashing import U64
+from .ragged import join
 
 #: Fields whose keys are positional (band / block number matters for the keyword).
 POSITIONAL = frozenset({"minhash", "simhash"})
@@ -90,16 +92,31 @@ def posting_keys(field_id: int, keys: Any) -> list[int]:
 _RAW, _SUBSET, _EXACT = 0, 1, 2
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.ndarray, exact: bytes | str) -> bytes:
+    """Keys of all fields (in ``fields`` order) as one BLOB, each field in its smallest exact form.
+
+    Per field a tag byte, then: ``_RAW`` a varint count and the uint64 keys (little-endian);
+    ``_SUBSET`` a little-endian bitmap over ``shingles`` (sorted distinct uint64) of the keys,
+    which are themselves sorted distinct shingles, where that is shorter; ``_EXACT`` nothing
+    (the one key is the first 8 bytes, big-endian, of the 16-byte ``exact`` digest).
+    """
+    return pack_keys_many(fields, [keys], [shingles], [exact])[0]
+
+
+def pack_keys_many(fields: Sequence[str], keys: Sequence[dict[str, np.ndarray]], shingles: Sequence[np.ndarray],
+                   exact: Sequence[bytes | str]) -> list[bytes]:
+    """:func:`pack_keys` of many documents (``keys[i]``, ``shingles[i]``, ``exact[i]`` of
+    document i) in one compiled pass (:func:`neardup.kernels.pack_keys`)."""
+    from . import kernels
+
+    parts = [join([k.get(f, ()) for k in keys]) for f in fields]
+    values, offsets = join([p[0] for p in parts])
+    offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(len(fields), len(keys) + 1)
+    digests = [e if isinstance(e, bytes) and len(e) == 16 else None for e in exact]
+    exact_keys = np.array([int.from_bytes(e[:8], "big") if e else 0 for e in digests], dtype=U64)
+    blob, bounds = kernels.pack_keys(values, offsets, *join(shingles), exact_keys, np.array([e is not None for e in digests], dtype=np.bool_))
+    data = blob.tobytes()
+    return [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 
 
 def _read_varint(blob: bytes, pos: int) -> tuple[int, int]:
@@ -111,37 +128,6 @@ def _read_varint(blob: bytes, pos: int) -> tuple[int, int]:
         if not b & 0x80:
             return n, pos
         shift += 7
-
-
-def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.ndarray, exact: bytes | str) -> bytes:
-    """Keys of all fields (in ``fields`` order) as one BLOB, each field in its smallest exact form.
-
-    Per field a tag byte, then: ``_RAW`` a varint count and the uint64 keys (little-endian);
-    ``_SUBSET`` a little-endian bitmap over ``shingles`` (sorted distinct uint64) of the keys,
-    which are themselves sorted distinct shingles; ``_EXACT`` nothing (the one key is the
-    first 8 bytes, big-endian, of the 16-byte ``exact`` digest).
-    """
-    shingles = np.asarray(shingles, dtype=U64)
-    n = len(shingles)
-    out = bytearray()
-    exact_key = int.from_bytes(exact[:8], "big") if isinstance(exact, bytes) and len(exact) == 16 else None
-    for f in fields:
-        k = np.asarray(keys.get(f, ()), dtype=U64).ravel()
-        if len(k) == 1 and exact_key is not None and int(k[0]) == exact_key:
-            out.append(_EXACT)
-            continue
-        if len(k) and (n + 7) // 8 < 8 * len(k) and (k[1:] > k[:-1]).all():
-            at = shingles.searchsorted(k)
-            if at[-1] < n and (shingles[at] == k).all():
-                mask = np.zeros(n, dtype=bool)
-                mask[at] = True
-                out.append(_SUBSET)
-                out += np.packbits(mask, bitorder="little").tobytes()
-                continue
-        out.append(_RAW)
-        out += _varint(len(k))
-        out += k.astype("<u8").tobytes()
-    return bytes(out)
 
 
 def unpack_keys(fields: Sequence[str], blob: bytes, shingles: np.ndarray, exact: bytes | str) -> dict[str, np.ndarray]:

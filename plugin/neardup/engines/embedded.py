@@ -95,7 +95,7 @@ import numpy as np
 
 from ..canonical.search import search_text, snippet
 from ..config import CONTAINMENT_SAMPLES, Config
-from ..encoding import KEY_BITS, KEY_MASK, pack_keys, posting_array, posting_keys, unpack_keys
+from ..encoding import KEY_BITS, KEY_MASK, pack_keys_many, posting_array, posting_keys, unpack_keys
 from ..hashing import U64
 from ..ragged import join
 from ..signer import Signed
@@ -220,12 +220,23 @@ class EncodedKeys:
 
 
 def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
-    """The keys column of a signed document for ``fields`` (:func:`~neardup.encoding.pack_keys`),
-    the one made in advance if it was made for the same fields."""
-    made = s.encoded_keys
-    if isinstance(made, EncodedKeys) and made.fields == fields:
-        return made.blob
-    return pack_keys(fields, s.keys, np.ascontiguousarray(s.shingles, dtype="<u8"), _exact_value(s.exact))
+    """The keys column of a signed document for ``fields`` (:func:`keys_columns` of one)."""
+    return keys_columns(fields, [s])[0]
+
+
+def keys_columns(fields: tuple[str, ...], signed: Sequence[Signed]) -> list[bytes]:
+    """The keys column of each signed document for ``fields``
+    (:func:`~neardup.encoding.pack_keys`): the one made in advance where it was made for the
+    same fields, the others made together (:func:`~neardup.encoding.pack_keys_many`)."""
+    out: list[bytes | None] = [s.encoded_keys.blob if isinstance(s.encoded_keys, EncodedKeys) and s.encoded_keys.fields == fields else None
+                               for s in signed]
+    todo = [i for i, b in enumerate(out) if b is None]
+    if todo:
+        made = pack_keys_many(fields, [signed[i].keys for i in todo], [np.ascontiguousarray(signed[i].shingles, dtype="<u8") for i in todo],
+                              [_exact_value(signed[i].exact) for i in todo])
+        for i, b in zip(todo, made, strict=True):
+            out[i] = b
+    return out  # type: ignore[return-value]
 
 
 def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
@@ -234,8 +245,8 @@ def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
     (not the samples, which follow behind): :meth:`EmbeddedEngine.key_encoder`."""
     queried = [(i, f) for i, f in enumerate(fields) if f not in CONTAINMENT_SAMPLES]
     made = {f: posting_jsons(i, [s.keys.get(f, ()) for s in signed]) for i, f in queried}
-    for n, s in enumerate(signed):
-        s.encoded_keys = EncodedKeys(fields, keys_column(fields, s), {f: made[f][n] for _, f in queried})
+    for n, (s, blob) in enumerate(zip(signed, keys_columns(fields, signed), strict=True)):
+        s.encoded_keys = EncodedKeys(fields, blob, {f: made[f][n] for _, f in queried})
 
 
 def posting_jsons(field_id: int, keys: Sequence[Any]) -> list[str]:
@@ -534,8 +545,8 @@ class EmbeddedEngine(Engine):
         seq = self._next_seq(db)
         rows, postings = [], {}
         try:
-            for s in docs:
-                rows.append((seq, *self._doc_row(s, tags.get(s.id), now)))
+            for s, keys in zip(docs, keys_columns(self._fields, docs), strict=True):
+                rows.append((seq, *self._doc_row(s, tags.get(s.id), now, keys)))
                 postings[seq] = s.keys
                 seq += 1
             db.execute("SAVEPOINT put_new")
@@ -556,12 +567,12 @@ class EmbeddedEngine(Engine):
         """The keys column of each document (:func:`encode_keys` with this index's fields)."""
         return functools.partial(encode_keys, self._fields)
 
-    def _doc_row(self, s: Signed, t: Tags | None, now: int) -> tuple:
-        """The ``docs`` row of a document (``_INSERT_COLUMNS``)."""
+    def _doc_row(self, s: Signed, t: Tags | None, now: int, keys: bytes | None = None) -> tuple:
+        """The ``docs`` row of a document (``_INSERT_COLUMNS``); ``keys``: its keys column, if made."""
         d = s.doc
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
-        keys = keys_column(self._fields, s)
+        keys = keys_column(self._fields, s) if keys is None else keys
         return (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
