@@ -618,3 +618,18 @@ def test_errors_of_the_machine_are_one_clear_line(tmp_path, monkeypatch, error, 
     r = run("info", "-e", tmp_path / "x.db")
     assert r.exit_code == 1 and expected in r.output and "Traceback" not in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("suffix, opener", [(".jsonl", open), (".jsonl.gz", gzip.open)])
+def test_progress_hears_every_byte_in_few_calls(tmp_path, suffix, opener):
+    """on_bytes gets the file's bytes (the compressed ones for a compressed file) in all,
+    in reports of at least 64 KB (the first line and the rest at the end aside), not a call
+    per line."""
+    path = tmp_path / f"many{suffix}"
+    with opener(path, "wt", encoding="utf-8") as f:
+        for i in range(3000):
+            f.write(json.dumps({"id": i, "text": f"document {i} " + "word " * 40}) + "\n")
+    reports: list[int] = []
+    docs = list(read_documents([path], on_bytes=reports.append))
+    assert len(docs) == 3000 and sum(reports) == path.stat().st_size
+    assert len(reports) <= 2 + path.stat().st_size // 65536 + 1 and all(r >= 65536 for r in reports[1:-1])

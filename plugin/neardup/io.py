@@ -209,7 +209,7 @@ def _read_jsonl(path: Path, on_bytes: Callable[[int], None] | None) -> Iterator[
 def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_bytes: Callable[[int], None] | None,
                        raw: IO[bytes] | None = None) -> Iterator[Document | InputError]:
     lineno = 0
-    done = 0
+    done = pos = 0  # bytes reported to on_bytes, and read
     lines = iter(stream)
     while True:
         try:
@@ -219,6 +219,8 @@ def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_byte
             yield InputError(f"{where_name}:{lineno + 1}", f"{what} ({_os_problem(e) if isinstance(e, OSError) else e})")
             return
         if line is None:
+            if on_bytes and pos > done:
+                on_bytes(pos - done)
             return
         lineno += 1
         if lineno == 1:
@@ -227,10 +229,15 @@ def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_byte
                 yield InputError(f"{where_name}:1", problem)
                 return
         if on_bytes:
-            pos = raw.tell() if raw is not None and raw is not stream else done + len(line)
-            on_bytes(pos - done)
-            done = pos
+            pos = raw.tell() if raw is not None and raw is not stream else pos + len(line)
+            if pos - done >= _PROGRESS_BYTES or lineno == 1:
+                on_bytes(pos - done)
+                done = pos
         yield from _parse_line(line, f"{where_name}:{lineno}", f"{id_name}:{lineno}")
+
+
+#: Bytes read between two reports to ``on_bytes`` (a progress bar need not hear of every line).
+_PROGRESS_BYTES = 1 << 16
 
 
 def _not_json_lines(first: bytes) -> str | None:
