@@ -173,7 +173,7 @@ class Canonicalizer:
 
     def _stop_hashes(self, canon: str, lang: str) -> KeySet:
         """The hashes of the stop words :meth:`token_hashes_many` drops from ``canon``."""
-        return stop_hashes(stop_languages(canon, lang), lang, self.config.seed)
+        return stop_hashes(stop_languages(canon, lang, persian_stop_words()), lang, self.config.seed)
 
     def warm_up(self, canon: str, lang: str) -> None:
         """Make the tables :meth:`token_hashes_many` reads for a text of
@@ -183,7 +183,7 @@ class Canonicalizer:
         if self.config.digits == "drop":
             digit_table()
         if self.config.stopwords and self.hashes_tokens:
-            stopwords_to_drop(stop_languages(canon, lang), lang)
+            stopwords_to_drop(stop_languages(canon, lang, persian_stop_words()), lang)
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
@@ -191,7 +191,7 @@ class Canonicalizer:
         if c.digits == "drop":
             toks = [t for t in toks if not t.isdigit()]
         if c.stopwords and c.stem == "none":
-            drop = stopwords_to_drop(stop_languages(canon, doc_lang), doc_lang)
+            drop = stopwords_to_drop(stop_languages(canon, doc_lang, persian_stop_words()), doc_lang)
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
@@ -208,12 +208,19 @@ class Canonicalizer:
         return toks
 
 
+def persian_stop_words() -> bool:
+    """Whether Persian has stop words to drop: not when its tokens are anchor pieces
+    (content-defined, not words; :mod:`.persian`)."""
+    return persian.SEGMENTATION != "anchors"
+
+
 @lru_cache(maxsize=8)
 def stopwords_for(lang: str) -> frozenset[str]:
     """Stop words of ``lang``, passed through the same canonical steps as documents, so the
-    words match the tokens they are meant to remove."""
-    if lang == "fa" and persian.SEGMENTATION == "anchors":
-        return frozenset()  # Persian tokens are content-defined pieces, not words
+    words match the tokens they are meant to remove (none for Persian without
+    :func:`persian_stop_words`)."""
+    if lang == "fa" and not persian_stop_words():
+        return frozenset()
     # (bands and rows given: a config for canonicalizing only, no LSH banding to optimize)
     plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1))
     out: set[str] = set()

@@ -18,10 +18,11 @@ def raw_stopwords(lang: str) -> list[str]:
     return list(get_stop_words({"ru": "russian", "en": "english"}[lang]))
 
 
-def stop_languages(canon: str, doc_lang: str) -> frozenset[str]:
+def stop_languages(canon: str, doc_lang: str, persian: bool = True) -> frozenset[str]:
     """Languages whose stop lists :func:`stopwords_to_drop` needs for the tokens of
     ``canon``: the document's and those of the scripts in it. More do no harm: en and ru are
-    always taken (no scan); fa only when there is Arabic script (its list needs hazm)."""
-    if not canon.isascii() and SCRIPT_RES["fa"].search(canon):
+    always taken (no scan); fa only when there is Arabic script (its list needs hazm) and
+    ``persian`` (Persian has stop words to drop: not with anchor pieces), else no scan."""
+    if persian and not canon.isascii() and SCRIPT_RES["fa"].search(canon):
         return frozenset(LANGUAGES)
     return frozenset({"en", "ru", doc_lang})
