@@ -68,35 +68,43 @@ def hash_runs(units, starts, lengths, sizes, seed):
 
 @njit(cache=True, nogil=True)
 def token_hashes(cps, table, digits, bounds, seed):
-    """Runs of ``table`` code points, each hashed as :func:`hash_runs` (size = length), in
-    one pass: for each maximal run, its hash, whether all its code points are ``digits``, and the
-    text it lies in (the last ``d`` with ``bounds[d]`` <= its start; ``bounds`` ascending)."""
+    """Runs of ``table`` code points, each hashed as :func:`hash_runs` (size = length): for
+    each maximal run, its hash, whether all its code points are ``digits``, and the text it
+    lies in (the last ``d`` with ``bounds[d]`` <= its start; ``bounds`` ascending). Two
+    passes: the runs' starts and ends found without a branch on where they are (it is
+    unpredictable), then each run hashed."""
     n = len(cps)
-    hashes = np.empty(n // 2 + 1, dtype=np.uint64)
-    number = np.empty(n // 2 + 1, dtype=np.bool_)
-    doc = np.empty(n // 2 + 1, dtype=np.int64)
-    k = 0
-    i = 0
+    starts = np.empty(n // 2 + 2, dtype=np.int64)
+    ends = np.empty(n // 2 + 2, dtype=np.int64)
+    ks = 0
+    ke = 0
+    prev = 0
+    for i in range(n):
+        cur = np.int64(table[cps[i]])
+        starts[ks] = i
+        ks += cur & (1 - prev)
+        ends[ke] = i
+        ke += prev & (1 - cur)
+        prev = cur
+    if prev:
+        ends[ke] = n
+    hashes = np.empty(ks, dtype=np.uint64)
+    number = np.empty(ks, dtype=np.bool_)
+    doc = np.empty(ks, dtype=np.int64)
     d = 0
-    while i < n:
-        if table[cps[i]]:
-            while d + 1 < len(bounds) and bounds[d + 1] <= i:
-                d += 1
-            acc = np.uint64(cps[i]) ^ seed
-            only = digits[cps[i]] != 0
-            j = i + 1
-            while j < n and table[cps[j]]:
-                acc = _fmix64(acc * GOLDEN + np.uint64(cps[j]))
-                only = only and digits[cps[j]] != 0
-                j += 1
-            hashes[k] = _fmix64(acc ^ np.uint64(j - i))
-            number[k] = only
-            doc[k] = d
-            k += 1
-            i = j + 1  # cps[j] is no token character (or the end)
-        else:
-            i += 1
-    return hashes[:k].copy(), number[:k].copy(), doc[:k].copy()
+    for r in range(ks):
+        s, e = starts[r], ends[r]
+        while d + 1 < len(bounds) and bounds[d + 1] <= s:
+            d += 1
+        acc = np.uint64(cps[s]) ^ seed
+        only = digits[cps[s]] != 0
+        for j in range(s + 1, e):
+            acc = _fmix64(acc * GOLDEN + np.uint64(cps[j]))
+            only = only and digits[cps[j]] != 0
+        hashes[r] = _fmix64(acc ^ np.uint64(e - s))
+        number[r] = only
+        doc[r] = d
+    return hashes, number, doc
 
 
 @njit(cache=True, nogil=True, inline="always")
