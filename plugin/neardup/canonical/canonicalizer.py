@@ -19,8 +19,7 @@ from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuati
 from .persian import normalize_persian
 from .scripts import detect_language, detect_languages, map_persian_runs, token_language
 from .stemming import stemmer
-from . import persian
-from .stopwords import raw_stopwords, stop_languages
+from .stopwords import persian_stop_words, raw_stopwords, stop_languages
 
 
 def persian_step(text: str) -> str:
@@ -157,13 +156,14 @@ class Canonicalizer:
         sets: list[KeySet] = []
         group = np.full(len(canons), -1, dtype=np.int64)  # documents grouped by the stop words they drop
         if c.stopwords:
-            at: dict[int, int] = {}
+            at: dict[int, int] = {}  # id of a set -> its group
             for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
                 stop = self._stop_hashes(t, lang)
                 if len(stop):
-                    group[i] = at.setdefault(id(stop), len(at))
-                    if group[i] == len(sets):
+                    if id(stop) not in at:
+                        at[id(stop)] = len(sets)
                         sets.append(stop)
+                    group[i] = at[id(stop)]
         if not sets and c.digits != "drop":
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
         from .. import kernels  # (imported on first use: numba loads in a tenth of a second)
@@ -173,7 +173,7 @@ class Canonicalizer:
 
     def _stop_hashes(self, canon: str, lang: str) -> KeySet:
         """The hashes of the stop words :meth:`token_hashes_many` drops from ``canon``."""
-        return stop_hashes(stop_languages(canon, lang, persian_stop_words()), lang, self.config.seed)
+        return stop_hashes(stop_languages(canon, lang), lang, self.config.seed)
 
     def warm_up(self, canon: str, lang: str) -> None:
         """Make the tables :meth:`token_hashes_many` reads for a text of
@@ -183,7 +183,7 @@ class Canonicalizer:
         if self.config.digits == "drop":
             digit_table()
         if self.config.stopwords and self.hashes_tokens:
-            stopwords_to_drop(stop_languages(canon, lang, persian_stop_words()), lang)
+            stopwords_to_drop(stop_languages(canon, lang), lang)
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
@@ -191,7 +191,7 @@ class Canonicalizer:
         if c.digits == "drop":
             toks = [t for t in toks if not t.isdigit()]
         if c.stopwords and c.stem == "none":
-            drop = stopwords_to_drop(stop_languages(canon, doc_lang, persian_stop_words()), doc_lang)
+            drop = stopwords_to_drop(stop_languages(canon, doc_lang), doc_lang)
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
@@ -206,12 +206,6 @@ class Canonicalizer:
                 out.append(t)
             toks = out
         return toks
-
-
-def persian_stop_words() -> bool:
-    """Whether Persian has stop words to drop: not when its tokens are anchor pieces
-    (content-defined, not words; :mod:`.persian`)."""
-    return persian.SEGMENTATION != "anchors"
 
 
 @lru_cache(maxsize=8)

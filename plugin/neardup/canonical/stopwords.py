@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..config import LANGUAGES
+from . import persian
 from .scripts import SCRIPT_RES
 
 
@@ -18,11 +19,17 @@ def raw_stopwords(lang: str) -> list[str]:
     return list(get_stop_words({"ru": "russian", "en": "english"}[lang]))
 
 
-def stop_languages(canon: str, doc_lang: str, persian: bool = True) -> frozenset[str]:
+def persian_stop_words() -> bool:
+    """Whether Persian has stop words to drop: not when its tokens are anchor pieces
+    (content-defined, not words; :mod:`.persian`)."""
+    return persian.SEGMENTATION != "anchors"
+
+
+def stop_languages(canon: str, doc_lang: str) -> frozenset[str]:
     """Languages whose stop lists :func:`stopwords_to_drop` needs for the tokens of
     ``canon``: the document's and those of the scripts in it. More do no harm: en and ru are
-    always taken (no scan); fa only when there is Arabic script (its list needs hazm) and
-    ``persian`` (Persian has stop words to drop: not with anchor pieces), else no scan."""
-    if persian and not canon.isascii() and SCRIPT_RES["fa"].search(canon):
+    always taken (no scan); fa only when there is Arabic script (its list needs hazm), and
+    only where Persian has stop words (:func:`persian_stop_words`; else no scan)."""
+    if persian_stop_words() and not canon.isascii() and SCRIPT_RES["fa"].search(canon):
         return frozenset(LANGUAGES)
     return frozenset({"en", "ru", doc_lang})
