@@ -7,13 +7,14 @@ with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`ne
 (tokens as runs of token characters, hashed as they are found),
 :meth:`neardup.canonical.Canonicalizer.token_hashes_many` (numbers and stop words dropped),
 :func:`neardup.canonical.scripts.detect_languages` (letters by script),
-:func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`
-and :func:`neardup.minhash.oph_many` (the bin minima). This module is imported on first
-use, so commands that sign nothing never load numba.
+:func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`,
+:func:`neardup.minhash.oph_many` (the bin minima and their densification) and
+:func:`neardup.encoding.pack_keys_many` (the embedded engine's keys column). This module is
+imported on first use, so commands that sign nothing never load numba.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same,
-bit for bit, as the formulas they compute (tests/test_kernels.py and tests/test_batch.py check
-them against those formulas written out in plain Python or numpy).
+bit for bit, as the formulas they compute (tests/test_kernels.py, tests/test_batch.py and
+tests/test_embedded.py check them against those formulas written out in plain Python or numpy).
 """
 
 from __future__ import annotations
@@ -335,7 +336,7 @@ def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
             lo, hi = offsets[f, d], offsets[f, d + 1]
             m = hi - lo
             if m == 1 and has_exact[d] and values[lo] == exact[d]:
-                out[pos] = 2
+                out[pos] = 2  # the tags of neardup.encoding: 0 raw, 1 subset, 2 exact
                 pos += 1
                 continue
             subset = m > 0 and (n + 7) // 8 < 8 * m
