@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.encoding import pack_keys, pack_keys_many, posting_key, unpack_keys
+from neardup.encoding import joined_keys, pack_keys, pack_keys_many, posting_key, unpack_keys
+from neardup.ragged import join
 from neardup.engines.embedded import EmbeddedEngine
 
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
@@ -181,7 +182,7 @@ def test_keys_columns_of_a_batch_are_the_format(docs):
     """pack_keys_many (one compiled pass over a batch) writes each document's keys column as
     the format says, and unpack_keys reads every field back."""
     fields = ("exact", "minhash", "winnow", "modm")
-    blobs = pack_keys_many(fields, [k for k, _, _ in docs], [s for _, s, _ in docs], [e for _, _, e in docs])
+    blobs = pack_keys_many(fields, joined_keys(fields, [k for k, _, _ in docs]), join([s for _, s, _ in docs]), [e for _, _, e in docs])
     assert blobs == [_keys_blob_by_definition(fields, k, s, e) for k, s, e in docs]
     for blob, (k, s, e) in zip(blobs, docs, strict=True):
         back = unpack_keys(fields, blob, s, e)
@@ -193,7 +194,7 @@ def test_keys_column_bitmap_only_when_shorter():
     one key is written raw; over 56 shingles (7 bytes) it is a bitmap."""
     for n, tag, size in ((64, 0, 1 + 1 + 8), (56, 1, 1 + 7)):
         shingles = np.arange(1, n + 1, dtype=np.uint64)
-        blob = pack_keys_many(("winnow",), [{"winnow": shingles[[3]]}], [shingles], [b""])[0]
+        blob = pack_keys_many(("winnow",), joined_keys(("winnow",), [{"winnow": shingles[[3]]}]), join([shingles]), [b""])[0]
         assert (blob[0], len(blob)) == (tag, size) and blob == _keys_blob_by_definition(("winnow",), {"winnow": shingles[[3]]}, shingles, b"")
 
 

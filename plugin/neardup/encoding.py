@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import base64
 import itertools
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -100,21 +100,28 @@ def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.n
     which are themselves sorted distinct shingles, where that is shorter; ``_EXACT`` nothing
     (the one key is the first 8 bytes, big-endian, of the 16-byte ``exact`` digest).
     """
-    return pack_keys_many(fields, [keys], [shingles], [exact])[0]
+    return pack_keys_many(fields, joined_keys(fields, [keys]), join([shingles]), [exact])[0]
 
 
-def pack_keys_many(fields: Sequence[str], keys: Sequence[dict[str, np.ndarray]], shingles: Sequence[np.ndarray],
+def joined_keys(fields: Sequence[str], keys: Sequence[Mapping[str, Any]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each field's keys of many documents (``keys[i]`` of document i; a field it lacks has
+    none) as one ragged array (:func:`~neardup.ragged.join`)."""
+    return {f: join([k.get(f, ()) for k in keys]) for f in fields}
+
+
+def pack_keys_many(fields: Sequence[str], keys: Mapping[str, tuple[np.ndarray, np.ndarray]], shingles: tuple[np.ndarray, np.ndarray],
                    exact: Sequence[bytes | str]) -> list[bytes]:
-    """:func:`pack_keys` of many documents (``keys[i]``, ``shingles[i]``, ``exact[i]`` of
-    document i) in one compiled pass (:func:`neardup.kernels.pack_keys`)."""
+    """:func:`pack_keys` of many documents in one compiled pass (:func:`neardup.kernels.pack_keys`):
+    each field's keys and the shingles as ragged arrays (:func:`joined_keys`,
+    :func:`~neardup.ragged.join`), ``exact[i]`` the digest of document i."""
     from . import kernels
 
-    parts = [join([k.get(f, ()) for k in keys]) for f in fields]
+    parts = [keys[f] for f in fields]
     values, offsets = join([p[0] for p in parts])
-    offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(len(fields), len(keys) + 1)
+    offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(len(fields), len(exact) + 1)
     digests = [e if isinstance(e, bytes) and len(e) == 16 else None for e in exact]
     exact_keys = np.array([int.from_bytes(e[:8], "big") if e else 0 for e in digests], dtype=U64)
-    blob, bounds = kernels.pack_keys(values, offsets, *join(shingles), exact_keys, np.array([e is not None for e in digests], dtype=np.bool_))
+    blob, bounds = kernels.pack_keys(values, offsets, *shingles, exact_keys, np.array([e is not None for e in digests], dtype=np.bool_))
     data = blob.tobytes()
     return [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 

@@ -95,7 +95,7 @@ import numpy as np
 
 from ..canonical.search import search_text, snippet
 from ..config import CONTAINMENT_SAMPLES, Config
-from ..encoding import KEY_BITS, KEY_MASK, pack_keys_many, posting_array, posting_keys, unpack_keys
+from ..encoding import KEY_BITS, KEY_MASK, joined_keys, pack_keys_many, posting_array, posting_keys, unpack_keys
 from ..hashing import U64
 from ..ragged import join
 from ..signer import Signed
@@ -227,36 +227,42 @@ def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
 def keys_columns(fields: tuple[str, ...], signed: Sequence[Signed]) -> list[bytes]:
     """The keys column of each signed document for ``fields``
     (:func:`~neardup.encoding.pack_keys`): the one made in advance where it was made for the
-    same fields, the others made together (:func:`~neardup.encoding.pack_keys_many`)."""
+    same fields, the others made together (:func:`_keys_columns`)."""
     out: list[bytes | None] = [s.encoded_keys.blob if isinstance(s.encoded_keys, EncodedKeys) and s.encoded_keys.fields == fields else None
                                for s in signed]
     todo = [i for i, b in enumerate(out) if b is None]
     if todo:
-        made = pack_keys_many(fields, [signed[i].keys for i in todo], [np.ascontiguousarray(signed[i].shingles, dtype="<u8") for i in todo],
-                              [_exact_value(signed[i].exact) for i in todo])
-        for i, b in zip(todo, made, strict=True):
+        rest = [signed[i] for i in todo]
+        for i, b in zip(todo, _keys_columns(fields, rest, joined_keys(fields, [s.keys for s in rest])), strict=True):
             out[i] = b
     return out  # type: ignore[return-value]
 
 
+def _keys_columns(fields: tuple[str, ...], signed: Sequence[Signed], keys: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> list[bytes]:
+    """:func:`~neardup.encoding.pack_keys_many` of ``signed``, whose keys ``keys`` holds by field."""
+    return pack_keys_many(fields, keys, join([np.ascontiguousarray(s.shingles, dtype="<u8") for s in signed]),
+                          [_exact_value(s.exact) for s in signed])
+
+
 def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
-    """Set ``encoded_keys`` of each signed document to its :func:`keys_column` for ``fields``
-    and the :func:`posting_jsons` of its keys of the fields candidate queries read first
-    (not the samples, which follow behind): :meth:`EmbeddedEngine.key_encoder`."""
-    queried = [(i, f) for i, f in enumerate(fields) if f not in CONTAINMENT_SAMPLES]
-    made = {f: posting_jsons(i, [s.keys.get(f, ()) for s in signed]) for i, f in queried}
-    for n, (s, blob) in enumerate(zip(signed, keys_columns(fields, signed), strict=True)):
-        s.encoded_keys = EncodedKeys(fields, blob, {f: made[f][n] for _, f in queried})
+    """Set ``encoded_keys`` of each signed document to its keys column for ``fields`` and
+    the :func:`posting_jsons` of its keys of the fields candidate queries read first (not
+    the samples, which follow behind), both from one ragged array per field:
+    :meth:`EmbeddedEngine.key_encoder`."""
+    keys = joined_keys(fields, [s.keys for s in signed])
+    made = {f: posting_jsons(i, *keys[f]) for i, f in enumerate(fields) if f not in CONTAINMENT_SAMPLES}
+    for n, (s, blob) in enumerate(zip(signed, _keys_columns(fields, signed, keys), strict=True)):
+        s.encoded_keys = EncodedKeys(fields, blob, {f: postings[n] for f, postings in made.items()})
 
 
-def posting_jsons(field_id: int, keys: Sequence[Any]) -> list[str]:
-    """For each array of ``keys`` of field number ``field_id``: its distinct posting keys in
-    order, as a JSON array (for ``json_each``), all made in one numpy pass.
+def posting_jsons(field_id: int, values: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """For each document's keys (ragged: ``values[offsets[i] : offsets[i + 1]]``) of field
+    number ``field_id``: its distinct posting keys in order, as a JSON array (for
+    ``json_each``), all made in one numpy pass.
 
-    >>> posting_jsons(1, [np.array([5, 7, 5], dtype=np.uint64), np.array([], dtype=np.uint64)])
+    >>> posting_jsons(1, *join([np.array([5, 7, 5], dtype=np.uint64), np.array([], dtype=np.uint64)]))
     ['[17592186044421, 17592186044423]', '[]']
     """
-    values, offsets = join(keys)
     flat = posting_keys(field_id, values)
     # (a list of ints prints as its JSON array)
     return [str(list(dict.fromkeys(flat[lo:hi]))) for lo, hi in itertools.pairwise(offsets.tolist())]
@@ -713,7 +719,7 @@ class EmbeddedEngine(Engine):
             if not isinstance(g.encoded, str):
                 by_field.setdefault(g.field, []).append(i)
         for f, at in by_field.items():
-            for i, made in zip(at, posting_jsons(self._field_ids[f], [groups[i].keys for i in at]), strict=True):
+            for i, made in zip(at, posting_jsons(self._field_ids[f], *join([groups[i].keys for i in at])), strict=True):
                 out[i] = made
         return out
 
