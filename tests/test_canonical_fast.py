@@ -12,7 +12,7 @@ import unicodedata
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from neardup.canonical import letters, persian, scripts
@@ -173,6 +173,65 @@ def test_prebuilt_hazm_normalizer_on_the_persian_corpora(normalizers):
                         n += 1
     if not n:
         pytest.skip("no corpora")
+
+
+# Anchor letters of both sets, repeats, digits of three scripts, separators, marks hazm
+# drops, ligatures it expands, characters its letter table changes, and what needs its
+# persian_style (a quotation mark or period, also as written with other characters).
+PIECE_PIECES = ["کتاب", "دانش", "آموزان", "نیمه", "حرفه", "ای", "ببب", "ی", "یییی", "ءء", "ۀ", "ك", "ي", "ﮐ", "\ufefb", "\ufdf2",
+                "۱۲", "١", "7", "\u06f0", " ", "  ", "\t", "\n\n", "\u00a0", "\u200c", "\u200c\u200c", "\u064e", "\u0651", "\u0670",
+                "\u0654", "ـ", "abc", "Ёж", "\"", ".", "\u201c", "%", "\u0600", "\u060c", "\u061f", "\u06ff", "\u06d5", "\u06d6"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts(PIECE_PIECES, 40))
+@example("\u06a9\u200c\u060c \u060c\u200c\u06a9 \u0600\u200c\u0600")  # ZWNJ beside the Arabic block's first characters
+@example("\u06f1\u06f2\u200c\u06f1\u06f2")  # ZWNJ dropped between digits, then the digits set apart
+@example("\u0627\u0627 \u0627 \u0628\u0628  \u0628 \u0621 \u0621\u06cc \u06cc")  # repeats counted after the spaces are dropped; the range ends
+def test_compiled_persian_pieces_are_the_steps(text):
+    """The one compiled pass gives what the steps give, or leaves the text to them (only
+    where persian_style or a character of several could act)."""
+    if persian._piece_tables() is None:
+        pytest.skip("hazm is not 0.10: the steps are made one by one")
+    pieces = persian.compiled_pieces(text)
+    if pieces is None:
+        assert set(text) & {'"', ".", "\u201c", "\ufdf2", "\ufefb"}
+    else:
+        assert pieces == persian.normalize_persian_steps(text)
+
+
+def test_compiled_persian_pieces_on_the_persian_corpora():
+    if persian._piece_tables() is None:
+        pytest.skip("hazm is not 0.10")
+    path = CORPORA / "fa.jsonl"
+    if not path.exists():
+        pytest.skip("no corpora")
+    canon = Canonicalizer(Config())
+    n = 0
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i % 5:
+                continue
+            text = json.loads(line)["text"]
+            for name, step in canon.text_steps:  # the text the Persian step is given
+                if name == "persian":
+                    break
+                text = step(text)
+            assert persian.compiled_pieces(text) == persian.normalize_persian_steps(text)
+            n += 1
+    assert n > 100
+
+
+def test_the_letter_map_of_the_compiled_pass_is_hazms_letter_steps_on_every_bmp_character():
+    tables = persian._piece_tables()
+    if tables is None:
+        pytest.skip("hazm is not 0.10")
+    letter_map = tables[1]
+    hazm = persian._hazm_normalizer()
+    for cp in range(0x10000):
+        out = letters.FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
+        want = -2 if len(out) > 1 or hazm._letters(chr(cp)) in ('"', ".") else ord(out) if out else -1
+        assert letter_map[cp] == want, hex(cp)
 
 
 # Characters that make NFKC do something: compatibility forms, combining marks out of order,

@@ -381,3 +381,119 @@ def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
                     pos += 1
     bounds[n_docs] = pos
     return out[:pos].copy(), bounds
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in(c, lo, hi):
+    return lo <= c <= hi
+
+
+@njit(cache=True, nogil=True)
+def persian_pieces(cps, letter_map, space, first, second):
+    """The anchor pieces of one Persian text (:func:`neardup.canonical.persian.normalize_persian`),
+    its steps as passes over code points: each run of ``space`` characters one space; each
+    character through ``letter_map`` (BMP; -1 dropped); each run of ZWNJ dropped between
+    two Arabic-block characters (U+0600..U+06FF), else a space each; a space on both sides
+    of each run of Persian digits (U+06F0..U+06F9); each run of spaces between two letters
+    U+0621..U+06D5 dropped; a letter there three times or more kept twice; a space before
+    each position holding a ``first`` letter followed by a ``second`` one (both indexed by
+    code point below U+0700). Returns (code points, True), or (empty, False) where a
+    character maps to -2 (a step these passes do not make applies)."""
+    n = len(cps)
+    a = np.empty(n, dtype=np.uint32)
+    m = 0
+    i = 0
+    while i < n:
+        c = cps[i]
+        if space[c]:
+            while i < n and space[cps[i]]:
+                i += 1
+            a[m] = 32
+            m += 1
+            continue
+        i += 1
+        if c < 0x10000:
+            v = letter_map[c]
+            if v == -2:
+                return a[:0], False
+            if v >= 0:
+                a[m] = v
+                m += 1
+        else:
+            a[m] = c
+            m += 1
+    z = np.empty(m, dtype=np.uint32)  # ZWNJ
+    k = 0
+    i = 0
+    while i < m:
+        c = a[i]
+        if c != 0x200C:
+            z[k] = c
+            k += 1
+            i += 1
+            continue
+        j = i
+        while j < m and a[j] == 0x200C:
+            j += 1
+        if not (i > 0 and _in(a[i - 1], 0x600, 0x6FF) and j < m and _in(a[j], 0x600, 0x6FF)):
+            for _ in range(j - i):
+                z[k] = 32
+                k += 1
+        i = j
+    m = k
+    b = np.empty(3 * m, dtype=np.uint32)  # the digits set apart
+    k = 0
+    i = 0
+    while i < m:
+        if _in(z[i], 0x6F0, 0x6F9):
+            b[k] = 32
+            k += 1
+            while i < m and _in(z[i], 0x6F0, 0x6F9):
+                b[k] = z[i]
+                k += 1
+                i += 1
+            b[k] = 32
+        else:
+            b[k] = z[i]
+            i += 1
+        k += 1
+    s = np.empty(k, dtype=np.uint32)  # spaces between letters dropped
+    m = 0
+    i = 0
+    while i < k:
+        c = b[i]
+        j = i + 1
+        if c == 32:
+            while j < k and b[j] == 32:
+                j += 1
+            if i > 0 and j < k and _in(b[i - 1], 0x621, 0x6D5) and _in(b[j], 0x621, 0x6D5):
+                i = j
+                continue
+        for q in range(i, j):
+            s[m] = b[q]
+            m += 1
+        i = j
+    t = np.empty(m, dtype=np.uint32)  # a letter three times or more kept twice
+    k = m
+    m = 0
+    i = 0
+    while i < k:
+        c = s[i]
+        j = i + 1
+        while j < k and s[j] == c:
+            j += 1
+        r = 2 if j - i >= 3 and _in(c, 0x621, 0x6D5) else j - i
+        for _ in range(r):
+            t[m] = c
+            m += 1
+        i = j
+    out = np.empty(2 * m, dtype=np.uint32)  # anchors
+    k = 0
+    for i in range(m):
+        c = t[i]
+        if c < 0x700 and first[c] and i + 1 < m and t[i + 1] < 0x700 and second[t[i + 1]]:
+            out[k] = 32
+            k += 1
+        out[k] = c
+        k += 1
+    return out[:k], True

@@ -22,11 +22,16 @@ non-joiner (ZWNJ) of compounds as a space or leave it out ("دانش‌آموز�
 from __future__ import annotations
 
 import re
+import re._parser
 from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from .letters import FA_LETTER_MAP, ZWNJ, CharMap, _SPACE
+import numpy as np
+import xxhash
+
+from ..tablecache import cached_table
+from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
 #: joined to the next (previous) word wherever it stands apart (benchmarks/persian.py).
@@ -280,7 +285,20 @@ def normalize_persian(text: str) -> str:
     """hazm normalization, the remaining Arabic letter variants, then ZWNJ: removed between
     Arabic-script letters (one word), a space elsewhere (hazm may attach a prefix to a
     word of another script); then the segmentation of ``SEGMENTATION`` (for anchors, hazm's
-    spacing steps are skipped: the spaces between Persian letters go anyway)."""
+    spacing steps are skipped: the spaces between Persian letters go anyway).
+
+    With anchors and hazm 0.10, the steps are made in one compiled pass
+    (:func:`compiled_pieces`) where they can be; :func:`normalize_persian_steps` is them
+    one by one, and the reference it is tested against."""
+    if SEGMENTATION == "anchors":
+        pieces = compiled_pieces(text)
+        if pieces is not None:
+            return pieces
+    return normalize_persian_steps(text)
+
+
+def normalize_persian_steps(text: str) -> str:
+    """:func:`normalize_persian`, one regular expression or table at a time."""
     hazm = _hazm_normalizer()
     anchors = SEGMENTATION == "anchors" and hasattr(hazm, "normalize_letters")
     text = (hazm.normalize_letters if anchors else hazm.normalize)(_SPACE.sub(" ", text))
@@ -288,6 +306,71 @@ def normalize_persian(text: str) -> str:
     if SEGMENTATION == "anchors":
         return anchor_pieces(text)
     return join_compounds(text) if SEGMENTATION == "join" else text
+
+
+@lru_cache(maxsize=1)
+def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The tables of :func:`neardup.kernels.persian_pieces`: whitespace (``str.isspace``,
+    Python's ``\\s``), the letter map and the two anchor sets; None without hazm 0.10's
+    tables (:class:`PrebuiltNormalizer`).
+
+    The letter map is ``FA_LETTER_MAP(hazm.normalize_letters(c))`` of each BMP character
+    ``c``: its code point, -1 for none, -2 for more than one or where ``persian_style``
+    could act (a character the letter table makes a quotation mark or a period: its
+    patterns need one). The steps it composes each replace single characters (checked:
+    their patterns match one character exactly), so mapping each character is making the
+    steps in turn. It is derived from the code points the tables name, and kept on disk
+    under a digest of the tables (:mod:`neardup.tablecache`)."""
+    hazm = _hazm_normalizer()
+    if not isinstance(hazm, PrebuiltNormalizer):
+        return None
+    patterns = hazm._diacritics + hazm._specials + hazm._replacements
+    if any(re._parser.parse(p.pattern).getwidth() != (1, 1) for p, _ in patterns):  # type: ignore[attr-defined]
+        return None
+
+    def make() -> np.ndarray:
+        every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+        touched = set(hazm._letters.table) | set(hazm._numbers.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
+        for p, _ in patterns:
+            touched.update(ord(m[0]) for m in p.finditer(every))
+        if max(touched) >= 0x10000:
+            return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) the compiled pass is off
+        table = np.arange(0x10000, dtype=np.int32)
+        for cp in touched:
+            out = FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
+            table[cp] = ord(out) if len(out) == 1 else -1 if not out else -2
+            if hazm._letters(chr(cp)) in ('"', "."):
+                table[cp] = -2
+        return table
+
+    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm._letters.table.items()), sorted(hazm._numbers.table.items()),
+                                          [(p.pattern, r) for p, r in patterns], sorted(FA_LETTERS.items()))).encode())
+    table = cached_table(f"persian-letters-{digest}", make, __file__)
+    if not len(table):
+        return None
+    first, second = (np.zeros(0x700, dtype=np.bool_) for _ in range(2))
+    for chars, flags in zip(re.findall(r"\[([^\]]*)\]", _anchor_re(*ANCHORS).pattern), (first, second), strict=True):
+        flags[[ord(c) for c in chars]] = True
+    return code_point_table(str.isspace), table, first, second
+
+
+def compiled_pieces(text: str) -> str | None:
+    """:func:`normalize_persian_steps` with anchors, made by one compiled pass
+    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (no
+    hazm 0.10 tables; a character that needs hazm's ``persian_style`` or maps to more than
+    one: a ligature such as "ﷲ"), for the steps to make.
+
+    >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش‌آموزان") == normalize_persian_steps("دانشآموزان")
+    True
+    """
+    tables = _piece_tables()
+    if tables is None:
+        return None
+    from .. import kernels
+
+    space, letter_map, first, second = tables
+    out, ok = kernels.persian_pieces(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), letter_map, space, first, second)
+    return out.tobytes().decode("utf-32-le", "surrogatepass") if ok else None
 
 
 def split_persian(text: str) -> str:
