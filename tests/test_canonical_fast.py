@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from neardup.canonical import letters, persian, scripts
+from neardup.canonical import canonicalizer, letters, persian, scripts
 from neardup.canonical import Canonicalizer, script_of, stopwords_for, token_language
 from neardup.config import Config
 from neardup.hashing import hash_strings
@@ -198,6 +198,23 @@ def test_compiled_persian_pieces_are_the_steps(text):
         assert set(text) & {'"', ".", "\u201c", "\ufdf2", "\ufefb"}
     else:
         assert pieces == persian.normalize_persian_steps(text)
+
+
+FUSED_PIECES = PIECE_PIECES + ["_", "__", "\u200c\u200c\u200c", ", ", "\u060c", "\u061b", "«", "»", "!", "-", "\u0345", "\u00b2", "\u0660",
+                               "\ufd3e", "\u2026"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts([p for p in FUSED_PIECES if not scripts.SCRIPT_RES["ru"].search(p) and not scripts.SCRIPT_RES["en"].search(p)], 40))
+@example("\u06a9\u200c\u200c\u06a9 _\u200c\u06a9\u200c_ \u060c\u200c\u06a9")  # ZWNJ runs beside letters, underscores, punctuation
+@example("\u060c\u061b 12")  # no Arabic script left: the punctuation step only
+def test_punctuation_and_persian_in_one_pass_are_the_two_steps(text):
+    if persian._piece_tables() is None:
+        pytest.skip("hazm is not 0.10")
+    fused = canonicalizer.punctuation_and_persian_step(text)
+    if fused is not None:
+        assert fused == canonicalizer.persian_step(letters.drop_punctuation(text))
+    assert canonicalizer.punctuation_and_persian_step(text + " abc") is None  # Latin letters: Persian runs only
 
 
 def test_compiled_persian_pieces_on_the_persian_corpora():

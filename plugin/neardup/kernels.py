@@ -383,22 +383,80 @@ def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
     return out[:pos].copy(), bounds
 
 
+@njit(cache=True, nogil=True)
+def persian_pieces(cps, letter_map, space, first, second, word, punctuation):
+    """The anchor pieces of one Persian text (:func:`neardup.canonical.persian.normalize_persian`),
+    its steps as passes over code points, each on the one before's output: with
+    ``punctuation``, first :func:`_punctuation` (and the text as it leaves, if no Arabic
+    script is left in it); each run of ``space`` characters one space, each character
+    through ``letter_map`` (:func:`_spaces_and_letters`); ZWNJ (:func:`_zwnj`); Persian
+    digits set apart (:func:`_digits_apart`); spaces between letters dropped
+    (:func:`_joined_letters`); repeats cut (:func:`_two_repeats`); a space before each
+    anchor (:func:`_anchor_cuts`). Returns (code points, True), or (empty, False) where a
+    character maps to -2 (a step these passes do not make applies)."""
+    if punctuation:
+        cps, arabic = _punctuation(cps, word)
+        if not arabic:
+            return cps, True
+    a, ok = _spaces_and_letters(cps, letter_map, space)
+    if not ok:
+        return a, False
+    return _anchor_cuts(_two_repeats(_joined_letters(_digits_apart(_zwnj(a)))), first, second), True
+
+
+@njit(cache=True, nogil=True)
+def _punctuation(cps, word):
+    """:func:`neardup.canonical.letters.drop_punctuation` (its pattern ``_PUNCT``): each
+    run of characters neither ``word`` (``str.isalnum``: with the underscore, ``\\w``) nor ZWNJ, each run of underscores, and each
+    run of ZWNJ not between two Arabic-block characters, to a space; of a run of n >= 2
+    ZWNJ between two such characters, the first n - 1 and the last each to a space (the
+    pattern's backtracking). Also whether an Arabic-script character (U+0600..U+06FF,
+    U+FB50..U+FEFF) is left."""
+    n = len(cps)
+    out = np.empty(n, dtype=np.uint32)
+    k = 0
+    i = 0
+    arabic = False
+    while i < n:
+        c = cps[i]
+        j = i + 1
+        if c == 0x200C:
+            while j < n and cps[j] == 0x200C:
+                j += 1
+            if i > 0 and _in(cps[i - 1], 0x600, 0x6FF) and j < n and _in(cps[j], 0x600, 0x6FF):
+                if j - i == 1:
+                    out[k] = c
+                else:
+                    out[k] = 32
+                    out[k + 1] = 32
+                    k += 1
+            else:
+                out[k] = 32
+        elif c == 95:
+            while j < n and cps[j] == 95:
+                j += 1
+            out[k] = 32
+        elif not word[c]:
+            while j < n and cps[j] != 0x200C and cps[j] != 95 and not word[cps[j]]:
+                j += 1
+            out[k] = 32
+        else:
+            out[k] = c
+            arabic = arabic or _in(c, 0x600, 0x6FF) or _in(c, 0xFB50, 0xFEFF)
+        k += 1
+        i = j
+    return out[:k], arabic
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _in(c, lo, hi):
     return lo <= c <= hi
 
 
 @njit(cache=True, nogil=True)
-def persian_pieces(cps, letter_map, space, first, second):
-    """The anchor pieces of one Persian text (:func:`neardup.canonical.persian.normalize_persian`),
-    its steps as passes over code points: each run of ``space`` characters one space; each
-    character through ``letter_map`` (BMP; -1 dropped); each run of ZWNJ dropped between
-    two Arabic-block characters (U+0600..U+06FF), else a space each; a space on both sides
-    of each run of Persian digits (U+06F0..U+06F9); each run of spaces between two letters
-    U+0621..U+06D5 dropped; a letter there three times or more kept twice; a space before
-    each position holding a ``first`` letter followed by a ``second`` one (both indexed by
-    code point below U+0700). Returns (code points, True), or (empty, False) where a
-    character maps to -2 (a step these passes do not make applies)."""
+def _spaces_and_letters(cps, letter_map, space):
+    """Each run of ``space`` characters one space; each BMP character ``c`` then
+    ``letter_map[c]`` (-1: dropped; -2: stop, returning False)."""
     n = len(cps)
     a = np.empty(n, dtype=np.uint32)
     m = 0
@@ -412,17 +470,21 @@ def persian_pieces(cps, letter_map, space, first, second):
             m += 1
             continue
         i += 1
-        if c < 0x10000:
-            v = letter_map[c]
-            if v == -2:
-                return a[:0], False
-            if v >= 0:
-                a[m] = v
-                m += 1
-        else:
-            a[m] = c
+        v = letter_map[c] if c < 0x10000 else np.int32(c)
+        if v == -2:
+            return a[:0], False
+        if v >= 0:
+            a[m] = v
             m += 1
-    z = np.empty(m, dtype=np.uint32)  # ZWNJ
+    return a[:m], True
+
+
+@njit(cache=True, nogil=True)
+def _zwnj(a):
+    """Each run of ZWNJ dropped between two Arabic-block characters (U+0600..U+06FF), else
+    a space for each."""
+    m = len(a)
+    z = np.empty(m, dtype=np.uint32)
     k = 0
     i = 0
     while i < m:
@@ -440,8 +502,14 @@ def persian_pieces(cps, letter_map, space, first, second):
                 z[k] = 32
                 k += 1
         i = j
-    m = k
-    b = np.empty(3 * m, dtype=np.uint32)  # the digits set apart
+    return z[:k]
+
+
+@njit(cache=True, nogil=True)
+def _digits_apart(z):
+    """A space on both sides of each run of Persian digits (U+06F0..U+06F9)."""
+    m = len(z)
+    b = np.empty(3 * m, dtype=np.uint32)
     k = 0
     i = 0
     while i < m:
@@ -457,13 +525,19 @@ def persian_pieces(cps, letter_map, space, first, second):
             b[k] = z[i]
             i += 1
         k += 1
-    s = np.empty(k, dtype=np.uint32)  # spaces between letters dropped
+    return b[:k]
+
+
+@njit(cache=True, nogil=True)
+def _joined_letters(b):
+    """Each run of spaces between two letters U+0621..U+06D5 dropped."""
+    k = len(b)
+    s = np.empty(k, dtype=np.uint32)
     m = 0
     i = 0
     while i < k:
-        c = b[i]
         j = i + 1
-        if c == 32:
+        if b[i] == 32:
             while j < k and b[j] == 32:
                 j += 1
             if i > 0 and j < k and _in(b[i - 1], 0x621, 0x6D5) and _in(b[j], 0x621, 0x6D5):
@@ -473,8 +547,14 @@ def persian_pieces(cps, letter_map, space, first, second):
             s[m] = b[q]
             m += 1
         i = j
-    t = np.empty(m, dtype=np.uint32)  # a letter three times or more kept twice
-    k = m
+    return s[:m]
+
+
+@njit(cache=True, nogil=True)
+def _two_repeats(s):
+    """Each run of one letter U+0621..U+06D5 three times or more cut to two."""
+    k = len(s)
+    t = np.empty(k, dtype=np.uint32)
     m = 0
     i = 0
     while i < k:
@@ -482,12 +562,19 @@ def persian_pieces(cps, letter_map, space, first, second):
         j = i + 1
         while j < k and s[j] == c:
             j += 1
-        r = 2 if j - i >= 3 and _in(c, 0x621, 0x6D5) else j - i
-        for _ in range(r):
+        for _ in range(2 if j - i >= 3 and _in(c, 0x621, 0x6D5) else j - i):
             t[m] = c
             m += 1
         i = j
-    out = np.empty(2 * m, dtype=np.uint32)  # anchors
+    return t[:m]
+
+
+@njit(cache=True, nogil=True)
+def _anchor_cuts(t, first, second):
+    """A space before each position holding a ``first`` letter followed by a ``second`` one
+    (both indexed by code point below U+0700)."""
+    m = len(t)
+    out = np.empty(2 * m, dtype=np.uint32)
     k = 0
     for i in range(m):
         c = t[i]
@@ -496,4 +583,4 @@ def persian_pieces(cps, letter_map, space, first, second):
             k += 1
         out[k] = c
         k += 1
-    return out[:k], True
+    return out[:k]

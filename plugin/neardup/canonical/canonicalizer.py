@@ -16,8 +16,9 @@ from ..ragged import offsets_of
 from .html import strip_html
 from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, has_rare_characters, nfkc, punctuation_matters,
                       rejoin_hyphenation, split_tokens, token_char_table, token_hashes, unify_digits, yo_to_ye)
+from . import persian
 from .persian import normalize_persian
-from .scripts import detect_language, detect_languages, map_persian_runs, token_language
+from .scripts import detect_language, detect_languages, map_persian_runs, no_other_letters, token_language
 from .stemming import stemmer
 from .stopwords import persian_stop_words, raw_stopwords, stop_languages
 
@@ -25,6 +26,19 @@ from .stopwords import persian_stop_words, raw_stopwords, stop_languages
 def persian_step(text: str) -> str:
     """The Persian step: :func:`~.persian.normalize_persian` on each Persian run."""
     return map_persian_runs(text, normalize_persian) if has_arabic_script(text) else text
+
+
+def punctuation_and_persian_step(text: str) -> str | None:
+    """``persian_step(drop_punctuation(text))`` in one compiled pass
+    (:func:`~.persian.compiled_pieces`) where it applies: Persian cut at anchors, and no
+    Cyrillic or Latin letter in ``text`` (the Persian step takes it whole); else None.
+
+    >>> punctuation_and_persian_step("«دانش‌آموزان»، ۲۰ نفر") == persian_step(drop_punctuation("«دانش‌آموزان»، ۲۰ نفر"))
+    True
+    """
+    if persian.SEGMENTATION != "anchors" or not no_other_letters(text):
+        return None
+    return persian.compiled_pieces(text, punctuation=True)
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,9 @@ class Canonicalizer:
         act on (:func:`~.letters.has_rare_characters`, one scan when drop_marks comes), those
         steps are skipped too.
 
+        Where the Persian step takes the whole text, drop_punctuation and it are one compiled
+        pass (:func:`punctuation_and_persian_step`).
+
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
         own and never a separator to a word character, so tokenizing splits at the same
@@ -85,13 +102,18 @@ class Canonicalizer:
         numbers) only remove characters, and casefold makes no digit: a text found without
         rare characters at drop_marks has none at the later steps.
         """
-        plain, rare = False, True
+        plain, rare, fused = False, True, False
         for name, step in self.text_steps:
             if name == "drop_marks":
                 rare = has_rare_characters(text)
             if name == "drop_punctuation":
                 plain = not rare or not punctuation_matters(text)
-            if (plain and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
+                if not plain:  # (the Persian step comes next)
+                    fused_text = punctuation_and_persian_step(text)
+                    if fused_text is not None:
+                        text, fused = fused_text, True
+                        continue
+            if ((plain or fused) and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
                 continue
             text = step(text)
         return text

@@ -31,7 +31,7 @@ import numpy as np
 import xxhash
 
 from ..tablecache import cached_table
-from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table
+from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, token_char_table
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
 #: joined to the next (previous) word wherever it stands apart (benchmarks/persian.py).
@@ -354,11 +354,13 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     return code_point_table(str.isspace), table, first, second
 
 
-def compiled_pieces(text: str) -> str | None:
-    """:func:`normalize_persian_steps` with anchors, made by one compiled pass
-    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (no
-    hazm 0.10 tables; a character that needs hazm's ``persian_style`` or maps to more than
-    one: a ligature such as "ﷲ"), for the steps to make.
+def compiled_pieces(text: str, punctuation: bool = False) -> str | None:
+    """:func:`normalize_persian_steps` with anchors (after
+    :func:`~.letters.drop_punctuation`, with ``punctuation``, and only if Arabic script is
+    left), made by one compiled pass (:func:`neardup.kernels.persian_pieces`); None where
+    that pass does not apply (no hazm 0.10 tables; a character that needs hazm's
+    ``persian_style`` or maps to more than one, a ligature such as U+FDF2), for the steps
+    to make.
 
     >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش‌آموزان") == normalize_persian_steps("دانشآموزان")
     True
@@ -369,7 +371,8 @@ def compiled_pieces(text: str) -> str | None:
     from .. import kernels
 
     space, letter_map, first, second = tables
-    out, ok = kernels.persian_pieces(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), letter_map, space, first, second)
+    out, ok = kernels.persian_pieces(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), letter_map, space, first, second,
+                                     token_char_table(), punctuation)
     return out.tobytes().decode("utf-32-le", "surrogatepass") if ok else None
 
 
