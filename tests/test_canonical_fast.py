@@ -205,16 +205,16 @@ FUSED_PIECES = PIECE_PIECES + ["_", "__", "\u200c\u200c\u200c", ", ", "\u060c", 
 
 
 @settings(max_examples=600, deadline=None)
-@given(texts([p for p in FUSED_PIECES if not scripts.SCRIPT_RES["ru"].search(p) and not scripts.SCRIPT_RES["en"].search(p)], 40))
+@given(texts(FUSED_PIECES + ["x", "ß", "\u00d7", "\u0500", "\u024f"], 40))
 @example("\u06a9\u200c\u200c\u06a9 _\u200c\u06a9\u200c_ \u060c\u200c\u06a9")  # ZWNJ runs beside letters, underscores, punctuation
 @example("\u060c\u061b 12")  # no Arabic script left: the punctuation step only
+@example("abc \u06a9\u200c\u06a9 1 \u06a9 \u00d7 \u06a9\u0628 \u0500\u200c\u06a9 \u06a9\u024f\u06a97")  # Persian runs between Latin and Cyrillic
 def test_punctuation_and_persian_in_one_pass_are_the_two_steps(text):
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10")
     fused = canonicalizer.punctuation_and_persian_step(text)
     if fused is not None:
         assert fused == canonicalizer.persian_step(letters.drop_punctuation(text))
-    assert canonicalizer.punctuation_and_persian_step(text + " abc") is None  # Latin letters: Persian runs only
 
 
 def test_compiled_persian_pieces_on_the_persian_corpora():

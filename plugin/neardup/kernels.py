@@ -384,20 +384,73 @@ def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
 
 
 @njit(cache=True, nogil=True)
-def persian_pieces(cps, letter_map, space, first, second, word, punctuation):
+def persian_pieces(cps, letter_map, space, first, second, word, step):
     """The anchor pieces of one Persian text (:func:`neardup.canonical.persian.normalize_persian`),
-    its steps as passes over code points, each on the one before's output: with
-    ``punctuation``, first :func:`_punctuation` (and the text as it leaves, if no Arabic
-    script is left in it); each run of ``space`` characters one space, each character
-    through ``letter_map`` (:func:`_spaces_and_letters`); ZWNJ (:func:`_zwnj`); Persian
-    digits set apart (:func:`_digits_apart`); spaces between letters dropped
-    (:func:`_joined_letters`); repeats cut (:func:`_two_repeats`); a space before each
-    anchor (:func:`_anchor_cuts`). Returns (code points, True), or (empty, False) where a
-    character maps to -2 (a step these passes do not make applies)."""
-    if punctuation:
-        cps, arabic = _punctuation(cps, word)
-        if not arabic:
-            return cps, True
+    its steps as passes over code points, each on the one before's output
+    (:func:`_persian_run`). With ``step``, the Persian step after the punctuation step
+    (``persian_step(drop_punctuation(text))`` of :mod:`neardup.canonical.canonicalizer`):
+    :func:`_punctuation`, then, if Arabic script is left, :func:`_persian_run` on the text,
+    or, where it has a Cyrillic or Latin letter, on each Persian run (from an Arabic-script
+    character to the last one before such a letter), the rest as it is
+    (:func:`neardup.canonical.scripts.map_persian_runs`).
+    Returns (code points, True), or (empty, False) where a character maps to -2 (a step
+    these passes do not make applies)."""
+    if not step:
+        return _persian_run(cps, letter_map, space, first, second)
+    cps, arabic = _punctuation(cps, word)
+    if not arabic:
+        return cps, True
+    n = len(cps)
+    other = False
+    for i in range(n):
+        if _other_letter(cps[i]):
+            other = True
+            break
+    if not other:
+        return _persian_run(cps, letter_map, space, first, second)
+    out = np.empty(6 * n + 2, dtype=np.uint32)
+    k = 0
+    i = 0
+    while i < n:
+        if not _persian_letter(cps[i]):
+            out[k] = cps[i]
+            k += 1
+            i += 1
+            continue
+        last = i
+        j = i
+        while j < n and not _other_letter(cps[j]):
+            if _persian_letter(cps[j]):
+                last = j
+            j += 1
+        run, ok = _persian_run(cps[i : last + 1], letter_map, space, first, second)
+        if not ok:
+            return run, False
+        out[k : k + len(run)] = run
+        k += len(run)
+        i = last + 1
+    return out[:k].copy(), True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _persian_letter(c):
+    """The Arabic-script class of :data:`neardup.canonical.scripts._FA_RUN`."""
+    return _in(c, 0x600, 0x6FF) or _in(c, 0x750, 0x77F) or _in(c, 0xFB50, 0xFDFF) or _in(c, 0xFE70, 0xFEFF)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _other_letter(c):
+    """The Cyrillic and Latin class of :data:`neardup.canonical.scripts._OTHER_LETTER`."""
+    return _in(c, 0x400, 0x52F) or _in(c, 65, 90) or _in(c, 97, 122) or _in(c, 0xC0, 0x24F)
+
+
+@njit(cache=True, nogil=True)
+def _persian_run(cps, letter_map, space, first, second):
+    """:func:`neardup.canonical.persian.normalize_persian` of one text: each run of
+    ``space`` characters one space, each character through ``letter_map``
+    (:func:`_spaces_and_letters`); ZWNJ (:func:`_zwnj`); Persian digits set apart
+    (:func:`_digits_apart`); spaces between letters dropped (:func:`_joined_letters`);
+    repeats cut (:func:`_two_repeats`); a space before each anchor (:func:`_anchor_cuts`)."""
     a, ok = _spaces_and_letters(cps, letter_map, space)
     if not ok:
         return a, False

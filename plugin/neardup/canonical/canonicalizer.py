@@ -18,7 +18,7 @@ from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuati
                       rejoin_hyphenation, split_tokens, token_char_table, token_hashes, unify_digits, yo_to_ye)
 from . import persian
 from .persian import normalize_persian
-from .scripts import detect_language, detect_languages, map_persian_runs, no_other_letters, token_language
+from .scripts import detect_language, detect_languages, map_persian_runs, token_language
 from .stemming import stemmer
 from .stopwords import persian_stop_words, raw_stopwords, stop_languages
 
@@ -30,15 +30,13 @@ def persian_step(text: str) -> str:
 
 def punctuation_and_persian_step(text: str) -> str | None:
     """``persian_step(drop_punctuation(text))`` in one compiled pass
-    (:func:`~.persian.compiled_pieces`) where it applies: Persian cut at anchors, and no
-    Cyrillic or Latin letter in ``text`` (the Persian step takes it whole); else None.
+    (:func:`~.persian.compiled_pieces`) where it applies (Persian cut at anchors, hazm 0.10,
+    no character that needs one of hazm's steps the pass does not make); else None.
 
     >>> punctuation_and_persian_step("«دانش‌آموزان»، ۲۰ نفر") == persian_step(drop_punctuation("«دانش‌آموزان»، ۲۰ نفر"))
     True
     """
-    if persian.SEGMENTATION != "anchors" or not no_other_letters(text):
-        return None
-    return persian.compiled_pieces(text, punctuation=True)
+    return persian.compiled_pieces(text, step=True) if persian.SEGMENTATION == "anchors" else None
 
 
 @dataclass(frozen=True)
@@ -92,8 +90,7 @@ class Canonicalizer:
         act on (:func:`~.letters.has_rare_characters`, one scan when drop_marks comes), those
         steps are skipped too.
 
-        Where the Persian step takes the whole text, drop_punctuation and it are one compiled
-        pass (:func:`punctuation_and_persian_step`).
+        drop_punctuation and the Persian step are one compiled pass where they can be (:func:`punctuation_and_persian_step`).
 
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its

@@ -354,11 +354,11 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     return code_point_table(str.isspace), table, first, second
 
 
-def compiled_pieces(text: str, punctuation: bool = False) -> str | None:
-    """:func:`normalize_persian_steps` with anchors (after
-    :func:`~.letters.drop_punctuation`, with ``punctuation``, and only if Arabic script is
-    left), made by one compiled pass (:func:`neardup.kernels.persian_pieces`); None where
-    that pass does not apply (no hazm 0.10 tables; a character that needs hazm's
+def compiled_pieces(text: str, step: bool = False) -> str | None:
+    """:func:`normalize_persian_steps` with anchors (with ``step``: the Persian step after
+    the punctuation step, ``persian_step(drop_punctuation(text))``: on each Persian run,
+    if Arabic script is left), made by one compiled pass
+    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (no hazm 0.10 tables; a character that needs hazm's
     ``persian_style`` or maps to more than one, a ligature such as U+FDF2), for the steps
     to make.
 
@@ -372,7 +372,7 @@ def compiled_pieces(text: str, punctuation: bool = False) -> str | None:
 
     space, letter_map, first, second = tables
     out, ok = kernels.persian_pieces(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), letter_map, space, first, second,
-                                     token_char_table(), punctuation)
+                                     token_char_table(), step)
     return out.tobytes().decode("utf-32-le", "surrogatepass") if ok else None
 
 

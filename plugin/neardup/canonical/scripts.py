@@ -45,17 +45,11 @@ def token_language(token: str) -> str | None:
     return None
 
 
-def no_other_letters(text: str) -> bool:
-    """Whether ``text`` has no Cyrillic or Latin letter (:func:`map_persian_runs` then
-    takes it whole)."""
-    return not _OTHER_LETTER.search(text)
-
-
 def map_persian_runs(text: str, fn) -> str:
     """``fn`` applied to each Persian run of ``text`` (all of it when it has no Cyrillic or
     Latin letter), the rest left as it is: mixed text gets Persian rules only where it is
     Persian."""
-    if no_other_letters(text):
+    if not _OTHER_LETTER.search(text):
         return fn(text)
     return _FA_RUN.sub(lambda m: fn(m[0]), text)
 
