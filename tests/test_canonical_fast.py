@@ -53,6 +53,7 @@ def test_rejoin_hyphenation_chains(text):
 
 @settings(max_examples=400, deadline=None)
 @given(texts(LINE_PIECES))
+@example("x\n\u0635\u0641\u062d\u0647 12\ny\n\u2014 3\n\n\u2013 3 \u2013\nстр. 4\nСтраница 5\n\tPage 6\n- 7 -\n8\nab\n")  # each way a page line starts
 def test_page_number_lines_as_with_the_lookbehind_pattern(text):
     assert letters._PAGE_NUMBER_LINE.sub("\n ", text) == PAGE_NUMBER_LINE.sub(" ", text)
 
