@@ -206,16 +206,21 @@ FUSED_PIECES = PIECE_PIECES + ["_", "__", "\u200c\u200c\u200c", ", ", "\u060c", 
 
 
 @settings(max_examples=600, deadline=None)
-@given(texts(FUSED_PIECES + ["x", "ß", "\u00d7", "\u0500", "\u024f"], 40))
+@given(texts(FUSED_PIECES + ["x", "X", "ß", "\u0130", "\u0401", "\u00d7", "\u0500", "\u024f", "\u0966"], 40))
 @example("\u06a9\u200c\u200c\u06a9 _\u200c\u06a9\u200c_ \u060c\u200c\u06a9")  # ZWNJ runs beside letters, underscores, punctuation
 @example("\u060c\u061b 12")  # no Arabic script left: the punctuation step only
 @example("abc \u06a9\u200c\u06a9 1 \u06a9 \u00d7 \u06a9\u0628 \u0500\u200c\u06a9 \u06a9\u024f\u06a97")  # Persian runs between Latin and Cyrillic
 def test_punctuation_and_persian_in_one_pass_are_the_two_steps(text):
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10")
-    fused = canonicalizer.punctuation_and_persian_step(text)
-    if fused is not None:
-        assert fused == canonicalizer.persian_step(letters.drop_punctuation(text))
+    want = canonicalizer.persian_step(letters.drop_punctuation(text))
+    for late, after in ((None, lambda t: t), (letters.late_steps_table(False), lambda t: letters.yo_to_ye(t.casefold())),
+                        (letters.late_steps_table(True), lambda t: letters.unify_digits(letters.yo_to_ye(t.casefold())))):
+        made = canonicalizer.punctuation_and_persian_step(text, late)
+        if made is not None:
+            fused, late_applied = made
+            assert fused == (after(want) if late_applied else want)
+            assert late_applied == (late is not None and not set(want) & {"ß", "\u0130", "\ufb01"})
 
 
 def test_compiled_persian_pieces_on_the_persian_corpora():

@@ -384,7 +384,7 @@ def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
 
 
 @njit(cache=True, nogil=True)
-def persian_pieces(cps, letter_map, space, first, second, word, step):
+def persian_pieces(cps, letter_map, space, first, second, word, step, late):
     """The anchor pieces of one Persian text (:func:`neardup.canonical.persian.normalize_persian`),
     its steps as passes over code points, each on the one before's output
     (:func:`_persian_run`). With ``step``, the Persian step after the punctuation step
@@ -392,11 +392,31 @@ def persian_pieces(cps, letter_map, space, first, second, word, step):
     :func:`_punctuation`, then, if Arabic script is left, :func:`_persian_run` on the text,
     or, where it has a Cyrillic or Latin letter, on each Persian run (from an Arabic-script
     character to the last one before such a letter), the rest as it is
-    (:func:`neardup.canonical.scripts.map_persian_runs`).
-    Returns (code points, True), or (empty, False) where a character maps to -2 (a step
-    these passes do not make applies)."""
-    if not step:
-        return _persian_run(cps, letter_map, space, first, second)
+    (:func:`neardup.canonical.scripts.map_persian_runs`); then, if ``late`` is not empty,
+    each character through it (the steps after the Persian one,
+    :func:`neardup.canonical.letters.late_steps_table`) unless one maps to -1. Returns
+    (code points, status): 0 where a character maps to -2 in ``letter_map`` (a step these
+    passes do not make applies; the code points are then empty), 1 done, 2 done with ``late``."""
+    if step:
+        out, ok = _persian_step(cps, letter_map, space, first, second, word)
+    else:
+        out, ok = _persian_run(cps, letter_map, space, first, second)
+    if not ok:
+        return out, 0
+    if len(late) == 0:
+        return out, 1
+    mapped = np.empty(len(out), dtype=np.uint32)
+    for i in range(len(out)):
+        v = late[out[i]]
+        if v < 0:
+            return out, 1
+        mapped[i] = v
+    return mapped, 2
+
+
+@njit(cache=True, nogil=True)
+def _persian_step(cps, letter_map, space, first, second, word):
+    """``persian_step(drop_punctuation(text))`` (see :func:`persian_pieces`)."""
     cps, arabic = _punctuation(cps, word)
     if not arabic:
         return cps, True

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import filterfalse
 from typing import Callable, Sequence
 
@@ -14,7 +14,7 @@ from ..config import LANGUAGES, Config
 from ..hashing import KeySet, code_points, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (digit_table, drop_marks, drop_page_numbers, drop_punctuation, has_arabic_script, has_rare_characters, nfkc, punctuation_matters,
+from .letters import (digit_table, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script, has_rare_characters, nfkc, punctuation_matters,
                       rejoin_hyphenation, split_tokens, token_char_table, token_hashes, unify_digits, yo_to_ye)
 from . import persian
 from .persian import normalize_persian
@@ -28,15 +28,21 @@ def persian_step(text: str) -> str:
     return map_persian_runs(text, normalize_persian) if has_arabic_script(text) else text
 
 
-def punctuation_and_persian_step(text: str) -> str | None:
+def punctuation_and_persian_step(text: str, late: np.ndarray | None = None) -> tuple[str, bool] | None:
     """``persian_step(drop_punctuation(text))`` in one compiled pass
-    (:func:`~.persian.compiled_pieces`) where it applies (Persian cut at anchors, hazm 0.10,
-    no character that needs one of hazm's steps the pass does not make); else None.
+    (:func:`~.persian.compiled_step`) where it applies (Persian cut at anchors, hazm 0.10,
+    no character that needs one of hazm's steps the pass does not make), and the steps of
+    ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one:
+    (text, whether ``late`` was applied); else None.
 
-    >>> punctuation_and_persian_step("«دانش‌آموزان»، ۲۰ نفر") == persian_step(drop_punctuation("«دانش‌آموزان»، ۲۰ نفر"))
+    >>> punctuation_and_persian_step("«دانش‌آموزان»، ۲۰ نفر")[0] == persian_step(drop_punctuation("«دانش‌آموزان»، ۲۰ نفر"))
     True
     """
-    return persian.compiled_pieces(text, step=True) if persian.SEGMENTATION == "anchors" else None
+    return persian.compiled_step(text, late=late) if persian.SEGMENTATION == "anchors" else None
+
+
+#: The steps after the Persian one, in order (unify_digits where digits are unified).
+_LATE_STEPS = ("casefold", "yo_to_ye", "unify_digits")
 
 
 @dataclass(frozen=True)
@@ -99,21 +105,30 @@ class Canonicalizer:
         numbers) only remove characters, and casefold makes no digit: a text found without
         rare characters at drop_marks has none at the later steps.
         """
-        plain, rare, fused = False, True, False
+        plain, rare, fused, late = False, True, False, False
         for name, step in self.text_steps:
             if name == "drop_marks":
                 rare = has_rare_characters(text)
             if name == "drop_punctuation":
                 plain = not rare or not punctuation_matters(text)
-                if not plain:  # (the Persian step comes next)
-                    fused_text = punctuation_and_persian_step(text)
-                    if fused_text is not None:
-                        text, fused = fused_text, True
-                        continue
+                made = None if plain else punctuation_and_persian_step(text, self._late_table)
+                if made is not None:
+                    (text, late), fused = made, True
+                    continue
             if ((plain or fused) and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
+                continue
+            if late and name in _LATE_STEPS:
                 continue
             text = step(text)
         return text
+
+    @cached_property
+    def _late_table(self) -> np.ndarray:
+        """:func:`~.letters.late_steps_table` of the steps after the Persian one."""
+        names = [n for n, _ in self.text_steps]
+        after = tuple(names[names.index("persian") + 1 :])
+        assert after in (_LATE_STEPS[:2], _LATE_STEPS), after  # what late_steps_table makes
+        return late_steps_table(unify=after == _LATE_STEPS)
 
     def tokens(self, text: str, lang: str | None = None) -> list[str]:
         return self.canonicalize(text, lang).tokens

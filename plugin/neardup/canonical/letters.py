@@ -92,6 +92,32 @@ def unify_digits(text: str) -> str:
     return text if text.isascii() else _digit_map()(text)
 
 
+@lru_cache(maxsize=2)
+def late_steps_table(unify: bool) -> np.ndarray:
+    """Per code point (all of Unicode, int32): ``str.casefold`` then :func:`yo_to_ye`, then
+    with ``unify`` :func:`unify_digits`, of the character alone, when that is one character;
+    -1 when it is more ("ß" -> "ss"). The three map each character on its own (full case
+    folding has no context), so where no character maps to -1, mapping each character is
+    making the three steps (:func:`neardup.kernels.persian_pieces` does so).
+
+    >>> t = late_steps_table(True); [chr(t[ord(c)]) for c in "Ё۱a"], int(t[ord("ß")])
+    (['е', '1', 'a'], -1)
+    """
+    def make() -> np.ndarray:
+        digits = _digit_table() if unify else {}
+        out = np.arange(0x110000, dtype=np.int32)
+        for cp in range(0x110000):
+            ch = chr(cp)
+            folded = ch.casefold()
+            if folded != ch or ch == "ё" or cp in digits:
+                folded = yo_to_ye(folded)
+                folded = "".join(digits.get(ord(c), c) for c in folded)
+                out[cp] = ord(folded) if len(folded) == 1 else -1
+        return out
+
+    return cached_table(f"late-steps-{'unify' if unify else 'keep'}", make, __file__)
+
+
 def nfkc(text: str) -> str:
     """NFKC; an ASCII text is its own NFKC.
 

@@ -354,26 +354,38 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     return code_point_table(str.isspace), table, first, second
 
 
-def compiled_pieces(text: str, step: bool = False) -> str | None:
-    """:func:`normalize_persian_steps` with anchors (with ``step``: the Persian step after
-    the punctuation step, ``persian_step(drop_punctuation(text))``: on each Persian run,
-    if Arabic script is left), made by one compiled pass
-    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (no hazm 0.10 tables; a character that needs hazm's
-    ``persian_style`` or maps to more than one, a ligature such as U+FDF2), for the steps
-    to make.
+def compiled_pieces(text: str) -> str | None:
+    """:func:`normalize_persian_steps` with anchors, made by one compiled pass
+    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (no hazm
+    0.10 tables; a character that needs hazm's ``persian_style`` or maps to more than one,
+    a ligature such as U+FDF2), for the steps to make.
 
-    >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش‌آموزان") == normalize_persian_steps("دانشآموزان")
+    >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش\u200cآموزان") == normalize_persian_steps("دانشآموزان")
     True
     """
+    made = compiled_step(text, step=False)
+    return made[0] if made is not None else None
+
+
+def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None) -> tuple[str, bool] | None:
+    """:func:`compiled_pieces` of ``text``, or with ``step`` the Persian step after the
+    punctuation step (``persian_step(drop_punctuation(text))``: on each Persian run, if
+    Arabic script is left), and then the characters through ``late``
+    (:func:`~.letters.late_steps_table`) where each maps to one: (text, whether ``late``
+    was applied), or None where the pass does not apply."""
     tables = _piece_tables()
     if tables is None:
         return None
     from .. import kernels
 
     space, letter_map, first, second = tables
-    out, ok = kernels.persian_pieces(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), letter_map, space, first, second,
-                                     token_char_table(), step)
-    return out.tobytes().decode("utf-32-le", "surrogatepass") if ok else None
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    out, status = kernels.persian_pieces(cps, letter_map, space, first, second, token_char_table(), step,
+                                         _NO_LATE if late is None else late)
+    return (out.tobytes().decode("utf-32-le", "surrogatepass"), status == 2) if status else None
+
+
+_NO_LATE = np.empty(0, dtype=np.int32)
 
 
 def split_persian(text: str) -> str:
