@@ -645,15 +645,18 @@ def _two_repeats(s):
 @njit(cache=True, nogil=True)
 def _anchor_cuts(t, first, second):
     """A space before each position holding a ``first`` letter followed by a ``second`` one
-    (both indexed by code point below U+0700)."""
+    (both bool arrays indexed by code point up to U+0700, False there: a code point above
+    reads that entry). Branch-free: a space is written before every character and kept
+    where the pair is an anchor."""
     m = len(t)
-    out = np.empty(2 * m, dtype=np.uint32)
+    out = np.empty(2 * m + 1, dtype=np.uint32)
     k = 0
-    for i in range(m):
-        c = t[i]
-        if c < 0x700 and first[c] and i + 1 < m and t[i + 1] < 0x700 and second[t[i + 1]]:
-            out[k] = 32
-            k += 1
-        out[k] = c
+    for i in range(m - 1):
+        out[k] = 32
+        k += np.int64(first[min(t[i], 0x700)]) & np.int64(second[min(t[i + 1], 0x700)])
+        out[k] = t[i]
+        k += 1
+    if m:
+        out[k] = t[m - 1]
         k += 1
     return out[:k]

@@ -348,7 +348,7 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     table = cached_table(f"persian-letters-{digest}", make, __file__)
     if not len(table):
         return None
-    first, second = (np.zeros(0x700, dtype=np.bool_) for _ in range(2))
+    first, second = (np.zeros(0x701, dtype=np.bool_) for _ in range(2))  # (0x700: any code point above)
     for chars, flags in zip(re.findall(r"\[([^\]]*)\]", _anchor_re(*ANCHORS).pattern), (first, second), strict=True):
         flags[[ord(c) for c in chars]] = True
     return code_point_table(str.isspace), table, first, second
