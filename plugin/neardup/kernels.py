@@ -153,6 +153,11 @@ def script_counts(cps, bounds, letter, script, sample, codes):
     points with ``letter`` set, counted by their ``script`` code (0 .. codes - 1)."""
     out = np.zeros((len(bounds) - 1, codes), dtype=np.int64)
     for d in range(len(bounds) - 1):
+        if bounds[d + 1] - bounds[d] <= sample:  # every letter counts: no branch on letters
+            for i in range(bounds[d], bounds[d + 1]):
+                c = cps[i]
+                out[d, script[c]] += np.int64(letter[c])
+            continue
         need = sample
         for i in range(bounds[d], bounds[d + 1]):
             c = cps[i]
