@@ -263,22 +263,23 @@ class Signer:
         if "modm" in c.signatures:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
+        exacts = exact_keys(th, off)
+        exact_values = np.array([int(e[:16], 16) for e in exacts], dtype=U64)  # the exact field's key: the digest's first half
+        counts = np.diff(off).tolist()
+        fields = [(f, v, None if o is None else o.tolist()) for f in _FIELD_ORDER if f in keys for v, o in [keys[f]]]
+        set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
         out = []
-        for i, (d, lang) in enumerate(zip(docs, langs, strict=True)):
-            n_tokens = int(off[i + 1] - off[i])
-            exact = exact_key(th[off[i] : off[i + 1]])
+        for i, (d, lang, exact, n_tokens) in enumerate(zip(docs, langs, exacts, counts, strict=True)):
             k: dict[str, np.ndarray] = {}
             if "exact" in c.signatures:
-                k["exact"] = np.array([int(exact[:16], 16)], dtype=U64)
-            for f in _FIELD_ORDER:
-                if f in keys:
-                    v, o = keys[f]
-                    k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
+                k["exact"] = exact_values[i : i + 1]
+            for f, v, o in fields:
+                k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
             if not n_tokens:  # wordless: no key of the built-in signatures, so never their candidate
                 k = {f: np.empty(0, dtype=U64) for f in k}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
-            out.append(Signed(d, lang, n_tokens, st.sets[st.set_offsets[i] : st.set_offsets[i + 1]], exact, int(st.simhash[i]), k))
+            out.append(Signed(d, lang, n_tokens, st.sets[set_off[i] : set_off[i + 1]], exact, simhashes[i], k))
         return out
 
     def _stages(self, texts: Sequence[str], th: np.ndarray, off: np.ndarray, langs: Sequence[str], canon: Sequence[Canonical] | None,
@@ -323,7 +324,20 @@ def exact_key(token_hashes: np.ndarray) -> str:
     >>> exact_key(hash_strings(["a", "rose"], 1)) == exact_key(hash_strings(["a", "rose"], 1)) != exact_key(hash_strings(["rose", "a"], 1))
     True
     """
-    return xxhash.xxh3_128_hexdigest(np.asarray(token_hashes, dtype="<u8").tobytes())
+    return exact_keys(token_hashes, np.array([0, len(token_hashes)]))[0]
+
+
+def exact_keys(token_hashes: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """:func:`exact_key` of each document's token hashes (document i's at
+    ``offsets[i]:offsets[i+1]``), hashed from slices of one buffer.
+
+    >>> th = hash_strings(["a", "rose", "is"], 1)
+    >>> exact_keys(th, np.array([0, 2, 3])) == [exact_key(th[:2]), exact_key(th[2:])]
+    True
+    """
+    buf = memoryview(np.ascontiguousarray(token_hashes, dtype="<u8")).cast("B")
+    bounds = (np.asarray(offsets, dtype=np.int64) * 8).tolist()
+    return [xxhash.xxh3_128_hexdigest(buf[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]  # noqa: B905 (pairs of one list)
 
 
 #: Built-in key fields in the order their keys are rendered.
