@@ -355,9 +355,9 @@ def _mixed_queries(nd, docs):
 
 
 def test_many_candidate_queries_at_once_equal_one_at_a_time(tmp_path):
-    """The batched statement (temporary tables and a window function) returns what one
-    statement per query returns: same candidates, order, limits and filters; and inside a
-    writer session it leaves the session's transaction open."""
+    """The batch (one statement for the postings of every key, matched and ranked with
+    numpy) returns what one statement per query returns: same candidates, order, limits and
+    filters; and inside a writer session it leaves the session's transaction open."""
     import json
 
     from .corpora import SAMPLE
@@ -528,3 +528,32 @@ def test_a_failing_session_in_a_row_is_undone_alone_and_the_ones_before_are_comm
         with e.writer():  # and the next session starts a transaction of its own
             e.put(_signed(nd, ["after"]))
         assert _seen_by_another_connection(path) == 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.lists(st.integers(0, 6), max_size=5), st.integers(1, 3), st.integers(0, 2)), max_size=6),
+       st.lists(st.tuples(st.integers(0, 6), st.integers(1, 9)), max_size=25, unique=True), st.integers(0, 4), st.integers(5, 10))
+def test_matched_documents_are_the_definition(groups, postings, after, before):
+    """Groups (query, keys, need, field) against postings (key, doc): per (query, document)
+    the keys matched in the groups it matches (at least ``need`` distinct keys of a group,
+    seq strictly between after and before), ranked by query, score descending, document."""
+    from neardup.engines.embedded import matched_documents
+
+    keys = np.array([k for _, ks, _, _ in groups for k in ks], dtype=np.int64)
+    owner = np.array([g for g, (_, ks, _, _) in enumerate(groups) for _ in ks], dtype=np.int64)
+    hk = np.array([k for k, _ in postings], dtype=np.int64)
+    hd = np.array([d for _, d in postings], dtype=np.int64)
+    n_q = 4
+    got = matched_documents(keys, owner, hk, hd, np.array([q for q, *_ in groups], dtype=np.int64),
+                            np.array([n for _, _, n, _ in groups], dtype=np.int64), np.array([f for *_, f in groups], dtype=np.int64),
+                            np.full(n_q, after), np.full(n_q, before))
+    want: dict[tuple[int, int], list[int]] = {}
+    for q, ks, need, field in groups:
+        for doc in sorted({d for _, d in postings}):
+            c = sum(1 for k in set(ks) for pk, pd in postings if pk == k and pd == doc)  # distinct keys, as SQL's IN
+            if after < doc < before and c >= need:
+                s = want.setdefault((q, doc), [0, 0])
+                s[0] += c
+                s[1] |= 1 << field
+    expect = sorted(((q, d, s, f) for (q, d), (s, f) in want.items()), key=lambda r: (r[0], -r[2], r[1]))
+    assert list(zip(*[x.tolist() for x in got])) == expect

@@ -81,10 +81,8 @@ class CandidateRule:
 
     def query(self, keys: Mapping[str, np.ndarray], n_shingles: int, *, mode: str = "resemblance",
               threshold: float | None = None, exclude_id: str | None = None, limit: int = 1000,
-              before_seq: int | None = None, after_seq: int | None = None, representatives: bool = False,
-              encoded: Mapping[str, Any] | None = None) -> CandidateQuery:
-        """The engine query for one document (``encoded``: what the engine made of its keys in
-        advance, :meth:`~neardup.engines.base.Engine.query_encoding`).
+              before_seq: int | None = None, after_seq: int | None = None, representatives: bool = False) -> CandidateQuery:
+        """The engine query for one document.
 
         resemblance: the groups of :meth:`needs`; ``t*|A| <= |B| <= |A|/t``.
         containment: SimHash is dropped (it measures the whole document); the samples L
@@ -94,7 +92,7 @@ class CandidateRule:
         t = self.config.threshold if threshold is None else threshold
         if mode not in ("resemblance", "containment"):
             raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
-        groups = [KeyGroup(f, _keys(keys[f]), m, None if encoded is None else encoded.get(f)) for f, m in self._needs.items()
+        groups = [KeyGroup(f, _keys(keys[f]), m) for f, m in self._needs.items()
                   if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")]
         if mode == "containment":
             for f in CONTAINMENT_SAMPLES:

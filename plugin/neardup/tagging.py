@@ -78,8 +78,8 @@ class Tagger:
         in memory, with the tags computed here (the stored ones may be stale)."""
         seqs = list(seqs) if seqs is not None else [None] * len(docs)
         batch_ids = {d.id for d in docs}
-        queries = [self.rule.query(d.keys, d.n_shingles, exclude_id=d.id, limit=TAG_LIMIT, before_seq=s, representatives=True,
-                                   encoded=self.engine.query_encoding(d)) for d, s in zip(docs, seqs, strict=True)]
+        queries = [self.rule.query(d.keys, d.n_shingles, exclude_id=d.id, limit=TAG_LIMIT, before_seq=s, representatives=True)
+                   for d, s in zip(docs, seqs, strict=True)]
         results = [[c for c in found if c.id not in batch_ids and self.rule.plausible(c.matched, d.simhash, c.simhash)]
                    for d, found in zip(docs, all_candidates(self.engine, queries), strict=True)]
         # the shingles of every candidate of the batch in one read, not one per document

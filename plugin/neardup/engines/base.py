@@ -18,7 +18,7 @@ from __future__ import annotations
 import abc
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -50,7 +50,6 @@ class KeyGroup:
     field: str
     keys: np.ndarray | tuple[int, ...]  # uint64 key values (an array, or a sequence of ints)
     min_match: int = 1
-    encoded: Any = None  # what the engine made of these keys in advance (Engine.query_encoding), or None
 
 
 @dataclass(frozen=True)
@@ -292,11 +291,6 @@ class Engine(abc.ABC):
         store) runs inside one, so that concurrent writers never tag against each other's
         half-written state. Engines that need no lock may keep this default."""
         yield
-
-    def query_encoding(self, doc: Any) -> Mapping[str, Any] | None:
-        """What :meth:`key_encoder` made in advance of ``doc``'s keys for candidate queries,
-        by field (it goes into :attr:`KeyGroup.encoded`), or None (the default)."""
-        return None
 
     def key_encoder(self) -> Callable[[Sequence[Signed]], None] | None:
         """A picklable function that sets ``encoded_keys`` on each document of a signed batch:

@@ -157,28 +157,61 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 
 
-#: Scratch tables of :meth:`EmbeddedEngine._candidates_many` (this connection's own).
-_BATCH_TABLES = (
-    "CREATE TEMP TABLE IF NOT EXISTS nd_q(q INTEGER PRIMARY KEY, after_seq INTEGER, before_seq INTEGER, lo INTEGER, hi INTEGER, "
-    "exclude TEXT, lim INTEGER, reps INTEGER)",
-    "CREATE TEMP TABLE IF NOT EXISTS nd_g(q INTEGER, g INTEGER, field TEXT, min_match INTEGER, keys TEXT, PRIMARY KEY(q, g))",
-)
-#: Per query: documents sharing at least ``min_match`` keys of a group, in the seq range,
-#: length range and (``reps``) among representatives; its ``lim`` best by keys, then seq.
-_BATCH_SQL = f"""
-WITH m(q, g, doc, c, need, field) AS (
-    SELECT g.q, g.g, p.doc, COUNT(*), g.min_match, g.field FROM temp.nd_g g CROSS JOIN json_each(g.keys) k
-    CROSS JOIN temp.nd_q x ON x.q = g.q CROSS JOIN {{postings}} p
-    ON p.key = k.value AND p.doc > x.after_seq AND p.doc < x.before_seq GROUP BY g.q, g.g, p.doc),
-s(q, doc, score, fs) AS (
-    SELECT q, doc, SUM(c), group_concat(field) FROM m WHERE c >= need GROUP BY q, doc),
-r AS (
-    SELECT s.q, d.id, d.n_shingles, d.simhash, {_CLUSTER} AS cid, s.score, s.fs, d.seq,
-           row_number() OVER (PARTITION BY s.q ORDER BY s.score DESC, d.seq) AS rank, x.lim
-    FROM s CROSS JOIN temp.nd_q x ON x.q = s.q JOIN docs d ON d.seq = s.doc
-    WHERE d.n_shingles BETWEEN x.lo AND x.hi AND d.id != x.exclude AND (x.reps = 0 OR d.is_duplicate = 0))
-SELECT q, id, n_shingles, simhash, cid, score, fs, seq FROM r WHERE rank <= lim ORDER BY q, rank
-"""
+def matched_documents(keys: np.ndarray, key_group: np.ndarray, hit_keys: np.ndarray, hit_docs: np.ndarray, group_query: np.ndarray,
+                      need: np.ndarray, group_field: np.ndarray, after: np.ndarray, before: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Which documents each query matches, from the postings of its key groups, ranked.
+
+    Group g holds the posting keys ``keys[key_group == g]`` of query ``group_query[g]``;
+    ``(hit_keys, hit_docs)`` are the postings of those keys. A document matches a group when
+    it holds at least ``need[g]`` of its distinct keys (as SQL's ``IN``) and its seq
+    lies strictly between the query's ``after`` and ``before``; it matches a query when it
+    matches one of its groups. Returns, per (query, document) matched, sorted by query, then
+    score descending, then document: the query, the document, the score (keys matched in
+    the groups it matches) and a bitmask of the groups' ``group_field`` numbers.
+
+    >>> keys, key_group = np.array([5, 6, 7, 5]), np.array([0, 0, 0, 1])
+    >>> r = matched_documents(keys, key_group, np.array([5, 5, 6, 7]), np.array([10, 11, 10, 10]),
+    ...                       np.array([0, 1]), np.array([2, 1]), np.array([0, 1]), np.array([0, 0]), np.array([99, 99]))
+    >>> [x.tolist() for x in r]
+    [[0, 1, 1], [10, 10, 11], [3, 1, 1], [1, 2, 2]]
+    """
+    order = np.lexsort((key_group, keys))  # each distinct key of a group once, in key order
+    keep = order[_run_starts(keys[order], key_group[order])]
+    keys, key_group = keys[keep], key_group[keep]
+    lo, hi = np.searchsorted(keys, hit_keys, "left"), np.searchsorted(keys, hit_keys, "right")
+    n = hi - lo
+    hit = np.repeat(np.arange(len(hit_keys)), n)  # each (hit, group key) pair with the same key
+    start = np.repeat(lo - np.concatenate(([0], np.cumsum(n)[:-1])), n)
+    group, doc = key_group[start + np.arange(len(hit))], hit_docs[hit]
+    q = group_query[group]
+    inside = (doc > after[q]) & (doc < before[q])
+    group, doc = group[inside], doc[inside]
+    order = np.lexsort((doc, group))  # keys matched per (group, document)
+    group, doc = group[order], doc[order]
+    first = _run_starts(group, doc)
+    count = np.diff(np.append(first, len(group)))
+    group, doc = group[first], doc[first]
+    ok = count >= need[group]
+    group, doc, count = group[ok], doc[ok], count[ok]
+    q = group_query[group]
+    order = np.lexsort((doc, q))  # per (query, document): the sum of the counts, the fields
+    q, doc, count, field = q[order], doc[order], count[order], group_field[group[order]]
+    first = _run_starts(q, doc)
+    if not len(first):
+        return q, doc, count, field
+    score = np.add.reduceat(count, first)
+    fields = np.bitwise_or.reduceat(np.left_shift(1, field), first)
+    q, doc = q[first], doc[first]
+    order = np.lexsort((doc, -score, q))
+    return q[order], doc[order], score[order], fields[order]
+
+
+def _run_starts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where each run of equal pairs (a[i], b[i]) starts."""
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]))))
 
 
 def _now() -> str:
@@ -211,12 +244,10 @@ def _exact_value(exact: str) -> bytes | str:
 
 @dataclass(frozen=True)
 class EncodedKeys:
-    """A document's keys column made in advance, and the fields it was made for; with the
-    posting keys its candidate queries look up (:func:`posting_jsons`), by field."""
+    """A document's keys column made in advance, and the fields it was made for."""
 
     fields: tuple[str, ...]
     blob: bytes
-    postings: Mapping[str, str] | None = None
 
 
 def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
@@ -245,14 +276,10 @@ def _keys_columns(fields: tuple[str, ...], signed: Sequence[Signed], keys: Mappi
 
 
 def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
-    """Set ``encoded_keys`` of each signed document to its keys column for ``fields`` and
-    the :func:`posting_jsons` of its keys of the fields candidate queries read first (not
-    the samples, which follow behind), both from one ragged array per field:
+    """Set ``encoded_keys`` of each signed document to its keys column for ``fields``:
     :meth:`EmbeddedEngine.key_encoder`."""
-    keys = joined_keys(fields, [s.keys for s in signed])
-    made = {f: posting_jsons(i, *keys[f]) for i, f in enumerate(fields) if f not in CONTAINMENT_SAMPLES}
-    for n, (s, blob) in enumerate(zip(signed, _keys_columns(fields, signed, keys), strict=True)):
-        s.encoded_keys = EncodedKeys(fields, blob, {f: postings[n] for f, postings in made.items()})
+    for s, blob in zip(signed, _keys_columns(fields, signed, joined_keys(fields, [s.keys for s in signed])), strict=True):
+        s.encoded_keys = EncodedKeys(fields, blob)
 
 
 def posting_jsons(field_id: int, values: np.ndarray, offsets: np.ndarray) -> list[str]:
@@ -291,7 +318,6 @@ class EmbeddedEngine(Engine):
         self._fields: tuple[str, ...] = ()
         self._field_ids: dict[str, int] = {}
         self._tokenizer_ready = False
-        self._batch_ready = False
         self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
         self._postings_copy = False  # a read-only file's postings with the samples, in the temp schema
         self._later: frozenset[str] = frozenset()  # fields whose postings follow behind
@@ -421,7 +447,7 @@ class EmbeddedEngine(Engine):
         if self._db is not None:
             self._db.close()
             self._db = None
-            self._tokenizer_ready = self._batch_ready = self._fts_copy = self._postings_copy = False
+            self._tokenizer_ready = self._fts_copy = self._postings_copy = False
 
     def refresh(self) -> None:
         """Writes are visible at once; this folds the write-ahead log into the file and
@@ -677,56 +703,71 @@ class EmbeddedEngine(Engine):
         return self._candidates_many(queries, table)
 
     def _candidates_many(self, queries: Sequence[CandidateQuery], table: str = "postings") -> list[list[Candidate]]:
-        """:meth:`_candidates` of many queries in one statement: their keys and filters go
-        into temporary tables and a window function keeps each query's ``limit`` best."""
+        """:meth:`_candidates` of many queries: the postings of all their keys read in one
+        statement (each distinct key once, in key order), then matched to the key groups,
+        counted and ranked with numpy (:func:`matched_documents`); the columns of the
+        documents found read once, and filtered."""
         db = self._require()
-        if not self._batch_ready:
-            for create in _BATCH_TABLES:  # (not executescript: it would commit a writer session's transaction)
-                db.execute(create)
-            self._batch_ready = True
-        qrows, grows, groups = [], [], []
-        for qi, q in enumerate(queries):
-            qrows.append((qi, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, q.min_shingles,
-                          min(q.max_shingles, 2**62), q.exclude_id or "", q.limit, int(q.representatives)))
-            for gi, g in enumerate(q.groups):
-                if self._matchable(g):
-                    grows.append((qi, gi, g.field, max(1, g.min_match)))
-                    groups.append(g)
-        grows = [(*row, keys) for row, keys in zip(grows, self._posting_jsons(groups), strict=True)]
+        groups = [(qi, g) for qi, q in enumerate(queries) for g in q.groups if self._matchable(g)]
         out: list[list[Candidate]] = [[] for _ in queries]
-        db.execute("SAVEPOINT neardup_candidates")  # one transaction for the scratch rows, in or outside a writer session
-        try:
-            db.executemany("INSERT INTO temp.nd_q VALUES (?,?,?,?,?,?,?,?)", qrows)
-            db.executemany("INSERT INTO temp.nd_g VALUES (?,?,?,?,?)", grows)
-            for qi, i, n, sh, cid, score, fs, seq in db.execute(_BATCH_SQL.format(postings=table)):
-                out[qi].append(Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq))
-        finally:
-            if db.in_transaction:  # (SQLite may have rolled back itself: an I/O error)
-                db.execute("ROLLBACK TO neardup_candidates")
-                db.execute("RELEASE neardup_candidates")
+        if not groups:
+            return out
+        keys, key_group = self._group_posting_keys([g for _, g in groups])
+        found = db.execute(f"SELECT group_concat(key || ' ' || doc, ' ') FROM {table} WHERE key IN (SELECT value FROM json_each(?))",
+                           (json.dumps(np.unique(keys).tolist()),)).fetchone()[0]  # (one string: a row apiece costs twice the lookups)
+        hits = np.fromstring(found or "", dtype=np.int64, sep=" ").reshape(-1, 2)
+        group_query = np.array([qi for qi, _ in groups], dtype=np.int64)
+        need = np.array([max(1, g.min_match) for _, g in groups], dtype=np.int64)
+        field_names = sorted({g.field for _, g in groups})
+        group_field = np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64)
+        after = np.array([q.after_seq or 0 for q in queries], dtype=np.int64)
+        before = np.array([2**62 if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
+        q_of, doc, score, fields = matched_documents(keys, key_group, hits[:, 0], hits[:, 1], group_query, need, group_field,
+                                                     after, before)
+        if not len(doc):
+            return out
+        rows = {r[0]: r[1:] for r in db.execute(
+            f"SELECT d.seq, d.id, d.n_shingles, d.simhash, {_CLUSTER}, d.is_duplicate FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))",
+            (json.dumps(np.unique(doc).tolist()),))}
+        names = [frozenset(f for b, f in enumerate(field_names) if m >> b & 1) for m in range(1 << len(field_names))]
+        for qi, d, sc, fs in zip(q_of.tolist(), doc.tolist(), score.tolist(), fields.tolist(), strict=True):
+            q = queries[qi]
+            row = rows.get(d)
+            if row is None or len(out[qi]) >= q.limit:
+                continue
+            i, n, sh, cid, is_dup = row
+            if (q.min_shingles <= n <= min(q.max_shingles, 2**62) and i != (q.exclude_id or "")
+                    and (not q.representatives or is_dup == 0)):
+                out[qi].append(Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(sc), None, cid, names[fs], d))
         return out
+
+    def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
+        """The posting keys of each key group (:func:`~neardup.encoding.posting_array`), all
+        in one array (those of a field made together), and the group each came from."""
+        by_field: dict[str, list[int]] = {}
+        for i, g in enumerate(groups):
+            by_field.setdefault(g.field, []).append(i)
+        keys, owner = [], []
+        for f, at in by_field.items():
+            values, offsets = join([groups[i].keys for i in at])
+            keys.append(posting_array(self._field_ids[f], values))
+            owner.append(np.repeat(np.array(at, dtype=np.int64), np.diff(offsets)))
+        return np.concatenate(keys), np.concatenate(owner)
 
     def _matchable(self, g: KeyGroup) -> bool:
         """A key group this index can match: a field it stores, and some keys."""
         return g.field in self._field_ids and len(g.keys) > 0
 
     def _posting_jsons(self, groups: Sequence[KeyGroup]) -> list[str]:
-        """The :func:`posting_jsons` of each key group: made in advance
-        (:meth:`query_encoding`), or here, those of a field together."""
-        out: list[str] = [g.encoded if isinstance(g.encoded, str) else "" for g in groups]
+        """The :func:`posting_jsons` of each key group, those of a field made together."""
+        out: list[str] = [""] * len(groups)
         by_field: dict[str, list[int]] = {}
         for i, g in enumerate(groups):
-            if not isinstance(g.encoded, str):
-                by_field.setdefault(g.field, []).append(i)
+            by_field.setdefault(g.field, []).append(i)
         for f, at in by_field.items():
             for i, made in zip(at, posting_jsons(self._field_ids[f], *join([groups[i].keys for i in at])), strict=True):
                 out[i] = made
         return out
-
-    def query_encoding(self, doc: Any) -> Mapping[str, str] | None:
-        """The posting keys :func:`encode_keys` made of ``doc``'s keys, if made for this index's fields."""
-        made = getattr(doc, "encoded_keys", None)
-        return made.postings if isinstance(made, EncodedKeys) and made.fields == self._fields else None
 
     def _candidates(self, q: CandidateQuery, table: str = "postings") -> list[Candidate]:
         db = self._require()
