@@ -7,6 +7,7 @@ with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`ne
 (tokens as runs of token characters, hashed as they are found),
 :meth:`neardup.canonical.Canonicalizer.token_hashes_many` (numbers and stop words dropped),
 :func:`neardup.canonical.scripts.detect_languages` (letters by script),
+:func:`neardup.canonical.persian.compiled_step` (the Persian steps as passes over code points),
 :func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`,
 :func:`neardup.minhash.oph_many` (the bin minima and their densification) and
 :func:`neardup.encoding.pack_keys_many` (the embedded engine's keys column). This module is
@@ -14,7 +15,8 @@ imported on first use, so commands that sign nothing never load numba.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same,
 bit for bit, as the formulas they compute (tests/test_kernels.py, tests/test_batch.py and
-tests/test_embedded.py check them against those formulas written out in plain Python or numpy).
+tests/test_embedded.py check them against those formulas written out in plain Python or numpy;
+tests/test_canonical_fast.py the Persian passes against the steps one by one).
 """
 
 from __future__ import annotations
