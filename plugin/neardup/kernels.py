@@ -501,8 +501,7 @@ def _punctuation(cps, word):
         c = cps[i]
         j = i + 1
         if c == 0x200C:
-            while j < n and cps[j] == 0x200C:
-                j += 1
+            j = _run_end(cps, i)
             if i > 0 and _in(cps[i - 1], 0x600, 0x6FF) and j < n and _in(cps[j], 0x600, 0x6FF):
                 if j - i == 1:
                     out[k] = c
@@ -513,8 +512,7 @@ def _punctuation(cps, word):
             else:
                 out[k] = 32
         elif c == 95:
-            while j < n and cps[j] == 95:
-                j += 1
+            j = _run_end(cps, i)
             out[k] = 32
         elif not word[c]:
             while j < n and cps[j] != 0x200C and cps[j] != 95 and not word[cps[j]]:
@@ -531,6 +529,15 @@ def _punctuation(cps, word):
 @njit(cache=True, nogil=True, inline="always")
 def _in(c, lo, hi):
     return lo <= c <= hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _run_end(a, i):
+    """Where the run of ``a[i]`` that starts at ``i`` ends."""
+    j = i + 1
+    while j < len(a) and a[j] == a[i]:
+        j += 1
+    return j
 
 
 @njit(cache=True, nogil=True)
@@ -574,9 +581,7 @@ def _zwnj(a):
             k += 1
             i += 1
             continue
-        j = i
-        while j < m and a[j] == 0x200C:
-            j += 1
+        j = _run_end(a, i)
         if not (i > 0 and _in(a[i - 1], 0x600, 0x6FF) and j < m and _in(a[j], 0x600, 0x6FF)):
             for _ in range(j - i):
                 z[k] = 32
@@ -616,10 +621,8 @@ def _joined_letters(b):
     m = 0
     i = 0
     while i < k:
-        j = i + 1
+        j = _run_end(b, i)
         if b[i] == 32:
-            while j < k and b[j] == 32:
-                j += 1
             if i > 0 and j < k and _in(b[i - 1], 0x621, 0x6D5) and _in(b[j], 0x621, 0x6D5):
                 i = j
                 continue
@@ -639,9 +642,7 @@ def _two_repeats(s):
     i = 0
     while i < k:
         c = s[i]
-        j = i + 1
-        while j < k and s[j] == c:
-            j += 1
+        j = _run_end(s, i)
         for _ in range(2 if j - i >= 3 and _in(c, 0x621, 0x6D5) else j - i):
             t[m] = c
             m += 1
