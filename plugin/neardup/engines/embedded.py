@@ -11,7 +11,9 @@ Tables
   characters), ``indexed_at`` milliseconds since the epoch (an integer), and ``cluster_id``
   is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
 * ``postings(key, doc)``: the inverted index of signature keys, a ``WITHOUT ROWID`` b-tree:
-  candidate retrieval is a term match inside SQLite. See *Posting keys* below (the codecs
+  candidate retrieval is a term match inside SQLite (a batch's queries read the postings of
+  their distinct keys in one statement and count and rank them with numpy:
+  :func:`matched_documents`). See *Posting keys* below (the codecs
   are in :mod:`neardup.encoding`). The keys of the containment samples (winnowing, MOD_m:
   most of a document's keys, and no resemblance query reads them) follow behind like the
   full-text index: ``index`` stores them in the ``keys`` column only, and the first
