@@ -22,7 +22,6 @@ non-joiner (ZWNJ) of compounds as a space or leave it out ("دانش‌آموز�
 from __future__ import annotations
 
 import re
-import re._parser
 from collections import Counter
 from functools import lru_cache
 from typing import Any
@@ -32,6 +31,11 @@ import xxhash
 
 from ..tablecache import cached_table
 from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, token_char_table
+
+try:  # the parser of the re module, for the width of hazm's patterns
+    from re import _parser as _sre_parse  # Python 3.11+
+except ImportError:  # pragma: no cover (Python 3.10)
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
 #: joined to the next (previous) word wherever it stands apart (benchmarks/persian.py).
@@ -325,7 +329,7 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     if not isinstance(hazm, PrebuiltNormalizer):
         return None
     patterns = hazm._diacritics + hazm._specials + hazm._replacements
-    if any(re._parser.parse(p.pattern).getwidth() != (1, 1) for p, _ in patterns):  # type: ignore[attr-defined]
+    if any(_sre_parse.parse(p.pattern).getwidth() != (1, 1) for p, _ in patterns):
         return None
 
     def make() -> np.ndarray:
