@@ -209,6 +209,7 @@ FUSED_PIECES = PIECE_PIECES + ["_", "__", "\u200c\u200c\u200c", ", ", "\u060c", 
 @given(texts(FUSED_PIECES + ["x", "X", "ß", "\u0130", "\u0401", "\u00d7", "\u0500", "\u024f", "\u0966"], 40))
 @example("\u06a9\u200c\u200c\u06a9 _\u200c\u06a9\u200c_ \u060c\u200c\u06a9")  # ZWNJ runs beside letters, underscores, punctuation
 @example("\u060c\u061b 12")  # no Arabic script left: the punctuation step only
+@example("x " + "\u0628\u06f1" * 100 + " y")  # a Persian run that comes out twice as long (the buffer grows)
 @example("abc \u06a9\u200c\u06a9 1 \u06a9 \u00d7 \u06a9\u0628 \u0500\u200c\u06a9 \u06a9\u024f\u06a97")  # Persian runs between Latin and Cyrillic
 def test_punctuation_and_persian_in_one_pass_are_the_two_steps(text):
     if persian._piece_tables() is None:

@@ -435,10 +435,12 @@ def _persian_step(cps, letter_map, space, first, second, word):
             break
     if not other:
         return _persian_run(cps, letter_map, space, first, second)
-    out = np.empty(6 * n + 2, dtype=np.uint32)
+    out = np.empty(n + n // 2 + 16, dtype=np.uint32)  # grown as needed: a run may come out longer
     k = 0
     i = 0
     while i < n:
+        if k + 1 > len(out):
+            out = _grown(out, k, k + 1)
         if not _persian_letter(cps[i]):
             out[k] = cps[i]
             k += 1
@@ -453,10 +455,20 @@ def _persian_step(cps, letter_map, space, first, second, word):
         run, ok = _persian_run(cps[i : last + 1], letter_map, space, first, second)
         if not ok:
             return run, False
+        if k + len(run) > len(out):
+            out = _grown(out, k, k + len(run))
         out[k : k + len(run)] = run
         k += len(run)
         i = last + 1
     return out[:k].copy(), True
+
+
+@njit(cache=True, nogil=True)
+def _grown(out, used, need):
+    """``out`` with room for at least ``need`` values (twice as much), its first ``used`` kept."""
+    bigger = np.empty(max(2 * len(out), need), dtype=out.dtype)
+    bigger[:used] = out[:used]
+    return bigger
 
 
 @njit(cache=True, nogil=True, inline="always")
