@@ -266,7 +266,11 @@ class Signer:
         exacts = exact_keys(th, off)
         exact_values = np.array([int(e[:16], 16) for e in exacts], dtype=U64)  # the exact field's key: the digest's first half
         counts = np.diff(off).tolist()
-        fields = [(f, v, None if o is None else o.tolist()) for f in _FIELD_ORDER if f in keys for v, o in [keys[f]]]
+        fields = []  # (field, values, offsets as a list, or None for a D x n matrix)
+        for f in _FIELD_ORDER:
+            if f in keys:
+                v, o = keys[f]
+                fields.append((f, v, None if o is None else o.tolist()))
         set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
         out = []
         for i, (d, lang, exact, n_tokens) in enumerate(zip(docs, langs, exacts, counts, strict=True)):
@@ -337,7 +341,7 @@ def exact_keys(token_hashes: np.ndarray, offsets: np.ndarray) -> list[str]:
     """
     buf = memoryview(np.ascontiguousarray(token_hashes, dtype="<u8")).cast("B")
     bounds = (np.asarray(offsets, dtype=np.int64) * 8).tolist()
-    return [xxhash.xxh3_128_hexdigest(buf[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]  # noqa: B905 (pairs of one list)
+    return [xxhash.xxh3_128_hexdigest(buf[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
 #: Built-in key fields in the order their keys are rendered.
