@@ -101,7 +101,8 @@ def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tupl
     return toks, doc_lang
 
 
-FULL_PIECES = ["Rose", "the", "and", " ", ", ", ".\n", "-\n", "\n12\n", "_", "дом", "и", "Ёж", "کتاب", "و", "می", "\u200c", "خواهم", "۱۲", "3", "é", "\u0345", "ß", "İ", "<b>", "&amp;", "\u0301", "Ⅻ", "²", "ﬁ", "ﻻ"]
+FULL_PIECES = ["Rose", "the", "and", " ", ", ", ".\n", "-\n", "\n12\n", "_", "дом", "и", "Ёж", "کتاب", "و", "می", "\u200c", "خواهم", "۱۲", "3", "é", "\u0345", "ß", "İ", "<b>", "&amp;", "\u0301", "Ⅻ", "²", "ﬁ", "ﻻ",
+               "\u037a", "５", "\u00ad\n", "\u2010\n", "ﹱ", "Ё"]
 CANONICALIZERS = [Canonicalizer(Config()), Canonicalizer(Config(stopwords=False)), Canonicalizer(Config(digits="drop", strip_html=False))]
 
 
@@ -112,7 +113,8 @@ def test_canonicalize_matches_its_definition(text, canon, lang):
     assert (got.tokens, got.lang) == _reference_tokens(canon, text, lang)
 
 
-@pytest.mark.parametrize("text", ["a\u0345b", "Rose\u0345 is", "Ёж\u0345", "x_y", "a\u200cb", "ab\u200cکتاب", "İstanbul, ﬁne"])
+@pytest.mark.parametrize("text", ["a\u0345b", "Rose\u0345 is", "Ёж\u0345", "x_y", "a\u200cb", "ab\u200cکتاب", "İstanbul, ﬁne",
+                                  "Ё\u037a", "дом \u037aб", "５ дом", "ﻻ дом"])
 def test_canonicalize_matches_its_definition_on_edge_cases(text):
     for canon in CANONICALIZERS:
         for lang in (None, "en", "fa"):
@@ -297,6 +299,59 @@ def test_nfkc_by_words_on_the_corpora():
                 for line in f:
                     t = json.loads(line)["text"]
                     assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(NFKC_PIECES + ["\u037a", "\u0667", "\u0645", "\u0345", "５", "\U0001d7ce"], max_size=40))
+def test_nfkc_flagged_is_nfkc(text):
+    flags = letters.text_flags(text)
+    got = letters.nfkc_flagged(text, flags)
+    assert got == letters.nfkc(text) == unicodedata.normalize("NFKC", text)
+    assert (got is text) == (got == text)  # the same object where nothing changes: the rare bit still holds for it
+
+
+def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_character():
+    """The two bits of each code point: NFKC may change it (letters._nfkc_table), and the
+    pattern of the rare characters matches it (the definition has_rare_characters reads
+    through the table)."""
+    table = letters._flag_table()
+    every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    rare = np.zeros(0x110000, dtype=bool)
+    rare[[m.start() for m in letters._rare_characters().finditer(every)]] = True
+    assert np.array_equal((table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table())
+    assert np.array_equal((table & letters.RARE) != 0, rare)
+    assert not table[:128].any()  # (ASCII texts are not scanned)
+
+
+FLAG_PIECES = ["a", " ", "ж", "é", "\u0301", "\u0667", "۱", "ﬁ", "\u037a", "\u0345", "ک", "\u064b", "\ud800", "\U0001d7ce", "ß", "İ", "Ё", "Ⅻ"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(FLAG_PIECES, max_size=30))
+def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
+    """text_flags: the bits of the characters' table entries, or-ed, and has_rare_characters
+    the regular expression's answer; late_steps: casefold, yo_to_ye, unify_digits, or None
+    where a character maps to more than one; the same from the compiled pass and from numpy
+    (a process that has not loaded the compiled loops)."""
+    from unittest import mock
+
+    table = letters._flag_table()
+    want_flags = 0
+    for ch in text:
+        want_flags |= int(table[ord(ch)])
+    if text.isascii():
+        want_flags = 0
+    late = letters.late_steps_table(True)
+    stepped = letters.unify_digits(letters.yo_to_ye(text.casefold()))
+    multi = any(len(ch.casefold()) > 1 for ch in text)
+    for compiled in (True, False):
+        with mock.patch.object(letters, "_loaded_kernels", (lambda: None) if not compiled else letters._loaded_kernels):
+            if compiled:
+                from neardup import kernels  # noqa: F401 -- loaded: the compiled form serves
+            assert letters.text_flags(text) == want_flags
+            assert letters.has_rare_characters(text) == (not text.isascii() and letters._rare_characters().search(text) is not None)
+            got = letters.late_steps(text, late)
+            assert got == (None if multi else stepped)
 
 
 # -- canonical tokens as hashes, straight from code points ---------------------------------------

@@ -8,6 +8,8 @@ with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`ne
 :meth:`neardup.canonical.Canonicalizer.token_hashes_many` (numbers and stop words dropped),
 :func:`neardup.canonical.scripts.detect_languages` (letters by script),
 :func:`neardup.canonical.persian.compiled_step` (the Persian steps as passes over code points),
+:func:`neardup.canonical.letters.text_flags` (which classes of characters a text holds) and
+:func:`neardup.canonical.letters.late_steps` (casefold and the steps after it, one map per character),
 :func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`,
 :func:`neardup.minhash.oph_many` (the bin minima and their densification) and
 :func:`neardup.encoding.pack_keys_many` (the embedded engine's keys column). This module is
@@ -412,13 +414,31 @@ def persian_pieces(cps, letter_map, space, first, second, word, step, late):
         return out, 0
     if len(late) == 0:
         return out, 1
-    mapped = np.empty(len(out), dtype=np.uint32)
-    for i in range(len(out)):
-        v = late[out[i]]
+    mapped, ok = map_code_points(out, late)
+    return (mapped, 2) if ok else (out, 1)
+
+
+@njit(cache=True, nogil=True)
+def map_code_points(cps, table):
+    """Each code point ``c`` to ``table[c]`` (int32, one per code point): (the mapped code
+    points, True), or (an empty array, False) where some ``c`` maps to a negative value."""
+    out = np.empty(len(cps), dtype=np.uint32)
+    for i in range(len(cps)):
+        v = table[cps[i]]
         if v < 0:
-            return out, 1
-        mapped[i] = v
-    return mapped, 2
+            return out[:0], False
+        out[i] = v
+    return out, True
+
+
+@njit(cache=True, nogil=True)
+def or_flags(cps, table):
+    """The bitwise or of ``table[c]`` (uint8) over the code points ``c``: which classes of
+    characters a text holds, in one pass without a branch."""
+    acc = np.uint8(0)
+    for i in range(len(cps)):
+        acc |= table[cps[i]]
+    return acc
 
 
 @njit(cache=True, nogil=True)

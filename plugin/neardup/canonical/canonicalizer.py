@@ -14,8 +14,9 @@ from ..config import LANGUAGES, Config
 from ..hashing import KeySet, code_points, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (digit_table, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script, has_rare_characters, nfkc, punctuation_matters,
-                      rejoin_hyphenation, split_tokens, token_char_table, token_hashes, unify_digits, yo_to_ye)
+from .letters import (RARE, digit_table, drop_marks, drop_page_numbers, late_steps, late_steps_table, drop_punctuation, has_arabic_script,
+                      has_rare_characters, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags, token_char_table, token_hashes, unify_digits,
+                      yo_to_ye)
 from . import persian
 from .persian import normalize_persian
 from .scripts import detect_language, detect_languages, map_persian_runs, token_language
@@ -94,7 +95,10 @@ class Canonicalizer:
         separators into spaces, it is skipped, and so is persian (no Arabic script); where
         the text has none of the characters drop_marks, unify_digits and punctuation_matters
         act on (:func:`~.letters.has_rare_characters`, one scan when drop_marks comes), those
-        steps are skipped too.
+        steps are skipped too. The scan for NFKC (:func:`~.letters.text_flags`) finds the rare
+        characters too, and tells drop_marks where the steps between left the text as it was.
+        A text that is not all ASCII goes through casefold, yo_to_ye and unify_digits in one
+        compiled map per character (:func:`~.letters.late_steps`) where each maps to one.
 
         drop_punctuation and the Persian step are one compiled pass where they can be (:func:`punctuation_and_persian_step`).
 
@@ -106,9 +110,21 @@ class Canonicalizer:
         rare characters at drop_marks has none at the later steps.
         """
         plain, rare, fused, late = False, True, False, False
+        flags, scanned = 0, None
         for name, step in self.text_steps:
+            if name == "nfkc":
+                flags = text_flags(text)
+                normalized = nfkc_flagged(text, flags)
+                scanned = text if normalized is text else None  # (NFKC may make a rare character: U+037A -> U+0345)
+                text = normalized
+                continue
             if name == "drop_marks":
-                rare = has_rare_characters(text)
+                rare = bool(flags & RARE) if text is scanned else has_rare_characters(text)
+            if name == "casefold" and not late and not text.isascii():
+                made = late_steps(text, self._late_table)
+                if made is not None:
+                    text, late = made, True
+                    continue
             if name == "drop_punctuation":
                 plain = not rare or not punctuation_matters(text)
                 made = None if plain else punctuation_and_persian_step(text, self._late_table)

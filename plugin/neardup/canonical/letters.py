@@ -10,6 +10,7 @@ pattern is checked against its one-pass definition in tests/test_canonical_fast.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from functools import lru_cache
 
@@ -20,7 +21,7 @@ from ..tablecache import cached_table
 ZWNJ = "\u200c"
 # A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
 _HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
-_ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")  # the same on ASCII text
+_ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")  # the same on text without U+00AD and U+2010 (a literal first: fast)
 # A line holding only a page number ("- 12 -", "Page 3", "стр. 4", "صفحه ۱۲"), with the
 # newline before it; the newline after it stays for the next line. The indentation is
 # taken possessively ([ \t]*+): nothing after it can start with a space or tab, so giving
@@ -248,7 +249,8 @@ def rejoin_hyphenation(text: str) -> str:
     if "\n" not in text:
         return text
     parts, start, joined_at = [], 0, -1
-    for m in (_ASCII_HYPHEN_BREAK if text.isascii() else _HYPHEN_BREAK).finditer(text):
+    wide = not text.isascii() and ("\u00ad" in text or "\u2010" in text)  # else only "-" can start a break
+    for m in (_HYPHEN_BREAK if wide else _ASCII_HYPHEN_BREAK).finditer(text):
         if m.start() - 1 != joined_at:  # joined_at: the second word character of the last join
             parts.append(text[start : m.start()])
             start = joined_at = m.end()
@@ -271,12 +273,92 @@ def has_rare_characters(text: str) -> bool:
     :func:`punctuation_matters` acts on (a mark, a decimal digit other than ASCII, Arabic
     script, U+0345): a text without one passes those steps, and the Persian step, unchanged,
     and so does its casefold (checked over all of Unicode in tests/test_canonical_fast.py).
-    One scan instead of one per step.
+    One scan instead of one per step: the characters :func:`_rare_characters` matches, read
+    from a table (:func:`text_flags`).
 
     >>> has_rare_characters("Ёж и дом"), has_rare_characters("дом\u0301"), has_rare_characters("۱۲")
     (False, True, True)
     """
-    return not text.isascii() and _rare_characters().search(text) is not None
+    return bool(text_flags(text) & RARE)
+
+
+#: Bits of :func:`text_flags`: a character NFKC may change (:func:`_nfkc_unstable`), and one
+#: of :func:`has_rare_characters`.
+NFKC_MAY_CHANGE, RARE = 1, 2
+
+
+def text_flags(text: str) -> int:
+    """Which of :data:`NFKC_MAY_CHANGE` and :data:`RARE` characters ``text`` holds, in one
+    compiled pass over its code points (:func:`neardup.kernels.or_flags`): ``not flags &
+    NFKC_MAY_CHANGE`` means ``nfkc(text) == text``, and ``bool(flags & RARE)`` is
+    :func:`has_rare_characters`. ``unicodedata.is_normalized`` and the regular expression of
+    the rare characters read a text that is not all ASCII at 4 to 10 ns a character; this
+    reads it at under 1 ns.
+
+    >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("дом\u0301")
+    (0, 0, 1, 2, 3)
+    """
+    if text.isascii():
+        return 0
+    cps, table, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _flag_table(), _loaded_kernels()
+    return int(kernels.or_flags(cps, table) if kernels else np.bitwise_or.reduce(table[cps]))
+
+
+def nfkc_flagged(text: str, flags: int) -> str:
+    """:func:`nfkc` of a text whose :func:`text_flags` are ``flags``: the text itself where
+    it has no character NFKC may change, else its words normalized (:func:`_nfkc_words`,
+    without ``unicodedata.is_normalized`` first: that check normalizes the whole text
+    where it meets a character that may compose, as Persian texts' hamza above), and the
+    same object where that changes nothing.
+
+    >>> t = "ﬁle дом"; nfkc_flagged(t, text_flags(t)), nfkc_flagged("дом", 0)
+    ('file дом', 'дом')
+    """
+    if not flags & NFKC_MAY_CHANGE:
+        return text
+    out = _nfkc_words(text)
+    return text if out == text else out
+
+
+def _loaded_kernels():
+    """:mod:`neardup.kernels` where this process has loaded it (it signs), else None: the
+    numpy form of the same map then serves, so that a process canonicalizing a text or two
+    without signing (the storing process's warm-up, a search query) does not load numba."""
+    return sys.modules.get(__name__.rsplit(".", 2)[0] + ".kernels")
+
+
+@lru_cache(maxsize=1)
+def _flag_table() -> np.ndarray:
+    """Per code point (uint8): the bits of :func:`text_flags` (kept on disk:
+    :mod:`neardup.tablecache`); the rare characters are those :func:`_rare_characters`
+    matches, found by running it over every code point."""
+
+    def make() -> np.ndarray:
+        table = _nfkc_table().astype(np.uint8) * np.uint8(NFKC_MAY_CHANGE)
+        every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+        table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
+        return table
+
+    return cached_table("text-flags", make, __file__)
+
+
+def late_steps(text: str, table: np.ndarray) -> str | None:
+    """``text`` through :func:`late_steps_table` ``table`` (casefold, :func:`yo_to_ye` and
+    perhaps :func:`unify_digits`) in one compiled pass over its code points
+    (:func:`neardup.kernels.map_code_points`), or None where a character maps to more
+    than one (the steps then make it). ``str.casefold`` reads a text that is not all
+    ASCII at about 15 ns a character.
+
+    >>> late_steps("Ёлка İ", late_steps_table(True)) is None, late_steps("Ёлка ۱۲ ABC", late_steps_table(True))
+    (True, 'елка 12 abc')
+    """
+    cps, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _loaded_kernels()
+    if kernels:
+        out, ok = kernels.map_code_points(cps, table)
+    else:
+        out = table[cps]
+        ok = not len(out) or int(out.min()) >= 0
+    return out.astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass") if ok else None
 
 
 @lru_cache(maxsize=1)
