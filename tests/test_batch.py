@@ -279,6 +279,21 @@ def test_sign_batch_reports_bad_documents_and_keeps_the_rest():
     assert errors and errors[0][0] == "bad" and "unknown language" in errors[0][1]
 
 
+def test_sign_batch_reports_a_bad_document_among_many_and_signs_the_others_as_alone():
+    """The texts of a batch are canonicalized together; one that fails there goes to
+    on_error and the others are signed as they would be alone."""
+    signer = Signer(Config())
+    texts = ["Ёлка и дом, ДОМ и ёлка стоят", "the quick brown fox jumps over the lazy dog", "کتاب‌های دانش‌آموزان ۱۲", "Straße İstanbul ﬁne"]
+    docs = [Document(f"d{i}", t) for i, t in enumerate(texts)]
+    docs.insert(2, Document("bad", "Привет, мир", lang="xx"))
+    errors = []
+    out = signer.sign_batch(docs, on_error=lambda d, e: errors.append(d.id))
+    assert errors == ["bad"] and [s.id for s in out] == [f"d{i}" for i in range(len(texts))]
+    assert [(s.exact, s.shingles.tolist()) for s in out] == [(signer.sign(d).exact, signer.sign(d).shingles.tolist()) for d in docs if d.id != "bad"]
+    with pytest.raises(ValueError, match="unknown language"):
+        signer.sign_batch(docs)
+
+
 def test_index_with_worker_processes_matches_one_process(tmp_path):
     from neardup.api import NearDup
 

@@ -82,23 +82,32 @@ def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(sets, tokens, dro
     assert counts.tolist() == [sum(1 for _, d in want if d == i) for i in range(docs)]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 63), max_size=40), st.lists(st.integers(-2, 0x10FFFF), min_size=64, max_size=64))
-def test_map_code_points_maps_each_or_refuses(cps, table):
-    """Each code point to its table entry, or (nothing, False) where one maps below zero."""
-    cps, table = np.array(cps, dtype=np.uint32), np.array(table, dtype=np.int32)
-    out, ok = kernels.map_code_points(cps, table)
-    want = [int(table[c]) for c in cps]
-    assert (bool(ok), out.tolist()) == ((True, want) if all(v >= 0 for v in want) else (False, []))
+code_point_texts = st.lists(st.lists(st.integers(0, 63), max_size=12), max_size=5)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 63), max_size=40), st.lists(st.integers(0, 255), min_size=64, max_size=64))
-def test_or_flags_is_the_or_of_the_entries(cps, table):
-    want = 0
-    for c in cps:
-        want |= table[c]
-    assert int(kernels.or_flags(np.array(cps, dtype=np.uint32), np.array(table, dtype=np.uint8))) == want
+@given(code_point_texts, st.lists(st.integers(-2, 0x10FFFF), min_size=64, max_size=64))
+def test_map_code_points_maps_each_text_or_keeps_it(texts, table):
+    """Each text's code points to their table entries, or the text as it is (not ok) where
+    one maps below zero."""
+    cps = np.array([c for t in texts for c in t], dtype=np.uint32)
+    out, ok = kernels.map_code_points(cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.int32))
+    want = [[table[c] for c in t] if all(table[c] >= 0 for c in t) else t for t in texts]
+    assert out.tolist() == [v for t in want for v in t]
+    assert ok.tolist() == [all(table[c] >= 0 for c in t) for t in texts]
+
+
+@settings(max_examples=200, deadline=None)
+@given(code_point_texts, st.lists(st.integers(0, 255), min_size=64, max_size=64))
+def test_or_flags_is_the_or_of_the_entries_of_each_text(texts, table):
+    want = []
+    for t in texts:
+        acc = 0
+        for c in t:
+            acc |= table[c]
+        want.append(acc)
+    cps = np.array([c for t in texts for c in t], dtype=np.uint32)
+    assert kernels.or_flags(cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.uint8)).tolist() == want
 
 
 def _counts_by_definition(text: str, sample: int) -> list[int]:

@@ -414,31 +414,40 @@ def persian_pieces(cps, letter_map, space, first, second, word, step, late):
         return out, 0
     if len(late) == 0:
         return out, 1
-    mapped, ok = map_code_points(out, late)
-    return (mapped, 2) if ok else (out, 1)
+    mapped, ok = map_code_points(out, np.array([0, len(out)], dtype=np.int64), late)
+    return (mapped, 2) if ok[0] else (out, 1)
 
 
 @njit(cache=True, nogil=True)
-def map_code_points(cps, table):
-    """Each code point ``c`` to ``table[c]`` (int32, one per code point): (the mapped code
-    points, True), or (an empty array, False) where some ``c`` maps to a negative value."""
+def map_code_points(cps, bounds, table):
+    """Per text ``cps[bounds[d] : bounds[d + 1]]``: each code point ``c`` to ``table[c]``
+    (int32, one per code point), or the text as it is, and False, where some ``c`` maps to a
+    negative value. Returns (code points, ok per text)."""
     out = np.empty(len(cps), dtype=np.uint32)
-    for i in range(len(cps)):
-        v = table[cps[i]]
-        if v < 0:
-            return out[:0], False
-        out[i] = v
-    return out, True
+    ok = np.ones(len(bounds) - 1, dtype=np.bool_)
+    for d in range(len(bounds) - 1):
+        for i in range(bounds[d], bounds[d + 1]):
+            v = table[cps[i]]
+            if v < 0:
+                ok[d] = False
+                break
+            out[i] = v
+        if not ok[d]:
+            out[bounds[d] : bounds[d + 1]] = cps[bounds[d] : bounds[d + 1]]
+    return out, ok
 
 
 @njit(cache=True, nogil=True)
-def or_flags(cps, table):
-    """The bitwise or of ``table[c]`` (uint8) over the code points ``c``: which classes of
-    characters a text holds, in one pass without a branch."""
-    acc = np.uint8(0)
-    for i in range(len(cps)):
-        acc |= table[cps[i]]
-    return acc
+def or_flags(cps, bounds, table):
+    """Per text ``cps[bounds[d] : bounds[d + 1]]``: the bitwise or of ``table[c]`` (uint8)
+    over its code points ``c``, which classes of characters it holds (no branch on them)."""
+    out = np.zeros(len(bounds) - 1, dtype=np.uint8)
+    for d in range(len(bounds) - 1):
+        acc = np.uint8(0)
+        for i in range(bounds[d], bounds[d + 1]):
+            acc |= table[cps[i]]
+        out[d] = acc
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -653,14 +662,16 @@ def _joined_letters(b):
     m = 0
     i = 0
     while i < k:
-        j = _run_end(b, i)
-        if b[i] == 32:
-            if i > 0 and j < k and _in(b[i - 1], 0x621, 0x6D5) and _in(b[j], 0x621, 0x6D5):
-                i = j
-                continue
-        for q in range(i, j):
-            s[m] = b[q]
+        if b[i] != 32:
+            s[m] = b[i]
             m += 1
+            i += 1
+            continue
+        j = _run_end(b, i)
+        if not (i > 0 and j < k and _in(b[i - 1], 0x621, 0x6D5) and _in(b[j], 0x621, 0x6D5)):
+            for _ in range(j - i):
+                s[m] = 32
+                m += 1
         i = j
     return s[:m]
 
@@ -671,14 +682,14 @@ def _two_repeats(s):
     k = len(s)
     t = np.empty(k, dtype=np.uint32)
     m = 0
-    i = 0
-    while i < k:
+    run = 0  # how many times the character before ends its run so far
+    prev = np.uint32(0)
+    for i in range(k):
         c = s[i]
-        j = _run_end(s, i)
-        for _ in range(2 if j - i >= 3 and _in(c, 0x621, 0x6D5) else j - i):
-            t[m] = c
-            m += 1
-        i = j
+        run = run + 1 if i > 0 and c == prev else 1
+        prev = c
+        t[m] = c  # kept unless it is the third or later of a run of one letter (written, then not counted)
+        m += np.int64(run <= 2 or not _in(c, 0x621, 0x6D5))
     return t[:m]
 
 

@@ -230,7 +230,8 @@ class Signer:
             try:
                 if check:
                     validate(d)
-                canon.append(self.canonicalizer.text_for_tokens(d.text, d.lang) if hashed else self._canonical(d))
+                if not hashed:
+                    canon.append(self._canonical(d))
             except (ValueError, TypeError) as e:
                 if on_error is None:
                     raise
@@ -239,9 +240,32 @@ class Signer:
             kept.append(d)
         if not hashed:
             return self.sign_canonical(kept, canon)
+        kept, canon = self._texts_for_tokens(kept, on_error)
         langs = self.canonicalizer.languages([d.text for d in kept], [d.lang for d in kept])
         th, off = self.canonicalizer.token_hashes_many(canon, langs)
         return self._sign(kept, th, off, langs)
+
+    def _texts_for_tokens(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None) -> tuple[list[Document], list[str]]:
+        """The documents that canonicalize and their texts for tokens
+        (:meth:`~neardup.canonical.Canonicalizer.texts_for_tokens`, all at once); where that
+        fails, one document at a time, so that the one that fails (to ``on_error``) costs
+        no other."""
+        try:
+            return list(docs), self.canonicalizer.texts_for_tokens([d.text for d in docs], [d.lang for d in docs])
+        except (ValueError, TypeError):
+            if on_error is None and len(docs) == 1:
+                raise
+        kept, canon = [], []
+        for d in docs:
+            try:
+                canon.append(self.canonicalizer.text_for_tokens(d.text, d.lang))
+            except (ValueError, TypeError) as e:
+                if on_error is None:
+                    raise
+                on_error(d, e)
+                continue
+            kept.append(d)
+        return kept, canon
 
     def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:
         """Sign documents whose canonical tokens are already known (``canon[i]`` of ``docs[i]``)."""

@@ -14,14 +14,20 @@ from ..config import LANGUAGES, Config
 from ..hashing import KeySet, code_points, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (RARE, digit_table, drop_marks, drop_page_numbers, late_steps, late_steps_table, drop_punctuation, has_arabic_script,
-                      has_rare_characters, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags, token_char_table, token_hashes, unify_digits,
+from .letters import (RARE, digit_table, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
+                      has_rare_characters, late_steps_many, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags_many, token_char_table, token_hashes, unify_digits,
                       yo_to_ye)
 from . import persian
 from .persian import normalize_persian
 from .scripts import detect_language, detect_languages, map_persian_runs, token_language
 from .stemming import stemmer
 from .stopwords import persian_stop_words, raw_stopwords, stop_languages
+
+
+def _check_language(lang: str | None) -> None:
+    """A ValueError where ``lang`` is given and not one of LANGUAGES."""
+    if lang is not None and lang not in LANGUAGES:
+        raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
 
 
 def persian_step(text: str) -> str:
@@ -90,17 +96,42 @@ class Canonicalizer:
             text = step(text)
         return text
 
-    def _text_for_tokens(self, text: str) -> str:
-        """:meth:`text`, or a text with the same tokens: where drop_punctuation only turns
-        separators into spaces, it is skipped, and so is persian (no Arabic script); where
-        the text has none of the characters drop_marks, unify_digits and punctuation_matters
-        act on (:func:`~.letters.has_rare_characters`, one scan when drop_marks comes), those
-        steps are skipped too. The scan for NFKC (:func:`~.letters.text_flags`) finds the rare
-        characters too, and tells drop_marks where the steps between left the text as it was.
-        A text that is not all ASCII goes through casefold, yo_to_ye and unify_digits in one
-        compiled map per character (:func:`~.letters.late_steps`) where each maps to one.
+    def texts_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None) -> list[str]:
+        """:meth:`text_for_tokens` of each text (``langs[i]`` given with ``texts[i]``, checked
+        as there): the scan for NFKC and the rare characters
+        (:func:`~.letters.text_flags_many`) and the map of casefold and the steps after it
+        (:func:`~.letters.late_steps_many`) each made over all the texts at once, the other
+        steps text by text (:meth:`_steps`).
 
-        drop_punctuation and the Persian step are one compiled pass where they can be (:func:`punctuation_and_persian_step`).
+        >>> Canonicalizer(Config()).texts_for_tokens(["Ёлка, <b>ДОМ</b>!", "A ﬁne day"])
+        ['елка,  дом !', 'a fine day']
+        """
+        for lang in langs or ():
+            _check_language(lang)
+        out: list[str] = []
+        left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
+        for i, (text, flags) in enumerate(zip(texts, text_flags_many(texts).tolist(), strict=True)):
+            text, rare = self._steps(text, flags)
+            out.append(text)
+            if rare is not None:
+                left.append((i, rare))
+        for (i, rare), made in zip(left, late_steps_many([out[i] for i, _ in left], self._late_table), strict=True):
+            out[i] = made if made is not None else self._late_by_steps(out[i], rare)
+        return out
+
+    def _steps(self, text: str, flags: int) -> tuple[str, bool | None]:
+        """:meth:`text`, or a text with the same tokens, of a text whose
+        :func:`~.letters.text_flags` are ``flags``: (the text, None), or, where the text is
+        not all ASCII when casefold comes, (the text before it, whether it has rare
+        characters): the late steps are left to :meth:`texts_for_tokens`.
+
+        Where drop_punctuation only turns separators into spaces, it is skipped, and so is
+        persian (no Arabic script); where the text has none of the characters drop_marks,
+        unify_digits and punctuation_matters act on (:func:`~.letters.has_rare_characters`),
+        those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
+        drop_marks whether there are rare characters where the steps between left the text
+        as it was (NFKC may make one: U+037A -> U+0345). drop_punctuation and the Persian step
+        are one compiled pass where they can be (:func:`punctuation_and_persian_step`).
 
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
@@ -110,21 +141,16 @@ class Canonicalizer:
         rare characters at drop_marks has none at the later steps.
         """
         plain, rare, fused, late = False, True, False, False
-        flags, scanned = 0, None
+        scanned = None
         for name, step in self.text_steps:
             if name == "nfkc":
-                flags = text_flags(text)
                 normalized = nfkc_flagged(text, flags)
-                scanned = text if normalized is text else None  # (NFKC may make a rare character: U+037A -> U+0345)
-                text = normalized
+                scanned, text = (text if normalized is text else None), normalized
                 continue
             if name == "drop_marks":
                 rare = bool(flags & RARE) if text is scanned else has_rare_characters(text)
             if name == "casefold" and not late and not text.isascii():
-                made = late_steps(text, self._late_table)
-                if made is not None:
-                    text, late = made, True
-                    continue
+                return text, rare
             if name == "drop_punctuation":
                 plain = not rare or not punctuation_matters(text)
                 made = None if plain else punctuation_and_persian_step(text, self._late_table)
@@ -136,6 +162,14 @@ class Canonicalizer:
             if late and name in _LATE_STEPS:
                 continue
             text = step(text)
+        return text, None
+
+    def _late_by_steps(self, text: str, rare: bool) -> str:
+        """Casefold and the steps after it one by one (unify_digits only with ``rare``)."""
+        names = [n for n, _ in self.text_steps]
+        for name, step in self.text_steps[names.index("casefold") :]:
+            if rare or name != "unify_digits":
+                text = step(text)
         return text
 
     @cached_property
@@ -159,11 +193,9 @@ class Canonicalizer:
         return self.text_for_tokens(text, lang), lang or self.language_of(text)
 
     def text_for_tokens(self, text: str, lang: str | None = None) -> str:
-        """The text the tokens are split from (:meth:`_text_for_tokens`); an unknown ``lang``
-        is a ValueError."""
-        if lang is not None and lang not in LANGUAGES:
-            raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
-        return self._text_for_tokens(text)
+        """The text the tokens are split from: :meth:`text`, or a text with the same tokens
+        (:meth:`texts_for_tokens` of one text); an unknown ``lang`` is a ValueError."""
+        return self.texts_for_tokens([text], [lang])[0]
 
     def languages(self, texts: Sequence[str], langs: Sequence[str | None]) -> list[str]:
         """:meth:`language_of` each text where its ``lang`` is not given, the detected ones

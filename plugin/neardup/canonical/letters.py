@@ -13,6 +13,7 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 
@@ -288,20 +289,67 @@ NFKC_MAY_CHANGE, RARE = 1, 2
 
 
 def text_flags(text: str) -> int:
-    """Which of :data:`NFKC_MAY_CHANGE` and :data:`RARE` characters ``text`` holds, in one
-    compiled pass over its code points (:func:`neardup.kernels.or_flags`): ``not flags &
-    NFKC_MAY_CHANGE`` means ``nfkc(text) == text``, and ``bool(flags & RARE)`` is
-    :func:`has_rare_characters`. ``unicodedata.is_normalized`` and the regular expression of
-    the rare characters read a text that is not all ASCII at 4 to 10 ns a character; this
-    reads it at under 1 ns.
+    """Which of :data:`NFKC_MAY_CHANGE` and :data:`RARE` characters ``text`` holds
+    (:func:`text_flags_many` of one text): ``not flags & NFKC_MAY_CHANGE`` means
+    ``nfkc(text) == text``, and ``bool(flags & RARE)`` is :func:`has_rare_characters`.
 
     >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("дом\u0301")
     (0, 0, 1, 2, 3)
     """
-    if text.isascii():
-        return 0
-    cps, table, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _flag_table(), _loaded_kernels()
-    return int(kernels.or_flags(cps, table) if kernels else np.bitwise_or.reduce(table[cps]))
+    return 0 if text.isascii() else int(text_flags_many([text])[0])
+
+
+def text_flags_many(texts: Sequence[str]) -> np.ndarray:
+    """:func:`text_flags` of each text (uint8), the texts that are not all ASCII read
+    together: their code points in one array, each looked up in one table of the bits
+    (:func:`_flag_table`) and or-ed per text in one compiled pass
+    (:func:`neardup.kernels.or_flags`). ``unicodedata.is_normalized`` and the regular
+    expression of the rare characters read such a text at 4 to 10 ns a character; this
+    reads it at under 1 ns.
+
+    >>> text_flags_many(["ab", "ﬁ", "", "дом ۱"]).tolist()
+    [0, 1, 0, 2]
+    """
+    out = np.zeros(len(texts), dtype=np.uint8)
+    wide = [i for i, t in enumerate(texts) if not t.isascii()]
+    table, kernels = _flag_table(), _loaded_kernels()
+    for group in _groups(wide, texts):
+        cps, bounds = _joined_code_points([texts[i] for i in group])
+        if kernels:
+            out[group] = kernels.or_flags(cps, bounds, table)
+        else:  # (no text here is empty: one that is not all ASCII holds a character)
+            out[group] = np.bitwise_or.reduceat(table[cps], bounds[:-1])
+    return out
+
+
+#: Code points joined at most for one pass of :func:`text_flags_many` and
+#: :func:`late_steps_many` (a text longer goes alone): buffers of a few hundred KB, which the
+#: allocator hands out again, where a whole batch's would be new memory every time (on
+#: some machines its first touch costs more than the pass).
+GROUP_CHARS = 1 << 16
+
+
+def _groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
+    """``indices`` cut into runs whose texts hold at most :data:`GROUP_CHARS` characters
+    together (or one text)."""
+    out: list[list[int]] = []
+    size = 0
+    for i in indices:
+        n = len(texts[i])
+        if not out or size + n > GROUP_CHARS:
+            out.append([])
+            size = 0
+        out[-1].append(i)
+        size += n
+    return out
+
+
+def _joined_code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of the texts in one array (one encode), and where each starts (and
+    the last ends)."""
+    bounds = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=bounds[1:])
+    return np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4"), bounds
 
 
 def nfkc_flagged(text: str, flags: int) -> str:
@@ -344,21 +392,41 @@ def _flag_table() -> np.ndarray:
 
 def late_steps(text: str, table: np.ndarray) -> str | None:
     """``text`` through :func:`late_steps_table` ``table`` (casefold, :func:`yo_to_ye` and
-    perhaps :func:`unify_digits`) in one compiled pass over its code points
-    (:func:`neardup.kernels.map_code_points`), or None where a character maps to more
-    than one (the steps then make it). ``str.casefold`` reads a text that is not all
-    ASCII at about 15 ns a character.
+    perhaps :func:`unify_digits`), or None where a character maps to more than one (the
+    steps then make it): :func:`late_steps_many` of one text.
 
     >>> late_steps("Ёлка İ", late_steps_table(True)) is None, late_steps("Ёлка ۱۲ ABC", late_steps_table(True))
     (True, 'елка 12 abc')
     """
-    cps, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _loaded_kernels()
-    if kernels:
-        out, ok = kernels.map_code_points(cps, table)
-    else:
-        out = table[cps]
-        ok = not len(out) or int(out.min()) >= 0
-    return out.astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass") if ok else None
+    return late_steps_many([text], table)[0]
+
+
+def late_steps_many(texts: Sequence[str], table: np.ndarray) -> list[str | None]:
+    """:func:`late_steps` of each text, all in one compiled pass over their code points
+    (:func:`neardup.kernels.map_code_points`); the map keeps each text's length, so they are
+    cut apart where they were joined. ``str.casefold`` reads a text that is not all ASCII at
+    about 15 ns a character.
+
+    >>> late_steps_many(["Ёж", "ß", "ДОМ"], late_steps_table(True))
+    ['еж', None, 'дом']
+    """
+    made: list[str | None] = []
+    kernels = _loaded_kernels()
+    for group in _groups(list(range(len(texts))), texts):
+        cps, bounds = _joined_code_points([texts[i] for i in group])
+        if kernels:
+            out, ok = kernels.map_code_points(cps, bounds, table)
+        else:
+            mapped = table[cps]
+            ok = np.ones(len(group), dtype=bool)
+            full = np.flatnonzero(bounds[1:] > bounds[:-1])  # (reduceat reads one value where a segment is empty)
+            if len(full):
+                ok[full] = np.add.reduceat((mapped < 0).astype(np.int64), bounds[full]) == 0
+            out = np.where(np.repeat(ok, np.diff(bounds)), mapped, cps)
+        joined = out.astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
+        at = bounds.tolist()
+        made += [joined[at[k] : at[k + 1]] if good else None for k, good in enumerate(ok.tolist())]
+    return made
 
 
 @lru_cache(maxsize=1)
