@@ -28,6 +28,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from rich.console import Console  # noqa: E402
 
+from neardup.allocator import keep_freed_memory  # noqa: E402
+
 from . import candidates, corpora, nton, peers, report, signing, wholepath  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--engine-budget", type=float, default=None, help="seconds of engine ingest before it stops growing the collection")
     a = ap.parse_args(argv)
+    keep_freed_memory()  # as neardup's command line and workers run (neardup.allocator); the peers' processes are their own
     mode = dict(MODES["quick" if a.quick else "full"])
     if a.sizes:
         mode["sizes"] = sorted(int(x) for x in a.sizes.split(",") if x.strip())

@@ -27,6 +27,7 @@ from typing import Iterator
 
 import numpy as np
 
+from neardup.allocator import keep_freed_memory
 from neardup.api import NearDup
 from neardup.config import Config
 
@@ -182,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--no-table", action="store_true", help="write the JSON only")
     a = ap.parse_args(argv)
+    keep_freed_memory()  # as neardup's command line runs (neardup.allocator)
     sizes = [int(x) for x in a.sizes.split(",") if x]
     with tempfile.TemporaryDirectory(prefix="neardup-engine-") as tmp:
         db = a.db or Path(tmp) / "bench.db"

@@ -46,7 +46,8 @@ def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict,
     cz = signer.canonicalizer
     canon = [cz.canonicalize(d.text, d.lang) for d in docs]  # the token strings, for the peers
     def text_steps() -> list[tuple[str, str]]:  # as Signer.sign_batch: the text steps, then every language at once
-        return list(zip([cz.text_for_tokens(d.text, d.lang) for d in docs], cz.languages([d.text for d in docs], [d.lang for d in docs]), strict=True))
+        return list(zip(cz.texts_for_tokens([d.text for d in docs], [d.lang for d in docs]), cz.languages([d.text for d in docs], [d.lang for d in docs]),
+                        strict=True))
 
     texts = text_steps()
     off = offsets_of([len(x.tokens) for x in canon])

@@ -115,3 +115,17 @@ def _variant(word: str, data) -> str:
 def test_persian_orthographic_variants_canonicalize_equal(words, data):
     variant = " ".join(_variant(w, data) for w in words)
     assert PLAIN.tokens(variant) == PLAIN.tokens(" ".join(words))
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "fa"])
+def test_stop_words_are_each_word_canonicalized_alone(lang):
+    """The stop lists, canonicalized together, are the tokens of each word on its own."""
+    from neardup.canonical.canonicalizer import raw_stopwords, stopwords_for
+    from neardup.canonical.stopwords import persian_stop_words
+
+    plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1))
+    want = set()
+    if lang != "fa" or persian_stop_words():
+        for w in raw_stopwords(lang):
+            want.update(plain.tokens(w, lang))
+    assert stopwords_for(lang) == frozenset(want) and (want or lang == "fa")

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from .allocator import keep_freed_memory
 from .config import Config
 from .engines.base import Engine, Failure, StoredDoc, Tags
 from .signer import Document, PackedBatch, Signed, Signer, pack, unpack
@@ -254,6 +255,7 @@ _WORKER_NICENESS = 10
 def _init_worker(config: Config, context: dict[str, Any], parent: int, encoder: Callable[[Sequence[Signed]], None] | None = None,
                  checked: bool = False) -> None:
     global _worker_signer, _worker_encoder, _worker_checked
+    keep_freed_memory()  # (a forked worker has its parent's setting; a spawned one sets it)
     _worker_signer = Signer(config, context)
     _worker_encoder = encoder
     _worker_checked = checked

@@ -299,9 +299,10 @@ def stopwords_for(lang: str) -> frozenset[str]:
         return frozenset()
     # (bands and rows given: a config for canonicalizing only, no LSH banding to optimize)
     plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1))
+    words = list(raw_stopwords(lang))
     out: set[str] = set()
-    for w in raw_stopwords(lang):
-        out.update(plain.tokens(w, lang))
+    for canon in plain.texts_for_tokens(words, [lang] * len(words)):  # (plain.tokens of each word, all at once)
+        out.update(plain.token_steps(canon, split_tokens(canon), lang))
     return frozenset(out)
 
 

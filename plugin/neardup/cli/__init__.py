@@ -8,6 +8,8 @@ import importlib
 
 import click
 
+from ..allocator import keep_freed_memory
+
 #: command name -> "module:attribute" (relative to neardup.cli)
 COMMANDS = {
     "index": "indexing:index_cmd",
@@ -78,3 +80,4 @@ def main() -> None:
       neardup query --file a.txt      # near-duplicates of one text
       neardup search "words" --dedupe # full-text search, copies folded
     """
+    keep_freed_memory()  # each batch reuses the memory of the one before (neardup.allocator)
