@@ -102,7 +102,7 @@ def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tupl
 
 
 FULL_PIECES = ["Rose", "the", "and", " ", ", ", ".\n", "-\n", "\n12\n", "_", "дом", "и", "Ёж", "کتاب", "و", "می", "\u200c", "خواهم", "۱۲", "3", "é", "\u0345", "ß", "İ", "<b>", "&amp;", "\u0301", "Ⅻ", "²", "ﬁ", "ﻻ",
-               "\u037a", "５", "\u00ad\n", "\u2010\n", "ﹱ", "Ё"]
+               "\u037a", "５", "\u00ad\n", "\u2010\n", "ﹱ", "Ё", "&#1611;", "&#1633;", "&#x6F1;x"]
 CANONICALIZERS = [Canonicalizer(Config()), Canonicalizer(Config(stopwords=False)), Canonicalizer(Config(digits="drop", strip_html=False))]
 
 

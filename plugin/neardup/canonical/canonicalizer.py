@@ -129,9 +129,12 @@ class Canonicalizer:
         persian (no Arabic script); where the text has none of the characters drop_marks,
         unify_digits and punctuation_matters act on (:func:`~.letters.has_rare_characters`),
         those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
-        drop_marks whether there are rare characters where the steps between left the text
-        as it was (NFKC may make one: U+037A -> U+0345). drop_punctuation and the Persian step
-        are one compiled pass where they can be (:func:`punctuation_and_persian_step`).
+        drop_marks whether there are rare characters unless NFKC changed the text (it may
+        make one: U+037A -> U+0345) or HTML entities were decoded: the steps between only
+        take characters out (tags, hyphen breaks, page-number lines; a rare character taken
+        out leaves the steps it would need to run for nothing, the same text). drop_punctuation
+        and the Persian step are one compiled pass where they can be
+        (:func:`punctuation_and_persian_step`).
 
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
@@ -141,14 +144,18 @@ class Canonicalizer:
         rare characters at drop_marks has none at the later steps.
         """
         plain, rare, fused, late = False, True, False, False
-        scanned = None
+        known = True  # whether flags & RARE still says if the text has rare characters
         for name, step in self.text_steps:
             if name == "nfkc":
                 normalized = nfkc_flagged(text, flags)
-                scanned, text = (text if normalized is text else None), normalized
+                known, text = normalized is text, normalized
+                continue
+            if name == "strip_html" and "&" in text:  # entities may decode to rare characters (tags only go)
+                stripped = step(text)
+                known, text = known and stripped is text, stripped
                 continue
             if name == "drop_marks":
-                rare = bool(flags & RARE) if text is scanned else has_rare_characters(text)
+                rare = bool(flags & RARE) if known else has_rare_characters(text)
             if name == "casefold" and not late and not text.isascii():
                 return text, rare
             if name == "drop_punctuation":
