@@ -7,7 +7,7 @@ with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`ne
 (tokens as runs of token characters, hashed as they are found),
 :meth:`neardup.canonical.Canonicalizer.token_hashes_many` (numbers and stop words dropped),
 :func:`neardup.canonical.scripts.detect_languages` (letters by script),
-:func:`neardup.canonical.persian.compiled_step` (the Persian steps as passes over code points),
+:func:`neardup.canonical.persian.compiled_steps` (the Persian steps as passes over code points, many texts a call),
 :func:`neardup.canonical.letters.text_flags` (which classes of characters a text holds) and
 :func:`neardup.canonical.letters.late_steps` (casefold and the steps after it, one map per character),
 :func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`,
@@ -448,6 +448,25 @@ def or_flags(cps, bounds, table):
             acc |= table[cps[i]]
         out[d] = acc
     return out
+
+
+@njit(cache=True, nogil=True)
+def persian_pieces_many(cps, bounds, letter_map, space, first, second, word, step, late):
+    """:func:`persian_pieces` of each text ``cps[bounds[d] : bounds[d + 1]]``: (the outputs
+    end to end, where each starts and the last ends, the status of each)."""
+    n = len(bounds) - 1
+    out = np.empty(len(cps) + len(cps) // 2 + 16, dtype=np.uint32)  # grown as needed
+    at = np.zeros(n + 1, dtype=np.int64)
+    status = np.zeros(n, dtype=np.int64)
+    k = 0
+    for d in range(n):
+        made, status[d] = persian_pieces(cps[bounds[d] : bounds[d + 1]], letter_map, space, first, second, word, step, late)
+        if k + len(made) > len(out):
+            out = _grown(out, k, k + len(made))
+        out[k : k + len(made)] = made
+        k += len(made)
+        at[d + 1] = k
+    return out[:k], at, status
 
 
 @njit(cache=True, nogil=True)

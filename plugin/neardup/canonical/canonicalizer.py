@@ -45,7 +45,13 @@ def punctuation_and_persian_step(text: str, late: np.ndarray | None = None) -> t
     >>> punctuation_and_persian_step("«دانش‌آموزان»، ۲۰ نفر")[0] == persian_step(drop_punctuation("«دانش‌آموزان»، ۲۰ نفر"))
     True
     """
-    return persian.compiled_step(text, late=late) if persian.SEGMENTATION == "anchors" else None
+    return punctuation_and_persian_steps([text], late)[0]
+
+
+def punctuation_and_persian_steps(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
+    """:func:`punctuation_and_persian_step` of each text, in groups of texts joined for one
+    compiled pass each (:func:`~.persian.compiled_steps`)."""
+    return persian.compiled_steps(texts, late=late) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
 
 
 #: The steps after the Persian one, in order (unify_digits where digits are unified).
@@ -99,31 +105,48 @@ class Canonicalizer:
     def texts_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None) -> list[str]:
         """:meth:`text_for_tokens` of each text (``langs[i]`` given with ``texts[i]``, checked
         as there): the scan for NFKC and the rare characters
-        (:func:`~.letters.text_flags_many`) and the map of casefold and the steps after it
-        (:func:`~.letters.late_steps_many`) each made over all the texts at once, the other
-        steps text by text (:meth:`_steps`).
+        (:func:`~.letters.text_flags_many`), the compiled punctuation and Persian pass
+        (:func:`punctuation_and_persian_steps`) and the map of casefold and the steps after
+        it (:func:`~.letters.late_steps_many`) each made over all the texts at once, the
+        other steps text by text (:meth:`_steps`).
 
-        >>> Canonicalizer(Config()).texts_for_tokens(["Ёлка, <b>ДОМ</b>!", "A ﬁne day"])
-        ['елка,  дом !', 'a fine day']
+        >>> Canonicalizer(Config()).texts_for_tokens(["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"])
+        ['елка,  дом !', 'a fine day', 'کتابها  12 ']
         """
         for lang in langs or ():
             _check_language(lang)
+        flags = text_flags_many(texts).tolist()
         out: list[str] = []
-        left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
-        for i, (text, flags) in enumerate(zip(texts, text_flags_many(texts).tolist(), strict=True)):
-            text, rare = self._steps(text, flags)
+        persian_left: list[int] = []  # texts whose punctuation and Persian steps are left to one pass of all
+        late_left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
+        for i, (text, f) in enumerate(zip(texts, flags, strict=True)):
+            text, left, rare = self._steps(text, f)
             out.append(text)
-            if rare is not None:
-                left.append((i, rare))
-        for (i, rare), made in zip(left, late_steps_many([out[i] for i, _ in left], self._late_table), strict=True):
+            if left == "persian":
+                persian_left.append(i)
+            elif left == "casefold":
+                late_left.append((i, rare))
+        for i, made in zip(persian_left, punctuation_and_persian_steps([out[i] for i in persian_left], self._late_table), strict=True):
+            if made is None:  # (a character the pass leaves to the steps): one by one from the punctuation step
+                out[i], left, rare = self._steps(out[i], flags[i], resume=True)
+                if left == "casefold":
+                    late_left.append((i, rare))
+            else:
+                out[i], late = made
+                if not late:  # (a character that casefolds to more than one)
+                    out[i] = self._late_by_steps(out[i], True)
+        for (i, rare), made in zip(late_left, late_steps_many([out[i] for i, _ in late_left], self._late_table), strict=True):
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
         return out
 
-    def _steps(self, text: str, flags: int) -> tuple[str, bool | None]:
+    def _steps(self, text: str, flags: int, resume: bool = False) -> tuple[str, str | None, bool]:
         """:meth:`text`, or a text with the same tokens, of a text whose
-        :func:`~.letters.text_flags` are ``flags``: (the text, None), or, where the text is
-        not all ASCII when casefold comes, (the text before it, whether it has rare
-        characters): the late steps are left to :meth:`texts_for_tokens`.
+        :func:`~.letters.text_flags` are ``flags``: (the text, None, whether it has rare
+        characters), or the text so far where the rest is left to :meth:`texts_for_tokens`:
+        (text, "persian", True) before the punctuation step where punctuation matters (the
+        compiled pass of :func:`punctuation_and_persian_steps`), (text, "casefold", rare)
+        before casefold where the text is not all ASCII. ``resume``: a text that stopped at
+        "persian" and that the compiled pass left to the steps, from the punctuation step on.
 
         Where drop_punctuation only turns separators into spaces, it is skipped, and so is
         persian (no Arabic script); where the text has none of the characters drop_marks,
@@ -132,9 +155,7 @@ class Canonicalizer:
         drop_marks whether there are rare characters unless NFKC changed the text (it may
         make one: U+037A -> U+0345) or HTML entities were decoded: the steps between only
         take characters out (tags, hyphen breaks, page-number lines; a rare character taken
-        out leaves the steps it would need to run for nothing, the same text). drop_punctuation
-        and the Persian step are one compiled pass where they can be
-        (:func:`punctuation_and_persian_step`).
+        out leaves the steps it would need to run for nothing, the same text).
 
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
@@ -143,9 +164,9 @@ class Canonicalizer:
         numbers) only remove characters, and casefold makes no digit: a text found without
         rare characters at drop_marks has none at the later steps.
         """
-        plain, rare, fused, late = False, True, False, False
+        plain, rare = False, True
         known = True  # whether flags & RARE still says if the text has rare characters
-        for name, step in self.text_steps:
+        for name, step in self.text_steps[self._punctuation_at if resume else 0 :]:
             if name == "nfkc":
                 normalized = nfkc_flagged(text, flags)
                 known, text = normalized is text, normalized
@@ -156,20 +177,20 @@ class Canonicalizer:
                 continue
             if name == "drop_marks":
                 rare = bool(flags & RARE) if known else has_rare_characters(text)
-            if name == "casefold" and not late and not text.isascii():
-                return text, rare
+            if name == "casefold" and not text.isascii():
+                return text, "casefold", rare
             if name == "drop_punctuation":
                 plain = not rare or not punctuation_matters(text)
-                made = None if plain else punctuation_and_persian_step(text, self._late_table)
-                if made is not None:
-                    (text, late), fused = made, True
-                    continue
-            if ((plain or fused) and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
-                continue
-            if late and name in _LATE_STEPS:
+                if not plain and not resume and persian.SEGMENTATION == "anchors":
+                    return text, "persian", True
+            if (plain and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
                 continue
             text = step(text)
-        return text, None
+        return text, None, rare
+
+    @cached_property
+    def _punctuation_at(self) -> int:
+        return [n for n, _ in self.text_steps].index("drop_punctuation")
 
     def _late_by_steps(self, text: str, rare: bool) -> str:
         """Casefold and the steps after it one by one (unify_digits only with ``rare``)."""

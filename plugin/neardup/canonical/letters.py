@@ -313,8 +313,8 @@ def text_flags_many(texts: Sequence[str]) -> np.ndarray:
     out = np.zeros(len(texts), dtype=np.uint8)
     wide = [i for i, t in enumerate(texts) if not t.isascii()]
     table, kernels = _flag_table(), _loaded_kernels()
-    for group in _groups(wide, texts):
-        cps, bounds = _joined_code_points([texts[i] for i in group])
+    for group in groups(wide, texts):
+        cps, bounds = joined_code_points([texts[i] for i in group])
         if kernels:
             out[group] = kernels.or_flags(cps, bounds, table)
         else:  # (no text here is empty: one that is not all ASCII holds a character)
@@ -329,7 +329,7 @@ def text_flags_many(texts: Sequence[str]) -> np.ndarray:
 GROUP_CHARS = 1 << 16
 
 
-def _groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
+def groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
     """``indices`` cut into runs whose texts hold at most :data:`GROUP_CHARS` characters
     together (or one text)."""
     out: list[list[int]] = []
@@ -344,7 +344,7 @@ def _groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
     return out
 
 
-def _joined_code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def joined_code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """The code points of the texts in one array (one encode), and where each starts (and
     the last ends)."""
     bounds = np.zeros(len(texts) + 1, dtype=np.int64)
@@ -412,8 +412,8 @@ def late_steps_many(texts: Sequence[str], table: np.ndarray) -> list[str | None]
     """
     made: list[str | None] = []
     kernels = _loaded_kernels()
-    for group in _groups(list(range(len(texts))), texts):
-        cps, bounds = _joined_code_points([texts[i] for i in group])
+    for group in groups(list(range(len(texts))), texts):
+        cps, bounds = joined_code_points([texts[i] for i in group])
         if kernels:
             out, ok = kernels.map_code_points(cps, bounds, table)
         else:

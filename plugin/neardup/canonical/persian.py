@@ -24,13 +24,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import xxhash
 
 from ..tablecache import cached_table
-from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, token_char_table
+from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, groups, joined_code_points, token_char_table
 
 try:  # the parser of the re module, for the width of hazm's patterns
     from re import _parser as _sre_parse  # Python 3.11+
@@ -376,17 +376,28 @@ def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None) 
     punctuation step (``persian_step(drop_punctuation(text))``: on each Persian run, if
     Arabic script is left), and then the characters through ``late``
     (:func:`~.letters.late_steps_table`) where each maps to one: (text, whether ``late``
-    was applied), or None where the pass does not apply."""
-    tables = _piece_tables()
+    was applied), or None where the pass does not apply (:func:`compiled_steps` of one text)."""
+    return compiled_steps([text], step, late)[0]
+
+
+def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
+    """:func:`compiled_step` of each text, the texts in groups joined for one compiled pass
+    each (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.groups`)."""
+    tables = _piece_tables() if texts else None
     if tables is None:
-        return None
+        return [None] * len(texts)
     from .. import kernels
 
     space, letter_map, first, second = tables
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    out, status = kernels.persian_pieces(cps, letter_map, space, first, second, token_char_table(), step,
-                                         _NO_LATE if late is None else late)
-    return (out.tobytes().decode("utf-32-le", "surrogatepass"), status == 2) if status else None
+    word, late = token_char_table(), _NO_LATE if late is None else late
+    made: list[tuple[str, bool] | None] = []
+    for group in groups(list(range(len(texts))), texts):
+        cps, bounds = joined_code_points([texts[i] for i in group])
+        out, at, status = kernels.persian_pieces_many(cps, bounds, letter_map, space, first, second, word, step, late)
+        joined = out.tobytes().decode("utf-32-le", "surrogatepass")
+        at = at.tolist()
+        made += [(joined[at[k] : at[k + 1]], s == 2) if s else None for k, s in enumerate(status.tolist())]
+    return made
 
 
 _NO_LATE = np.empty(0, dtype=np.int32)
