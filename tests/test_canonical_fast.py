@@ -102,7 +102,8 @@ def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tupl
 
 
 FULL_PIECES = ["Rose", "the", "and", " ", ", ", ".\n", "-\n", "\n12\n", "_", "дом", "и", "Ёж", "کتاب", "و", "می", "\u200c", "خواهم", "۱۲", "3", "é", "\u0345", "ß", "İ", "<b>", "&amp;", "\u0301", "Ⅻ", "²", "ﬁ", "ﻻ",
-               "\u037a", "５", "\u00ad\n", "\u2010\n", "ﹱ", "Ё", "&#1611;", "&#1633;", "&#x6F1;x"]
+               "\u037a", "５", "\u00ad\n", "\u2010\n", "ﹱ", "Ё", "&#1611;", "&#1633;", "&#x6F1;x",
+               "\u064e", "\u0651\u064e", "\u0627\u0654", "\u0627\u0653", "\u0647\u0654", "\u0670"]
 CANONICALIZERS = [Canonicalizer(Config()), Canonicalizer(Config(stopwords=False)), Canonicalizer(Config(digits="drop", strip_html=False))]
 
 
@@ -336,12 +337,29 @@ def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_charac
     every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
     rare = np.zeros(0x110000, dtype=bool)
     rare[[m.start() for m in letters._rare_characters().finditer(every)]] = True
-    assert np.array_equal((table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table())
+    dropped = np.zeros(0x110000, dtype=bool)
+    dropped[[ord(ch) for ch in letters._dropped_marks()]] = True
+    assert np.array_equal((table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table() & ~dropped)
+    assert np.array_equal((table & letters.DROPPED_MARK) != 0, dropped)
+    assert not (dropped & ~letters._nfkc_table()).any() and not (dropped & ~rare).any()
     assert np.array_equal((table & letters.RARE) != 0, rare)
     assert not table[:128].any()  # (ASCII texts are not scanned)
 
 
-FLAG_PIECES = ["a", " ", "ж", "é", "\u0301", "\u0667", "۱", "ﬁ", "\u037a", "\u0345", "ک", "\u064b", "\ud800", "\U0001d7ce", "ß", "İ", "Ё", "Ⅻ"]
+def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():
+    """Each mark of _dropped_marks, between letters of several scripts, with others of them
+    and with marks of other combining classes: NFKC and then drop_marks give what
+    drop_marks alone gives (over all of Unicode's marks, so a newer database is checked too)."""
+    dropped = sorted(letters._dropped_marks())
+    assert {"\u064b", "\u064e", "\u0651", "\u0670"} <= set(dropped) and "\u0654" not in dropped and "\u0301" not in dropped
+    for m in dropped:
+        for t in (f"a{m}b", f"\u0627{m}\u0628", f"\u0628{m}\u064e{m}\u0651 \u0627", f"{m}{dropped[0]}{dropped[-1]}x", f"\u0418{m}\u0306",
+                  f"\u05d0{m}\u05b0", f"\u0627{m}\u0653", f" {m}\u0655\u0627"):
+            if not set(t) & (set(letters._nfkc_unstable()) - set(dropped)):  # only dropped marks for NFKC to act on
+                assert letters.drop_marks(unicodedata.normalize("NFKC", t)) == letters.drop_marks(t), (hex(ord(m)), t)
+
+
+FLAG_PIECES = ["a", " ", "ж", "é", "\u0301", "\u064e", "\u0651", "\u0654", "\u0627", "\u0667", "۱", "ﬁ", "\u037a", "\u0345", "ک", "\u064b", "\ud800", "\U0001d7ce", "ß", "İ", "Ё", "Ⅻ"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,7 +14,7 @@ from ..config import LANGUAGES, Config
 from ..hashing import KeySet, code_points, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (RARE, digit_table, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
+from .letters import (DROPPED_MARK, RARE, digit_table, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
                       has_rare_characters, late_steps_many, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags_many, token_char_table, token_hashes, unify_digits,
                       yo_to_ye)
 from . import persian
@@ -167,8 +167,8 @@ class Canonicalizer:
         plain, rare = False, True
         known = True  # whether flags & RARE still says if the text has rare characters
         for name, step in self.text_steps[self._punctuation_at if resume else 0 :]:
-            if name == "nfkc":
-                normalized = nfkc_flagged(text, flags)
+            if name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
+                normalized = nfkc_flagged(text, flags & ~DROPPED_MARK)
                 known, text = normalized is text, normalized
                 continue
             if name == "strip_html" and "&" in text:  # entities may decode to rare characters (tags only go)

@@ -187,19 +187,15 @@ def _nfkc_unstable() -> frozenset[str]:
     NFKC leaves as they are (й, ё, é) and whose decomposition starts with a starter that
     composes with nothing before it; next to characters outside this set they stay as they
     are. Checked against NFKC over all of Unicode in tests/test_canonical_fast.py."""
-    second: set[int] = set()
+    second = _composition_seconds()
     decomposed: list[int] = []
     cps: set[int] = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
     for cp in range(0x30000):  # no character above has a decomposition or a combining class
         ch = chr(cp)
         d = unicodedata.decomposition(ch)
-        if d and not d.startswith("<"):
-            parts = d.split()
-            if len(parts) == 2:
-                second.add(int(parts[1], 16))
-            if not unicodedata.combining(ch):
-                decomposed.append(cp)
-                continue
+        if d and not d.startswith("<") and not unicodedata.combining(ch):
+            decomposed.append(cp)
+            continue
         if d or unicodedata.combining(ch):
             cps.add(cp)
     cps |= second
@@ -209,6 +205,31 @@ def _nfkc_unstable() -> frozenset[str]:
         if unicodedata.normalize("NFKC", ch) != ch or unicodedata.combining(first) or ord(first) in second:
             cps.add(cp)
     return frozenset(map(chr, cps))
+
+
+@lru_cache(maxsize=1)
+def _composition_seconds() -> frozenset[int]:
+    """The second characters of canonical decompositions into two (those that may compose
+    with the character before them)."""
+    second: set[int] = set()
+    for cp in range(0x30000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<") and len(d.split()) == 2:
+            second.add(int(d.split()[1], 16))
+    return frozenset(second)
+
+
+@lru_cache(maxsize=1)
+def _dropped_marks() -> frozenset[str]:
+    """The characters of :func:`_nfkc_unstable` that NFKC only moves among the marks next
+    to them and that :func:`drop_marks` drops: marks of its list with a nonzero combining
+    class, no decomposition, and that compose with nothing (not second in a canonical pair).
+    In a text whose only such characters are these, NFKC and then drop_marks give what
+    drop_marks alone gives (Persian and Arabic harakat; not the hamza above U+0654, which
+    composes: ا + ٔ -> أ)."""
+    second = _composition_seconds()
+    return frozenset(ch for ch in _nfkc_unstable() if _MARKS.match(ch) and unicodedata.combining(ch) and not unicodedata.decomposition(ch)
+                     and ord(ch) not in second)
 
 
 @lru_cache(maxsize=1)
@@ -283,18 +304,21 @@ def has_rare_characters(text: str) -> bool:
     return bool(text_flags(text) & RARE)
 
 
-#: Bits of :func:`text_flags`: a character NFKC may change (:func:`_nfkc_unstable`), and one
-#: of :func:`has_rare_characters`.
-NFKC_MAY_CHANGE, RARE = 1, 2
+#: Bits of :func:`text_flags`: a character NFKC may change (:func:`_nfkc_unstable`) other than
+#: the marks it only moves and drop_marks drops (:func:`_dropped_marks`), one of those marks,
+#: and one of :func:`has_rare_characters`.
+NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
 
 
 def text_flags(text: str) -> int:
-    """Which of :data:`NFKC_MAY_CHANGE` and :data:`RARE` characters ``text`` holds
-    (:func:`text_flags_many` of one text): ``not flags & NFKC_MAY_CHANGE`` means
-    ``nfkc(text) == text``, and ``bool(flags & RARE)`` is :func:`has_rare_characters`.
+    """Which of :data:`NFKC_MAY_CHANGE`, :data:`DROPPED_MARK` and :data:`RARE` characters
+    ``text`` holds (:func:`text_flags_many` of one text): ``not flags & (NFKC_MAY_CHANGE |
+    DROPPED_MARK)`` means ``nfkc(text) == text``, ``not flags & NFKC_MAY_CHANGE`` that
+    ``drop_marks(nfkc(text)) == drop_marks(text)``, and ``bool(flags & RARE)`` is
+    :func:`has_rare_characters`.
 
-    >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("дом\u0301")
-    (0, 0, 1, 2, 3)
+    >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("дом\u0301"), text_flags("کَتاب")
+    (0, 0, 1, 2, 3, 6)
     """
     return 0 if text.isascii() else int(text_flags_many([text])[0])
 
@@ -362,7 +386,7 @@ def nfkc_flagged(text: str, flags: int) -> str:
     >>> t = "ﬁle дом"; nfkc_flagged(t, text_flags(t)), nfkc_flagged("дом", 0)
     ('file дом', 'дом')
     """
-    if not flags & NFKC_MAY_CHANGE:
+    if not flags & (NFKC_MAY_CHANGE | DROPPED_MARK):
         return text
     out = _nfkc_words(text)
     return text if out == text else out
@@ -383,6 +407,7 @@ def _flag_table() -> np.ndarray:
 
     def make() -> np.ndarray:
         table = _nfkc_table().astype(np.uint8) * np.uint8(NFKC_MAY_CHANGE)
+        table[[ord(ch) for ch in _dropped_marks()]] = DROPPED_MARK
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
         table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
         return table
