@@ -294,6 +294,20 @@ def test_sign_batch_reports_a_bad_document_among_many_and_signs_the_others_as_al
         signer.sign_batch(docs)
 
 
+def test_sign_batch_refuses_lone_surrogates_found_by_the_text_scan():
+    """Validation reads a batch's lone surrogates from the scan of the text steps (no text
+    is encoded for it); the message is check_document's."""
+    from neardup.validate import check_document
+
+    signer = Signer(Config())
+    docs = [Document("a", "abc \ud800"), Document("b", "дом \udfff дом"), Document("c", "\ud83d\ude00 pair of halves"),
+            Document("d", "дом и ёлка"), Document("e", "plain words here")]
+    errors = []
+    out = signer.sign_batch(docs, on_error=lambda d, e: errors.append((d.id, str(e))))
+    assert [s.id for s in out] == ["d", "e"]
+    assert errors == [(d.id, check_document(d)) for d in docs[:3]]
+
+
 def test_index_with_worker_processes_matches_one_process(tmp_path):
     from neardup.api import NearDup
 
@@ -546,7 +560,7 @@ def test_sign_batch_checked_does_not_check_again(monkeypatch):
 
     seen: list[str] = []
     real = signer_module.validate
-    monkeypatch.setattr(signer_module, "validate", lambda d: (seen.append(d.id), real(d)))
+    monkeypatch.setattr(signer_module, "validate", lambda d, **k: (seen.append(d.id), real(d, **k)))
     docs = [Document("a", "the quick brown fox jumps over the lazy dog"), Document("b", "Съешь же ещё этих мягких французских булок")]
     signer = Signer(Config())
     unchecked = signer.sign_batch(docs)

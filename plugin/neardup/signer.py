@@ -35,6 +35,7 @@ import numpy as np
 import xxhash
 
 from .canonical import Canonical, Canonicalizer
+from .canonical.letters import SURROGATE, text_flags_many
 from .config import BUILTIN_SIGNATURES, Config
 from .hashing import U64, hash_strings
 from .encoding import render_keys
@@ -225,11 +226,13 @@ class Signer:
         """:meth:`sign_batch`; ``check`` False signs without :func:`~neardup.validate.validate`
         (a query text is no document to store)."""
         hashed = self._hashes_tokens(docs)
-        kept, canon = [], []
-        for d in docs:
+        # the scan of the text steps finds lone surrogates too: validation need not encode the texts
+        flags = text_flags_many([d.text if isinstance(d.text, str) else "" for d in docs]).tolist() if hashed else [SURROGATE] * len(docs)
+        kept, kept_flags, canon = [], [], []
+        for d, f in zip(docs, flags, strict=True):
             try:
                 if check:
-                    validate(d)
+                    validate(d, text_has_no_surrogate=not f & SURROGATE)
                 if not hashed:
                     canon.append(self._canonical(d))
             except (ValueError, TypeError) as e:
@@ -238,20 +241,22 @@ class Signer:
                 on_error(d, e)
                 continue
             kept.append(d)
+            kept_flags.append(f)
         if not hashed:
             return self.sign_canonical(kept, canon)
-        kept, canon = self._texts_for_tokens(kept, on_error)
+        kept, canon = self._texts_for_tokens(kept, kept_flags, on_error)
         langs = self.canonicalizer.languages([d.text for d in kept], [d.lang for d in kept])
         th, off = self.canonicalizer.token_hashes_many(canon, langs)
         return self._sign(kept, th, off, langs)
 
-    def _texts_for_tokens(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None) -> tuple[list[Document], list[str]]:
+    def _texts_for_tokens(self, docs: Sequence[Document], flags: Sequence[int],
+                          on_error: Callable[[Document, Exception], None] | None) -> tuple[list[Document], list[str]]:
         """The documents that canonicalize and their texts for tokens
         (:meth:`~neardup.canonical.Canonicalizer.texts_for_tokens`, all at once); where that
         fails, one document at a time, so that the one that fails (to ``on_error``) costs
         no other."""
         try:
-            return list(docs), self.canonicalizer.texts_for_tokens([d.text for d in docs], [d.lang for d in docs])
+            return list(docs), self.canonicalizer.texts_for_tokens([d.text for d in docs], [d.lang for d in docs], flags)
         except (ValueError, TypeError):
             if on_error is None and len(docs) == 1:
                 raise

@@ -158,8 +158,9 @@ def check_document(doc: Any, *, text_has_no_surrogate: bool = False) -> str | No
     return check_fields(doc.fields)
 
 
-def validate(doc: Any) -> None:
-    """Raise :class:`InvalidDocument` when ``doc`` cannot be stored."""
-    problem = check_document(doc)
+def validate(doc: Any, *, text_has_no_surrogate: bool = False) -> None:
+    """Raise :class:`InvalidDocument` when ``doc`` cannot be stored (``text_has_no_surrogate``
+    as for :func:`check_document`)."""
+    problem = check_document(doc, text_has_no_surrogate=text_has_no_surrogate)
     if problem:
         raise InvalidDocument(problem)

@@ -102,20 +102,21 @@ class Canonicalizer:
             text = step(text)
         return text
 
-    def texts_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None) -> list[str]:
+    def texts_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None, flags: Sequence[int] | None = None) -> list[str]:
         """:meth:`text_for_tokens` of each text (``langs[i]`` given with ``texts[i]``, checked
         as there): the scan for NFKC and the rare characters
         (:func:`~.letters.text_flags_many`), the compiled punctuation and Persian pass
         (:func:`punctuation_and_persian_steps`) and the map of casefold and the steps after
         it (:func:`~.letters.late_steps_many`) each made over all the texts at once, the
-        other steps text by text (:meth:`_steps`).
+        other steps text by text (:meth:`_steps`). ``flags``: the texts'
+        :func:`~.letters.text_flags_many`, where the caller has them.
 
         >>> Canonicalizer(Config()).texts_for_tokens(["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"])
         ['елка,  дом !', 'a fine day', 'کتابها  12 ']
         """
         for lang in langs or ():
             _check_language(lang)
-        flags = text_flags_many(texts).tolist()
+        flags = text_flags_many(texts).tolist() if flags is None else list(flags)
         out: list[str] = []
         persian_left: list[int] = []  # texts whose punctuation and Persian steps are left to one pass of all
         late_left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all

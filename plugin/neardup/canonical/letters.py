@@ -308,6 +308,9 @@ def has_rare_characters(text: str) -> bool:
 #: the marks it only moves and drop_marks drops (:func:`_dropped_marks`), one of those marks,
 #: and one of :func:`has_rare_characters`.
 NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
+#: Bit of :func:`text_flags`: a lone surrogate (U+D800..U+DFFF: a text with one is no valid
+#: Unicode, :func:`neardup.validate.check_document`).
+SURROGATE = 8
 
 
 def text_flags(text: str) -> int:
@@ -408,6 +411,7 @@ def _flag_table() -> np.ndarray:
     def make() -> np.ndarray:
         table = _nfkc_table().astype(np.uint8) * np.uint8(NFKC_MAY_CHANGE)
         table[[ord(ch) for ch in _dropped_marks()]] = DROPPED_MARK
+        table[0xD800:0xE000] |= np.uint8(SURROGATE)
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
         table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
         return table
