@@ -1,6 +1,10 @@
 """1. Signing throughput (one core): raw text -> everything neardup stores, per corpus and per
 stage, against the peers on the same texts; then the MinHash stage alone on identical
-shingle hashes."""
+shingle hashes.
+
+    python -m benchmarks.signing              # this table alone, about 30 s a run
+    python -m benchmarks.signing --runs 3     # three runs, to see how much the ratios move
+"""
 
 from __future__ import annotations
 
@@ -131,3 +135,49 @@ def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_pe
             }
         result["per_corpus"][name] = entry
     return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Table 1 of ``python -m benchmarks`` alone, ``--runs`` times (the ratios of each run, then
+    the tables of the last); the JSON of every run to ``--out``."""
+    import argparse
+    import json
+
+    from rich.console import Console
+
+    from neardup.allocator import keep_freed_memory
+
+    from . import corpora, report
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.signing", description=main.__doc__)
+    ap.add_argument("--docs", type=int, default=1000, help="documents per corpus (default 1000, as the full run)")
+    ap.add_argument("--repeat", type=int, default=2, help="best of this many timings of each measurement")
+    ap.add_argument("--runs", type=int, default=1, help="whole runs, one after the other")
+    ap.add_argument("--no-peers", action="store_true", help="neardup alone")
+    ap.add_argument("--out", type=Path, default=None, help="JSON file for every run's results")
+    a = ap.parse_args(argv)
+    keep_freed_memory()  # as neardup's command line and workers run
+    console = Console()
+    use_peers = not a.no_peers
+    if use_peers:
+        try:
+            peers.ensure(with_heavy=False, log=lambda m: console.log(m))
+        except Exception as e:  # reported; neardup is measured alone
+            console.log(f"peers unavailable, measuring neardup alone: {e}")
+            use_peers = False
+    docs, runs = corpora.load_all(), []
+    for k in range(a.runs):
+        res = {"signing": run(docs, a.docs, a.repeat, use_peers, log=lambda m: None)}
+        runs.append(res)
+        ratios = {c: e["ratios"] for c, e in res["signing"]["per_corpus"].items() if "ratios" in e}
+        line = "; ".join(f"{c} {r['vs_datasketch_update_batch']:.2f}x datasketch, {r['vs_python_shingling_rensa']:.2f}x py+rensa"
+                         for c, r in ratios.items())
+        console.print(f"run {k + 1}: {line or 'no peers'}")
+    report.print_tables({"signing": runs[-1]["signing"]}, console)
+    if a.out:
+        a.out.write_text(json.dumps(runs, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

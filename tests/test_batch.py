@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.config import Config
-from neardup.hashing import MAX64, KeySet, fmix64, hash_runs, hash_strings, string_seed
+from neardup.hashing import KeySet, fmix64, hash_runs, hash_strings, string_seed
 from neardup.minhash import oph_many, oph_sketch
 from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
@@ -214,7 +214,7 @@ def test_sign_batch_is_sign_per_document(texts, kind):
     signer = Signer(cfg)
     docs = [Document(str(i), t) for i, t in enumerate(texts)]
     batch = signer.sign_batch(docs)
-    for d, b in zip(docs, batch):
+    for d, b in zip(docs, batch, strict=True):
         one = signer.sign(d)
         assert (b.id, b.lang, b.n_tokens, b.exact, b.simhash) == (one.id, one.lang, one.n_tokens, one.exact, one.simhash)
         assert b.shingles.tolist() == one.shingles.tolist()

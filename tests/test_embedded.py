@@ -139,7 +139,7 @@ def _keys_blob_by_definition(fields, keys, shingles, exact) -> bytes:
         n = len(sh)
         if len(k) == 1 and k[0] == digest:
             out.append(2)
-        elif k and (n + 7) // 8 < 8 * len(k) and all(a < b for a, b in zip(k, k[1:])) and all(x in sh for x in k):
+        elif k and (n + 7) // 8 < 8 * len(k) and all(a < b for a, b in zip(k, k[1:], strict=False)) and all(x in sh for x in k):
             bits = bytearray((n + 7) // 8)
             for x in k:
                 i = sh.index(x)
@@ -345,7 +345,7 @@ def _mixed_queries(nd, docs):
 
     rng = random.Random(5)
     out = []
-    for i, d in enumerate(docs):
+    for d in docs:
         q = nd.rule.query(d.keys, d.n_shingles, exclude_id=d.id, limit=rng.choice([1, 2, 3, 1000]),
                           before_seq=rng.choice([None, d.seq]), after_seq=rng.choice([None, None, max(0, d.seq - 40)]),
                           representatives=rng.random() < 0.5)
@@ -556,4 +556,4 @@ def test_matched_documents_are_the_definition(groups, postings, after, before):
                 s[0] += c
                 s[1] |= 1 << field
     expect = sorted(((q, d, s, f) for (q, d), (s, f) in want.items()), key=lambda r: (r[0], -r[2], r[1]))
-    assert list(zip(*[x.tolist() for x in got])) == expect
+    assert list(zip(*[x.tolist() for x in got], strict=True)) == expect

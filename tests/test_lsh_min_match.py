@@ -37,7 +37,7 @@ def test_min_match_one_is_the_classic_curve_and_larger_m_is_stricter():
     assert np.allclose(collision_probability(s, 14, 9), 1 - (1 - s**9) ** 14)
     assert np.array_equal(collision_probability(s, 14, 9, 1), collision_probability(s, 14, 9))
     curves = [collision_probability(s, 20, 5, m) for m in range(1, 21)]
-    assert all(np.all(a >= b - 1e-12) for a, b in zip(curves, curves[1:]))
+    assert all(np.all(a >= b - 1e-12) for a, b in zip(curves, curves[1:], strict=False))
     with pytest.raises(ValueError):
         collision_probability(0.5, 20, 5, 21)
     with pytest.raises(ValueError):
@@ -79,9 +79,9 @@ def test_optimal_lsh_returns_bands_rows_and_min_match():
         assert m > 1  # voting bands beat any-band at the same budget
         # no worse than the best classic (m = 1) banding within the same band budget
         classic = min(((bb, rr) for bb in range(1, 21) for rr in range(1, 128 // bb + 1)),
-                      key=lambda x: sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *x))))
-        err = sum(w * a for w, a in zip((0.1, 0.9), _areas(t, b, r, min_match=m)))
-        assert err <= sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *classic))) + 1e-12
+                      key=lambda x: sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *x), strict=True)))
+        err = sum(w * a for w, a in zip((0.1, 0.9), _areas(t, b, r, min_match=m), strict=True))
+        assert err <= sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *classic), strict=True)) + 1e-12
     # a fixed m is kept; the budget is respected; the classic optimizer is unchanged
     assert optimal_lsh(0.8, 128, 0.1, 0.9, 20, 1) == Banding(14, 9, 1) and optimal_bands(0.8, 128, 0.1, 0.9) == (14, 9)
     assert optimal_lsh(0.8, 128, 0.1, 0.9, 8).bands <= 8

@@ -15,7 +15,7 @@ def test_equals_brute_force(raw, t):
     got = ppjoin(sets, t)
     want = brute_force(sets, t)
     assert [(i, j) for i, j, _ in got] == [(i, j) for i, j, _ in want]
-    assert all(abs(a[2] - b[2]) < 1e-12 for a, b in zip(got, want))
+    assert all(abs(a[2] - b[2]) < 1e-12 for a, b in zip(got, want, strict=True))
 
 
 def test_rose_example_of_000():
