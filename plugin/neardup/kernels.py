@@ -630,19 +630,25 @@ def _spaces_and_letters(cps, letter_map, space):
 def _zwnj(a):
     """Each run of ZWNJ dropped between two Arabic-block characters (U+0600..U+06FF), else
     a space for each."""
+    return _runs_between(a, 0x200C, 0x600, 0x6FF)
+
+
+@njit(cache=True, nogil=True)
+def _runs_between(a, ch, lo, hi):
+    """Each run of ``ch`` dropped where the characters on both sides of it lie in
+    ``lo..hi``, else a space for each of its characters; the others kept."""
     m = len(a)
     z = np.empty(m, dtype=np.uint32)
     k = 0
     i = 0
     while i < m:
-        c = a[i]
-        if c != 0x200C:
-            z[k] = c
+        if a[i] != ch:
+            z[k] = a[i]
             k += 1
             i += 1
             continue
         j = _run_end(a, i)
-        if not (i > 0 and _in(a[i - 1], 0x600, 0x6FF) and j < m and _in(a[j], 0x600, 0x6FF)):
+        if not (i > 0 and j < m and _in(a[i - 1], lo, hi) and _in(a[j], lo, hi)):
             for _ in range(j - i):
                 z[k] = 32
                 k += 1
@@ -676,23 +682,7 @@ def _digits_apart(z):
 @njit(cache=True, nogil=True)
 def _joined_letters(b):
     """Each run of spaces between two letters U+0621..U+06D5 dropped."""
-    k = len(b)
-    s = np.empty(k, dtype=np.uint32)
-    m = 0
-    i = 0
-    while i < k:
-        if b[i] != 32:
-            s[m] = b[i]
-            m += 1
-            i += 1
-            continue
-        j = _run_end(b, i)
-        if not (i > 0 and j < k and _in(b[i - 1], 0x621, 0x6D5) and _in(b[j], 0x621, 0x6D5)):
-            for _ in range(j - i):
-                s[m] = 32
-                m += 1
-        i = j
-    return s[:m]
+    return _runs_between(b, 32, 0x621, 0x6D5)
 
 
 @njit(cache=True, nogil=True)

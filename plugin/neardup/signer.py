@@ -156,6 +156,24 @@ class Signed:
         return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)))
 
 
+def _per_document(docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None,
+                  fn: Callable[[int, Document], Any]) -> tuple[list[Document], list[Any]]:
+    """``fn(i, docs[i])`` of each document, and the documents it was made for: one for which it
+    raises ValueError or TypeError goes to ``on_error`` (raised when that is None) and is
+    left out; the others go on."""
+    kept, made = [], []
+    for i, d in enumerate(docs):
+        try:
+            made.append(fn(i, d))
+        except (ValueError, TypeError) as e:
+            if on_error is None:
+                raise
+            on_error(d, e)
+            continue
+        kept.append(d)
+    return kept, made
+
+
 class Signer:
     """Signs documents with the settings of one index.
 
@@ -228,23 +246,16 @@ class Signer:
         hashed = self._hashes_tokens(docs)
         # the scan of the text steps finds lone surrogates too: validation need not encode the texts
         flags = text_flags_many([d.text if isinstance(d.text, str) else "" for d in docs]).tolist() if hashed else [SURROGATE] * len(docs)
-        kept, kept_flags, canon = [], [], []
-        for d, f in zip(docs, flags, strict=True):
-            try:
-                if check:
-                    validate(d, text_has_no_surrogate=not f & SURROGATE)
-                if not hashed:
-                    canon.append(self._canonical(d))
-            except (ValueError, TypeError) as e:
-                if on_error is None:
-                    raise
-                on_error(d, e)
-                continue
-            kept.append(d)
-            kept_flags.append(f)
+
+        def checked(i: int, d: Document) -> Any:  # its flags, or its canonical tokens where they are strings
+            if check:
+                validate(d, text_has_no_surrogate=not flags[i] & SURROGATE)
+            return flags[i] if hashed else self._canonical(d)
+
+        kept, made = _per_document(docs, on_error, checked)
         if not hashed:
-            return self.sign_canonical(kept, canon)
-        kept, canon = self._texts_for_tokens(kept, kept_flags, on_error)
+            return self.sign_canonical(kept, made)
+        kept, canon = self._texts_for_tokens(kept, made, on_error)
         langs = self.canonicalizer.languages([d.text for d in kept], [d.lang for d in kept])
         th, off = self.canonicalizer.token_hashes_many(canon, langs)
         return self._sign(kept, th, off, langs)
@@ -260,17 +271,7 @@ class Signer:
         except (ValueError, TypeError):
             if on_error is None and len(docs) == 1:
                 raise
-        kept, canon = [], []
-        for d in docs:
-            try:
-                canon.append(self.canonicalizer.text_for_tokens(d.text, d.lang))
-            except (ValueError, TypeError) as e:
-                if on_error is None:
-                    raise
-                on_error(d, e)
-                continue
-            kept.append(d)
-        return kept, canon
+        return _per_document(docs, on_error, lambda _, d: self.canonicalizer.text_for_tokens(d.text, d.lang))
 
     def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:
         """Sign documents whose canonical tokens are already known (``canon[i]`` of ``docs[i]``)."""
