@@ -323,7 +323,10 @@ def text_flags(text: str) -> int:
     >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("дом\u0301"), text_flags("کَتاب")
     (0, 0, 1, 2, 3, 6)
     """
-    return 0 if text.isascii() else int(text_flags_many([text])[0])
+    if text.isascii():
+        return 0
+    cps, table, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _flag_table(), _loaded_kernels()
+    return int(kernels.or_flags(cps, np.array([0, len(cps)], dtype=np.int64), table)[0] if kernels else np.bitwise_or.reduce(table[cps]))
 
 
 def text_flags_many(texts: Sequence[str]) -> np.ndarray:
