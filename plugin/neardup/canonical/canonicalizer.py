@@ -167,7 +167,7 @@ class Canonicalizer:
         """
         plain, rare = False, True
         known = True  # whether flags & RARE still says if the text has rare characters
-        for name, step in self.text_steps[self._punctuation_at if resume else 0 :]:
+        for name, step in self.text_steps[self._step_at["drop_punctuation"] if resume else 0 :]:
             if name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
                 normalized = nfkc_flagged(text, flags & ~DROPPED_MARK)
                 known, text = normalized is text, normalized
@@ -190,13 +190,13 @@ class Canonicalizer:
         return text, None, rare
 
     @cached_property
-    def _punctuation_at(self) -> int:
-        return [n for n, _ in self.text_steps].index("drop_punctuation")
+    def _step_at(self) -> dict[str, int]:
+        """Each text step's place in :attr:`text_steps`."""
+        return {name: i for i, (name, _) in enumerate(self.text_steps)}
 
     def _late_by_steps(self, text: str, rare: bool) -> str:
         """Casefold and the steps after it one by one (unify_digits only with ``rare``)."""
-        names = [n for n, _ in self.text_steps]
-        for name, step in self.text_steps[names.index("casefold") :]:
+        for name, step in self.text_steps[self._step_at["casefold"] :]:
             if rare or name != "unify_digits":
                 text = step(text)
         return text

@@ -9,6 +9,7 @@ pattern is checked against its one-pass definition in tests/test_canonical_fast.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import unicodedata
@@ -213,9 +214,9 @@ def _composition_seconds() -> frozenset[int]:
     with the character before them)."""
     second: set[int] = set()
     for cp in range(0x30000):
-        d = unicodedata.decomposition(chr(cp))
-        if d and not d.startswith("<") and len(d.split()) == 2:
-            second.add(int(d.split()[1], 16))
+        parts = unicodedata.decomposition(chr(cp)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            second.add(int(parts[1], 16))
     return frozenset(second)
 
 
@@ -325,8 +326,8 @@ def text_flags(text: str) -> int:
     """
     if text.isascii():
         return 0
-    cps, table, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _flag_table(), _loaded_kernels()
-    return int(kernels.or_flags(cps, np.array([0, len(cps)], dtype=np.int64), table)[0] if kernels else np.bitwise_or.reduce(table[cps]))
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    return int(_or_flags(cps, np.array([0, len(cps)], dtype=np.int64))[0])
 
 
 def text_flags_many(texts: Sequence[str]) -> np.ndarray:
@@ -341,15 +342,16 @@ def text_flags_many(texts: Sequence[str]) -> np.ndarray:
     [0, 1, 0, 2]
     """
     out = np.zeros(len(texts), dtype=np.uint8)
-    wide = [i for i, t in enumerate(texts) if not t.isascii()]
-    table, kernels = _flag_table(), _loaded_kernels()
-    for group in groups(wide, texts):
-        cps, bounds = joined_code_points([texts[i] for i in group])
-        if kernels:
-            out[group] = kernels.or_flags(cps, bounds, table)
-        else:  # (no text here is empty: one that is not all ASCII holds a character)
-            out[group] = np.bitwise_or.reduceat(table[cps], bounds[:-1])
+    for group, cps, bounds in grouped_code_points(texts, [i for i, t in enumerate(texts) if not t.isascii()]):
+        out[group] = _or_flags(cps, bounds)
     return out
+
+
+def _or_flags(cps: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The or of the :func:`_flag_table` bits of each text ``cps[bounds[d] : bounds[d + 1]]``
+    (none empty), compiled where the loops are loaded, else with numpy."""
+    table, kernels = _flag_table(), _loaded_kernels()
+    return kernels.or_flags(cps, bounds, table) if kernels else np.bitwise_or.reduceat(table[cps], bounds[:-1])
 
 
 #: Code points joined at most for one pass of :func:`text_flags_many` and
@@ -372,6 +374,24 @@ def groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
         out[-1].append(i)
         size += n
     return out
+
+
+def grouped_code_points(texts: Sequence[str], indices: list[int]):
+    """For each of :func:`groups` of ``indices``: (the group, its texts' :func:`joined_code_points`)."""
+    for group in groups(indices, texts):
+        yield (group, *joined_code_points([texts[i] for i in group]))
+
+
+def decoded_pieces(cps: np.ndarray, bounds: np.ndarray) -> list[str]:
+    """The texts ``cps[bounds[d] : bounds[d + 1]]``, decoded at once (the inverse of
+    :func:`joined_code_points`).
+
+    >>> decoded_pieces(*joined_code_points(["ab", "", "дом"]))
+    ['ab', '', 'дом']
+    """
+    joined = np.asarray(cps).astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
+    at = np.asarray(bounds).tolist()
+    return [joined[a:b] for a, b in itertools.pairwise(at)]
 
 
 def joined_code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -444,8 +464,7 @@ def late_steps_many(texts: Sequence[str], table: np.ndarray) -> list[str | None]
     """
     made: list[str | None] = []
     kernels = _loaded_kernels()
-    for group in groups(list(range(len(texts))), texts):
-        cps, bounds = joined_code_points([texts[i] for i in group])
+    for group, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
         if kernels:
             out, ok = kernels.map_code_points(cps, bounds, table)
         else:
@@ -455,9 +474,7 @@ def late_steps_many(texts: Sequence[str], table: np.ndarray) -> list[str | None]
             if len(full):
                 ok[full] = np.add.reduceat((mapped < 0).astype(np.int64), bounds[full]) == 0
             out = np.where(np.repeat(ok, np.diff(bounds)), mapped, cps)
-        joined = out.astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
-        at = bounds.tolist()
-        made += [joined[at[k] : at[k + 1]] if good else None for k, good in enumerate(ok.tolist())]
+        made += [piece if good else None for piece, good in zip(decoded_pieces(out, bounds), ok.tolist(), strict=True)]
     return made
 
 

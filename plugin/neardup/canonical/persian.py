@@ -30,7 +30,7 @@ import numpy as np
 import xxhash
 
 from ..tablecache import cached_table
-from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, groups, joined_code_points, token_char_table
+from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, decoded_pieces, grouped_code_points, token_char_table
 
 try:  # the parser of the re module, for the width of hazm's patterns
     from re import _parser as _sre_parse  # Python 3.11+
@@ -382,7 +382,7 @@ def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None) 
 
 def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
     """:func:`compiled_step` of each text, the texts in groups joined for one compiled pass
-    each (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.groups`)."""
+    each (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
     tables = _piece_tables() if texts else None
     if tables is None:
         return [None] * len(texts)
@@ -391,12 +391,9 @@ def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | N
     space, letter_map, first, second = tables
     word, late = token_char_table(), _NO_LATE if late is None else late
     made: list[tuple[str, bool] | None] = []
-    for group in groups(list(range(len(texts))), texts):
-        cps, bounds = joined_code_points([texts[i] for i in group])
+    for _, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
         out, at, status = kernels.persian_pieces_many(cps, bounds, letter_map, space, first, second, word, step, late)
-        joined = out.tobytes().decode("utf-32-le", "surrogatepass")
-        at = at.tolist()
-        made += [(joined[at[k] : at[k + 1]], s == 2) if s else None for k, s in enumerate(status.tolist())]
+        made += [(piece, s == 2) if s else None for piece, s in zip(decoded_pieces(out, at), status.tolist(), strict=True)]
     return made
 
 
