@@ -223,7 +223,7 @@ def test_compiled_persian_pieces_are_the_steps(text):
 
 
 FUSED_PIECES = PIECE_PIECES + ["_", "__", "\u200c\u200c\u200c", ", ", "\u060c", "\u061b", "«", "»", "!", "-", "\u0345", "\u00b2", "\u0660",
-                               "\ufd3e", "\u2026"]
+                               "\ufd3e", "\u2026", "\u0301", "\u200d", "\u200e", "\u00ad", "\ufeff", "\u0610", "\u06d6", "\u064b"]
 
 
 @settings(max_examples=600, deadline=None)
@@ -232,13 +232,15 @@ FUSED_PIECES = PIECE_PIECES + ["_", "__", "\u200c\u200c\u200c", ", ", "\u060c", 
 @example("\u060c\u061b 12")  # no Arabic script left: the punctuation step only
 @example("x " + "\u0628\u06f1" * 100 + " y")  # a Persian run that comes out twice as long (the buffer grows)
 @example("abc \u06a9\u200c\u06a9 1 \u06a9 \u00d7 \u06a9\u0628 \u0500\u200c\u06a9 \u06a9\u024f\u06a97")  # Persian runs between Latin and Cyrillic
-def test_punctuation_and_persian_in_one_pass_are_the_two_steps(text):
+@example("\u0628\u200c\u064e\u200c\u0628 \u0640\u0640\u0640 x\u0301\u200d\u0628")  # marks inside ZWNJ runs and words; tatweel alone
+@example("\u0640 \u064e!")  # marks the only Arabic-block characters: no Arabic script left after drop_marks
+def test_marks_punctuation_and_persian_in_one_pass_are_the_three_steps(text):
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10")
-    want = canonicalizer.persian_step(letters.drop_punctuation(text))
+    want = canonicalizer.persian_step(letters.drop_punctuation(letters.drop_marks(text)))
     for late, after in ((None, lambda t: t), (letters.late_steps_table(False), lambda t: letters.yo_to_ye(t.casefold())),
                         (letters.late_steps_table(True), lambda t: letters.unify_digits(letters.yo_to_ye(t.casefold())))):
-        made = canonicalizer.punctuation_and_persian_step(text, late)
+        made = canonicalizer.marks_to_persian_step(text, late)
         if made is not None:
             fused, late_applied = made
             assert fused == (after(want) if late_applied else want)

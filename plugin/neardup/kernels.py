@@ -393,32 +393,6 @@ def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
 
 
 @njit(cache=True, nogil=True)
-def persian_pieces(cps, letter_map, space, first, second, word, step, late):
-    """The anchor pieces of one Persian text (:func:`neardup.canonical.persian.normalize_persian`),
-    its steps as passes over code points, each on the one before's output
-    (:func:`_persian_run`). With ``step``, the Persian step after the punctuation step
-    (``persian_step(drop_punctuation(text))`` of :mod:`neardup.canonical.canonicalizer`):
-    :func:`_punctuation`, then, if Arabic script is left, :func:`_persian_run` on the text,
-    or, where it has a Cyrillic or Latin letter, on each Persian run (from an Arabic-script
-    character to the last one before such a letter), the rest as it is
-    (:func:`neardup.canonical.scripts.map_persian_runs`); then, if ``late`` is not empty,
-    each character through it (the steps after the Persian one,
-    :func:`neardup.canonical.letters.late_steps_table`) unless one maps to -1. Returns
-    (code points, status): 0 where a character maps to -2 in ``letter_map`` (a step these
-    passes do not make applies; the code points are then empty), 1 done, 2 done with ``late``."""
-    if step:
-        out, ok = _persian_step(cps, letter_map, space, first, second, word)
-    else:
-        out, ok = _persian_run(cps, letter_map, space, first, second)
-    if not ok:
-        return out, 0
-    if len(late) == 0:
-        return out, 1
-    mapped, ok = map_code_points(out, np.array([0, len(out)], dtype=np.int64), late)
-    return (mapped, 2) if ok[0] else (out, 1)
-
-
-@njit(cache=True, nogil=True)
 def map_code_points(cps, bounds, table):
     """Per text ``cps[bounds[d] : bounds[d + 1]]``: each code point ``c`` to ``table[c]``
     (int32, one per code point), or the text as it is, and False, where some ``c`` maps to a
@@ -450,65 +424,85 @@ def or_flags(cps, bounds, table):
     return out
 
 
+#: Bits of the class table of the Persian pass (:func:`neardup.canonical.persian.pass_classes`).
+WORD, MARK, ARABIC, OTHER = 1, 2, 4, 8
+_ZWNJ, _SPACE, _NONE = 0x200C, 32, -2
+
+
 @njit(cache=True, nogil=True)
-def persian_pieces_many(cps, bounds, letter_map, space, first, second, word, step, late):
-    """:func:`persian_pieces` of each text ``cps[bounds[d] : bounds[d + 1]]``: (the outputs
-    end to end, where each starts and the last ends, the status of each)."""
+def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, step, marks, late):
+    """The Persian pass over each text ``cps[bounds[d] : bounds[d + 1]]``
+    (:func:`neardup.canonical.persian.compiled_steps`): with ``marks``, drop_marks first
+    (the ``MARK`` characters of ``classes`` out); then, with ``step``, the punctuation step
+    and the Persian step after it (``persian_step(drop_punctuation(text))`` of
+    :mod:`neardup.canonical.canonicalizer`): the punctuation step alone where no Arabic
+    script is left, the Persian steps (:func:`_stream`) on the whole text where it has no
+    Cyrillic or Latin letter, else on each Persian run (:func:`_by_runs`); without ``step``,
+    the Persian steps on the text (:func:`neardup.canonical.persian.normalize_persian`);
+    then, if ``late`` is not empty, each character through it (the steps after the Persian
+    one, :func:`neardup.canonical.letters.late_steps_table`) unless one maps to -1.
+
+    Returns (the outputs end to end, where each starts and the last ends, the status of
+    each): 0 where a character maps to -2 in ``letter_map`` (a step this pass does not make
+    applies; the output is then empty), 1 done, 2 done with ``late``."""
     n = len(bounds) - 1
     out = np.empty(len(cps) + len(cps) // 2 + 16, dtype=np.uint32)  # grown as needed
+    longest = 0
+    for d in range(n):
+        longest = max(longest, bounds[d + 1] - bounds[d])
+    kept = np.empty(longest, dtype=np.uint32)  # a text without its marks
     at = np.zeros(n + 1, dtype=np.int64)
     status = np.zeros(n, dtype=np.int64)
     k = 0
     for d in range(n):
-        made, status[d] = persian_pieces(cps[bounds[d] : bounds[d + 1]], letter_map, space, first, second, word, step, late)
-        if k + len(made) > len(out):
-            out = _grown(out, k, k + len(made))
-        out[k : k + len(made)] = made
-        k += len(made)
+        src = cps[bounds[d] : bounds[d + 1]]
+        if k + 6 * len(src) + 16 > len(out):  # (a text comes out at most 4 times as long, 2 more a Persian run)
+            out = _grown(out, k, k + 6 * len(src) + 16)
+        acc = 0
+        for i in range(len(src)):
+            acc |= classes[src[i]]
+        if marks and acc & MARK:
+            src, acc = _without_marks(src, classes, kept)
+        if not step:
+            end, ok = _stream(src, 0, len(src), False, classes, letter_map, space, first, second, out, k)
+        elif not acc & ARABIC:
+            end, ok = _punctuation(src, classes, out, k), True
+        elif not acc & OTHER:
+            end, ok = _stream(src, 0, len(src), True, classes, letter_map, space, first, second, out, k)
+        else:
+            end, ok = _by_runs(_punctuation_of(src, classes), classes, letter_map, space, first, second, out, k)
+        if not ok:
+            end = k
+        status[d] = 0 if not ok else 2 if len(late) and _late_in_place(out, k, end, late) else 1
+        k = end
         at[d + 1] = k
     return out[:k], at, status
 
 
 @njit(cache=True, nogil=True)
-def _persian_step(cps, letter_map, space, first, second, word):
-    """``persian_step(drop_punctuation(text))`` (see :func:`persian_pieces`)."""
-    cps, arabic = _punctuation(cps, word)
-    if not arabic:
-        return cps, True
-    n = len(cps)
-    other = False
-    for i in range(n):
-        if _other_letter(cps[i]):
-            other = True
-            break
-    if not other:
-        return _persian_run(cps, letter_map, space, first, second)
-    out = np.empty(n + n // 2 + 16, dtype=np.uint32)  # grown as needed: a run may come out longer
-    k = 0
-    i = 0
-    while i < n:
-        if k + 1 > len(out):
-            out = _grown(out, k, k + 1)
-        if not _persian_letter(cps[i]):
-            out[k] = cps[i]
-            k += 1
-            i += 1
-            continue
-        last = i
-        j = i
-        while j < n and not _other_letter(cps[j]):
-            if _persian_letter(cps[j]):
-                last = j
-            j += 1
-        run, ok = _persian_run(cps[i : last + 1], letter_map, space, first, second)
-        if not ok:
-            return run, False
-        if k + len(run) > len(out):
-            out = _grown(out, k, k + len(run))
-        out[k : k + len(run)] = run
-        k += len(run)
-        i = last + 1
-    return out[:k].copy(), True
+def _without_marks(src, classes, kept):
+    """``src`` without its ``MARK`` characters (written to ``kept``), and the or of the
+    classes of those left."""
+    m = 0
+    acc = 0
+    for i in range(len(src)):
+        cls = classes[src[i]]
+        kept[m] = src[i]
+        keep = (cls & MARK) == 0
+        acc |= cls * keep
+        m += keep
+    return kept[:m], acc
+
+
+@njit(cache=True, nogil=True)
+def _late_in_place(out, lo, hi, late):
+    """Each ``out[lo:hi]`` through ``late`` where none maps to -1 (True), else nothing (False)."""
+    for i in range(lo, hi):
+        if late[out[i]] < 0:
+            return False
+    for i in range(lo, hi):
+        out[i] = late[out[i]]
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -517,6 +511,11 @@ def _grown(out, used, need):
     bigger = np.empty(max(2 * len(out), need), dtype=out.dtype)
     bigger[:used] = out[:used]
     return bigger
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _in(c, lo, hi):
+    return lo <= c <= hi
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -531,66 +530,6 @@ def _other_letter(c):
     return _in(c, 0x400, 0x52F) or _in(c, 65, 90) or _in(c, 97, 122) or _in(c, 0xC0, 0x24F)
 
 
-@njit(cache=True, nogil=True)
-def _persian_run(cps, letter_map, space, first, second):
-    """:func:`neardup.canonical.persian.normalize_persian` of one text: each run of
-    ``space`` characters one space, each character through ``letter_map``
-    (:func:`_spaces_and_letters`); ZWNJ (:func:`_zwnj`); Persian digits set apart
-    (:func:`_digits_apart`); spaces between letters dropped (:func:`_joined_letters`);
-    repeats cut (:func:`_two_repeats`); a space before each anchor (:func:`_anchor_cuts`)."""
-    a, ok = _spaces_and_letters(cps, letter_map, space)
-    if not ok:
-        return a, False
-    return _anchor_cuts(_two_repeats(_joined_letters(_digits_apart(_zwnj(a)))), first, second), True
-
-
-@njit(cache=True, nogil=True)
-def _punctuation(cps, word):
-    """:func:`neardup.canonical.letters.drop_punctuation` (its pattern ``_PUNCT``): each
-    run of characters neither ``word`` (``str.isalnum``: with the underscore, ``\\w``) nor ZWNJ, each run of underscores, and each
-    run of ZWNJ not between two Arabic-block characters, to a space; of a run of n >= 2
-    ZWNJ between two such characters, the first n - 1 and the last each to a space (the
-    pattern's backtracking). Also whether an Arabic-script character (U+0600..U+06FF,
-    U+FB50..U+FEFF) is left."""
-    n = len(cps)
-    out = np.empty(n, dtype=np.uint32)
-    k = 0
-    i = 0
-    arabic = False
-    while i < n:
-        c = cps[i]
-        j = i + 1
-        if c == 0x200C:
-            j = _run_end(cps, i)
-            if i > 0 and _in(cps[i - 1], 0x600, 0x6FF) and j < n and _in(cps[j], 0x600, 0x6FF):
-                if j - i == 1:
-                    out[k] = c
-                else:
-                    out[k] = 32
-                    out[k + 1] = 32
-                    k += 1
-            else:
-                out[k] = 32
-        elif c == 95:
-            j = _run_end(cps, i)
-            out[k] = 32
-        elif not word[c]:
-            while j < n and cps[j] != 0x200C and cps[j] != 95 and not word[cps[j]]:
-                j += 1
-            out[k] = 32
-        else:
-            out[k] = c
-            arabic = arabic or _in(c, 0x600, 0x6FF) or _in(c, 0xFB50, 0xFEFF)
-        k += 1
-        i = j
-    return out[:k], arabic
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _in(c, lo, hi):
-    return lo <= c <= hi
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _run_end(a, i):
     """Where the run of ``a[i]`` that starts at ``i`` ends."""
@@ -601,122 +540,173 @@ def _run_end(a, i):
 
 
 @njit(cache=True, nogil=True)
-def _spaces_and_letters(cps, letter_map, space):
-    """Each run of ``space`` characters one space; each BMP character ``c`` then
-    ``letter_map[c]`` (-1: dropped; -2: stop, returning False)."""
-    n = len(cps)
-    a = np.empty(n, dtype=np.uint32)
-    m = 0
+def _punctuation(src, classes, out, k):
+    """The punctuation step (:func:`neardup.canonical.letters.drop_punctuation`, its pattern
+    ``_PUNCT``) of ``src``, written to ``out`` from ``k``; returns where it ends. Each run of
+    characters neither ``WORD`` (``\\w``) nor ZWNJ, each run of underscores, and each run of
+    ZWNJ not between two Arabic-block characters (U+0600..U+06FF) to a space; of a run of
+    n >= 2 ZWNJ between two such characters, the first n - 1 and the last each to a space
+    (the pattern's backtracking); a word character as it is."""
+    n = len(src)
     i = 0
     while i < n:
-        c = cps[i]
-        if space[c]:
-            while i < n and space[cps[i]]:
-                i += 1
-            a[m] = 32
-            m += 1
-            continue
-        i += 1
-        v = letter_map[c] if c < 0x10000 else np.int32(c)
-        if v == -2:
-            return a[:0], False
-        if v >= 0:
-            a[m] = v
-            m += 1
-    return a[:m], True
-
-
-@njit(cache=True, nogil=True)
-def _zwnj(a):
-    """Each run of ZWNJ dropped between two Arabic-block characters (U+0600..U+06FF), else
-    a space for each."""
-    return _runs_between(a, 0x200C, 0x600, 0x6FF)
-
-
-@njit(cache=True, nogil=True)
-def _runs_between(a, ch, lo, hi):
-    """Each run of ``ch`` dropped where the characters on both sides of it lie in
-    ``lo..hi``, else a space for each of its characters; the others kept."""
-    m = len(a)
-    z = np.empty(m, dtype=np.uint32)
-    k = 0
-    i = 0
-    while i < m:
-        if a[i] != ch:
-            z[k] = a[i]
-            k += 1
-            i += 1
-            continue
-        j = _run_end(a, i)
-        if not (i > 0 and j < m and _in(a[i - 1], lo, hi) and _in(a[j], lo, hi)):
-            for _ in range(j - i):
-                z[k] = 32
-                k += 1
-        i = j
-    return z[:k]
-
-
-@njit(cache=True, nogil=True)
-def _digits_apart(z):
-    """A space on both sides of each run of Persian digits (U+06F0..U+06F9)."""
-    m = len(z)
-    b = np.empty(3 * m, dtype=np.uint32)
-    k = 0
-    i = 0
-    while i < m:
-        if _in(z[i], 0x6F0, 0x6F9):
-            b[k] = 32
-            k += 1
-            while i < m and _in(z[i], 0x6F0, 0x6F9):
-                b[k] = z[i]
-                k += 1
-                i += 1
-            b[k] = 32
+        c = src[i]
+        j = i + 1
+        if c == _ZWNJ:
+            j = _run_end(src, i)
+            if i > 0 and _in(src[i - 1], 0x600, 0x6FF) and j < n and _in(src[j], 0x600, 0x6FF):
+                if j - i == 1:
+                    out[k] = c
+                else:
+                    out[k] = _SPACE
+                    out[k + 1] = _SPACE
+                    k += 1
+            else:
+                out[k] = _SPACE
+        elif c == 95:
+            j = _run_end(src, i)
+            out[k] = _SPACE
+        elif not classes[c] & WORD:
+            while j < n and src[j] != _ZWNJ and src[j] != 95 and not classes[src[j]] & WORD:
+                j += 1
+            out[k] = _SPACE
         else:
-            b[k] = z[i]
+            out[k] = c
+        k += 1
+        i = j
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _punctuation_of(src, classes):
+    """The punctuation step of ``src`` as a new array."""
+    out = np.empty(len(src) + 1, dtype=np.uint32)
+    return out[: _punctuation(src, classes, out, 0)]
+
+
+@njit(cache=True, nogil=True)
+def _by_runs(p, classes, letter_map, space, first, second, out, k):
+    """The Persian steps (:func:`_stream`) on each Persian run of ``p`` (from an
+    Arabic-script character to the last one before a Cyrillic or Latin letter), the rest as
+    it is (:func:`neardup.canonical.scripts.map_persian_runs`), written to ``out`` from
+    ``k``: (where it ends, False where a character maps to -2)."""
+    n = len(p)
+    i = 0
+    while i < n:
+        if not _persian_letter(p[i]):
+            out[k] = p[i]
+            k += 1
             i += 1
-        k += 1
-    return b[:k]
+            continue
+        last = i
+        j = i
+        while j < n and not _other_letter(p[j]):
+            if _persian_letter(p[j]):
+                last = j
+            j += 1
+        k, ok = _stream(p, i, last + 1, False, classes, letter_map, space, first, second, out, k)
+        if not ok:
+            return k, False
+        i = last + 1
+    return k, True
 
 
 @njit(cache=True, nogil=True)
-def _joined_letters(b):
-    """Each run of spaces between two letters U+0621..U+06D5 dropped."""
-    return _runs_between(b, 32, 0x621, 0x6D5)
+def _stream(src, lo, hi, punct, classes, letter_map, space, first, second, out, k):
+    """:func:`neardup.canonical.persian.normalize_persian` of ``src[lo:hi]`` (after the
+    punctuation step, :func:`_punctuation`, with ``punct``; then ``lo`` is 0 and ``hi`` the
+    end), written to ``out`` from ``k``: (where it ends, False where a character maps to -2
+    in ``letter_map``).
 
+    Its steps, each on the output of the one before:
 
-@njit(cache=True, nogil=True)
-def _two_repeats(s):
-    """Each run of one letter U+0621..U+06D5 three times or more cut to two."""
-    k = len(s)
-    t = np.empty(k, dtype=np.uint32)
-    m = 0
-    run = 0  # how many times the character before ends its run so far
-    prev = np.uint32(0)
-    for i in range(k):
-        c = s[i]
-        run = run + 1 if i > 0 and c == prev else 1
+    1. each run of ``space`` characters one space; each character ``c`` then
+       ``letter_map[c]`` (-1: dropped; -2: stop);
+    2. each run of ZWNJ dropped between two Arabic-block characters (U+0600..U+06FF), else
+       a space for each;
+    3. a space on both sides of each run of Persian digits (U+06F0..U+06F9);
+    4. each run of spaces between two letters U+0621..U+06D5 dropped;
+    5. each run of one such letter three times or more cut to two;
+    6. a space before each character that is a ``first`` anchor letter followed by a
+       ``second`` one (bool arrays indexed up to U+0700, which stands for any above; no
+       space in either).
+
+    They run as one loop: each character of the input goes through them in turn as "s
+    spaces, then the character c" (c -2 where there are only spaces), each step holding what
+    it must see the next character to decide (ZWNJ and spaces held, the character before
+    them, whether digits run, the letter repeated, the character an anchor space may go
+    before), and letting it out at the end."""
+    was_space = False  # step 1: the character before was a space character
+    zwnj, before_zwnj = 0, np.int64(-1)  # step 2: ZWNJ held, the character before them
+    in_digits = False  # step 3
+    spaces, before_spaces = 0, np.int64(-1)  # step 4: spaces held, the character before them
+    prev, run = np.int64(-1), 0  # step 5: the character before, how many times in a row
+    held = np.int64(-1)  # step 6: the character waiting for the next one
+    n = len(src)
+    i = lo
+    while i < hi:
+        x = np.int64(src[i])
+        i += 1
+        if punct:  # the punctuation step, as :func:`_punctuation` (one space where it makes two: step 1 keeps one)
+            if x == _ZWNJ or x == 95:
+                j = _run_end(src, i - 1)
+                kept = x == _ZWNJ and j == i and i - 1 > lo and j < n and _in(src[i - 2], 0x600, 0x6FF) and _in(src[j], 0x600, 0x6FF)
+                x = x if kept else np.int64(_SPACE)
+                i = j
+            elif not classes[x] & WORD:
+                while i < n and src[i] != _ZWNJ and src[i] != 95 and not classes[src[i]] & WORD:
+                    i += 1
+                x = np.int64(_SPACE)
+        sp = space[x]  # step 1
+        if sp and was_space:
+            continue
+        was_space = sp
+        c = np.int64(_SPACE) if sp else np.int64(letter_map[x]) if x < 0x10000 else x
+        if c == -2:
+            return k, False
+        if c == -1:
+            continue
+        s = np.int64(c == _SPACE)
+        c = np.int64(_NONE) if s else c
+        if not s and c == _ZWNJ:  # step 2
+            zwnj += 1
+            continue
+        s += zwnj * np.int64(s > 0 or not (_in(before_zwnj, 0x600, 0x6FF) and _in(c, 0x600, 0x6FF)))
+        zwnj = 0
+        before_zwnj = c if c >= 0 else np.int64(_SPACE)
+        ends = s > 0 and in_digits  # step 3
+        s += np.int64(ends)
+        in_digits = in_digits and not ends
+        digit = c >= 0 and _in(c, 0x6F0, 0x6F9)
+        s += np.int64(c >= 0 and digit != in_digits)
+        in_digits = digit if c >= 0 else in_digits
+        spaces += s  # step 4
+        if c < 0:
+            continue
+        s = 0 if spaces and before_spaces >= 0 and _in(before_spaces, 0x621, 0x6D5) and _in(c, 0x621, 0x6D5) else spaces
+        spaces = 0
+        before_spaces = c
+        prev, run = (np.int64(_SPACE), s) if s else (prev, run)  # step 5
+        run = run + 1 if c == prev else 1
         prev = c
-        t[m] = c  # kept unless it is the third or later of a run of one letter (written, then not counted)
-        m += np.int64(run <= 2 or not _in(c, 0x621, 0x6D5))
-    return t[:m]
-
-
-@njit(cache=True, nogil=True)
-def _anchor_cuts(t, first, second):
-    """A space before each position holding a ``first`` letter followed by a ``second`` one
-    (both bool arrays indexed by code point up to U+0700, False there: a code point above
-    reads that entry). Branch-free: a space is written before every character and kept
-    where the pair is an anchor."""
-    m = len(t)
-    out = np.empty(2 * m + 1, dtype=np.uint32)
-    k = 0
-    for i in range(m - 1):
-        out[k] = 32
-        k += np.int64(first[min(t[i], 0x700)]) & np.int64(second[min(t[i + 1], 0x700)])
-        out[k] = t[i]
+        cut = run > 2 and _in(c, 0x621, 0x6D5)
+        if cut and not s:
+            continue
+        c = np.int64(_NONE) if cut else c
+        if held >= 0:  # step 6 (branch-free: anchors are frequent)
+            nxt = np.int64(_SPACE) if s else c
+            out[k] = _SPACE
+            k += np.int64(first[min(held, 0x700)] & second[min(max(nxt, 0), 0x700)])
+            out[k] = held
+            k += 1
+        for _ in range(s):
+            out[k] = _SPACE
+            k += 1
+        held = c if c >= 0 else np.int64(-1)
+    s = zwnj + np.int64(in_digits) + spaces  # the end: what each step holds
+    out[k] = held
+    k += np.int64(held >= 0)
+    for _ in range(s):
+        out[k] = _SPACE
         k += 1
-    if m:
-        out[k] = t[m - 1]
-        k += 1
-    return out[:k]
+    return k, True

@@ -35,23 +35,24 @@ def persian_step(text: str) -> str:
     return map_persian_runs(text, normalize_persian) if has_arabic_script(text) else text
 
 
-def punctuation_and_persian_step(text: str, late: np.ndarray | None = None) -> tuple[str, bool] | None:
-    """``persian_step(drop_punctuation(text))`` in one compiled pass
-    (:func:`~.persian.compiled_step`) where it applies (Persian cut at anchors, hazm 0.10,
+def marks_to_persian_step(text: str, late: np.ndarray | None = None) -> tuple[str, bool] | None:
+    """``persian_step(drop_punctuation(drop_marks(text)))`` in one compiled pass
+    (:func:`~.persian.compiled_steps`) where it applies (Persian cut at anchors, hazm 0.10,
     no character that needs one of hazm's steps the pass does not make), and the steps of
     ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one:
     (text, whether ``late`` was applied); else None.
 
-    >>> punctuation_and_persian_step("«دانش‌آموزان»، ۲۰ نفر")[0] == persian_step(drop_punctuation("«دانش‌آموزان»، ۲۰ نفر"))
+    >>> t = "«دانشـ‌آموزانِ»، ۲۰ نفر"
+    >>> marks_to_persian_step(t)[0] == persian_step(drop_punctuation(drop_marks(t)))
     True
     """
-    return punctuation_and_persian_steps([text], late)[0]
+    return marks_to_persian_steps([text], late)[0]
 
 
-def punctuation_and_persian_steps(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
-    """:func:`punctuation_and_persian_step` of each text, in groups of texts joined for one
+def marks_to_persian_steps(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
+    """:func:`marks_to_persian_step` of each text, in groups of texts joined for one
     compiled pass each (:func:`~.persian.compiled_steps`)."""
-    return persian.compiled_steps(texts, late=late) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
+    return persian.compiled_steps(texts, late=late, marks=True) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
 
 
 #: The steps after the Persian one, in order (unify_digits where digits are unified).
@@ -105,8 +106,8 @@ class Canonicalizer:
     def texts_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None, flags: Sequence[int] | None = None) -> list[str]:
         """:meth:`text_for_tokens` of each text (``langs[i]`` given with ``texts[i]``, checked
         as there): the scan for NFKC and the rare characters
-        (:func:`~.letters.text_flags_many`), the compiled punctuation and Persian pass
-        (:func:`punctuation_and_persian_steps`) and the map of casefold and the steps after
+        (:func:`~.letters.text_flags_many`), the compiled pass from drop_marks to the Persian
+        step (:func:`marks_to_persian_steps`) and the map of casefold and the steps after
         it (:func:`~.letters.late_steps_many`) each made over all the texts at once, the
         other steps text by text (:meth:`_steps`). ``flags``: the texts'
         :func:`~.letters.text_flags_many`, where the caller has them.
@@ -127,8 +128,8 @@ class Canonicalizer:
                 persian_left.append(i)
             elif left == "casefold":
                 late_left.append((i, rare))
-        for i, made in zip(persian_left, punctuation_and_persian_steps([out[i] for i in persian_left], self._late_table), strict=True):
-            if made is None:  # (a character the pass leaves to the steps): one by one from the punctuation step
+        for i, made in zip(persian_left, marks_to_persian_steps([out[i] for i in persian_left], self._late_table), strict=True):
+            if made is None:  # (a character the pass leaves to the steps): one by one from drop_marks
                 out[i], left, rare = self._steps(out[i], flags[i], resume=True)
                 if left == "casefold":
                     late_left.append((i, rare))
@@ -144,10 +145,11 @@ class Canonicalizer:
         """:meth:`text`, or a text with the same tokens, of a text whose
         :func:`~.letters.text_flags` are ``flags``: (the text, None, whether it has rare
         characters), or the text so far where the rest is left to :meth:`texts_for_tokens`:
-        (text, "persian", True) before the punctuation step where punctuation matters (the
-        compiled pass of :func:`punctuation_and_persian_steps`), (text, "casefold", rare)
-        before casefold where the text is not all ASCII. ``resume``: a text that stopped at
-        "persian" and that the compiled pass left to the steps, from the punctuation step on.
+        (text, "persian", True) before drop_marks where the text has rare characters and
+        punctuation matters (the compiled pass of :func:`marks_to_persian_steps`), (text,
+        "casefold", rare) before casefold where the text is not all ASCII. ``resume``: a text
+        that stopped at "persian" and that the compiled pass left to the steps, from
+        drop_marks on.
 
         Where drop_punctuation only turns separators into spaces, it is skipped, and so is
         persian (no Arabic script); where the text has none of the characters drop_marks,
@@ -167,7 +169,7 @@ class Canonicalizer:
         """
         plain, rare = False, True
         known = True  # whether flags & RARE still says if the text has rare characters
-        for name, step in self.text_steps[self._step_at["drop_punctuation"] if resume else 0 :]:
+        for name, step in self.text_steps[self._step_at["drop_marks"] if resume else 0 :]:
             if name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
                 normalized = nfkc_flagged(text, flags & ~DROPPED_MARK)
                 known, text = normalized is text, normalized
@@ -176,14 +178,14 @@ class Canonicalizer:
                 stripped = step(text)
                 known, text = known and stripped is text, stripped
                 continue
-            if name == "drop_marks":
+            if name == "drop_marks" and not resume:
                 rare = bool(flags & RARE) if known else has_rare_characters(text)
+                if rare and persian.SEGMENTATION == "anchors" and punctuation_matters(text):
+                    return text, "persian", True
             if name == "casefold" and not text.isascii():
                 return text, "casefold", rare
             if name == "drop_punctuation":
                 plain = not rare or not punctuation_matters(text)
-                if not plain and not resume and persian.SEGMENTATION == "anchors":
-                    return text, "persian", True
             if (plain and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
                 continue
             text = step(text)

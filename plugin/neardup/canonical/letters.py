@@ -101,7 +101,7 @@ def late_steps_table(unify: bool) -> np.ndarray:
     with ``unify`` :func:`unify_digits`, of the character alone, when that is one character;
     -1 when it is more ("ß" -> "ss"). The three map each character on its own (full case
     folding has no context), so where no character maps to -1, mapping each character is
-    making the three steps (:func:`neardup.kernels.persian_pieces` does so).
+    making the three steps (:func:`neardup.kernels.persian_pieces_many` does so).
 
     >>> t = late_steps_table(True); [chr(t[ord(c)]) for c in "Ё۱a"], int(t[ord("ß")])
     (['е', '1', 'a'], -1)
@@ -244,6 +244,16 @@ def _stable_spaces() -> frozenset[str]:
 def drop_marks(text: str) -> str:
     """Combining marks (Latin accents, Arabic diacritics), tatweel, ZWJ, bidi marks, soft hyphens out."""
     return text if text.isascii() else _MARKS.sub("", text)
+
+
+def mark_code_points() -> list[int]:
+    """The code points :func:`drop_marks` takes out (all in the BMP).
+
+    >>> [hex(c) for c in mark_code_points()][:2], drop_marks("".join(map(chr, mark_code_points()))) == ""
+    (['0xad', '0x300'], True)
+    """
+    every = np.arange(0x10000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    return [m.start() for m in _MARKS.finditer(every)]
 
 
 def drop_page_numbers(text: str) -> str:

@@ -30,7 +30,8 @@ import numpy as np
 import xxhash
 
 from ..tablecache import cached_table
-from .letters import FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, decoded_pieces, grouped_code_points, token_char_table
+from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, decoded_pieces, grouped_code_points, mark_code_points,
+                      token_char_table)
 
 try:  # the parser of the re module, for the width of hazm's patterns
     from re import _parser as _sre_parse  # Python 3.11+
@@ -380,21 +381,51 @@ def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None) 
     return compiled_steps([text], step, late)[0]
 
 
-def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
-    """:func:`compiled_step` of each text, the texts in groups joined for one compiled pass
-    each (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
+def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
+                   marks: bool = False) -> list[tuple[str, bool] | None]:
+    """:func:`compiled_step` of each text (with ``marks``, of its :func:`~.letters.drop_marks`
+    first), the texts in groups joined for one compiled pass each
+    (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
     tables = _piece_tables() if texts else None
     if tables is None:
         return [None] * len(texts)
     from .. import kernels
 
     space, letter_map, first, second = tables
-    word, late = token_char_table(), _NO_LATE if late is None else late
+    classes, late = pass_classes(), _NO_LATE if late is None else late
     made: list[tuple[str, bool] | None] = []
     for _, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
-        out, at, status = kernels.persian_pieces_many(cps, bounds, letter_map, space, first, second, word, step, late)
+        out, at, status = kernels.persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, step, marks, late)
         made += [(piece, s == 2) if s else None for piece, s in zip(decoded_pieces(out, at), status.tolist(), strict=True)]
     return made
+
+
+@lru_cache(maxsize=1)
+def pass_classes() -> np.ndarray:
+    """The classes of each code point (uint8) the compiled pass reads, bits of
+    :mod:`neardup.kernels`: ``WORD`` (``str.isalnum``, the punctuation step's word
+    characters but the underscore), ``MARK`` (:func:`~.letters.mark_code_points`),
+    ``ARABIC`` (a word character U+0600..U+06FF or U+FB50..U+FEFF: Arabic script the
+    punctuation step leaves) and ``OTHER`` (a word character of the Cyrillic and Latin class
+    that ends a Persian run, :data:`.scripts._OTHER_LETTER`).
+
+    >>> from neardup import kernels as k
+    >>> [int(pass_classes()[ord(c)]) for c in "a،ك\u064e"] == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
+    True
+    """
+    from .. import kernels as k
+
+    word = token_char_table()
+    cp = np.arange(0x110000)
+
+    def within(*ranges: tuple[int, int]) -> np.ndarray:
+        return np.logical_or.reduce([(lo <= cp) & (cp <= hi) for lo, hi in ranges])
+
+    classes = np.where(word, k.WORD, 0).astype(np.uint8)
+    classes[mark_code_points()] |= k.MARK
+    classes[word & within((0x600, 0x6FF), (0xFB50, 0xFEFF))] |= k.ARABIC
+    classes[word & within((0x400, 0x52F), (65, 90), (97, 122), (0xC0, 0x24F))] |= k.OTHER
+    return classes
 
 
 _NO_LATE = np.empty(0, dtype=np.int32)
