@@ -55,6 +55,19 @@ def test_segment_sort_of_long_documents_one_by_one(lists):
     assert [x.tolist() for x in split(segment_sort(flat, off), off)] == [sorted(a.tolist()) for a in arrays]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1]) | u64, max_size=300), min_size=1, max_size=6),
+       st.sampled_from([0, 50, 63]))
+def test_segment_unique_compiled_is_the_sorts(lists, shift):
+    """The compiled pass (buckets by the top bits, then an insertion sort) against numpy's
+    unique, on hashes (spread over the buckets), on values shifted down (crowded into the
+    first buckets: the comparison sort) and on short documents (no buckets)."""
+    flat, off, arrays = ragged([[v >> shift for v in a] for a in lists])
+    u, uo = segment_unique(flat, off, compiled=True)
+    assert u.dtype == np.uint64 and uo.tolist() == offsets_of([len(np.unique(a)) for a in arrays]).tolist()
+    assert [x.tolist() for x in split(u, uo)] == [np.unique(a).tolist() for a in arrays]
+
+
 def test_segment_sort_with_values_agreeing_on_their_top_bits():
     # two values of one document that differ only in the low bits the sort key drops
     flat = np.array([7, (5 << 40) | 3, (5 << 40) | 1, 2, 9], dtype=np.uint64)

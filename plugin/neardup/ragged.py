@@ -93,8 +93,20 @@ def segment_sort(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool = False):
-    """Sorted distinct values of each document: ``(values, offsets[, counts])``."""
+def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool = False, compiled: bool = False):
+    """Sorted distinct values of each document: ``(values, offsets[, counts])``.
+    ``compiled``: by one compiled pass over all documents (:func:`neardup.kernels.segment_unique`,
+    without counts; for a process that signs: it loads numba), about four times as fast on
+    shingle hashes as the sorts here.
+
+    >>> v, o = np.array([3, 1, 3, 9, 2], dtype=np.uint64), offsets_of([3, 0, 2])
+    >>> [x.tolist() for x in segment_unique(v, o)] == [x.tolist() for x in segment_unique(v, o, compiled=True)] == [[1, 3, 2, 9], [0, 2, 2, 4]]
+    True
+    """
+    if compiled and not return_counts:
+        from . import kernels
+
+        return kernels.segment_unique(np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64))
     s = segment_sort(values, offsets)
     n = len(s)
     keep = np.ones(n, dtype=bool)

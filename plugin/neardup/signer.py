@@ -289,7 +289,7 @@ class Signer:
         if "simhash" in c.signatures:
             keys["simhash"] = (block_keys_many(st.simhash, c.simhash_k), None)
         if "winnow" in c.signatures:
-            keys["winnow"] = segment_unique(*winnow_many(st.sequence, st.seq_offsets, c.winnow_window))
+            keys["winnow"] = segment_unique(*winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True)
         if "modm" in c.signatures:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
@@ -327,7 +327,7 @@ class Signer:
             seq, seq_off = combine_many(*join(units), w)
         else:
             seq, seq_off = combine_many(th, off, w)
-        sets, set_off = segment_unique(seq, seq_off)
+        sets, set_off = segment_unique(seq, seq_off, compiled=True)
         if c.minhash_scheme == "oph":
             sketches = oph_many(sets, set_off, c.num_perm, c.seed)
         else:
