@@ -72,6 +72,29 @@ def hash_runs(units, starts, lengths, sizes, seed):
 
 
 @njit(cache=True, nogil=True)
+def window_hashes(units, offsets, widths):
+    """:func:`hash_runs` (seed 0, size = length) of every window of ``widths[d]`` consecutive
+    units of each document ``units[offsets[d] : offsets[d + 1]]`` (one window of all its n
+    units where n < widths[d], none where n = 0): (hashes, their offsets)."""
+    n_docs = len(offsets) - 1
+    out_off = np.zeros(n_docs + 1, dtype=np.int64)
+    for d in range(n_docs):
+        n = offsets[d + 1] - offsets[d]
+        out_off[d + 1] = out_off[d] + (n - min(n, widths[d]) + 1 if n > 0 else 0)
+    out = np.empty(out_off[n_docs], dtype=np.uint64)
+    for d in range(n_docs):
+        width = min(offsets[d + 1] - offsets[d], widths[d])
+        size = np.uint64(width)
+        for r in range(out_off[d + 1] - out_off[d]):
+            s = offsets[d] + r
+            acc = np.uint64(units[s])
+            for j in range(s + 1, s + width):
+                acc = _fmix64(acc * GOLDEN + np.uint64(units[j]))
+            out[out_off[d] + r] = _fmix64(acc ^ size)
+    return out, out_off
+
+
+@njit(cache=True, nogil=True)
 def token_hashes(cps, table, digits, bounds, seed):
     """Runs of ``table`` code points, each hashed as :func:`hash_runs` (size = length): for
     each maximal run, its hash, whether all its code points are ``digits``, and the text it

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hashing import U64, fmix64, hash_runs, hash_strings
-from .ragged import offsets_of
+from .hashing import U64, fmix64, hash_strings
+
 
 @dataclass(frozen=True)
 class Shingles:
@@ -42,13 +42,22 @@ def combine(units: np.ndarray, w: int) -> np.ndarray:
 def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray, np.ndarray]:
     """:func:`combine` for many documents at once (ragged: ``units`` of all documents
     concatenated, ``offsets`` their bounds; ``w`` one size or one per document); returns
-    the shingle hashes and their offsets."""
-    n = np.diff(offsets)
-    width = np.minimum(n, w)  # a document shorter than w has one shingle of all its units
-    m = np.where(n > 0, n - width + 1, 0)
-    out_off = offsets_of(m)
-    first = np.repeat(offsets[:-1] - out_off[:-1], m) + np.arange(int(out_off[-1]))  # first unit of each shingle
-    return hash_runs(units, first, np.repeat(width, m)), out_off
+    the shingle hashes and their offsets: :func:`~neardup.hashing.hash_runs` of each window,
+    in one compiled pass (:func:`neardup.kernels.window_hashes`).
+
+    >>> from neardup.hashing import hash_runs
+    >>> u = np.array([5, 6, 7, 8, 9], dtype=np.uint64)
+    >>> h, off = combine_many(u, np.array([0, 3, 3, 5]), [2, 4, 3])
+    >>> off.tolist(), h.tolist() == hash_runs(u, np.array([0, 1, 3]), np.array([2, 2, 2])).tolist()
+    ([0, 2, 2, 3], True)
+    """
+    from . import kernels
+
+    offsets = np.asarray(offsets, dtype=np.int64)
+    widths = np.broadcast_to(np.asarray(w, dtype=np.int64), (len(offsets) - 1,))
+    if len(widths) and int(widths.min()) < 1:
+        raise ValueError("the shingle size must be at least 1")
+    return kernels.window_hashes(np.asarray(units, dtype=U64), offsets, np.ascontiguousarray(widths))
 
 
 def from_units(units: np.ndarray, w: int) -> Shingles:
