@@ -85,12 +85,25 @@ def window_hashes(units, offsets, widths):
     for d in range(n_docs):
         width = min(offsets[d + 1] - offsets[d], widths[d])
         size = np.uint64(width)
-        for r in range(out_off[d + 1] - out_off[d]):
+        m = out_off[d + 1] - out_off[d]
+        r = 0
+        while r + 4 <= m:  # four windows at a time: their chains interleave
             s = offsets[d] + r
+            a0, a1, a2, a3 = np.uint64(units[s]), np.uint64(units[s + 1]), np.uint64(units[s + 2]), np.uint64(units[s + 3])
+            for j in range(s + 1, s + width):
+                a0 = _fmix64(a0 * GOLDEN + np.uint64(units[j]))
+                a1 = _fmix64(a1 * GOLDEN + np.uint64(units[j + 1]))
+                a2 = _fmix64(a2 * GOLDEN + np.uint64(units[j + 2]))
+                a3 = _fmix64(a3 * GOLDEN + np.uint64(units[j + 3]))
+            o = out_off[d] + r
+            out[o], out[o + 1], out[o + 2], out[o + 3] = _fmix64(a0 ^ size), _fmix64(a1 ^ size), _fmix64(a2 ^ size), _fmix64(a3 ^ size)
+            r += 4
+        for q in range(r, m):  # the rest one at a time
+            s = offsets[d] + q
             acc = np.uint64(units[s])
             for j in range(s + 1, s + width):
                 acc = _fmix64(acc * GOLDEN + np.uint64(units[j]))
-            out[out_off[d] + r] = _fmix64(acc ^ size)
+            out[out_off[d] + q] = _fmix64(acc ^ size)
     return out, out_off
 
 
@@ -274,25 +287,29 @@ def tf_simhash(hashes, offsets, weight_of_tf):
 @njit(cache=True, nogil=True)
 def winnow(seq, offsets, window):
     """Per document of ``seq`` (ragged): the positions of the rightmost minimum of every
-    window of ``min(window, n)`` consecutive values, each recorded once; (positions, counts)."""
+    window of ``min(window, n)`` consecutive values, each recorded once; (positions, counts).
+    The minimum of the window before stands while it is inside (the new value takes its
+    place where it is not larger: it is further right); only a window whose minimum has just
+    left is scanned (Schleimer, Wilkerson and Aiken 2003): about n + n/w * w steps, not n * w."""
     pos = np.empty(len(seq), dtype=np.int64)
     counts = np.zeros(len(offsets) - 1, dtype=np.int64)
     k = 0
     for d in range(len(offsets) - 1):
         lo, hi = offsets[d], offsets[d + 1]
-        if hi <= lo:
-            continue
         w = min(window, hi - lo)
-        first, last = k, -1
-        for i in range(lo, hi - w + 1):
-            m = i
-            for j in range(i + 1, i + w):
-                if seq[j] <= seq[m]:
-                    m = j
-            if m != last:
-                pos[k] = m
-                k += 1
-                last = m
+        first, m = k, lo - 1
+        for i in range(lo, hi - w + 1 if hi > lo else lo):
+            e = i + w - 1  # the window's new value
+            if m < i:  # its minimum left: the window scanned
+                m = i
+                for j in range(i + 1, i + w):
+                    m = j if seq[j] <= seq[m] else m
+            elif seq[e] <= seq[m]:
+                m = e
+            else:
+                continue  # the same minimum, recorded
+            pos[k] = m
+            k += 1
         counts[d] = k - first
     return pos[:k].copy(), counts
 
