@@ -563,25 +563,34 @@ def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, 
         src = cps[bounds[d] : bounds[d + 1]]
         if k + 6 * len(src) + 16 > len(out):  # (a text comes out at most 4 times as long, 2 more a Persian run)
             out = _grown(out, k, k + 6 * len(src) + 16)
-        acc = 0
-        for i in range(len(src)):
-            acc |= classes[src[i]]
-        if marks and acc & MARK:
-            src, acc = _without_marks(src, classes, kept)
-        if not step:
-            end, ok = _stream(src, 0, len(src), False, classes, letter_map, space, first, second, out, k)
-        elif not acc & ARABIC:
-            end, ok = _punctuation(src, classes, out, k), True
-        elif not acc & OTHER:
-            end, ok = _stream(src, 0, len(src), True, classes, letter_map, space, first, second, out, k)
-        else:
-            end, ok = _by_runs(_punctuation_of(src, classes), classes, letter_map, space, first, second, out, k)
-        if not ok:
-            end = k
-        status[d] = 0 if not ok else 2 if len(late) and _late_in_place(out, k, end, late) else 1
-        k = end
+        end, ok = _text_into(src, classes, letter_map, space, first, second, step, marks, kept, out, k)
+        status[d] = np.int64(ok)
+        if ok and len(late):
+            if _late_in_place(out, k, end, late):
+                status[d] = 2
+            else:  # (the map stopped part way: the text again)
+                end, ok = _text_into(src, classes, letter_map, space, first, second, step, marks, kept, out, k)
+        k = end if ok else k
         at[d + 1] = k
     return out[:k], at, status
+
+
+@njit(cache=True, nogil=True)
+def _text_into(src, classes, letter_map, space, first, second, step, marks, kept, out, k):
+    """The pass of :func:`persian_pieces_many` over one text, written to ``out`` from ``k``:
+    (where it ends, False where a character maps to -2)."""
+    acc = 0
+    for i in range(len(src)):
+        acc |= classes[src[i]]
+    if marks and acc & MARK:
+        src, acc = _without_marks(src, classes, kept)
+    if not step:
+        return _stream(src, 0, len(src), False, classes, letter_map, space, first, second, out, k)
+    if not acc & ARABIC:
+        return _punctuation(src, classes, out, k), True
+    if not acc & OTHER:
+        return _stream(src, 0, len(src), True, classes, letter_map, space, first, second, out, k)
+    return _by_runs(_punctuation_of(src, classes), classes, letter_map, space, first, second, out, k)
 
 
 @njit(cache=True, nogil=True)
@@ -601,12 +610,13 @@ def _without_marks(src, classes, kept):
 
 @njit(cache=True, nogil=True)
 def _late_in_place(out, lo, hi, late):
-    """Each ``out[lo:hi]`` through ``late`` where none maps to -1 (True), else nothing (False)."""
+    """Each ``out[lo:hi]`` through ``late``: True, or False where one maps to -1 (those
+    before it are then mapped already)."""
     for i in range(lo, hi):
-        if late[out[i]] < 0:
+        v = late[out[i]]
+        if v < 0:
             return False
-    for i in range(lo, hi):
-        out[i] = late[out[i]]
+        out[i] = v
     return True
 
 
