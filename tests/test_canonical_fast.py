@@ -5,6 +5,7 @@ with ``Canonicalizer.text`` followed by tokenizing and the per-token stop-word r
 hazm normalizer with prebuilt tables with hazm's own.
 """
 
+import itertools
 import json
 import re
 import sys
@@ -286,7 +287,8 @@ def test_the_letter_map_of_the_compiled_pass_is_hazms_letter_steps_on_every_bmp_
 NFKC_PIECES = ["a", "e", "ж", "ک", " ", "  ", "\n", "\u00a0", "\u3000", "\u0301", "\u0327", "\u0345", "\u05b0", "\u0591",
                "\u1100", "\u1161", "\u11a8", "\uac00", "\u00b4", "\u2116", "\u2026", "\ufb01", "\ufdfa", "\u0cc6", "\u0cd5",
                "\u09c7", "\u09be", "\u2033", "\u00bd", "\u1e9b\u0323", "\u212b", "\uff21", "\u0041\u030a", "\u2000", "\u200c",
-               "\u0439", "\u00e9", "\u0451", "\u0418\u0306"]
+               "\u0439", "\u00e9", "\u0451", "\u0418\u0306", "\u0654", "\u0653", "\u0655", "\u0647", "\u0627", "\u0648", "\u064e",
+               "\u0651", "\u0315"]
 
 
 @settings(max_examples=600, deadline=None)
@@ -329,6 +331,37 @@ def test_nfkc_flagged_is_nfkc(text):
     got = letters.nfkc_flagged(text, flags)
     assert got == letters.nfkc(text) == unicodedata.normalize("NFKC", text)
     assert (got is text) == (got == text)  # the same object where nothing changes: the rare bit still holds for it
+    # where drop_marks follows (the text steps): the marks it drops left to it
+    assert letters.drop_marks(letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)) == letters.drop_marks(got)
+
+
+@pytest.mark.parametrize("text", ["\u00c0\u0323", "\u0623\u0655", "\u0647\u0654", "\u0627\u0654", "\u0627\u064e\u0654", "\u0647\u0654\u064e", "\u0648\u0654", "e\u0301",
+                                  "\u0647\u0651\u0654", "\u0654x", "\u0627\u0653\u0654", "\u0915\u093c"])
+def test_a_composing_mark_is_normalized_where_it_may_compose(text):
+    from unittest import mock
+
+    from neardup import kernels  # noqa: F401 -- loaded: the compiled scan of the marks serves
+
+    want = unicodedata.normalize("NFKC", text)
+    for compiled in (True, False):
+        with mock.patch.object(letters, "_loaded_kernels", (lambda: None) if not compiled else letters._loaded_kernels):
+            flags = letters.text_flags(text)
+        assert letters.nfkc_flagged(text, flags) == want
+        assert letters.drop_marks(letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)) == letters.drop_marks(want)
+
+
+def test_composing_pairs_hold_every_composition_of_a_composing_mark():
+    """Over the letters of the three scripts and Unicode's composing marks: where NFKC
+    composes a letter with the mark after it, the pair is in the table the compiled scan reads."""
+    pairs = set(letters._composing_pairs().tolist())
+    marks = sorted(letters._composing_marks())
+    assert len(pairs) > 500 and {"\u0654", "\u0301", "\u0653"} <= set(marks)
+    bases = [chr(c) for r in ((0x41, 0x7B), (0xC0, 0x250), (0x400, 0x530), (0x600, 0x700), (0x900, 0x980), (0x1E00, 0x1F00)) for c in range(*r)]
+    for b in bases:
+        for m in marks:
+            settled = not unicodedata.combining(b) and unicodedata.decomposition(b)[:1] in ("", "<")  # (else the mark is normalized anyway)
+            if unicodedata.normalize("NFKC", b + m) != b + m and settled and b == unicodedata.normalize("NFKC", b):
+                assert (ord(b) << 21 | ord(m)) in pairs, (hex(ord(b)), hex(ord(m)))
 
 
 def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_character():
@@ -341,8 +374,15 @@ def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_charac
     rare[[m.start() for m in letters._rare_characters().finditer(every)]] = True
     dropped = np.zeros(0x110000, dtype=bool)
     dropped[[ord(ch) for ch in letters._dropped_marks()]] = True
-    assert np.array_equal((table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table() & ~dropped)
+    composing = np.zeros(0x110000, dtype=bool)
+    composing[[ord(ch) for ch in letters._composing_marks()]] = True
+    assert composing[[0x654, 0x301, 0x653]].all() and not (composing & dropped).any()
+    assert np.array_equal((table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table() & ~dropped & ~composing)
     assert np.array_equal((table & letters.DROPPED_MARK) != 0, dropped)
+    assert np.array_equal((table & letters.COMPOSING_MARK) != 0, composing)
+    assert not (composing & ~letters._nfkc_table()).any()
+    unsettled = [bool(unicodedata.combining(chr(c)) or unicodedata.decomposition(chr(c))[:1] not in ("", "<")) for c in range(0x110000)]
+    assert np.array_equal((table & letters._UNSETTLED) != 0, np.array(unsettled))
     assert not (dropped & ~letters._nfkc_table()).any() and not (dropped & ~rare).any()
     assert np.array_equal((table & letters.RARE) != 0, rare)
     assert not table[:128].any()  # (ASCII texts are not scanned)
@@ -376,9 +416,12 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
     table = letters._flag_table()
     want_flags = 0
     for ch in text:
-        want_flags |= int(table[ord(ch)])
+        want_flags |= int(table[ord(ch)]) & ~letters._UNSETTLED
     if text.isascii():
         want_flags = 0
+    pairs = set(letters._composing_pairs().tolist())
+    composes = any(table[ord(m)] & letters.COMPOSING_MARK and (unicodedata.combining(p) or unicodedata.decomposition(p)[:1] not in ("", "<")
+                                                               or (ord(p) << 21 | ord(m)) in pairs) for p, m in itertools.pairwise(text))
     late = letters.late_steps_table(True)
     stepped = letters.unify_digits(letters.yo_to_ye(text.casefold()))
     multi = any(len(ch.casefold()) > 1 for ch in text)
@@ -386,7 +429,7 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
         with mock.patch.object(letters, "_loaded_kernels", (lambda: None) if not compiled else letters._loaded_kernels):
             if compiled:
                 from neardup import kernels  # noqa: F401 -- loaded: the compiled form serves
-            assert letters.text_flags(text) == want_flags
+            assert letters.text_flags(text) == (want_flags if composes or not compiled else want_flags & ~letters.COMPOSING_MARK)
             assert letters.has_rare_characters(text) == (not text.isascii() and letters._rare_characters().search(text) is not None)
             got = letters.late_steps(text, late)
             assert got == (None if multi else stepped)

@@ -529,6 +529,24 @@ def or_flags(cps, bounds, table):
     return out
 
 
+@njit(cache=True, nogil=True)
+def marks_may_compose(cps, starts, ends, table, mark, combining, pairs):
+    """Per text ``cps[starts[d] : ends[d]]``: whether a character whose ``table`` entry has
+    the bit ``mark`` follows one whose entry has the bit ``combining``, or one it forms a
+    pair with (``prev << 21 | c`` in the sorted ``pairs``)."""
+    out = np.zeros(len(starts), dtype=np.bool_)
+    for d in range(len(starts)):
+        for i in range(starts[d] + 1, ends[d]):
+            if table[cps[i]] & mark:
+                prev = np.uint64(cps[i - 1])
+                key = (prev << np.uint64(21)) | np.uint64(cps[i])
+                at = np.searchsorted(pairs, key)
+                if table[cps[i - 1]] & combining or (at < len(pairs) and pairs[at] == key):
+                    out[d] = True
+                    break
+    return out
+
+
 #: Bits of the class table of the Persian pass (:func:`neardup.canonical.persian.pass_classes`).
 WORD, MARK, ARABIC, OTHER = 1, 2, 4, 8
 _ZWNJ, _SPACE, _NONE = 0x200C, 32, -2

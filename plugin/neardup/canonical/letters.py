@@ -234,6 +234,34 @@ def _dropped_marks() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def _composing_marks() -> frozenset[str]:
+    """The characters of :func:`_nfkc_unstable` that NFKC changes only by composing them with
+    the character before (they are second in a canonical pair) or by moving them among the
+    marks beside them: marks with a nonzero combining class and no decomposition, not
+    :func:`_dropped_marks` (U+0654, the hamza above; U+0301, the acute accent)."""
+    second = _composition_seconds()
+    return frozenset(ch for ch in _nfkc_unstable() if unicodedata.combining(ch) and not unicodedata.decomposition(ch) and ord(ch) in second)
+
+
+@lru_cache(maxsize=1)
+def _composing_pairs() -> np.ndarray:
+    """Each canonical pair whose second is one of :func:`_composing_marks`, as
+    ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.tablecache`). Those
+    excluded from composition too: more than NFKC composes."""
+
+    def make() -> np.ndarray:
+        marks = {ord(ch) for ch in _composing_marks()}
+        keys = set()
+        for cp in range(0x30000):
+            parts = unicodedata.decomposition(chr(cp)).split()
+            if len(parts) == 2 and not parts[0].startswith("<") and int(parts[1], 16) in marks:
+                keys.add(int(parts[0], 16) << 21 | int(parts[1], 16))
+        return np.array(sorted(keys), dtype=np.uint64)
+
+    return cached_table("composing-pairs", make, __file__)
+
+
+@lru_cache(maxsize=1)
 def _stable_spaces() -> frozenset[str]:
     """The whitespace characters that end words for :func:`_nfkc_words`: those NFKC leaves
     alone (U+00A0, a compatibility form of the space, is not one)."""
@@ -316,23 +344,34 @@ def has_rare_characters(text: str) -> bool:
 
 
 #: Bits of :func:`text_flags`: a character NFKC may change (:func:`_nfkc_unstable`) other than
-#: the marks it only moves and drop_marks drops (:func:`_dropped_marks`), one of those marks,
-#: and one of :func:`has_rare_characters`.
+#: the marks it only moves and drop_marks drops (:func:`_dropped_marks`) and the marks it
+#: only composes with the character before or moves (:func:`_composing_marks`), one of the
+#: first of those marks, and one of :func:`has_rare_characters`.
 NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
 #: Bit of :func:`text_flags`: a lone surrogate (U+D800..U+DFFF: a text with one is no valid
 #: Unicode, :func:`neardup.validate.check_document`).
 SURROGATE = 8
+#: Bit of :func:`text_flags`: one of :func:`_composing_marks` (the hamza above U+0654, the
+#: acute accent U+0301) that NFKC may compose with the character before it or move (where
+#: the loops are compiled, only a text where one follows a character with a nonzero
+#: combining class, or one it composes with, keeps the bit: :func:`_or_flags`).
+COMPOSING_MARK = 16
+#: A bit of :func:`_flag_table` only (not of :func:`text_flags`): a nonzero combining class or
+#: a canonical decomposition (a mark after such a character may be moved, or composed past
+#: it: À followed by U+0323).
+_UNSETTLED = 32
 
 
 def text_flags(text: str) -> int:
-    """Which of :data:`NFKC_MAY_CHANGE`, :data:`DROPPED_MARK` and :data:`RARE` characters
-    ``text`` holds (:func:`text_flags_many` of one text): ``not flags & (NFKC_MAY_CHANGE |
-    DROPPED_MARK)`` means ``nfkc(text) == text``, ``not flags & NFKC_MAY_CHANGE`` that
+    """Which of :data:`NFKC_MAY_CHANGE`, :data:`DROPPED_MARK`, :data:`COMPOSING_MARK`,
+    :data:`RARE` and :data:`SURROGATE` characters ``text`` holds (:func:`text_flags_many` of
+    one text): ``not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK)`` means
+    ``nfkc(text) == text``, ``not flags & (NFKC_MAY_CHANGE | COMPOSING_MARK)`` that
     ``drop_marks(nfkc(text)) == drop_marks(text)``, and ``bool(flags & RARE)`` is
     :func:`has_rare_characters`.
 
     >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("дом\u0301"), text_flags("کَتاب")
-    (0, 0, 1, 2, 3, 6)
+    (0, 0, 1, 2, 18, 6)
     """
     if text.isascii():
         return 0
@@ -359,9 +398,21 @@ def text_flags_many(texts: Sequence[str]) -> np.ndarray:
 
 def _or_flags(cps: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """The or of the :func:`_flag_table` bits of each text ``cps[bounds[d] : bounds[d + 1]]``
-    (none empty), compiled where the loops are loaded, else with numpy."""
+    (none empty), compiled where the loops are loaded, else with numpy. Compiled, the
+    :data:`COMPOSING_MARK` bit stays only where such a mark follows a character with a
+    nonzero combining class or a canonical decomposition (it may be moved, or composed past
+    it) or one it composes with (:func:`neardup.kernels.marks_may_compose`): otherwise each
+    follows a starter NFKC keeps, that decomposes to nothing and that it does not compose
+    with (UAX #15), and NFKC moves and composes nothing."""
     table, kernels = _flag_table(), _loaded_kernels()
-    return kernels.or_flags(cps, bounds, table) if kernels else np.bitwise_or.reduceat(table[cps], bounds[:-1])
+    if not kernels:
+        return np.bitwise_or.reduceat(table[cps], bounds[:-1]) & np.uint8(~_UNSETTLED & 0xFF)
+    flags = kernels.or_flags(cps, bounds, table)
+    marked = np.flatnonzero(flags & np.uint8(COMPOSING_MARK))
+    if len(marked):
+        keep = kernels.marks_may_compose(cps, bounds[marked], bounds[marked + 1], table, COMPOSING_MARK, _UNSETTLED, _composing_pairs())
+        flags[marked[~keep]] &= np.uint8(~COMPOSING_MARK & 0xFF)
+    return flags & np.uint8(~_UNSETTLED & 0xFF)
 
 
 #: Code points joined at most for one pass of :func:`text_flags_many` and
@@ -422,7 +473,7 @@ def nfkc_flagged(text: str, flags: int) -> str:
     >>> t = "ﬁle дом"; nfkc_flagged(t, text_flags(t)), nfkc_flagged("дом", 0)
     ('file дом', 'дом')
     """
-    if not flags & (NFKC_MAY_CHANGE | DROPPED_MARK):
+    if not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK):
         return text
     out = _nfkc_words(text)
     return text if out == text else out
@@ -444,6 +495,8 @@ def _flag_table() -> np.ndarray:
     def make() -> np.ndarray:
         table = _nfkc_table().astype(np.uint8) * np.uint8(NFKC_MAY_CHANGE)
         table[[ord(ch) for ch in _dropped_marks()]] = DROPPED_MARK
+        table[[ord(ch) for ch in _composing_marks()]] = COMPOSING_MARK
+        table[[cp for cp in range(0x30000) if unicodedata.combining(chr(cp)) or unicodedata.decomposition(chr(cp))[:1] not in ("", "<")]] |= np.uint8(_UNSETTLED)
         table[0xD800:0xE000] |= np.uint8(SURROGATE)
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
         table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
