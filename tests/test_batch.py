@@ -202,6 +202,26 @@ def test_simhash_many_over_many_documents():
         assert int(fps[i]) == _simhash_by_definition(arrays[i], weights[off[i] : off[i + 1]])
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1200), st.sampled_from([0, 1, 2, 2**64 - 1]), st.lists(st.integers(0, 1199), max_size=4)), min_size=1, max_size=3),
+       st.sampled_from([1.0, 1 + np.log(2)]))
+def test_simhash_many_of_long_documents_of_one_weight_but_a_few(docs, common):
+    """Hundreds of values of one weight (counted 8 bits at a time, each byte emptied before
+    it passes 255: all-ones values would overflow it), a few of others anywhere, the last too."""
+    rng = np.random.default_rng(len(docs))
+    lists, weights = [], []
+    for n, fill, odd in docs:
+        values = rng.integers(0, 2**64, size=n, dtype=np.uint64) if fill == 2 else np.full(n, fill, dtype=np.uint64)
+        w = np.full(n, common)
+        w[[i for i in odd if i < n]] = 7.25
+        lists.append(values)
+        weights.append(w)
+    flat, off, arrays = ragged([a.tolist() for a in lists])
+    fps = simhash_many(flat, np.concatenate(weights), off)
+    for i, a in enumerate(arrays):
+        assert int(fps[i]) == _simhash_by_definition(a, weights[i])
+
+
 def test_simhash_bit_rule():
     # bit 63 set in two features of weight 1, clear in one of weight 1.5: 2 > 1.5, so set;
     # bit 0 set only in the weight-1.5 feature: 1.5 < 2, so clear; an exact tie gives 0

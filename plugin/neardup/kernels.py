@@ -209,16 +209,34 @@ def script_counts(cps, bounds, letter, script, sample, codes):
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _votes(hashes, weights, lo, hi, sums):
+_BYTE_LSBS = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, nogil=True)
+def _votes(hashes, weights, lo, hi, sums, lanes):
     """The SimHash of ``hashes[lo:hi]``: bit b is set iff 2 * sum_i w_i * bit_b(h_i) > sum_i
-    w_i (integer weights, so the sums are exact); ``sums`` is scratch space for 64 sums."""
+    w_i (integer weights, so the sums are exact); ``sums`` is scratch space for 64 sums,
+    ``lanes`` for 8 counters. The values of the first one's weight (tf = 1: most) are
+    counted 8 bits at a time: ``lanes[j]`` holds in its byte k how many have bit 8k + j set
+    (added to the sums, times the weight, before a byte can pass 255); the others bit by bit."""
     sums[:] = 0
+    lanes[:] = 0
     total = 0
+    common, counted = weights[lo], 0
     for i in range(lo, hi):
-        total += weights[i]
-        for b in range(64):
-            sums[b] += weights[i] * np.int64((hashes[i] >> np.uint64(b)) & np.uint64(1))
+        w, h = weights[i], hashes[i]
+        total += w
+        if w != common:
+            for b in range(64):
+                sums[b] += w * np.int64((h >> np.uint64(b)) & np.uint64(1))
+            continue
+        for j in range(8):
+            lanes[j] += (h >> np.uint64(j)) & _BYTE_LSBS
+        counted += 1
+        if counted == 255:
+            _lanes_to_sums(lanes, common, sums)
+            counted = 0
+    _lanes_to_sums(lanes, common, sums)
     fp = np.uint64(0)
     for b in range(64):
         if 2 * sums[b] > total:
@@ -227,14 +245,24 @@ def _votes(hashes, weights, lo, hi, sums):
 
 
 @njit(cache=True, nogil=True)
+def _lanes_to_sums(lanes, weight, sums):
+    """Byte k of ``lanes[j]`` times ``weight`` onto ``sums[8k + j]``; the lanes emptied."""
+    for j in range(8):
+        for k in range(8):
+            sums[8 * k + j] += weight * np.int64((lanes[j] >> np.uint64(8 * k)) & np.uint64(0xFF))
+    lanes[:] = 0
+
+
+@njit(cache=True, nogil=True)
 def simhash_votes(hashes, weights, offsets):
     """Per document: :func:`_votes` of its hashes and weights (0 for an empty document)."""
     d = len(offsets) - 1
     out = np.zeros(d, dtype=np.uint64)
     sums = np.zeros(64, dtype=np.int64)
+    lanes = np.zeros(8, dtype=np.uint64)
     for doc in range(d):
         if offsets[doc + 1] > offsets[doc]:
-            out[doc] = _votes(hashes, weights, offsets[doc], offsets[doc + 1], sums)
+            out[doc] = _votes(hashes, weights, offsets[doc], offsets[doc + 1], sums, lanes)
     return out
 
 
@@ -257,6 +285,7 @@ def tf_simhash(hashes, offsets, weight_of_tf):
     distinct = np.empty(size, dtype=np.uint64)
     weights = np.empty(size, dtype=np.int64)
     sums = np.zeros(64, dtype=np.int64)
+    lanes = np.zeros(8, dtype=np.uint64)
     for doc in range(d):
         lo, hi = offsets[doc], offsets[doc + 1]
         if lo == hi:
@@ -280,7 +309,7 @@ def tf_simhash(hashes, offsets, weight_of_tf):
             distinct[j] = keys[slot]
             weights[j] = weight_of_tf[counts[slot]]
             counts[slot] = 0
-        out[doc] = _votes(distinct, weights, 0, n_used, sums)
+        out[doc] = _votes(distinct, weights, 0, n_used, sums, lanes)
     return out
 
 
