@@ -285,7 +285,8 @@ def mark_code_points() -> list[int]:
 
 
 def drop_page_numbers(text: str) -> str:
-    return _PAGE_NUMBER_LINE.sub("\n ", text)
+    """Lines holding only a page number out (``_PAGE_NUMBER_LINE``; none without a newline)."""
+    return _PAGE_NUMBER_LINE.sub("\n ", text) if "\n" in text else text
 
 
 def yo_to_ye(text: str) -> str:
