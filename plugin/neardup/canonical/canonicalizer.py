@@ -21,7 +21,7 @@ from . import persian
 from .persian import normalize_persian
 from .scripts import detect_language, detect_languages, map_persian_runs, token_language
 from .stemming import stemmer
-from .stopwords import persian_stop_words, raw_stopwords, stop_languages
+from .stopwords import persian_stop_words, raw_stopwords, stop_languages, stop_languages_read_text
 
 
 def _check_language(lang: str | None) -> None:
@@ -270,8 +270,10 @@ class Canonicalizer:
         group = np.full(len(canons), -1, dtype=np.int64)  # documents grouped by the stop words they drop
         if c.stopwords:
             at: dict[int, int] = {}  # id of a set -> its group
+            of_lang: dict[str, KeySet] = {}  # where the stop words do not depend on the text: one set per language
+            per_text = stop_languages_read_text()
             for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
-                stop = self._stop_hashes(t, lang)
+                stop = self._stop_hashes(t, lang) if per_text else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
                 if len(stop):
                     if id(stop) not in at:
                         at[id(stop)] = len(sets)

@@ -29,7 +29,13 @@ def stop_languages(canon: str, doc_lang: str) -> frozenset[str]:
     """Languages whose stop lists :func:`stopwords_to_drop` needs for the tokens of
     ``canon``: the document's and those of the scripts in it. More do no harm: en and ru are
     always taken (no scan); fa only when there is Arabic script (its list needs hazm), and
-    only where Persian has stop words (:func:`persian_stop_words`; else no scan)."""
-    if persian_stop_words() and not canon.isascii() and SCRIPT_RES["fa"].search(canon):
+    only where Persian has stop words (:func:`persian_stop_words`; else no scan: the
+    languages are those of ``doc_lang`` alone, :func:`stop_languages_read_text`)."""
+    if stop_languages_read_text() and not canon.isascii() and SCRIPT_RES["fa"].search(canon):
         return frozenset(LANGUAGES)
     return frozenset({"en", "ru", doc_lang})
+
+
+def stop_languages_read_text() -> bool:
+    """Whether :func:`stop_languages` reads the text (else its answer is one per language)."""
+    return persian_stop_words()
