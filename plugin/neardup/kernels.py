@@ -559,6 +559,18 @@ def or_flags(cps, bounds, table):
 
 
 @njit(cache=True, nogil=True)
+def positions_in(cps, table):
+    """The indices i where ``table[cps[i]]`` (bool) holds: ``np.flatnonzero(table[cps])``
+    without the array of every lookup."""
+    out = np.empty(len(cps), dtype=np.int64)
+    k = 0
+    for i in range(len(cps)):
+        out[k] = i
+        k += np.int64(table[cps[i]])
+    return out[:k].copy()
+
+
+@njit(cache=True, nogil=True)
 def marks_may_compose(cps, starts, ends, table, mark, combining, pairs):
     """Per text ``cps[starts[d] : ends[d]]``: whether a character whose ``table`` entry has
     the bit ``mark`` follows one whose entry has the bit ``combining``, or one it forms a

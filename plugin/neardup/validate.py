@@ -56,7 +56,7 @@ def check_id(doc_id: object) -> str | None:
     m = _CONTROL.search(doc_id)
     if m:
         return f"id contains a control character (U+{ord(m.group()):04X} at character {m.start()})"
-    n = len(doc_id.encode("utf-8"))
+    n = len(doc_id) if doc_id.isascii() else len(doc_id.encode("utf-8"))
     if n > MAX_ID_BYTES:
         return f"id is {n:,} bytes in UTF-8, more than the limit of {MAX_ID_BYTES}"
     return None

@@ -135,10 +135,10 @@ def _nfkc_words(text: str) -> str:
     whitespace characters NFKC leaves alone) that hold a character NFKC may change or join
     (:func:`_nfkc_unstable`), which is most often none or a few: NFKC never changes,
     reorders or composes across such a whitespace character (UAX #15: it is a
-    normalization boundary on both sides). The characters are found with numpy over the
-    text's code points."""
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    hits = np.flatnonzero(_nfkc_table()[cps]).tolist()
+    normalization boundary on both sides). The characters are found in one pass over the
+    text's code points (compiled where the loops are loaded, else numpy)."""
+    cps, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _loaded_kernels()
+    hits = (kernels.positions_in(cps, _nfkc_table()) if kernels else np.flatnonzero(_nfkc_table()[cps])).tolist()
     if not hits:
         return text
     if len(hits) > len(text) // 16:  # many words to normalize: at once
