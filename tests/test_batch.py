@@ -592,8 +592,8 @@ def test_sign_batch_checked_does_not_check_again(monkeypatch):
     import neardup.signer as signer_module
 
     seen: list[str] = []
-    real = signer_module.validate
-    monkeypatch.setattr(signer_module, "validate", lambda d, **k: (seen.append(d.id), real(d, **k)))
+    real = signer_module.check_documents
+    monkeypatch.setattr(signer_module, "check_documents", lambda ds, no_surrogate: (seen.extend(d.id for d in ds), real(ds, no_surrogate))[1])
     docs = [Document("a", "the quick brown fox jumps over the lazy dog"), Document("b", "Съешь же ещё этих мягких французских булок")]
     signer = Signer(Config())
     unchecked = signer.sign_batch(docs)

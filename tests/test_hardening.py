@@ -27,7 +27,7 @@ from neardup.cli.output import clean, json_text, safe
 from neardup.io import InputError, read_documents
 from neardup.redact import add_secret, clear_secrets, redact
 from neardup.signer import Document
-from neardup.validate import MAX_ID_BYTES, check_document
+from neardup.validate import MAX_ID_BYTES, check_document, check_documents
 
 WORDS = ("river water report committee northern province annual quality school teacher market price train station "
          "winter harvest bridge museum library garden festival doctor hospital village mountain forest ocean island "
@@ -232,6 +232,20 @@ def test_validator_names_the_problem():
         assert check_document(doc), kind
     assert check_document(Document("ok-ид-" + "ж" * 200, "text", "title", "en", {"a": [1, 2.5, None, True, {"b": "c"}]})) is None
     assert "512" in check_document(BAD["id-too-long"]) and "surrogate" in check_document(BAD["text-lone-surrogate"])
+
+
+def test_the_batch_check_is_the_check_of_each_document():
+    """check_documents (the ids checked together where all are plain) says what
+    check_document says of each document, in a batch of good ones and one bad one of each
+    kind, and in batches whose ids all pass (only the text, title, language or fields bad)."""
+    good = [Document("ok-1", "text"), Document("ok-2", "текст", "заголовок", "ru", {"a": [1, {"b": "c"}]}), Document("ok-3", "t", fields=None)]
+    for kind, bad in BAD.items():
+        for docs in (good + [bad], [bad] + good):
+            for flags in ([True] * len(docs), [False] * len(docs)):
+                assert check_documents(docs, flags) == [check_document(d, text_has_no_surrogate=f) for d, f in zip(docs, flags, strict=True)], kind
+    assert check_documents(good, [False] * 3) == [None] * 3 and check_documents([], []) == []
+    odd = Document("ok-4", "t", fields=[])  # type: ignore[arg-type]
+    assert check_documents([odd], [True]) == [check_document(odd)] and check_document(odd)
 
 
 @pytest.mark.parametrize("kind", sorted(BAD))

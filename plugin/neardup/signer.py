@@ -46,7 +46,7 @@ from .registry import REGISTRY
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
 from .simhash import block_keys_many, token_simhash_many
-from .validate import validate
+from .validate import InvalidDocument, check_documents
 
 
 
@@ -247,9 +247,11 @@ class Signer:
         # the scan of the text steps finds lone surrogates too: validation need not encode the texts
         flags = text_flags_many([d.text if isinstance(d.text, str) else "" for d in docs]).tolist() if hashed else [SURROGATE] * len(docs)
 
+        problems = check_documents(docs, [not f & SURROGATE for f in flags]) if check else [None] * len(docs)
+
         def checked(i: int, d: Document) -> Any:  # its flags, or its canonical tokens where they are strings
-            if check:
-                validate(d, text_has_no_surrogate=not flags[i] & SURROGATE)
+            if problems[i]:
+                raise InvalidDocument(problems[i])
             return flags[i] if hashed else self._canonical(d)
 
         kept, made = _per_document(docs, on_error, checked)

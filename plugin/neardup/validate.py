@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, Sequence
 
 MAX_ID_BYTES = 512
 MAX_DEPTH = 20
@@ -156,6 +156,33 @@ def check_document(doc: Any, *, text_has_no_surrogate: bool = False) -> str | No
         if problem:
             return problem
     return check_fields(doc.fields)
+
+
+def check_documents(docs: Sequence[Any], text_has_no_surrogate: Sequence[bool]) -> list[str | None]:
+    """:func:`check_document` of each document (``text_has_no_surrogate[i]`` of document i):
+    where every id is a non-empty ASCII string of at most :data:`MAX_ID_BYTES` without a
+    control character, which is the common case, the ids are checked together (their
+    concatenation scanned once), the rest document by document.
+
+    >>> from types import SimpleNamespace as D
+    >>> check_documents([D(id="a", text="x", title=None, lang=None, fields={}), D(id="b", text=3, title=None, lang=None, fields={})], [True, True])
+    [None, 'text must be a string, not int']
+    """
+    ids = [d.id for d in docs]
+    if not (all(type(i) is str for i in ids) and all(ids) and "".join(ids).isascii() and max(map(len, ids), default=0) <= MAX_ID_BYTES
+            and _CONTROL.search("".join(ids)) is None):
+        return [check_document(d, text_has_no_surrogate=t) for d, t in zip(docs, text_has_no_surrogate, strict=True)]
+    return [_check_rest(d, t) for d, t in zip(docs, text_has_no_surrogate, strict=True)]
+
+
+def _check_rest(doc: Any, text_has_no_surrogate: bool) -> str | None:
+    """:func:`check_document` of a document whose id is known to be valid: at once where its
+    title and language are absent or ASCII and its fields none or an empty object."""
+    text, title, lang, fields = doc.text, doc.title, doc.lang, doc.fields
+    plain = (title is None or type(title) is str and title.isascii()) and (lang is None or type(lang) is str and lang.isascii())
+    if type(text) is not str or not plain or not (fields is None or type(fields) is dict):
+        return check_document(doc, text_has_no_surrogate=text_has_no_surrogate)
+    return (None if text_has_no_surrogate else check_string("text", text)) or (check_fields(fields) if fields else None)
 
 
 def validate(doc: Any, *, text_has_no_surrogate: bool = False) -> None:
