@@ -169,27 +169,40 @@ class Canonicalizer:
         """
         plain, rare = False, True
         known = True  # whether flags & RARE still says if the text has rare characters
-        for name, step in self.text_steps[self._step_at["drop_marks"] if resume else 0 :]:
-            if name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
+        for name, step in self._step_list[self._step_at["drop_marks"] if resume else 0 :]:
+            if name is None:  # (a step with no rule here)
+                text = step(text)
+            elif name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
                 normalized = nfkc_flagged(text, flags & ~DROPPED_MARK)
                 known, text = normalized is text, normalized
-                continue
-            if name == "strip_html" and "&" in text:  # entities may decode to rare characters (tags only go)
+            elif name == "strip_html":  # entities may decode to rare characters (tags only go)
                 stripped = step(text)
-                known, text = known and stripped is text, stripped
-                continue
-            if name == "drop_marks" and not resume:
-                rare = bool(flags & RARE) if known else has_rare_characters(text)
-                if rare and persian.SEGMENTATION == "anchors" and punctuation_matters(text):
-                    return text, "persian", True
-            if name == "casefold" and not text.isascii():
+                known = known and ("&" not in text or stripped is text)
+                text = stripped
+            elif name == "drop_marks":
+                if not resume:
+                    rare = bool(flags & RARE) if known else has_rare_characters(text)
+                    if rare and persian.SEGMENTATION == "anchors" and punctuation_matters(text):
+                        return text, "persian", True
+                text = step(text) if rare else text
+            elif name == "casefold" and not text.isascii():
                 return text, "casefold", rare
-            if name == "drop_punctuation":
+            elif name == "drop_punctuation":
                 plain = not rare or not punctuation_matters(text)
-            if (plain and name in ("drop_punctuation", "persian")) or (not rare and name in ("drop_marks", "unify_digits")):
-                continue
-            text = step(text)
+                text = text if plain else step(text)
+            elif name == "persian":
+                text = text if plain else step(text)
+            elif name == "unify_digits":
+                text = step(text) if rare else text
+            else:
+                text = step(text)
         return text, None, rare
+
+    @cached_property
+    def _step_list(self) -> list[tuple[str | None, Callable[[str], str]]]:
+        """:attr:`text_steps` with None for the name of each step :meth:`_steps` has no rule for."""
+        ruled = {"nfkc", "strip_html", "drop_marks", "casefold", "drop_punctuation", "persian", "unify_digits"}
+        return [(name if name in ruled else None, step) for name, step in self.text_steps]
 
     @cached_property
     def _step_at(self) -> dict[str, int]:
