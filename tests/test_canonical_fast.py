@@ -455,6 +455,39 @@ def test_token_hashes_many_are_the_hashes_of_the_canonical_tokens(batch, canon, 
     assert hashes.tolist() == hash_strings([t for w in want for t in w], canon.config.seed).tolist()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(texts(FULL_PIECES, 40), min_size=1, max_size=8), st.sampled_from(CANONICALIZERS), st.sampled_from([None, "ru", "fa"]))
+def test_token_hashes_of_the_spans_are_those_of_the_texts(batch, canon, lang):
+    """The texts a compiled pass made, read where they lie in its output (spans), give the
+    token hashes their decoded strings give; decoded, they are the texts for tokens."""
+    langs = [lang] * len(batch)
+    spans = canon.spans_for_tokens(batch, langs)
+    texts_ = canon.texts_for_tokens(batch, langs)
+    assert letters.decoded(spans) == texts_
+    doc_langs = canon.languages(batch, langs)
+    got, want = canon.token_hashes_many(spans, doc_langs), canon.token_hashes_many(texts_, doc_langs)
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.text(alphabet="ab д\u06a9", max_size=6)), max_size=10), st.integers(0, 3))
+def test_joined_spans_are_the_joined_texts(items, cut):
+    """Texts as strings and as spans of two buffers, in any mix and order (some spans end to
+    end in their buffer, some not): their code points are those of the strings joined, each
+    followed by a space."""
+    words = [w for _, w in items]
+    bufs = [letters.joined_code_points(words[: len(words) // 2 + cut], True), letters.joined_code_points(words, True)]
+    spans = {0: letters.spans_of(*bufs[0]), 1: letters.spans_of(*bufs[1])}
+    mixed = []
+    for i, (as_span, w) in enumerate(items):
+        pick = 0 if i < len(spans[0]) and i % 2 else 1
+        mixed.append(spans[pick][i] if as_span else w)
+    cps, bounds = letters.joined_spans(mixed)
+    want, want_bounds = letters.joined_code_points(words, True)
+    assert cps.tolist() == want.tolist() and bounds.tolist() == want_bounds.tolist()
+    assert letters.decoded(mixed) == words
+
+
 def test_token_hashes_many_on_the_corpora():
     if not (CORPORA / "en.jsonl").exists():
         pytest.skip("no corpora")

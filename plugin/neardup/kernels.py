@@ -606,9 +606,9 @@ def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, 
     then, if ``late`` is not empty, each character through it (the steps after the Persian
     one, :func:`neardup.canonical.letters.late_steps_table`) unless one maps to -1.
 
-    Returns (the outputs end to end, where each starts and the last ends, the status of
-    each): 0 where a character maps to -2 in ``letter_map`` (a step this pass does not make
-    applies; the output is then empty), 1 done, 2 done with ``late``."""
+    Returns (the outputs end to end, each followed by a space; where each starts and the
+    last ends; the status of each): 0 where a character maps to -2 in ``letter_map`` (a step
+    this pass does not make applies; the output is then empty), 1 done, 2 done with ``late``."""
     n = len(bounds) - 1
     out = np.empty(len(cps) + len(cps) // 2 + 16, dtype=np.uint32)  # grown as needed
     longest = 0
@@ -630,6 +630,8 @@ def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, 
             else:  # (the map stopped part way: the text again)
                 end, ok = _text_into(src, classes, letter_map, space, first, second, step, marks, kept, out, k)
         k = end if ok else k
+        out[k] = _SPACE  # (each text followed by a space: a batch's outputs are token hashed as they lie)
+        k += 1
         at[d + 1] = k
     return out[:k], at, status
 

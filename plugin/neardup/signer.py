@@ -35,7 +35,7 @@ import numpy as np
 import xxhash
 
 from .canonical import Canonical, Canonicalizer
-from .canonical.letters import SURROGATE, text_flags_many
+from .canonical.letters import SURROGATE, TextOrSpan, text_flags_many
 from .config import BUILTIN_SIGNATURES, Config
 from .hashing import U64, hash_strings
 from .encoding import render_keys
@@ -263,13 +263,13 @@ class Signer:
         return self._sign(kept, th, off, langs)
 
     def _texts_for_tokens(self, docs: Sequence[Document], flags: Sequence[int],
-                          on_error: Callable[[Document, Exception], None] | None) -> tuple[list[Document], list[str]]:
+                          on_error: Callable[[Document, Exception], None] | None) -> tuple[list[Document], list[TextOrSpan]]:
         """The documents that canonicalize and their texts for tokens
-        (:meth:`~neardup.canonical.Canonicalizer.texts_for_tokens`, all at once); where that
+        (:meth:`~neardup.canonical.Canonicalizer.spans_for_tokens`, all at once); where that
         fails, one document at a time, so that the one that fails (to ``on_error``) costs
         no other."""
         try:
-            return list(docs), self.canonicalizer.texts_for_tokens([d.text for d in docs], [d.lang for d in docs], flags)
+            return list(docs), self.canonicalizer.spans_for_tokens([d.text for d in docs], [d.lang for d in docs], flags)
         except (ValueError, TypeError):
             if on_error is None and len(docs) == 1:
                 raise

@@ -11,11 +11,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..config import LANGUAGES, Config
-from ..hashing import KeySet, code_points, hash_strings
+from ..hashing import KeySet, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (DROPPED_MARK, RARE, digit_table, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
-                      has_rare_characters, late_steps_many, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags_many, token_char_table, token_hashes, unify_digits,
+from .letters import (DROPPED_MARK, RARE, Span, TextOrSpan, decoded, digit_table, joined_spans, late_steps_spans, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
+                      has_rare_characters, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags_many, token_char_table, token_hashes, unify_digits,
                       yo_to_ye)
 from . import persian
 from .persian import normalize_persian
@@ -52,7 +52,13 @@ def marks_to_persian_step(text: str, late: np.ndarray | None = None) -> tuple[st
 def marks_to_persian_steps(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
     """:func:`marks_to_persian_step` of each text, in groups of texts joined for one
     compiled pass each (:func:`~.persian.compiled_steps`)."""
-    return persian.compiled_steps(texts, late=late, marks=True) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
+    made = marks_to_persian_spans(texts, late)
+    return [None if m is None else (t, m[1]) for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)]
+
+
+def marks_to_persian_spans(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[Span, bool] | None]:
+    """:func:`marks_to_persian_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
+    return persian.compiled_spans(texts, late=late, marks=True) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
 
 
 #: The steps after the Persian one, in order (unify_digits where digits are unified).
@@ -115,11 +121,17 @@ class Canonicalizer:
         >>> Canonicalizer(Config()).texts_for_tokens(["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"])
         ['елка,  дом !', 'a fine day', 'کتابها  12 ']
         """
+        return decoded(self.spans_for_tokens(texts, langs, flags))
+
+    def spans_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None,
+                         flags: Sequence[int] | None = None) -> list[TextOrSpan]:
+        """:meth:`texts_for_tokens`, the texts a compiled pass made left as
+        :data:`~.letters.Span` of its output (:meth:`token_hashes_many` reads them there)."""
         for lang in langs or ():
             _check_language(lang)
         flags = text_flags_many(texts).tolist() if flags is None else list(flags)
-        out: list[str] = []
-        persian_left: list[int] = []  # texts whose punctuation and Persian steps are left to one pass of all
+        out: list[TextOrSpan] = []
+        persian_left: list[int] = []  # texts whose steps from drop_marks to the Persian one are left to one pass of all
         late_left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
         for i, (text, f) in enumerate(zip(texts, flags, strict=True)):
             text, left, rare = self._steps(text, f)
@@ -128,7 +140,7 @@ class Canonicalizer:
                 persian_left.append(i)
             elif left == "casefold":
                 late_left.append((i, rare))
-        for i, made in zip(persian_left, marks_to_persian_steps([out[i] for i in persian_left], self._late_table), strict=True):
+        for i, made in zip(persian_left, marks_to_persian_spans([out[i] for i in persian_left], self._late_table), strict=True):
             if made is None:  # (a character the pass leaves to the steps): one by one from drop_marks
                 out[i], left, rare = self._steps(out[i], flags[i], resume=True)
                 if left == "casefold":
@@ -136,8 +148,8 @@ class Canonicalizer:
             else:
                 out[i], late = made
                 if not late:  # (a character that casefolds to more than one)
-                    out[i] = self._late_by_steps(out[i], True)
-        for (i, rare), made in zip(late_left, late_steps_many([out[i] for i, _ in late_left], self._late_table), strict=True):
+                    out[i] = self._late_by_steps(decoded([out[i]])[0], True)
+        for (i, rare), made in zip(late_left, late_steps_spans([out[i] for i, _ in late_left], self._late_table), strict=True):
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
         return out
 
@@ -258,9 +270,9 @@ class Canonicalizer:
         """Whether :meth:`token_hashes_many` applies: no stemming (a stem is a string)."""
         return self.config.stem == "none"
 
-    def token_hashes_many(self, canons: Sequence[str], langs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def token_hashes_many(self, canons: Sequence[TextOrSpan], langs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The canonical token hashes of many texts of :meth:`text_and_language` (``canons``,
-        ``langs``): (hashes, offsets), the hashes of document i at ``offsets[i]:offsets[i+1]``,
+        as ``str`` or as the spans of :meth:`spans_for_tokens`; ``langs``): (hashes, offsets), the hashes of document i at ``offsets[i]:offsets[i+1]``,
         equal to :func:`~neardup.hashing.hash_strings` of :meth:`token_steps` of its tokens.
 
         Made without a string per token: the texts' code points in one array, the tokens as
@@ -276,8 +288,10 @@ class Canonicalizer:
         """
         if not self.hashes_tokens:
             raise ValueError("token hashes are made from strings when tokens are stemmed")
-        starts = offsets_of([len(t) + 1 for t in canons])  # each text and a space
-        hashes, number, doc = token_hashes(code_points(" ".join(canons)), starts, self.config.seed)
+        cps, starts = joined_spans(canons)  # each text and a space
+        hashes, number, doc = token_hashes(cps, starts, self.config.seed)
+        if stop_languages_read_text():
+            canons = decoded(canons)
         c = self.config
         sets: list[KeySet] = []
         group = np.full(len(canons), -1, dtype=np.int64)  # documents grouped by the stop words they drop

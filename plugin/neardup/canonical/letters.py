@@ -14,7 +14,7 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from typing import Sequence
+from typing import Sequence, Union
 
 import numpy as np
 
@@ -371,7 +371,7 @@ def text_flags(text: str) -> int:
     ``drop_marks(nfkc(text)) == drop_marks(text)``, and ``bool(flags & RARE)`` is
     :func:`has_rare_characters`.
 
-    >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("дом\u0301"), text_flags("کَتاب")
+    >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("cafe\u0301"), text_flags("کَتاب")
     (0, 0, 1, 2, 18, 6)
     """
     if text.isascii():
@@ -438,30 +438,110 @@ def groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
     return out
 
 
-def grouped_code_points(texts: Sequence[str], indices: list[int]):
+def grouped_code_points(texts: Sequence[str], indices: list[int], separated: bool = False):
     """For each of :func:`groups` of ``indices``: (the group, its texts' :func:`joined_code_points`)."""
     for group in groups(indices, texts):
-        yield (group, *joined_code_points([texts[i] for i in group]))
+        yield (group, *joined_code_points([texts[i] for i in group], separated))
 
 
-def decoded_pieces(cps: np.ndarray, bounds: np.ndarray) -> list[str]:
-    """The texts ``cps[bounds[d] : bounds[d + 1]]``, decoded at once (the inverse of
-    :func:`joined_code_points`).
+def decoded_pieces(cps: np.ndarray, bounds: np.ndarray, separated: bool = False) -> list[str]:
+    """The texts ``cps[bounds[d] : bounds[d + 1]]`` (without its last character, a space,
+    where they are ``separated``), decoded at once (the inverse of :func:`joined_code_points`).
 
-    >>> decoded_pieces(*joined_code_points(["ab", "", "дом"]))
-    ['ab', '', 'дом']
+    >>> decoded_pieces(*joined_code_points(["ab", "", "дом"])), decoded_pieces(*joined_code_points(["ab", "", "дом"], True), True)
+    (['ab', '', 'дом'], ['ab', '', 'дом'])
     """
     joined = np.asarray(cps).astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
-    at = np.asarray(bounds).tolist()
-    return [joined[a:b] for a, b in itertools.pairwise(at)]
+    at, cut = np.asarray(bounds).tolist(), int(separated)
+    return [joined[a : b - cut] for a, b in itertools.pairwise(at)]
 
 
-def joined_code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The code points of the texts in one array (one encode), and where each starts (and
-    the last ends)."""
+def joined_code_points(texts: Sequence[str], separated: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of the texts in one array (one encode), each followed by a space
+    where ``separated``, and where each starts (and the last ends)."""
     bounds = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=bounds[1:])
-    return np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype="<u4"), bounds
+    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + int(separated), out=bounds[1:])
+    joined = " ".join(texts) + " " if separated and texts else "".join(texts)
+    return np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4"), bounds
+
+
+#: A text as a span of code points: (buffer, lo, hi), the text ``buffer[lo:hi]``, followed
+#: in the buffer by a space (the texts a compiled pass makes lie end to end in its output,
+#: each followed by a space: a batch's are read from there, not decoded and encoded again).
+Span = tuple[np.ndarray, int, int]
+#: A text as a ``str`` or as a :data:`Span`.
+TextOrSpan = Union[str, Span]
+
+
+def spans_of(cps: np.ndarray, bounds: np.ndarray) -> list[Span]:
+    """The :data:`Span` of each text ``cps[bounds[d] : bounds[d + 1] - 1]`` of a separated
+    output (each followed by a space)."""
+    at = np.asarray(bounds).tolist()
+    return [(cps, a, b - 1) for a, b in itertools.pairwise(at)]
+
+
+def decoded(texts: Sequence[TextOrSpan]) -> list[str]:
+    """Each text as a ``str`` (a :data:`Span`'s buffer decoded once, its texts cut from it).
+
+    >>> cps, bounds = joined_code_points(["ab", "дом"], True)
+    >>> decoded(["x", *spans_of(cps, bounds)])
+    ['x', 'ab', 'дом']
+    """
+    buffers: dict[int, str] = {}
+    out = []
+    for t in texts:
+        if type(t) is str:
+            out.append(t)
+            continue
+        buf, lo, hi = t
+        if id(buf) not in buffers:
+            buffers[id(buf)] = np.asarray(buf).astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
+        out.append(buffers[id(buf)][lo:hi])
+    return out
+
+
+def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
+    """The code points of the texts each followed by a space, in one array, and where each
+    starts (and the last ends): :func:`joined_code_points` of their :func:`decoded` with
+    ``separated``, the spans that lie end to end in one buffer copied as one, the ``str``
+    ones next to each other encoded at once.
+
+    >>> cps, bounds = joined_code_points(["ab", "дом"], True)
+    >>> a, b = joined_spans(["x", "", *spans_of(cps, bounds), "y"])
+    >>> decoded_pieces(a, b, True), b.tolist()
+    (['x', '', 'ab', 'дом', 'y'], [0, 2, 3, 6, 10, 12])
+    """
+    chunks: list[np.ndarray] = []
+    words: list[str] = []
+    view: list = []  # [buffer, lo, hi] of spans end to end, each with its space
+    lengths = []
+    for t in texts:
+        if type(t) is str:
+            lengths.append(len(t))
+            if view:
+                chunks.append(view[0][view[1] : view[2]])
+                view = []
+            words.append(t)
+            continue
+        buf, lo, hi = t
+        lengths.append(hi - lo)
+        if words:
+            chunks.append(joined_code_points(words, True)[0])
+            words = []
+        if view and view[0] is buf and view[2] == lo:
+            view[2] = hi + 1
+        else:
+            if view:
+                chunks.append(view[0][view[1] : view[2]])
+            view = [buf, lo, hi + 1]
+    if view:
+        chunks.append(view[0][view[1] : view[2]])
+    if words:
+        chunks.append(joined_code_points(words, True)[0])
+    cps = np.concatenate(chunks).astype(np.uint32, copy=False) if chunks else np.zeros(0, dtype=np.uint32)
+    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=bounds[1:])
+    return cps, bounds
 
 
 def nfkc_flagged(text: str, flags: int) -> str:
@@ -526,19 +606,22 @@ def late_steps_many(texts: Sequence[str], table: np.ndarray) -> list[str | None]
     >>> late_steps_many(["Ёж", "ß", "ДОМ"], late_steps_table(True))
     ['еж', None, 'дом']
     """
-    made: list[str | None] = []
+    made = late_steps_spans(texts, table)
+    return [None if m is None else t for m, t in zip(made, decoded([m or "" for m in made]), strict=True)]
+
+
+def late_steps_spans(texts: Sequence[str], table: np.ndarray) -> list[Span | None]:
+    """:func:`late_steps_many` as :data:`Span` of the map's output (not decoded)."""
+    made: list[Span | None] = []
     kernels = _loaded_kernels()
-    for group, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
+    for _, cps, bounds in grouped_code_points(texts, list(range(len(texts))), separated=True):
         if kernels:
             out, ok = kernels.map_code_points(cps, bounds, table)
         else:
             mapped = table[cps]
-            ok = np.ones(len(group), dtype=bool)
-            full = np.flatnonzero(bounds[1:] > bounds[:-1])  # (reduceat reads one value where a segment is empty)
-            if len(full):
-                ok[full] = np.add.reduceat((mapped < 0).astype(np.int64), bounds[full]) == 0
+            ok = np.add.reduceat((mapped < 0).astype(np.int64), bounds[:-1]) == 0  # (each text has its space: none empty)
             out = np.where(np.repeat(ok, np.diff(bounds)), mapped, cps)
-        made += [piece if good else None for piece, good in zip(decoded_pieces(out, bounds), ok.tolist(), strict=True)]
+        made += [span if good else None for span, good in zip(spans_of(out, bounds), ok.tolist(), strict=True)]
     return made
 
 

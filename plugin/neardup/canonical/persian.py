@@ -30,7 +30,7 @@ import numpy as np
 import xxhash
 
 from ..tablecache import cached_table
-from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, _SPACE, code_point_table, decoded_pieces, grouped_code_points, mark_code_points,
+from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, Span, _SPACE, code_point_table, decoded, grouped_code_points, mark_code_points, spans_of,
                       token_char_table)
 
 try:  # the parser of the re module, for the width of hazm's patterns
@@ -386,6 +386,13 @@ def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | N
     """:func:`compiled_step` of each text (with ``marks``, of its :func:`~.letters.drop_marks`
     first), the texts in groups joined for one compiled pass each
     (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
+    made = compiled_spans(texts, step, late, marks)
+    return [None if m is None else (t, m[1]) for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)]
+
+
+def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
+                   marks: bool = False) -> list[tuple[Span, bool] | None]:
+    """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
     tables = _piece_tables() if texts else None
     if tables is None:
         return [None] * len(texts)
@@ -393,10 +400,10 @@ def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | N
 
     space, letter_map, first, second = tables
     classes, late = pass_classes(), _NO_LATE if late is None else late
-    made: list[tuple[str, bool] | None] = []
+    made: list[tuple[Span, bool] | None] = []
     for _, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
         out, at, status = kernels.persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, step, marks, late)
-        made += [(piece, s == 2) if s else None for piece, s in zip(decoded_pieces(out, at), status.tolist(), strict=True)]
+        made += [(span, s == 2) if s else None for span, s in zip(spans_of(out, at), status.tolist(), strict=True)]
     return made
 
 
