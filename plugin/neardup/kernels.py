@@ -3,13 +3,16 @@
 Each kernel is the loop its formula describes, compiled once by numba (``cache=True``: the
 machine code is kept beside this file, or in numba's user cache where that is read-only, so
 later processes load it in about a tenth of a second). The formulas and their callers live
-with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain), :func:`neardup.canonical.letters.token_hashes`
-(tokens as runs of token characters, hashed as they are found),
-:meth:`neardup.canonical.Canonicalizer.token_hashes_many` (numbers and stop words dropped),
-:func:`neardup.canonical.scripts.detect_languages` (letters by script),
-:func:`neardup.canonical.persian.compiled_steps` (the Persian steps as passes over code points, many texts a call),
+with their math: :func:`neardup.hashing.hash_runs` (the fmix64 chain),
+:func:`neardup.shingles.combine_many` (the chain over every window of token hashes),
+:func:`neardup.canonical.letters.token_hashes` (tokens as runs of token characters, hashed
+as they are found), :meth:`neardup.canonical.Canonicalizer.token_hashes_many` (numbers and
+stop words dropped), :func:`neardup.canonical.scripts.detect_languages` (letters by script),
+:func:`neardup.canonical.persian.compiled_steps` (drop_marks, punctuation and the Persian
+steps as one loop over the characters, many texts a call),
 :func:`neardup.canonical.letters.text_flags` (which classes of characters a text holds) and
-:func:`neardup.canonical.letters.late_steps` (casefold and the steps after it, one map per character),
+:func:`neardup.canonical.letters.late_steps` (casefold and the steps after it, one map per
+character), :func:`neardup.ragged.segment_unique` (each document's sorted distinct values),
 :func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`,
 :func:`neardup.minhash.oph_many` (the bin minima and their densification) and
 :func:`neardup.encoding.pack_keys_many` (the embedded engine's keys column). This module is
