@@ -23,7 +23,7 @@ from neardup.minhash import kperm_sketch, oph_many
 from neardup.ragged import offsets_of, segment_unique, split
 from neardup.sampling import winnow_many
 from neardup.shingles import combine_many
-from neardup.signer import Document, Signer, exact_key
+from neardup.signer import Document, Signer, exact_keys
 from neardup.simhash import block_keys_many, token_simhash_many
 
 from . import exchange, peers
@@ -49,8 +49,8 @@ def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict,
     c = signer.config
     cz = signer.canonicalizer
     canon = [cz.canonicalize(d.text, d.lang) for d in docs]  # the token strings, for the peers
-    def text_steps() -> list[tuple[str, str]]:  # as Signer.sign_batch: the text steps, then every language at once
-        return list(zip(cz.texts_for_tokens([d.text for d in docs], [d.lang for d in docs]), cz.languages([d.text for d in docs], [d.lang for d in docs]),
+    def text_steps() -> list[tuple[object, str]]:  # as Signer.sign_batch: the text steps (their spans), then every language at once
+        return list(zip(cz.spans_for_tokens([d.text for d in docs], [d.lang for d in docs]), cz.languages([d.text for d in docs], [d.lang for d in docs]),
                         strict=True))
 
     texts = text_steps()
@@ -59,17 +59,16 @@ def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict,
     w = np.array([c.shingle_size_for(x.lang) for x in canon])
     th = hash_strings(flat_tokens, c.seed)
     seq, so = combine_many(th, off, w)
-    sets, setoff = segment_unique(seq, so)
+    sets, setoff = segment_unique(seq, so, compiled=True)
     hv = oph_many(sets, setoff, c.num_perm, c.seed)
     out = {
         "canonicalize": best_of(text_steps, repeat),  # the text steps
         "token_hashes": best_of(lambda: cz.token_hashes_many([t for t, _ in texts], [lang for _, lang in texts]), repeat),
-        "shingles": best_of(lambda: segment_unique(*combine_many(th, off, w)), repeat),
+        "shingles": best_of(lambda: segment_unique(*combine_many(th, off, w), compiled=True), repeat),
         "minhash": best_of(lambda: oph_many(sets, setoff, c.num_perm, c.seed), repeat),
         "simhash": best_of(lambda: block_keys_many(token_simhash_many(th, off), c.simhash_k), repeat),
-        "winnow": best_of(lambda: segment_unique(*winnow_many(seq, so, c.winnow_window)), repeat),
-        "bands_exact": best_of(lambda: (band_keys_many(hv, c.bands, c.rows), [exact_key(th[off[i] : off[i + 1]]) for i in range(len(canon))]),
-                               repeat),
+        "winnow": best_of(lambda: segment_unique(*winnow_many(seq, so, c.winnow_window), compiled=True), repeat),
+        "bands_exact": best_of(lambda: (band_keys_many(hv, c.bands, c.rows), exact_keys(th, off)), repeat),
     }
     from_tokens = best_of(lambda: signer.sign_canonical(docs, canon), repeat)
     return out, [x.tokens for x in canon], split(sets, setoff), from_tokens
