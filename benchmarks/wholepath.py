@@ -147,7 +147,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     st.wrap_iter(io, "read_documents", "read")
     st.wrap_iter(ingest, "signed_batches", "wait")  # for the signing workers (what is not read, canonicalize, sign)
     st.wrap(canonicalizer.Canonicalizer, "canonicalize", "canonicalize")  # the text steps, and tokens as strings
-    st.wrap(canonicalizer.Canonicalizer, "texts_for_tokens", "canonicalize")  # the text steps (tokens as hashes)
+    st.wrap(canonicalizer.Canonicalizer, "spans_for_tokens", "canonicalize")  # the text steps (tokens as hashes)
     st.wrap(canonicalizer.Canonicalizer, "languages", "canonicalize")  # and the languages, detected together
     st.wrap(canonicalizer.Canonicalizer, "token_hashes_many", "sign")  # tokens to hashes
     st.wrap(signer.Signer, "_sign", "sign")
