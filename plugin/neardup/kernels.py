@@ -60,17 +60,22 @@ from .mixing import GOLDEN, fmix64_inplace  # noqa: E402
 _fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _run_hash(units, s, n, seed, size):
+    """h = fmix64(a_n xor size), a_1 = u_0 xor seed, a_{j+1} = fmix64(a_j * C + u_j), of
+    the run ``units[s : s + n]`` (n >= 1)."""
+    acc = np.uint64(units[s]) ^ seed
+    for j in range(s + 1, s + n):
+        acc = _fmix64(acc * GOLDEN + np.uint64(units[j]))
+    return _fmix64(acc ^ size)
+
+
 @njit(cache=True, nogil=True)
 def hash_runs(units, starts, lengths, sizes, seed):
-    """h = fmix64(a_n xor size), a_1 = u_0 xor seed, a_{j+1} = fmix64(a_j * C + u_j), for
-    each run ``units[s : s + n]`` (n >= 1)."""
+    """:func:`_run_hash` of each run ``units[s : s + n]`` (n >= 1)."""
     out = np.empty(len(starts), dtype=np.uint64)
     for r in range(len(starts)):
-        s = starts[r]
-        acc = np.uint64(units[s]) ^ seed
-        for j in range(s + 1, s + lengths[r]):
-            acc = _fmix64(acc * GOLDEN + np.uint64(units[j]))
-        out[r] = _fmix64(acc ^ np.uint64(sizes[r]))
+        out[r] = _run_hash(units, starts[r], lengths[r], seed, np.uint64(sizes[r]))
     return out
 
 
@@ -102,11 +107,7 @@ def window_hashes(units, offsets, widths):
             out[o], out[o + 1], out[o + 2], out[o + 3] = _fmix64(a0 ^ size), _fmix64(a1 ^ size), _fmix64(a2 ^ size), _fmix64(a3 ^ size)
             r += 4
         for q in range(r, m):  # the rest one at a time
-            s = offsets[d] + q
-            acc = np.uint64(units[s])
-            for j in range(s + 1, s + width):
-                acc = _fmix64(acc * GOLDEN + np.uint64(units[j]))
-            out[out_off[d] + q] = _fmix64(acc ^ size)
+            out[out_off[d] + q] = _run_hash(units, offsets[d] + q, width, np.uint64(0), size)
     return out, out_off
 
 

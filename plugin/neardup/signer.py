@@ -241,7 +241,7 @@ class Signer:
         return self._sign_docs(docs, on_error, check=not checked)
 
     def _sign_docs(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None, check: bool) -> list[Signed]:
-        """:meth:`sign_batch`; ``check`` False signs without :func:`~neardup.validate.validate`
+        """:meth:`sign_batch`; ``check`` False signs without :func:`~neardup.validate.check_documents`
         (a query text is no document to store)."""
         hashed = self._hashes_tokens(docs)
         # the scan of the text steps finds lone surrogates too: validation need not encode the texts

@@ -88,6 +88,8 @@ def check_fields(fields: object) -> str | None:
         return None
     if not isinstance(fields, dict):
         return f"fields must be an object, not {type(fields).__name__}"
+    if not fields:
+        return None
     stack: list[tuple[Any, tuple, int]] = [(fields, (), 0)]
     while stack:
         container, path, depth = stack.pop()
@@ -137,11 +139,12 @@ def _check_key(what: str, key: object) -> str | None:
     return check_string(f"{what} name", key)
 
 
-def check_document(doc: Any, *, text_has_no_surrogate: bool = False) -> str | None:
+def check_document(doc: Any, *, text_has_no_surrogate: bool = False, id_checked: bool = False) -> str | None:
     """Why ``doc`` (a :class:`~neardup.signer.Document`) cannot be stored, or None.
     ``text_has_no_surrogate``: the caller knows its text holds no lone surrogate (read from
-    UTF-8 JSON without a surrogate escape), so that scan is skipped."""
-    problem = check_id(doc.id)
+    UTF-8 JSON without a surrogate escape), so that scan is skipped; ``id_checked``: it knows
+    the id is valid (:func:`check_documents`)."""
+    problem = None if id_checked else check_id(doc.id)
     if problem:
         return problem
     if not isinstance(doc.text, str):
@@ -169,25 +172,6 @@ def check_documents(docs: Sequence[Any], text_has_no_surrogate: Sequence[bool]) 
     [None, 'text must be a string, not int']
     """
     ids = [d.id for d in docs]
-    if not (all(type(i) is str for i in ids) and all(ids) and "".join(ids).isascii() and max(map(len, ids), default=0) <= MAX_ID_BYTES
-            and _CONTROL.search("".join(ids)) is None):
-        return [check_document(d, text_has_no_surrogate=t) for d, t in zip(docs, text_has_no_surrogate, strict=True)]
-    return [_check_rest(d, t) for d, t in zip(docs, text_has_no_surrogate, strict=True)]
-
-
-def _check_rest(doc: Any, text_has_no_surrogate: bool) -> str | None:
-    """:func:`check_document` of a document whose id is known to be valid: at once where its
-    title and language are absent or ASCII and its fields none or an empty object."""
-    text, title, lang, fields = doc.text, doc.title, doc.lang, doc.fields
-    plain = (title is None or type(title) is str and title.isascii()) and (lang is None or type(lang) is str and lang.isascii())
-    if type(text) is not str or not plain or not (fields is None or type(fields) is dict):
-        return check_document(doc, text_has_no_surrogate=text_has_no_surrogate)
-    return (None if text_has_no_surrogate else check_string("text", text)) or (check_fields(fields) if fields else None)
-
-
-def validate(doc: Any, *, text_has_no_surrogate: bool = False) -> None:
-    """Raise :class:`InvalidDocument` when ``doc`` cannot be stored (``text_has_no_surrogate``
-    as for :func:`check_document`)."""
-    problem = check_document(doc, text_has_no_surrogate=text_has_no_surrogate)
-    if problem:
-        raise InvalidDocument(problem)
+    joined = "".join(ids) if all(type(i) is str for i in ids) else None
+    plain = joined is not None and all(ids) and joined.isascii() and max(map(len, ids), default=0) <= MAX_ID_BYTES and _CONTROL.search(joined) is None
+    return [check_document(d, text_has_no_surrogate=t, id_checked=plain) for d, t in zip(docs, text_has_no_surrogate, strict=True)]

@@ -52,8 +52,7 @@ def marks_to_persian_step(text: str, late: np.ndarray | None = None) -> tuple[st
 def marks_to_persian_steps(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
     """:func:`marks_to_persian_step` of each text, in groups of texts joined for one
     compiled pass each (:func:`~.persian.compiled_steps`)."""
-    made = marks_to_persian_spans(texts, late)
-    return [None if m is None else (t, m[1]) for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)]
+    return persian.compiled_steps(texts, late=late, marks=True) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
 
 
 def marks_to_persian_spans(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[Span, bool] | None]:
@@ -290,15 +289,15 @@ class Canonicalizer:
             raise ValueError("token hashes are made from strings when tokens are stemmed")
         cps, starts = joined_spans(canons)  # each text and a space
         hashes, number, doc = token_hashes(cps, starts, self.config.seed)
-        if stop_languages_read_text():
+        per_text = stop_languages_read_text()  # (else the stop words are one set per language)
+        if per_text:
             canons = decoded(canons)
         c = self.config
         sets: list[KeySet] = []
         group = np.full(len(canons), -1, dtype=np.int64)  # documents grouped by the stop words they drop
         if c.stopwords:
             at: dict[int, int] = {}  # id of a set -> its group
-            of_lang: dict[str, KeySet] = {}  # where the stop words do not depend on the text: one set per language
-            per_text = stop_languages_read_text()
+            of_lang: dict[str, KeySet] = {}
             for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
                 stop = self._stop_hashes(t, lang) if per_text else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
                 if len(stop):

@@ -209,15 +209,22 @@ def _nfkc_unstable() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def _composition_seconds() -> frozenset[int]:
-    """The second characters of canonical decompositions into two (those that may compose
-    with the character before them)."""
-    second: set[int] = set()
+def _canonical_pairs() -> frozenset[tuple[int, int]]:
+    """The canonical decompositions into two characters, as (first, second) code points
+    (those excluded from composition too)."""
+    pairs = set()
     for cp in range(0x30000):
         parts = unicodedata.decomposition(chr(cp)).split()
         if len(parts) == 2 and not parts[0].startswith("<"):
-            second.add(int(parts[1], 16))
-    return frozenset(second)
+            pairs.add((int(parts[0], 16), int(parts[1], 16)))
+    return frozenset(pairs)
+
+
+@lru_cache(maxsize=1)
+def _composition_seconds() -> frozenset[int]:
+    """The second characters of :func:`_canonical_pairs` (those that may compose with the
+    character before them)."""
+    return frozenset(second for _, second in _canonical_pairs())
 
 
 @lru_cache(maxsize=1)
@@ -245,18 +252,13 @@ def _composing_marks() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _composing_pairs() -> np.ndarray:
-    """Each canonical pair whose second is one of :func:`_composing_marks`, as
-    ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.tablecache`). Those
-    excluded from composition too: more than NFKC composes."""
+    """Each of :func:`_canonical_pairs` whose second is one of :func:`_composing_marks`, as
+    ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.tablecache`; those
+    excluded from composition too: more than NFKC composes)."""
 
     def make() -> np.ndarray:
         marks = {ord(ch) for ch in _composing_marks()}
-        keys = set()
-        for cp in range(0x30000):
-            parts = unicodedata.decomposition(chr(cp)).split()
-            if len(parts) == 2 and not parts[0].startswith("<") and int(parts[1], 16) in marks:
-                keys.add(int(parts[0], 16) << 21 | int(parts[1], 16))
-        return np.array(sorted(keys), dtype=np.uint64)
+        return np.array(sorted(first << 21 | second for first, second in _canonical_pairs() if second in marks), dtype=np.uint64)
 
     return cached_table("composing-pairs", make, __file__)
 
@@ -444,21 +446,10 @@ def grouped_code_points(texts: Sequence[str], indices: list[int], separated: boo
         yield (group, *joined_code_points([texts[i] for i in group], separated))
 
 
-def decoded_pieces(cps: np.ndarray, bounds: np.ndarray, separated: bool = False) -> list[str]:
-    """The texts ``cps[bounds[d] : bounds[d + 1]]`` (without its last character, a space,
-    where they are ``separated``), decoded at once (the inverse of :func:`joined_code_points`).
-
-    >>> decoded_pieces(*joined_code_points(["ab", "", "дом"])), decoded_pieces(*joined_code_points(["ab", "", "дом"], True), True)
-    (['ab', '', 'дом'], ['ab', '', 'дом'])
-    """
-    joined = np.asarray(cps).astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
-    at, cut = np.asarray(bounds).tolist(), int(separated)
-    return [joined[a : b - cut] for a, b in itertools.pairwise(at)]
-
-
 def joined_code_points(texts: Sequence[str], separated: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The code points of the texts in one array (one encode), each followed by a space
-    where ``separated``, and where each starts (and the last ends)."""
+    where ``separated`` (:func:`spans_of` are then their spans), and where each starts (and
+    the last ends)."""
     bounds = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + int(separated), out=bounds[1:])
     joined = " ".join(texts) + " " if separated and texts else "".join(texts)
@@ -508,7 +499,7 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
 
     >>> cps, bounds = joined_code_points(["ab", "дом"], True)
     >>> a, b = joined_spans(["x", "", *spans_of(cps, bounds), "y"])
-    >>> decoded_pieces(a, b, True), b.tolist()
+    >>> decoded(spans_of(a, b)), b.tolist()
     (['x', '', 'ab', 'дом', 'y'], [0, 2, 3, 6, 10, 12])
     """
     chunks: list[np.ndarray] = []
