@@ -14,7 +14,7 @@ from ..config import LANGUAGES, Config
 from ..hashing import KeySet, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (DROPPED_MARK, RARE, Span, TextOrSpan, decoded, digit_table, joined_spans, late_steps_spans, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
+from .letters import (DROPPED_MARK, RARE, Backend, Span, TextOrSpan, check_backend, decoded, digit_table, joined_spans, late_steps_spans, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
                       has_rare_characters, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags_many, token_char_table, token_hashes, unify_digits,
                       yo_to_ye)
 from . import persian
@@ -79,8 +79,11 @@ class Canonicalizer:
     ['a', 'rose', 'is', 'a', 'rose']
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, backend: Backend = "compiled"):
+        """``backend``: how the maps over code points run (:data:`~.letters.Backend`: the
+        same tokens either way)."""
         self.config = config
+        self.backend = check_backend(backend)
         c = config
         steps: list[tuple[str, Callable[[str], str]]] = [("nfkc", nfkc)]
         if c.strip_html:
@@ -128,7 +131,7 @@ class Canonicalizer:
         :data:`~.letters.Span` of its output (:meth:`token_hashes_many` reads them there)."""
         for lang in langs or ():
             _check_language(lang)
-        flags = text_flags_many(texts).tolist() if flags is None else list(flags)
+        flags = text_flags_many(texts, self.backend).tolist() if flags is None else list(flags)
         out: list[TextOrSpan] = []
         persian_left: list[int] = []  # texts whose steps from drop_marks to the Persian one are left to one pass of all
         late_left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
@@ -148,7 +151,7 @@ class Canonicalizer:
                 out[i], late = made
                 if not late:  # (a character that casefolds to more than one)
                     out[i] = self._late_by_steps(decoded([out[i]])[0], True)
-        for (i, rare), made in zip(late_left, late_steps_spans([out[i] for i, _ in late_left], self._late_table), strict=True):
+        for (i, rare), made in zip(late_left, late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend), strict=True):
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
         return out
 
@@ -184,7 +187,7 @@ class Canonicalizer:
             if name is None:  # (a step with no rule here)
                 text = step(text)
             elif name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
-                normalized = nfkc_flagged(text, flags & ~DROPPED_MARK)
+                normalized = nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
                 known, text = normalized is text, normalized
             elif name == "strip_html":  # entities may decode to rare characters (tags only go)
                 stripped = step(text)
@@ -357,7 +360,7 @@ def stopwords_for(lang: str) -> frozenset[str]:
     if lang == "fa" and not persian_stop_words():
         return frozenset()
     # (bands and rows given: a config for canonicalizing only, no LSH banding to optimize)
-    plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1))
+    plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1), backend="reference")  # (a few hundred words)
     words = list(raw_stopwords(lang))
     out: set[str] = set()
     for canon in plain.texts_for_tokens(words, [lang] * len(words)):  # (plain.tokens of each word, all at once)
