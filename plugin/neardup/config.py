@@ -15,6 +15,7 @@ from typing import Any, Literal, Mapping, get_args
 
 import xxhash
 
+from .errors import ConfigError
 from .registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
@@ -54,10 +55,6 @@ CONTAINMENT_SAMPLES = ("winnow", "modm")
 #: of the stored form and the fingerprint) where they have these defaults, so an index
 #: stored before they existed opens with the same fingerprint as before.
 _LATER_DEFAULTS: dict[str, Any] = {"fa_segmentation": "anchors", "fa_join_rules": ("lexicon", "second"), "fa_anchors": (3, 2, 14)}
-
-
-class ConfigError(ValueError):
-    """A setting is out of range or unknown."""
 
 
 class ConfigMismatch(ConfigError):

@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .errors import EngineError
 from .resources import load_json
 
 TARGETS = ("kibana", "opensearch-dashboards")
@@ -57,7 +58,7 @@ PRODUCTS: dict[str, Product] = {
 }
 
 
-class DashboardError(RuntimeError):
+class DashboardError(EngineError):
     """Saved objects could not be built or imported."""
 
 

@@ -97,9 +97,7 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
       neardup init --engine https://localhost:9201 --index news --ca-certs ca.pem -t 0.7
       neardup init --engine http://localhost:9200 --no-pipeline   # no ingest nodes
     """
-    from ..config import ConfigError
     from ..engines import is_url, open_engine
-    from ..engines.base import EngineError
 
     opts = dict(engine_opts)
     if is_url(target):
@@ -107,17 +105,13 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
         if no_pipeline:
             opts["pipeline"] = False
     config = _settings(lang, shingle_size, threshold, num_perm, signatures)
-    try:
-        engine = open_engine(target, **opts)
-        existed = _exists(engine)
-        cfg = engine.open(config, create=True)
-        actions = list(getattr(engine, "actions", [])) or [f"{engine.location} {'exists - kept' if existed else 'created'}"]
-        count = engine.count()
-        server = getattr(engine, "server", None)
-        engine.close()
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
-        return
+    engine = open_engine(target, **opts)
+    existed = _exists(engine)
+    cfg = engine.open(config, create=True)
+    actions = list(getattr(engine, "actions", [])) or [f"{engine.location} {'exists - kept' if existed else 'created'}"]
+    count = engine.count()
+    server = getattr(engine, "server", None)
+    engine.close()
     data = {"index": engine.location, "documents": count, "fingerprint": cfg.fingerprint(), "actions": actions,
             "server": f"{server.product} {server.number}" if server else "embedded (SQLite)"}
     if as_json:
@@ -244,14 +238,8 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
       neardup retag --engine http://localhost:9200 --index news --json
     """
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
 
-    try:
-        nd = NearDup.open(target, create=False, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
-        return
+    nd = NearDup.open(target, create=False, **engine_opts)
     announce_waits(nd.engine)
     try:
         total = nd.count()
@@ -262,9 +250,6 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
                       TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
             task = bar.add_task("retag", total=total)
             dups = nd.retag(batch_size=batch_size, progress=lambda n: bar.advance(task, n))
-    except EngineError as e:
-        fail(str(e))
-        return
     finally:
         nd.close()
     data = {"index": nd.engine.location, "documents": total, "duplicates": dups}

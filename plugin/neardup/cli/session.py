@@ -11,24 +11,16 @@ from typing import Any, Iterator
 
 import click
 
-from .options import fail
 
 
 @contextmanager
 def opened(target: str, engine_opts: dict, config=None, create: bool = False) -> Iterator[Any]:
-    """Open the index, turning engine and settings errors into clear messages."""
+    """Open the index, and close it after (its errors are messages of :mod:`.errors`)."""
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
 
-    try:
-        nd = NearDup.open(target, config, create=create, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+    nd = NearDup.open(target, config, create=create, **engine_opts)
     try:
         yield nd
-    except EngineError as e:
-        fail(str(e))
     finally:
         nd.close()
 

@@ -23,11 +23,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
+from ..errors import EngineError
 from ..signer import Signed
 
-
-class EngineError(RuntimeError):
-    """The engine cannot do what was asked (down, refused, not a neardup index, ...)."""
 
 
 @dataclass(frozen=True)

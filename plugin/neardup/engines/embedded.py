@@ -561,8 +561,7 @@ class EmbeddedEngine(Engine):
         """A refused row fails its document alone; but when SQLite itself rolled the batch
         back (a full disk, an I/O error: ``SQLITE_FULL``, ``SQLITE_IOERR``, ``SQLITE_CORRUPT``)
         nothing of the batch may be written one by one outside it: the batch fails whole."""
-        code = getattr(e, "sqlite_errorcode", None)
-        if not db.in_transaction or (code is not None and code & 0xFF in (10, 11, 13)):
+        if not db.in_transaction or sqlite_failure(e) in ("io", "damaged", "full"):
             raise EngineError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
@@ -999,12 +998,46 @@ class EmbeddedEngine(Engine):
         return [ClusterRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], json.loads(r[8] or "[]"), r[9], r[10]) for r in rows]
 
 
-class _Locked(Exception):
+#: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.
+_FAILURES = {5: "busy", 6: "busy", 8: "read-only", 10: "io", 11: "damaged", 13: "full", 14: "cannot-open", 26: "damaged"}
+#: SQLite's message of each of those codes (``sqlite3_errstr``): the code where Python has
+#: no ``sqlite_errorcode`` (before 3.11).
+_ERRSTR = {"database is locked": 5, "database table is locked": 6, "attempt to write a readonly database": 8,
+           "disk I/O error": 10, "database disk image is malformed": 11, "database or disk is full": 13,
+           "unable to open database file": 14, "file is not a database": 26}
+
+
+def sqlite_failure(e: BaseException) -> str | None:
+    """The kind of a SQLite failure, by its result code: "busy" (another connection holds
+    the lock), "read-only", "full" (disk or quota), "io", "damaged" (not a database, or a
+    malformed one), "cannot-open", "rolled-back" (a COMMIT after SQLite rolled the
+    transaction back itself, on a full disk or an I/O error) or "other"; None where ``e`` is
+    no ``sqlite3.Error``. The one place SQLite errors are told apart.
+
+    >>> db = sqlite3.connect(":memory:", isolation_level=None)
+    >>> try:
+    ...     db.execute("COMMIT")
+    ... except sqlite3.Error as e:
+    ...     sqlite_failure(e)
+    'rolled-back'
+    """
+    if not isinstance(e, sqlite3.Error):
+        return None
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is None:
+        code = next((c for text, c in _ERRSTR.items() if str(e).startswith(text)), None)
+    kind = _FAILURES.get(code & 0xFF) if code is not None else None
+    if kind is None and "no transaction is active" in str(e):  # (Python's message: SQLite's own code is a plain SQLITE_ERROR)
+        return "rolled-back"
+    return kind or "other"
+
+
+class _Locked(EngineError):
     """The file is locked by another process for now (it may be creating the index)."""
 
 
 def _raise_if_locked(e: sqlite3.DatabaseError) -> None:
-    if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+    if sqlite_failure(e) == "busy":
         raise _Locked(str(e)) from None
 
 
@@ -1029,7 +1062,7 @@ class _Transaction:
                 self.db.execute("BEGIN IMMEDIATE")
                 return self.db
             except sqlite3.OperationalError as e:
-                if "locked" not in str(e) and "busy" not in str(e):
+                if sqlite_failure(e) != "busy":
                     raise EngineError(f"cannot write {self.path}: {e}") from None
                 if time.monotonic() > deadline:
                     raise EngineError(f"cannot write {self.path}: another process has held the write lock for "
