@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .errors import EngineError
+from .retry import Backoff
 from .resources import load_json
 
 TARGETS = ("kibana", "opensearch-dashboards")
@@ -516,30 +516,34 @@ def _pool(ca_certs: str | None, verify_certs: bool) -> Any:
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
 
+class _Passing(DashboardError):
+    """A failure worth another attempt (connection, 429, 5xx); its message is the reason."""
+
+
 def _request(http: Any, method: str, url: str, *, headers: dict[str, str], timeout: float, retries: int,
              what: str, fields: dict[str, Any] | None = None, backoff: float = 0.5) -> Any:
     import urllib3
 
-    last = ""
-    for attempt in range(retries + 1):
-        if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
+    def attempt() -> Any:
         try:
             if fields is not None:
                 resp = http.request(method, url, fields=fields, headers=headers, timeout=timeout, retries=False)
             else:
                 resp = http.request(method, url, headers=headers, timeout=timeout, retries=False)
         except urllib3.exceptions.HTTPError as e:
-            last = f"{type(e).__name__}: {e}"
-            continue
+            raise _Passing(f"{type(e).__name__}: {e}") from None
         if resp.status in _RETRY_STATUS:
-            last = f"HTTP {resp.status}: {resp.data[:200].decode(errors='replace')}"
-            continue
-        if 300 <= resp.status < 400:
-            raise DashboardError(f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
-                                 "give that address (with its base path) instead")
-        if resp.status >= 400:
-            hint = " (check --api-key / --user / --password)" if resp.status in (401, 403) else ""
-            raise DashboardError(f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}")
+            raise _Passing(f"HTTP {resp.status}: {resp.data[:200].decode(errors='replace')}")
         return resp
-    raise DashboardError(f"{what} {url}: failed after {retries + 1} attempts; last error: {last}")
+
+    try:
+        resp = Backoff(max_retries=retries, initial=backoff, maximum=float("inf")).call(attempt, retry_if=lambda e: isinstance(e, _Passing))
+    except _Passing as e:
+        raise DashboardError(f"{what} {url}: failed after {retries + 1} attempts; last error: {e}") from None
+    if 300 <= resp.status < 400:
+        raise DashboardError(f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
+                             "give that address (with its base path) instead")
+    if resp.status >= 400:
+        hint = " (check --api-key / --user / --password)" if resp.status in (401, 403) else ""
+        raise DashboardError(f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}")
+    return resp

@@ -90,7 +90,7 @@ class ElasticEngine(Engine):
         self.agg_page_size = agg_page_size
         self.refresh_on_write = refresh_on_write
         self.health_timeout = health_timeout
-        self.backoff = Backoff(max_retries, initial_backoff, max_backoff)
+        self.backoff = Backoff(max_retries=max_retries, initial=initial_backoff, maximum=max_backoff)
         self.retry = Retrying(self.url, self.backoff)
         self._conn = dict(api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs,
                           request_timeout=request_timeout)
@@ -509,23 +509,21 @@ class ElasticEngine(Engine):
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order; items refused with 429 are sent again with backoff."""
         results: list[dict[str, Any] | None] = [None] * len(bodies)
-        pending = list(range(len(bodies)))
-        attempt = 0
-        while pending:
+
+        def send(pending: Sequence[int], last: bool) -> list[int]:
             lines = dsl.msearch_lines(self.index, [bodies[i] for i in pending])
             r = self.retry.call("msearch", self.client.msearch, body=lines)
             again = []
             for i, resp in zip(pending, r["responses"], strict=True):
                 if "error" in resp:
-                    if resp.get("status") in (429, 503) and attempt < self.backoff.max_retries:
+                    if resp.get("status") in (429, 503) and not last:
                         again.append(i)
                         continue
                     raise EngineError(f"{self.location}: candidate search failed: {_error_reason(resp)}")
                 results[i] = resp
-            if again:
-                self.backoff.sleep(self.backoff.delay(attempt))
-                attempt += 1
-            pending = again
+            return again
+
+        self.backoff.resend(range(len(bodies)), send)
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:

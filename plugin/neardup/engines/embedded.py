@@ -100,6 +100,7 @@ from ..config import CONTAINMENT_SAMPLES, Config
 from ..encoding import KEY_BITS, KEY_MASK, joined_keys, pack_keys_many, posting_array, posting_keys, unpack_keys
 from ..hashing import U64
 from ..ragged import join
+from ..retry import Backoff
 from ..signer import Signed
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
@@ -338,16 +339,11 @@ class EmbeddedEngine(Engine):
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
         the index, or switching it to WAL), wait and try again, up to the connection timeout."""
-        deadline = time.monotonic() + self._timeout
-        delay = 0.05
-        while True:
-            try:
-                return super().open(config, create=create)
-            except _Locked as e:
-                if time.monotonic() > deadline:
-                    raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
-                time.sleep(delay)
-                delay = min(1.0, delay * 2)
+        try:
+            return _lock_wait(self._timeout, 1.0).call(functools.partial(super().open, config, create=create),
+                                                      retry_if=lambda e: isinstance(e, _Locked))
+        except _Locked as e:
+            raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
 
     # The protocol (read, create when absent, refuse another signature version, compare
     # settings) is Engine.open; these are its SQLite steps.
@@ -1032,6 +1028,12 @@ def sqlite_failure(e: BaseException) -> str | None:
     return kind or "other"
 
 
+def _lock_wait(seconds: float, maximum: float) -> Backoff:
+    """The retry policy while another process holds a SQLite file's lock: from 50 ms,
+    doubling up to ``maximum``, for ``seconds`` in all."""
+    return Backoff(max_retries=None, initial=0.05, maximum=maximum, deadline=seconds)
+
+
 class _Locked(EngineError):
     """The file is locked by another process for now (it may be creating the index)."""
 
@@ -1051,29 +1053,30 @@ class _Transaction:
         self.db, self.path, self.on_wait, self.wait = db, path, on_wait, wait
 
     def __enter__(self) -> sqlite3.Connection:
-        deadline = time.monotonic() + self.wait
-        delay = 0.05
-        told = False
         busy_ms = self.db.execute("PRAGMA busy_timeout").fetchone()[0]
-        while True:
+        quick = True  # a first quick try, so that a wait is announced at once
+
+        def begin() -> sqlite3.Connection:
             try:
-                if not told:  # a first quick try, so that a wait is announced at once
+                if quick:
                     self.db.execute("PRAGMA busy_timeout=50")
                 self.db.execute("BEGIN IMMEDIATE")
                 return self.db
-            except sqlite3.OperationalError as e:
-                if sqlite_failure(e) != "busy":
-                    raise EngineError(f"cannot write {self.path}: {e}") from None
-                if time.monotonic() > deadline:
-                    raise EngineError(f"cannot write {self.path}: another process has held the write lock for "
-                                      f"{self.wait:.0f} s") from None
-                if not told and self.on_wait is not None:
-                    self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
-                told = True
-                time.sleep(delay)
-                delay = min(2.0, delay * 2)
             finally:
                 self.db.execute(f"PRAGMA busy_timeout={busy_ms}")
+
+        def waiting(attempt: int, e: Exception) -> None:
+            nonlocal quick
+            if attempt == 0 and self.on_wait is not None:
+                self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
+            quick = False
+
+        try:
+            return _lock_wait(self.wait, 2.0).call(begin, retry_if=lambda e: sqlite_failure(e) == "busy", on_retry=waiting)
+        except sqlite3.OperationalError as e:
+            if sqlite_failure(e) != "busy":
+                raise EngineError(f"cannot write {self.path}: {e}") from None
+            raise EngineError(f"cannot write {self.path}: another process has held the write lock for {self.wait:.0f} s") from None
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
