@@ -10,11 +10,11 @@ what is left into :class:`~neardup.engines.base.EngineError` naming the server.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from ..redact import redact
 from ..retry import Backoff
 from .base import EngineError
 
@@ -46,14 +46,6 @@ def is_connection_error(exc: BaseException) -> bool:
 
 def retryable(exc: BaseException) -> bool:
     return is_connection_error(exc) or status_of(exc) in RETRY_STATUS
-
-
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*):(?P<secret>[^@/\s]*)@")
-
-
-def redact(text: str) -> str:
-    """``text`` with the password of every ``scheme://user:password@`` replaced by ``***``."""
-    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
 
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
