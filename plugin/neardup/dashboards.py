@@ -368,13 +368,16 @@ def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str
     (``mappings``: the live ones, see :func:`live_mappings`; default: the templates)."""
     if target not in PRODUCTS:
         raise DashboardError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    if not index or any(c in index for c in ' "*\\<|,>/?'):
-        raise DashboardError(f"index name {index!r} is not a valid Elasticsearch/OpenSearch index name")
+    from .engines.dsl import clusters_index as clusters_of, index_name_problem
+
+    problem = index_name_problem(index)
+    if problem:
+        raise DashboardError(f"index name {index!r} is not a valid Elasticsearch/OpenSearch index name: {problem}")
     product = PRODUCTS[target]
     docs_mapping, clusters_mapping = mappings or load_mappings()
     src = source_field(docs_mapping, source)
     label = source.removeprefix("fields.")
-    clusters_index = f"{index}-clusters"
+    clusters_index = clusters_of(index)
 
     docs_fields = mapped_fields(docs_mapping)
     docs_fields.setdefault(src.name, src)

@@ -69,8 +69,9 @@ class ElasticEngine(Engine):
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
                  refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
                  lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
-        if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
-            raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
+        problem = dsl.index_name_problem(index)
+        if problem:
+            raise EngineError(f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'")
         # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
         self.url, url_auth = split_credentials(url.rstrip("/"))
         basic_auth = basic_auth or url_auth
