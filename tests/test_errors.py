@@ -113,3 +113,17 @@ def test_sqlite_failures_are_classified_by_their_code(tmp_path):
     assert sqlite_failure(ValueError("database is locked")) is None
     for db in (a, b, ro, small, junk, mem):
         db.close()
+
+
+def test_callers_read_what_engines_declare_and_never_probe_them():
+    """The Engine base declares every capability callers use (no getattr/hasattr probing
+    outside the engines), and one on_wait signature: a message."""
+    import re
+
+    from neardup.engines.base import Engine
+
+    probes = [f"{p.relative_to(ROOT)}:{i}" for p in ROOT.rglob("*.py") for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+              if re.search(r"\b(getattr|hasattr)\((self\.|nd\.)?engine\b", line)]
+    assert not probes
+    for name in ("on_wait", "created", "actions", "server", "layout", "collapses_search", "search_collapsed", "unsigned", "adopted"):
+        assert hasattr(Engine, name), name

@@ -211,8 +211,7 @@ class NearDup:
         On an index neardup attached in place the documents are the user's own: deleting
         them is refused unless ``delete_source_documents``."""
         ids = list(dict.fromkeys(ids))
-        layout = getattr(self.engine, "layout", None)
-        if layout is not None and getattr(layout, "adopted", False) and not delete_source_documents:
+        if self.engine.adopted and not delete_source_documents:
             from .engines.base import EngineError
 
             raise EngineError(f"{self.engine.location} is an index neardup attached in place: its documents are your own, and "
@@ -407,9 +406,8 @@ class NearDup:
         """
         if not dedupe:
             return self.engine.search(query, size)
-        collapse = getattr(self.engine, "search_collapsed", None)
-        if threshold is None and collapse is not None:
-            return collapse(query, size)
+        if threshold is None and self.engine.collapses_search:
+            return self.engine.search_collapsed(query, size)
         hits = self.engine.search(query, pool or max(50, 5 * size))
         if threshold is None and hits and all(h.cluster_id for h in hits):
             return _fold(hits, lambda h: h.cluster_id)[:size]

@@ -202,7 +202,7 @@ def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], st
         return next(iter(m.values()))["mappings"]
 
     docs, clusters = mapping(engine.index), mapping(engine.clusters_index)
-    order = getattr(engine.layout, "order", None)
+    order = engine.layout.order if engine.layout is not None else None
     spec = mapped_fields(docs).get(order) if order else None
     return docs, clusters, order if spec is not None and spec.kind == "date" else "neardup.indexed_at"
 

@@ -73,15 +73,6 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
     return Config(**kw)
 
 
-def _exists(engine: Any) -> bool:
-    path = getattr(engine, "path", None)
-    if path is None or path == ":memory:":
-        return False
-    from pathlib import Path
-
-    return Path(path).exists()
-
-
 @click.command("init")
 @engine_options
 @click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
@@ -111,11 +102,10 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
             opts["pipeline"] = False
     config = _config_from(ctx, settings)
     engine = open_engine(target, **opts)
-    existed = _exists(engine)
     cfg = engine.open(config, create=True)
-    actions = list(getattr(engine, "actions", [])) or [f"{engine.location} {'exists - kept' if existed else 'created'}"]
+    actions = list(engine.actions) or [f"{engine.location} {'created' if engine.created else 'exists - kept'}"]
     count = engine.count()
-    server = getattr(engine, "server", None)
+    server = engine.server
     engine.close()
     data = {"index": engine.location, "documents": count, "fingerprint": cfg.fingerprint(), "actions": actions,
             "server": f"{server.product} {server.number}" if server else "embedded (SQLite)"}
@@ -255,8 +245,8 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
 
 def _unsigned_hint(engine: Any) -> str:
     """What signs the documents of an HTTP index that have no neardup fields."""
-    layout = getattr(engine, "layout", None)
-    if layout is not None and layout.adopted:  # attaching again resumes, with the same fields
+    layout = engine.layout
+    if engine.adopted:  # attaching again resumes, with the same fields
         fields = " ".join(f"--{name}-field {safe(f)}" for name, f in (("text", layout.text), ("title", layout.title),
                                                                      ("lang", layout.lang), ("order", layout.order)) if f)
         return f"'neardup attach {safe(engine.index)} {fields}' signs them (with --watch, as they come)"
@@ -276,9 +266,9 @@ def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
     with opened(target, engine_opts, create=False) as nd:
         c = nd.config
         data = {"index": nd.engine.location, "documents": nd.count(), "config": c.to_dict(), "fingerprint": c.fingerprint()}
-        unsigned = getattr(nd.engine, "unsigned", None)  # HTTP engines: other clients write the index too
+        unsigned = nd.engine.unsigned()  # (HTTP engines: other clients write the index too)
         if unsigned is not None:
-            data["unsigned"] = unsigned()
+            data["unsigned"] = unsigned
         if as_json:
             echo_json(data)
             return

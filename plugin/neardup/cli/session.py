@@ -59,18 +59,7 @@ def announce_waits(engine: Any) -> None:
     """Say on stderr what this command waits for: who holds the write lease (HTTP engines,
     once per holder), or the embedded engine's message (another process's write lock, a
     full-text index being brought up to date)."""
-    if not hasattr(engine, "on_wait"):
-        return
-    seen: set[str] = set()
-
-    def on_wait(what: Any, waited: float | None = None) -> None:
-        if isinstance(what, str):
-            click.echo(what, err=True)
-        elif what.owner not in seen:
-            seen.add(what.owner)
-            click.echo(f"waiting for another writer ({what.describe()})", err=True)
-
-    engine.on_wait = on_wait
+    engine.on_wait = lambda message: click.echo(message, err=True)
 
 
 def recall_note(nd: Any, t: float, recall: float) -> str:

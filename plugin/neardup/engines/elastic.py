@@ -58,8 +58,8 @@ class ElasticEngine(Engine):
     ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
     boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
     ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
-    to wait for another writer (None: as long as it takes), ``on_wait(holder, seconds)``
-    called while waiting; ``setup`` installs templates and pipeline even on an existing
+    to wait for another writer (None: as long as it takes), ``on_wait(message)`` told
+    once per writer it waits for; ``setup`` installs templates and pipeline even on an existing
     index (``neardup init``). ``user:password@`` in ``url`` is used as basic auth.
     """
 
@@ -68,7 +68,7 @@ class ElasticEngine(Engine):
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
                  refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
-                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
+                 lease_timeout: float | None = None, on_wait: Callable[[str], None] | None = None, setup: bool = False):
         problem = dsl.index_name_problem(index)
         if problem:
             raise EngineError(f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'")
@@ -106,6 +106,7 @@ class ElasticEngine(Engine):
         self.lease_timeout = lease_timeout
         #: called with (holder, seconds waited) while another writer holds the write lease
         self.on_wait = on_wait
+        self._waited_for: set[str] = set()  # owners of leases on_wait was told of
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
@@ -413,8 +414,10 @@ class ElasticEngine(Engine):
         return self._lease
 
     def _waiting(self, holder: Holder, waited: float) -> None:
-        if self.on_wait is not None:
-            self.on_wait(holder, waited)
+        """The lease's report of a wait: ``on_wait`` told once per holder."""
+        if self.on_wait is not None and holder.owner not in self._waited_for:
+            self._waited_for.add(holder.owner)
+            self.on_wait(f"waiting for another writer ({holder.describe()})")
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -605,6 +608,8 @@ class ElasticEngine(Engine):
         body = dsl.fulltext_body(query, size, self.layout)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [_hit(h, self.layout) for h in r["hits"]["hits"]]
+
+    collapses_search = True
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their

@@ -91,7 +91,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -330,8 +330,7 @@ class EmbeddedEngine(Engine):
         self._in_a_row = False
         self._open_since: float | None = None  # when the open transaction of writer sessions began
         self._writer: sqlite3.Connection | None = None
-        #: called once with a message when a writer session waits for another process's lock
-        self.on_wait: Any = None
+        self.on_wait: Callable[[str], None] | None = None  # (Engine.on_wait)
 
     # -- lifecycle -------------------------------------------------------------------------
     _rebuild_hint = "index the documents again into a new file"
