@@ -658,9 +658,11 @@ class ElasticEngine(Engine):
 
 # -- parsing helpers ------------------------------------------------------------------------------
 def _cluster(s: dict[str, Any]) -> ClusterRecord:
-    return ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
-                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
-                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"), s.get("last_seen"))
+    return ClusterRecord(cluster_id=s["cluster_id"], size=int(s["size"]), representative_id=s["representative_id"],
+                         representative_title=s.get("representative_title"), members=list(s.get("members") or []),
+                         min_resemblance=s.get("min_resemblance"), mean_resemblance=s.get("mean_resemblance"),
+                         max_resemblance=s.get("max_resemblance"), languages=list(s.get("languages") or []),
+                         first_seen=s.get("first_seen"), last_seen=s.get("last_seen"))
 
 
 def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
@@ -717,9 +719,9 @@ def _text(src: dict[str, Any], path: str | None) -> Any:
 
 def _candidate(h: dict[str, Any]) -> Candidate:
     nd = _nd(h.get("_source"))
-    return Candidate(h["_id"], int(nd.get("n_shingles") or 0), int(nd.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
-                     decode_shingles(nd.get("shingles")) if "shingles" in nd else None, nd.get("cluster_id"),
-                     frozenset(h.get("matched_queries") or ()) or None, int(nd.get("seq") or 0))
+    return Candidate(id=h["_id"], n_shingles=int(nd.get("n_shingles") or 0), simhash=int(nd.get("simhash") or "0", 16),
+                     score=float(h.get("_score") or 0.0), shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
+                     cluster_id=nd.get("cluster_id"), matched=frozenset(h.get("matched_queries") or ()) or None, seq=int(nd.get("seq") or 0))
 
 
 def _signed(src: dict[str, Any] | None) -> bool:
