@@ -179,7 +179,7 @@ def test_the_shipped_tables_are_hazm_0_10s():
     assert set(persian.shipped_tables()) == set(persian._TABLES)
 
 
-def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(monkeypatch):
+def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(monkeypatch, tmp_path):
     """Without hazm: the letter steps and signing run; search's word-list steps leave the
     text; stemming and stop words of Persian name the extra to install."""
     import builtins
@@ -205,6 +205,20 @@ def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(m
     stemming.stemmer.cache_clear()
     with pytest.raises(persian.HazmMissing, match="Persian stop words uses hazm"):
         stopwords.raw_stopwords("fa")
+
+    # on the command line: one line naming the extra, no traceback
+    from click.testing import CliRunner
+
+    from neardup.cli import main
+
+    doc = tmp_path / "fa.jsonl"
+    doc.write_text(json.dumps({"id": "1", "text": "کتاب‌های دانش‌آموزان را خواندیم", "lang": "fa"}) + "\n", encoding="utf-8")
+    stemming.stemmer.cache_clear()
+    r = CliRunner().invoke(main, ["index", str(doc), "--engine", str(tmp_path / "i.db"), "--stem", "snowball", "--workers", "0", "-q"])
+    stemming.stemmer.cache_clear()
+    assert r.exit_code != 0
+    assert "Persian stemming uses hazm, which is not installed: pip install 'neardup[hazm]'" in r.output
+    assert "Traceback" not in r.output
 
 
 HAZM_PIECES = ["کتاب", "كتاب", "علي", "ى", "ة", "ۀ", "ﮐ", "ﻻ", "ﷲ", "ﷺ", "﷼", "می", "نمی", "خواهم", "میخواهم", "رفت", "ها", "های", "تر", "ترین", "ای", "ام", "شنبه", "سلاممم", "ببب", "خیلیییی",
