@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..config import LANGUAGES
+from . import persian
 from .scripts import SCRIPT_RES
 
 
@@ -10,9 +11,7 @@ def raw_stopwords(lang: str) -> list[str]:
     """The maintained stop list of ``lang`` as published (:func:`~.canonicalizer.stopwords_for`
     passes it through the canonical steps)."""
     if lang == "fa":
-        from hazm import stopwords_list
-
-        return list(stopwords_list())
+        return list(persian.import_hazm("Persian stop words").stopwords_list())
     from stop_words import get_stop_words
 
     return list(get_stop_words({"ru": "russian", "en": "english"}[lang]))
