@@ -6,16 +6,16 @@ non-joiner (ZWNJ) of compounds as a space or leave it out ("دانش‌آموز�
 "دانشآموزان"), and hazm does not rejoin compounds. Two remedies, measured in
 ``benchmarks/persian.py`` (results/persian.md) on held-out texts of the Persian corpus:
 
-* ``SEGMENTATION = "anchors"`` (the default): in each run of Persian words the spaces are
+* ``fa_segmentation="anchors"`` (the default, a setting of :class:`~neardup.config.Config`): in each run of Persian words the spaces are
   removed and the run is cut again before every *anchor*, a letter pair of chosen letters
-  (``ANCHORS``), so the pieces are content-defined (the anchor-based boundaries of source
+  (``fa_anchors``), so the pieces are content-defined (the anchor-based boundaries of source
   004, "Spamooborona") and about a word long (4.4 letters on fa.jsonl, words 4.7).
   Spaces, ZWNJ and joined forms give the same string, hence the same tokens: resemblance
   1.0 by construction for every segmentation variant. A letter changed changes the one or
   two pieces around it, as a changed word does. Persian stop words are not removed (they are
   inside the pieces; :func:`~.stopwords.stopwords_for` gives none for fa).
 * ``"join"``: words kept, and words written apart joined by hazm's lexicon
-  (:func:`join_compounds`, rules in ``RULES``). Measured: far from invariant (median 0.93,
+  (:func:`join_compounds`, rules in ``fa_join_rules``). Measured: far from invariant (median 0.93,
   many copies below 0.95), as names and new compounds are not in the lexicon.
 """
 
@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, get_args
 
 import numpy as np
 import xxhash
 
+from ..config import Config, FaJoinRule, FaSegmentation
 from ..tablecache import cached_table
 from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, Span, _SPACE, code_point_table, decoded, grouped_code_points, mark_code_points, spans_of,
                       token_char_table)
@@ -44,14 +46,34 @@ except ImportError:  # pragma: no cover (Python 3.10)
 PRODUCTIVE = 5
 #: Longest run of words joined into one.
 MAX_PARTS = 3
-#: Which joins :func:`join_compounds` makes: "lexicon" (the joined words are a word),
+#: Joins :func:`join_compounds` may make: "lexicon" (the joined words are a word),
 #: "first" / "second" (a productive first / second part). Compared in benchmarks/persian.py.
-RULES = frozenset({"lexicon", "second"})
+JOIN_RULES: tuple[str, ...] = get_args(FaJoinRule)
 #: "anchors" | "join" | "none" (ZWNJ removed between letters only, the earlier behaviour).
-SEGMENTATION = "anchors"
-#: Anchors (first_mod, second_mod, seed) of :func:`_anchor_re`: pieces of 4.4 letters on
-#: average on fa.jsonl (standard deviation 3.6; words 4.7).
-ANCHORS = (3, 2, 14)
+SEGMENTATIONS: tuple[str, ...] = get_args(FaSegmentation)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Segmentation:
+    """How Persian runs become tokens (module docstring), made from the index's
+    :class:`~neardup.config.Config` (``fa_segmentation``, ``fa_join_rules``,
+    ``fa_anchors``) by the :class:`~.canonicalizer.Canonicalizer`: ``way`` one of
+    :data:`SEGMENTATIONS`; ``rules`` the joins of :func:`join_compounds` ("join");
+    ``anchors`` (first_mod, second_mod, seed) of :func:`_anchor_re` ("anchors": pieces of
+    4.4 letters on average on fa.jsonl, standard deviation 3.6; words 4.7)."""
+
+    way: str = "anchors"
+    rules: frozenset[str] = frozenset({"lexicon", "second"})
+    anchors: tuple[int, int, int] = (3, 2, 14)
+
+    @classmethod
+    def of(cls, config: Config) -> "Segmentation":
+        """The segmentation ``config`` sets."""
+        return cls(way=config.fa_segmentation, rules=frozenset(config.fa_join_rules), anchors=config.fa_anchors)
+
+
+#: The default segmentation (that of a default :class:`~neardup.config.Config`).
+DEFAULT = Segmentation()
 
 # ZWNJ runs between Arabic-script letters ("(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])",
 # starting at the ZWNJ).
@@ -248,7 +270,7 @@ def compound_lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
             frozenset(p for p, n in second.items() if n >= PRODUCTIVE))
 
 
-def join_compounds(text: str) -> str:
+def join_compounds(text: str, rules: frozenset[str] = DEFAULT.rules) -> str:
     """Join Persian words written apart that form one word (see the module docstring).
 
     Left to right, the longest run of up to ``MAX_PARTS`` words that joins is joined: a run
@@ -258,15 +280,15 @@ def join_compounds(text: str) -> str:
     """
     if " " not in text:
         return text
-    return _FA_WORD_RUN.sub(_join_run, text)
+    return _FA_WORD_RUN.sub(partial(_join_run, rules=rules), text)
 
 
-def _join_run(m: re.Match) -> str:
+def _join_run(m: re.Match, rules: frozenset[str]) -> str:
     lexicon, first, second = compound_lexicon()
-    if "lexicon" not in RULES:
+    if "lexicon" not in rules:
         lexicon = frozenset()
-    first = first if "first" in RULES else frozenset()
-    second = second if "second" in RULES else frozenset()
+    first = first if "first" in rules else frozenset()
+    second = second if "second" in rules else frozenset()
     words = m[0].split(" ")
     out: list[str] = []
     i, n = 0, len(words)
@@ -311,46 +333,46 @@ def _anchor_re(first_mod: int, second_mod: int, seed: int) -> re.Pattern:
     return re.compile(f"(?=[{first}][{second}])")
 
 
-def anchor_pieces(text: str) -> str:
+def anchor_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) -> str:
     """Every run of Persian words as one string (a letter repeated three times or more kept
     twice) cut again before each anchor (see the module docstring): "دانش آموزان",
     "دانش‌آموزان" and "دانشآموزان" give the same pieces."""
     text = _SPACE_INSIDE.sub("", _DIGITS.sub(r" \g<0> ", text))
-    return _anchor_re(*ANCHORS).sub(" ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text)
+    return _anchor_re(*anchors).sub(" ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text)
 
 
-def normalize_persian(text: str) -> str:
+def normalize_persian(text: str, segmentation: Segmentation = DEFAULT) -> str:
     """hazm normalization, the remaining Arabic letter variants, then ZWNJ: removed between
     Arabic-script letters (one word), a space elsewhere (hazm may attach a prefix to a
-    word of another script); then the segmentation of ``SEGMENTATION`` (for anchors, hazm's
+    word of another script); then ``segmentation`` (for anchors, hazm's
     spacing steps are skipped: the spaces between Persian letters go anyway).
 
     With anchors, the steps are made in one compiled pass
     (:func:`compiled_pieces`) where they can be; :func:`normalize_persian_steps` is them
     one by one, and the reference it is tested against."""
-    if SEGMENTATION == "anchors":
-        pieces = compiled_pieces(text)
+    if segmentation.way == "anchors":
+        pieces = compiled_pieces(text, segmentation.anchors)
         if pieces is not None:
             return pieces
-    return normalize_persian_steps(text)
+    return normalize_persian_steps(text, segmentation)
 
 
-def normalize_persian_steps(text: str) -> str:
+def normalize_persian_steps(text: str, segmentation: Segmentation = DEFAULT) -> str:
     """:func:`normalize_persian`, one regular expression or table at a time."""
     hazm = _hazm_normalizer()
-    anchors = SEGMENTATION == "anchors"
+    anchors = segmentation.way == "anchors"
     text = (hazm.normalize_letters if anchors else hazm.normalize)(_SPACE.sub(" ", text))
     text = _ZWNJ_INSIDE.sub("", FA_LETTER_MAP(text)).replace(ZWNJ, " ")
-    if SEGMENTATION == "anchors":
-        return anchor_pieces(text)
-    return join_compounds(text) if SEGMENTATION == "join" else text
+    if segmentation.way == "anchors":
+        return anchor_pieces(text, segmentation.anchors)
+    return join_compounds(text, segmentation.rules) if segmentation.way == "join" else text
 
 
-@lru_cache(maxsize=1)
-def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+@lru_cache(maxsize=4)
+def _piece_tables(anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The tables of :func:`neardup.kernels.persian_pieces`: whitespace (``str.isspace``,
-    Python's ``\\s``), the letter map and the two anchor sets; None where the tables hold a
-    pattern wider than one character (none in hazm 0.10's).
+    Python's ``\\s``), the letter map and the two anchor sets of ``anchors``; None where the
+    tables hold a pattern wider than one character (none in hazm 0.10's).
 
     The letter map is ``FA_LETTER_MAP(hazm.normalize_letters(c))`` of each BMP character
     ``c``: its code point, -1 for none, -2 for more than one or where ``persian_style``
@@ -385,12 +407,12 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     if not len(table):
         return None
     first, second = (np.zeros(0x701, dtype=np.bool_) for _ in range(2))  # (0x700: any code point above)
-    for chars, flags in zip(re.findall(r"\[([^\]]*)\]", _anchor_re(*ANCHORS).pattern), (first, second), strict=True):
+    for chars, flags in zip(re.findall(r"\[([^\]]*)\]", _anchor_re(*anchors).pattern), (first, second), strict=True):
         flags[[ord(c) for c in chars]] = True
     return code_point_table(str.isspace), table, first, second
 
 
-def compiled_pieces(text: str) -> str | None:
+def compiled_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) -> str | None:
     """:func:`normalize_persian_steps` with anchors, made by one compiled pass
     (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (a character that needs hazm's ``persian_style`` or maps to more than one,
     a ligature such as U+FDF2), for the steps to make.
@@ -398,32 +420,33 @@ def compiled_pieces(text: str) -> str | None:
     >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش\u200cآموزان") == normalize_persian_steps("دانشآموزان")
     True
     """
-    made = compiled_step(text, step=False)
+    made = compiled_step(text, step=False, anchors=anchors)
     return made[0] if made is not None else None
 
 
-def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None) -> tuple[str, bool] | None:
+def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None,
+                  anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[str, bool] | None:
     """:func:`compiled_pieces` of ``text``, or with ``step`` the Persian step after the
     punctuation step (``persian_step(drop_punctuation(text))``: on each Persian run, if
     Arabic script is left), and then the characters through ``late``
     (:func:`~.letters.late_steps_table`) where each maps to one: (text, whether ``late``
     was applied), or None where the pass does not apply (:func:`compiled_steps` of one text)."""
-    return compiled_steps([text], step, late)[0]
+    return compiled_steps([text], step, late, anchors=anchors)[0]
 
 
 def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
-                   marks: bool = False) -> list[tuple[str, bool] | None]:
+                   marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[str, bool] | None]:
     """:func:`compiled_step` of each text (with ``marks``, of its :func:`~.letters.drop_marks`
     first), the texts in groups joined for one compiled pass each
     (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
-    made = compiled_spans(texts, step, late, marks)
+    made = compiled_spans(texts, step, late, marks, anchors)
     return [None if m is None else (t, m[1]) for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)]
 
 
 def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
-                   marks: bool = False) -> list[tuple[Span, bool] | None]:
+                   marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[Span, bool] | None]:
     """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
-    tables = _piece_tables() if texts else None
+    tables = _piece_tables(anchors) if texts else None
     if tables is None:
         return [None] * len(texts)
     from .. import kernels

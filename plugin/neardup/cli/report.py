@@ -48,8 +48,6 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
       neardup report --engine https://localhost:9200 --index docs --top 50 -o docs.html
     """
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
     from ..report import ReportOptions, write_report
 
     if not target.startswith(("http://", "https://")) and not Path(target).exists():
@@ -57,10 +55,7 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
              "or point --engine at an existing index")
     opts = ReportOptions(top=top, members=members, max_scan=max_scan or None, max_clusters=max_clusters,
                          max_words=max_words, title=title)
-    try:
-        nd = NearDup.open(target, create=False, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+    nd = NearDup.open(target, create=False, **engine_opts)
     try:
         from rich.console import Console
         from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -70,8 +65,6 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
                       console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
-    except EngineError as e:
-        fail(str(e))
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:

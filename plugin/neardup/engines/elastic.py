@@ -58,8 +58,8 @@ class ElasticEngine(Engine):
     ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
     boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
     ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
-    to wait for another writer (None: as long as it takes), ``on_wait(holder, seconds)``
-    called while waiting; ``setup`` installs templates and pipeline even on an existing
+    to wait for another writer (None: as long as it takes), ``on_wait(message)`` told
+    once per writer it waits for; ``setup`` installs templates and pipeline even on an existing
     index (``neardup init``). ``user:password@`` in ``url`` is used as basic auth.
     """
 
@@ -68,9 +68,10 @@ class ElasticEngine(Engine):
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
                  refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
-                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
-        if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
-            raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
+                 lease_timeout: float | None = None, on_wait: Callable[[str], None] | None = None, setup: bool = False):
+        problem = dsl.index_name_problem(index)
+        if problem:
+            raise EngineError(f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'")
         # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
         self.url, url_auth = split_credentials(url.rstrip("/"))
         basic_auth = basic_auth or url_auth
@@ -90,7 +91,7 @@ class ElasticEngine(Engine):
         self.agg_page_size = agg_page_size
         self.refresh_on_write = refresh_on_write
         self.health_timeout = health_timeout
-        self.backoff = Backoff(max_retries, initial_backoff, max_backoff)
+        self.backoff = Backoff(max_retries=max_retries, initial=initial_backoff, maximum=max_backoff)
         self.retry = Retrying(self.url, self.backoff)
         self._conn = dict(api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs,
                           request_timeout=request_timeout)
@@ -105,6 +106,7 @@ class ElasticEngine(Engine):
         self.lease_timeout = lease_timeout
         #: called with (holder, seconds waited) while another writer holds the write lease
         self.on_wait = on_wait
+        self._waited_for: set[str] = set()  # owners of leases on_wait was told of
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
@@ -412,8 +414,10 @@ class ElasticEngine(Engine):
         return self._lease
 
     def _waiting(self, holder: Holder, waited: float) -> None:
-        if self.on_wait is not None:
-            self.on_wait(holder, waited)
+        """The lease's report of a wait: ``on_wait`` told once per holder."""
+        if self.on_wait is not None and holder.owner not in self._waited_for:
+            self._waited_for.add(holder.owner)
+            self.on_wait(f"waiting for another writer ({holder.describe()})")
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -509,23 +513,21 @@ class ElasticEngine(Engine):
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order; items refused with 429 are sent again with backoff."""
         results: list[dict[str, Any] | None] = [None] * len(bodies)
-        pending = list(range(len(bodies)))
-        attempt = 0
-        while pending:
+
+        def send(pending: Sequence[int], last: bool) -> list[int]:
             lines = dsl.msearch_lines(self.index, [bodies[i] for i in pending])
             r = self.retry.call("msearch", self.client.msearch, body=lines)
             again = []
             for i, resp in zip(pending, r["responses"], strict=True):
                 if "error" in resp:
-                    if resp.get("status") in (429, 503) and attempt < self.backoff.max_retries:
+                    if resp.get("status") in (429, 503) and not last:
                         again.append(i)
                         continue
                     raise EngineError(f"{self.location}: candidate search failed: {_error_reason(resp)}")
                 results[i] = resp
-            if again:
-                self.backoff.sleep(self.backoff.delay(attempt))
-                attempt += 1
-            pending = again
+            return again
+
+        self.backoff.resend(range(len(bodies)), send)
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
@@ -629,6 +631,8 @@ class ElasticEngine(Engine):
         body = dsl.fulltext_body(query, size, self.layout)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [_hit(h, self.layout) for h in r["hits"]["hits"]]
+
+    collapses_search = True
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
