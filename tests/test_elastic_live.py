@@ -1,5 +1,5 @@
-"""Against a real Elasticsearch or OpenSearch cluster, when ``NEARDUP_TEST_URL`` names one
-(e.g. one of the docker/ stacks). Credentials: NEARDUP_TEST_USER / NEARDUP_TEST_PASSWORD or
+"""Against a real Elasticsearch or OpenSearch cluster: the one ``NEARDUP_TEST_URL`` names (e.g.
+one of the docker/ stacks), or the real engine ``NEARDUP_TEST_ENGINE`` selects (tests/engines/run). Credentials: NEARDUP_TEST_USER / NEARDUP_TEST_PASSWORD or
 NEARDUP_TEST_API_KEY, NEARDUP_TEST_CA_CERTS, NEARDUP_TEST_NO_VERIFY=1 for self-signed demo
 certificates. Every index, template and pipeline made here is removed afterwards."""
 
@@ -17,8 +17,7 @@ from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
 from neardup.signer import Document, Signer
 
-URL = os.environ.get("NEARDUP_TEST_URL")
-pytestmark = [pytest.mark.http, pytest.mark.skipif(not URL, reason="NEARDUP_TEST_URL is not set: no real Elasticsearch/OpenSearch cluster to test against")]
+pytestmark = pytest.mark.http
 
 
 def _opts() -> dict:
@@ -29,9 +28,9 @@ def _opts() -> dict:
 
 
 @pytest.fixture
-def engine():
+def engine(live_url):
     index = f"neardup-test-{uuid.uuid4().hex[:10]}"
-    eng = ElasticEngine(URL, index=index, pipeline=True, **_opts())
+    eng = ElasticEngine(live_url, index=index, pipeline=True, **_opts())
     eng.open(Config())
     yield eng
     c = eng.client
