@@ -190,6 +190,9 @@ class ElasticEngine(Engine):
             if self.layout != layout:
                 raise EngineError(f"{self.location} is already attached with {self.layout.to_dict()}, not {layout.to_dict()}")
             self.actions.append(f"index {self.index} already attached - resuming")
+            self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index,
+                            body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}})  # fields added since
+            self._attach_pipeline()
             return cfg
         _check_fields(self.location, mappings, layout)
         self.layout = layout
@@ -200,12 +203,39 @@ class ElasticEngine(Engine):
         body = dsl.attach_mapping(self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta)
         self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
         self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
+        self._attach_pipeline()
         if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
             cl = dsl.clusters_template(self.index)["template"]
             self.retry.call("create clusters index", self.client.indices.create, index=self.clusters_index, body=cl)
             self.actions.append(f"clusters index {self.clusters_index} created")
         self._next_seq = self._max_seq() + 1
         return self._config
+
+    def _attach_pipeline(self) -> None:
+        """The adopted index's ``final_pipeline`` (dsl.attached_pipeline_body): a write by another
+        client that changes the signed text drops the stale ``neardup`` fields. Left out with
+        ``pipeline=False``, or when the index has a final pipeline of its own."""
+        if self.use_pipeline is False:
+            return
+        pipe = dsl.pipeline_id(self.index)
+        got = self.retry.call("get settings", self.client.indices.get_settings, index=self.index)
+        current = (next(iter(got.values()), {}).get("settings", {}).get("index", {}) if got else {}).get("final_pipeline")
+        if current not in (None, "_none", pipe):
+            self.actions.append(f"{self.index} has its own final_pipeline {current}: documents other clients change "
+                                "keep their old neardup fields (re-sign them with neardup index)")
+            return
+        try:
+            self.retry.call("put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=dsl.attached_pipeline_body(self.layout))
+        except EngineError as e:
+            if self.use_pipeline:  # asked for: its failure is the command's
+                raise
+            self.actions.append(f"no ingest pipeline on {self.index} ({e}): documents other clients change "
+                                "keep their old neardup fields (re-sign them with neardup index)")
+            return
+        if current != pipe:
+            self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.final_pipeline_settings(pipe))
+            self.actions.append(f"final_pipeline of {self.index} set to {pipe}: a document whose text another client "
+                                "changes loses its stale neardup fields")
 
     def unsigned_documents(self, batch_size: int = 500) -> Iterator[Document]:
         """The documents without neardup's fields that have a text, in the layout's arrival
