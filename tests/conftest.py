@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("NEARDUP_SHARED") or ROOT.parent / "shared")  # shared/ beside the clone
 SPEC_DIR = SHARED / "opensearch-api-spec" / "spec"
 CORPORA = SHARED / "corpora"
 
