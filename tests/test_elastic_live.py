@@ -118,3 +118,22 @@ def test_search_marks_inflected_forms_and_yo(engine):
     assert [h.id for h in ru] == ["ru"] and "[ёлка]" in ru[0].snippet.lower()
     en = engine.search("run")
     assert [h.id for h in en] == ["en"] and "[running]" in en[0].snippet
+
+
+def test_search_finds_persian_letter_variants_and_russian_inflections(engine):
+    """Through the engine's analyzers: a Persian word written with Arabic kaf and yeh finds the
+    Persian spelling (ک, ی; ZWNJ-joined plural), a Russian word finds its other inflections;
+    the highlight marks the raw text as stored."""
+    signer = Signer(engine.config)
+    docs = [Document("fa", "این کتاب‌های زیبا را در کتابخانه شهر یافتم و همه را با دقت خواندم.", lang="fa"),
+            Document("ru", "Президент подписал новые законы о городских школах и больницах страны.", lang="ru"),
+            Document("en", "An unrelated English note about trains, stations and the timetable.", lang="en")]
+    assert engine.put([signer.sign(d) for d in docs]) == []
+    engine.refresh()
+    kaf = engine.search("كتاب")  # Arabic kaf (U+0643) for Persian keheh (U+06A9)
+    assert [h.id for h in kaf] == ["fa"] and "[کتاب]" in kaf[0].snippet
+    yeh = engine.search("زيبا")  # Arabic yeh (U+064A) for Farsi yeh (U+06CC)
+    assert [h.id for h in yeh] == ["fa"] and "[زیبا]" in yeh[0].snippet
+    for word, marked in (("закон", "[законы]"), ("школа", "[школах]"), ("больница", "[больницах]")):
+        ru = engine.search(word)
+        assert [h.id for h in ru] == ["ru"] and marked in ru[0].snippet.lower(), (word, ru[0].snippet if ru else None)
