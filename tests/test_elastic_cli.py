@@ -144,3 +144,16 @@ def test_cli_answers_equal_the_embedded_engines_on_real_text(osmem_clone, tmp_pa
             hits = hits["hits"] if isinstance(hits, dict) else hits
             return sorted(sorted([h["id"], *(h.get("folded") or [])]) for h in hits)
         assert folded(http) == folded(emb) and folded(emb)
+
+
+def test_init_gives_a_new_index_its_shards_and_replicas(osmem_clone, tmp_path):
+    import urllib.request
+
+    url = osmem_clone.url
+    r = _run("init", "--engine", url, "--index", "sharded", "--shards", "2", "--replicas", "0", *([] if http_pipeline() else ["--no-pipeline"]))
+    assert r.exit_code == 0, r.output
+    with urllib.request.urlopen(f"{url}/sharded/_settings") as resp:
+        index = json.loads(resp.read())["sharded"]["settings"]["index"]
+    assert (str(index["number_of_shards"]), str(index["number_of_replicas"])) == ("2", "0")
+    r = _run("init", "--engine", str(tmp_path / "x.db"), "--shards", "2")
+    assert r.exit_code == 1 and "--shards and --replicas are for an Elasticsearch/OpenSearch index" in r.output

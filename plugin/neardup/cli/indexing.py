@@ -81,9 +81,12 @@ def _exists(engine: Any) -> bool:
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance of near-duplicates (default 0.8).")
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size (default 128).")
 @click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
+@click.option("--shards", type=click.IntRange(1, 1024), help="Primary shards of a new documents index (HTTP engines; default 1).")
+@click.option("--replicas", type=click.IntRange(0, 64), help="Replicas of a new documents index (HTTP engines; default: the engine's).")
 @json_option
 def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None, shingle_size: int | None,
-             threshold: float | None, num_perm: int | None, signatures: str | None, as_json: bool) -> None:
+             threshold: float | None, num_perm: int | None, signatures: str | None, shards: int | None, replicas: int | None,
+             as_json: bool) -> None:
     """Create an index and everything it needs, or check an existing one.
 
     On Elasticsearch/OpenSearch: the ingest pipeline (refuses unsigned documents, stamps
@@ -96,6 +99,7 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
       neardup init --engine http://localhost:9200 --user elastic --password "$ELASTIC_PASSWORD"
       neardup init --engine https://localhost:9201 --index news --ca-certs ca.pem -t 0.7
       neardup init --engine http://localhost:9200 --no-pipeline   # no ingest nodes
+      neardup init --engine http://localhost:9200 --shards 3 --replicas 1   # a 3-node cluster
     """
     from ..config import ConfigError
     from ..engines import is_url, open_engine
@@ -106,6 +110,10 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
         opts["setup"] = True  # templates and pipeline again, even for an existing index
         if no_pipeline:
             opts["pipeline"] = False
+        opts.update({k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None})
+    elif shards is not None or replicas is not None:
+        fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
+        return
     config = _settings(lang, shingle_size, threshold, num_perm, signatures)
     try:
         engine = open_engine(target, **opts)

@@ -215,6 +215,17 @@ def attached_pipeline_body(layout: Layout) -> dict[str, Any]:
     return body
 
 
+def shard_settings(shards: int | None, replicas: int | None) -> dict[str, Any] | None:
+    """The create-index body giving a new documents index its shards and replicas (None: the
+    template's).
+
+    >>> shard_settings(3, 1)
+    {'settings': {'index': {'number_of_shards': 3, 'number_of_replicas': 1}}}
+    """
+    index = {k: v for k, v in (("number_of_shards", shards), ("number_of_replicas", replicas)) if v is not None}
+    return {"settings": {"index": index}} if index else None
+
+
 def final_pipeline_settings(pipeline: str) -> dict[str, Any]:
     """Index settings that run ``pipeline`` last on every document written to the index."""
     return {"index": {"final_pipeline": pipeline}}

@@ -60,7 +60,9 @@ class ElasticEngine(Engine):
     ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
     to wait for another writer (None: as long as it takes), ``on_wait(holder, seconds)``
     called while waiting; ``setup`` installs templates and pipeline even on an existing
-    index (``neardup init``). ``user:password@`` in ``url`` is used as basic auth.
+    index (``neardup init``). ``shards``/``replicas``: primary shards and replicas of a new
+    documents index (default: the template's one shard, the engine's default replicas).
+    ``user:password@`` in ``url`` is used as basic auth.
     """
 
     def __init__(self, url: str, index: str = "neardup", api_key: Any = None, basic_auth: tuple[str, str] | None = None,
@@ -68,7 +70,8 @@ class ElasticEngine(Engine):
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
                  refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
-                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
+                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False,
+                 shards: int | None = None, replicas: int | None = None):
         if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
             raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
         # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
@@ -83,6 +86,7 @@ class ElasticEngine(Engine):
         self.use_pipeline = pipeline
         #: install templates/pipeline and check indices even when the index exists (neardup init)
         self.setup = setup
+        self.shards, self.replicas = shards, replicas
         self.chunk_size = chunk_size
         self.msearch_batch = msearch_batch
         self.max_clauses = max_clauses
@@ -260,7 +264,7 @@ class ElasticEngine(Engine):
         self._ensure_state_index()
         if new:
             self._create_settings()
-            self._create(self.index, "documents index")
+            self._create(self.index, "documents index", dsl.shard_settings(self.shards, self.replicas))
         elif pipe and not self._meta.get("pipeline"):  # an index built without the pipeline gets it now
             self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.default_pipeline_settings(pipe))
             self.put_meta("pipeline", pipe)
@@ -308,9 +312,9 @@ class ElasticEngine(Engine):
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
-    def _create(self, index: str, what: str) -> None:
+    def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
         try:
-            self.retry.call(f"create {what}", self.client.indices.create, index=index, ok_status=(400,))
+            self.retry.call(f"create {what}", self.client.indices.create, index=index, body=body, ok_status=(400,))
             self.actions.append(f"{what} {index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" in describe(e):  # created meanwhile by another process
