@@ -26,10 +26,7 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
       neardup show doc-42 --json
     """
     with opened(target, engine_opts) as nd:
-        try:
-            s = nd.show(doc_id)
-        except KeyError as e:
-            fail(str(e.args[0]))
+        s = nd.show(doc_id)
         if as_json:
             echo_json(s.to_dict())
             return

@@ -32,21 +32,22 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
 
     One file, no server and no network: summary numbers, charts of cluster sizes,
     resemblance and languages, and the largest clusters. Each cluster expands to its
-    members, each shown side by side with the representative, shared passages
-    highlighted (right-to-left for Persian and other RTL languages).
+    members: what changed from the representative (words removed and added), and the
+    two texts side by side with their shared passages highlighted (right-to-left for
+    Persian and other RTL languages; titles keep their own direction). An index attached
+    with --order-field is dated by that field.
 
-    Clusters are the ones `neardup clusters` stored; without them, the index-time tags.
-    Big indexes are sampled (--max-scan, --top, --members) and the page says how.
+    Clusters are those of the index-time tags (what `neardup clusters` lists); an index
+    without tags shows the clusters `neardup clusters --write` stored. Big indexes are
+    sampled (--max-scan, --top, --members) and the page says how.
 
     \b
     Examples:
-      neardup index examples/sample.jsonl && neardup clusters
+      neardup index examples/sample.jsonl
       neardup report -o report.html
       neardup report --engine https://localhost:9200 --index docs --top 50 -o docs.html
     """
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
     from ..report import ReportOptions, write_report
 
     if not target.startswith(("http://", "https://")) and not Path(target).exists():
@@ -54,10 +55,7 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
              "or point --engine at an existing index")
     opts = ReportOptions(top=top, members=members, max_scan=max_scan or None, max_clusters=max_clusters,
                          max_words=max_words, title=title)
-    try:
-        nd = NearDup.open(target, create=False, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+    nd = NearDup.open(target, create=False, **engine_opts)
     try:
         from rich.console import Console
         from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -67,8 +65,6 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
                       console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
-    except EngineError as e:
-        fail(str(e))
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:
