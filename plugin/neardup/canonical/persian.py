@@ -115,11 +115,12 @@ class PrebuiltNormalizer:
     applied to the runs they change. The letter steps (``persian_style``, ``persian_number``,
     ``remove_diacritics``, ``unicodes_replacement``, ``remove_specials_chars``) are hazm's
     own code on hazm's own tables, read from its source (:func:`_hazm_tables`), so a text
-    without the few cases below never imports hazm. ``correct_spacing``,
-    ``decrease_repeated_chars`` and ``seperate_mi`` go to a stock ``hazm.Normalizer`` made
-    on first use, the last two only when they can change the text: a character three times
-    in a row (a superset of ``more_than_two_repeat_pattern``), "می" in it (every match of
-    ``joint_mi_patterns`` holds it). ``normalize`` runs the same public steps in the same
+    without the cases below never imports hazm. ``decrease_repeated_chars`` and
+    ``seperate_mi`` are hazm's code on hazm's word and verb lists, kept on disk once made
+    (:func:`hazm_words`, :func:`mi_verbs`), and run only when they can change the text: a
+    character three times in a row (a superset of ``more_than_two_repeat_pattern``), "می" in
+    it (every match of ``joint_mi_patterns`` holds it). ``correct_spacing`` goes to a stock
+    ``hazm.Normalizer`` made on first use. ``normalize`` runs the same public steps in the same
     order as hazm 0.10.0's. Checked against the stock ``Normalizer`` in
     tests/test_canonical_fast.py.
     """
@@ -188,10 +189,79 @@ class PrebuiltNormalizer:
         return self._full().correct_spacing(text)
 
     def decrease_repeated_chars(self, text: str) -> str:
-        return self._full().decrease_repeated_chars(text) if self._repeat.search(text) else text
+        """hazm 0.10's ``Normalizer.decrease_repeated_chars`` (its patterns, its rule) with
+        the words of its tokenizer from :func:`hazm_words`: a letter three or more times is
+        cut to one or two, whichever makes a known word (two when neither or both do)."""
+        if not self._repeat.search(text):
+            return text
+        words = hazm_words()
+        for m in _REPEATED_WORD.finditer(text):
+            word = m.group()
+            if word not in words:
+                no_repeat = _MORE_THAN_TWO.sub(r"\1", word)
+                two_repeat = _MORE_THAN_TWO.sub(r"\1\1", word)
+                if (no_repeat in words) != (two_repeat in words):
+                    text = text.replace(word, no_repeat if no_repeat in words else two_repeat)
+                else:
+                    text = text.replace(word, two_repeat)
+        return text
 
     def seperate_mi(self, text: str) -> str:
-        return self._full().seperate_mi(text) if "می" in text else text
+        """hazm 0.10's ``Normalizer.seperate_mi`` (its pattern, its replacement) looked up in
+        :func:`mi_verbs` instead of a stock ``Normalizer``'s verbs: the same result, without
+        importing hazm and building its lemmatizer (two to three seconds) in every process."""
+        if "می" not in text:
+            return text
+        verbs = mi_verbs()
+        for m in _JOINT_MI.findall(text):
+            r = _MI_PREFIX.sub("\\1\u200c", m)
+            if r in verbs:
+                text = text.replace(m, r)
+        return text
+
+
+#: hazm 0.10's ``more_than_two_repeat_pattern`` and ``repeated_chars_pattern``.
+_MORE_THAN_TWO = re.compile(r"([آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی])\1{2,}")
+_REPEATED_WORD = re.compile(r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*" + _MORE_THAN_TWO.pattern + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*")
+
+
+def _hazm_cached(what: str, make) -> frozenset[str]:
+    """The strings ``make()`` derives from hazm's data, made once per machine and hazm version
+    (hazm imported then) and kept on disk (:func:`neardup.tablecache.cached_table`)."""
+    from importlib.metadata import version
+
+    return frozenset(cached_table(f"hazm-{version('hazm')}-{what}", lambda: np.array(sorted(make()), dtype=str), __file__).tolist())
+
+
+@lru_cache(maxsize=1)
+def hazm_words() -> frozenset[str]:
+    """The words of hazm's ``WordTokenizer(join_verb_parts=False).words`` (its word list)."""
+
+    def make() -> list[str]:
+        from hazm import WordTokenizer
+
+        return list(WordTokenizer(join_verb_parts=False).words)
+
+    return _hazm_cached("words", make)
+
+
+#: hazm 0.10's ``joint_mi_patterns`` and the prefix its ``seperate_mi`` separates.
+_JOINT_MI = re.compile(r"\bن?می[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]+")
+_MI_PREFIX = re.compile("^(ن?می)")
+
+
+@lru_cache(maxsize=1)
+def mi_verbs() -> frozenset[str]:
+    """The verb forms of hazm's lemmatizer (``Lemmatizer(joined_verb_parts=False).verbs``)
+    that start with "می" or "نمی" and a ZWNJ: all that ``seperate_mi`` looks up. Made once
+    per machine and hazm version (:func:`_hazm_cached`)."""
+
+    def make() -> list[str]:
+        from hazm import Lemmatizer
+
+        return [v for v in Lemmatizer(joined_verb_parts=False).verbs if v.startswith(("می\u200c", "نمی\u200c"))]
+
+    return _hazm_cached("mi-verbs", make)
 
 
 @lru_cache(maxsize=1)
