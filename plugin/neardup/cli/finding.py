@@ -12,7 +12,11 @@ import click
 from ..config import LANGUAGES
 from .options import echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe
-from .session import announce_waits, console, opened, recall_note
+from .session import announce_waits, console, opened, recall_note, slow_notice
+
+
+#: What a query or comparison may wait for the first time.
+_SIGNING = "signing and verifying (the first run after install also compiles the signing loops, about 30 s once)"
 
 
 @click.command("query")
@@ -46,7 +50,8 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
     with opened(target, engine_opts) as nd:
         announce_waits(nd.engine)  # (the embedded engine says when it adds the containment samples' postings)
         try:
-            matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
+            with slow_notice(_SIGNING):
+                matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
         except KeyError as e:
             fail(str(e.args[0]))
         if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
@@ -92,10 +97,11 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
     with opened(target, engine_opts, create=False) as nd:
         try:
-            if use_ids:
-                cmp = nd.compare(a, b, ids=True)
-            else:
-                cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name) for p in (a, b)))
+            with slow_notice(_SIGNING):
+                if use_ids:
+                    cmp = nd.compare(a, b, ids=True)
+                else:
+                    cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name) for p in (a, b)))
         except KeyError as e:
             fail(f"{e.args[0]} (and no such file)")
         if as_json:
@@ -164,7 +170,8 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
             fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
     with opened(target, engine_opts, create=False) as nd:
         announce_waits(nd.engine)  # (the embedded engine says when it adds documents to its full-text index)
-        hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
+        with slow_notice("searching (the first search after indexing adds the new documents to the full-text index)"):
+            hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
         if as_json:
             echo_json([{**h.__dict__, "folded_count": len(h.folded)} for h in hits])
             return

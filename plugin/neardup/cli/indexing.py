@@ -12,7 +12,7 @@ from ..config import CHOICES, LANGUAGES, SIGNATURES
 from ..ingest import default_workers
 from .options import echo_json, engine_options, fail, json_option
 from .output import clean, safe
-from .session import announce_waits, console, opened, progress
+from .session import announce_waits, console, opened, progress, ready_to_sign
 
 
 _CONFIG_OPTIONS = ("lang", "shingle_size", "char_shingles", "threshold", "num_perm", "minhash_scheme", "signatures", "stem",
@@ -183,6 +183,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     errors: list[InputError] = []
     with opened(target, engine_opts, config, create=True) as nd:
         announce_waits(nd.engine)
+        ready_to_sign(nd, quiet=quiet or as_json)
         total = total_bytes(paths)
         with progress(total, "indexing", quiet) as bar:
             task = bar.add_task("indexing", total=total)
