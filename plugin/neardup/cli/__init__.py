@@ -13,6 +13,7 @@ from ..allocator import keep_freed_memory
 #: command name -> "module:attribute" (relative to neardup.cli)
 COMMANDS = {
     "index": "indexing:index_cmd",
+    "dedup": "dedup:dedup_cmd",
     "query": "finding:query_cmd",
     "compare": "finding:compare_cmd",
     "clusters": "clusters:clusters_cmd",
@@ -77,6 +78,7 @@ def main() -> None:
       neardup clusters                # every near-duplicate cluster
       neardup show doc-42             # one document's cluster
       neardup export --unique -o out.jsonl   # the deduplicated collection
+      neardup dedup docs.jsonl -o out.jsonl  # the same in one command, no index kept
       neardup query --file a.txt      # near-duplicates of one text
       neardup search "words" --dedupe # full-text search, copies folded
     """

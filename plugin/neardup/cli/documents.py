@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .session import console, opened, progress
+from .session import console, opened, progress, slow_notice
 from .options import echo_json, engine_options, fail, json_option
 
 
@@ -29,7 +29,9 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
         try:
             s = nd.show(doc_id)
         except KeyError as e:
-            fail(str(e.args[0]))
+            with slow_notice("looking for ids like it"):
+                close = nd.similar_ids(doc_id)
+            fail(str(e.args[0]) + (f"; did you mean {', '.join(repr(i) for i in close)}?" if close else ""))
         if as_json:
             echo_json(s.to_dict())
             return

@@ -150,7 +150,7 @@ def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     from ..signer import Document
 
     with slow_notice("preparing the compiled signing loops (compiled once after install, about 30 s; later runs load them)",
-                     quiet=quiet):
+                     quiet=quiet, after=2 * NOTICE_AFTER):
         with NearDup.open(":memory:", nd.config) as scratch:  # every step once, on a throw-away index
             scratch.index([Document(str(i), text) for i, text in enumerate(_WARM_UP_TEXTS * 2)], workers=0)
         if importlib.util.find_spec("hazm") is not None:  # hazm's word lists for Persian search, kept on disk once made
