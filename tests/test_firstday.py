@@ -201,3 +201,51 @@ def test_dedup_against_a_kept_index_drops_copies_of_what_it_holds(tmp_path):
                              "--id-field", "url", "--json", "-q").output)
     assert summary["read"] == 2 and summary["written"] == 1 and summary["index"].endswith("kept.db")
     assert [json.loads(x)["id"] for x in (tmp_path / "u.jsonl").read_text().splitlines()] == ["u3x"]
+
+
+# -- the same behaviour everywhere --------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("firstday") / "sample.db"
+    run("index", SAMPLE, "-e", db, "-q")
+    return db
+
+
+@pytest.mark.parametrize("args", [["export"], ["clusters"], ["clusters", "--json"], ["clusters", "--csv"], ["info"],
+                                  ["search", "the"], ["show", "@first"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(sample_db, args):
+    import os
+    import subprocess
+    import sys
+
+    first = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["id"]
+    args = [first if a == "@first" else a for a in args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    p = subprocess.Popen([sys.executable, "-m", "neardup.cli", *args, "-e", str(sample_db)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    p.stdout.close()  # the reader is gone before the first write
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0 and err == "", err
+
+
+def test_ctrl_c_during_index_says_how_to_go_on_and_exits_130(tmp_path, monkeypatch):
+    from neardup.api import NearDup
+
+    def interrupted(self, docs, **kw):
+        next(iter(docs))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(NearDup, "index", interrupted)
+    r = run("index", SAMPLE, "-e", tmp_path / "x.db", "-q", ok=False)
+    assert r.exit_code == 130 and "Aborted" not in r.output
+    assert "interrupted (index)" in r.stderr and "run the same command again" in r.stderr
+
+
+def test_delete_of_unknown_ids_names_them_and_fails(tmp_path):
+    db = tmp_path / "x.db"
+    run("index", SAMPLE, "-e", db, "-q")
+    some = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["id"]
+    r = run("delete", some, "nope-1", "nope-2", "-e", db, ok=False)
+    assert r.exit_code == 1 and "2 id(s) not in" in r.stderr and "'nope-1', 'nope-2'" in r.stderr
+    assert "deleted 1 document(s)" in r.stdout
+    assert run("delete", "nope-3", "-e", db, ok=False).exit_code == 1

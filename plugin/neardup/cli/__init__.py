@@ -5,6 +5,8 @@ so ``neardup --help`` answers at once (hazm and the engine clients import only w
 from __future__ import annotations
 
 import importlib
+import sys
+from typing import Any
 
 import click
 
@@ -45,10 +47,34 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except KeyboardInterrupt:
+            from .errors import interrupted
+
+            interrupted(ctx.invoked_subcommand)
         except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
             from .errors import report_unexpected
 
             report_unexpected(e)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's ``main``, with a reader that goes away (``| head``) ending the command
+        quietly with status 0, wherever the write that finds it closed is: the rest of the
+        output goes nowhere, as Python's documentation on SIGPIPE advises."""
+        try:
+            return super().main(*args, **kwargs)
+        except BrokenPipeError:
+            from .errors import reader_gone
+
+            reader_gone()
+        finally:
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                from .errors import reader_gone
+
+                reader_gone()
+            except (OSError, ValueError):
+                pass
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

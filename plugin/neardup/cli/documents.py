@@ -85,6 +85,8 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     n += 1
                     bar.advance(task)
+        except BrokenPipeError:
+            raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
         except OSError as e:
             fail(f"{output}: write failed after {n} documents ({e.strerror})")
         finally:
@@ -113,6 +115,9 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     them removes them from that index for good, with all their fields, not only what
     neardup added. delete refuses there unless --yes-delete-source-documents is given.
 
+    Ids not in the index are named on standard error and the exit status is 1 (the
+    others are deleted all the same).
+
     \b
     Examples:
       neardup delete doc-7 doc-9
@@ -128,9 +133,8 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
         rep = nd.delete(wanted, delete_source_documents=delete_source)
         if as_json:
             echo_json(rep.to_dict())
-            return
-        click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
-        for i in rep.missing[:20]:
-            click.echo(f"not found: {i}", err=True)
-        if len(rep.missing) > 20:
-            click.echo(f"... and {len(rep.missing) - 20} more not found", err=True)
+        else:
+            click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
+        if rep.missing:
+            shown = ", ".join(repr(i) for i in rep.missing[:20]) + (f" and {len(rep.missing) - 20} more" if len(rep.missing) > 20 else "")
+            fail(f"{len(rep.missing)} id(s) not in {nd.engine.location}, nothing deleted for them: {shown}")

@@ -35,9 +35,17 @@ def opened(target: str, engine_opts: dict, config=None, create: bool = False) ->
 
 
 def console():
+    """A rich console on standard output; a reader that goes away (``| head``) ends the
+    command quietly with status 0, as everywhere (rich's own default is status 1)."""
     from rich.console import Console
 
-    return Console(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
+    class Quiet(Console):
+        def on_broken_pipe(self) -> None:
+            from .errors import reader_gone
+
+            reader_gone()
+
+    return Quiet(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
 
 
 def progress(total: int | None, label: str, quiet: bool):
