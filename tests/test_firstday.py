@@ -249,3 +249,16 @@ def test_delete_of_unknown_ids_names_them_and_fails(tmp_path):
     assert r.exit_code == 1 and "2 id(s) not in" in r.stderr and "'nope-1', 'nope-2'" in r.stderr
     assert "deleted 1 document(s)" in r.stdout
     assert run("delete", "nope-3", "-e", db, ok=False).exit_code == 1
+
+
+def test_query_and_compare_name_the_similarities_alike(sample_db, tmp_path):
+    first = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])
+    a = tmp_path / "a.txt"
+    a.write_text(first["text"], encoding="utf-8")
+    b = tmp_path / "b.txt"
+    b.write_text(first["text"] + " zebra quantum violin harbor marble orchard lantern", encoding="utf-8")
+    matches = json.loads(run("query", "--file", a, "-e", sample_db, "--json").output)
+    pair = json.loads(run("compare", a, b, "-e", sample_db, "--json").output)
+    similarity = {"resemblance", "containment", "containment_ba", "intersection"}
+    assert similarity <= set(matches[0]) and similarity <= set(pair)
+    assert pair["containment"] == 1.0 > pair["containment_ba"]  # all of a is in b

@@ -64,8 +64,8 @@ class Comparison:
     a: str
     b: str
     resemblance: float
-    containment_ab: float
-    containment_ba: float
+    containment: float  # c(a, b): share of a inside b (as Match.containment and Pair.containment)
+    containment_ba: float  # c(b, a)
     intersection: int
     shingles_a: int
     shingles_b: int

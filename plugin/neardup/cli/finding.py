@@ -34,6 +34,10 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
               containment: bool, threshold: float | None, top_k: int, as_json: bool) -> None:
     """Near-duplicates of a text, a file or a stored document, with exact similarities.
 
+    Each match has its resemblance to the query, "containment" c(query, match) (how much
+    of the query is inside the match) and "containment_ba" c(match, query): the names
+    'neardup compare' uses, with the query as A.
+
     \b
     Examples:
       neardup query "text of a news item ..."
@@ -65,7 +69,7 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
         from rich.table import Table
 
         t = Table(title=f"{len(matches)} near-duplicate(s) by {mode} >= {threshold or nd.config.threshold}")
-        for col in ("id", "resemblance", "containment q⊂d", "containment d⊂q", "shared", "title"):
+        for col in ("id", "resemblance", "containment q⊂d", "containment_ba d⊂q", "shared", "title"):
             t.add_column(col, overflow="fold")
         for m in matches:
             t.add_row(safe(m.id), f"{m.resemblance:.3f}", f"{m.containment:.3f}", f"{m.containment_ba:.3f}", str(m.intersection), safe(m.title or ""))
@@ -85,7 +89,8 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
     A and B are text files (or stored ids with --ids). Settings come from the index, so
     the comparison is exactly what the index would compute. The shared passages are A's
     own text behind the shingles it shares with B (long ones shortened); --json also
-    gives the canonical shingles ("shared_shingles").
+    gives the canonical shingles ("shared_shingles"). "containment" is c(A, B), how much of
+    A is inside B, and "containment_ba" c(B, A), as in 'neardup query'.
 
     \b
     Examples:
@@ -110,8 +115,8 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
         con = console()
         con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
         con.print(f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of {cmp.shingles_a} + {cmp.shingles_b} shingles)")
-        con.print(f"  containment a⊂b  {cmp.containment_ab:.4f}")
-        con.print(f"  containment b⊂a  {cmp.containment_ba:.4f}")
+        con.print(f"  containment    a⊂b {cmp.containment:.4f}")
+        con.print(f"  containment_ba b⊂a {cmp.containment_ba:.4f}")
         con.print(f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}")
         con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
         con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
