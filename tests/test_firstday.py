@@ -262,3 +262,35 @@ def test_query_and_compare_name_the_similarities_alike(sample_db, tmp_path):
     similarity = {"resemblance", "containment", "containment_ba", "intersection"}
     assert similarity <= set(matches[0]) and similarity <= set(pair)
     assert pair["containment"] == 1.0 > pair["containment_ba"]  # all of a is in b
+
+
+def _commands():
+    import click
+
+    ctx = click.Context(main)
+
+    def walk(group, prefix):
+        for name in group.list_commands(ctx):
+            cmd = group.get_command(ctx, name)
+            if isinstance(cmd, click.Group):
+                yield from walk(cmd, prefix + [name])
+            else:
+                yield prefix + [name], cmd
+
+    return list(walk(main, []))
+
+
+def test_every_command_has_json():
+    assert len(_commands()) >= 17
+    assert [" ".join(n) for n, cmd in _commands() if not any("--json" in p.opts for p in cmd.params)] == []
+
+
+def test_export_report_and_dashboards_export_summaries_in_json(sample_db, tmp_path):
+    out = json.loads(run("export", "--unique", "-o", tmp_path / "u.jsonl", "-e", sample_db, "--json").stdout)
+    assert out["exported"] == len((tmp_path / "u.jsonl").read_text(encoding="utf-8").splitlines()) and out["documents"] == 216
+    piped = run("export", "-e", sample_db, "--json")
+    assert len(piped.stdout.splitlines()) == 216 and json.loads(piped.stderr)["exported"] == 216
+    rep = json.loads(run("report", "-o", tmp_path / "r.html", "-e", sample_db, "--json", "-q").stdout)
+    assert rep["url"] == (tmp_path / "r.html").resolve().as_uri() and rep["clusters_from"] == "tags" and rep["documents"] == 216
+    dash = json.loads(run("dashboards", "export", "-o", tmp_path / "d.ndjson", "--json").stdout)
+    assert dash["objects"] == len((tmp_path / "d.ndjson").read_text(encoding="utf-8").splitlines()) and dash["by_type"]["dashboard"] == 1

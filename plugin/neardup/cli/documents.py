@@ -10,6 +10,7 @@ import click
 
 from .session import console, opened, progress, slow_notice
 from .options import echo_json, engine_options, fail, json_option
+from .output import json_text
 
 
 @click.command("show")
@@ -55,7 +56,8 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
 @click.option("--unique", "which", flag_value="unique", help="Representatives only: the deduplicated collection.")
 @click.option("--duplicates", "which", flag_value="duplicates", help="Duplicates only: what --unique leaves out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
-def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool) -> None:
+@json_option
+def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool, as_json: bool) -> None:
     """Write the stored documents as JSON Lines, in arrival order: id, title, text, lang,
     the document's own fields, and its tags under "neardup" (cluster_id, dup_of,
     resemblance, is_duplicate, seq).
@@ -63,6 +65,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
     --unique writes one document per cluster, its representative: every document it
     drops resembles a document it keeps at the index's threshold or more (resemblance of
     the shingle sets, exact). Without --unique or --duplicates every document is written.
+    --json prints a summary (on standard error when the documents go to standard output).
 
     \b
     Examples:
@@ -92,7 +95,9 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
         finally:
             if out is None:
                 f.close()
-        if not quiet:
+        if as_json:
+            click.echo(json_text({"exported": n, "documents": total, "which": which, "output": output}), err=output == "-")
+        elif not quiet:
             click.echo(f"exported {n} of {total} documents ({which})" + ("" if output == "-" else f" to {output}"), err=True)
 
 

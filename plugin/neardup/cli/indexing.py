@@ -90,7 +90,9 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
     indexed_at, fingerprints the raw body), the index templates of the documents and of
     NAME-clusters, and both indices; then waits for the cluster to be at least yellow.
     Running it again changes nothing; running it with other settings than the index was
-    built with is refused. Settings and signature version are stored in the index _meta.
+    built with is refused. The settings and the signature version are stored in the
+    index NAME-neardup-state (the mapping's _meta.neardup points to it); an embedded index
+    keeps them in its own SQLite file.
 
     \b
       neardup init --engine http://localhost:9200 --user elastic --password "$ELASTIC_PASSWORD"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
 import click
 
-from .options import engine_options, fail
+from .options import echo_json, engine_options, fail, json_option
 from .output import clean
 
 
@@ -26,8 +27,9 @@ from .output import clean
               help="Words of each text shown in a diff.")
 @click.option("--title", default="Near-duplicate report", show_default=True, help="Page title.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
 def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: int, max_scan: int,
-               max_clusters: int, max_words: int, title: str, quiet: bool) -> None:
+               max_clusters: int, max_words: int, title: str, quiet: bool, as_json: bool) -> None:
     """Write an HTML report of the near-duplicates in an index: open it in any browser.
 
     One file, no server and no network: summary numbers, charts of cluster sizes,
@@ -35,12 +37,14 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
     members, each shown side by side with the representative, shared passages
     highlighted (right-to-left for Persian and other RTL languages).
 
-    Clusters are the ones `neardup clusters` stored; without them, the index-time tags.
-    Big indexes are sampled (--max-scan, --top, --members) and the page says how.
+    Clusters are those of the index-time tags (each duplicate with the representative
+    it joined); only an index without tags (index --no-tag) falls back to the clusters
+    stored by 'neardup clusters --write'. Big indexes are sampled (--max-scan, --top,
+    --members) and the page says how. --json prints where the page is and what it read.
 
     \b
     Examples:
-      neardup index examples/sample.jsonl && neardup clusters
+      neardup index examples/sample.jsonl
       neardup report -o report.html
       neardup report --engine https://localhost:9200 --index docs --top 50 -o docs.html
     """
@@ -67,10 +71,16 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
                       console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
+        tagged = any(row.tags is not None for row in itertools.islice(nd.engine.scan_tags(batch_size=100), 100))
+        data = {"output": output, "url": Path(output).resolve().as_uri(), "index": nd.engine.location, "documents": nd.engine.count(),
+                "clusters_from": "tags" if tagged or not nd.engine.read_clusters(limit=1) else "stored clusters"}
     except EngineError as e:
         fail(str(e))
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:
         nd.close()
-    click.echo(clean(f"wrote {output}  (open it in a browser: file://{Path(output).resolve()})"))
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(clean(f"wrote {output}  (open it in a browser: {data['url']})"))
