@@ -294,3 +294,15 @@ def test_export_report_and_dashboards_export_summaries_in_json(sample_db, tmp_pa
     assert rep["url"] == (tmp_path / "r.html").resolve().as_uri() and rep["clusters_from"] == "tags" and rep["documents"] == 216
     dash = json.loads(run("dashboards", "export", "-o", tmp_path / "d.ndjson", "--json").stdout)
     assert dash["objects"] == len((tmp_path / "d.ndjson").read_text(encoding="utf-8").splitlines()) and dash["by_type"]["dashboard"] == 1
+
+
+def test_neardups_own_indices_need_no_replica_on_one_node(osmem_clone):
+    """The clusters and state indices expand their replicas 0-1: a single-node cluster stays green."""
+    import urllib.request
+
+    url = osmem_clone.url
+    run("init", "-e", url, "--index", "one", "--no-pipeline")
+    for name in ("one-clusters", "one-neardup-state"):
+        with urllib.request.urlopen(f"{url}/{name}/_settings") as r:
+            settings = json.loads(r.read())[name]["settings"]["index"]
+        assert settings.get("auto_expand_replicas") == "0-1", (name, settings)
