@@ -306,3 +306,27 @@ def test_neardups_own_indices_need_no_replica_on_one_node(osmem_clone):
         with urllib.request.urlopen(f"{url}/{name}/_settings") as r:
             settings = json.loads(r.read())[name]["settings"]["index"]
         assert settings.get("auto_expand_replicas") == "0-1", (name, settings)
+
+
+def test_a_real_ctrl_c_during_index_exits_130_with_the_resume_hint(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
+        for k in range(150):
+            for line in lines:
+                rec = json.loads(line)
+                f.write(json.dumps({**rec, "id": f"{k}-{rec['id']}"}, ensure_ascii=False) + "\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    p = subprocess.Popen([sys.executable, "-m", "neardup.cli", "index", str(tmp_path / "big.jsonl"), "-e", str(tmp_path / "x.db")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    if p.returncode == 0:
+        pytest.skip("the run finished before the signal")
+    assert p.returncode == 130, err.decode()
+    assert "interrupted (index)" in err.decode() and "Traceback" not in err.decode() and "Aborted" not in err.decode()

@@ -10,7 +10,7 @@ import click
 
 from .options import echo_json, engine_options, json_option
 from .output import one_line, safe, terminal_text
-from .session import console, opened, recall_note
+from .session import console, opened, recall_note, slow_notice
 
 
 @click.command("clusters")
@@ -47,7 +47,8 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
     with opened(target, engine_opts, create=False) as nd:
         t = nd.config.threshold if threshold is None else threshold
         recall = nd.expected_recall(t) if t < nd.config.threshold else None
-        cl = nd.clusters(threshold, write=write, min_size=min_size, connected=connected)
+        with slow_notice("clustering" + (" and storing the clusters" if write else "")):
+            cl = nd.clusters(threshold, write=write, min_size=min_size, connected=connected)
         if recall is not None:
             click.echo(recall_note(nd, t, recall), err=True)
         if as_json:

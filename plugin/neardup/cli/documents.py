@@ -135,7 +135,8 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     if not wanted:
         fail("give document ids, or --from FILE")
     with opened(target, engine_opts) as nd:
-        rep = nd.delete(wanted, delete_source_documents=delete_source)
+        with slow_notice("deleting and re-tagging the documents that depended on them"):
+            rep = nd.delete(wanted, delete_source_documents=delete_source)
         if as_json:
             echo_json(rep.to_dict())
         else:
