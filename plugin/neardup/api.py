@@ -28,6 +28,7 @@ from .clustering import Pair, UnionFind
 from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
+from .errors import DocumentNotFound
 from .highlight import shared_passage_texts
 from .ingest import IndexReport
 from .minhash import MinHash
@@ -119,13 +120,11 @@ class NearDup:
         self.config = config
         self._signer: Signer | None = None
         self._context_pending = False
+        from .signatures import ContextError
+
         try:
             self._signer = Signer(config, engine.get_meta("context") or {})
-        except Exception as e:  # a new index whose signatures need collection statistics first
-            from .signatures import ContextError
-
-            if not isinstance(e, ContextError):
-                raise
+        except ContextError:  # a new index whose signatures need collection statistics first
             self._context_pending = True
 
     @property
@@ -212,8 +211,7 @@ class NearDup:
         On an index neardup attached in place the documents are the user's own: deleting
         them is refused unless ``delete_source_documents``."""
         ids = list(dict.fromkeys(ids))
-        layout = getattr(self.engine, "layout", None)
-        if layout is not None and getattr(layout, "adopted", False) and not delete_source_documents:
+        if self.engine.adopted and not delete_source_documents:
             from .engines.base import EngineError
 
             raise EngineError(f"{self.engine.location} is an index neardup attached in place: its documents are your own, and "
@@ -264,7 +262,7 @@ class NearDup:
         if id is not None:
             stored = self.engine.get([id]).get(id)
             if stored is None:
-                raise KeyError(f"no document with id {id!r} in {self.engine.location}")
+                raise DocumentNotFound(f"no document with id {id!r} in {self.engine.location}")
             keys, n, shingles, simhash_value = stored.keys, stored.n_shingles, stored.shingles, stored.simhash
         elif text is not None:
             doc = text if isinstance(text, Document) else Document("", text, lang=lang)
@@ -316,7 +314,7 @@ class NearDup:
     def _doc_by_id(self, doc_id: str) -> Document:
         d = self.engine.get([doc_id], text=True).get(doc_id)
         if d is None:
-            raise KeyError(f"no document with id {doc_id!r} in {self.engine.location}")
+            raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         return Document(d.id, d.text or "", d.title, d.lang, d.fields)
 
     # -- a document's tags and the collection ------------------------------------------------
@@ -325,7 +323,7 @@ class NearDup:
         representative, its members."""
         d = self.engine.get([doc_id]).get(doc_id)
         if d is None:
-            raise KeyError(f"no document with id {doc_id!r} in {self.engine.location}")
+            raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         t = d.tags
         if t is None:
             return DocumentTags(d.id, d.seq, d.title, None, None, None)
@@ -422,9 +420,8 @@ class NearDup:
         """
         if not dedupe:
             return self.engine.search(query, size)
-        collapse = getattr(self.engine, "search_collapsed", None)
-        if threshold is None and collapse is not None:
-            return collapse(query, size)
+        if threshold is None and self.engine.collapses_search:
+            return self.engine.search_collapsed(query, size)
         hits = self.engine.search(query, pool or max(50, 5 * size))
         if threshold is None and hits and all(h.cluster_id for h in hits):
             return _fold(hits, lambda h: h.cluster_id)[:size]

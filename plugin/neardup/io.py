@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from .config import LANGUAGES
+from .errors import InvalidInput
 from .signer import Document
 from .validate import check_document
 
@@ -72,7 +73,7 @@ _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 
 
 @dataclass
-class InputError(ValueError):
+class InputError(InvalidInput):
     """A record or file neardup cannot read; ``where`` is ``file`` or ``file:line``.
 
     ``fatal`` False marks an entry of a directory that was left out (not a document file):

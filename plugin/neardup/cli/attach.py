@@ -70,9 +70,8 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | Non
       neardup attach articles --engine $URL --watch   # again later: keep up with new documents
     """
     from ..api import NearDup
-    from ..config import Config, ConfigError
+    from ..config import Config
     from ..engines import is_url, open_engine
-    from ..engines.base import EngineError
     from ..engines.dsl import Layout
 
     if not is_url(target):
@@ -80,14 +79,10 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | Non
         return
     opts = {**engine_opts, "index": index}
     layout = Layout(text=text_field, title=title_field, lang=lang_field, order=order_field, adopted=True)
-    try:
-        engine = open_engine(target, **opts)
-        config = engine.attach(layout, Config(threshold=threshold) if threshold is not None else None)
-        nd = NearDup(engine, config)
-        announce_waits(engine)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
-        return
+    engine = open_engine(target, **opts)
+    config = engine.attach(layout, Config(threshold=threshold) if threshold is not None else None)
+    nd = NearDup(engine, config)
+    announce_waits(engine)
     try:
         report = _first_pass(nd, batch_size, quiet)
         data = {"index": engine.location, "actions": engine.actions, "signed": report.indexed, "duplicates": report.duplicates,
@@ -108,8 +103,6 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | Non
                       on_round=lambda r: r.indexed and click.echo(f"signed {r.indexed} new documents ({r.duplicates} near-duplicates)"))
             except KeyboardInterrupt:
                 pass
-    except EngineError as e:
-        fail(str(e))
     finally:
         nd.close()
 

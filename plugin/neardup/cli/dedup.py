@@ -11,9 +11,8 @@ from typing import Any, Iterable, Iterator
 
 import click
 
-from ..config import LANGUAGES
 from ..ingest import default_workers
-from .indexing import _config_from
+from .indexing import _config_from, setting_options
 from .options import echo_json, engine_options, fail, input_options, json_option
 from .output import clean, json_text
 from .session import opened, progress, ready_to_sign
@@ -25,11 +24,7 @@ from .session import opened, progress, ready_to_sign
               help="JSON Lines file to write the representatives to ('-': standard output).")
 @engine_options
 @input_options
-@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without one (default: detect by script).")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance at which documents are near-duplicates (default 0.8).")
-@click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
-@click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
-@click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128).")
+@setting_options
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--batch-size", default=500, show_default=True, help="Documents signed and tagged together.")
 @click.option("--workers", "-j", type=click.IntRange(0), default=None,

@@ -10,6 +10,7 @@ import click
 
 from .session import console, opened, progress, slow_notice
 from .options import echo_json, engine_options, fail, json_option
+from ..errors import DocumentNotFound
 from .output import json_text
 
 
@@ -29,10 +30,10 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
     with opened(target, engine_opts) as nd:
         try:
             s = nd.show(doc_id)
-        except KeyError as e:
+        except DocumentNotFound as e:
             with slow_notice("looking for ids like it"):
                 close = nd.similar_ids(doc_id)
-            fail(str(e.args[0]) + (f"; did you mean {', '.join(repr(i) for i in close)}?" if close else ""))
+            fail(str(e) + (f"; did you mean {', '.join(repr(i) for i in close)}?" if close else ""))
         if as_json:
             echo_json(s.to_dict())
             return

@@ -16,6 +16,7 @@ import traceback
 
 import click
 
+from ..errors import NeardupError
 from .output import clean
 
 _DISK_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
@@ -25,18 +26,22 @@ _KEPT = ("what was committed before is kept (a commit every few seconds, whole b
 
 def describe(e: BaseException) -> str | None:
     """A clear message for an expected failure, or None for a bug."""
+    if isinstance(e, NeardupError):
+        return str(e)
     if isinstance(e, sqlite3.Error):
-        msg = str(e)
-        if "full" in msg:
+        from ..engines.embedded import sqlite_failure
+
+        kind, msg = sqlite_failure(e), str(e)
+        if kind == "full":
             return f"the disk is full ({msg}): {_KEPT}"
-        if "no transaction is active" in msg:  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
+        if kind == "rolled-back":  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
             return f"a batch could not be committed ({msg}); the disk may be full or failing: {_KEPT}"
-        if "readonly" in msg or "read-only" in msg:
+        if kind == "read-only":
             return (f"the index is on read-only storage ({msg}): it can be read (query, search, info, "
                     "clusters --no-write, report) but not written")
-        if "locked" in msg or "busy" in msg:
+        if kind == "busy":
             return f"the index is busy ({msg}): another process is writing it; run again when it has finished"
-        if isinstance(e, (sqlite3.DatabaseError, sqlite3.OperationalError)):
+        if isinstance(e, sqlite3.DatabaseError):
             return f"the index cannot be used ({msg}): it may be damaged, or not a neardup index"
         return None
     if isinstance(e, OSError):
@@ -50,6 +55,10 @@ def describe(e: BaseException) -> str | None:
         return "input nested too deeply to process (objects or arrays inside each other hundreds of levels deep)"
     if isinstance(e, MemoryError):
         return "out of memory: use a smaller --batch-size or fewer --workers"
+    from ..canonical.persian import HazmMissing
+
+    if isinstance(e, HazmMissing):  # an option that needs the hazm extra
+        return str(e)
     return None
 
 

@@ -53,11 +53,8 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
     mode = "containment" if containment else "resemblance"
     with opened(target, engine_opts) as nd:
         announce_waits(nd.engine)  # (the embedded engine says when it adds the containment samples' postings)
-        try:
-            with slow_notice(_SIGNING):
-                matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
-        except KeyError as e:
-            fail(str(e.args[0]))
+        with slow_notice(_SIGNING):
+            matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
         if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
             click.echo(recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
         note = None if matches else wordless_query(nd, text, doc_id, lang)
@@ -97,6 +94,7 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
       neardup compare a.txt b.txt
       neardup compare --ids doc-1 doc-7 --json
     """
+    from ..errors import DocumentNotFound
     from ..signer import Document
 
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
@@ -107,8 +105,8 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
                     cmp = nd.compare(a, b, ids=True)
                 else:
                     cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name) for p in (a, b)))
-        except KeyError as e:
-            fail(f"{e.args[0]} (and no such file)")
+        except DocumentNotFound as e:
+            fail(f"{e} (and no such file)")
         if as_json:
             echo_json(cmp.to_dict())
             return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import sys
 from pathlib import Path
 
@@ -34,8 +33,10 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
 
     One file, no server and no network: summary numbers, charts of cluster sizes,
     resemblance and languages, and the largest clusters. Each cluster expands to its
-    members, each shown side by side with the representative, shared passages
-    highlighted (right-to-left for Persian and other RTL languages).
+    members: what changed from the representative (words removed and added), and the
+    two texts side by side with their shared passages highlighted (right-to-left for
+    Persian and other RTL languages; titles keep their own direction). An index attached
+    with --order-field is dated by that field.
 
     Clusters are those of the index-time tags (each duplicate with the representative
     it joined); only an index without tags (index --no-tag) falls back to the clusters
@@ -49,8 +50,6 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
       neardup report --engine https://localhost:9200 --index docs --top 50 -o docs.html
     """
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
     from ..report import ReportOptions, write_report
 
     if not target.startswith(("http://", "https://")) and not Path(target).exists():
@@ -58,10 +57,7 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
              "or point --engine at an existing index")
     opts = ReportOptions(top=top, members=members, max_scan=max_scan or None, max_clusters=max_clusters,
                          max_words=max_words, title=title)
-    try:
-        nd = NearDup.open(target, create=False, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+    nd = NearDup.open(target, create=False, **engine_opts)
     try:
         from rich.console import Console
         from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -71,11 +67,9 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
                       console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
-        tagged = any(row.tags is not None for row in itertools.islice(nd.engine.scan_tags(batch_size=100), 100))
+        tagged = any(row.tags is not None and row.tags.is_duplicate for row in nd.engine.scan_tags())  # (as the report decides)
         data = {"output": output, "url": Path(output).resolve().as_uri(), "index": nd.engine.location, "documents": nd.engine.count(),
                 "clusters_from": "tags" if tagged or not nd.engine.read_clusters(limit=1) else "stored clusters"}
-    except EngineError as e:
-        fail(str(e))
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:

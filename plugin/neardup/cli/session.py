@@ -12,24 +12,16 @@ from typing import Any, Iterator
 
 import click
 
-from .options import fail
 
 
 @contextmanager
 def opened(target: str, engine_opts: dict, config=None, create: bool = False) -> Iterator[Any]:
-    """Open the index, turning engine and settings errors into clear messages."""
+    """Open the index, and close it after (its errors are messages of :mod:`.errors`)."""
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
 
-    try:
-        nd = NearDup.open(target, config, create=create, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+    nd = NearDup.open(target, config, create=create, **engine_opts)
     try:
         yield nd
-    except EngineError as e:
-        fail(str(e))
     finally:
         nd.close()
 
@@ -76,18 +68,7 @@ def announce_waits(engine: Any) -> None:
     """Say on stderr what this command waits for: who holds the write lease (HTTP engines,
     once per holder), or the embedded engine's message (another process's write lock, a
     full-text index being brought up to date)."""
-    if not hasattr(engine, "on_wait"):
-        return
-    seen: set[str] = set()
-
-    def on_wait(what: Any, waited: float | None = None) -> None:
-        if isinstance(what, str):
-            click.echo(what, err=True)
-        elif what.owner not in seen:
-            seen.add(what.owner)
-            click.echo(f"waiting for another writer ({what.describe()})", err=True)
-
-    engine.on_wait = on_wait
+    engine.on_wait = lambda message: click.echo(message, err=True)
 
 
 def recall_note(nd: Any, t: float, recall: float) -> str:

@@ -73,7 +73,7 @@ class Layout:
     @property
     def own_fields(self) -> list[str]:
         """The document's own fields a StoredDoc reads (besides ``neardup``)."""
-        out = [f for f in (self.title, self.lang) if f]
+        out = [f for f in (self.title, self.lang, self.order if self.adopted else None) if f]
         return out if self.adopted else [*out, "fields"]
 
     def describe(self) -> str:
@@ -100,7 +100,36 @@ OPENSEARCH_FINGERPRINT_SINCE = (2, 16)
 
 # -- names ---------------------------------------------------------------------------------
 def clusters_index(index: str) -> str:
+    """The index of the clusters of ``index``."""
     return f"{index}-clusters"
+
+
+#: Characters an index name may not hold (Elasticsearch's create index API: \\ / * ? " < > |
+#: space , #, and ':' since 7.0; OpenSearch's rule is the same).
+_FORBIDDEN_IN_NAMES = frozenset('\\/*?"<>| ,#:')
+
+
+def index_name_problem(index: str) -> str | None:
+    """Why ``index`` cannot name an index of neardup's, or None: Elasticsearch's documented
+    rule (lowercase only; none of :data:`_FORBIDDEN_IN_NAMES`; not starting with ``-``, ``_``
+    or ``+``; not ``.`` or ``..``; at most 255 bytes), applied to the name and to the
+    longest name made from it (:func:`state_index`).
+
+    >>> index_name_problem("docs-2024"), index_name_problem("Docs"), index_name_problem("a,b")
+    (None, 'it has uppercase letters', "it holds ','")
+    """
+    if not index or index in (".", ".."):
+        return "it is empty, '.' or '..'"
+    if index != index.lower():
+        return "it has uppercase letters"
+    bad = sorted(set(index) & _FORBIDDEN_IN_NAMES)
+    if bad:
+        return "it holds " + " ".join(repr(c) for c in bad)
+    if index.startswith(("-", "_", "+")):
+        return "it starts with '-', '_' or '+'"
+    if len(state_index(index).encode()) > 255:
+        return f"it is too long ({state_index(index)!r} would be over 255 bytes)"
+    return None
 
 
 def documents_template_name(index: str) -> str:

@@ -58,8 +58,8 @@ class ElasticEngine(Engine):
     ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
     boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
     ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
-    to wait for another writer (None: as long as it takes), ``on_wait(holder, seconds)``
-    called while waiting; ``setup`` installs templates and pipeline even on an existing
+    to wait for another writer (None: as long as it takes), ``on_wait(message)`` told
+    once per writer it waits for; ``setup`` installs templates and pipeline even on an existing
     index (``neardup init``). ``user:password@`` in ``url`` is used as basic auth.
     """
 
@@ -68,9 +68,10 @@ class ElasticEngine(Engine):
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
                  refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
-                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
-        if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
-            raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
+                 lease_timeout: float | None = None, on_wait: Callable[[str], None] | None = None, setup: bool = False):
+        problem = dsl.index_name_problem(index)
+        if problem:
+            raise EngineError(f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'")
         # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
         self.url, url_auth = split_credentials(url.rstrip("/"))
         basic_auth = basic_auth or url_auth
@@ -90,7 +91,7 @@ class ElasticEngine(Engine):
         self.agg_page_size = agg_page_size
         self.refresh_on_write = refresh_on_write
         self.health_timeout = health_timeout
-        self.backoff = Backoff(max_retries, initial_backoff, max_backoff)
+        self.backoff = Backoff(max_retries=max_retries, initial=initial_backoff, maximum=max_backoff)
         self.retry = Retrying(self.url, self.backoff)
         self._conn = dict(api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs,
                           request_timeout=request_timeout)
@@ -105,6 +106,7 @@ class ElasticEngine(Engine):
         self.lease_timeout = lease_timeout
         #: called with (holder, seconds waited) while another writer holds the write lease
         self.on_wait = on_wait
+        self._waited_for: set[str] = set()  # owners of leases on_wait was told of
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
@@ -419,8 +421,10 @@ class ElasticEngine(Engine):
         return self._lease
 
     def _waiting(self, holder: Holder, waited: float) -> None:
-        if self.on_wait is not None:
-            self.on_wait(holder, waited)
+        """The lease's report of a wait: ``on_wait`` told once per holder."""
+        if self.on_wait is not None and holder.owner not in self._waited_for:
+            self._waited_for.add(holder.owner)
+            self.on_wait(f"waiting for another writer ({holder.describe()})")
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -516,23 +520,21 @@ class ElasticEngine(Engine):
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order; items refused with 429 are sent again with backoff."""
         results: list[dict[str, Any] | None] = [None] * len(bodies)
-        pending = list(range(len(bodies)))
-        attempt = 0
-        while pending:
+
+        def send(pending: Sequence[int], last: bool) -> list[int]:
             lines = dsl.msearch_lines(self.index, [bodies[i] for i in pending])
             r = self.retry.call("msearch", self.client.msearch, body=lines)
             again = []
             for i, resp in zip(pending, r["responses"], strict=True):
                 if "error" in resp:
-                    if resp.get("status") in (429, 503) and attempt < self.backoff.max_retries:
+                    if resp.get("status") in (429, 503) and not last:
                         again.append(i)
                         continue
                     raise EngineError(f"{self.location}: candidate search failed: {_error_reason(resp)}")
                 results[i] = resp
-            if again:
-                self.backoff.sleep(self.backoff.delay(attempt))
-                attempt += 1
-            pending = again
+            return again
+
+        self.backoff.resend(range(len(bodies)), send)
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
@@ -572,7 +574,30 @@ class ElasticEngine(Engine):
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0))
+                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None)
+
+    @property
+    def order_field(self) -> str | None:  # type: ignore[override]
+        return self.layout.order if self.layout.adopted else None
+
+    def _order_date(self, src: dict[str, Any]) -> str | None:
+        """The order field's value as a date (:func:`order_date`); a number is one only in a
+        ``date`` or ``date_nanos`` field (epoch milliseconds), as the mapping says."""
+        v: Any = src
+        for part in (self.layout.order or "").split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        if isinstance(v, list):
+            v = v[0] if v else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and self._order_type() not in ("date", "date_nanos"):
+            return None
+        return order_date(v)
+
+    def _order_type(self) -> str | None:
+        if not hasattr(self, "_order_type_cache"):
+            m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
+            spec = _field_mapping(next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or "")
+            self._order_type_cache = (spec or {}).get("type")
+        return self._order_type_cache
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
@@ -613,6 +638,8 @@ class ElasticEngine(Engine):
         body = dsl.fulltext_body(query, size, self.layout)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [_hit(h, self.layout) for h in r["hits"]["hits"]]
+
+    collapses_search = True
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
@@ -702,6 +729,36 @@ def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
     """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
     v = (src or {}).get(dsl.ROOT)
     return v if isinstance(v, dict) else {}
+
+
+def order_date(value: Any) -> str | None:
+    """A date of an order field as ISO 8601 in UTC (``YYYY-MM-DDTHH:MM:SSZ``), or None where
+    ``value`` is not one: an ISO 8601 date or date-time string (a ``Z`` or offset, or none:
+    UTC, as Elasticsearch reads it), or a number of milliseconds since 1970.
+
+    >>> order_date("2026-03-01T10:00:00+02:00"), order_date("2026-03-01"), order_date(0)
+    ('2026-03-01T08:00:00Z', '2026-03-01T00:00:00Z', '1970-01-01T00:00:00Z')
+    >>> order_date("tuesday") is None and order_date(None) is None and order_date(True) is None
+    True
+    """
+    from datetime import datetime, timezone
+
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            d = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+        elif isinstance(value, str):
+            text = value.strip()
+            text = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+            d = datetime.fromisoformat(text)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _text(src: dict[str, Any], path: str | None) -> Any:

@@ -93,7 +93,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -102,6 +102,7 @@ from ..config import CONTAINMENT_SAMPLES, Config
 from ..encoding import KEY_BITS, KEY_MASK, joined_keys, pack_keys_many, posting_array, posting_keys, unpack_keys
 from ..hashing import U64
 from ..ragged import join
+from ..retry import Backoff
 from ..signer import Signed
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
@@ -336,8 +337,7 @@ class EmbeddedEngine(Engine):
         self._in_a_row = False
         self._open_since: float | None = None  # when the open transaction of writer sessions began
         self._writer: sqlite3.Connection | None = None
-        #: called once with a message when a writer session waits for another process's lock
-        self.on_wait: Any = None
+        self.on_wait: Callable[[str], None] | None = None  # (Engine.on_wait)
 
     # -- lifecycle -------------------------------------------------------------------------
     _rebuild_hint = "index the documents again into a new file"
@@ -345,16 +345,11 @@ class EmbeddedEngine(Engine):
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
         the index, or switching it to WAL), wait and try again, up to the connection timeout."""
-        deadline = time.monotonic() + self._timeout
-        delay = 0.05
-        while True:
-            try:
-                return super().open(config, create=create)
-            except _Locked as e:
-                if time.monotonic() > deadline:
-                    raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
-                time.sleep(delay)
-                delay = min(1.0, delay * 2)
+        try:
+            return _lock_wait(self._timeout, 1.0).call(functools.partial(super().open, config, create=create),
+                                                      retry_if=lambda e: isinstance(e, _Locked))
+        except _Locked as e:
+            raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
 
     # The protocol (read, create when absent, refuse another signature version, compare
     # settings) is Engine.open; these are its SQLite steps.
@@ -568,8 +563,7 @@ class EmbeddedEngine(Engine):
         """A refused row fails its document alone; but when SQLite itself rolled the batch
         back (a full disk, an I/O error: ``SQLITE_FULL``, ``SQLITE_IOERR``, ``SQLITE_CORRUPT``)
         nothing of the batch may be written one by one outside it: the batch fails whole."""
-        code = getattr(e, "sqlite_errorcode", None)
-        if not db.in_transaction or (code is not None and code & 0xFF in (10, 11, 13)):
+        if not db.in_transaction or sqlite_failure(e) in ("io", "damaged", "full"):
             raise EngineError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
@@ -1018,12 +1012,52 @@ class EmbeddedEngine(Engine):
         return [ClusterRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], json.loads(r[8] or "[]"), r[9], r[10]) for r in rows]
 
 
-class _Locked(Exception):
+#: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.
+_FAILURES = {5: "busy", 6: "busy", 8: "read-only", 10: "io", 11: "damaged", 13: "full", 14: "cannot-open", 26: "damaged"}
+#: SQLite's message of each of those codes (``sqlite3_errstr``): the code where Python has
+#: no ``sqlite_errorcode`` (before 3.11).
+_ERRSTR = {"database is locked": 5, "database table is locked": 6, "attempt to write a readonly database": 8,
+           "disk I/O error": 10, "database disk image is malformed": 11, "database or disk is full": 13,
+           "unable to open database file": 14, "file is not a database": 26}
+
+
+def sqlite_failure(e: BaseException) -> str | None:
+    """The kind of a SQLite failure, by its result code: "busy" (another connection holds
+    the lock), "read-only", "full" (disk or quota), "io", "damaged" (not a database, or a
+    malformed one), "cannot-open", "rolled-back" (a COMMIT after SQLite rolled the
+    transaction back itself, on a full disk or an I/O error) or "other"; None where ``e`` is
+    no ``sqlite3.Error``. The one place SQLite errors are told apart.
+
+    >>> db = sqlite3.connect(":memory:", isolation_level=None)
+    >>> try:
+    ...     db.execute("COMMIT")
+    ... except sqlite3.Error as e:
+    ...     sqlite_failure(e)
+    'rolled-back'
+    """
+    if not isinstance(e, sqlite3.Error):
+        return None
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is None:
+        code = next((c for text, c in _ERRSTR.items() if str(e).startswith(text)), None)
+    kind = _FAILURES.get(code & 0xFF) if code is not None else None
+    if kind is None and "no transaction is active" in str(e):  # (Python's message: SQLite's own code is a plain SQLITE_ERROR)
+        return "rolled-back"
+    return kind or "other"
+
+
+def _lock_wait(seconds: float, maximum: float) -> Backoff:
+    """The retry policy while another process holds a SQLite file's lock: from 50 ms,
+    doubling up to ``maximum``, for ``seconds`` in all."""
+    return Backoff(max_retries=None, initial=0.05, maximum=maximum, deadline=seconds)
+
+
+class _Locked(EngineError):
     """The file is locked by another process for now (it may be creating the index)."""
 
 
 def _raise_if_locked(e: sqlite3.DatabaseError) -> None:
-    if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+    if sqlite_failure(e) == "busy":
         raise _Locked(str(e)) from None
 
 
@@ -1037,29 +1071,30 @@ class _Transaction:
         self.db, self.path, self.on_wait, self.wait = db, path, on_wait, wait
 
     def __enter__(self) -> sqlite3.Connection:
-        deadline = time.monotonic() + self.wait
-        delay = 0.05
-        told = False
         busy_ms = self.db.execute("PRAGMA busy_timeout").fetchone()[0]
-        while True:
+        quick = True  # a first quick try, so that a wait is announced at once
+
+        def begin() -> sqlite3.Connection:
             try:
-                if not told:  # a first quick try, so that a wait is announced at once
+                if quick:
                     self.db.execute("PRAGMA busy_timeout=50")
                 self.db.execute("BEGIN IMMEDIATE")
                 return self.db
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e) and "busy" not in str(e):
-                    raise EngineError(f"cannot write {self.path}: {e}") from None
-                if time.monotonic() > deadline:
-                    raise EngineError(f"cannot write {self.path}: another process has held the write lock for "
-                                      f"{self.wait:.0f} s") from None
-                if not told and self.on_wait is not None:
-                    self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
-                told = True
-                time.sleep(delay)
-                delay = min(2.0, delay * 2)
             finally:
                 self.db.execute(f"PRAGMA busy_timeout={busy_ms}")
+
+        def waiting(attempt: int, e: Exception) -> None:
+            nonlocal quick
+            if attempt == 0 and self.on_wait is not None:
+                self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
+            quick = False
+
+        try:
+            return _lock_wait(self.wait, 2.0).call(begin, retry_if=lambda e: sqlite_failure(e) == "busy", on_retry=waiting)
+        except sqlite3.OperationalError as e:
+            if sqlite_failure(e) != "busy":
+                raise EngineError(f"cannot write {self.path}: {e}") from None
+            raise EngineError(f"cannot write {self.path}: another process has held the write lock for {self.wait:.0f} s") from None
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
