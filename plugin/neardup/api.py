@@ -65,8 +65,8 @@ class Comparison:
     a: str
     b: str
     resemblance: float
-    containment_ab: float
-    containment_ba: float
+    containment: float  # c(a, b): share of a inside b (as Match.containment and Pair.containment)
+    containment_ba: float  # c(b, a)
     intersection: int
     shingles_a: int
     shingles_b: int
@@ -335,6 +335,20 @@ class NearDup:
         got = self.engine.get(members) if members else {}
         return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=d.id, resemblance=None,
                             members=[(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members])
+
+    def similar_ids(self, doc_id: str, limit: int = 5, cutoff: float = 60.0) -> list[str]:
+        """Stored ids that look like ``doc_id`` (an id mistyped, or typed as another path),
+        best first: :func:`rapidfuzz.fuzz.WRatio` >= ``cutoff`` over every stored id.
+
+        >>> nd = NearDup.open(":memory:")
+        >>> _ = nd.index([Document("news/2024/a.txt", "one text of words"), Document("b", "another text here")])
+        >>> nd.similar_ids("news/2024/a.tx")
+        ['news/2024/a.txt']
+        """
+        from rapidfuzz import fuzz, process
+
+        ids = [row.id for row in self.engine.scan_tags()]
+        return [m for m, _score, _ in process.extract(doc_id, ids, scorer=fuzz.WRatio, limit=limit, score_cutoff=cutoff)]
 
     def export(self, which: str = "all", *, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
         """Stored documents in arrival order as records: ``id``, ``title``, ``text``,

@@ -136,8 +136,11 @@ class PrebuiltNormalizer:
     ``remove_diacritics``, ``unicodes_replacement``, ``remove_specials_chars``) are hazm's
     own code on hazm's own tables, so signing (:meth:`normalize_letters`) never needs hazm.
     ``correct_spacing``, ``decrease_repeated_chars`` and ``seperate_mi`` look words up in
-    hazm's lexicon: they go to a stock ``hazm.Normalizer`` made on first use, the last two
-    only when they can change the text (a character three times in a row, a superset of
+    hazm's lexicon: with hazm 0.10 the last two are hazm's code on its word and verb lists,
+    kept on disk once made (:func:`hazm_words`, :func:`mi_verbs`: no hazm import and no
+    lemmatizer set-up, two to three seconds, in every process), with another hazm they go to
+    a stock ``hazm.Normalizer`` made on first use (as ``correct_spacing`` always does); the
+    two run only when they can change the text (a character three times in a row, a superset of
     ``more_than_two_repeat_pattern``; "می" in it, as every match of ``joint_mi_patterns``
     holds it). Without hazm installed those two leave the text as it is (:attr:`has_lexicon`)
     and ``correct_spacing`` raises :class:`HazmMissing`. ``normalize`` runs the same public
@@ -214,10 +217,88 @@ class PrebuiltNormalizer:
         return self._full().correct_spacing(text)
 
     def decrease_repeated_chars(self, text: str) -> str:
-        return self._full().decrease_repeated_chars(text) if self._repeat.search(text) and self.has_lexicon else text
+        """hazm 0.10's ``Normalizer.decrease_repeated_chars`` (its patterns, its rule) with
+        the words of its tokenizer from :func:`hazm_words`: a letter three or more times is
+        cut to one or two, whichever makes a known word (two when neither or both do)."""
+        if not self._repeat.search(text) or not self.has_lexicon:
+            return text
+        if not _hazm_is_0_10():
+            return self._full().decrease_repeated_chars(text)
+        words = hazm_words()
+        for m in _REPEATED_WORD.finditer(text):
+            word = m.group()
+            if word not in words:
+                no_repeat = _MORE_THAN_TWO.sub(r"\1", word)
+                two_repeat = _MORE_THAN_TWO.sub(r"\1\1", word)
+                if (no_repeat in words) != (two_repeat in words):
+                    text = text.replace(word, no_repeat if no_repeat in words else two_repeat)
+                else:
+                    text = text.replace(word, two_repeat)
+        return text
 
     def seperate_mi(self, text: str) -> str:
-        return self._full().seperate_mi(text) if "می" in text and self.has_lexicon else text
+        """hazm 0.10's ``Normalizer.seperate_mi`` (its pattern, its replacement) looked up in
+        :func:`mi_verbs` instead of a stock ``Normalizer``'s verbs: the same result, without
+        importing hazm and building its lemmatizer (two to three seconds) in every process."""
+        if "می" not in text or not self.has_lexicon:
+            return text
+        if not _hazm_is_0_10():
+            return self._full().seperate_mi(text)
+        verbs = mi_verbs()
+        for m in _JOINT_MI.findall(text):
+            r = _MI_PREFIX.sub("\\1\u200c", m)
+            if r in verbs:
+                text = text.replace(m, r)
+        return text
+
+
+#: hazm 0.10's ``more_than_two_repeat_pattern`` and ``repeated_chars_pattern``.
+_MORE_THAN_TWO = re.compile(r"([آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی])\1{2,}")
+_REPEATED_WORD = re.compile(r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*" + _MORE_THAN_TWO.pattern + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*")
+
+
+@lru_cache(maxsize=1)
+def _hazm_is_0_10() -> bool:
+    """Whether the installed hazm is 0.10 (whose steps :func:`hazm_words` and :func:`mi_verbs` serve)."""
+    from importlib.metadata import version
+
+    return version("hazm").startswith("0.10.")
+
+
+def _hazm_cached(what: str, make) -> frozenset[str]:
+    """The strings ``make()`` derives from hazm's data, made once per machine and hazm version
+    (hazm imported then) and kept on disk (:func:`neardup.tablecache.cached_table`)."""
+    from importlib.metadata import version
+
+    return frozenset(cached_table(f"hazm-{version('hazm')}-{what}", lambda: np.array(sorted(make()), dtype=str), __file__).tolist())
+
+
+@lru_cache(maxsize=1)
+def hazm_words() -> frozenset[str]:
+    """The words of hazm's ``WordTokenizer(join_verb_parts=False).words`` (its word list)."""
+
+    def make() -> list[str]:
+        return list(import_hazm("Persian search text").WordTokenizer(join_verb_parts=False).words)
+
+    return _hazm_cached("words", make)
+
+
+#: hazm 0.10's ``joint_mi_patterns`` and the prefix its ``seperate_mi`` separates.
+_JOINT_MI = re.compile(r"\bن?می[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]+")
+_MI_PREFIX = re.compile("^(ن?می)")
+
+
+@lru_cache(maxsize=1)
+def mi_verbs() -> frozenset[str]:
+    """The verb forms of hazm's lemmatizer (``Lemmatizer(joined_verb_parts=False).verbs``)
+    that start with "می" or "نمی" and a ZWNJ: all that ``seperate_mi`` looks up. Made once
+    per machine and hazm version (:func:`_hazm_cached`)."""
+
+    def make() -> list[str]:
+        verbs = import_hazm("Persian search text").Lemmatizer(joined_verb_parts=False).verbs
+        return [v for v in verbs if v.startswith(("می\u200c", "نمی\u200c"))]
+
+    return _hazm_cached("mi-verbs", make)
 
 
 @lru_cache(maxsize=1)

@@ -76,6 +76,15 @@ class Layout:
         out = [f for f in (self.title, self.lang, self.order if self.adopted else None) if f]
         return out if self.adopted else [*out, "fields"]
 
+    def describe(self) -> str:
+        """The fields as the options of ``neardup attach`` that name them.
+
+        >>> Layout(text="body", title="headline", order="published", adopted=True).describe()
+        '--text-field body --title-field headline --order-field published'
+        """
+        return " ".join(f"--{name}-field {value}" for name, value in (("text", self.text), ("title", self.title), ("lang", self.lang),
+                                                                       ("order", self.order)) if value)
+
     def search_fields(self) -> list[str]:
         if not self.adopted:
             return list(TEXT_FIELDS)

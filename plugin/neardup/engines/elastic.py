@@ -176,7 +176,8 @@ class ElasticEngine(Engine):
         ``neardup`` object (and the ``_meta`` pointer, merged into the user's ``_meta``);
         the state index with the settings document and the clusters index are created.
         Nothing of the user's fields or mapping changes. An index adopted before is opened
-        as it is (attaching again resumes), if its layout is the same."""
+        as it is (attaching again resumes), if its layout is the same; a field of ``layout``
+        that is None (not given) is the stored one there."""
         try:
             return self._attach(dsl.Layout.from_dict({**layout.to_dict(), "adopted": True}), config)
         except BaseException:
@@ -193,13 +194,19 @@ class ElasticEngine(Engine):
         user_meta = dict(mappings.get("_meta") or {})
         if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
             cfg = self.open(config, create=False)
-            if self.layout != layout:
-                raise EngineError(f"{self.location} is already attached with {self.layout.to_dict()}, not {layout.to_dict()}")
-            self.actions.append(f"index {self.index} already attached - resuming")
+            given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+            wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
+            if self.layout != wanted:
+                stored = self.layout.describe() if self.layout.adopted else "neardup's own fields (built by 'neardup index')"
+                raise EngineError(f"{self.location} is already attached with {stored}, not {wanted.describe()}: run attach "
+                                  "without the field options to go on with the stored ones")
+            self.actions.append(f"index {self.index} already attached ({self.layout.describe()}) - resuming")
             self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index,
                             body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}})  # fields added since
             self._attach_pipeline()
             return cfg
+        if layout.text is None:
+            raise EngineError(f"{self.location} is not attached yet: name the field holding the text with --text-field")
         _check_fields(self.location, mappings, layout)
         self.layout = layout
         self._config = config or Config()

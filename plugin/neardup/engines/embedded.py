@@ -23,8 +23,10 @@ Tables
   query copies the postings into the temporary schema with the samples added.
 * ``fts``: an FTS5 index over title and body (external content) for full-text search. It
   indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
-  Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
-  raw text (literal forms rank first) and snippets are made from the raw text in Python.
+  Snowball stems) and queries are analyzed the same way; bm25 ranks by the same analyzed
+  terms (their counts in the index: ``detail=full``) and snippets are made from the raw text
+  in Python. An index made with ``detail=none`` (scored on the raw words) gets its
+  full-text index rebuilt by the next search.
   It follows behind: indexing documents does not analyze their text for it; the first
   full-text search after new documents adds them (``meta.fts_upto``: every document up to
   that ``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it.
@@ -109,6 +111,11 @@ from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError,
 FORMAT = "neardup-sqlite/2"
 PAGE_SIZE = 16384
 _TOKENIZE = "unicode61 remove_diacritics 2"
+#: The full-text index keeps each term's positions, so bm25() counts the terms the index holds
+#: (the analyzed words, stems) in the index itself; with ``detail=none`` FTS5 would count
+#: them in the raw text of the content table, where a stem is not found ("elect" in
+#: "elections"): the same words matched but scored 0.
+_FTS_DETAIL = "detail=full"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -138,7 +145,7 @@ CREATE TABLE IF NOT EXISTS postings(
     PRIMARY KEY(key, doc)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, body, content='docs', content_rowid='seq', tokenize='{_TOKENIZE}', detail=none
+    title, body, content='docs', content_rowid='seq', tokenize='{_TOKENIZE}', {_FTS_DETAIL}
 );
 CREATE TABLE IF NOT EXISTS clusters(
     cluster_id TEXT PRIMARY KEY,
@@ -948,16 +955,28 @@ class EmbeddedEngine(Engine):
         of the whole index in this connection's temporary schema (made once)."""
         if self._fts_copy:
             return "fts_all"
-        if not self.fulltext_behind():
+        stale = self._fts_scored_on_raw_text()
+        if not stale and not self.fulltext_behind():
             return "fts"
         if self._read_only:
             db = self._require()
-            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', detail=none)")
+            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', {_FTS_DETAIL})")
             self._add_to_fulltext(db, "temp.fts_all", 0)
             self._fts_copy = True
             return "fts_all"
+        if stale:
+            with self._tx() as db:  # made by an earlier version: built again, from the first document
+                db.execute("DROP TABLE fts")
+                db.execute(next(stmt for stmt in _SCHEMA.split(";") if "VIRTUAL TABLE IF NOT EXISTS fts " in stmt))
+                db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', '0')")
         self._catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
         return "fts"
+
+    def _fts_scored_on_raw_text(self) -> bool:
+        """Whether the stored full-text index keeps no positions (``detail=none``, before
+        :data:`_FTS_DETAIL`), so its bm25() would count the terms in the raw text."""
+        row = self._require().execute("SELECT sql FROM sqlite_master WHERE name = 'fts'").fetchone()
+        return row is not None and _FTS_DETAIL not in row[0]
 
     def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """:func:`search_text` of the title and body of every document after ``seq`` ``after``, into ``table``."""
