@@ -16,6 +16,8 @@ from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
 from neardup.signer import Document, Signer
 
+from .conftest import http_pipeline
+
 pytestmark = pytest.mark.http
 
 WORDS = ("river stone light market paper garden silver window engine forest winter signal harbor letter "
@@ -40,7 +42,7 @@ def _texts(n: int = 24, seed: int = 7) -> list[Document]:
 
 
 def _engine(url: str, **kw) -> ElasticEngine:
-    opts = {"index": "docs", "pipeline": False, "max_retries": 2, "initial_backoff": 0.01}
+    opts = {"index": "docs", "pipeline": http_pipeline(), "max_retries": 2, "initial_backoff": 0.01}
     opts.update(kw)
     return ElasticEngine(url, **opts)
 
@@ -256,7 +258,7 @@ def test_bad_documents_are_reported_and_the_rest_indexed(url):
 def test_api_end_to_end_on_http(url):
     from neardup.api import NearDup
 
-    nd = NearDup.open(url, index="api", pipeline=False)
+    nd = NearDup.open(url, index="api", pipeline=http_pipeline())
     docs = _texts(15, seed=3)
     rep = nd.index(docs, batch_size=4, progress=None)
     assert rep.indexed == 15 and not rep.failed and rep.duplicates >= 1
