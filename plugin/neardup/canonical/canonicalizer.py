@@ -319,7 +319,9 @@ class Canonicalizer:
                     group[i] = at[id(stop)]
         if not sets and c.digits != "drop":
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
-        from .. import kernels  # (imported on first use: numba loads in a tenth of a second)
+        from ..loops import loops  # (numba loads on first use)
+
+        kernels = loops()
 
         hashes, counts = kernels.kept_tokens(hashes, number, doc, c.digits == "drop", group, *_probing_tables(tuple(sets)), len(canons))
         return hashes, offsets_of(counts)

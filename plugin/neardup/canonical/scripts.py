@@ -74,7 +74,9 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
     rest = [i for i, lang in enumerate(out) if lang is None]
     if not rest:
         return out
-    from .. import kernels
+    from ..loops import loops
+
+    kernels = loops()
 
     cap = 2 * sample
     heads = [texts[i][:cap] for i in rest]

@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from ..config import LANGUAGES
+from ..loops import interpreted_loops
 from .options import echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe
 from .session import announce_waits, console, opened, recall_note, slow_notice
 
 
 #: What a query or comparison may wait for the first time.
-_SIGNING = "signing and verifying (the first run after install also compiles the signing loops, about 30 s once)"
+_SIGNING = "signing and verifying"
 
 
 @click.command("query")
@@ -51,7 +52,7 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
     if text is not None and not text.strip():
         fail("the query text is empty")
     mode = "containment" if containment else "resemblance"
-    with opened(target, engine_opts) as nd:
+    with opened(target, engine_opts) as nd, interpreted_loops():  # one text: loading numba would cost more than it saves
         announce_waits(nd.engine)  # (the embedded engine says when it adds the containment samples' postings)
         with slow_notice(_SIGNING):
             matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
@@ -98,7 +99,7 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
     from ..signer import Document
 
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
-    with opened(target, engine_opts, create=False) as nd:
+    with opened(target, engine_opts, create=False) as nd, interpreted_loops():  # two texts: loading numba would cost more than it saves
         try:
             with slow_notice(_SIGNING):
                 if use_ids:
