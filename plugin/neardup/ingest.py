@@ -317,11 +317,27 @@ def _reattach(docs: list[Document], packed: PackedBatch, failures: list[Failure]
     return unpack(packed, [d for d in docs if d.id not in failed]), failures
 
 
-def default_workers() -> int:
-    """Signing processes beside the one that tags and stores: one per CPU (the storing
-    process mostly waits on SQLite or the server), none on a single CPU."""
-    n = os.cpu_count() or 1
-    return n if n > 1 else 0
+def default_workers(cpus: int | None = None, load: float | None = None) -> int:
+    """Signing processes beside the one that tags and stores: one per idle CPU (the storing
+    process mostly waits on SQLite or the server, and signs itself whenever it would wait),
+    none on a single CPU. Idle CPUs: ``cpus`` (this machine's) less the one-minute load
+    average ``load`` (other processes running), rounded; on a machine that is busy already,
+    workers add their start (each loads the compiled loops) and run niced behind the others,
+    so the storing process signs alone.
+
+    >>> default_workers(8, 0.3), default_workers(8, 5.6), default_workers(2, 6.5), default_workers(1, 0.0)
+    (8, 2, 0, 0)
+    """
+    n = (os.cpu_count() or 1) if cpus is None else cpus
+    if n <= 1:
+        return 0
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (OSError, AttributeError):  # (no load average on this platform)
+            load = 0.0
+    idle = int(n - load + 0.5)
+    return idle if idle >= 2 else 0  # (one worker beside the storing process barely pays for its start)
 
 
 def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,

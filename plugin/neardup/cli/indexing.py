@@ -134,7 +134,8 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
 @click.option("--batch-size", default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
 @click.option("--workers", "-j", type=click.IntRange(0), default=None,
               help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
-                   "0 signs here too. [default: one per CPU, none on one CPU; input of one batch is signed here]")
+                   "0 signs here too. [default: one per idle CPU (CPUs less the load average), none on a busy machine "
+                   "or one CPU; input of one batch is signed here]")
 @input_options
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
