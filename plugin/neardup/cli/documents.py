@@ -83,7 +83,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
         except OSError as e:
             fail(f"{output}: cannot write ({e.strerror})")
         try:
-            with progress(total, "exporting", quiet) as bar:
+            with progress(total, "exporting", quiet or as_json) as bar:
                 task = bar.add_task("exporting", total=total)
                 for rec in nd.export(which):
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")

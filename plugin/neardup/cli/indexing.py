@@ -172,7 +172,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         announce_waits(nd.engine)
         ready_to_sign(nd, quiet=quiet or as_json)
         total = total_bytes(paths)
-        with progress(total, "indexing", quiet) as bar:
+        with progress(total, "indexing", quiet or as_json) as bar:
             task = bar.add_task("indexing", total=total)
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
                                   fields=record_fields, encoding=encoding)
@@ -238,12 +238,8 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
     announce_waits(nd.engine)
     try:
         total = nd.count()
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        with Progress(TextColumn("[bold]retagging"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
-            task = bar.add_task("retag", total=total)
+        with progress(total, "retagging", quiet or as_json) as bar:
+            task = bar.add_task("retagging", total=total)
             dups = nd.retag(batch_size=batch_size, progress=lambda n: bar.advance(task, n))
     finally:
         nd.close()
