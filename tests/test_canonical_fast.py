@@ -164,17 +164,23 @@ def normalizers():
 
 
 def test_the_shipped_tables_are_hazm_0_10s():
-    """The tables neardup ships are those in hazm 0.10.0's source, where that is installed."""
-    from importlib.metadata import PackageNotFoundError, version
+    """The tables neardup ships name the file they come from by its sha256: that of hazm
+    0.10.0's normalizer.py, where that is installed (read through the distribution's file
+    list, importlib.metadata); the letter steps on them are the stock Normalizer's
+    (test_prebuilt_hazm_normalizer_is_hazms)."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, distribution
 
+    assert set(persian.shipped_tables()) == set(persian.TABLES)
     try:
-        installed = version("hazm")
+        dist = distribution("hazm")
     except PackageNotFoundError:
         pytest.skip("hazm is not installed")
-    if not installed.startswith("0.10."):
-        pytest.skip(f"hazm {installed} keeps its tables elsewhere")
-    assert json.loads(json.dumps(persian._hazm_tables())) == persian.shipped_tables()
-    assert set(persian.shipped_tables()) == set(persian._TABLES)
+    if dist.version != "0.10.0":
+        pytest.skip(f"hazm {dist.version} is not the release the tables come from")
+    source = next(f for f in dist.files or () if str(f) == "hazm/normalizer.py")
+    shipped = json.loads(persian.HAZM_TABLES_FILE.read_text(encoding="utf-8"))
+    assert hashlib.sha256(source.locate().read_bytes()).hexdigest() == shipped["source_sha256"]
 
 
 def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(monkeypatch, tmp_path):
@@ -330,7 +336,7 @@ def test_the_letter_map_of_the_compiled_pass_is_hazms_letter_steps_on_every_bmp_
     hazm = persian._hazm_normalizer()
     for cp in range(0x10000):
         out = letters.FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
-        want = -2 if len(out) > 1 or hazm._letters(chr(cp)) in ('"', ".") else ord(out) if out else -1
+        want = -2 if len(out) > 1 or hazm.letter_map(chr(cp)) in ('"', ".") else ord(out) if out else -1
         assert letter_map[cp] == want, hex(cp)
 
 

@@ -21,6 +21,7 @@ from neardup.engines.elastic import ElasticEngine
 from neardup.engines.lease import LeaseLost
 from neardup.signer import Document, Signer
 
+from .conftest import http_pipeline
 from .test_elastic_engine import _texts
 
 pytestmark = pytest.mark.http
@@ -29,7 +30,7 @@ PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
 
 
 def _engine(url: str, **kw) -> ElasticEngine:
-    opts = {"index": "tg", "pipeline": False, "max_retries": 2, "initial_backoff": 0.01}
+    opts = {"index": "tg", "pipeline": http_pipeline(), "max_retries": 2, "initial_backoff": 0.01}
     opts.update(kw)
     return ElasticEngine(url, **opts)
 
@@ -177,7 +178,7 @@ import json, sys
 from neardup.engines.elastic import ElasticEngine
 from neardup.signer import Document, Signer
 url, name = sys.argv[1], sys.argv[2]
-eng = ElasticEngine(url, index="tg", pipeline=False)
+eng = ElasticEngine(url, index="tg", pipeline=sys.argv[3] == "1")
 eng.open()
 signer = Signer(eng.config)
 for b in range(4):
@@ -192,7 +193,7 @@ def test_two_processes_never_assign_the_same_seq(osmem_clone):
     eng = _engine(url)
     eng.open(Config())
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")])}
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, url, name], env=env, stderr=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, url, name, "1" if http_pipeline() else "0"], env=env, stderr=subprocess.PIPE, text=True)
              for name in ("p", "q")]
     for p in procs:
         _, err = p.communicate(timeout=120)

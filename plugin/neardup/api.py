@@ -41,7 +41,7 @@ from .verify import intersection_size, passes_length_filter, similarity
 __all__ = ["RESEMBLANCE_FIELDS", "Comparison", "DeleteReport", "DocumentTags", "IndexReport", "Match", "NearDup", "Pair", "UnionFind", "first_line"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Match:
     """A verified near-duplicate of a query document, with exact similarities."""
 
@@ -58,7 +58,7 @@ class Match:
         return dict(self.__dict__)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Comparison:
     """Why two documents are (or are not) near-duplicates."""
 
@@ -83,7 +83,7 @@ class Comparison:
         return dict(self.__dict__)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DocumentTags:
     """One document's place in its cluster (``neardup show``)."""
 
@@ -276,7 +276,8 @@ class NearDup:
         for c, sim in rule.verify(shingles, simhash_value, self.engine.candidates([q])[0], engine_fetch(self.engine)):
             score = sim.resemblance if mode == "resemblance" else sim.containment
             if score >= t:
-                out.append(Match(c.id, sim.resemblance, sim.containment, sim.containment_ba, sim.intersection, sim.size_b, None, c.cluster_id))
+                out.append(Match(id=c.id, resemblance=sim.resemblance, containment=sim.containment, containment_ba=sim.containment_ba,
+                                 intersection=sim.intersection, n_shingles=sim.size_b, cluster_id=c.cluster_id))
         out.sort(key=lambda m: (-(m.resemblance if mode == "resemblance" else m.containment), m.id))
         out = out[:top_k]
         if out:
@@ -306,10 +307,11 @@ class NearDup:
         tb = self.signer.canonicalizer.tokens(db.text, db.lang or sb.lang)
         shared_strings = sorted(set(shingle_strings(ta, w)) & set(shingle_strings(tb, w))) if c.shingle == "word" else []
         passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
-        return Comparison(da.id, db.id, sim.resemblance, sim.containment, sim.containment_ba, sim.intersection,
-                          sim.size_a, sim.size_b, passes_length_filter(sim.size_a, sim.size_b, c.threshold),
-                          mha.jaccard(mhb), hamming(sa.simhash, sb.simhash), sa.exact == sb.exact, collisions, shared_strings,
-                          passages)
+        return Comparison(a=da.id, b=db.id, resemblance=sim.resemblance, containment=sim.containment, containment_ba=sim.containment_ba,
+                          intersection=sim.intersection, shingles_a=sim.size_a, shingles_b=sim.size_b,
+                          passes_length_filter=passes_length_filter(sim.size_a, sim.size_b, c.threshold),
+                          minhash_estimate=mha.jaccard(mhb), simhash_hamming=hamming(sa.simhash, sb.simhash), exact_equal=sa.exact == sb.exact,
+                          collisions=collisions, shared_shingles=shared_strings, shared_passages=passages)
 
     def _doc_by_id(self, doc_id: str) -> Document:
         d = self.engine.get([doc_id], text=True).get(doc_id)
@@ -326,13 +328,13 @@ class NearDup:
             raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         t = d.tags
         if t is None:
-            return DocumentTags(d.id, d.seq, d.title, None, None, None)
+            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=None, representative=None, resemblance=None)
         if t.is_duplicate:
-            return DocumentTags(d.id, d.seq, d.title, t, t.dup_of, t.max_resemblance)
+            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=t.dup_of, resemblance=t.max_resemblance)
         members = self.engine.members([d.id]).get(d.id, [])
         got = self.engine.get(members) if members else {}
-        return DocumentTags(d.id, d.seq, d.title, t, d.id, None,
-                            [(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members])
+        return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=d.id, resemblance=None,
+                            members=[(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members])
 
     def similar_ids(self, doc_id: str, limit: int = 5, cutoff: float = 60.0) -> list[str]:
         """Stored ids that look like ``doc_id`` (an id mistyped, or typed as another path),

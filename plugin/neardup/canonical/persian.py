@@ -32,14 +32,11 @@ import numpy as np
 import xxhash
 
 from ..config import Config, FaJoinRule, FaSegmentation
+from ..errors import NeardupError
 from ..tablecache import cached_table
 from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, Span, _SPACE, code_point_table, decoded, grouped_code_points, mark_code_points, spans_of,
                       token_char_table)
 
-try:  # the parser of the re module, for the width of hazm's patterns
-    from re import _parser as _sre_parse  # Python 3.11+
-except ImportError:  # pragma: no cover (Python 3.10)
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
 #: joined to the next (previous) word wherever it stands apart (benchmarks/persian.py).
@@ -82,14 +79,14 @@ _ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u
 _FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\u0621-\u06d5]*)+")
 
 
-#: hazm 0.10.0's normalizer tables (``_TABLES``), shipped with neardup with their source and
+#: hazm 0.10.0's normalizer tables (:data:`TABLES`), shipped with neardup with their source and
 #: hazm's MIT license (``data/hazm-LICENSE``): the letter steps need no hazm installed, and
 #: they are the same wherever neardup runs, whichever hazm is installed or none.
 HAZM_TABLES_FILE = Path(__file__).resolve().parent / "data" / "hazm-0.10.0-normalizer.json"
 HAZM_EXTRA = "pip install 'neardup[hazm]'"
 
 
-class HazmMissing(ImportError):
+class HazmMissing(NeardupError, ImportError):
     """A step that needs hazm's word lists or models, and hazm is not installed."""
 
 
@@ -123,38 +120,10 @@ def _hazm_normalizer() -> "PrebuiltNormalizer":
     return PrebuiltNormalizer(shipped_tables())
 
 
-#: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use.
-_TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
+#: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use (the keys of
+#: ``HAZM_TABLES_FILE``'s "tables").
+TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
            "diacritics_patterns", "specials_chars_patterns", "replacements")
-
-
-def _hazm_tables() -> dict[str, Any] | None:
-    """The literal tables (``_TABLES``) assigned in ``Normalizer.__init__`` of the installed
-    hazm's ``normalizer.py``, read from its source without importing hazm (its package
-    imports scikit-learn, nltk and gensim: two seconds), or None if they are not all there
-    (no hazm, or a hazm whose source has them elsewhere). How ``HAZM_TABLES_FILE`` was
-    made from hazm 0.10.0, and what tests compare it with where hazm 0.10 is installed."""
-    import ast
-    import importlib.util
-
-    spec = importlib.util.find_spec("hazm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    try:
-        tree = ast.parse((Path(list(spec.submodule_search_locations)[0]) / "normalizer.py").read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    found: dict[str, Any] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
-            for a in ast.walk(node):
-                if (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Attribute)
-                        and a.targets[0].attr in _TABLES):
-                    try:
-                        found[a.targets[0].attr] = ast.literal_eval(a.value)
-                    except ValueError:
-                        return None
-    return found if set(found) == set(_TABLES) else None
 
 
 class PrebuiltNormalizer:
@@ -180,14 +149,16 @@ class PrebuiltNormalizer:
     """
 
     def __init__(self, tables: dict[str, Any]) -> None:
+        """``tables``: those of :data:`TABLES` (:func:`shipped_tables`). The maps and
+        patterns built from them are public: :func:`_piece_tables` reads them."""
         t = tables
-        self._letters = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
-        self._numbers = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
+        self.letter_map = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
+        self.number_map = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
         compiled = lambda patterns: [(re.compile(p), r) for p, r in patterns]  # noqa: E731
-        self._style = compiled(t["persian_style_patterns"])
-        self._diacritics = compiled(t["diacritics_patterns"])
-        self._specials = compiled(t["specials_chars_patterns"])
-        self._replacements = compiled(t["replacements"])
+        self.style_patterns = compiled(t["persian_style_patterns"])
+        self.diacritic_patterns = compiled(t["diacritics_patterns"])
+        self.special_patterns = compiled(t["specials_chars_patterns"])
+        self.replacement_patterns = compiled(t["replacements"])
         self._repeat = re.compile(r"(.)\1\1", re.S)
         self._stock: Any = None
 
@@ -208,7 +179,7 @@ class PrebuiltNormalizer:
         return text
 
     def normalize(self, text: str) -> str:
-        text = self._letters(text)
+        text = self.letter_map(text)
         steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
         steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
         for step in steps:  # all of them: the default settings
@@ -220,7 +191,7 @@ class PrebuiltNormalizer:
         ``seperate_mi``, four fifths of its time) and without ``decrease_repeated_chars``
         (it looks words up, so its result depends on where words end): for anchor
         pieces, where the spaces between Persian letters are removed anyway."""
-        text = self._letters(text)
+        text = self.letter_map(text)
         steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
                  self.remove_specials_chars)
         for step in steps:
@@ -228,19 +199,19 @@ class PrebuiltNormalizer:
         return text
 
     def persian_style(self, text: str) -> str:
-        return self._replace(self._style, text)
+        return self._replace(self.style_patterns, text)
 
     def persian_number(self, text: str) -> str:
-        return self._numbers(text)
+        return self.number_map(text)
 
     def remove_diacritics(self, text: str) -> str:
-        return self._replace(self._diacritics, text)
+        return self._replace(self.diacritic_patterns, text)
 
     def remove_specials_chars(self, text: str) -> str:
-        return self._replace(self._specials, text)
+        return self._replace(self.special_patterns, text)
 
     def unicodes_replacement(self, text: str) -> str:
-        return self._replace(self._replacements, text)
+        return self._replace(self.replacement_patterns, text)
 
     def correct_spacing(self, text: str) -> str:
         return self._full().correct_spacing(text)
@@ -463,26 +434,28 @@ def _piece_tables(anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[np.n
     steps in turn. It is derived from the code points the tables name, and kept on disk
     under a digest of the tables (:mod:`neardup.tablecache`)."""
     hazm = _hazm_normalizer()
-    patterns = hazm._diacritics + hazm._specials + hazm._replacements
-    if any(_sre_parse.parse(p.pattern).getwidth() != (1, 1) for p, _ in patterns):
-        return None
+    patterns = hazm.diacritic_patterns + hazm.special_patterns + hazm.replacement_patterns
 
     def make() -> np.ndarray:
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        touched = set(hazm._letters.table) | set(hazm._numbers.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
+        doubled = "".join(c + c for c in every)  # (a pattern that can match a run, or two characters, matches more here)
+        touched = set(hazm.letter_map.table) | set(hazm.number_map.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
         for p, _ in patterns:
-            touched.update(ord(m[0]) for m in p.finditer(every))
+            found = [m for text in (every, doubled) for m in p.finditer(text)]
+            if any(m.end() - m.start() != 1 for m in found):
+                return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) a pattern wider than a character: the pass is off
+            touched.update(ord(m[0]) for m in found)
         if max(touched) >= 0x10000:
             return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) the compiled pass is off
         table = np.arange(0x10000, dtype=np.int32)
         for cp in touched:
             out = FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
             table[cp] = ord(out) if len(out) == 1 else -1 if not out else -2
-            if hazm._letters(chr(cp)) in ('"', "."):
+            if hazm.letter_map(chr(cp)) in ('"', "."):
                 table[cp] = -2
         return table
 
-    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm._letters.table.items()), sorted(hazm._numbers.table.items()),
+    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm.letter_map.table.items()), sorted(hazm.number_map.table.items()),
                                           [(p.pattern, r) for p, r in patterns], sorted(FA_LETTERS.items()))).encode())
     table = cached_table(f"persian-letters-{digest}", make, __file__)
     if not len(table):

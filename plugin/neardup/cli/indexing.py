@@ -77,9 +77,12 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
 @engine_options
 @click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
 @setting_options
+@click.option("--shards", type=click.IntRange(1, 1024), help="Primary shards of a new documents index (HTTP engines; default 1).")
+@click.option("--replicas", type=click.IntRange(0, 64), help="Replicas of a new documents index (HTTP engines; default: the engine's).")
 @json_option
 @click.pass_context
-def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bool, as_json: bool, **settings: Any) -> None:
+def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bool, as_json: bool, shards: int | None,
+             replicas: int | None, **settings: Any) -> None:
     """Create an index and everything it needs, or check an existing one.
 
     On Elasticsearch/OpenSearch: the ingest pipeline (refuses unsigned documents, stamps
@@ -94,6 +97,7 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
       neardup init --engine http://localhost:9200 --user elastic --password "$ELASTIC_PASSWORD"
       neardup init --engine https://localhost:9201 --index news --ca-certs ca.pem -t 0.7
       neardup init --engine http://localhost:9200 --no-pipeline   # no ingest nodes
+      neardup init --engine http://localhost:9200 --shards 3 --replicas 1   # a 3-node cluster
     """
     from ..engines import is_url, open_engine
 
@@ -102,6 +106,10 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
         opts["setup"] = True  # templates and pipeline again, even for an existing index
         if no_pipeline:
             opts["pipeline"] = False
+        opts.update({k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None})
+    elif shards is not None or replicas is not None:
+        fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
+        return
     config = _config_from(ctx, settings)
     engine = open_engine(target, **opts)
     cfg = engine.open(config, create=True)

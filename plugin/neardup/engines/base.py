@@ -25,6 +25,7 @@ import numpy as np
 from ..config import SIGNATURE_VERSION, Config
 from ..errors import EngineError
 from ..signer import Signed
+from ..verify import UNBOUNDED
 
 
 
@@ -61,7 +62,7 @@ class CandidateQuery:
 
     groups: tuple[KeyGroup, ...]
     min_shingles: int = 0
-    max_shingles: int = 2**62
+    max_shingles: int = UNBOUNDED
     exclude_id: str | None = None
     limit: int = 1000
     before_seq: int | None = None
@@ -69,7 +70,7 @@ class CandidateQuery:
     representatives: bool = False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Candidate:
     """A stored document that matched a candidate query (before verification)."""
 
@@ -135,7 +136,7 @@ class Failure:
     reason: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ClusterRecord:
     cluster_id: str
     size: int

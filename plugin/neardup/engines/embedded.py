@@ -90,6 +90,7 @@ import os
 import re
 import sqlite3
 import time
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -104,6 +105,7 @@ from ..hashing import U64
 from ..ragged import join
 from ..retry import Backoff
 from ..signer import Signed
+from ..verify import UNBOUNDED
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
@@ -676,7 +678,7 @@ class EmbeddedEngine(Engine):
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
-        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, 2**62))
+        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED))
 
     def delete(self, ids: Iterable[str]) -> int:
         n = 0
@@ -724,7 +726,7 @@ class EmbeddedEngine(Engine):
         field_names = sorted({g.field for _, g in groups})
         group_field = np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64)
         after = np.array([q.after_seq or 0 for q in queries], dtype=np.int64)
-        before = np.array([2**62 if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
+        before = np.array([UNBOUNDED if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
         q_of, doc, score, fields = matched_documents(keys, key_group, hits[:, 0], hits[:, 1], group_query, need, group_field,
                                                      after, before)
         if not len(doc):
@@ -739,9 +741,10 @@ class EmbeddedEngine(Engine):
             if row is None or len(out[qi]) >= q.limit:
                 continue
             i, n, sh, cid, is_dup = row
-            if (q.min_shingles <= n <= min(q.max_shingles, 2**62) and i != (q.exclude_id or "")
+            if (q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED) and i != (q.exclude_id or "")
                     and (not q.representatives or is_dup == 0)):
-                out[qi].append(Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(sc), None, cid, names[fs], d))
+                out[qi].append(Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(sc), cluster_id=cid, matched=names[fs],
+                                         seq=d))
         return out
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
@@ -779,15 +782,16 @@ class EmbeddedEngine(Engine):
         for g, keys in zip(groups, self._posting_jsons(groups), strict=True):
             parts.append(f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
                          "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
-            params += [g.field, keys, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
+            params += [g.field, keys, q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq, max(1, g.min_match)]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
         sql = (f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
                f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f), d.seq FROM m JOIN docs d ON d.seq = m.doc "
                f"WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? {reps}GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?")
-        params += [q.min_shingles, min(q.max_shingles, 2**62), q.exclude_id or "", q.limit]
-        return [Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq)
+        params += [q.min_shingles, min(q.max_shingles, UNBOUNDED), q.exclude_id or "", q.limit]
+        return [Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(score), cluster_id=cid,
+                          matched=frozenset(fs.split(",")), seq=seq)
                 for i, n, sh, cid, score, fs, seq in db.execute(sql, params)]
 
     def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
@@ -893,7 +897,7 @@ class EmbeddedEngine(Engine):
             for seq, blob, shingles, exact in rows:
                 keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
                 pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
-            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, 2**62))
+            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, UNBOUNDED))
 
     # -- what follows behind indexing: the full-text index and the sample postings ----------------
     def _behind(self, key: str) -> int:
@@ -1005,11 +1009,14 @@ class EmbeddedEngine(Engine):
                 for c in clusters))
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        rows = self._require().execute(
-            "SELECT cluster_id, size, representative_id, representative_title, members, min_resemblance, mean_resemblance, "
-            "max_resemblance, languages, first_seen, last_seen FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
-            (-1 if limit is None else limit,)).fetchall()
-        return [ClusterRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], json.loads(r[8] or "[]"), r[9], r[10]) for r in rows]
+        names = [f.name for f in dataclasses.fields(ClusterRecord)]
+        rows = self._require().execute(f"SELECT {', '.join(names)} FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
+                                       (-1 if limit is None else limit,)).fetchall()
+        out = []
+        for r in rows:  # (rows decoded by name)
+            c = dict(zip(names, r, strict=True))
+            out.append(ClusterRecord(**{**c, "members": json.loads(c["members"]), "languages": json.loads(c["languages"] or "[]")}))
+        return out
 
 
 #: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.
