@@ -52,12 +52,12 @@ def test_hyphenation_rejoined_and_page_numbers_dropped():
     assert PLAIN.tokens(text) == ["the", "document", "continues", "after", "the", "page", "break"]
 
 
-def test_stop_words_from_maintained_lists_per_token_language():
+def test_stop_words_from_the_function_word_lists_per_token_language():
     toks = FULL.tokens("the cat and the hat; кот и шляпа; گربه و کلاه")
     assert "the" not in toks and "and" not in toks and "и" not in toks
     assert {"cat", "hat", "кот", "шляпа"} <= set(toks)
     assert "".join(t for t in toks if "\u0600" <= t[0] <= "\u06ff") == "گربهوکلاه"  # Persian: pieces of the run, "و" kept
-    assert len(stopwords_for("ru")) > 100 and not stopwords_for("fa")  # Persian tokens are anchor pieces, not words
+    assert 50 < len(stopwords_for("ru")) < 150 and not stopwords_for("fa")  # Persian tokens are anchor pieces, not words
 
 
 def test_mixed_text_gets_persian_rules_on_its_persian_runs_only():

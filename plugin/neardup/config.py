@@ -18,7 +18,7 @@ import xxhash
 from .registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
-SIGNATURE_VERSION = 4  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant); 4: tokens hashed from their code points (no string per token), the exact key over the token hashes
+SIGNATURE_VERSION = 5  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant); 4: tokens hashed from their code points (no string per token), the exact key over the token hashes; 5: stop lists of function words only (canonical/data), languages beyond fa/ru/en (character tokens for scripts without spaces, Arabic apart from Persian)
 
 # -- settings with a fixed set of values: the Literal types are the one source of the choices
 Language = Literal["fa", "ru", "en"]

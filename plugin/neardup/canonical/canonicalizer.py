@@ -336,11 +336,12 @@ class Canonicalizer:
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
+            generic = doc_lang not in LANGUAGES  # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
             for t in toks:
-                tl = token_language(t) or doc_lang
+                tl = doc_lang if generic else token_language(t) or doc_lang
                 if c.stopwords and t in stopwords_for(tl):
                     continue
-                if c.stem != "none":
+                if c.stem != "none" and not generic:
                     st = stemmer(tl, c.stem)
                     if st is not None:
                         t = st(t)
@@ -368,7 +369,11 @@ def stopwords_for(lang: str) -> frozenset[str]:
 @lru_cache(maxsize=64)
 def stopwords_to_drop(langs: frozenset[str], doc_lang: str) -> frozenset[str]:
     """Stop words of the scripts in ``langs`` that the per-token rule removes: a word is
-    dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none."""
+    dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none.
+    A document in a language without a stop list (none of LANGUAGES) drops none: its words
+    are not read as English or Russian ones of the same script."""
+    if doc_lang not in LANGUAGES:
+        return frozenset()
     union = frozenset().union(*(stopwords_for(lang) for lang in langs))
     return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang))
 

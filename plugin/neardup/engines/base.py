@@ -163,7 +163,7 @@ class Engine(abc.ABC):
     #: what creates a missing index, for the message of ``open(create=False)``
     _create_hint: str = "run 'neardup index' to create it"
     #: what to do with an index signed by another signature version, for its message
-    _rebuild_hint: str = "index the documents again into a new index"
+    _rebuild_hint: str = "re-sign by indexing the source documents again into a new index (neardup index SOURCE -e NEW-INDEX)"
 
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """Open the index; create it with ``config`` (default settings) if absent.

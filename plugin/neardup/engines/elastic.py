@@ -148,7 +148,8 @@ class ElasticEngine(Engine):
 
     def _version_refused(self, found: int | None) -> Exception:
         return ConfigMismatch(f"{self.location} was signed with signature version {found}, this neardup signs with "
-                              f"{SIGNATURE_VERSION}; build a new index")
+                              f"{SIGNATURE_VERSION}; re-sign by indexing the source documents again into a new index "
+                              f"(neardup index SOURCE -e {self.url}/NEW-INDEX)")
 
     def _create_index(self, config: Config) -> Config:
         self._config = config

@@ -333,7 +333,7 @@ class EmbeddedEngine(Engine):
         self.on_wait: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
-    _rebuild_hint = "index the documents again into a new file"
+    _rebuild_hint = "re-sign by indexing the source documents again into a new file (neardup index SOURCE -e new.db)"
 
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
