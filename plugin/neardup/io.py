@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from .config import LANGUAGES
+from .config import is_language_code
 from .signer import Document
 from .validate import check_document
 
@@ -297,8 +297,9 @@ def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False
     if problem:
         return InputError(where, problem)
     lang = rec.get("lang")
-    if lang is not None and (not isinstance(lang, str) or lang not in LANGUAGES):
-        return InputError(where, f"unknown language code {lang!r} (use one of {', '.join(LANGUAGES)}, or leave 'lang' out to detect)")
+    if lang is not None and not is_language_code(lang):
+        return InputError(where, f"unknown language code {lang!r} (give a code of two or three letters: en, fa, ru, de, ar, zh, ...; "
+                                 "or leave 'lang' out to detect)")
     doc_id = rec.get("id", default_id)
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or doc_id == "":
         return InputError(where, f"'id' must be a non-empty string or an integer, not {_json_type(doc_id)} {json.dumps(doc_id)[:40]}")

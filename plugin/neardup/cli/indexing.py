@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from ..config import CHOICES, LANGUAGES, SIGNATURES
+from ..config import CHOICES, SIGNATURES
 from ..ingest import default_workers
-from .options import echo_json, engine_options, fail, json_option
+from .options import LANGUAGE, echo_json, engine_options, fail, json_option
 from .output import clean, safe
 from .session import announce_waits, console, opened, progress
 
@@ -76,7 +76,7 @@ def _exists(engine: Any) -> bool:
 @click.command("init")
 @engine_options
 @click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
-@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
+@click.option("--lang", type=LANGUAGE, help="Language of documents without 'lang': fa, ru, en have rules of their own, any other code (de, ar, zh, ...) the generic ones (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance of near-duplicates (default 0.8).")
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size (default 128).")
@@ -138,7 +138,7 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
                    "0 signs here too. [default: one per CPU, none on one CPU; input of one batch is signed here]")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
-@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
+@click.option("--lang", type=LANGUAGE, help="Language of documents without 'lang': fa, ru, en have rules of their own, any other code (de, ar, zh, ...) the generic ones (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
 @click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
 @click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance at which documents are near-duplicates (default 0.8).")

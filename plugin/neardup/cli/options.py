@@ -41,6 +41,23 @@ def engine_options(fn: Callable) -> Callable:
     return wrapper
 
 
+class LanguageCode(click.ParamType):
+    """A language code option: two or three letters (en, fa, ru, de, ar, zh, ...), kept as
+    its language (:func:`neardup.config.language_of_code`)."""
+
+    name = "CODE"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        from ..config import is_language_code, language_of_code
+
+        if not is_language_code(value):
+            self.fail(f"{value!r} is no language code (two or three letters: en, fa, ru, de, ar, zh, ...)", param, ctx)
+        return language_of_code(value)
+
+
+LANGUAGE = LanguageCode()
+
+
 def json_option(fn: Callable) -> Callable:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines instead of a table.")(fn)
 

@@ -100,6 +100,7 @@ class StoredDoc:
     fields: dict[str, Any] = field(default_factory=dict)
     indexed_at: str | None = None
     seq: int = 0  # arrival order: earlier documents have smaller seq
+    too_short: bool = False  # too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
 
 
 @dataclass(frozen=True)

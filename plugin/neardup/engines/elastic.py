@@ -34,7 +34,7 @@ import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
+from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
 from ..encoding import decode_shingles, parse_keys
 from ..signer import Document, Signed
 from . import dsl
@@ -218,7 +218,7 @@ class ElasticEngine(Engine):
             if not text:
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
-            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in LANGUAGES else None)
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if is_language_code(lang) else None)
 
     def textless(self) -> int:
         """Documents without neardup's fields and without a text to sign (never signed)."""
@@ -566,7 +566,7 @@ class ElasticEngine(Engine):
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0))
+                         seq=int(nd.get("seq") or 0), too_short=bool(nd.get("too_short")))
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
