@@ -162,11 +162,65 @@ def test_detect_language_is_the_majority_of_the_first_letters(text, default, sam
 
 @pytest.fixture(scope="module")
 def normalizers():
+    """neardup's normalizer (hazm 0.10's tables, shipped) and the installed hazm's."""
     hazm = pytest.importorskip("hazm")
-    fast = persian._hazm_normalizer()
-    if type(fast) is hazm.Normalizer:
-        pytest.skip("hazm is not 0.10: the stock Normalizer is used")
-    return fast, hazm.Normalizer()
+    return persian._hazm_normalizer(), hazm.Normalizer()
+
+
+def test_the_shipped_tables_are_hazm_0_10s():
+    """The tables neardup ships are those in hazm 0.10.0's source, where that is installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("hazm")
+    except PackageNotFoundError:
+        pytest.skip("hazm is not installed")
+    if not installed.startswith("0.10."):
+        pytest.skip(f"hazm {installed} keeps its tables elsewhere")
+    assert json.loads(json.dumps(persian._hazm_tables())) == persian.shipped_tables()
+    assert set(persian.shipped_tables()) == set(persian._TABLES)
+
+
+def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(monkeypatch, tmp_path):
+    """Without hazm: the letter steps and signing run; search's word-list steps leave the
+    text; stemming and stop words of Persian name the extra to install."""
+    import builtins
+
+    from neardup.canonical import stemming, stopwords
+
+    real_import = builtins.__import__
+
+    def no_hazm(name, *args, **kwargs):
+        if name == "hazm" or name.startswith("hazm."):
+            raise ImportError("No module named 'hazm'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_hazm)
+    monkeypatch.setattr(persian, "has_hazm", lambda: False)
+    norm = persian.PrebuiltNormalizer(persian.shipped_tables())
+    assert norm.normalize_letters("كتاب") == "کتاب"
+    assert norm.seperate_mi("میخواهم") == "میخواهم"
+    assert persian.split_persian("دانش‌آموزان") == "دانش آموزان"
+    stemming.stemmer.cache_clear()
+    with pytest.raises(persian.HazmMissing, match=r"Persian stemming uses hazm.*neardup\[hazm\]"):
+        stemming.stemmer("fa", "snowball")
+    stemming.stemmer.cache_clear()
+    with pytest.raises(persian.HazmMissing, match="Persian stop words uses hazm"):
+        stopwords.raw_stopwords("fa")
+
+    # on the command line: one line naming the extra, no traceback
+    from click.testing import CliRunner
+
+    from neardup.cli import main
+
+    doc = tmp_path / "fa.jsonl"
+    doc.write_text(json.dumps({"id": "1", "text": "کتاب‌های دانش‌آموزان را خواندیم", "lang": "fa"}) + "\n", encoding="utf-8")
+    stemming.stemmer.cache_clear()
+    r = CliRunner().invoke(main, ["index", str(doc), "--engine", str(tmp_path / "i.db"), "--stem", "snowball", "--workers", "0", "-q"])
+    stemming.stemmer.cache_clear()
+    assert r.exit_code != 0
+    assert "Persian stemming uses hazm, which is not installed: pip install 'neardup[hazm]'" in r.output
+    assert "Traceback" not in r.output
 
 
 HAZM_PIECES = ["کتاب", "كتاب", "علي", "ى", "ة", "ۀ", "ﮐ", "ﻻ", "ﷲ", "ﷺ", "﷼", "می", "نمی", "خواهم", "میخواهم", "رفت", "ها", "های", "تر", "ترین", "ای", "ام", "شنبه", "سلاممم", "ببب", "خیلیییی",

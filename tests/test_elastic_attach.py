@@ -268,3 +268,34 @@ def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):
     # the templates would not know the user's field
     static = _run("dashboards", "export", "--index", "articles", "--source-field", "section")
     assert static.exit_code == 1 and "not an aggregatable field" in static.output
+
+
+def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone):
+    """The HTML report dates an attached index by its --order-field: the range on the page,
+    each cluster's representative and each member are the published dates, not when neardup
+    signed them."""
+    import re
+
+    from neardup.report import ReportOptions, build_report
+
+    url = osmem_clone.url
+    arts = _user_index(url)
+    r = _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
+             "--order-field", "published", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    published = {i: s["published"] for i, s in arts}
+    nd = NearDup.open(url, index="articles", create=False)
+    try:
+        assert nd.engine.order_field == "published"
+        page = build_report(nd.engine, threshold=nd.config.threshold, options=ReportOptions(members=50))
+        docs = nd.engine.get(list(published))
+    finally:
+        nd.close()
+    assert all(d.ordered_at == published[i] for i, d in docs.items())
+    assert (f"Documents dated {min(published.values())} – {max(published.values())} (field <code>published</code>)."
+            in page)
+    clusters = re.findall(r'data-cluster-id="([^"]+)".*?; dated ([0-9TZ:-]+) \(<code>published</code>\)', page, re.S)
+    assert clusters and all(published[rep] == date for rep, date in clusters)
+    members = re.findall(r'data-member-id="([^"]+)"><summary>.*?<span class="date">published ([0-9TZ:-]+)</span>', page)
+    assert members and all(published[m] == date for m, date in members)
+    assert "Indexed " not in page

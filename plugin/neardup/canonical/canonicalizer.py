@@ -49,7 +49,7 @@ def persian_step(text: str) -> str:
 
 def marks_to_persian_step(text: str, late: np.ndarray | None = None) -> tuple[str, bool] | None:
     """``persian_step(drop_punctuation(drop_marks(text)))`` in one compiled pass
-    (:func:`~.persian.compiled_steps`) where it applies (Persian cut at anchors, hazm 0.10,
+    (:func:`~.persian.compiled_steps`) where it applies (Persian cut at anchors,
     no character that needs one of hazm's steps the pass does not make), and the steps of
     ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one:
     (text, whether ``late`` was applied); else None.

@@ -30,7 +30,7 @@ _ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")  # the same on text
 # it back could not make a match, and trying to is slow on indented text. The lookahead
 # names the characters such a line can go on with (a dash, the first letter of a word, a
 # digit): most lines fail there, at one test (half the time on texts of short lines).
-_PAGE_NUMBER_LINE = re.compile(r"\n[ \t]*+(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
+_PAGE_NUMBER_LINE = re.compile(r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
 TOKEN = re.compile(r"[^\W_]+")
 # On ASCII text, where [^\W_] is [A-Za-z0-9], tokens are what splitting at the other
 # characters leaves (and str.translate is fast on ASCII).

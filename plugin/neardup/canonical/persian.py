@@ -1,4 +1,4 @@
-"""Persian: hazm normalization (imported lazily) and segmentation-invariant tokens.
+"""Persian: hazm normalization (its tables shipped with neardup) and segmentation-invariant tokens.
 
 hazm's ``Normalizer`` unifies Arabic letter variants, digits, diacritics and tatweel and
 fixes the spacing of affixes ("می", "ها", "ترین", ...). Writers also type the zero-width
@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -59,18 +60,45 @@ _ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u
 _FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\u0621-\u06d5]*)+")
 
 
+#: hazm 0.10.0's normalizer tables (``_TABLES``), shipped with neardup with their source and
+#: hazm's MIT license (``data/hazm-LICENSE``): the letter steps need no hazm installed, and
+#: they are the same wherever neardup runs, whichever hazm is installed or none.
+HAZM_TABLES_FILE = Path(__file__).resolve().parent / "data" / "hazm-0.10.0-normalizer.json"
+HAZM_EXTRA = "pip install 'neardup[hazm]'"
+
+
+class HazmMissing(ImportError):
+    """A step that needs hazm's word lists or models, and hazm is not installed."""
+
+
+def import_hazm(what: str):
+    """The ``hazm`` module, or :class:`HazmMissing` saying what needs it and how to install it."""
+    try:
+        import hazm
+    except ImportError as e:
+        raise HazmMissing(f"{what} uses hazm, which is not installed: {HAZM_EXTRA} (hazm installs on Python 3.10 to 3.13)") from e
+    return hazm
+
+
+def has_hazm() -> bool:
+    """Whether hazm can be imported (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("hazm") is not None
+
+
 @lru_cache(maxsize=1)
-def _hazm_normalizer():
-    """hazm's normalizer: for hazm 0.10, :class:`PrebuiltNormalizer` (its letter steps
-    without importing hazm), else the stock ``hazm.Normalizer``."""
-    from importlib.metadata import version
+def shipped_tables() -> dict[str, Any]:
+    """The normalizer tables of ``HAZM_TABLES_FILE``."""
+    import json
 
-    tables = _hazm_tables() if version("hazm").startswith("0.10.") else None
-    if tables is None:
-        from hazm import Normalizer  # imported lazily: hazm takes seconds to import
+    return json.loads(HAZM_TABLES_FILE.read_text(encoding="utf-8"))["tables"]
 
-        return Normalizer()
-    return PrebuiltNormalizer(tables)
+
+@lru_cache(maxsize=1)
+def _hazm_normalizer() -> "PrebuiltNormalizer":
+    """The Persian normalizer: :class:`PrebuiltNormalizer` on the shipped tables of hazm 0.10."""
+    return PrebuiltNormalizer(shipped_tables())
 
 
 #: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use.
@@ -81,10 +109,11 @@ _TABLES = ("translation_src", "translation_dst", "number_translation_src", "numb
 def _hazm_tables() -> dict[str, Any] | None:
     """The literal tables (``_TABLES``) assigned in ``Normalizer.__init__`` of the installed
     hazm's ``normalizer.py``, read from its source without importing hazm (its package
-    imports scikit-learn, nltk and gensim: two seconds), or None if they are not all there."""
+    imports scikit-learn, nltk and gensim: two seconds), or None if they are not all there
+    (no hazm, or a hazm whose source has them elsewhere). How ``HAZM_TABLES_FILE`` was
+    made from hazm 0.10.0, and what tests compare it with where hazm 0.10 is installed."""
     import ast
     import importlib.util
-    from pathlib import Path
 
     spec = importlib.util.find_spec("hazm")
     if spec is None or not spec.submodule_search_locations:
@@ -107,21 +136,22 @@ def _hazm_tables() -> dict[str, Any] | None:
 
 
 class PrebuiltNormalizer:
-    """hazm 0.10's ``Normalizer`` with its tables built once, hazm imported only when a step
-    needs its word lists.
+    """hazm 0.10's ``Normalizer`` on its tables (shipped with neardup, :func:`shipped_tables`),
+    built once; hazm itself imported only when a step needs its word lists.
 
     hazm 0.10's ``normalize`` builds its letter and digit tables (``hazm.maketrans``) on
     every call and applies them to every character; here they are built at construction and
     applied to the runs they change. The letter steps (``persian_style``, ``persian_number``,
     ``remove_diacritics``, ``unicodes_replacement``, ``remove_specials_chars``) are hazm's
-    own code on hazm's own tables, read from its source (:func:`_hazm_tables`), so a text
-    without the few cases below never imports hazm. ``correct_spacing``,
-    ``decrease_repeated_chars`` and ``seperate_mi`` go to a stock ``hazm.Normalizer`` made
-    on first use, the last two only when they can change the text: a character three times
-    in a row (a superset of ``more_than_two_repeat_pattern``), "می" in it (every match of
-    ``joint_mi_patterns`` holds it). ``normalize`` runs the same public steps in the same
-    order as hazm 0.10.0's. Checked against the stock ``Normalizer`` in
-    tests/test_canonical_fast.py.
+    own code on hazm's own tables, so signing (:meth:`normalize_letters`) never needs hazm.
+    ``correct_spacing``, ``decrease_repeated_chars`` and ``seperate_mi`` look words up in
+    hazm's lexicon: they go to a stock ``hazm.Normalizer`` made on first use, the last two
+    only when they can change the text (a character three times in a row, a superset of
+    ``more_than_two_repeat_pattern``; "می" in it, as every match of ``joint_mi_patterns``
+    holds it). Without hazm installed those two leave the text as it is (:attr:`has_lexicon`)
+    and ``correct_spacing`` raises :class:`HazmMissing`. ``normalize`` runs the same public
+    steps in the same order as hazm 0.10.0's. Checked against the stock ``Normalizer`` in
+    tests/test_canonical_fast.py where hazm 0.10 is installed.
     """
 
     def __init__(self, tables: dict[str, Any]) -> None:
@@ -136,11 +166,14 @@ class PrebuiltNormalizer:
         self._repeat = re.compile(r"(.)\1\1", re.S)
         self._stock: Any = None
 
+    @property
+    def has_lexicon(self) -> bool:
+        """Whether the steps that look words up can run (hazm is installed)."""
+        return has_hazm()
+
     def _full(self) -> Any:
         if self._stock is None:
-            from hazm import Normalizer
-
-            self._stock = Normalizer()
+            self._stock = import_hazm("Persian spacing and word-list steps").Normalizer()
         return self._stock
 
     @staticmethod
@@ -188,17 +221,17 @@ class PrebuiltNormalizer:
         return self._full().correct_spacing(text)
 
     def decrease_repeated_chars(self, text: str) -> str:
-        return self._full().decrease_repeated_chars(text) if self._repeat.search(text) else text
+        return self._full().decrease_repeated_chars(text) if self._repeat.search(text) and self.has_lexicon else text
 
     def seperate_mi(self, text: str) -> str:
-        return self._full().seperate_mi(text) if "می" in text else text
+        return self._full().seperate_mi(text) if "می" in text and self.has_lexicon else text
 
 
 @lru_cache(maxsize=1)
 def compound_lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """From hazm's word list (``hazm.words_list``): every word with its ZWNJ and spaces
     removed, and the productive first and second parts of its ZWNJ compounds."""
-    from hazm import words_list
+    words_list = import_hazm("Joining Persian compounds by hazm's lexicon").words_list
 
     joined: set[str] = set()
     first: Counter[str] = Counter()
@@ -292,7 +325,7 @@ def normalize_persian(text: str) -> str:
     word of another script); then the segmentation of ``SEGMENTATION`` (for anchors, hazm's
     spacing steps are skipped: the spaces between Persian letters go anyway).
 
-    With anchors and hazm 0.10, the steps are made in one compiled pass
+    With anchors, the steps are made in one compiled pass
     (:func:`compiled_pieces`) where they can be; :func:`normalize_persian_steps` is them
     one by one, and the reference it is tested against."""
     if SEGMENTATION == "anchors":
@@ -305,7 +338,7 @@ def normalize_persian(text: str) -> str:
 def normalize_persian_steps(text: str) -> str:
     """:func:`normalize_persian`, one regular expression or table at a time."""
     hazm = _hazm_normalizer()
-    anchors = SEGMENTATION == "anchors" and hasattr(hazm, "normalize_letters")
+    anchors = SEGMENTATION == "anchors"
     text = (hazm.normalize_letters if anchors else hazm.normalize)(_SPACE.sub(" ", text))
     text = _ZWNJ_INSIDE.sub("", FA_LETTER_MAP(text)).replace(ZWNJ, " ")
     if SEGMENTATION == "anchors":
@@ -316,8 +349,8 @@ def normalize_persian_steps(text: str) -> str:
 @lru_cache(maxsize=1)
 def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The tables of :func:`neardup.kernels.persian_pieces`: whitespace (``str.isspace``,
-    Python's ``\\s``), the letter map and the two anchor sets; None without hazm 0.10's
-    tables (:class:`PrebuiltNormalizer`).
+    Python's ``\\s``), the letter map and the two anchor sets; None where the tables hold a
+    pattern wider than one character (none in hazm 0.10's).
 
     The letter map is ``FA_LETTER_MAP(hazm.normalize_letters(c))`` of each BMP character
     ``c``: its code point, -1 for none, -2 for more than one or where ``persian_style``
@@ -327,8 +360,6 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     steps in turn. It is derived from the code points the tables name, and kept on disk
     under a digest of the tables (:mod:`neardup.tablecache`)."""
     hazm = _hazm_normalizer()
-    if not isinstance(hazm, PrebuiltNormalizer):
-        return None
     patterns = hazm._diacritics + hazm._specials + hazm._replacements
     if any(_sre_parse.parse(p.pattern).getwidth() != (1, 1) for p, _ in patterns):
         return None
@@ -361,8 +392,7 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
 
 def compiled_pieces(text: str) -> str | None:
     """:func:`normalize_persian_steps` with anchors, made by one compiled pass
-    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (no hazm
-    0.10 tables; a character that needs hazm's ``persian_style`` or maps to more than one,
+    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (a character that needs hazm's ``persian_style`` or maps to more than one,
     a ligature such as U+FDF2), for the steps to make.
 
     >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش\u200cآموزان") == normalize_persian_steps("دانشآموزان")
@@ -444,11 +474,10 @@ def split_persian(text: str) -> str:
     every ZWNJ a space:
     the parts of compounds and affixed words as separate words, whichever way they were
     written ("می‌خواهم", "میخواهم", "می خواهم" -> "می خواهم"; hazm separates the affixes it
-    knows). For full-text search, where a query word should find the compounds it is part of."""
+    knows; without hazm installed, only the letter steps: "میخواهم" stays one word). For
+    full-text search, where a query word should find the compounds it is part of."""
     hazm = _hazm_normalizer()
     text = _SPACE.sub(" ", text)
-    if hasattr(hazm, "normalize_letters"):  # the spacing hazm would fix is undone here: every ZWNJ becomes a space
-        text = hazm.seperate_mi(hazm.decrease_repeated_chars(hazm.normalize_letters(text)))
-    else:
-        text = hazm.normalize(text)
+    # the spacing hazm would fix is undone here: every ZWNJ becomes a space
+    text = hazm.seperate_mi(hazm.decrease_repeated_chars(hazm.normalize_letters(text)))
     return FA_LETTER_MAP(text).replace(ZWNJ, " ")

@@ -50,6 +50,10 @@ def describe(e: BaseException) -> str | None:
         return "input nested too deeply to process (objects or arrays inside each other hundreds of levels deep)"
     if isinstance(e, MemoryError):
         return "out of memory: use a smaller --batch-size or fewer --workers"
+    from ..canonical.persian import HazmMissing
+
+    if isinstance(e, HazmMissing):  # an option that needs the hazm extra
+        return str(e)
     return None
 
 

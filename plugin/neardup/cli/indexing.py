@@ -146,7 +146,7 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
 @click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations.")
 @click.option("--bands-rows", metavar="BxR", help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
 @click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
-@click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
+@click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer with either, which needs neardup[hazm] (default none).")
 @click.option("--no-stopwords", is_flag=True, help="Keep stop words.")
 @click.option("--seed", type=int, help="Hash seed (default 1).")
 @click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3).")

@@ -32,15 +32,18 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
 
     One file, no server and no network: summary numbers, charts of cluster sizes,
     resemblance and languages, and the largest clusters. Each cluster expands to its
-    members, each shown side by side with the representative, shared passages
-    highlighted (right-to-left for Persian and other RTL languages).
+    members: what changed from the representative (words removed and added), and the
+    two texts side by side with their shared passages highlighted (right-to-left for
+    Persian and other RTL languages; titles keep their own direction). An index attached
+    with --order-field is dated by that field.
 
-    Clusters are the ones `neardup clusters` stored; without them, the index-time tags.
-    Big indexes are sampled (--max-scan, --top, --members) and the page says how.
+    Clusters are those of the index-time tags (what `neardup clusters` lists); an index
+    without tags shows the clusters `neardup clusters --write` stored. Big indexes are
+    sampled (--max-scan, --top, --members) and the page says how.
 
     \b
     Examples:
-      neardup index examples/sample.jsonl && neardup clusters
+      neardup index examples/sample.jsonl
       neardup report -o report.html
       neardup report --engine https://localhost:9200 --index docs --top 50 -o docs.html
     """

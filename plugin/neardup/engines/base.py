@@ -100,6 +100,9 @@ class StoredDoc:
     fields: dict[str, Any] = field(default_factory=dict)
     indexed_at: str | None = None
     seq: int = 0  # arrival order: earlier documents have smaller seq
+    #: the date in the field that orders arrival (``neardup attach --order-field``), as an
+    #: ISO 8601 string in UTC, where the index has one and the value is a date
+    ordered_at: str | None = None
     too_short: bool = False  # too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
 
 
@@ -161,6 +164,8 @@ class Engine(abc.ABC):
     #: the settings of the open index (set by :meth:`open`)
     _config: Config | None = None
 
+    #: the field that orders arrival and dates documents (``attach --order-field``), or None
+    order_field: str | None = None
     #: what creates a missing index, for the message of ``open(create=False)``
     _create_hint: str = "run 'neardup index' to create it"
     #: what to do with an index signed by another signature version, for its message

@@ -73,7 +73,7 @@ class Layout:
     @property
     def own_fields(self) -> list[str]:
         """The document's own fields a StoredDoc reads (besides ``neardup``)."""
-        out = [f for f in (self.title, self.lang) if f]
+        out = [f for f in (self.title, self.lang, self.order if self.adopted else None) if f]
         return out if self.adopted else [*out, "fields"]
 
     def search_fields(self) -> list[str]:

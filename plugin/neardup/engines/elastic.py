@@ -566,7 +566,31 @@ class ElasticEngine(Engine):
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0), too_short=bool(nd.get("too_short")))
+                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None,
+                         too_short=bool(nd.get("too_short")))
+
+    @property
+    def order_field(self) -> str | None:  # type: ignore[override]
+        return self.layout.order if self.layout.adopted else None
+
+    def _order_date(self, src: dict[str, Any]) -> str | None:
+        """The order field's value as a date (:func:`order_date`); a number is one only in a
+        ``date`` or ``date_nanos`` field (epoch milliseconds), as the mapping says."""
+        v: Any = src
+        for part in (self.layout.order or "").split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        if isinstance(v, list):
+            v = v[0] if v else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and self._order_type() not in ("date", "date_nanos"):
+            return None
+        return order_date(v)
+
+    def _order_type(self) -> str | None:
+        if not hasattr(self, "_order_type_cache"):
+            m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
+            spec = _field_mapping(next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or "")
+            self._order_type_cache = (spec or {}).get("type")
+        return self._order_type_cache
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
@@ -696,6 +720,36 @@ def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
     """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
     v = (src or {}).get(dsl.ROOT)
     return v if isinstance(v, dict) else {}
+
+
+def order_date(value: Any) -> str | None:
+    """A date of an order field as ISO 8601 in UTC (``YYYY-MM-DDTHH:MM:SSZ``), or None where
+    ``value`` is not one: an ISO 8601 date or date-time string (a ``Z`` or offset, or none:
+    UTC, as Elasticsearch reads it), or a number of milliseconds since 1970.
+
+    >>> order_date("2026-03-01T10:00:00+02:00"), order_date("2026-03-01"), order_date(0)
+    ('2026-03-01T08:00:00Z', '2026-03-01T00:00:00Z', '1970-01-01T00:00:00Z')
+    >>> order_date("tuesday") is None and order_date(None) is None and order_date(True) is None
+    True
+    """
+    from datetime import datetime, timezone
+
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            d = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+        elif isinstance(value, str):
+            text = value.strip()
+            text = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+            d = datetime.fromisoformat(text)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _text(src: dict[str, Any], path: str | None) -> Any:
