@@ -174,43 +174,43 @@ def language_by_script(counts: Sequence[int], text: str, default: str) -> str:
     return _SCRIPT_LANGUAGE[int(best)]
 
 
-_LATIN_WORD = re.compile(r"[^\W\d_]+")
 #: Frequent English function words.
 _ENGLISH_MARKERS = frozenset("the and of to that with this are have has were been which from it by is was for on".split())
 #: Frequent function words of other languages written in Latin script (German, French,
 #: Spanish, Portuguese, Italian, Dutch, Turkish, Indonesian, Scandinavian, Polish, Czech,
-#: Vietnamese, Tagalog) that are not English words.
+#: Vietnamese, Tagalog) that are not English words, nor particles of names in English text
+#: (de, du, la, el, van, den, da, di, al, sa).
 _OTHER_LATIN_MARKERS = frozenset("""
-der die das und ist nicht ein eine zu mit von den dem sich auf für wird sind auch werden bei
-le la les des et est une du que pour dans sur pas au aux qui avec sont ce cette
-el los las y es una del por para con se su al lo como más
-os da em um uma não com dos das
-il di che è non sono della delle gli nel alla
-het een van en dat op te zijn niet voor met wordt
-ve bir bu için ile olarak daha çok olan gibi de
+der die das und ist nicht ein eine zu mit von dem sich auf für wird sind auch werden bei
+le les des et est une que pour dans sur pas au aux qui avec sont ce cette
+los las y es una del por para con se su lo como más
+os em um uma não com dos das
+il che è non sono della delle gli nel alla
+het een en dat op te zijn niet voor met wordt
+ve bir bu için ile olarak daha çok olan gibi
 yang dan di ini itu dengan untuk dari tidak akan
 og er det som på til av med att och är ikke inte
 się jest nie że jak je že
 và của là các có được trong những cho
-ang ng mga sa
+ang ng mga
 """.split())
 
 
-def _latin(text: str, head: int = 600) -> str:
-    """en unless the Latin words among the first ``head`` characters hold more function
-    words of other Latin-script languages (:data:`_OTHER_LATIN_MARKERS`, two at least) than
-    English ones (:data:`_ENGLISH_MARKERS`): then und (undetermined: generic rules, no stop
-    list). Telegraphic English (tables, titles) has few of either and stays en.
+def _latin(text: str, head: int = 240) -> str:
+    """en unless the words (split at white space) of the first ``head`` characters hold more
+    function words of other Latin-script languages (:data:`_OTHER_LATIN_MARKERS`, two at
+    least) than English ones (:data:`_ENGLISH_MARKERS`): then und (undetermined: generic
+    rules, no stop list). Telegraphic English (tables, titles) has few of either and stays
+    en. A few microseconds a text: it runs on every text whose letters are mostly Latin.
 
     >>> _latin("The bank raised its rates"), _latin("Die Bank hat die Zinsen erhöht und die Inflation sinkt"), _latin("Shr 3.07 dlrs vs 3.08")
     ('en', 'und', 'en')
     """
-    en = other = 0
-    for w in _LATIN_WORD.findall(text[:head]):
-        w = w.lower()
-        en += w in _ENGLISH_MARKERS
-        other += w in _OTHER_LATIN_MARKERS
-    return "und" if other > en and other >= 2 else "en"
+    words = text[:head].lower().split()
+    other = sum(map(_OTHER_LATIN_MARKERS.__contains__, words))
+    if other < 2:
+        return "en"
+    return "und" if other > sum(map(_ENGLISH_MARKERS.__contains__, words)) else "en"
 
 
 @lru_cache(maxsize=1)
