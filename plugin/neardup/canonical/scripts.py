@@ -197,20 +197,30 @@ ang ng mga
 
 
 def _latin(text: str, head: int = 240) -> str:
-    """en unless the words (split at white space) of the first ``head`` characters hold more
-    function words of other Latin-script languages (:data:`_OTHER_LATIN_MARKERS`, two at
-    least) than English ones (:data:`_ENGLISH_MARKERS`): then und (undetermined: generic
-    rules, no stop list). Telegraphic English (tables, titles) has few of either and stays
-    en. A few microseconds a text: it runs on every text whose letters are mostly Latin.
+    """en, unless the first ``head`` characters read as another Latin-script language: und
+    (undetermined: generic rules, no stop list). They do when their words (split at white
+    space) hold more function words of other languages (:data:`_OTHER_LATIN_MARKERS`, two
+    at least) than English ones (:data:`_ENGLISH_MARKERS`), or none of the English ones and
+    Latin letters outside ASCII (ş, ı, ä, é, ...) are at least 1 in 50 of their Latin letters.
+    Telegraphic English (tables, titles) has few of either and stays en. A few microseconds
+    a text: it runs on every text whose letters are mostly Latin.
 
     >>> _latin("The bank raised its rates"), _latin("Die Bank hat die Zinsen erhöht und die Inflation sinkt"), _latin("Shr 3.07 dlrs vs 3.08")
     ('en', 'und', 'en')
+    >>> _latin("Milli basketbol takımı, hazırlık maçında güçlü rakibini yendi")
+    'und'
     """
     words = text[:head].lower().split()
     other = sum(map(_OTHER_LATIN_MARKERS.__contains__, words))
-    if other < 2:
+    if other < 2 and text[:head].isascii():
         return "en"
-    return "und" if other > sum(map(_ENGLISH_MARKERS.__contains__, words)) else "en"
+    en = sum(map(_ENGLISH_MARKERS.__contains__, words))
+    if other >= 2 and other > en:
+        return "und"
+    if en:
+        return "en"
+    latin = [ch.isascii() for ch in text[:head] if ch.isalpha() and script_code(ch) == _LATN]
+    return "und" if latin and 50 * latin.count(False) >= len(latin) else "en"
 
 
 @lru_cache(maxsize=1)

@@ -26,8 +26,7 @@ def _histogram(nd, as_json: bool) -> None:
     for b in reversed(bins):
         bar = "#" * round(30 * b["documents"] / top)
         mark = "  <- t" if b["from"] <= t < b["to"] or (b["to"] == 1.0 and t == 1.0) else ""
-        seen = f"  (queries find {b['expected_recall']:.0%} of such pairs)" if b["below_threshold"] and b.get("expected_recall", 1) < 0.995 else ""
-        con.print(f"  {b['from']:.2f}-{b['to']:.2f}  {b['documents']:>7}  {bar}{mark}{seen}", highlight=False)
+        con.print(f"  {b['from']:.2f}-{b['to']:.2f}  {b['documents']:>7}  {bar}{mark}", highlight=False)
     con.print("A gap between two groups is a good place for t; documents just below t are near-duplicates the index does not tag "
               "(lower t to take them in, after reading a few with 'neardup compare --ids').", soft_wrap=True)
 
