@@ -302,3 +302,11 @@ def test_evaluate_scores_against_the_users_labels_from_a_folder(tmp_path):
     labels.write_text(f"id_a,id_b,label\n{ids['x']},{ids['x_copy']},maybe\n", encoding="utf-8")
     res = CliRunner().invoke(main, ["evaluate", str(docs), "--labels", str(labels), "--methods", "engine"])
     assert res.exit_code != 0 and "pairs.csv:2: label 'maybe'" in res.output
+
+
+def test_the_docs_give_the_stop_lists_sizes():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "canonicalization.md").read_text(encoding="utf-8")
+    for lang in ("en", "ru", "fa"):
+        assert f"`neardup/canonical/data/stopwords_{lang}.txt` | {len(raw_stopwords(lang))} |" in page
