@@ -34,7 +34,8 @@ def test_choices_come_from_the_config():
     ctx = click.Context(main)
     offered = {(cmd, p.name): tuple(p.type.choices) for cmd in ("index", "query", "init")
                for p in main.get_command(ctx, cmd).params if isinstance(p.type, click.Choice)}
-    assert offered == {("index", "minhash_scheme"): CHOICES["minhash_scheme"], ("index", "stem"): CHOICES["stem"]}
+    settings = {("minhash_scheme", CHOICES["minhash_scheme"]), ("stem", CHOICES["stem"]), ("fa_segmentation", CHOICES["fa_segmentation"])}
+    assert offered == {(cmd, name): choices for cmd in ("index", "init") for name, choices in settings}
     assert all(p.type is LANGUAGE for cmd in ("index", "query", "init", "compare") for p in main.get_command(ctx, cmd).params if p.name == "lang")
     bad = run("index", SAMPLE, "-e", ":memory:", "--stem", "porter", ok=False)
     assert bad.exit_code == 2 and "'porter' is not one of 'none', 'snowball', 'lemma'" in bad.output

@@ -288,7 +288,7 @@ def test_evaluate_scores_against_the_users_labels_from_a_folder(tmp_path):
     docs.mkdir()
     for name, text in (("x", LONG), ("x_copy", LONG), ("y", LONG), ("z", A)):
         (docs / f"{name}.txt").write_text(text, encoding="utf-8")
-    ids = {n: str(docs / f"{n}.txt") for n in ("x", "x_copy", "y", "z")}
+    ids = {n: f"{n}.txt" for n in ("x", "x_copy", "y", "z")}  # (a text file's id: its path in the folder named)
     labels = tmp_path / "pairs.csv"
     labels.write_text(f"id_a,id_b,label\n{ids['x']},{ids['x_copy']},1\n{ids['x']},{ids['z']},false\n{ids['y']},{ids['z']},1\n", encoding="utf-8")
     res = CliRunner().invoke(main, ["evaluate", str(docs), "--labels", str(labels), "--methods", "engine", "--thresholds", "0.8", "--json"],

@@ -51,6 +51,7 @@ import numpy as np
 
 from .canonical import strip_html
 from .config import Config, is_language_code
+from .errors import InvalidInput
 from .ragged import join, pair_count, pairs_sharing
 from .signatures import REGISTRY, build_context, needs_context
 from .signatures.common import words
@@ -66,7 +67,7 @@ NEGATIVE_LABELS = {"0", "false", "no", "nonparaphrase", "different", "negative"}
 MIN_WORDS_LEVENSHTEIN = 20
 
 
-class EvaluationError(ValueError):
+class EvaluationError(InvalidInput):
     """Bad input to an evaluation (unreadable corpus, unknown method, ...)."""
 
 
