@@ -39,6 +39,9 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
             return
         con = console()
         con.print(f"{s.id}  (arrival #{s.seq}){'  ' + s.title if s.title else ''}", markup=False, highlight=False)
+        if s.too_short:
+            con.print("  too short: fewer canonical tokens than twice the shingle size, so its resemblance is all or nothing "
+                      "(same canonical words or not)", markup=False, highlight=False, soft_wrap=True)
         if s.tags is None:
             con.print("  not tagged yet: run 'neardup retag'")
         elif s.tags.is_duplicate:
