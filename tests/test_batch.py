@@ -304,7 +304,7 @@ def test_key_set_contains_is_isin(keys, others):
 
 def test_sign_batch_reports_bad_documents_and_keeps_the_rest():
     signer = Signer(Config())
-    bad = Document("bad", "some text here", lang="xx")
+    bad = Document("bad", "some text here", lang="english")
     good = Document("good", "the quick brown fox jumps over the lazy dog")
     errors = []
     out = signer.sign_batch([bad, good], on_error=lambda d, e: errors.append((d.id, str(e))))
@@ -318,7 +318,7 @@ def test_sign_batch_reports_a_bad_document_among_many_and_signs_the_others_as_al
     signer = Signer(Config())
     texts = ["Ёлка и дом, ДОМ и ёлка стоят", "the quick brown fox jumps over the lazy dog", "کتاب‌های دانش‌آموزان ۱۲", "Straße İstanbul ﬁne"]
     docs = [Document(f"d{i}", t) for i, t in enumerate(texts)]
-    docs.insert(2, Document("bad", "Привет, мир", lang="xx"))
+    docs.insert(2, Document("bad", "Привет, мир", lang="x_1"))
     errors = []
     out = signer.sign_batch(docs, on_error=lambda d, e: errors.append(d.id))
     assert errors == ["bad"] and [s.id for s in out] == [f"d{i}" for i in range(len(texts))]
@@ -451,7 +451,7 @@ def test_keys_encoded_in_advance_are_used_only_for_the_same_fields(tmp_path):
     made[1].encoded_keys = EncodedKeys(("minhash",), b"made for other fields")  # ignored: the engine encodes it
     assert engine._doc_row(made[1], None, 0) == engine._doc_row(plain[1], None, 0)
     made[0].encoded_keys = EncodedKeys(made[0].encoded_keys.fields, b"taken as made")
-    assert engine._doc_row(made[0], None, 0)[13] == b"taken as made"
+    assert engine._doc_row(made[0], None, 0)[14] == b"taken as made"  # (the keys column)
 
 
 def test_input_of_one_batch_starts_no_worker(tmp_path, monkeypatch):
