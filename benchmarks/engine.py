@@ -42,6 +42,20 @@ def db_bytes(path: Path) -> int:
     return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal", "-shm") if os.path.exists(f"{path}{s}"))
 
 
+def page_usage(path: Path, n: int) -> dict:
+    """Per document: unused bytes in the file's pages and bytes of the stored shingle hashes
+    (SQLite's dbstat; empty where SQLite lacks it)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as c:
+            unused = c.execute("SELECT SUM(unused) FROM dbstat").fetchone()[0] or 0
+            shingles = c.execute("SELECT SUM(length(shingles)) FROM docs").fetchone()[0] or 0
+    except sqlite3.Error:
+        return {}
+    return {"unused_bytes_per_doc": unused / n, "shingle_bytes_per_doc": shingles / n}
+
+
 def table_bytes(path: Path, n: int) -> dict:
     """Bytes per document of each table and index (SQLite's dbstat), where SQLite has it."""
     import sqlite3
@@ -128,7 +142,7 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
         size_bytes = db_bytes(db)
         cp["index"] = {"db_bytes": size_bytes, "text_bytes": feed.text_bytes, "bytes_per_doc": size_bytes / n,
                        "bytes_per_doc_beyond_text": (size_bytes - feed.text_bytes) / n, "bytes_per_doc_by_table": table_bytes(db, n),
-                       "bytes_per_doc_beyond_text_as_indexed": (as_indexed - feed.text_bytes) / n,
+                       "bytes_per_doc_beyond_text_as_indexed": (as_indexed - feed.text_bytes) / n, **page_usage(db, n),
                        "first_containment_query_s": first_containment_s}
         qrng = random.Random(seed * 1_000_003 + n)
         qs = [gen.query(f"q{i}", qrng) for i in range(queries)]

@@ -329,13 +329,18 @@ def _engine_tables(res: dict) -> list[Table]:
     eng = res.get("engine", {})
     if eng.get("checkpoints"):
         t = Table(title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query latency (sign + candidates + exact verification)")
-        for c in ("docs", "ingest docs/s", "p50 ms", "p95 ms", "p99 ms", "B/doc beyond text", "peak RSS MB", "clusters() s"):
+        for c in ("docs", "ingest docs/s", "CPU ms/doc", "p50 ms", "p95 ms", "p99 ms", "B/doc beyond text", "of it: shingles",
+                  "free page space", "postings", "peak RSS MB", "clusters() s"):
             t.add_column(c, justify="right")
         for c in eng["checkpoints"]:
-            q = c["query"]
-            t.add_row(_f(c["size"]), _f(c["ingest"]["docs_per_s"]), _f(q["p50_ms"], "{:.2f}"), _f(q["p95_ms"], "{:.2f}"),
-                      _f(q["p99_ms"], "{:.2f}"), _f(c["index"]["bytes_per_doc_beyond_text"]), _f(c["peak_rss_mb"]),
+            q, ix = c["query"], c["index"]
+            t.add_row(_f(c["size"]), _f(c["ingest"]["docs_per_s"]), _f(c["ingest"].get("cpu_ms_per_doc"), "{:.2f}"), _f(q["p50_ms"], "{:.2f}"),
+                      _f(q["p95_ms"], "{:.2f}"), _f(q["p99_ms"], "{:.2f}"), _f(ix["bytes_per_doc_beyond_text"]),
+                      _f(ix.get("shingle_bytes_per_doc")), _f(ix.get("unused_bytes_per_doc")),
+                      _f(ix.get("bytes_per_doc_by_table", {}).get("postings")), _f(c["peak_rss_mb"]),
                       _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"))
+        t.caption = (f"documents: {eng.get('documents', 'synthetic stream')}; ingest docs/s and CPU ms/doc of each segment (from the "
+                     "previous size to this one), one process; free page space: unused bytes in the file's pages (SQLite dbstat)")
         out.append(t)
     return out
 

@@ -65,11 +65,13 @@ Size (target: under 1.5 KB per document beyond the stored text)
   row's text is tokenized to rank it). Phrase and NEAR queries and column filters are not
   available; :meth:`search` takes words, each split into tokens by the table's own tokenizer,
   and every token is required (``e-mail`` finds documents with both ``e`` and ``mail``).
-* Pages are 16 KiB. Rows are appended in ``seq`` order and a page is closed when the next
-  row does not fit, so each page of ``docs`` wastes about one row's size whatever its size:
-  with 4 KiB pages that was a fifth of the table (~450 B per document), with 16 KiB pages it
-  is ~120 B. Lookups are not slower (a page is one read either way); a batch rewrites more
-  bytes of the ``postings`` pages it touches, which ingest does not notice at 300k documents.
+* Pages are 64 KiB (a new file's; a file keeps the page size it was made with). Rows are
+  appended in ``seq`` order and a page is closed when the next row does not fit, so each page
+  of ``docs`` leaves unused up to one row's size: a row of a 550-word document (its text, 8
+  bytes per shingle hash, its keys) is 7-9 KB, so a 16 KiB page held one or two of them and
+  left about 2.2 KB per document unused; a 64 KiB page holds seven or eight and leaves about
+  0.8 KB (``python -m benchmarks.engine --long``: 5,492 instead of 6,955 bytes per document
+  beyond the text at 50k documents). Short documents lose little either way.
 * A batch inserts its postings at the end, in key order, so each b-tree page is changed once.
 * :meth:`refresh` checkpoints and truncates the write-ahead log (it held up to one batch's
   pages, tens of MB, next to the file), and ``journal_size_limit`` caps what a checkpoint
@@ -109,7 +111,7 @@ from ..verify import UNBOUNDED
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
-PAGE_SIZE = 16384
+PAGE_SIZE = 65536
 _TOKENIZE = "unicode61 remove_diacritics 2"
 #: The full-text index keeps each term's positions, so bm25() counts the terms the index holds
 #: (the analyzed words, stems) in the index itself; with ``detail=none`` FTS5 would count
