@@ -557,3 +557,28 @@ def test_matched_documents_are_the_definition(groups, postings, after, before):
                 s[1] |= 1 << field
     expect = sorted(((q, d, s, f) for (q, d), (s, f) in want.items()), key=lambda r: (r[0], -r[2], r[1]))
     assert list(zip(*[x.tolist() for x in got], strict=True)) == expect
+
+
+def test_new_files_have_64_kib_pages_and_older_page_sizes_still_open(tmp_path, monkeypatch):
+    """Rows of long documents (7-9 KB) fill 64 KiB pages seven or eight at a time; a file made
+    with another page size keeps it, and reads and writes as before."""
+    from neardup.engines import embedded
+
+    texts = [f"document {i} " + " ".join(f"word{(i * 7 + j) % 97}" for j in range(60)) for i in range(30)]
+    page = lambda p: sqlite3.connect(p).execute("PRAGMA page_size").fetchone()[0]  # noqa: E731
+    new = str(tmp_path / "new.db")
+    nd = NearDup.open(new)
+    nd.index([Document(f"d{i}", t) for i, t in enumerate(texts)])
+    nd.close()
+    assert page(new) == 65536
+    monkeypatch.setattr(embedded, "PAGE_SIZE", 16384)
+    old = str(tmp_path / "old.db")
+    nd = NearDup.open(old)
+    nd.index([Document(f"d{i}", t) for i, t in enumerate(texts[:15])])
+    nd.close()
+    monkeypatch.setattr(embedded, "PAGE_SIZE", 65536)
+    nd = NearDup.open(old)
+    nd.index([Document(f"d{i}", t) for i, t in enumerate(texts)])
+    assert nd.count() == 30 and nd.query(texts[3])[0].id == "d3"
+    nd.close()
+    assert page(old) == 16384
