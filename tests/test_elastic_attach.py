@@ -198,6 +198,12 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
     # another layout for the same index is refused
     other = _run("attach", "articles", "--engine", url, "--text-field", "headline")
     assert other.exit_code == 1 and "already attached" in other.output
+    assert ("already attached with --text-field body --title-field headline --order-field published, not --text-field headline "
+            "--title-field headline --order-field published") in other.output and "{" not in other.output
+    # run again without the field options: the stored ones
+    again = _run("attach", "articles", "--engine", url, "--json", "-q")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output)["signed"] == 0 and any("resuming" in a for a in json.loads(again.output)["actions"])
 
     # --watch: documents another writer adds are signed on the next pass
     copy = arts[4][1]
@@ -247,6 +253,8 @@ def test_attach_checks_the_fields(osmem_clone):
             ElasticEngine(url, index="articles").attach(layout)
     with pytest.raises(EngineError, match="no such index"):
         ElasticEngine(url, index="absent").attach(Layout())
+    r = _run("attach", "articles", "--engine", url)  # the first time, the text field must be named
+    assert r.exit_code == 1 and "not attached yet: name the field holding the text with --text-field" in r.output
 
 
 def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):

@@ -171,7 +171,7 @@ def test_clean_and_safe_make_data_inert():
 def test_hostile_ids_titles_and_texts_are_printed_literally(engine_target, tmp_path):
     target, opts = engine_target
     prepare(target, opts)
-    base = good_text(1)
+    base = good_text(1) + " " + good_text(2)  # (long enough that the hostile titles' words keep each copy above t)
     recs = [{"id": i, "title": t, "text": base + (" extra words" if n else "") + " " + t} for n, (i, t) in enumerate(HOSTILE.items())]
     recs.append({"id": "esc-\x1b]0;pwned\x07", "title": "[bold]", "text": base})
     src = write_jsonl(tmp_path / "h.jsonl", recs)
@@ -371,10 +371,9 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["indexed"] == 2
     with NearDup.open(target, create=False, **opts) as nd:
-        got = nd.engine.get(["r0", "r1", "r2", "r5", "r10", "r11", str(d / "page.html.gz"), str(d / "notes.txt"),
-                             str(d / "windows.txt")], text=True)
-        assert len(got) == 9 and nd.count() == 11
-        assert got[str(d / "page.html.gz")].title == "page" and got[str(d / "windows.txt")].text.startswith(good_text(8)[:20])
+        got = nd.engine.get(["r0", "r1", "r2", "r5", "r10", "r11", "page.html.gz", "notes.txt", "windows.txt"], text=True)
+        assert len(got) == 9 and nd.count() == 11  # (text files: ids relative to the folder named)
+        assert got["page.html.gz"].title == "page" and got["windows.txt"].text.startswith(good_text(8)[:20])
     arr = write_jsonl(tmp_path / "array.json", ["[", rec(40) + ",", rec(41), "]"])
     one = write_jsonl(tmp_path / "one-line-array.json", ["[" + rec(42) + ", " + rec(43) + "]"])
     pretty = write_jsonl(tmp_path / "pretty.jsonl", ["{", '  "id": "p",', '  "text": "t"', "}"])
@@ -473,6 +472,8 @@ def test_a_full_disk_is_a_clear_error_and_what_was_committed_stays(tmp_path, mon
         calls = {"n": 0, "stored": 0}
 
         def put(self, docs, tags=None, error=error, calls=calls):
+            if self.path == ":memory:":  # (the scratch index on which index compiles the signing loops)
+                return real_put(self, docs, tags)
             calls["n"] += 1
             if calls["n"] == 3:
                 raise error

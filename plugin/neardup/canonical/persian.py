@@ -32,14 +32,11 @@ import numpy as np
 import xxhash
 
 from ..config import Config, FaJoinRule, FaSegmentation
+from ..errors import NeardupError
 from ..tablecache import cached_table
 from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, Span, _SPACE, code_point_table, decoded, grouped_code_points, mark_code_points, spans_of,
                       token_char_table)
 
-try:  # the parser of the re module, for the width of hazm's patterns
-    from re import _parser as _sre_parse  # Python 3.11+
-except ImportError:  # pragma: no cover (Python 3.10)
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
 #: joined to the next (previous) word wherever it stands apart (benchmarks/persian.py).
@@ -82,14 +79,14 @@ _ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u
 _FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\u0621-\u06d5]*)+")
 
 
-#: hazm 0.10.0's normalizer tables (``_TABLES``), shipped with neardup with their source and
+#: hazm 0.10.0's normalizer tables (:data:`TABLES`), shipped with neardup with their source and
 #: hazm's MIT license (``data/hazm-LICENSE``): the letter steps need no hazm installed, and
 #: they are the same wherever neardup runs, whichever hazm is installed or none.
 HAZM_TABLES_FILE = Path(__file__).resolve().parent / "data" / "hazm-0.10.0-normalizer.json"
 HAZM_EXTRA = "pip install 'neardup[hazm]'"
 
 
-class HazmMissing(ImportError):
+class HazmMissing(NeardupError, ImportError):
     """A step that needs hazm's word lists or models, and hazm is not installed."""
 
 
@@ -123,38 +120,10 @@ def _hazm_normalizer() -> "PrebuiltNormalizer":
     return PrebuiltNormalizer(shipped_tables())
 
 
-#: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use.
-_TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
+#: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use (the keys of
+#: ``HAZM_TABLES_FILE``'s "tables").
+TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
            "diacritics_patterns", "specials_chars_patterns", "replacements")
-
-
-def _hazm_tables() -> dict[str, Any] | None:
-    """The literal tables (``_TABLES``) assigned in ``Normalizer.__init__`` of the installed
-    hazm's ``normalizer.py``, read from its source without importing hazm (its package
-    imports scikit-learn, nltk and gensim: two seconds), or None if they are not all there
-    (no hazm, or a hazm whose source has them elsewhere). How ``HAZM_TABLES_FILE`` was
-    made from hazm 0.10.0, and what tests compare it with where hazm 0.10 is installed."""
-    import ast
-    import importlib.util
-
-    spec = importlib.util.find_spec("hazm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    try:
-        tree = ast.parse((Path(list(spec.submodule_search_locations)[0]) / "normalizer.py").read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    found: dict[str, Any] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
-            for a in ast.walk(node):
-                if (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Attribute)
-                        and a.targets[0].attr in _TABLES):
-                    try:
-                        found[a.targets[0].attr] = ast.literal_eval(a.value)
-                    except ValueError:
-                        return None
-    return found if set(found) == set(_TABLES) else None
 
 
 class PrebuiltNormalizer:
@@ -167,8 +136,11 @@ class PrebuiltNormalizer:
     ``remove_diacritics``, ``unicodes_replacement``, ``remove_specials_chars``) are hazm's
     own code on hazm's own tables, so signing (:meth:`normalize_letters`) never needs hazm.
     ``correct_spacing``, ``decrease_repeated_chars`` and ``seperate_mi`` look words up in
-    hazm's lexicon: they go to a stock ``hazm.Normalizer`` made on first use, the last two
-    only when they can change the text (a character three times in a row, a superset of
+    hazm's lexicon: with hazm 0.10 the last two are hazm's code on its word and verb lists,
+    kept on disk once made (:func:`hazm_words`, :func:`mi_verbs`: no hazm import and no
+    lemmatizer set-up, two to three seconds, in every process), with another hazm they go to
+    a stock ``hazm.Normalizer`` made on first use (as ``correct_spacing`` always does); the
+    two run only when they can change the text (a character three times in a row, a superset of
     ``more_than_two_repeat_pattern``; "می" in it, as every match of ``joint_mi_patterns``
     holds it). Without hazm installed those two leave the text as it is (:attr:`has_lexicon`)
     and ``correct_spacing`` raises :class:`HazmMissing`. ``normalize`` runs the same public
@@ -177,14 +149,16 @@ class PrebuiltNormalizer:
     """
 
     def __init__(self, tables: dict[str, Any]) -> None:
+        """``tables``: those of :data:`TABLES` (:func:`shipped_tables`). The maps and
+        patterns built from them are public: :func:`_piece_tables` reads them."""
         t = tables
-        self._letters = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
-        self._numbers = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
+        self.letter_map = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
+        self.number_map = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
         compiled = lambda patterns: [(re.compile(p), r) for p, r in patterns]  # noqa: E731
-        self._style = compiled(t["persian_style_patterns"])
-        self._diacritics = compiled(t["diacritics_patterns"])
-        self._specials = compiled(t["specials_chars_patterns"])
-        self._replacements = compiled(t["replacements"])
+        self.style_patterns = compiled(t["persian_style_patterns"])
+        self.diacritic_patterns = compiled(t["diacritics_patterns"])
+        self.special_patterns = compiled(t["specials_chars_patterns"])
+        self.replacement_patterns = compiled(t["replacements"])
         self._repeat = re.compile(r"(.)\1\1", re.S)
         self._stock: Any = None
 
@@ -205,7 +179,7 @@ class PrebuiltNormalizer:
         return text
 
     def normalize(self, text: str) -> str:
-        text = self._letters(text)
+        text = self.letter_map(text)
         steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
         steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
         for step in steps:  # all of them: the default settings
@@ -217,7 +191,7 @@ class PrebuiltNormalizer:
         ``seperate_mi``, four fifths of its time) and without ``decrease_repeated_chars``
         (it looks words up, so its result depends on where words end): for anchor
         pieces, where the spaces between Persian letters are removed anyway."""
-        text = self._letters(text)
+        text = self.letter_map(text)
         steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
                  self.remove_specials_chars)
         for step in steps:
@@ -225,28 +199,106 @@ class PrebuiltNormalizer:
         return text
 
     def persian_style(self, text: str) -> str:
-        return self._replace(self._style, text)
+        return self._replace(self.style_patterns, text)
 
     def persian_number(self, text: str) -> str:
-        return self._numbers(text)
+        return self.number_map(text)
 
     def remove_diacritics(self, text: str) -> str:
-        return self._replace(self._diacritics, text)
+        return self._replace(self.diacritic_patterns, text)
 
     def remove_specials_chars(self, text: str) -> str:
-        return self._replace(self._specials, text)
+        return self._replace(self.special_patterns, text)
 
     def unicodes_replacement(self, text: str) -> str:
-        return self._replace(self._replacements, text)
+        return self._replace(self.replacement_patterns, text)
 
     def correct_spacing(self, text: str) -> str:
         return self._full().correct_spacing(text)
 
     def decrease_repeated_chars(self, text: str) -> str:
-        return self._full().decrease_repeated_chars(text) if self._repeat.search(text) and self.has_lexicon else text
+        """hazm 0.10's ``Normalizer.decrease_repeated_chars`` (its patterns, its rule) with
+        the words of its tokenizer from :func:`hazm_words`: a letter three or more times is
+        cut to one or two, whichever makes a known word (two when neither or both do)."""
+        if not self._repeat.search(text) or not self.has_lexicon:
+            return text
+        if not _hazm_is_0_10():
+            return self._full().decrease_repeated_chars(text)
+        words = hazm_words()
+        for m in _REPEATED_WORD.finditer(text):
+            word = m.group()
+            if word not in words:
+                no_repeat = _MORE_THAN_TWO.sub(r"\1", word)
+                two_repeat = _MORE_THAN_TWO.sub(r"\1\1", word)
+                if (no_repeat in words) != (two_repeat in words):
+                    text = text.replace(word, no_repeat if no_repeat in words else two_repeat)
+                else:
+                    text = text.replace(word, two_repeat)
+        return text
 
     def seperate_mi(self, text: str) -> str:
-        return self._full().seperate_mi(text) if "می" in text and self.has_lexicon else text
+        """hazm 0.10's ``Normalizer.seperate_mi`` (its pattern, its replacement) looked up in
+        :func:`mi_verbs` instead of a stock ``Normalizer``'s verbs: the same result, without
+        importing hazm and building its lemmatizer (two to three seconds) in every process."""
+        if "می" not in text or not self.has_lexicon:
+            return text
+        if not _hazm_is_0_10():
+            return self._full().seperate_mi(text)
+        verbs = mi_verbs()
+        for m in _JOINT_MI.findall(text):
+            r = _MI_PREFIX.sub("\\1\u200c", m)
+            if r in verbs:
+                text = text.replace(m, r)
+        return text
+
+
+#: hazm 0.10's ``more_than_two_repeat_pattern`` and ``repeated_chars_pattern``.
+_MORE_THAN_TWO = re.compile(r"([آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی])\1{2,}")
+_REPEATED_WORD = re.compile(r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*" + _MORE_THAN_TWO.pattern + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*")
+
+
+@lru_cache(maxsize=1)
+def _hazm_is_0_10() -> bool:
+    """Whether the installed hazm is 0.10 (whose steps :func:`hazm_words` and :func:`mi_verbs` serve)."""
+    from importlib.metadata import version
+
+    return version("hazm").startswith("0.10.")
+
+
+def _hazm_cached(what: str, make) -> frozenset[str]:
+    """The strings ``make()`` derives from hazm's data, made once per machine and hazm version
+    (hazm imported then) and kept on disk (:func:`neardup.tablecache.cached_table`)."""
+    from importlib.metadata import version
+
+    return frozenset(cached_table(f"hazm-{version('hazm')}-{what}", lambda: np.array(sorted(make()), dtype=str), __file__).tolist())
+
+
+@lru_cache(maxsize=1)
+def hazm_words() -> frozenset[str]:
+    """The words of hazm's ``WordTokenizer(join_verb_parts=False).words`` (its word list)."""
+
+    def make() -> list[str]:
+        return list(import_hazm("Persian search text").WordTokenizer(join_verb_parts=False).words)
+
+    return _hazm_cached("words", make)
+
+
+#: hazm 0.10's ``joint_mi_patterns`` and the prefix its ``seperate_mi`` separates.
+_JOINT_MI = re.compile(r"\bن?می[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]+")
+_MI_PREFIX = re.compile("^(ن?می)")
+
+
+@lru_cache(maxsize=1)
+def mi_verbs() -> frozenset[str]:
+    """The verb forms of hazm's lemmatizer (``Lemmatizer(joined_verb_parts=False).verbs``)
+    that start with "می" or "نمی" and a ZWNJ: all that ``seperate_mi`` looks up. Made once
+    per machine and hazm version (:func:`_hazm_cached`)."""
+
+    def make() -> list[str]:
+        verbs = import_hazm("Persian search text").Lemmatizer(joined_verb_parts=False).verbs
+        return [v for v in verbs if v.startswith(("می\u200c", "نمی\u200c"))]
+
+    return _hazm_cached("mi-verbs", make)
 
 
 @lru_cache(maxsize=1)
@@ -382,26 +434,28 @@ def _piece_tables(anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[np.n
     steps in turn. It is derived from the code points the tables name, and kept on disk
     under a digest of the tables (:mod:`neardup.tablecache`)."""
     hazm = _hazm_normalizer()
-    patterns = hazm._diacritics + hazm._specials + hazm._replacements
-    if any(_sre_parse.parse(p.pattern).getwidth() != (1, 1) for p, _ in patterns):
-        return None
+    patterns = hazm.diacritic_patterns + hazm.special_patterns + hazm.replacement_patterns
 
     def make() -> np.ndarray:
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        touched = set(hazm._letters.table) | set(hazm._numbers.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
+        doubled = "".join(c + c for c in every)  # (a pattern that can match a run, or two characters, matches more here)
+        touched = set(hazm.letter_map.table) | set(hazm.number_map.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
         for p, _ in patterns:
-            touched.update(ord(m[0]) for m in p.finditer(every))
+            found = [m for text in (every, doubled) for m in p.finditer(text)]
+            if any(m.end() - m.start() != 1 for m in found):
+                return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) a pattern wider than a character: the pass is off
+            touched.update(ord(m[0]) for m in found)
         if max(touched) >= 0x10000:
             return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) the compiled pass is off
         table = np.arange(0x10000, dtype=np.int32)
         for cp in touched:
             out = FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
             table[cp] = ord(out) if len(out) == 1 else -1 if not out else -2
-            if hazm._letters(chr(cp)) in ('"', "."):
+            if hazm.letter_map(chr(cp)) in ('"', "."):
                 table[cp] = -2
         return table
 
-    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm._letters.table.items()), sorted(hazm._numbers.table.items()),
+    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm.letter_map.table.items()), sorted(hazm.number_map.table.items()),
                                           [(p.pattern, r) for p, r in patterns], sorted(FA_LETTERS.items()))).encode())
     table = cached_table(f"persian-letters-{digest}", make, __file__)
     if not len(table):
@@ -449,7 +503,9 @@ def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | N
     tables = _piece_tables(anchors) if texts else None
     if tables is None:
         return [None] * len(texts)
-    from .. import kernels
+    from ..loops import loops
+
+    kernels = loops()
 
     space, letter_map, first, second = tables
     classes, late = pass_classes(), _NO_LATE if late is None else late
@@ -473,7 +529,9 @@ def pass_classes() -> np.ndarray:
     >>> [int(pass_classes()[ord(c)]) for c in "a،ك\u064e"] == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
-    from .. import kernels as k
+    from ..loops import loops
+
+    k = loops()
 
     word = token_char_table()
     cp = np.arange(0x110000)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any, Callable
 
 import click
 
-from .session import announce_waits
+from .session import announce_waits, progress
 from .options import echo_json, engine_options, fail, json_option
 
 
@@ -38,7 +37,8 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
 @click.command("attach")
 @click.argument("index", metavar="INDEX")
 @engine_options
-@click.option("--text-field", required=True, metavar="FIELD", help="Field holding the text to sign (e.g. body).")
+@click.option("--text-field", metavar="FIELD", default=None,
+              help="Field holding the text to sign (e.g. body); needed the first time, stored with the index afterwards.")
 @click.option("--title-field", metavar="FIELD", default=None, help="Field holding the title (shown in clusters and reports).")
 @click.option("--lang-field", metavar="FIELD", default=None, help="Field holding the language code (fa, ru or en).")
 @click.option("--order-field", metavar="FIELD", default=None,
@@ -50,7 +50,7 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
 @click.option("--interval", default=10.0, show_default=True, help="Seconds between passes with --watch.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
-def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, title_field: str | None, lang_field: str | None,
+def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | None, title_field: str | None, lang_field: str | None,
                order_field: str | None, threshold: float | None, batch_size: int, watching: bool, interval: float, quiet: bool,
                as_json: bool) -> None:
     """Adopt an existing index in place: no re-ingest, the user's fields untouched.
@@ -58,14 +58,15 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
     One mapping update adds neardup's fields under one object, neardup.* (the user's
     fields and mapping do not change); then every document is signed and tagged in
     arrival order (--order-field, e.g. a timestamp), in batches, with a progress bar.
-    Interrupted, it resumes where it stopped when run again. Afterwards every neardup
+    Interrupted, it resumes where it stopped when run again (the field options are
+    stored the first time: later runs need none of them). Afterwards every neardup
     command works on the index (--index INDEX), and your own queries can collapse on
     neardup.cluster_id.
 
     \b
       neardup attach articles --engine https://localhost:9200 --text-field body \\
           --title-field headline --order-field published
-      neardup attach articles --engine $URL --text-field body --watch   # keep up with new documents
+      neardup attach articles --engine $URL --watch   # again later: keep up with new documents
     """
     from ..api import NearDup
     from ..config import Config
@@ -91,7 +92,7 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
             for a in engine.actions:
                 click.echo(f"  - {a}")
             click.echo(f"{data['index']}: {report.indexed} documents signed ({report.duplicates} near-duplicates of earlier ones), "
-                       f"{data['documents']} signed in all" + (f", {data['without_text']} without {text_field} skipped" if data["without_text"] else ""))
+                       f"{data['documents']} signed in all" + (f", {data['without_text']} without {engine.layout.text} skipped" if data["without_text"] else ""))
             for f in report.failed[:20]:
                 click.echo(f"  refused {f.id}: {f.reason}", err=True)
         if watching:
@@ -106,11 +107,7 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
 
 
 def _first_pass(nd: Any, batch_size: int, quiet: bool) -> Any:
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     total = nd.engine.unsigned() - nd.engine.textless()
-    with Progress(TextColumn("[bold]attaching"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
-        task = bar.add_task("attach", total=total)
+    with progress(total, "attaching", quiet) as bar:
+        task = bar.add_task("attaching", total=total)
         return sign_pass(nd, batch_size, progress=lambda n: bar.advance(task, n))

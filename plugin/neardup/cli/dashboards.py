@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .options import echo_json, fail, json_option
-from .output import clean
+from .output import clean, json_text
 
 _TARGET_HELP = "Product the saved objects are for."
 
@@ -76,7 +76,8 @@ def dashboards_group() -> None:
 @_engine_option
 @click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-",
               help="NDJSON file to write (default: standard output).")
-def export_cmd(target: str, index_name: str, source_field: str, engine_url: str | None, output) -> None:
+@json_option
+def export_cmd(target: str, index_name: str, source_field: str, engine_url: str | None, output, as_json: bool) -> None:
     """Write the saved objects as NDJSON, ready for Saved Objects > Import or the import API.
 
     \b
@@ -84,8 +85,20 @@ def export_cmd(target: str, index_name: str, source_field: str, engine_url: str 
       curl -X POST "$KIBANA/api/saved_objects/_import?overwrite=true" \\
            -H "kbn-xsrf: true" --form file=@kibana.ndjson
     (OpenSearch Dashboards: header "osd-xsrf: true")
+
+    --json prints a summary: the objects written by type (on standard error when the
+    NDJSON goes to standard output).
     """
-    output.write(_build(target, index_name, source_field, engine_url, _engine_from_env(engine_url)))
+    ndjson = _build(target, index_name, source_field, engine_url, _engine_from_env(engine_url))
+    output.write(ndjson)
+    if as_json:
+        import json
+        from collections import Counter
+
+        kinds = Counter(json.loads(line).get("type", "?") for line in ndjson.splitlines() if line.strip())
+        to_stdout = output.name == "<stdout>"
+        click.echo(json_text({"output": "-" if to_stdout else output.name, "target": target, "index": index_name,
+                              "objects": sum(kinds.values()), "by_type": dict(sorted(kinds.items()))}), err=to_stdout)
 
 
 @dashboards_group.command("install")

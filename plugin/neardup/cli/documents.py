@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
-from .session import console, opened, progress
+from .session import console, opened, progress, slow_notice
 from .options import echo_json, engine_options, fail, json_option
+from ..errors import DocumentNotFound
+from .output import json_text
 
 
 @click.command("show")
@@ -26,12 +28,20 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
       neardup show doc-42 --json
     """
     with opened(target, engine_opts) as nd:
-        s = nd.show(doc_id)
+        try:
+            s = nd.show(doc_id)
+        except DocumentNotFound as e:
+            with slow_notice("looking for ids like it"):
+                close = nd.similar_ids(doc_id)
+            fail(str(e) + (f"; did you mean {', '.join(repr(i) for i in close)}?" if close else ""))
         if as_json:
             echo_json(s.to_dict())
             return
         con = console()
         con.print(f"{s.id}  (arrival #{s.seq}){'  ' + s.title if s.title else ''}", markup=False, highlight=False)
+        if s.too_short:
+            con.print("  too short: fewer canonical tokens than twice the shingle size, so its resemblance is all or nothing "
+                      "(same canonical words or not)", markup=False, highlight=False, soft_wrap=True)
         if s.tags is None:
             con.print("  not tagged yet: run 'neardup retag'")
         elif s.tags.is_duplicate:
@@ -50,7 +60,8 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
 @click.option("--unique", "which", flag_value="unique", help="Representatives only: the deduplicated collection.")
 @click.option("--duplicates", "which", flag_value="duplicates", help="Duplicates only: what --unique leaves out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
-def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool) -> None:
+@json_option
+def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool, as_json: bool) -> None:
     """Write the stored documents as JSON Lines, in arrival order: id, title, text, lang,
     the document's own fields, and its tags under "neardup" (cluster_id, dup_of,
     resemblance, is_duplicate, seq).
@@ -58,6 +69,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
     --unique writes one document per cluster, its representative: every document it
     drops resembles a document it keeps at the index's threshold or more (resemblance of
     the shingle sets, exact). Without --unique or --duplicates every document is written.
+    --json prints a summary (on standard error when the documents go to standard output).
 
     \b
     Examples:
@@ -74,18 +86,22 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
         except OSError as e:
             fail(f"{output}: cannot write ({e.strerror})")
         try:
-            with progress(total, "exporting", quiet) as bar:
+            with progress(total, "exporting", quiet or as_json) as bar:
                 task = bar.add_task("exporting", total=total)
                 for rec in nd.export(which):
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     n += 1
                     bar.advance(task)
+        except BrokenPipeError:
+            raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
         except OSError as e:
             fail(f"{output}: write failed after {n} documents ({e.strerror})")
         finally:
             if out is None:
                 f.close()
-        if not quiet:
+        if as_json:
+            click.echo(json_text({"exported": n, "documents": total, "which": which, "output": output}), err=output == "-")
+        elif not quiet:
             click.echo(f"exported {n} of {total} documents ({which})" + ("" if output == "-" else f" to {output}"), err=True)
 
 
@@ -108,6 +124,9 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     them removes them from that index for good, with all their fields, not only what
     neardup added. delete refuses there unless --yes-delete-source-documents is given.
 
+    Ids not in the index are named on standard error and the exit status is 1 (the
+    others are deleted all the same).
+
     \b
     Examples:
       neardup delete doc-7 doc-9
@@ -120,12 +139,12 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     if not wanted:
         fail("give document ids, or --from FILE")
     with opened(target, engine_opts) as nd:
-        rep = nd.delete(wanted, delete_source_documents=delete_source)
+        with slow_notice("deleting and re-tagging the documents that depended on them"):
+            rep = nd.delete(wanted, delete_source_documents=delete_source)
         if as_json:
             echo_json(rep.to_dict())
-            return
-        click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
-        for i in rep.missing[:20]:
-            click.echo(f"not found: {i}", err=True)
-        if len(rep.missing) > 20:
-            click.echo(f"... and {len(rep.missing) - 20} more not found", err=True)
+        else:
+            click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
+        if rep.missing:
+            shown = ", ".join(repr(i) for i in rep.missing[:20]) + (f" and {len(rep.missing) - 20} more" if len(rep.missing) > 20 else "")
+            fail(f"{len(rep.missing)} id(s) not in {nd.engine.location}, nothing deleted for them: {shown}")

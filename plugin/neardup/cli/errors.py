@@ -62,14 +62,41 @@ def describe(e: BaseException) -> str | None:
     return None
 
 
+#: What a command interrupted with Ctrl-C has kept, and how to go on (by command).
+_RESUME = {
+    "index": "the batches committed before are stored; run the same command again to go on (documents already "
+             "stored are recognised and kept, nothing is stored twice)",
+    "attach": "the documents signed before are kept; run the same command again to go on",
+    "retag": "tags committed before are kept; run 'neardup retag' again to finish",
+    "dedup": "nothing was written and the temporary index is removed; run the same command again",
+    "clusters": "the stored clusters are as before",
+    "delete": "the documents deleted before are gone and their dependants re-tagged; run it again to finish",
+}
+
+
+def interrupted(command: str | None) -> None:
+    """Ctrl-C: say what is kept and how to go on, exit with status 130 (128 + SIGINT, as a shell does)."""
+    what = _RESUME.get(command or "", "")
+    click.echo(f"\ninterrupted{f' ({command})' if command else ''}" + (f": {what}" if what else ""), err=True)
+    sys.exit(130)
+
+
+def reader_gone() -> None:
+    """The reader of standard output went away (``| head``): nothing to say, status 0; what
+    is still buffered, and anything written later, goes to the null device (so that the
+    interpreter's own flush at exit finds no broken pipe either)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(0)
+
+
 def report_unexpected(e: BaseException) -> None:
     """Print ``e`` (a message, or a redacted traceback for a bug) and exit with status 1."""
     if isinstance(e, BrokenPipeError):  # the reader of our output went away (| head): nothing to say
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        sys.exit(1)
+        reader_gone()
     message = describe(e)
     if message is None:
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from .options import engine_options, fail
+from .options import echo_json, engine_options, fail, json_option
 from .output import clean
+from .session import progress
 
 
 @click.command("report")
@@ -26,8 +26,9 @@ from .output import clean
               help="Words of each text shown in a diff.")
 @click.option("--title", default="Near-duplicate report", show_default=True, help="Page title.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
 def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: int, max_scan: int,
-               max_clusters: int, max_words: int, title: str, quiet: bool) -> None:
+               max_clusters: int, max_words: int, title: str, quiet: bool, as_json: bool) -> None:
     """Write an HTML report of the near-duplicates in an index: open it in any browser.
 
     One file, no server and no network: summary numbers, charts of cluster sizes,
@@ -37,9 +38,10 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
     Persian and other RTL languages; titles keep their own direction). An index attached
     with --order-field is dated by that field.
 
-    Clusters are those of the index-time tags (what `neardup clusters` lists); an index
-    without tags shows the clusters `neardup clusters --write` stored. Big indexes are
-    sampled (--max-scan, --top, --members) and the page says how.
+    Clusters are those of the index-time tags (each duplicate with the representative
+    it joined); only an index without tags (index --no-tag) falls back to the clusters
+    stored by 'neardup clusters --write'. Big indexes are sampled (--max-scan, --top,
+    --members) and the page says how. --json prints where the page is and what it read.
 
     \b
     Examples:
@@ -57,16 +59,18 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
                          max_words=max_words, title=title)
     nd = NearDup.open(target, create=False, **engine_opts)
     try:
-        from rich.console import Console
-        from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
         total = nd.engine.count() if max_scan == 0 else min(nd.engine.count(), max_scan)
-        with Progress(TextColumn("[bold]reading"), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
+        with progress(total, "reading the index for the report", quiet or as_json) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
+        tagged = any(row.tags is not None and row.tags.is_duplicate for row in nd.engine.scan_tags())  # (as the report decides)
+        data = {"output": output, "url": Path(output).resolve().as_uri(), "index": nd.engine.location, "documents": nd.engine.count(),
+                "clusters_from": "tags" if tagged or not nd.engine.read_clusters(limit=1) else "stored clusters"}
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:
         nd.close()
-    click.echo(clean(f"wrote {output}  (open it in a browser: file://{Path(output).resolve()})"))
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(clean(f"wrote {output}  (open it in a browser: {data['url']})"))

@@ -5,6 +5,7 @@ below the index's threshold."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -26,22 +27,44 @@ def opened(target: str, engine_opts: dict, config=None, create: bool = False) ->
 
 
 def console():
+    """A rich console on standard output; a reader that goes away (``| head``) ends the
+    command quietly with status 0, as everywhere (rich's own default is status 1)."""
     from rich.console import Console
 
-    return Console(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
+    class Quiet(Console):
+        def on_broken_pipe(self) -> None:
+            from .errors import reader_gone
+
+            reader_gone()
+
+    return Quiet(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
 
 
 def progress(total: int | None, label: str, quiet: bool):
-    """A progress bar on stderr (none with ``quiet`` or when stderr is no terminal), drawn
-    from the thread that advances it, at most ten times a second: no refresh thread, so the
-    process stays single-threaded and its signing workers can be forked
-    (:func:`neardup.ingest.start_method`)."""
+    """A progress bar on stderr (none with ``quiet``), drawn from the thread that advances
+    it, at most ten times a second: no refresh thread, so the process stays single-threaded
+    and its signing workers can be forked (:func:`neardup.ingest.start_method`). When stderr
+    is no terminal, a line when it starts and one with its time when it ends instead."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from rich.console import Console
 
+    plain = not quiet and not sys.stderr.isatty()
+
     class DrawnOnAdvance(Progress):
         drawn = 0.0
+        started = 0.0
+
+        def __enter__(self) -> "DrawnOnAdvance":
+            if plain:
+                self.started = time.monotonic()
+                click.echo(f"{label} ...", err=True)
+            return super().__enter__()
+
+        def __exit__(self, kind: Any, *rest: Any) -> None:
+            super().__exit__(kind, *rest)
+            if plain and kind is None:
+                click.echo(f"{label}: done in {time.monotonic() - self.started:.1f} s", err=True)
 
         def advance(self, task_id, advance: float = 1) -> None:
             super().advance(task_id, advance)
@@ -66,3 +89,83 @@ def recall_note(nd: Any, t: float, recall: float) -> str:
     return (f"note: the index's signature keys were tuned for resemblance >= {nd.config.threshold}; a pair at {t} shares "
             f"enough MinHash bands with probability {recall:.2f} (more between {t} and {nd.config.threshold}), so some "
             f"pairs in that range may be missed. Index with --threshold {t} for full recall there.")
+
+
+#: Seconds a step may run before :func:`slow_notice` says what it is doing.
+NOTICE_AFTER = 1.0
+
+
+@contextmanager
+def slow_notice(message: str, quiet: bool = False, after: float = NOTICE_AFTER) -> Iterator[None]:
+    """Say on stderr what the command is doing when the block takes longer than ``after``
+    seconds: on a terminal a spinner with ``message`` and a live timer (erased at the end),
+    elsewhere one line when it starts to take long and one with its time at the end. A
+    block done sooner prints nothing. The timer runs in a thread of its own, stopped before
+    the block's end returns (so processes forked later are single-threaded)."""
+    if quiet:
+        yield
+        return
+    done = threading.Event()
+    start = time.monotonic()
+    shown = threading.Event()
+    tty = sys.stderr.isatty()
+
+    def watch() -> None:
+        if done.wait(after):
+            return
+        shown.set()
+        if not tty:
+            click.echo(f"{message} ...", err=True)
+            return
+        from rich.console import Console
+        from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn
+        from rich.text import Text
+
+        class Elapsed(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                return Text(f"{time.monotonic() - start:.0f} s", style="progress.elapsed")
+
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), Elapsed(), console=Console(stderr=True), transient=True,
+                      refresh_per_second=4) as bar:
+            bar.add_task(message, total=None)
+            done.wait()
+
+    watcher = threading.Thread(target=watch, name="neardup-notice", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        if shown.is_set():
+            click.echo(f"{message}: done in {time.monotonic() - start:.1f} s", err=True)
+
+
+def ready_to_sign(nd: Any, quiet: bool = False) -> None:
+    """Load (the first time after install: compile) the signing loops before any document is
+    read, saying so when it takes long, so that a progress bar never stands still at 0%
+    while they compile (:mod:`neardup.kernels`: about 30 s once, a tenth of a second later);
+    and hazm's word lists that Persian full-text search needs, so that the first search
+    after the first index answers at once."""
+    import importlib.util
+
+    from ..api import NearDup
+    from ..signer import Document
+
+    with slow_notice("preparing the compiled signing loops (compiled once after install, about 30 s; later runs load them)",
+                     quiet=quiet, after=2 * NOTICE_AFTER):
+        with NearDup.open(":memory:", nd.config) as scratch:  # every step once, on a throw-away index
+            scratch.index([Document(str(i), text) for i, text in enumerate(_WARM_UP_TEXTS * 2)], workers=0)
+        if importlib.util.find_spec("hazm") is not None:  # hazm's word lists for Persian search, kept on disk once made
+            from ..canonical.persian import hazm_words, mi_verbs
+
+            hazm_words(), mi_verbs()
+
+
+#: Texts that take every signing path once: Latin, Cyrillic and Persian letters, digits,
+#: punctuation, marks, ZWNJ, NFKC forms; each twice, so that tagging verifies a pair.
+_WARM_UP_TEXTS = (
+    "Warm up, the ﬁle № 1\u0967: café, cafe\u0301, naïve words (and more) — ‘quoted’ “text”; 42 items! \u0301x",
+    "Разогрев: ёлка, «ели» и сосны — 3 дерева; это проверка текста, йод и\u0306од.",
+    "این یک متنِ آزمایشی است: می‌خواهم «کتاب‌ها» را بخوانم، ۱۲ صفحه؛ آیا؟ كتاب علي ا\u0654ثر ﻻ",
+)

@@ -76,6 +76,15 @@ class Layout:
         out = [f for f in (self.title, self.lang, self.order if self.adopted else None) if f]
         return out if self.adopted else [*out, "fields"]
 
+    def describe(self) -> str:
+        """The fields as the options of ``neardup attach`` that name them.
+
+        >>> Layout(text="body", title="headline", order="published", adopted=True).describe()
+        '--text-field body --title-field headline --order-field published'
+        """
+        return " ".join(f"--{name}-field {value}" for name, value in (("text", self.text), ("title", self.title), ("lang", self.lang),
+                                                                       ("order", self.order)) if value)
+
     def search_fields(self) -> list[str]:
         if not self.adopted:
             return list(TEXT_FIELDS)
@@ -306,6 +315,7 @@ def neardup_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> d
         "shingles": encode_shingles(s.shingles),
         "n_shingles": int(s.n_shingles),
         "n_tokens": int(s.n_tokens),
+        "too_short": bool(s.too_short),
         "seq": int(seq),
         "indexed_at": indexed_at,
         "signature_version": SIGNATURE_VERSION,

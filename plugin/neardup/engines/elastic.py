@@ -34,7 +34,7 @@ import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
+from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
 from ..encoding import decode_shingles, parse_keys
 from ..signer import Document, Signed
 from . import dsl
@@ -154,7 +154,8 @@ class ElasticEngine(Engine):
 
     def _version_refused(self, found: int | None) -> Exception:
         return ConfigMismatch(f"{self.location} was signed with signature version {found}, this neardup signs with "
-                              f"{SIGNATURE_VERSION}; build a new index")
+                              f"{SIGNATURE_VERSION}; re-sign by indexing the source documents again into a new index "
+                              f"(neardup index SOURCE -e {self.url}/NEW-INDEX)")
 
     def _create_index(self, config: Config) -> Config:
         self._config = config
@@ -176,7 +177,8 @@ class ElasticEngine(Engine):
         ``neardup`` object (and the ``_meta`` pointer, merged into the user's ``_meta``);
         the state index with the settings document and the clusters index are created.
         Nothing of the user's fields or mapping changes. An index adopted before is opened
-        as it is (attaching again resumes), if its layout is the same."""
+        as it is (attaching again resumes), if its layout is the same; a field of ``layout``
+        that is None (not given) is the stored one there."""
         try:
             return self._attach(dsl.Layout.from_dict({**layout.to_dict(), "adopted": True}), config)
         except BaseException:
@@ -193,13 +195,19 @@ class ElasticEngine(Engine):
         user_meta = dict(mappings.get("_meta") or {})
         if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
             cfg = self.open(config, create=False)
-            if self.layout != layout:
-                raise EngineError(f"{self.location} is already attached with {self.layout.to_dict()}, not {layout.to_dict()}")
-            self.actions.append(f"index {self.index} already attached - resuming")
+            given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+            wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
+            if self.layout != wanted:
+                stored = self.layout.describe() if self.layout.adopted else "neardup's own fields (built by 'neardup index')"
+                raise EngineError(f"{self.location} is already attached with {stored}, not {wanted.describe()}: run attach "
+                                  "without the field options to go on with the stored ones")
+            self.actions.append(f"index {self.index} already attached ({self.layout.describe()}) - resuming")
             self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index,
                             body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}})  # fields added since
             self._attach_pipeline()
             return cfg
+        if layout.text is None:
+            raise EngineError(f"{self.location} is not attached yet: name the field holding the text with --text-field")
         _check_fields(self.location, mappings, layout)
         self.layout = layout
         self._config = config or Config()
@@ -253,7 +261,7 @@ class ElasticEngine(Engine):
             if not text:
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
-            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in LANGUAGES else None)
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if is_language_code(lang) else None)
 
     def textless(self) -> int:
         """Documents without neardup's fields and without a text to sign (never signed)."""
@@ -619,7 +627,8 @@ class ElasticEngine(Engine):
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None)
+                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None,
+                         too_short=bool(nd.get("too_short")))
 
     @property
     def order_field(self) -> str | None:  # type: ignore[override]
@@ -733,9 +742,11 @@ class ElasticEngine(Engine):
 
 # -- parsing helpers ------------------------------------------------------------------------------
 def _cluster(s: dict[str, Any]) -> ClusterRecord:
-    return ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
-                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
-                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"), s.get("last_seen"))
+    return ClusterRecord(cluster_id=s["cluster_id"], size=int(s["size"]), representative_id=s["representative_id"],
+                         representative_title=s.get("representative_title"), members=list(s.get("members") or []),
+                         min_resemblance=s.get("min_resemblance"), mean_resemblance=s.get("mean_resemblance"),
+                         max_resemblance=s.get("max_resemblance"), languages=list(s.get("languages") or []),
+                         first_seen=s.get("first_seen"), last_seen=s.get("last_seen"))
 
 
 def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
@@ -822,9 +833,9 @@ def _text(src: dict[str, Any], path: str | None) -> Any:
 
 def _candidate(h: dict[str, Any]) -> Candidate:
     nd = _nd(h.get("_source"))
-    return Candidate(h["_id"], int(nd.get("n_shingles") or 0), int(nd.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
-                     decode_shingles(nd.get("shingles")) if "shingles" in nd else None, nd.get("cluster_id"),
-                     frozenset(h.get("matched_queries") or ()) or None, int(nd.get("seq") or 0))
+    return Candidate(id=h["_id"], n_shingles=int(nd.get("n_shingles") or 0), simhash=int(nd.get("simhash") or "0", 16),
+                     score=float(h.get("_score") or 0.0), shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
+                     cluster_id=nd.get("cluster_id"), matched=frozenset(h.get("matched_queries") or ()) or None, seq=int(nd.get("seq") or 0))
 
 
 def _signed(src: dict[str, Any] | None) -> bool:

@@ -23,8 +23,10 @@ Tables
   query copies the postings into the temporary schema with the samples added.
 * ``fts``: an FTS5 index over title and body (external content) for full-text search. It
   indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
-  Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
-  raw text (literal forms rank first) and snippets are made from the raw text in Python.
+  Snowball stems) and queries are analyzed the same way; bm25 ranks by the same analyzed
+  terms (their counts in the index: ``detail=full``) and snippets are made from the raw text
+  in Python. An index made with ``detail=none`` (scored on the raw words) gets its
+  full-text index rebuilt by the next search.
   It follows behind: indexing documents does not analyze their text for it; the first
   full-text search after new documents adds them (``meta.fts_upto``: every document up to
   that ``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it.
@@ -63,11 +65,13 @@ Size (target: under 1.5 KB per document beyond the stored text)
   row's text is tokenized to rank it). Phrase and NEAR queries and column filters are not
   available; :meth:`search` takes words, each split into tokens by the table's own tokenizer,
   and every token is required (``e-mail`` finds documents with both ``e`` and ``mail``).
-* Pages are 16 KiB. Rows are appended in ``seq`` order and a page is closed when the next
-  row does not fit, so each page of ``docs`` wastes about one row's size whatever its size:
-  with 4 KiB pages that was a fifth of the table (~450 B per document), with 16 KiB pages it
-  is ~120 B. Lookups are not slower (a page is one read either way); a batch rewrites more
-  bytes of the ``postings`` pages it touches, which ingest does not notice at 300k documents.
+* Pages are 64 KiB (a new file's; a file keeps the page size it was made with). Rows are
+  appended in ``seq`` order and a page is closed when the next row does not fit, so each page
+  of ``docs`` leaves unused up to one row's size: a row of a 550-word document (its text, 8
+  bytes per shingle hash, its keys) is 7-9 KB, so a 16 KiB page held one or two of them and
+  left about 2.2 KB per document unused; a 64 KiB page holds seven or eight and leaves about
+  0.8 KB (``python -m benchmarks.engine --long``: 5,492 instead of 6,955 bytes per document
+  beyond the text at 50k documents). Short documents lose little either way.
 * A batch inserts its postings at the end, in key order, so each b-tree page is changed once.
 * :meth:`refresh` checkpoints and truncates the write-ahead log (it held up to one batch's
   pages, tens of MB, next to the file), and ``journal_size_limit`` caps what a checkpoint
@@ -88,6 +92,7 @@ import os
 import re
 import sqlite3
 import time
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -102,11 +107,17 @@ from ..hashing import U64
 from ..ragged import join
 from ..retry import Backoff
 from ..signer import Signed
+from ..verify import UNBOUNDED
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
-PAGE_SIZE = 16384
+PAGE_SIZE = 65536
 _TOKENIZE = "unicode61 remove_diacritics 2"
+#: The full-text index keeps each term's positions, so bm25() counts the terms the index holds
+#: (the analyzed words, stems) in the index itself; with ``detail=none`` FTS5 would count
+#: them in the raw text of the content table, where a stem is not found ("elect" in
+#: "elections"): the same words matched but scored 0.
+_FTS_DETAIL = "detail=full"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -116,6 +127,7 @@ CREATE TABLE IF NOT EXISTS docs(
     lang TEXT,
     n_tokens INTEGER NOT NULL,
     n_shingles INTEGER NOT NULL,
+    too_short INTEGER NOT NULL DEFAULT 0,
     simhash INTEGER NOT NULL,
     cluster_id TEXT,
     dup_of TEXT,
@@ -136,7 +148,7 @@ CREATE TABLE IF NOT EXISTS postings(
     PRIMARY KEY(key, doc)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, body, content='docs', content_rowid='seq', tokenize='{_TOKENIZE}', detail=none
+    title, body, content='docs', content_rowid='seq', tokenize='{_TOKENIZE}', {_FTS_DETAIL}
 );
 CREATE TABLE IF NOT EXISTS clusters(
     cluster_id TEXT PRIMARY KEY,
@@ -150,10 +162,10 @@ CREATE TABLE IF NOT EXISTS clusters(
 );
 """
 
-_INSERT_COLUMNS = "id, lang, n_tokens, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, shingles, keys, title, body"
-_INSERT_MARKS = ",".join("?" * 16)
+_INSERT_COLUMNS = "id, lang, n_tokens, n_shingles, too_short, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, shingles, keys, title, body"
+_INSERT_MARKS = ",".join("?" * 17)
 _DOC_COLUMNS = ("seq, id, lang, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, "
-                "shingles, keys, title")
+                "shingles, keys, title, too_short")
 #: A document's cluster; NULL in the row when it is the document's own id (most documents).
 _CLUSTER = "CASE WHEN d.is_duplicate IS NULL THEN NULL ELSE coalesce(d.cluster_id, d.id) END"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -333,7 +345,7 @@ class EmbeddedEngine(Engine):
         self.on_wait: Callable[[str], None] | None = None  # (Engine.on_wait)
 
     # -- lifecycle -------------------------------------------------------------------------
-    _rebuild_hint = "index the documents again into a new file"
+    _rebuild_hint = "re-sign by indexing the source documents again into a new file (neardup index SOURCE -e new.db)"
 
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
@@ -601,7 +613,7 @@ class EmbeddedEngine(Engine):
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = keys_column(self._fields, s) if keys is None else keys
-        return (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
+        return (d.id, s.lang, s.n_tokens, s.n_shingles, int(s.too_short), _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
                json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
@@ -642,7 +654,7 @@ class EmbeddedEngine(Engine):
             in_fts = self.fulltext and seq <= self._upto(db, "fts_upto")
             if in_fts:
                 db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(old_title), search_text(old_body)))
-            db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
+            db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, too_short=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
             if in_fts:
                 db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
@@ -669,7 +681,7 @@ class EmbeddedEngine(Engine):
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
-        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, 2**62))
+        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED))
 
     def delete(self, ids: Iterable[str]) -> int:
         n = 0
@@ -717,7 +729,7 @@ class EmbeddedEngine(Engine):
         field_names = sorted({g.field for _, g in groups})
         group_field = np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64)
         after = np.array([q.after_seq or 0 for q in queries], dtype=np.int64)
-        before = np.array([2**62 if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
+        before = np.array([UNBOUNDED if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
         q_of, doc, score, fields = matched_documents(keys, key_group, hits[:, 0], hits[:, 1], group_query, need, group_field,
                                                      after, before)
         if not len(doc):
@@ -732,9 +744,10 @@ class EmbeddedEngine(Engine):
             if row is None or len(out[qi]) >= q.limit:
                 continue
             i, n, sh, cid, is_dup = row
-            if (q.min_shingles <= n <= min(q.max_shingles, 2**62) and i != (q.exclude_id or "")
+            if (q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED) and i != (q.exclude_id or "")
                     and (not q.representatives or is_dup == 0)):
-                out[qi].append(Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(sc), None, cid, names[fs], d))
+                out[qi].append(Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(sc), cluster_id=cid, matched=names[fs],
+                                         seq=d))
         return out
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
@@ -772,15 +785,16 @@ class EmbeddedEngine(Engine):
         for g, keys in zip(groups, self._posting_jsons(groups), strict=True):
             parts.append(f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
                          "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
-            params += [g.field, keys, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
+            params += [g.field, keys, q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq, max(1, g.min_match)]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
         sql = (f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
                f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f), d.seq FROM m JOIN docs d ON d.seq = m.doc "
                f"WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? {reps}GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?")
-        params += [q.min_shingles, min(q.max_shingles, 2**62), q.exclude_id or "", q.limit]
-        return [Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq)
+        params += [q.min_shingles, min(q.max_shingles, UNBOUNDED), q.exclude_id or "", q.limit]
+        return [Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(score), cluster_id=cid,
+                          matched=frozenset(fs.split(",")), seq=seq)
                 for i, n, sh, cid, score, fs, seq in db.execute(sql, params)]
 
     def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
@@ -796,12 +810,13 @@ class EmbeddedEngine(Engine):
         return out
 
     def _row(self, row: tuple, text: bool, keys: bool = True) -> StoredDoc:
-        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, blob, title) = row[:15]
+        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, blob, title, short) = row[:16]
         tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
         return StoredDoc(id=id_, lang=lang, n_shingles=n_sh, shingles=sh, simhash=simhash & 0xFFFFFFFFFFFFFFFF,
                          exact=_exact_text(exact), keys=self._keys_of(blob, sh, exact) if keys else {}, tags=tags, title=title,
-                         text=row[15] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq)
+                         text=row[16] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq,
+                         too_short=bool(short))
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         db = self._require()
@@ -886,7 +901,7 @@ class EmbeddedEngine(Engine):
             for seq, blob, shingles, exact in rows:
                 keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
                 pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
-            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, 2**62))
+            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, UNBOUNDED))
 
     # -- what follows behind indexing: the full-text index and the sample postings ----------------
     def _behind(self, key: str) -> int:
@@ -944,16 +959,28 @@ class EmbeddedEngine(Engine):
         of the whole index in this connection's temporary schema (made once)."""
         if self._fts_copy:
             return "fts_all"
-        if not self.fulltext_behind():
+        stale = self._fts_scored_on_raw_text()
+        if not stale and not self.fulltext_behind():
             return "fts"
         if self._read_only:
             db = self._require()
-            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', detail=none)")
+            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', {_FTS_DETAIL})")
             self._add_to_fulltext(db, "temp.fts_all", 0)
             self._fts_copy = True
             return "fts_all"
+        if stale:
+            with self._tx() as db:  # made by an earlier version: built again, from the first document
+                db.execute("DROP TABLE fts")
+                db.execute(next(stmt for stmt in _SCHEMA.split(";") if "VIRTUAL TABLE IF NOT EXISTS fts " in stmt))
+                db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', '0')")
         self._catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
         return "fts"
+
+    def _fts_scored_on_raw_text(self) -> bool:
+        """Whether the stored full-text index keeps no positions (``detail=none``, before
+        :data:`_FTS_DETAIL`), so its bm25() would count the terms in the raw text."""
+        row = self._require().execute("SELECT sql FROM sqlite_master WHERE name = 'fts'").fetchone()
+        return row is not None and _FTS_DETAIL not in row[0]
 
     def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """:func:`search_text` of the title and body of every document after ``seq`` ``after``, into ``table``."""
@@ -986,11 +1013,14 @@ class EmbeddedEngine(Engine):
                 for c in clusters))
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        rows = self._require().execute(
-            "SELECT cluster_id, size, representative_id, representative_title, members, min_resemblance, mean_resemblance, "
-            "max_resemblance, languages, first_seen, last_seen FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
-            (-1 if limit is None else limit,)).fetchall()
-        return [ClusterRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], json.loads(r[8] or "[]"), r[9], r[10]) for r in rows]
+        names = [f.name for f in dataclasses.fields(ClusterRecord)]
+        rows = self._require().execute(f"SELECT {', '.join(names)} FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
+                                       (-1 if limit is None else limit,)).fetchall()
+        out = []
+        for r in rows:  # (rows decoded by name)
+            c = dict(zip(names, r, strict=True))
+            out.append(ClusterRecord(**{**c, "members": json.loads(c["members"]), "languages": json.loads(c["languages"] or "[]")}))
+        return out
 
 
 #: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.
