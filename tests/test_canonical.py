@@ -129,3 +129,21 @@ def test_stop_words_are_each_word_canonicalized_alone(lang):
         for w in raw_stopwords(lang):
             want.update(plain.tokens(w, lang))
     assert stopwords_for(lang) == frozenset(want) and (want or lang == "fa")
+
+
+def test_the_shipped_stop_lists_are_the_stop_words_packages():
+    """The ru and en lists neardup ships are those of stop-words 2025.11.4, where it is installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from neardup.canonical.stopwords import raw_stopwords
+
+    try:
+        installed = version("stop-words")
+    except PackageNotFoundError:
+        pytest.skip("stop-words is not installed")
+    if installed != "2025.11.4":
+        pytest.skip(f"stop-words {installed} has other lists")
+    from stop_words import get_stop_words
+
+    assert raw_stopwords("en") == get_stop_words("english") and len(raw_stopwords("en")) == 1333
+    assert raw_stopwords("ru") == get_stop_words("russian") and len(raw_stopwords("ru")) == 421

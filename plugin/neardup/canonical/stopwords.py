@@ -1,20 +1,35 @@
-"""Stop words from maintained lists: hazm's for Persian, the stop-words package for ru/en."""
+"""Stop words from maintained lists: hazm's for Persian, the stop-words package's for ru/en.
+
+The ru and en lists of stop-words 2025.11.4 ship with neardup (``data/stop-words``, with their
+source and BSD license): that release needs Python 3.11, and the lists of the release Python
+3.10 gets are other lists, which would give other signatures.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from ..config import LANGUAGES
 from . import persian
 from .scripts import SCRIPT_RES
 
+#: The shipped lists of the stop-words package (one word a line), by language.
+STOP_WORDS_DIR = Path(__file__).resolve().parent / "data" / "stop-words"
+STOP_WORDS_FILES = {"en": "english.txt", "ru": "russian.txt"}
+
 
 def raw_stopwords(lang: str) -> list[str]:
     """The maintained stop list of ``lang`` as published (:func:`~.canonicalizer.stopwords_for`
-    passes it through the canonical steps)."""
+    passes it through the canonical steps): for ru and en the lines of the shipped file, read
+    as the stop-words package reads them (stripped, blank lines out).
+
+    >>> "the" in raw_stopwords("en") and "и" in raw_stopwords("ru")
+    True
+    """
     if lang == "fa":
         return list(persian.import_hazm("Persian stop words").stopwords_list())
-    from stop_words import get_stop_words
-
-    return list(get_stop_words({"ru": "russian", "en": "english"}[lang]))
+    text = (STOP_WORDS_DIR / STOP_WORDS_FILES[lang]).read_text(encoding="utf-8")
+    return [w.strip() for w in text.split("\n") if w.strip()]
 
 
 def persian_stop_words() -> bool:
