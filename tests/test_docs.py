@@ -44,9 +44,9 @@ def _neardup_invocations(text: str):
                 continue
             if toks and toks[0] == "neardup":
                 yield toks[1:]
-    for m in re.finditer(r"`(neardup [^`]+)`", text):  # inline code too
+    for m in re.finditer(r"`(neardup [^`]+)`", text):  # inline code too (a table cell escapes its pipes)
         try:
-            toks = shlex.split(m.group(1))
+            toks = shlex.split(re.split(r"\\?\||>", m.group(1))[0])
         except ValueError:
             continue
         yield toks[1:]
@@ -59,8 +59,8 @@ def _options(cmd: click.Command) -> set[str]:
 
 def _check(tokens: list[str]) -> list[str]:
     """Problems with one invocation: an unknown command, subcommand or option."""
-    if not tokens or tokens[0].startswith("-"):
-        return []
+    if not tokens or tokens[0].startswith("-") or tokens[0] == "..." or tokens[0].isupper():
+        return []  # an option of the main command, or a placeholder for any command
     ctx = click.Context(cli_main)
     cmd = cli_main.get_command(ctx, tokens[0])
     if cmd is None:

@@ -167,9 +167,10 @@ def tag_cluster_records(st: Stats, engine: Engine, detail: int) -> list[ClusterR
     for cid in order:
         tc, rep = st.tag_clusters[cid], reps.get(cid)
         langs = tc.languages | ({rep.lang} if rep and rep.lang else set())
-        out.append(ClusterRecord(cid, tc.size, cid, rep.title if rep else None, [cid, *tc.members], tc.res_min,
-                                 tc.res_sum / (tc.size - 1), tc.res_max, sorted(langs), doc_date(rep, st.dated_by) if rep else None,
-                                 tc.last_seen))
+        out.append(ClusterRecord(cluster_id=cid, size=tc.size, representative_id=cid, representative_title=rep.title if rep else None,
+                                 members=[cid, *tc.members], min_resemblance=tc.res_min, mean_resemblance=tc.res_sum / (tc.size - 1),
+                                 max_resemblance=tc.res_max, languages=sorted(langs), first_seen=doc_date(rep, st.dated_by) if rep else None,
+                                 last_seen=tc.last_seen))
     return out
 
 

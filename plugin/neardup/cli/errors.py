@@ -16,6 +16,7 @@ import traceback
 
 import click
 
+from ..errors import NeardupError
 from .output import clean
 
 _DISK_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
@@ -25,18 +26,22 @@ _KEPT = ("what was committed before is kept (a commit every few seconds, whole b
 
 def describe(e: BaseException) -> str | None:
     """A clear message for an expected failure, or None for a bug."""
+    if isinstance(e, NeardupError):
+        return str(e)
     if isinstance(e, sqlite3.Error):
-        msg = str(e)
-        if "full" in msg:
+        from ..engines.embedded import sqlite_failure
+
+        kind, msg = sqlite_failure(e), str(e)
+        if kind == "full":
             return f"the disk is full ({msg}): {_KEPT}"
-        if "no transaction is active" in msg:  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
+        if kind == "rolled-back":  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
             return f"a batch could not be committed ({msg}); the disk may be full or failing: {_KEPT}"
-        if "readonly" in msg or "read-only" in msg:
+        if kind == "read-only":
             return (f"the index is on read-only storage ({msg}): it can be read (query, search, info, "
                     "clusters --no-write, report) but not written")
-        if "locked" in msg or "busy" in msg:
+        if kind == "busy":
             return f"the index is busy ({msg}): another process is writing it; run again when it has finished"
-        if isinstance(e, (sqlite3.DatabaseError, sqlite3.OperationalError)):
+        if isinstance(e, sqlite3.DatabaseError):
             return f"the index cannot be used ({msg}): it may be damaged, or not a neardup index"
         return None
     if isinstance(e, OSError):
@@ -57,14 +62,41 @@ def describe(e: BaseException) -> str | None:
     return None
 
 
+#: What a command interrupted with Ctrl-C has kept, and how to go on (by command).
+_RESUME = {
+    "index": "the batches committed before are stored; run the same command again to go on (documents already "
+             "stored are recognised and kept, nothing is stored twice)",
+    "attach": "the documents signed before are kept; run the same command again to go on",
+    "retag": "tags committed before are kept; run 'neardup retag' again to finish",
+    "dedup": "nothing was written and the temporary index is removed; run the same command again",
+    "clusters": "the stored clusters are as before",
+    "delete": "the documents deleted before are gone and their dependants re-tagged; run it again to finish",
+}
+
+
+def interrupted(command: str | None) -> None:
+    """Ctrl-C: say what is kept and how to go on, exit with status 130 (128 + SIGINT, as a shell does)."""
+    what = _RESUME.get(command or "", "")
+    click.echo(f"\ninterrupted{f' ({command})' if command else ''}" + (f": {what}" if what else ""), err=True)
+    sys.exit(130)
+
+
+def reader_gone() -> None:
+    """The reader of standard output went away (``| head``): nothing to say, status 0; what
+    is still buffered, and anything written later, goes to the null device (so that the
+    interpreter's own flush at exit finds no broken pipe either)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(0)
+
+
 def report_unexpected(e: BaseException) -> None:
     """Print ``e`` (a message, or a redacted traceback for a bug) and exit with status 1."""
     if isinstance(e, BrokenPipeError):  # the reader of our output went away (| head): nothing to say
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        sys.exit(1)
+        reader_gone()
     message = describe(e)
     if message is None:
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
