@@ -198,6 +198,7 @@ def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
     """With words as Persian tokens (segmentation "join"), a mostly English text drops the
     Persian stop words of its Persian part too, in both token paths (strings and hashes);
     with anchor pieces (the default) Persian has none, so no text is scanned for them."""
+    pytest.importorskip("hazm", reason="Persian stop words and the join segmentation use hazm's lists (the hazm extra)")
     from neardup.canonical import canonicalizer as cz
     from neardup.hashing import hash_strings
 
