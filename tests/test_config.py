@@ -17,7 +17,14 @@ def test_choices_are_the_literal_types_of_the_fields():
         assert typing.get_args(hints[name]) == allowed, name
     literal_fields = {n for n, h in hints.items() if typing.get_origin(h) is typing.Literal}
     assert literal_fields == set(CHOICES)
-    assert set(LANGUAGES) < set(CHOICES["default_lang"]) and "auto" in CHOICES["default_lang"]
+    assert "default_lang" not in CHOICES  # any language code (is_language_code), or auto
+
+
+def test_default_lang_is_auto_or_any_language_code_kept_as_its_language():
+    assert [Config(default_lang=c).default_lang for c in ("auto", *LANGUAGES, "de", "pt-BR", "ZH_Hant")] == ["auto", *LANGUAGES, "de", "pt", "zh"]
+    for bad in ("english", "", "e1", "x"):
+        with pytest.raises(ConfigError, match="default_lang must be auto or a language code"):
+            Config(default_lang=bad)
 
 
 @pytest.mark.parametrize("name", sorted(CHOICES))

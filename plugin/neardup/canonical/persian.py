@@ -503,7 +503,9 @@ def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | N
     tables = _piece_tables(anchors) if texts else None
     if tables is None:
         return [None] * len(texts)
-    from .. import kernels
+    from ..loops import loops
+
+    kernels = loops()
 
     space, letter_map, first, second = tables
     classes, late = pass_classes(), _NO_LATE if late is None else late
@@ -527,7 +529,9 @@ def pass_classes() -> np.ndarray:
     >>> [int(pass_classes()[ord(c)]) for c in "a،ك\u064e"] == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
-    from .. import kernels as k
+    from ..loops import loops
+
+    k = loops()
 
     word = token_char_table()
     cp = np.arange(0x110000)

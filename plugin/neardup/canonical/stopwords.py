@@ -1,35 +1,31 @@
-"""Stop words from maintained lists: hazm's for Persian, the stop-words package's for ru/en.
-
-The ru and en lists of stop-words 2025.11.4 ship with neardup (``data/stop-words``, with their
-source and BSD license): that release needs Python 3.11, and the lists of the release Python
-3.10 gets are other lists, which would give other signatures.
-"""
+"""Stop words: closed-class function words only (articles, prepositions, conjunctions,
+pronouns, auxiliaries), one small list per language in ``data/stopwords_LANG.txt``, each
+naming its source in its header. No negation, number, direction, comparative, quantifier or
+modal is a stop word: texts that differ in one of them must not canonicalize alike (source
+004: stop words are "prepositions, conjunctions, particles, punctuation"). Languages other
+than fa, ru and en have no stop list: none of their words is dropped."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import lru_cache
+from importlib import resources
 
 from ..config import LANGUAGES
-from . import persian
 from .scripts import SCRIPT_RES
 
-#: The shipped lists of the stop-words package (one word a line), by language.
-STOP_WORDS_DIR = Path(__file__).resolve().parent / "data" / "stop-words"
-STOP_WORDS_FILES = {"en": "english.txt", "ru": "russian.txt"}
 
+@lru_cache(maxsize=8)
+def raw_stopwords(lang: str) -> tuple[str, ...]:
+    """The stop list of ``lang`` as written in its data file (:func:`~.canonicalizer.stopwords_for`
+    passes it through the canonical steps); empty for a language without one.
 
-def raw_stopwords(lang: str) -> list[str]:
-    """The maintained stop list of ``lang`` as published (:func:`~.canonicalizer.stopwords_for`
-    passes it through the canonical steps): for ru and en the lines of the shipped file, read
-    as the stop-words package reads them (stripped, blank lines out).
-
-    >>> "the" in raw_stopwords("en") and "и" in raw_stopwords("ru")
-    True
+    >>> "the" in raw_stopwords("en"), "not" in raw_stopwords("en"), raw_stopwords("de")
+    (True, False, ())
     """
-    if lang == "fa":
-        return list(persian.import_hazm("Persian stop words").stopwords_list())
-    text = (STOP_WORDS_DIR / STOP_WORDS_FILES[lang]).read_text(encoding="utf-8")
-    return [w.strip() for w in text.split("\n") if w.strip()]
+    if lang not in LANGUAGES:
+        return ()
+    text = resources.files(__package__).joinpath("data", f"stopwords_{lang}.txt").read_text(encoding="utf-8")
+    return tuple(w for w in (line.strip() for line in text.splitlines()) if w and not w.startswith("#"))
 
 
 def persian_stop_words(fa_segmentation: str = "anchors") -> bool:

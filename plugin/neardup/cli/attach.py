@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any, Callable
 
 import click
 
-from .session import announce_waits
+from .session import announce_waits, progress
 from .options import echo_json, engine_options, fail, json_option
 
 
@@ -108,11 +107,7 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | Non
 
 
 def _first_pass(nd: Any, batch_size: int, quiet: bool) -> Any:
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     total = nd.engine.unsigned() - nd.engine.textless()
-    with Progress(TextColumn("[bold]attaching"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
-        task = bar.add_task("attach", total=total)
+    with progress(total, "attaching", quiet) as bar:
+        task = bar.add_task("attaching", total=total)
         return sign_pass(nd, batch_size, progress=lambda n: bar.advance(task, n))

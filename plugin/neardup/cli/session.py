@@ -41,16 +41,30 @@ def console():
 
 
 def progress(total: int | None, label: str, quiet: bool):
-    """A progress bar on stderr (none with ``quiet`` or when stderr is no terminal), drawn
-    from the thread that advances it, at most ten times a second: no refresh thread, so the
-    process stays single-threaded and its signing workers can be forked
-    (:func:`neardup.ingest.start_method`)."""
+    """A progress bar on stderr (none with ``quiet``), drawn from the thread that advances
+    it, at most ten times a second: no refresh thread, so the process stays single-threaded
+    and its signing workers can be forked (:func:`neardup.ingest.start_method`). When stderr
+    is no terminal, a line when it starts and one with its time when it ends instead."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from rich.console import Console
 
+    plain = not quiet and not sys.stderr.isatty()
+
     class DrawnOnAdvance(Progress):
         drawn = 0.0
+        started = 0.0
+
+        def __enter__(self) -> "DrawnOnAdvance":
+            if plain:
+                self.started = time.monotonic()
+                click.echo(f"{label} ...", err=True)
+            return super().__enter__()
+
+        def __exit__(self, kind: Any, *rest: Any) -> None:
+            super().__exit__(kind, *rest)
+            if plain and kind is None:
+                click.echo(f"{label}: done in {time.monotonic() - self.started:.1f} s", err=True)
 
         def advance(self, task_id, advance: float = 1) -> None:
             super().advance(task_id, advance)

@@ -34,7 +34,7 @@ import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
+from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
 from ..encoding import decode_shingles, parse_keys
 from ..signer import Document, Signed
 from . import dsl
@@ -154,7 +154,8 @@ class ElasticEngine(Engine):
 
     def _version_refused(self, found: int | None) -> Exception:
         return ConfigMismatch(f"{self.location} was signed with signature version {found}, this neardup signs with "
-                              f"{SIGNATURE_VERSION}; build a new index")
+                              f"{SIGNATURE_VERSION}; re-sign by indexing the source documents again into a new index "
+                              f"(neardup index SOURCE -e {self.url}/NEW-INDEX)")
 
     def _create_index(self, config: Config) -> Config:
         self._config = config
@@ -260,7 +261,7 @@ class ElasticEngine(Engine):
             if not text:
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
-            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in LANGUAGES else None)
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if is_language_code(lang) else None)
 
     def textless(self) -> int:
         """Documents without neardup's fields and without a text to sign (never signed)."""
@@ -608,7 +609,8 @@ class ElasticEngine(Engine):
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None)
+                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None,
+                         too_short=bool(nd.get("too_short")))
 
     @property
     def order_field(self) -> str | None:  # type: ignore[override]
