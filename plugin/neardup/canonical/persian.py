@@ -499,13 +499,15 @@ def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | N
 
 def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
                    marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[Span, bool] | None]:
-    """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
-    tables = _piece_tables(anchors) if texts else None
+    """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output.
+    None for every text while the loops run interpreted (:mod:`neardup.loops`): the steps
+    one by one then serve, as where the pass does not apply (faster than the pass interpreted)."""
+    from ..loops import mode
+
+    tables = _piece_tables(anchors) if texts and mode() == "compiled" else None
     if tables is None:
         return [None] * len(texts)
-    from ..loops import loops
-
-    kernels = loops()
+    from .. import kernels
 
     space, letter_map, first, second = tables
     classes, late = pass_classes(), _NO_LATE if late is None else late
