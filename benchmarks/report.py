@@ -104,7 +104,9 @@ def markdown_page(paths: list[Path]) -> str:
         if "checkpoints" in res:  # a result of python -m benchmarks.engine
             res = {**{k: res[k] for k in ("command", "started_at", "machine", "commit") if k in res},
                    "engine": res, "targets": targets({"engine": res})}
-        out += [f"### `{(res.get('command') or str(path)).strip()}`", "", f"`{Path(path).as_posix()}`. {provenance_line(res, Path(path))}", ""]
+        shown = Path(path).resolve()
+        shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else Path(path)
+        out += [f"### `{(res.get('command') or str(shown)).strip()}`", "", f"`{shown.as_posix()}`. {provenance_line(res, Path(path))}", ""]
         if "neardup" in res and "datasketch" in res and "ratio" in res:  # a result of python -m benchmarks.wholepath
             from .wholepath import markdown as wholepath_markdown
 

@@ -134,3 +134,4 @@ def test_stop_words_are_each_word_canonicalized_alone(lang):
         for w in raw_stopwords(lang):
             want.update(plain.tokens(w, lang))
     assert stopwords_for(lang) == frozenset(want) and (want or lang == "fa")
+

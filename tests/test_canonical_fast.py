@@ -232,10 +232,21 @@ HAZM_PIECES = ["کتاب", "كتاب", "علي", "ى", "ة", "ۀ", "ﮐ", "ﻻ",
                " ", "  ", "\n", "\n\n\n", "\u200c", "\u200c\u200c", "ـ", "\u064e", "\u0651", "\u0670", "\u08ad", "1", "۱", "١", "%", ".", "...", "\"", "«", "»", ":", "!", "(", ")", "abc", "Ёж"]
 
 
+def _as_compared(text: str) -> str:
+    """A text as it is compared with the installed hazm: as it is with hazm 0.10, whose tables
+    neardup ships; after NFKC with later hazm, as canonicalization gives it to the Persian step
+    (hazm 0.12's tables also map presentation forms such as U+FEFB, which NFKC has composed
+    away by then)."""
+    from importlib.metadata import version
+
+    return text if version("hazm").startswith("0.10.") else unicodedata.normalize("NFKC", text)
+
+
 @settings(max_examples=300, deadline=None)
 @given(texts(HAZM_PIECES, 40))
 def test_prebuilt_hazm_normalizer_is_hazms(normalizers, text):
     fast, stock = normalizers
+    text = _as_compared(text)
     assert fast.normalize(text) == stock.normalize(text)
 
 
@@ -253,7 +264,8 @@ def test_prebuilt_hazm_normalizer_on_the_persian_corpora(normalizers):
                 rec = json.loads(line)
                 for key in ("text", "text1", "text2"):
                     if key in rec:
-                        assert fast.normalize(rec[key]) == stock.normalize(rec[key])
+                        text = _as_compared(rec[key])
+                        assert fast.normalize(text) == stock.normalize(text)
                         n += 1
     if not n:
         pytest.skip("no corpora")
