@@ -211,16 +211,30 @@ def _nton_targets(res: dict) -> list[dict]:
     return out
 
 
+def wholepath_peers(wp: dict) -> tuple[dict, dict]:
+    """The peers of a whole-path result and their ratios (peer / neardup, wall and CPU). A
+    result from before the peers were several had datasketch alone, a new ``MinHash`` per
+    document: "datasketch new", with its wall ratio."""
+    if "peers" in wp:
+        return wp["peers"], wp.get("ratios", {})
+    return {"datasketch_new": wp["datasketch"]}, {"datasketch_new": {"wall": wp["ratio"], "cpu": None}}
+
+
 def _wholepath_targets(res: dict) -> list[dict]:
     out = _Targets()
     wp = res.get("wholepath", {})
     if "ratio" in wp:
-        nd, ratios, peers = wp["neardup"], wp.get("ratios", {}), wp.get("peers", {})
-        for peer, label, want in (("datasketch_bulk", "datasketch bulk", 3.0), ("rensa", "the rensa script", 1.5)):
+        nd = wp["neardup"]
+        peers, ratios = wholepath_peers(wp)
+        for peer, label, want in (("datasketch_bulk", "datasketch bulk", 3.0), ("rensa", "the rensa script", 1.5),
+                                  ("datasketch_new", "datasketch new", 3.0)):
+            if peer == "datasketch_new" and "datasketch_bulk" in ratios:
+                continue
             if peer in ratios:
                 r = ratios[peer]
+                cpu = "" if r["cpu"] is None else f"; CPU {r['cpu']:.2f}x"
                 out.add(f"whole path at {wp['corpus']['documents']:,} docs: >= {want:g}x {label}", round(r["wall"], 2), r["wall"] >= want,
-                        f"neardup index + clusters {nd['seconds']:.1f} s vs {peers[peer]['seconds']:.1f} s wall; CPU {r['cpu']:.2f}x")
+                        f"neardup index + clusters {nd['seconds']:.1f} s vs {peers[peer]['seconds']:.1f} s wall{cpu}")
         q = wp.get("fresh_query")
         if q:
             out.add("Persian one-text query, fresh process: <= 1.5x Russian", round(q["fa_over_ru"], 2), q["fa_over_ru"] <= 1.5,
@@ -240,9 +254,11 @@ def _wholepath_tables(res: dict) -> list[Table]:
     from .wholepath import PEERS, STAGES
 
     nd, c = wp["neardup"], wp["corpus"]
-    peers = {p: x for p, x in wp.get("peers", {"datasketch_bulk": wp["datasketch"]}).items() if "error" not in x}
+    peers, ratios = wholepath_peers(wp)
+    peers = {p: x for p, x in peers.items() if "error" not in x}
+    xs = ", ".join(f"x {PEERS[p][1]} = {r['wall']:.2f}" for p, r in ratios.items())
     t = Table(title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): neardup index + clusters "
-                    f"vs the peers' plain pipelines, seconds (x datasketch bulk = {wp['ratio']:.2f})")
+                    f"vs the peers' plain pipelines, seconds ({xs}; wall)")
     t.caption = "best of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; {}".format(
         wp["repeat"], nd["peak_rss_mb"]["index"], nd["peak_rss_mb"]["clusters"],
         ", ".join(f"{PEERS[p][1]} {x['peak_rss_mb']['all']:.0f} MB" for p, x in peers.items()))

@@ -516,13 +516,14 @@ def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = pr
 # -- output --------------------------------------------------------------------------------------
 def markdown(res: dict[str, Any]) -> str:
     nd, one, c = res["neardup"], res.get("neardup_one_process"), res["corpus"]
-    peers = {p: x for p, x in res.get("peers", {"datasketch_bulk": res.get("datasketch")}).items() if x}
+    from .report import wholepath_peers
+
+    peers, ratios = wholepath_peers(res)
     ok = {p: x for p, x in peers.items() if "error" not in x}
-    ratios = res.get("ratios", {})
     cols: list[tuple[str, dict[str, Any]]] = [("neardup", nd)] + ([("neardup, one process", one)] if one else [])
     cols += [(PEERS[p][1], x) for p, x in ok.items()]
-    head = ", ".join(f"{PEERS[p][1]} {ok[p]['seconds']:.2f} s (**{r['wall']:.2f}x** wall, {r['cpu']:.2f}x CPU)"
-                     for p, r in ratios.items() if p in ok)
+    head = ", ".join(f"{PEERS[p][1]} {ok[p]['seconds']:.2f} s (**{r['wall']:.2f}x** wall"
+                     + ("" if r["cpu"] is None else f", {r['cpu']:.2f}x CPU") + ")" for p, r in ratios.items() if p in ok)
     workers = "" if res.get("workers") is None else f", neardup index --workers {res['workers']}"
     lines = [
         f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, {c['edited_copies']:,} edited copies), "
