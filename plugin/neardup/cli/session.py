@@ -149,17 +149,29 @@ def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     after the first index answers at once."""
     import importlib.util
 
-    from ..api import NearDup
-    from ..signer import Document
+    from ..canonical.persian import HazmMissing
+    from ..canonical.scripts import SCRIPT_RES
 
     with slow_notice("preparing the compiled signing loops (compiled once after install, about 30 s; later runs load them)",
                      quiet=quiet, after=2 * NOTICE_AFTER):
-        with NearDup.open(":memory:", nd.config) as scratch:  # every step once, on a throw-away index
-            scratch.index([Document(str(i), text) for i, text in enumerate(_WARM_UP_TEXTS * 2)], workers=0)
+        texts = _WARM_UP_TEXTS
+        try:
+            _warm_up(nd.config, texts)
+        except HazmMissing:  # these settings sign Persian with hazm's steps: a Persian document says so itself
+            _warm_up(nd.config, tuple(t for t in texts if not SCRIPT_RES["fa"].search(t)))
         if importlib.util.find_spec("hazm") is not None:  # hazm's word lists for Persian search, kept on disk once made
             from ..canonical.persian import hazm_words, mi_verbs
 
             hazm_words(), mi_verbs()
+
+
+def _warm_up(config: Any, texts: tuple[str, ...]) -> None:
+    """Sign and tag ``texts`` (each twice) on a throw-away index: every step they take runs once."""
+    from ..api import NearDup
+    from ..signer import Document
+
+    with NearDup.open(":memory:", config) as scratch:
+        scratch.index([Document(str(i), text) for i, text in enumerate(texts * 2)], workers=0)
 
 
 #: Texts that take every signing path once: Latin, Cyrillic and Persian letters, digits,
