@@ -60,6 +60,22 @@ def test_429_storm_on_bulk_loses_nothing(request, proxy):
     assert eng.count() == 45 and set(eng.get([d.id for d in docs])) == {d.id for d in docs}
 
 
+@pytest.mark.parametrize("status", [429, 503])
+@pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
+def test_items_refused_for_a_passing_reason_are_retried(request, proxy, status):
+    """Per-item 429 (queue full) and 503 (unavailable_shards_exception: a primary shard not
+    active while a cluster restarts) are sent again with backoff, like whole requests."""
+    p = request.getfixturevalue(proxy)
+    eng = _engine(p.url, max_retries=4)
+    eng.open(Config())
+    docs = _signed(25, eng.config)
+    p.reject_bulk_items_status = status
+    p.reject_bulk_items = 3
+    assert eng.put(docs) == []
+    assert p.reject_bulk_items == 0
+    assert eng.count() == 25 and set(eng.get([d.id for d in docs])) == {d.id for d in docs}
+
+
 def test_item_429_beyond_retries_are_reported_not_dropped(fault_proxy):
     eng = _engine(fault_proxy.url, max_retries=1)
     eng.open(Config())

@@ -6,7 +6,9 @@
   ``search_after`` (a scroll where the engine has none), plain ``search_after``, or the
   ``after_key`` of a composite aggregation.
 * :class:`BulkStreamer` sends bulk actions in chunks with the client's ``streaming_bulk``;
-  items refused with 429 are sent again after the Backoff's delay, a request refused as a
+  items refused for a passing reason (:data:`RETRIED_ITEM_STATUS`: 429 overloaded, 503 a
+  primary shard not active) are sent again after the Backoff's delay, as whole requests
+  refused so are, a request refused as a
   whole for something one action carries is split and sent action by action, so one bad
   document never costs the good ones; every refusal comes back as a
   :class:`~neardup.engines.base.Failure` (or :class:`BulkRefused` carrying them all).
@@ -23,6 +25,11 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .base import EngineError, Failure
 from .transport import Retrying, describe, status_of
+
+#: Statuses of a bulk item refused for a passing reason, sent again with backoff: 429
+#: (``es_rejected_execution_exception``, a full queue) and 503 (``unavailable_shards_exception``,
+#: a primary shard not active while a cluster restarts or recovers).
+RETRIED_ITEM_STATUS = (429, 503)
 
 #: The longest ``_id`` both engines accept, in UTF-8 bytes.
 MAX_ID_BYTES = 512
@@ -197,7 +204,7 @@ class BulkStreamer:
                 out.sent += ok
                 if ok:
                     out.deleted += info.get("result") == "deleted"
-                elif info.get("status") == 429 and attempt < backoff.max_retries:
+                elif info.get("status") in RETRIED_ITEM_STATUS and attempt < backoff.max_retries:
                     again.append(action)
                 elif not (ignore_missing and info.get("status") == 404):
                     out.failures.append(Failure(str(info.get("_id", action.get("_id"))), item_reason(info)))
