@@ -177,10 +177,12 @@ class NearDup:
 
     # -- writing ------------------------------------------------------------------------------
     def index(self, docs: Iterable[Document], *, batch_size: int = 500, tag: bool = True,
-              progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False) -> IndexReport:
+              progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False,
+              stop: Callable[[], bool] | None = None) -> IndexReport:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
         ``checked``: every document passed :func:`~neardup.validate.check_document` already
         (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
+        ``stop``: asked after each stored batch; true ends the run there (see :func:`neardup.ingest.run`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place
         and what depended on them re-tagged, new ones are tagged by the cluster rule
@@ -192,7 +194,8 @@ class NearDup:
             docs = list(docs)
             self.build_context(docs)
         store = ingest.Ingest(self.engine, self.tagger if tag else None)
-        return ingest.run(store, self.signer, self.config, docs, batch_size=batch_size, progress=progress, workers=workers, checked=checked)
+        return ingest.run(store, self.signer, self.config, docs, batch_size=batch_size, progress=progress, workers=workers, checked=checked,
+                          stop=stop)
 
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),

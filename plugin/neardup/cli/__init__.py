@@ -44,9 +44,15 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
-            from .errors import report_unexpected
+        except KeyboardInterrupt:  # Ctrl-C: what was committed stays; no traceback
+            from .errors import report_interrupt
 
+            report_interrupt()
+        except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
+            from .errors import interrupted, report_interrupt, report_unexpected
+
+            if interrupted(e):  # (Ctrl-C inside a compiled loop or a library comes out wrapped)
+                report_interrupt()
             report_unexpected(e)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

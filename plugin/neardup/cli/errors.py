@@ -53,6 +53,30 @@ def describe(e: BaseException) -> str | None:
     return None
 
 
+def interrupted(e: BaseException) -> bool:
+    """True when ``e`` is, or was caused while handling, a Ctrl-C (``KeyboardInterrupt``):
+    one raised inside a compiled loop or a C library can come out as another exception
+    (``SystemError``) chained to it."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def report_interrupt() -> None:
+    """One line for a Ctrl-C, and the shells' status for it (130)."""
+    try:
+        click.echo(click.style("interrupted: ", fg="yellow", bold=True) + "stopped at once; what was committed before is kept "
+                   "(whole batches only), and running the same command again goes on from there", err=True)
+    except (OSError, ValueError):
+        pass
+    sys.exit(130)
+
+
 def report_unexpected(e: BaseException) -> None:
     """Print ``e`` (a message, or a redacted traceback for a bug) and exit with status 1."""
     if isinstance(e, BrokenPipeError):  # the reader of our output went away (| head): nothing to say

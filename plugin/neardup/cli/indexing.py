@@ -12,8 +12,11 @@ from ..config import CHOICES, LANGUAGES, SIGNATURES
 from ..ingest import default_workers
 from .options import echo_json, engine_options, fail, json_option
 from .output import clean, safe
-from .session import announce_waits, console, opened, progress
+from .session import announce_waits, console, interrupt_at_batch_end, opened, progress
 
+
+#: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+_INTERRUPTED = 130
 
 _CONFIG_OPTIONS = ("lang", "shingle_size", "char_shingles", "threshold", "num_perm", "minhash_scheme", "signatures", "stem",
                    "no_stopwords", "seed", "simhash_k", "bands_rows")
@@ -188,8 +191,9 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             task = bar.add_task("indexing", total=total)
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n))
             try:
-                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
-                                  checked=True)  # read_documents checks every record
+                with interrupt_at_batch_end() as interrupted:
+                    report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
+                                      checked=True, stop=interrupted)  # read_documents checks every record
             except InputError as e:
                 fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()
@@ -201,6 +205,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             echo_json({**report.to_dict(), "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
                        "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
                        "index": nd.engine.location, "documents": nd.count()})
+            if report.stopped:
+                sys.exit(_INTERRUPTED)
             if report.failed:
                 sys.exit(2)
             return
@@ -223,6 +229,10 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         con.print(f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
                   f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
                   f"{len(report.failed)} failed); {nd.count()} in the index")
+        if report.stopped:
+            click.echo("interrupted: every document before the last batch stored is stored, none after it; run the same "
+                       "command again to go on (documents already stored keep their place and tags)", err=True)
+            sys.exit(_INTERRUPTED)
         if report.failed:
             sys.exit(2)
 
