@@ -9,7 +9,7 @@ from typing import Any, Callable
 import click
 
 from .session import announce_waits
-from .options import echo_json, engine_options, fail, json_option
+from .options import BATCH_SIZE, SECONDS, THRESHOLD, echo_json, engine_options, fail, json_option
 
 
 def sign_pass(nd: Any, batch_size: int, progress: Callable[[int], None] | None = None) -> Any:
@@ -43,11 +43,11 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
 @click.option("--lang-field", metavar="FIELD", default=None, help="Field holding the language code (fa, ru or en).")
 @click.option("--order-field", metavar="FIELD", default=None,
               help="Field giving the arrival order, e.g. a timestamp (default: the index's own order).")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), default=None,
+@click.option("--threshold", "-t", type=THRESHOLD, default=None,
               help="Resemblance of near-duplicates (default 0.8).")
-@click.option("--batch-size", default=500, show_default=True, help="Documents per batch.")
+@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents per batch.")
 @click.option("--watch", "watching", is_flag=True, help="Keep signing documents other writers add (Ctrl-C stops).")
-@click.option("--interval", default=10.0, show_default=True, help="Seconds between passes with --watch.")
+@click.option("--interval", type=SECONDS, default=10.0, show_default=True, help="Seconds between passes with --watch.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, title_field: str | None, lang_field: str | None,

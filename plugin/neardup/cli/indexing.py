@@ -10,7 +10,7 @@ import click
 
 from ..config import CHOICES, LANGUAGES, SIGNATURES
 from ..ingest import default_workers
-from .options import echo_json, engine_options, fail, json_option
+from .options import BATCH_SIZE, THRESHOLD, count, echo_json, engine_options, fail, json_option
 from .output import clean, safe
 from .session import announce_waits, console, interrupt_at_batch_end, opened, progress
 
@@ -44,9 +44,18 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
     if opts.get("no_stopwords"):
         kw["stopwords"] = False
     if opts.get("bands_rows"):
-        b, _, r = opts["bands_rows"].partition("x")
-        kw["bands"], kw["rows"] = int(b), int(r)
+        kw["bands"], kw["rows"] = opts["bands_rows"]
     return Config(**kw)
+
+
+def _bands_rows(value: str | None) -> tuple[int, int] | None:
+    """``BxR`` as (bands, rows), each from 1 to 1024."""
+    if value is None:
+        return None
+    b, _, r = value.lower().partition("x")
+    if not (b.strip().isdigit() and r.strip().isdigit() and 1 <= int(b) <= 1024 and 1 <= int(r) <= 1024):
+        raise click.BadParameter(f"{value!r} is not BxR with bands and rows from 1 to 1024, e.g. 16x8")
+    return int(b), int(r)
 
 
 def _settings(lang: str | None, shingle_size: int | None, threshold: float | None, num_perm: int | None,
@@ -81,7 +90,7 @@ def _exists(engine: Any) -> bool:
 @click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
 @click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance of near-duplicates (default 0.8).")
+@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance of near-duplicates (default 0.8).")
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size (default 128).")
 @click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
 @json_option
@@ -135,8 +144,8 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
 @click.command("index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
-@click.option("--batch-size", default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
-@click.option("--workers", "-j", type=click.IntRange(0), default=None,
+@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
+@click.option("--workers", "-j", type=count(0, 1024), default=None,
               help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
                    "0 signs here too. [default: one per CPU, none on one CPU; input of one batch is signed here]")
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
@@ -144,14 +153,14 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
 @click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
 @click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance at which documents are near-duplicates (default 0.8).")
+@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance at which documents are near-duplicates (default 0.8).")
 @click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128).")
 @click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations.")
-@click.option("--bands-rows", metavar="BxR", help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
+@click.option("--bands-rows", metavar="BxR", callback=lambda ctx, param, v: _bands_rows(v), help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
 @click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
 @click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
 @click.option("--no-stopwords", is_flag=True, help="Keep stop words.")
-@click.option("--seed", type=int, help="Hash seed (default 1).")
+@click.option("--seed", type=count(0, 2**63 - 1), help="Hash seed (default 1).")
 @click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
@@ -180,9 +189,13 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
       neardup index big.jsonl --workers 0          # one process: sign, tag and store here
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
+    from ..config import ConfigError
     from ..io import InputError, locate, read_documents, total_bytes
 
-    config = _config_from(ctx, settings)
+    try:
+        config = _config_from(ctx, settings)
+    except ConfigError as e:
+        fail(str(e))
     errors: list[InputError] = []
     with opened(target, engine_opts, config, create=True) as nd:
         announce_waits(nd.engine)
@@ -239,7 +252,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
 
 @click.command("retag")
 @engine_options
-@click.option("--batch-size", default=500, show_default=True, help="Documents per candidate round trip.")
+@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents per candidate round trip.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_json: bool) -> None:
