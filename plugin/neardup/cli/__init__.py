@@ -38,8 +38,10 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         from ..redact import clear_secrets
+        from .output import guard_standard_streams
 
         clear_secrets()
+        guard_standard_streams()
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):

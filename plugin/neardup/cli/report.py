@@ -49,6 +49,8 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
     from ..engines.base import EngineError
     from ..report import ReportOptions, write_report
 
+    if output == "-":  # (a page with its charts is a file; '-' is no name for it)
+        raise click.BadParameter("the report is an HTML file: give its name ('-' is not one)", param_hint="'--output' / '-o'")
     if not target.startswith(("http://", "https://")) and not Path(target).exists():
         fail(f"no index at {target!r}: index documents first (neardup index FILE --engine {target}) "
              "or point --engine at an existing index")
