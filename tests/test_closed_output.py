@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from neardup.api import NearDup
 from neardup.signer import Document
