@@ -44,7 +44,8 @@ class FaultProxy:
     * ``reject_bulk_items``: answer that many ``_bulk`` requests with 200 and every item 429
       (es_rejected_execution_exception), without forwarding; ``reject_bulk_items_status``
       503 makes every item 503 unavailable_shards_exception instead (a primary shard not
-      active: a cluster restarting)
+      active: a cluster restarting); ``reject_bulk_items_error`` replaces the error of
+      every item (with its ``status``), e.g. a ``cluster_block_exception``
     * ``fail_any``: answer that many requests of any kind with ``fail_status``
     * ``require_auth``: answer 401 unless the request carries this Authorization header
     * ``drop_bulk`` / ``drop_bulk_before``: close the connection without an answer on that many
@@ -73,6 +74,7 @@ class FaultProxy:
         self.reject_bulk = 0
         self.reject_bulk_items = 0
         self.reject_bulk_items_status = 429
+        self.reject_bulk_items_error: dict[str, Any] | None = None
         self.fail_any = 0
         self.fail_status = 503
         self.require_auth: str | None = None  # the Authorization header every request must carry
@@ -189,8 +191,9 @@ class FaultProxy:
         if is_bulk and self._take("reject_bulk_items"):
             items = []
             status = self.reject_bulk_items_status
-            error = ({"type": "es_rejected_execution_exception", "reason": "queue full (injected)"} if status == 429 else
-                     {"type": "unavailable_shards_exception", "reason": "primary shard is not active (injected)"})
+            error = self.reject_bulk_items_error or (
+                {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"} if status == 429 else
+                {"type": "unavailable_shards_exception", "reason": "primary shard is not active (injected)"})
             lines = [json.loads(x) for x in body.decode().splitlines() if x.strip()]
             i = 0
             while i < len(lines):

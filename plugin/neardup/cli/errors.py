@@ -26,19 +26,15 @@ _KEPT = ("what was committed before is kept (a commit every few seconds, whole b
 def describe(e: BaseException) -> str | None:
     """A clear message for an expected failure, or None for a bug."""
     if isinstance(e, sqlite3.Error):
-        msg = str(e)
-        if "full" in msg:
-            return f"the disk is full ({msg}): {_KEPT}"
-        if "no transaction is active" in msg:  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
-            return f"a batch could not be committed ({msg}); the disk may be full or failing: {_KEPT}"
-        if "readonly" in msg or "read-only" in msg:
-            return (f"the index is on read-only storage ({msg}): it can be read (query, search, info, "
-                    "clusters --no-write, report) but not written")
-        if "locked" in msg or "busy" in msg:
-            return f"the index is busy ({msg}): another process is writing it; run again when it has finished"
-        if isinstance(e, (sqlite3.DatabaseError, sqlite3.OperationalError)):
-            return f"the index cannot be used ({msg}): it may be damaged, or not a neardup index"
-        return None
+        from ..engines.embedded import storage_problem
+
+        # (classified by SQLite's result code, once, in the engine; the file is not known here)
+        problem = storage_problem("the index", e)
+        if problem is not None:
+            return problem
+        if "no transaction is active" in str(e):  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
+            return f"a batch could not be committed ({e}); the disk may be full or failing: {_KEPT}"
+        return f"the index cannot be used ({e}): it may be damaged, or not a neardup index"
     if isinstance(e, OSError):
         where = f"{os.fsdecode(e.filename)}: " if e.filename is not None else ""
         if e.errno in _DISK_FULL:

@@ -31,6 +31,11 @@ from .transport import Retrying, describe, status_of
 #: a primary shard not active while a cluster restarts or recovers).
 RETRIED_ITEM_STATUS = (429, 503)
 
+#: Error types of a refused bulk item that are about the index, not the document (a write
+#: block: the index made read-only, or the cluster's disk over its flood-stage watermark):
+#: every other document would be refused alike, so the operation stops with one message.
+INDEX_REFUSALS = ("cluster_block_exception", "index_closed_exception")
+
 #: The longest ``_id`` both engines accept, in UTF-8 bytes.
 MAX_ID_BYTES = 512
 
@@ -207,6 +212,11 @@ class BulkStreamer:
                 elif info.get("status") in RETRIED_ITEM_STATUS and attempt < backoff.max_retries:
                     again.append(action)
                 elif not (ignore_missing and info.get("status") == 404):
+                    if _error_type(info) in INDEX_REFUSALS:
+                        raise EngineError(f"{self.retry.location}: {what}: the index refuses writes ({item_reason(info)}): it is "
+                                          "read-only, or the cluster's disk is over its flood-stage watermark (the engine then "
+                                          "blocks writes until space is freed); what was stored before is kept: free space or lift "
+                                          "the block and run the same command again")
                     out.failures.append(Failure(str(info.get("_id", action.get("_id"))), item_reason(info)))
             if again:
                 backoff.sleep(backoff.delay(attempt))
@@ -253,6 +263,11 @@ def _whole_request_refusal(e: BaseException) -> bool:
 def _refused_item(action: dict[str, Any], e: BaseException) -> dict[str, Any]:
     op = action.get("_op_type", "index")
     return {op: {"_id": action.get("_id"), "status": status_of(e) or 400, "error": describe(e)}}
+
+
+def _error_type(info: dict[str, Any]) -> str | None:
+    err = info.get("error")
+    return err.get("type") if isinstance(err, dict) else None
 
 
 def item_reason(info: dict[str, Any]) -> str:

@@ -369,7 +369,7 @@ class EmbeddedEngine(Engine):
                 peek.close()
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
-            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+            raise _not_an_index(self.path, e) from None
         self._connect(ro_uri if read_only else None, new=False)
         return self._read_stored_config()
 
@@ -411,7 +411,7 @@ class EmbeddedEngine(Engine):
             db = (sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None) if ro_uri else
                   sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None))
         except sqlite3.Error as e:
-            raise EngineError(f"{self.path}: cannot open: {e}") from None
+            raise StorageError(storage_problem(self.path, e) or f"{self.path}: cannot open: {e}") from None
         self._db, self._read_only = db, bool(ro_uri)
         try:
             if not ro_uri:
@@ -424,7 +424,7 @@ class EmbeddedEngine(Engine):
             db.execute("PRAGMA cache_size=-65536")
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
-            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+            raise _not_an_index(self.path, e) from None
 
     def _read_stored_config(self, db: sqlite3.Connection | None = None) -> Config | None:
         """The stored config (None for a database without tables); refuses a database that is
@@ -439,7 +439,7 @@ class EmbeddedEngine(Engine):
             meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'config')").fetchall())
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
-            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+            raise _not_an_index(self.path, e) from None
         found = meta.get("format")
         if found != FORMAT:
             raise EngineError(_format_message(self.path, found))
@@ -490,6 +490,8 @@ class EmbeddedEngine(Engine):
             yield
             return
         db = self._require()
+        if self._read_only:
+            raise StorageError(f"{self.path} is on read-only storage (the file or its folder is not writable): {_READ_ONLY_HINT}")
         if self._open_since is None:
             _Transaction(db, self.path, self.on_wait).__enter__()
             self._open_since = time.monotonic()
@@ -561,10 +563,12 @@ class EmbeddedEngine(Engine):
         """A refused row fails its document alone; but when SQLite itself rolled the batch
         back (a full disk, an I/O error: ``SQLITE_FULL``, ``SQLITE_IOERR``, ``SQLITE_CORRUPT``)
         nothing of the batch may be written one by one outside it: the batch fails whole."""
-        code = getattr(e, "sqlite_errorcode", None)
-        if not db.in_transaction or (code is not None and code & 0xFF in (10, 11, 13)):
-            raise EngineError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
-                              "(is the disk full?); free space and run the same command again: it resumes") from None
+        problem = storage_problem(self.path, e)
+        if problem is not None:  # the storage, not this document: the batch stops whole, said once
+            raise StorageError(f"{problem}; this batch was not stored") from None
+        if not db.in_transaction:
+            raise StorageError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
+                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
     def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
                  pending: dict[int, dict[str, np.ndarray]]) -> bool:
@@ -997,6 +1001,69 @@ class EmbeddedEngine(Engine):
             "max_resemblance, languages, first_seen, last_seen FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
             (-1 if limit is None else limit,)).fetchall()
         return [ClusterRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], json.loads(r[8] or "[]"), r[9], r[10]) for r in rows]
+
+
+# -- SQLite's errors, classified once by their result code ------------------------------------
+#: SQLite's primary result codes (https://sqlite.org/rescode.html) that say something about the
+#: storage rather than the data.
+SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = (
+    3, 5, 6, 8, 10, 11, 13, 14, 26)
+#: The messages SQLite gives for those codes (``sqlite3_errstr``), for Python 3.10, whose
+#: exceptions do not carry the code (``sqlite_errorcode`` is 3.11+).
+_CODE_OF_MESSAGE = (("database or disk is full", SQLITE_FULL), ("disk I/O error", SQLITE_IOERR),
+                    ("readonly database", SQLITE_READONLY), ("database is locked", SQLITE_BUSY),
+                    ("database table is locked", SQLITE_LOCKED), ("database disk image is malformed", SQLITE_CORRUPT),
+                    ("file is not a database", SQLITE_NOTADB), ("unable to open database", SQLITE_CANTOPEN),
+                    ("access permission denied", SQLITE_PERM))
+_READ_ONLY_HINT = "it can be read (query, search, info, show, export, clusters --no-write, report) but not written"
+_KEPT_HINT = ("what was committed before is kept (whole batches only); make room and run the same command again: documents "
+              "are upserted by id, so nothing is stored twice")
+
+
+def sqlite_code(e: BaseException) -> int | None:
+    """The primary result code of a SQLite error (``SQLITE_FULL``, ...), None if unknown.
+
+    >>> sqlite_code(sqlite3.OperationalError("database or disk is full"))
+    13
+    """
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF
+    msg = str(e)
+    return next((c for text, c in _CODE_OF_MESSAGE if text in msg), None)
+
+
+def storage_problem(path: str, e: BaseException) -> str | None:
+    """What a SQLite error says about the storage of ``path`` (one line, what is kept and
+    what to do), or None when it is about the data (a row refused, a query). The one place
+    SQLite's errors are classified: by result code, so a full disk or read-only storage is
+    never called a damaged index."""
+    code = sqlite_code(e)
+    if code == SQLITE_FULL:
+        return f"{path}: the disk is full ({e}): {_KEPT_HINT}"
+    if code == SQLITE_IOERR:
+        return f"{path}: disk I/O error ({e}): the disk may be full or failing: {_KEPT_HINT}"
+    if code in (SQLITE_READONLY, SQLITE_PERM):
+        return f"{path} is on read-only storage ({e}): {_READ_ONLY_HINT}"
+    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+        return f"{path} is busy ({e}): another process is writing it; run again when it has finished"
+    if code == SQLITE_CANTOPEN:
+        return f"{path}: cannot open ({e}): is its folder there and readable?"
+    if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
+        return f"{path} may be damaged, or is not a neardup index ({e})"
+    return None
+
+
+class StorageError(EngineError):
+    """The storage of the index failed (full, read-only, failing, busy, damaged), not one
+    document: the whole operation stops with one message."""
+
+
+def _not_an_index(path: str, e: sqlite3.Error) -> EngineError:
+    """The error for a database that could not be read as a neardup index: named for the
+    storage problem when it is one."""
+    problem = storage_problem(path, e)
+    return StorageError(problem) if problem else EngineError(f"{path} is not a neardup index ({e})")
 
 
 class _Locked(Exception):
