@@ -30,7 +30,15 @@ RETRY_STATUS = (429, 502, 503, 504)
 
 @dataclass
 class Backoff:
-    """Retry policy: ``max_retries`` more attempts, sleeping initial * 2**attempt (capped)."""
+    """Retry policy: ``max_retries`` more attempts, sleeping initial * 2**attempt (capped).
+
+    A request that never gets an answer therefore gives up after at most
+    ``(max_retries + 1) * request_timeout + sum(delay(a) for a < max_retries)`` seconds
+    (:meth:`give_up_after`); the clients' own retries are off, so nothing multiplies it.
+
+    >>> Backoff().give_up_after(2.0)
+    27.5
+    """
 
     max_retries: int = 5
     initial: float = 0.5
@@ -39,6 +47,10 @@ class Backoff:
 
     def delay(self, attempt: int) -> float:
         return min(self.maximum, self.initial * 2**attempt)
+
+    def give_up_after(self, request_timeout: float) -> float:
+        """The longest one request takes against a node that never answers, in seconds."""
+        return (self.max_retries + 1) * request_timeout + sum(self.delay(a) for a in range(self.max_retries))
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -170,7 +182,7 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
         ssl["ssl_show_warn"] = False
     es = Elasticsearch(url, api_key=api_key, basic_auth=basic_auth, request_timeout=request_timeout, max_retries=0,
                        retry_on_timeout=False, **ssl)
-    server = parse_server(retry("GET /", functools.partial(_probe, es)))
+    server = parse_server(retry("GET /", functools.partial(_probe, es, request_timeout)))
     if server.product == "elasticsearch":
         _check_elasticsearch(url, server)
         from elasticsearch import helpers
@@ -194,14 +206,16 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
     return client, server, os_helpers
 
 
-def _probe(es: Any) -> dict[str, Any]:
+def _probe(es: Any, request_timeout: float) -> dict[str, Any]:
     """``GET /`` at the transport level with plain JSON: the client's own calls would send
-    Elasticsearch compatibility media types and refuse a non-Elasticsearch answer."""
+    Elasticsearch compatibility media types and refuse a non-Elasticsearch answer. The
+    transport does not know the client's ``request_timeout`` (its own default is 10 s), so
+    it is given here."""
     from elasticsearch import ApiError
 
     headers = dict(getattr(es, "_headers", None) or {})  # auth and user agent of the client
     headers["accept"] = "application/json"
-    resp = es.transport.perform_request("GET", "/", headers=headers)
+    resp = es.transport.perform_request("GET", "/", headers=headers, request_timeout=request_timeout)
     if resp.meta.status >= 400:  # the transport returns HTTP errors; the client would raise
         raise ApiError(f"GET / answered {resp.meta.status}", meta=resp.meta, body=resp.body)
     return resp.body if isinstance(resp.body, dict) else {}
