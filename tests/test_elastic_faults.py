@@ -5,6 +5,7 @@ retry loop is bounded by the engine's ``max_retries`` with millisecond backoff."
 
 from __future__ import annotations
 
+import itertools
 import socket
 import time
 
@@ -322,7 +323,7 @@ def test_timeout_bounds_each_request_against_a_node_that_never_answers():
         bound = Backoff(2, 0.1).give_up_after(1.0)  # 3 x 1 s + 0.1 + 0.2
         assert bound == pytest.approx(3.3)
         assert took <= bound + 1.0, took
-        gaps = [b - a for a, b in zip(node.arrivals, node.arrivals[1:])]
+        gaps = [b - a for a, b in itertools.pairwise(node.arrivals)]
         assert len(node.arrivals) == 3 and all(g < 1.6 for g in gaps), gaps
     finally:
         node.close()
