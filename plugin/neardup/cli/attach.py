@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from typing import Any, Callable
 
 import click
@@ -12,12 +13,22 @@ from .session import announce_waits
 from .options import BATCH_SIZE, SECONDS, THRESHOLD, echo_json, engine_options, fail, json_option
 
 
-def sign_pass(nd: Any, batch_size: int, progress: Callable[[int], None] | None = None) -> Any:
+def sign_pass(nd: Any, batch_size: int, progress: Callable[[int], None] | None = None) -> tuple[Any, Counter]:
     """Sign and tag every document of the adopted index that has no neardup fields yet, in
     arrival order (the layout's order field, then index order), through ``NearDup.index``:
     the same rule as ``neardup index``. Each batch is stored before the next is read, so an
-    interrupted pass resumes where it stopped when run again."""
-    return nd.index(nd.engine.unsigned_documents(batch_size), batch_size=batch_size, progress=progress)
+    interrupted pass resumes where it stopped when run again. Returns the report and the
+    documents whose text field gives no text, counted by what it holds
+    (:func:`~neardup.engines.elastic.field_text`)."""
+    textless: Counter = Counter()
+
+    def skipped(doc_id: str, kind: str) -> None:
+        textless[kind] += 1
+        if progress is not None:
+            progress(1)
+
+    report = nd.index(nd.engine.unsigned_documents(batch_size, on_textless=skipped), batch_size=batch_size, progress=progress)
+    return report, textless
 
 
 def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool],
@@ -27,7 +38,7 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
     signed, rounds = 0, 0
     while not stop(rounds):
         sleep(interval)
-        report = sign_pass(nd, batch_size)
+        report, _ = sign_pass(nd, batch_size)
         signed += report.indexed
         rounds += 1
         if on_round is not None:
@@ -87,16 +98,19 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
         fail(str(e))
         return
     try:
-        report = _first_pass(nd, batch_size, quiet)
+        report, textless = _first_pass(nd, batch_size, quiet)
         data = {"index": engine.location, "actions": engine.actions, "signed": report.indexed, "duplicates": report.duplicates,
-                "failed": [f.__dict__ for f in report.failed], "documents": nd.count(), "without_text": engine.textless()}
+                "failed": [f.__dict__ for f in report.failed], "documents": nd.count(), "without_text": sum(textless.values()),
+                "without_text_by_kind": dict(sorted(textless.items()))}
         if as_json:
             echo_json(data)
         else:
             for a in engine.actions:
                 click.echo(f"  - {a}")
             click.echo(f"{data['index']}: {report.indexed} documents signed ({report.duplicates} near-duplicates of earlier ones), "
-                       f"{data['documents']} signed in all" + (f", {data['without_text']} without {text_field} skipped" if data["without_text"] else ""))
+                       f"{data['documents']} signed in all" + (f", {data['without_text']} without text in {text_field} left unsigned "
+                                                             f"({', '.join(f'{n} {k}' for k, n in sorted(textless.items()))})"
+                                                             if data["without_text"] else ""))
             for f in report.failed[:20]:
                 click.echo(f"  refused {f.id}: {f.reason}", err=True)
         if watching:
@@ -116,7 +130,7 @@ def _first_pass(nd: Any, batch_size: int, quiet: bool) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    total = nd.engine.unsigned() - nd.engine.textless()
+    total = nd.engine.unsigned()
     with Progress(TextColumn("[bold]attaching"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
         task = bar.add_task("attach", total=total)
