@@ -719,7 +719,7 @@ def _field(src: dict[str, Any], path: str | None) -> Any:
 
 
 def field_text(v: Any) -> str | None:
-    """The text a JSON value of an attached document's field gives: a string itself; a
+    r"""The text a JSON value of an attached document's field gives: a string itself; a
     number its JSON text; an array its strings and numbers, in order, joined with newlines
     (nulls skipped, as the engines do); anything else -- a boolean, an object, null, an
     array holding a boolean or an object -- no text (None), never Python's spelling of it.
