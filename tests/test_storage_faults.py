@@ -137,3 +137,44 @@ def test_an_http_index_that_refuses_writes_is_one_line(fault_proxy, tmp_path, st
     fault_proxy.reject_bulk_items = 0
     again = run("index", src, "-e", fault_proxy.url, "--index", "t", "-q", "-j", "0")
     assert again.exit_code == 0, again.output
+
+
+# -- the limits table holds on both engines --------------------------------------------------------
+def _nested(n: int, key: str, arrays: bool = False):
+    """``n`` levels of objects (each inside a one-item array with ``arrays``) around a string."""
+    v: object = "leaf"
+    for _ in range(n):
+        v = {key: [v] if arrays else v}
+    return v
+
+
+def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_refused_by_both(engine_target):
+    """Elasticsearch and OpenSearch count the document's own fields object (``fields``) as a
+    level: the documents index allows one level more than MAX_DEPTH, so the stated limit is
+    the user's."""
+    from neardup.api import NearDup
+    from neardup.signer import Document
+    from neardup.validate import MAX_DEPTH
+
+    target, opts = engine_target
+    nd = NearDup.open(target, create=True, **opts)
+    try:
+        docs = [Document(f"ok-{n}-{a}", good_text(n + 10 * a), fields=_nested(n, f"k{n}{'a' if a else ''}", a))
+                for n, a in ((1, False), (MAX_DEPTH - 1, False), (MAX_DEPTH, False), (1, True), (5, True))]
+        bad = [Document("deep", good_text(99), fields=_nested(MAX_DEPTH + 1, "z"))]
+        r = nd.index(docs + bad)
+        assert [f.id for f in r.failed] == ["deep"] and "nested more than" in r.failed[0].reason, r.failed
+        nd.engine.refresh()
+        assert nd.count() == len(docs)
+        stored = nd.engine.get([d.id for d in docs], text=True)
+        assert {i: s.fields for i, s in stored.items()} == {d.id: d.fields for d in docs}
+    finally:
+        nd.close()
+
+
+def test_the_documents_index_allows_the_stated_depth():
+    from neardup.engines.dsl import documents_template
+    from neardup.validate import MAX_DEPTH
+
+    settings = documents_template("neardup", {}, None)["template"]["settings"]["index"]
+    assert settings["mapping"]["depth"]["limit"] == MAX_DEPTH + 1
