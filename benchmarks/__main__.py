@@ -14,13 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -65,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     res: dict = {
         "command": "python -m benchmarks " + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
-        "mode": "quick" if a.quick else "full", "settings": mode, "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "mode": "quick" if a.quick else "full", "settings": mode, **report.provenance(),
     }
     docs = corpora.load_all()
     use_peers = not a.no_peers

@@ -185,10 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     keep_freed_memory()  # as neardup's command line runs (neardup.allocator)
     sizes = [int(x) for x in a.sizes.split(",") if x]
+    from .report import provenance
+
+    prov = {"command": "python -m benchmarks.engine " + " ".join(sys.argv[1:] if argv is None else argv), **provenance()}
     with tempfile.TemporaryDirectory(prefix="neardup-engine-") as tmp:
         db = a.db or Path(tmp) / "bench.db"
         res = run(sizes, a.queries, a.seed, db, a.budget, a.nton_at, a.nton_threshold, a.dump,
                   log=lambda m: print(m, file=sys.stderr, flush=True))
+    res = {**res, **prov}
     a.out.write_text(json.dumps(res, indent=1))
     if a.no_table:
         return 0

@@ -15,7 +15,7 @@ original (word 5-shingles of the default config), how many of 100 held-out texts
 with both copies, how many of 150 mixed copies a query finds, and, on the whole Persian
 corpus, the pairs at r >= 0.5 and r >= t: new pairs against "before" are judged by character 8-gram
 Jaccard over the text with every separator removed (>= 0.5: a true copy; else a false
-positive). Ways compared (``neardup.canonical.persian.RULES``):
+positive). Ways compared (the settings ``fa_segmentation`` and ``fa_join_rules`` of ``Config``):
 
 * ``before``: ZWNJ removed between letters, no joining (the previous canonical tokens);
 * ``lexicon``: and words written apart joined when, joined, they are a word of hazm's lexicon;
@@ -37,14 +37,13 @@ import random
 import tempfile
 import time
 from collections import defaultdict
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import xxhash
 
 from neardup import Config, Document, NearDup
-from neardup.canonical import Canonicalizer, canonicalizer, persian
+from neardup.canonical import Canonicalizer
 from neardup.signer import Signer
 from neardup.verify import similarity
 
@@ -104,20 +103,10 @@ def mixed(text: str, rng: random.Random) -> str:
     return "".join(out)
 
 
-@contextmanager
-def rules(segmentation: str, which: frozenset[str]):
-    """Canonicalize with the given segmentation and joining rules (caches of canonicalized
-    stop words cleared)."""
-    old = persian.SEGMENTATION, persian.RULES
-    persian.SEGMENTATION, persian.RULES = segmentation, which
-    canonicalizer.stopwords_for.cache_clear()
-    canonicalizer.stopwords_to_drop.cache_clear()
-    try:
-        yield
-    finally:
-        persian.SEGMENTATION, persian.RULES = old
-        canonicalizer.stopwords_for.cache_clear()
-        canonicalizer.stopwords_to_drop.cache_clear()
+def config_of(method: str, **settings) -> Config:
+    """The config of a way compared: its segmentation and joining rules (:data:`METHODS`)."""
+    segmentation, which = METHODS.get(method, ("none", frozenset()))
+    return Config(fa_segmentation=segmentation, fa_join_rules=tuple(which), **settings)
 
 
 def char_set(canon: Canonicalizer, text: str, n: int = 8) -> set[int]:
@@ -138,19 +127,19 @@ def summary(rs: list[float]) -> dict:
 
 def resemblances(method: str, texts: list[str], copies: dict[str, list[str]]) -> dict:
     if method == "chars":
-        canon = Canonicalizer(Config())
+        canon = Canonicalizer(config_of(method))
         orig = [char_set(canon, t) for t in texts]
         return {k: summary([jaccard(o, char_set(canon, c)) for o, c in zip(orig, v, strict=True)]) for k, v in copies.items()}
-    signer = Signer(Config())
+    signer = Signer(config_of(method))
     orig = [signer.sign(t, "fa").shingles for t in texts]
     return {k: summary([similarity(o, signer.sign(c, "fa").shingles).resemblance for o, c in zip(orig, v, strict=True)]) for k, v in copies.items()}
 
 
-def clustering(texts: list[str], t: float) -> dict:
+def clustering(method: str, texts: list[str], t: float) -> dict:
     """Original, all-spaces and all-joined copy of each text indexed together: of the three
     pairs per text, how many land in one cluster at threshold t."""
     with tempfile.TemporaryDirectory() as d:
-        nd = NearDup.open(str(Path(d) / "c.db"), Config(threshold=t))
+        nd = NearDup.open(str(Path(d) / "c.db"), config_of(method, threshold=t))
         docs = [Document(f"{i}/{k}", f(x), lang="fa") for i, x in enumerate(texts)
                 for k, f in (("o", lambda s: s), ("s", all_spaces), ("j", all_joined))]
         nd.index(docs, progress=None)
@@ -161,19 +150,19 @@ def clustering(texts: list[str], t: float) -> dict:
     return {"pairs": 3 * len(texts), "clustered": ok}
 
 
-def found_by_query(texts: list[str], variants: list[str], t: float) -> dict:
+def found_by_query(method: str, texts: list[str], variants: list[str], t: float) -> dict:
     """Originals indexed; each variant queried: found when its original is among the matches."""
     with tempfile.TemporaryDirectory() as d:
-        nd = NearDup.open(str(Path(d) / "q.db"), Config(threshold=t))
+        nd = NearDup.open(str(Path(d) / "q.db"), config_of(method, threshold=t))
         nd.index([Document(str(i), x, lang="fa") for i, x in enumerate(texts)], progress=None, tag=False)
         found = sum(1 for i, v in enumerate(variants) if str(i) in {m.id for m in nd.query(v, lang="fa")})
         nd.close()
     return {"variants": len(variants), "found": found}
 
 
-def corpus_pairs(recs: list[dict], t: float) -> dict[tuple[str, str], float]:
+def corpus_pairs(method: str, recs: list[dict], t: float) -> dict[tuple[str, str], float]:
     """Every pair of the corpus with resemblance >= t (exact, over an inverted index of shingles)."""
-    signer = Signer(Config())
+    signer = Signer(config_of(method))
     sets = {r["id"]: signer.sign(r["text"], "fa").shingles for r in recs}
     posting: dict[int, list[str]] = defaultdict(list)
     for i, s in sets.items():
@@ -203,23 +192,22 @@ def run(quick: bool, t: float = 0.8) -> dict:
     for name in [*METHODS, "chars"]:
         t0 = time.perf_counter()
         m: dict = {}
-        with rules(*METHODS.get(name, ("none", frozenset()))):
-            m["resemblance"] = resemblances(name, texts, copies)
-            if name != "chars":
-                m["clustering"] = clustering(texts[: 30 if quick else 100], t)
-                mix = [mixed(x, random.Random(1000 + i)) for i, x in enumerate(texts[:150])]
-                m["mixed_found"] = found_by_query(texts[:150], mix, t)
-                if not quick:
-                    pairs = corpus_pairs(recs, LOW)
-                    if base_pairs is None:
-                        base_pairs = pairs
-                    canon = Canonicalizer(Config())
-                    for at in (LOW, t):
-                        now = {p for p, r in pairs.items() if r >= at}
-                        base = {p for p, r in base_pairs.items() if r >= at}
-                        new = now - base
-                        fp = [p for p in new if jaccard(char_set(canon, by_id[p[0]]), char_set(canon, by_id[p[1]])) < 0.5]
-                        m[f"corpus_{at:g}"] = {"pairs": len(now), "new": len(new), "false_positives": len(fp), "lost": len(base - now)}
+        m["resemblance"] = resemblances(name, texts, copies)
+        if name != "chars":
+            m["clustering"] = clustering(name, texts[: 30 if quick else 100], t)
+            mix = [mixed(x, random.Random(1000 + i)) for i, x in enumerate(texts[:150])]
+            m["mixed_found"] = found_by_query(name, texts[:150], mix, t)
+            if not quick:
+                pairs = corpus_pairs(name, recs, LOW)
+                if base_pairs is None:
+                    base_pairs = pairs
+                canon = Canonicalizer(config_of(name))
+                for at in (LOW, t):
+                    now = {p for p, r in pairs.items() if r >= at}
+                    base = {p for p, r in base_pairs.items() if r >= at}
+                    new = now - base
+                    fp = [p for p in new if jaccard(char_set(canon, by_id[p[0]]), char_set(canon, by_id[p[1]])) < 0.5]
+                    m[f"corpus_{at:g}"] = {"pairs": len(now), "new": len(new), "false_positives": len(fp), "lost": len(base - now)}
         m["seconds"] = round(time.perf_counter() - t0, 1)
         out["methods"][name] = m
         print(name, json.dumps(m, ensure_ascii=False))

@@ -1,14 +1,117 @@
-"""Tables (rich), targets, the JSON file and the scaling plot of one benchmark run."""
+"""Tables (rich), targets, the JSON file and the scaling plot of one benchmark run.
+
+    python -m benchmarks.report benchmarks/results/latest.json ...   # the tables as Markdown
+
+Every result file records when, where and on which commit it was measured
+(:func:`provenance`); the Markdown page heads each file's tables with them.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 from rich.console import Console
 from rich.table import Table
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _git(*args: str) -> str | None:
+    """Output of a git command in the repository, or None where git or the repository is missing."""
+    try:
+        p = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def git_commit() -> str | None:
+    """The commit the measured code is at: ``HEAD``, with ``+changes`` when the code differs from it."""
+    head = _git("rev-parse", "--short=12", "HEAD")
+    if head is None:
+        return None
+    changed = _git("status", "--porcelain", "--untracked-files=no", "--", "plugin", "benchmarks", "pyproject.toml")
+    return head + ("+changes" if changed else "")
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def provenance() -> dict:
+    """When, where and on which commit a run is measured: stored in every result file."""
+    return {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+                        "cpu": _cpu_model()},
+            "commit": git_commit()}
+
+
+def provenance_line(res: dict, path: Path | None = None) -> str:
+    """One line naming a result's date, machine and commit. For a file written before runs recorded their
+    commit, the commit is the one ``HEAD`` was at when the run started (``git log --before``), or the commit
+    that stored the file when the run recorded no date either; the line says which."""
+    m = res.get("machine") or {}
+    machine = ", ".join(x for x in (m.get("cpu"), f"{m['cpus']} CPUs" if m.get("cpus") else None, m.get("platform"),
+                                    f"Python {m['python']}" if m.get("python") else None) if x) or "not recorded"
+    date = res.get("started_at")
+    commit = res.get("commit")
+    if commit is None and date:
+        c = _git("log", "-1", f"--before={date}", "--format=%h")
+        commit = f"{c} (HEAD when the run started)" if c else "not recorded"
+    elif commit is None and path is not None:
+        c = _git("log", "-1", "--format=%h %cs", "--", str(path))
+        if c:
+            h, d = c.split()
+            commit, date = f"not recorded; the file was stored by {h}", f"not recorded; stored {d}"
+    return f"Date: {date or 'not recorded'}. Machine: {machine}. Commit: {commit or 'not recorded'}."
+
+
+def markdown_table(t: Table) -> str:
+    """A rich table as a Markdown pipe table, title above and caption below."""
+    cols = list(t.columns)
+    esc = lambda x: str(x).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    rows = [[esc(c) for c in col.cells] for col in cols]
+    out = [f"**{esc(t.title)}**", ""] if t.title else []
+    out.append("| " + " | ".join(esc(c.header) for c in cols) + " |")
+    out.append("|" + "|".join("---:" if c.justify == "right" else "---" for c in cols) + "|")
+    out += ["| " + " | ".join(r[i] for r in rows) + " |" for i in range(len(rows[0]) if rows else 0)]
+    if t.caption:
+        out += ["", esc(t.caption)]
+    return "\n".join(out)
+
+
+def markdown_page(paths: list[Path]) -> str:
+    """The tables of result files as Markdown, each file's under its command, date, machine and commit."""
+    out = []
+    for path in paths:
+        res = json.loads(Path(path).read_text())
+        if "checkpoints" in res:  # a result of python -m benchmarks.engine
+            res = {**{k: res[k] for k in ("command", "started_at", "machine", "commit") if k in res},
+                   "engine": res, "targets": targets({"engine": res})}
+        out += [f"### `{(res.get('command') or str(path)).strip()}`", "", f"`{Path(path).as_posix()}`. {provenance_line(res, Path(path))}", ""]
+        if "neardup" in res and "datasketch" in res and "ratio" in res:  # a result of python -m benchmarks.wholepath
+            from .wholepath import markdown as wholepath_markdown
+
+            out += [wholepath_markdown(res), ""]
+        else:
+            out += ["\n\n".join(markdown_table(t) for t in tables(res)), ""]
+    return "\n".join(out)
 
 
 def _f(x, fmt="{:,.0f}") -> str:
@@ -322,3 +425,7 @@ def plot(res: dict, path: Path, separate_engine: dict | None = None) -> bool:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+if __name__ == "__main__":
+    sys.stdout.write(markdown_page([Path(a) for a in sys.argv[1:]]) if sys.argv[1:] else __doc__)

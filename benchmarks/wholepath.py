@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import resource
 import subprocess
@@ -35,7 +34,6 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -434,10 +432,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="neardup index --workers (default: the command's own default)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     a = ap.parse_args(argv)
+    from .report import provenance as _provenance
+
+    provenance = _provenance()  # taken before the run: the date it started, the commit it measures
     res = run(a.docs, a.repeat, a.seed, log=lambda m: print(m, file=sys.stderr), workers=a.workers)
     res["command"] = "python -m benchmarks.wholepath " + " ".join(argv)
-    res["started_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    res["machine"] = {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    res.update(provenance)
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "wholepath.json").write_text(json.dumps(res, indent=1))
     md = markdown(res)

@@ -2,18 +2,33 @@
 for fault injection in front of the in-memory OpenSearch-compatible test server (osmem).
 
 ``engine_target`` yields ``(target, engine_opts)`` for ``NearDup.open(target, **engine_opts)``:
-an SQLite path for the embedded engine, and a fresh osmem clone URL for the HTTP engine.
-osmem has no ingest pipelines (and no painless), so HTTP indices are made with
-``pipeline=False`` here; the pipeline itself is checked against the API specification
-and, when ``NEARDUP_TEST_URL`` names a real cluster, live.
+an SQLite path for the embedded engine, and for the HTTP engine a fresh osmem clone URL or,
+when a real engine is selected, the real cluster (wiped after each test).
+
+Real engines: ``NEARDUP_TEST_ENGINE=opensearch-2`` (or ``--engine-real opensearch-2``, or
+just ``-m opensearch2``) starts that engine once per run through ``tests/engines/run``; every
+test that talks HTTP to a cluster (``osmem_clone``, the ``http`` param of ``engine_target``,
+the ``opensearch`` param of ``url``, tests/test_elastic_live.py) then runs against it with
+neardup's ingest pipeline, and carries the markers ``real_engine`` and the engine's own
+(``opensearch2``, ``opensearch3``). osmem has no ingest pipelines, so on osmem the HTTP indices
+are made with ``pipeline=False``. Fault injection (``fault_proxy``, ``os_ingest``,
+``es_proxy``) always runs on osmem.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
+import re
+import select
+import signal
 import socket
+import subprocess
 import threading
+import time
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterator
@@ -22,9 +37,176 @@ from urllib.parse import urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+SHARED = Path(os.environ.get("NEARDUP_SHARED") or ROOT.parent / "shared")  # shared/ beside the clone
 SPEC_DIR = SHARED / "opensearch-api-spec" / "spec"
 CORPORA = SHARED / "corpora"
+
+
+# -- real engines -------------------------------------------------------------------------------
+REAL_ENGINES = {"opensearch-2": "opensearch2", "opensearch-3": "opensearch3"}  # engine -> its marker
+FAULT_FIXTURES = {"fault_proxy", "os_ingest", "es_proxy"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--engine-real", choices=sorted(REAL_ENGINES), default=None,
+                     help="run the HTTP tests against this real engine (tests/engines/run); "
+                          "same as NEARDUP_TEST_ENGINE")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "real_engine: a test that talks HTTP to a cluster (a real one when one is selected)")
+    for engine, mark in REAL_ENGINES.items():
+        config.addinivalue_line("markers", f"{mark}: runs against real {engine} (selects it when given with -m)")
+    engine = config.getoption("--engine-real") or os.environ.get("NEARDUP_TEST_ENGINE")
+    if not engine:
+        expr = config.getoption("markexpr", "") or ""
+        engine = next((e for e, m in REAL_ENGINES.items() if re.search(rf"\b{m}\b", expr) and not re.search(rf"not\s+{m}\b", expr)), None)
+    if engine:
+        if engine not in REAL_ENGINES:
+            raise pytest.UsageError(f"NEARDUP_TEST_ENGINE={engine!r}: expected one of {', '.join(REAL_ENGINES)}")
+        os.environ["NEARDUP_TEST_ENGINE"] = engine
+
+
+def real_engine() -> str | None:
+    """The real engine selected for this run (``opensearch-2``...), or None (osmem)."""
+    return os.environ.get("NEARDUP_TEST_ENGINE") or None
+
+
+def http_pipeline() -> bool:
+    """Whether HTTP indices get neardup's ingest pipeline: on a real engine yes, osmem has none."""
+    return real_engine() is not None
+
+
+def _on_cluster(item: pytest.Item) -> bool:
+    """Whether the test talks HTTP to the cluster fixture (not to a fault-injecting front)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    names = set(getattr(item, "fixturenames", ()))
+    if names & FAULT_FIXTURES or "elasticsearch" in (params.get("url"), params.get("client_url")):
+        return False
+    if "engine_target" in names:
+        return params.get("engine_target") == "http"
+    return bool(names & {"osmem_clone", "url", "client_url", "live_url"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    engine = real_engine()
+    for item in items:
+        if _on_cluster(item):
+            item.add_marker(pytest.mark.real_engine)
+            if engine:
+                item.add_marker(getattr(pytest.mark, REAL_ENGINES[engine]))
+
+
+class RealCluster:
+    """A cluster started by ``tests/engines/run`` for the whole test run."""
+
+    def __init__(self, engine: str, nodes: int = 1):
+        self.engine = engine
+        cmd = [str(ROOT / "tests" / "engines" / "run"), engine, "--nodes", str(nodes)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + float(os.environ.get("NEARDUP_TEST_ENGINE_TIMEOUT", "900"))
+        line = ""
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
+            if ready:
+                line = self.proc.stdout.readline()
+                break
+        if not line.startswith("ready "):
+            self.close()
+            raise RuntimeError(f"tests/engines/run {engine} did not start (exit {self.proc.returncode}, said {line!r})")
+        self.url = line.split()[1]
+
+    def control(self, line: str) -> None:
+        """Send a control line (``stop-node I``) to the launcher."""
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers={"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            if e.code == 404:  # nothing of that kind (no pipeline, no PIT open)
+                return {}
+            raise
+
+    def wipe(self) -> None:
+        """Remove every index, template, pipeline, PIT and scroll a test left."""
+        names = [x["index"] for x in self.request("GET", "/_cat/indices?format=json&h=index&expand_wildcards=all") if not x["index"].startswith(".")]
+        for i in range(0, len(names), 50):
+            self.request("DELETE", "/" + ",".join(names[i:i + 50]) + "?expand_wildcards=all")
+        for name in self.request("GET", "/_index_template").get("index_templates", []):
+            if not name["name"].startswith("."):
+                self.request("DELETE", f"/_index_template/{name['name']}")
+        for name in self.request("GET", "/_template"):
+            if not name.startswith("."):
+                self.request("DELETE", f"/_template/{name}")
+        for pid in self.request("GET", "/_ingest/pipeline"):
+            self.request("DELETE", f"/_ingest/pipeline/{pid}")
+        for path in ("/_search/point_in_time/_all", "/_search/scroll/_all"):
+            self.request("DELETE", path)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def real_cluster() -> Iterator[RealCluster]:
+    """The selected real engine, started once per run (skips when none is selected)."""
+    engine = real_engine()
+    if not engine:
+        pytest.skip("no real engine selected (NEARDUP_TEST_ENGINE)")
+    cluster = RealCluster(engine)
+    yield cluster
+    cluster.close()
+
+
+class _ClusterClone:
+    """What a test gets as ``osmem_clone`` on a real engine: the cluster's URL."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+
+@pytest.fixture
+def osmem_clone(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh cluster for one test: an osmem clone, or the real engine (wiped afterwards)."""
+    if real_engine():
+        cluster: RealCluster = request.getfixturevalue("real_cluster")
+        yield _ClusterClone(cluster.url)
+        cluster.wipe()
+    else:
+        clone = request.getfixturevalue("osmem_server").clone()
+        yield clone
+        clone.close()
+
+
+@pytest.fixture
+def osmem_fault_clone(osmem_server) -> Iterator[Any]:
+    """Always an osmem clone: the upstream of the fault-injecting fronts."""
+    clone = osmem_server.clone()
+    yield clone
+    clone.close()
+
+
+@pytest.fixture
+def live_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A real cluster: NEARDUP_TEST_URL when set, else the selected real engine (skip if neither)."""
+    url = os.environ.get("NEARDUP_TEST_URL")
+    if url:
+        yield url
+    elif real_engine():
+        yield request.getfixturevalue("osmem_clone").url
+    else:
+        pytest.skip("no real cluster: set NEARDUP_TEST_ENGINE (tests/engines/run) or NEARDUP_TEST_URL")
 
 
 @pytest.fixture(params=["embedded", "http"])
@@ -34,7 +216,7 @@ def engine_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tu
         yield str(tmp_path / "neardup.db"), {}
     else:
         clone = request.getfixturevalue("osmem_clone")
-        yield clone.url, {"index": "t", "pipeline": False}
+        yield clone.url, {"index": "t", "pipeline": http_pipeline()}
 
 
 class FaultProxy:
@@ -276,32 +458,36 @@ def _json_error(status: int, reason: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def fault_proxy(osmem_clone) -> Iterator[FaultProxy]:
+def fault_proxy(osmem_fault_clone) -> Iterator[FaultProxy]:
     """A FaultProxy in front of a fresh osmem clone (speaking as OpenSearch)."""
-    p = FaultProxy(osmem_clone.url)
+    p = FaultProxy(osmem_fault_clone.url)
     yield p
     p.close()
 
 
 @pytest.fixture(params=[(2, 19, 0), (3, 1, 0)], ids=["opensearch2", "opensearch3"])
-def os_ingest(request: pytest.FixtureRequest, osmem_clone) -> Iterator[FaultProxy]:
+def os_ingest(request: pytest.FixtureRequest, osmem_fault_clone) -> Iterator[FaultProxy]:
     """osmem behind the OpenSearch ingest-pipeline front, as OpenSearch 2.19 and 3.1."""
-    p = FaultProxy(osmem_clone.url, ingest=request.param)
+    p = FaultProxy(osmem_fault_clone.url, ingest=request.param)
     yield p
     p.close()
 
 
 @pytest.fixture
-def es_proxy(osmem_clone) -> Iterator[FaultProxy]:
-    """osmem presented as Elasticsearch 9, for the elasticsearch-client path."""
-    p = FaultProxy(osmem_clone.url, as_elasticsearch=True)
+def es_proxy(request: pytest.FixtureRequest) -> Iterator[FaultProxy]:
+    """osmem presented as Elasticsearch 9, for the elasticsearch-client path (the test's own
+    osmem clone; on a real engine the disguise does not apply, and the test is skipped)."""
+    if real_engine():
+        pytest.skip("osmem presented as Elasticsearch: runs on osmem only")
+    p = FaultProxy(request.getfixturevalue("osmem_clone").url, as_elasticsearch=True)
     yield p
     p.close()
 
 
 @pytest.fixture(params=["opensearch", "elasticsearch"])
-def url(request: pytest.FixtureRequest, osmem_clone) -> str:
-    """A fresh osmem clone presented as OpenSearch, and through ``es_proxy`` as Elasticsearch 9."""
+def url(request: pytest.FixtureRequest) -> str:
+    """A fresh osmem clone (or the real engine) presented as OpenSearch, and through ``es_proxy``
+    as Elasticsearch 9."""
     if request.param == "opensearch":
-        return osmem_clone.url
+        return request.getfixturevalue("osmem_clone").url
     return request.getfixturevalue("es_proxy").url

@@ -67,7 +67,7 @@ def test_query_by_stored_id_excludes_itself(nd):
 
 def test_compare_explains_the_pair(nd):
     c = nd.compare(BASE, BASE + " traders said")
-    assert c.resemblance > 0.8 and c.containment_ab == 1.0 and not c.exact_equal
+    assert c.resemblance > 0.8 and c.containment == 1.0 and not c.exact_equal
     assert c.collisions["minhash"]["shared"] >= 1 and c.simhash_hamming <= 10
     assert c.shared_shingles and all(len(s.split()) == 5 for s in c.shared_shingles)
     assert c.shared_passages == [" ".join(BASE.split())]  # every shingle of a is shared: all of its text

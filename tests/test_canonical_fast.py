@@ -133,11 +133,9 @@ def test_texts_for_tokens_of_a_batch_are_those_of_each_text(batch, canon, group_
     not 0.10: the steps one by one): the tokens of each are those of its text steps."""
     from unittest import mock
 
-    if compiled:
-        from neardup import kernels  # noqa: F401 -- loaded: the compiled forms serve
+    canon = Canonicalizer(canon.config, backend="compiled" if compiled else "reference")
     with mock.patch.object(letters, "GROUP_CHARS", group_chars), \
-            mock.patch.object(letters, "_loaded_kernels", letters._loaded_kernels if compiled else (lambda: None)), \
-            mock.patch.object(persian, "_piece_tables", persian._piece_tables if persian_pass else (lambda: None)):
+            mock.patch.object(persian, "_piece_tables", persian._piece_tables if persian_pass else (lambda anchors=None: None)):
         got = canon.texts_for_tokens(batch)
     assert [TOKEN.findall(t) for t in got] == [TOKEN.findall(canon.text(t)) for t in batch]
 
@@ -160,11 +158,71 @@ def test_detect_language_is_the_majority_of_the_first_letters(text, default, sam
 
 @pytest.fixture(scope="module")
 def normalizers():
+    """neardup's normalizer (hazm 0.10's tables, shipped) and the installed hazm's."""
     hazm = pytest.importorskip("hazm")
-    fast = persian._hazm_normalizer()
-    if type(fast) is hazm.Normalizer:
-        pytest.skip("hazm is not 0.10: the stock Normalizer is used")
-    return fast, hazm.Normalizer()
+    return persian._hazm_normalizer(), hazm.Normalizer()
+
+
+def test_the_shipped_tables_are_hazm_0_10s():
+    """The tables neardup ships name the file they come from by its sha256: that of hazm
+    0.10.0's normalizer.py, where that is installed (read through the distribution's file
+    list, importlib.metadata); the letter steps on them are the stock Normalizer's
+    (test_prebuilt_hazm_normalizer_is_hazms)."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    assert set(persian.shipped_tables()) == set(persian.TABLES)
+    try:
+        dist = distribution("hazm")
+    except PackageNotFoundError:
+        pytest.skip("hazm is not installed")
+    if dist.version != "0.10.0":
+        pytest.skip(f"hazm {dist.version} is not the release the tables come from")
+    source = next(f for f in dist.files or () if str(f) == "hazm/normalizer.py")
+    shipped = json.loads(persian.HAZM_TABLES_FILE.read_text(encoding="utf-8"))
+    assert hashlib.sha256(source.locate().read_bytes()).hexdigest() == shipped["source_sha256"]
+
+
+def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(monkeypatch, tmp_path):
+    """Without hazm: the letter steps and signing run; search's word-list steps leave the
+    text; stemming and stop words of Persian name the extra to install."""
+    import builtins
+
+    from neardup.canonical import stemming, stopwords
+
+    real_import = builtins.__import__
+
+    def no_hazm(name, *args, **kwargs):
+        if name == "hazm" or name.startswith("hazm."):
+            raise ImportError("No module named 'hazm'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_hazm)
+    monkeypatch.setattr(persian, "has_hazm", lambda: False)
+    norm = persian.PrebuiltNormalizer(persian.shipped_tables())
+    assert norm.normalize_letters("كتاب") == "کتاب"
+    assert norm.seperate_mi("میخواهم") == "میخواهم"
+    assert persian.split_persian("دانش‌آموزان") == "دانش آموزان"
+    stemming.stemmer.cache_clear()
+    with pytest.raises(persian.HazmMissing, match=r"Persian stemming uses hazm.*neardup\[hazm\]"):
+        stemming.stemmer("fa", "snowball")
+    stemming.stemmer.cache_clear()
+    with pytest.raises(persian.HazmMissing, match="Persian stop words uses hazm"):
+        stopwords.raw_stopwords("fa")
+
+    # on the command line: one line naming the extra, no traceback
+    from click.testing import CliRunner
+
+    from neardup.cli import main
+
+    doc = tmp_path / "fa.jsonl"
+    doc.write_text(json.dumps({"id": "1", "text": "کتاب‌های دانش‌آموزان را خواندیم", "lang": "fa"}) + "\n", encoding="utf-8")
+    stemming.stemmer.cache_clear()
+    r = CliRunner().invoke(main, ["index", str(doc), "--engine", str(tmp_path / "i.db"), "--stem", "snowball", "--workers", "0", "-q"])
+    stemming.stemmer.cache_clear()
+    assert r.exit_code != 0
+    assert "Persian stemming uses hazm, which is not installed: pip install 'neardup[hazm]'" in r.output
+    assert "Traceback" not in r.output
 
 
 HAZM_PIECES = ["کتاب", "كتاب", "علي", "ى", "ة", "ۀ", "ﮐ", "ﻻ", "ﷲ", "ﷺ", "﷼", "می", "نمی", "خواهم", "میخواهم", "رفت", "ها", "های", "تر", "ترین", "ای", "ام", "شنبه", "سلاممم", "ببب", "خیلیییی",
@@ -278,7 +336,7 @@ def test_the_letter_map_of_the_compiled_pass_is_hazms_letter_steps_on_every_bmp_
     hazm = persian._hazm_normalizer()
     for cp in range(0x10000):
         out = letters.FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
-        want = -2 if len(out) > 1 or hazm._letters(chr(cp)) in ('"', ".") else ord(out) if out else -1
+        want = -2 if len(out) > 1 or hazm.letter_map(chr(cp)) in ('"', ".") else ord(out) if out else -1
         assert letter_map[cp] == want, hex(cp)
 
 
@@ -338,16 +396,11 @@ def test_nfkc_flagged_is_nfkc(text):
 @pytest.mark.parametrize("text", ["\u00c0\u0323", "\u0623\u0655", "\u0647\u0654", "\u0627\u0654", "\u0627\u064e\u0654", "\u0647\u0654\u064e", "\u0648\u0654", "e\u0301",
                                   "\u0647\u0651\u0654", "\u0654x", "\u0627\u0653\u0654", "\u0915\u093c"])
 def test_a_composing_mark_is_normalized_where_it_may_compose(text):
-    from unittest import mock
-
-    from neardup import kernels  # noqa: F401 -- loaded: the compiled scan of the marks serves
-
     want = unicodedata.normalize("NFKC", text)
-    for compiled in (True, False):
-        with mock.patch.object(letters, "_loaded_kernels", (lambda: None) if not compiled else letters._loaded_kernels):
-            flags = letters.text_flags(text)
-        assert letters.nfkc_flagged(text, flags) == want
-        assert letters.drop_marks(letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)) == letters.drop_marks(want)
+    for backend in letters.BACKENDS:
+        flags = letters.text_flags(text, backend)
+        assert letters.nfkc_flagged(text, flags, backend) == want
+        assert letters.drop_marks(letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)) == letters.drop_marks(want)
 
 
 def test_composing_pairs_hold_every_composition_of_a_composing_mark():
@@ -401,18 +454,38 @@ def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():
                 assert letters.drop_marks(unicodedata.normalize("NFKC", t)) == letters.drop_marks(t), (hex(ord(m)), t)
 
 
+@pytest.mark.parametrize("text", ["\u0643\u0647\u0654 x", "\u0647\u0654", "\u0627\u0654", "cafe\u0301", "\u00c0\u0323", "x \u0654"])
+def test_text_flags_are_the_same_from_both_backends(text):
+    """The composing-mark bit is cleared in the reference form as in the compiled one where
+    the mark cannot compose (ه + hamza above: NFKC leaves it): one answer per text, whatever
+    was imported before."""
+    got = {backend: letters.text_flags(text, backend) for backend in letters.BACKENDS}
+    assert len(set(got.values())) == 1, got
+    if text.startswith("\u0643"):
+        assert got["reference"] == letters.RARE  # (the hamza above may not compose with ه)
+
+
+def test_no_result_depends_on_what_the_process_imported():
+    """A fresh process: the flags before and after the compiled loops are imported agree."""
+    import subprocess
+    import sys
+
+    code = ("from neardup.canonical import letters; a = letters.text_flags('\u0643\u0647\u0654 x'); "
+            "import neardup.kernels; print(a, letters.text_flags('\u0643\u0647\u0654 x'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True).stdout.split()
+    assert out == ["2", "2"]
+
+
 FLAG_PIECES = ["a", " ", "ж", "é", "\u0301", "\u064e", "\u0651", "\u0654", "\u0627", "\u0667", "۱", "ﬁ", "\u037a", "\u0345", "ک", "\u064b", "\ud800", "\U0001d7ce", "ß", "İ", "Ё", "Ⅻ"]
 
 
 @settings(max_examples=300, deadline=None)
 @given(texts(FLAG_PIECES, max_size=30))
 def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
-    """text_flags: the bits of the characters' table entries, or-ed, and has_rare_characters
-    the regular expression's answer; late_steps: casefold, yo_to_ye, unify_digits, or None
-    where a character maps to more than one; the same from the compiled pass and from numpy
-    (a process that has not loaded the compiled loops)."""
-    from unittest import mock
-
+    """text_flags: the bits of the characters' table entries, or-ed (the composing-mark bit
+    only where the mark may compose), and has_rare_characters the regular expression's
+    answer; late_steps: casefold, yo_to_ye, unify_digits, or None where a character maps to
+    more than one; the same from both backends (compiled and numpy)."""
     table = letters._flag_table()
     want_flags = 0
     for ch in text:
@@ -425,14 +498,11 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
     late = letters.late_steps_table(True)
     stepped = letters.unify_digits(letters.yo_to_ye(text.casefold()))
     multi = any(len(ch.casefold()) > 1 for ch in text)
-    for compiled in (True, False):
-        with mock.patch.object(letters, "_loaded_kernels", (lambda: None) if not compiled else letters._loaded_kernels):
-            if compiled:
-                from neardup import kernels  # noqa: F401 -- loaded: the compiled form serves
-            assert letters.text_flags(text) == (want_flags if composes or not compiled else want_flags & ~letters.COMPOSING_MARK)
-            assert letters.has_rare_characters(text) == (not text.isascii() and letters._rare_characters().search(text) is not None)
-            got = letters.late_steps(text, late)
-            assert got == (None if multi else stepped)
+    for backend in letters.BACKENDS:
+        assert letters.text_flags(text, backend) == (want_flags if composes else want_flags & ~letters.COMPOSING_MARK)
+        got = letters.late_steps(text, late, backend)
+        assert got == (None if multi else stepped)
+    assert letters.has_rare_characters(text) == (not text.isascii() and letters._rare_characters().search(text) is not None)
 
 
 # -- canonical tokens as hashes, straight from code points ---------------------------------------

@@ -33,8 +33,9 @@ def test_choices_come_from_the_config():
     ctx = click.Context(main)
     offered = {(cmd, p.name): tuple(p.type.choices) for cmd in ("index", "query", "init")
                for p in main.get_command(ctx, cmd).params if isinstance(p.type, click.Choice)}
-    assert offered == {("index", "lang"): LANGUAGES, ("query", "lang"): LANGUAGES, ("init", "lang"): LANGUAGES,
-                       ("index", "minhash_scheme"): CHOICES["minhash_scheme"], ("index", "stem"): CHOICES["stem"]}
+    settings = {("lang", LANGUAGES), ("minhash_scheme", CHOICES["minhash_scheme"]), ("stem", CHOICES["stem"]),
+                ("fa_segmentation", CHOICES["fa_segmentation"])}
+    assert offered == {("query", "lang"): LANGUAGES} | {(cmd, name): choices for cmd in ("index", "init") for name, choices in settings}
     bad = run("index", SAMPLE, "-e", ":memory:", "--stem", "porter", ok=False)
     assert bad.exit_code == 2 and "'porter' is not one of 'none', 'snowball', 'lemma'" in bad.output
 

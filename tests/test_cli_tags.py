@@ -67,7 +67,9 @@ def test_show_and_delete_a_representative(db):
     assert shown["representative"] == rep and members and all(t[m][1] == rep for m in members)
     member = json.loads(run("show", members[0], "-e", db, "--json").output)
     assert member["dup_of"] == rep and member["resemblance"] >= 0.8
-    out = json.loads(run("delete", rep, "missing-id", "-e", db, "--json").output)
+    r = run("delete", rep, "missing-id", "-e", db, "--json", ok=False)
+    assert r.exit_code == 1 and "1 id(s) not in" in r.stderr and "'missing-id'" in r.stderr  # the others deleted all the same
+    out = json.loads(r.stdout)
     assert out["deleted"] == [rep] and out["missing"] == ["missing-id"] and members[0] in out["retagged"]
     after = tags(db)
     assert rep not in after and all(after[m][0] != rep for m in members)

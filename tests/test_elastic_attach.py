@@ -20,6 +20,7 @@ from neardup.engines.dsl import Layout
 from neardup.engines.elastic import ElasticEngine
 from neardup.signer import Document
 
+from .conftest import http_pipeline
 from .test_elastic_engine import _texts
 
 pytestmark = pytest.mark.http
@@ -197,6 +198,12 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
     # another layout for the same index is refused
     other = _run("attach", "articles", "--engine", url, "--text-field", "headline")
     assert other.exit_code == 1 and "already attached" in other.output
+    assert ("already attached with --text-field body --title-field headline --order-field published, not --text-field headline "
+            "--title-field headline --order-field published") in other.output and "{" not in other.output
+    # run again without the field options: the stored ones
+    again = _run("attach", "articles", "--engine", url, "--json", "-q")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output)["signed"] == 0 and any("resuming" in a for a in json.loads(again.output)["actions"])
 
     # --watch: documents another writer adds are signed on the next pass
     copy = arts[4][1]
@@ -246,6 +253,8 @@ def test_attach_checks_the_fields(osmem_clone):
             ElasticEngine(url, index="articles").attach(layout)
     with pytest.raises(EngineError, match="no such index"):
         ElasticEngine(url, index="absent").attach(Layout())
+    r = _run("attach", "articles", "--engine", url)  # the first time, the text field must be named
+    assert r.exit_code == 1 and "not attached yet: name the field holding the text with --text-field" in r.output
 
 
 def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):
@@ -305,3 +314,80 @@ def test_attach_gives_each_json_type_its_text_and_counts_the_rest_exactly(osmem_
     # the text line says the same
     again = _run("attach", "odd", "--engine", url, "--text-field", "body", "-q")
     assert again.exit_code == 0 and "6 without text in body left unsigned" in again.output, again.output
+
+
+def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone):
+    """The HTML report dates an attached index by its --order-field: the range on the page,
+    each cluster's representative and each member are the published dates, not when neardup
+    signed them."""
+    import re
+
+    from neardup.report import ReportOptions, build_report
+
+    url = osmem_clone.url
+    arts = _user_index(url)
+    r = _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
+             "--order-field", "published", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    published = {i: s["published"] for i, s in arts}
+    nd = NearDup.open(url, index="articles", create=False)
+    try:
+        assert nd.engine.order_field == "published"
+        page = build_report(nd.engine, threshold=nd.config.threshold, options=ReportOptions(members=50))
+        docs = nd.engine.get(list(published))
+    finally:
+        nd.close()
+    assert all(d.ordered_at == published[i] for i, d in docs.items())
+    assert (f"Documents dated {min(published.values())} – {max(published.values())} (field <code>published</code>)."
+            in page)
+    clusters = re.findall(r'data-cluster-id="([^"]+)".*?; dated ([0-9TZ:-]+) \(<code>published</code>\)', page, re.S)
+    assert clusters and all(published[rep] == date for rep, date in clusters)
+    members = re.findall(r'data-member-id="([^"]+)"><summary>.*?<span class="date">published ([0-9TZ:-]+)</span>', page)
+    assert members and all(published[m] == date for m, date in members)
+    assert "Indexed " not in page
+
+
+def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
+    """The adopted index's final pipeline drops neardup's fields from a document whose text
+    another client changed (replaced with PUT, or changed with the _update API); --watch signs
+    it again. A change that leaves the text alone keeps the signature. Needs ingest pipelines:
+    a real engine."""
+    if not http_pipeline():
+        pytest.skip("osmem runs no ingest pipeline (NEARDUP_TEST_ENGINE selects a real engine)")
+    url = osmem_clone.url
+    arts = _user_index(url)
+    r = _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
+             "--order-field", "published", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    assert any("final_pipeline of articles set to neardup-articles" in a for a in json.loads(r.output)["actions"])
+    settings = json.loads(_raw(url, "/articles/_settings"))["articles"]["settings"]["index"]
+    assert settings["final_pipeline"] == "neardup-articles"
+    ids = [i for i, _ in arts]
+    before = _sources(url, ids)
+    replaced, updated, retitled, copied = ids[0], ids[1], ids[2], ids[7]
+
+    def send(method: str, path: str, body: dict) -> None:
+        req = urllib.request.Request(f"{url}{path}?refresh=true", json.dumps(body).encode(), method=method,
+                                     headers={"content-type": "application/json"})
+        urllib.request.urlopen(req)
+
+    new_body = before[copied]["body"] + " again"  # a near copy of another article
+    user_fields = {k: v for k, v in before[replaced].items() if k != "neardup"}
+    send("PUT", f"/articles/_doc/{replaced}", {**before[replaced], "body": new_body})  # neardup's old fields copied along
+    send("POST", f"/articles/_update/{updated}", {"doc": {"body": new_body + " once more"}})
+    send("POST", f"/articles/_update/{retitled}", {"doc": {"headline": "a new headline, the same text"}})
+    after = _sources(url, [replaced, updated, retitled])
+    assert "neardup" not in after[replaced] and "neardup" not in after[updated]
+    assert after[retitled]["neardup"] == before[retitled]["neardup"]
+    assert {k: v for k, v in after[replaced].items()} == {**user_fields, "body": new_body}
+
+    nd = NearDup.open(url, index="articles", create=False)
+    assert nd.engine.unsigned() == 2
+    rounds = []
+    assert watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 2  # signed
+    assert [x.indexed for x in rounds] == [2, 0] and nd.engine.unsigned() == 0
+    got = nd.engine.get([replaced, updated], text=True)
+    assert got[replaced].text == new_body and got[replaced].seq > 30
+    assert got[replaced].tags.is_duplicate and got[updated].tags.is_duplicate
+    assert _sources(url, [retitled])[retitled]["neardup"]["seq"] == before[retitled]["neardup"]["seq"]
+    nd.close()

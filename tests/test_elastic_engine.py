@@ -16,6 +16,8 @@ from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
 from neardup.signer import Document, Signer
 
+from .conftest import http_pipeline
+
 pytestmark = pytest.mark.http
 
 WORDS = ("river stone light market paper garden silver window engine forest winter signal harbor letter "
@@ -40,7 +42,7 @@ def _texts(n: int = 24, seed: int = 7) -> list[Document]:
 
 
 def _engine(url: str, **kw) -> ElasticEngine:
-    opts = {"index": "docs", "pipeline": False, "max_retries": 2, "initial_backoff": 0.01}
+    opts = {"index": "docs", "pipeline": http_pipeline(), "max_retries": 2, "initial_backoff": 0.01}
     opts.update(kw)
     return ElasticEngine(url, **opts)
 
@@ -211,9 +213,9 @@ def test_tags_delete_and_meta(url, pair):
 def test_clusters_replace_and_order(pair):
     h, _ = pair
     h.page_size = 2  # reads and stale-id listing page with search_after
-    recs = [ClusterRecord("c1", 2, "a", "A", ["a", "b"], 0.8, 0.85, 0.9, ["en"], "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"),
-            ClusterRecord("c0", 3, "x", None, ["x", "y", "z"], 0.9, 0.9, 0.9, ["fa", "ru"]),
-            ClusterRecord("c2", 2, "q", "Q", ["q", "r"], 1.0, 1.0, 1.0, [])]
+    recs = [ClusterRecord(cluster_id="c1", size=2, representative_id="a", representative_title="A", members=["a", "b"], min_resemblance=0.8, mean_resemblance=0.85, max_resemblance=0.9, languages=["en"], first_seen="2026-01-01T00:00:00Z", last_seen="2026-01-02T00:00:00Z"),
+            ClusterRecord(cluster_id="c0", size=3, representative_id="x", representative_title=None, members=["x", "y", "z"], min_resemblance=0.9, mean_resemblance=0.9, max_resemblance=0.9, languages=["fa", "ru"]),
+            ClusterRecord(cluster_id="c2", size=2, representative_id="q", representative_title="Q", members=["q", "r"], min_resemblance=1.0, mean_resemblance=1.0, max_resemblance=1.0, languages=[])]
     h.write_clusters(recs)
     assert [c.cluster_id for c in h.read_clusters()] == ["c0", "c1", "c2"]
     assert h.read_clusters(1)[0] == recs[1]
@@ -256,7 +258,7 @@ def test_bad_documents_are_reported_and_the_rest_indexed(url):
 def test_api_end_to_end_on_http(url):
     from neardup.api import NearDup
 
-    nd = NearDup.open(url, index="api", pipeline=False)
+    nd = NearDup.open(url, index="api", pipeline=http_pipeline())
     docs = _texts(15, seed=3)
     rep = nd.index(docs, batch_size=4, progress=None)
     assert rep.indexed == 15 and not rep.failed and rep.duplicates >= 1

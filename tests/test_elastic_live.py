@@ -1,5 +1,5 @@
-"""Against a real Elasticsearch or OpenSearch cluster, when ``NEARDUP_TEST_URL`` names one
-(e.g. one of the docker/ stacks). Credentials: NEARDUP_TEST_USER / NEARDUP_TEST_PASSWORD or
+"""Against a real Elasticsearch or OpenSearch cluster: the one ``NEARDUP_TEST_URL`` names (e.g.
+one of the docker/ stacks), or the real engine ``NEARDUP_TEST_ENGINE`` selects (tests/engines/run). Credentials: NEARDUP_TEST_USER / NEARDUP_TEST_PASSWORD or
 NEARDUP_TEST_API_KEY, NEARDUP_TEST_CA_CERTS, NEARDUP_TEST_NO_VERIFY=1 for self-signed demo
 certificates. Every index, template and pipeline made here is removed afterwards."""
 
@@ -17,8 +17,7 @@ from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
 from neardup.signer import Document, Signer
 
-URL = os.environ.get("NEARDUP_TEST_URL")
-pytestmark = [pytest.mark.http, pytest.mark.skipif(not URL, reason="NEARDUP_TEST_URL is not set: no real Elasticsearch/OpenSearch cluster to test against")]
+pytestmark = pytest.mark.http
 
 
 def _opts() -> dict:
@@ -29,9 +28,9 @@ def _opts() -> dict:
 
 
 @pytest.fixture
-def engine():
+def engine(live_url):
     index = f"neardup-test-{uuid.uuid4().hex[:10]}"
-    eng = ElasticEngine(URL, index=index, pipeline=True, **_opts())
+    eng = ElasticEngine(live_url, index=index, pipeline=True, **_opts())
     eng.open(Config())
     yield eng
     c = eng.client
@@ -119,3 +118,22 @@ def test_search_marks_inflected_forms_and_yo(engine):
     assert [h.id for h in ru] == ["ru"] and "[ёлка]" in ru[0].snippet.lower()
     en = engine.search("run")
     assert [h.id for h in en] == ["en"] and "[running]" in en[0].snippet
+
+
+def test_search_finds_persian_letter_variants_and_russian_inflections(engine):
+    """Through the engine's analyzers: a Persian word written with Arabic kaf and yeh finds the
+    Persian spelling (ک, ی; ZWNJ-joined plural), a Russian word finds its other inflections;
+    the highlight marks the raw text as stored."""
+    signer = Signer(engine.config)
+    docs = [Document("fa", "این کتاب‌های زیبا را در کتابخانه شهر یافتم و همه را با دقت خواندم.", lang="fa"),
+            Document("ru", "Президент подписал новые законы о городских школах и больницах страны.", lang="ru"),
+            Document("en", "An unrelated English note about trains, stations and the timetable.", lang="en")]
+    assert engine.put([signer.sign(d) for d in docs]) == []
+    engine.refresh()
+    kaf = engine.search("كتاب")  # Arabic kaf (U+0643) for Persian keheh (U+06A9)
+    assert [h.id for h in kaf] == ["fa"] and "[کتاب]" in kaf[0].snippet
+    yeh = engine.search("زيبا")  # Arabic yeh (U+064A) for Farsi yeh (U+06CC)
+    assert [h.id for h in yeh] == ["fa"] and "[زیبا]" in yeh[0].snippet
+    for word, marked in (("закон", "[законы]"), ("школа", "[школах]"), ("больница", "[больницах]")):
+        ru = engine.search(word)
+        assert [h.id for h in ru] == ["ru"] and marked in ru[0].snippet.lower(), (word, ru[0].snippet if ru else None)

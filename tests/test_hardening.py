@@ -371,10 +371,9 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["indexed"] == 2
     with NearDup.open(target, create=False, **opts) as nd:
-        got = nd.engine.get(["r0", "r1", "r2", "r5", "r10", "r11", str(d / "page.html.gz"), str(d / "notes.txt"),
-                             str(d / "windows.txt")], text=True)
-        assert len(got) == 9 and nd.count() == 11
-        assert got[str(d / "page.html.gz")].title == "page" and got[str(d / "windows.txt")].text.startswith(good_text(8)[:20])
+        got = nd.engine.get(["r0", "r1", "r2", "r5", "r10", "r11", "page.html.gz", "notes.txt", "windows.txt"], text=True)
+        assert len(got) == 9 and nd.count() == 11  # (text files: ids relative to the folder named)
+        assert got["page.html.gz"].title == "page" and got["windows.txt"].text.startswith(good_text(8)[:20])
     arr = write_jsonl(tmp_path / "array.json", ["[", rec(40) + ",", rec(41), "]"])
     one = write_jsonl(tmp_path / "one-line-array.json", ["[" + rec(42) + ", " + rec(43) + "]"])
     pretty = write_jsonl(tmp_path / "pretty.jsonl", ["{", '  "id": "p",', '  "text": "t"', "}"])
@@ -473,6 +472,8 @@ def test_a_full_disk_is_a_clear_error_and_what_was_committed_stays(tmp_path, mon
         calls = {"n": 0, "stored": 0}
 
         def put(self, docs, tags=None, error=error, calls=calls):
+            if self.path == ":memory:":  # (the scratch index on which index compiles the signing loops)
+                return real_put(self, docs, tags)
             calls["n"] += 1
             if calls["n"] == 3:
                 raise error

@@ -193,28 +193,20 @@ def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
     assert shared_passage_texts(other, TEXTS[4], Config()) == []
 
 
-def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words(monkeypatch):
+def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
     """With words as Persian tokens (segmentation "join"), a mostly English text drops the
     Persian stop words of its Persian part too, in both token paths (strings and hashes);
     with anchor pieces (the default) Persian has none, so no text is scanned for them."""
-    from neardup.canonical import canonicalizer as cz, persian
+    from neardup.canonical import canonicalizer as cz
     from neardup.hashing import hash_strings
 
-    caches = (cz.stopwords_for, cz.stopwords_to_drop, cz.stop_hashes, cz._key_set)
     text = "the annual report of the company was published in the spring کتاب را خواندم"
-    try:
-        for f in caches:
-            f.cache_clear()
-        monkeypatch.setattr(persian, "SEGMENTATION", "join")
-        c = cz.Canonicalizer(Config())
-        canon, lang = c.text_and_language(text)
-        assert lang == "en" and "را" in cz.stopwords_for("fa")
-        tokens = c.tokens(text)
-        assert "را" not in tokens and "کتاب" in tokens and "the" not in tokens
-        h, off = c.token_hashes_many([canon], [lang])
-        assert h.tolist() == hash_strings(tokens, 1).tolist()
-    finally:
-        monkeypatch.undo()
-        for f in caches:
-            f.cache_clear()
+    c = cz.Canonicalizer(Config(fa_segmentation="join"))
+    canon, lang = c.text_and_language(text)
+    assert lang == "en" and "را" in cz.stopwords_for("fa", "join")
+    tokens = c.tokens(text)
+    assert "را" not in tokens and "کتاب" in tokens and "the" not in tokens
+    h, off = c.token_hashes_many([canon], [lang])
+    assert h.tolist() == hash_strings(tokens, 1).tolist()
     assert not cz.persian_stop_words() and cz.stopwords_for("fa") == frozenset()
+    assert cz.Canonicalizer(Config()).tokens(text) != tokens  # (the setting is the index's, not the process's)

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.report import ReportOptions, build_report, resemblance_edges, scan_stats, text_attrs
-from neardup.worddiff import word_diff
+from neardup.report import ReportOptions, build_report, resemblance_edges, scan_stats, text_attrs, title_attrs
+from neardup.worddiff import word_changes, word_diff
 
 from ._report_data import EN_TRIO, FA_PAIR, HOSTILE_TITLE, build_index, sample_docs
 
@@ -53,6 +53,39 @@ def test_word_diff_keeps_the_texts(a, b):
     for original, fragment in ((a, d.a_html), (b, d.b_html)):
         assert "<" not in re.sub(r"</?mark[^>]*>", "", fragment)
         assert html.unescape(re.sub(r"</?mark[^>]*>", "", fragment)) == original
+
+
+def _plain(fragment: str, drop: str) -> list[str]:
+    """The words of a change view with the ``drop`` elements (del or ins) left out."""
+    kept = re.sub(rf"<{drop}>.*?</{drop}>", " ", fragment, flags=re.S)
+    return html.unescape(re.sub(r"</?(del|ins)>", " ", kept)).split()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "<x>", "&", "سلام", "да", "A"]), max_size=30),
+       st.lists(st.sampled_from(["a", "b", "c", "<x>", "&", "سلام", "да", "d"]), max_size=30))
+def test_word_changes_give_both_texts_back(a, b):
+    """Without the insertions the change view is the first text, without the deletions the
+    second (words compared case-folded: an unchanged word is shown as the second has it)."""
+    c = word_changes(" ".join(a), " ".join(b), context=100, max_words=None)
+    assert [w.casefold() for w in _plain(c.html, "ins")] == [w.casefold() for w in a]
+    assert _plain(c.html, "del") == b
+    assert c.added == sum(len(x.split()) for x in re.findall(r"<ins>(.*?)</ins>", c.html))
+    assert c.removed == sum(len(x.split()) for x in re.findall(r"<del>(.*?)</del>", c.html))
+    assert "<x>" not in c.html
+
+
+def test_word_changes_shorten_long_unchanged_runs():
+    same = " ".join(f"w{i}" for i in range(100))
+    c = word_changes(same + " old end", same + " new end", context=3)
+    assert c.html == '<span class="same">… 97 unchanged words …</span> w97 w98 w99 <del>old</del> <ins>new</ins> end'
+    assert (c.added, c.removed) == (1, 1) and not c.unchanged
+    assert word_changes(same, same.upper()).unchanged
+
+
+def test_title_attrs_keep_the_titles_own_direction():
+    assert title_attrs("fa") == 'lang="fa" dir="auto"' and title_attrs("en") == 'lang="en" dir="auto"'
+    assert title_attrs(None) == 'dir="auto"'
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -127,10 +160,37 @@ def test_clusters_and_rtl_blocks(page):
     assert {b[1] for b in blocks} == {EN_TRIO[0], FA_PAIR[0], "en-reuters-8ffe52940db3"}
     fa = page[page.index(f'data-cluster-id="{FA_PAIR[0]}"'):]
     fa = fa[: fa.index("</details></div></details>")]
-    assert fa.count('<div class="text" lang="fa" dir="rtl">') == 2
-    assert '<bdi class="title" lang="fa" dir="rtl">' in fa
+    assert fa.count('<div class="text" lang="fa" dir="rtl">') == 3  # what changed, the representative, the member
+    assert '<bdi class="title" lang="fa" dir="auto">' in fa
     assert '<mark class="shared">' in fa
     assert 'lang="en" dir="auto"' in page
+
+
+def test_each_member_shows_what_changed_from_its_representative(page):
+    """The copy with markup appended shows exactly those words as added, nothing removed."""
+    member = page[page.index('data-member-id="hostile-copy"'):]
+    member = member[: member.index("</details>")]
+    changes = member[member.index('<section class="changes">'):member.index("</section>")]
+    changes = changes[changes.index('<div class="text"'):]  # the text, after the legend
+    assert re.findall(r"<ins>(.*?)</ins>", changes) == ["&lt;img src=x onerror=alert(1)&gt;"]
+    assert "<del>" not in changes
+    assert "<ins>+3</ins> <del>−0</del> words" in member
+    for m in re.findall(r'<details class="member".*?</details>', page, re.S):
+        assert '<section class="changes">' in m
+
+
+def test_a_latin_title_stays_left_to_right_in_a_persian_cluster(tmp_path):
+    from neardup import Document, NearDup
+
+    fa = {d.id: d for d in sample_docs() if d.id in FA_PAIR}  # a Persian pair, titled in Latin script here
+    docs = [Document(i, fa[i].text, "Windows 10 (64-bit) notes", "fa") for i in FA_PAIR]
+    with NearDup.open(str(tmp_path / "i.db")) as nd:
+        nd.index(docs)
+        page = build_report(nd.engine, threshold=nd.config.threshold)
+    assert '<bdi class="title" lang="fa" dir="auto">Windows 10 (64-bit) notes</bdi>' in page
+    assert '<bdi lang="fa" dir="auto">Windows 10 (64-bit) notes</bdi>' in page
+    assert 'dir="rtl">Windows' not in page
+    assert page.count('<div class="text" lang="fa" dir="rtl">') == 3
 
 
 def test_sampling_limits_are_applied_and_stated(nd):
@@ -229,5 +289,5 @@ def test_report_on_either_engine(engine_target):
     assert f'<dd id="n-documents">{len(sample_docs())}</dd>' in page and '<dd id="n-clusters">3</dd>' in page
     ids = re.findall(r'<details class="cluster" id="cluster-\d+" data-cluster-id="([^"]+)"', page)
     assert ids[0] == EN_TRIO[0] and set(ids) == {EN_TRIO[0], FA_PAIR[0], "en-reuters-8ffe52940db3"}
-    assert page.count('<div class="text" lang="fa" dir="rtl">') == 2
+    assert page.count('<div class="text" lang="fa" dir="rtl">') == 3  # what changed, the representative, the member
     assert page.count('<details class="member"') == 3 and "1 more member not shown." in page

@@ -254,7 +254,7 @@ def test_bulk_lines(spec, signed, client):
     adopted = dsl.Layout(text="content", title="headline", order="published", adopted=True)
     actions.append(dsl.index_action("articles", signed[0], None, 9, "2026-01-01T00:00:00.000+00:00", adopted))
     actions += [dsl.update_tags_action("docs", "a", Tags("a", None, 0.0, False)), dsl.delete_action("docs", "c"),
-                dsl.cluster_action("docs", ClusterRecord("a", 2, "a", "T", ["a", "b"], 0.9, 0.9, 0.9, ["en"]), "2026-01-01T00:00:00Z")]
+                dsl.cluster_action("docs", ClusterRecord(cluster_id="a", size=2, representative_id="a", representative_title="T", members=["a", "b"], min_resemblance=0.9, mean_resemblance=0.9, max_resemblance=0.9, languages=["en"]), "2026-01-01T00:00:00Z")]
     lines = []
     for a in actions:
         meta, data = helpers.expand_action(dict(a))

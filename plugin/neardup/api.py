@@ -28,6 +28,7 @@ from .clustering import Pair, UnionFind
 from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
+from .errors import DocumentNotFound
 from .highlight import shared_passage_texts
 from .ingest import IndexReport
 from .minhash import MinHash
@@ -41,7 +42,7 @@ from .verify import intersection_size, passes_length_filter, similarity
 __all__ = ["RESEMBLANCE_FIELDS", "Comparison", "DeleteReport", "DocumentTags", "IndexReport", "Match", "NearDup", "Pair", "UnionFind", "first_line"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Match:
     """A verified near-duplicate of a query document, with exact similarities."""
 
@@ -85,15 +86,15 @@ def shared_shingle_strings(ta: Sequence[str], hb: np.ndarray, w: int, seed: int,
     return sorted(" ".join(ta[i : i + width]) for i in np.sort(pos[first])[:limit].tolist())
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Comparison:
     """Why two documents are (or are not) near-duplicates."""
 
     a: str
     b: str
     resemblance: float
-    containment_ab: float
-    containment_ba: float
+    containment: float  # c(a, b): share of a inside b (as Match.containment and Pair.containment)
+    containment_ba: float  # c(b, a)
     intersection: int
     shingles_a: int
     shingles_b: int
@@ -110,7 +111,7 @@ class Comparison:
         return dict(self.__dict__)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DocumentTags:
     """One document's place in its cluster (``neardup show``)."""
 
@@ -147,13 +148,11 @@ class NearDup:
         self.config = config
         self._signer: Signer | None = None
         self._context_pending = False
+        from .signatures import ContextError
+
         try:
             self._signer = Signer(config, engine.get_meta("context") or {})
-        except Exception as e:  # a new index whose signatures need collection statistics first
-            from .signatures import ContextError
-
-            if not isinstance(e, ContextError):
-                raise
+        except ContextError:  # a new index whose signatures need collection statistics first
             self._context_pending = True
 
     @property
@@ -243,8 +242,7 @@ class NearDup:
         On an index neardup attached in place the documents are the user's own: deleting
         them is refused unless ``delete_source_documents``."""
         ids = list(dict.fromkeys(ids))
-        layout = getattr(self.engine, "layout", None)
-        if layout is not None and getattr(layout, "adopted", False) and not delete_source_documents:
+        if self.engine.adopted and not delete_source_documents:
             from .engines.base import EngineError
 
             raise EngineError(f"{self.engine.location} is an index neardup attached in place: its documents are your own, and "
@@ -295,7 +293,7 @@ class NearDup:
         if id is not None:
             stored = self.engine.get([id]).get(id)
             if stored is None:
-                raise KeyError(f"no document with id {id!r} in {self.engine.location}")
+                raise DocumentNotFound(f"no document with id {id!r} in {self.engine.location}")
             keys, n, shingles, simhash_value = stored.keys, stored.n_shingles, stored.shingles, stored.simhash
         elif text is not None:
             doc = text if isinstance(text, Document) else Document("", text, lang=lang)
@@ -309,7 +307,8 @@ class NearDup:
         for c, sim in rule.verify(shingles, simhash_value, self.engine.candidates([q])[0], engine_fetch(self.engine)):
             score = sim.resemblance if mode == "resemblance" else sim.containment
             if score >= t:
-                out.append(Match(c.id, sim.resemblance, sim.containment, sim.containment_ba, sim.intersection, sim.size_b, None, c.cluster_id))
+                out.append(Match(id=c.id, resemblance=sim.resemblance, containment=sim.containment, containment_ba=sim.containment_ba,
+                                 intersection=sim.intersection, n_shingles=sim.size_b, cluster_id=c.cluster_id))
         out.sort(key=lambda m: (-(m.resemblance if mode == "resemblance" else m.containment), m.id))
         out = out[:top_k]
         if out:
@@ -341,15 +340,16 @@ class NearDup:
             shared_strings = shared_shingle_strings(self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed)
             del hb
         passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
-        return Comparison(da.id, db.id, sim.resemblance, sim.containment, sim.containment_ba, sim.intersection,
-                          sim.size_a, sim.size_b, passes_length_filter(sim.size_a, sim.size_b, c.threshold),
-                          mha.jaccard(mhb), hamming(sa.simhash, sb.simhash), sa.exact == sb.exact, collisions, shared_strings,
-                          passages)
+        return Comparison(a=da.id, b=db.id, resemblance=sim.resemblance, containment_ab=sim.containment, containment_ba=sim.containment_ba,
+                          intersection=sim.intersection, shingles_a=sim.size_a, shingles_b=sim.size_b,
+                          passes_length_filter=passes_length_filter(sim.size_a, sim.size_b, c.threshold),
+                          minhash_estimate=mha.jaccard(mhb), simhash_hamming=hamming(sa.simhash, sb.simhash), exact_equal=sa.exact == sb.exact,
+                          collisions=collisions, shared_shingles=shared_strings, shared_passages=passages)
 
     def _doc_by_id(self, doc_id: str) -> Document:
         d = self.engine.get([doc_id], text=True).get(doc_id)
         if d is None:
-            raise KeyError(f"no document with id {doc_id!r} in {self.engine.location}")
+            raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         return Document(d.id, d.text or "", d.title, d.lang, d.fields)
 
     # -- a document's tags and the collection ------------------------------------------------
@@ -358,16 +358,30 @@ class NearDup:
         representative, its members."""
         d = self.engine.get([doc_id]).get(doc_id)
         if d is None:
-            raise KeyError(f"no document with id {doc_id!r} in {self.engine.location}")
+            raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         t = d.tags
         if t is None:
-            return DocumentTags(d.id, d.seq, d.title, None, None, None)
+            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=None, representative=None, resemblance=None)
         if t.is_duplicate:
-            return DocumentTags(d.id, d.seq, d.title, t, t.dup_of, t.max_resemblance)
+            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=t.dup_of, resemblance=t.max_resemblance)
         members = self.engine.members([d.id]).get(d.id, [])
         got = self.engine.get(members) if members else {}
-        return DocumentTags(d.id, d.seq, d.title, t, d.id, None,
-                            [(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members])
+        return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=d.id, resemblance=None,
+                            members=[(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members])
+
+    def similar_ids(self, doc_id: str, limit: int = 5, cutoff: float = 60.0) -> list[str]:
+        """Stored ids that look like ``doc_id`` (an id mistyped, or typed as another path),
+        best first: :func:`rapidfuzz.fuzz.WRatio` >= ``cutoff`` over every stored id.
+
+        >>> nd = NearDup.open(":memory:")
+        >>> _ = nd.index([Document("news/2024/a.txt", "one text of words"), Document("b", "another text here")])
+        >>> nd.similar_ids("news/2024/a.tx")
+        ['news/2024/a.txt']
+        """
+        from rapidfuzz import fuzz, process
+
+        ids = [row.id for row in self.engine.scan_tags()]
+        return [m for m, _score, _ in process.extract(doc_id, ids, scorer=fuzz.WRatio, limit=limit, score_cutoff=cutoff)]
 
     def export(self, which: str = "all", *, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
         """Stored documents in arrival order as records: ``id``, ``title``, ``text``,
@@ -441,9 +455,8 @@ class NearDup:
         """
         if not dedupe:
             return self.engine.search(query, size)
-        collapse = getattr(self.engine, "search_collapsed", None)
-        if threshold is None and collapse is not None:
-            return collapse(query, size)
+        if threshold is None and self.engine.collapses_search:
+            return self.engine.search_collapsed(query, size)
         hits = self.engine.search(query, pool or max(50, 5 * size))
         if threshold is None and hits and all(h.cluster_id for h in hits):
             return _fold(hits, lambda h: h.cluster_id)[:size]

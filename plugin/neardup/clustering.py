@@ -197,8 +197,10 @@ def records(groups: Mapping[str, Sequence[tuple[str, float]]], rows: Mapping[str
         info = [rows[i] for i in ids if i in rows]
         seen = [r.indexed_at for r in info if r.indexed_at]
         title = rows[rep].title if rep in rows else None
-        out.append(ClusterRecord(rep, len(ids), rep, title, ids, float(min(rs)), math.fsum(rs) / len(rs), float(max(rs)),
-                                 sorted({r.lang for r in info if r.lang}), min(seen) if seen else None, max(seen) if seen else None))
+        out.append(ClusterRecord(cluster_id=rep, size=len(ids), representative_id=rep, representative_title=title, members=ids,
+                                 min_resemblance=float(min(rs)), mean_resemblance=math.fsum(rs) / len(rs), max_resemblance=float(max(rs)),
+                                 languages=sorted({r.lang for r in info if r.lang}), first_seen=min(seen) if seen else None,
+                                 last_seen=max(seen) if seen else None))
     out.sort(key=lambda c: (-c.size, c.cluster_id))
     return out
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, Mapping, get_args
 
 import xxhash
 
+from .errors import ConfigError
 from .registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
@@ -27,6 +28,10 @@ Digits = Literal["unify", "drop", "keep"]  # unify: to ASCII
 Stem = Literal["none", "snowball", "lemma"]  # snowball: ru, en; lemma: ru (pymorphy3)
 Shingle = Literal["word", "char"]
 MinhashScheme = Literal["oph", "kperm"]  # one permutation + densification | K permutations
+#: Persian runs: cut at content-defined anchors | compounds joined | as written (neardup.canonical.persian)
+FaSegmentation = Literal["anchors", "join", "none"]
+#: Joins the "join" segmentation may make: a lexicon word, a productive first / second part
+FaJoinRule = Literal["first", "lexicon", "second"]
 
 #: setting -> its allowed values, checked by :class:`Config` (and the ones a CLI option should offer)
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -35,6 +40,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "stem": get_args(Stem),
     "shingle": get_args(Shingle),
     "minhash_scheme": get_args(MinhashScheme),
+    "fa_segmentation": get_args(FaSegmentation),
 }
 
 LANGUAGES: tuple[str, ...] = get_args(Language)
@@ -45,8 +51,10 @@ BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
 CONTAINMENT_SAMPLES = ("winnow", "modm")
 
 
-class ConfigError(ValueError):
-    """A setting is out of range or unknown."""
+#: Settings added after indices were first stored: left out of :meth:`Config.to_dict` (hence
+#: of the stored form and the fingerprint) where they have these defaults, so an index
+#: stored before they existed opens with the same fingerprint as before.
+_LATER_DEFAULTS: dict[str, Any] = {"fa_segmentation": "anchors", "fa_join_rules": ("lexicon", "second"), "fa_anchors": (3, 2, 14)}
 
 
 class ConfigMismatch(ConfigError):
@@ -75,6 +83,9 @@ class Config:
     stopwords: bool = True
     digits: Digits = "unify"  # unify (to ASCII) | drop | keep
     stem: Stem = "none"  # none | snowball (ru, en) | lemma (ru: pymorphy3)
+    fa_segmentation: FaSegmentation = "anchors"  # Persian runs: anchors | join | none
+    fa_join_rules: tuple[FaJoinRule, ...] = ("lexicon", "second")  # joins of fa_segmentation="join"
+    fa_anchors: tuple[int, int, int] = (3, 2, 14)  # (first_mod, second_mod, seed) of the anchor letter pairs
     # -- shingles ----------------------------------------------------------------------
     shingle: Shingle = "word"  # word | char
     shingle_size: int = 5
@@ -103,6 +114,8 @@ class Config:
         self._resolve_lsh()
         object.__setattr__(self, "shingle_size_by_lang", tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)))
         object.__setattr__(self, "signatures", tuple(self.signatures))
+        object.__setattr__(self, "fa_join_rules", tuple(sorted(set(self.fa_join_rules))))
+        object.__setattr__(self, "fa_anchors", tuple(int(x) for x in self.fa_anchors))
 
     def _check_choices(self) -> None:
         """Settings of :data:`CHOICES` and signature names."""
@@ -114,6 +127,9 @@ class Config:
         unknown = set(self.signatures) - known
         if unknown:
             raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(known)}")
+        rules = get_args(FaJoinRule)
+        if not set(self.fa_join_rules) <= set(rules):
+            raise ConfigError(f"fa_join_rules must be among {', '.join(rules)}, not {list(self.fa_join_rules)!r}")
 
     def _check_ranges(self) -> None:
         """Numeric settings within their ranges."""
@@ -129,6 +145,8 @@ class Config:
             (0.0 < self.containment_fraction <= 1.0, f"containment_fraction must be in (0, 1], not {self.containment_fraction}"),
             (self.max_bands >= 1, f"max_bands must be >= 1, not {self.max_bands}"),
             (self.min_match >= 0, f"min_match must be >= 0 (0: chosen for the threshold), not {self.min_match}"),
+            (len(self.fa_anchors) == 3 and min(self.fa_anchors[:2], default=0) >= 1,
+             f"fa_anchors must be (first_mod >= 1, second_mod >= 1, seed), not {self.fa_anchors!r}"),
         )
         for ok, message in checks:
             if not ok:
@@ -163,6 +181,11 @@ class Config:
         d["shingle_size_by_lang"] = dict(self.shingle_size_by_lang)
         d["extra"] = dict(self.extra)
         d["signatures"] = list(self.signatures)
+        for name, default in _LATER_DEFAULTS.items():
+            if getattr(self, name) == default:
+                del d[name]
+            elif isinstance(d[name], tuple):
+                d[name] = list(d[name])
         return d
 
     def to_json(self) -> str:
@@ -179,8 +202,9 @@ class Config:
             kw["shingle_size_by_lang"] = tuple(dict(kw["shingle_size_by_lang"]).items())
         if "extra" in kw:
             kw["extra"] = tuple(dict(kw["extra"]).items())
-        if "signatures" in kw:
-            kw["signatures"] = tuple(kw["signatures"])
+        for name in ("signatures", "fa_join_rules", "fa_anchors"):
+            if name in kw:
+                kw[name] = tuple(kw[name])
         return cls(**kw)
 
     @classmethod
@@ -205,7 +229,7 @@ class Config:
 
     def check_same(self, other: "Config", where: str) -> None:
         """Raise :class:`ConfigMismatch` naming the differing settings."""
-        a, b = self.to_dict(), other.to_dict()
+        a, b = ({**_LATER_DEFAULTS, **c.to_dict()} for c in (self, other))
         diff = sorted(k for k in a if a[k] != b.get(k))
         if diff:
             shown = ", ".join(f"{k}: index has {b.get(k)!r}, asked {a[k]!r}" for k in diff[:6])

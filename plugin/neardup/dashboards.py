@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .errors import EngineError
+from .retry import Backoff
 from .resources import load_json
 
 TARGETS = ("kibana", "opensearch-dashboards")
@@ -57,7 +58,7 @@ PRODUCTS: dict[str, Product] = {
 }
 
 
-class DashboardError(RuntimeError):
+class DashboardError(EngineError):
     """Saved objects could not be built or imported."""
 
 
@@ -201,7 +202,7 @@ def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], st
         return next(iter(m.values()))["mappings"]
 
     docs, clusters = mapping(engine.index), mapping(engine.clusters_index)
-    order = getattr(engine.layout, "order", None)
+    order = engine.layout.order if engine.layout is not None else None
     spec = mapped_fields(docs).get(order) if order else None
     return docs, clusters, order if spec is not None and spec.kind == "date" else "neardup.indexed_at"
 
@@ -367,13 +368,16 @@ def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str
     (``mappings``: the live ones, see :func:`live_mappings`; default: the templates)."""
     if target not in PRODUCTS:
         raise DashboardError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    if not index or any(c in index for c in ' "*\\<|,>/?'):
-        raise DashboardError(f"index name {index!r} is not a valid Elasticsearch/OpenSearch index name")
+    from .engines.dsl import clusters_index as clusters_of, index_name_problem
+
+    problem = index_name_problem(index)
+    if problem:
+        raise DashboardError(f"index name {index!r} is not a valid Elasticsearch/OpenSearch index name: {problem}")
     product = PRODUCTS[target]
     docs_mapping, clusters_mapping = mappings or load_mappings()
     src = source_field(docs_mapping, source)
     label = source.removeprefix("fields.")
-    clusters_index = f"{index}-clusters"
+    clusters_index = clusters_of(index)
 
     docs_fields = mapped_fields(docs_mapping)
     docs_fields.setdefault(src.name, src)
@@ -515,30 +519,34 @@ def _pool(ca_certs: str | None, verify_certs: bool) -> Any:
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
 
+class _Passing(DashboardError):
+    """A failure worth another attempt (connection, 429, 5xx); its message is the reason."""
+
+
 def _request(http: Any, method: str, url: str, *, headers: dict[str, str], timeout: float, retries: int,
              what: str, fields: dict[str, Any] | None = None, backoff: float = 0.5) -> Any:
     import urllib3
 
-    last = ""
-    for attempt in range(retries + 1):
-        if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
+    def attempt() -> Any:
         try:
             if fields is not None:
                 resp = http.request(method, url, fields=fields, headers=headers, timeout=timeout, retries=False)
             else:
                 resp = http.request(method, url, headers=headers, timeout=timeout, retries=False)
         except urllib3.exceptions.HTTPError as e:
-            last = f"{type(e).__name__}: {e}"
-            continue
+            raise _Passing(f"{type(e).__name__}: {e}") from None
         if resp.status in _RETRY_STATUS:
-            last = f"HTTP {resp.status}: {resp.data[:200].decode(errors='replace')}"
-            continue
-        if 300 <= resp.status < 400:
-            raise DashboardError(f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
-                                 "give that address (with its base path) instead")
-        if resp.status >= 400:
-            hint = " (check --api-key / --user / --password)" if resp.status in (401, 403) else ""
-            raise DashboardError(f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}")
+            raise _Passing(f"HTTP {resp.status}: {resp.data[:200].decode(errors='replace')}")
         return resp
-    raise DashboardError(f"{what} {url}: failed after {retries + 1} attempts; last error: {last}")
+
+    try:
+        resp = Backoff(max_retries=retries, initial=backoff, maximum=float("inf")).call(attempt, retry_if=lambda e: isinstance(e, _Passing))
+    except _Passing as e:
+        raise DashboardError(f"{what} {url}: failed after {retries + 1} attempts; last error: {e}") from None
+    if 300 <= resp.status < 400:
+        raise DashboardError(f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
+                             "give that address (with its base path) instead")
+    if resp.status >= 400:
+        hint = " (check --api-key / --user / --password)" if resp.status in (401, 403) else ""
+        raise DashboardError(f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}")
+    return resp

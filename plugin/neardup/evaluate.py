@@ -48,6 +48,7 @@ import numpy as np
 
 from .canonical import strip_html
 from .config import LANGUAGES, Config
+from .errors import InvalidInput
 from .ragged import join, pair_count, pairs_sharing
 from .signatures import REGISTRY, build_context, needs_context
 from .signatures.common import words
@@ -62,7 +63,7 @@ POSITIVE_LABELS = {"1", "true", "yes", "paraphrase", "duplicate", "dup", "positi
 MIN_WORDS_LEVENSHTEIN = 20
 
 
-class EvaluationError(ValueError):
+class EvaluationError(InvalidInput):
     """Bad input to an evaluation (unreadable corpus, unknown method, ...)."""
 
 

@@ -1,31 +1,46 @@
-"""Reading documents: JSON Lines, plain text files, directories of them, standard input.
+"""Reading documents: JSON Lines, CSV, Parquet, plain text files, directories of them,
+standard input.
 
-JSONL records need ``text``; ``id`` defaults to ``<file>:<line>``; ``title`` and ``lang``
-are optional; every other field is kept in :attr:`Document.fields`. A bad record raises
-:class:`InputError` naming the file and line (or, with ``skip_bad``, is reported through
-``on_error`` and skipped). Every record is checked by :func:`neardup.validate.check_document`
-here, so a document no engine can store is reported with its file and line.
+Records (JSONL lines, CSV rows, Parquet rows) need a text field (``text``, or the one
+:class:`RecordFields` names); ``id`` defaults to ``<file name>:<line>`` (``<file name>:<row>``
+for CSV and Parquet); ``title`` and ``lang`` are optional; every other field is kept in
+:attr:`Document.fields`. A bad record raises :class:`InputError` naming the file and line
+(or, with ``skip_bad``, is reported through ``on_error`` and skipped). Every record is
+checked by :func:`neardup.validate.check_document` here, so a document no engine can store
+is reported with its file and line.
 
 What is read
 
-* ``.jsonl``, ``.ndjson``, ``.json``: one JSON object per line (UTF-8; a byte order mark and
-  CRLF line ends are accepted); ``-`` reads JSON Lines from standard input.
+* ``.jsonl``, ``.ndjson``, ``.json``: one JSON object per line (UTF-8 unless ``encoding``
+  says otherwise; a byte order mark and CRLF line ends are accepted); ``-`` reads JSON Lines
+  from standard input.
+* ``.csv`` (comma-separated) and ``.tsv`` (tab-separated): a header row naming the fields,
+  then one record per row (quoted fields may hold line breaks); an empty cell of ``id``,
+  ``title`` or ``lang`` counts as absent.
+* ``.parquet``: one record per row (needs pyarrow: ``pip install 'neardup[parquet]'``).
 * ``.txt``, ``.text``, ``.md``, ``.html``, ``.htm`` and files without a suffix: one document
-  per file, its path as id (UTF-8, or UTF-16 with a byte order mark).
-* Any of those compressed with gzip, bzip2 or xz (``docs.jsonl.gz``, ``page.html.xz``).
-* A file named on the command line is read whatever its suffix (as text unless it is JSONL).
+  per file (UTF-8, or UTF-16 with a byte order mark, unless ``encoding`` says otherwise).
+* Any of those but Parquet compressed with gzip, bzip2 or xz (``docs.jsonl.gz``).
+* A file named on the command line is read whatever its suffix (as text unless it is one of
+  the record formats).
 * In directories (walked in name order): files of the kinds above. Every other entry is
   left out *and reported* (hidden files and directories, other suffixes, symbolic links to
   directories); those reports never stop a run.
 
-``id`` must be a non-empty string or an integer (stored as its decimal string); ``true``,
-``1.5``, ``null``, lists and objects are refused.
+Ids do not depend on how a path was typed: a text file's id is its path relative to the
+directory named (``sub/a.txt`` for ``corpus/sub/a.txt`` whether ``corpus``, ``./corpus/`` or
+``/abs/corpus`` was given), or its file name when the file itself was named; a record's
+default id is its file's name and line. ``id`` must be a non-empty string or an integer
+(stored as its decimal string); ``true``, ``1.5``, ``null``, lists and objects are refused.
 """
 
 from __future__ import annotations
 
 import bz2
+import codecs
+import csv
 import gzip
+import io
 import json
 import lzma
 import os
@@ -38,10 +53,13 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from .config import LANGUAGES
+from .errors import InvalidInput
 from .signer import Document
 from .validate import check_document
 
 JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
+CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+PARQUET_SUFFIXES = {".parquet", ".pq"}
 TEXT_SUFFIXES = {".txt", ".text", ".md", ".html", ".htm", ""}
 COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 #: compressed or archive formats neardup cannot read: named in the message instead
@@ -55,7 +73,7 @@ _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 
 
 @dataclass
-class InputError(ValueError):
+class InputError(InvalidInput):
     """A record or file neardup cannot read; ``where`` is ``file`` or ``file:line``.
 
     ``fatal`` False marks an entry of a directory that was left out (not a document file):
@@ -70,15 +88,51 @@ class InputError(ValueError):
         return f"{self.where}: {self.problem}"
 
 
+@dataclass(frozen=True)
+class RecordFields:
+    """Which field of a record holds the text, the id, the title and the language."""
+
+    text: str = "text"
+    id: str = "id"
+    title: str = "title"
+    lang: str = "lang"
+
+    def names(self) -> tuple[str, str, str, str]:
+        return (self.id, self.text, self.title, self.lang)
+
+
+DEFAULT_FIELDS = RecordFields()
+
+
 def kind_of(path: Path) -> str | None:
-    """``"jsonl"``, ``"text"`` or None (not a document file), looking through a compression suffix."""
+    """``"jsonl"``, ``"csv"``, ``"parquet"``, ``"text"`` or None (not a document file),
+    looking through a compression suffix."""
     name = path.name.lower()
+    if Path(name).suffix in PARQUET_SUFFIXES:
+        return "parquet"
     if Path(name).suffix in COMPRESSED:
         name = name[: -len(Path(name).suffix)]
     suffix = Path(name).suffix
     if suffix in JSONL_SUFFIXES:
         return "jsonl"
+    if suffix in CSV_SUFFIXES:
+        return "csv"
     return "text" if suffix in TEXT_SUFFIXES else None
+
+
+def iter_sources(paths: Iterable[str | os.PathLike]) -> Iterator[tuple[Path | InputError, str]]:
+    """:func:`iter_files`, each file with the name its documents' ids start from: its path
+    relative to the directory named (``/``-separated), or its own name when it was named."""
+    for p in paths:
+        if str(p) == STDIN:
+            yield Path(STDIN), "stdin"
+            continue
+        root = Path(p)
+        for f in iter_files([p]):
+            if isinstance(f, InputError) or f == root:
+                yield f, f.name if isinstance(f, Path) else ""
+            else:
+                yield f, f.relative_to(root).as_posix()
 
 
 def iter_files(paths: Iterable[str | os.PathLike]) -> Iterator[Path | InputError]:
@@ -147,7 +201,8 @@ def _not_document(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in UNSUPPORTED:
         return f"{UNSUPPORTED[suffix]} file, which neardup does not read (extract it first)"
-    return (f"not a JSONL or text file (suffix {path.suffix or 'none'!r}; reads {', '.join(sorted(JSONL_SUFFIXES | TEXT_SUFFIXES - {''}))}, "
+    known = sorted(JSONL_SUFFIXES | set(CSV_SUFFIXES) | PARQUET_SUFFIXES | TEXT_SUFFIXES - {''})
+    return (f"not a JSONL, CSV, Parquet or text file (suffix {path.suffix or 'none'!r}; reads {', '.join(known)}, "
             f"files without a suffix, and those compressed with {', '.join(sorted(COMPRESSED))})")
 
 
@@ -159,21 +214,35 @@ def _os_problem(e: OSError, missing: str | None = None) -> str:
 
 def read_documents(paths: Iterable[str | os.PathLike], *, skip_bad: bool = False,
                    on_error: Callable[[InputError], None] | None = None,
-                   on_bytes: Callable[[int], None] | None = None) -> Iterator[Document]:
-    """Documents from JSONL and text files (directories are walked, ``-`` is standard input).
+                   on_bytes: Callable[[int], None] | None = None, fields: RecordFields = DEFAULT_FIELDS,
+                   encoding: str | None = None) -> Iterator[Document]:
+    """Documents from JSONL, CSV, Parquet and text files (directories are walked, ``-`` is
+    standard input, JSON Lines); ``fields`` names the fields of records, ``encoding`` the
+    character encoding of every file but Parquet (default UTF-8, or UTF-16 with a byte order
+    mark for text files).
 
     A bad record or unreadable file raises :class:`InputError`, or with ``skip_bad`` goes to
     ``on_error`` and reading goes on; entries of directories that are left out always go to
     ``on_error``.
     """
-    for f in iter_files(paths):
+    if encoding is not None:
+        encoding = codecs.lookup(encoding).name  # (LookupError for an unknown one: checked by the caller)
+    for f, name in iter_sources(paths):
         items: Iterable[Document | InputError]
         if isinstance(f, InputError):
             items = (f,)
         elif str(f) == STDIN:
-            items = _read_jsonl_stream(sys.stdin.buffer, "<stdin>", "stdin", on_bytes)
+            items = _read_jsonl_stream(sys.stdin.buffer, "<stdin>", "stdin", on_bytes, fields=fields, encoding=encoding)
         else:
-            items = _read_jsonl(f, on_bytes) if kind_of(f) == "jsonl" else _read_text(f, on_bytes)
+            kind = kind_of(f)
+            if kind == "jsonl":
+                items = _read_jsonl(f, name, on_bytes, fields, encoding)
+            elif kind == "csv":
+                items = _read_csv(f, name, on_bytes, fields, encoding)
+            elif kind == "parquet":
+                items = _read_parquet(f, name, on_bytes, fields)
+            else:
+                items = _read_text(f, name, on_bytes, encoding)
         for item in items:
             if isinstance(item, InputError):
                 if item.fatal and not skip_bad:
@@ -182,6 +251,26 @@ def read_documents(paths: Iterable[str | os.PathLike], *, skip_bad: bool = False
                     on_error(item)
             else:
                 yield item
+
+
+def check_encoding(encoding: str) -> str | None:
+    """Why ``encoding`` cannot be used to read documents, or None."""
+    try:
+        info = codecs.lookup(encoding)
+    except LookupError:
+        return f"unknown encoding {encoding!r} (e.g. utf-8, cp1251, koi8-r, windows-1256, latin-1)"
+    try:
+        codecs.decode(b"", info.name)
+    except (TypeError, ValueError, LookupError):
+        return f"{encoding!r} is not a text encoding"
+    return None
+
+
+def _line_encoding_problem(encoding: str | None) -> str | None:
+    """Why JSON Lines in ``encoding`` cannot be read line by line, or None."""
+    if encoding is None or "\n".encode(encoding) == b"\n" and "{".encode(encoding) == b"{":
+        return None
+    return f"JSON Lines in {encoding} cannot be read (its line ends are not single bytes): convert the file to UTF-8"
 
 
 def _open(path: Path) -> tuple[IO[bytes], IO[bytes]]:
@@ -193,7 +282,8 @@ def _open(path: Path) -> tuple[IO[bytes], IO[bytes]]:
     return opener(raw), raw
 
 
-def _read_jsonl(path: Path, on_bytes: Callable[[int], None] | None) -> Iterator[Document | InputError]:
+def _read_jsonl(path: Path, name: str, on_bytes: Callable[[int], None] | None, fields: RecordFields = DEFAULT_FIELDS,
+                encoding: str | None = None) -> Iterator[Document | InputError]:
     if path.suffix.lower() in UNSUPPORTED:
         yield InputError(str(path), f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)")
         return
@@ -203,11 +293,16 @@ def _read_jsonl(path: Path, on_bytes: Callable[[int], None] | None) -> Iterator[
         yield InputError(str(path), f"cannot read ({_os_problem(e)})")
         return
     with raw, stream:
-        yield from _read_jsonl_stream(stream, str(path), path.name, on_bytes, raw)
+        yield from _read_jsonl_stream(stream, str(path), name, on_bytes, raw, fields=fields, encoding=encoding)
 
 
 def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_bytes: Callable[[int], None] | None,
-                       raw: IO[bytes] | None = None) -> Iterator[Document | InputError]:
+                       raw: IO[bytes] | None = None, *, fields: RecordFields = DEFAULT_FIELDS,
+                       encoding: str | None = None) -> Iterator[Document | InputError]:
+    problem = _line_encoding_problem(encoding)
+    if problem:
+        yield InputError(where_name, problem)
+        return
     lineno = 0
     done = pos = 0  # bytes reported to on_bytes, and read
     lines = iter(stream)
@@ -233,7 +328,7 @@ def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_byte
             if pos - done >= _PROGRESS_BYTES or lineno == 1:
                 on_bytes(pos - done)
                 done = pos
-        yield from _parse_line(line, f"{where_name}:{lineno}", f"{id_name}:{lineno}")
+        yield from _parse_line(line, f"{where_name}:{lineno}", f"{id_name}:{lineno}", fields, encoding)
 
 
 #: Bytes read between two reports to ``on_bytes`` (a progress bar need not hear of every line).
@@ -255,15 +350,16 @@ def _not_json_lines(first: bytes) -> str | None:
     return None
 
 
-def _parse_line(raw: bytes, where: str, default_id: str) -> Iterator[Document | InputError]:
-    if raw.startswith(_BOM):
+def _parse_line(raw: bytes, where: str, default_id: str, fields: RecordFields = DEFAULT_FIELDS,
+                encoding: str | None = None) -> Iterator[Document | InputError]:
+    if raw.startswith(_BOM) and encoding in (None, "utf-8"):
         raw = raw[len(_BOM):]
     if not raw.strip():
         return
     try:
-        line = raw.decode("utf-8")
+        line = raw.decode(encoding or "utf-8")
     except UnicodeDecodeError as e:
-        yield InputError(where, f"not valid UTF-8 (byte {e.start})")
+        yield InputError(where, _not_decodable(encoding, e))
         return
     try:
         rec = json.loads(line)
@@ -277,7 +373,13 @@ def _parse_line(raw: bytes, where: str, default_id: str) -> Iterator[Document | 
     except ValueError as e:  # e.g. an integer of more than 4300 digits
         yield InputError(where, f"not readable JSON ({e})")
         return
-    yield _record(rec, where, default_id, _SURROGATE_ESCAPE.search(raw) is None)
+    yield _record(rec, where, default_id, _SURROGATE_ESCAPE.search(raw) is None, fields)
+
+
+def _not_decodable(encoding: str | None, e: UnicodeDecodeError) -> str:
+    if encoding is None:
+        return f"not valid UTF-8 (byte {e.start}); if the file is in another encoding, name it with --encoding (e.g. --encoding cp1251)"
+    return f"not valid {encoding} (byte {e.start})"
 
 
 #: A JSON escape of a surrogate code point: the only way a line decoded as UTF-8 (which has
@@ -285,30 +387,42 @@ def _parse_line(raw: bytes, where: str, default_id: str) -> Iterator[Document | 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False) -> Document | InputError:
+def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False, fields: RecordFields = DEFAULT_FIELDS,
+            blank_is_absent: bool = False) -> Document | InputError:
+    """A record (a dict) -> a :class:`Document`, or the problem; ``blank_is_absent``: an
+    empty id, title or language counts as absent (a CSV cell)."""
     if not isinstance(rec, dict):
         return InputError(where, f"a record must be a JSON object, not {_json_type(rec)}")
-    text = rec.get("text")
+    f = fields
+
+    def get(name: str) -> object:
+        v = rec.get(name)
+        return None if blank_is_absent and v == "" else v
+
+    text = rec.get(f.text)
     if text is None:
-        return InputError(where, "record has no 'text' field")
+        known = ", ".join(repr(k) for k in list(rec)[:8])
+        return InputError(where, f"record has no {f.text!r} field (its fields: {known or 'none'}; name the text field with --text-field)")
     if not isinstance(text, str):
-        return InputError(where, f"'text' must be a string, not {_json_type(text)}")
+        return InputError(where, f"{f.text!r} must be a string, not {_json_type(text)}")
     problem = check_text(text)
     if problem:
         return InputError(where, problem)
-    lang = rec.get("lang")
+    lang = get(f.lang)
     if lang is not None and (not isinstance(lang, str) or lang not in LANGUAGES):
-        return InputError(where, f"unknown language code {lang!r} (use one of {', '.join(LANGUAGES)}, or leave 'lang' out to detect)")
-    doc_id = rec.get("id", default_id)
+        return InputError(where, f"unknown language code {lang!r} in {f.lang!r} (use one of {', '.join(LANGUAGES)}, or leave it out to detect)")
+    doc_id = get(f.id)
+    if doc_id is None and (f.id not in rec or blank_is_absent):
+        doc_id = default_id
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or doc_id == "":
-        return InputError(where, f"'id' must be a non-empty string or an integer, not {_json_type(doc_id)} {json.dumps(doc_id)[:40]}")
-    title = rec.get("title")
-    if title is None and isinstance(rec.get("meta"), dict) and isinstance(rec["meta"].get("title"), str):
+        return InputError(where, f"{f.id!r} must be a non-empty string or an integer, not {_json_type(doc_id)} {json.dumps(doc_id, default=str)[:40]}")
+    title = get(f.title)
+    if title is None and f.title == "title" and isinstance(rec.get("meta"), dict) and isinstance(rec["meta"].get("title"), str):
         title = rec["meta"]["title"]
     if title is not None and (isinstance(title, bool) or not isinstance(title, (str, int, float))):
-        return InputError(where, f"'title' must be a string, not {_json_type(title)}")
-    fields = {k: v for k, v in rec.items() if k not in ("id", "text", "title", "lang")}
-    doc = Document(str(doc_id), text, None if title is None else str(title), lang, fields)
+        return InputError(where, f"{f.title!r} must be a string, not {_json_type(title)}")
+    kept = {k: v for k, v in rec.items() if k not in f.names()}
+    doc = Document(str(doc_id), text, None if title is None else str(title), lang, kept)
     problem = check_document(doc, text_has_no_surrogate=no_surrogate)
     return InputError(where, problem) if problem else doc
 
@@ -320,7 +434,104 @@ def _json_type(v: object) -> str:
             dict: "an object"}.get(type(v), type(v).__name__)
 
 
-def _read_text(path: Path, on_bytes: Callable[[int], None] | None) -> Iterator[Document | InputError]:
+def _read_csv(path: Path, name: str, on_bytes: Callable[[int], None] | None, fields: RecordFields = DEFAULT_FIELDS,
+              encoding: str | None = None) -> Iterator[Document | InputError]:
+    """Records of a CSV (TSV) file: a header row, then one record per row."""
+    base = path.name[: -len(path.suffix)] if path.suffix.lower() in COMPRESSED else path.name
+    delimiter = CSV_SUFFIXES.get(Path(base).suffix.lower(), ",")
+    try:
+        stream, raw = _open(path)
+    except OSError as e:
+        yield InputError(str(path), f"cannot read ({_os_problem(e)})")
+        return
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CHARS))
+    with raw, stream:
+        text = io.TextIOWrapper(stream, encoding=encoding or "utf-8-sig", newline="")
+        reader = csv.reader(text, delimiter=delimiter)
+        row_no, line = 0, 1
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            if len(set(header)) != len(header):
+                yield InputError(f"{path}:1", f"the header names a field twice ({', '.join(sorted({h for h in header if header.count(h) > 1}))})")
+                return
+            if fields.text not in header:
+                yield InputError(f"{path}:1", f"the header has no {fields.text!r} column (columns: {', '.join(map(repr, header[:12]))}; "
+                                              "name the text column with --text-field)")
+                return
+            line = reader.line_num + 1
+            for row in reader:
+                row_no += 1
+                where = f"{path}:{line}"
+                line = reader.line_num + 1
+                if not row or row == [""]:
+                    continue
+                if len(row) != len(header):
+                    yield InputError(where, f"row has {len(row)} fields, the header {len(header)}")
+                    continue
+                yield _record(dict(zip(header, row, strict=True)), where, f"{name}:{row_no}", fields=fields, blank_is_absent=True)
+        except UnicodeDecodeError as e:
+            yield InputError(f"{path}:{line}", _not_decodable(encoding, e))
+        except csv.Error as e:
+            yield InputError(f"{path}:{line}", f"not readable CSV ({e})")
+        except _CORRUPT as e:
+            yield InputError(f"{path}:{line}", f"cannot read ({e})")
+    if on_bytes:
+        on_bytes(_size(path))
+
+
+def _read_parquet(path: Path, name: str, on_bytes: Callable[[int], None] | None,
+                  fields: RecordFields = DEFAULT_FIELDS) -> Iterator[Document | InputError]:
+    """Records of a Parquet file, one per row (read with pyarrow, a row group at a time)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        yield InputError(str(path), "reading Parquet needs pyarrow: pip install 'neardup[parquet]' (or pip install pyarrow)")
+        return
+    row = 0
+    try:
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        if fields.text not in names:
+            yield InputError(str(path), f"no {fields.text!r} column (columns: {', '.join(map(repr, names[:12]))}; "
+                                        "name the text column with --text-field)")
+            return
+        for batch in pf.iter_batches(batch_size=1024):
+            for rec in batch.to_pylist():
+                row += 1
+                rec = {k: v if k in fields.names() else _jsonable(v) for k, v in rec.items()}
+                yield _record(rec, f"{path}:row {row}", f"{name}:{row}", fields=fields)
+    except OSError as e:
+        yield InputError(f"{path}" + (f":row {row + 1}" if row else ""), f"cannot read as Parquet ({e})")
+        return
+    except Exception as e:  # noqa: BLE001 - pyarrow's errors of a damaged file (ArrowInvalid and others)
+        yield InputError(f"{path}" + (f":row {row + 1}" if row else ""), f"cannot read as Parquet ({type(e).__name__}: {e})")
+        return
+    if on_bytes:
+        on_bytes(_size(path))
+
+
+def _jsonable(v: object) -> object:
+    """A Parquet value as JSON can hold it: dates and times in ISO 8601, decimals and other
+    values as their text, bytes as text when UTF-8 (else hexadecimal)."""
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, bytes):
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            return v.hex()
+    iso = getattr(v, "isoformat", None)
+    return iso() if callable(iso) else str(v)
+
+
+def _read_text(path: Path, name: str, on_bytes: Callable[[int], None] | None,
+               encoding: str | None = None) -> Iterator[Document | InputError]:
     if path.suffix.lower() in UNSUPPORTED:
         yield InputError(str(path), f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)")
         return
@@ -339,47 +550,52 @@ def _read_text(path: Path, on_bytes: Callable[[int], None] | None) -> Iterator[D
     if len(data) > 4 * MAX_CHARS:
         yield InputError(str(path), f"file is larger than {4 * MAX_CHARS:,} bytes (the limit is {MAX_CHARS:,} characters of text)")
         return
-    utf16 = data.startswith(_UTF16)
-    if not utf16 and b"\x00" in data[:8192]:
+    utf16 = encoding is None and data.startswith(_UTF16)
+    if encoding is None and not utf16 and b"\x00" in data[:8192]:
         yield InputError(str(path), "binary file (contains NUL bytes)")
         return
     try:
-        text = data.decode("utf-16" if utf16 else "utf-8-sig")
+        text = data.decode(encoding if encoding and encoding != "utf-8" else "utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError as e:
-        yield InputError(str(path), f"not valid {'UTF-16' if utf16 else 'UTF-8'} (byte {e.start})")
+        yield InputError(str(path), "not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e))
         return
     problem = check_text(text)
     if problem:
         yield InputError(str(path), problem)
         return
-    name = path.name[: -len(path.suffix)] if path.suffix.lower() in COMPRESSED else path.name
-    doc = Document(str(path), text, Path(name).stem, None, {"path": str(path)})
+    plain = path.name[: -len(path.suffix)] if path.suffix.lower() in COMPRESSED else path.name
+    doc = Document(name, text, Path(plain).stem, None, {"path": name})
     problem = check_document(doc)
     yield InputError(str(path), problem) if problem else doc
 
 
-def locate(paths: Iterable[str | os.PathLike], ids: Iterable[str]) -> dict[str, str]:
-    """Where each of ``ids`` was read (``file:line``, or the file of a text document; the last
+def locate(paths: Iterable[str | os.PathLike], ids: Iterable[str], fields: RecordFields = DEFAULT_FIELDS,
+           encoding: str | None = None) -> dict[str, str]:
+    """Where each of ``ids`` was read (``file:line`` of JSON Lines, else the file; the last
     place for an id read more than once), found by reading the files again: for naming the
     documents an engine refused after they were read. Standard input is not read again."""
     want = set(ids)
     out: dict[str, str] = {}
-    for f in iter_files(paths):
+    for f, name in iter_sources(paths):
         if isinstance(f, InputError) or str(f) == STDIN:
             continue
-        if kind_of(f) != "jsonl":
-            if str(f) in want:
-                out[str(f)] = str(f)
-            continue
-        try:
-            stream, raw = _open(f)
-            with raw, stream:
-                for lineno, line in enumerate(stream, 1):
-                    for item in _parse_line(line, f"{f}:{lineno}", f"{f.name}:{lineno}"):
-                        if isinstance(item, Document) and item.id in want:
-                            out[item.id] = f"{f}:{lineno}"
-        except _CORRUPT:
-            continue
+        kind = kind_of(f)
+        if kind == "text":
+            if name in want:
+                out[name] = str(f)
+        elif kind in ("csv", "parquet"):
+            reader = _read_csv(f, name, None, fields, encoding) if kind == "csv" else _read_parquet(f, name, None, fields)
+            out.update((item.id, str(f)) for item in reader if isinstance(item, Document) and item.id in want)
+        else:
+            try:
+                stream, raw = _open(f)
+                with raw, stream:
+                    for lineno, line in enumerate(stream, 1):
+                        for item in _parse_line(line, f"{f}:{lineno}", f"{name}:{lineno}", fields, encoding):
+                            if isinstance(item, Document) and item.id in want:
+                                out[item.id] = f"{f}:{lineno}"
+            except _CORRUPT:
+                continue
     return out
 
 

@@ -26,34 +26,10 @@ tests/test_canonical_fast.py the Persian passes against the steps one by one).
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
+from numba import njit
 
-
-def _import_numba_without_blas_check() -> None:
-    """Import numba's array functions with scipy's BLAS bindings kept out for the while.
-    ``numba.np.arraymath`` imports ``scipy.linalg.cython_blas`` (where scipy is installed:
-    hazm brings it) only to decide whether the inner products of ``np.correlate`` and
-    ``np.convolve`` call BLAS: 0.05 s of every process that loads these kernels, which use
-    no BLAS. Refused, those inner products are plain loops; ``np.dot`` and ``np.linalg``
-    in compiled code still find BLAS (they check when compiled), and scipy imports as usual."""
-    blas = "scipy.linalg.cython_blas"
-    if "numba.np.arraymath" in sys.modules or blas in sys.modules:
-        return
-    sys.modules[blas] = None  # (an import of a module mapped to None fails at once)
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
-        if blas in sys.modules and sys.modules[blas] is None:
-            del sys.modules[blas]
-
-
-_import_numba_without_blas_check()
-
-from numba import njit  # noqa: E402
-
-from .mixing import GOLDEN, fmix64_inplace  # noqa: E402
+from .mixing import GOLDEN, fmix64_inplace
 
 
 #: :func:`neardup.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.

@@ -36,7 +36,7 @@ from .engines.base import ClusterRecord, Engine, StoredDoc
 from .highlight import shared_passages
 from .redact import redact
 from .verify import similarity
-from .worddiff import WordDiff
+from .worddiff import WordChanges, WordDiff, word_changes
 
 #: Languages written right to left (ISO 639-1 / -3 codes).
 RTL_LANGS = frozenset({"fa", "ar", "he", "ur", "ps", "ckb", "yi", "dv", "sd", "ug", "ku"})
@@ -84,8 +84,9 @@ class Stats:
     edges: list[float] = field(default_factory=list)  # resemblance bins
     res_dup: list[int] = field(default_factory=list)
     res_other: list[int] = field(default_factory=list)
-    first_indexed: str | None = None
+    first_indexed: str | None = None  # earliest and latest date: the order field's where the index has one
     last_indexed: str | None = None
+    dated_by: str | None = None  # the order field the dates come from (attach --order-field), else None: indexed_at
     tag_clusters: dict[str, _TagCluster] = field(default_factory=dict)
 
     @property
@@ -103,6 +104,12 @@ def resemblance_edges(threshold: float, bins: int = 20) -> list[float]:
     return [round(lo + (1 - lo) * i / bins, 6) for i in range(bins + 1)]
 
 
+def doc_date(doc: StoredDoc, dated_by: str | None) -> str | None:
+    """A document's date on the page: its order field's (``ordered_at``) where the index has an
+    order field, else when it was indexed."""
+    return doc.ordered_at if dated_by else doc.indexed_at
+
+
 def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_members: int | None,
                progress: Callable[[int], None] | None = None) -> Stats:
     """Stream the index once: totals, per-language split, resemblance bins, tag clusters.
@@ -110,7 +117,7 @@ def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_memb
     Memory is bounded by the number of languages and bins, plus, when ``keep_members`` is
     given, one small record per cluster that has duplicates.
     """
-    st = Stats(total=engine.count(), edges=resemblance_edges(threshold))
+    st = Stats(total=engine.count(), edges=resemblance_edges(threshold), dated_by=engine.order_field)
     nbins = len(st.edges) - 1
     st.res_dup, st.res_other = [0] * nbins, [0] * nbins
     lo = st.edges[0]
@@ -122,9 +129,10 @@ def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_memb
         dup = bool(tags and tags.is_duplicate)
         counts = st.by_lang.setdefault(doc.lang or "und", [0, 0])
         counts[0] += 1
-        if doc.indexed_at:
-            st.first_indexed = min(st.first_indexed or doc.indexed_at, doc.indexed_at)
-            st.last_indexed = max(st.last_indexed or doc.indexed_at, doc.indexed_at)
+        when = doc_date(doc, st.dated_by)
+        if when:
+            st.first_indexed = min(st.first_indexed or when, when)
+            st.last_indexed = max(st.last_indexed or when, when)
         if tags and tags.max_resemblance > 0 and tags.max_resemblance >= lo:
             b = min(nbins - 1, int((tags.max_resemblance - lo) / (1 - lo) * nbins)) if lo < 1 else nbins - 1
             (st.res_dup if dup else st.res_other)[b] += 1
@@ -139,7 +147,7 @@ def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_memb
                 r = tags.max_resemblance
                 tc.res_min, tc.res_max, tc.res_sum = min(tc.res_min, r), max(tc.res_max, r), tc.res_sum + r
                 tc.languages.add(doc.lang or "und")
-                tc.last_seen = max(tc.last_seen or "", doc.indexed_at or "") or None
+                tc.last_seen = max(tc.last_seen or "", when or "") or None
         if progress and st.scanned % 1000 == 0:
             progress(1000)
     if progress:
@@ -159,8 +167,10 @@ def tag_cluster_records(st: Stats, engine: Engine, detail: int) -> list[ClusterR
     for cid in order:
         tc, rep = st.tag_clusters[cid], reps.get(cid)
         langs = tc.languages | ({rep.lang} if rep and rep.lang else set())
-        out.append(ClusterRecord(cid, tc.size, cid, rep.title if rep else None, [cid, *tc.members], tc.res_min,
-                                 tc.res_sum / (tc.size - 1), tc.res_max, sorted(langs), rep.indexed_at if rep else None, tc.last_seen))
+        out.append(ClusterRecord(cluster_id=cid, size=tc.size, representative_id=cid, representative_title=rep.title if rep else None,
+                                 members=[cid, *tc.members], min_resemblance=tc.res_min, mean_resemblance=tc.res_sum / (tc.size - 1),
+                                 max_resemblance=tc.res_max, languages=sorted(langs), first_seen=doc_date(rep, st.dated_by) if rep else None,
+                                 last_seen=tc.last_seen))
     return out
 
 
@@ -180,7 +190,8 @@ class _Member:
     doc: StoredDoc
     resemblance: float
     containment: float
-    diff: WordDiff  # shared passages marked (neardup.worddiff)
+    diff: WordDiff  # shared passages marked (neardup.highlight)
+    changes: WordChanges  # what changed from the representative, word by word (neardup.worddiff)
 
 
 @dataclass
@@ -247,7 +258,8 @@ def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opt
             sim = similarity(rep.shingles, d.shingles)
             diff = shared_passages(rep.text or "", d.text or "", config, rep.lang, d.lang, max_words=opts.max_words,
                                    shingles_a=rep.shingles, shingles_b=d.shingles)
-            members.append(_Member(d, sim.resemblance, sim.containment_ba, diff))
+            changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
+            members.append(_Member(d, sim.resemblance, sim.containment_ba, diff, changes))
     title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
     lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
     return _ClusterView(rank, rec, rep, title, lang, ", ".join(rec.languages), members, rec.size - 1 - len(members))
@@ -268,6 +280,17 @@ def text_attrs(lang: str | None) -> str:
     return f'lang="{esc(lang)}" dir="{"rtl" if lang.split("-")[0] in RTL_LANGS else "auto"}"'
 
 
+def title_attrs(lang: str | None) -> str:
+    """``lang`` and ``dir`` attributes of a title (in a ``<bdi>``): its direction always from
+    its own first strong character (``dir="auto"``), so a Latin title of a Persian document
+    stays left to right, and a Persian title right to left, wherever it stands.
+
+    >>> title_attrs("fa"), title_attrs(None)
+    ('lang="fa" dir="auto"', 'dir="auto"')
+    """
+    return 'dir="auto"' if not lang or lang == "und" else f'lang="{esc(lang)}" dir="auto"'
+
+
 def _num(n: int) -> str:
     return f"{n:,}"
 
@@ -286,6 +309,7 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = _num
     env.filters["fmt"] = format
     env.globals["text_attrs"] = lambda lang: Markup(text_attrs(lang))
+    env.globals["title_attrs"] = lambda lang: Markup(title_attrs(lang))
     return env
 
 
@@ -310,7 +334,7 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
     return _environment().get_template("report.html").render(
         title=opts.title, opts=opts, location=location or engine.location, threshold=threshold,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        first_indexed=st.first_indexed, last_indexed=st.last_indexed,
+        first_indexed=st.first_indexed, last_indexed=st.last_indexed, dated_by=st.dated_by,
         scanned=st.scanned, total=st.total, complete=st.complete, duplicates=st.duplicates, share=st.share,
         n_clusters=len(clusters), clusters_truncated=clusters_truncated, from_tags=not stored,
         in_clusters=sum(c.size for c in clusters), charts=_charts(st, clusters, threshold, langs),

@@ -200,8 +200,8 @@ class Signer:
         text = "Warm up, ﬁle № 1\u0967: ёлка и the end"
         if kernels:
             self._sign_docs([Document("", text)], None, check=False)
-        else:
-            self.canonicalizer.warm_up(*self.canonicalizer.text_and_language(text))
+        else:  # (the numpy forms of the maps: the same tables)
+            self.canonicalizer.warm_up(*Canonicalizer(self.config, backend="reference").text_and_language(text))
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         canon = self.canonicalizer.canonicalize(text, lang)
@@ -245,7 +245,7 @@ class Signer:
         (a query text is no document to store)."""
         hashed = self._hashes_tokens(docs)
         # the scan of the text steps finds lone surrogates too: validation need not encode the texts
-        flags = text_flags_many([d.text if isinstance(d.text, str) else "" for d in docs]).tolist() if hashed else [SURROGATE] * len(docs)
+        flags = text_flags_many([d.text if isinstance(d.text, str) else "" for d in docs], self.canonicalizer.backend).tolist() if hashed else [SURROGATE] * len(docs)
 
         problems = check_documents(docs, [not f & SURROGATE for f in flags]) if check else [None] * len(docs)
 

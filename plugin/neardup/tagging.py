@@ -34,7 +34,7 @@ from typing import Iterable, Sequence
 from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
 from .engines.base import Engine, Tags
 from .ragged import join, pairs_sharing
-from .verify import passes_length_filter, similarity
+from .verify import UNBOUNDED, passes_length_filter, similarity
 
 #: Candidates asked of the engine per document before :func:`all_candidates` grows the limit.
 TAG_LIMIT = 500
@@ -94,7 +94,7 @@ class Tagger:
                 o = docs[j]  # an earlier document of this batch: after every stored document
                 if (representative[j] and passes_length_filter(d.n_shingles, o.n_shingles, self.threshold)
                         and self.rule.plausible(matched, d.simhash, o.simhash)):
-                    verified.append((similarity(d.shingles, o.shingles).resemblance, (1 << 62) + j if seqs[j] is None else seqs[j], o.id))
+                    verified.append((similarity(d.shingles, o.shingles).resemblance, UNBOUNDED + j if seqs[j] is None else seqs[j], o.id))
             tags[d.id] = assign(d.id, choose(verified, self.threshold))
             representative[i] = is_representative(tags[d.id])
         return tags

@@ -30,13 +30,15 @@ import math
 import re
 from typing import Any, Sequence
 
+from .errors import InvalidInput
+
 MAX_ID_BYTES = 512
 MAX_DEPTH = 20
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
-class InvalidDocument(ValueError):
+class InvalidDocument(InvalidInput):
     """A document neardup refuses to store; ``reason`` says why."""
 
     def __init__(self, reason: str):

@@ -19,6 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: A bound no shingle count or arrival number reaches: "no upper bound" where a query needs a
+#: number (below 2**63, so SQLite's signed integers and numpy's int64 hold it).
+UNBOUNDED = 2**62
+
 
 def intersection_size(a: np.ndarray, b: np.ndarray) -> int:
     """|A n B| of two sorted arrays of distinct values, O(|a| log |b|)."""
@@ -84,9 +88,9 @@ def length_bounds(n: int, threshold: float, mode: str = "resemblance") -> tuple[
     (8, 12)
     """
     if n == 0:
-        return 0, 0 if mode == "resemblance" else 2**62
+        return 0, 0 if mode == "resemblance" else UNBOUNDED
     lo = math.ceil(threshold * n - 1e-9)
-    hi = math.floor(n / threshold + 1e-9) if mode == "resemblance" else 2**62
+    hi = math.floor(n / threshold + 1e-9) if mode == "resemblance" else UNBOUNDED
     return lo, hi
 
 

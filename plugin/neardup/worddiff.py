@@ -83,3 +83,63 @@ def word_diff(a: str, b: str, *, min_run: int = 3, max_words: int | None = 2000)
     shared = sum(1 for w, m in zip(wb, mb, strict=True) if m and w)
     return WordDiff(_render(ta, ma), _render(tb, mb), shared, sum(1 for w in wa if w), sum(1 for w in wb if w),
                     cut_a or cut_b)
+
+
+@dataclass(frozen=True)
+class WordChanges:
+    """What changed from one text to another, word by word: ``html`` is the second text's
+    words in order, with the words only the first has as ``<del>`` and the words only the
+    second has as ``<ins>``; unchanged runs longer than twice ``context`` words are shortened
+    to their ends (``<span class="same">``, saying how many words are left out)."""
+
+    html: str
+    added: int  # words only the second text has
+    removed: int  # words only the first text has
+    truncated: bool  # a text was longer than ``max_words`` and was cut
+
+    @property
+    def unchanged(self) -> bool:
+        return not (self.added or self.removed)
+
+
+def _same_run(words: list[str], context: int, at_start: bool, at_end: bool) -> str:
+    """An unchanged run of words, shortened to ``context`` words beside each change."""
+    keep_head = 0 if at_start else context
+    keep_tail = 0 if at_end else context
+    if len(words) <= keep_head + keep_tail + 1 or (at_start and at_end):
+        return html.escape(" ".join(words))
+    left = len(words) - keep_head - keep_tail
+    gap = f'<span class="same">… {left:,} unchanged word{"s" if left != 1 else ""} …</span>'
+    return " ".join(x for x in (html.escape(" ".join(words[:keep_head])), gap, html.escape(" ".join(words[len(words) - keep_tail:]))) if x)
+
+
+def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 2000) -> WordChanges:
+    """The word diff from ``a`` to ``b`` (:class:`difflib.SequenceMatcher` over the words,
+    compared case-folded; whitespace is not a change).
+
+    >>> c = word_changes("The cat sat on the mat.", "The dog sat on the mat.")
+    >>> c.html, c.added, c.removed
+    ('The <del>cat</del> <ins>dog</ins> sat on the mat.', 1, 1)
+    >>> word_changes("a b c", "A  b\\nc").unchanged
+    True
+    >>> word_changes(" ".join(map(str, range(40))), " ".join(map(str, range(39))) + " x", context=2).html
+    '<span class="same">… 37 unchanged words …</span> 37 38 <del>39</del> <ins>x</ins>'
+    """
+    ta, cut_a = tokens(a, max_words)
+    tb, cut_b = tokens(b, max_words)
+    wa = [t for t in ta if not t.isspace()]
+    wb = [t for t in tb if not t.isspace()]
+    sm = difflib.SequenceMatcher(None, [w.casefold() for w in wa], [w.casefold() for w in wb], autojunk=False)
+    out: list[str] = []
+    added = removed = 0
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            out.append(_same_run(wb[j1:j2], context, at_start=j1 == 0, at_end=j2 == len(wb)))
+            continue
+        if i2 > i1:
+            out.append(f"<del>{html.escape(' '.join(wa[i1:i2]))}</del>")
+            removed += i2 - i1
+        if j2 > j1:
+            out.append(f"<ins>{html.escape(' '.join(wb[j1:j2]))}</ins>")
+            added += j2 - j1
+    return WordChanges(" ".join(x for x in out if x), added, removed, cut_a or cut_b)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from itertools import filterfalse
 from typing import Callable, Sequence
 
@@ -14,11 +14,11 @@ from ..config import LANGUAGES, Config
 from ..hashing import KeySet, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (DROPPED_MARK, RARE, Span, TextOrSpan, decoded, digit_table, joined_spans, late_steps_spans, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
+from .letters import (DROPPED_MARK, RARE, Backend, Span, TextOrSpan, check_backend, decoded, digit_table, joined_spans, late_steps_spans, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
                       has_rare_characters, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags_many, token_char_table, token_hashes, unify_digits,
                       yo_to_ye)
 from . import persian
-from .persian import normalize_persian
+from .persian import Segmentation, normalize_persian
 from .scripts import detect_language, detect_languages, map_persian_runs, token_language
 from .stemming import stemmer
 from .stopwords import persian_stop_words, raw_stopwords, stop_languages, stop_languages_read_text
@@ -30,14 +30,16 @@ def _check_language(lang: str | None) -> None:
         raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
 
 
-def persian_step(text: str) -> str:
+def persian_step(text: str, segmentation: Segmentation = persian.DEFAULT) -> str:
     """The Persian step: :func:`~.persian.normalize_persian` on each Persian run."""
-    return map_persian_runs(text, normalize_persian) if has_arabic_script(text) else text
+    if not has_arabic_script(text):
+        return text
+    return map_persian_runs(text, normalize_persian if segmentation == persian.DEFAULT else partial(normalize_persian, segmentation=segmentation))
 
 
-def marks_to_persian_step(text: str, late: np.ndarray | None = None) -> tuple[str, bool] | None:
+def marks_to_persian_step(text: str, late: np.ndarray | None = None, segmentation: Segmentation = persian.DEFAULT) -> tuple[str, bool] | None:
     """``persian_step(drop_punctuation(drop_marks(text)))`` in one compiled pass
-    (:func:`~.persian.compiled_steps`) where it applies (Persian cut at anchors, hazm 0.10,
+    (:func:`~.persian.compiled_steps`) where it applies (Persian cut at anchors,
     no character that needs one of hazm's steps the pass does not make), and the steps of
     ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one:
     (text, whether ``late`` was applied); else None.
@@ -46,18 +48,24 @@ def marks_to_persian_step(text: str, late: np.ndarray | None = None) -> tuple[st
     >>> marks_to_persian_step(t)[0] == persian_step(drop_punctuation(drop_marks(t)))
     True
     """
-    return marks_to_persian_steps([text], late)[0]
+    return marks_to_persian_steps([text], late, segmentation)[0]
 
 
-def marks_to_persian_steps(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[str, bool] | None]:
+def marks_to_persian_steps(texts: Sequence[str], late: np.ndarray | None = None,
+                           segmentation: Segmentation = persian.DEFAULT) -> list[tuple[str, bool] | None]:
     """:func:`marks_to_persian_step` of each text, in groups of texts joined for one
     compiled pass each (:func:`~.persian.compiled_steps`)."""
-    return persian.compiled_steps(texts, late=late, marks=True) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
+    if segmentation.way != "anchors":
+        return [None] * len(texts)
+    return persian.compiled_steps(texts, late=late, marks=True, anchors=segmentation.anchors)
 
 
-def marks_to_persian_spans(texts: Sequence[str], late: np.ndarray | None = None) -> list[tuple[Span, bool] | None]:
+def marks_to_persian_spans(texts: Sequence[str], late: np.ndarray | None = None,
+                           segmentation: Segmentation = persian.DEFAULT) -> list[tuple[Span, bool] | None]:
     """:func:`marks_to_persian_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
-    return persian.compiled_spans(texts, late=late, marks=True) if persian.SEGMENTATION == "anchors" else [None] * len(texts)
+    if segmentation.way != "anchors":
+        return [None] * len(texts)
+    return persian.compiled_spans(texts, late=late, marks=True, anchors=segmentation.anchors)
 
 
 #: The steps after the Persian one, in order (unify_digits where digits are unified).
@@ -79,8 +87,12 @@ class Canonicalizer:
     ['a', 'rose', 'is', 'a', 'rose']
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, backend: Backend = "compiled"):
+        """``backend``: how the maps over code points run (:data:`~.letters.Backend`: the
+        same tokens either way)."""
         self.config = config
+        self.backend = check_backend(backend)
+        self.segmentation = Segmentation.of(config)
         c = config
         steps: list[tuple[str, Callable[[str], str]]] = [("nfkc", nfkc)]
         if c.strip_html:
@@ -90,7 +102,7 @@ class Canonicalizer:
             ("drop_page_numbers", drop_page_numbers),
             ("drop_marks", drop_marks),
             ("drop_punctuation", drop_punctuation),
-            ("persian", persian_step),
+            ("persian", partial(persian_step, segmentation=self.segmentation)),
             ("casefold", str.casefold),
             ("yo_to_ye", yo_to_ye),
         ]
@@ -128,7 +140,7 @@ class Canonicalizer:
         :data:`~.letters.Span` of its output (:meth:`token_hashes_many` reads them there)."""
         for lang in langs or ():
             _check_language(lang)
-        flags = text_flags_many(texts).tolist() if flags is None else list(flags)
+        flags = text_flags_many(texts, self.backend).tolist() if flags is None else list(flags)
         out: list[TextOrSpan] = []
         persian_left: list[int] = []  # texts whose steps from drop_marks to the Persian one are left to one pass of all
         late_left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
@@ -139,7 +151,7 @@ class Canonicalizer:
                 persian_left.append(i)
             elif left == "casefold":
                 late_left.append((i, rare))
-        for i, made in zip(persian_left, marks_to_persian_spans([out[i] for i in persian_left], self._late_table), strict=True):
+        for i, made in zip(persian_left, marks_to_persian_spans([out[i] for i in persian_left], self._late_table, self.segmentation), strict=True):
             if made is None:  # (a character the pass leaves to the steps): one by one from drop_marks
                 out[i], left, rare = self._steps(out[i], flags[i], resume=True)
                 if left == "casefold":
@@ -148,7 +160,7 @@ class Canonicalizer:
                 out[i], late = made
                 if not late:  # (a character that casefolds to more than one)
                     out[i] = self._late_by_steps(decoded([out[i]])[0], True)
-        for (i, rare), made in zip(late_left, late_steps_spans([out[i] for i, _ in late_left], self._late_table), strict=True):
+        for (i, rare), made in zip(late_left, late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend), strict=True):
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
         return out
 
@@ -184,7 +196,7 @@ class Canonicalizer:
             if name is None:  # (a step with no rule here)
                 text = step(text)
             elif name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
-                normalized = nfkc_flagged(text, flags & ~DROPPED_MARK)
+                normalized = nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
                 known, text = normalized is text, normalized
             elif name == "strip_html":  # entities may decode to rare characters (tags only go)
                 stripped = step(text)
@@ -193,7 +205,7 @@ class Canonicalizer:
             elif name == "drop_marks":
                 if not resume:
                     rare = bool(flags & RARE) if known else has_rare_characters(text)
-                    if rare and persian.SEGMENTATION == "anchors" and punctuation_matters(text):
+                    if rare and self.segmentation.way == "anchors" and punctuation_matters(text):
                         return text, "persian", True
                 text = step(text) if rare else text
             elif name == "casefold" and not text.isascii():
@@ -289,10 +301,10 @@ class Canonicalizer:
             raise ValueError("token hashes are made from strings when tokens are stemmed")
         cps, starts = joined_spans(canons)  # each text and a space
         hashes, number, doc = token_hashes(cps, starts, self.config.seed)
-        per_text = stop_languages_read_text()  # (else the stop words are one set per language)
+        c = self.config
+        per_text = stop_languages_read_text(c.fa_segmentation)  # (else the stop words are one set per language)
         if per_text:
             canons = decoded(canons)
-        c = self.config
         sets: list[KeySet] = []
         group = np.full(len(canons), -1, dtype=np.int64)  # documents grouped by the stop words they drop
         if c.stopwords:
@@ -314,7 +326,8 @@ class Canonicalizer:
 
     def _stop_hashes(self, canon: str, lang: str) -> KeySet:
         """The hashes of the stop words :meth:`token_hashes_many` drops from ``canon``."""
-        return stop_hashes(stop_languages(canon, lang), lang, self.config.seed)
+        seg = self.config.fa_segmentation
+        return stop_hashes(stop_languages(canon, lang, seg), lang, self.config.seed, seg)
 
     def warm_up(self, canon: str, lang: str) -> None:
         """Make the tables :meth:`token_hashes_many` reads for a text of
@@ -324,7 +337,7 @@ class Canonicalizer:
         if self.config.digits == "drop":
             digit_table()
         if self.config.stopwords and self.hashes_tokens:
-            stopwords_to_drop(stop_languages(canon, lang), lang)
+            stopwords_to_drop(stop_languages(canon, lang, self.config.fa_segmentation), lang, self.config.fa_segmentation)
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
@@ -332,13 +345,13 @@ class Canonicalizer:
         if c.digits == "drop":
             toks = [t for t in toks if not t.isdigit()]
         if c.stopwords and c.stem == "none":
-            drop = stopwords_to_drop(stop_languages(canon, doc_lang), doc_lang)
+            drop = stopwords_to_drop(stop_languages(canon, doc_lang, c.fa_segmentation), doc_lang, c.fa_segmentation)
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
             for t in toks:
                 tl = token_language(t) or doc_lang
-                if c.stopwords and t in stopwords_for(tl):
+                if c.stopwords and t in stopwords_for(tl, c.fa_segmentation):
                     continue
                 if c.stem != "none":
                     st = stemmer(tl, c.stem)
@@ -350,14 +363,15 @@ class Canonicalizer:
 
 
 @lru_cache(maxsize=8)
-def stopwords_for(lang: str) -> frozenset[str]:
+def stopwords_for(lang: str, fa_segmentation: str = "anchors") -> frozenset[str]:
     """Stop words of ``lang``, passed through the same canonical steps as documents, so the
     words match the tokens they are meant to remove (none for Persian without
-    :func:`persian_stop_words`)."""
-    if lang == "fa" and not persian_stop_words():
+    :func:`persian_stop_words`: Persian cut at anchors)."""
+    if lang == "fa" and not persian_stop_words(fa_segmentation):
         return frozenset()
     # (bands and rows given: a config for canonicalizing only, no LSH banding to optimize)
-    plain = Canonicalizer(Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1))
+    config = Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1, fa_segmentation=fa_segmentation)
+    plain = Canonicalizer(config, backend="reference")  # (a few hundred words)
     words = list(raw_stopwords(lang))
     out: set[str] = set()
     for canon in plain.texts_for_tokens(words, [lang] * len(words)):  # (plain.tokens of each word, all at once)
@@ -366,18 +380,18 @@ def stopwords_for(lang: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=64)
-def stopwords_to_drop(langs: frozenset[str], doc_lang: str) -> frozenset[str]:
+def stopwords_to_drop(langs: frozenset[str], doc_lang: str, fa_segmentation: str = "anchors") -> frozenset[str]:
     """Stop words of the scripts in ``langs`` that the per-token rule removes: a word is
     dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none."""
-    union = frozenset().union(*(stopwords_for(lang) for lang in langs))
-    return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang))
+    union = frozenset().union(*(stopwords_for(lang, fa_segmentation) for lang in langs))
+    return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang, fa_segmentation))
 
 
 @lru_cache(maxsize=64)
-def stop_hashes(langs: frozenset[str], doc_lang: str, seed: int) -> KeySet:
+def stop_hashes(langs: frozenset[str], doc_lang: str, seed: int, fa_segmentation: str = "anchors") -> KeySet:
     """:func:`stopwords_to_drop` as a set of token hashes (:func:`~neardup.hashing.hash_strings`);
     the same words give the same object."""
-    return _key_set(stopwords_to_drop(langs, doc_lang), seed)
+    return _key_set(stopwords_to_drop(langs, doc_lang, fa_segmentation), seed)
 
 
 @lru_cache(maxsize=16)

@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
 import unicodedata
 from functools import lru_cache
-from typing import Sequence, Union
+from typing import Literal, Sequence, Union, get_args
 
 import numpy as np
 
 from ..tablecache import cached_table
+
+#: How the maps over code points run: "compiled" (:mod:`neardup.kernels`, numba) or
+#: "reference" (numpy, the rule as written); both give the same results (tested), so the
+#: choice is not part of :class:`~neardup.config.Config`. Chosen by the caller
+#: (:class:`~.canonicalizer.Canonicalizer`), never by what the process has imported.
+Backend = Literal["compiled", "reference"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
 
 ZWNJ = "\u200c"
 # A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
@@ -30,7 +36,7 @@ _ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")  # the same on text
 # it back could not make a match, and trying to is slow on indented text. The lookahead
 # names the characters such a line can go on with (a dash, the first letter of a word, a
 # digit): most lines fail there, at one test (half the time on texts of short lines).
-_PAGE_NUMBER_LINE = re.compile(r"\n[ \t]*+(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
+_PAGE_NUMBER_LINE = re.compile(r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
 TOKEN = re.compile(r"[^\W_]+")
 # On ASCII text, where [^\W_] is [A-Za-z0-9], tokens are what splitting at the other
 # characters leaves (and str.translate is fast on ASCII).
@@ -121,23 +127,23 @@ def late_steps_table(unify: bool) -> np.ndarray:
     return cached_table(f"late-steps-{'unify' if unify else 'keep'}", make, __file__)
 
 
-def nfkc(text: str) -> str:
-    """NFKC; an ASCII text is its own NFKC.
+def nfkc(text: str, backend: Backend = "reference") -> str:
+    """NFKC; an ASCII text is its own NFKC (``backend``: :data:`Backend`).
 
     >>> nfkc("№ 5 … ﬁle café")
     'No 5 ... file café'
     """
-    return text if text.isascii() or unicodedata.is_normalized("NFKC", text) else _nfkc_words(text)
+    return text if text.isascii() or unicodedata.is_normalized("NFKC", text) else _nfkc_words(text, backend)
 
 
-def _nfkc_words(text: str) -> str:
+def _nfkc_words(text: str, backend: Backend = "reference") -> str:
     """``unicodedata.normalize("NFKC", text)``, normalizing only the words (runs between
     whitespace characters NFKC leaves alone) that hold a character NFKC may change or join
     (:func:`_nfkc_unstable`), which is most often none or a few: NFKC never changes,
     reorders or composes across such a whitespace character (UAX #15: it is a
     normalization boundary on both sides). The characters are found in one pass over the
-    text's code points (compiled where the loops are loaded, else numpy)."""
-    cps, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), _loaded_kernels()
+    text's code points (numpy, or compiled: ``backend``)."""
+    cps, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), compiled_loops(backend)
     hits = (kernels.positions_in(cps, _nfkc_table()) if kernels else np.flatnonzero(_nfkc_table()[cps])).tolist()
     if not hits:
         return text
@@ -365,7 +371,7 @@ COMPOSING_MARK = 16
 _UNSETTLED = 32
 
 
-def text_flags(text: str) -> int:
+def text_flags(text: str, backend: Backend = "reference") -> int:
     """Which of :data:`NFKC_MAY_CHANGE`, :data:`DROPPED_MARK`, :data:`COMPOSING_MARK`,
     :data:`RARE` and :data:`SURROGATE` characters ``text`` holds (:func:`text_flags_many` of
     one text): ``not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK)`` means
@@ -379,10 +385,10 @@ def text_flags(text: str) -> int:
     if text.isascii():
         return 0
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    return int(_or_flags(cps, np.array([0, len(cps)], dtype=np.int64))[0])
+    return int(_or_flags(cps, np.array([0, len(cps)], dtype=np.int64), backend)[0])
 
 
-def text_flags_many(texts: Sequence[str]) -> np.ndarray:
+def text_flags_many(texts: Sequence[str], backend: Backend = "reference") -> np.ndarray:
     """:func:`text_flags` of each text (uint8), the texts that are not all ASCII read
     together: their code points in one array, each looked up in one table of the bits
     (:func:`_flag_table`) and or-ed per text in one compiled pass
@@ -395,27 +401,49 @@ def text_flags_many(texts: Sequence[str]) -> np.ndarray:
     """
     out = np.zeros(len(texts), dtype=np.uint8)
     for group, cps, bounds in grouped_code_points(texts, [i for i, t in enumerate(texts) if not t.isascii()]):
-        out[group] = _or_flags(cps, bounds)
+        out[group] = _or_flags(cps, bounds, backend)
     return out
 
 
-def _or_flags(cps: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+def _or_flags(cps: np.ndarray, bounds: np.ndarray, backend: Backend = "reference") -> np.ndarray:
     """The or of the :func:`_flag_table` bits of each text ``cps[bounds[d] : bounds[d + 1]]``
-    (none empty), compiled where the loops are loaded, else with numpy. Compiled, the
-    :data:`COMPOSING_MARK` bit stays only where such a mark follows a character with a
-    nonzero combining class or a canonical decomposition (it may be moved, or composed past
-    it) or one it composes with (:func:`neardup.kernels.marks_may_compose`): otherwise each
-    follows a starter NFKC keeps, that decomposes to nothing and that it does not compose
-    with (UAX #15), and NFKC moves and composes nothing."""
-    table, kernels = _flag_table(), _loaded_kernels()
-    if not kernels:
-        return np.bitwise_or.reduceat(table[cps], bounds[:-1]) & np.uint8(~_UNSETTLED & 0xFF)
-    flags = kernels.or_flags(cps, bounds, table)
+    (none empty), with numpy or compiled (``backend``). The :data:`COMPOSING_MARK` bit stays
+    only where such a mark follows a character with a nonzero combining class or a canonical
+    decomposition (it may be moved, or composed past it) or one it composes with
+    (:func:`_marks_may_compose`): otherwise each follows a starter NFKC keeps, that
+    decomposes to nothing and that it does not compose with (UAX #15), and NFKC moves and
+    composes nothing."""
+    table, kernels = _flag_table(), compiled_loops(backend)
+    flags = kernels.or_flags(cps, bounds, table) if kernels else np.bitwise_or.reduceat(table[cps], bounds[:-1])
     marked = np.flatnonzero(flags & np.uint8(COMPOSING_MARK))
     if len(marked):
-        keep = kernels.marks_may_compose(cps, bounds[marked], bounds[marked + 1], table, COMPOSING_MARK, _UNSETTLED, _composing_pairs())
+        starts, ends = bounds[marked], bounds[marked + 1]
+        if kernels:
+            keep = kernels.marks_may_compose(cps, starts, ends, table, COMPOSING_MARK, _UNSETTLED, _composing_pairs())
+        else:
+            keep = _marks_may_compose(cps, starts, ends, table)
         flags[marked[~keep]] &= np.uint8(~COMPOSING_MARK & 0xFF)
     return flags & np.uint8(~_UNSETTLED & 0xFF)
+
+
+def _marks_may_compose(cps: np.ndarray, starts: np.ndarray, ends: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Per text ``cps[starts[d] : ends[d]]``: whether one of :data:`COMPOSING_MARK` follows a
+    character with the bit ``_UNSETTLED`` or one it composes with (``prev << 21 | mark`` in
+    :func:`_composing_pairs`). The reference of :func:`neardup.kernels.marks_may_compose`.
+
+    >>> cps = np.frombuffer("\u0627\u0654 \u0647\u0654".encode("utf-32-le"), dtype="<u4")
+    >>> _marks_may_compose(cps, np.array([0, 3]), np.array([2, 5]), _flag_table()).tolist()
+    [True, False]
+    """
+    out = np.zeros(len(starts), dtype=np.bool_)
+    pairs = _composing_pairs()
+    for d, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        text = cps[start:end]
+        at = np.flatnonzero(table[text[1:]] & np.uint8(COMPOSING_MARK)) + 1
+        prev = text[at - 1]
+        keys = prev.astype(np.uint64) << np.uint64(21) | text[at].astype(np.uint64)
+        out[d] = bool((table[prev] & np.uint8(_UNSETTLED)).any()) or bool(np.isin(keys, pairs).any())
+    return out
 
 
 #: Code points joined at most for one pass of :func:`text_flags_many` and
@@ -535,7 +563,7 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
     return cps, bounds
 
 
-def nfkc_flagged(text: str, flags: int) -> str:
+def nfkc_flagged(text: str, flags: int, backend: Backend = "reference") -> str:
     """:func:`nfkc` of a text whose :func:`text_flags` are ``flags``: the text itself where
     it has no character NFKC may change, else its words normalized (:func:`_nfkc_words`,
     without ``unicodedata.is_normalized`` first: that check normalizes the whole text
@@ -547,15 +575,26 @@ def nfkc_flagged(text: str, flags: int) -> str:
     """
     if not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK):
         return text
-    out = _nfkc_words(text)
+    out = _nfkc_words(text, backend)
     return text if out == text else out
 
 
-def _loaded_kernels():
-    """:mod:`neardup.kernels` where this process has loaded it (it signs), else None: the
-    numpy form of the same map then serves, so that a process canonicalizing a text or two
-    without signing (the storing process's warm-up, a search query) does not load numba."""
-    return sys.modules.get(__name__.rsplit(".", 2)[0] + ".kernels")
+def check_backend(backend: str) -> Backend:
+    """``backend`` where it is one of :data:`BACKENDS`, else a ValueError naming them."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    return backend  # type: ignore[return-value]
+
+
+def compiled_loops(backend: Backend):
+    """:mod:`neardup.kernels` for the "compiled" backend, None for "reference" (the numpy
+    form of the same map then serves: a process canonicalizing a text or two without
+    signing, as a search query, need not load numba); a ValueError for another name."""
+    if check_backend(backend) == "reference":
+        return None
+    from .. import kernels
+
+    return kernels
 
 
 @lru_cache(maxsize=1)
@@ -577,7 +616,7 @@ def _flag_table() -> np.ndarray:
     return cached_table("text-flags", make, __file__)
 
 
-def late_steps(text: str, table: np.ndarray) -> str | None:
+def late_steps(text: str, table: np.ndarray, backend: Backend = "reference") -> str | None:
     """``text`` through :func:`late_steps_table` ``table`` (casefold, :func:`yo_to_ye` and
     perhaps :func:`unify_digits`), or None where a character maps to more than one (the
     steps then make it): :func:`late_steps_many` of one text.
@@ -585,10 +624,10 @@ def late_steps(text: str, table: np.ndarray) -> str | None:
     >>> late_steps("Ёлка İ", late_steps_table(True)) is None, late_steps("Ёлка ۱۲ ABC", late_steps_table(True))
     (True, 'елка 12 abc')
     """
-    return late_steps_many([text], table)[0]
+    return late_steps_many([text], table, backend)[0]
 
 
-def late_steps_many(texts: Sequence[str], table: np.ndarray) -> list[str | None]:
+def late_steps_many(texts: Sequence[str], table: np.ndarray, backend: Backend = "reference") -> list[str | None]:
     """:func:`late_steps` of each text, all in one compiled pass over their code points
     (:func:`neardup.kernels.map_code_points`); the map keeps each text's length, so they are
     cut apart where they were joined. ``str.casefold`` reads a text that is not all ASCII at
@@ -597,14 +636,14 @@ def late_steps_many(texts: Sequence[str], table: np.ndarray) -> list[str | None]
     >>> late_steps_many(["Ёж", "ß", "ДОМ"], late_steps_table(True))
     ['еж', None, 'дом']
     """
-    made = late_steps_spans(texts, table)
+    made = late_steps_spans(texts, table, backend)
     return [None if m is None else t for m, t in zip(made, decoded([m or "" for m in made]), strict=True)]
 
 
-def late_steps_spans(texts: Sequence[str], table: np.ndarray) -> list[Span | None]:
+def late_steps_spans(texts: Sequence[str], table: np.ndarray, backend: Backend = "reference") -> list[Span | None]:
     """:func:`late_steps_many` as :data:`Span` of the map's output (not decoded)."""
     made: list[Span | None] = []
-    kernels = _loaded_kernels()
+    kernels = compiled_loops(backend)
     for _, cps, bounds in grouped_code_points(texts, list(range(len(texts))), separated=True):
         if kernels:
             out, ok = kernels.map_code_points(cps, bounds, table)

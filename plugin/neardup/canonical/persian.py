@@ -1,4 +1,4 @@
-"""Persian: hazm normalization (imported lazily) and segmentation-invariant tokens.
+"""Persian: hazm normalization (its tables shipped with neardup) and segmentation-invariant tokens.
 
 hazm's ``Normalizer`` unifies Arabic letter variants, digits, diacritics and tatweel and
 fixes the spacing of affixes ("می", "ها", "ترین", ...). Writers also type the zero-width
@@ -6,16 +6,16 @@ non-joiner (ZWNJ) of compounds as a space or leave it out ("دانش‌آموز�
 "دانشآموزان"), and hazm does not rejoin compounds. Two remedies, measured in
 ``benchmarks/persian.py`` (results/persian.md) on held-out texts of the Persian corpus:
 
-* ``SEGMENTATION = "anchors"`` (the default): in each run of Persian words the spaces are
+* ``fa_segmentation="anchors"`` (the default, a setting of :class:`~neardup.config.Config`): in each run of Persian words the spaces are
   removed and the run is cut again before every *anchor*, a letter pair of chosen letters
-  (``ANCHORS``), so the pieces are content-defined (the anchor-based boundaries of source
+  (``fa_anchors``), so the pieces are content-defined (the anchor-based boundaries of source
   004, "Spamooborona") and about a word long (4.4 letters on fa.jsonl, words 4.7).
   Spaces, ZWNJ and joined forms give the same string, hence the same tokens: resemblance
   1.0 by construction for every segmentation variant. A letter changed changes the one or
   two pieces around it, as a changed word does. Persian stop words are not removed (they are
   inside the pieces; :func:`~.stopwords.stopwords_for` gives none for fa).
 * ``"join"``: words kept, and words written apart joined by hazm's lexicon
-  (:func:`join_compounds`, rules in ``RULES``). Measured: far from invariant (median 0.93,
+  (:func:`join_compounds`, rules in ``fa_join_rules``). Measured: far from invariant (median 0.93,
   many copies below 0.95), as names and new compounds are not in the lexicon.
 """
 
@@ -23,34 +23,54 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
-from typing import Any, Sequence
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Any, Sequence, get_args
 
 import numpy as np
 import xxhash
 
+from ..config import Config, FaJoinRule, FaSegmentation
+from ..errors import NeardupError
 from ..tablecache import cached_table
 from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, Span, _SPACE, code_point_table, decoded, grouped_code_points, mark_code_points, spans_of,
                       token_char_table)
 
-try:  # the parser of the re module, for the width of hazm's patterns
-    from re import _parser as _sre_parse  # Python 3.11+
-except ImportError:  # pragma: no cover (Python 3.10)
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
 #: joined to the next (previous) word wherever it stands apart (benchmarks/persian.py).
 PRODUCTIVE = 5
 #: Longest run of words joined into one.
 MAX_PARTS = 3
-#: Which joins :func:`join_compounds` makes: "lexicon" (the joined words are a word),
+#: Joins :func:`join_compounds` may make: "lexicon" (the joined words are a word),
 #: "first" / "second" (a productive first / second part). Compared in benchmarks/persian.py.
-RULES = frozenset({"lexicon", "second"})
+JOIN_RULES: tuple[str, ...] = get_args(FaJoinRule)
 #: "anchors" | "join" | "none" (ZWNJ removed between letters only, the earlier behaviour).
-SEGMENTATION = "anchors"
-#: Anchors (first_mod, second_mod, seed) of :func:`_anchor_re`: pieces of 4.4 letters on
-#: average on fa.jsonl (standard deviation 3.6; words 4.7).
-ANCHORS = (3, 2, 14)
+SEGMENTATIONS: tuple[str, ...] = get_args(FaSegmentation)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Segmentation:
+    """How Persian runs become tokens (module docstring), made from the index's
+    :class:`~neardup.config.Config` (``fa_segmentation``, ``fa_join_rules``,
+    ``fa_anchors``) by the :class:`~.canonicalizer.Canonicalizer`: ``way`` one of
+    :data:`SEGMENTATIONS`; ``rules`` the joins of :func:`join_compounds` ("join");
+    ``anchors`` (first_mod, second_mod, seed) of :func:`_anchor_re` ("anchors": pieces of
+    4.4 letters on average on fa.jsonl, standard deviation 3.6; words 4.7)."""
+
+    way: str = "anchors"
+    rules: frozenset[str] = frozenset({"lexicon", "second"})
+    anchors: tuple[int, int, int] = (3, 2, 14)
+
+    @classmethod
+    def of(cls, config: Config) -> "Segmentation":
+        """The segmentation ``config`` sets."""
+        return cls(way=config.fa_segmentation, rules=frozenset(config.fa_join_rules), anchors=config.fa_anchors)
+
+
+#: The default segmentation (that of a default :class:`~neardup.config.Config`).
+DEFAULT = Segmentation()
 
 # ZWNJ runs between Arabic-script letters ("(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])",
 # starting at the ZWNJ).
@@ -59,88 +79,97 @@ _ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u
 _FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\u0621-\u06d5]*)+")
 
 
+#: hazm 0.10.0's normalizer tables (:data:`TABLES`), shipped with neardup with their source and
+#: hazm's MIT license (``data/hazm-LICENSE``): the letter steps need no hazm installed, and
+#: they are the same wherever neardup runs, whichever hazm is installed or none.
+HAZM_TABLES_FILE = Path(__file__).resolve().parent / "data" / "hazm-0.10.0-normalizer.json"
+HAZM_EXTRA = "pip install 'neardup[hazm]'"
+
+
+class HazmMissing(NeardupError, ImportError):
+    """A step that needs hazm's word lists or models, and hazm is not installed."""
+
+
+def import_hazm(what: str):
+    """The ``hazm`` module, or :class:`HazmMissing` saying what needs it and how to install it."""
+    try:
+        import hazm
+    except ImportError as e:
+        raise HazmMissing(f"{what} uses hazm, which is not installed: {HAZM_EXTRA} (hazm installs on Python 3.10 to 3.13)") from e
+    return hazm
+
+
+def has_hazm() -> bool:
+    """Whether hazm can be imported (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("hazm") is not None
+
+
 @lru_cache(maxsize=1)
-def _hazm_normalizer():
-    """hazm's normalizer: for hazm 0.10, :class:`PrebuiltNormalizer` (its letter steps
-    without importing hazm), else the stock ``hazm.Normalizer``."""
-    from importlib.metadata import version
+def shipped_tables() -> dict[str, Any]:
+    """The normalizer tables of ``HAZM_TABLES_FILE``."""
+    import json
 
-    tables = _hazm_tables() if version("hazm").startswith("0.10.") else None
-    if tables is None:
-        from hazm import Normalizer  # imported lazily: hazm takes seconds to import
-
-        return Normalizer()
-    return PrebuiltNormalizer(tables)
+    return json.loads(HAZM_TABLES_FILE.read_text(encoding="utf-8"))["tables"]
 
 
-#: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use.
-_TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
+@lru_cache(maxsize=1)
+def _hazm_normalizer() -> "PrebuiltNormalizer":
+    """The Persian normalizer: :class:`PrebuiltNormalizer` on the shipped tables of hazm 0.10."""
+    return PrebuiltNormalizer(shipped_tables())
+
+
+#: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use (the keys of
+#: ``HAZM_TABLES_FILE``'s "tables").
+TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
            "diacritics_patterns", "specials_chars_patterns", "replacements")
 
 
-def _hazm_tables() -> dict[str, Any] | None:
-    """The literal tables (``_TABLES``) assigned in ``Normalizer.__init__`` of the installed
-    hazm's ``normalizer.py``, read from its source without importing hazm (its package
-    imports scikit-learn, nltk and gensim: two seconds), or None if they are not all there."""
-    import ast
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("hazm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    try:
-        tree = ast.parse((Path(list(spec.submodule_search_locations)[0]) / "normalizer.py").read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    found: dict[str, Any] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
-            for a in ast.walk(node):
-                if (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Attribute)
-                        and a.targets[0].attr in _TABLES):
-                    try:
-                        found[a.targets[0].attr] = ast.literal_eval(a.value)
-                    except ValueError:
-                        return None
-    return found if set(found) == set(_TABLES) else None
-
-
 class PrebuiltNormalizer:
-    """hazm 0.10's ``Normalizer`` with its tables built once, hazm imported only when a step
-    needs its word lists.
+    """hazm 0.10's ``Normalizer`` on its tables (shipped with neardup, :func:`shipped_tables`),
+    built once; hazm itself imported only when a step needs its word lists.
 
     hazm 0.10's ``normalize`` builds its letter and digit tables (``hazm.maketrans``) on
     every call and applies them to every character; here they are built at construction and
     applied to the runs they change. The letter steps (``persian_style``, ``persian_number``,
     ``remove_diacritics``, ``unicodes_replacement``, ``remove_specials_chars``) are hazm's
-    own code on hazm's own tables, read from its source (:func:`_hazm_tables`), so a text
-    without the few cases below never imports hazm. ``correct_spacing``,
-    ``decrease_repeated_chars`` and ``seperate_mi`` go to a stock ``hazm.Normalizer`` made
-    on first use, the last two only when they can change the text: a character three times
-    in a row (a superset of ``more_than_two_repeat_pattern``), "می" in it (every match of
-    ``joint_mi_patterns`` holds it). ``normalize`` runs the same public steps in the same
-    order as hazm 0.10.0's. Checked against the stock ``Normalizer`` in
-    tests/test_canonical_fast.py.
+    own code on hazm's own tables, so signing (:meth:`normalize_letters`) never needs hazm.
+    ``correct_spacing``, ``decrease_repeated_chars`` and ``seperate_mi`` look words up in
+    hazm's lexicon: with hazm 0.10 the last two are hazm's code on its word and verb lists,
+    kept on disk once made (:func:`hazm_words`, :func:`mi_verbs`: no hazm import and no
+    lemmatizer set-up, two to three seconds, in every process), with another hazm they go to
+    a stock ``hazm.Normalizer`` made on first use (as ``correct_spacing`` always does); the
+    two run only when they can change the text (a character three times in a row, a superset of
+    ``more_than_two_repeat_pattern``; "می" in it, as every match of ``joint_mi_patterns``
+    holds it). Without hazm installed those two leave the text as it is (:attr:`has_lexicon`)
+    and ``correct_spacing`` raises :class:`HazmMissing`. ``normalize`` runs the same public
+    steps in the same order as hazm 0.10.0's. Checked against the stock ``Normalizer`` in
+    tests/test_canonical_fast.py where hazm 0.10 is installed.
     """
 
     def __init__(self, tables: dict[str, Any]) -> None:
+        """``tables``: those of :data:`TABLES` (:func:`shipped_tables`). The maps and
+        patterns built from them are public: :func:`_piece_tables` reads them."""
         t = tables
-        self._letters = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
-        self._numbers = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
+        self.letter_map = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
+        self.number_map = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
         compiled = lambda patterns: [(re.compile(p), r) for p, r in patterns]  # noqa: E731
-        self._style = compiled(t["persian_style_patterns"])
-        self._diacritics = compiled(t["diacritics_patterns"])
-        self._specials = compiled(t["specials_chars_patterns"])
-        self._replacements = compiled(t["replacements"])
+        self.style_patterns = compiled(t["persian_style_patterns"])
+        self.diacritic_patterns = compiled(t["diacritics_patterns"])
+        self.special_patterns = compiled(t["specials_chars_patterns"])
+        self.replacement_patterns = compiled(t["replacements"])
         self._repeat = re.compile(r"(.)\1\1", re.S)
         self._stock: Any = None
 
+    @property
+    def has_lexicon(self) -> bool:
+        """Whether the steps that look words up can run (hazm is installed)."""
+        return has_hazm()
+
     def _full(self) -> Any:
         if self._stock is None:
-            from hazm import Normalizer
-
-            self._stock = Normalizer()
+            self._stock = import_hazm("Persian spacing and word-list steps").Normalizer()
         return self._stock
 
     @staticmethod
@@ -150,7 +179,7 @@ class PrebuiltNormalizer:
         return text
 
     def normalize(self, text: str) -> str:
-        text = self._letters(text)
+        text = self.letter_map(text)
         steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
         steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
         for step in steps:  # all of them: the default settings
@@ -162,7 +191,7 @@ class PrebuiltNormalizer:
         ``seperate_mi``, four fifths of its time) and without ``decrease_repeated_chars``
         (it looks words up, so its result depends on where words end): for anchor
         pieces, where the spaces between Persian letters are removed anyway."""
-        text = self._letters(text)
+        text = self.letter_map(text)
         steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
                  self.remove_specials_chars)
         for step in steps:
@@ -170,35 +199,113 @@ class PrebuiltNormalizer:
         return text
 
     def persian_style(self, text: str) -> str:
-        return self._replace(self._style, text)
+        return self._replace(self.style_patterns, text)
 
     def persian_number(self, text: str) -> str:
-        return self._numbers(text)
+        return self.number_map(text)
 
     def remove_diacritics(self, text: str) -> str:
-        return self._replace(self._diacritics, text)
+        return self._replace(self.diacritic_patterns, text)
 
     def remove_specials_chars(self, text: str) -> str:
-        return self._replace(self._specials, text)
+        return self._replace(self.special_patterns, text)
 
     def unicodes_replacement(self, text: str) -> str:
-        return self._replace(self._replacements, text)
+        return self._replace(self.replacement_patterns, text)
 
     def correct_spacing(self, text: str) -> str:
         return self._full().correct_spacing(text)
 
     def decrease_repeated_chars(self, text: str) -> str:
-        return self._full().decrease_repeated_chars(text) if self._repeat.search(text) else text
+        """hazm 0.10's ``Normalizer.decrease_repeated_chars`` (its patterns, its rule) with
+        the words of its tokenizer from :func:`hazm_words`: a letter three or more times is
+        cut to one or two, whichever makes a known word (two when neither or both do)."""
+        if not self._repeat.search(text) or not self.has_lexicon:
+            return text
+        if not _hazm_is_0_10():
+            return self._full().decrease_repeated_chars(text)
+        words = hazm_words()
+        for m in _REPEATED_WORD.finditer(text):
+            word = m.group()
+            if word not in words:
+                no_repeat = _MORE_THAN_TWO.sub(r"\1", word)
+                two_repeat = _MORE_THAN_TWO.sub(r"\1\1", word)
+                if (no_repeat in words) != (two_repeat in words):
+                    text = text.replace(word, no_repeat if no_repeat in words else two_repeat)
+                else:
+                    text = text.replace(word, two_repeat)
+        return text
 
     def seperate_mi(self, text: str) -> str:
-        return self._full().seperate_mi(text) if "می" in text else text
+        """hazm 0.10's ``Normalizer.seperate_mi`` (its pattern, its replacement) looked up in
+        :func:`mi_verbs` instead of a stock ``Normalizer``'s verbs: the same result, without
+        importing hazm and building its lemmatizer (two to three seconds) in every process."""
+        if "می" not in text or not self.has_lexicon:
+            return text
+        if not _hazm_is_0_10():
+            return self._full().seperate_mi(text)
+        verbs = mi_verbs()
+        for m in _JOINT_MI.findall(text):
+            r = _MI_PREFIX.sub("\\1\u200c", m)
+            if r in verbs:
+                text = text.replace(m, r)
+        return text
+
+
+#: hazm 0.10's ``more_than_two_repeat_pattern`` and ``repeated_chars_pattern``.
+_MORE_THAN_TWO = re.compile(r"([آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی])\1{2,}")
+_REPEATED_WORD = re.compile(r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*" + _MORE_THAN_TWO.pattern + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*")
+
+
+@lru_cache(maxsize=1)
+def _hazm_is_0_10() -> bool:
+    """Whether the installed hazm is 0.10 (whose steps :func:`hazm_words` and :func:`mi_verbs` serve)."""
+    from importlib.metadata import version
+
+    return version("hazm").startswith("0.10.")
+
+
+def _hazm_cached(what: str, make) -> frozenset[str]:
+    """The strings ``make()`` derives from hazm's data, made once per machine and hazm version
+    (hazm imported then) and kept on disk (:func:`neardup.tablecache.cached_table`)."""
+    from importlib.metadata import version
+
+    return frozenset(cached_table(f"hazm-{version('hazm')}-{what}", lambda: np.array(sorted(make()), dtype=str), __file__).tolist())
+
+
+@lru_cache(maxsize=1)
+def hazm_words() -> frozenset[str]:
+    """The words of hazm's ``WordTokenizer(join_verb_parts=False).words`` (its word list)."""
+
+    def make() -> list[str]:
+        return list(import_hazm("Persian search text").WordTokenizer(join_verb_parts=False).words)
+
+    return _hazm_cached("words", make)
+
+
+#: hazm 0.10's ``joint_mi_patterns`` and the prefix its ``seperate_mi`` separates.
+_JOINT_MI = re.compile(r"\bن?می[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]+")
+_MI_PREFIX = re.compile("^(ن?می)")
+
+
+@lru_cache(maxsize=1)
+def mi_verbs() -> frozenset[str]:
+    """The verb forms of hazm's lemmatizer (``Lemmatizer(joined_verb_parts=False).verbs``)
+    that start with "می" or "نمی" and a ZWNJ: all that ``seperate_mi`` looks up. Made once
+    per machine and hazm version (:func:`_hazm_cached`)."""
+
+    def make() -> list[str]:
+        verbs = import_hazm("Persian search text").Lemmatizer(joined_verb_parts=False).verbs
+        return [v for v in verbs if v.startswith(("می\u200c", "نمی\u200c"))]
+
+    return _hazm_cached("mi-verbs", make)
 
 
 @lru_cache(maxsize=1)
 def compound_lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """From hazm's word list (``hazm.words_list``): every word with its ZWNJ and spaces
     removed, and the productive first and second parts of its ZWNJ compounds."""
-    from hazm import words_list
+    words_list = import_hazm("Joining Persian compounds by hazm's lexicon").words_list
 
     joined: set[str] = set()
     first: Counter[str] = Counter()
@@ -215,7 +322,7 @@ def compound_lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
             frozenset(p for p, n in second.items() if n >= PRODUCTIVE))
 
 
-def join_compounds(text: str) -> str:
+def join_compounds(text: str, rules: frozenset[str] = DEFAULT.rules) -> str:
     """Join Persian words written apart that form one word (see the module docstring).
 
     Left to right, the longest run of up to ``MAX_PARTS`` words that joins is joined: a run
@@ -225,15 +332,15 @@ def join_compounds(text: str) -> str:
     """
     if " " not in text:
         return text
-    return _FA_WORD_RUN.sub(_join_run, text)
+    return _FA_WORD_RUN.sub(partial(_join_run, rules=rules), text)
 
 
-def _join_run(m: re.Match) -> str:
+def _join_run(m: re.Match, rules: frozenset[str]) -> str:
     lexicon, first, second = compound_lexicon()
-    if "lexicon" not in RULES:
+    if "lexicon" not in rules:
         lexicon = frozenset()
-    first = first if "first" in RULES else frozenset()
-    second = second if "second" in RULES else frozenset()
+    first = first if "first" in rules else frozenset()
+    second = second if "second" in rules else frozenset()
     words = m[0].split(" ")
     out: list[str] = []
     i, n = 0, len(words)
@@ -278,46 +385,46 @@ def _anchor_re(first_mod: int, second_mod: int, seed: int) -> re.Pattern:
     return re.compile(f"(?=[{first}][{second}])")
 
 
-def anchor_pieces(text: str) -> str:
+def anchor_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) -> str:
     """Every run of Persian words as one string (a letter repeated three times or more kept
     twice) cut again before each anchor (see the module docstring): "دانش آموزان",
     "دانش‌آموزان" and "دانشآموزان" give the same pieces."""
     text = _SPACE_INSIDE.sub("", _DIGITS.sub(r" \g<0> ", text))
-    return _anchor_re(*ANCHORS).sub(" ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text)
+    return _anchor_re(*anchors).sub(" ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text)
 
 
-def normalize_persian(text: str) -> str:
+def normalize_persian(text: str, segmentation: Segmentation = DEFAULT) -> str:
     """hazm normalization, the remaining Arabic letter variants, then ZWNJ: removed between
     Arabic-script letters (one word), a space elsewhere (hazm may attach a prefix to a
-    word of another script); then the segmentation of ``SEGMENTATION`` (for anchors, hazm's
+    word of another script); then ``segmentation`` (for anchors, hazm's
     spacing steps are skipped: the spaces between Persian letters go anyway).
 
-    With anchors and hazm 0.10, the steps are made in one compiled pass
+    With anchors, the steps are made in one compiled pass
     (:func:`compiled_pieces`) where they can be; :func:`normalize_persian_steps` is them
     one by one, and the reference it is tested against."""
-    if SEGMENTATION == "anchors":
-        pieces = compiled_pieces(text)
+    if segmentation.way == "anchors":
+        pieces = compiled_pieces(text, segmentation.anchors)
         if pieces is not None:
             return pieces
-    return normalize_persian_steps(text)
+    return normalize_persian_steps(text, segmentation)
 
 
-def normalize_persian_steps(text: str) -> str:
+def normalize_persian_steps(text: str, segmentation: Segmentation = DEFAULT) -> str:
     """:func:`normalize_persian`, one regular expression or table at a time."""
     hazm = _hazm_normalizer()
-    anchors = SEGMENTATION == "anchors" and hasattr(hazm, "normalize_letters")
+    anchors = segmentation.way == "anchors"
     text = (hazm.normalize_letters if anchors else hazm.normalize)(_SPACE.sub(" ", text))
     text = _ZWNJ_INSIDE.sub("", FA_LETTER_MAP(text)).replace(ZWNJ, " ")
-    if SEGMENTATION == "anchors":
-        return anchor_pieces(text)
-    return join_compounds(text) if SEGMENTATION == "join" else text
+    if segmentation.way == "anchors":
+        return anchor_pieces(text, segmentation.anchors)
+    return join_compounds(text, segmentation.rules) if segmentation.way == "join" else text
 
 
-@lru_cache(maxsize=1)
-def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+@lru_cache(maxsize=4)
+def _piece_tables(anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The tables of :func:`neardup.kernels.persian_pieces`: whitespace (``str.isspace``,
-    Python's ``\\s``), the letter map and the two anchor sets; None without hazm 0.10's
-    tables (:class:`PrebuiltNormalizer`).
+    Python's ``\\s``), the letter map and the two anchor sets of ``anchors``; None where the
+    tables hold a pattern wider than one character (none in hazm 0.10's).
 
     The letter map is ``FA_LETTER_MAP(hazm.normalize_letters(c))`` of each BMP character
     ``c``: its code point, -1 for none, -2 for more than one or where ``persian_style``
@@ -327,73 +434,73 @@ def _piece_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | N
     steps in turn. It is derived from the code points the tables name, and kept on disk
     under a digest of the tables (:mod:`neardup.tablecache`)."""
     hazm = _hazm_normalizer()
-    if not isinstance(hazm, PrebuiltNormalizer):
-        return None
-    patterns = hazm._diacritics + hazm._specials + hazm._replacements
-    if any(_sre_parse.parse(p.pattern).getwidth() != (1, 1) for p, _ in patterns):
-        return None
+    patterns = hazm.diacritic_patterns + hazm.special_patterns + hazm.replacement_patterns
 
     def make() -> np.ndarray:
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        touched = set(hazm._letters.table) | set(hazm._numbers.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
+        doubled = "".join(c + c for c in every)  # (a pattern that can match a run, or two characters, matches more here)
+        touched = set(hazm.letter_map.table) | set(hazm.number_map.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
         for p, _ in patterns:
-            touched.update(ord(m[0]) for m in p.finditer(every))
+            found = [m for text in (every, doubled) for m in p.finditer(text)]
+            if any(m.end() - m.start() != 1 for m in found):
+                return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) a pattern wider than a character: the pass is off
+            touched.update(ord(m[0]) for m in found)
         if max(touched) >= 0x10000:
             return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) the compiled pass is off
         table = np.arange(0x10000, dtype=np.int32)
         for cp in touched:
             out = FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
             table[cp] = ord(out) if len(out) == 1 else -1 if not out else -2
-            if hazm._letters(chr(cp)) in ('"', "."):
+            if hazm.letter_map(chr(cp)) in ('"', "."):
                 table[cp] = -2
         return table
 
-    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm._letters.table.items()), sorted(hazm._numbers.table.items()),
+    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm.letter_map.table.items()), sorted(hazm.number_map.table.items()),
                                           [(p.pattern, r) for p, r in patterns], sorted(FA_LETTERS.items()))).encode())
     table = cached_table(f"persian-letters-{digest}", make, __file__)
     if not len(table):
         return None
     first, second = (np.zeros(0x701, dtype=np.bool_) for _ in range(2))  # (0x700: any code point above)
-    for chars, flags in zip(re.findall(r"\[([^\]]*)\]", _anchor_re(*ANCHORS).pattern), (first, second), strict=True):
+    for chars, flags in zip(re.findall(r"\[([^\]]*)\]", _anchor_re(*anchors).pattern), (first, second), strict=True):
         flags[[ord(c) for c in chars]] = True
     return code_point_table(str.isspace), table, first, second
 
 
-def compiled_pieces(text: str) -> str | None:
+def compiled_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) -> str | None:
     """:func:`normalize_persian_steps` with anchors, made by one compiled pass
-    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (no hazm
-    0.10 tables; a character that needs hazm's ``persian_style`` or maps to more than one,
+    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (a character that needs hazm's ``persian_style`` or maps to more than one,
     a ligature such as U+FDF2), for the steps to make.
 
     >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش\u200cآموزان") == normalize_persian_steps("دانشآموزان")
     True
     """
-    made = compiled_step(text, step=False)
+    made = compiled_step(text, step=False, anchors=anchors)
     return made[0] if made is not None else None
 
 
-def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None) -> tuple[str, bool] | None:
+def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None,
+                  anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[str, bool] | None:
     """:func:`compiled_pieces` of ``text``, or with ``step`` the Persian step after the
     punctuation step (``persian_step(drop_punctuation(text))``: on each Persian run, if
     Arabic script is left), and then the characters through ``late``
     (:func:`~.letters.late_steps_table`) where each maps to one: (text, whether ``late``
     was applied), or None where the pass does not apply (:func:`compiled_steps` of one text)."""
-    return compiled_steps([text], step, late)[0]
+    return compiled_steps([text], step, late, anchors=anchors)[0]
 
 
 def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
-                   marks: bool = False) -> list[tuple[str, bool] | None]:
+                   marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[str, bool] | None]:
     """:func:`compiled_step` of each text (with ``marks``, of its :func:`~.letters.drop_marks`
     first), the texts in groups joined for one compiled pass each
     (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
-    made = compiled_spans(texts, step, late, marks)
+    made = compiled_spans(texts, step, late, marks, anchors)
     return [None if m is None else (t, m[1]) for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)]
 
 
 def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
-                   marks: bool = False) -> list[tuple[Span, bool] | None]:
+                   marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[Span, bool] | None]:
     """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
-    tables = _piece_tables() if texts else None
+    tables = _piece_tables(anchors) if texts else None
     if tables is None:
         return [None] * len(texts)
     from .. import kernels
@@ -444,11 +551,10 @@ def split_persian(text: str) -> str:
     every ZWNJ a space:
     the parts of compounds and affixed words as separate words, whichever way they were
     written ("می‌خواهم", "میخواهم", "می خواهم" -> "می خواهم"; hazm separates the affixes it
-    knows). For full-text search, where a query word should find the compounds it is part of."""
+    knows; without hazm installed, only the letter steps: "میخواهم" stays one word). For
+    full-text search, where a query word should find the compounds it is part of."""
     hazm = _hazm_normalizer()
     text = _SPACE.sub(" ", text)
-    if hasattr(hazm, "normalize_letters"):  # the spacing hazm would fix is undone here: every ZWNJ becomes a space
-        text = hazm.seperate_mi(hazm.decrease_repeated_chars(hazm.normalize_letters(text)))
-    else:
-        text = hazm.normalize(text)
+    # the spacing hazm would fix is undone here: every ZWNJ becomes a space
+    text = hazm.seperate_mi(hazm.decrease_repeated_chars(hazm.normalize_letters(text)))
     return FA_LETTER_MAP(text).replace(ZWNJ, " ")

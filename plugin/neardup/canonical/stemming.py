@@ -17,9 +17,9 @@ def stemmer(lang: str, kind: str) -> Callable[[str], str] | None:
         morph = pymorphy3.MorphAnalyzer()
         return lambda w: morph.parse(w)[0].normal_form.replace("ё", "е")
     if kind in ("snowball", "lemma") and lang == "fa":
-        from hazm import Stemmer
+        from .persian import import_hazm
 
-        return Stemmer().stem
+        return import_hazm("Persian stemming").Stemmer().stem
     return None
 
 

@@ -5,6 +5,8 @@ so ``neardup --help`` answers at once (hazm and the engine clients import only w
 from __future__ import annotations
 
 import importlib
+import sys
+from typing import Any
 
 import click
 
@@ -13,6 +15,7 @@ from ..allocator import keep_freed_memory
 #: command name -> "module:attribute" (relative to neardup.cli)
 COMMANDS = {
     "index": "indexing:index_cmd",
+    "dedup": "dedup:dedup_cmd",
     "query": "finding:query_cmd",
     "compare": "finding:compare_cmd",
     "clusters": "clusters:clusters_cmd",
@@ -47,15 +50,35 @@ class LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:  # Ctrl-C: what was committed stays; no traceback
-            from .errors import report_interrupt
+            from .errors import interrupted
 
-            report_interrupt()
+            interrupted(ctx.invoked_subcommand)
         except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
-            from .errors import interrupted, report_interrupt, report_unexpected
+            from .errors import caused_by_interrupt, interrupted, report_unexpected
 
-            if interrupted(e):  # (Ctrl-C inside a compiled loop or a library comes out wrapped)
-                report_interrupt()
+            if caused_by_interrupt(e):  # (Ctrl-C inside a compiled loop or a library comes out wrapped)
+                interrupted(ctx.invoked_subcommand)
             report_unexpected(e)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's ``main``, with a reader that goes away (``| head``) ending the command
+        quietly with status 0, wherever the write that finds it closed is: the rest of the
+        output goes nowhere, as Python's documentation on SIGPIPE advises."""
+        try:
+            return super().main(*args, **kwargs)
+        except BrokenPipeError:
+            from .errors import reader_gone
+
+            reader_gone()
+        finally:
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                from .errors import reader_gone
+
+                reader_gone()
+            except (OSError, ValueError):
+                pass
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -85,6 +108,7 @@ def main() -> None:
       neardup clusters                # every near-duplicate cluster
       neardup show doc-42             # one document's cluster
       neardup export --unique -o out.jsonl   # the deduplicated collection
+      neardup dedup docs.jsonl -o out.jsonl  # the same in one command, no index kept
       neardup query --file a.txt      # near-duplicates of one text
       neardup search "words" --dedupe # full-text search, copies folded
     """

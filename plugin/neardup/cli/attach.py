@@ -49,7 +49,8 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
 @click.command("attach")
 @click.argument("index", metavar="INDEX")
 @engine_options
-@click.option("--text-field", required=True, metavar="FIELD", help="Field holding the text to sign (e.g. body).")
+@click.option("--text-field", metavar="FIELD", default=None,
+              help="Field holding the text to sign (e.g. body); needed the first time, stored with the index afterwards.")
 @click.option("--title-field", metavar="FIELD", default=None, help="Field holding the title (shown in clusters and reports).")
 @click.option("--lang-field", metavar="FIELD", default=None, help="Field holding the language code (fa, ru or en).")
 @click.option("--order-field", metavar="FIELD", default=None,
@@ -61,7 +62,7 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
 @click.option("--interval", type=SECONDS, default=10.0, show_default=True, help="Seconds between passes with --watch.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
-def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, title_field: str | None, lang_field: str | None,
+def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | None, title_field: str | None, lang_field: str | None,
                order_field: str | None, threshold: float | None, batch_size: int, watching: bool, interval: float, quiet: bool,
                as_json: bool) -> None:
     """Adopt an existing index in place: no re-ingest, the user's fields untouched.
@@ -69,19 +70,19 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
     One mapping update adds neardup's fields under one object, neardup.* (the user's
     fields and mapping do not change); then every document is signed and tagged in
     arrival order (--order-field, e.g. a timestamp), in batches, with a progress bar.
-    Interrupted, it resumes where it stopped when run again. Afterwards every neardup
+    Interrupted, it resumes where it stopped when run again (the field options are
+    stored the first time: later runs need none of them). Afterwards every neardup
     command works on the index (--index INDEX), and your own queries can collapse on
     neardup.cluster_id.
 
     \b
       neardup attach articles --engine https://localhost:9200 --text-field body \\
           --title-field headline --order-field published
-      neardup attach articles --engine $URL --text-field body --watch   # keep up with new documents
+      neardup attach articles --engine $URL --watch   # again later: keep up with new documents
     """
     from ..api import NearDup
-    from ..config import Config, ConfigError
+    from ..config import Config
     from ..engines import is_url, open_engine
-    from ..engines.base import EngineError
     from ..engines.dsl import Layout
 
     if not is_url(target):
@@ -89,14 +90,10 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
         return
     opts = {**engine_opts, "index": index}
     layout = Layout(text=text_field, title=title_field, lang=lang_field, order=order_field, adopted=True)
-    try:
-        engine = open_engine(target, **opts)
-        config = engine.attach(layout, Config(threshold=threshold) if threshold is not None else None)
-        nd = NearDup(engine, config)
-        announce_waits(engine)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
-        return
+    engine = open_engine(target, **opts)
+    config = engine.attach(layout, Config(threshold=threshold) if threshold is not None else None)
+    nd = NearDup(engine, config)
+    announce_waits(engine)
     try:
         report, textless = _first_pass(nd, batch_size, quiet)
         data = {"index": engine.location, "actions": engine.actions, "signed": report.indexed, "duplicates": report.duplicates,
@@ -108,7 +105,7 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
             for a in engine.actions:
                 click.echo(f"  - {a}")
             click.echo(f"{data['index']}: {report.indexed} documents signed ({report.duplicates} near-duplicates of earlier ones), "
-                       f"{data['documents']} signed in all" + (f", {data['without_text']} without text in {text_field} left unsigned "
+                       f"{data['documents']} signed in all" + (f", {data['without_text']} without text in {engine.layout.text} left unsigned "
                                                              f"({', '.join(f'{n} {k}' for k, n in sorted(textless.items()))})"
                                                              if data["without_text"] else ""))
             for f in report.failed[:20]:
@@ -120,8 +117,6 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str, titl
                       on_round=lambda r: r.indexed and click.echo(f"signed {r.indexed} new documents ({r.duplicates} near-duplicates)"))
             except KeyboardInterrupt:
                 pass
-    except EngineError as e:
-        fail(str(e))
     finally:
         nd.close()
 

@@ -10,7 +10,7 @@ import click
 
 from .options import THRESHOLD, count, echo_json, engine_options, json_option
 from .output import one_line, safe, terminal_text
-from .session import console, opened, recall_note
+from .session import console, opened, recall_note, slow_notice
 
 
 @click.command("clusters")
@@ -23,7 +23,8 @@ from .session import console, opened, recall_note
               help="Transitive closure instead: connected components of the verified pairs (members may resemble "
                    "each other only through a chain).")
 @click.option("--write/--no-write", default=False, show_default=True,
-              help="Store the clusters in the index, where dashboards and reports read them.")
+              help="Store the clusters (in NAME-clusters on an HTTP engine, in the SQLite file otherwise), where "
+                   "dashboards read them; reports read them only for an index without tags.")
 @json_option
 def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_size: int, top: int, as_csv: bool, connected: bool,
                  write: bool, as_json: bool) -> None:
@@ -35,17 +36,19 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
     again. At another threshold the same rule runs over the pairs verified at that
     threshold; below the index's threshold the signature keys propose fewer of the pairs
     there (the expected share is printed). --connected gives connected components instead.
+    Nothing is written unless --write is given.
 
     \b
     Examples:
       neardup clusters
       neardup clusters -t 0.9 --csv > clusters.csv
-      neardup clusters --write          # for dashboards and reports
+      neardup clusters --write          # store them for the dashboards
     """
     with opened(target, engine_opts, create=False) as nd:
         t = nd.config.threshold if threshold is None else threshold
         recall = nd.expected_recall(t) if t < nd.config.threshold else None
-        cl = nd.clusters(threshold, write=write, min_size=min_size, connected=connected)
+        with slow_notice("clustering" + (" and storing the clusters" if write else "")):
+            cl = nd.clusters(threshold, write=write, min_size=min_size, connected=connected)
         if recall is not None:
             click.echo(recall_note(nd, t, recall), err=True)
         if as_json:

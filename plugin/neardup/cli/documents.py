@@ -8,8 +8,10 @@ from pathlib import Path
 
 import click
 
-from .session import console, opened, progress
+from .session import console, opened, progress, slow_notice
 from .options import echo_json, engine_options, fail, json_option
+from ..errors import DocumentNotFound
+from .output import json_text
 
 
 @click.command("show")
@@ -28,8 +30,10 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
     with opened(target, engine_opts) as nd:
         try:
             s = nd.show(doc_id)
-        except KeyError as e:
-            fail(str(e.args[0]))
+        except DocumentNotFound as e:
+            with slow_notice("looking for ids like it"):
+                close = nd.similar_ids(doc_id)
+            fail(str(e) + (f"; did you mean {', '.join(repr(i) for i in close)}?" if close else ""))
         if as_json:
             echo_json(s.to_dict())
             return
@@ -53,7 +57,8 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
 @click.option("--unique", "which", flag_value="unique", help="Representatives only: the deduplicated collection.")
 @click.option("--duplicates", "which", flag_value="duplicates", help="Duplicates only: what --unique leaves out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
-def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool) -> None:
+@json_option
+def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool, as_json: bool) -> None:
     """Write the stored documents as JSON Lines, in arrival order: id, title, text, lang,
     the document's own fields, and its tags under "neardup" (cluster_id, dup_of,
     resemblance, is_duplicate, seq).
@@ -61,6 +66,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
     --unique writes one document per cluster, its representative: every document it
     drops resembles a document it keeps at the index's threshold or more (resemblance of
     the shingle sets, exact). Without --unique or --duplicates every document is written.
+    --json prints a summary (on standard error when the documents go to standard output).
 
     \b
     Examples:
@@ -83,12 +89,16 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     n += 1
                     bar.advance(task)
+        except BrokenPipeError:
+            raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
         except OSError as e:
             fail(f"{'standard output' if out is not None else output}: write failed after {n} documents ({e.strerror})")
         finally:
             if out is None:
                 f.close()
-        if not quiet:
+        if as_json:
+            click.echo(json_text({"exported": n, "documents": total, "which": which, "output": output}), err=output == "-")
+        elif not quiet:
             click.echo(f"exported {n} of {total} documents ({which})" + ("" if output == "-" else f" to {output}"), err=True)
 
 
@@ -111,6 +121,9 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     them removes them from that index for good, with all their fields, not only what
     neardup added. delete refuses there unless --yes-delete-source-documents is given.
 
+    Ids not in the index are named on standard error and the exit status is 1 (the
+    others are deleted all the same).
+
     \b
     Examples:
       neardup delete doc-7 doc-9
@@ -123,12 +136,12 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
     if not wanted:
         fail("give document ids, or --from FILE")
     with opened(target, engine_opts) as nd:
-        rep = nd.delete(wanted, delete_source_documents=delete_source)
+        with slow_notice("deleting and re-tagging the documents that depended on them"):
+            rep = nd.delete(wanted, delete_source_documents=delete_source)
         if as_json:
             echo_json(rep.to_dict())
-            return
-        click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
-        for i in rep.missing[:20]:
-            click.echo(f"not found: {i}", err=True)
-        if len(rep.missing) > 20:
-            click.echo(f"... and {len(rep.missing) - 20} more not found", err=True)
+        else:
+            click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
+        if rep.missing:
+            shown = ", ".join(repr(i) for i in rep.missing[:20]) + (f" and {len(rep.missing) - 20} more" if len(rep.missing) > 20 else "")
+            fail(f"{len(rep.missing)} id(s) not in {nd.engine.location}, nothing deleted for them: {shown}")

@@ -16,6 +16,7 @@ import traceback
 
 import click
 
+from ..errors import NeardupError
 from .output import clean
 
 _DISK_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
@@ -25,6 +26,8 @@ _KEPT = ("what was committed before is kept (a commit every few seconds, whole b
 
 def describe(e: BaseException) -> str | None:
     """A clear message for an expected failure, or None for a bug."""
+    if isinstance(e, NeardupError):
+        return str(e)
     if isinstance(e, sqlite3.Error):
         from ..engines.embedded import storage_problem
 
@@ -32,9 +35,9 @@ def describe(e: BaseException) -> str | None:
         problem = storage_problem("the index", e)
         if problem is not None:
             return problem
-        if "no transaction is active" in str(e):  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
-            return f"a batch could not be committed ({e}); the disk may be full or failing: {_KEPT}"
-        return f"the index cannot be used ({e}): it may be damaged, or not a neardup index"
+        if isinstance(e, sqlite3.DatabaseError):
+            return f"the index cannot be used ({e}): it may be damaged, or not a neardup index"
+        return None
     if isinstance(e, OSError):
         where = f"{os.fsdecode(e.filename)}: " if e.filename is not None else ""
         if e.errno in _DISK_FULL:
@@ -46,11 +49,15 @@ def describe(e: BaseException) -> str | None:
         return "input nested too deeply to process (objects or arrays inside each other hundreds of levels deep)"
     if isinstance(e, MemoryError):
         return "out of memory: use a smaller --batch-size or fewer --workers"
+    from ..canonical.persian import HazmMissing
+
+    if isinstance(e, HazmMissing):  # an option that needs the hazm extra
+        return str(e)
     return None
 
 
-def interrupted(e: BaseException) -> bool:
-    """True when ``e`` is, or was caused while handling, a Ctrl-C (``KeyboardInterrupt``):
+def caused_by_interrupt(e: BaseException) -> bool:
+    """True when ``e`` is, or was raised while handling, a Ctrl-C (``KeyboardInterrupt``):
     one raised inside a compiled loop or a C library can come out as another exception
     (``SystemError``) chained to it."""
     seen: set[int] = set()
@@ -63,24 +70,41 @@ def interrupted(e: BaseException) -> bool:
     return False
 
 
-def report_interrupt() -> None:
-    """One line for a Ctrl-C, and the shells' status for it (130)."""
-    try:
-        click.echo(click.style("interrupted: ", fg="yellow", bold=True) + "stopped at once; what was committed before is kept "
-                   "(whole batches only), and running the same command again goes on from there", err=True)
-    except (OSError, ValueError):
-        pass
+#: What a command interrupted with Ctrl-C has kept, and how to go on (by command).
+_RESUME = {
+    "index": "the batches committed before are stored; run the same command again to go on (documents already "
+             "stored are recognised and kept, nothing is stored twice)",
+    "attach": "the documents signed before are kept; run the same command again to go on",
+    "retag": "tags committed before are kept; run 'neardup retag' again to finish",
+    "dedup": "nothing was written and the temporary index is removed; run the same command again",
+    "clusters": "the stored clusters are as before",
+    "delete": "the documents deleted before are gone and their dependants re-tagged; run it again to finish",
+}
+
+
+def interrupted(command: str | None) -> None:
+    """Ctrl-C: say what is kept and how to go on, exit with status 130 (128 + SIGINT, as a shell does)."""
+    what = _RESUME.get(command or "", "")
+    click.echo(f"\ninterrupted{f' ({command})' if command else ''}" + (f": {what}" if what else ""), err=True)
     sys.exit(130)
+
+
+def reader_gone() -> None:
+    """The reader of standard output went away (``| head``): nothing to say, status 0; what
+    is still buffered, and anything written later, goes to the null device (so that the
+    interpreter's own flush at exit finds no broken pipe either)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(0)
 
 
 def report_unexpected(e: BaseException) -> None:
     """Print ``e`` (a message, or a redacted traceback for a bug) and exit with status 1."""
     if isinstance(e, BrokenPipeError):  # the reader of our output went away (| head): nothing to say
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        sys.exit(1)
+        reader_gone()
     message = describe(e)
     if message is None:
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))

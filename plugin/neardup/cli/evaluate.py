@@ -61,9 +61,8 @@ def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, method
       neardup evaluate pairs.jsonl --truth labels --json > report.json
       neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
     """
-    from ..config import Config, ConfigError
-    from ..engines.base import EngineError
-    from ..evaluate import DEFAULT_METHODS, EvaluationError, evaluate, load_corpus, load_labels, to_markdown
+    from ..config import Config
+    from ..evaluate import DEFAULT_METHODS, evaluate, load_corpus, load_labels, to_markdown
 
     ctx = click.get_current_context()
     explicit_engine = ctx.get_parameter_source("target") in (click.core.ParameterSource.COMMANDLINE,
@@ -81,7 +80,7 @@ def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, method
         ev = evaluate(corp, methods=names, thresholds=ths, truth=kind, labels=labels, config=config,
                       target=target if explicit_engine else None, engine_opts=engine_opts if explicit_engine else {},
                       name=corpus, progress=lambda msg: click.echo(f"... {msg}", err=True) if sys.stderr.isatty() else None)
-    except (EvaluationError, ConfigError, EngineError, OSError, ValueError) as e:
+    except (OSError, ValueError) as e:  # (a bad corpus file or argument; other errors: .errors)
         fail(str(e))
     if as_json:
         echo_json(ev.to_dict())

@@ -12,7 +12,11 @@ import click
 from ..config import LANGUAGES
 from .options import RESULTS, THRESHOLD, count, echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe
-from .session import announce_waits, console, opened, recall_note
+from .session import announce_waits, console, opened, recall_note, slow_notice
+
+
+#: What a query or comparison may wait for the first time.
+_SIGNING = "signing and verifying (the first run after install also compiles the signing loops, about 30 s once)"
 
 
 @click.command("query")
@@ -30,6 +34,10 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
               containment: bool, threshold: float | None, top_k: int, as_json: bool) -> None:
     """Near-duplicates of a text, a file or a stored document, with exact similarities.
 
+    Each match has its resemblance to the query, "containment" c(query, match) (how much
+    of the query is inside the match) and "containment_ba" c(match, query): the names
+    'neardup compare' uses, with the query as A.
+
     \b
     Examples:
       neardup query "text of a news item ..."
@@ -45,10 +53,8 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
     mode = "containment" if containment else "resemblance"
     with opened(target, engine_opts) as nd:
         announce_waits(nd.engine)  # (the embedded engine says when it adds the containment samples' postings)
-        try:
+        with slow_notice(_SIGNING):
             matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
-        except KeyError as e:
-            fail(str(e.args[0]))
         if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
             click.echo(recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
         note = None if matches else wordless_query(nd, text, doc_id, lang)
@@ -60,7 +66,7 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
         from rich.table import Table
 
         t = Table(title=f"{len(matches)} near-duplicate(s) by {mode} >= {threshold or nd.config.threshold}")
-        for col in ("id", "resemblance", "containment q⊂d", "containment d⊂q", "shared", "title"):
+        for col in ("id", "resemblance", "containment q⊂d", "containment_ba d⊂q", "shared", "title"):
             t.add_column(col, overflow="fold")
         for m in matches:
             t.add_row(safe(m.id), f"{m.resemblance:.3f}", f"{m.containment:.3f}", f"{m.containment_ba:.3f}", str(m.intersection), safe(m.title or ""))
@@ -80,32 +86,35 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
     A and B are text files (or stored ids with --ids). Settings come from the index, so
     the comparison is exactly what the index would compute. The shared passages are A's
     own text behind the shingles it shares with B (long ones shortened); --json also
-    gives the canonical shingles ("shared_shingles").
+    gives the canonical shingles ("shared_shingles"). "containment" is c(A, B), how much of
+    A is inside B, and "containment_ba" c(B, A), as in 'neardup query'.
 
     \b
     Examples:
       neardup compare a.txt b.txt
       neardup compare --ids doc-1 doc-7 --json
     """
+    from ..errors import DocumentNotFound
     from ..signer import Document
 
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
     with opened(target, engine_opts, create=False) as nd:
         try:
-            if use_ids:
-                cmp = nd.compare(a, b, ids=True)
-            else:
-                cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name) for p in (a, b)))
-        except KeyError as e:
-            fail(f"{e.args[0]} (and no such file)")
+            with slow_notice(_SIGNING):
+                if use_ids:
+                    cmp = nd.compare(a, b, ids=True)
+                else:
+                    cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name) for p in (a, b)))
+        except DocumentNotFound as e:
+            fail(f"{e} (and no such file)")
         if as_json:
             echo_json(cmp.to_dict())
             return
         con = console()
         con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
         con.print(f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of {cmp.shingles_a} + {cmp.shingles_b} shingles)")
-        con.print(f"  containment a⊂b  {cmp.containment_ab:.4f}")
-        con.print(f"  containment b⊂a  {cmp.containment_ba:.4f}")
+        con.print(f"  containment    a⊂b {cmp.containment:.4f}")
+        con.print(f"  containment_ba b⊂a {cmp.containment_ba:.4f}")
         con.print(f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}")
         con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
         con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
@@ -164,7 +173,8 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
             fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
     with opened(target, engine_opts, create=False) as nd:
         announce_waits(nd.engine)  # (the embedded engine says when it adds documents to its full-text index)
-        hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
+        with slow_notice("searching (the first search after indexing adds the new documents to the full-text index)"):
+            hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
         if as_json:
             echo_json([{**h.__dict__, "folded_count": len(h.folded)} for h in hits])
             return

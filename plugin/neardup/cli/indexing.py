@@ -10,16 +10,42 @@ import click
 
 from ..config import CHOICES, LANGUAGES, SIGNATURES
 from ..ingest import default_workers
-from .options import BATCH_SIZE, THRESHOLD, count, echo_json, engine_options, fail, json_option
+from .options import BATCH_SIZE, THRESHOLD, count, echo_json, engine_options, fail, input_options, json_option
 from .output import clean, safe
-from .session import announce_waits, console, interrupt_at_batch_end, opened, progress
+from .session import announce_waits, console, interrupt_at_batch_end, opened, progress, ready_to_sign
 
 
 #: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 _INTERRUPTED = 130
 
+
+#: The options of the index's settings, on ``init`` and ``index`` alike (:func:`_config_from`).
+_SETTING_OPTIONS = (
+    click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script)."),
+    click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5)."),
+    click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words."),
+    click.option("--threshold", "-t", type=THRESHOLD,
+                 help="Resemblance at which documents are near-duplicates (default 0.8)."),
+    click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128)."),
+    click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations."),
+    click.option("--bands-rows", metavar="BxR", callback=lambda ctx, param, v: _bands_rows(v), help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold)."),
+    click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)})."),
+    click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer with either, which needs neardup[hazm] (default none)."),
+    click.option("--no-stopwords", is_flag=True, help="Keep stop words."),
+    click.option("--seed", type=count(0, 2**63 - 1), help="Hash seed (default 1)."),
+    click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3)."),
+    click.option("--fa-segmentation", type=click.Choice(CHOICES["fa_segmentation"]),
+                 help="Persian tokens: pieces cut at content-defined anchors (default), words with compounds joined, or words as written."),
+)
 _CONFIG_OPTIONS = ("lang", "shingle_size", "char_shingles", "threshold", "num_perm", "minhash_scheme", "signatures", "stem",
-                   "no_stopwords", "seed", "simhash_k", "bands_rows")
+                   "no_stopwords", "seed", "simhash_k", "bands_rows", "fa_segmentation")
+
+
+def setting_options(f):
+    """Add the options of :data:`_SETTING_OPTIONS` to a command."""
+    for option in reversed(_SETTING_OPTIONS):
+        f = option(f)
+    return f
 
 
 def _config_from(ctx: click.Context, opts: dict[str, Any]):
@@ -36,7 +62,7 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
         kw["shingle"], kw["shingle_size"] = "char", opts["char_shingles"]
     elif opts.get("shingle_size"):
         kw["shingle_size"] = opts["shingle_size"]
-    for k in ("threshold", "num_perm", "minhash_scheme", "stem", "seed", "simhash_k"):
+    for k in ("threshold", "num_perm", "minhash_scheme", "stem", "seed", "simhash_k", "fa_segmentation"):
         if opts.get(k) is not None:
             kw[k] = opts[k]
     if opts.get("signatures"):
@@ -58,78 +84,50 @@ def _bands_rows(value: str | None) -> tuple[int, int] | None:
     return int(b), int(r)
 
 
-def _settings(lang: str | None, shingle_size: int | None, threshold: float | None, num_perm: int | None,
-              signatures: str | None):
-    from ..config import Config
-
-    kw: dict[str, Any] = {}
-    if lang:
-        kw["default_lang"] = lang
-    if shingle_size:
-        kw["shingle_size"] = shingle_size
-    if threshold is not None:
-        kw["threshold"] = threshold
-    if num_perm:
-        kw["num_perm"] = num_perm
-    if signatures:
-        kw["signatures"] = tuple(s.strip() for s in signatures.split(",") if s.strip())
-    return Config(**kw) if kw else None
-
-
-def _exists(engine: Any) -> bool:
-    path = getattr(engine, "path", None)
-    if path is None or path == ":memory:":
-        return False
-    from pathlib import Path
-
-    return Path(path).exists()
-
-
 @click.command("init")
 @engine_options
 @click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
-@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
-@click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
-@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance of near-duplicates (default 0.8).")
-@click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size (default 128).")
-@click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
+@setting_options
+@click.option("--shards", type=click.IntRange(1, 1024), help="Primary shards of a new documents index (HTTP engines; default 1).")
+@click.option("--replicas", type=click.IntRange(0, 64), help="Replicas of a new documents index (HTTP engines; default: the engine's).")
 @json_option
-def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None, shingle_size: int | None,
-             threshold: float | None, num_perm: int | None, signatures: str | None, as_json: bool) -> None:
+@click.pass_context
+def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bool, as_json: bool, shards: int | None,
+             replicas: int | None, **settings: Any) -> None:
     """Create an index and everything it needs, or check an existing one.
 
     On Elasticsearch/OpenSearch: the ingest pipeline (refuses unsigned documents, stamps
     indexed_at, fingerprints the raw body), the index templates of the documents and of
     NAME-clusters, and both indices; then waits for the cluster to be at least yellow.
     Running it again changes nothing; running it with other settings than the index was
-    built with is refused. Settings and signature version are stored in the index _meta.
+    built with is refused. The settings and the signature version are stored in the
+    index NAME-neardup-state (the mapping's _meta.neardup points to it); an embedded index
+    keeps them in its own SQLite file.
 
     \b
       neardup init --engine http://localhost:9200 --user elastic --password "$ELASTIC_PASSWORD"
       neardup init --engine https://localhost:9201 --index news --ca-certs ca.pem -t 0.7
       neardup init --engine http://localhost:9200 --no-pipeline   # no ingest nodes
+      neardup init --engine http://localhost:9200 --shards 3 --replicas 1   # a 3-node cluster
     """
-    from ..config import ConfigError
     from ..engines import is_url, open_engine
-    from ..engines.base import EngineError
 
     opts = dict(engine_opts)
     if is_url(target):
         opts["setup"] = True  # templates and pipeline again, even for an existing index
         if no_pipeline:
             opts["pipeline"] = False
-    config = _settings(lang, shingle_size, threshold, num_perm, signatures)
-    try:
-        engine = open_engine(target, **opts)
-        existed = _exists(engine)
-        cfg = engine.open(config, create=True)
-        actions = list(getattr(engine, "actions", [])) or [f"{engine.location} {'exists - kept' if existed else 'created'}"]
-        count = engine.count()
-        server = getattr(engine, "server", None)
-        engine.close()
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+        opts.update({k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None})
+    elif shards is not None or replicas is not None:
+        fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
         return
+    config = _config_from(ctx, settings)
+    engine = open_engine(target, **opts)
+    cfg = engine.open(config, create=True)
+    actions = list(engine.actions) or [f"{engine.location} {'created' if engine.created else 'exists - kept'}"]
+    count = engine.count()
+    server = engine.server
+    engine.close()
     data = {"index": engine.location, "documents": count, "fingerprint": cfg.fingerprint(), "actions": actions,
             "server": f"{server.product} {server.number}" if server else "embedded (SQLite)"}
     if as_json:
@@ -148,29 +146,23 @@ def init_cmd(target: str, engine_opts: dict, no_pipeline: bool, lang: str | None
 @click.option("--workers", "-j", type=count(0, 1024), default=None,
               help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
                    "0 signs here too. [default: one per CPU, none on one CPU; input of one batch is signed here]")
+@input_options
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
-@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script).")
-@click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5).")
-@click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words.")
-@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance at which documents are near-duplicates (default 0.8).")
-@click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128).")
-@click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations.")
-@click.option("--bands-rows", metavar="BxR", callback=lambda ctx, param, v: _bands_rows(v), help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).")
-@click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).")
-@click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming (ru/en snowball, ru lemma) (default none).")
-@click.option("--no-stopwords", is_flag=True, help="Keep stop words.")
-@click.option("--seed", type=count(0, 2**63 - 1), help="Hash seed (default 1).")
-@click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3).")
+@setting_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @click.pass_context
 def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_opts: dict, batch_size: int, workers: int, skip_bad: bool,
-              no_tag: bool, quiet: bool, as_json: bool, **settings: Any) -> None:
-    """Sign, store and tag documents from JSONL files, text files or directories.
+              no_tag: bool, quiet: bool, as_json: bool, record_fields: Any, encoding: str | None, **settings: Any) -> None:
+    """Sign, store and tag documents from JSONL, CSV, Parquet or text files, or directories.
 
-    JSONL records need "text"; "id", "title", "lang" are optional and every other field
-    is kept. Each document is tagged by the cluster rule: in arrival order, it joins the
+    Records (JSONL lines, CSV rows, Parquet rows) need a text field ("text", or name it
+    with --text-field); "id", "title", "lang" are optional (--id-field, --title-field,
+    --lang-field) and every other field is kept. A record without an id gets FILE:LINE
+    (its file's name); a text file's id is its path relative to the directory given, or
+    its name when the file is given, so the same files get the same ids however their
+    path is typed. Each document is tagged by the cluster rule: in arrival order, it joins the
     earlier representative it resembles most (resemblance >= t): cluster_id = dup_of = that
     representative, max_resemblance = its resemblance to it. Otherwise it is a
     representative (cluster_id = its own id).
@@ -186,6 +178,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     Examples:
       neardup index docs.jsonl
       neardup index corpus/ --lang fa --threshold 0.7
+      neardup index articles.csv --text-field body --id-field url --title-field headline
+      neardup index old-news.txt --encoding cp1251
       neardup index big.jsonl --workers 0          # one process: sign, tag and store here
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
@@ -199,10 +193,12 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     errors: list[InputError] = []
     with opened(target, engine_opts, config, create=True) as nd:
         announce_waits(nd.engine)
+        ready_to_sign(nd, quiet=quiet or as_json)
         total = total_bytes(paths)
         with progress(total, "indexing", quiet) as bar:
             task = bar.add_task("indexing", total=total)
-            docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n))
+            docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
+                                  fields=record_fields, encoding=encoding)
             try:
                 with interrupt_at_batch_end() as interrupted:
                     report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
@@ -213,7 +209,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         left_out = [e for e in errors if not e.fatal]
         errors = [e for e in errors if e.fatal]
         report.skipped = len(errors)
-        where = locate(paths, {f.id for f in report.failed}) if report.failed else {}
+        where = locate(paths, {f.id for f in report.failed}, record_fields, encoding) if report.failed else {}
         if as_json:
             echo_json({**report.to_dict(), "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
                        "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
@@ -267,14 +263,8 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
       neardup retag --engine http://localhost:9200 --index news --json
     """
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
 
-    try:
-        nd = NearDup.open(target, create=False, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
-        return
+    nd = NearDup.open(target, create=False, **engine_opts)
     announce_waits(nd.engine)
     try:
         total = nd.count()
@@ -285,9 +275,6 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
                       TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
             task = bar.add_task("retag", total=total)
             dups = nd.retag(batch_size=batch_size, progress=lambda n: bar.advance(task, n))
-    except EngineError as e:
-        fail(str(e))
-        return
     finally:
         nd.close()
     data = {"index": nd.engine.location, "documents": total, "duplicates": dups}
@@ -299,8 +286,8 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
 
 def _unsigned_hint(engine: Any) -> str:
     """What signs the documents of an HTTP index that have no neardup fields."""
-    layout = getattr(engine, "layout", None)
-    if layout is not None and layout.adopted:  # attaching again resumes, with the same fields
+    layout = engine.layout
+    if engine.adopted:  # attaching again resumes, with the same fields
         fields = " ".join(f"--{name}-field {safe(f)}" for name, f in (("text", layout.text), ("title", layout.title),
                                                                      ("lang", layout.lang), ("order", layout.order)) if f)
         return f"'neardup attach {safe(engine.index)} {fields}' signs them (with --watch, as they come)"
@@ -320,9 +307,9 @@ def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
     with opened(target, engine_opts, create=False) as nd:
         c = nd.config
         data = {"index": nd.engine.location, "documents": nd.count(), "config": c.to_dict(), "fingerprint": c.fingerprint()}
-        unsigned = getattr(nd.engine, "unsigned", None)  # HTTP engines: other clients write the index too
+        unsigned = nd.engine.unsigned()  # (HTTP engines: other clients write the index too)
         if unsigned is not None:
-            data["unsigned"] = unsigned()
+            data["unsigned"] = unsigned
         if as_json:
             echo_json(data)
             return

@@ -88,6 +88,40 @@ def engine_options(fn: Callable) -> Callable:
     return wrapper
 
 
+def input_options(fn: Callable) -> Callable:
+    """--text-field, --id-field, --title-field, --lang-field and --encoding of the commands
+    that read files, passed on as ``record_fields`` (a :class:`neardup.io.RecordFields`) and
+    ``encoding``."""
+
+    def check_encoding(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        from ..io import check_encoding as problem_of
+
+        problem = None if value is None else problem_of(value)
+        if problem:
+            raise click.BadParameter(problem)
+        return value
+
+    @click.option("--text-field", default="text", show_default=True, metavar="NAME", help="Field (column) of records holding the text.")
+    @click.option("--id-field", default="id", show_default=True, metavar="NAME",
+                  help="Field of records holding the document id (records without one get FILE:LINE).")
+    @click.option("--title-field", default="title", show_default=True, metavar="NAME", help="Field of records holding the title.")
+    @click.option("--lang-field", default="lang", show_default=True, metavar="NAME",
+                  help="Field of records holding the language code (en, ru, fa; detected when absent).")
+    @click.option("--encoding", default=None, metavar="NAME", callback=check_encoding,
+                  help="Character encoding of the files (e.g. cp1251, koi8-r, windows-1256). [default: UTF-8; text files "
+                       "with a UTF-16 byte order mark as UTF-16]")
+    @functools.wraps(fn)
+    def wrapper(*args: Any, text_field: str, id_field: str, title_field: str, lang_field: str, **kwargs: Any) -> Any:
+        from ..io import RecordFields
+
+        names = {"--text-field": text_field, "--id-field": id_field, "--title-field": title_field, "--lang-field": lang_field}
+        if len(set(names.values())) < len(names):
+            raise click.UsageError(f"two of {', '.join(names)} name the same field: {', '.join(f'{k} {v}' for k, v in names.items())}")
+        return fn(*args, record_fields=RecordFields(text=text_field, id=id_field, title=title_field, lang=lang_field), **kwargs)
+
+    return wrapper
+
+
 def json_option(fn: Callable) -> Callable:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines instead of a table.")(fn)
 

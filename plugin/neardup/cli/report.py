@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .options import count, engine_options, fail
+from .options import count, echo_json, engine_options, fail, json_option
 from .output import clean
 
 
@@ -26,27 +26,30 @@ from .output import clean
               help="Words of each text shown in a diff.")
 @click.option("--title", default="Near-duplicate report", show_default=True, help="Page title.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
 def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: int, max_scan: int,
-               max_clusters: int, max_words: int, title: str, quiet: bool) -> None:
+               max_clusters: int, max_words: int, title: str, quiet: bool, as_json: bool) -> None:
     """Write an HTML report of the near-duplicates in an index: open it in any browser.
 
     One file, no server and no network: summary numbers, charts of cluster sizes,
     resemblance and languages, and the largest clusters. Each cluster expands to its
-    members, each shown side by side with the representative, shared passages
-    highlighted (right-to-left for Persian and other RTL languages).
+    members: what changed from the representative (words removed and added), and the
+    two texts side by side with their shared passages highlighted (right-to-left for
+    Persian and other RTL languages; titles keep their own direction). An index attached
+    with --order-field is dated by that field.
 
-    Clusters are the ones `neardup clusters` stored; without them, the index-time tags.
-    Big indexes are sampled (--max-scan, --top, --members) and the page says how.
+    Clusters are those of the index-time tags (each duplicate with the representative
+    it joined); only an index without tags (index --no-tag) falls back to the clusters
+    stored by 'neardup clusters --write'. Big indexes are sampled (--max-scan, --top,
+    --members) and the page says how. --json prints where the page is and what it read.
 
     \b
     Examples:
-      neardup index examples/sample.jsonl && neardup clusters
+      neardup index examples/sample.jsonl
       neardup report -o report.html
       neardup report --engine https://localhost:9200 --index docs --top 50 -o docs.html
     """
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
     from ..report import ReportOptions, write_report
 
     if output == "-":  # (a page with its charts is a file; '-' is no name for it)
@@ -56,10 +59,7 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
              "or point --engine at an existing index")
     opts = ReportOptions(top=top, members=members, max_scan=max_scan or None, max_clusters=max_clusters,
                          max_words=max_words, title=title)
-    try:
-        nd = NearDup.open(target, create=False, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+    nd = NearDup.open(target, create=False, **engine_opts)
     try:
         from rich.console import Console
         from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -69,10 +69,14 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
                       console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
-    except EngineError as e:
-        fail(str(e))
+        tagged = any(row.tags is not None and row.tags.is_duplicate for row in nd.engine.scan_tags())  # (as the report decides)
+        data = {"output": output, "url": Path(output).resolve().as_uri(), "index": nd.engine.location, "documents": nd.engine.count(),
+                "clusters_from": "tags" if tagged or not nd.engine.read_clusters(limit=1) else "stored clusters"}
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:
         nd.close()
-    click.echo(clean(f"wrote {output}  (open it in a browser: file://{Path(output).resolve()})"))
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(clean(f"wrote {output}  (open it in a browser: {data['url']})"))

@@ -5,30 +5,23 @@ below the index's threshold."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 import click
 
-from .options import fail
 
 
 @contextmanager
 def opened(target: str, engine_opts: dict, config=None, create: bool = False) -> Iterator[Any]:
-    """Open the index, turning engine and settings errors into clear messages."""
+    """Open the index, and close it after (its errors are messages of :mod:`.errors`)."""
     from ..api import NearDup
-    from ..config import ConfigError
-    from ..engines.base import EngineError
 
-    try:
-        nd = NearDup.open(target, config, create=create, **engine_opts)
-    except (EngineError, ConfigError) as e:
-        fail(str(e))
+    nd = NearDup.open(target, config, create=create, **engine_opts)
     try:
         yield nd
-    except EngineError as e:
-        fail(str(e))
     finally:
         nd.close()
 
@@ -65,9 +58,17 @@ def interrupt_at_batch_end() -> Iterator[Any]:
 
 
 def console():
+    """A rich console on standard output; a reader that goes away (``| head``) ends the
+    command quietly with status 0, as everywhere (rich's own default is status 1)."""
     from rich.console import Console
 
-    return Console(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
+    class Quiet(Console):
+        def on_broken_pipe(self) -> None:
+            from .errors import reader_gone
+
+            reader_gone()
+
+    return Quiet(soft_wrap=False, emoji=False)  # data is printed as written: ":rocket:" stays text
 
 
 def progress(total: int | None, label: str, quiet: bool):
@@ -98,21 +99,90 @@ def announce_waits(engine: Any) -> None:
     """Say on stderr what this command waits for: who holds the write lease (HTTP engines,
     once per holder), or the embedded engine's message (another process's write lock, a
     full-text index being brought up to date)."""
-    if not hasattr(engine, "on_wait"):
-        return
-    seen: set[str] = set()
-
-    def on_wait(what: Any, waited: float | None = None) -> None:
-        if isinstance(what, str):
-            click.echo(what, err=True)
-        elif what.owner not in seen:
-            seen.add(what.owner)
-            click.echo(f"waiting for another writer ({what.describe()})", err=True)
-
-    engine.on_wait = on_wait
+    engine.on_wait = lambda message: click.echo(message, err=True)
 
 
 def recall_note(nd: Any, t: float, recall: float) -> str:
     return (f"note: the index's signature keys were tuned for resemblance >= {nd.config.threshold}; a pair at {t} shares "
             f"enough MinHash bands with probability {recall:.2f} (more between {t} and {nd.config.threshold}), so some "
             f"pairs in that range may be missed. Index with --threshold {t} for full recall there.")
+
+
+#: Seconds a step may run before :func:`slow_notice` says what it is doing.
+NOTICE_AFTER = 1.0
+
+
+@contextmanager
+def slow_notice(message: str, quiet: bool = False, after: float = NOTICE_AFTER) -> Iterator[None]:
+    """Say on stderr what the command is doing when the block takes longer than ``after``
+    seconds: on a terminal a spinner with ``message`` and a live timer (erased at the end),
+    elsewhere one line when it starts to take long and one with its time at the end. A
+    block done sooner prints nothing. The timer runs in a thread of its own, stopped before
+    the block's end returns (so processes forked later are single-threaded)."""
+    if quiet:
+        yield
+        return
+    done = threading.Event()
+    start = time.monotonic()
+    shown = threading.Event()
+    tty = sys.stderr.isatty()
+
+    def watch() -> None:
+        if done.wait(after):
+            return
+        shown.set()
+        if not tty:
+            click.echo(f"{message} ...", err=True)
+            return
+        from rich.console import Console
+        from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn
+        from rich.text import Text
+
+        class Elapsed(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                return Text(f"{time.monotonic() - start:.0f} s", style="progress.elapsed")
+
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), Elapsed(), console=Console(stderr=True), transient=True,
+                      refresh_per_second=4) as bar:
+            bar.add_task(message, total=None)
+            done.wait()
+
+    watcher = threading.Thread(target=watch, name="neardup-notice", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        if shown.is_set():
+            click.echo(f"{message}: done in {time.monotonic() - start:.1f} s", err=True)
+
+
+def ready_to_sign(nd: Any, quiet: bool = False) -> None:
+    """Load (the first time after install: compile) the signing loops before any document is
+    read, saying so when it takes long, so that a progress bar never stands still at 0%
+    while they compile (:mod:`neardup.kernels`: about 30 s once, a tenth of a second later);
+    and hazm's word lists that Persian full-text search needs, so that the first search
+    after the first index answers at once."""
+    import importlib.util
+
+    from ..api import NearDup
+    from ..signer import Document
+
+    with slow_notice("preparing the compiled signing loops (compiled once after install, about 30 s; later runs load them)",
+                     quiet=quiet, after=2 * NOTICE_AFTER):
+        with NearDup.open(":memory:", nd.config) as scratch:  # every step once, on a throw-away index
+            scratch.index([Document(str(i), text) for i, text in enumerate(_WARM_UP_TEXTS * 2)], workers=0)
+        if importlib.util.find_spec("hazm") is not None:  # hazm's word lists for Persian search, kept on disk once made
+            from ..canonical.persian import hazm_words, mi_verbs
+
+            hazm_words(), mi_verbs()
+
+
+#: Texts that take every signing path once: Latin, Cyrillic and Persian letters, digits,
+#: punctuation, marks, ZWNJ, NFKC forms; each twice, so that tagging verifies a pair.
+_WARM_UP_TEXTS = (
+    "Warm up, the ﬁle № 1\u0967: café, cafe\u0301, naïve words (and more) — ‘quoted’ “text”; 42 items! \u0301x",
+    "Разогрев: ёлка, «ели» и сосны — 3 дерева; это проверка текста, йод и\u0306од.",
+    "این یک متنِ آزمایشی است: می‌خواهم «کتاب‌ها» را بخوانم، ۱۲ صفحه؛ آیا؟ كتاب علي ا\u0654ثر ﻻ",
+)

@@ -23,11 +23,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
+from ..errors import EngineError
 from ..signer import Signed
+from ..verify import UNBOUNDED
 
-
-class EngineError(RuntimeError):
-    """The engine cannot do what was asked (down, refused, not a neardup index, ...)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ class CandidateQuery:
 
     groups: tuple[KeyGroup, ...]
     min_shingles: int = 0
-    max_shingles: int = 2**62
+    max_shingles: int = UNBOUNDED
     exclude_id: str | None = None
     limit: int = 1000
     before_seq: int | None = None
@@ -71,7 +70,7 @@ class CandidateQuery:
     representatives: bool = False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Candidate:
     """A stored document that matched a candidate query (before verification)."""
 
@@ -100,6 +99,9 @@ class StoredDoc:
     fields: dict[str, Any] = field(default_factory=dict)
     indexed_at: str | None = None
     seq: int = 0  # arrival order: earlier documents have smaller seq
+    #: the date in the field that orders arrival (``neardup attach --order-field``), as an
+    #: ISO 8601 string in UTC, where the index has one and the value is a date
+    ordered_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ class Failure:
     reason: str
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ClusterRecord:
     cluster_id: str
     size: int
@@ -160,10 +162,29 @@ class Engine(abc.ABC):
     #: the settings of the open index (set by :meth:`open`)
     _config: Config | None = None
 
+    #: the field that orders arrival and dates documents (``attach --order-field``), or None
+    order_field: str | None = None
     #: what creates a missing index, for the message of ``open(create=False)``
     _create_hint: str = "run 'neardup index' to create it"
     #: what to do with an index signed by another signature version, for its message
     _rebuild_hint: str = "index the documents again into a new index"
+
+    # -- what every engine declares (callers read these, never probe with getattr) ------------
+    #: told what the engine waits for, once per cause (another writer's lock or lease, a
+    #: catch-up of postings): ``on_wait(message)``
+    on_wait: Callable[[str], None] | None = None
+    #: whether the last :meth:`open` created the index
+    created: bool = False
+    #: what :meth:`open` did beyond opening (templates, pipeline, indices made), for ``init``
+    actions: Sequence[str] = ()
+    #: the server that answered (:class:`~neardup.engines.transport.Server`), None for a file
+    server: Any = None
+    #: where a document's own fields are (:class:`~neardup.engines.dsl.Layout`): None for an
+    #: engine that holds neardup's documents only; ``layout.adopted`` for an index neardup
+    #: attached in place (its documents are the user's own)
+    layout: Any = None
+    #: whether :meth:`search_collapsed` folds hits by cluster in the engine
+    collapses_search: bool = False
 
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """Open the index; create it with ``config`` (default settings) if absent.
@@ -192,6 +213,7 @@ class Engine(abc.ABC):
             if config is not None:
                 config.check_same(stored, self.location)
             self._config = stored
+            self.created = created
             self._after_open(created)
             return stored
         except BaseException:
@@ -308,6 +330,21 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def count(self) -> int: ...
+
+    def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
+        """The best hit of each cluster among the hits of ``query`` (engines that declare
+        :attr:`collapses_search`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not collapse search hits")
+
+    def unsigned(self) -> int | None:
+        """Documents of the index without neardup's fields (written by another client, or
+        not signed yet in an attached index); None for an engine only neardup writes."""
+        return None
+
+    @property
+    def adopted(self) -> bool:
+        """Whether the index is the user's own, attached in place (:attr:`layout`)."""
+        return self.layout is not None and bool(self.layout.adopted)
 
     @abc.abstractmethod
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:

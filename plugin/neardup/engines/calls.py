@@ -200,16 +200,14 @@ class BulkStreamer:
         return result
 
     def _chunk(self, chunk: list[dict[str, Any]], what: str, ignore_missing: bool, out: BulkResult) -> None:
-        backoff = self.retry.backoff
-        pending, attempt = chunk, 0
-        while pending:
+        def send(pending: Sequence[dict[str, Any]], last: bool) -> list[dict[str, Any]]:
             again = []
-            for action, (ok, item) in zip(pending, self._send(pending, what), strict=True):
+            for action, (ok, item) in zip(pending, self._send(list(pending), what), strict=True):
                 info = next(iter(item.values()))
                 out.sent += ok
                 if ok:
                     out.deleted += info.get("result") == "deleted"
-                elif info.get("status") in RETRIED_ITEM_STATUS and attempt < backoff.max_retries:
+                elif info.get("status") in RETRIED_ITEM_STATUS and not last:
                     again.append(action)
                 elif not (ignore_missing and info.get("status") == 404):
                     if _error_type(info) in INDEX_REFUSALS:
@@ -218,10 +216,9 @@ class BulkStreamer:
                                           "blocks writes until space is freed); what was stored before is kept: free space or lift "
                                           "the block and run the same command again")
                     out.failures.append(Failure(str(info.get("_id", action.get("_id"))), item_reason(info)))
-            if again:
-                backoff.sleep(backoff.delay(attempt))
-                attempt += 1
-            pending = again
+            return again
+
+        self.retry.backoff.resend(chunk, send)
 
     def _send(self, actions: list[dict[str, Any]], what: str) -> list[tuple[bool, dict[str, Any]]]:
         """One result per action, in order. A request refused as a whole (400, or a body the

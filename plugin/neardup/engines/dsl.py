@@ -73,8 +73,17 @@ class Layout:
     @property
     def own_fields(self) -> list[str]:
         """The document's own fields a StoredDoc reads (besides ``neardup``)."""
-        out = [f for f in (self.title, self.lang) if f]
+        out = [f for f in (self.title, self.lang, self.order if self.adopted else None) if f]
         return out if self.adopted else [*out, "fields"]
+
+    def describe(self) -> str:
+        """The fields as the options of ``neardup attach`` that name them.
+
+        >>> Layout(text="body", title="headline", order="published", adopted=True).describe()
+        '--text-field body --title-field headline --order-field published'
+        """
+        return " ".join(f"--{name}-field {value}" for name, value in (("text", self.text), ("title", self.title), ("lang", self.lang),
+                                                                       ("order", self.order)) if value)
 
     def search_fields(self) -> list[str]:
         if not self.adopted:
@@ -91,7 +100,36 @@ OPENSEARCH_FINGERPRINT_SINCE = (2, 16)
 
 # -- names ---------------------------------------------------------------------------------
 def clusters_index(index: str) -> str:
+    """The index of the clusters of ``index``."""
     return f"{index}-clusters"
+
+
+#: Characters an index name may not hold (Elasticsearch's create index API: \\ / * ? " < > |
+#: space , #, and ':' since 7.0; OpenSearch's rule is the same).
+_FORBIDDEN_IN_NAMES = frozenset('\\/*?"<>| ,#:')
+
+
+def index_name_problem(index: str) -> str | None:
+    """Why ``index`` cannot name an index of neardup's, or None: Elasticsearch's documented
+    rule (lowercase only; none of :data:`_FORBIDDEN_IN_NAMES`; not starting with ``-``, ``_``
+    or ``+``; not ``.`` or ``..``; at most 255 bytes), applied to the name and to the
+    longest name made from it (:func:`state_index`).
+
+    >>> index_name_problem("docs-2024"), index_name_problem("Docs"), index_name_problem("a,b")
+    (None, 'it has uppercase letters', "it holds ','")
+    """
+    if not index or index in (".", ".."):
+        return "it is empty, '.' or '..'"
+    if index != index.lower():
+        return "it has uppercase letters"
+    bad = sorted(set(index) & _FORBIDDEN_IN_NAMES)
+    if bad:
+        return "it holds " + " ".join(repr(c) for c in bad)
+    if index.startswith(("-", "_", "+")):
+        return "it starts with '-', '_' or '+'"
+    if len(state_index(index).encode()) > 255:
+        return f"it is too long ({state_index(index)!r} would be over 255 bytes)"
+    return None
 
 
 def documents_template_name(index: str) -> str:
@@ -204,6 +242,48 @@ def pipeline_body(product: str, version: tuple[int, ...], signature_version: int
     return body
 
 
+def attached_pipeline_body(layout: Layout) -> dict[str, Any]:
+    """The pipeline of an adopted index (ingest_pipeline/attached.json), the index's
+    ``final_pipeline``: a write whose text no longer hashes to ``neardup.text_hash`` (a
+    document replaced, or changed with the ``_update`` API, by another client) loses its stale
+    ``neardup`` fields, and ``neardup attach --watch`` signs it again."""
+    body = load_json("ingest_pipeline", "attached.json")
+    cond = body["processors"][0]["remove"]["if"]
+    cond["params"]["path"] = layout.text.split(".")
+    return body
+
+
+def shard_settings(shards: int | None, replicas: int | None) -> dict[str, Any] | None:
+    """The create-index body giving a new documents index its shards and replicas (None: the
+    template's).
+
+    >>> shard_settings(3, 1)
+    {'settings': {'index': {'number_of_shards': 3, 'number_of_replicas': 1}}}
+    """
+    index = {k: v for k, v in (("number_of_shards", shards), ("number_of_replicas", replicas)) if v is not None}
+    return {"settings": {"index": index}} if index else None
+
+
+def final_pipeline_settings(pipeline: str) -> dict[str, Any]:
+    """Index settings that run ``pipeline`` last on every document written to the index."""
+    return {"index": {"final_pipeline": pipeline}}
+
+
+def text_hash(text: str) -> int:
+    """Java's ``String.hashCode`` of ``text`` (``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code
+    units, as a signed 32-bit integer): what the attached index's pipeline computes in painless
+    to tell whether a write changed the signed text.
+
+    >>> text_hash("hello"), text_hash(""), text_hash("سلام 😀")
+    (99162322, 0, -100249612)
+    """
+    h = 0
+    data = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] | data[i + 1] << 8)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
 def _substitute(obj: Any, marker: str, value: str) -> Any:
     """``obj`` (parsed JSON) with every occurrence of ``marker`` in its strings replaced."""
     if isinstance(obj, str):
@@ -262,8 +342,10 @@ def index_action(index: str, s: Signed, tags: Tags | None, seq: int, indexed_at:
     document is created from the text and title in the user's field names (``upsert``)."""
     if not layout.adopted:
         return {"_op_type": "index", "_index": index, "_id": s.id, "_source": document_source(s, tags, seq, indexed_at, layout)}
-    return {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: neardup_source(s, tags, seq, indexed_at)},
-            "upsert": document_source(s, tags, seq, indexed_at, layout)}
+    nd = {**neardup_source(s, tags, seq, indexed_at), "text_hash": text_hash(s.doc.text)}
+    upsert = document_source(s, tags, seq, indexed_at, layout)
+    upsert[ROOT]["text_hash"] = nd["text_hash"]
+    return {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}, "upsert": upsert}
 
 
 def update_tags_action(index: str, doc_id: str, t: Tags) -> dict[str, Any]:

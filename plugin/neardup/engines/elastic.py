@@ -59,9 +59,11 @@ class ElasticEngine(Engine):
     ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
     boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
     ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
-    to wait for another writer (None: as long as it takes), ``on_wait(holder, seconds)``
-    called while waiting; ``setup`` installs templates and pipeline even on an existing
-    index (``neardup init``). ``user:password@`` in ``url`` is used as basic auth.
+    to wait for another writer (None: as long as it takes), ``on_wait(message)`` told
+    once per writer it waits for; ``setup`` installs templates and pipeline even on an existing
+    index (``neardup init``). ``shards``/``replicas``: primary shards and replicas of a new
+    documents index (default: the template's one shard, the engine's default replicas).
+    ``user:password@`` in ``url`` is used as basic auth.
     """
 
     def __init__(self, url: str, index: str = "neardup", api_key: Any = None, basic_auth: tuple[str, str] | None = None,
@@ -69,9 +71,11 @@ class ElasticEngine(Engine):
                  pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
                  chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
                  refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
-                 lease_timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None, setup: bool = False):
-        if not index or index != index.lower() or index.startswith(("_", "-", "+")) or any(c in index for c in ' "*\\<|,>/?#:'):
-            raise EngineError(f"invalid index name {index!r}: use lowercase letters, digits, '-' and '_'")
+                 lease_timeout: float | None = None, on_wait: Callable[[str], None] | None = None, setup: bool = False,
+                 shards: int | None = None, replicas: int | None = None):
+        problem = dsl.index_name_problem(index)
+        if problem:
+            raise EngineError(f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'")
         # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
         self.url, url_auth = split_credentials(url.rstrip("/"))
         basic_auth = basic_auth or url_auth
@@ -84,6 +88,7 @@ class ElasticEngine(Engine):
         self.use_pipeline = pipeline
         #: install templates/pipeline and check indices even when the index exists (neardup init)
         self.setup = setup
+        self.shards, self.replicas = shards, replicas
         self.chunk_size = chunk_size
         self.msearch_batch = msearch_batch
         self.max_clauses = max_clauses
@@ -91,7 +96,7 @@ class ElasticEngine(Engine):
         self.agg_page_size = agg_page_size
         self.refresh_on_write = refresh_on_write
         self.health_timeout = health_timeout
-        self.backoff = Backoff(max_retries, initial_backoff, max_backoff)
+        self.backoff = Backoff(max_retries=max_retries, initial=initial_backoff, maximum=max_backoff)
         self.retry = Retrying(self.url, self.backoff)
         self._conn = dict(api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs,
                           request_timeout=request_timeout)
@@ -106,6 +111,7 @@ class ElasticEngine(Engine):
         self.lease_timeout = lease_timeout
         #: called with (holder, seconds waited) while another writer holds the write lease
         self.on_wait = on_wait
+        self._waited_for: set[str] = set()  # owners of leases on_wait was told of
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
@@ -171,7 +177,8 @@ class ElasticEngine(Engine):
         ``neardup`` object (and the ``_meta`` pointer, merged into the user's ``_meta``);
         the state index with the settings document and the clusters index are created.
         Nothing of the user's fields or mapping changes. An index adopted before is opened
-        as it is (attaching again resumes), if its layout is the same."""
+        as it is (attaching again resumes), if its layout is the same; a field of ``layout``
+        that is None (not given) is the stored one there."""
         try:
             return self._attach(dsl.Layout.from_dict({**layout.to_dict(), "adopted": True}), config)
         except BaseException:
@@ -188,10 +195,19 @@ class ElasticEngine(Engine):
         user_meta = dict(mappings.get("_meta") or {})
         if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
             cfg = self.open(config, create=False)
-            if self.layout != layout:
-                raise EngineError(f"{self.location} is already attached with {self.layout.to_dict()}, not {layout.to_dict()}")
-            self.actions.append(f"index {self.index} already attached - resuming")
+            given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+            wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
+            if self.layout != wanted:
+                stored = self.layout.describe() if self.layout.adopted else "neardup's own fields (built by 'neardup index')"
+                raise EngineError(f"{self.location} is already attached with {stored}, not {wanted.describe()}: run attach "
+                                  "without the field options to go on with the stored ones")
+            self.actions.append(f"index {self.index} already attached ({self.layout.describe()}) - resuming")
+            self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index,
+                            body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}})  # fields added since
+            self._attach_pipeline()
             return cfg
+        if layout.text is None:
+            raise EngineError(f"{self.location} is not attached yet: name the field holding the text with --text-field")
         _check_fields(self.location, mappings, layout)
         self.layout = layout
         self._config = config or Config()
@@ -201,12 +217,39 @@ class ElasticEngine(Engine):
         body = dsl.attach_mapping(self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta)
         self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
         self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
+        self._attach_pipeline()
         if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
             cl = dsl.clusters_template(self.index)["template"]
             self.retry.call("create clusters index", self.client.indices.create, index=self.clusters_index, body=cl)
             self.actions.append(f"clusters index {self.clusters_index} created")
         self._next_seq = self._max_seq() + 1
         return self._config
+
+    def _attach_pipeline(self) -> None:
+        """The adopted index's ``final_pipeline`` (dsl.attached_pipeline_body): a write by another
+        client that changes the signed text drops the stale ``neardup`` fields. Left out with
+        ``pipeline=False``, or when the index has a final pipeline of its own."""
+        if self.use_pipeline is False:
+            return
+        pipe = dsl.pipeline_id(self.index)
+        got = self.retry.call("get settings", self.client.indices.get_settings, index=self.index)
+        current = (next(iter(got.values()), {}).get("settings", {}).get("index", {}) if got else {}).get("final_pipeline")
+        if current not in (None, "_none", pipe):
+            self.actions.append(f"{self.index} has its own final_pipeline {current}: documents other clients change "
+                                "keep their old neardup fields (re-sign them with neardup index)")
+            return
+        try:
+            self.retry.call("put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=dsl.attached_pipeline_body(self.layout))
+        except EngineError as e:
+            if self.use_pipeline:  # asked for: its failure is the command's
+                raise
+            self.actions.append(f"no ingest pipeline on {self.index} ({e}): documents other clients change "
+                                "keep their old neardup fields (re-sign them with neardup index)")
+            return
+        if current != pipe:
+            self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.final_pipeline_settings(pipe))
+            self.actions.append(f"final_pipeline of {self.index} set to {pipe}: a document whose text another client "
+                                "changes loses its stale neardup fields")
 
     def unsigned_documents(self, batch_size: int = 500, on_textless: Callable[[str, str], None] | None = None) -> Iterator[Document]:
         """The documents without neardup's fields, in the layout's arrival order (its order
@@ -239,7 +282,7 @@ class ElasticEngine(Engine):
         self._ensure_state_index()
         if new:
             self._create_settings()
-            self._create(self.index, "documents index")
+            self._create(self.index, "documents index", dsl.shard_settings(self.shards, self.replicas))
         elif pipe and not self._meta.get("pipeline"):  # an index built without the pipeline gets it now
             self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.default_pipeline_settings(pipe))
             self.put_meta("pipeline", pipe)
@@ -287,9 +330,9 @@ class ElasticEngine(Engine):
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
-    def _create(self, index: str, what: str) -> None:
+    def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
         try:
-            self.retry.call(f"create {what}", self.client.indices.create, index=index, ok_status=(400,))
+            self.retry.call(f"create {what}", self.client.indices.create, index=index, body=body, ok_status=(400,))
             self.actions.append(f"{what} {index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" in describe(e):  # created meanwhile by another process
@@ -421,8 +464,10 @@ class ElasticEngine(Engine):
         return self._lease
 
     def _waiting(self, holder: Holder, waited: float) -> None:
-        if self.on_wait is not None:
-            self.on_wait(holder, waited)
+        """The lease's report of a wait: ``on_wait`` told once per holder."""
+        if self.on_wait is not None and holder.owner not in self._waited_for:
+            self._waited_for.add(holder.owner)
+            self.on_wait(f"waiting for another writer ({holder.describe()})")
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -518,23 +563,21 @@ class ElasticEngine(Engine):
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order; items refused with 429 are sent again with backoff."""
         results: list[dict[str, Any] | None] = [None] * len(bodies)
-        pending = list(range(len(bodies)))
-        attempt = 0
-        while pending:
+
+        def send(pending: Sequence[int], last: bool) -> list[int]:
             lines = dsl.msearch_lines(self.index, [bodies[i] for i in pending])
             r = self.retry.call("msearch", self.client.msearch, body=lines)
             again = []
             for i, resp in zip(pending, r["responses"], strict=True):
                 if "error" in resp:
-                    if resp.get("status") in (429, 503) and attempt < self.backoff.max_retries:
+                    if resp.get("status") in (429, 503) and not last:
                         again.append(i)
                         continue
                     raise EngineError(f"{self.location}: candidate search failed: {_error_reason(resp)}")
                 results[i] = resp
-            if again:
-                self.backoff.sleep(self.backoff.delay(attempt))
-                attempt += 1
-            pending = again
+            return again
+
+        self.backoff.resend(range(len(bodies)), send)
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
@@ -574,7 +617,30 @@ class ElasticEngine(Engine):
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0))
+                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None)
+
+    @property
+    def order_field(self) -> str | None:  # type: ignore[override]
+        return self.layout.order if self.layout.adopted else None
+
+    def _order_date(self, src: dict[str, Any]) -> str | None:
+        """The order field's value as a date (:func:`order_date`); a number is one only in a
+        ``date`` or ``date_nanos`` field (epoch milliseconds), as the mapping says."""
+        v: Any = src
+        for part in (self.layout.order or "").split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        if isinstance(v, list):
+            v = v[0] if v else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and self._order_type() not in ("date", "date_nanos"):
+            return None
+        return order_date(v)
+
+    def _order_type(self) -> str | None:
+        if not hasattr(self, "_order_type_cache"):
+            m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
+            spec = _field_mapping(next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or "")
+            self._order_type_cache = (spec or {}).get("type")
+        return self._order_type_cache
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
@@ -615,6 +681,8 @@ class ElasticEngine(Engine):
         body = dsl.fulltext_body(query, size, self.layout)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [_hit(h, self.layout) for h in r["hits"]["hits"]]
+
+    collapses_search = True
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
@@ -663,9 +731,11 @@ class ElasticEngine(Engine):
 
 # -- parsing helpers ------------------------------------------------------------------------------
 def _cluster(s: dict[str, Any]) -> ClusterRecord:
-    return ClusterRecord(s["cluster_id"], int(s["size"]), s["representative_id"], s.get("representative_title"),
-                         list(s.get("members") or []), s.get("min_resemblance"), s.get("mean_resemblance"),
-                         s.get("max_resemblance"), list(s.get("languages") or []), s.get("first_seen"), s.get("last_seen"))
+    return ClusterRecord(cluster_id=s["cluster_id"], size=int(s["size"]), representative_id=s["representative_id"],
+                         representative_title=s.get("representative_title"), members=list(s.get("members") or []),
+                         min_resemblance=s.get("min_resemblance"), mean_resemblance=s.get("mean_resemblance"),
+                         max_resemblance=s.get("max_resemblance"), languages=list(s.get("languages") or []),
+                         first_seen=s.get("first_seen"), last_seen=s.get("last_seen"))
 
 
 def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
@@ -704,6 +774,36 @@ def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
     """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
     v = (src or {}).get(dsl.ROOT)
     return v if isinstance(v, dict) else {}
+
+
+def order_date(value: Any) -> str | None:
+    """A date of an order field as ISO 8601 in UTC (``YYYY-MM-DDTHH:MM:SSZ``), or None where
+    ``value`` is not one: an ISO 8601 date or date-time string (a ``Z`` or offset, or none:
+    UTC, as Elasticsearch reads it), or a number of milliseconds since 1970.
+
+    >>> order_date("2026-03-01T10:00:00+02:00"), order_date("2026-03-01"), order_date(0)
+    ('2026-03-01T08:00:00Z', '2026-03-01T00:00:00Z', '1970-01-01T00:00:00Z')
+    >>> order_date("tuesday") is None and order_date(None) is None and order_date(True) is None
+    True
+    """
+    from datetime import datetime, timezone
+
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            d = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+        elif isinstance(value, str):
+            text = value.strip()
+            text = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+            d = datetime.fromisoformat(text)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _field(src: dict[str, Any], path: str | None) -> Any:
@@ -762,9 +862,9 @@ def _text(src: dict[str, Any], path: str | None) -> Any:
 
 def _candidate(h: dict[str, Any]) -> Candidate:
     nd = _nd(h.get("_source"))
-    return Candidate(h["_id"], int(nd.get("n_shingles") or 0), int(nd.get("simhash") or "0", 16), float(h.get("_score") or 0.0),
-                     decode_shingles(nd.get("shingles")) if "shingles" in nd else None, nd.get("cluster_id"),
-                     frozenset(h.get("matched_queries") or ()) or None, int(nd.get("seq") or 0))
+    return Candidate(id=h["_id"], n_shingles=int(nd.get("n_shingles") or 0), simhash=int(nd.get("simhash") or "0", 16),
+                     score=float(h.get("_score") or 0.0), shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
+                     cluster_id=nd.get("cluster_id"), matched=frozenset(h.get("matched_queries") or ()) or None, seq=int(nd.get("seq") or 0))
 
 
 def _signed(src: dict[str, Any] | None) -> bool:

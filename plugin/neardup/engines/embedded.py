@@ -23,8 +23,10 @@ Tables
   query copies the postings into the temporary schema with the samples added.
 * ``fts``: an FTS5 index over title and body (external content) for full-text search. It
   indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
-  Snowball stems) and queries are analyzed the same way; bm25 counts the query terms in the
-  raw text (literal forms rank first) and snippets are made from the raw text in Python.
+  Snowball stems) and queries are analyzed the same way; bm25 ranks by the same analyzed
+  terms (their counts in the index: ``detail=full``) and snippets are made from the raw text
+  in Python. An index made with ``detail=none`` (scored on the raw words) gets its
+  full-text index rebuilt by the next search.
   It follows behind: indexing documents does not analyze their text for it; the first
   full-text search after new documents adds them (``meta.fts_upto``: every document up to
   that ``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it.
@@ -88,10 +90,11 @@ import os
 import re
 import sqlite3
 import time
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -100,12 +103,19 @@ from ..config import CONTAINMENT_SAMPLES, Config
 from ..encoding import KEY_BITS, KEY_MASK, joined_keys, pack_keys_many, posting_array, posting_keys, unpack_keys
 from ..hashing import U64
 from ..ragged import join
+from ..retry import Backoff
 from ..signer import Signed
+from ..verify import UNBOUNDED
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
 PAGE_SIZE = 16384
 _TOKENIZE = "unicode61 remove_diacritics 2"
+#: The full-text index keeps each term's positions, so bm25() counts the terms the index holds
+#: (the analyzed words, stems) in the index itself; with ``detail=none`` FTS5 would count
+#: them in the raw text of the content table, where a stem is not found ("elect" in
+#: "elections"): the same words matched but scored 0.
+_FTS_DETAIL = "detail=full"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -135,7 +145,7 @@ CREATE TABLE IF NOT EXISTS postings(
     PRIMARY KEY(key, doc)
 ) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    title, body, content='docs', content_rowid='seq', tokenize='{_TOKENIZE}', detail=none
+    title, body, content='docs', content_rowid='seq', tokenize='{_TOKENIZE}', {_FTS_DETAIL}
 );
 CREATE TABLE IF NOT EXISTS clusters(
     cluster_id TEXT PRIMARY KEY,
@@ -329,8 +339,7 @@ class EmbeddedEngine(Engine):
         self._in_a_row = False
         self._open_since: float | None = None  # when the open transaction of writer sessions began
         self._writer: sqlite3.Connection | None = None
-        #: called once with a message when a writer session waits for another process's lock
-        self.on_wait: Any = None
+        self.on_wait: Callable[[str], None] | None = None  # (Engine.on_wait)
 
     # -- lifecycle -------------------------------------------------------------------------
     _rebuild_hint = "index the documents again into a new file"
@@ -338,16 +347,11 @@ class EmbeddedEngine(Engine):
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
         the index, or switching it to WAL), wait and try again, up to the connection timeout."""
-        deadline = time.monotonic() + self._timeout
-        delay = 0.05
-        while True:
-            try:
-                return super().open(config, create=create)
-            except _Locked as e:
-                if time.monotonic() > deadline:
-                    raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
-                time.sleep(delay)
-                delay = min(1.0, delay * 2)
+        try:
+            return _lock_wait(self._timeout, 1.0).call(functools.partial(super().open, config, create=create),
+                                                      retry_if=lambda e: isinstance(e, _Locked))
+        except _Locked as e:
+            raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
 
     # The protocol (read, create when absent, refuse another signature version, compare
     # settings) is Engine.open; these are its SQLite steps.
@@ -679,7 +683,7 @@ class EmbeddedEngine(Engine):
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
-        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, 2**62))
+        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED))
 
     def delete(self, ids: Iterable[str]) -> int:
         n = 0
@@ -727,7 +731,7 @@ class EmbeddedEngine(Engine):
         field_names = sorted({g.field for _, g in groups})
         group_field = np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64)
         after = np.array([q.after_seq or 0 for q in queries], dtype=np.int64)
-        before = np.array([2**62 if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
+        before = np.array([UNBOUNDED if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
         q_of, doc, score, fields = matched_documents(keys, key_group, hits[:, 0], hits[:, 1], group_query, need, group_field,
                                                      after, before)
         if not len(doc):
@@ -742,9 +746,10 @@ class EmbeddedEngine(Engine):
             if row is None or len(out[qi]) >= q.limit:
                 continue
             i, n, sh, cid, is_dup = row
-            if (q.min_shingles <= n <= min(q.max_shingles, 2**62) and i != (q.exclude_id or "")
+            if (q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED) and i != (q.exclude_id or "")
                     and (not q.representatives or is_dup == 0)):
-                out[qi].append(Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(sc), None, cid, names[fs], d))
+                out[qi].append(Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(sc), cluster_id=cid, matched=names[fs],
+                                         seq=d))
         return out
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
@@ -782,15 +787,16 @@ class EmbeddedEngine(Engine):
         for g, keys in zip(groups, self._posting_jsons(groups), strict=True):
             parts.append(f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
                          "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
-            params += [g.field, keys, q.after_seq or 0, 2**62 if q.before_seq is None else q.before_seq, max(1, g.min_match)]
+            params += [g.field, keys, q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq, max(1, g.min_match)]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
         sql = (f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
                f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f), d.seq FROM m JOIN docs d ON d.seq = m.doc "
                f"WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? {reps}GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?")
-        params += [q.min_shingles, min(q.max_shingles, 2**62), q.exclude_id or "", q.limit]
-        return [Candidate(i, n, sh & 0xFFFFFFFFFFFFFFFF, float(score), None, cid, frozenset(fs.split(",")), seq)
+        params += [q.min_shingles, min(q.max_shingles, UNBOUNDED), q.exclude_id or "", q.limit]
+        return [Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(score), cluster_id=cid,
+                          matched=frozenset(fs.split(",")), seq=seq)
                 for i, n, sh, cid, score, fs, seq in db.execute(sql, params)]
 
     def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
@@ -896,7 +902,7 @@ class EmbeddedEngine(Engine):
             for seq, blob, shingles, exact in rows:
                 keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
                 pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
-            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, 2**62))
+            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, UNBOUNDED))
 
     # -- what follows behind indexing: the full-text index and the sample postings ----------------
     def _behind(self, key: str) -> int:
@@ -954,16 +960,28 @@ class EmbeddedEngine(Engine):
         of the whole index in this connection's temporary schema (made once)."""
         if self._fts_copy:
             return "fts_all"
-        if not self.fulltext_behind():
+        stale = self._fts_scored_on_raw_text()
+        if not stale and not self.fulltext_behind():
             return "fts"
         if self._read_only:
             db = self._require()
-            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', detail=none)")
+            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', {_FTS_DETAIL})")
             self._add_to_fulltext(db, "temp.fts_all", 0)
             self._fts_copy = True
             return "fts_all"
+        if stale:
+            with self._tx() as db:  # made by an earlier version: built again, from the first document
+                db.execute("DROP TABLE fts")
+                db.execute(next(stmt for stmt in _SCHEMA.split(";") if "VIRTUAL TABLE IF NOT EXISTS fts " in stmt))
+                db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', '0')")
         self._catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
         return "fts"
+
+    def _fts_scored_on_raw_text(self) -> bool:
+        """Whether the stored full-text index keeps no positions (``detail=none``, before
+        :data:`_FTS_DETAIL`), so its bm25() would count the terms in the raw text."""
+        row = self._require().execute("SELECT sql FROM sqlite_master WHERE name = 'fts'").fetchone()
+        return row is not None and _FTS_DETAIL not in row[0]
 
     def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """:func:`search_text` of the title and body of every document after ``seq`` ``after``, into ``table``."""
@@ -996,60 +1014,81 @@ class EmbeddedEngine(Engine):
                 for c in clusters))
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        rows = self._require().execute(
-            "SELECT cluster_id, size, representative_id, representative_title, members, min_resemblance, mean_resemblance, "
-            "max_resemblance, languages, first_seen, last_seen FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
-            (-1 if limit is None else limit,)).fetchall()
-        return [ClusterRecord(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], json.loads(r[8] or "[]"), r[9], r[10]) for r in rows]
+        names = [f.name for f in dataclasses.fields(ClusterRecord)]
+        rows = self._require().execute(f"SELECT {', '.join(names)} FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
+                                       (-1 if limit is None else limit,)).fetchall()
+        out = []
+        for r in rows:  # (rows decoded by name)
+            c = dict(zip(names, r, strict=True))
+            out.append(ClusterRecord(**{**c, "members": json.loads(c["members"]), "languages": json.loads(c["languages"] or "[]")}))
+        return out
 
 
-# -- SQLite's errors, classified once by their result code ------------------------------------
-#: SQLite's primary result codes (https://sqlite.org/rescode.html) that say something about the
-#: storage rather than the data.
-SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = (
-    3, 5, 6, 8, 10, 11, 13, 14, 26)
-#: The messages SQLite gives for those codes (``sqlite3_errstr``), for Python 3.10, whose
-#: exceptions do not carry the code (``sqlite_errorcode`` is 3.11+).
-_CODE_OF_MESSAGE = (("database or disk is full", SQLITE_FULL), ("disk I/O error", SQLITE_IOERR),
-                    ("readonly database", SQLITE_READONLY), ("database is locked", SQLITE_BUSY),
-                    ("database table is locked", SQLITE_LOCKED), ("database disk image is malformed", SQLITE_CORRUPT),
-                    ("file is not a database", SQLITE_NOTADB), ("unable to open database", SQLITE_CANTOPEN),
-                    ("access permission denied", SQLITE_PERM))
+#: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.
+_FAILURES = {3: "read-only", 5: "busy", 6: "busy", 8: "read-only", 10: "io", 11: "damaged", 13: "full", 14: "cannot-open", 26: "damaged"}
+#: SQLite's message of each of those codes (``sqlite3_errstr``): the code where Python has
+#: no ``sqlite_errorcode`` (before 3.11).
+_ERRSTR = {"database is locked": 5, "database table is locked": 6, "attempt to write a readonly database": 8,
+           "disk I/O error": 10, "database disk image is malformed": 11, "database or disk is full": 13,
+           "unable to open database file": 14, "file is not a database": 26, "access permission denied": 3}
+
+
+def sqlite_failure(e: BaseException) -> str | None:
+    """The kind of a SQLite failure, by its result code: "busy" (another connection holds
+    the lock), "read-only", "full" (disk or quota), "io", "damaged" (not a database, or a
+    malformed one), "cannot-open", "rolled-back" (a COMMIT after SQLite rolled the
+    transaction back itself, on a full disk or an I/O error) or "other"; None where ``e`` is
+    no ``sqlite3.Error``. The one place SQLite errors are told apart.
+
+    >>> db = sqlite3.connect(":memory:", isolation_level=None)
+    >>> try:
+    ...     db.execute("COMMIT")
+    ... except sqlite3.Error as e:
+    ...     sqlite_failure(e)
+    'rolled-back'
+    """
+    if not isinstance(e, sqlite3.Error):
+        return None
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is None:
+        code = next((c for text, c in _ERRSTR.items() if str(e).startswith(text)), None)
+    kind = _FAILURES.get(code & 0xFF) if code is not None else None
+    if kind is None and "no transaction is active" in str(e):  # (Python's message: SQLite's own code is a plain SQLITE_ERROR)
+        return "rolled-back"
+    return kind or "other"
+
+
+def _lock_wait(seconds: float, maximum: float) -> Backoff:
+    """The retry policy while another process holds a SQLite file's lock: from 50 ms,
+    doubling up to ``maximum``, for ``seconds`` in all."""
+    return Backoff(max_retries=None, initial=0.05, maximum=maximum, deadline=seconds)
+
+
 _READ_ONLY_HINT = "it can be read (query, search, info, show, export, clusters --no-write, report) but not written"
 _KEPT_HINT = ("what was committed before is kept (whole batches only); make room and run the same command again: documents "
               "are upserted by id, so nothing is stored twice")
 
 
-def sqlite_code(e: BaseException) -> int | None:
-    """The primary result code of a SQLite error (``SQLITE_FULL``, ...), None if unknown.
-
-    >>> sqlite_code(sqlite3.OperationalError("database or disk is full"))
-    13
-    """
-    code = getattr(e, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF
-    msg = str(e)
-    return next((c for text, c in _CODE_OF_MESSAGE if text in msg), None)
-
-
 def storage_problem(path: str, e: BaseException) -> str | None:
-    """What a SQLite error says about the storage of ``path`` (one line, what is kept and
-    what to do), or None when it is about the data (a row refused, a query). The one place
-    SQLite's errors are classified: by result code, so a full disk or read-only storage is
-    never called a damaged index."""
-    code = sqlite_code(e)
-    if code == SQLITE_FULL:
+    """What a SQLite error says about the storage of ``path`` (one line: what is kept and
+    what to do), by its kind (:func:`sqlite_failure`), or None when it is about the data (a
+    row refused, a query): a full disk or read-only storage is never called a damaged index.
+
+    >>> storage_problem("x.db", sqlite3.OperationalError("attempt to write a readonly database")).split(":")[0]
+    'x.db is on read-only storage (attempt to write a readonly database)'
+    """
+    kind = sqlite_failure(e)
+    if kind == "full":
         return f"{path}: the disk is full ({e}): {_KEPT_HINT}"
-    if code == SQLITE_IOERR:
+    if kind in ("io", "rolled-back"):
         return f"{path}: disk I/O error ({e}): the disk may be full or failing: {_KEPT_HINT}"
-    if code in (SQLITE_READONLY, SQLITE_PERM):
+    if kind == "read-only":
         return f"{path} is on read-only storage ({e}): {_READ_ONLY_HINT}"
-    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+    if kind == "busy":
         return f"{path} is busy ({e}): another process is writing it; run again when it has finished"
-    if code == SQLITE_CANTOPEN:
+    if kind == "cannot-open":
         return f"{path}: cannot open ({e}): is its folder there and readable?"
-    if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
+    if kind == "damaged":
         return f"{path} may be damaged, or is not a neardup index ({e})"
     return None
 
@@ -1066,12 +1105,12 @@ def _not_an_index(path: str, e: sqlite3.Error) -> EngineError:
     return StorageError(problem) if problem else EngineError(f"{path} is not a neardup index ({e})")
 
 
-class _Locked(Exception):
+class _Locked(EngineError):
     """The file is locked by another process for now (it may be creating the index)."""
 
 
 def _raise_if_locked(e: sqlite3.DatabaseError) -> None:
-    if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+    if sqlite_failure(e) == "busy":
         raise _Locked(str(e)) from None
 
 
@@ -1085,29 +1124,30 @@ class _Transaction:
         self.db, self.path, self.on_wait, self.wait = db, path, on_wait, wait
 
     def __enter__(self) -> sqlite3.Connection:
-        deadline = time.monotonic() + self.wait
-        delay = 0.05
-        told = False
         busy_ms = self.db.execute("PRAGMA busy_timeout").fetchone()[0]
-        while True:
+        quick = True  # a first quick try, so that a wait is announced at once
+
+        def begin() -> sqlite3.Connection:
             try:
-                if not told:  # a first quick try, so that a wait is announced at once
+                if quick:
                     self.db.execute("PRAGMA busy_timeout=50")
                 self.db.execute("BEGIN IMMEDIATE")
                 return self.db
-            except sqlite3.OperationalError as e:
-                if "locked" not in str(e) and "busy" not in str(e):
-                    raise EngineError(f"cannot write {self.path}: {e}") from None
-                if time.monotonic() > deadline:
-                    raise EngineError(f"cannot write {self.path}: another process has held the write lock for "
-                                      f"{self.wait:.0f} s") from None
-                if not told and self.on_wait is not None:
-                    self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
-                told = True
-                time.sleep(delay)
-                delay = min(2.0, delay * 2)
             finally:
                 self.db.execute(f"PRAGMA busy_timeout={busy_ms}")
+
+        def waiting(attempt: int, e: Exception) -> None:
+            nonlocal quick
+            if attempt == 0 and self.on_wait is not None:
+                self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
+            quick = False
+
+        try:
+            return _lock_wait(self.wait, 2.0).call(begin, retry_if=lambda e: sqlite_failure(e) == "busy", on_retry=waiting)
+        except sqlite3.OperationalError as e:
+            if sqlite_failure(e) != "busy":
+                raise EngineError(f"cannot write {self.path}: {e}") from None
+            raise EngineError(f"cannot write {self.path}: another process has held the write lock for {self.wait:.0f} s") from None
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:

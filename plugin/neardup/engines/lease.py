@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from ..retry import Backoff
 from .base import EngineError
 from .transport import Retrying, status_of
 
@@ -53,6 +54,14 @@ class Holder:
 
 class LeaseLost(EngineError):
     """Another writer took the lease over (this one stalled past its expiry)."""
+
+
+class _Held(EngineError):
+    """The lease is held by another live writer (inside :meth:`Lease.acquire`: wait, try again)."""
+
+    def __init__(self, holder: "Holder"):
+        super().__init__(holder.describe())
+        self.holder = holder
 
 
 class Lease:
@@ -102,7 +111,22 @@ class Lease:
             return
         self.lost, self.took_over = None, False
         started = self.clock()
-        delay = self.poll
+
+        def waiting(attempt: int, e: Exception) -> None:
+            holder = e.holder  # type: ignore[attr-defined]
+            log.info("waiting for another writer (%s) on %s", holder.describe(), self.index)
+            if self.on_wait is not None:
+                self.on_wait(holder, self.clock() - started)
+
+        policy = Backoff(max_retries=None, initial=self.poll, maximum=self.max_poll, deadline=self.timeout, sleep=self.sleep, clock=self.clock)
+        try:
+            policy.call(self._try_once, retry_if=lambda e: isinstance(e, _Held), on_retry=waiting)
+        except _Held as e:
+            raise EngineError(f"{self.index}: another writer holds the write lease ({e.holder.describe()}); "
+                              f"gave up after {self.clock() - started:.0f} s") from None
+
+    def _try_once(self) -> None:
+        """Take the lease now (create it, or take over an expired one), or :class:`_Held`."""
         while True:
             now = self.clock()
             self._acquired_at = _iso(now)
@@ -120,15 +144,7 @@ class Lease:
                 log.warning("took over the write lease of %s on %s: it expired at %s", holder.describe(), self.index,
                             _iso(holder.expires_at_ms / 1000))
                 return
-            waited = now - started
-            if self.timeout is not None and waited >= self.timeout:
-                raise EngineError(f"{self.index}: another writer holds the write lease ({holder.describe()}); "
-                                  f"gave up after {waited:.0f} s")
-            log.info("waiting for another writer (%s) on %s", holder.describe(), self.index)
-            if self.on_wait is not None:
-                self.on_wait(holder, waited)
-            self.sleep(delay)
-            delay = min(self.max_poll, delay * 2)
+            raise _Held(holder)
 
     def renew(self, *, force: bool = False) -> None:
         """Extend the lease (when a third of it has passed, or ``force``); LeaseLost if it was taken."""

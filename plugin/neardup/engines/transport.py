@@ -10,12 +10,12 @@ what is left into :class:`~neardup.engines.base.EngineError` naming the server.
 from __future__ import annotations
 
 import functools
-import re
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from ..redact import redact
+from ..retry import Backoff
 from .base import EngineError
 
 T = TypeVar("T")
@@ -26,31 +26,6 @@ ES_CLIENT_REQUIREMENT = "elasticsearch>=8.13,<9"
 
 #: HTTP statuses worth retrying: overloaded (429) or a proxy/cluster in transition.
 RETRY_STATUS = (429, 502, 503, 504)
-
-
-@dataclass
-class Backoff:
-    """Retry policy: ``max_retries`` more attempts, sleeping initial * 2**attempt (capped).
-
-    A request that never gets an answer therefore gives up after at most
-    ``(max_retries + 1) * request_timeout + sum(delay(a) for a < max_retries)`` seconds
-    (:meth:`give_up_after`); the clients' own retries are off, so nothing multiplies it.
-
-    >>> Backoff().give_up_after(2.0)
-    27.5
-    """
-
-    max_retries: int = 5
-    initial: float = 0.5
-    maximum: float = 30.0
-    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
-
-    def delay(self, attempt: int) -> float:
-        return min(self.maximum, self.initial * 2**attempt)
-
-    def give_up_after(self, request_timeout: float) -> float:
-        """The longest one request takes against a node that never answers, in seconds."""
-        return (self.max_retries + 1) * request_timeout + sum(self.delay(a) for a in range(self.max_retries))
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -71,14 +46,6 @@ def is_connection_error(exc: BaseException) -> bool:
 
 def retryable(exc: BaseException) -> bool:
     return is_connection_error(exc) or status_of(exc) in RETRY_STATUS
-
-
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/\s]*):(?P<secret>[^@/\s]*)@")
-
-
-def redact(text: str) -> str:
-    """``text`` with the password of every ``scheme://user:password@`` replaced by ``***``."""
-    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
 
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
@@ -133,25 +100,24 @@ class Retrying:
         return getattr(resp, "body", resp)
 
     def __call__(self, what: str, fn: Callable[[], T], *, ok_status: tuple[int, ...] = ()) -> T:
-        attempt = 0
-        while True:
-            try:
-                return fn()
-            except Exception as e:  # noqa: BLE001 -- both clients' exception trees
-                st = status_of(e)
-                if st is not None and st in ok_status:
-                    raise
-                if retryable(e) and attempt < self.backoff.max_retries:
-                    self.backoff.sleep(self.backoff.delay(attempt))
-                    attempt += 1
-                    continue
-                if is_connection_error(e):
-                    raise EngineError(f"cannot reach {self.location} ({what}) after {attempt + 1} attempt(s): {describe(e)}") from None
-                if st in (401, 403):
-                    raise EngineError(f"{self.location} refused {what}: {describe(e)}; check --api-key or --user/--password") from None
-                if st is not None:
-                    raise EngineError(f"{self.location}: {what} failed: {describe(e)}") from None
+        retried = [0]
+
+        def retry_if(e: Exception) -> bool:
+            return status_of(e) not in ok_status and retryable(e)
+
+        try:
+            return self.backoff.call(fn, retry_if=retry_if, on_retry=lambda attempt, e: retried.__setitem__(0, attempt + 1))
+        except Exception as e:  # noqa: BLE001 -- both clients' exception trees
+            st = status_of(e)
+            if st is not None and st in ok_status:
                 raise
+            if is_connection_error(e):
+                raise EngineError(f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): {describe(e)}") from None
+            if st in (401, 403):
+                raise EngineError(f"{self.location} refused {what}: {describe(e)}; check --api-key or --user/--password") from None
+            if st is not None:
+                raise EngineError(f"{self.location}: {what} failed: {describe(e)}") from None
+            raise
 
 
 @dataclass

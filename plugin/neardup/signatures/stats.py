@@ -26,6 +26,7 @@ from collections import Counter
 from typing import Any, Iterable, Mapping
 
 from ..canonical import Canonicalizer
+from ..errors import ConfigError
 
 KIND = "neardup.collection-stats"
 VERSION = 1
@@ -33,7 +34,7 @@ VERSION = 1
 CANONICAL_SETTINGS = ("strip_html", "stopwords", "digits", "stem", "default_lang")
 
 
-class ContextError(ValueError):
+class ContextError(ConfigError):
     """A signature needs collection statistics that are missing or were built otherwise."""
 
 

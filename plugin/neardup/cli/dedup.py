@@ -1,0 +1,133 @@
+"""``neardup dedup``: the deduplicated file in one command, no index left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import click
+
+from ..ingest import default_workers
+from .indexing import _config_from, setting_options
+from .options import echo_json, engine_options, fail, input_options, json_option
+from .output import clean, json_text
+from .session import opened, progress, ready_to_sign
+
+
+@click.command("dedup")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False, allow_dash=True),
+              help="JSON Lines file to write the representatives to ('-': standard output).")
+@engine_options
+@input_options
+@setting_options
+@click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
+@click.option("--batch-size", default=500, show_default=True, help="Documents signed and tagged together.")
+@click.option("--workers", "-j", type=click.IntRange(0), default=None,
+              help="Processes that canonicalize and sign. [default: one per CPU, none on one CPU]")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
+@json_option
+@click.pass_context
+def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: str, engine_opts: dict, record_fields: Any,
+              encoding: str | None, skip_bad: bool, batch_size: int, workers: int | None, quiet: bool, as_json: bool,
+              **settings: Any) -> None:
+    """Write the deduplicated collection of files in one command: each document that is not
+    a near-duplicate of an earlier one (resemblance >= t), in input order.
+
+    Reads what 'neardup index' reads (JSONL, CSV, Parquet, text files, directories; the
+    same --text-field, --id-field, --encoding) and writes JSON Lines as 'neardup export'
+    does: id, title, text, lang, the record's other fields, and its tags under "neardup".
+    The documents go into a temporary embedded index that is removed at the end, so
+    nothing is left behind; with --engine they go into that index and stay there, and
+    documents that are near-duplicates of ones already in it are dropped too. --json
+    prints a summary (on standard error when the documents go to standard output).
+
+    \b
+    Examples:
+      neardup dedup corpus.jsonl -o deduplicated.jsonl
+      neardup dedup articles.csv --text-field body --id-field url -o unique.jsonl -t 0.7
+      neardup dedup pages/ -o - --json 2>summary.json | gzip > unique.jsonl.gz
+      neardup dedup new.jsonl -o new-unique.jsonl --engine archive.db   # against an index kept
+    """
+    from ..io import InputError, read_documents, total_bytes
+
+    keep = ctx.get_parameter_source("target") == click.core.ParameterSource.COMMANDLINE
+    tmp = None if keep else tempfile.TemporaryDirectory(prefix="neardup-dedup-")
+    if tmp is not None:
+        target, engine_opts = str(Path(tmp.name) / "dedup.db"), {}
+    errors: list[InputError] = []
+    read: list[str] = []
+    try:
+        with opened(target, engine_opts, _config_from(ctx, settings), create=True) as nd:
+            ready_to_sign(nd, quiet=quiet)
+            total = total_bytes(paths)
+            with progress(total, "deduplicating", quiet) as bar:
+                task = bar.add_task("deduplicating", total=total)
+                docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
+                                      fields=record_fields, encoding=encoding)
+                try:
+                    report = nd.index(_noting_ids(docs, read), batch_size=batch_size, workers=default_workers() if workers is None else workers,
+                                      checked=True)
+                except InputError as e:
+                    fail(f"{e}\n  nothing was written; fix the record or use --skip-bad to go on past bad records")
+            nd.engine.refresh()
+            wanted = set(read)
+            written = _write(output, (rec for rec in nd.export("unique") if rec["id"] in wanted))
+            location = nd.engine.location if keep else None
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    bad = [e for e in errors if e.fatal]
+    summary = {"read": len(wanted), "written": written, "dropped": len(wanted) - written, "output": output,
+               "index": location, "skipped_records": [str(e) for e in bad], "skipped_files": [str(e) for e in errors if not e.fatal],
+               "failed": [{"id": f.id, "reason": f.reason} for f in report.failed]}
+    if as_json:
+        if output == "-":  # the documents are on standard output
+            click.echo(json_text(summary), err=True)
+        else:
+            echo_json(summary)
+    elif not quiet:
+        kept = f"; the index {location} keeps them" if location else "; no index kept"
+        click.echo(clean(f"wrote {written} of {len(wanted)} documents to {'standard output' if output == '-' else output} "
+                         f"({len(wanted) - written} near-duplicates dropped, {len(bad)} records skipped){kept}"), err=True)
+    if report.failed:
+        sys.exit(2)
+
+
+def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
+    for d in docs:
+        ids.append(d.id)
+        yield d
+
+
+def _write(output: str, records: Iterable[dict[str, Any]]) -> int:
+    """Write ``records`` as JSON Lines to ``output`` ('-': standard output); a file appears
+    only complete (written beside it, then renamed into place). The number written."""
+    n = 0
+    if output == "-":
+        for rec in records:
+            sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            n += 1
+        sys.stdout.flush()
+        return n
+    out = Path(output)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=out.resolve().parent, prefix=f".{out.name}.", suffix=".tmp")
+    except OSError as e:
+        fail(f"{output}: cannot write ({e.strerror})")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for rec in records:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                n += 1
+        os.replace(tmp, out)
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            fail(f"{output}: write failed after {n} documents ({e.strerror})")
+        raise
+    return n
