@@ -54,8 +54,8 @@ class Backoff:
         ``(max_retries + 1) * request_timeout`` plus the delays between the attempts (a
         deadline, when set, ends it sooner: its end, and the attempt running then).
 
-        >>> Backoff().give_up_after(2.0)
-        27.5
+        >>> Backoff().give_up_after(2.0), Backoff().give_up_after(30.0)  # the engines' policy; --timeout 2, the default 30
+        (27.5, 195.5)
         >>> Backoff(max_retries=None, deadline=10.0).give_up_after(2.0)
         12.0
         """
