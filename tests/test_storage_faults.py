@@ -59,13 +59,13 @@ def _fill(path) -> None:
 
 
 def test_errors_are_classified_by_code_with_a_fallback_by_message():
-    from neardup.engines.embedded import SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, sqlite_code, storage_problem
+    from neardup.engines.embedded import sqlite_failure, storage_problem
 
-    assert sqlite_code(sqlite3.OperationalError("database or disk is full")) == SQLITE_FULL
-    assert sqlite_code(sqlite3.OperationalError("disk I/O error")) == SQLITE_IOERR
-    assert sqlite_code(sqlite3.OperationalError("attempt to write a readonly database")) == SQLITE_READONLY
-    assert sqlite_code(sqlite3.IntegrityError("UNIQUE constraint failed: docs.id")) is None
+    assert sqlite_failure(sqlite3.OperationalError("database or disk is full")) == "full"
+    assert sqlite_failure(sqlite3.OperationalError("disk I/O error")) == "io"
+    assert sqlite_failure(sqlite3.OperationalError("attempt to write a readonly database")) == "read-only"
     assert storage_problem("x.db", sqlite3.IntegrityError("UNIQUE constraint failed: docs.id")) is None
+    assert "read-only storage" in storage_problem("x.db", sqlite3.OperationalError("attempt to write a readonly database"))
     # the code itself, where SQLite gives it (Python 3.11+): a real full database
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t(x)")
@@ -73,7 +73,7 @@ def test_errors_are_classified_by_code_with_a_fallback_by_message():
     with pytest.raises(sqlite3.Error) as err:
         for _ in range(100):
             db.execute("INSERT INTO t VALUES (?)", ("x" * 4000,))
-    assert sqlite_code(err.value) == SQLITE_FULL
+    assert sqlite_failure(err.value) == "full"
     assert "the disk is full" in storage_problem("x.db", err.value)
 
 

@@ -72,8 +72,8 @@ def caused_by_interrupt(e: BaseException) -> bool:
 
 #: What a command interrupted with Ctrl-C has kept, and how to go on (by command).
 _RESUME = {
-    "index": "the batches committed before are stored; run the same command again to go on (documents already "
-             "stored are recognised and kept, nothing is stored twice)",
+    "index": "the input up to the last batch stored is stored, nothing after it; run the same command again to go on "
+             "(documents already stored keep their place and tags, nothing is stored twice)",
     "attach": "the documents signed before are kept; run the same command again to go on",
     "retag": "tags committed before are kept; run 'neardup retag' again to finish",
     "dedup": "nothing was written and the temporary index is removed; run the same command again",

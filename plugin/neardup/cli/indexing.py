@@ -10,13 +10,10 @@ import click
 
 from ..config import CHOICES, LANGUAGES, SIGNATURES
 from ..ingest import default_workers
+from .errors import interrupted
 from .options import BATCH_SIZE, THRESHOLD, count, echo_json, engine_options, fail, input_options, json_option
 from .output import clean, safe
 from .session import announce_waits, console, interrupt_at_batch_end, opened, progress, ready_to_sign
-
-
-#: The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
-_INTERRUPTED = 130
 
 
 #: The options of the index's settings, on ``init`` and ``index`` alike (:func:`_config_from`).
@@ -200,9 +197,9 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
                                   fields=record_fields, encoding=encoding)
             try:
-                with interrupt_at_batch_end() as interrupted:
+                with interrupt_at_batch_end() as asked_to_stop:
                     report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
-                                      checked=True, stop=interrupted)  # read_documents checks every record
+                                      checked=True, stop=asked_to_stop)  # read_documents checks every record
             except InputError as e:
                 fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()
@@ -215,7 +212,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
                        "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
                        "index": nd.engine.location, "documents": nd.count()})
             if report.stopped:
-                sys.exit(_INTERRUPTED)
+                interrupted("index")
             if report.failed:
                 sys.exit(2)
             return
@@ -238,10 +235,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         con.print(f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
                   f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
                   f"{len(report.failed)} failed); {nd.count()} in the index")
-        if report.stopped:
-            click.echo("interrupted: every document before the last batch stored is stored, none after it; run the same "
-                       "command again to go on (documents already stored keep their place and tags)", err=True)
-            sys.exit(_INTERRUPTED)
+        if report.stopped:  # (status 130, what is kept and how to go on)
+            interrupted("index")
         if report.failed:
             sys.exit(2)
 
