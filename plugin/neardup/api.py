@@ -340,7 +340,7 @@ class NearDup:
             shared_strings = shared_shingle_strings(self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed)
             del hb
         passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
-        return Comparison(a=da.id, b=db.id, resemblance=sim.resemblance, containment_ab=sim.containment, containment_ba=sim.containment_ba,
+        return Comparison(a=da.id, b=db.id, resemblance=sim.resemblance, containment=sim.containment, containment_ba=sim.containment_ba,
                           intersection=sim.intersection, shingles_a=sim.size_a, shingles_b=sim.size_b,
                           passes_length_filter=passes_length_filter(sim.size_a, sim.size_b, c.threshold),
                           minhash_estimate=mha.jaccard(mhb), simhash_hamming=hamming(sa.simhash, sb.simhash), exact_equal=sa.exact == sb.exact,
