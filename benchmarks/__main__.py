@@ -103,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         # after the engine process: the whole path is timed with nothing else of this run beside it
         t0 = time.perf_counter()
         try:
-            res["wholepath"] = wholepath.run(mode["wholepath_docs"], mode["wholepath_repeat"], log=log, tmp=tmp)
+            chosen = tuple(p for p in wholepath.PEERS if use_peers and (with_text_dedup or p != "text_dedup"))
+            res["wholepath"] = wholepath.run(mode["wholepath_docs"], mode["wholepath_repeat"], log=log, tmp=tmp, peers=chosen)
         except Exception as e:  # a failing peer or child is reported in its row
             res["wholepath"] = {"error": str(e)}
         res["wholepath"]["seconds_total"] = time.perf_counter() - t0

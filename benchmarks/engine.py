@@ -42,6 +42,20 @@ def db_bytes(path: Path) -> int:
     return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal", "-shm") if os.path.exists(f"{path}{s}"))
 
 
+def page_usage(path: Path, n: int) -> dict:
+    """Per document: unused bytes in the file's pages and bytes of the stored shingle hashes
+    (SQLite's dbstat; empty where SQLite lacks it)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as c:
+            unused = c.execute("SELECT SUM(unused) FROM dbstat").fetchone()[0] or 0
+            shingles = c.execute("SELECT SUM(length(shingles)) FROM docs").fetchone()[0] or 0
+    except sqlite3.Error:
+        return {}
+    return {"unused_bytes_per_doc": unused / n, "shingle_bytes_per_doc": shingles / n}
+
+
 def table_bytes(path: Path, n: int) -> dict:
     """Bytes per document of each table and index (SQLite's dbstat), where SQLite has it."""
     import sqlite3
@@ -83,27 +97,41 @@ class _Feed:
             yield s.doc
 
 
+def long_generator(seed: int) -> synth.Generator:
+    """Documents of about 550 words, as the whole path's (:func:`benchmarks.wholepath.build_corpus`):
+    English and Russian collages of 40-72 corpus sentences, 30 % edited copies of earlier ones."""
+    base = corpora.load("en") + corpora.load("ru")
+    gen = synth.Generator(base, seed=seed, dup_rate=0.3, langs=("en", "ru"), sentences=(40, 72))
+    gen.count = len(gen.base)  # collages and their edited copies only (the corpus documents are short)
+    return gen
+
+
 def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nton_at: int | None, nton_threshold: float,
-        dump: Path | None, log=print) -> dict:
-    gen = synth.Generator(base_documents(), seed=seed)
+        dump: Path | None, log=print, long: bool = False) -> dict:
+    gen = long_generator(seed) if long else synth.Generator(base_documents(), seed=seed)
     for s in ("", "-wal", "-shm"):
         if os.path.exists(f"{db}{s}"):
             os.remove(f"{db}{s}")
     nd = NearDup.open(str(db), Config())
     nd.query("warm up the canonicalizer and the stop lists")
-    out: dict = {"config": json.loads(nd.config.to_json()), "checkpoints": [], "seed": seed, "sqlite": db_bytes(db)}
+    out: dict = {"config": json.loads(nd.config.to_json()), "checkpoints": [], "seed": seed, "sqlite": db_bytes(db),
+                 "documents": "long (~550 words, en/ru)" if long else "synthetic stream (corpora, then 3-9 sentence collages)"}
     feed = _Feed(gen)
     done = 0
     t_start = time.perf_counter()
     for size in sorted(sizes):
-        seg_start = time.perf_counter()
+        seg_start, seg_cpu = time.perf_counter(), time.process_time()
+        text_before = feed.text_bytes
         rep = nd.index(feed.take(size - done, deadline=t_start + budget_s), batch_size=500, tag=True)
-        seg_s = time.perf_counter() - seg_start
+        seg_s, seg_cpu = time.perf_counter() - seg_start, time.process_time() - seg_cpu
         done += rep.indexed + len(rep.failed)
         nd.engine.refresh()
         n = nd.count()
         cp: dict = {"size": n, "target": size, "ingest": {"docs": rep.indexed, "seconds": seg_s, "docs_per_s": rep.indexed / seg_s if seg_s else None,
-                                                         "failed": len(rep.failed), "duplicates_tagged": rep.duplicates}}
+                                                         "cpu_s": seg_cpu, "cpu_ms_per_doc": 1e3 * seg_cpu / max(1, rep.indexed),
+                                                         "text_bytes_per_doc": (feed.text_bytes - text_before) / max(1, rep.indexed),
+                                                         "failed": len(rep.failed), "duplicates_tagged": rep.duplicates,
+                                                         "load_average": os.getloadavg()[0]}}
         as_indexed = db_bytes(db)
         # the winnowing postings follow behind: the first containment query adds them; the
         # size reported has them (what a user of containment queries has)
@@ -114,7 +142,7 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
         size_bytes = db_bytes(db)
         cp["index"] = {"db_bytes": size_bytes, "text_bytes": feed.text_bytes, "bytes_per_doc": size_bytes / n,
                        "bytes_per_doc_beyond_text": (size_bytes - feed.text_bytes) / n, "bytes_per_doc_by_table": table_bytes(db, n),
-                       "bytes_per_doc_beyond_text_as_indexed": (as_indexed - feed.text_bytes) / n,
+                       "bytes_per_doc_beyond_text_as_indexed": (as_indexed - feed.text_bytes) / n, **page_usage(db, n),
                        "first_containment_query_s": first_containment_s}
         qrng = random.Random(seed * 1_000_003 + n)
         qs = [gen.query(f"q{i}", qrng) for i in range(queries)]
@@ -137,7 +165,7 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
         cp["peak_rss_mb"] = peak_rss_mb()
         cp["elapsed_s"] = time.perf_counter() - t_start
         out["checkpoints"].append(cp)
-        log(f"engine: {n:,} docs, ingest {cp['ingest']['docs_per_s']:.0f} docs/s, query p50 {cp['query']['p50_ms']:.2f} ms "
+        log(f"engine: {n:,} docs, ingest {cp['ingest']['docs_per_s']:.0f} docs/s ({cp['ingest']['cpu_ms_per_doc']:.2f} ms CPU/doc), query p50 {cp['query']['p50_ms']:.2f} ms "
             f"p99 {cp['query']['p99_ms']:.2f} ms, {cp['index']['bytes_per_doc_beyond_text']:.0f} B/doc beyond text")
         if feed.cut:
             out["budget_exhausted"] = {"budget_s": budget_s, "reached": n, "wanted": size}
@@ -182,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump", type=Path, default=None)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--no-table", action="store_true", help="write the JSON only")
+    ap.add_argument("--long", action="store_true", help="documents of about 550 words (en/ru collages, 30%% edited copies)")
     a = ap.parse_args(argv)
     keep_freed_memory()  # as neardup's command line runs (neardup.allocator)
     sizes = [int(x) for x in a.sizes.split(",") if x]
@@ -191,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-engine-") as tmp:
         db = a.db or Path(tmp) / "bench.db"
         res = run(sizes, a.queries, a.seed, db, a.budget, a.nton_at, a.nton_threshold, a.dump,
-                  log=lambda m: print(m, file=sys.stderr, flush=True))
+                  log=lambda m: print(m, file=sys.stderr, flush=True), long=a.long)
     res = {**res, **prov}
     a.out.write_text(json.dumps(res, indent=1))
     if a.no_table:

@@ -171,10 +171,19 @@ COLUMNS = ["engine", "neardup index docs/s", "plain _bulk docs/s", "plain / near
            "neardup bytes/doc", "plain bytes/doc"]
 
 
+def _load(res: dict) -> str:
+    """The 1-minute load average at start and end of the run (other work on the machine)."""
+    m = res["machine"]
+    if "load_average_at_start" not in m:
+        return "not recorded"
+    return f"{m['load_average_at_start'][0]:.1f} to {m['load_average_at_end'][0]:.1f}"
+
+
 def markdown(res: dict) -> str:
     """The table as Markdown (``real-engines.md`` beside the JSON)."""
     head = (f"{res['docs']:,} documents, {res['queries']} queries, {res['started_at'][:10]}, {res['machine']['cpus']} CPUs "
-            f"({res['machine']['platform']}), engine heap {res['heap']}, commit {res['commit']}: `{res['command']}`\n\n")
+            f"({res['machine']['platform']}), load average {_load(res)}, engine heap {res['heap']}, commit {res['commit']}: "
+            f"`{res['command']}`\n\n")
     rows = ["| " + " | ".join(COLUMNS) + " |", "| --- |" + " ---: |" * (len(COLUMNS) - 1)]
     rows += ["| " + " | ".join(_cells(r)) + " |" for r in res["runs"]]
     return head + "\n".join(rows) + "\n"
@@ -199,11 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     res: dict = {"command": "python -m benchmarks.real_engines " + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
                  "docs": len(docs), "queries": len(queries), "seed": a.seed, "heap": a.heap, "commit": commit(),
                  "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                 "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()}, "runs": []}
+                 "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+                             "load_average_at_start": os.getloadavg()}, "runs": []}
     for name in [x.strip() for x in a.engines.split(",") if x.strip()]:
         res["runs"].append(run_engine(name, docs, queries, a.heap, log))
     if not a.no_embedded:
         res["runs"].append(run_embedded(docs, queries, log))
+    res["machine"]["load_average_at_end"] = os.getloadavg()  # other work on the machine slows every row alike
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "real-engines.json").write_text(json.dumps(res, indent=2))
     (a.out / "real-engines.md").write_text(markdown(res))

@@ -104,7 +104,9 @@ def markdown_page(paths: list[Path]) -> str:
         if "checkpoints" in res:  # a result of python -m benchmarks.engine
             res = {**{k: res[k] for k in ("command", "started_at", "machine", "commit") if k in res},
                    "engine": res, "targets": targets({"engine": res})}
-        out += [f"### `{(res.get('command') or str(path)).strip()}`", "", f"`{Path(path).as_posix()}`. {provenance_line(res, Path(path))}", ""]
+        shown = Path(path).resolve()
+        shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else Path(path)
+        out += [f"### `{(res.get('command') or str(shown)).strip()}`", "", f"`{shown.as_posix()}`. {provenance_line(res, Path(path))}", ""]
         if "neardup" in res and "datasketch" in res and "ratio" in res:  # a result of python -m benchmarks.wholepath
             from .wholepath import markdown as wholepath_markdown
 
@@ -213,15 +215,21 @@ def _wholepath_targets(res: dict) -> list[dict]:
     out = _Targets()
     wp = res.get("wholepath", {})
     if "ratio" in wp:
-        nd, ds = wp["neardup"], wp["datasketch"]
-        out.add(f"whole path at {wp['corpus']['documents']:,} docs: >= 3x datasketch", round(wp["ratio"], 2), wp["ratio"] >= 3,
-                f"neardup index + clusters {nd['seconds']:.1f} s vs datasketch pipeline {ds['seconds']:.1f} s")
+        nd, ratios, peers = wp["neardup"], wp.get("ratios", {}), wp.get("peers", {})
+        for peer, label, want in (("datasketch_bulk", "datasketch bulk", 3.0), ("rensa", "the rensa script", 1.5)):
+            if peer in ratios:
+                r = ratios[peer]
+                out.add(f"whole path at {wp['corpus']['documents']:,} docs: >= {want:g}x {label}", round(r["wall"], 2), r["wall"] >= want,
+                        f"neardup index + clusters {nd['seconds']:.1f} s vs {peers[peer]['seconds']:.1f} s wall; CPU {r['cpu']:.2f}x")
         q = wp.get("fresh_query")
         if q:
             out.add("Persian one-text query, fresh process: <= 1.5x Russian", round(q["fa_over_ru"], 2), q["fa_over_ru"] <= 1.5,
                     f"median {q['fa_s']:.2f} s vs {q['ru_s']:.2f} s")
+            worst = max(q["fa_s"], q["ru_s"])
+            out.add("one-text query, fresh process: < 0.2 s", round(worst, 2), worst < 0.2,
+                    f"median wall; CPU {q.get('fa_cpu_s', 0):.2f} s fa, {q.get('ru_cpu_s', 0):.2f} s ru")
     elif wp:
-        out.add("whole path: >= 3x datasketch", None, False, wp.get("error", "not measured"))
+        out.add("whole path: >= 3x datasketch bulk", None, False, wp.get("error", "not measured"))
     return out
 
 
@@ -229,18 +237,23 @@ def _wholepath_tables(res: dict) -> list[Table]:
     wp = res.get("wholepath", {})
     if "ratio" not in wp:
         return []
-    from .wholepath import STAGES
+    from .wholepath import PEERS, STAGES
 
-    nd, ds, c = wp["neardup"], wp["datasketch"], wp["corpus"]
+    nd, c = wp["neardup"], wp["corpus"]
+    peers = {p: x for p, x in wp.get("peers", {"datasketch_bulk": wp["datasketch"]}).items() if "error" not in x}
     t = Table(title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): neardup index + clusters "
-                    f"vs the datasketch pipeline, seconds (x = {wp['ratio']:.2f})")
-    t.caption = "best of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; datasketch {:.0f} MB".format(
-        wp["repeat"], nd["peak_rss_mb"]["index"], nd["peak_rss_mb"]["clusters"], ds["peak_rss_mb"]["all"])
-    for col in ("stage", "neardup", "datasketch"):
-        t.add_column(col, justify="left" if col == "stage" else "right")
+                    f"vs the peers' plain pipelines, seconds (x datasketch bulk = {wp['ratio']:.2f})")
+    t.caption = "best of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; {}".format(
+        wp["repeat"], nd["peak_rss_mb"]["index"], nd["peak_rss_mb"]["clusters"],
+        ", ".join(f"{PEERS[p][1]} {x['peak_rss_mb']['all']:.0f} MB" for p, x in peers.items()))
+    cols = [("neardup", nd)] + [(PEERS[p][1], x) for p, x in peers.items()]
+    t.add_column("stage", justify="left")
+    for name, _ in cols:
+        t.add_column(name, justify="right")
     for st in (*STAGES, "other"):
-        t.add_row(st, f"{nd['stages'].get(st, 0.0):.2f}", f"{ds['stages'].get(st, 0.0):.2f}")
-    t.add_row("total (wall)", f"{nd['seconds']:.2f}", f"{ds['seconds']:.2f}")
+        t.add_row(st, *(f"{x['stages'].get(st, 0.0):.2f}" for _, x in cols))
+    t.add_row("total (wall)", *(f"{x['seconds']:.2f}" for _, x in cols))
+    t.add_row("CPU (user + sys)", *(f"{x['cpu_s']:.2f}" if "cpu_s" in x else "-" for _, x in cols))
     return [t]
 
 
@@ -318,13 +331,18 @@ def _engine_tables(res: dict) -> list[Table]:
     eng = res.get("engine", {})
     if eng.get("checkpoints"):
         t = Table(title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query latency (sign + candidates + exact verification)")
-        for c in ("docs", "ingest docs/s", "p50 ms", "p95 ms", "p99 ms", "B/doc beyond text", "peak RSS MB", "clusters() s"):
+        for c in ("docs", "ingest docs/s", "CPU ms/doc", "p50 ms", "p95 ms", "p99 ms", "B/doc beyond text", "of it: shingles",
+                  "free page space", "postings", "peak RSS MB", "clusters() s"):
             t.add_column(c, justify="right")
         for c in eng["checkpoints"]:
-            q = c["query"]
-            t.add_row(_f(c["size"]), _f(c["ingest"]["docs_per_s"]), _f(q["p50_ms"], "{:.2f}"), _f(q["p95_ms"], "{:.2f}"),
-                      _f(q["p99_ms"], "{:.2f}"), _f(c["index"]["bytes_per_doc_beyond_text"]), _f(c["peak_rss_mb"]),
+            q, ix = c["query"], c["index"]
+            t.add_row(_f(c["size"]), _f(c["ingest"]["docs_per_s"]), _f(c["ingest"].get("cpu_ms_per_doc"), "{:.2f}"), _f(q["p50_ms"], "{:.2f}"),
+                      _f(q["p95_ms"], "{:.2f}"), _f(q["p99_ms"], "{:.2f}"), _f(ix["bytes_per_doc_beyond_text"]),
+                      _f(ix.get("shingle_bytes_per_doc")), _f(ix.get("unused_bytes_per_doc")),
+                      _f(ix.get("bytes_per_doc_by_table", {}).get("postings")), _f(c["peak_rss_mb"]),
                       _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"))
+        t.caption = (f"documents: {eng.get('documents', 'synthetic stream')}; ingest docs/s and CPU ms/doc of each segment (from the "
+                     "previous size to this one), one process; free page space: unused bytes in the file's pages (SQLite dbstat)")
         out.append(t)
     return out
 

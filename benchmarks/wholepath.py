@@ -1,8 +1,9 @@
-"""The user's whole path against the plain datasketch pipeline, in one run.
+"""The user's whole path against the peers' plain pipelines, in one run.
 
     python -m benchmarks.wholepath                   # 11,380 documents (~550 words, en and ru, edited copies)
     python -m benchmarks.wholepath --docs 3000       # smaller
-    python -m benchmarks.wholepath --repeat 3        # best of 3 per side
+    python -m benchmarks.wholepath --repeat 3        # best of 3 per side, runs alternating
+    python -m benchmarks.wholepath --peers datasketch_bulk,rensa
 
 One JSONL file of English and Russian documents of about 550 words (collages of corpus
 sentences, 30% edited copies of earlier ones, a handful with a few Persian words), then, each
@@ -12,14 +13,19 @@ in fresh processes:
   the embedded engine (the command line's own ``main``, run in a child process that times
   the stages: read, canonicalize, sign, wait for signing workers, tag, store, cluster), and
   once more with ``--workers 0`` so that every stage's whole cost shows;
-* **datasketch**: read the file, Python ``\\w+`` word 5-shingles of the lower-cased text,
-  ``MinHash(num_perm=128).update_batch``, ``MinHashLSH(threshold=0.8)`` insert, then a query
-  per document and union-find over the answers.
+* the peers (:data:`PEERS`), each the plain script a user of it would write, in its strongest
+  usage named as such: read the file, Python ``\\w+`` word 5-shingles of the lower-cased text,
+  128 permutations, LSH at 0.8, a query per document and union-find over the answers:
+  **datasketch bulk** (``MinHash.bulk``: one set of permutations reused, an insertion
+  session), **datasketch new** (a new ``MinHash`` per document), **rensa script**
+  (``RMinHash.from_token_sets``, ``RMinHashLSH.insert_many`` and ``query_all``) and
+  **text-dedup** (its ``minhash`` command; in the peers' venv, full install only).
 
 neardup and the benchmarks are byte-compiled first, as ``pip install`` does for a wheel.
-Reported: seconds (wall, process start to exit, both commands for neardup), the ratio
-datasketch / neardup, the stage table, peak RSS of each process and the clusters found.
-Writes ``results/wholepath.json`` and ``results/wholepath.md``.
+Reported: seconds, wall (process start to exit, both commands for neardup) and CPU (user +
+system of the processes and the ones they waited for: signing workers), the ratios peer /
+neardup, the stage table, peak RSS of each process and the clusters found. Writes
+``results/wholepath.json`` and ``results/wholepath.md``.
 """
 
 from __future__ import annotations
@@ -189,8 +195,36 @@ def child_kernels() -> dict[str, Any]:
 _WORD = re.compile(r"\w+")
 
 
-def child_datasketch(path: str, threshold: float = 0.8, num_perm: int = 128, w: int = 5) -> dict[str, Any]:
-    """The plain pipeline: read, shingle, MinHash, LSH, union-find; seconds per stage."""
+def _union_find(keys: list[Any], pairs: Iterator[tuple[Any, Any]]) -> dict[str, Any]:
+    """Clusters of ``keys`` joined by ``pairs`` (union-find): how many, and the documents in them."""
+    parent = {k: k for k in keys}
+
+    def find(x: Any) -> Any:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    sizes: dict[Any, int] = {}
+    for x in parent:
+        r = find(x)
+        sizes[r] = sizes.get(r, 0) + 1
+    big = [s for s in sizes.values() if s > 1]
+    return {"clusters": len(big), "docs_in_clusters": sum(big)}
+
+
+def _shingles(words: list[str], w: int) -> list[str]:
+    return [" ".join(words[i : i + w]) for i in range(max(1, len(words) - w + 1))]
+
+
+def child_datasketch(path: str, how: str = "bulk", threshold: float = 0.8, num_perm: int = 128, w: int = 5) -> dict[str, Any]:
+    """The plain datasketch pipeline: read, shingle, MinHash, LSH, union-find; seconds per
+    stage. ``how``: ``new`` a new ``MinHash`` per document (``update_batch``), ``bulk``
+    ``MinHash.bulk`` (one set of permutations, reused) and an insertion session."""
     st = _Stages()
     with st.stage("import"):
         from datasketch import MinHash, MinHashLSH
@@ -198,46 +232,93 @@ def child_datasketch(path: str, threshold: float = 0.8, num_perm: int = 128, w: 
         docs = [json.loads(line) for line in open(path, encoding="utf-8")]
     with st.stage("canonicalize"):  # lower-case and \w+ words
         words = [_WORD.findall(d["text"].lower()) for d in docs]
-    sketches = []
     with st.stage("sign"):  # shingles and MinHash
-        for ws in words:
-            m = MinHash(num_perm=num_perm)
-            m.update_batch([" ".join(ws[i : i + w]).encode() for i in range(max(1, len(ws) - w + 1))])
-            sketches.append(m)
+        if how == "bulk":
+            sketches = MinHash.bulk([[s.encode() for s in _shingles(ws, w)] for ws in words], num_perm=num_perm)
+        else:
+            sketches = []
+            for ws in words:
+                m = MinHash(num_perm=num_perm)
+                m.update_batch([s.encode() for s in _shingles(ws, w)])
+                sketches.append(m)
+    ids = [d["id"] for d in docs]
     with st.stage("store"):  # LSH insert
         lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-        for d, m in zip(docs, sketches, strict=True):
-            lsh.insert(d["id"], m)
+        if how == "bulk":
+            with lsh.insertion_session() as session:
+                for i, m in zip(ids, sketches, strict=True):
+                    session.insert(i, m, check_duplication=False)
+        else:
+            for i, m in zip(ids, sketches, strict=True):
+                lsh.insert(i, m)
     with st.stage("cluster"):  # query every document, union-find
-        parent = {d["id"]: d["id"] for d in docs}
+        found = _union_find(ids, ((i, o) for i, m in zip(ids, sketches, strict=True) for o in lsh.query(m)))
+    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), **found, "bands": lsh.b, "rows": lsh.r}
 
-        def find(x: str) -> str:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
 
-        for d, m in zip(docs, sketches, strict=True):
-            for o in lsh.query(m):
-                a, b = find(d["id"]), find(o)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-        sizes: dict[str, int] = {}
-        for x in parent:
-            r = find(x)
-            sizes[r] = sizes.get(r, 0) + 1
-    big = [s for s in sizes.values() if s > 1]
-    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), "clusters": len(big), "docs_in_clusters": sum(big)}
+def child_rensa(path: str, threshold: float = 0.8, num_perm: int = 128, bands: int = 16, w: int = 5) -> dict[str, Any]:
+    """A plain rensa script: read, ``\\w+`` words of the lower-cased text, word 5-shingles,
+    ``RMinHash.from_token_sets`` (its batch constructor), ``RMinHashLSH`` (16 bands of 8 rows)
+    ``insert_many`` and ``query_all``, union-find; seconds per stage."""
+    st = _Stages()
+    with st.stage("import"):
+        import rensa
+    with st.stage("read"):
+        docs = [json.loads(line) for line in open(path, encoding="utf-8")]
+    with st.stage("canonicalize"):
+        words = [_WORD.findall(d["text"].lower()) for d in docs]
+    with st.stage("sign"):
+        sketches = rensa.RMinHash.from_token_sets([_shingles(ws, w) for ws in words], num_perm=num_perm, seed=42)
+    with st.stage("store"):
+        lsh = rensa.RMinHashLSH(threshold=threshold, num_perm=num_perm, num_bands=bands)
+        lsh.insert_many(sketches)
+    with st.stage("cluster"):
+        found = _union_find(list(range(len(docs))), ((i, j) for i, hits in enumerate(lsh.query_all(sketches)) for j in hits))
+    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), **found, "bands": bands, "rows": num_perm // bands}
+
+
+def child_text_dedup(path: str, workdir: str, threshold: float = 0.8, num_perm: int = 128, w: int = 5) -> dict[str, Any]:
+    """text-dedup's MinHash command (one process, ``--hash_func xxh3``) on the file: read the
+    JSONL into a dataset, then its command (load, MinHash, LSH, union-find, filter, save)."""
+    import importlib
+
+    st = _Stages()
+    with st.stage("import"):
+        import datasets
+
+        mod = importlib.import_module("text_dedup.minhash")
+    with st.stage("read"):
+        src = os.path.join(workdir, "td_in")
+        datasets.Dataset.from_json(path, cache_dir=os.path.join(workdir, "td_cache")).save_to_disk(src)
+    args = ["--path", src, "--local", "--output", os.path.join(workdir, "td_out"), "--column", "text", "--num_proc", "1",
+            "--threshold", str(threshold), "--num_perm", str(num_perm), "--ngram", str(w), "--min_length", "0",
+            "--hash_func", "xxh3", "--cache_dir", os.path.join(workdir, "td_cache")]
+    with st.stage("cluster"):  # everything of its command
+        try:
+            mod.main.main(args, standalone_mode=False)
+        except SystemExit as e:
+            if e.code:
+                raise RuntimeError(f"text-dedup minhash exited with {e.code}") from e
+    n = sum(1 for _ in open(path, encoding="utf-8"))
+    labels = [mod.uf.find(i) for i in range(n)]
+    found = _union_find(list(range(n)), ((i, r) for i, r in enumerate(labels) if r != i))
+    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), **found}
 
 
 def _run_child(args: list[str], env: dict[str, str], python: str | None = None) -> tuple[float, dict[str, Any]]:
+    """Run a child; (wall seconds, its result with ``cpu_s``: user + system seconds of the
+    child and of the processes it waited for, its signing workers included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run([python or sys.executable, "-m", "benchmarks.wholepath", "--child", *args], cwd=HERE.parent, env=env,
                        capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise RuntimeError(f"child {args[0]} failed ({p.returncode}): {p.stderr[-2000:]}")
-    return wall, json.loads(p.stdout.strip().splitlines()[-1])
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    res["cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, res
 
 
 # -- one measurement -----------------------------------------------------------------------------
@@ -255,6 +336,7 @@ def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | 
         for k, v in part["stages"].items():
             stages[k] = stages.get(k, 0.0) + v
     total = w1 + w2
+    cpu = idx["cpu_s"] + cl["cpu_s"]
     stages["other"] = max(0.0, total - sum(stages.values()))  # process start, engine open, commit, reports
     # not part of the whole path: the first full-text search adds every document to the
     # full-text index (which follows behind indexing), the next one only searches
@@ -265,7 +347,7 @@ def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | 
     contained = ["neardup", "query", "--id", "w000001", "--containment", "-t", "0.5", "--engine", str(db)]
     first_contained, _ = _run_child(contained, env)
     next_contained, _ = _run_child(contained, env)
-    return {"seconds": total, "index_s": w1, "clusters_s": w2, "stages": stages, "first_wait_s": idx.get("first_wait_s"),
+    return {"seconds": total, "cpu_s": cpu, "index_s": w1, "clusters_s": w2, "stages": stages, "first_wait_s": idx.get("first_wait_s"),
             "db_bytes": db.stat().st_size,
             "first_search_s": first_search, "next_search_s": next_search,
             "first_containment_query_s": first_contained, "next_containment_query_s": next_contained,
@@ -285,15 +367,59 @@ def _datasketch_python() -> str:
     return str(peers._python())
 
 
-def measure_datasketch(corpus: Path, env: dict[str, str]) -> dict[str, Any]:
-    wall, r = _run_child(["datasketch", str(corpus)], env, _datasketch_python())
+#: The peers of the whole path, strongest first: the child kind and its arguments, what the
+#: table calls it.
+PEERS = {
+    "datasketch_bulk": (["datasketch", "{corpus}", "bulk"], "datasketch bulk"),
+    "rensa": (["rensa", "{corpus}"], "rensa script"),
+    "datasketch_new": (["datasketch", "{corpus}", "new"], "datasketch new"),
+    "text_dedup": (["text-dedup", "{corpus}", "{workdir}"], "text-dedup"),
+}
+
+
+def _peer_python(peer: str) -> str | None:
+    """The interpreter that has ``peer``'s package: this one (the ``bench`` extra), else the
+    peers' venv; None where neither has it (text-dedup is only in the venv's full install)."""
+    import importlib.util
+
+    module = {"text_dedup": "text_dedup", "rensa": "rensa"}.get(peer, "datasketch")
+    if importlib.util.find_spec(module) is not None:
+        return sys.executable
+    from . import peers
+
+    try:
+        peers.ensure(peer == "text_dedup", log=lambda *a: None)
+    except peers.PeersUnavailable:
+        return None
+    if peer == "text_dedup" and not peers.has("text-dedup"):
+        return None
+    return str(peers._python())
+
+
+def measure_peer(peer: str, corpus: Path, env: dict[str, str], workdir: Path) -> dict[str, Any]:
+    """One run of ``peer`` (a key of :data:`PEERS`) in a fresh process: wall and CPU seconds,
+    stages, peak RSS, clusters; or ``error``."""
+    python = _peer_python(peer)
+    if python is None:
+        return {"error": f"{peer} is not installed (the peers' venv could not be built)"}
+    work = workdir / f"{peer}-work"
+    if work.exists():
+        import shutil
+
+        shutil.rmtree(work)
+    work.mkdir()
+    args = [a.format(corpus=corpus, workdir=work) for a in PEERS[peer][0]]
+    try:
+        wall, r = _run_child(args, env, python)
+    except RuntimeError as e:
+        return {"error": str(e)[-500:]}
     r["stages"]["other"] = max(0.0, wall - sum(r["stages"].values()))
     return {"seconds": wall, **r, "peak_rss_mb": {"all": r["peak_rss_mb"]}}
 
 
 def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries: int = 7) -> dict[str, Any]:
-    """Median seconds of ``neardup query TEXT`` in a fresh process, a Persian text against a
-    Russian one, on an index of ``docs`` documents of each (target: Persian within 1.5x)."""
+    """Median seconds (wall, and CPU: user + system) of ``neardup query TEXT`` in a fresh
+    process, a Persian text against a Russian one, on an index of ``docs`` documents of each (target: Persian within 1.5x)."""
     import statistics
 
     from . import corpora
@@ -307,12 +433,15 @@ def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries
     subprocess.run([*py, "index", str(path), "--engine", str(db), "--quiet"], env=env, check=True, capture_output=True)
     out: dict[str, Any] = {"index_docs": 2 * docs, "queries": queries}
     for lang, ds in (("fa", fa[docs:]), ("ru", ru[docs:])):
-        times = []
+        times, cpus = [], []
         for d in ds[:queries]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run([*py, "query", d.text, "--engine", str(db)], env=env, check=True, capture_output=True)
             times.append(time.perf_counter() - t0)
-        out[f"{lang}_s"] = statistics.median(times)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        out[f"{lang}_s"], out[f"{lang}_cpu_s"] = statistics.median(times), statistics.median(cpus)
     out["fa_over_ru"] = out["fa_s"] / out["ru_s"]
     return out
 
@@ -337,83 +466,115 @@ def byte_compile() -> None:
 
 
 def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = print, tmp: Path | None = None,
-        workers: int | None = None) -> dict[str, Any]:
-    """Build the corpus, measure both sides ``repeat`` times (alternating), keep each side's best
-    (the code byte-compiled first: :func:`byte_compile`). ``workers``: ``neardup index
-    --workers`` (None: the command's default)."""
+        workers: int | None = None, peers: tuple[str, ...] = tuple(PEERS)) -> dict[str, Any]:
+    """Build the corpus, measure neardup and each of ``peers`` (keys of :data:`PEERS`)
+    ``repeat`` times, alternating, and keep each side's best (the code byte-compiled first:
+    :func:`byte_compile`). ``workers``: ``neardup index --workers`` (None: the command's
+    default). Ratios are peer / neardup, of wall and of CPU seconds."""
     byte_compile()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE.parent / "plugin"), os.environ.get("PYTHONPATH", "")]),
                OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="neardup-wholepath-", dir=tmp) as d:
         d = Path(d)
         corpus = d / "corpus.jsonl"
         info = build_corpus(corpus, n, seed)
         log(f"corpus: {info}")
-        nd_runs, ds_runs = [], []
+        nd_runs: list[dict[str, Any]] = []
+        peer_runs: dict[str, list[dict[str, Any]]] = {p: [] for p in peers}
         for r in range(repeat):
             nd_runs.append(measure_neardup(corpus, d / "index.db", env, workers))
-            log(f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s")
-            ds_runs.append(measure_datasketch(corpus, env))
-            log(f"run {r + 1}: datasketch {ds_runs[-1]['seconds']:.2f} s")
+            log(f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s (CPU {nd_runs[-1]['cpu_s']:.2f} s)")
+            for p in peers:
+                if peer_runs[p] and "error" in peer_runs[p][-1]:
+                    continue
+                peer_runs[p].append(measure_peer(p, corpus, env, d))
+                x = peer_runs[p][-1]
+                log(f"run {r + 1}: {p} " + (x["error"][:200] if "error" in x else f"{x['seconds']:.2f} s (CPU {x['cpu_s']:.2f} s)"))
         one = None
         if workers != 0:  # every stage's cost, all in one process (the table's middle column)
             one = measure_neardup(corpus, d / "index.db", env, 0)
-            log(f"one process (--workers 0): neardup {one['seconds']:.2f} s")
+            log(f"one process (--workers 0): neardup {one['seconds']:.2f} s (CPU {one['cpu_s']:.2f} s)")
         query = measure_fresh_query(d, env)
-        log(f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s")
+        log(f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s (CPU {query['fa_cpu_s']:.2f}, {query['ru_cpu_s']:.2f} s)")
         kernels = measure_kernels(env)
         log(f"compiled loops: {kernels['load_s']:.2f} s, {kernels['rss_mb']:.0f} MB")
     nd = min(nd_runs, key=lambda x: x["seconds"])
-    ds = min(ds_runs, key=lambda x: x["seconds"])
-    return {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "neardup_one_process": one, "datasketch": ds,
-            "fresh_query": query, "compiled_loops": kernels,
-            "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], "datasketch": [x["seconds"] for x in ds_runs]},
-            "ratio": ds["seconds"] / nd["seconds"], "load_before": os.getloadavg()[0]}
+    best = {p: (min((x for x in runs if "error" not in x), key=lambda x: x["seconds"], default=None) or runs[-1]) for p, runs in peer_runs.items()}
+    ratios = {p: {"wall": x["seconds"] / nd["seconds"], "cpu": x["cpu_s"] / min(y["cpu_s"] for y in nd_runs)}
+              for p, x in best.items() if "error" not in x}
+    res = {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "neardup_one_process": one, "peers": best,
+           "ratios": ratios, "fresh_query": query, "compiled_loops": kernels,
+           "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], **{p: [x.get("seconds") for x in r] for p, r in peer_runs.items()}},
+           "all_cpu_s": {"neardup": [x["cpu_s"] for x in nd_runs], **{p: [x.get("cpu_s") for x in r] for p, r in peer_runs.items()}},
+           "load_before": load_before, "load_after": os.getloadavg()[0]}
+    if "datasketch_bulk" in ratios:  # the headline: the strongest datasketch usage
+        res["datasketch"], res["ratio"] = best["datasketch_bulk"], ratios["datasketch_bulk"]["wall"]
+    return res
 
 
 # -- output --------------------------------------------------------------------------------------
 def markdown(res: dict[str, Any]) -> str:
-    nd, ds, one = res["neardup"], res["datasketch"], res.get("neardup_one_process")
-    c = res["corpus"]
-    mid = (lambda x: f" {x} |") if one else (lambda x: "")
+    nd, one, c = res["neardup"], res.get("neardup_one_process"), res["corpus"]
+    peers = {p: x for p, x in res.get("peers", {"datasketch_bulk": res.get("datasketch")}).items() if x}
+    ok = {p: x for p, x in peers.items() if "error" not in x}
+    ratios = res.get("ratios", {})
+    cols: list[tuple[str, dict[str, Any]]] = [("neardup", nd)] + ([("neardup, one process", one)] if one else [])
+    cols += [(PEERS[p][1], x) for p, x in ok.items()]
+    head = ", ".join(f"{PEERS[p][1]} {ok[p]['seconds']:.2f} s (**{r['wall']:.2f}x** wall, {r['cpu']:.2f}x CPU)"
+                     for p, r in ratios.items() if p in ok)
+    workers = "" if res.get("workers") is None else f", neardup index --workers {res['workers']}"
     lines = [
         f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, {c['edited_copies']:,} edited copies), "
-        f"best of {res['repeat']}{'' if res.get('workers') is None else ', neardup index --workers ' + str(res['workers'])}: neardup {nd['seconds']:.2f} s, datasketch {ds['seconds']:.2f} s, "
-        f"**{res['ratio']:.2f}x** (target >= 3x).",
+        f"best of {res['repeat']}{workers}, load average {res.get('load_before', 0):.1f} before, {res.get('load_after', 0):.1f} after: "
+        f"neardup {nd['seconds']:.2f} s wall, {nd.get('cpu_s', 0):.2f} s CPU; {head} (x = peer / neardup; targets: >= 3x datasketch "
+        "bulk, >= 1.5x the rensa script).",
         "",
-        f"| stage (s) | neardup |{mid('neardup, one process')} datasketch |",
-        f"|---|---:|{mid('---:')}---:|",
+        "| stage (s) | " + " | ".join(name for name, _ in cols) + " |",
+        "|---|" + "---:|" * len(cols),
     ]
     for s in (*STAGES, "other"):
-        lines.append(f"| {s} | {nd['stages'].get(s, 0.0):.2f} |{mid(format(one['stages'].get(s, 0.0), '.2f')) if one else ''} "
-                     f"{ds['stages'].get(s, 0.0):.2f} |")
-    rss = lambda x: f"index {x['peak_rss_mb']['index']:.0f}, clusters {x['peak_rss_mb']['clusters']:.0f}"  # noqa: E731
-    found = lambda x: f"{x['clusters']:,} ({x['docs_in_clusters']:,})"  # noqa: E731
+        lines.append(f"| {s} | " + " | ".join(f"{x['stages'].get(s, 0.0):.2f}" for _, x in cols) + " |")
+
+    def rss(x: dict[str, Any]) -> str:
+        m = x["peak_rss_mb"]
+        return f"index {m['index']:.0f}, clusters {m['clusters']:.0f}" if "index" in m else f"{m['all']:.0f}"
+
     lines += [
-        f"| **total (wall)** | **{nd['seconds']:.2f}** |{mid('**' + format(one['seconds'], '.2f') + '**') if one else ''} "
-        f"**{ds['seconds']:.2f}** |",
-        f"| peak RSS (MB) | {rss(nd)} |{mid(rss(one)) if one else ''} {ds['peak_rss_mb']['all']:.0f} |",
-        f"| clusters (docs in them) | {found(nd)} |{mid(found(one)) if one else ''} {found(ds)} |",
+        "| **total (wall)** | " + " | ".join(f"**{x['seconds']:.2f}**" for _, x in cols) + " |",
+        "| **CPU (user + sys)** | " + " | ".join(f"**{x.get('cpu_s', 0):.2f}**" for _, x in cols) + " |",
+        "| peak RSS (MB) | " + " | ".join(rss(x) for _, x in cols) + " |",
+        "| clusters (docs in them) | " + " | ".join(f"{x['clusters']:,} ({x['docs_in_clusters']:,})" for _, x in cols) + " |",
         "",
+    ]
+    for p, x in peers.items():
+        if "error" in x:
+            lines += [f"{PEERS[p][1]}: not measured ({x['error'][:300]}).", ""]
+    q = res["fresh_query"]
+    lines += [
         f"Not in the whole path: the first `neardup search` after indexing (it adds the {c['documents']:,} documents to the "
         f"full-text index) {nd['first_search_s']:.2f} s, the next one {nd['next_search_s']:.2f} s; the first containment "
         f"`neardup query` (it adds their winnowing postings) {nd['first_containment_query_s']:.2f} s, the next one "
         f"{nd['next_containment_query_s']:.2f} s.",
         "",
-        "Fresh-process `neardup query` (median of {q}, index of {n} fa + ru documents): Persian {fa:.2f} s, Russian {ru:.2f} s, "
-        "**{r:.2f}x** (target <= 1.5x).".format(q=res["fresh_query"]["queries"], n=res["fresh_query"]["index_docs"],
-                                                fa=res["fresh_query"]["fa_s"], ru=res["fresh_query"]["ru_s"], r=res["fresh_query"]["fa_over_ru"]),
+        f"Fresh-process `neardup query` (median of {q['queries']}, index of {q['index_docs']} fa + ru documents): Persian "
+        f"{q['fa_s']:.2f} s wall, {q.get('fa_cpu_s', 0):.2f} s CPU; Russian {q['ru_s']:.2f} s wall, {q.get('ru_cpu_s', 0):.2f} s CPU; "
+        f"Persian / Russian **{q['fa_over_ru']:.2f}x** (target <= 1.5x; target < 0.2 s each).",
         "",
         f"Loading the compiled signing loops (numba), in a fresh process that has made its tables (median of "
         f"{res['compiled_loops']['runs']}): {res['compiled_loops']['load_s']:.2f} s and {res['compiled_loops']['rss_mb']:.0f} MB "
-        f"resident. With signing workers the storing process first waits {nd['first_wait_s'] or 0:.2f} s for a signed batch "
-        "(each worker loads the loops first).",
+        f"resident. With signing workers the storing process first waits {nd['first_wait_s'] or 0:.2f} s for a signed batch.",
         "",
         "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded engine; stages are "
-        "this process's own: with signing workers, `canonicalize` and `sign` are its first batch and `wait` the time it "
+        "this process's own: with signing workers, `canonicalize` and `sign` are what it signed itself and `wait` the time it "
         "waited for the workers; `other` = interpreter start, opening the index, commits). The one-process column is "
-        "`neardup index --workers 0`, every stage's whole cost. datasketch: Python `\\w+` 5-shingles, "
-        "`update_batch`, 128 permutations, `MinHashLSH` at 0.8, union-find (unverified).",
+        "`neardup index --workers 0`, every stage's whole cost. CPU: user + system seconds of the processes, signing "
+        "workers included. Peers, each reading the same JSONL file in a fresh process, then union-find over the "
+        "candidates (unverified): *datasketch bulk*, its strongest usage: Python `\\w+` 5-shingles, `MinHash.bulk` (one "
+        "set of permutations for all documents), `MinHashLSH` at 0.8 filled in an insertion session, a query per document; "
+        "*datasketch new*: a new `MinHash` per document with `update_batch`, one `insert` each; *rensa script*: the "
+        "same shingles, `RMinHash.from_token_sets`, `RMinHashLSH` (16 bands of 8 rows) `insert_many` and `query_all`; "
+        "*text-dedup*: the file read into a dataset, then its `minhash` command (one process, xxh3).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -422,7 +583,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
         kind, rest = argv[1], argv[2:]
-        res = child_neardup(rest) if kind == "neardup" else child_kernels() if kind == "kernels" else child_datasketch(rest[0])
+        children: dict[str, Callable[..., dict[str, Any]]] = {"neardup": child_neardup, "kernels": child_kernels,
+                                                               "datasketch": child_datasketch, "rensa": child_rensa,
+                                                               "text-dedup": child_text_dedup}
+        res = children[kind](rest) if kind == "neardup" else children[kind](*rest)
         print(json.dumps(res))
         return 0
     ap = argparse.ArgumentParser(prog="python -m benchmarks.wholepath", description=__doc__.split("\n\n")[0])
@@ -430,12 +594,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--workers", type=int, default=None, help="neardup index --workers (default: the command's own default)")
+    ap.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, of {', '.join(PEERS)} (default: all)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     a = ap.parse_args(argv)
+    chosen = tuple(p for p in a.peers.split(",") if p)
+    if unknown := [p for p in chosen if p not in PEERS]:
+        ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}")
     from .report import provenance as _provenance
 
     provenance = _provenance()  # taken before the run: the date it started, the commit it measures
-    res = run(a.docs, a.repeat, a.seed, log=lambda m: print(m, file=sys.stderr), workers=a.workers)
+    res = run(a.docs, a.repeat, a.seed, log=lambda m: print(m, file=sys.stderr), workers=a.workers, peers=chosen)
     res["command"] = "python -m benchmarks.wholepath " + " ".join(argv)
     res.update(provenance)
     a.out.mkdir(parents=True, exist_ok=True)

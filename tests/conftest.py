@@ -236,6 +236,9 @@ class FaultProxy:
       answering (a timeout in the middle of a bulk request whose writes happened)
     * ``refuse_bulk_with``: answer 400 to every ``_bulk`` request whose body contains this
       string (a server refusing a whole request for one document)
+    * ``partial_msearch``: forward that many ``_msearch`` requests, then answer each search
+      in them as a cluster that lost a node does: hits from none of the shards, one shard
+      failed (``_shards.failed``), status 200
     * ``as_elasticsearch``: present the server as Elasticsearch 9 (product header, ``GET /``)
       so the elasticsearch client path can run against osmem
     * ``ingest``: an ingest-pipeline front that answers the way OpenSearch of that version
@@ -265,6 +268,7 @@ class FaultProxy:
         self.delay_bulk = 0
         self.delay_seconds = 0.0
         self.refuse_bulk_with: str | None = None
+        self.partial_msearch = 0
         self.log: list[tuple[str, str, int]] = []
         self.accept: list[str] = []  # the Accept header of every request
         self._lock = threading.Lock()
@@ -419,6 +423,15 @@ class FaultProxy:
                 info["tagline"] = "You Know, for Search"
                 data = json.dumps(info).encode()
         self.log.append((method, path, resp.status))
+        if path.split("?")[0].endswith("/_msearch") and resp.status == 200 and self._take("partial_msearch"):
+            answer = json.loads(data)
+            for r in answer.get("responses", []):
+                total = (r.get("_shards") or {}).get("total", 1)
+                r["_shards"] = {"total": total, "successful": total - 1, "skipped": 0, "failed": 1,
+                                "failures": [{"shard": 0, "index": "?", "reason": {"type": "no_shard_available_action_exception",
+                                                                                   "reason": "injected: the node holding it left"}}]}
+                r.setdefault("hits", {})["hits"] = []
+            data = json.dumps(answer).encode()
         if is_bulk and self._take("drop_bulk"):
             return None
         if is_bulk and self._take("delay_bulk"):

@@ -20,7 +20,7 @@ def run(*args, ok=True):
 @pytest.fixture(scope="module")
 def sample_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("cli") / "sample.db"
-    out = json.loads(run("index", SAMPLE, "-e", db, "--json").output)
+    out = json.loads(run("index", SAMPLE, "-e", db, "--json").stdout)
     assert out["indexed"] == out["documents"] > 100 and out["duplicates"] > 10
     return db
 
@@ -28,14 +28,15 @@ def sample_db(tmp_path_factory):
 def test_choices_come_from_the_config():
     import click
 
-    from neardup.config import CHOICES, LANGUAGES
+    from neardup.cli.options import LANGUAGE
+    from neardup.config import CHOICES
 
     ctx = click.Context(main)
     offered = {(cmd, p.name): tuple(p.type.choices) for cmd in ("index", "query", "init")
                for p in main.get_command(ctx, cmd).params if isinstance(p.type, click.Choice)}
-    settings = {("lang", LANGUAGES), ("minhash_scheme", CHOICES["minhash_scheme"]), ("stem", CHOICES["stem"]),
-                ("fa_segmentation", CHOICES["fa_segmentation"])}
-    assert offered == {("query", "lang"): LANGUAGES} | {(cmd, name): choices for cmd in ("index", "init") for name, choices in settings}
+    settings = {("minhash_scheme", CHOICES["minhash_scheme"]), ("stem", CHOICES["stem"]), ("fa_segmentation", CHOICES["fa_segmentation"])}
+    assert offered == {(cmd, name): choices for cmd in ("index", "init") for name, choices in settings}
+    assert all(p.type is LANGUAGE for cmd in ("index", "query", "init", "compare") for p in main.get_command(ctx, cmd).params if p.name == "lang")
     bad = run("index", SAMPLE, "-e", ":memory:", "--stem", "porter", ok=False)
     assert bad.exit_code == 2 and "'porter' is not one of 'none', 'snowball', 'lemma'" in bad.output
 
@@ -48,7 +49,7 @@ def test_help_teaches():
 
 
 def test_clusters_of_the_sample_in_json_and_csv(sample_db):
-    cl = json.loads(run("clusters", "-e", sample_db, "--json").output)
+    cl = json.loads(run("clusters", "-e", sample_db, "--json").stdout)
     assert len(cl) >= 10 and {"en", "fa", "ru"} <= {lang for c in cl for lang in c["languages"]}
     assert all(c["size"] == len(c["members"]) >= 2 and 0.8 <= c["min_resemblance"] <= c["mean_resemblance"] <= 1.0 for c in cl)
     csv_out = run("clusters", "-e", sample_db, "--csv").output.splitlines()
@@ -71,23 +72,23 @@ def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behi
 
 
 def test_query_compare_search_info(sample_db):
-    cl = json.loads(run("clusters", "-e", sample_db, "--json").output)
+    cl = json.loads(run("clusters", "-e", sample_db, "--json").stdout)
     a = cl[0]["members"][0]
-    q = json.loads(run("query", "--id", a, "-e", sample_db, "--json").output)
+    q = json.loads(run("query", "--id", a, "-e", sample_db, "--json").stdout)
     assert q and {m["id"] for m in q} <= set(cl[0]["members"]) and all(m["resemblance"] >= 0.8 for m in q)
     b = q[0]["id"]
-    cmp = json.loads(run("compare", "--ids", a, b, "-e", sample_db, "--json").output)
+    cmp = json.loads(run("compare", "--ids", a, b, "-e", sample_db, "--json").stdout)
     assert cmp["resemblance"] >= 0.8 and cmp["shared_shingles"]
     news = next(c for c in cl if c["representative_id"].startswith("en-reuters") and c["min_resemblance"] == 1.0)
     texts = {r["id"]: r["text"].lower() for r in map(json.loads, SAMPLE.read_text(encoding="utf-8").splitlines())}
     common = set.intersection(*(set(texts[m].split()) for m in news["members"]))
     words = " ".join(sorted((w for w in common if w.isalpha()), key=lambda w: (-len(w), w))[:3])
-    plain = json.loads(run("search", words, "-e", sample_db, "--json", "-n", "20").output)
+    plain = json.loads(run("search", words, "-e", sample_db, "--json", "-n", "20").stdout)
     assert set(news["members"]) <= {h["id"] for h in plain}
-    hits = json.loads(run("search", words, "-e", sample_db, "--dedupe", "--json", "-n", "20").output)
+    hits = json.loads(run("search", words, "-e", sample_db, "--dedupe", "--json", "-n", "20").stdout)
     head = [h for h in hits if h["id"] in news["members"]]
     assert len(head) == 1 and head[0]["folded_count"] == news["size"] - 1
-    assert json.loads(run("info", "-e", sample_db, "--json").output)["documents"] > 100
+    assert json.loads(run("info", "-e", sample_db, "--json").stdout)["documents"] > 100
 
 
 def test_compare_files(tmp_path, sample_db):
@@ -110,7 +111,7 @@ def test_compare_shows_persian_passages_as_written(tmp_path, sample_db):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text(text, encoding="utf-8")
     b.write_text(copy, encoding="utf-8")
-    data = json.loads(run("compare", a, b, "-e", sample_db, "--json").output)
+    data = json.loads(run("compare", a, b, "-e", sample_db, "--json").stdout)
     assert data["shared_shingles"] and len(data["shared_passages"]) == 2
     flat = " ".join(text.split())
     assert all(p in flat for p in data["shared_passages"])  # A's own text, as written
@@ -127,7 +128,7 @@ def test_bad_json_line_names_file_and_line_and_keeps_earlier_docs(tmp_path):
     db = tmp_path / "x.db"
     res = run("index", f, "-e", db, ok=False)
     assert res.exit_code == 1 and f"{f}:4" in res.output and "not JSON" in res.output
-    assert json.loads(run("info", "-e", db, "--json").output)["documents"] == 3
+    assert json.loads(run("info", "-e", db, "--json").stdout)["documents"] == 3
     res = run("index", f, "-e", db, "--skip-bad", "--json")
     out = json.loads(res.output)
     assert out["skipped"] == 1 and out["documents"] == 4
@@ -136,7 +137,7 @@ def test_bad_json_line_names_file_and_line_and_keeps_earlier_docs(tmp_path):
 @pytest.mark.parametrize("line,problem", [
     ({"id": "x"}, "no 'text' field"),
     ({"id": "x", "text": "   \n "}, "empty or whitespace-only text"),
-    ({"id": "x", "text": "hello", "lang": "xx"}, "unknown language code 'xx'"),
+    ({"id": "x", "text": "hello", "lang": "english"}, "unknown language code 'english'"),
     ({"id": "x", "text": 5}, "'text' must be a string"),
     ([1, 2], "must be a JSON object"),
 ])
@@ -160,7 +161,7 @@ def test_invalid_utf8_and_binary_files(tmp_path):
 def test_duplicate_ids_are_upserted(tmp_path):
     f = tmp_path / "in.jsonl"
     f.write_text("\n".join(json.dumps({"id": "same", "text": f"version {i} of the text"}) for i in range(3)) + "\n", encoding="utf-8")
-    out = json.loads(run("index", f, "-e", tmp_path / "x.db", "--json").output)
+    out = json.loads(run("index", f, "-e", tmp_path / "x.db", "--json").stdout)
     assert out["documents"] == 1
 
 
@@ -169,7 +170,7 @@ def test_a_ten_megabyte_document(tmp_path):
     assert len(words) > 10_000_000
     f = tmp_path / "big.jsonl"
     f.write_text(json.dumps({"id": "big", "text": words}) + "\n", encoding="utf-8")
-    out = json.loads(run("index", f, "-e", tmp_path / "x.db", "--json").output)
+    out = json.loads(run("index", f, "-e", tmp_path / "x.db", "--json").stdout)
     assert out["indexed"] == 1
 
 

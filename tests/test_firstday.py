@@ -32,6 +32,13 @@ def test_a_slow_step_says_what_it_does_when_it_starts_to_take_long_and_when_it_e
     assert err[1].startswith("compiling things: done in ") and err[1].endswith(" s")
 
 
+def test_progress_off_a_terminal_says_when_it_starts_and_ends(tmp_path):
+    r = run("index", SAMPLE, "-e", tmp_path / "x.db")  # (the test runner's stderr is no terminal)
+    lines = r.stderr.splitlines()
+    assert "indexing ..." in lines and any(x.startswith("indexing: done in ") for x in lines)
+    assert "indexing" not in run("index", SAMPLE, "-e", tmp_path / "y.db", "--json").stderr
+
+
 def test_a_quick_step_prints_nothing(capsys):
     with slow_notice("compiling things", after=0.5):
         pass
@@ -225,7 +232,8 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(sample_db, args):
                          stderr=subprocess.PIPE, env=env)
     p.stdout.close()  # the reader is gone before the first write
     err = p.stderr.read().decode()
-    assert p.wait(timeout=120) == 0 and err == "", err
+    assert p.wait(timeout=120) == 0, err
+    assert "error" not in err.lower() and "Traceback" not in err and "pipe" not in err.lower(), err  # (progress lines may be there)
 
 
 def test_ctrl_c_during_index_says_how_to_go_on_and_exits_130(tmp_path, monkeypatch):

@@ -171,7 +171,7 @@ def test_clean_and_safe_make_data_inert():
 def test_hostile_ids_titles_and_texts_are_printed_literally(engine_target, tmp_path):
     target, opts = engine_target
     prepare(target, opts)
-    base = good_text(1)
+    base = good_text(1) + " " + good_text(2)  # (long enough that the hostile titles' words keep each copy above t)
     recs = [{"id": i, "title": t, "text": base + (" extra words" if n else "") + " " + t} for n, (i, t) in enumerate(HOSTILE.items())]
     recs.append({"id": "esc-\x1b]0;pwned\x07", "title": "[bold]", "text": base})
     src = write_jsonl(tmp_path / "h.jsonl", recs)

@@ -99,7 +99,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 #: The layers of ARCHITECTURE.md, lowest first: a module imports its own layer and lower
 #: ones only. A package name covers its modules. Modules that do not exist are ignored.
 LAYERS = (
-    ("primitives", {"errors", "retry", "allocator", "mixing", "kernels", "tablecache", "hashing", "ragged", "registry", "encoding", "verify", "ppjoin", "worddiff", "charts", "resources", "redact", "validate"}),
+    ("primitives", {"errors", "retry", "allocator", "mixing", "kernels", "loops", "tablecache", "hashing", "ragged", "registry", "encoding", "verify", "ppjoin", "worddiff", "charts", "resources", "redact", "validate"}),
     ("sketches", {"shingles", "minhash", "simhash", "lsh", "sampling"}),
     ("settings", {"config"}),
     ("text", {"canonical"}),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from neardup import kernels
 from neardup.canonical.letters import split_tokens, token_hashes
-from neardup.canonical.scripts import _LANG_CODES, detect_language, detect_languages, script_of
+from neardup.canonical.scripts import _CODES, detect_language, detect_languages, script_code
 from neardup.hashing import KeySet, code_points, fmix64, hash_strings
 from neardup.mixing import GOLDEN
 from neardup.ragged import offsets_of
@@ -112,11 +112,10 @@ def test_or_flags_is_the_or_of_the_entries_of_each_text(texts, table):
 
 def _counts_by_definition(text: str, sample: int) -> list[int]:
     """Letters (str.isalpha) among the first ``sample`` letters, by script code."""
-    out = [0, 0, 0, 0]
+    out = [0] * _CODES
     letters = [ch for ch in text if ch.isalpha()][:sample]
     for ch in letters:
-        s = script_of(ch)
-        out[_LANG_CODES[s] if s else 0] += 1
+        out[script_code(ch)] += 1
     return out
 
 
@@ -127,7 +126,7 @@ def test_script_counts_are_the_first_letters_by_script(texts, sample):
 
     letter, script = _code_point_tables()
     counts = kernels.script_counts(code_points("".join(texts)), offsets_of([len(t) for t in texts]), letter, script, sample,
-                                   len(_LANG_CODES) + 1)
+                                   _CODES)
     assert counts.tolist() == [_counts_by_definition(t, sample) for t in texts]
 
 
@@ -153,3 +152,60 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
             "print(float(scipy.linalg.norm([3.0, 4.0])), float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out in (["5.0", "3.0"], ["no", "scipy"])
+
+
+def _signed_fields(signed) -> list[tuple]:
+    from dataclasses import fields
+
+    def norm(v):
+        if isinstance(v, np.ndarray):
+            return ("array", str(v.dtype), v.tolist())
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    return [tuple((f.name, norm(getattr(s, f.name))) for f in fields(s) if f.name != "doc") for s in signed]
+
+
+def test_interpreted_loops_sign_as_the_compiled_ones():
+    """The loops run interpreted (no numba) give every signature bit for bit, Persian and
+    Russian and English texts, short and long."""
+    import json
+
+    from neardup.config import Config
+    from neardup.loops import interpreted_loops, mode
+    from neardup.signer import Document, Signer
+
+    from .corpora import FA_ZWNJ_SAMPLE, SAMPLE
+
+    recs = [json.loads(x) for x in SAMPLE.read_text(encoding="utf-8").splitlines()][:30]
+    recs += [json.loads(x) for x in FA_ZWNJ_SAMPLE.read_text(encoding="utf-8").splitlines()][:15]
+    ru = "Съешь же ещё этих мягких французских булок, да выпей чаю. Ёжик в тумане — 2024 год, «цитата» и т. д. "
+    docs = [Document(str(i), r["text"]) for i, r in enumerate(recs)] + [
+        Document("ru", ru * 12), Document("x", "Hi, x_2 да! 42 کتاب‌ها ۱۲۳ Ǆ ﬁ ①"), Document("e", "!!")]
+    compiled = Signer(Config()).sign_batch(docs)
+    with interpreted_loops():
+        assert mode() == "interpreted"
+        interpreted = Signer(Config()).sign_batch(docs)
+    assert mode() == "compiled"
+    assert len(interpreted) == len(compiled) >= 40
+    assert _signed_fields(interpreted) == _signed_fields(compiled)
+
+
+def test_a_fresh_query_process_loads_no_numba(tmp_path):
+    """``neardup query`` of one text signs with the loops interpreted: numba never loads."""
+    import os
+    import subprocess
+    import sys
+
+    from .corpora import REPO, SAMPLE
+
+    env = dict(os.environ, PYTHONPATH=str(REPO / "plugin"))
+    db = str(tmp_path / "q.db")
+    subprocess.run([sys.executable, "-m", "neardup.cli", "index", str(SAMPLE), "--engine", db, "--quiet"], env=env, check=True,
+                   capture_output=True, timeout=300)
+    code = ("import sys, runpy; sys.argv = ['neardup', 'query', 'the quick brown fox jumps over the lazy dog', '--engine', "
+            f"{db!r}, '--json']\ntry:\n    runpy.run_module('neardup.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('numba' in sys.modules, file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert p.stderr.strip().splitlines()[-1] == "False"

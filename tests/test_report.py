@@ -103,7 +103,7 @@ def test_text_attrs_direction_by_language():
 def test_resemblance_edges():
     e = resemblance_edges(0.8)
     assert len(e) == 21 and e[0] == 0.5 and e[-1] == 1.0 and e == sorted(e)
-    assert resemblance_edges(0.3)[0] == 0.2
+    assert resemblance_edges(0.3)[0] == 0.0 and resemblance_edges(0.9)[0] == 0.6  # t - 0.3: the pairs below t show
 
 
 # -- the page --------------------------------------------------------------------------------

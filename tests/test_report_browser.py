@@ -178,17 +178,23 @@ def test_persian_cluster_renders_right_to_left(report_page):
         c.open = true;
         const m = c.querySelector('details.member');
         m.open = true;
-        const texts = Array.from(m.querySelectorAll('.text'));
+        const texts = Array.from(m.querySelectorAll('.diff .text'));
+        const changes = m.querySelector('.changes .text');
         const title = c.querySelector('summary .title');
+        const titleDir = getComputedStyle(title).direction;
+        title.textContent = 'Windows 10 (64-bit)';  // a Latin title in this Persian cluster
         const en = document.querySelector('details.cluster:not([data-cluster-id^="fa-"]) .text');
         return {{dirs: texts.map(t => getComputedStyle(t).direction), langs: texts.map(t => t.lang),
-                 title: getComputedStyle(title).direction, marks: m.querySelectorAll('mark.shared').length,
+                 title: titleDir, latinTitle: getComputedStyle(title).direction,
+                 changes: getComputedStyle(changes).direction, changed: changes.querySelectorAll('ins, del, .same').length,
+                 marks: m.querySelectorAll('mark.shared').length,
                  visible: texts.every(t => t.getBoundingClientRect().height > 20),
                  firstLeft: texts[0].getBoundingClientRect().left, secondLeft: texts[1].getBoundingClientRect().left,
                  en: getComputedStyle(en).direction}};
     }})()""")
     assert got["dirs"] == ["rtl", "rtl"] and got["langs"] == ["fa", "fa"], got
-    assert got["title"] == "rtl", got
+    assert got["title"] == "rtl" and got["latinTitle"] == "ltr", got
+    assert got["changes"] == "rtl" and got["changed"] >= 1, got
     assert got["visible"] and got["marks"] >= 1, got
     assert got["firstLeft"] > got["secondLeft"], "in a right-to-left diff the representative is on the right"
     assert got["en"] == "ltr", got

@@ -12,7 +12,6 @@ same memory serves the next batch.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 #: glibc's mallopt parameters (malloc.h).
@@ -36,8 +35,7 @@ def keep_freed_memory(mmap_threshold: int = MMAP_THRESHOLD_MAX, trim_threshold: 
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(None).mallopt  # (the process's own symbols, libc's among them; find_library would run ldconfig)
     except (OSError, AttributeError):  # (musl has no mallopt)
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int

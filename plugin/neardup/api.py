@@ -106,6 +106,13 @@ class Comparison:
     shared_shingles: list[str]  # canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
+    #: each side too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`):
+    #: then ``exact_equal`` needs the same raw words, not only the same canonical tokens
+    too_short_a: bool = False
+    too_short_b: bool = False
+    #: canonical tokens of each side
+    tokens_a: int = 0
+    tokens_b: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -122,12 +129,14 @@ class DocumentTags:
     representative: str | None  # its representative (itself for a representative)
     resemblance: float | None  # to the representative (None for a representative)
     members: list[tuple[str, float]] = field(default_factory=list)  # a representative's members
+    too_short: bool = False  # too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`)
 
     def to_dict(self) -> dict[str, Any]:
         t = self.tags
         return {"id": self.id, "seq": self.seq, "title": self.title, "cluster_id": t.cluster_id if t else None,
                 "dup_of": t.dup_of if t else None, "is_duplicate": t.is_duplicate if t else None, "representative": self.representative,
-                "resemblance": self.resemblance, "members": [{"id": i, "resemblance": r} for i, r in self.members]}
+                "resemblance": self.resemblance, "members": [{"id": i, "resemblance": r} for i, r in self.members],
+                "too_short": self.too_short}
 
 
 @dataclass
@@ -340,11 +349,14 @@ class NearDup:
             shared_strings = shared_shingle_strings(self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed)
             del hb
         passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
+        # a text too short to tell texts apart is an exact copy only of the same raw words
+        exact = sa.exact == sb.exact and (not (sa.too_short or sb.too_short) or da.text.split() == db.text.split())
         return Comparison(a=da.id, b=db.id, resemblance=sim.resemblance, containment=sim.containment, containment_ba=sim.containment_ba,
                           intersection=sim.intersection, shingles_a=sim.size_a, shingles_b=sim.size_b,
                           passes_length_filter=passes_length_filter(sim.size_a, sim.size_b, c.threshold),
-                          minhash_estimate=mha.jaccard(mhb), simhash_hamming=hamming(sa.simhash, sb.simhash), exact_equal=sa.exact == sb.exact,
-                          collisions=collisions, shared_shingles=shared_strings, shared_passages=passages)
+                          minhash_estimate=mha.jaccard(mhb), simhash_hamming=hamming(sa.simhash, sb.simhash), exact_equal=exact,
+                          collisions=collisions, shared_shingles=shared_strings, shared_passages=passages,
+                          too_short_a=sa.too_short, too_short_b=sb.too_short, tokens_a=sa.n_tokens, tokens_b=sb.n_tokens)
 
     def _doc_by_id(self, doc_id: str) -> Document:
         d = self.engine.get([doc_id], text=True).get(doc_id)
@@ -361,13 +373,15 @@ class NearDup:
             raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         t = d.tags
         if t is None:
-            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=None, representative=None, resemblance=None)
+            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=None, representative=None, resemblance=None, too_short=d.too_short)
         if t.is_duplicate:
-            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=t.dup_of, resemblance=t.max_resemblance)
+            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=t.dup_of, resemblance=t.max_resemblance,
+                                too_short=d.too_short)
         members = self.engine.members([d.id]).get(d.id, [])
         got = self.engine.get(members) if members else {}
         return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=d.id, resemblance=None,
-                            members=[(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members])
+                            members=[(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members],
+                            too_short=d.too_short)
 
     def similar_ids(self, doc_id: str, limit: int = 5, cutoff: float = 60.0) -> list[str]:
         """Stored ids that look like ``doc_id`` (an id mistyped, or typed as another path),
@@ -399,7 +413,7 @@ class NearDup:
             rec.update({k: v for k, v in (d.fields or {}).items() if k not in rec})
             rec["neardup"] = {"cluster_id": t.cluster_id if t else None, "dup_of": t.dup_of if t else None,
                               "resemblance": t.max_resemblance if t and t.is_duplicate else None,
-                              "is_duplicate": t.is_duplicate if t else None, "seq": d.seq}
+                              "is_duplicate": t.is_duplicate if t else None, "seq": d.seq, "too_short": d.too_short}
             yield rec
 
     # -- N-to-N ------------------------------------------------------------------------------
@@ -408,6 +422,17 @@ class NearDup:
         (:func:`neardup.clustering.verified_pairs`)."""
         t = self.config.threshold if threshold is None else threshold
         return clustering.verified_pairs(self.engine, self.rule, t, fields=fields, max_group=max_group)[0]
+
+    def resemblance_histogram(self, low: float | None = None, width: float = 0.05) -> list[dict[str, Any]]:
+        """How the documents' best resemblances to an earlier document spread, from ``low``
+        (default t - 0.3, :func:`~neardup.clustering.tuning_low`) to 1, in bins of ``width``:
+        where to put the threshold (:func:`~neardup.clustering.resemblance_histogram`). Below
+        the index's threshold the keys propose a pair with the probability each bin's
+        ``expected_recall`` says, so those bins are lower bounds."""
+        low = clustering.tuning_low(self.config.threshold) if low is None else low
+        best = clustering.best_earlier_resemblances(self.engine, self.rule, low)
+        dups = [r.id for r in self.engine.scan_tags() if r.tags is not None and r.tags.is_duplicate]
+        return clustering.resemblance_histogram(best, dups, self.config.threshold, low, self.rule, width)
 
     def clusters(self, threshold: float | None = None, *, write: bool = False, min_size: int = 2,
                  connected: bool = False) -> list[ClusterRecord]:

@@ -237,3 +237,60 @@ def groups_from_components(components: Iterable[list[str]], pairs: Sequence[Pair
         comp = sorted(comp, key=seq.__getitem__)
         out[comp[0]] = [(m, best.get(m, 0.0)) for m in comp[1:]]
     return out
+
+
+def tuning_low(threshold: float) -> float:
+    """The lowest resemblance the tuning histogram shows: t - 0.3 (at least 0), down to a
+    multiple of 0.05.
+
+    >>> tuning_low(0.8), tuning_low(0.33), tuning_low(0.2)
+    (0.5, 0.0, 0.0)
+    """
+    return max(0.0, math.floor((threshold - 0.3) * 20 + 1e-9) / 20)
+
+
+def tuning_fields(rule: CandidateRule, signatures: Sequence[str]) -> list[str]:
+    """The key fields whose collisions propose the pairs of the tuning histogram: the
+    candidate rule's, and the winnowing samples where the index has them (a pair that shares
+    a run of ``winnow_window`` shingles always shares one: pairs well below the threshold
+    show, which band keys tuned for the threshold mostly miss)."""
+    return list(rule.needs()) + (["winnow"] if "winnow" in signatures else [])
+
+
+def best_earlier_resemblances(engine: Engine, rule: CandidateRule, low: float, *, max_group: int = 1000) -> dict[str, float]:
+    """Each document's highest resemblance to an earlier document (by arrival), among the
+    pairs the keys of :func:`tuning_fields` propose and verification finds at >= ``low``;
+    documents with none are left out."""
+    fields = tuning_fields(rule, engine.config.signatures)
+    pairs, store = verified_pairs(engine, rule, max(low, 1e-9), fields=fields, max_group=max_group)
+    best: dict[str, float] = {}
+    for p in pairs:
+        later = p.b if store[p.a].seq < store[p.b].seq else p.a
+        best[later] = max(best.get(later, 0.0), p.resemblance)
+    return best
+
+
+def resemblance_histogram(best: Mapping[str, float], duplicates: Iterable[str], threshold: float, low: float,
+                          rule: CandidateRule | None = None, width: float = 0.05) -> list[dict[str, Any]]:
+    """Bins of ``width`` from ``low`` to 1 (the last one holds 1.0): documents whose best
+    resemblance (``best``) falls in each, of them the tagged ``duplicates``, and, with
+    ``rule``, the share of pairs at the bin's lower edge the rule's keys propose for
+    candidate queries (:func:`expected_recall`; the histogram's pairs come from more keys).
+
+    >>> [(b["from"], b["documents"], b["duplicates"]) for b in resemblance_histogram({"a": 0.62, "b": 0.97, "c": 1.0}, ["b", "c"], 0.8, 0.5, width=0.25)]
+    [(0.5, 1, 0), (0.75, 2, 2)]
+    """
+    dup = set(duplicates)
+    n = max(1, math.ceil((1 - low) / width - 1e-9))
+    bins = [{"from": round(low + k * width, 6), "to": round(min(1.0, low + (k + 1) * width), 6), "documents": 0, "duplicates": 0,
+             "below_threshold": low + (k + 1) * width <= threshold + 1e-9} for k in range(n)]
+    for doc, r in best.items():
+        if r < low:
+            continue
+        b = bins[min(n - 1, int((r - low) / width + 1e-9))]
+        b["documents"] += 1
+        b["duplicates"] += doc in dup
+    if rule is not None:
+        for b in bins:
+            b["expected_recall"] = round(expected_recall(rule, max(b["from"], 1e-9)), 4)
+    return bins

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, get_args
 
@@ -19,11 +20,11 @@ from .errors import ConfigError
 from .registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
-SIGNATURE_VERSION = 4  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant); 4: tokens hashed from their code points (no string per token), the exact key over the token hashes
+SIGNATURE_VERSION = 5  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant); 4: tokens hashed from their code points (no string per token), the exact key over the token hashes; 5: stop lists of function words only (canonical/data), languages beyond fa/ru/en (character tokens for scripts without spaces, Arabic apart from Persian)
 
 # -- settings with a fixed set of values: the Literal types are the one source of the choices
-Language = Literal["fa", "ru", "en"]
-DefaultLang = Literal["auto", Language]  # "auto": detect by script (nested Literals flatten)
+Language = Literal["fa", "ru", "en"]  # the languages with rules of their own (stop lists, Persian letters, stemmers)
+DefaultLang = str  # "auto" (detect by script) or a language code (:func:`is_language_code`)
 Digits = Literal["unify", "drop", "keep"]  # unify: to ASCII
 Stem = Literal["none", "snowball", "lemma"]  # snowball: ru, en; lemma: ru (pymorphy3)
 Shingle = Literal["word", "char"]
@@ -35,7 +36,6 @@ FaJoinRule = Literal["first", "lexicon", "second"]
 
 #: setting -> its allowed values, checked by :class:`Config` (and the ones a CLI option should offer)
 CHOICES: dict[str, tuple[str, ...]] = {
-    "default_lang": get_args(DefaultLang),
     "digits": get_args(Digits),
     "stem": get_args(Stem),
     "shingle": get_args(Shingle),
@@ -44,6 +44,29 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 LANGUAGES: tuple[str, ...] = get_args(Language)
+_LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
+
+
+def is_language_code(code: object) -> bool:
+    """Whether ``code`` reads as a language code: an ISO 639 code of two or three letters,
+    optionally with BCP 47 subtags ("pt-BR", "zh-Hant", "und"). Any such code is accepted:
+    fa, ru and en have rules of their own, every other language the generic ones.
+
+    >>> [is_language_code(c) for c in ("en", "de", "pt-BR", "zh_Hant", "english", "e", "", 3)]
+    [True, True, True, True, False, False, False, False]
+    """
+    return isinstance(code, str) and _LANGUAGE_CODE.fullmatch(code) is not None
+
+
+def language_of_code(code: str) -> str:
+    """The language a code names, as neardup stores it: its first subtag in lower case
+    ("en-GB" -> "en"), so that a region or script subtag never separates a language from
+    its rules.
+
+    >>> language_of_code("EN-gb"), language_of_code("zh_Hant"), language_of_code("ar")
+    ('en', 'zh', 'ar')
+    """
+    return re.split("[-_]", code, maxsplit=1)[0].lower()
 SIGNATURES = ("exact", "minhash", "simhash", "winnow")
 #: Built-in signatures: the defaults plus Broder's MOD_m sample.
 BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
@@ -78,7 +101,7 @@ class Config:
 
     version: int = SIGNATURE_VERSION
     # -- canonicalization ------------------------------------------------------------
-    default_lang: DefaultLang = "auto"  # "auto" (detect by script) or one of LANGUAGES
+    default_lang: DefaultLang = "auto"  # "auto" (detect by script) or a language code (:func:`is_language_code`)
     strip_html: bool = True
     stopwords: bool = True
     digits: Digits = "unify"  # unify (to ASCII) | drop | keep
@@ -110,6 +133,8 @@ class Config:
 
     def __post_init__(self) -> None:
         self._check_choices()
+        if self.default_lang != "auto":
+            object.__setattr__(self, "default_lang", language_of_code(self.default_lang))
         self._check_ranges()
         self._resolve_lsh()
         object.__setattr__(self, "shingle_size_by_lang", tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)))
@@ -123,6 +148,8 @@ class Config:
             value = getattr(self, name)
             if value not in allowed:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+        if self.default_lang != "auto" and not is_language_code(self.default_lang):
+            raise ConfigError(f"default_lang must be auto or a language code (en, de, ar, zh, ...), not {self.default_lang!r}")
         known = set(BUILTIN_SIGNATURES) | set(FAMILY_SIGNATURES)
         unknown = set(self.signatures) - known
         if unknown:

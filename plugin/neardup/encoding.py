@@ -114,7 +114,9 @@ def pack_keys_many(fields: Sequence[str], keys: Mapping[str, tuple[np.ndarray, n
     """:func:`pack_keys` of many documents in one compiled pass (:func:`neardup.kernels.pack_keys`):
     each field's keys and the shingles as ragged arrays (:func:`joined_keys`,
     :func:`~neardup.ragged.join`), ``exact[i]`` the digest of document i."""
-    from . import kernels
+    from .loops import loops
+
+    kernels = loops()
 
     parts = [keys[f] for f in fields]
     values, offsets = join([p[0] for p in parts])

@@ -23,7 +23,10 @@ Ground truth (``truth``):
 * ``levenshtein``: 1 - d_Lev(A, B) / max(|A|, |B|) >= t on the tag-stripped texts, among
   documents of >= 20 words (Kosinov's ROMIP truth); every method is then scored on those
   documents only;
-* ``labels``: given pairs (a pairs file's positive labels, or a labels file).
+* ``labels``: given pairs (a pairs file's positive labels, or a labels file). A labels file
+  that also names pairs that are not duplicates (label 0 / false) scores every method on the
+  labelled pairs only: a found pair no label speaks of counts neither way, m = the labelled
+  pairs (the user's own judgement, not neardup's Jaccard, decides).
 
 Methods:
 
@@ -47,7 +50,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .canonical import strip_html
-from .config import LANGUAGES, Config
+from .config import Config, is_language_code
 from .errors import InvalidInput
 from .ragged import join, pair_count, pairs_sharing
 from .signatures import REGISTRY, build_context, needs_context
@@ -60,6 +63,7 @@ BANDS = ((20, 50), (51, 500), (501, 5000), (5001, None))
 DEFAULT_METHODS = ("engine", "super", "mega", "minhash84", "minhash70", "imatch", "imatch_multi",
                    "descriptive_words", "text_stats:1", "text_stats:6", "anchor")
 POSITIVE_LABELS = {"1", "true", "yes", "paraphrase", "duplicate", "dup", "positive"}
+NEGATIVE_LABELS = {"0", "false", "no", "nonparaphrase", "different", "negative"}
 MIN_WORDS_LEVENSHTEIN = 20
 
 
@@ -74,6 +78,9 @@ class Corpus:
     texts: list[str]
     langs: list[str | None]
     labels: set[Pair] | None = None  # true pairs from a pairs file or a labels file
+    #: pairs labelled as not duplicates (a labels file with label 0/false): scores are then
+    #: made on the labelled pairs only
+    negatives: set[Pair] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -109,7 +116,7 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
         return pos[doc_id]
 
     for n, rec in _jsonl(path, limit):
-        lang = rec.get("lang") if rec.get("lang") in LANGUAGES else None
+        lang = rec.get("lang") if is_language_code(rec.get("lang")) else None
         if "text1" in rec and "text2" in rec:
             has_pairs = True
             base = str(rec.get("id", n))
@@ -145,7 +152,13 @@ def _jsonl(path: str | Path, limit: int | None = None):
 
 def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
     """True pairs from JSONL: ``{"id1", "id2"[, "label"]}`` (a pair; kept unless its label is
-    negative) or ``{"members": [ids]}`` (a cluster: all its pairs). Unknown ids are an error."""
+    negative) or ``{"members": [ids]}`` (a cluster: all its pairs), or from CSV
+    (:func:`load_label_csv`; the pairs labelled not duplicates go to ``corpus.negatives``).
+    Unknown ids are an error."""
+    if Path(path).suffix.lower() in (".csv", ".tsv"):
+        positives, negatives = load_label_csv(path, corpus)
+        corpus.negatives = negatives
+        return positives
     index = {d: i for i, d in enumerate(corpus.ids)}
     out: set[Pair] = set()
     for n, rec in _jsonl(path):
@@ -163,6 +176,49 @@ def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
         idx = sorted({index[m] for m in members})
         out.update((a, b) for k, a in enumerate(idx) for b in idx[k + 1:])
     return out
+
+
+def load_label_csv(path: str | Path, corpus: Corpus) -> tuple[set[Pair], set[Pair]]:
+    """(duplicates, not duplicates) from a CSV (or tab-separated) file with a header row
+    naming the columns ``id_a``, ``id_b`` and ``label`` (``id1``/``id2`` work too); a label is
+    1/true/yes/duplicate or 0/false/no. Errors name the file and line.
+
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False); _ = f.write("id_a,id_b,label\\nx,y,1\\ny,z,false\\n"); f.close()
+    >>> load_label_csv(f.name, Corpus(["x", "y", "z"], ["", "", ""], [None] * 3)); os.unlink(f.name)
+    ({(0, 1)}, {(1, 2)})
+    """
+    import csv
+
+    index = {d: i for i, d in enumerate(corpus.ids)}
+    pos: set[Pair] = set()
+    neg: set[Pair] = set()
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        rows = csv.reader(fh, delimiter="\t" if Path(path).suffix.lower() == ".tsv" else ",")
+        header = [h.strip().lower() for h in next(rows, [])]
+        cols = [next((header.index(n) for n in names if n in header), None) for names in (("id_a", "id1"), ("id_b", "id2"), ("label",))]
+        if None in cols:
+            raise EvaluationError(f"{path}:1: the header must name the columns id_a, id_b and label, not {header}")
+        for n, row in enumerate(rows, 2):
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) <= max(cols):
+                raise EvaluationError(f"{path}:{n}: {len(row)} columns, the header has {len(header)}")
+            a, b, label = (row[c].strip() for c in cols)
+            missing = [m for m in (a, b) if m not in index]
+            if missing:
+                raise EvaluationError(f"{path}:{n}: id(s) {missing} are not in the corpus")
+            kind = label.lower()
+            if kind not in POSITIVE_LABELS and kind not in NEGATIVE_LABELS:
+                raise EvaluationError(f"{path}:{n}: label {label!r} is neither 1/true (duplicates) nor 0/false (not duplicates)")
+            i, j = sorted((index[a], index[b]))
+            if i != j:
+                (pos if kind in POSITIVE_LABELS else neg).add((i, j))
+    both = pos & neg
+    if both:
+        i, j = min(both)
+        raise EvaluationError(f"{path}: the pair {corpus.ids[i]}, {corpus.ids[j]} is labelled both ways")
+    return pos, neg
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -464,6 +520,9 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
     t0 = time.perf_counter()
     true_pairs = _ground_truth(truth, corpus, prepared, scope, thresholds, labels, config.strip_html)
     truth_seconds = time.perf_counter() - t0
+    # labels that say which pairs are not duplicates too: the labelled pairs are the pairs scored
+    labelled = (labels if labels is not None else corpus.labels or set()) | corpus.negatives \
+        if truth == "labels" and corpus.negatives else None
 
     results: list[MethodResult] = []
     for spec in specs:
@@ -475,9 +534,12 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
             r = _sign_pairs(spec, prepared, config, context, thresholds)
         if truth == "levenshtein":
             r.found = {t: _within(f, in_scope) for t, f in r.found.items()}
+        if labelled is not None:
+            r.found = {t: {p: s for p, s in f.items() if p in labelled} for t, f in r.found.items()}
         results.append(r)
 
-    ev = Evaluation(name, len(corpus), len(scope), n_pairs(len(scope)), truth, thresholds, prepare_seconds, truth_seconds)
+    m = len(labelled) if labelled is not None else n_pairs(len(scope))
+    ev = Evaluation(name, len(corpus), len(scope), m, truth, thresholds, prepare_seconds, truth_seconds)
     truth_sets = {t: set(v) for t, v in true_pairs.items()}
     _score(ev, results, truth_sets)
     ev.bands = _band_rows([band_of(n) if i in in_scope else None for i, n in enumerate(n_words)], results, truth_sets, thresholds)

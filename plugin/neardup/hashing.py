@@ -42,7 +42,9 @@ def hash_runs(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: 
     >>> len(set(h.tolist())), bool(h[0] == hash_runs(u[:2], np.array([0]), np.array([2]))[0])
     (3, True)
     """
-    from . import kernels
+    from .loops import loops
+
+    kernels = loops()
 
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)

@@ -12,7 +12,8 @@ each other's half-written state):
 So re-running a file changes nothing, resuming after a crash (half a file, then all of it)
 gives the tags of one run, and an edited document is tagged as if it had always read so.
 Signing can run in worker processes (``workers`` > 0), in input order, at a lower priority
-than the process that tags and stores; workers end with their parent.
+than the process that tags and stores, which signs a batch no worker has started yet
+whenever it would otherwise wait for one; workers end with their parent.
 """
 
 from __future__ import annotations
@@ -229,14 +230,12 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
                 yield (here, *sign(signer, here))
                 here = None
             while len(pending) > 2 * workers:
-                b0, fut = pending.popleft()
-                yield (b0, *_reattach(b0, *fut.result()))
+                yield _next_signed(pending, signer, sign)
         # (a batch whose signing failed raises at its turn: no later batch is stored before it)
         if here is not None:
             yield (here, *sign(signer, here))
         while pending:
-            b0, fut = pending.popleft()
-            yield (b0, *_reattach(b0, *fut.result()))
+            yield _next_signed(pending, signer, sign)
     finally:
         # stopped early (an error, an interrupt, the caller done): the batches not begun are
         # dropped, the running ones end, and the workers with them
@@ -260,6 +259,35 @@ def _interrupts_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _next_signed(pending: deque, signer: Signer, sign: Callable[[Signer, list[Document]], tuple[list[Signed], list[Failure]]]
+                 ) -> tuple[list[Document], list[Signed], list[Failure]]:
+    """The first of ``pending`` ((batch, future or what this process signed) in input order),
+    signed. Instead of waiting for a worker, this process signs the earliest batch no worker
+    has started yet (taken back from the pool), as long as there is one: niced workers on a
+    busy machine get little CPU, and the pipeline never waits on them while this process could
+    sign. Only where it comes from changes, not the order: tags follow the input order.
+
+    >>> from concurrent.futures import Future
+    >>> f = Future()  # a batch no worker has started
+    >>> q = deque([(["a"], f)])
+    >>> _next_signed(q, None, lambda signer, b: (["signed " + x for x in b], [])), f.cancelled(), len(q)
+    ((['a'], ['signed a'], []), True, 0)
+    """
+    from concurrent.futures import Future
+
+    b0, head = pending[0]
+    while isinstance(head, Future) and not head.done():
+        for i, (b, f) in enumerate(pending):
+            if isinstance(f, Future) and f.cancel():
+                pending[i] = (b, sign(signer, b))
+                break
+        else:
+            break  # every batch left is with a worker: wait for the first
+        head = pending[0][1]
+    pending.popleft()
+    return (b0, *(_reattach(b0, *head.result()) if isinstance(head, Future) else head))
 
 
 def start_method() -> str:
@@ -330,11 +358,27 @@ def _reattach(docs: list[Document], packed: PackedBatch, failures: list[Failure]
     return unpack(packed, [d for d in docs if d.id not in failed]), failures
 
 
-def default_workers() -> int:
-    """Signing processes beside the one that tags and stores: one per CPU (the storing
-    process mostly waits on SQLite or the server), none on a single CPU."""
-    n = os.cpu_count() or 1
-    return n if n > 1 else 0
+def default_workers(cpus: int | None = None, load: float | None = None) -> int:
+    """Signing processes beside the one that tags and stores: one per idle CPU (the storing
+    process mostly waits on SQLite or the server, and signs itself whenever it would wait),
+    none on a single CPU. Idle CPUs: ``cpus`` (this machine's) less the one-minute load
+    average ``load`` (other processes running), rounded; on a machine that is busy already,
+    workers add their start (each loads the compiled loops) and run niced behind the others,
+    so the storing process signs alone.
+
+    >>> default_workers(8, 0.3), default_workers(8, 5.6), default_workers(2, 6.5), default_workers(1, 0.0)
+    (8, 2, 0, 0)
+    """
+    n = (os.cpu_count() or 1) if cpus is None else cpus
+    if n <= 1:
+        return 0
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (OSError, AttributeError):  # (no load average on this platform)
+            load = 0.0
+    idle = int(n - load + 0.5)
+    return idle if idle >= 2 else 0  # (one worker beside the storing process barely pays for its start)
 
 
 def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,

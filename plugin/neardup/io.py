@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from .config import LANGUAGES
+from .config import is_language_code
 from .errors import InvalidInput
 from .signer import Document
 from .validate import check_document
@@ -409,8 +409,9 @@ def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False
     if problem:
         return InputError(where, problem)
     lang = get(f.lang)
-    if lang is not None and (not isinstance(lang, str) or lang not in LANGUAGES):
-        return InputError(where, f"unknown language code {lang!r} in {f.lang!r} (use one of {', '.join(LANGUAGES)}, or leave it out to detect)")
+    if lang is not None and not is_language_code(lang):
+        return InputError(where, f"unknown language code {lang!r} in {f.lang!r} (give a code of two or three letters: en, fa, ru, de, ar, "
+                                 "zh, ...; or leave it out to detect)")
     doc_id = get(f.id)
     if doc_id is None and (f.id not in rec or blank_is_absent):
         doc_id = default_id

@@ -27,7 +27,17 @@ tests/test_canonical_fast.py the Persian passes against the steps one by one).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+#: True in the interpreted twin of this module (:func:`neardup.loops.interpreted`): every
+#: function then runs as written, with numpy scalars (their wrapping uint64 arithmetic warns
+#: of the overflow it relies on: :func:`neardup.loops.loops` callers run it with those
+#: warnings off).
+INTERPRETED = globals().get("INTERPRETED", False)
+if INTERPRETED:
+    def njit(*args, **options):  # noqa: ARG001 - numba's options, unused when interpreted
+        return args[0] if args and callable(args[0]) else (lambda f: f)
+else:
+    from numba import njit
 
 from .mixing import GOLDEN, fmix64_inplace
 

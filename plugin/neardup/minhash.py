@@ -92,7 +92,9 @@ def oph_many(shingles: np.ndarray, offsets: np.ndarray, num_perm: int, seed: int
     >>> m.shape, bool((m[1] == MAX64).all()), bool((m[[0, 2]] != MAX64).all())
     ((3, 8), True, True)
     """
-    from . import kernels
+    from .loops import loops
+
+    kernels = loops()
 
     offsets = np.asarray(offsets, dtype=np.int64)
     out = kernels.oph_bins(np.asarray(shingles, dtype=U64), offsets, int(num_perm), np.uint64(seed))

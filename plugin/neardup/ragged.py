@@ -95,7 +95,8 @@ def segment_sort(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool = False, compiled: bool = False):
     """Sorted distinct values of each document: ``(values, offsets[, counts])``.
-    ``compiled``: by one compiled pass over all documents (:func:`neardup.kernels.segment_unique`,
+    ``compiled``: by one compiled pass over all documents (unless the loops run interpreted:
+    :mod:`neardup.loops`) (:func:`neardup.kernels.segment_unique`,
     without counts; for a process that signs: it loads numba), about four times as fast on
     shingle hashes as the sorts here.
 
@@ -103,7 +104,9 @@ def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool 
     >>> [x.tolist() for x in segment_unique(v, o)] == [x.tolist() for x in segment_unique(v, o, compiled=True)] == [[1, 3, 2, 9], [0, 2, 2, 4]]
     True
     """
-    if compiled and not return_counts:
+    from .loops import mode
+
+    if compiled and not return_counts and mode() == "compiled":  # (interpreted, the sorts here are faster)
         from . import kernels
 
         return kernels.segment_unique(np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -31,6 +30,7 @@ import jinja2
 from markupsafe import Markup
 
 from . import charts
+from .clustering import best_earlier_resemblances, tuning_low
 from .config import Config
 from .engines.base import ClusterRecord, Engine, StoredDoc
 from .highlight import shared_passages
@@ -99,8 +99,9 @@ class Stats:
 
 
 def resemblance_edges(threshold: float, bins: int = 20) -> list[float]:
-    """Bin edges over [lo, 1], lo a multiple of 0.05 at or below min(threshold - 0.1, 0.5)."""
-    lo = max(0.0, math.floor(min(threshold - 0.1, 0.5) * 20 + 1e-9) / 20)
+    """Bin edges over [lo, 1], lo = threshold - 0.3 down to a multiple of 0.05
+    (:func:`~neardup.clustering.tuning_low`), so that the pairs below the threshold show."""
+    lo = tuning_low(threshold)
     return [round(lo + (1 - lo) * i / bins, 6) for i in range(bins + 1)]
 
 
@@ -111,11 +112,15 @@ def doc_date(doc: StoredDoc, dated_by: str | None) -> str | None:
 
 
 def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_members: int | None,
-               progress: Callable[[int], None] | None = None) -> Stats:
+               progress: Callable[[int], None] | None = None, below: dict[str, float] | None = None) -> Stats:
     """Stream the index once: totals, per-language split, resemblance bins, tag clusters.
+    The bins count each duplicate at its resemblance to its representative and, with
+    ``below`` (document -> best resemblance to an earlier document,
+    :func:`~neardup.clustering.best_earlier_resemblances`), each other document at its best
+    resemblance ("below threshold").
 
     Memory is bounded by the number of languages and bins, plus, when ``keep_members`` is
-    given, one small record per cluster that has duplicates.
+    given, one small record per cluster that has duplicates (and ``below``).
     """
     st = Stats(total=engine.count(), edges=resemblance_edges(threshold), dated_by=engine.order_field)
     nbins = len(st.edges) - 1
@@ -133,8 +138,9 @@ def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_memb
         if when:
             st.first_indexed = min(st.first_indexed or when, when)
             st.last_indexed = max(st.last_indexed or when, when)
-        if tags and tags.max_resemblance > 0 and tags.max_resemblance >= lo:
-            b = min(nbins - 1, int((tags.max_resemblance - lo) / (1 - lo) * nbins)) if lo < 1 else nbins - 1
+        best = tags.max_resemblance if dup else (below or {}).get(doc.id, 0.0)
+        if best > 0 and best >= lo:
+            b = min(nbins - 1, int((best - lo) / (1 - lo) * nbins)) if lo < 1 else nbins - 1
             (st.res_dup if dup else st.res_other)[b] += 1
         if dup:
             st.duplicates += 1
@@ -320,7 +326,19 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
                  location: str | None = None, progress: Callable[[int], None] | None = None) -> str:
     """The report page as one HTML string."""
     opts = options
-    st = scan_stats(engine, threshold=threshold, limit=opts.max_scan, keep_members=opts.members, progress=progress)
+    below = None
+    if threshold == engine.config.threshold:  # (the keys propose pairs for the index's threshold)
+        from .candidates import CandidateRule, extra_min_match
+        from .signatures import ContextError
+        from .signer import Signer
+
+        try:
+            signer = Signer(engine.config, engine.get_meta("context") or {})
+        except ContextError:  # (signatures that still need collection statistics: none signed yet)
+            signer = None
+        rule = CandidateRule(engine.config, extra_min_match(signer))
+        below = best_earlier_resemblances(engine, rule, tuning_low(threshold))
+    st = scan_stats(engine, threshold=threshold, limit=opts.max_scan, keep_members=opts.members, progress=progress, below=below)
     # the tags' clusters (the cluster rule); stored clusters only for an index without tags
     stored = [] if st.duplicates else engine.read_clusters(limit=opts.max_clusters + 1)
     clusters_truncated = len(stored) > opts.max_clusters

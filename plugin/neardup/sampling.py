@@ -61,7 +61,9 @@ def winnow_many(sequence: np.ndarray, offsets: np.ndarray, window: int) -> tuple
     >>> values.tolist(), offsets.tolist()
     ([17, 17, 8, 39, 17, 3], [0, 5, 6])
     """
-    from . import kernels
+    from .loops import loops
+
+    kernels = loops()
 
     if window < 1:
         raise ValueError(f"the winnowing window must be >= 1, not {window}")

@@ -51,7 +51,9 @@ def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray,
     >>> off.tolist(), h.tolist() == hash_runs(u, np.array([0, 1, 3]), np.array([2, 2, 2])).tolist()
     ([0, 2, 2, 3], True)
     """
-    from . import kernels
+    from .loops import loops
+
+    kernels = loops()
 
     offsets = np.asarray(offsets, dtype=np.int64)
     widths = np.broadcast_to(np.asarray(w, dtype=np.int64), (len(offsets) - 1,))

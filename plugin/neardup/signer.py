@@ -81,6 +81,7 @@ class PackedBatch:
     keys: dict[str, tuple[np.ndarray, np.ndarray]]  # field -> (values, offsets)
     fields: list[tuple[str, ...]]  # each document's key fields
     encoded_keys: list[Any]
+    too_short: list[bool]
 
 
 def pack(signed: Sequence[Signed]) -> PackedBatch:
@@ -89,7 +90,7 @@ def pack(signed: Sequence[Signed]) -> PackedBatch:
     return PackedBatch([s.lang for s in signed], [s.n_tokens for s in signed], [s.exact for s in signed],
                        [s.simhash for s in signed], join([s.shingles for s in signed]),
                        {f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
-                       [tuple(s.keys) for s in signed], [s.encoded_keys for s in signed])
+                       [tuple(s.keys) for s in signed], [s.encoded_keys for s in signed], [s.too_short for s in signed])
 
 
 def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
@@ -106,7 +107,7 @@ def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
     for i, d in enumerate(docs):
         keys = {f: packed.keys[f][0][packed.keys[f][1][i] : packed.keys[f][1][i + 1]] for f in packed.fields[i]}
         out.append(Signed(d, packed.langs[i], packed.n_tokens[i], sh[so[i] : so[i + 1]], packed.exact[i], packed.simhash[i], keys,
-                          packed.encoded_keys[i]))
+                          packed.encoded_keys[i], packed.too_short[i]))
     return out
 
 
@@ -138,6 +139,8 @@ class Signed:
     #: What the engine stores of the keys, made in advance where signing runs (an engine's
     #: :meth:`~neardup.engines.base.Engine.key_encoder`), or None: the engine makes it.
     encoded_keys: Any = None
+    #: Too short for its shingle size to tell texts apart (:func:`too_short`).
+    too_short: bool = False
 
     @property
     def id(self) -> str:
@@ -304,6 +307,7 @@ class Signer:
                 v, o = keys[f]
                 fields.append((f, v, None if o is None else o.tolist()))
         set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
+        short = too_short(np.diff(st.seq_offsets), np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64)).tolist()
         out = []
         for i, (d, lang, exact, n_tokens) in enumerate(zip(docs, langs, exacts, counts, strict=True)):
             k: dict[str, np.ndarray] = {}
@@ -315,7 +319,7 @@ class Signer:
                 k = {f: np.empty(0, dtype=U64) for f in k}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
-            out.append(Signed(d, lang, n_tokens, st.sets[set_off[i] : set_off[i + 1]], exact, simhashes[i], k))
+            out.append(Signed(d, lang, n_tokens, st.sets[set_off[i] : set_off[i + 1]], exact, simhashes[i], k, too_short=short[i]))
         return out
 
     def _stages(self, texts: Sequence[str], th: np.ndarray, off: np.ndarray, langs: Sequence[str], canon: Sequence[Canonical] | None,
@@ -344,6 +348,21 @@ class Signer:
                      MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
             for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
+
+
+def too_short(positions, w):
+    """Whether a document with ``positions`` shingles in document order (n - w + 1 for n
+    tokens, or characters with character shingles; 1 when 1 <= n < w) is too short for
+    shingles of size ``w`` to tell texts apart: at most w of them (n < 2w). Then one
+    position is inside every shingle, so one changed word changes every shingle: the
+    resemblance can only say "the same canonical tokens" (1) or "not" (0), never how much
+    two texts share, and a text that keeps so few canonical tokens says little about what
+    it says. Works on numbers and on numpy arrays.
+
+    >>> too_short(np.array([0, 1, 5, 6]), 5).tolist()  # 0, <= 5, 9 and 10 tokens at w = 5
+    [True, True, True, False]
+    """
+    return positions <= w
 
 
 def _hashed(canon: Sequence[Canonical], seed: int) -> tuple[np.ndarray, np.ndarray, list[str]]:

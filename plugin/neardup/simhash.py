@@ -41,7 +41,9 @@ def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
     whatever the order, and a tie (bit 0) never depends on the batch a document is signed
     in. One compiled pass over the features (:func:`neardup.kernels.simhash_votes`).
     """
-    from . import kernels
+    from .loops import loops
+
+    kernels = loops()
 
     return kernels.simhash_votes(np.asarray(hashes, dtype=U64), _integer_weights(weights), np.asarray(offsets, dtype=np.int64))
 
@@ -61,7 +63,9 @@ def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndar
     """:func:`token_simhash` of many documents at once (ragged token hashes): the distinct
     tokens and their counts tf of each document, weighted 1 + ln(tf) rounded as in
     :func:`simhash_many`, in one compiled pass (:func:`neardup.kernels.tf_simhash`)."""
-    from . import kernels
+    from .loops import loops
+
+    kernels = loops()
 
     offsets = np.asarray(offsets, dtype=np.int64)
     longest = int(np.diff(offsets).max()) if len(offsets) > 1 else 0

@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..config import LANGUAGES, Config
+from ..config import LANGUAGES, Config, is_language_code, language_of_code
 from ..hashing import KeySet, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
@@ -19,15 +19,27 @@ from .letters import (DROPPED_MARK, RARE, Backend, Span, TextOrSpan, check_backe
                       yo_to_ye)
 from . import persian
 from .persian import Segmentation, normalize_persian
-from .scripts import detect_language, detect_languages, map_persian_runs, token_language
+from .scripts import detect_language, detect_languages, map_persian_runs, split_unspaced, token_language
 from .stemming import stemmer
 from .stopwords import persian_stop_words, raw_stopwords, stop_languages, stop_languages_read_text
 
 
 def _check_language(lang: str | None) -> None:
-    """A ValueError where ``lang`` is given and not one of LANGUAGES."""
-    if lang is not None and lang not in LANGUAGES:
-        raise ValueError(f"unknown language code {lang!r}; use one of {', '.join(LANGUAGES)} or leave it out to detect")
+    """A ValueError where ``lang`` is given and is no language code (:func:`~neardup.config.is_language_code`)."""
+    if lang is not None and not is_language_code(lang):
+        raise ValueError(f"unknown language code {lang!r}; give a code of two or three letters (en, fa, ru, de, ar, zh, ...) "
+                         "or leave it out to detect")
+
+
+def _language(lang: str | None) -> str | None:
+    """``lang`` as neardup keeps it (:func:`~neardup.config.language_of_code`), None if not given."""
+    return language_of_code(lang) if lang else None
+
+
+def generic(lang: str) -> bool:
+    """Whether documents of ``lang`` get the generic rules only: no stop list, no Persian
+    letter rules, no stemmer (every language but fa, ru and en)."""
+    return lang not in LANGUAGES
 
 
 def persian_step(text: str, segmentation: Segmentation = persian.DEFAULT) -> str:
@@ -100,6 +112,7 @@ class Canonicalizer:
         steps += [
             ("rejoin_hyphenation", rejoin_hyphenation),
             ("drop_page_numbers", drop_page_numbers),
+            ("split_unspaced", split_unspaced),
             ("drop_marks", drop_marks),
             ("drop_punctuation", drop_punctuation),
             ("persian", partial(persian_step, segmentation=self.segmentation)),
@@ -112,12 +125,16 @@ class Canonicalizer:
 
     def language_of(self, text: str) -> str:
         """The configured default language, or the one detected in ``text`` when it is "auto"."""
-        return self.config.default_lang if self.config.default_lang != "auto" else detect_language(text)
+        return _language(self.config.default_lang) if self.config.default_lang != "auto" else detect_language(text)
 
-    def text(self, text: str) -> str:
-        """The text after all string-level steps (before tokenizing)."""
-        for _, step in self.text_steps:
-            text = step(text)
+    def text(self, text: str, lang: str | None = None) -> str:
+        """The text after all string-level steps (before tokenizing); ``lang``: the
+        document's, where given (the Persian step is not made for other languages:
+        :meth:`_persian_rules`)."""
+        fa_rules = self._persian_rules(text, lang)
+        for name, step in self.text_steps:
+            if fa_rules or name != "persian":
+                text = step(text)
         return text
 
     def texts_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None, flags: Sequence[int] | None = None) -> list[str]:
@@ -145,7 +162,7 @@ class Canonicalizer:
         persian_left: list[int] = []  # texts whose steps from drop_marks to the Persian one are left to one pass of all
         late_left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
         for i, (text, f) in enumerate(zip(texts, flags, strict=True)):
-            text, left, rare = self._steps(text, f)
+            text, left, rare = self._steps(text, f, fa_rules=self._persian_rules(text, langs[i] if langs else None))
             out.append(text)
             if left == "persian":
                 persian_left.append(i)
@@ -153,7 +170,7 @@ class Canonicalizer:
                 late_left.append((i, rare))
         for i, made in zip(persian_left, marks_to_persian_spans([out[i] for i in persian_left], self._late_table, self.segmentation), strict=True):
             if made is None:  # (a character the pass leaves to the steps): one by one from drop_marks
-                out[i], left, rare = self._steps(out[i], flags[i], resume=True)
+                out[i], left, rare = self._steps(out[i], flags[i], resume=True)  # (the pass is only made where Persian rules apply)
                 if left == "casefold":
                     late_left.append((i, rare))
             else:
@@ -164,7 +181,17 @@ class Canonicalizer:
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
         return out
 
-    def _steps(self, text: str, flags: int, resume: bool = False) -> tuple[str, str | None, bool]:
+    def _persian_rules(self, text: str, lang: str | None) -> bool:
+        """Whether the Persian step applies to ``text`` (of ``lang``, None: not given): not to
+        a text of another language than fa, ru and en (:func:`generic`), given or detected
+        (Arabic is not Persian: :func:`~.scripts.language_by_script`); the script is looked
+        at only where the text has Arabic script."""
+        if not has_arabic_script(text):
+            return True
+        lang = _language(lang) or self.language_of(text)
+        return not generic(lang)
+
+    def _steps(self, text: str, flags: int, resume: bool = False, fa_rules: bool = True) -> tuple[str, str | None, bool]:
         """:meth:`text`, or a text with the same tokens, of a text whose
         :func:`~.letters.text_flags` are ``flags``: (the text, None, whether it has rare
         characters), or the text so far where the rest is left to :meth:`texts_for_tokens`:
@@ -205,7 +232,7 @@ class Canonicalizer:
             elif name == "drop_marks":
                 if not resume:
                     rare = bool(flags & RARE) if known else has_rare_characters(text)
-                    if rare and self.segmentation.way == "anchors" and punctuation_matters(text):
+                    if rare and fa_rules and self.segmentation.way == "anchors" and punctuation_matters(text):
                         return text, "persian", True
                 text = step(text) if rare else text
             elif name == "casefold" and not text.isascii():
@@ -214,7 +241,7 @@ class Canonicalizer:
                 plain = not rare or not punctuation_matters(text)
                 text = text if plain else step(text)
             elif name == "persian":
-                text = text if plain else step(text)
+                text = text if plain or not fa_rules else step(text)
             elif name == "unify_digits":
                 text = step(text) if rare else text
             else:
@@ -257,7 +284,7 @@ class Canonicalizer:
     def text_and_language(self, text: str, lang: str | None = None) -> tuple[str, str]:
         """The text the tokens are split from (:meth:`text_for_tokens`) and the document's
         language (``lang``, or detected); an unknown ``lang`` is a ValueError."""
-        return self.text_for_tokens(text, lang), lang or self.language_of(text)
+        return self.text_for_tokens(text, lang), _language(lang) or self.language_of(text)
 
     def text_for_tokens(self, text: str, lang: str | None = None) -> str:
         """The text the tokens are split from: :meth:`text`, or a text with the same tokens
@@ -272,9 +299,9 @@ class Canonicalizer:
         ['ru', 'ru', 'fa']
         """
         if self.config.default_lang != "auto":
-            return [lang or self.config.default_lang for lang in langs]
+            return [_language(lang) or _language(self.config.default_lang) for lang in langs]
         found = iter(detect_languages([t for t, lang in zip(texts, langs, strict=True) if not lang]))
-        return [lang or next(found) for lang in langs]
+        return [_language(lang) or next(found) for lang in langs]
 
     @property
     def hashes_tokens(self) -> bool:
@@ -319,7 +346,9 @@ class Canonicalizer:
                     group[i] = at[id(stop)]
         if not sets and c.digits != "drop":
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
-        from .. import kernels  # (imported on first use: numba loads in a tenth of a second)
+        from ..loops import loops  # (numba loads on first use)
+
+        kernels = loops()
 
         hashes, counts = kernels.kept_tokens(hashes, number, doc, c.digits == "drop", group, *_probing_tables(tuple(sets)), len(canons))
         return hashes, offsets_of(counts)
@@ -349,11 +378,12 @@ class Canonicalizer:
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
+            plain = generic(doc_lang)  # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
             for t in toks:
-                tl = token_language(t) or doc_lang
+                tl = doc_lang if plain else token_language(t) or doc_lang
                 if c.stopwords and t in stopwords_for(tl, c.fa_segmentation):
                     continue
-                if c.stem != "none":
+                if c.stem != "none" and not plain:
                     st = stemmer(tl, c.stem)
                     if st is not None:
                         t = st(t)
@@ -382,7 +412,11 @@ def stopwords_for(lang: str, fa_segmentation: str = "anchors") -> frozenset[str]
 @lru_cache(maxsize=64)
 def stopwords_to_drop(langs: frozenset[str], doc_lang: str, fa_segmentation: str = "anchors") -> frozenset[str]:
     """Stop words of the scripts in ``langs`` that the per-token rule removes: a word is
-    dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none."""
+    dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none.
+    A document in a language without a stop list (none of LANGUAGES) drops none: its words
+    are not read as English or Russian ones of the same script."""
+    if generic(doc_lang):
+        return frozenset()
     union = frozenset().union(*(stopwords_for(lang, fa_segmentation) for lang in langs))
     return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang, fa_segmentation))
 

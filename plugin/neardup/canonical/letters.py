@@ -589,8 +589,11 @@ def check_backend(backend: str) -> Backend:
 def compiled_loops(backend: Backend):
     """:mod:`neardup.kernels` for the "compiled" backend, None for "reference" (the numpy
     form of the same map then serves: a process canonicalizing a text or two without
-    signing, as a search query, need not load numba); a ValueError for another name."""
-    if check_backend(backend) == "reference":
+    signing, as a search query, need not load numba; so too inside
+    :func:`neardup.loops.interpreted_loops`); a ValueError for another name."""
+    from ..loops import mode
+
+    if check_backend(backend) == "reference" or mode() == "interpreted":
         return None
     from .. import kernels
 
@@ -704,8 +707,10 @@ def token_hashes(cps: np.ndarray, bounds: np.ndarray, seed: int) -> tuple[np.nda
     >>> h.tolist() == hash_strings(split_tokens("Hi, x_2 да! 42"), 1).tolist(), number.tolist(), text.tolist()
     (True, [False, False, True, False, True], [0, 0, 0, 1, 1])
     """
-    from .. import kernels
     from ..hashing import string_seed
+    from ..loops import loops
+
+    kernels = loops()
 
     return kernels.token_hashes(np.asarray(cps, dtype=np.uint32), token_char_table(), digit_table(),
                                 np.asarray(bounds, dtype=np.int64), np.uint64(string_seed(seed)))

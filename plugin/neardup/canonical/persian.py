@@ -499,8 +499,12 @@ def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | N
 
 def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
                    marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[Span, bool] | None]:
-    """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
-    tables = _piece_tables(anchors) if texts else None
+    """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output.
+    None for every text while the loops run interpreted (:mod:`neardup.loops`): the steps
+    one by one then serve, as where the pass does not apply (faster than the pass interpreted)."""
+    from ..loops import mode
+
+    tables = _piece_tables(anchors) if texts and mode() == "compiled" else None
     if tables is None:
         return [None] * len(texts)
     from .. import kernels
@@ -527,7 +531,9 @@ def pass_classes() -> np.ndarray:
     >>> [int(pass_classes()[ord(c)]) for c in "a،ك\u064e"] == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
-    from .. import kernels as k
+    from ..loops import loops
+
+    k = loops()
 
     word = token_char_table()
     cp = np.arange(0x110000)

@@ -1,9 +1,13 @@
 """Scripts and languages: the language of a letter, a token, a text, and the script runs
-of a mixed-language text (Arabic script -> fa, Cyrillic -> ru, Latin -> en)."""
+of a mixed-language text (Arabic script -> fa, Cyrillic -> ru, Latin -> en, for the rules of
+those languages), and the language of a whole text among many more (:func:`detect_language`:
+Arabic apart from Persian, English apart from other Latin-script languages, Chinese,
+Japanese, Korean, ...)."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Sequence
 
@@ -55,10 +59,15 @@ def map_persian_runs(text: str, fn) -> str:
 
 
 def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
-    """Majority script among the first ``sample`` letters: fa, ru or en."""
+    """The language of ``text`` by the script of most of its first ``sample`` letters
+    (:func:`language_by_script`); ``default`` when it has no letter.
+
+    >>> [detect_language(t) for t in ("Привет", "سلام دنیا", "قالت الشركة إن الأرباح ارتفعت", "the cat", "Der Hund ist groß und die Katze klein", "猫が好き", "我喜欢猫")]
+    ['ru', 'fa', 'ar', 'en', 'und', 'ja', 'zh']
+    """
     if text.isascii():  # its letters, if any, are Latin
-        return "en" if _ASCII_LETTER.search(text) else default
-    return _majority(*_script_counts(text, sample), default)
+        return _latin(text) if _ASCII_LETTER.search(text) else default
+    return language_by_script(_script_counts(text, sample), text, default)
 
 
 def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 4000) -> list[str]:
@@ -74,56 +83,171 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
     rest = [i for i, lang in enumerate(out) if lang is None]
     if not rest:
         return out
-    from .. import kernels
+    from ..loops import loops
+
+    kernels = loops()
 
     cap = 2 * sample
     heads = [texts[i][:cap] for i in rest]
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(code_points("".join(heads)), offsets_of([len(h) for h in heads]), letter, script, sample,
-                                   len(_LANG_CODES) + 1)
+    counts = kernels.script_counts(code_points("".join(heads)), offsets_of([len(h) for h in heads]), letter, script, sample, _CODES)
     for i, head, c in zip(rest, heads, counts.tolist(), strict=True):
-        out[i] = detect_language(texts[i], default, sample) if sum(c) < sample and len(texts[i]) > len(head) else _majority(*c[1:], default)
+        out[i] = detect_language(texts[i], default, sample) if sum(c) < sample and len(texts[i]) > len(head) else \
+            language_by_script(c, texts[i], default)
     return out
 
 
-def _majority(fa: int, ru: int, en: int, default: str) -> str:
-    """The script with the most letters (ties: fa, then ru, then en), or ``default`` if none."""
-    counts = {"fa": fa, "ru": ru, "en": en}
-    best = max(counts, key=counts.__getitem__)
-    return best if counts[best] else default
+# Script codes of letters (:func:`script_code`): Arabic script is split into the letters only
+# Persian writes (پ چ ژ گ), those both write in their Persian form (ی ک) or Arabic form
+# (ي ك ى), the Arabic ة, and the rest; CJK into Han and kana.
+_NONE, _ARAB, _CYRL, _LATN, _FA_ONLY, _FA_FORM, _AR_ONLY, _AR_FORM, _HAN, _KANA, _HANGUL, _THAI, _GREEK, _HEBREW, _DEVA, _OTHER = range(16)
+_CODES = 16
+#: the language of a script where one language is meant when it is not said (Latin: :func:`_latin`)
+_SCRIPT_LANGUAGE = {_CYRL: "ru", _HANGUL: "ko", _THAI: "th", _GREEK: "el", _HEBREW: "he", _DEVA: "hi", _OTHER: "und"}
+_FA_ONLY_LETTERS = frozenset("\u067e\u0686\u0698\u06af")  # پ چ ژ گ
+_FA_FORM_LETTERS = frozenset("\u06cc\u06a9")  # ی ک
+_AR_ONLY_LETTERS = frozenset("\u0629\u0625")  # ة إ
+_AR_FORM_LETTERS = frozenset("\u064a\u0643\u0649")  # ي ك ى
 
 
-_LANG_CODES = {"fa": 1, "ru": 2, "en": 3}
+def script_code(ch: str) -> int:
+    """The script code of a letter for :func:`detect_language` (0 for a non-letter); a
+    compatibility form (a ligature, a fullwidth letter) counts as the letter NFKC makes of it."""
+    if not ch.isalpha():
+        return _NONE
+    folded = unicodedata.normalize("NFKC", ch)[:1]
+    if folded != ch and folded.isalpha():
+        return script_code(folded)
+    s = script_of(ch)
+    if s == "fa":
+        for letters, code in ((_FA_ONLY_LETTERS, _FA_ONLY), (_FA_FORM_LETTERS, _FA_FORM), (_AR_ONLY_LETTERS, _AR_ONLY), (_AR_FORM_LETTERS, _AR_FORM)):
+            if ch in letters:
+                return code
+        return _ARAB
+    if s:
+        return _CYRL if s == "ru" else _LATN
+    o = ord(ch)
+    for lo, hi, code in _OTHER_RANGES:
+        if lo <= o <= hi:
+            return code
+    return _OTHER
+
+
+#: Letters of scripts beyond Arabic, Cyrillic and Latin (the rest are _OTHER).
+_OTHER_RANGES = ((0x1E00, 0x1EFF, _LATN), (0x2C60, 0x2C7F, _LATN), (0xA720, 0xA7FF, _LATN), (0x370, 0x3FF, _GREEK), (0x1F00, 0x1FFF, _GREEK),
+                 (0x590, 0x5FF, _HEBREW), (0xFB1D, 0xFB4F, _HEBREW), (0x900, 0x97F, _DEVA), (0xE00, 0xE7F, _THAI),
+                 (0x1100, 0x11FF, _HANGUL), (0x3130, 0x318F, _HANGUL), (0xAC00, 0xD7AF, _HANGUL),
+                 (0x3040, 0x30FF, _KANA), (0x31F0, 0x31FF, _KANA), (0xFF66, 0xFF9F, _KANA),
+                 (0x3400, 0x4DBF, _HAN), (0x4E00, 0x9FFF, _HAN), (0xF900, 0xFAFF, _HAN), (0x20000, 0x3134F, _HAN))
+
+
+def language_by_script(counts: Sequence[int], text: str, default: str) -> str:
+    """The language of a text from its letters counted by :func:`script_code`: the script
+    with the most letters (ties: Arabic, Cyrillic, Latin, then the others), and in it:
+
+    * Arabic script: Persian (fa) unless the letters only Arabic writes outnumber those
+      only Persian writes (ة إ against پ چ ژ گ), or, with as many (none, mostly), the Arabic
+      forms ي ك ى outnumber the Persian ی ک: then Arabic (ar). Persian typed on an Arabic
+      keyboard keeps پ چ ژ گ; Arabic has no ی nor ک.
+    * Latin: English (en) unless function words of other Latin-script languages outnumber
+      the English ones among its first words (:func:`_latin`): then und (undetermined:
+      generic rules, no stop list).
+    * Han and kana: Japanese (ja) where kana are at least a tenth of them, else Chinese (zh).
+    * Cyrillic: ru; Hangul: ko; Thai: th; Greek: el; Hebrew: he; Devanagari: hi; other
+      letters: und.
+
+    ``default`` when there is no letter.
+    """
+    c = list(counts) + [0] * (_CODES - len(counts))
+    groups = {"arab": c[_ARAB] + c[_FA_ONLY] + c[_FA_FORM] + c[_AR_ONLY] + c[_AR_FORM], "cyrl": c[_CYRL], "latn": c[_LATN],
+              "cjk": c[_HAN] + c[_KANA], **{str(k): c[k] for k in (_HANGUL, _THAI, _GREEK, _HEBREW, _DEVA, _OTHER)}}
+    best = max(groups, key=groups.__getitem__)
+    if not groups[best]:
+        return default
+    if best == "arab":
+        arabic = (c[_AR_ONLY], c[_AR_FORM]) > (c[_FA_ONLY], c[_FA_FORM])
+        return "ar" if arabic else "fa"
+    if best == "latn":
+        return _latin(text)
+    if best == "cjk":
+        return "ja" if 10 * c[_KANA] >= groups["cjk"] else "zh"
+    if best == "cyrl":
+        return "ru"
+    return _SCRIPT_LANGUAGE[int(best)]
+
+
+#: Frequent English function words.
+_ENGLISH_MARKERS = frozenset("the and of to that with this are have has were been which from it by is was for on".split())
+#: Frequent function words of other languages written in Latin script (German, French,
+#: Spanish, Portuguese, Italian, Dutch, Turkish, Indonesian, Scandinavian, Polish, Czech,
+#: Vietnamese, Tagalog) that are not English words, nor particles of names in English text
+#: (de, du, la, el, van, den, da, di, al, sa).
+_OTHER_LATIN_MARKERS = frozenset("""
+der die das und ist nicht ein eine zu mit von dem sich auf für wird sind auch werden bei
+le les des et est une que pour dans sur pas au aux qui avec sont ce cette
+los las y es una del por para con se su lo como más
+os em um uma não com dos das
+il che è non sono della delle gli nel alla
+het een en dat op te zijn niet voor met wordt
+ve bir bu için ile olarak daha çok olan gibi
+yang dan di ini itu dengan untuk dari tidak akan
+og er det som på til av med att och är ikke inte
+się jest nie że jak je že
+và của là các có được trong những cho
+ang ng mga
+""".split())
+
+
+def _latin(text: str, head: int = 240) -> str:
+    """en, unless the first ``head`` characters read as another Latin-script language: und
+    (undetermined: generic rules, no stop list). They do when their words (split at white
+    space) hold more function words of other languages (:data:`_OTHER_LATIN_MARKERS`, two
+    at least) than English ones (:data:`_ENGLISH_MARKERS`), or none of the English ones and
+    Latin letters outside ASCII (ş, ı, ä, é, ...) are at least 1 in 50 of their Latin letters.
+    Telegraphic English (tables, titles) has few of either and stays en. A few microseconds
+    a text: it runs on every text whose letters are mostly Latin.
+
+    >>> _latin("The bank raised its rates"), _latin("Die Bank hat die Zinsen erhöht und die Inflation sinkt"), _latin("Shr 3.07 dlrs vs 3.08")
+    ('en', 'und', 'en')
+    >>> _latin("Milli basketbol takımı, hazırlık maçında güçlü rakibini yendi")
+    'und'
+    """
+    words = text[:head].lower().split()
+    other = sum(map(_OTHER_LATIN_MARKERS.__contains__, words))
+    if other < 2 and text[:head].isascii():
+        return "en"
+    en = sum(map(_ENGLISH_MARKERS.__contains__, words))
+    if other >= 2 and other > en:
+        return "und"
+    if en:
+        return "en"
+    latin = [ch.isascii() for ch in text[:head] if ch.isalpha() and script_code(ch) == _LATN]
+    return "und" if latin and 50 * latin.count(False) >= len(latin) else "en"
 
 
 @lru_cache(maxsize=1)
 def _code_point_tables() -> tuple[np.ndarray, np.ndarray]:
-    """Per code point: is it a letter (``str.isalpha``), and its script code (0 none, then
-    ``_LANG_CODES``) when it is a letter :func:`script_of` assigns."""
+    """Per code point: is it a letter (``str.isalpha``), and its :func:`script_code`."""
     letter = code_point_table(str.isalpha)
 
     def make() -> np.ndarray:
         script = np.zeros(0x110000, dtype=np.uint8)
-        for lo, hi in _SCRIPT_RANGES:
-            for cp in range(lo, hi + 1):
-                s = script_of(chr(cp)) if letter[cp] else None
-                if s:
-                    script[cp] = _LANG_CODES[s]
+        for cp in np.flatnonzero(letter).tolist():
+            script[cp] = script_code(chr(cp))
         return script
 
     return letter, cached_table("scripts", make, __file__)
 
 
-def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
-    """Letters of fa, ru and en among the first ``sample`` letters (``str.isalpha``) of
+def _script_counts(text: str, sample: int) -> list[int]:
+    """Letters by :func:`script_code` among the first ``sample`` letters (``str.isalpha``) of
     ``text``, all of them if it has fewer: counted over code points with numpy, chunk by
     chunk (a chunk twice as long as the letters still needed; the last one is cut right
     after the last letter needed)."""
     letter, script = _code_point_tables()
     if len(text) <= sample:  # every letter counts (a script code is 0 but on letters)
-        counts = np.bincount(script[np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")], minlength=4)
-        return int(counts[1]), int(counts[2]), int(counts[3])
-    counts = np.zeros(4, dtype=np.int64)
+        return np.bincount(script[np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")], minlength=_CODES).tolist()
+    counts = np.zeros(_CODES, dtype=np.int64)
     pos, need = 0, sample
     while need > 0 and pos < len(text):
         chunk = text[pos : pos + max(2 * need, 4096)]  # (letters are most of a text: one chunk, most often)
@@ -134,11 +258,27 @@ def _script_counts(text: str, sample: int) -> tuple[int, int, int]:
         if cum[-1] >= need:  # the chunk holds the last letter needed: stop right after it
             end = int(np.searchsorted(cum, need)) + 1
             cps, is_letter = cps[:end], is_letter[:end]
-        counts += np.bincount(script[cps[is_letter]], minlength=4)
+        counts += np.bincount(script[cps[is_letter]], minlength=_CODES)
         need -= int(is_letter.sum())
-    return int(counts[1]), int(counts[2]), int(counts[3])
+    return counts.tolist()
 
 
-#: The code points :func:`script_of` can assign a script to (it returns None elsewhere).
-_SCRIPT_RANGES = ((0x41, 0x7A), (0xC0, 0x24F), (0x400, 0x52F), (0x600, 0x6FF), (0x750, 0x77F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
+#: Letters of scripts written without spaces between words: Han, kana, Thai, Lao, Khmer,
+#: Myanmar, Tibetan (Hangul is written with spaces).
+_UNSPACED_CLASS = ("\u0e00-\u0e7f\u0e80-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+                   "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f")
+_UNSPACED = re.compile(f"[{_UNSPACED_CLASS}]")
 
+
+def split_unspaced(text: str) -> str:
+    """Each character of a script written without spaces (:data:`_UNSPACED_CLASS`) made a
+    word of its own, so that word shingles of w tokens are character w-grams there (the
+    usual shingles of Chinese, Japanese and Thai text), while words of other scripts stay
+    words.
+
+    >>> split_unspaced("我喜欢猫 and 猫が好き")
+    ' 我  喜  欢  猫  and  猫  が  好  き '
+    """
+    if text.isascii() or not _UNSPACED.search(text):
+        return text
+    return _UNSPACED.sub(r" \g<0> ", text)

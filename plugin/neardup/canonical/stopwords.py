@@ -1,20 +1,31 @@
-"""Stop words from maintained lists: hazm's for Persian, the stop-words package for ru/en."""
+"""Stop words: closed-class function words only (articles, prepositions, conjunctions,
+pronouns, auxiliaries), one small list per language in ``data/stopwords_LANG.txt``, each
+naming its source in its header. No negation, number, direction, comparative, quantifier or
+modal is a stop word: texts that differ in one of them must not canonicalize alike (source
+004: stop words are "prepositions, conjunctions, particles, punctuation"). Languages other
+than fa, ru and en have no stop list: none of their words is dropped."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+from importlib import resources
+
 from ..config import LANGUAGES
-from . import persian
 from .scripts import SCRIPT_RES
 
 
-def raw_stopwords(lang: str) -> list[str]:
-    """The maintained stop list of ``lang`` as published (:func:`~.canonicalizer.stopwords_for`
-    passes it through the canonical steps)."""
-    if lang == "fa":
-        return list(persian.import_hazm("Persian stop words").stopwords_list())
-    from stop_words import get_stop_words
+@lru_cache(maxsize=8)
+def raw_stopwords(lang: str) -> tuple[str, ...]:
+    """The stop list of ``lang`` as written in its data file (:func:`~.canonicalizer.stopwords_for`
+    passes it through the canonical steps); empty for a language without one.
 
-    return list(get_stop_words({"ru": "russian", "en": "english"}[lang]))
+    >>> "the" in raw_stopwords("en"), "not" in raw_stopwords("en"), raw_stopwords("de")
+    (True, False, ())
+    """
+    if lang not in LANGUAGES:
+        return ()
+    text = resources.files(__package__).joinpath("data", f"stopwords_{lang}.txt").read_text(encoding="utf-8")
+    return tuple(w for w in (line.strip() for line in text.splitlines()) if w and not w.startswith("#"))
 
 
 def persian_stop_words(fa_segmentation: str = "anchors") -> bool:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 from typing import Any, Callable
 
 import click
 
-from .session import announce_waits
+from .session import announce_waits, progress
 from .options import BATCH_SIZE, SECONDS, THRESHOLD, echo_json, engine_options, fail, json_option
 
 
@@ -122,11 +121,7 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | Non
 
 
 def _first_pass(nd: Any, batch_size: int, quiet: bool) -> Any:
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    total = nd.engine.unsigned()
-    with Progress(TextColumn("[bold]attaching"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
-        task = bar.add_task("attach", total=total)
+    total = nd.engine.unsigned()  # (those without text are counted as the pass meets them)
+    with progress(total, "attaching", quiet) as bar:
+        task = bar.add_task("attaching", total=total)
         return sign_pass(nd, batch_size, progress=lambda n: bar.advance(task, n))

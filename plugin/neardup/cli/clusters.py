@@ -13,6 +13,24 @@ from .output import one_line, safe, terminal_text
 from .session import console, opened, recall_note, slow_notice
 
 
+def _histogram(nd, as_json: bool) -> None:
+    """``clusters --histogram``: documents by their best resemblance to an earlier one."""
+    t = nd.config.threshold
+    bins = nd.resemblance_histogram()
+    if as_json:
+        echo_json({"threshold": t, "low": bins[0]["from"] if bins else t, "bins": bins})
+        return
+    con = console()
+    con.print(f"Best resemblance of each document to an earlier one (threshold t = {t:g}; the tagged duplicates are those >= t)")
+    top = max([b["documents"] for b in bins] + [1])
+    for b in reversed(bins):
+        bar = "#" * round(30 * b["documents"] / top)
+        mark = "  <- t" if b["from"] <= t < b["to"] or (b["to"] == 1.0 and t == 1.0) else ""
+        con.print(f"  {b['from']:.2f}-{b['to']:.2f}  {b['documents']:>7}  {bar}{mark}", highlight=False)
+    con.print("A gap between two groups is a good place for t; documents just below t are near-duplicates the index does not tag "
+              "(lower t to take them in, after reading a few with 'neardup compare --ids').", soft_wrap=True)
+
+
 @click.command("clusters")
 @engine_options
 @click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance for an edge (default: the index's threshold).")
@@ -25,9 +43,11 @@ from .session import console, opened, recall_note, slow_notice
 @click.option("--write/--no-write", default=False, show_default=True,
               help="Store the clusters (in NAME-clusters on an HTTP engine, in the SQLite file otherwise), where "
                    "dashboards read them; reports read them only for an index without tags.")
+@click.option("--histogram", is_flag=True,
+              help="Instead of clusters: how the documents' best resemblances spread, from t - 0.3 to 1, to choose t.")
 @json_option
 def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_size: int, top: int, as_csv: bool, connected: bool,
-                 write: bool, as_json: bool) -> None:
+                 write: bool, histogram: bool, as_json: bool) -> None:
     """Every cluster of near-duplicates in the index (N-to-N).
 
     A cluster is a representative and the later documents that resemble it most, at
@@ -43,8 +63,12 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
       neardup clusters
       neardup clusters -t 0.9 --csv > clusters.csv
       neardup clusters --write          # store them for the dashboards
+      neardup clusters --histogram      # where to put the threshold
     """
     with opened(target, engine_opts, create=False) as nd:
+        if histogram:
+            _histogram(nd, as_json)
+            return
         t = nd.config.threshold if threshold is None else threshold
         recall = nd.expected_recall(t) if t < nd.config.threshold else None
         with slow_notice("clustering" + (" and storing the clusters" if write else "")):

@@ -65,7 +65,7 @@ def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: s
         with opened(target, engine_opts, _config_from(ctx, settings), create=True) as nd:
             ready_to_sign(nd, quiet=quiet)
             total = total_bytes(paths)
-            with progress(total, "deduplicating", quiet) as bar:
+            with progress(total, "deduplicating", quiet or as_json) as bar:
                 task = bar.add_task("deduplicating", total=total)
                 docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
                                       fields=record_fields, encoding=encoding)

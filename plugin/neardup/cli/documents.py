@@ -39,6 +39,9 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
             return
         con = console()
         con.print(f"{s.id}  (arrival #{s.seq}){'  ' + s.title if s.title else ''}", markup=False, highlight=False)
+        if s.too_short:
+            con.print("  too short: fewer canonical tokens than twice the shingle size, so its resemblance is all or nothing "
+                      "(same canonical words or not)", markup=False, highlight=False, soft_wrap=True)
         if s.tags is None:
             con.print("  not tagged yet: run 'neardup retag'")
         elif s.tags.is_duplicate:
@@ -83,7 +86,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
         except OSError as e:
             fail(f"{output}: cannot write ({e.strerror})")
         try:
-            with progress(total, "exporting", quiet) as bar:
+            with progress(total, "exporting", quiet or as_json) as bar:
                 task = bar.add_task("exporting", total=total)
                 for rec in nd.export(which):
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")

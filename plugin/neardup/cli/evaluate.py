@@ -22,13 +22,38 @@ def _floats(value: str) -> list[float]:
     return out
 
 
+def _corpus(paths: tuple[str, ...], limit: int | None):
+    """The documents of ``paths``: one JSONL file as :func:`~neardup.evaluate.load_corpus`
+    reads it (documents or pairs), else what 'neardup index' reads (files and folders)."""
+    from pathlib import Path
+
+    from ..evaluate import Corpus, load_corpus
+    from ..io import InputError, kind_of, read_documents
+
+    if len(paths) == 1 and Path(paths[0]).is_file() and kind_of(Path(paths[0])) == "jsonl":
+        return load_corpus(paths[0], limit)
+    ids, texts, langs = [], [], []
+    try:
+        for d in read_documents(paths):
+            if limit is not None and len(ids) >= limit:
+                break
+            ids.append(d.id)
+            texts.append(d.text)
+            langs.append(d.lang)
+    except InputError as e:
+        fail(str(e))
+    return Corpus(ids, texts, langs)
+
+
 @click.command("evaluate")
-@click.argument("corpus", type=click.Path(exists=True, dir_okay=False))
+@click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--truth", type=click.Choice(["jaccard", "levenshtein", "labels"]), default=None,
               help="Ground truth: exact Jaccard of shingles (default), Levenshtein similarity on documents "
                    "of >= 20 words, or labels (default when CORPUS is a labelled pairs file or --labels is given).")
 @click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="JSONL of true pairs {\"id1\",\"id2\"[,\"label\"]} or clusters {\"members\": [...]}.")
+              help="Your own labels: a CSV with columns id_a,id_b,label (1/true: duplicates, 0/false: not; the methods are "
+                   "then scored on the labelled pairs only), or JSONL of true pairs {\"id1\",\"id2\"[,\"label\"]} or "
+                   "clusters {\"members\": [...]}.")
 @click.option("--methods", default=None, show_default=False,
               help="Comma-separated: engine, engine:FIELD, a signature (super, mega, minhash84, minhash70, imatch, "
                    "imatch_multi, descriptive_words, text_stats, anchor) or SIGNATURE:PART (text_stats:1..6, "
@@ -40,11 +65,12 @@ def _floats(value: str) -> list[float]:
               help="Index threshold for signatures whose rule depends on it (default: the lowest --thresholds).")
 @engine_options
 @json_option
-def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, methods: str | None, thresholds: str,
+def evaluate_cmd(corpus: tuple[str, ...], truth: str | None, labels_path: str | None, methods: str | None, thresholds: str,
                  limit: int | None, shingle_size: int | None, index_threshold: float | None, target: str,
                  engine_opts: dict, as_json: bool) -> None:
-    """Evaluate near-duplicate methods on CORPUS (JSONL documents, or a pairs file whose
-    both sides become documents) in the format of Kosinov's tables: per method and
+    """Evaluate near-duplicate methods on CORPUS (JSONL documents, a pairs file whose both
+    sides become documents, or, as for 'neardup index', files and folders of documents) in
+    the format of Kosinov's tables: per method and
     threshold the true pairs, found pairs, common, unique to the truth, unique to the
     method, recall, precision, F1 and accuracy, HFM and separation; AC1 agreement between
     methods; results by document length (20-50, 51-500, 501-5000, 5001+ words); time.
@@ -57,19 +83,20 @@ def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, method
     \b
     Examples:
       neardup evaluate corpus.jsonl
+      neardup evaluate docs/ --labels pairs.csv          # against your own labels
       neardup evaluate corpus.jsonl --truth levenshtein --methods engine,text_stats:1,text_stats:6
       neardup evaluate pairs.jsonl --truth labels --json > report.json
       neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
     """
     from ..config import Config
-    from ..evaluate import DEFAULT_METHODS, evaluate, load_corpus, load_labels, to_markdown
+    from ..evaluate import DEFAULT_METHODS, evaluate, load_labels, to_markdown
 
     ctx = click.get_current_context()
     explicit_engine = ctx.get_parameter_source("target") in (click.core.ParameterSource.COMMANDLINE,
                                                              click.core.ParameterSource.ENVIRONMENT)
     ths = _floats(thresholds)
     try:
-        corp = load_corpus(corpus, limit)
+        corp = _corpus(corpus, limit)
         labels = load_labels(labels_path, corp) if labels_path else None
         kind = truth or ("labels" if labels is not None or corp.labels is not None else "jaccard")
         kw = {"threshold": index_threshold or min(ths)}
@@ -79,7 +106,7 @@ def evaluate_cmd(corpus: str, truth: str | None, labels_path: str | None, method
         names = [m.strip() for m in methods.split(",") if m.strip()] if methods else list(DEFAULT_METHODS)
         ev = evaluate(corp, methods=names, thresholds=ths, truth=kind, labels=labels, config=config,
                       target=target if explicit_engine else None, engine_opts=engine_opts if explicit_engine else {},
-                      name=corpus, progress=lambda msg: click.echo(f"... {msg}", err=True) if sys.stderr.isatty() else None)
+                      name=" ".join(corpus), progress=lambda msg: click.echo(f"... {msg}", err=True) if sys.stderr.isatty() else None)
     except (OSError, ValueError) as e:  # (a bad corpus file or argument; other errors: .errors)
         fail(str(e))
     if as_json:

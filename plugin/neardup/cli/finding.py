@@ -9,14 +9,14 @@ from typing import Any
 
 import click
 
-from ..config import LANGUAGES
-from .options import RESULTS, THRESHOLD, count, echo_json, engine_options, fail, json_option, wordless_query
+from ..loops import interpreted_loops
+from .options import LANGUAGE, RESULTS, THRESHOLD, count, echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe
 from .session import announce_waits, console, opened, recall_note, slow_notice
 
 
 #: What a query or comparison may wait for the first time.
-_SIGNING = "signing and verifying (the first run after install also compiles the signing loops, about 30 s once)"
+_SIGNING = "signing and verifying"
 
 
 @click.command("query")
@@ -25,7 +25,7 @@ _SIGNING = "signing and verifying (the first run after install also compiles the
 @click.option("--file", "-f", "file_", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Read the query text from a file ('-': standard input).")
 @click.option("--id", "doc_id", help="Query with a stored document.")
-@click.option("--lang", type=click.Choice(LANGUAGES), help="Language of the query text (default: detect).")
+@click.option("--lang", type=LANGUAGE, help="Language code of the query text (default: detect).")
 @click.option("--containment", is_flag=True, help="Rank by containment c(query, doc): how much of the query is inside each document.")
 @click.option("--threshold", "-t", type=THRESHOLD, help="Minimum similarity (default: the index's threshold).")
 @click.option("--top-k", "-k", type=RESULTS, default=10, show_default=True, help="How many matches.")
@@ -51,7 +51,7 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
     if text is not None and not text.strip():
         fail("the query text is empty")
     mode = "containment" if containment else "resemblance"
-    with opened(target, engine_opts) as nd:
+    with opened(target, engine_opts) as nd, interpreted_loops():  # one text: loading numba would cost more than it saves
         announce_waits(nd.engine)  # (the embedded engine says when it adds the containment samples' postings)
         with slow_notice(_SIGNING):
             matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
@@ -79,32 +79,53 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
 @engine_options
 @click.option("--ids", is_flag=True, help="A and B are stored document ids (default: files, or ids when no such file).")
 @click.option("--show", type=count(0), default=10, show_default=True, help="How many shared passages to show.")
+@click.option("--lang", type=LANGUAGE, help="Language of both texts (a code such as en, de, ar, zh; default: detect by script). Without an index only.")
+@click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5). Without an index only.")
+@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance of near-duplicates (default 0.8). Without an index only.")
+@click.option("--no-stopwords", is_flag=True, help="Keep the function words (articles, prepositions, ...). Without an index only.")
 @json_option
-def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show: int, as_json: bool) -> None:
+def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show: int, lang: str | None, shingle_size: int | None,
+                threshold: float | None, no_stopwords: bool, as_json: bool) -> None:
     """Explain one pair: resemblance, containment, shared passages, colliding signatures.
 
-    A and B are text files (or stored ids with --ids). Settings come from the index, so
-    the comparison is exactly what the index would compute. The shared passages are A's
-    own text behind the shingles it shares with B (long ones shortened); --json also
-    gives the canonical shingles ("shared_shingles"). "containment" is c(A, B), how much of
-    A is inside B, and "containment_ba" c(B, A), as in 'neardup query'.
+    A and B are text files (or stored ids with --ids). With an index, settings come from
+    it, so the comparison is exactly what the index would compute; with no index (no
+    such file), from the options here and the defaults. The shared passages are A's own
+    text behind the shingles it shares with B (long ones shortened); --json also gives the
+    canonical shingles ("shared_shingles").
+
+    A text with fewer canonical tokens than twice the shingle size is "too short": one
+    changed word changes all its shingles, so its resemblance only says "same canonical
+    words" or "not", and it is called an exact copy only of the same raw words.
+    "containment" is c(A, B), how much of A is inside B, and "containment_ba" c(B, A), as in
+    'neardup query'.
 
     \b
     Examples:
       neardup compare a.txt b.txt
+      neardup compare a.txt b.txt -w 3 --threshold 0.7
       neardup compare --ids doc-1 doc-7 --json
     """
     from ..errors import DocumentNotFound
     from ..signer import Document
 
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
-    with opened(target, engine_opts, create=False) as nd:
+    settings = {"lang": lang, "shingle_size": shingle_size, "threshold": threshold, "no_stopwords": no_stopwords}
+    if not use_ids and not target.startswith(("http://", "https://")) and not Path(target).exists():
+        target, engine_opts = ":memory:", {}  # no index: a throwaway one with the settings given
+        config = _compare_config(settings)
+    else:
+        config = None
+        if any(settings.values()):
+            fail("--lang, --shingle-size, --threshold and --no-stopwords are for comparing without an index; "
+                 f"{target} has its own settings (see neardup info)")
+    with opened(target, engine_opts, config=config, create=config is not None) as nd, interpreted_loops():  # two texts: numba would cost more than it saves
         try:
             with slow_notice(_SIGNING):
                 if use_ids:
                     cmp = nd.compare(a, b, ids=True)
                 else:
-                    cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name) for p in (a, b)))
+                    cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name, lang) for p in (a, b)))
         except DocumentNotFound as e:
             fail(f"{e} (and no such file)")
         if as_json:
@@ -117,6 +138,10 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
         con.print(f"  containment_ba b⊂a {cmp.containment_ba:.4f}")
         con.print(f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}")
         con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
+        for name, short, n in ((cmp.a, cmp.too_short_a, cmp.tokens_a), (cmp.b, cmp.too_short_b, cmp.tokens_b)):
+            if short:
+                con.print(f"  [yellow]too short[/]: {safe(name)} has {n} canonical tokens, fewer than twice the shingle size: "
+                          "its resemblance is all or nothing, and it is an exact copy only of the same raw words", highlight=False, soft_wrap=True)
         con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
         if cmp.shared_passages:
             con.print(f"  shared passages of {safe(cmp.a)}:")
@@ -124,6 +149,25 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
             con.print(f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True)  # the terminal wraps it
         if len(cmp.shared_passages) > show:
             con.print(f"    ... {len(cmp.shared_passages) - show} more shared passages")
+
+
+def _compare_config(settings: dict):
+    """The settings of a comparison without an index: the defaults and the options given."""
+    from ..config import Config, ConfigError
+
+    kw: dict = {}
+    if settings["lang"]:
+        kw["default_lang"] = settings["lang"]
+    if settings["shingle_size"]:
+        kw["shingle_size"] = settings["shingle_size"]
+    if settings["threshold"] is not None:
+        kw["threshold"] = settings["threshold"]
+    if settings["no_stopwords"]:
+        kw["stopwords"] = False
+    try:
+        return Config(**kw)
+    except ConfigError as e:
+        fail(str(e))
 
 
 def _shortened(passage: str, keep: int = 120) -> str:

@@ -8,17 +8,18 @@ from typing import Any
 
 import click
 
-from ..config import CHOICES, LANGUAGES, SIGNATURES
+from ..config import CHOICES, SIGNATURES
 from ..ingest import default_workers
 from .errors import interrupted
-from .options import BATCH_SIZE, THRESHOLD, count, echo_json, engine_options, fail, input_options, json_option
+from .options import BATCH_SIZE, LANGUAGE, THRESHOLD, count, echo_json, engine_options, fail, input_options, json_option
 from .output import clean, safe
 from .session import announce_waits, console, interrupt_at_batch_end, opened, progress, ready_to_sign
 
 
 #: The options of the index's settings, on ``init`` and ``index`` alike (:func:`_config_from`).
 _SETTING_OPTIONS = (
-    click.option("--lang", type=click.Choice(LANGUAGES), help="Language of documents without 'lang' (default: detect by script)."),
+    click.option("--lang", type=LANGUAGE, help="Language of documents without 'lang': fa, ru, en have rules of their own, any other code "
+                 "(de, ar, zh, ...) the generic ones (default: detect by script)."),
     click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5)."),
     click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words."),
     click.option("--threshold", "-t", type=THRESHOLD,
@@ -28,7 +29,7 @@ _SETTING_OPTIONS = (
     click.option("--bands-rows", metavar="BxR", callback=lambda ctx, param, v: _bands_rows(v), help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold)."),
     click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)})."),
     click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer with either, which needs neardup[hazm] (default none)."),
-    click.option("--no-stopwords", is_flag=True, help="Keep stop words."),
+    click.option("--no-stopwords", is_flag=True, help="Keep the function words (articles, prepositions, conjunctions, pronouns, auxiliaries)."),
     click.option("--seed", type=count(0, 2**63 - 1), help="Hash seed (default 1)."),
     click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3)."),
     click.option("--fa-segmentation", type=click.Choice(CHOICES["fa_segmentation"]),
@@ -142,7 +143,8 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
 @click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
 @click.option("--workers", "-j", type=count(0, 1024), default=None,
               help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
-                   "0 signs here too. [default: one per CPU, none on one CPU; input of one batch is signed here]")
+                   "0 signs here too. [default: one per idle CPU (CPUs less the load average), none on a busy machine "
+                   "or one CPU; input of one batch is signed here]")
 @input_options
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
 @click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
@@ -192,7 +194,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         announce_waits(nd.engine)
         ready_to_sign(nd, quiet=quiet or as_json)
         total = total_bytes(paths)
-        with progress(total, "indexing", quiet) as bar:
+        with progress(total, "indexing", quiet or as_json) as bar:
             task = bar.add_task("indexing", total=total)
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
                                   fields=record_fields, encoding=encoding)
@@ -263,12 +265,8 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
     announce_waits(nd.engine)
     try:
         total = nd.count()
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        with Progress(TextColumn("[bold]retagging"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
-            task = bar.add_task("retag", total=total)
+        with progress(total, "retagging", quiet or as_json) as bar:
+            task = bar.add_task("retagging", total=total)
             dups = nd.retag(batch_size=batch_size, progress=lambda n: bar.advance(task, n))
     finally:
         nd.close()

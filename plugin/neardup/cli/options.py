@@ -88,6 +88,23 @@ def engine_options(fn: Callable) -> Callable:
     return wrapper
 
 
+class LanguageCode(click.ParamType):
+    """A language code option: two or three letters (en, fa, ru, de, ar, zh, ...), kept as
+    its language (:func:`neardup.config.language_of_code`)."""
+
+    name = "CODE"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        from ..config import is_language_code, language_of_code
+
+        if not is_language_code(value):
+            self.fail(f"{value!r} is no language code (two or three letters: en, fa, ru, de, ar, zh, ...)", param, ctx)
+        return language_of_code(value)
+
+
+LANGUAGE = LanguageCode()
+
+
 def input_options(fn: Callable) -> Callable:
     """--text-field, --id-field, --title-field, --lang-field and --encoding of the commands
     that read files, passed on as ``record_fields`` (a :class:`neardup.io.RecordFields`) and
@@ -106,7 +123,7 @@ def input_options(fn: Callable) -> Callable:
                   help="Field of records holding the document id (records without one get FILE:LINE).")
     @click.option("--title-field", default="title", show_default=True, metavar="NAME", help="Field of records holding the title.")
     @click.option("--lang-field", default="lang", show_default=True, metavar="NAME",
-                  help="Field of records holding the language code (en, ru, fa; detected when absent).")
+                  help="Field of records holding the language code (en, ru, fa, de, ar, zh, ...; detected when absent).")
     @click.option("--encoding", default=None, metavar="NAME", callback=check_encoding,
                   help="Character encoding of the files (e.g. cp1251, koi8-r, windows-1256). [default: UTF-8; text files "
                        "with a UTF-16 byte order mark as UTF-16]")

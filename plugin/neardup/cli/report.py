@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from .options import count, echo_json, engine_options, fail, json_option
 from .output import clean
+from .session import progress
 
 
 @click.command("report")
@@ -61,12 +61,8 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
                          max_words=max_words, title=title)
     nd = NearDup.open(target, create=False, **engine_opts)
     try:
-        from rich.console import Console
-        from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
         total = nd.engine.count() if max_scan == 0 else min(nd.engine.count(), max_scan)
-        with Progress(TextColumn("[bold]reading"), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), disable=quiet or not sys.stderr.isatty()) as bar:
+        with progress(total, "reading the index for the report", quiet or as_json) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
         tagged = any(row.tags is not None and row.tags.is_duplicate for row in nd.engine.scan_tags())  # (as the report decides)

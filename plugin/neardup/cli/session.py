@@ -72,16 +72,30 @@ def console():
 
 
 def progress(total: int | None, label: str, quiet: bool):
-    """A progress bar on stderr (none with ``quiet`` or when stderr is no terminal), drawn
-    from the thread that advances it, at most ten times a second: no refresh thread, so the
-    process stays single-threaded and its signing workers can be forked
-    (:func:`neardup.ingest.start_method`)."""
+    """A progress bar on stderr (none with ``quiet``), drawn from the thread that advances
+    it, at most ten times a second: no refresh thread, so the process stays single-threaded
+    and its signing workers can be forked (:func:`neardup.ingest.start_method`). When stderr
+    is no terminal, a line when it starts and one with its time when it ends instead."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from rich.console import Console
 
+    plain = not quiet and not sys.stderr.isatty()
+
     class DrawnOnAdvance(Progress):
         drawn = 0.0
+        started = 0.0
+
+        def __enter__(self) -> "DrawnOnAdvance":
+            if plain:
+                self.started = time.monotonic()
+                click.echo(f"{label} ...", err=True)
+            return super().__enter__()
+
+        def __exit__(self, kind: Any, *rest: Any) -> None:
+            super().__exit__(kind, *rest)
+            if plain and kind is None:
+                click.echo(f"{label}: done in {time.monotonic() - self.started:.1f} s", err=True)
 
         def advance(self, task_id, advance: float = 1) -> None:
             super().advance(task_id, advance)
@@ -166,17 +180,29 @@ def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     after the first index answers at once."""
     import importlib.util
 
-    from ..api import NearDup
-    from ..signer import Document
+    from ..canonical.persian import HazmMissing
+    from ..canonical.scripts import SCRIPT_RES
 
     with slow_notice("preparing the compiled signing loops (compiled once after install, about 30 s; later runs load them)",
                      quiet=quiet, after=2 * NOTICE_AFTER):
-        with NearDup.open(":memory:", nd.config) as scratch:  # every step once, on a throw-away index
-            scratch.index([Document(str(i), text) for i, text in enumerate(_WARM_UP_TEXTS * 2)], workers=0)
+        texts = _WARM_UP_TEXTS
+        try:
+            _warm_up(nd.config, texts)
+        except HazmMissing:  # these settings sign Persian with hazm's steps: a Persian document says so itself
+            _warm_up(nd.config, tuple(t for t in texts if not SCRIPT_RES["fa"].search(t)))
         if importlib.util.find_spec("hazm") is not None:  # hazm's word lists for Persian search, kept on disk once made
             from ..canonical.persian import hazm_words, mi_verbs
 
             hazm_words(), mi_verbs()
+
+
+def _warm_up(config: Any, texts: tuple[str, ...]) -> None:
+    """Sign and tag ``texts`` (each twice) on a throw-away index: every step they take runs once."""
+    from ..api import NearDup
+    from ..signer import Document
+
+    with NearDup.open(":memory:", config) as scratch:
+        scratch.index([Document(str(i), text) for i, text in enumerate(texts * 2)], workers=0)
 
 
 #: Texts that take every signing path once: Latin, Cyrillic and Persian letters, digits,

@@ -102,6 +102,7 @@ class StoredDoc:
     #: the date in the field that orders arrival (``neardup attach --order-field``), as an
     #: ISO 8601 string in UTC, where the index has one and the value is a date
     ordered_at: str | None = None
+    too_short: bool = False  # too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ class Engine(abc.ABC):
     #: what creates a missing index, for the message of ``open(create=False)``
     _create_hint: str = "run 'neardup index' to create it"
     #: what to do with an index signed by another signature version, for its message
-    _rebuild_hint: str = "index the documents again into a new index"
+    _rebuild_hint: str = "re-sign by indexing the source documents again into a new index (neardup index SOURCE -e NEW-INDEX)"
 
     # -- what every engine declares (callers read these, never probe with getattr) ------------
     #: told what the engine waits for, once per cause (another writer's lock or lease, a

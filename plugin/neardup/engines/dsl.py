@@ -315,6 +315,7 @@ def neardup_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> d
         "shingles": encode_shingles(s.shingles),
         "n_shingles": int(s.n_shingles),
         "n_tokens": int(s.n_tokens),
+        "too_short": bool(s.too_short),
         "seq": int(seq),
         "indexed_at": indexed_at,
         "signature_version": SIGNATURE_VERSION,

@@ -35,7 +35,7 @@ import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..config import LANGUAGES, SIGNATURE_VERSION, Config, ConfigMismatch
+from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
 from ..encoding import decode_shingles, parse_keys
 from ..signer import Document, Signed
 from . import dsl
@@ -155,7 +155,8 @@ class ElasticEngine(Engine):
 
     def _version_refused(self, found: int | None) -> Exception:
         return ConfigMismatch(f"{self.location} was signed with signature version {found}, this neardup signs with "
-                              f"{SIGNATURE_VERSION}; build a new index")
+                              f"{SIGNATURE_VERSION}; re-sign by indexing the source documents again into a new index "
+                              f"(neardup index SOURCE -e {self.url}/NEW-INDEX)")
 
     def _create_index(self, config: Config) -> Config:
         self._config = config
@@ -267,7 +268,7 @@ class ElasticEngine(Engine):
                     on_textless(src_id, _json_kind(raw))
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
-            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if lang in LANGUAGES else None)
+            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if is_language_code(lang) else None)
 
     def textless(self) -> int:
         """Documents without neardup's fields and without the text field at all (an estimate
@@ -547,7 +548,18 @@ class ElasticEngine(Engine):
                 self.refresh()
 
     def refresh(self) -> None:
-        self.retry.call("refresh", self.client.indices.refresh, index=f"{self.index},{self.clusters_index}")
+        """Make every write searchable; a refresh some shard copy failed (a node lost, a primary
+        being promoted) is sent again, so the next candidate search sees the last batch."""
+        def send(_: Sequence[int], last: bool) -> list[int]:
+            r = self.retry.call("refresh", self.client.indices.refresh, index=f"{self.index},{self.clusters_index}")
+            failed = (r.get("_shards") or {}).get("failed", 0) if r else 0
+            if failed and not last:
+                return [0]
+            if failed:
+                raise EngineError(f"{self.location}: refresh failed on {failed} shard copies")
+            return []
+
+        self.backoff.resend([0], send)
         self._dirty = False
 
     # -- candidates ----------------------------------------------------------------------------
@@ -561,7 +573,8 @@ class ElasticEngine(Engine):
         return out
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Responses in order; items refused with 429 are sent again with backoff."""
+        """Responses in order; items refused with 429, and answers from only some of the
+        shards (a node lost, a primary not yet promoted), are sent again with backoff."""
         results: list[dict[str, Any] | None] = [None] * len(bodies)
 
         def send(pending: Sequence[int], last: bool) -> list[int]:
@@ -574,6 +587,12 @@ class ElasticEngine(Engine):
                         again.append(i)
                         continue
                     raise EngineError(f"{self.location}: candidate search failed: {_error_reason(resp)}")
+                missing = _missing_shards(resp)
+                if missing:  # a partial answer would miss near-duplicates on the other shards
+                    if not last:
+                        again.append(i)
+                        continue
+                    raise EngineError(f"{self.location}: candidate search answered from only some shards ({missing})")
                 results[i] = resp
             return again
 
@@ -617,7 +636,8 @@ class ElasticEngine(Engine):
                          exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
                          tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
                          fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None)
+                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None,
+                         too_short=bool(nd.get("too_short")))
 
     @property
     def order_field(self) -> str | None:  # type: ignore[override]
@@ -890,6 +910,23 @@ def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     nd = _nd(s)
     snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
     return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), snippet, nd.get("cluster_id"))
+
+
+def _missing_shards(resp: dict[str, Any]) -> str | None:
+    """What a search response says of shards that did not answer, or None when all did.
+
+    >>> _missing_shards({"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}}) is None
+    True
+    >>> _missing_shards({"_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 1,
+    ...                              "failures": [{"reason": {"type": "no_shard_available_action_exception"}}]}})
+    '2 of 3 shards answered; no_shard_available_action_exception'
+    """
+    sh = resp.get("_shards") or {}
+    total, ok = sh.get("total", 0), sh.get("successful", 0) + sh.get("skipped", 0)
+    if not sh.get("failed") and ok >= total:
+        return None
+    kinds = sorted({str((f.get("reason") or {}).get("type", "?")) for f in sh.get("failures") or []})
+    return f"{sh.get('successful', 0)} of {total} shards answered" + (f"; {', '.join(kinds)}" if kinds else "")
 
 
 def _error_reason(resp: dict[str, Any]) -> str:

@@ -65,11 +65,13 @@ Size (target: under 1.5 KB per document beyond the stored text)
   row's text is tokenized to rank it). Phrase and NEAR queries and column filters are not
   available; :meth:`search` takes words, each split into tokens by the table's own tokenizer,
   and every token is required (``e-mail`` finds documents with both ``e`` and ``mail``).
-* Pages are 16 KiB. Rows are appended in ``seq`` order and a page is closed when the next
-  row does not fit, so each page of ``docs`` wastes about one row's size whatever its size:
-  with 4 KiB pages that was a fifth of the table (~450 B per document), with 16 KiB pages it
-  is ~120 B. Lookups are not slower (a page is one read either way); a batch rewrites more
-  bytes of the ``postings`` pages it touches, which ingest does not notice at 300k documents.
+* Pages are 64 KiB (a new file's; a file keeps the page size it was made with). Rows are
+  appended in ``seq`` order and a page is closed when the next row does not fit, so each page
+  of ``docs`` leaves unused up to one row's size: a row of a 550-word document (its text, 8
+  bytes per shingle hash, its keys) is 7-9 KB, so a 16 KiB page held one or two of them and
+  left about 2.2 KB per document unused; a 64 KiB page holds seven or eight and leaves about
+  0.8 KB (``python -m benchmarks.engine --long``: 5,492 instead of 6,955 bytes per document
+  beyond the text at 50k documents). Short documents lose little either way.
 * A batch inserts its postings at the end, in key order, so each b-tree page is changed once.
 * :meth:`refresh` checkpoints and truncates the write-ahead log (it held up to one batch's
   pages, tens of MB, next to the file), and ``journal_size_limit`` caps what a checkpoint
@@ -109,7 +111,7 @@ from ..verify import UNBOUNDED
 from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
 
 FORMAT = "neardup-sqlite/2"
-PAGE_SIZE = 16384
+PAGE_SIZE = 65536
 _TOKENIZE = "unicode61 remove_diacritics 2"
 #: The full-text index keeps each term's positions, so bm25() counts the terms the index holds
 #: (the analyzed words, stems) in the index itself; with ``detail=none`` FTS5 would count
@@ -125,6 +127,7 @@ CREATE TABLE IF NOT EXISTS docs(
     lang TEXT,
     n_tokens INTEGER NOT NULL,
     n_shingles INTEGER NOT NULL,
+    too_short INTEGER NOT NULL DEFAULT 0,
     simhash INTEGER NOT NULL,
     cluster_id TEXT,
     dup_of TEXT,
@@ -159,10 +162,10 @@ CREATE TABLE IF NOT EXISTS clusters(
 );
 """
 
-_INSERT_COLUMNS = "id, lang, n_tokens, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, shingles, keys, title, body"
-_INSERT_MARKS = ",".join("?" * 16)
+_INSERT_COLUMNS = "id, lang, n_tokens, n_shingles, too_short, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, shingles, keys, title, body"
+_INSERT_MARKS = ",".join("?" * 17)
 _DOC_COLUMNS = ("seq, id, lang, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, "
-                "shingles, keys, title")
+                "shingles, keys, title, too_short")
 #: A document's cluster; NULL in the row when it is the document's own id (most documents).
 _CLUSTER = "CASE WHEN d.is_duplicate IS NULL THEN NULL ELSE coalesce(d.cluster_id, d.id) END"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -342,7 +345,7 @@ class EmbeddedEngine(Engine):
         self.on_wait: Callable[[str], None] | None = None  # (Engine.on_wait)
 
     # -- lifecycle -------------------------------------------------------------------------
-    _rebuild_hint = "index the documents again into a new file"
+    _rebuild_hint = "re-sign by indexing the source documents again into a new file (neardup index SOURCE -e new.db)"
 
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
@@ -615,7 +618,7 @@ class EmbeddedEngine(Engine):
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = keys_column(self._fields, s) if keys is None else keys
-        return (d.id, s.lang, s.n_tokens, s.n_shingles, _signed64(s.simhash),
+        return (d.id, s.lang, s.n_tokens, s.n_shingles, int(s.too_short), _signed64(s.simhash),
                _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
                (1 if t.is_duplicate else 0) if t else None, now, exact,
                json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
@@ -656,7 +659,7 @@ class EmbeddedEngine(Engine):
             in_fts = self.fulltext and seq <= self._upto(db, "fts_upto")
             if in_fts:
                 db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(old_title), search_text(old_body)))
-            db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
+            db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, too_short=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
                        "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
             if in_fts:
                 db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
@@ -812,12 +815,13 @@ class EmbeddedEngine(Engine):
         return out
 
     def _row(self, row: tuple, text: bool, keys: bool = True) -> StoredDoc:
-        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, blob, title) = row[:15]
+        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, blob, title, short) = row[:16]
         tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
         return StoredDoc(id=id_, lang=lang, n_shingles=n_sh, shingles=sh, simhash=simhash & 0xFFFFFFFFFFFFFFFF,
                          exact=_exact_text(exact), keys=self._keys_of(blob, sh, exact) if keys else {}, tags=tags, title=title,
-                         text=row[15] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq)
+                         text=row[16] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq,
+                         too_short=bool(short))
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         db = self._require()
