@@ -224,7 +224,10 @@ class FaultProxy:
 
     * ``reject_bulk``: answer that many ``_bulk`` requests with HTTP 429
     * ``reject_bulk_items``: answer that many ``_bulk`` requests with 200 and every item 429
-      (es_rejected_execution_exception), without forwarding
+      (es_rejected_execution_exception), without forwarding; ``reject_bulk_items_status``
+      503 makes every item 503 unavailable_shards_exception instead (a primary shard not
+      active: a cluster restarting); ``reject_bulk_items_error`` replaces the error of
+      every item (with its ``status``), e.g. a ``cluster_block_exception``
     * ``fail_any``: answer that many requests of any kind with ``fail_status``
     * ``require_auth``: answer 401 unless the request carries this Authorization header
     * ``drop_bulk`` / ``drop_bulk_before``: close the connection without an answer on that many
@@ -255,6 +258,8 @@ class FaultProxy:
         self.es_version = "9.1.0"  # what GET / reports when presenting as Elasticsearch
         self.reject_bulk = 0
         self.reject_bulk_items = 0
+        self.reject_bulk_items_status = 429
+        self.reject_bulk_items_error: dict[str, Any] | None = None
         self.fail_any = 0
         self.fail_status = 503
         self.require_auth: str | None = None  # the Authorization header every request must carry
@@ -371,13 +376,16 @@ class FaultProxy:
             return self._record(method, path, 429, _json_error(429, "rejected execution (injected)"))
         if is_bulk and self._take("reject_bulk_items"):
             items = []
+            status = self.reject_bulk_items_status
+            error = self.reject_bulk_items_error or (
+                {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"} if status == 429 else
+                {"type": "unavailable_shards_exception", "reason": "primary shard is not active (injected)"})
             lines = [json.loads(x) for x in body.decode().splitlines() if x.strip()]
             i = 0
             while i < len(lines):
                 op, meta = next(iter(lines[i].items()))
                 i += 1 if op == "delete" else 2
-                items.append({op: {"_index": meta.get("_index"), "_id": meta.get("_id"), "status": 429,
-                                   "error": {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"}}})
+                items.append({op: {"_index": meta.get("_index"), "_id": meta.get("_id"), "status": status, "error": error}})
             return self._record(method, path, 200, {"took": 1, "errors": True, "items": items})
         return False
 

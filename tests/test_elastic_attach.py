@@ -279,6 +279,43 @@ def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):
     assert static.exit_code == 1 and "not an aggregatable field" in static.output
 
 
+def test_attach_gives_each_json_type_its_text_and_counts_the_rest_exactly(osmem_clone):
+    """A string is its text, a number its JSON text, an array its strings and numbers joined
+    by newlines; a boolean, null, a missing field, an empty array or one of booleans gives no
+    text: never signed (not as Python's "True"), each counted, by kind."""
+    url = osmem_clone.url
+    mapping = {"mappings": {"properties": {"body": {"type": "text"}, "headline": {"type": "text"}}}}
+    urllib.request.urlopen(urllib.request.Request(f"{url}/odd", json.dumps(mapping).encode(), method="PUT",
+                                                  headers={"content-type": "application/json"}))
+    words = " ".join(f"word{i}" for i in range(30))
+    bodies = {"string": words, "number": 123456789, "float": 2.5, "strings": ["first part " + words, None, "second part"],
+              "bool": True, "false": False, "null": None, "empty": [], "bools": [True, False]}
+    lines = []
+    for k, v in bodies.items():
+        lines += [json.dumps({"index": {"_index": "odd", "_id": k}}), json.dumps({"body": v, "headline": k})]
+    lines += [json.dumps({"index": {"_index": "odd", "_id": "missing"}}), json.dumps({"headline": "no body"})]
+    req = urllib.request.Request(f"{url}/_bulk?refresh=true", ("\n".join(lines) + "\n").encode(), method="POST",
+                                 headers={"content-type": "application/x-ndjson"})
+    assert not json.loads(urllib.request.urlopen(req).read())["errors"]
+    r = _run("attach", "odd", "--engine", url, "--text-field", "body", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["signed"] == 4 and data["documents"] == 4, data
+    assert data["without_text"] == 6, data
+    assert data["without_text_by_kind"] == {"array without text": 2, "boolean": 2, "missing or null": 2}
+    nd = NearDup.open(url, index="odd", create=False)
+    try:
+        stored = nd.engine.get(list(bodies) + ["missing"], text=True)
+        assert set(stored) == {"string", "number", "float", "strings"}
+        assert stored["number"].text == "123456789" and stored["float"].text == "2.5"
+        assert stored["strings"].text == "first part " + words + "\nsecond part"
+    finally:
+        nd.close()
+    # the text line says the same
+    again = _run("attach", "odd", "--engine", url, "--text-field", "body", "-q")
+    assert again.exit_code == 0 and "6 without text in body left unsigned" in again.output, again.output
+
+
 def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone):
     """The HTML report dates an attached index by its --order-field: the range on the page,
     each cluster's representative and each member are the published dates, not when neardup

@@ -5,6 +5,7 @@ retry loop is bounded by the engine's ``max_retries`` with millisecond backoff."
 
 from __future__ import annotations
 
+import itertools
 import socket
 import time
 
@@ -58,6 +59,22 @@ def test_429_storm_on_bulk_loses_nothing(request, proxy):
     assert p.reject_bulk == 0 and p.reject_bulk_items == 0
     assert sum(1 for m, path, st in p.log if "_bulk" in path and st == 429) == 3
     assert eng.count() == 45 and set(eng.get([d.id for d in docs])) == {d.id for d in docs}
+
+
+@pytest.mark.parametrize("status", [429, 503])
+@pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
+def test_items_refused_for_a_passing_reason_are_retried(request, proxy, status):
+    """Per-item 429 (queue full) and 503 (unavailable_shards_exception: a primary shard not
+    active while a cluster restarts) are sent again with backoff, like whole requests."""
+    p = request.getfixturevalue(proxy)
+    eng = _engine(p.url, max_retries=4)
+    eng.open(Config())
+    docs = _signed(25, eng.config)
+    p.reject_bulk_items_status = status
+    p.reject_bulk_items = 3
+    assert eng.put(docs) == []
+    assert p.reject_bulk_items == 0
+    assert eng.count() == 25 and set(eng.get([d.id for d in docs])) == {d.id for d in docs}
 
 
 def test_item_429_beyond_retries_are_reported_not_dropped(fault_proxy):
@@ -259,3 +276,92 @@ def test_split_credentials():
     assert split_credentials("https://u:p%40ss@[::1]:9200/x") == ("https://[::1]:9200/x", ("u", "p@ss"))
     assert split_credentials("http://elastic:s3cret@host:9200") == ("http://host:9200", ("elastic", "s3cret"))
     assert split_credentials("http://host:9200") == ("http://host:9200", None)
+
+
+class _Silent:
+    """A loopback HTTP server that reads each request and answers it after ``delay`` seconds
+    (None: never), with an OpenSearch ``GET /`` body; ``arrivals`` holds when each came."""
+
+    def __init__(self, delay: float | None):
+        import threading
+
+        self.delay = delay
+        self.arrivals: list[float] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(50)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.conns: list[socket.socket] = []
+        self.closed = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while not self.closed.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c: socket.socket) -> None:
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            self.arrivals.append(time.monotonic())
+            if self.delay is None or self.closed.wait(self.delay):
+                return
+            body = b'{"name":"n","cluster_name":"c","version":{"number":"2.19.0","distribution":"opensearch"},"tagline":"x"}'
+            c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.closed.set()
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def test_timeout_bounds_each_request_against_a_node_that_never_answers():
+    from neardup.retry import Backoff
+
+    node = _Silent(None)
+    try:
+        eng = ElasticEngine(node.url, index="x", max_retries=2, initial_backoff=0.1, request_timeout=1.0)
+        t0 = time.monotonic()
+        with pytest.raises(EngineError, match="3 attempt"):
+            eng.open()
+        took = time.monotonic() - t0
+        bound = Backoff(max_retries=2, initial=0.1).give_up_after(1.0)  # 3 x 1 s + 0.1 + 0.2
+        assert bound == pytest.approx(3.3)
+        assert took <= bound + 1.0, took
+        gaps = [b - a for a, b in itertools.pairwise(node.arrivals)]
+        assert len(node.arrivals) == 3 and all(g < 1.6 for g in gaps), gaps
+    finally:
+        node.close()
+
+
+def test_a_slow_node_is_waited_for_up_to_the_timeout():
+    """A node that answers after 10.5 s (more than the clients' transport default of 10 s) is
+    waited for with --timeout 13, and given up on at once with --timeout 2 (no retry then)."""
+    from neardup.engines.transport import Retrying, connect
+    from neardup.retry import Backoff
+
+    node = _Silent(10.5)
+    try:
+        t0 = time.monotonic()
+        _, server, _ = connect(node.url, request_timeout=13.0, retry=Retrying(node.url, Backoff(max_retries=0, initial=0.01)))
+        assert server.product == "opensearch" and 10.4 < time.monotonic() - t0 < 13.0
+        t0 = time.monotonic()
+        with pytest.raises(EngineError, match="1 attempt"):
+            connect(node.url, request_timeout=2.0, retry=Retrying(node.url, Backoff(max_retries=0, initial=0.01)))
+        assert time.monotonic() - t0 < 3.0
+    finally:
+        node.close()

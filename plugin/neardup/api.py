@@ -32,7 +32,8 @@ from .errors import DocumentNotFound
 from .highlight import shared_passage_texts
 from .ingest import IndexReport
 from .minhash import MinHash
-from .shingles import shingle_strings
+from .hashing import hash_strings
+from .shingles import combine
 from .signer import Document, Signer
 from .simhash import hamming
 from .tagging import Tagger, is_representative
@@ -58,6 +59,33 @@ class Match:
         return dict(self.__dict__)
 
 
+#: The most shared canonical shingles :meth:`NearDup.compare` lists (``intersection`` counts
+#: them all): a text of millions of words would otherwise list millions of strings.
+MAX_SHARED_SHINGLES = 1000
+
+
+def shingle_hashes(tokens: Sequence[str], w: int, seed: int) -> np.ndarray:
+    """The word shingle hashes of ``tokens`` in order (those the signer stores, with repeats)."""
+    return combine(hash_strings(tokens if isinstance(tokens, list) else list(tokens), seed), w) if tokens else np.empty(0, dtype=np.uint64)
+
+
+def shared_shingle_strings(ta: Sequence[str], hb: np.ndarray, w: int, seed: int, limit: int = MAX_SHARED_SHINGLES) -> list[str]:
+    """The word shingles of tokens ``ta`` that another text has too (``hb``: its
+    :func:`shingle_hashes`): the first ``limit`` distinct ones in ``ta``'s order, sorted.
+    Matched on their hashes, so only the strings listed are made.
+
+    >>> shared_shingle_strings("a b c d e".split(), shingle_hashes("x b c d y".split(), 2, 1), 2, 1)
+    ['b c', 'c d']
+    """
+    if not ta or not len(hb):
+        return []
+    ha = shingle_hashes(ta, w, seed)
+    pos = np.flatnonzero(np.isin(ha, hb))
+    _, first = np.unique(ha[pos], return_index=True)  # each distinct shingle at its first place
+    width = min(w, len(ta))
+    return sorted(" ".join(ta[i : i + width]) for i in np.sort(pos[first])[:limit].tolist())
+
+
 @dataclass(kw_only=True)
 class Comparison:
     """Why two documents are (or are not) near-duplicates."""
@@ -75,7 +103,7 @@ class Comparison:
     simhash_hamming: int
     exact_equal: bool
     collisions: dict[str, dict[str, int]]  # field -> {"shared": n, "of": total in a}
-    shared_shingles: list[str]  # canonical shingles (for Persian, anchor pieces)
+    shared_shingles: list[str]  # canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
     #: each side too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`):
@@ -185,10 +213,12 @@ class NearDup:
 
     # -- writing ------------------------------------------------------------------------------
     def index(self, docs: Iterable[Document], *, batch_size: int = 500, tag: bool = True,
-              progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False) -> IndexReport:
+              progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False,
+              stop: Callable[[], bool] | None = None) -> IndexReport:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
         ``checked``: every document passed :func:`~neardup.validate.check_document` already
         (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
+        ``stop``: asked after each stored batch; true ends the run there (see :func:`neardup.ingest.run`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place
         and what depended on them re-tagged, new ones are tagged by the cluster rule
@@ -200,7 +230,8 @@ class NearDup:
             docs = list(docs)
             self.build_context(docs)
         store = ingest.Ingest(self.engine, self.tagger if tag else None)
-        return ingest.run(store, self.signer, self.config, docs, batch_size=batch_size, progress=progress, workers=workers, checked=checked)
+        return ingest.run(store, self.signer, self.config, docs, batch_size=batch_size, progress=progress, workers=workers, checked=checked,
+                          stop=stop)
 
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),
@@ -312,9 +343,11 @@ class NearDup:
                 intersection_size(np.unique(ka), np.unique(kb))
             collisions[f] = {"shared": shared, "of": int(len(ka))}
         w = c.shingle_size_for(sa.lang)
-        ta = self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang)
-        tb = self.signer.canonicalizer.tokens(db.text, db.lang or sb.lang)
-        shared_strings = sorted(set(shingle_strings(ta, w)) & set(shingle_strings(tb, w))) if c.shingle == "word" else []
+        shared_strings: list[str] = []
+        if c.shingle == "word":  # (one text's tokens held at a time: the other's as shingle hashes)
+            hb = shingle_hashes(self.signer.canonicalizer.tokens(db.text, db.lang or sb.lang), w, c.seed)
+            shared_strings = shared_shingle_strings(self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed)
+            del hb
         passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
         # a text too short to tell texts apart is an exact copy only of the same raw words
         exact = sa.exact == sb.exact and (not (sa.too_short or sb.too_short) or da.text.split() == db.text.split())

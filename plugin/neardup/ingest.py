@@ -48,10 +48,11 @@ class IndexReport:
     wordless: int = 0  # documents without a canonical token, sent this run (never near-duplicates)
     failed: list[Failure] = field(default_factory=list)
     skipped: int = 0
+    stopped: bool = False  # asked to stop (an interrupt): the input after the last stored batch was not read
 
     def to_dict(self) -> dict[str, Any]:
         return {"indexed": self.indexed, "duplicates": self.duplicates, "updated": self.updated, "unchanged": self.unchanged,
-                "retagged": self.retagged, "wordless": self.wordless, "skipped": self.skipped, "failed": [f.__dict__ for f in self.failed]}
+                "retagged": self.retagged, "wordless": self.wordless, "skipped": self.skipped, "failed": [f.__dict__ for f in self.failed], "interrupted": self.stopped}
 
 
 def same_signature(old: StoredDoc, new: Signed) -> bool:
@@ -123,19 +124,25 @@ class Ingest:
 
 # -- batches and signing -------------------------------------------------------------------------
 def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    """Batches of ``size`` documents (a later document with the same id replaces the
-    earlier one); if reading fails, the documents read so far come out before the error."""
+    """Batches of ``size`` distinct ids. An id repeated in the input keeps the place of its
+    first occurrence and takes the content of its last: within a batch the later document
+    replaces the earlier one where it stands; across batches the later one updates the
+    stored one in place (:class:`Ingest`), which keeps its arrival number. So arrival order
+    is the order of first occurrences whatever the batch size. If reading fails (an
+    :class:`Exception`), the documents read so far come out before the error; an interrupt
+    (``KeyboardInterrupt``) gives no partial batch.
+
+    >>> [[(d.id, d.text) for d in b] for b in batches([Document("a", "1"), Document("b", "2"), Document("a", "3")], 5)]
+    [[('a', '3'), ('b', '2')]]
+    """
     batch: dict[str, Document] = {}
     try:
         for d in docs:
-            batch.pop(d.id, None)
-            batch[d.id] = d
+            batch[d.id] = d  # (a repeated id keeps its first place in the dict)
             if len(batch) >= size:
                 yield list(batch.values())
                 batch = {}
-    except GeneratorExit:
-        raise
-    except BaseException:
+    except Exception:
         if batch:
             yield list(batch.values())
         raise
@@ -187,7 +194,7 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
         return
     try:
         second = next(it, None)
-    except BaseException:  # a reading error comes out after the batch read before it
+    except Exception:  # a reading error comes out after the batch read before it
         yield (first, *sign(signer, first))
         raise
     if second is None:
@@ -204,27 +211,54 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     else:
         it = itertools.chain([second], it)
     pending: deque = deque()
-    error: BaseException | None = None
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker,
-                             initargs=(config, signer.context, os.getpid(), encoder, checked)) as pool:
-        try:
-            for b in it:
-                pending.append((b, pool.submit(_sign_in_worker, b)))  # the workers start at their first batch
-                if here is not None and len(pending) >= workers:
-                    yield (here, *sign(signer, here))
-                    here = None
-                while len(pending) > 2 * workers:
-                    yield _next_signed(pending, signer, sign)
-        except GeneratorExit:
-            raise
-        except BaseException as e:  # reading failed: what was read is still stored, then it is raised
-            error = e
+    error: Exception | None = None
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker,
+                               initargs=(config, signer.context, os.getpid(), encoder, checked))
+    try:
+        while True:
+            try:
+                b = next(it)
+            except StopIteration:
+                break
+            except Exception as e:  # reading failed: what was read before is still stored, in order, then it is raised
+                error = e
+                break
+            with _interrupts_held():  # a worker started here begins with interrupts held, then ignores them
+                fut = pool.submit(_sign_in_worker, b)  # the workers start at their first batch
+            pending.append((b, fut))
+            if here is not None and len(pending) >= workers:
+                yield (here, *sign(signer, here))
+                here = None
+            while len(pending) > 2 * workers:
+                yield _next_signed(pending, signer, sign)
+        # (a batch whose signing failed raises at its turn: no later batch is stored before it)
         if here is not None:
             yield (here, *sign(signer, here))
         while pending:
             yield _next_signed(pending, signer, sign)
+    finally:
+        # stopped early (an error, an interrupt, the caller done): the batches not begun are
+        # dropped, the running ones end, and the workers with them
+        pool.shutdown(wait=True, cancel_futures=True)
     if error is not None:
         raise error
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT held (blocked) in this thread: a worker process started meanwhile inherits the
+    mask, so a Ctrl-C to the whole process group cannot reach it before it ignores SIGINT
+    (:func:`_init_worker`); here it is delivered when released."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _next_signed(pending: deque, signer: Signer, sign: Callable[[Signer, list[Document]], tuple[list[Signed], list[Failure]]]
@@ -289,6 +323,13 @@ def _init_worker(config: Config, context: dict[str, Any], parent: int, encoder: 
     _worker_checked = checked
     with contextlib.suppress(OSError, AttributeError):
         os.nice(_WORKER_NICENESS)
+    # Ctrl-C reaches the whole process group: the parent decides what an interrupt stops
+    # (it stops storing at a batch's end and shuts the workers down); a worker goes on
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -341,17 +382,28 @@ def default_workers(cpus: int | None = None, load: float | None = None) -> int:
 
 
 def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,
-        progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False) -> IndexReport:
+        progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False,
+        stop: Callable[[], bool] | None = None) -> IndexReport:
     """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one;
-    ``checked``: as for :func:`sign_batch`); returns what was done."""
+    ``checked``: as for :func:`sign_batch`); returns what was done. ``stop`` is asked after
+    each stored batch: when it answers true, the run ends there (``report.stopped``), with
+    every batch before stored and committed and none after, so what is stored is a prefix of
+    the input and running again goes on from it."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
         encoder = ingest.engine.key_encoder() if workers > 0 else None
-        for batch, signed, failures in signed_batches(signer, config, docs, batch_size, workers, encoder, checked):
-            report.failed.extend(failures)
-            ingest.store(signed, report)
-            if progress:
-                progress(len(batch))
+        batches_in = signed_batches(signer, config, docs, batch_size, workers, encoder, checked)
+        try:
+            for batch, signed, failures in batches_in:
+                report.failed.extend(failures)
+                ingest.store(signed, report)
+                if progress:
+                    progress(len(batch))
+                if stop is not None and stop():
+                    report.stopped = True
+                    break
+        finally:
+            batches_in.close()  # the signing workers end before the last commit
     return report
 
 

@@ -262,7 +262,8 @@ def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opt
         d = docs.get(mid)
         if d is not None and rep is not None:
             sim = similarity(rep.shingles, d.shingles)
-            diff = shared_passages(rep.text or "", d.text or "", config, rep.lang, d.lang, max_words=opts.max_words)
+            diff = shared_passages(rep.text or "", d.text or "", config, rep.lang, d.lang, max_words=opts.max_words,
+                                   shingles_a=rep.shingles, shingles_b=d.shingles)
             changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
             members.append(_Member(d, sim.resemblance, sim.containment_ba, diff, changes))
     title = rec.representative_title or (rep.title if rep else None) or rec.representative_id

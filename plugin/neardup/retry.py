@@ -49,6 +49,23 @@ class Backoff:
         """Seconds to wait after the failed attempt ``attempt`` (0 first)."""
         return min(self.maximum, self.initial * 2**attempt)
 
+    def give_up_after(self, request_timeout: float) -> float:
+        """The longest one request takes against a node that never answers, in seconds:
+        ``(max_retries + 1) * request_timeout`` plus the delays between the attempts (a
+        deadline, when set, ends it sooner: its end, and the attempt running then).
+
+        >>> Backoff().give_up_after(2.0), Backoff().give_up_after(30.0)  # the engines' policy; --timeout 2, the default 30
+        (27.5, 195.5)
+        >>> Backoff(max_retries=None, deadline=10.0).give_up_after(2.0)
+        12.0
+        """
+        bounds = []
+        if self.max_retries is not None:
+            bounds.append((self.max_retries + 1) * request_timeout + sum(self.delay(a) for a in range(self.max_retries)))
+        if self.deadline is not None:
+            bounds.append(self.deadline + request_timeout)
+        return min(bounds) if bounds else float("inf")
+
     def allows(self, attempt: int, started: float) -> bool:
         """Whether attempt ``attempt`` (0 first), begun on a run started at ``started``
         (``clock()``), may be followed by another."""

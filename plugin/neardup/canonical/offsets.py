@@ -12,7 +12,9 @@ ones (stop words, tags).
 
 from __future__ import annotations
 
+import bisect
 import re
+from array import array
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -44,38 +46,57 @@ def _piece_tokens(config: Config, piece: str, lang: str) -> tuple[str, ...]:
 def tokens_with_offsets(text: str, config: Config, lang: str | None = None) -> tuple[list[Token], str]:
     """The canonical tokens of ``text`` (those of ``Canonicalizer(config).canonicalize``)
     with their raw spans, and the document language."""
+    words, starts, ends, doc_lang = token_spans(text, config, lang)
+    return [Token(w, s, e) for w, s, e in zip(words, starts, ends, strict=True)], doc_lang
+
+
+def token_spans(text: str, config: Config, lang: str | None = None) -> tuple[list[str], array, array, str]:
+    """:func:`tokens_with_offsets` as the tokens, their raw starts and their raw ends (two
+    ``array('q')``), and the document language: a few bytes per token beyond its text, so
+    long documents are explained in memory proportional to their words."""
     from .canonicalizer import Canonicalizer
 
     canon = Canonicalizer(config).canonicalize(text, lang)
     parts: list[str] = []
-    starts: set[int] = set()  # stream positions where a piece token starts
-    span_start: list[int] = []  # per stream character: the raw span of its piece
-    span_end: list[int] = []
+    # per piece token, in stream order: where it starts in the stream, and its piece's raw
+    # span (one entry per token, not per character)
+    part_at, part_start, part_end = array("q"), array("q"), array("q")
     at = 0
     for m in _PIECE.finditer(text):
         for t in _piece_tokens(config, m[0], canon.lang):
+            if not t:
+                continue
             parts.append(t)
-            starts.add(at)
+            part_at.append(at)
+            part_start.append(m.start())
+            part_end.append(m.end())
             at += len(t)
-            span_start.extend([m.start()] * len(t))
-            span_end.extend([m.end()] * len(t))
     stream = "".join(parts)
-    out: list[Token] = []
+    del parts
+
+    def piece_of(pos: int) -> int:  # the piece token holding stream position ``pos``
+        return bisect.bisect_right(part_at, pos) - 1
+
+    words = list(canon.tokens)
+    starts, ends = array("q"), array("q")
     cursor = 0
-    for t in canon.tokens:
-        a = _find(stream, t, cursor, starts)
+    for t in words:
+        a = _find(stream, t, cursor, part_at)
         if a < 0:  # no piece gives it: zero width at the next piece
-            pos = span_start[cursor] if cursor < len(stream) else len(text)
-            out.append(Token(t, pos, pos))
+            pos = part_start[piece_of(cursor)] if cursor < len(stream) else len(text)
+            starts.append(pos)
+            ends.append(pos)
             continue
-        out.append(Token(t, span_start[a], span_end[a + len(t) - 1]))
+        starts.append(part_start[piece_of(a)])
+        ends.append(part_end[piece_of(a + len(t) - 1)])
         cursor = a + len(t)
-    return out, canon.lang
+    return words, starts, ends, canon.lang
 
 
-def _find(stream: str, token: str, cursor: int, starts: set[int]) -> int:
+def _find(stream: str, token: str, cursor: int, starts: array) -> int:
     """Where ``token`` continues the stream at ``cursor``, else its nearest occurrence within
-    ``WINDOW`` characters that starts a piece token, else its nearest occurrence there; -1."""
+    ``WINDOW`` characters that starts a piece token (``starts``: where each begins, sorted),
+    else its nearest occurrence there; -1."""
     if not token:
         return -1
     if stream.startswith(token, cursor):
@@ -83,7 +104,8 @@ def _find(stream: str, token: str, cursor: int, starts: set[int]) -> int:
     end = min(len(stream), cursor + WINDOW + len(token))
     first = a = stream.find(token, cursor, end)
     while a >= 0:
-        if a in starts:
+        i = bisect.bisect_left(starts, a)
+        if i < len(starts) and starts[i] == a:
             return a
         a = stream.find(token, a + 1, end)
     return first

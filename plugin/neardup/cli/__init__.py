@@ -33,30 +33,6 @@ COMMANDS = {
 }
 
 
-def _interrupt_inside(e: BaseException) -> bool:
-    """Whether a KeyboardInterrupt is among the causes of ``e``: a Ctrl-C that arrives
-    inside a compiled extension (numba loading its cached loops) comes out as a
-    SystemError raised from it.
-
-    >>> try:
-    ...     try:
-    ...         raise KeyboardInterrupt
-    ...     except KeyboardInterrupt as k:
-    ...         raise SystemError("returned a result with an exception set") from k
-    ... except SystemError as e:
-    ...     _interrupt_inside(e), _interrupt_inside(ValueError("x"))
-    (True, False)
-    """
-    seen: set[int] = set()
-    x: BaseException | None = e
-    while x is not None and id(x) not in seen:
-        if isinstance(x, KeyboardInterrupt):
-            return True
-        seen.add(id(x))
-        x = x.__cause__ or x.__context__
-    return False
-
-
 class LazyGroup(click.Group):
     """click's lazily-loading group (see click's docs, "Lazily Loading Subcommands"), and the
     top-level error handler: an error no command turned into a message (a full disk, an
@@ -65,23 +41,23 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         from ..redact import clear_secrets
+        from .output import guard_standard_streams
 
         clear_secrets()
+        guard_standard_streams()
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C: what was committed stays; no traceback
             from .errors import interrupted
 
             interrupted(ctx.invoked_subcommand)
         except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
-            if _interrupt_inside(e):  # a Ctrl-C that a compiled extension wrapped (numba: a SystemError)
-                from .errors import interrupted
+            from .errors import caused_by_interrupt, interrupted, report_unexpected
 
+            if caused_by_interrupt(e):  # (Ctrl-C inside a compiled loop or a library comes out wrapped)
                 interrupted(ctx.invoked_subcommand)
-            from .errors import report_unexpected
-
             report_unexpected(e)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:

@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Any, Callable
 
 import click
 
 from .session import announce_waits, progress
-from .options import echo_json, engine_options, fail, json_option
+from .options import BATCH_SIZE, SECONDS, THRESHOLD, echo_json, engine_options, fail, json_option
 
 
-def sign_pass(nd: Any, batch_size: int, progress: Callable[[int], None] | None = None) -> Any:
+def sign_pass(nd: Any, batch_size: int, progress: Callable[[int], None] | None = None) -> tuple[Any, Counter]:
     """Sign and tag every document of the adopted index that has no neardup fields yet, in
     arrival order (the layout's order field, then index order), through ``NearDup.index``:
     the same rule as ``neardup index``. Each batch is stored before the next is read, so an
-    interrupted pass resumes where it stopped when run again."""
-    return nd.index(nd.engine.unsigned_documents(batch_size), batch_size=batch_size, progress=progress)
+    interrupted pass resumes where it stopped when run again. Returns the report and the
+    documents whose text field gives no text, counted by what it holds
+    (:func:`~neardup.engines.elastic.field_text`)."""
+    textless: Counter = Counter()
+
+    def skipped(doc_id: str, kind: str) -> None:
+        textless[kind] += 1
+        if progress is not None:
+            progress(1)
+
+    report = nd.index(nd.engine.unsigned_documents(batch_size, on_textless=skipped), batch_size=batch_size, progress=progress)
+    return report, textless
 
 
 def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool],
@@ -26,7 +37,7 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
     signed, rounds = 0, 0
     while not stop(rounds):
         sleep(interval)
-        report = sign_pass(nd, batch_size)
+        report, _ = sign_pass(nd, batch_size)
         signed += report.indexed
         rounds += 1
         if on_round is not None:
@@ -43,11 +54,11 @@ def watch(nd: Any, batch_size: int, interval: float, stop: Callable[[int], bool]
 @click.option("--lang-field", metavar="FIELD", default=None, help="Field holding the language code (fa, ru or en).")
 @click.option("--order-field", metavar="FIELD", default=None,
               help="Field giving the arrival order, e.g. a timestamp (default: the index's own order).")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), default=None,
+@click.option("--threshold", "-t", type=THRESHOLD, default=None,
               help="Resemblance of near-duplicates (default 0.8).")
-@click.option("--batch-size", default=500, show_default=True, help="Documents per batch.")
+@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents per batch.")
 @click.option("--watch", "watching", is_flag=True, help="Keep signing documents other writers add (Ctrl-C stops).")
-@click.option("--interval", default=10.0, show_default=True, help="Seconds between passes with --watch.")
+@click.option("--interval", type=SECONDS, default=10.0, show_default=True, help="Seconds between passes with --watch.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | None, title_field: str | None, lang_field: str | None,
@@ -83,16 +94,19 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | Non
     nd = NearDup(engine, config)
     announce_waits(engine)
     try:
-        report = _first_pass(nd, batch_size, quiet)
+        report, textless = _first_pass(nd, batch_size, quiet)
         data = {"index": engine.location, "actions": engine.actions, "signed": report.indexed, "duplicates": report.duplicates,
-                "failed": [f.__dict__ for f in report.failed], "documents": nd.count(), "without_text": engine.textless()}
+                "failed": [f.__dict__ for f in report.failed], "documents": nd.count(), "without_text": sum(textless.values()),
+                "without_text_by_kind": dict(sorted(textless.items()))}
         if as_json:
             echo_json(data)
         else:
             for a in engine.actions:
                 click.echo(f"  - {a}")
             click.echo(f"{data['index']}: {report.indexed} documents signed ({report.duplicates} near-duplicates of earlier ones), "
-                       f"{data['documents']} signed in all" + (f", {data['without_text']} without {engine.layout.text} skipped" if data["without_text"] else ""))
+                       f"{data['documents']} signed in all" + (f", {data['without_text']} without text in {engine.layout.text} left unsigned "
+                                                             f"({', '.join(f'{n} {k}' for k, n in sorted(textless.items()))})"
+                                                             if data["without_text"] else ""))
             for f in report.failed[:20]:
                 click.echo(f"  refused {f.id}: {f.reason}", err=True)
         if watching:
@@ -107,7 +121,7 @@ def attach_cmd(index: str, target: str, engine_opts: dict, text_field: str | Non
 
 
 def _first_pass(nd: Any, batch_size: int, quiet: bool) -> Any:
-    total = nd.engine.unsigned() - nd.engine.textless()
+    total = nd.engine.unsigned()  # (those without text are counted as the pass meets them)
     with progress(total, "attaching", quiet) as bar:
         task = bar.add_task("attaching", total=total)
         return sign_pass(nd, batch_size, progress=lambda n: bar.advance(task, n))

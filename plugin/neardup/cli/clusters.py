@@ -8,7 +8,7 @@ import io as _io
 
 import click
 
-from .options import echo_json, engine_options, json_option
+from .options import THRESHOLD, count, echo_json, engine_options, json_option
 from .output import one_line, safe, terminal_text
 from .session import console, opened, recall_note, slow_notice
 
@@ -33,9 +33,9 @@ def _histogram(nd, as_json: bool) -> None:
 
 @click.command("clusters")
 @engine_options
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance for an edge (default: the index's threshold).")
-@click.option("--min-size", default=2, show_default=True, help="Smallest cluster to list.")
-@click.option("--top", default=20, show_default=True, help="How many clusters to show in the table (JSON/CSV get all).")
+@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance for an edge (default: the index's threshold).")
+@click.option("--min-size", type=count(1), default=2, show_default=True, help="Smallest cluster to list.")
+@click.option("--top", type=count(1), default=20, show_default=True, help="How many clusters to show in the table (JSON/CSV get all).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (one row per cluster).")
 @click.option("--connected", is_flag=True,
               help="Transitive closure instead: connected components of the verified pairs (members may resemble "

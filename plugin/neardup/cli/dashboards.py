@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import echo_json, fail, json_option
+from .options import SECONDS, count, echo_json, fail, json_option
 from .output import clean, json_text
 
 _TARGET_HELP = "Product the saved objects are for."
@@ -120,8 +120,8 @@ def export_cmd(target: str, index_name: str, source_field: str, engine_url: str 
 @click.option("--space", default=None, help="Kibana space to import into (default space if absent).")
 @click.option("--tenant", default=None,
               help="OpenSearch Dashboards security tenant to import into (e.g. global; default: the user's).")
-@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request.")
-@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True,
+@click.option("--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds per request.")
+@click.option("--retries", type=count(0, 100), default=5, show_default=True,
               help="Retries on connection errors, 429 and 5xx (exponential backoff).")
 @json_option
 def install_cmd(url: str, target: str, index_name: str, source_field: str, engine_url: str | None, ndjson_file: str | None,

@@ -13,7 +13,7 @@ import click
 
 from ..ingest import default_workers
 from .indexing import _config_from, setting_options
-from .options import echo_json, engine_options, fail, input_options, json_option
+from .options import BATCH_SIZE, count, echo_json, engine_options, fail, input_options, json_option
 from .output import clean, json_text
 from .session import opened, progress, ready_to_sign
 
@@ -26,8 +26,8 @@ from .session import opened, progress, ready_to_sign
 @input_options
 @setting_options
 @click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
-@click.option("--batch-size", default=500, show_default=True, help="Documents signed and tagged together.")
-@click.option("--workers", "-j", type=click.IntRange(0), default=None,
+@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents signed and tagged together.")
+@click.option("--workers", "-j", type=count(0, 1024), default=None,
               help="Processes that canonicalize and sign. [default: one per CPU, none on one CPU]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 @json_option

@@ -95,7 +95,7 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
         except BrokenPipeError:
             raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
         except OSError as e:
-            fail(f"{output}: write failed after {n} documents ({e.strerror})")
+            fail(f"{'standard output' if out is not None else output}: write failed after {n} documents ({e.strerror})")
         finally:
             if out is None:
                 f.close()

@@ -29,20 +29,14 @@ def describe(e: BaseException) -> str | None:
     if isinstance(e, NeardupError):
         return str(e)
     if isinstance(e, sqlite3.Error):
-        from ..engines.embedded import sqlite_failure
+        from ..engines.embedded import storage_problem
 
-        kind, msg = sqlite_failure(e), str(e)
-        if kind == "full":
-            return f"the disk is full ({msg}): {_KEPT}"
-        if kind == "rolled-back":  # SQLite rolled the batch back itself (SQLITE_FULL, SQLITE_IOERR)
-            return f"a batch could not be committed ({msg}); the disk may be full or failing: {_KEPT}"
-        if kind == "read-only":
-            return (f"the index is on read-only storage ({msg}): it can be read (query, search, info, "
-                    "clusters --no-write, report) but not written")
-        if kind == "busy":
-            return f"the index is busy ({msg}): another process is writing it; run again when it has finished"
+        # (classified by SQLite's result code, once, in the engine; the file is not known here)
+        problem = storage_problem("the index", e)
+        if problem is not None:
+            return problem
         if isinstance(e, sqlite3.DatabaseError):
-            return f"the index cannot be used ({msg}): it may be damaged, or not a neardup index"
+            return f"the index cannot be used ({e}): it may be damaged, or not a neardup index"
         return None
     if isinstance(e, OSError):
         where = f"{os.fsdecode(e.filename)}: " if e.filename is not None else ""
@@ -62,10 +56,34 @@ def describe(e: BaseException) -> str | None:
     return None
 
 
+def caused_by_interrupt(e: BaseException) -> bool:
+    """True when ``e`` is, or was raised while handling, a Ctrl-C (``KeyboardInterrupt``):
+    one raised inside a compiled loop or a C library can come out as another exception
+    (``SystemError``) chained to it.
+
+    >>> try:
+    ...     try:
+    ...         raise KeyboardInterrupt
+    ...     except KeyboardInterrupt as k:
+    ...         raise SystemError("returned a result with an exception set") from k
+    ... except SystemError as e:
+    ...     caused_by_interrupt(e), caused_by_interrupt(ValueError("x"))
+    (True, False)
+    """
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 #: What a command interrupted with Ctrl-C has kept, and how to go on (by command).
 _RESUME = {
-    "index": "the batches committed before are stored; run the same command again to go on (documents already "
-             "stored are recognised and kept, nothing is stored twice)",
+    "index": "the input up to the last batch stored is stored, nothing after it; run the same command again to go on "
+             "(documents already stored keep their place and tags, nothing is stored twice)",
     "attach": "the documents signed before are kept; run the same command again to go on",
     "retag": "tags committed before are kept; run 'neardup retag' again to finish",
     "dedup": "nothing was written and the temporary index is removed; run the same command again",

@@ -6,15 +6,20 @@ import sys
 
 import click
 
-from .options import echo_json, engine_options, fail, json_option
+from .options import THRESHOLD, count, echo_json, engine_options, fail, json_option
 from .output import terminal_text
 
 
 def _floats(value: str) -> list[float]:
+    """Thresholds: finite numbers in [0, 1]."""
     try:
-        return [float(x) for x in value.split(",") if x.strip()]
+        out = [float(x) for x in value.split(",") if x.strip()]
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a comma-separated list of numbers") from None
+    bad = [x for x in out if not 0 <= x <= 1]  # (NaN is not)
+    if bad:
+        raise click.BadParameter(f"{value!r}: thresholds are numbers from 0 to 1, not {bad[0]}")
+    return out
 
 
 def _corpus(paths: tuple[str, ...], limit: int | None):
@@ -54,9 +59,9 @@ def _corpus(paths: tuple[str, ...], limit: int | None):
                    "imatch_multi, descriptive_words, text_stats, anchor) or SIGNATURE:PART (text_stats:1..6, "
                    "descriptive_words:tfidf, ...); the old names kosinov and sharapova work too.")
 @click.option("--thresholds", default="1.0,0.95,0.9,0.85", show_default=True, help="Similarity thresholds of the ground truth.")
-@click.option("--limit", type=int, default=None, help="Use the first N records of CORPUS.")
-@click.option("--shingle-size", type=int, default=None, help="Words per shingle (default: the index default, 5).")
-@click.option("--threshold", "index_threshold", type=float, default=None,
+@click.option("--limit", type=count(1), default=None, help="Use the first N records of CORPUS.")
+@click.option("--shingle-size", type=count(1, 10), default=None, help="Words per shingle (default: the index default, 5).")
+@click.option("--threshold", "index_threshold", type=THRESHOLD, default=None,
               help="Index threshold for signatures whose rule depends on it (default: the lowest --thresholds).")
 @engine_options
 @json_option

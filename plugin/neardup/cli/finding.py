@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..loops import interpreted_loops
-from .options import LANGUAGE, echo_json, engine_options, fail, json_option, wordless_query
+from .options import LANGUAGE, RESULTS, THRESHOLD, count, echo_json, engine_options, fail, json_option, wordless_query
 from .output import clean, one_line, safe
 from .session import announce_waits, console, opened, recall_note, slow_notice
 
@@ -27,8 +27,8 @@ _SIGNING = "signing and verifying"
 @click.option("--id", "doc_id", help="Query with a stored document.")
 @click.option("--lang", type=LANGUAGE, help="Language code of the query text (default: detect).")
 @click.option("--containment", is_flag=True, help="Rank by containment c(query, doc): how much of the query is inside each document.")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Minimum similarity (default: the index's threshold).")
-@click.option("--top-k", "-k", default=10, show_default=True, help="How many matches.")
+@click.option("--threshold", "-t", type=THRESHOLD, help="Minimum similarity (default: the index's threshold).")
+@click.option("--top-k", "-k", type=RESULTS, default=10, show_default=True, help="How many matches.")
 @json_option
 def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | None, doc_id: str | None, lang: str | None,
               containment: bool, threshold: float | None, top_k: int, as_json: bool) -> None:
@@ -78,10 +78,10 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
 @click.argument("b")
 @engine_options
 @click.option("--ids", is_flag=True, help="A and B are stored document ids (default: files, or ids when no such file).")
-@click.option("--show", default=10, show_default=True, help="How many shared passages to show.")
+@click.option("--show", type=count(0), default=10, show_default=True, help="How many shared passages to show.")
 @click.option("--lang", type=LANGUAGE, help="Language of both texts (a code such as en, de, ar, zh; default: detect by script). Without an index only.")
 @click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5). Without an index only.")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Resemblance of near-duplicates (default 0.8). Without an index only.")
+@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance of near-duplicates (default 0.8). Without an index only.")
 @click.option("--no-stopwords", is_flag=True, help="Keep the function words (articles, prepositions, ...). Without an index only.")
 @json_option
 def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show: int, lang: str | None, shingle_size: int | None,
@@ -193,9 +193,9 @@ def _read_text(path: str) -> str:
 @click.command("search")
 @click.argument("query")
 @engine_options
-@click.option("--size", "-n", default=10, show_default=True, help="How many results.")
+@click.option("--size", "-n", type=RESULTS, default=10, show_default=True, help="How many results.")
 @click.option("--dedupe/--no-dedupe", default=False, help="Fold near-duplicates under their best hit.")
-@click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True), help="Verify copies on the fly at this resemblance (default: use index tags).")
+@click.option("--threshold", "-t", type=THRESHOLD, help="Verify copies on the fly at this resemblance (default: use index tags).")
 @click.option("--dsl", is_flag=True, help="QUERY is a query-DSL JSON body (HTTP engines).")
 @json_option
 def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bool, threshold: float | None, dsl: bool,

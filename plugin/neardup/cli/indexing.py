@@ -10,9 +10,10 @@ import click
 
 from ..config import CHOICES, SIGNATURES
 from ..ingest import default_workers
-from .options import LANGUAGE, echo_json, engine_options, fail, input_options, json_option
+from .errors import interrupted
+from .options import BATCH_SIZE, LANGUAGE, THRESHOLD, count, echo_json, engine_options, fail, input_options, json_option
 from .output import clean, safe
-from .session import announce_waits, console, opened, progress, ready_to_sign
+from .session import announce_waits, console, interrupt_at_batch_end, opened, progress, ready_to_sign
 
 
 #: The options of the index's settings, on ``init`` and ``index`` alike (:func:`_config_from`).
@@ -21,15 +22,15 @@ _SETTING_OPTIONS = (
                  "(de, ar, zh, ...) the generic ones (default: detect by script)."),
     click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5)."),
     click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words."),
-    click.option("--threshold", "-t", type=click.FloatRange(0, 1, min_open=True),
+    click.option("--threshold", "-t", type=THRESHOLD,
                  help="Resemblance at which documents are near-duplicates (default 0.8)."),
     click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128)."),
     click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations."),
-    click.option("--bands-rows", metavar="BxR", help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold)."),
+    click.option("--bands-rows", metavar="BxR", callback=lambda ctx, param, v: _bands_rows(v), help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold)."),
     click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)})."),
     click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer with either, which needs neardup[hazm] (default none)."),
     click.option("--no-stopwords", is_flag=True, help="Keep the function words (articles, prepositions, conjunctions, pronouns, auxiliaries)."),
-    click.option("--seed", type=int, help="Hash seed (default 1)."),
+    click.option("--seed", type=count(0, 2**63 - 1), help="Hash seed (default 1)."),
     click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3)."),
     click.option("--fa-segmentation", type=click.Choice(CHOICES["fa_segmentation"]),
                  help="Persian tokens: pieces cut at content-defined anchors (default), words with compounds joined, or words as written."),
@@ -67,11 +68,18 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
     if opts.get("no_stopwords"):
         kw["stopwords"] = False
     if opts.get("bands_rows"):
-        b, _, r = opts["bands_rows"].partition("x")
-        if not (b.isdigit() and r.isdigit()):
-            raise click.BadParameter(f"{opts['bands_rows']!r} is not BxR, e.g. 16x8", param_hint="--bands-rows")
-        kw["bands"], kw["rows"] = int(b), int(r)
+        kw["bands"], kw["rows"] = opts["bands_rows"]
     return Config(**kw)
+
+
+def _bands_rows(value: str | None) -> tuple[int, int] | None:
+    """``BxR`` as (bands, rows), each from 1 to 1024."""
+    if value is None:
+        return None
+    b, _, r = value.lower().partition("x")
+    if not (b.strip().isdigit() and r.strip().isdigit() and 1 <= int(b) <= 1024 and 1 <= int(r) <= 1024):
+        raise click.BadParameter(f"{value!r} is not BxR with bands and rows from 1 to 1024, e.g. 16x8")
+    return int(b), int(r)
 
 
 @click.command("init")
@@ -132,8 +140,8 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
 @click.command("index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
-@click.option("--batch-size", default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
-@click.option("--workers", "-j", type=click.IntRange(0), default=None,
+@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
+@click.option("--workers", "-j", type=count(0, 1024), default=None,
               help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
                    "0 signs here too. [default: one per idle CPU (CPUs less the load average), none on a busy machine "
                    "or one CPU; input of one batch is signed here]")
@@ -174,9 +182,13 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
       neardup index big.jsonl --workers 0          # one process: sign, tag and store here
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
+    from ..config import ConfigError
     from ..io import InputError, locate, read_documents, total_bytes
 
-    config = _config_from(ctx, settings)
+    try:
+        config = _config_from(ctx, settings)
+    except ConfigError as e:
+        fail(str(e))
     errors: list[InputError] = []
     with opened(target, engine_opts, config, create=True) as nd:
         announce_waits(nd.engine)
@@ -187,8 +199,9 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
                                   fields=record_fields, encoding=encoding)
             try:
-                report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
-                                  checked=True)  # read_documents checks every record
+                with interrupt_at_batch_end() as asked_to_stop:
+                    report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
+                                      checked=True, stop=asked_to_stop)  # read_documents checks every record
             except InputError as e:
                 fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()
@@ -200,6 +213,8 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
             echo_json({**report.to_dict(), "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
                        "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
                        "index": nd.engine.location, "documents": nd.count()})
+            if report.stopped:
+                interrupted("index")
             if report.failed:
                 sys.exit(2)
             return
@@ -222,13 +237,15 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         con.print(f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
                   f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
                   f"{len(report.failed)} failed); {nd.count()} in the index")
+        if report.stopped:  # (status 130, what is kept and how to go on)
+            interrupted("index")
         if report.failed:
             sys.exit(2)
 
 
 @click.command("retag")
 @engine_options
-@click.option("--batch-size", default=500, show_default=True, help="Documents per candidate round trip.")
+@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents per candidate round trip.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_json: bool) -> None:

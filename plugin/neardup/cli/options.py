@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from typing import Any, Callable
 
@@ -11,6 +12,52 @@ import click
 from ..engines import DEFAULT_DB
 from ..redact import add_secret, add_url_secrets
 from .output import clean, json_text
+
+
+# -- numbers: every numeric option takes one of these types, so each is bounded and finite -----
+#: The largest count or size an option takes (a 32-bit signed integer: safe in SQLite and in
+#: every field and parameter of Elasticsearch/OpenSearch).
+MAX_INT = 2**31 - 1
+#: The most results one query or search returns: Elasticsearch's and OpenSearch's default
+#: ``index.max_result_window``, so that the same number works on both engines.
+MAX_RESULTS = 10_000
+#: The most documents in one batch.
+MAX_BATCH = 100_000
+#: The longest time an option takes, in seconds (a day).
+MAX_SECONDS = 86_400.0
+
+
+class Finite(click.FloatRange):
+    """A float in a range, never NaN or infinite (``FloatRange`` lets NaN through: every
+    comparison with it is false).
+
+    >>> Finite(0, 1).convert("0.5", None, None)
+    0.5
+    >>> Finite(0, 1).convert("nan", None, None)
+    Traceback (most recent call last):
+    click.exceptions.BadParameter: 'nan' is not a finite number.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = click.types.FloatParamType.convert(self, value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return super().convert(rv, param, ctx)
+
+
+def count(min: int = 1, max: int = MAX_INT) -> click.IntRange:
+    """An integer option from ``min`` to ``max`` (inclusive)."""
+    return click.IntRange(min, max)
+
+
+#: A resemblance threshold: in (0, 1].
+THRESHOLD = Finite(0, 1, min_open=True)
+#: Seconds (a timeout, an interval): more than 0, at most a day.
+SECONDS = Finite(0, MAX_SECONDS, min_open=True)
+#: Documents per batch.
+BATCH_SIZE = count(1, MAX_BATCH)
+#: Results of one query or search.
+RESULTS = count(1, MAX_RESULTS)
 
 
 def engine_options(fn: Callable) -> Callable:
@@ -25,7 +72,7 @@ def engine_options(fn: Callable) -> Callable:
     @click.option("--password", envvar="NEARDUP_PASSWORD", default=None, help="Basic-auth password (env NEARDUP_PASSWORD).")
     @click.option("--ca-certs", type=click.Path(exists=True, dir_okay=False), default=None, help="CA bundle to verify the server's certificate.")
     @click.option("--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only).")
-    @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request to an HTTP engine.")
+    @click.option("--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds per request to an HTTP engine.")
     @functools.wraps(fn)
     def wrapper(*args: Any, target: str, index_name: str, api_key: str | None, user: str | None, password: str | None,
                 ca_certs: str | None, no_verify_certs: bool, timeout: float, **kwargs: Any) -> Any:

@@ -17,8 +17,12 @@ never reaches a terminal as control sequences:
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
 import re
+import sys
 from typing import Any
 
 from rich.markup import escape
@@ -64,3 +68,45 @@ def terminal_text(text: str) -> str:
     import sys
 
     return clean(text) if sys.stdout.isatty() else redact(text)
+
+
+class ClosedStream(io.TextIOBase):
+    """What ``sys.stdout`` / ``sys.stderr`` become when the process started with that
+    descriptor closed (``>&-``): Python leaves them ``None``, and ``click.echo`` then writes
+    nothing and the command exits 0. Every write raises ``OSError(EBADF)`` instead, which
+    the command line reports as one line with a non-zero status."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self._name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, s: str) -> int:
+        raise OSError(errno.EBADF, f"{self._name} is closed: nothing can be written to it")
+
+    def flush(self) -> None:  # (nothing was written)
+        pass
+
+
+def guard_standard_streams() -> None:
+    """Standard output and error that were closed when the process started: their
+    descriptors are held on the null device (a file opened later must never get descriptor
+    1 or 2, where a stray write would corrupt it) and their Python streams refuse writes
+    (:class:`ClosedStream`), so writing output fails loudly instead of going nowhere."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError as e:
+            if e.errno != errno.EBADF:
+                continue
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        setattr(sys, name, ClosedStream(f"standard {'output' if fd == 1 else 'error'}"))

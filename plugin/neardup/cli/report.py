@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .options import echo_json, engine_options, fail, json_option
+from .options import count, echo_json, engine_options, fail, json_option
 from .output import clean
 from .session import progress
 
@@ -15,14 +15,14 @@ from .session import progress
 @engine_options
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="neardup-report.html",
               show_default=True, help="HTML file to write.")
-@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True, help="Largest clusters shown.")
-@click.option("--members", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--top", type=count(1), default=20, show_default=True, help="Largest clusters shown.")
+@click.option("--members", type=count(1), default=10, show_default=True,
               help="Members shown per cluster, each diffed against the representative.")
-@click.option("--max-scan", type=click.IntRange(min=0), default=1_000_000, show_default=True,
+@click.option("--max-scan", type=count(0), default=1_000_000, show_default=True,
               help="Documents read for the counts and charts (0: all).")
-@click.option("--max-clusters", type=click.IntRange(min=1), default=10_000, show_default=True,
+@click.option("--max-clusters", type=count(1), default=10_000, show_default=True,
               help="Stored clusters read for the cluster-size chart.")
-@click.option("--max-words", type=click.IntRange(min=1), default=1500, show_default=True,
+@click.option("--max-words", type=count(1), default=1500, show_default=True,
               help="Words of each text shown in a diff.")
 @click.option("--title", default="Near-duplicate report", show_default=True, help="Page title.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -52,6 +52,8 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
     from ..api import NearDup
     from ..report import ReportOptions, write_report
 
+    if output == "-":  # (a page with its charts is a file; '-' is no name for it)
+        raise click.BadParameter("the report is an HTML file: give its name ('-' is not one)", param_hint="'--output' / '-o'")
     if not target.startswith(("http://", "https://")) and not Path(target).exists():
         fail(f"no index at {target!r}: index documents first (neardup index FILE --engine {target}) "
              "or point --engine at an existing index")

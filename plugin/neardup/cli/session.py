@@ -26,6 +26,37 @@ def opened(target: str, engine_opts: dict, config=None, create: bool = False) ->
         nd.close()
 
 
+@contextmanager
+def interrupt_at_batch_end() -> Iterator[Any]:
+    """While inside, the first Ctrl-C (SIGINT) only asks the run to stop: the returned
+    function answers true from then on, and ``index`` stops after the batch it is storing
+    (everything before it committed, nothing after: running the same command again goes on
+    from there). A second Ctrl-C stops at once (``KeyboardInterrupt``: the batch being stored
+    is rolled back). Outside the main thread nothing changes."""
+    import signal
+    import threading
+
+    asked = [0]
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        asked[0] += 1
+        if asked[0] > 1:
+            raise KeyboardInterrupt
+        try:
+            click.echo("interrupted: stopping after the batch being stored (Ctrl-C again to stop at once)", err=True)
+        except (OSError, ValueError):
+            pass
+
+    old = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield lambda: asked[0] > 0
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def console():
     """A rich console on standard output; a reader that goes away (``| head``) ends the
     command quietly with status 0, as everywhere (rich's own default is status 1)."""

@@ -6,7 +6,9 @@
   ``search_after`` (a scroll where the engine has none), plain ``search_after``, or the
   ``after_key`` of a composite aggregation.
 * :class:`BulkStreamer` sends bulk actions in chunks with the client's ``streaming_bulk``;
-  items refused with 429 are sent again after the Backoff's delay, a request refused as a
+  items refused for a passing reason (:data:`RETRIED_ITEM_STATUS`: 429 overloaded, 503 a
+  primary shard not active) are sent again after the Backoff's delay, as whole requests
+  refused so are, a request refused as a
   whole for something one action carries is split and sent action by action, so one bad
   document never costs the good ones; every refusal comes back as a
   :class:`~neardup.engines.base.Failure` (or :class:`BulkRefused` carrying them all).
@@ -23,6 +25,16 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .base import EngineError, Failure
 from .transport import Retrying, describe, status_of
+
+#: Statuses of a bulk item refused for a passing reason, sent again with backoff: 429
+#: (``es_rejected_execution_exception``, a full queue) and 503 (``unavailable_shards_exception``,
+#: a primary shard not active while a cluster restarts or recovers).
+RETRIED_ITEM_STATUS = (429, 503)
+
+#: Error types of a refused bulk item that are about the index, not the document (a write
+#: block: the index made read-only, or the cluster's disk over its flood-stage watermark):
+#: every other document would be refused alike, so the operation stops with one message.
+INDEX_REFUSALS = ("cluster_block_exception", "index_closed_exception")
 
 #: The longest ``_id`` both engines accept, in UTF-8 bytes.
 MAX_ID_BYTES = 512
@@ -195,9 +207,14 @@ class BulkStreamer:
                 out.sent += ok
                 if ok:
                     out.deleted += info.get("result") == "deleted"
-                elif info.get("status") == 429 and not last:
+                elif info.get("status") in RETRIED_ITEM_STATUS and not last:
                     again.append(action)
                 elif not (ignore_missing and info.get("status") == 404):
+                    if _error_type(info) in INDEX_REFUSALS:
+                        raise EngineError(f"{self.retry.location}: {what}: the index refuses writes ({item_reason(info)}): it is "
+                                          "read-only, or the cluster's disk is over its flood-stage watermark (the engine then "
+                                          "blocks writes until space is freed); what was stored before is kept: free space or lift "
+                                          "the block and run the same command again")
                     out.failures.append(Failure(str(info.get("_id", action.get("_id"))), item_reason(info)))
             return again
 
@@ -243,6 +260,11 @@ def _whole_request_refusal(e: BaseException) -> bool:
 def _refused_item(action: dict[str, Any], e: BaseException) -> dict[str, Any]:
     op = action.get("_op_type", "index")
     return {op: {"_id": action.get("_id"), "status": status_of(e) or 400, "error": describe(e)}}
+
+
+def _error_type(info: dict[str, Any]) -> str | None:
+    err = info.get("error")
+    return err.get("type") if isinstance(err, dict) else None
 
 
 def item_reason(info: dict[str, Any]) -> str:

@@ -505,12 +505,12 @@ def members_body(representatives: Sequence[str], size: int, search_after: Sequen
 
 
 def unsigned_body(size: int, search_after: Sequence[Any] | None, pit: Mapping[str, Any] | None, layout: Layout) -> dict[str, Any]:
-    """A page of the documents without neardup's fields that have a text, in the layout's
-    arrival order (its ``order`` field, then index order), with the fields signing needs."""
+    """A page of the documents without neardup's fields, in the layout's arrival order (its
+    ``order`` field, then index order), with the fields signing needs. Those without the
+    text field come too, so that the pass counts every document it cannot sign."""
     sort: list[dict[str, Any]] = [{layout.order: {"order": "asc"}}] if layout.order else []
     sort.append({"_doc": {"order": "asc"}})  # index order: stable inside one point in time
-    body: dict[str, Any] = {"size": int(size), "query": {"bool": {"filter": [{"exists": {"field": layout.text}}],
-                                                                   "must_not": [signed_query()]}},
+    body: dict[str, Any] = {"size": int(size), "query": {"bool": {"must_not": [signed_query()]}},
                             "_source": [layout.text, *layout.own_fields], "sort": sort, "track_total_hits": False}
     if pit:
         body["pit"] = dict(pit)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -251,20 +252,28 @@ class ElasticEngine(Engine):
             self.actions.append(f"final_pipeline of {self.index} set to {pipe}: a document whose text another client "
                                 "changes loses its stale neardup fields")
 
-    def unsigned_documents(self, batch_size: int = 500) -> Iterator[Document]:
-        """The documents without neardup's fields that have a text, in the layout's arrival
-        order (its order field, then index order), as Documents to sign and tag."""
+    def unsigned_documents(self, batch_size: int = 500, on_textless: Callable[[str, str], None] | None = None) -> Iterator[Document]:
+        """The documents without neardup's fields, in the layout's arrival order (its order
+        field, then index order), as Documents to sign and tag. Those whose text field gives
+        no text (:func:`field_text`: missing, null, a boolean, an object, empty) are not
+        signed: each is told to ``on_textless(id, what the field holds)``, so they can be
+        counted exactly."""
         lay = self.layout
         for h in self._pager().snapshot(self.index, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size):
             src_id, src = h["_id"], h["_source"]
-            text = _text(src, lay.text)
+            raw = _field(src, lay.text)
+            text = field_text(raw)
             if not text:
+                if on_textless is not None:
+                    on_textless(src_id, _json_kind(raw))
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
             yield Document(src_id, text, title=_text(src, lay.title), lang=lang if is_language_code(lang) else None)
 
     def textless(self) -> int:
-        """Documents without neardup's fields and without a text to sign (never signed)."""
+        """Documents without neardup's fields and without the text field at all (an estimate
+        of what is never signed: :meth:`unsigned_documents` counts exactly, values that give
+        no text included)."""
         body = {"query": {"bool": {"must_not": [dsl.signed_query(), {"exists": {"field": self.layout.text}}]}}}
         return int(self.retry.call("count", self.client.count, index=self.index, body=body)["count"])
 
@@ -817,8 +826,8 @@ def order_date(value: Any) -> str | None:
     return d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _text(src: dict[str, Any], path: str | None) -> Any:
-    """A (possibly dotted) field of a ``_source``; the first value of an array."""
+def _field(src: dict[str, Any], path: str | None) -> Any:
+    """A (possibly dotted) field of a ``_source``, as stored (None when absent)."""
     if not path:
         return None
     v: Any = src
@@ -826,9 +835,49 @@ def _text(src: dict[str, Any], path: str | None) -> Any:
         if not isinstance(v, dict):
             return None
         v = v.get(part)
+    return v
+
+
+def field_text(v: Any) -> str | None:
+    r"""The text a JSON value of an attached document's field gives: a string itself; a
+    number its JSON text; an array its strings and numbers, in order, joined with newlines
+    (nulls skipped, as the engines do); anything else -- a boolean, an object, null, an
+    array holding a boolean or an object -- no text (None), never Python's spelling of it.
+
+    >>> [field_text(v) for v in ("a b", 42, 2.5, ["one", "two", None, 3], True, None, {"x": "y"}, [True, "x"], [])]
+    ['a b', '42', '2.5', 'one\ntwo\n3', None, None, None, None, None]
+    """
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return json.dumps(v)
     if isinstance(v, list):
-        v = next((x for x in v if isinstance(x, str)), None)
-    return v if v is None or isinstance(v, str) else str(v)
+        items = [x for x in v if x is not None]
+        if not items or not all(isinstance(x, str) or (isinstance(x, (int, float)) and not isinstance(x, bool)) for x in items):
+            return None
+        return "\n".join(field_text(x) or "" for x in items)
+    return None
+
+
+def _json_kind(v: Any) -> str:
+    """What a field holds, for a count of the documents it gives no text: "missing",
+    "null", "boolean", "object", "array", "empty"."""
+    if v is None:
+        return "missing or null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, dict):
+        return "object"
+    if isinstance(v, list):
+        return "array without text"
+    return "empty"
+
+
+def _text(src: dict[str, Any], path: str | None) -> Any:
+    """A (possibly dotted) field of a ``_source`` as text (:func:`field_text`)."""
+    return field_text(_field(src, path))
 
 
 def _candidate(h: dict[str, Any]) -> Candidate:

@@ -376,7 +376,7 @@ class EmbeddedEngine(Engine):
                 peek.close()
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
-            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+            raise _not_an_index(self.path, e) from None
         self._connect(ro_uri if read_only else None, new=False)
         return self._read_stored_config()
 
@@ -418,7 +418,7 @@ class EmbeddedEngine(Engine):
             db = (sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None) if ro_uri else
                   sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None))
         except sqlite3.Error as e:
-            raise EngineError(f"{self.path}: cannot open: {e}") from None
+            raise StorageError(storage_problem(self.path, e) or f"{self.path}: cannot open: {e}") from None
         self._db, self._read_only = db, bool(ro_uri)
         try:
             if not ro_uri:
@@ -431,7 +431,7 @@ class EmbeddedEngine(Engine):
             db.execute("PRAGMA cache_size=-65536")
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
-            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+            raise _not_an_index(self.path, e) from None
 
     def _read_stored_config(self, db: sqlite3.Connection | None = None) -> Config | None:
         """The stored config (None for a database without tables); refuses a database that is
@@ -446,7 +446,7 @@ class EmbeddedEngine(Engine):
             meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'config')").fetchall())
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
-            raise EngineError(f"{self.path} is not a neardup index ({e})") from None
+            raise _not_an_index(self.path, e) from None
         found = meta.get("format")
         if found != FORMAT:
             raise EngineError(_format_message(self.path, found))
@@ -497,6 +497,8 @@ class EmbeddedEngine(Engine):
             yield
             return
         db = self._require()
+        if self._read_only:
+            raise StorageError(f"{self.path} is on read-only storage (the file or its folder is not writable): {_READ_ONLY_HINT}")
         if self._open_since is None:
             _Transaction(db, self.path, self.on_wait).__enter__()
             self._open_since = time.monotonic()
@@ -568,9 +570,12 @@ class EmbeddedEngine(Engine):
         """A refused row fails its document alone; but when SQLite itself rolled the batch
         back (a full disk, an I/O error: ``SQLITE_FULL``, ``SQLITE_IOERR``, ``SQLITE_CORRUPT``)
         nothing of the batch may be written one by one outside it: the batch fails whole."""
-        if not db.in_transaction or sqlite_failure(e) in ("io", "damaged", "full"):
-            raise EngineError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
-                              "(is the disk full?); free space and run the same command again: it resumes") from None
+        problem = storage_problem(self.path, e)
+        if problem is not None:  # the storage, not this document: the batch stops whole, said once
+            raise StorageError(f"{problem}; this batch was not stored") from None
+        if not db.in_transaction:
+            raise StorageError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
+                               "(is the disk full?); free space and run the same command again: it resumes") from None
 
     def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
                  pending: dict[int, dict[str, np.ndarray]]) -> bool:
@@ -1024,12 +1029,12 @@ class EmbeddedEngine(Engine):
 
 
 #: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.
-_FAILURES = {5: "busy", 6: "busy", 8: "read-only", 10: "io", 11: "damaged", 13: "full", 14: "cannot-open", 26: "damaged"}
+_FAILURES = {3: "read-only", 5: "busy", 6: "busy", 8: "read-only", 10: "io", 11: "damaged", 13: "full", 14: "cannot-open", 26: "damaged"}
 #: SQLite's message of each of those codes (``sqlite3_errstr``): the code where Python has
 #: no ``sqlite_errorcode`` (before 3.11).
 _ERRSTR = {"database is locked": 5, "database table is locked": 6, "attempt to write a readonly database": 8,
            "disk I/O error": 10, "database disk image is malformed": 11, "database or disk is full": 13,
-           "unable to open database file": 14, "file is not a database": 26}
+           "unable to open database file": 14, "file is not a database": 26, "access permission denied": 3}
 
 
 def sqlite_failure(e: BaseException) -> str | None:
@@ -1061,6 +1066,47 @@ def _lock_wait(seconds: float, maximum: float) -> Backoff:
     """The retry policy while another process holds a SQLite file's lock: from 50 ms,
     doubling up to ``maximum``, for ``seconds`` in all."""
     return Backoff(max_retries=None, initial=0.05, maximum=maximum, deadline=seconds)
+
+
+_READ_ONLY_HINT = "it can be read (query, search, info, show, export, clusters --no-write, report) but not written"
+_KEPT_HINT = ("what was committed before is kept (whole batches only); make room and run the same command again: documents "
+              "are upserted by id, so nothing is stored twice")
+
+
+def storage_problem(path: str, e: BaseException) -> str | None:
+    """What a SQLite error says about the storage of ``path`` (one line: what is kept and
+    what to do), by its kind (:func:`sqlite_failure`), or None when it is about the data (a
+    row refused, a query): a full disk or read-only storage is never called a damaged index.
+
+    >>> storage_problem("x.db", sqlite3.OperationalError("attempt to write a readonly database")).split(":")[0]
+    'x.db is on read-only storage (attempt to write a readonly database)'
+    """
+    kind = sqlite_failure(e)
+    if kind == "full":
+        return f"{path}: the disk is full ({e}): {_KEPT_HINT}"
+    if kind in ("io", "rolled-back"):
+        return f"{path}: disk I/O error ({e}): the disk may be full or failing: {_KEPT_HINT}"
+    if kind == "read-only":
+        return f"{path} is on read-only storage ({e}): {_READ_ONLY_HINT}"
+    if kind == "busy":
+        return f"{path} is busy ({e}): another process is writing it; run again when it has finished"
+    if kind == "cannot-open":
+        return f"{path}: cannot open ({e}): is its folder there and readable?"
+    if kind == "damaged":
+        return f"{path} may be damaged, or is not a neardup index ({e})"
+    return None
+
+
+class StorageError(EngineError):
+    """The storage of the index failed (full, read-only, failing, busy, damaged), not one
+    document: the whole operation stops with one message."""
+
+
+def _not_an_index(path: str, e: sqlite3.Error) -> EngineError:
+    """The error for a database that could not be read as a neardup index: named for the
+    storage problem when it is one."""
+    problem = storage_problem(path, e)
+    return StorageError(problem) if problem else EngineError(f"{path} is not a neardup index ({e})")
 
 
 class _Locked(EngineError):

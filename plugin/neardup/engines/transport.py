@@ -148,7 +148,7 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
         ssl["ssl_show_warn"] = False
     es = Elasticsearch(url, api_key=api_key, basic_auth=basic_auth, request_timeout=request_timeout, max_retries=0,
                        retry_on_timeout=False, **ssl)
-    server = parse_server(retry("GET /", functools.partial(_probe, es)))
+    server = parse_server(retry("GET /", functools.partial(_probe, es, request_timeout)))
     if server.product == "elasticsearch":
         _check_elasticsearch(url, server)
         from elasticsearch import helpers
@@ -172,14 +172,16 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
     return client, server, os_helpers
 
 
-def _probe(es: Any) -> dict[str, Any]:
+def _probe(es: Any, request_timeout: float) -> dict[str, Any]:
     """``GET /`` at the transport level with plain JSON: the client's own calls would send
-    Elasticsearch compatibility media types and refuse a non-Elasticsearch answer."""
+    Elasticsearch compatibility media types and refuse a non-Elasticsearch answer. The
+    transport does not know the client's ``request_timeout`` (its own default is 10 s), so
+    it is given here."""
     from elasticsearch import ApiError
 
     headers = dict(getattr(es, "_headers", None) or {})  # auth and user agent of the client
     headers["accept"] = "application/json"
-    resp = es.transport.perform_request("GET", "/", headers=headers)
+    resp = es.transport.perform_request("GET", "/", headers=headers, request_timeout=request_timeout)
     if resp.meta.status >= 400:  # the transport returns HTTP errors; the client would raise
         raise ApiError(f"GET / answered {resp.meta.status}", meta=resp.meta, body=resp.body)
     return resp.body if isinstance(resp.body, dict) else {}
