@@ -7,15 +7,14 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import click
 
-from ..ingest import default_workers
-from .indexing import _config_from, setting_options
+from .indexing import _config_from, index_files, setting_options
 from .options import BATCH_SIZE, count, echo_json, engine_options, fail, input_options, json_option
 from .output import clean, json_text
-from .session import opened, progress, ready_to_sign
+from .session import opened, ready_to_sign
 
 
 @click.command("dedup")
@@ -53,7 +52,7 @@ def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: s
       neardup dedup pages/ -o - --json 2>summary.json | gzip > unique.jsonl.gz
       neardup dedup new.jsonl -o new-unique.jsonl --engine archive.db   # against an index kept
     """
-    from ..io import InputError, read_documents, total_bytes
+    from ..io import InputError
 
     keep = ctx.get_parameter_source("target") == click.core.ParameterSource.COMMANDLINE
     tmp = None if keep else tempfile.TemporaryDirectory(prefix="neardup-dedup-")
@@ -63,17 +62,12 @@ def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: s
     read: list[str] = []
     try:
         with opened(target, engine_opts, _config_from(ctx, settings), create=True) as nd:
-            ready_to_sign(nd, quiet=quiet)
-            total = total_bytes(paths)
-            with progress(total, "deduplicating", quiet or as_json) as bar:
-                task = bar.add_task("deduplicating", total=total)
-                docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
-                                      fields=record_fields, encoding=encoding)
-                try:
-                    report = nd.index(_noting_ids(docs, read), batch_size=batch_size, workers=default_workers() if workers is None else workers,
-                                      checked=True)
-                except InputError as e:
-                    fail(f"{e}\n  nothing was written; fix the record or use --skip-bad to go on past bad records")
+            ready_to_sign(nd, quiet=quiet or as_json)
+            try:
+                report = index_files(nd, paths, "deduplicating", record_fields=record_fields, encoding=encoding, skip_bad=skip_bad,
+                                     errors=errors, quiet=quiet or as_json, batch_size=batch_size, workers=workers, ids=read)
+            except InputError as e:
+                fail(f"{e}\n  nothing was written; fix the record or use --skip-bad to go on past bad records")
             nd.engine.refresh()
             wanted = set(read)
             written = _write(output, (rec for rec in nd.export("unique") if rec["id"] in wanted))
@@ -96,12 +90,6 @@ def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: s
                          f"({len(wanted) - written} near-duplicates dropped, {len(bad)} records skipped){kept}"), err=True)
     if report.failed:
         sys.exit(2)
-
-
-def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
-    for d in docs:
-        ids.append(d.id)
-        yield d
 
 
 def _write(output: str, records: Iterable[dict[str, Any]]) -> int:

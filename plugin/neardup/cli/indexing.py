@@ -4,7 +4,7 @@ tags, and say what it holds."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import click
 
@@ -137,6 +137,31 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
     click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
 
 
+def index_files(nd: Any, paths: tuple[str, ...], label: str, *, record_fields: Any, encoding: str | None, skip_bad: bool,
+                errors: list, quiet: bool, batch_size: int, workers: int | None, ids: list[str] | None = None,
+                **index_args: Any) -> Any:
+    """Read ``paths`` (every record checked, refused ones added to ``errors``, the ids read to
+    ``ids`` if given) and index them into ``nd`` under a progress bar of the bytes read; the
+    :class:`~neardup.ingest.IndexReport`. ``workers`` None: :func:`~neardup.ingest.default_workers`."""
+    from ..io import read_documents, total_bytes
+
+    total = total_bytes(paths)
+    with progress(total, label, quiet) as bar:
+        task = bar.add_task(label, total=total)
+        docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
+                              fields=record_fields, encoding=encoding)
+        if ids is not None:
+            docs = _noting_ids(docs, ids)
+        return nd.index(docs, batch_size=batch_size, workers=default_workers() if workers is None else workers,
+                        checked=True, **index_args)  # read_documents checks every record
+
+
+def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
+    for d in docs:
+        ids.append(d.id)
+        yield d
+
+
 @click.command("index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
@@ -183,7 +208,7 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..config import ConfigError
-    from ..io import InputError, locate, read_documents, total_bytes
+    from ..io import InputError, locate
 
     try:
         config = _config_from(ctx, settings)
@@ -193,17 +218,13 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
     with opened(target, engine_opts, config, create=True) as nd:
         announce_waits(nd.engine)
         ready_to_sign(nd, quiet=quiet or as_json)
-        total = total_bytes(paths)
-        with progress(total, "indexing", quiet or as_json) as bar:
-            task = bar.add_task("indexing", total=total)
-            docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
-                                  fields=record_fields, encoding=encoding)
-            try:
-                with interrupt_at_batch_end() as asked_to_stop:
-                    report = nd.index(docs, batch_size=batch_size, tag=not no_tag, workers=default_workers() if workers is None else workers,
-                                      checked=True, stop=asked_to_stop)  # read_documents checks every record
-            except InputError as e:
-                fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
+        try:
+            with interrupt_at_batch_end() as asked_to_stop:
+                report = index_files(nd, paths, "indexing", record_fields=record_fields, encoding=encoding, skip_bad=skip_bad,
+                                     errors=errors, quiet=quiet or as_json, batch_size=batch_size, workers=workers,
+                                     tag=not no_tag, stop=asked_to_stop)
+        except InputError as e:
+            fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
         nd.engine.refresh()
         left_out = [e for e in errors if not e.fatal]
         errors = [e for e in errors if e.fatal]
