@@ -31,6 +31,8 @@ from neardup.verify import length_bounds, similarity
 
 from . import exchange, peers, synth
 
+_trapezoid = getattr(np, "trapezoid", None) or np.trapz  # NumPy >= 2.0 renamed trapz to trapezoid
+
 THRESHOLDS = (0.5, 0.7, 0.8, 0.9)
 #: (fp_weight, fn_weight) pairs tried for the (bands, rows, min_match) choice; the Config
 #: default is among them.
@@ -169,7 +171,7 @@ def rensa_bands(t: float, num_perm: int) -> int:
     def err(b: int) -> float:
         lo, hi = np.linspace(0.0, t, 512), np.linspace(t, 1.0, 512)
         r = num_perm // b
-        return 0.5 * np.trapz(collision_probability(lo, b, r), lo) + 0.5 * np.trapz(1.0 - collision_probability(hi, b, r), hi)
+        return 0.5 * _trapezoid(collision_probability(lo, b, r), lo) + 0.5 * _trapezoid(1.0 - collision_probability(hi, b, r), hi)
 
     return min((b for b in range(1, num_perm + 1) if num_perm % b == 0), key=err)
 
