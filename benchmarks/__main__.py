@@ -33,22 +33,59 @@ from . import candidates, corpora, nton, peers, report, signing, wholepath  # no
 HERE = Path(__file__).resolve().parent
 
 MODES = {
-    "quick": dict(sign_docs=150, repeat=1, cand_docs=1500, sizes=[3000, 6000], queries=200, nton_at=6000, budget=75.0, heavy=False,
-                  wholepath_docs=1000, wholepath_repeat=1),
-    "full": dict(sign_docs=1000, repeat=2, cand_docs=12000, sizes=[10_000, 100_000, 1_000_000], queries=1000, nton_at=100_000,
-                 budget=840.0, heavy=True, wholepath_docs=11_380, wholepath_repeat=2),
+    "quick": dict(
+        sign_docs=150,
+        repeat=1,
+        cand_docs=1500,
+        sizes=[3000, 6000],
+        queries=200,
+        nton_at=6000,
+        budget=75.0,
+        heavy=False,
+        wholepath_docs=1000,
+        wholepath_repeat=1,
+    ),
+    "full": dict(
+        sign_docs=1000,
+        repeat=2,
+        cand_docs=12000,
+        sizes=[10_000, 100_000, 1_000_000],
+        queries=1000,
+        nton_at=100_000,
+        budget=840.0,
+        heavy=True,
+        wholepath_docs=11_380,
+        wholepath_repeat=2,
+    ),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--quick", action="store_true", help="small sizes, light peers only (CI smoke run)")
-    ap.add_argument("--sizes", default=None, help="engine collection sizes, comma-separated (default: full 10000,100000,1000000)")
-    ap.add_argument("--out", type=Path, default=HERE / "results", help="folder for latest.json and scaling.png")
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="small sizes, light peers only (CI smoke run)"
+    )
+    ap.add_argument(
+        "--sizes",
+        default=None,
+        help="engine collection sizes, comma-separated (default: full 10000,100000,1000000)",
+    )
+    ap.add_argument(
+        "--out", type=Path, default=HERE / "results", help="folder for latest.json and scaling.png"
+    )
     ap.add_argument("--no-peers", action="store_true", help="measure neardup alone")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--engine-budget", type=float, default=None, help="seconds of engine ingest before it stops growing the collection")
+    ap.add_argument(
+        "--engine-budget",
+        type=float,
+        default=None,
+        help="seconds of engine ingest before it stops growing the collection",
+    )
     a = ap.parse_args(argv)
     keep_freed_memory()  # as neardup's command line and workers run (neardup.allocator); the peers' processes are their own
     mode = dict(MODES["quick" if a.quick else "full"])
@@ -62,8 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     log = lambda m: console.log(m)  # noqa: E731
     started = time.perf_counter()
     res: dict = {
-        "command": "python -m benchmarks " + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
-        "mode": "quick" if a.quick else "full", "settings": mode, **report.provenance(),
+        "command": "python -m benchmarks "
+        + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
+        "mode": "quick" if a.quick else "full",
+        "settings": mode,
+        **report.provenance(),
     }
     docs = corpora.load_all()
     use_peers = not a.no_peers
@@ -79,11 +119,35 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
         tmp = Path(tmp)
         eng_out = tmp / "engine.json"
-        cmd = [sys.executable, "-m", "benchmarks.engine", "--sizes", ",".join(map(str, mode["sizes"])), "--queries", str(mode["queries"]),
-               "--seed", str(a.seed), "--budget", str(mode["budget"]), "--nton-at", str(mode["nton_at"]),
-               "--out", str(eng_out), "--db", str(tmp / "bench.db"), "--no-table"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "benchmarks.engine",
+            "--sizes",
+            ",".join(map(str, mode["sizes"])),
+            "--queries",
+            str(mode["queries"]),
+            "--seed",
+            str(a.seed),
+            "--budget",
+            str(mode["budget"]),
+            "--nton-at",
+            str(mode["nton_at"]),
+            "--out",
+            str(eng_out),
+            "--db",
+            str(tmp / "bench.db"),
+            "--no-table",
+        ]
         log(f"engine process: sizes {mode['sizes']}, budget {mode['budget']:.0f} s")
-        eng = subprocess.Popen(cmd, cwd=HERE.parent, env=dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")))
+        eng = subprocess.Popen(
+            cmd,
+            cwd=HERE.parent,
+            env=dict(
+                os.environ,
+                PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            ),
+        )
 
         t0 = time.perf_counter()
         res["signing"] = signing.run(docs, mode["sign_docs"], mode["repeat"], use_peers, log)
@@ -103,8 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         # after the engine process: the whole path is timed with nothing else of this run beside it
         t0 = time.perf_counter()
         try:
-            chosen = tuple(p for p in wholepath.PEERS if use_peers and (with_text_dedup or p != "text_dedup"))
-            res["wholepath"] = wholepath.run(mode["wholepath_docs"], mode["wholepath_repeat"], log=log, tmp=tmp, peers=chosen)
+            chosen = tuple(
+                p for p in wholepath.PEERS if use_peers and (with_text_dedup or p != "text_dedup")
+            )
+            res["wholepath"] = wholepath.run(
+                mode["wholepath_docs"], mode["wholepath_repeat"], log=log, tmp=tmp, peers=chosen
+            )
         except Exception as e:  # a failing peer or child is reported in its row
             res["wholepath"] = {"error": str(e)}
         res["wholepath"]["seconds_total"] = time.perf_counter() - t0

@@ -47,8 +47,22 @@ def run(docs: int, sizes: list[int], slice_: int, seed: int = 7) -> list[dict[st
     with tempfile.TemporaryDirectory(prefix="neardup-batches-") as d:
         for bs in sizes:
             db = Path(d) / f"b{bs}.db"
-            p = subprocess.run([sys.executable, "-m", "benchmarks.batches", "--child", str(docs), str(bs), str(slice_), str(db), str(seed)],
-                               cwd=HERE.parent, capture_output=True, text=True)
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.batches",
+                    "--child",
+                    str(docs),
+                    str(bs),
+                    str(slice_),
+                    str(db),
+                    str(seed),
+                ],
+                cwd=HERE.parent,
+                capture_output=True,
+                text=True,
+            )
             if p.returncode != 0:
                 raise RuntimeError(f"batch size {bs} failed: {p.stderr[-2000:]}")
             out.append(json.loads(p.stdout.strip().splitlines()[-1]))
@@ -57,8 +71,10 @@ def run(docs: int, sizes: list[int], slice_: int, seed: int = 7) -> list[dict[st
 
 def table(results: list[dict[str, Any]]) -> str:
     cols = [r["batch_size"] for r in results]
-    lines = ["| documents | " + " | ".join(f"batches of {c:,}: s (slice s)" for c in cols) + " |",
-             "|---:|" + "---:|" * len(cols)]
+    lines = [
+        "| documents | " + " | ".join(f"batches of {c:,}: s (slice s)" for c in cols) + " |",
+        "|---:|" + "---:|" * len(cols),
+    ]
     for i, m in enumerate(results[0]["marks"]):
         cells = []
         for r in results:
@@ -76,10 +92,14 @@ def main(argv: list[str] | None = None) -> int:
         docs, bs, slice_, db, seed = argv[1:6]
         print(json.dumps(child(int(docs), int(bs), int(slice_), Path(db), int(seed))))
         return 0
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.batches", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.batches", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--docs", type=int, default=100_000)
     ap.add_argument("--sizes", default="500,4000", help="batch sizes, comma-separated")
-    ap.add_argument("--slice", dest="slice_", type=int, default=25_000, help="documents per timed slice")
+    ap.add_argument(
+        "--slice", dest="slice_", type=int, default=25_000, help="documents per timed slice"
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=None, help="JSON file for the results")
     a = ap.parse_args(argv)

@@ -93,18 +93,31 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
         # rensa needs bands dividing num_perm: the divisor with the least 0.5/0.5 error area
         ds_bands = {str(t): rensa_bands(t, base_cfg.num_perm) for t in THRESHOLDS}
         with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
-            task = {"task": "candidates", "thresholds": list(THRESHOLDS), "rensa_bands": ds_bands,
-                    "hashes": str(exchange.write_hashes(Path(tmp) / "hashes.npz", sets))}
+            task = {
+                "task": "candidates",
+                "thresholds": list(THRESHOLDS),
+                "rensa_bands": ds_bands,
+                "hashes": str(exchange.write_hashes(Path(tmp) / "hashes.npz", sets)),
+            }
             log("candidates: peers (datasketch MinHashLSH, rensa RMinHashLSH)")
             try:
                 peer_res = peers.run(task)
             except Exception as e:
                 peer_res = {"error": str(e)}
 
-    out: dict = {"docs": len(docs), "num_perm": base_cfg.num_perm, "default_weights": [base_cfg.fp_weight, base_cfg.fn_weight],
-                 "thresholds": {}, "weight_grid": {}}
+    out: dict = {
+        "docs": len(docs),
+        "num_perm": base_cfg.num_perm,
+        "default_weights": [base_cfg.fp_weight, base_cfg.fn_weight],
+        "thresholds": {},
+        "weight_grid": {},
+    }
     # the engine's resemblance query besides the bands: SimHash blocks (kept when Hamming <= k), exact key
-    others = {p for p in pairs_from_keys(sim_keys) if hamming(simh[p[0]], simh[p[1]]) <= base_cfg.simhash_k}
+    others = {
+        p
+        for p in pairs_from_keys(sim_keys)
+        if hamming(simh[p[0]], simh[p[1]]) <= base_cfg.simhash_k
+    }
     others |= pairs_from_keys(exact[:, None])
     band_cache: dict[tuple[int, int], np.ndarray] = {}  # (b, r) -> band keys of every document
 
@@ -119,16 +132,31 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
         cfg = Config(threshold=t)
         row: dict = {"truth": {"pairs": len(truth), "pairs_per_query": 2 * len(truth) / len(docs)}}
         lsh = band_pairs(cfg.bands, cfg.rows, cfg.min_match)
-        row["neardup_lsh"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
-                              "candidates_per_query": 2 * len(lsh) / len(docs), **recall(lsh, truth, t)}
+        row["neardup_lsh"] = {
+            "bands": cfg.bands,
+            "rows": cfg.rows,
+            "min_match": cfg.min_match,
+            "candidates_per_query": 2 * len(lsh) / len(docs),
+            **recall(lsh, truth, t),
+        }
         # the classic any-band scheme (m = 1) the optimizer picks for the same weights, for comparison
         b1, r1 = optimal_bands(t, base_cfg.num_perm, base_cfg.fp_weight, base_cfg.fn_weight)
         any_band = band_pairs(b1, r1, 1)
-        row["neardup_lsh_any_band"] = {"bands": b1, "rows": r1, "min_match": 1,
-                                       "candidates_per_query": 2 * len(any_band) / len(docs), **recall(any_band, truth, t)}
+        row["neardup_lsh_any_band"] = {
+            "bands": b1,
+            "rows": r1,
+            "min_match": 1,
+            "candidates_per_query": 2 * len(any_band) / len(docs),
+            **recall(any_band, truth, t),
+        }
         full = _engine_pairs(lsh, others, sizes, t)
-        row["neardup_engine_keys"] = {"bands": cfg.bands, "rows": cfg.rows, "min_match": cfg.min_match,
-                                      "candidates_per_query": 2 * len(full) / len(docs), **recall(full, truth, t)}
+        row["neardup_engine_keys"] = {
+            "bands": cfg.bands,
+            "rows": cfg.rows,
+            "min_match": cfg.min_match,
+            "candidates_per_query": 2 * len(full) / len(docs),
+            **recall(full, truth, t),
+        }
 
         # exact verification: what is reported is exactly truth restricted to the candidates
         verified = {p for p in full if similarity(sets[p[0]], sets[p[1]]).resemblance >= t - 1e-12}
@@ -143,18 +171,32 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
             elif "error" in pr:
                 row[peer] = {"error": pr["error"]}
             else:
-                cp = {(i, j) for i, cs in enumerate(pr["candidates"]) for j in cs if i < j} | \
-                     {(j, i) for i, cs in enumerate(pr["candidates"]) for j in cs if j < i}
-                row[peer] = {"bands": pr["bands"], "rows": pr["rows"], "candidates_per_query": 2 * len(cp) / len(docs),
-                             **recall(cp, truth, t), **({"note": pr["note"]} if "note" in pr else {})}
+                cp = {(i, j) for i, cs in enumerate(pr["candidates"]) for j in cs if i < j} | {
+                    (j, i) for i, cs in enumerate(pr["candidates"]) for j in cs if j < i
+                }
+                row[peer] = {
+                    "bands": pr["bands"],
+                    "rows": pr["rows"],
+                    "candidates_per_query": 2 * len(cp) / len(docs),
+                    **recall(cp, truth, t),
+                    **({"note": pr["note"]} if "note" in pr else {}),
+                }
         out["thresholds"][str(t)] = row
 
         grid = {}
         for fp, fn in WEIGHT_GRID:
             b, r, m = optimal_lsh(t, base_cfg.num_perm, fp, fn, base_cfg.max_bands)
             p = lsh if (b, r, m) == (cfg.bands, cfg.rows, cfg.min_match) else band_pairs(b, r, m)
-            grid[f"{fp}/{fn}"] = {"bands": b, "rows": r, "min_match": m, "candidates_per_query": 2 * len(p) / len(docs),
-                                  "engine_candidates_per_query": 2 * len(_engine_pairs(p, others, sizes, t)) / len(docs), **recall(p, truth, t)}
+            grid[f"{fp}/{fn}"] = {
+                "bands": b,
+                "rows": r,
+                "min_match": m,
+                "candidates_per_query": 2 * len(p) / len(docs),
+                "engine_candidates_per_query": 2
+                * len(_engine_pairs(p, others, sizes, t))
+                / len(docs),
+                **recall(p, truth, t),
+            }
         out["weight_grid"][str(t)] = grid
     out["recommended_weights"] = recommend(out)
     if "error" in peer_res:
@@ -171,12 +213,16 @@ def rensa_bands(t: float, num_perm: int) -> int:
     def err(b: int) -> float:
         lo, hi = np.linspace(0.0, t, 512), np.linspace(t, 1.0, 512)
         r = num_perm // b
-        return 0.5 * _trapezoid(collision_probability(lo, b, r), lo) + 0.5 * _trapezoid(1.0 - collision_probability(hi, b, r), hi)
+        return 0.5 * _trapezoid(collision_probability(lo, b, r), lo) + 0.5 * _trapezoid(
+            1.0 - collision_probability(hi, b, r), hi
+        )
 
     return min((b for b in range(1, num_perm + 1) if num_perm % b == 0), key=err)
 
 
-def _engine_pairs(lsh: set[tuple[int, int]], others: set[tuple[int, int]], sizes, t: float) -> set[tuple[int, int]]:
+def _engine_pairs(
+    lsh: set[tuple[int, int]], others: set[tuple[int, int]], sizes, t: float
+) -> set[tuple[int, int]]:
     """What the engine hands to verification: >= m bands, SimHash blocks, exact key, length filter."""
     return {(a, b) for a, b in lsh | others if _length_ok(sizes[a], sizes[b], t)}
 
@@ -206,4 +252,8 @@ def recommend(out: dict) -> dict:
             best = (w, cpq, under)
     if best is None:
         return {"weights": None, "note": "no grid weights met every recall target"}
-    return {"weights": best[0], "total_engine_candidates_per_query": best[1], "not_more_than_datasketch": best[2]}
+    return {
+        "weights": best[0],
+        "total_engine_candidates_per_query": best[1],
+        "not_more_than_datasketch": best[2],
+    }

@@ -35,7 +35,11 @@ def main() -> None:
         for t in texts:
             canon.canonicalize(t, lang)
         best = min(_timed(canon, texts, lang) for _ in range(args.repeat))
-        out[lang] = {"docs": len(texts), "seconds": round(best, 3), "docs_per_s": round(len(texts) / best, 1)}
+        out[lang] = {
+            "docs": len(texts),
+            "seconds": round(best, 3),
+            "docs_per_s": round(len(texts) / best, 1),
+        }
     print(json.dumps(out))
 
 

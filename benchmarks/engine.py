@@ -39,7 +39,9 @@ def base_documents() -> list:
 
 
 def db_bytes(path: Path) -> int:
-    return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal", "-shm") if os.path.exists(f"{path}{s}"))
+    return sum(
+        os.path.getsize(f"{path}{s}") for s in ("", "-wal", "-shm") if os.path.exists(f"{path}{s}")
+    )
 
 
 def page_usage(path: Path, n: int) -> dict:
@@ -62,7 +64,9 @@ def table_bytes(path: Path, n: int) -> dict:
 
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as c:
-            rows = c.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+            rows = c.execute(
+                "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+            ).fetchall()
     except sqlite3.Error as e:
         return {"error": str(e)}
     return {name: size / n for name, size in rows}
@@ -70,8 +74,14 @@ def table_bytes(path: Path, n: int) -> dict:
 
 def percentiles(xs: list[float]) -> dict:
     a = np.asarray(xs) * 1e3
-    return {"n": len(xs), "p50_ms": float(np.percentile(a, 50)), "p95_ms": float(np.percentile(a, 95)),
-            "p99_ms": float(np.percentile(a, 99)), "mean_ms": float(a.mean()), "max_ms": float(a.max())}
+    return {
+        "n": len(xs),
+        "p50_ms": float(np.percentile(a, 50)),
+        "p95_ms": float(np.percentile(a, 95)),
+        "p99_ms": float(np.percentile(a, 99)),
+        "mean_ms": float(a.mean()),
+        "max_ms": float(a.max()),
+    }
 
 
 def peak_rss_mb() -> float:
@@ -102,36 +112,67 @@ def long_generator(seed: int) -> synth.Generator:
     English and Russian collages of 40-72 corpus sentences, 30 % edited copies of earlier ones."""
     base = corpora.load("en") + corpora.load("ru")
     gen = synth.Generator(base, seed=seed, dup_rate=0.3, langs=("en", "ru"), sentences=(40, 72))
-    gen.count = len(gen.base)  # collages and their edited copies only (the corpus documents are short)
+    gen.count = len(
+        gen.base
+    )  # collages and their edited copies only (the corpus documents are short)
     return gen
 
 
-def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nton_at: int | None, nton_threshold: float,
-        dump: Path | None, log=print, long: bool = False) -> dict:
+def run(
+    sizes: list[int],
+    queries: int,
+    seed: int,
+    db: Path,
+    budget_s: float,
+    nton_at: int | None,
+    nton_threshold: float,
+    dump: Path | None,
+    log=print,
+    long: bool = False,
+) -> dict:
     gen = long_generator(seed) if long else synth.Generator(base_documents(), seed=seed)
     for s in ("", "-wal", "-shm"):
         if os.path.exists(f"{db}{s}"):
             os.remove(f"{db}{s}")
     nd = NearDup.open(str(db), Config())
     nd.query("warm up the canonicalizer and the stop lists")
-    out: dict = {"config": json.loads(nd.config.to_json()), "checkpoints": [], "seed": seed, "sqlite": db_bytes(db),
-                 "documents": "long (~550 words, en/ru)" if long else "synthetic stream (corpora, then 3-9 sentence collages)"}
+    out: dict = {
+        "config": json.loads(nd.config.to_json()),
+        "checkpoints": [],
+        "seed": seed,
+        "sqlite": db_bytes(db),
+        "documents": "long (~550 words, en/ru)"
+        if long
+        else "synthetic stream (corpora, then 3-9 sentence collages)",
+    }
     feed = _Feed(gen)
     done = 0
     t_start = time.perf_counter()
     for size in sorted(sizes):
         seg_start, seg_cpu = time.perf_counter(), time.process_time()
         text_before = feed.text_bytes
-        rep = nd.index(feed.take(size - done, deadline=t_start + budget_s), batch_size=500, tag=True)
+        rep = nd.index(
+            feed.take(size - done, deadline=t_start + budget_s), batch_size=500, tag=True
+        )
         seg_s, seg_cpu = time.perf_counter() - seg_start, time.process_time() - seg_cpu
         done += rep.indexed + len(rep.failed)
         nd.engine.refresh()
         n = nd.count()
-        cp: dict = {"size": n, "target": size, "ingest": {"docs": rep.indexed, "seconds": seg_s, "docs_per_s": rep.indexed / seg_s if seg_s else None,
-                                                         "cpu_s": seg_cpu, "cpu_ms_per_doc": 1e3 * seg_cpu / max(1, rep.indexed),
-                                                         "text_bytes_per_doc": (feed.text_bytes - text_before) / max(1, rep.indexed),
-                                                         "failed": len(rep.failed), "duplicates_tagged": rep.duplicates,
-                                                         "load_average": os.getloadavg()[0]}}
+        cp: dict = {
+            "size": n,
+            "target": size,
+            "ingest": {
+                "docs": rep.indexed,
+                "seconds": seg_s,
+                "docs_per_s": rep.indexed / seg_s if seg_s else None,
+                "cpu_s": seg_cpu,
+                "cpu_ms_per_doc": 1e3 * seg_cpu / max(1, rep.indexed),
+                "text_bytes_per_doc": (feed.text_bytes - text_before) / max(1, rep.indexed),
+                "failed": len(rep.failed),
+                "duplicates_tagged": rep.duplicates,
+                "load_average": os.getloadavg()[0],
+            },
+        }
         as_indexed = db_bytes(db)
         # the winnowing postings follow behind: the first containment query adds them; the
         # size reported has them (what a user of containment queries has)
@@ -140,10 +181,16 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
         first_containment_s = time.perf_counter() - t0
         nd.engine.refresh()
         size_bytes = db_bytes(db)
-        cp["index"] = {"db_bytes": size_bytes, "text_bytes": feed.text_bytes, "bytes_per_doc": size_bytes / n,
-                       "bytes_per_doc_beyond_text": (size_bytes - feed.text_bytes) / n, "bytes_per_doc_by_table": table_bytes(db, n),
-                       "bytes_per_doc_beyond_text_as_indexed": (as_indexed - feed.text_bytes) / n, **page_usage(db, n),
-                       "first_containment_query_s": first_containment_s}
+        cp["index"] = {
+            "db_bytes": size_bytes,
+            "text_bytes": feed.text_bytes,
+            "bytes_per_doc": size_bytes / n,
+            "bytes_per_doc_beyond_text": (size_bytes - feed.text_bytes) / n,
+            "bytes_per_doc_by_table": table_bytes(db, n),
+            "bytes_per_doc_beyond_text_as_indexed": (as_indexed - feed.text_bytes) / n,
+            **page_usage(db, n),
+            "first_containment_query_s": first_containment_s,
+        }
         qrng = random.Random(seed * 1_000_003 + n)
         qs = [gen.query(f"q{i}", qrng) for i in range(queries)]
         lat, hits = [], 0
@@ -160,13 +207,19 @@ def run(sizes: list[int], queries: int, seed: int, db: Path, budget_s: float, nt
         if nton_at is not None and n == nton_at:
             cp["nton"] = nton(nd, nton_threshold, dump, log)
             if dump is not None:  # lets the caller score the peers while this process goes on
-                info = {**cp["nton"], "size": n, "ingest_s": sum(c["ingest"]["seconds"] for c in out["checkpoints"]) + seg_s}
+                info = {
+                    **cp["nton"],
+                    "size": n,
+                    "ingest_s": sum(c["ingest"]["seconds"] for c in out["checkpoints"]) + seg_s,
+                }
                 (dump / "nton.json").write_text(json.dumps(info))
         cp["peak_rss_mb"] = peak_rss_mb()
         cp["elapsed_s"] = time.perf_counter() - t_start
         out["checkpoints"].append(cp)
-        log(f"engine: {n:,} docs, ingest {cp['ingest']['docs_per_s']:.0f} docs/s ({cp['ingest']['cpu_ms_per_doc']:.2f} ms CPU/doc), query p50 {cp['query']['p50_ms']:.2f} ms "
-            f"p99 {cp['query']['p99_ms']:.2f} ms, {cp['index']['bytes_per_doc_beyond_text']:.0f} B/doc beyond text")
+        log(
+            f"engine: {n:,} docs, ingest {cp['ingest']['docs_per_s']:.0f} docs/s ({cp['ingest']['cpu_ms_per_doc']:.2f} ms CPU/doc), query p50 {cp['query']['p50_ms']:.2f} ms "
+            f"p99 {cp['query']['p99_ms']:.2f} ms, {cp['index']['bytes_per_doc_beyond_text']:.0f} B/doc beyond text"
+        )
         if feed.cut:
             out["budget_exhausted"] = {"budget_s": budget_s, "reached": n, "wanted": size}
             log(f"engine: time budget of {budget_s:.0f} s used up at {n} documents (wanted {size})")
@@ -184,7 +237,13 @@ def nton(nd: NearDup, t: float, dump: Path | None, log=print) -> dict:
     t0 = time.perf_counter()
     clusters = nd.clusters(t, write=False)
     t_clusters = time.perf_counter() - t0
-    res = {"threshold": t, "pairs_s": t_pairs, "clusters_s": t_clusters, "pairs": len(pairs), "clusters": len(clusters)}
+    res = {
+        "threshold": t,
+        "pairs_s": t_pairs,
+        "clusters_s": t_clusters,
+        "pairs": len(pairs),
+        "clusters": len(clusters),
+    }
     if dump is not None:
         dump.mkdir(parents=True, exist_ok=True)
         ids, sets = [], []
@@ -199,28 +258,50 @@ def nton(nd: NearDup, t: float, dump: Path | None, log=print) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.engine", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--db", type=Path, default=None)
-    ap.add_argument("--budget", type=float, default=900.0, help="seconds; ingest stops when they are used up")
+    ap.add_argument(
+        "--budget", type=float, default=900.0, help="seconds; ingest stops when they are used up"
+    )
     ap.add_argument("--nton-at", type=int, default=None)
     ap.add_argument("--nton-threshold", type=float, default=0.8)
     ap.add_argument("--dump", type=Path, default=None)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--no-table", action="store_true", help="write the JSON only")
-    ap.add_argument("--long", action="store_true", help="documents of about 550 words (en/ru collages, 30%% edited copies)")
+    ap.add_argument(
+        "--long",
+        action="store_true",
+        help="documents of about 550 words (en/ru collages, 30%% edited copies)",
+    )
     a = ap.parse_args(argv)
     keep_freed_memory()  # as neardup's command line runs (neardup.allocator)
     sizes = [int(x) for x in a.sizes.split(",") if x]
     from .report import provenance
 
-    prov = {"command": "python -m benchmarks.engine " + " ".join(sys.argv[1:] if argv is None else argv), **provenance()}
+    prov = {
+        "command": "python -m benchmarks.engine "
+        + " ".join(sys.argv[1:] if argv is None else argv),
+        **provenance(),
+    }
     with tempfile.TemporaryDirectory(prefix="neardup-engine-") as tmp:
         db = a.db or Path(tmp) / "bench.db"
-        res = run(sizes, a.queries, a.seed, db, a.budget, a.nton_at, a.nton_threshold, a.dump,
-                  log=lambda m: print(m, file=sys.stderr, flush=True), long=a.long)
+        res = run(
+            sizes,
+            a.queries,
+            a.seed,
+            db,
+            a.budget,
+            a.nton_at,
+            a.nton_threshold,
+            a.dump,
+            log=lambda m: print(m, file=sys.stderr, flush=True),
+            long=a.long,
+        )
     res = {**res, **prov}
     a.out.write_text(json.dumps(res, indent=1))
     if a.no_table:
@@ -229,7 +310,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import report
 
-    report.print_tables({"engine": res, "targets": report.targets({"engine": res})}, Console(width=None if sys.stdout.isatty() else 160))
+    report.print_tables(
+        {"engine": res, "targets": report.targets({"engine": res})},
+        Console(width=None if sys.stdout.isatty() else 160),
+    )
     return 0
 
 

@@ -34,7 +34,10 @@ def main() -> None:
     docs = []
     for lang in ("fa", "ru", "en"):
         with open(folder / f"{lang}.jsonl", encoding="utf-8") as f:
-            docs += [Document(r["id"], r["text"], lang=lang) for r in map(json.loads, itertools.islice(f, args.docs))]
+            docs += [
+                Document(r["id"], r["text"], lang=lang)
+                for r in map(json.loads, itertools.islice(f, args.docs))
+            ]
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "ft.db"
         nd = NearDup.open(str(path), Config())
@@ -47,7 +50,13 @@ def main() -> None:
         db = sqlite3.connect(path)
         fts = db.execute("SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'fts%'").fetchone()[0]
         db.close()
-        out = {"docs": len(docs), "ingest_s": round(ingest, 1), "fts_bytes": fts, "file_bytes": path.stat().st_size, "hits": hits}
+        out = {
+            "docs": len(docs),
+            "ingest_s": round(ingest, 1),
+            "fts_bytes": fts,
+            "file_bytes": path.stat().st_size,
+            "hits": hits,
+        }
     print(json.dumps(out, ensure_ascii=False))
 
 

@@ -74,7 +74,11 @@ def short_text(rec: dict[str, Any], max_words: int = 30) -> str:
     ('Rates rose.', 'A B')
     """
     title = (rec.get("meta") or {}).get("title")
-    text = title if isinstance(title, str) and title.strip() else _SENTENCE_END.split(rec["text"].strip(), maxsplit=1)[0]
+    text = (
+        title
+        if isinstance(title, str) and title.strip()
+        else _SENTENCE_END.split(rec["text"].strip(), maxsplit=1)[0]
+    )
     return " ".join(text.split()[:max_words])
 
 
@@ -89,7 +93,9 @@ def corpora(limit: int | None) -> dict[str, list[dict[str, str]]]:
     return out
 
 
-def language_corpus(sample: Sequence[dict[str, Any]]) -> tuple[list[dict[str, str]], list[list[str]]]:
+def language_corpus(
+    sample: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, str]], list[list[str]]]:
     """The sample texts and two edited copies of each, and the expected clusters (each text
     with its copies): copy "a" has other spacing and punctuation and the first words of
     another text of its language appended (8 characters at most); copy "b" loses its last two characters (the last
@@ -110,8 +116,11 @@ def language_corpus(sample: Sequence[dict[str, Any]]) -> tuple[list[dict[str, st
             head = " ".join(other.split()[:3])[:8]
             a = r["text"].replace(", ", "  ; ").replace("，", "；") + " " + head
             b = r["text"][:-2]
-            docs += [{"id": r["id"], "text": r["text"], "lang": r["lang"]}, {"id": f"{r['id']}/a", "text": a, "lang": r["lang"]},
-                     {"id": f"{r['id']}/b", "text": b, "lang": r["lang"]}]
+            docs += [
+                {"id": r["id"], "text": r["text"], "lang": r["lang"]},
+                {"id": f"{r['id']}/a", "text": a, "lang": r["lang"]},
+                {"id": f"{r['id']}/b", "text": b, "lang": r["lang"]},
+            ]
             truth.append([r["id"], f"{r['id']}/a", f"{r['id']}/b"])
     return docs, truth
 
@@ -130,19 +139,37 @@ def worker(corpus_path: str, out_path: str) -> None:
     tags = {r["id"]: r["neardup"]["dup_of"] for r in nd.export()}
     clusters = {r["id"]: r["neardup"]["cluster_id"] for r in nd.export()}
     nd.close()
-    signed = Signer(Config(threshold=THRESHOLD)).sign_batch([Document(d["id"], d["text"]) for d in docs])
+    signed = Signer(Config(threshold=THRESHOLD)).sign_batch(
+        [Document(d["id"], d["text"]) for d in docs]
+    )
     exact = {s.id: s.exact for s in signed}
-    Path(out_path).write_text(json.dumps({"dup_of": tags, "cluster": clusters, "exact": exact,
-                                          "seconds": time.perf_counter() - t0}), encoding="utf-8")
+    Path(out_path).write_text(
+        json.dumps(
+            {
+                "dup_of": tags,
+                "cluster": clusters,
+                "exact": exact,
+                "seconds": time.perf_counter() - t0,
+            }
+        ),
+        encoding="utf-8",
+    )
 
 
-def run_code(plugin: Path | None, docs: list[dict[str, str]], tmp: Path, name: str) -> dict[str, Any]:
+def run_code(
+    plugin: Path | None, docs: list[dict[str, str]], tmp: Path, name: str
+) -> dict[str, Any]:
     """:func:`worker` of ``docs`` with the neardup of ``plugin`` (None: this checkout's)."""
     src, out = tmp / f"{name}.in.json", tmp / f"{name}.out.json"
     src.write_text(json.dumps(docs, ensure_ascii=False), encoding="utf-8")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (plugin or REPO / "plugin", REPO))
-    subprocess.run([sys.executable, "-m", "benchmarks.meaning", "--worker", str(src), str(out)], env=env, check=True, cwd=REPO)
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.meaning", "--worker", str(src), str(out)],
+        env=env,
+        check=True,
+        cwd=REPO,
+    )
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -180,11 +207,18 @@ def scores(result: dict[str, Any], truth: set[tuple[str, str]]) -> dict[str, Any
     """Precision of the tagged pairs, recall of the truth's pairs by clusters."""
     tagged = {_pair(i, d) for i, d in result["dup_of"].items() if d}
     cluster = result["cluster"]
-    hit = sum(1 for a, b in truth if cluster.get(a) is not None and cluster.get(a) == cluster.get(b))
+    hit = sum(
+        1 for a, b in truth if cluster.get(a) is not None and cluster.get(a) == cluster.get(b)
+    )
     good = len(tagged & truth)
-    return {"tagged_pairs": len(tagged), "precision": good / len(tagged) if tagged else None,
-            "truth_pairs": len(truth), "recall": hit / len(truth) if truth else None,
-            "exact_pairs": len(exact_pairs(result["exact"])), "seconds": round(result["seconds"], 2)}
+    return {
+        "tagged_pairs": len(tagged),
+        "precision": good / len(tagged) if tagged else None,
+        "truth_pairs": len(truth),
+        "recall": hit / len(truth) if truth else None,
+        "exact_pairs": len(exact_pairs(result["exact"])),
+        "seconds": round(result["seconds"], 2),
+    }
 
 
 def stop_list_part(limit: int | None, before: Path | None, tmp: Path, say) -> list[dict[str, Any]]:
@@ -192,7 +226,12 @@ def stop_list_part(limit: int | None, before: Path | None, tmp: Path, say) -> li
     for name, docs in corpora(limit).items():
         say(f"{name}: {len(docs)} documents")
         truth, tokens = truth_pairs(docs)
-        row: dict[str, Any] = {"corpus": name, "documents": len(docs), "after": None, "before": None}
+        row: dict[str, Any] = {
+            "corpus": name,
+            "documents": len(docs),
+            "after": None,
+            "before": None,
+        }
         after = run_code(None, docs, tmp, f"{name}-after")
         row["after"] = scores(after, truth)
         if before is not None:
@@ -200,9 +239,13 @@ def stop_list_part(limit: int | None, before: Path | None, tmp: Path, say) -> li
             row["before"] = scores(old, truth)
             lost = exact_pairs(old["exact"]) - exact_pairs(after["exact"])
             row["exact_before_only"] = len(lost)
-            row["exact_before_only_plain_tokens_differ"] = sum(1 for a, b in lost if tokens[a] != tokens[b])
-            row["examples"] = [[next(d["text"] for d in docs if d["id"] == x)[:160] for x in p]
-                               for p in sorted(lost, key=lambda p: tokens[p[0]] == tokens[p[1]])[:2]]
+            row["exact_before_only_plain_tokens_differ"] = sum(
+                1 for a, b in lost if tokens[a] != tokens[b]
+            )
+            row["examples"] = [
+                [next(d["text"] for d in docs if d["id"] == x)[:160] for x in p]
+                for p in sorted(lost, key=lambda p: tokens[p[0]] == tokens[p[1]])[:2]
+            ]
         rows.append(row)
     return rows
 
@@ -226,9 +269,17 @@ def language_part() -> list[dict[str, Any]]:
         ids = {d["id"] for d in docs if d["lang"] == lang}
         w = {p for p in want if p[0] in ids}
         g = {p for p in got if p[0] in ids or p[1] in ids}
-        rows.append({"lang": lang, "detected": sorted({langs[i] for i in ids}), "documents": len(ids),
-                     "clusters": sum(1 for c in clusters if set(c) & ids), "expected_clusters": sum(1 for t in truth if t[0] in ids),
-                     "precision": len(g & w) / len(g) if g else None, "recall": len(g & w) / len(w) if w else None})
+        rows.append(
+            {
+                "lang": lang,
+                "detected": sorted({langs[i] for i in ids}),
+                "documents": len(ids),
+                "clusters": sum(1 for c in clusters if set(c) & ids),
+                "expected_clusters": sum(1 for t in truth if t[0] in ids),
+                "precision": len(g & w) / len(g) if g else None,
+                "recall": len(g & w) / len(w) if w else None,
+            }
+        )
     return [{"failed": len(report.failed), "seconds": round(seconds, 2)}, *rows]
 
 
@@ -237,27 +288,41 @@ def _f(x: float | None) -> str:
 
 
 def to_markdown(res: dict[str, Any]) -> str:
-    lines = [f"# Meaning: stop lists and languages\n\n`{res['command']}`\n",
-             "## Stop lists: clusters against exact Jaccard of plain word 5-shingles >= 0.8\n",
-             "| corpus | docs | truth pairs | P before | R before | P after | R after | exact pairs before | exact pairs after | exact before only | of them, plain tokens differ |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# Meaning: stop lists and languages\n\n`{res['command']}`\n",
+        "## Stop lists: clusters against exact Jaccard of plain word 5-shingles >= 0.8\n",
+        "| corpus | docs | truth pairs | P before | R before | P after | R after | exact pairs before | exact pairs after | exact before only | of them, plain tokens differ |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in res["stop_lists"]:
         b, a = r["before"] or {}, r["after"]
-        lines.append(f"| {r['corpus']} | {r['documents']} | {a['truth_pairs']} | {_f(b.get('precision'))} | {_f(b.get('recall'))} | "
-                     f"{_f(a['precision'])} | {_f(a['recall'])} | {b.get('exact_pairs', '-')} | {a['exact_pairs']} | "
-                     f"{r.get('exact_before_only', '-')} | {r.get('exact_before_only_plain_tokens_differ', '-')} |")
+        lines.append(
+            f"| {r['corpus']} | {r['documents']} | {a['truth_pairs']} | {_f(b.get('precision'))} | {_f(b.get('recall'))} | "
+            f"{_f(a['precision'])} | {_f(a['recall'])} | {b.get('exact_pairs', '-')} | {a['exact_pairs']} | "
+            f"{r.get('exact_before_only', '-')} | {r.get('exact_before_only_plain_tokens_differ', '-')} |"
+        )
     head, *langs = res["languages"]
-    lines += ["", f"## Languages: one index of all of them, no lang given ({head['failed']} failed, {head['seconds']} s)\n",
-              "| language | detected | docs | clusters | expected | precision | recall |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        f"## Languages: one index of all of them, no lang given ({head['failed']} failed, {head['seconds']} s)\n",
+        "| language | detected | docs | clusters | expected | precision | recall |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     for r in langs:
-        lines.append(f"| {r['lang']} | {', '.join(r['detected'])} | {r['documents']} | {r['clusters']} | {r['expected_clusters']} | "
-                     f"{_f(r['precision'])} | {_f(r['recall'])} |")
+        lines.append(
+            f"| {r['lang']} | {', '.join(r['detected'])} | {r['documents']} | {r['clusters']} | {r['expected_clusters']} | "
+            f"{_f(r['precision'])} | {_f(r['recall'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Iterable[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--before", type=Path, help="a folder holding the neardup package of the code to compare with (its plugin folder)")
+    ap.add_argument(
+        "--before",
+        type=Path,
+        help="a folder holding the neardup package of the code to compare with (its plugin folder)",
+    )
     ap.add_argument("--quick", action="store_true", help="the first 300 documents of each corpus")
     ap.add_argument("--limit", type=int, help="the first N documents of each corpus")
     ap.add_argument("--out", type=Path, default=HERE / "results")
@@ -269,11 +334,17 @@ def main(argv: Iterable[str] | None = None) -> None:
     limit = args.limit or (300 if args.quick else None)
     say = lambda msg: print(f"... {msg}", file=sys.stderr)  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
-        res = {"command": "python -m benchmarks.meaning" + (f" --before {args.before}" if args.before else "") +
-                          (f" --limit {limit}" if limit else ""),
-               "stop_lists": stop_list_part(limit, args.before, Path(tmp), say), "languages": language_part()}
+        res = {
+            "command": "python -m benchmarks.meaning"
+            + (f" --before {args.before}" if args.before else "")
+            + (f" --limit {limit}" if limit else ""),
+            "stop_lists": stop_list_part(limit, args.before, Path(tmp), say),
+            "languages": language_part(),
+        }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "meaning.json").write_text(json.dumps(res, indent=1, ensure_ascii=False), encoding="utf-8")
+    (args.out / "meaning.json").write_text(
+        json.dumps(res, indent=1, ensure_ascii=False), encoding="utf-8"
+    )
     md = to_markdown(res)
     (args.out / "meaning.md").write_text(md, encoding="utf-8")
     print(md)

@@ -40,10 +40,13 @@ def flagged(labels: list, truth: dict[tuple[int, int], float]) -> dict:
         counts[x] = counts.get(x, 0) + 1
     flag = {i for i, x in enumerate(labels) if counts[x] > 1}
     real = {i for p in truth for i in p}
-    return {"flagged_docs": len(flag), "docs_with_true_partner": len(real),
-            "flagged_precision": len(flag & real) / len(flag) if flag else None,
-            "flagged_recall": len(flag & real) / len(real) if real else None,
-            "clusters": sum(1 for c in counts.values() if c > 1)}
+    return {
+        "flagged_docs": len(flag),
+        "docs_with_true_partner": len(real),
+        "flagged_precision": len(flag & real) / len(flag) if flag else None,
+        "flagged_recall": len(flag & real) / len(real) if real else None,
+        "clusters": sum(1 for c in counts.values() if c > 1),
+    }
 
 
 def run(n: int, t: float, seed: int, use_peers: bool, with_text_dedup: bool, log=print) -> dict:
@@ -60,7 +63,15 @@ def run(n: int, t: float, seed: int, use_peers: bool, with_text_dedup: bool, log
         log(f"N-to-N: neardup bulk index of {n} documents (tag=False)")
         nd = NearDup.open(str(Path(tmp) / "nton.db"), Config())
         t0 = time.perf_counter()
-        nd.index((dataclasses.replace(d, lang=x.lang, tokens=x.tokens) for d, x in zip(docs, canon, strict=True)), batch_size=1000, tag=False, progress=None)
+        nd.index(
+            (
+                dataclasses.replace(d, lang=x.lang, tokens=x.tokens)
+                for d, x in zip(docs, canon, strict=True)
+            ),
+            batch_size=1000,
+            tag=False,
+            progress=None,
+        )
         t_index = time.perf_counter() - t0
         t0 = time.perf_counter()
         clusters = nd.clusters(t, write=False)
@@ -82,17 +93,27 @@ def run(n: int, t: float, seed: int, use_peers: bool, with_text_dedup: bool, log
         for m in c.members:
             labels[index[m]] = n + k
     out["neardup"] = {
-        "seconds": t_index + t_clusters, "index_s": t_index, "clusters_s": t_clusters, "pairs_s": t_pairs,
+        "seconds": t_index + t_clusters,
+        "index_s": t_index,
+        "clusters_s": t_clusters,
+        "pairs_s": t_pairs,
         "pair_recall": len(nd_pairs & truth.keys()) / len(truth) if truth else None,
         "pair_precision": len(nd_pairs & truth.keys()) / len(nd_pairs) if nd_pairs else None,
-        "cluster_recall": cluster_recall(labels, truth), **flagged(labels, truth), "verified": True,
+        "cluster_recall": cluster_recall(labels, truth),
+        **flagged(labels, truth),
+        "verified": True,
         "note": "seconds = index(tag=False) from canonical tokens (sign, store) + clusters(); pairs verified exactly",
     }
     if not use_peers:
         return out
     which = ["datasketch"] + (["text-dedup", "text-dedup-simhash"] if with_text_dedup else [])
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
-        task = {"task": "nton", "threshold": t, "peers": which, "tokens": str(exchange.write_jsonl(Path(tmp) / "tokens.jsonl", tokens))}
+        task = {
+            "task": "nton",
+            "threshold": t,
+            "peers": which,
+            "tokens": str(exchange.write_jsonl(Path(tmp) / "tokens.jsonl", tokens)),
+        }
         log(f"N-to-N: peers {', '.join(which)}")
         try:
             res = peers.run(task, timeout=3600)
@@ -107,6 +128,8 @@ def run(n: int, t: float, seed: int, use_peers: bool, with_text_dedup: bool, log
         lab = r.pop("labels")
         out[name] = {**r, "cluster_recall": cluster_recall(lab, truth), **flagged(lab, truth)}
     if not with_text_dedup:
-        out["text-dedup"] = {"error": "text-dedup is not installed in the peers' virtualenv (quick mode installs the light peers only)"}
+        out["text-dedup"] = {
+            "error": "text-dedup is not installed in the peers' virtualenv (quick mode installs the light peers only)"
+        }
     out["peer_versions"] = res.get("versions")
     return out

@@ -81,8 +81,11 @@ def task_signing(task):
     tokens = read_jsonl(task["tokens"])
     sets, flat, off = read_hashes(task["hashes"])
     rep = task.get("repeat", 1)
-    return {"text": _signing_from_text(texts, rep), "tokens": _signing_from_tokens(tokens, rep),
-            "hashes": _minhash_stage(sets, flat, off, rep)}
+    return {
+        "text": _signing_from_text(texts, rep),
+        "tokens": _signing_from_tokens(tokens, rep),
+        "hashes": _minhash_stage(sets, flat, off, rep),
+    }
 
 
 def _sketchers(shingles_of, words_of):
@@ -97,7 +100,9 @@ def _sketchers(shingles_of, words_of):
             m.update_batch([s.encode() for s in shingles_of(t)])
 
     def ds_bulk(xs):
-        datasketch.MinHash.bulk([[s.encode() for s in shingles_of(t)] for t in xs], num_perm=NUM_PERM)
+        datasketch.MinHash.bulk(
+            [[s.encode() for s in shingles_of(t)] for t in xs], num_perm=NUM_PERM
+        )
 
     def rensa_with(cls):
         def run(xs):
@@ -105,13 +110,19 @@ def _sketchers(shingles_of, words_of):
                 m = cls(num_perm=NUM_PERM, seed=42)
                 m.update(shingles_of(t))
                 m.digest()
+
         return run
 
     def simhash_of(xs):
         return [simhash.Simhash(words_of(t)).value for t in xs]
 
-    return {"datasketch_update_batch": ds_batch, "datasketch_bulk": ds_bulk, "rensa_rminhash": rensa_with(rensa.RMinHash),
-            "rensa_cminhash": rensa_with(rensa.CMinHash), "simhash_1e0ng": simhash_of}
+    return {
+        "datasketch_update_batch": ds_batch,
+        "datasketch_bulk": ds_bulk,
+        "rensa_rminhash": rensa_with(rensa.RMinHash),
+        "rensa_cminhash": rensa_with(rensa.CMinHash),
+        "simhash_1e0ng": simhash_of,
+    }
 
 
 def _signing_from_text(texts, rep):
@@ -120,14 +131,18 @@ def _signing_from_text(texts, rep):
             python_shingles(t)
 
     text_paths = _sketchers(python_shingles, lambda t: _WORD.findall(t.lower()))
-    return {"python_shingling_only": timed(python_shingling_only, texts, rep),
-            **{name: timed(fn, texts, rep) for name, fn in text_paths.items()}}
+    return {
+        "python_shingling_only": timed(python_shingling_only, texts, rep),
+        **{name: timed(fn, texts, rep) for name, fn in text_paths.items()},
+    }
 
 
 def _signing_from_tokens(tokens, rep):
     token_paths = _sketchers(shingle_strings, lambda t: t)
-    return {name: timed(token_paths[name], tokens, rep)
-            for name in ("datasketch_update_batch", "rensa_rminhash", "rensa_cminhash", "simhash_1e0ng")}
+    return {
+        name: timed(token_paths[name], tokens, rep)
+        for name in ("datasketch_update_batch", "rensa_rminhash", "rensa_cminhash", "simhash_1e0ng")
+    }
 
 
 def _minhash_stage(sets, flat, off, rep):
@@ -147,13 +162,23 @@ def _minhash_stage(sets, flat, off, rep):
         rensa.RMinHash.digest_matrix_from_flat_token_hashes(flat, off, num_perm=NUM_PERM, seed=42)
 
     def rensa_sets(xs):
-        rensa.RMinHash.digest_matrix_from_token_hash_sets([s.tolist() for s in xs], num_perm=NUM_PERM, seed=42)
+        rensa.RMinHash.digest_matrix_from_token_hash_sets(
+            [s.tolist() for s in xs], num_perm=NUM_PERM, seed=42
+        )
 
     def cminhash_sets(xs):
-        rensa.CMinHash.digests64_from_token_hash_sets([s.tolist() for s in xs], num_perm=NUM_PERM, seed=42)
+        rensa.CMinHash.digests64_from_token_hash_sets(
+            [s.tolist() for s in xs], num_perm=NUM_PERM, seed=42
+        )
 
     stage = {}
-    for name, fn in (("datasketch_update_batch", ds_batch_hash), ("datasketch_bulk", ds_bulk_hash), ("rensa_rminhash_flat_batch", rensa_flat), ("rensa_rminhash_sets_batch", rensa_sets), ("rensa_cminhash_sets_batch", cminhash_sets)):
+    for name, fn in (
+        ("datasketch_update_batch", ds_batch_hash),
+        ("datasketch_bulk", ds_bulk_hash),
+        ("rensa_rminhash_flat_batch", rensa_flat),
+        ("rensa_rminhash_sets_batch", rensa_sets),
+        ("rensa_cminhash_sets_batch", cminhash_sets),
+    ):
         try:
             stage[name] = timed(fn, sets, rep)
         except Exception as e:  # an API this version lacks
@@ -190,8 +215,14 @@ def task_candidates(task):
         ins = time.perf_counter() - t0
         t0 = time.perf_counter()
         cands = [sorted(j for j in lsh.query(m) if j != i) for i, m in enumerate(mhs)]
-        res["datasketch"] = {"bands": lsh.b, "rows": lsh.r, "insert_s": ins, "query_s": time.perf_counter() - t0, "sign_s": ds_sign,
-                             "candidates": cands}
+        res["datasketch"] = {
+            "bands": lsh.b,
+            "rows": lsh.r,
+            "insert_s": ins,
+            "query_s": time.perf_counter() - t0,
+            "sign_s": ds_sign,
+            "candidates": cands,
+        }
         bands = task["rensa_bands"][str(t)]
         try:
             rl = rensa.RMinHashLSH(threshold=t, num_perm=NUM_PERM, num_bands=bands)
@@ -201,9 +232,15 @@ def task_candidates(task):
             ins = time.perf_counter() - t0
             t0 = time.perf_counter()
             cands = [sorted(j for j in rl.query(m) if j != i) for i, m in enumerate(rmh)]
-            res["rensa"] = {"bands": bands, "rows": NUM_PERM // bands, "insert_s": ins, "query_s": time.perf_counter() - t0,
-                            "sign_s": rensa_sign, "candidates": cands,
-                            "note": "rensa hashes its tokens itself: fed the 8-byte shingle hashes as bytes (same sets)"}
+            res["rensa"] = {
+                "bands": bands,
+                "rows": NUM_PERM // bands,
+                "insert_s": ins,
+                "query_s": time.perf_counter() - t0,
+                "sign_s": rensa_sign,
+                "candidates": cands,
+                "note": "rensa hashes its tokens itself: fed the 8-byte shingle hashes as bytes (same sets)",
+            }
         except Exception as e:
             res["rensa"] = {"error": f"{type(e).__name__}: {e}"}
         out[str(t)] = res
@@ -239,7 +276,9 @@ def task_nton(task):
         import datasketch
 
         t0 = time.perf_counter()
-        mhs = datasketch.MinHash.bulk([[s.encode() for s in shingle_strings(x)] for x in tokens], num_perm=NUM_PERM)
+        mhs = datasketch.MinHash.bulk(
+            [[s.encode() for s in shingle_strings(x)] for x in tokens], num_perm=NUM_PERM
+        )
         t_sign = time.perf_counter() - t0
         lsh = datasketch.MinHashLSH(threshold=t, num_perm=NUM_PERM)
         with lsh.insertion_session() as s:
@@ -250,8 +289,14 @@ def task_nton(task):
             for j in lsh.query(m):
                 uf.union(i, j)
         total = time.perf_counter() - t0
-        out["datasketch"] = {"seconds": total, "sign_s": t_sign, "labels": [uf.find(i) for i in range(n)],
-                             "bands": lsh.b, "rows": lsh.r, "verified": False}
+        out["datasketch"] = {
+            "seconds": total,
+            "sign_s": t_sign,
+            "labels": [uf.find(i) for i in range(n)],
+            "bands": lsh.b,
+            "rows": lsh.r,
+            "verified": False,
+        }
     if "text-dedup" in which:
         out["text-dedup"] = _text_dedup_minhash(tokens, t, task["workdir"])
     if "text-dedup-simhash" in which:
@@ -262,10 +307,29 @@ def task_nton(task):
 def _text_dedup_minhash(tokens, t, workdir):
     """text-dedup's MinHash dedup (its click command, one process) on the canonical tokens
     joined by spaces (its \\W split gives back the same tokens)."""
-    out = _run_text_dedup("minhash", tokens, workdir, "td", [
-        "--threshold", str(t), "--num_perm", str(NUM_PERM), "--ngram", str(SHINGLE), "--min_length", "0", "--hash_func", "xxh3"])
+    out = _run_text_dedup(
+        "minhash",
+        tokens,
+        workdir,
+        "td",
+        [
+            "--threshold",
+            str(t),
+            "--num_perm",
+            str(NUM_PERM),
+            "--ngram",
+            str(SHINGLE),
+            "--min_length",
+            "0",
+            "--hash_func",
+            "xxh3",
+        ],
+    )
     if "error" not in out:
-        out.update(hash_func="xxh3", note="load + MinHashing + clustering + filtering + save, num_proc=1; dataset written before timing")
+        out.update(
+            hash_func="xxh3",
+            note="load + MinHashing + clustering + filtering + save, num_proc=1; dataset written before timing",
+        )
     return out
 
 
@@ -274,7 +338,9 @@ def _text_dedup_simhash(tokens, workdir):
     defaults), one process, on the canonical tokens joined by spaces."""
     out = _run_text_dedup("simhash", tokens, workdir, "tds", [])
     if "error" not in out:
-        out["note"] = "SimHash: 64 bits, Hamming <= 3, word 3-grams (text-dedup defaults); load + hash + cluster + filter + save"
+        out["note"] = (
+            "SimHash: 64 bits, Hamming <= 3, word 3-grams (text-dedup defaults); load + hash + cluster + filter + save"
+        )
     return out
 
 
@@ -292,8 +358,20 @@ def _run_text_dedup(method, tokens, workdir, prefix, extra_args):
     src = os.path.join(workdir, f"{prefix}_in")
     if not os.path.exists(src):
         datasets.Dataset.from_dict({"text": [" ".join(x) for x in tokens]}).save_to_disk(src)
-    args = ["--path", src, "--local", "--output", os.path.join(workdir, f"{prefix}_out"), "--column", "text", "--num_proc", "1",
-            *extra_args, "--cache_dir", os.path.join(workdir, f"{prefix}_cache")]
+    args = [
+        "--path",
+        src,
+        "--local",
+        "--output",
+        os.path.join(workdir, f"{prefix}_out"),
+        "--column",
+        "text",
+        "--num_proc",
+        "1",
+        *extra_args,
+        "--cache_dir",
+        os.path.join(workdir, f"{prefix}_cache"),
+    ]
     t0 = time.perf_counter()
     try:
         mod.main.main(args, standalone_mode=False)
@@ -301,7 +379,11 @@ def _run_text_dedup(method, tokens, workdir, prefix, extra_args):
         if e.code:
             return {"error": f"text-dedup {method} exited with {e.code}"}
     total = time.perf_counter() - t0
-    return {"seconds": total, "labels": [mod.uf.find(i) for i in range(len(tokens))], "verified": False}
+    return {
+        "seconds": total,
+        "labels": [mod.uf.find(i) for i in range(len(tokens))],
+        "verified": False,
+    }
 
 
 TASKS = {"signing": task_signing, "candidates": task_candidates, "nton": task_nton}

@@ -55,12 +55,18 @@ def ensure(with_heavy: bool, log=print) -> dict:
     if not _python().exists():
         log(f"creating the peers' virtualenv {VENV} ...")
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(_python()), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=False)
+        subprocess.run(
+            [str(_python()), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=False
+        )
     for group in ([r for r in missing if r in LIGHT], [r for r in missing if r in HEAVY]):
         if not group:
             continue
         log(f"installing {' '.join(group)} into the peers' virtualenv ...")
-        p = subprocess.run([str(_python()), "-m", "pip", "install", "--quiet", *group], capture_output=True, text=True)
+        p = subprocess.run(
+            [str(_python()), "-m", "pip", "install", "--quiet", *group],
+            capture_output=True,
+            text=True,
+        )
         if p.returncode == 0:
             have = sorted(set(have) | set(group))
         else:
@@ -85,9 +91,24 @@ def run(task: dict, timeout: float = 1800) -> dict:
         tpath = os.path.join(tmp, "task.json")
         with open(tpath, "w", encoding="utf-8") as f:
             json.dump(task, f)
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
-                   HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", PYTHONWARNINGS="ignore")
-        p = subprocess.run([str(_python()), str(WORKER), tpath], capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+        env = dict(
+            os.environ,
+            OMP_NUM_THREADS="1",
+            OPENBLAS_NUM_THREADS="1",
+            MKL_NUM_THREADS="1",
+            TOKENIZERS_PARALLELISM="false",
+            HF_DATASETS_OFFLINE="1",
+            HF_HUB_OFFLINE="1",
+            PYTHONWARNINGS="ignore",
+        )
+        p = subprocess.run(
+            [str(_python()), str(WORKER), tpath],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            cwd=tmp,
+        )
         if p.returncode != 0:
             tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-12:])
             raise RuntimeError(f"peer task {task['task']} failed (exit {p.returncode}):\n{tail}")

@@ -51,11 +51,19 @@ HERE = Path(__file__).resolve().parent
 ZWNJ = "\u200c"
 #: The lower threshold at which corpus pairs are also counted (a finer view of false positives).
 LOW = 0.5
-METHODS = {"before": ("none", frozenset()), "lexicon": ("join", frozenset({"lexicon"})),
-           "lexicon+second": ("join", frozenset({"lexicon", "second"})),
-           "lexicon+first+second": ("join", frozenset({"lexicon", "first", "second"})), "anchors": ("anchors", frozenset())}
+METHODS = {
+    "before": ("none", frozenset()),
+    "lexicon": ("join", frozenset({"lexicon"})),
+    "lexicon+second": ("join", frozenset({"lexicon", "second"})),
+    "lexicon+first+second": ("join", frozenset({"lexicon", "first", "second"})),
+    "anchors": ("anchors", frozenset()),
+}
 _DIACRITICS = "\u064e\u064f\u0650\u0651"
-_DIGITS = {c: i for i, c in enumerate("۰۱۲۳۴۵۶۷۸۹")} | {c: i for i, c in enumerate("٠١٢٣٤٥٦٧٨٩")} | {c: i for i, c in enumerate("0123456789")}
+_DIGITS = (
+    {c: i for i, c in enumerate("۰۱۲۳۴۵۶۷۸۹")}
+    | {c: i for i, c in enumerate("٠١٢٣٤٥٦٧٨٩")}
+    | {c: i for i, c in enumerate("0123456789")}
+)
 _DIGIT_FORMS = ("۰۱۲۳۴۵۶۷۸۹", "٠١٢٣٤٥٦٧٨٩", "0123456789")
 
 
@@ -112,7 +120,11 @@ def config_of(method: str, **settings) -> Config:
 def char_set(canon: Canonicalizer, text: str, n: int = 8) -> set[int]:
     """Hashes of the character n-grams of the canonical text with every separator removed."""
     s = "".join(canon.text(text).split()).replace(ZWNJ, "")
-    return {xxhash.xxh64_intdigest(s[i : i + n].encode()) for i in range(max(1, len(s) - n + 1))} if s else set()
+    return (
+        {xxhash.xxh64_intdigest(s[i : i + n].encode()) for i in range(max(1, len(s) - n + 1))}
+        if s
+        else set()
+    )
 
 
 def jaccard(a: set, b: set) -> float:
@@ -121,18 +133,35 @@ def jaccard(a: set, b: set) -> float:
 
 def summary(rs: list[float]) -> dict:
     a = np.array(rs)
-    return {"n": len(a), "median": round(float(np.median(a)), 4), "min": round(float(a.min()), 4), "p05": round(float(np.quantile(a, 0.05)), 4),
-            "ge_095": int((a >= 0.95).sum()), "eq_1": int((a >= 1.0 - 1e-12).sum())}
+    return {
+        "n": len(a),
+        "median": round(float(np.median(a)), 4),
+        "min": round(float(a.min()), 4),
+        "p05": round(float(np.quantile(a, 0.05)), 4),
+        "ge_095": int((a >= 0.95).sum()),
+        "eq_1": int((a >= 1.0 - 1e-12).sum()),
+    }
 
 
 def resemblances(method: str, texts: list[str], copies: dict[str, list[str]]) -> dict:
     if method == "chars":
         canon = Canonicalizer(config_of(method))
         orig = [char_set(canon, t) for t in texts]
-        return {k: summary([jaccard(o, char_set(canon, c)) for o, c in zip(orig, v, strict=True)]) for k, v in copies.items()}
+        return {
+            k: summary([jaccard(o, char_set(canon, c)) for o, c in zip(orig, v, strict=True)])
+            for k, v in copies.items()
+        }
     signer = Signer(config_of(method))
     orig = [signer.sign(t, "fa").shingles for t in texts]
-    return {k: summary([similarity(o, signer.sign(c, "fa").shingles).resemblance for o, c in zip(orig, v, strict=True)]) for k, v in copies.items()}
+    return {
+        k: summary(
+            [
+                similarity(o, signer.sign(c, "fa").shingles).resemblance
+                for o, c in zip(orig, v, strict=True)
+            ]
+        )
+        for k, v in copies.items()
+    }
 
 
 def clustering(method: str, texts: list[str], t: float) -> dict:
@@ -140,13 +169,20 @@ def clustering(method: str, texts: list[str], t: float) -> dict:
     pairs per text, how many land in one cluster at threshold t."""
     with tempfile.TemporaryDirectory() as d:
         nd = NearDup.open(str(Path(d) / "c.db"), config_of(method, threshold=t))
-        docs = [Document(f"{i}/{k}", f(x), lang="fa") for i, x in enumerate(texts)
-                for k, f in (("o", lambda s: s), ("s", all_spaces), ("j", all_joined))]
+        docs = [
+            Document(f"{i}/{k}", f(x), lang="fa")
+            for i, x in enumerate(texts)
+            for k, f in (("o", lambda s: s), ("s", all_spaces), ("j", all_joined))
+        ]
         nd.index(docs, progress=None)
         cluster_of = {m: c.cluster_id for c in nd.clusters(t) for m in c.members}
         nd.close()
-    ok = sum(1 for i in range(len(texts)) for a, b in (("o", "s"), ("o", "j"), ("s", "j"))
-             if f"{i}/{a}" in cluster_of and cluster_of.get(f"{i}/{a}") == cluster_of.get(f"{i}/{b}"))
+    ok = sum(
+        1
+        for i in range(len(texts))
+        for a, b in (("o", "s"), ("o", "j"), ("s", "j"))
+        if f"{i}/{a}" in cluster_of and cluster_of.get(f"{i}/{a}") == cluster_of.get(f"{i}/{b}")
+    )
     return {"pairs": 3 * len(texts), "clustered": ok}
 
 
@@ -154,8 +190,12 @@ def found_by_query(method: str, texts: list[str], variants: list[str], t: float)
     """Originals indexed; each variant queried: found when its original is among the matches."""
     with tempfile.TemporaryDirectory() as d:
         nd = NearDup.open(str(Path(d) / "q.db"), config_of(method, threshold=t))
-        nd.index([Document(str(i), x, lang="fa") for i, x in enumerate(texts)], progress=None, tag=False)
-        found = sum(1 for i, v in enumerate(variants) if str(i) in {m.id for m in nd.query(v, lang="fa")})
+        nd.index(
+            [Document(str(i), x, lang="fa") for i, x in enumerate(texts)], progress=None, tag=False
+        )
+        found = sum(
+            1 for i, v in enumerate(variants) if str(i) in {m.id for m in nd.query(v, lang="fa")}
+        )
         nd.close()
     return {"variants": len(variants), "found": found}
 
@@ -168,7 +208,9 @@ def corpus_pairs(method: str, recs: list[dict], t: float) -> dict[tuple[str, str
     for i, s in sets.items():
         for h in s.tolist():
             posting[h].append(i)
-    cands = {(a, b) for ids in posting.values() if 1 < len(ids) <= 200 for a in ids for b in ids if a < b}
+    cands = {
+        (a, b) for ids in posting.values() if 1 < len(ids) <= 200 for a in ids for b in ids if a < b
+    }
     out = {}
     for a, b in cands:
         r = similarity(sets[a], sets[b]).resemblance
@@ -184,8 +226,11 @@ def run(quick: bool, t: float = 0.8) -> dict:
     n = 60 if quick else 200
     sample = rng.sample(ho, n)
     texts = [r["text"] for r in sample]
-    copies = {"all_spaces": [all_spaces(x) for x in texts], "all_joined": [all_joined(x) for x in texts],
-              "mixed": [mixed(x, random.Random(i)) for i, x in enumerate(texts)]}
+    copies = {
+        "all_spaces": [all_spaces(x) for x in texts],
+        "all_joined": [all_joined(x) for x in texts],
+        "mixed": [mixed(x, random.Random(i)) for i, x in enumerate(texts)],
+    }
     out: dict = {"threshold": t, "held_out_texts": n, "methods": {}}
     by_id = {r["id"]: r["text"] for r in recs}
     base_pairs = None
@@ -206,8 +251,17 @@ def run(quick: bool, t: float = 0.8) -> dict:
                     now = {p for p, r in pairs.items() if r >= at}
                     base = {p for p, r in base_pairs.items() if r >= at}
                     new = now - base
-                    fp = [p for p in new if jaccard(char_set(canon, by_id[p[0]]), char_set(canon, by_id[p[1]])) < 0.5]
-                    m[f"corpus_{at:g}"] = {"pairs": len(now), "new": len(new), "false_positives": len(fp), "lost": len(base - now)}
+                    fp = [
+                        p
+                        for p in new
+                        if jaccard(char_set(canon, by_id[p[0]]), char_set(canon, by_id[p[1]])) < 0.5
+                    ]
+                    m[f"corpus_{at:g}"] = {
+                        "pairs": len(now),
+                        "new": len(new),
+                        "false_positives": len(fp),
+                        "lost": len(base - now),
+                    }
         m["seconds"] = round(time.perf_counter() - t0, 1)
         out["methods"][name] = m
         print(name, json.dumps(m, ensure_ascii=False))
@@ -216,23 +270,35 @@ def run(quick: bool, t: float = 0.8) -> dict:
 
 def markdown(res: dict) -> str:
     t = res["threshold"]
-    lines = [f"# Persian segmentation invariance ({res['held_out_texts']} held-out texts of fa.jsonl with a ZWNJ; t = {t})", "",
-             "Resemblance of each copy to its original: median / minimum / copies >= 0.95 / copies = 1.0.", "",
-             f"Corpus: pairs of fa.jsonl at r >= {LOW:g} and >= {t:g} / new against before / of them false positives / lost.", "",
-             "| method | all-spaces | all-joined | mixed (letters, digits, diacritics, ZWNJ) | clustered pairs | mixed found | "
-             f"corpus r >= {LOW:g} | corpus r >= {t:g} |",
-             "|---|---|---|---|---:|---:|---|---|"]
+    lines = [
+        f"# Persian segmentation invariance ({res['held_out_texts']} held-out texts of fa.jsonl with a ZWNJ; t = {t})",
+        "",
+        "Resemblance of each copy to its original: median / minimum / copies >= 0.95 / copies = 1.0.",
+        "",
+        f"Corpus: pairs of fa.jsonl at r >= {LOW:g} and >= {t:g} / new against before / of them false positives / lost.",
+        "",
+        "| method | all-spaces | all-joined | mixed (letters, digits, diacritics, ZWNJ) | clustered pairs | mixed found | "
+        f"corpus r >= {LOW:g} | corpus r >= {t:g} |",
+        "|---|---|---|---|---:|---:|---|---|",
+    ]
     for name, m in res["methods"].items():
         cells = []
         for k in ("all_spaces", "all_joined", "mixed"):
             s = m["resemblance"][k]
-            cells.append(f"{s['median']:.3f} / {s['min']:.3f} / {s['ge_095']}/{s['n']} / {s['eq_1']}/{s['n']}")
+            cells.append(
+                f"{s['median']:.3f} / {s['min']:.3f} / {s['ge_095']}/{s['n']} / {s['eq_1']}/{s['n']}"
+            )
         cl = m.get("clustering")
         mf = m.get("mixed_found")
-        cells += [f"{cl['clustered']}/{cl['pairs']}" if cl else "–", f"{mf['found']}/{mf['variants']}" if mf else "–"]
+        cells += [
+            f"{cl['clustered']}/{cl['pairs']}" if cl else "–",
+            f"{mf['found']}/{mf['variants']}" if mf else "–",
+        ]
         for at in (LOW, t):
             c = m.get(f"corpus_{at:g}")
-            cells.append(f"{c['pairs']} / {c['new']} / {c['false_positives']} / {c['lost']}" if c else "–")
+            cells.append(
+                f"{c['pairs']} / {c['new']} / {c['false_positives']} / {c['lost']}" if c else "–"
+            )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -245,7 +311,9 @@ def main() -> None:
     res = run(args.quick)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "persian.json").write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "persian.json").write_text(
+        json.dumps(res, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     (out / "persian.md").write_text(markdown(res), encoding="utf-8")
     print(markdown(res))
 

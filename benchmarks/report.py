@@ -39,7 +39,15 @@ def git_commit() -> str | None:
     head = _git("rev-parse", "--short=12", "HEAD")
     if head is None:
         return None
-    changed = _git("status", "--porcelain", "--untracked-files=no", "--", "plugin", "benchmarks", "pyproject.toml")
+    changed = _git(
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "plugin",
+        "benchmarks",
+        "pyproject.toml",
+    )
     return head + ("+changes" if changed else "")
 
 
@@ -56,10 +64,16 @@ def _cpu_model() -> str | None:
 
 def provenance() -> dict:
     """When, where and on which commit a run is measured: stored in every result file."""
-    return {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                        "cpu": _cpu_model()},
-            "commit": git_commit()}
+    return {
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "cpu": _cpu_model(),
+        },
+        "commit": git_commit(),
+    }
 
 
 def provenance_line(res: dict, path: Path | None = None) -> str:
@@ -67,8 +81,19 @@ def provenance_line(res: dict, path: Path | None = None) -> str:
     commit, the commit is the one ``HEAD`` was at when the run started (``git log --before``), or the commit
     that stored the file when the run recorded no date either; the line says which."""
     m = res.get("machine") or {}
-    machine = ", ".join(x for x in (m.get("cpu"), f"{m['cpus']} CPUs" if m.get("cpus") else None, m.get("platform"),
-                                    f"Python {m['python']}" if m.get("python") else None) if x) or "not recorded"
+    machine = (
+        ", ".join(
+            x
+            for x in (
+                m.get("cpu"),
+                f"{m['cpus']} CPUs" if m.get("cpus") else None,
+                m.get("platform"),
+                f"Python {m['python']}" if m.get("python") else None,
+            )
+            if x
+        )
+        or "not recorded"
+    )
     date = res.get("started_at")
     commit = res.get("commit")
     if commit is None and date:
@@ -79,7 +104,9 @@ def provenance_line(res: dict, path: Path | None = None) -> str:
         if c:
             h, d = c.split()
             commit, date = f"not recorded; the file was stored by {h}", f"not recorded; stored {d}"
-    return f"Date: {date or 'not recorded'}. Machine: {machine}. Commit: {commit or 'not recorded'}."
+    return (
+        f"Date: {date or 'not recorded'}. Machine: {machine}. Commit: {commit or 'not recorded'}."
+    )
 
 
 def markdown_table(t: Table) -> str:
@@ -90,7 +117,9 @@ def markdown_table(t: Table) -> str:
     out = [f"**{esc(t.title)}**", ""] if t.title else []
     out.append("| " + " | ".join(esc(c.header) for c in cols) + " |")
     out.append("|" + "|".join("---:" if c.justify == "right" else "---" for c in cols) + "|")
-    out += ["| " + " | ".join(r[i] for r in rows) + " |" for i in range(len(rows[0]) if rows else 0)]
+    out += [
+        "| " + " | ".join(r[i] for r in rows) + " |" for i in range(len(rows[0]) if rows else 0)
+    ]
     if t.caption:
         out += ["", esc(t.caption)]
     return "\n".join(out)
@@ -102,12 +131,22 @@ def markdown_page(paths: list[Path]) -> str:
     for path in paths:
         res = json.loads(Path(path).read_text())
         if "checkpoints" in res:  # a result of python -m benchmarks.engine
-            res = {**{k: res[k] for k in ("command", "started_at", "machine", "commit") if k in res},
-                   "engine": res, "targets": targets({"engine": res})}
+            res = {
+                **{k: res[k] for k in ("command", "started_at", "machine", "commit") if k in res},
+                "engine": res,
+                "targets": targets({"engine": res}),
+            }
         shown = Path(path).resolve()
         shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else Path(path)
-        out += [f"### `{(res.get('command') or str(shown)).strip()}`", "", f"`{shown.as_posix()}`. {provenance_line(res, Path(path))}", ""]
-        if "neardup" in res and "datasketch" in res and "ratio" in res:  # a result of python -m benchmarks.wholepath
+        out += [
+            f"### `{(res.get('command') or str(shown)).strip()}`",
+            "",
+            f"`{shown.as_posix()}`. {provenance_line(res, Path(path))}",
+            "",
+        ]
+        if (
+            "neardup" in res and "datasketch" in res and "ratio" in res
+        ):  # a result of python -m benchmarks.wholepath
             from .wholepath import markdown as wholepath_markdown
 
             out += [wholepath_markdown(res), ""]
@@ -126,7 +165,13 @@ def _rate(d: dict | None) -> float | None:
 
 def targets(res: dict) -> list[dict]:
     """Every target of the benchmark with the measured number and whether it is met."""
-    return [*_signing_targets(res), *_candidate_targets(res), *_engine_targets(res), *_nton_targets(res), *_wholepath_targets(res)]
+    return [
+        *_signing_targets(res),
+        *_candidate_targets(res),
+        *_engine_targets(res),
+        *_nton_targets(res),
+        *_wholepath_targets(res),
+    ]
 
 
 class _Targets(list):
@@ -142,8 +187,16 @@ def _signing_targets(res: dict) -> list[dict]:
     for corpus, e in sig.items():
         r = e.get("ratios")
         if r:
-            out.add(f"signing {corpus}: >= 10x datasketch", round(r["vs_datasketch_update_batch"], 2), r["vs_datasketch_update_batch"] >= 10)
-            out.add(f"signing {corpus}: >= 2x Python shingling + rensa", round(r["vs_python_shingling_rensa"], 2), r["vs_python_shingling_rensa"] >= 2)
+            out.add(
+                f"signing {corpus}: >= 10x datasketch",
+                round(r["vs_datasketch_update_batch"], 2),
+                r["vs_datasketch_update_batch"] >= 10,
+            )
+            out.add(
+                f"signing {corpus}: >= 2x Python shingling + rensa",
+                round(r["vs_python_shingling_rensa"], 2),
+                r["vs_python_shingling_rensa"] >= 2,
+            )
     return out
 
 
@@ -155,22 +208,44 @@ def _candidate_targets(res: dict) -> list[dict]:
         eng = row.get("neardup_engine_keys", {})
         r1, r2 = nd.get("recall_at_t"), nd.get("recall_at_t_plus_0_05")
         if r2 is not None:
-            out.add(f"recall t={t}: >= 0.99 at J >= t+0.05", round(r2, 4), r2 >= 0.99, f"{nd.get('truth_pairs_t_plus_0_05')} pairs, LSH bands alone")
+            out.add(
+                f"recall t={t}: >= 0.99 at J >= t+0.05",
+                round(r2, 4),
+                r2 >= 0.99,
+                f"{nd.get('truth_pairs_t_plus_0_05')} pairs, LSH bands alone",
+            )
         if r1 is not None:
-            out.add(f"recall t={t}: >= 0.95 at J >= t", round(r1, 4), r1 >= 0.95, f"{nd.get('truth_pairs')} pairs, LSH bands alone")
+            out.add(
+                f"recall t={t}: >= 0.95 at J >= t",
+                round(r1, 4),
+                r1 >= 0.95,
+                f"{nd.get('truth_pairs')} pairs, LSH bands alone",
+            )
         if "candidates_per_query" in ds and "candidates_per_query" in eng:
             floor = row.get("truth", {}).get("pairs_per_query")
-            bands = f"{eng['bands']}x{eng['rows']} bands, >= {eng.get('min_match', 1)} shared" if "bands" in eng else "bands"
+            bands = (
+                f"{eng['bands']}x{eng['rows']} bands, >= {eng.get('min_match', 1)} shared"
+                if "bands" in eng
+                else "bands"
+            )
             detail = f"neardup_engine_keys: what the engine verifies ({bands} + SimHash blocks + exact key, length filter)"
             if "candidates_per_query" in nd:
                 detail += f"; bands alone {nd['candidates_per_query']:.2f}"
             if floor is not None:
                 detail += f"; recall 0.95 at J >= t needs >= {0.95 * floor:.2f}"
-            out.add(f"candidates/query t={t}: <= datasketch", f"{eng['candidates_per_query']:.2f} vs {ds['candidates_per_query']:.2f}",
-                eng["candidates_per_query"] <= ds["candidates_per_query"], detail)
+            out.add(
+                f"candidates/query t={t}: <= datasketch",
+                f"{eng['candidates_per_query']:.2f} vs {ds['candidates_per_query']:.2f}",
+                eng["candidates_per_query"] <= ds["candidates_per_query"],
+                detail,
+            )
         v = row.get("neardup_verified", {})
         if v:
-            out.add(f"precision after verification t={t} (asserted)", v.get("precision"), v.get("precision") in (1.0, None))
+            out.add(
+                f"precision after verification t={t} (asserted)",
+                v.get("precision"),
+                v.get("precision") in (1.0, None),
+            )
     return out
 
 
@@ -185,11 +260,21 @@ def _engine_targets(res: dict) -> list[dict]:
         out.add("query p99 <= 30 ms at 1M", round(q["p99_ms"], 2), q["p99_ms"] <= 30)
     elif cps:
         c = cps[-1]
-        out.add("query latency at 1M", None, False, f"1M documents not reached (largest: {c['size']:,}, p50 {c['query']['p50_ms']:.2f} ms, "
-            f"p99 {c['query']['p99_ms']:.2f} ms there)")
+        out.add(
+            "query latency at 1M",
+            None,
+            False,
+            f"1M documents not reached (largest: {c['size']:,}, p50 {c['query']['p50_ms']:.2f} ms, "
+            f"p99 {c['query']['p99_ms']:.2f} ms there)",
+        )
     if cps:
         b = cps[-1]["index"]["bytes_per_doc_beyond_text"]
-        out.add("index < 1.5 KB/doc beyond text", round(b), b < 1536, f"at {cps[-1]['size']:,} documents")
+        out.add(
+            "index < 1.5 KB/doc beyond text",
+            round(b),
+            b < 1536,
+            f"at {cps[-1]['size']:,} documents",
+        )
     return out
 
 
@@ -200,14 +285,27 @@ def _nton_targets(res: dict) -> list[dict]:
         td = nt.get("text-dedup", {})
         if "seconds" in td:
             ok_t = nt["neardup"]["seconds"] < td["seconds"]
-            out.add(f"N-to-N at {nt['docs']:,}: faster than text-dedup MinHash", f"{nt['neardup']['seconds']:.1f} s vs {td['seconds']:.1f} s", ok_t,
+            out.add(
+                f"N-to-N at {nt['docs']:,}: faster than text-dedup MinHash",
+                f"{nt['neardup']['seconds']:.1f} s vs {td['seconds']:.1f} s",
+                ok_t,
                 f"everyone from the same canonical tokens; neardup = index {nt['neardup']['index_s']:.1f} s + clusters "
-                f"{nt['neardup']['clusters_s']:.1f} s, verified")
+                f"{nt['neardup']['clusters_s']:.1f} s, verified",
+            )
             rn, rt = nt["neardup"]["cluster_recall"], td.get("cluster_recall")
             if rn is not None and rt is not None:
-                out.add(f"N-to-N at {nt['docs']:,}: recall >= text-dedup", f"{rn:.4f} vs {rt:.4f}", rn >= rt)
+                out.add(
+                    f"N-to-N at {nt['docs']:,}: recall >= text-dedup",
+                    f"{rn:.4f} vs {rt:.4f}",
+                    rn >= rt,
+                )
         else:
-            out.add(f"N-to-N at {nt.get('docs', 0):,}: vs text-dedup", None, False, td.get("error", "text-dedup not measured"))
+            out.add(
+                f"N-to-N at {nt.get('docs', 0):,}: vs text-dedup",
+                None,
+                False,
+                td.get("error", "text-dedup not measured"),
+            )
     return out
 
 
@@ -217,7 +315,9 @@ def wholepath_peers(wp: dict) -> tuple[dict, dict]:
     document: "datasketch new", with its wall ratio."""
     if "peers" in wp:
         return wp["peers"], wp.get("ratios", {})
-    return {"datasketch_new": wp["datasketch"]}, {"datasketch_new": {"wall": wp["ratio"], "cpu": None}}
+    return {"datasketch_new": wp["datasketch"]}, {
+        "datasketch_new": {"wall": wp["ratio"], "cpu": None}
+    }
 
 
 def _wholepath_targets(res: dict) -> list[dict]:
@@ -226,22 +326,37 @@ def _wholepath_targets(res: dict) -> list[dict]:
     if "ratio" in wp:
         nd = wp["neardup"]
         peers, ratios = wholepath_peers(wp)
-        for peer, label, want in (("datasketch_bulk", "datasketch bulk", 3.0), ("rensa", "the rensa script", 1.5),
-                                  ("datasketch_new", "datasketch new", 3.0)):
+        for peer, label, want in (
+            ("datasketch_bulk", "datasketch bulk", 3.0),
+            ("rensa", "the rensa script", 1.5),
+            ("datasketch_new", "datasketch new", 3.0),
+        ):
             if peer == "datasketch_new" and "datasketch_bulk" in ratios:
                 continue
             if peer in ratios:
                 r = ratios[peer]
                 cpu = "" if r["cpu"] is None else f"; CPU {r['cpu']:.2f}x"
-                out.add(f"whole path at {wp['corpus']['documents']:,} docs: >= {want:g}x {label}", round(r["wall"], 2), r["wall"] >= want,
-                        f"neardup index + clusters {nd['seconds']:.1f} s vs {peers[peer]['seconds']:.1f} s wall{cpu}")
+                out.add(
+                    f"whole path at {wp['corpus']['documents']:,} docs: >= {want:g}x {label}",
+                    round(r["wall"], 2),
+                    r["wall"] >= want,
+                    f"neardup index + clusters {nd['seconds']:.1f} s vs {peers[peer]['seconds']:.1f} s wall{cpu}",
+                )
         q = wp.get("fresh_query")
         if q:
-            out.add("Persian one-text query, fresh process: <= 1.5x Russian", round(q["fa_over_ru"], 2), q["fa_over_ru"] <= 1.5,
-                    f"median {q['fa_s']:.2f} s vs {q['ru_s']:.2f} s")
+            out.add(
+                "Persian one-text query, fresh process: <= 1.5x Russian",
+                round(q["fa_over_ru"], 2),
+                q["fa_over_ru"] <= 1.5,
+                f"median {q['fa_s']:.2f} s vs {q['ru_s']:.2f} s",
+            )
             worst = max(q["fa_s"], q["ru_s"])
-            out.add("one-text query, fresh process: < 0.2 s", round(worst, 2), worst < 0.2,
-                    f"median wall; CPU {q.get('fa_cpu_s', 0):.2f} s fa, {q.get('ru_cpu_s', 0):.2f} s ru")
+            out.add(
+                "one-text query, fresh process: < 0.2 s",
+                round(worst, 2),
+                worst < 0.2,
+                f"median wall; CPU {q.get('fa_cpu_s', 0):.2f} s fa, {q.get('ru_cpu_s', 0):.2f} s ru",
+            )
     elif wp:
         out.add("whole path: >= 3x datasketch bulk", None, False, wp.get("error", "not measured"))
     return out
@@ -257,11 +372,16 @@ def _wholepath_tables(res: dict) -> list[Table]:
     peers, ratios = wholepath_peers(wp)
     peers = {p: x for p, x in peers.items() if "error" not in x}
     xs = ", ".join(f"x {PEERS[p][1]} = {r['wall']:.2f}" for p, r in ratios.items())
-    t = Table(title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): neardup index + clusters "
-                    f"vs the peers' plain pipelines, seconds ({xs}; wall)")
+    t = Table(
+        title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): neardup index + clusters "
+        f"vs the peers' plain pipelines, seconds ({xs}; wall)"
+    )
     t.caption = "best of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; {}".format(
-        wp["repeat"], nd["peak_rss_mb"]["index"], nd["peak_rss_mb"]["clusters"],
-        ", ".join(f"{PEERS[p][1]} {x['peak_rss_mb']['all']:.0f} MB" for p, x in peers.items()))
+        wp["repeat"],
+        nd["peak_rss_mb"]["index"],
+        nd["peak_rss_mb"]["clusters"],
+        ", ".join(f"{PEERS[p][1]} {x['peak_rss_mb']['all']:.0f} MB" for p, x in peers.items()),
+    )
     cols = [("neardup", nd)] + [(PEERS[p][1], x) for p, x in peers.items()]
     t.add_column("stage", justify="left")
     for name, _ in cols:
@@ -274,34 +394,77 @@ def _wholepath_tables(res: dict) -> list[Table]:
 
 
 def tables(res: dict) -> list[Table]:
-    return [*_signing_tables(res), *_candidates_tables(res), *_engine_tables(res), *_nton_tables(res), *_wholepath_tables(res),
-            *_targets_tables(res)]
+    return [
+        *_signing_tables(res),
+        *_candidates_tables(res),
+        *_engine_tables(res),
+        *_nton_tables(res),
+        *_wholepath_tables(res),
+        *_targets_tables(res),
+    ]
 
 
 def _signing_tables(res: dict) -> list[Table]:
     out = []
     sig = res.get("signing", {}).get("per_corpus", {})
     if sig:
-        t = Table(title="1. Signing, raw text -> all signatures, docs/s on one core (x = neardup / peer)")
-        t.caption = ("from tokens: every signature from neardup's canonical tokens, neardup vs rensa RMinHash given the same tokens "
-                     "(Python 5-shingle strings + rensa)")
-        for c in ("corpus", "docs", "tokens/doc", "neardup", "canon. share", "datasketch", "ds bulk", "py+rensa", "py+rensa C",
-                  "simhash", "x datasketch", "x py+rensa", "from tokens", "x rensa (tokens)"):
+        t = Table(
+            title="1. Signing, raw text -> all signatures, docs/s on one core (x = neardup / peer)"
+        )
+        t.caption = (
+            "from tokens: every signature from neardup's canonical tokens, neardup vs rensa RMinHash given the same tokens "
+            "(Python 5-shingle strings + rensa)"
+        )
+        for c in (
+            "corpus",
+            "docs",
+            "tokens/doc",
+            "neardup",
+            "canon. share",
+            "datasketch",
+            "ds bulk",
+            "py+rensa",
+            "py+rensa C",
+            "simhash",
+            "x datasketch",
+            "x py+rensa",
+            "from tokens",
+            "x rensa (tokens)",
+        ):
             t.add_column(c, justify="right" if c != "corpus" else "left")
         for name, e in sig.items():
             p = e.get("peers", {}).get("text", {})
             st = e["stages_us_per_doc"]
             share = st["canonicalize"] / sum(st.values())
             r = e.get("ratios", {})
-            t.add_row(name, str(e["docs"]), _f(e["avg_tokens"]), _f(_rate(e["neardup_sign"])), f"{share:.0%}",
-                      _f(_rate(p.get("datasketch_update_batch"))), _f(_rate(p.get("datasketch_bulk"))), _f(_rate(p.get("rensa_rminhash"))),
-                      _f(_rate(p.get("rensa_cminhash"))), _f(_rate(p.get("simhash_1e0ng"))),
-                      _f(r.get("vs_datasketch_update_batch"), "{:.2f}"), _f(r.get("vs_python_shingling_rensa"), "{:.2f}"),
-                      _f(_rate(e.get("neardup_from_tokens"))), _f(r.get("from_tokens_vs_rensa_from_tokens"), "{:.2f}"))
+            t.add_row(
+                name,
+                str(e["docs"]),
+                _f(e["avg_tokens"]),
+                _f(_rate(e["neardup_sign"])),
+                f"{share:.0%}",
+                _f(_rate(p.get("datasketch_update_batch"))),
+                _f(_rate(p.get("datasketch_bulk"))),
+                _f(_rate(p.get("rensa_rminhash"))),
+                _f(_rate(p.get("rensa_cminhash"))),
+                _f(_rate(p.get("simhash_1e0ng"))),
+                _f(r.get("vs_datasketch_update_batch"), "{:.2f}"),
+                _f(r.get("vs_python_shingling_rensa"), "{:.2f}"),
+                _f(_rate(e.get("neardup_from_tokens"))),
+                _f(r.get("from_tokens_vs_rensa_from_tokens"), "{:.2f}"),
+            )
         out.append(t)
-        t = Table(title="1b. MinHash stage alone, identical shingle hashes, 128 permutations, docs/s")
-        cols = ["neardup_oph", "neardup_kperm", "peer_datasketch_update_batch", "peer_datasketch_bulk", "peer_rensa_rminhash_flat_batch",
-                "peer_rensa_cminhash_sets_batch"]
+        t = Table(
+            title="1b. MinHash stage alone, identical shingle hashes, 128 permutations, docs/s"
+        )
+        cols = [
+            "neardup_oph",
+            "neardup_kperm",
+            "peer_datasketch_update_batch",
+            "peer_datasketch_bulk",
+            "peer_rensa_rminhash_flat_batch",
+            "peer_rensa_cminhash_sets_batch",
+        ]
         t.add_column("corpus")
         for c in cols:
             t.add_column(c.replace("peer_", "").replace("_", " "), justify="right")
@@ -310,7 +473,11 @@ def _signing_tables(res: dict) -> list[Table]:
         for name, e in sig.items():
             m = e["minhash_stage"]
             best_peer = max((_rate(m.get(c)) or 0) for c in cols[2:]) or None
-            t.add_row(name, *[_f(_rate(m.get(c))) for c in cols], _f(_rate(m["neardup_oph"]) / best_peer if best_peer else None, "{:.2f}"))
+            t.add_row(
+                name,
+                *[_f(_rate(m.get(c))) for c in cols],
+                _f(_rate(m["neardup_oph"]) / best_peer if best_peer else None, "{:.2f}"),
+            )
         out.append(t)
     return out
 
@@ -319,12 +486,28 @@ def _candidates_tables(res: dict) -> list[Table]:
     out = []
     cand = res.get("candidates", {})
     if cand.get("thresholds"):
-        t = Table(title=f"2. Candidate quality on {cand['docs']:,} documents, exact ground truth (PP-join), 128 permutations")
+        t = Table(
+            title=f"2. Candidate quality on {cand['docs']:,} documents, exact ground truth (PP-join), 128 permutations"
+        )
         t.caption = "b x r >= m: b bands of r rows, a candidate shares >= m band keys; engine keys add SimHash blocks, exact key, length filter"
-        for c in ("t", "method", "b x r >= m", "cand./query", "recall J>=t", "recall J>=t+.05", "true pairs"):
+        for c in (
+            "t",
+            "method",
+            "b x r >= m",
+            "cand./query",
+            "recall J>=t",
+            "recall J>=t+.05",
+            "true pairs",
+        ):
             t.add_column(c, justify="right" if c not in ("method",) else "left")
         for th, row in cand["thresholds"].items():
-            for m in ("neardup_lsh", "neardup_lsh_any_band", "neardup_engine_keys", "datasketch", "rensa"):
+            for m in (
+                "neardup_lsh",
+                "neardup_lsh_any_band",
+                "neardup_engine_keys",
+                "datasketch",
+                "rensa",
+            ):
                 r = row.get(m, {})
                 if not r:
                     continue
@@ -336,8 +519,15 @@ def _candidates_tables(res: dict) -> list[Table]:
                     br += f" >= {r['min_match']}"
                 if m == "neardup_engine_keys" and "bands" in r:
                     br += " +simhash+exact"
-                t.add_row(th, m, br, _f(r.get("candidates_per_query"), "{:.2f}"), _f(r.get("recall_at_t"), "{:.4f}"),
-                          _f(r.get("recall_at_t_plus_0_05"), "{:.4f}"), _f(r.get("truth_pairs")))
+                t.add_row(
+                    th,
+                    m,
+                    br,
+                    _f(r.get("candidates_per_query"), "{:.2f}"),
+                    _f(r.get("recall_at_t"), "{:.4f}"),
+                    _f(r.get("recall_at_t_plus_0_05"), "{:.4f}"),
+                    _f(r.get("truth_pairs")),
+                )
         out.append(t)
     return out
 
@@ -346,19 +536,44 @@ def _engine_tables(res: dict) -> list[Table]:
     out = []
     eng = res.get("engine", {})
     if eng.get("checkpoints"):
-        t = Table(title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query latency (sign + candidates + exact verification)")
-        for c in ("docs", "ingest docs/s", "CPU ms/doc", "p50 ms", "p95 ms", "p99 ms", "B/doc beyond text", "of it: shingles",
-                  "free page space", "postings", "peak RSS MB", "clusters() s"):
+        t = Table(
+            title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query latency (sign + candidates + exact verification)"
+        )
+        for c in (
+            "docs",
+            "ingest docs/s",
+            "CPU ms/doc",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "B/doc beyond text",
+            "of it: shingles",
+            "free page space",
+            "postings",
+            "peak RSS MB",
+            "clusters() s",
+        ):
             t.add_column(c, justify="right")
         for c in eng["checkpoints"]:
             q, ix = c["query"], c["index"]
-            t.add_row(_f(c["size"]), _f(c["ingest"]["docs_per_s"]), _f(c["ingest"].get("cpu_ms_per_doc"), "{:.2f}"), _f(q["p50_ms"], "{:.2f}"),
-                      _f(q["p95_ms"], "{:.2f}"), _f(q["p99_ms"], "{:.2f}"), _f(ix["bytes_per_doc_beyond_text"]),
-                      _f(ix.get("shingle_bytes_per_doc")), _f(ix.get("unused_bytes_per_doc")),
-                      _f(ix.get("bytes_per_doc_by_table", {}).get("postings")), _f(c["peak_rss_mb"]),
-                      _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"))
-        t.caption = (f"documents: {eng.get('documents', 'synthetic stream')}; ingest docs/s and CPU ms/doc of each segment (from the "
-                     "previous size to this one), one process; free page space: unused bytes in the file's pages (SQLite dbstat)")
+            t.add_row(
+                _f(c["size"]),
+                _f(c["ingest"]["docs_per_s"]),
+                _f(c["ingest"].get("cpu_ms_per_doc"), "{:.2f}"),
+                _f(q["p50_ms"], "{:.2f}"),
+                _f(q["p95_ms"], "{:.2f}"),
+                _f(q["p99_ms"], "{:.2f}"),
+                _f(ix["bytes_per_doc_beyond_text"]),
+                _f(ix.get("shingle_bytes_per_doc")),
+                _f(ix.get("unused_bytes_per_doc")),
+                _f(ix.get("bytes_per_doc_by_table", {}).get("postings")),
+                _f(c["peak_rss_mb"]),
+                _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"),
+            )
+        t.caption = (
+            f"documents: {eng.get('documents', 'synthetic stream')}; ingest docs/s and CPU ms/doc of each segment (from the "
+            "previous size to this one), one process; free page space: unused bytes in the file's pages (SQLite dbstat)"
+        )
         out.append(t)
     return out
 
@@ -367,8 +582,18 @@ def _nton_tables(res: dict) -> list[Table]:
     out = []
     nt = res.get("nton", {})
     if "neardup" in nt:
-        t = Table(title=f"4. N-to-N on {nt['docs']:,} documents at t={nt['threshold']} ({nt['truth_pairs']:,} true pairs)")
-        for c in ("method", "seconds", "x neardup", "pair recall", "cluster recall", "flagged precision", "verified"):
+        t = Table(
+            title=f"4. N-to-N on {nt['docs']:,} documents at t={nt['threshold']} ({nt['truth_pairs']:,} true pairs)"
+        )
+        for c in (
+            "method",
+            "seconds",
+            "x neardup",
+            "pair recall",
+            "cluster recall",
+            "flagged precision",
+            "verified",
+        ):
             t.add_column(c, justify="right" if c != "method" else "left")
         base = nt["neardup"]["seconds"]
         for m in ("neardup", "text-dedup", "text-dedup-simhash", "datasketch"):
@@ -376,8 +601,15 @@ def _nton_tables(res: dict) -> list[Table]:
             if "error" in r or not r:
                 t.add_row(m, "-", "-", "-", "-", "-", r.get("error", "not run")[:50])
                 continue
-            t.add_row(m, _f(r["seconds"], "{:.1f}"), _f(r["seconds"] / base, "{:.2f}"), _f(r.get("pair_recall"), "{:.4f}"),
-                      _f(r.get("cluster_recall"), "{:.4f}"), _f(r.get("flagged_precision"), "{:.4f}"), str(r.get("verified")))
+            t.add_row(
+                m,
+                _f(r["seconds"], "{:.1f}"),
+                _f(r["seconds"] / base, "{:.2f}"),
+                _f(r.get("pair_recall"), "{:.4f}"),
+                _f(r.get("cluster_recall"), "{:.4f}"),
+                _f(r.get("flagged_precision"), "{:.4f}"),
+                str(r.get("verified")),
+            )
         out.append(t)
     return out
 
@@ -436,9 +668,21 @@ def plot(res: dict, path: Path, separate_engine: dict | None = None) -> bool:
     if separate_engine and separate_engine.get("checkpoints"):
         ecp = separate_engine["checkpoints"]
         ens = [c["size"] for c in ecp]
-        ax[0].loglog(ens, np.cumsum([c["ingest"]["seconds"] for c in ecp]), "x--", color="grey", label="engine-1m.json (separate run)")
+        ax[0].loglog(
+            ens,
+            np.cumsum([c["ingest"]["seconds"] for c in ecp]),
+            "x--",
+            color="grey",
+            label="engine-1m.json (separate run)",
+        )
         for key, style in (("p50_ms", "x--"), ("p99_ms", "+--")):
-            ax[1].loglog(ens, [c["query"][key] for c in ecp], style, color="grey", label=f"{key.replace('_ms', '')} engine-1m.json")
+            ax[1].loglog(
+                ens,
+                [c["query"][key] for c in ecp],
+                style,
+                color="grey",
+                label=f"{key.replace('_ms', '')} engine-1m.json",
+            )
     ax[1].axhline(5, color="grey", lw=0.8)
     ax[1].axhline(30, color="grey", lw=0.8, ls="--")
     ax[1].set(title="NearDup.query latency", xlabel="documents in the index", ylabel="ms")
@@ -450,7 +694,13 @@ def plot(res: dict, path: Path, separate_engine: dict | None = None) -> bool:
         if "seconds" in nt.get(m, {}):
             ax[2].loglog([nt["docs"]], [nt[m]["seconds"]], mk, label=f"{m} (from tokens)")
     if "seconds" in nt.get("neardup", {}):
-        ax[2].loglog([nt["docs"]], [nt["neardup"]["seconds"]], "o", mfc="none", label="neardup index(tag=False) + clusters()")
+        ax[2].loglog(
+            [nt["docs"]],
+            [nt["neardup"]["seconds"]],
+            "o",
+            mfc="none",
+            label="neardup index(tag=False) + clusters()",
+        )
     ax[2].set(title="N-to-N", xlabel="documents", ylabel="seconds")
     for a in ax:
         a.grid(True, which="both", alpha=0.3)

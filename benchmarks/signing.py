@@ -43,15 +43,25 @@ def rate(n: int, seconds: float) -> dict:
     return {"seconds": seconds, "docs": n, "docs_per_s": n / seconds if seconds else None}
 
 
-def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict, list[list[str]], list[np.ndarray], float]:
+def stages(
+    signer: Signer, docs: Sequence[Document], repeat: int
+) -> tuple[dict, list[list[str]], list[np.ndarray], float]:
     """Seconds per stage of Signer.sign_batch over ``docs`` (each stage run on the previous
     one's output, over the whole batch as the signer does), and of sign_canonical."""
     c = signer.config
     cz = signer.canonicalizer
     canon = [cz.canonicalize(d.text, d.lang) for d in docs]  # the token strings, for the peers
-    def text_steps() -> list[tuple[object, str]]:  # as Signer.sign_batch: the text steps (their spans), then every language at once
-        return list(zip(cz.spans_for_tokens([d.text for d in docs], [d.lang for d in docs]), cz.languages([d.text for d in docs], [d.lang for d in docs]),
-                        strict=True))
+
+    def text_steps() -> list[
+        tuple[object, str]
+    ]:  # as Signer.sign_batch: the text steps (their spans), then every language at once
+        return list(
+            zip(
+                cz.spans_for_tokens([d.text for d in docs], [d.lang for d in docs]),
+                cz.languages([d.text for d in docs], [d.lang for d in docs]),
+                strict=True,
+            )
+        )
 
     texts = text_steps()
     off = offsets_of([len(x.tokens) for x in canon])
@@ -63,18 +73,30 @@ def stages(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict,
     hv = oph_many(sets, setoff, c.num_perm, c.seed)
     out = {
         "canonicalize": best_of(text_steps, repeat),  # the text steps
-        "token_hashes": best_of(lambda: cz.token_hashes_many([t for t, _ in texts], [lang for _, lang in texts]), repeat),
-        "shingles": best_of(lambda: segment_unique(*combine_many(th, off, w), compiled=True), repeat),
+        "token_hashes": best_of(
+            lambda: cz.token_hashes_many([t for t, _ in texts], [lang for _, lang in texts]), repeat
+        ),
+        "shingles": best_of(
+            lambda: segment_unique(*combine_many(th, off, w), compiled=True), repeat
+        ),
         "minhash": best_of(lambda: oph_many(sets, setoff, c.num_perm, c.seed), repeat),
-        "simhash": best_of(lambda: block_keys_many(token_simhash_many(th, off), c.simhash_k), repeat),
-        "winnow": best_of(lambda: segment_unique(*winnow_many(seq, so, c.winnow_window), compiled=True), repeat),
-        "bands_exact": best_of(lambda: (band_keys_many(hv, c.bands, c.rows), exact_keys(th, off)), repeat),
+        "simhash": best_of(
+            lambda: block_keys_many(token_simhash_many(th, off), c.simhash_k), repeat
+        ),
+        "winnow": best_of(
+            lambda: segment_unique(*winnow_many(seq, so, c.winnow_window), compiled=True), repeat
+        ),
+        "bands_exact": best_of(
+            lambda: (band_keys_many(hv, c.bands, c.rows), exact_keys(th, off)), repeat
+        ),
     }
     from_tokens = best_of(lambda: signer.sign_canonical(docs, canon), repeat)
     return out, [x.tokens for x in canon], split(sets, setoff), from_tokens
 
 
-def neardup_entry(signer: Signer, docs: Sequence[Document], repeat: int) -> tuple[dict, list[list[str]], list[np.ndarray]]:
+def neardup_entry(
+    signer: Signer, docs: Sequence[Document], repeat: int
+) -> tuple[dict, list[list[str]], list[np.ndarray]]:
     """neardup's signing rates on ``docs``: whole documents, from tokens, per stage, MinHash
     schemes; with the documents' tokens and shingle sets (for the peers)."""
     config = signer.config
@@ -89,21 +111,44 @@ def neardup_entry(signer: Signer, docs: Sequence[Document], repeat: int) -> tupl
         "neardup_from_tokens": rate(len(docs), from_tokens),
         "stages_us_per_doc": {k: v / len(docs) * 1e6 for k, v in st.items()},
         "minhash_stage": {
-            "neardup_oph": rate(len(docs), best_of(lambda: oph_many(np.concatenate(sets), offsets_of([len(s) for s in sets]), config.num_perm,
-                                                                     config.seed), repeat)),
-            "neardup_kperm": rate(len(docs), best_of(lambda: [kperm_sketch(s, config.num_perm, config.seed) for s in sets], repeat)),
+            "neardup_oph": rate(
+                len(docs),
+                best_of(
+                    lambda: oph_many(
+                        np.concatenate(sets),
+                        offsets_of([len(s) for s in sets]),
+                        config.num_perm,
+                        config.seed,
+                    ),
+                    repeat,
+                ),
+            ),
+            "neardup_kperm": rate(
+                len(docs),
+                best_of(
+                    lambda: [kperm_sketch(s, config.num_perm, config.seed) for s in sets], repeat
+                ),
+            ),
         },
     }
     return entry, tokens, sets
 
 
-def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_peers: bool, log=print) -> dict:
+def run(
+    corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_peers: bool, log=print
+) -> dict:
     config = Config()
     signer = Signer(config)
     for docs in corpora.values():  # load hazm, stop lists, digit tables once
         signer.sign_batch(docs[:5])
-    result: dict = {"config": {"num_perm": config.num_perm, "minhash_scheme": config.minhash_scheme, "shingle_size": config.shingle_size},
-                    "per_corpus": {}}
+    result: dict = {
+        "config": {
+            "num_perm": config.num_perm,
+            "minhash_scheme": config.minhash_scheme,
+            "shingle_size": config.shingle_size,
+        },
+        "per_corpus": {},
+    }
     for name, docs in corpora.items():
         docs = docs[:per_corpus]
         log(f"signing: {name} ({len(docs)} documents)")
@@ -111,10 +156,13 @@ def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_pe
         if use_peers:
             with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
                 tmp = Path(tmp)
-                task = {"task": "signing", "repeat": repeat,
-                        "texts": str(exchange.write_jsonl(tmp / "texts.jsonl", [d.text for d in docs])),
-                        "tokens": str(exchange.write_jsonl(tmp / "tokens.jsonl", tokens)),
-                        "hashes": str(exchange.write_hashes(tmp / "hashes.npz", sets))}
+                task = {
+                    "task": "signing",
+                    "repeat": repeat,
+                    "texts": str(exchange.write_jsonl(tmp / "texts.jsonl", [d.text for d in docs])),
+                    "tokens": str(exchange.write_jsonl(tmp / "tokens.jsonl", tokens)),
+                    "hashes": str(exchange.write_hashes(tmp / "hashes.npz", sets)),
+                }
                 try:
                     p = peers.run(task)
                     entry["peers"] = {k: p[k] for k in ("text", "tokens", "hashes")}
@@ -130,7 +178,8 @@ def run(corpora: dict[str, list[Document]], per_corpus: int, repeat: int, use_pe
                 "vs_datasketch_bulk": nd / txt["datasketch_bulk"]["docs_per_s"],
                 "vs_python_shingling_rensa": nd / txt["rensa_rminhash"]["docs_per_s"],
                 "vs_python_shingling_rensa_cminhash": nd / txt["rensa_cminhash"]["docs_per_s"],
-                "from_tokens_vs_rensa_from_tokens": entry["neardup_from_tokens"]["docs_per_s"] / entry["peers"]["tokens"]["rensa_rminhash"]["docs_per_s"],
+                "from_tokens_vs_rensa_from_tokens": entry["neardup_from_tokens"]["docs_per_s"]
+                / entry["peers"]["tokens"]["rensa_rminhash"]["docs_per_s"],
             }
         result["per_corpus"][name] = entry
     return result
@@ -149,8 +198,15 @@ def main(argv: list[str] | None = None) -> int:
     from . import corpora, report
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.signing", description=main.__doc__)
-    ap.add_argument("--docs", type=int, default=1000, help="documents per corpus (default 1000, as the full run)")
-    ap.add_argument("--repeat", type=int, default=2, help="best of this many timings of each measurement")
+    ap.add_argument(
+        "--docs",
+        type=int,
+        default=1000,
+        help="documents per corpus (default 1000, as the full run)",
+    )
+    ap.add_argument(
+        "--repeat", type=int, default=2, help="best of this many timings of each measurement"
+    )
     ap.add_argument("--runs", type=int, default=1, help="whole runs, one after the other")
     ap.add_argument("--no-peers", action="store_true", help="neardup alone")
     ap.add_argument("--out", type=Path, default=None, help="JSON file for every run's results")
@@ -169,8 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         res = {"signing": run(docs, a.docs, a.repeat, use_peers, log=lambda m: None)}
         runs.append(res)
         ratios = {c: e["ratios"] for c, e in res["signing"]["per_corpus"].items() if "ratios" in e}
-        line = "; ".join(f"{c} {r['vs_datasketch_update_batch']:.2f}x datasketch, {r['vs_python_shingling_rensa']:.2f}x py+rensa"
-                         for c, r in ratios.items())
+        line = "; ".join(
+            f"{c} {r['vs_datasketch_update_batch']:.2f}x datasketch, {r['vs_python_shingling_rensa']:.2f}x py+rensa"
+            for c, r in ratios.items()
+        )
         console.print(f"run {k + 1}: {line or 'no peers'}")
     report.print_tables({"signing": runs[-1]["signing"]}, console)
     if a.out:

@@ -26,12 +26,25 @@ _SENTENCE_END = re.compile(r"(?<=[.!?؟…])\s+|\n+")
 _ZWNJ = "\u200c"
 
 HEADERS = {
-    "en": ["Updated {d} {m} {y}", "Posted by staff on {d}/{m}/{y}", "Source: newswire, {y}", "From the archive ({y})"],
-    "ru": ["Обновлено {d}.{m}.{y}", "Источник: агентство новостей, {y}", "Опубликовано {d}.{m}.{y}"],
+    "en": [
+        "Updated {d} {m} {y}",
+        "Posted by staff on {d}/{m}/{y}",
+        "Source: newswire, {y}",
+        "From the archive ({y})",
+    ],
+    "ru": [
+        "Обновлено {d}.{m}.{y}",
+        "Источник: агентство новостей, {y}",
+        "Опубликовано {d}.{m}.{y}",
+    ],
     "fa": ["به‌روزرسانی: {y}/{m}/{d}", "منبع: خبرگزاری، {y}", "تاریخ انتشار {y}/{m}/{d}"],
 }
 FOOTERS = {
-    "en": ["(c) {y} The Publisher. All rights reserved.", "Reporting by staff; editing by the desk.", "Share this article"],
+    "en": [
+        "(c) {y} The Publisher. All rights reserved.",
+        "Reporting by staff; editing by the desk.",
+        "Share this article",
+    ],
     "ru": ["© {y} Все права защищены.", "При перепечатке ссылка обязательна.", "Поделиться"],
     "fa": ["کلیه حقوق محفوظ است © {y}", "انتهای پیام", "اشتراک‌گذاری"],
 }
@@ -77,8 +90,15 @@ class Generator:
     """An endless, reproducible stream of documents: the base documents, then collages and
     edited copies (``dup_rate`` of the stream)."""
 
-    def __init__(self, base: Sequence[Document], seed: int = 7, dup_rate: float = 0.3, memory: int = 50_000,
-                 langs: Sequence[str] | None = None, sentences: tuple[int, int] = (3, 9)):
+    def __init__(
+        self,
+        base: Sequence[Document],
+        seed: int = 7,
+        dup_rate: float = 0.3,
+        memory: int = 50_000,
+        langs: Sequence[str] | None = None,
+        sentences: tuple[int, int] = (3, 9),
+    ):
         self.base = list(base)
         self.pool = SentencePool(self.base)
         if langs is not None:  # collages only in these languages
@@ -98,7 +118,12 @@ class Generator:
         i = self.count
         if i < len(self.base):
             d = self.base[i]
-            s = Synth(Document(f"s{self.seed}-{i:07d}", d.text, lang=None), split_sentences(d.text), d.lang or "en", -1)
+            s = Synth(
+                Document(f"s{self.seed}-{i:07d}", d.text, lang=None),
+                split_sentences(d.text),
+                d.lang or "en",
+                -1,
+            )
         elif self.recent and self.rng.random() < self.dup_rate:
             j = self.rng.randrange(len(self.recent))
             s = self.edit(self.recent[j], f"s{self.seed}-{i:07d}", j)
@@ -117,7 +142,10 @@ class Generator:
     # -- documents ------------------------------------------------------------------------
     def collage(self, doc_id: str) -> Synth:
         rng = self.rng
-        lang = rng.choices(self.pool.langs, weights=[{"en": 0.45, "ru": 0.25, "fa": 0.3}[x] for x in self.pool.langs])[0]
+        lang = rng.choices(
+            self.pool.langs,
+            weights=[{"en": 0.45, "ru": 0.25, "fa": 0.3}[x] for x in self.pool.langs],
+        )[0]
         ss = self.pool.sentences[lang]
         sentences = tuple(ss[rng.randrange(len(ss))] for _ in range(rng.randint(*self.sentences)))
         return Synth(Document(doc_id, render(sentences, rng)), sentences, lang, -1)
@@ -140,7 +168,10 @@ class Generator:
         for _ in range(rng.randint(1, 3)):
             op = rng.random()
             if op < 0.2:
-                ss.insert(rng.randrange(len(ss) + 1), rng.choice(self.pool.sentences[lang] or self.pool.sentences["en"]))
+                ss.insert(
+                    rng.randrange(len(ss) + 1),
+                    rng.choice(self.pool.sentences[lang] or self.pool.sentences["en"]),
+                )
             elif op < 0.35 and len(ss) > 2:
                 del ss[rng.randrange(len(ss))]
             elif op < 0.5 and len(ss) > 1:

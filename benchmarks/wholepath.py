@@ -55,7 +55,9 @@ def build_corpus(path: Path, n: int, seed: int = 13) -> dict[str, Any]:
 
     base = corpora.load("en") + corpora.load("ru")
     gen = Generator(base, seed=seed, dup_rate=0.3, langs=("en", "ru"), sentences=(40, 72))
-    gen.count = len(gen.base)  # collages and their edited copies only (the corpus documents are short)
+    gen.count = len(
+        gen.base
+    )  # collages and their edited copies only (the corpus documents are short)
     words = edited = 0
     with path.open("w", encoding="utf-8") as f:
         for i in range(n):
@@ -66,7 +68,12 @@ def build_corpus(path: Path, n: int, seed: int = 13) -> dict[str, Any]:
             words += len(text.split())
             edited += s.source >= 0
             f.write(json.dumps({"id": f"w{i:06d}", "text": text}, ensure_ascii=False) + "\n")
-    return {"documents": n, "words_per_doc": round(words / max(1, n)), "edited_copies": edited, "bytes": path.stat().st_size}
+    return {
+        "documents": n,
+        "words_per_doc": round(words / max(1, n)),
+        "edited_copies": edited,
+        "bytes": path.stat().st_size,
+    }
 
 
 # -- child processes -----------------------------------------------------------------------------
@@ -90,7 +97,9 @@ class _Stages:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
-        self.first: dict[str, float] = {}  # a wrapped iterator's stage: the seconds of its first item
+        self.first: dict[
+            str, float
+        ] = {}  # a wrapped iterator's stage: the seconds of its first item
         self._inner: list[float] = []  # per open stage: seconds of the stages inside it
 
     @contextmanager
@@ -149,10 +158,18 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     st = _Stages()
     st.seconds["import"] = time.perf_counter() - t0
     st.wrap_iter(io, "read_documents", "read")
-    st.wrap_iter(ingest, "signed_batches", "wait")  # for the signing workers (what is not read, canonicalize, sign)
-    st.wrap(canonicalizer.Canonicalizer, "canonicalize", "canonicalize")  # the text steps, and tokens as strings
-    st.wrap(canonicalizer.Canonicalizer, "spans_for_tokens", "canonicalize")  # the text steps (tokens as hashes)
-    st.wrap(canonicalizer.Canonicalizer, "languages", "canonicalize")  # and the languages, detected together
+    st.wrap_iter(
+        ingest, "signed_batches", "wait"
+    )  # for the signing workers (what is not read, canonicalize, sign)
+    st.wrap(
+        canonicalizer.Canonicalizer, "canonicalize", "canonicalize"
+    )  # the text steps, and tokens as strings
+    st.wrap(
+        canonicalizer.Canonicalizer, "spans_for_tokens", "canonicalize"
+    )  # the text steps (tokens as hashes)
+    st.wrap(
+        canonicalizer.Canonicalizer, "languages", "canonicalize"
+    )  # and the languages, detected together
     st.wrap(canonicalizer.Canonicalizer, "token_hashes_many", "sign")  # tokens to hashes
     st.wrap(signer.Signer, "_sign", "sign")
     st.wrap(tagging.Tagger, "tag_ordered", "tag")
@@ -165,7 +182,12 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
             main.main(args=argv, prog_name="neardup", standalone_mode=False)
         except SystemExit as e:
             code = e.code or 0
-    res: dict[str, Any] = {"stages": st.seconds, "first_wait_s": st.first.get("wait"), "exit": code, "peak_rss_mb": _peak_rss_mb()}
+    res: dict[str, Any] = {
+        "stages": st.seconds,
+        "first_wait_s": st.first.get("wait"),
+        "exit": code,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
     if "--json" in argv:
         cl = json.loads(out.getvalue())
         res["clusters"] = len(cl)
@@ -221,7 +243,9 @@ def _shingles(words: list[str], w: int) -> list[str]:
     return [" ".join(words[i : i + w]) for i in range(max(1, len(words) - w + 1))]
 
 
-def child_datasketch(path: str, how: str = "bulk", threshold: float = 0.8, num_perm: int = 128, w: int = 5) -> dict[str, Any]:
+def child_datasketch(
+    path: str, how: str = "bulk", threshold: float = 0.8, num_perm: int = 128, w: int = 5
+) -> dict[str, Any]:
     """The plain datasketch pipeline: read, shingle, MinHash, LSH, union-find; seconds per
     stage. ``how``: ``new`` a new ``MinHash`` per document (``update_batch``), ``bulk``
     ``MinHash.bulk`` (one set of permutations, reused) and an insertion session."""
@@ -234,7 +258,9 @@ def child_datasketch(path: str, how: str = "bulk", threshold: float = 0.8, num_p
         words = [_WORD.findall(d["text"].lower()) for d in docs]
     with st.stage("sign"):  # shingles and MinHash
         if how == "bulk":
-            sketches = MinHash.bulk([[s.encode() for s in _shingles(ws, w)] for ws in words], num_perm=num_perm)
+            sketches = MinHash.bulk(
+                [[s.encode() for s in _shingles(ws, w)] for ws in words], num_perm=num_perm
+            )
         else:
             sketches = []
             for ws in words:
@@ -252,11 +278,21 @@ def child_datasketch(path: str, how: str = "bulk", threshold: float = 0.8, num_p
             for i, m in zip(ids, sketches, strict=True):
                 lsh.insert(i, m)
     with st.stage("cluster"):  # query every document, union-find
-        found = _union_find(ids, ((i, o) for i, m in zip(ids, sketches, strict=True) for o in lsh.query(m)))
-    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), **found, "bands": lsh.b, "rows": lsh.r}
+        found = _union_find(
+            ids, ((i, o) for i, m in zip(ids, sketches, strict=True) for o in lsh.query(m))
+        )
+    return {
+        "stages": st.seconds,
+        "peak_rss_mb": _peak_rss_mb(),
+        **found,
+        "bands": lsh.b,
+        "rows": lsh.r,
+    }
 
 
-def child_rensa(path: str, threshold: float = 0.8, num_perm: int = 128, bands: int = 16, w: int = 5) -> dict[str, Any]:
+def child_rensa(
+    path: str, threshold: float = 0.8, num_perm: int = 128, bands: int = 16, w: int = 5
+) -> dict[str, Any]:
     """A plain rensa script: read, ``\\w+`` words of the lower-cased text, word 5-shingles,
     ``RMinHash.from_token_sets`` (its batch constructor), ``RMinHashLSH`` (16 bands of 8 rows)
     ``insert_many`` and ``query_all``, union-find; seconds per stage."""
@@ -268,16 +304,29 @@ def child_rensa(path: str, threshold: float = 0.8, num_perm: int = 128, bands: i
     with st.stage("canonicalize"):
         words = [_WORD.findall(d["text"].lower()) for d in docs]
     with st.stage("sign"):
-        sketches = rensa.RMinHash.from_token_sets([_shingles(ws, w) for ws in words], num_perm=num_perm, seed=42)
+        sketches = rensa.RMinHash.from_token_sets(
+            [_shingles(ws, w) for ws in words], num_perm=num_perm, seed=42
+        )
     with st.stage("store"):
         lsh = rensa.RMinHashLSH(threshold=threshold, num_perm=num_perm, num_bands=bands)
         lsh.insert_many(sketches)
     with st.stage("cluster"):
-        found = _union_find(list(range(len(docs))), ((i, j) for i, hits in enumerate(lsh.query_all(sketches)) for j in hits))
-    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), **found, "bands": bands, "rows": num_perm // bands}
+        found = _union_find(
+            list(range(len(docs))),
+            ((i, j) for i, hits in enumerate(lsh.query_all(sketches)) for j in hits),
+        )
+    return {
+        "stages": st.seconds,
+        "peak_rss_mb": _peak_rss_mb(),
+        **found,
+        "bands": bands,
+        "rows": num_perm // bands,
+    }
 
 
-def child_text_dedup(path: str, workdir: str, threshold: float = 0.8, num_perm: int = 128, w: int = 5) -> dict[str, Any]:
+def child_text_dedup(
+    path: str, workdir: str, threshold: float = 0.8, num_perm: int = 128, w: int = 5
+) -> dict[str, Any]:
     """text-dedup's MinHash command (one process, ``--hash_func xxh3``) on the file: read the
     JSONL into a dataset, then its command (load, MinHash, LSH, union-find, filter, save)."""
     import importlib
@@ -289,10 +338,32 @@ def child_text_dedup(path: str, workdir: str, threshold: float = 0.8, num_perm: 
         mod = importlib.import_module("text_dedup.minhash")
     with st.stage("read"):
         src = os.path.join(workdir, "td_in")
-        datasets.Dataset.from_json(path, cache_dir=os.path.join(workdir, "td_cache")).save_to_disk(src)
-    args = ["--path", src, "--local", "--output", os.path.join(workdir, "td_out"), "--column", "text", "--num_proc", "1",
-            "--threshold", str(threshold), "--num_perm", str(num_perm), "--ngram", str(w), "--min_length", "0",
-            "--hash_func", "xxh3", "--cache_dir", os.path.join(workdir, "td_cache")]
+        datasets.Dataset.from_json(path, cache_dir=os.path.join(workdir, "td_cache")).save_to_disk(
+            src
+        )
+    args = [
+        "--path",
+        src,
+        "--local",
+        "--output",
+        os.path.join(workdir, "td_out"),
+        "--column",
+        "text",
+        "--num_proc",
+        "1",
+        "--threshold",
+        str(threshold),
+        "--num_perm",
+        str(num_perm),
+        "--ngram",
+        str(w),
+        "--min_length",
+        "0",
+        "--hash_func",
+        "xxh3",
+        "--cache_dir",
+        os.path.join(workdir, "td_cache"),
+    ]
     with st.stage("cluster"):  # everything of its command
         try:
             mod.main.main(args, standalone_mode=False)
@@ -305,13 +376,20 @@ def child_text_dedup(path: str, workdir: str, threshold: float = 0.8, num_perm: 
     return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), **found}
 
 
-def _run_child(args: list[str], env: dict[str, str], python: str | None = None) -> tuple[float, dict[str, Any]]:
+def _run_child(
+    args: list[str], env: dict[str, str], python: str | None = None
+) -> tuple[float, dict[str, Any]]:
     """Run a child; (wall seconds, its result with ``cpu_s``: user + system seconds of the
     child and of the processes it waited for, its signing workers included)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run([python or sys.executable, "-m", "benchmarks.wholepath", "--child", *args], cwd=HERE.parent, env=env,
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [python or sys.executable, "-m", "benchmarks.wholepath", "--child", *args],
+        cwd=HERE.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -325,11 +403,15 @@ def _run_child(args: list[str], env: dict[str, str], python: str | None = None) 
 STAGES = ("import", "read", "canonicalize", "sign", "wait", "tag", "store", "cluster")
 
 
-def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | None = None) -> dict[str, Any]:
+def measure_neardup(
+    corpus: Path, db: Path, env: dict[str, str], workers: int | None = None
+) -> dict[str, Any]:
     for p in (db, Path(str(db) + "-wal"), Path(str(db) + "-shm")):
         p.unlink(missing_ok=True)
     extra = [] if workers is None else ["--workers", str(workers)]
-    w1, idx = _run_child(["neardup", "index", str(corpus), "--engine", str(db), "--quiet", *extra], env)
+    w1, idx = _run_child(
+        ["neardup", "index", str(corpus), "--engine", str(db), "--quiet", *extra], env
+    )
     w2, cl = _run_child(["neardup", "clusters", "--engine", str(db), "--json"], env)
     stages: dict[str, float] = {}
     for part in (idx, cl):
@@ -337,22 +419,44 @@ def measure_neardup(corpus: Path, db: Path, env: dict[str, str], workers: int | 
             stages[k] = stages.get(k, 0.0) + v
     total = w1 + w2
     cpu = idx["cpu_s"] + cl["cpu_s"]
-    stages["other"] = max(0.0, total - sum(stages.values()))  # process start, engine open, commit, reports
+    stages["other"] = max(
+        0.0, total - sum(stages.values())
+    )  # process start, engine open, commit, reports
     # not part of the whole path: the first full-text search adds every document to the
     # full-text index (which follows behind indexing), the next one only searches
     search = ["neardup", "search", "market prices", "--engine", str(db)]
     first_search, _ = _run_child(search, env)
     next_search, _ = _run_child(search, env)
     # nor the first containment query: it adds the winnowing postings, which follow behind too
-    contained = ["neardup", "query", "--id", "w000001", "--containment", "-t", "0.5", "--engine", str(db)]
+    contained = [
+        "neardup",
+        "query",
+        "--id",
+        "w000001",
+        "--containment",
+        "-t",
+        "0.5",
+        "--engine",
+        str(db),
+    ]
     first_contained, _ = _run_child(contained, env)
     next_contained, _ = _run_child(contained, env)
-    return {"seconds": total, "cpu_s": cpu, "index_s": w1, "clusters_s": w2, "stages": stages, "first_wait_s": idx.get("first_wait_s"),
-            "db_bytes": db.stat().st_size,
-            "first_search_s": first_search, "next_search_s": next_search,
-            "first_containment_query_s": first_contained, "next_containment_query_s": next_contained,
-            "peak_rss_mb": {"index": idx["peak_rss_mb"], "clusters": cl["peak_rss_mb"]},
-            "clusters": cl.get("clusters"), "docs_in_clusters": cl.get("docs_in_clusters")}
+    return {
+        "seconds": total,
+        "cpu_s": cpu,
+        "index_s": w1,
+        "clusters_s": w2,
+        "stages": stages,
+        "first_wait_s": idx.get("first_wait_s"),
+        "db_bytes": db.stat().st_size,
+        "first_search_s": first_search,
+        "next_search_s": next_search,
+        "first_containment_query_s": first_contained,
+        "next_containment_query_s": next_contained,
+        "peak_rss_mb": {"index": idx["peak_rss_mb"], "clusters": cl["peak_rss_mb"]},
+        "clusters": cl.get("clusters"),
+        "docs_in_clusters": cl.get("docs_in_clusters"),
+    }
 
 
 def _datasketch_python() -> str:
@@ -417,7 +521,9 @@ def measure_peer(peer: str, corpus: Path, env: dict[str, str], workdir: Path) ->
     return {"seconds": wall, **r, "peak_rss_mb": {"all": r["peak_rss_mb"]}}
 
 
-def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries: int = 7) -> dict[str, Any]:
+def measure_fresh_query(
+    tmp: Path, env: dict[str, str], docs: int = 250, queries: int = 7
+) -> dict[str, Any]:
     """Median seconds (wall, and CPU: user + system) of ``neardup query TEXT`` in a fresh
     process, a Persian text against a Russian one, on an index of ``docs`` documents of each (target: Persian within 1.5x)."""
     import statistics
@@ -430,14 +536,24 @@ def measure_fresh_query(tmp: Path, env: dict[str, str], docs: int = 250, queries
         for d in fa[:docs] + ru[:docs]:
             f.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")
     py = [sys.executable, "-m", "neardup.cli"]
-    subprocess.run([*py, "index", str(path), "--engine", str(db), "--quiet"], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [*py, "index", str(path), "--engine", str(db), "--quiet"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     out: dict[str, Any] = {"index_docs": 2 * docs, "queries": queries}
     for lang, ds in (("fa", fa[docs:]), ("ru", ru[docs:])):
         times, cpus = [], []
         for d in ds[:queries]:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            subprocess.run([*py, "query", d.text, "--engine", str(db)], env=env, check=True, capture_output=True)
+            subprocess.run(
+                [*py, "query", d.text, "--engine", str(db)],
+                env=env,
+                check=True,
+                capture_output=True,
+            )
             times.append(time.perf_counter() - t0)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -451,7 +567,11 @@ def measure_kernels(env: dict[str, str], n: int = 5) -> dict[str, Any]:
     import statistics
 
     runs = [_run_child(["kernels"], env)[1] for _ in range(n)]
-    return {"runs": n, "load_s": statistics.median(r["load_s"] for r in runs), "rss_mb": statistics.median(r["rss_mb"] for r in runs)}
+    return {
+        "runs": n,
+        "load_s": statistics.median(r["load_s"] for r in runs),
+        "rss_mb": statistics.median(r["rss_mb"] for r in runs),
+    }
 
 
 def byte_compile() -> None:
@@ -465,15 +585,28 @@ def byte_compile() -> None:
         compileall.compile_dir(str(d), quiet=1)
 
 
-def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = print, tmp: Path | None = None,
-        workers: int | None = None, peers: tuple[str, ...] = tuple(PEERS)) -> dict[str, Any]:
+def run(
+    n: int,
+    repeat: int = 1,
+    seed: int = 13,
+    log: Callable[[str], None] = print,
+    tmp: Path | None = None,
+    workers: int | None = None,
+    peers: tuple[str, ...] = tuple(PEERS),
+) -> dict[str, Any]:
     """Build the corpus, measure neardup and each of ``peers`` (keys of :data:`PEERS`)
     ``repeat`` times, alternating, and keep each side's best (the code byte-compiled first:
     :func:`byte_compile`). ``workers``: ``neardup index --workers`` (None: the command's
     default). Ratios are peer / neardup, of wall and of CPU seconds."""
     byte_compile()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE.parent / "plugin"), os.environ.get("PYTHONPATH", "")]),
-               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(HERE.parent), str(HERE.parent / "plugin"), os.environ.get("PYTHONPATH", "")]
+        ),
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+    )
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="neardup-wholepath-", dir=tmp) as d:
         d = Path(d)
@@ -484,30 +617,71 @@ def run(n: int, repeat: int = 1, seed: int = 13, log: Callable[[str], None] = pr
         peer_runs: dict[str, list[dict[str, Any]]] = {p: [] for p in peers}
         for r in range(repeat):
             nd_runs.append(measure_neardup(corpus, d / "index.db", env, workers))
-            log(f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s (CPU {nd_runs[-1]['cpu_s']:.2f} s)")
+            log(
+                f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s (CPU {nd_runs[-1]['cpu_s']:.2f} s)"
+            )
             for p in peers:
                 if peer_runs[p] and "error" in peer_runs[p][-1]:
                     continue
                 peer_runs[p].append(measure_peer(p, corpus, env, d))
                 x = peer_runs[p][-1]
-                log(f"run {r + 1}: {p} " + (x["error"][:200] if "error" in x else f"{x['seconds']:.2f} s (CPU {x['cpu_s']:.2f} s)"))
+                log(
+                    f"run {r + 1}: {p} "
+                    + (
+                        x["error"][:200]
+                        if "error" in x
+                        else f"{x['seconds']:.2f} s (CPU {x['cpu_s']:.2f} s)"
+                    )
+                )
         one = None
         if workers != 0:  # every stage's cost, all in one process (the table's middle column)
             one = measure_neardup(corpus, d / "index.db", env, 0)
-            log(f"one process (--workers 0): neardup {one['seconds']:.2f} s (CPU {one['cpu_s']:.2f} s)")
+            log(
+                f"one process (--workers 0): neardup {one['seconds']:.2f} s (CPU {one['cpu_s']:.2f} s)"
+            )
         query = measure_fresh_query(d, env)
-        log(f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s (CPU {query['fa_cpu_s']:.2f}, {query['ru_cpu_s']:.2f} s)")
+        log(
+            f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s (CPU {query['fa_cpu_s']:.2f}, {query['ru_cpu_s']:.2f} s)"
+        )
         kernels = measure_kernels(env)
         log(f"compiled loops: {kernels['load_s']:.2f} s, {kernels['rss_mb']:.0f} MB")
     nd = min(nd_runs, key=lambda x: x["seconds"])
-    best = {p: (min((x for x in runs if "error" not in x), key=lambda x: x["seconds"], default=None) or runs[-1]) for p, runs in peer_runs.items()}
-    ratios = {p: {"wall": x["seconds"] / nd["seconds"], "cpu": x["cpu_s"] / min(y["cpu_s"] for y in nd_runs)}
-              for p, x in best.items() if "error" not in x}
-    res = {"corpus": info, "repeat": repeat, "workers": workers, "neardup": nd, "neardup_one_process": one, "peers": best,
-           "ratios": ratios, "fresh_query": query, "compiled_loops": kernels,
-           "all_seconds": {"neardup": [x["seconds"] for x in nd_runs], **{p: [x.get("seconds") for x in r] for p, r in peer_runs.items()}},
-           "all_cpu_s": {"neardup": [x["cpu_s"] for x in nd_runs], **{p: [x.get("cpu_s") for x in r] for p, r in peer_runs.items()}},
-           "load_before": load_before, "load_after": os.getloadavg()[0]}
+    best = {
+        p: (
+            min((x for x in runs if "error" not in x), key=lambda x: x["seconds"], default=None)
+            or runs[-1]
+        )
+        for p, runs in peer_runs.items()
+    }
+    ratios = {
+        p: {
+            "wall": x["seconds"] / nd["seconds"],
+            "cpu": x["cpu_s"] / min(y["cpu_s"] for y in nd_runs),
+        }
+        for p, x in best.items()
+        if "error" not in x
+    }
+    res = {
+        "corpus": info,
+        "repeat": repeat,
+        "workers": workers,
+        "neardup": nd,
+        "neardup_one_process": one,
+        "peers": best,
+        "ratios": ratios,
+        "fresh_query": query,
+        "compiled_loops": kernels,
+        "all_seconds": {
+            "neardup": [x["seconds"] for x in nd_runs],
+            **{p: [x.get("seconds") for x in r] for p, r in peer_runs.items()},
+        },
+        "all_cpu_s": {
+            "neardup": [x["cpu_s"] for x in nd_runs],
+            **{p: [x.get("cpu_s") for x in r] for p, r in peer_runs.items()},
+        },
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+    }
     if "datasketch_bulk" in ratios:  # the headline: the strongest datasketch usage
         res["datasketch"], res["ratio"] = best["datasketch_bulk"], ratios["datasketch_bulk"]["wall"]
     return res
@@ -520,10 +694,17 @@ def markdown(res: dict[str, Any]) -> str:
 
     peers, ratios = wholepath_peers(res)
     ok = {p: x for p, x in peers.items() if "error" not in x}
-    cols: list[tuple[str, dict[str, Any]]] = [("neardup", nd)] + ([("neardup, one process", one)] if one else [])
+    cols: list[tuple[str, dict[str, Any]]] = [("neardup", nd)] + (
+        [("neardup, one process", one)] if one else []
+    )
     cols += [(PEERS[p][1], x) for p, x in ok.items()]
-    head = ", ".join(f"{PEERS[p][1]} {ok[p]['seconds']:.2f} s (**{r['wall']:.2f}x** wall"
-                     + ("" if r["cpu"] is None else f", {r['cpu']:.2f}x CPU") + ")" for p, r in ratios.items() if p in ok)
+    head = ", ".join(
+        f"{PEERS[p][1]} {ok[p]['seconds']:.2f} s (**{r['wall']:.2f}x** wall"
+        + ("" if r["cpu"] is None else f", {r['cpu']:.2f}x CPU")
+        + ")"
+        for p, r in ratios.items()
+        if p in ok
+    )
     workers = "" if res.get("workers") is None else f", neardup index --workers {res['workers']}"
     lines = [
         f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, {c['edited_copies']:,} edited copies), "
@@ -535,17 +716,27 @@ def markdown(res: dict[str, Any]) -> str:
         "|---|" + "---:|" * len(cols),
     ]
     for s in (*STAGES, "other"):
-        lines.append(f"| {s} | " + " | ".join(f"{x['stages'].get(s, 0.0):.2f}" for _, x in cols) + " |")
+        lines.append(
+            f"| {s} | " + " | ".join(f"{x['stages'].get(s, 0.0):.2f}" for _, x in cols) + " |"
+        )
 
     def rss(x: dict[str, Any]) -> str:
         m = x["peak_rss_mb"]
-        return f"index {m['index']:.0f}, clusters {m['clusters']:.0f}" if "index" in m else f"{m['all']:.0f}"
+        return (
+            f"index {m['index']:.0f}, clusters {m['clusters']:.0f}"
+            if "index" in m
+            else f"{m['all']:.0f}"
+        )
 
     lines += [
         "| **total (wall)** | " + " | ".join(f"**{x['seconds']:.2f}**" for _, x in cols) + " |",
-        "| **CPU (user + sys)** | " + " | ".join(f"**{x.get('cpu_s', 0):.2f}**" for _, x in cols) + " |",
+        "| **CPU (user + sys)** | "
+        + " | ".join(f"**{x.get('cpu_s', 0):.2f}**" for _, x in cols)
+        + " |",
         "| peak RSS (MB) | " + " | ".join(rss(x) for _, x in cols) + " |",
-        "| clusters (docs in them) | " + " | ".join(f"{x['clusters']:,} ({x['docs_in_clusters']:,})" for _, x in cols) + " |",
+        "| clusters (docs in them) | "
+        + " | ".join(f"{x['clusters']:,} ({x['docs_in_clusters']:,})" for _, x in cols)
+        + " |",
         "",
     ]
     for p, x in peers.items():
@@ -584,18 +775,33 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
         kind, rest = argv[1], argv[2:]
-        children: dict[str, Callable[..., dict[str, Any]]] = {"neardup": child_neardup, "kernels": child_kernels,
-                                                               "datasketch": child_datasketch, "rensa": child_rensa,
-                                                               "text-dedup": child_text_dedup}
+        children: dict[str, Callable[..., dict[str, Any]]] = {
+            "neardup": child_neardup,
+            "kernels": child_kernels,
+            "datasketch": child_datasketch,
+            "rensa": child_rensa,
+            "text-dedup": child_text_dedup,
+        }
         res = children[kind](rest) if kind == "neardup" else children[kind](*rest)
         print(json.dumps(res))
         return 0
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.wholepath", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.wholepath", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--docs", type=int, default=11_380)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--workers", type=int, default=None, help="neardup index --workers (default: the command's own default)")
-    ap.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, of {', '.join(PEERS)} (default: all)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="neardup index --workers (default: the command's own default)",
+    )
+    ap.add_argument(
+        "--peers",
+        default=",".join(PEERS),
+        help=f"comma-separated, of {', '.join(PEERS)} (default: all)",
+    )
     ap.add_argument("--out", type=Path, default=HERE / "results")
     a = ap.parse_args(argv)
     chosen = tuple(p for p in a.peers.split(",") if p)
@@ -604,7 +810,14 @@ def main(argv: list[str] | None = None) -> int:
     from .report import provenance as _provenance
 
     provenance = _provenance()  # taken before the run: the date it started, the commit it measures
-    res = run(a.docs, a.repeat, a.seed, log=lambda m: print(m, file=sys.stderr), workers=a.workers, peers=chosen)
+    res = run(
+        a.docs,
+        a.repeat,
+        a.seed,
+        log=lambda m: print(m, file=sys.stderr),
+        workers=a.workers,
+        peers=chosen,
+    )
     res["command"] = "python -m benchmarks.wholepath " + " ".join(argv)
     res.update(provenance)
     a.out.mkdir(parents=True, exist_ok=True)

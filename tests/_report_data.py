@@ -11,8 +11,13 @@ from .corpora import SAMPLE
 
 FA_PAIR = ("fa-farsnews-a1274429a493", "fa-farsnews-e2f6ffa22525")
 EN_TRIO = ("en-reuters-c7807b1aedb6", "en-reuters-d4c79da2e470", "en-reuters-ee191679fdca")
-SINGLES = ("fa-varzesh3-4e43456b3995", "ru-natasha-lenta-0ae4fc769f9f", "ru-natasha-lenta-25aabd3886f4",
-           "en-reuters-9cf3409046ab", "en-lic-08c56546f4dcf84d")
+SINGLES = (
+    "fa-varzesh3-4e43456b3995",
+    "ru-natasha-lenta-0ae4fc769f9f",
+    "ru-natasha-lenta-25aabd3886f4",
+    "en-reuters-9cf3409046ab",
+    "en-lic-08c56546f4dcf84d",
+)
 HOSTILE_OF = "en-reuters-8ffe52940db3"
 HOSTILE_TITLE = '<script>window.__pwned = 1</script> & "quoted" <b>title</b>'
 
@@ -30,11 +35,22 @@ def sample_docs() -> list:
     missing = wanted - set(recs)
     assert not missing, f"{SAMPLE} lacks {sorted(missing)}"
     order = [FA_PAIR[0], EN_TRIO[0], *SINGLES, HOSTILE_OF, FA_PAIR[1], EN_TRIO[1], EN_TRIO[2]]
-    docs = [Document(i, recs[i]["text"], recs[i]["title"], recs[i]["lang"], {"source": recs[i]["source"]})
-            for i in order]
+    docs = [
+        Document(
+            i, recs[i]["text"], recs[i]["title"], recs[i]["lang"], {"source": recs[i]["source"]}
+        )
+        for i in order
+    ]
     base = recs[HOSTILE_OF]
-    docs.append(Document("hostile-copy", base["text"] + " <img src=x onerror=alert(1)>", HOSTILE_TITLE, "en",
-                         {"source": "<i>site</i>"}))
+    docs.append(
+        Document(
+            "hostile-copy",
+            base["text"] + " <img src=x onerror=alert(1)>",
+            HOSTILE_TITLE,
+            "en",
+            {"source": "<i>site</i>"},
+        )
+    )
     return docs
 
 

@@ -37,33 +37,56 @@ from urllib.parse import urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("NEARDUP_SHARED") or ROOT.parent / "shared")  # shared/ beside the clone
+SHARED = Path(
+    os.environ.get("NEARDUP_SHARED") or ROOT.parent / "shared"
+)  # shared/ beside the clone
 SPEC_DIR = SHARED / "opensearch-api-spec" / "spec"
 CORPORA = SHARED / "corpora"
 
 
 # -- real engines -------------------------------------------------------------------------------
-REAL_ENGINES = {"opensearch-2": "opensearch2", "opensearch-3": "opensearch3"}  # engine -> its marker
+REAL_ENGINES = {
+    "opensearch-2": "opensearch2",
+    "opensearch-3": "opensearch3",
+}  # engine -> its marker
 FAULT_FIXTURES = {"fault_proxy", "os_ingest", "es_proxy"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--engine-real", choices=sorted(REAL_ENGINES), default=None,
-                     help="run the HTTP tests against this real engine (tests/engines/run); "
-                          "same as NEARDUP_TEST_ENGINE")
+    parser.addoption(
+        "--engine-real",
+        choices=sorted(REAL_ENGINES),
+        default=None,
+        help="run the HTTP tests against this real engine (tests/engines/run); "
+        "same as NEARDUP_TEST_ENGINE",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "real_engine: a test that talks HTTP to a cluster (a real one when one is selected)")
+    config.addinivalue_line(
+        "markers",
+        "real_engine: a test that talks HTTP to a cluster (a real one when one is selected)",
+    )
     for engine, mark in REAL_ENGINES.items():
-        config.addinivalue_line("markers", f"{mark}: runs against real {engine} (selects it when given with -m)")
+        config.addinivalue_line(
+            "markers", f"{mark}: runs against real {engine} (selects it when given with -m)"
+        )
     engine = config.getoption("--engine-real") or os.environ.get("NEARDUP_TEST_ENGINE")
     if not engine:
         expr = config.getoption("markexpr", "") or ""
-        engine = next((e for e, m in REAL_ENGINES.items() if re.search(rf"\b{m}\b", expr) and not re.search(rf"not\s+{m}\b", expr)), None)
+        engine = next(
+            (
+                e
+                for e, m in REAL_ENGINES.items()
+                if re.search(rf"\b{m}\b", expr) and not re.search(rf"not\s+{m}\b", expr)
+            ),
+            None,
+        )
     if engine:
         if engine not in REAL_ENGINES:
-            raise pytest.UsageError(f"NEARDUP_TEST_ENGINE={engine!r}: expected one of {', '.join(REAL_ENGINES)}")
+            raise pytest.UsageError(
+                f"NEARDUP_TEST_ENGINE={engine!r}: expected one of {', '.join(REAL_ENGINES)}"
+            )
         os.environ["NEARDUP_TEST_ENGINE"] = engine
 
 
@@ -113,7 +136,9 @@ class RealCluster:
                 break
         if not line.startswith("ready "):
             self.close()
-            raise RuntimeError(f"tests/engines/run {engine} did not start (exit {self.proc.returncode}, said {line!r})")
+            raise RuntimeError(
+                f"tests/engines/run {engine} did not start (exit {self.proc.returncode}, said {line!r})"
+            )
         self.url = line.split()[1]
 
     def control(self, line: str) -> None:
@@ -123,7 +148,9 @@ class RealCluster:
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers={"content-type": "application/json"})
+        req = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"content-type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=60) as r:
                 return json.loads(r.read() or b"null")
@@ -134,9 +161,13 @@ class RealCluster:
 
     def wipe(self) -> None:
         """Remove every index, template, pipeline, PIT and scroll a test left."""
-        names = [x["index"] for x in self.request("GET", "/_cat/indices?format=json&h=index&expand_wildcards=all") if not x["index"].startswith(".")]
+        names = [
+            x["index"]
+            for x in self.request("GET", "/_cat/indices?format=json&h=index&expand_wildcards=all")
+            if not x["index"].startswith(".")
+        ]
         for i in range(0, len(names), 50):
-            self.request("DELETE", "/" + ",".join(names[i:i + 50]) + "?expand_wildcards=all")
+            self.request("DELETE", "/" + ",".join(names[i : i + 50]) + "?expand_wildcards=all")
         for name in self.request("GET", "/_index_template").get("index_templates", []):
             if not name["name"].startswith("."):
                 self.request("DELETE", f"/_index_template/{name['name']}")
@@ -206,11 +237,15 @@ def live_url(request: pytest.FixtureRequest) -> Iterator[str]:
     elif real_engine():
         yield request.getfixturevalue("osmem_clone").url
     else:
-        pytest.skip("no real cluster: set NEARDUP_TEST_ENGINE (tests/engines/run) or NEARDUP_TEST_URL")
+        pytest.skip(
+            "no real cluster: set NEARDUP_TEST_ENGINE (tests/engines/run) or NEARDUP_TEST_URL"
+        )
 
 
 @pytest.fixture(params=["embedded", "http"])
-def engine_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+def engine_target(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """(target, engine_opts) of an empty index on each engine."""
     if request.param == "embedded":
         yield str(tmp_path / "neardup.db"), {}
@@ -249,7 +284,13 @@ class FaultProxy:
       remembered in ``default_pipelines`` and not passed on (documents go in unprocessed).
     """
 
-    def __init__(self, upstream: str, *, as_elasticsearch: bool = False, ingest: tuple[int, ...] | None = None):
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        as_elasticsearch: bool = False,
+        ingest: tuple[int, ...] | None = None,
+    ):
         self.upstream = urlsplit(upstream)
         self.as_elasticsearch = as_elasticsearch
         self.ingest = ingest
@@ -279,7 +320,9 @@ class FaultProxy:
 
             def setup(self) -> None:
                 super().setup()
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ACK stalls
+                self.connection.setsockopt(
+                    socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
+                )  # no 40 ms delayed-ACK stalls
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -311,7 +354,9 @@ class FaultProxy:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     def _take(self, attr: str) -> bool:
@@ -322,7 +367,9 @@ class FaultProxy:
                 return True
             return False
 
-    def _ingest_front(self, method: str, path: str, body: bytes) -> tuple[tuple[int, dict[str, str], bytes] | None, bytes]:
+    def _ingest_front(
+        self, method: str, path: str, body: bytes
+    ) -> tuple[tuple[int, dict[str, str], bytes] | None, bytes]:
         """(answer, body to forward): pipelines are answered here; default_pipeline settings
         are checked, remembered and removed from what osmem gets."""
         from .ingest_parsers import parse_error, pipeline_errors
@@ -332,7 +379,9 @@ class FaultProxy:
         if parts[:2] == ["_ingest", "pipeline"]:
             pid = parts[2] if len(parts) > 2 else None
             if method == "PUT" and pid:
-                errors = pipeline_errors("opensearch", self.ingest, pid, json.loads(body or b"null"))
+                errors = pipeline_errors(
+                    "opensearch", self.ingest, pid, json.loads(body or b"null")
+                )
                 if errors:
                     return self._record(method, path, 400, parse_error(pid, errors[0])), body
                 self.pipelines[pid] = json.loads(body)
@@ -343,53 +392,135 @@ class FaultProxy:
             if method == "DELETE" and pid in self.pipelines:
                 del self.pipelines[pid]
                 return self._record(method, path, 200, {"acknowledged": True}), body
-            return self._record(method, path, 404, {"error": {"type": "resource_not_found_exception", "reason": f"pipeline [{pid}] is missing"},
-                                                    "status": 404}), body
+            return self._record(
+                method,
+                path,
+                404,
+                {
+                    "error": {
+                        "type": "resource_not_found_exception",
+                        "reason": f"pipeline [{pid}] is missing",
+                    },
+                    "status": 404,
+                },
+            ), body
         index_create = method == "PUT" and len(parts) == 1 and not parts[0].startswith("_")
-        if body and parts and (index_create or (method == "PUT" and parts[-1] == "_settings") or (method in ("PUT", "POST") and parts[0] == "_index_template")):
+        if (
+            body
+            and parts
+            and (
+                index_create
+                or (method == "PUT" and parts[-1] == "_settings")
+                or (method in ("PUT", "POST") and parts[0] == "_index_template")
+            )
+        ):
             doc = json.loads(body)
-            settings = doc.get("settings") if len(parts) == 1 else (doc.get("template") or {}).get("settings") if parts[0] == "_index_template" else doc
-            pipe = _pop_setting(settings, "default_pipeline") if isinstance(settings, dict) else None
+            settings = (
+                doc.get("settings")
+                if len(parts) == 1
+                else (doc.get("template") or {}).get("settings")
+                if parts[0] == "_index_template"
+                else doc
+            )
+            pipe = (
+                _pop_setting(settings, "default_pipeline") if isinstance(settings, dict) else None
+            )
             if pipe is not None:
                 if pipe not in self.pipelines and pipe != "_none":
-                    return self._record(method, path, 400, parse_error(pipe, f"pipeline [{pipe}] does not exist")), body
-                self.default_pipelines[parts[1] if parts[0] == "_index_template" else parts[0]] = pipe
+                    return self._record(
+                        method, path, 400, parse_error(pipe, f"pipeline [{pipe}] does not exist")
+                    ), body
+                self.default_pipelines[parts[1] if parts[0] == "_index_template" else parts[0]] = (
+                    pipe
+                )
                 return None, json.dumps(doc).encode()
         return None, body
 
-    def _inject(self, method: str, path: str, headers: dict[str, str], body: bytes, is_bulk: bool) -> Any:
+    def _inject(
+        self, method: str, path: str, headers: dict[str, str], body: bytes, is_bulk: bool
+    ) -> Any:
         """The injected answer (None: drop the connection), or False to go on."""
-        if self.require_auth is not None and {k.lower(): v for k, v in headers.items()}.get("authorization") != self.require_auth:
-            return self._record(method, path, 401, {"error": {"type": "security_exception", "reason": "missing or wrong credentials",
-                                                              "root_cause": [{"type": "security_exception", "reason": "missing or wrong credentials"}]},
-                                                    "status": 401})
+        if (
+            self.require_auth is not None
+            and {k.lower(): v for k, v in headers.items()}.get("authorization") != self.require_auth
+        ):
+            return self._record(
+                method,
+                path,
+                401,
+                {
+                    "error": {
+                        "type": "security_exception",
+                        "reason": "missing or wrong credentials",
+                        "root_cause": [
+                            {"type": "security_exception", "reason": "missing or wrong credentials"}
+                        ],
+                    },
+                    "status": 401,
+                },
+            )
         if self._take("fail_any"):
-            return self._record(method, path, self.fail_status, _json_error(self.fail_status, "injected failure"))
+            return self._record(
+                method, path, self.fail_status, _json_error(self.fail_status, "injected failure")
+            )
         if is_bulk and self._take("drop_bulk_before"):
             self.log.append((method, path, 0))
             return None
         if is_bulk and self.refuse_bulk_with is not None and self.refuse_bulk_with.encode() in body:
-            return self._record(method, path, 400, {"error": {"type": "illegal_argument_exception", "reason": "refused request (injected)",
-                                                              "root_cause": [{"type": "illegal_argument_exception", "reason": "refused request (injected)"}]},
-                                                    "status": 400})
+            return self._record(
+                method,
+                path,
+                400,
+                {
+                    "error": {
+                        "type": "illegal_argument_exception",
+                        "reason": "refused request (injected)",
+                        "root_cause": [
+                            {
+                                "type": "illegal_argument_exception",
+                                "reason": "refused request (injected)",
+                            }
+                        ],
+                    },
+                    "status": 400,
+                },
+            )
         if is_bulk and self._take("reject_bulk"):
-            return self._record(method, path, 429, _json_error(429, "rejected execution (injected)"))
+            return self._record(
+                method, path, 429, _json_error(429, "rejected execution (injected)")
+            )
         if is_bulk and self._take("reject_bulk_items"):
             items = []
             status = self.reject_bulk_items_status
             error = self.reject_bulk_items_error or (
-                {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"} if status == 429 else
-                {"type": "unavailable_shards_exception", "reason": "primary shard is not active (injected)"})
+                {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"}
+                if status == 429
+                else {
+                    "type": "unavailable_shards_exception",
+                    "reason": "primary shard is not active (injected)",
+                }
+            )
             lines = [json.loads(x) for x in body.decode().splitlines() if x.strip()]
             i = 0
             while i < len(lines):
                 op, meta = next(iter(lines[i].items()))
                 i += 1 if op == "delete" else 2
-                items.append({op: {"_index": meta.get("_index"), "_id": meta.get("_id"), "status": status, "error": error}})
+                items.append(
+                    {
+                        op: {
+                            "_index": meta.get("_index"),
+                            "_id": meta.get("_id"),
+                            "status": status,
+                            "error": error,
+                        }
+                    }
+                )
             return self._record(method, path, 200, {"took": 1, "errors": True, "items": items})
         return False
 
-    def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes] | None:
+    def _respond(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes] | None:
         is_bulk = path.split("?")[0].endswith("/_bulk")
         self.accept.append({k.lower(): v for k, v in headers.items()}.get("accept", ""))
         injected = self._inject(method, path, headers, body, is_bulk)
@@ -400,7 +531,11 @@ class FaultProxy:
             if answer is not None:
                 return answer
         conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
-        fwd = {k: v for k, v in headers.items() if k.lower() not in ("host", "content-length", "connection")}
+        fwd = {
+            k: v
+            for k, v in headers.items()
+            if k.lower() not in ("host", "content-length", "connection")
+        }
         if self.as_elasticsearch:  # osmem speaks plain JSON
             for k in list(fwd):
                 if k.lower() in ("accept", "content-type"):
@@ -423,13 +558,30 @@ class FaultProxy:
                 info["tagline"] = "You Know, for Search"
                 data = json.dumps(info).encode()
         self.log.append((method, path, resp.status))
-        if path.split("?")[0].endswith("/_msearch") and resp.status == 200 and self._take("partial_msearch"):
+        if (
+            path.split("?")[0].endswith("/_msearch")
+            and resp.status == 200
+            and self._take("partial_msearch")
+        ):
             answer = json.loads(data)
             for r in answer.get("responses", []):
                 total = (r.get("_shards") or {}).get("total", 1)
-                r["_shards"] = {"total": total, "successful": total - 1, "skipped": 0, "failed": 1,
-                                "failures": [{"shard": 0, "index": "?", "reason": {"type": "no_shard_available_action_exception",
-                                                                                   "reason": "injected: the node holding it left"}}]}
+                r["_shards"] = {
+                    "total": total,
+                    "successful": total - 1,
+                    "skipped": 0,
+                    "failed": 1,
+                    "failures": [
+                        {
+                            "shard": 0,
+                            "index": "?",
+                            "reason": {
+                                "type": "no_shard_available_action_exception",
+                                "reason": "injected: the node holding it left",
+                            },
+                        }
+                    ],
+                }
                 r.setdefault("hits", {})["hits"] = []
             data = json.dumps(answer).encode()
         if is_bulk and self._take("drop_bulk"):
@@ -440,7 +592,9 @@ class FaultProxy:
             time.sleep(self.delay_seconds)
         return resp.status, out_headers, data
 
-    def _record(self, method: str, path: str, status: int, obj: Any) -> tuple[int, dict[str, str], bytes]:
+    def _record(
+        self, method: str, path: str, status: int, obj: Any
+    ) -> tuple[int, dict[str, str], bytes]:
         self.log.append((method, path, status))
         headers = {"content-type": "application/json"}
         if self.as_elasticsearch:
@@ -467,7 +621,10 @@ def _pop_setting(settings: dict[str, Any], name: str) -> Any:
 
 def _json_error(status: int, reason: str) -> dict[str, Any]:
     kind = "es_rejected_execution_exception" if status == 429 else "unavailable"
-    return {"error": {"type": kind, "reason": reason, "root_cause": [{"type": kind, "reason": reason}]}, "status": status}
+    return {
+        "error": {"type": kind, "reason": reason, "root_cause": [{"type": kind, "reason": reason}]},
+        "status": status,
+    }
 
 
 @pytest.fixture

@@ -35,7 +35,13 @@ PROCESSORS: dict[str, dict[str, set[str]]] = {
         "fail": {"message"},
         "set": {"field", "value", "copy_from", "override", "ignore_empty_value", "media_type"},
         "remove": {"field", "exclude_field", "ignore_missing"},
-        "fingerprint": {"fields", "exclude_fields", "hash_method", "target_field", "ignore_missing"},
+        "fingerprint": {
+            "fields",
+            "exclude_fields",
+            "hash_method",
+            "target_field",
+            "ignore_missing",
+        },
     },
 }
 
@@ -50,17 +56,24 @@ OPENSEARCH_FINGERPRINT_SINCE = (2, 16)
 def parse_error(pipeline_id: str, reason: str) -> dict[str, Any]:
     """The 400 body both engines answer with for a pipeline they cannot parse."""
     cause = {"type": "parse_exception", "reason": reason}
-    return {"error": {"root_cause": [cause], "type": "parse_exception", "reason": reason}, "status": 400}
+    return {
+        "error": {"root_cause": [cause], "type": "parse_exception", "reason": reason},
+        "status": 400,
+    }
 
 
-def pipeline_errors(product: str, version: tuple[int, ...], pipeline_id: str, body: Any) -> list[str]:
+def pipeline_errors(
+    product: str, version: tuple[int, ...], pipeline_id: str, body: Any
+) -> list[str]:
     """Reasons the engine's parser refuses ``body`` (empty: it is accepted)."""
     if not isinstance(body, dict):
         return ["request body is required"]
     unknown = sorted(set(body) - TOP_LEVEL[product])
     errors = []
     if unknown:
-        errors.append(f"pipeline [{pipeline_id}] doesn't support one or more provided configuration parameters [{', '.join(unknown)}]")
+        errors.append(
+            f"pipeline [{pipeline_id}] doesn't support one or more provided configuration parameters [{', '.join(unknown)}]"
+        )
     if "processors" not in body:
         errors.append("[processors] required property is missing")
     for key in ("processors", "on_failure"):
@@ -87,7 +100,9 @@ def _processor_errors(product: str, version: tuple[int, ...], p: Any) -> list[st
     extra = sorted(set(opts) - known[kind] - COMMON)
     errors = []
     if extra:
-        errors.append(f"processor [{kind}] doesn't support one or more provided configuration parameters [{', '.join(extra)}]")
+        errors.append(
+            f"processor [{kind}] doesn't support one or more provided configuration parameters [{', '.join(extra)}]"
+        )
     for sub in opts.get("on_failure", []) or []:
         errors += _processor_errors(product, version, sub)
     return errors

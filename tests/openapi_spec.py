@@ -46,7 +46,9 @@ class Spec:
             doc = yaml.load(f.read_text(encoding="utf-8"), Loader=_Loader)
             uri = f.as_uri()
             self.docs[uri] = doc
-            resources.append((uri, Resource.from_contents(_relax_one_of(doc), default_specification=DRAFT202012)))
+            resources.append(
+                (uri, Resource.from_contents(_relax_one_of(doc), default_specification=DRAFT202012))
+            )
         self.registry = Registry().with_resources(resources)
 
     def operation(self, path: str, method: str) -> tuple[str, dict[str, Any]]:
@@ -66,7 +68,11 @@ class Spec:
         ref = body["$ref"] if "$ref" in body else None
         base = f"{uri}{ref}" if ref and ref.startswith("#") else ref
         resolved = self.registry.resolver().lookup(base).contents if base else body
-        media = "application/x-ndjson" if "application/x-ndjson" in resolved["content"] else "application/json"
+        media = (
+            "application/x-ndjson"
+            if "application/x-ndjson" in resolved["content"]
+            else "application/json"
+        )
         if base is None:
             raise KeyError("inline request bodies are not used by the operations neardup calls")
         return f"{base}/content/{media.replace('/', '~1')}/schema"
@@ -77,8 +83,13 @@ class Spec:
 
     def errors_for(self, schema: dict[str, Any], body: Any) -> list[str]:
         v = jsonschema.Draft202012Validator(schema, registry=self.registry)
-        return [f"{'/'.join(map(str, e.absolute_path)) or '<body>'}: {e.message[:300]}" for e in v.iter_errors(body)]
+        return [
+            f"{'/'.join(map(str, e.absolute_path)) or '<body>'}: {e.message[:300]}"
+            for e in v.iter_errors(body)
+        ]
 
     def component(self, file: str, name: str) -> dict[str, Any]:
         """A ``$ref`` to ``schemas/<file>.yaml#/components/schemas/<name>``."""
-        return {"$ref": f"{(self.root / 'schemas' / (file + '.yaml')).as_uri()}#/components/schemas/{name}"}
+        return {
+            "$ref": f"{(self.root / 'schemas' / (file + '.yaml')).as_uri()}#/components/schemas/{name}"
+        }

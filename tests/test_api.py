@@ -6,8 +6,10 @@ from hypothesis import strategies as st
 
 from neardup import Config, Document, NearDup
 
-BASE = ("Reuters reported that the central bank cut its base lending rate by half a point to ten and a half percent "
-        "after money market conditions eased and sterling strengthened against the dollar in active trading on Monday")
+BASE = (
+    "Reuters reported that the central bank cut its base lending rate by half a point to ten and a half percent "
+    "after money market conditions eased and sterling strengthened against the dollar in active trading on Monday"
+)
 
 
 @pytest.fixture
@@ -18,14 +20,25 @@ def nd(tmp_path):
 
 def test_later_copies_join_the_cluster_of_the_earlier_document(nd):
     nd.index([Document("orig", BASE)], progress=None)
-    rep = nd.index([Document("copy1", BASE + " traders said"), Document("copy2", BASE + " traders said today"),
-                    Document("other", "a recipe for bread with flour water salt and yeast baked in a hot oven for forty minutes")],
-                   batch_size=2, progress=None)
+    rep = nd.index(
+        [
+            Document("copy1", BASE + " traders said"),
+            Document("copy2", BASE + " traders said today"),
+            Document(
+                "other",
+                "a recipe for bread with flour water salt and yeast baked in a hot oven for forty minutes",
+            ),
+        ],
+        batch_size=2,
+        progress=None,
+    )
     assert rep.indexed == 3 and rep.duplicates == 2
     docs = nd.engine.get(["orig", "copy1", "copy2", "other"])
     assert docs["orig"].tags.cluster_id == "orig" and not docs["orig"].tags.is_duplicate
     assert docs["copy1"].tags.cluster_id == "orig" and docs["copy1"].tags.dup_of == "orig"
-    assert docs["copy2"].tags.cluster_id == "orig" and docs["copy2"].tags.dup_of == "orig"  # copy1 is a member, not a representative
+    assert (
+        docs["copy2"].tags.cluster_id == "orig" and docs["copy2"].tags.dup_of == "orig"
+    )  # copy1 is a member, not a representative
     assert docs["copy2"].tags.max_resemblance >= 0.7 and docs["copy2"].tags.is_duplicate
     assert docs["other"].tags.cluster_id == "other" and docs["other"].tags.dup_of is None
 
@@ -51,7 +64,14 @@ def test_query_reports_exact_similarities(nd):
 
 
 def test_containment_finds_a_document_inside_a_longer_one(nd):
-    long = BASE + " " + " ".join(f"extra sentence number {i} about markets bonds equities and currencies" for i in range(40))
+    long = (
+        BASE
+        + " "
+        + " ".join(
+            f"extra sentence number {i} about markets bonds equities and currencies"
+            for i in range(40)
+        )
+    )
     nd.index([Document("long", long)], progress=None)
     assert nd.query(BASE) == []  # resemblance is low
     m = nd.query(BASE, mode="containment", threshold=0.9)
@@ -70,15 +90,28 @@ def test_compare_explains_the_pair(nd):
     assert c.resemblance > 0.8 and c.containment == 1.0 and not c.exact_equal
     assert c.collisions["minhash"]["shared"] >= 1 and c.simhash_hamming <= 10
     assert c.shared_shingles and all(len(s.split()) == 5 for s in c.shared_shingles)
-    assert c.shared_passages == [" ".join(BASE.split())]  # every shingle of a is shared: all of its text
+    assert c.shared_passages == [
+        " ".join(BASE.split())
+    ]  # every shingle of a is shared: all of its text
     assert c.to_dict()["shared_passages"] == c.shared_passages
-    apart = nd.compare("completely unrelated words about gardening and tomato plants in spring", BASE)
+    apart = nd.compare(
+        "completely unrelated words about gardening and tomato plants in spring", BASE
+    )
     assert apart.shared_passages == [] and apart.shared_shingles == []
 
 
 def test_clusters_and_search_folding(nd):
-    nd.index([Document("orig", BASE), Document("copy1", BASE + " traders said"),
-              Document("other", "bread flour water salt yeast oven baked forty minutes crust crumb kitchen recipe")], progress=None)
+    nd.index(
+        [
+            Document("orig", BASE),
+            Document("copy1", BASE + " traders said"),
+            Document(
+                "other",
+                "bread flour water salt yeast oven baked forty minutes crust crumb kitchen recipe",
+            ),
+        ],
+        progress=None,
+    )
     cl = nd.clusters(write=True)
     assert len(cl) == 1 and cl[0].members == ["orig", "copy1"] and cl[0].representative_id == "orig"
     assert nd.engine.read_clusters()[0].members == ["orig", "copy1"]
@@ -92,7 +125,14 @@ def test_clusters_and_search_folding(nd):
 def test_mod_m_sample_as_a_containment_signature(tmp_path):
     cfg = Config(threshold=0.7, signatures=("exact", "minhash", "modm"), mod_m=4)
     with NearDup.open(str(tmp_path / "m.db"), cfg) as nd:
-        long = BASE + " " + " ".join(f"extra sentence number {i} about markets bonds equities and currencies" for i in range(40))
+        long = (
+            BASE
+            + " "
+            + " ".join(
+                f"extra sentence number {i} about markets bonds equities and currencies"
+                for i in range(40)
+            )
+        )
         nd.index([Document("long", long)], progress=None)
         s = nd.signer.sign(Document("q", BASE))
         assert len(s.keys["modm"]) and all(int(k) % 4 == 0 for k in s.keys["modm"])
@@ -103,8 +143,17 @@ def test_extra_signatures_propose_candidates_and_pairs(tmp_path):
     # anchor-bounded shingles only: pairs come from the 'anchor' field alone, with no SimHash filter
     cfg = Config(threshold=0.7, signatures=("anchor",))
     with NearDup.open(str(tmp_path / "a.db"), cfg) as nd:
-        nd.index([Document("orig", BASE), Document("copy", BASE + " traders said"),
-                  Document("other", "bread flour water salt yeast oven baked forty minutes crust crumb kitchen recipe")], progress=None)
+        nd.index(
+            [
+                Document("orig", BASE),
+                Document("copy", BASE + " traders said"),
+                Document(
+                    "other",
+                    "bread flour water salt yeast oven baked forty minutes crust crumb kitchen recipe",
+                ),
+            ],
+            progress=None,
+        )
         assert [(p.a, p.b) for p in nd.pairs(fields=("anchor",))] == [("copy", "orig")]
         assert [m.id for m in nd.query(id="orig")] == ["copy"]
 

@@ -22,24 +22,41 @@ from neardup.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sampling import winnow, winnow_many
 from neardup.shingles import combine, combine_many
 from neardup.signer import Document, Signer
-from neardup.simhash import hamming, hamming_many, simhash, simhash_many, token_simhash, token_simhash_many
+from neardup.simhash import (
+    hamming,
+    hamming_many,
+    simhash,
+    simhash_many,
+    token_simhash,
+    token_simhash_many,
+)
 from neardup.verify import passes_length_filter, passes_length_filter_many
 
 u64 = st.integers(0, 2**64 - 1)
 # small alphabets make repeats, ties and equal neighbours common
-docs_of = st.lists(st.lists(st.sampled_from([0, 1, 2, 3, 2**63, 2**64 - 1, 12345]) | u64, max_size=40), min_size=1, max_size=6)
+docs_of = st.lists(
+    st.lists(st.sampled_from([0, 1, 2, 3, 2**63, 2**64 - 1, 12345]) | u64, max_size=40),
+    min_size=1,
+    max_size=6,
+)
 
 
 def ragged(lists):
     arrays = [np.array(x, dtype=np.uint64) for x in lists]
-    return (np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)), offsets_of([len(a) for a in arrays]), arrays
+    return (
+        (np.concatenate(arrays) if arrays else np.empty(0, dtype=np.uint64)),
+        offsets_of([len(a) for a in arrays]),
+        arrays,
+    )
 
 
 @settings(max_examples=200, deadline=None)
 @given(docs_of)
 def test_segment_sort_and_unique(lists):
     flat, off, arrays = ragged(lists)
-    assert [x.tolist() for x in split(segment_sort(flat, off), off)] == [sorted(a.tolist()) for a in arrays]
+    assert [x.tolist() for x in split(segment_sort(flat, off), off)] == [
+        sorted(a.tolist()) for a in arrays
+    ]
     u, uo, counts = segment_unique(flat, off, return_counts=True)
     for i, a in enumerate(arrays):
         ref, ref_counts = np.unique(a, return_counts=True)
@@ -48,23 +65,40 @@ def test_segment_sort_and_unique(lists):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1]) | u64, min_size=40, max_size=160), min_size=2, max_size=5))
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1]) | u64, min_size=40, max_size=160),
+        min_size=2,
+        max_size=5,
+    )
+)
 def test_segment_sort_of_long_documents_one_by_one(lists):
     """Documents of 64 values or more on average take the one-by-one path; same answer."""
     flat, off, arrays = ragged(lists)
-    assert [x.tolist() for x in split(segment_sort(flat, off), off)] == [sorted(a.tolist()) for a in arrays]
+    assert [x.tolist() for x in split(segment_sort(flat, off), off)] == [
+        sorted(a.tolist()) for a in arrays
+    ]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1]) | u64, max_size=300), min_size=1, max_size=6),
-       st.sampled_from([0, 50, 63]))
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1]) | u64, max_size=300),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([0, 50, 63]),
+)
 def test_segment_unique_compiled_is_the_sorts(lists, shift):
     """The compiled pass (buckets by the top bits, then an insertion sort) against numpy's
     unique, on hashes (spread over the buckets), on values shifted down (crowded into the
     first buckets: the comparison sort) and on short documents (no buckets)."""
     flat, off, arrays = ragged([[v >> shift for v in a] for a in lists])
     u, uo = segment_unique(flat, off, compiled=True)
-    assert u.dtype == np.uint64 and uo.tolist() == offsets_of([len(np.unique(a)) for a in arrays]).tolist()
+    assert (
+        u.dtype == np.uint64
+        and uo.tolist() == offsets_of([len(np.unique(a)) for a in arrays]).tolist()
+    )
     assert [x.tolist() for x in split(u, uo)] == [np.unique(a).tolist() for a in arrays]
 
 
@@ -122,7 +156,10 @@ def test_oph_many_is_oph_per_document(lists, k):
 def test_oph_many_on_a_large_batch_of_short_documents():
     # thousands of empty bins: the path that probes one column at a time
     rng = np.random.default_rng(5)
-    sets = [np.unique(rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64)) for n in rng.integers(0, 40, 300)]
+    sets = [
+        np.unique(rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64))
+        for n in rng.integers(0, 40, 300)
+    ]
     flat, off, _ = ragged([s.tolist() for s in sets])
     m = oph_many(flat, off, 128, 9)
     for i, s in enumerate(sets):
@@ -135,7 +172,11 @@ def test_winnow_many_is_winnow_per_document(lists, window):
     flat, off, arrays = ragged(lists)
     v, vo = winnow_many(flat, off, window)
     for i, a in enumerate(arrays):
-        assert v[vo[i] : vo[i + 1]].tolist() == winnow(a, window).tolist() == _winnow_by_definition(a.tolist(), window)
+        assert (
+            v[vo[i] : vo[i + 1]].tolist()
+            == winnow(a, window).tolist()
+            == _winnow_by_definition(a.tolist(), window)
+        )
 
 
 def _winnow_by_definition(h: list[int], window: int) -> list[int]:
@@ -160,7 +201,13 @@ def test_token_simhash_many_is_per_document_and_order_free(lists):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1, 17, 2**32 + 16, 5]) | u64, max_size=60), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1, 17, 2**32 + 16, 5]) | u64, max_size=60),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_token_simhash_many_weighs_distinct_tokens_by_their_counts(lists):
     """Tokens with repeats (and colliding low bits): the SimHash of the distinct tokens
     weighted 1 + ln(tf), by the bit rule, whatever the order."""
@@ -183,7 +230,14 @@ def _simhash_by_definition(hashes, weights) -> int:
 
 
 @settings(max_examples=150, deadline=None)
-@given(docs_of, st.lists(st.sampled_from([1.0, 1.5, 2.0, 1 + np.log(2), 1 + np.log(3), 7.25]), min_size=240, max_size=240))
+@given(
+    docs_of,
+    st.lists(
+        st.sampled_from([1.0, 1.5, 2.0, 1 + np.log(2), 1 + np.log(3), 7.25]),
+        min_size=240,
+        max_size=240,
+    ),
+)
 def test_simhash_many_is_the_bit_rule_by_definition(lists, pool):
     flat, off, arrays = ragged(lists)
     weights = np.array(pool[: len(flat)], dtype=np.float64)
@@ -203,15 +257,29 @@ def test_simhash_many_over_many_documents():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 1200), st.sampled_from([0, 1, 2, 2**64 - 1]), st.lists(st.integers(0, 1199), max_size=4)), min_size=1, max_size=3),
-       st.sampled_from([1.0, 1 + np.log(2)]))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 1200),
+            st.sampled_from([0, 1, 2, 2**64 - 1]),
+            st.lists(st.integers(0, 1199), max_size=4),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.sampled_from([1.0, 1 + np.log(2)]),
+)
 def test_simhash_many_of_long_documents_of_one_weight_but_a_few(docs, common):
     """Hundreds of values of one weight (counted 8 bits at a time, each byte emptied before
     it passes 255: all-ones values would overflow it), a few of others anywhere, the last too."""
     rng = np.random.default_rng(len(docs))
     lists, weights = [], []
     for n, fill, odd in docs:
-        values = rng.integers(0, 2**64, size=n, dtype=np.uint64) if fill == 2 else np.full(n, fill, dtype=np.uint64)
+        values = (
+            rng.integers(0, 2**64, size=n, dtype=np.uint64)
+            if fill == 2
+            else np.full(n, fill, dtype=np.uint64)
+        )
         w = np.full(n, common)
         w[[i for i in odd if i < n]] = 7.25
         lists.append(values)
@@ -231,7 +299,11 @@ def test_simhash_bit_rule():
     assert simhash(np.array([1 << 63, 1], dtype=np.uint64)) == 0
 
 
-TEXTS = st.lists(st.text(alphabet=st.sampled_from(list("ab cd ef. Ёё абв مى\u200cخ 12 <b>")), max_size=60), min_size=1, max_size=8)
+TEXTS = st.lists(
+    st.text(alphabet=st.sampled_from(list("ab cd ef. Ёё абв مى\u200cخ 12 <b>")), max_size=60),
+    min_size=1,
+    max_size=8,
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -249,13 +321,31 @@ def test_sign_batch_is_sign_per_document(texts, kind):
     batch = signer.sign_batch(docs)
     for d, b in zip(docs, batch, strict=True):
         one = signer.sign(d)
-        assert (b.id, b.lang, b.n_tokens, b.exact, b.simhash) == (one.id, one.lang, one.n_tokens, one.exact, one.simhash)
+        assert (b.id, b.lang, b.n_tokens, b.exact, b.simhash) == (
+            one.id,
+            one.lang,
+            one.n_tokens,
+            one.exact,
+            one.simhash,
+        )
         assert b.shingles.tolist() == one.shingles.tolist()
-        assert {k: v.tolist() for k, v in b.keys.items()} == {k: v.tolist() for k, v in one.keys.items()}
+        assert {k: v.tolist() for k, v in b.keys.items()} == {
+            k: v.tolist() for k, v in one.keys.items()
+        }
 
 
 @settings(max_examples=60, deadline=None)
-@given(TEXTS, st.sampled_from([Config(), Config(digits="drop"), Config(stopwords=False, digits="keep"), Config(default_lang="ru")]))
+@given(
+    TEXTS,
+    st.sampled_from(
+        [
+            Config(),
+            Config(digits="drop"),
+            Config(stopwords=False, digits="keep"),
+            Config(default_lang="ru"),
+        ]
+    ),
+)
 def test_sign_batch_from_code_points_is_signing_the_token_strings(texts, cfg):
     signer = Signer(cfg)
     docs = [Document(str(i), t) for i, t in enumerate(texts)]
@@ -265,7 +355,9 @@ def test_sign_batch_from_code_points_is_signing_the_token_strings(texts, cfg):
     for a, b in zip(hashed, strings, strict=True):
         assert (a.lang, a.n_tokens, a.exact, a.simhash) == (b.lang, b.n_tokens, b.exact, b.simhash)
         assert a.shingles.tolist() == b.shingles.tolist()
-        assert {k: v.tolist() for k, v in a.keys.items()} == {k: v.tolist() for k, v in b.keys.items()}
+        assert {k: v.tolist() for k, v in a.keys.items()} == {
+            k: v.tolist() for k, v in b.keys.items()
+        }
 
 
 def _chain(units: list[int], seed: int, size: int) -> int:
@@ -278,7 +370,10 @@ def _chain(units: list[int], seed: int, size: int) -> int:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(u64, min_size=1, max_size=12), min_size=1, max_size=8), st.sampled_from([0, 1, 2**64 - 1]))
+@given(
+    st.lists(st.lists(u64, min_size=1, max_size=12), min_size=1, max_size=8),
+    st.sampled_from([0, 1, 2**64 - 1]),
+)
 def test_hash_runs_is_the_chain_per_run(runs, seed):
     units = np.array([u for r in runs for u in r], dtype=np.uint64)
     starts = offsets_of([len(r) for r in runs])[:-1]
@@ -290,7 +385,12 @@ def test_hash_runs_is_the_chain_per_run(runs, seed):
 @given(st.lists(st.text(max_size=12), max_size=10))
 def test_hash_strings_is_the_chain_over_code_points(strings):
     seed = string_seed(1)
-    want = [_chain([ord(ch) for ch in x], seed, len(x)) if x else int(fmix64(np.array([seed], dtype=np.uint64))[0]) for x in strings]
+    want = [
+        _chain([ord(ch) for ch in x], seed, len(x))
+        if x
+        else int(fmix64(np.array([seed], dtype=np.uint64))[0])
+        for x in strings
+    ]
     assert hash_strings(strings, 1).tolist() == want
 
 
@@ -316,13 +416,20 @@ def test_sign_batch_reports_a_bad_document_among_many_and_signs_the_others_as_al
     """The texts of a batch are canonicalized together; one that fails there goes to
     on_error and the others are signed as they would be alone."""
     signer = Signer(Config())
-    texts = ["Ёлка и дом, ДОМ и ёлка стоят", "the quick brown fox jumps over the lazy dog", "کتاب‌های دانش‌آموزان ۱۲", "Straße İstanbul ﬁne"]
+    texts = [
+        "Ёлка и дом, ДОМ и ёлка стоят",
+        "the quick brown fox jumps over the lazy dog",
+        "کتاب‌های دانش‌آموزان ۱۲",
+        "Straße İstanbul ﬁne",
+    ]
     docs = [Document(f"d{i}", t) for i, t in enumerate(texts)]
     docs.insert(2, Document("bad", "Привет, мир", lang="x_1"))
     errors = []
     out = signer.sign_batch(docs, on_error=lambda d, e: errors.append(d.id))
     assert errors == ["bad"] and [s.id for s in out] == [f"d{i}" for i in range(len(texts))]
-    assert [(s.exact, s.shingles.tolist()) for s in out] == [(signer.sign(d).exact, signer.sign(d).shingles.tolist()) for d in docs if d.id != "bad"]
+    assert [(s.exact, s.shingles.tolist()) for s in out] == [
+        (signer.sign(d).exact, signer.sign(d).shingles.tolist()) for d in docs if d.id != "bad"
+    ]
     with pytest.raises(ValueError, match="unknown language"):
         signer.sign_batch(docs)
 
@@ -333,8 +440,13 @@ def test_sign_batch_refuses_lone_surrogates_found_by_the_text_scan():
     from neardup.validate import check_document
 
     signer = Signer(Config())
-    docs = [Document("a", "abc \ud800"), Document("b", "дом \udfff дом"), Document("c", "\ud83d\ude00 pair of halves"),
-            Document("d", "дом и ёлка"), Document("e", "plain words here")]
+    docs = [
+        Document("a", "abc \ud800"),
+        Document("b", "дом \udfff дом"),
+        Document("c", "\ud83d\ude00 pair of halves"),
+        Document("d", "дом и ёлка"),
+        Document("e", "plain words here"),
+    ]
     errors = []
     out = signer.sign_batch(docs, on_error=lambda d, e: errors.append((d.id, str(e))))
     assert [s.id for s in out] == ["d", "e"]
@@ -355,11 +467,15 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
     two = NearDup.open(str(tmp_path / "two.db"))
     r2 = two.index(docs, batch_size=17, workers=2)
     assert (r1.indexed, r1.duplicates) == (r2.indexed, r2.duplicates) == (len(docs), r1.duplicates)
-    got = lambda nd: {i: (d.tags, d.shingles.tolist()) for i, d in nd.engine.get([d.id for d in docs]).items()}  # noqa: E731
+    got = lambda nd: {
+        i: (d.tags, d.shingles.tolist()) for i, d in nd.engine.get([d.id for d in docs]).items()
+    }  # noqa: E731
     assert got(one) == got(two)
     assert [c.members for c in one.clusters()] == [c.members for c in two.clusters()]
     # the keys columns the workers encoded in advance are those the engine makes itself
-    columns = lambda nd: nd.engine._require().execute("SELECT id, keys FROM docs ORDER BY seq").fetchall()  # noqa: E731
+    columns = lambda nd: (
+        nd.engine._require().execute("SELECT id, keys FROM docs ORDER BY seq").fetchall()
+    )  # noqa: E731
     assert columns(one) == columns(two)
 
 
@@ -378,7 +494,11 @@ def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
     monkeypatch.setattr(ingest, "start_method", lambda: method)
     two = NearDup.open(str(tmp_path / "two.db"))
     two.index(docs, batch_size=23, workers=2)
-    rows = lambda nd: nd.engine._require().execute("SELECT id, cluster_id, dup_of, exact, shingles, keys FROM docs ORDER BY seq").fetchall()  # noqa: E731
+    rows = lambda nd: (
+        nd.engine._require()
+        .execute("SELECT id, cluster_id, dup_of, exact, shingles, keys FROM docs ORDER BY seq")
+        .fetchall()
+    )  # noqa: E731
     assert rows(one) == rows(two)
 
 
@@ -417,8 +537,14 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
     monkeypatch.setattr(ingest, "sign_batch", recorded)
     two = NearDup.open(str(tmp_path / "two.db"))
     two.index(docs, batch_size=7, workers=2)
-    assert here.count(os.getpid()) >= 2  # not just the first batch: it signed while the workers were busy
-    rows = lambda nd: nd.engine._require().execute("SELECT id, cluster_id, dup_of, exact, shingles, keys FROM docs ORDER BY seq").fetchall()  # noqa: E731
+    assert (
+        here.count(os.getpid()) >= 2
+    )  # not just the first batch: it signed while the workers were busy
+    rows = lambda nd: (
+        nd.engine._require()
+        .execute("SELECT id, cluster_id, dup_of, exact, shingles, keys FROM docs ORDER BY seq")
+        .fetchall()
+    )  # noqa: E731
     assert rows(one) == rows(two)
 
 
@@ -447,8 +573,12 @@ def test_keys_encoded_in_advance_are_used_only_for_the_same_fields(tmp_path):
     made = Signer(Config()).sign_batch([Document(str(i), t) for i, t in enumerate(texts)])
     engine.key_encoder()(made)
     assert all(isinstance(s.encoded_keys, EncodedKeys) for s in made)
-    assert [engine._doc_row(s, None, 0) for s in made] == [engine._doc_row(s, None, 0) for s in plain]
-    made[1].encoded_keys = EncodedKeys(("minhash",), b"made for other fields")  # ignored: the engine encodes it
+    assert [engine._doc_row(s, None, 0) for s in made] == [
+        engine._doc_row(s, None, 0) for s in plain
+    ]
+    made[1].encoded_keys = EncodedKeys(
+        ("minhash",), b"made for other fields"
+    )  # ignored: the engine encodes it
     assert engine._doc_row(made[1], None, 0) == engine._doc_row(plain[1], None, 0)
     made[0].encoded_keys = EncodedKeys(made[0].encoded_keys.fields, b"taken as made")
     assert engine._doc_row(made[0], None, 0)[14] == b"taken as made"  # (the keys column)
@@ -464,10 +594,18 @@ def test_input_of_one_batch_starts_no_worker(tmp_path, monkeypatch):
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
     nd = NearDup.open(str(tmp_path / "one.db"))
-    report = nd.index([Document(f"d{i}", f"text number {i} of a small input") for i in range(30)], batch_size=50, workers=4)
+    report = nd.index(
+        [Document(f"d{i}", f"text number {i} of a small input") for i in range(30)],
+        batch_size=50,
+        workers=4,
+    )
     assert report.indexed == 30
     with pytest.raises(AssertionError, match="worker pool"):  # a second batch does start them
-        nd.index([Document(f"e{i}", f"text number {i} of a larger input") for i in range(30)], batch_size=10, workers=4)
+        nd.index(
+            [Document(f"e{i}", f"text number {i} of a larger input") for i in range(30)],
+            batch_size=10,
+            workers=4,
+        )
 
 
 def test_index_with_workers_keeps_what_was_read_before_a_bad_record(tmp_path):
@@ -498,7 +636,7 @@ def _children(pid: int) -> set[int]:
                     stat = f.read()
             except OSError:
                 continue
-            if int(stat[stat.rindex(b")") + 2:].split()[1]) == pid:
+            if int(stat[stat.rindex(b")") + 2 :].split()[1]) == pid:
                 out.add(int(d))
     return out
 
@@ -516,15 +654,44 @@ def test_signing_workers_end_when_their_parent_is_killed(tmp_path):
     src = tmp_path / "big.jsonl"
     with src.open("w", encoding="utf-8") as f:
         for i in range(20000):
-            f.write(json.dumps({"id": str(i), "text": f"document {i} " + " ".join(f"w{(i * 7 + j) % 997}" for j in range(200))}) + "\n")
-    proc = subprocess.Popen([sys.executable, "-m", "neardup.cli", "index", str(src), "-e", str(tmp_path / "x.db"), "-q",
-                             "--workers", "2", "--batch-size", "200"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            f.write(
+                json.dumps(
+                    {
+                        "id": str(i),
+                        "text": f"document {i} "
+                        + " ".join(f"w{(i * 7 + j) % 997}" for j in range(200)),
+                    }
+                )
+                + "\n"
+            )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "neardup.cli",
+            "index",
+            str(src),
+            "-e",
+            str(tmp_path / "x.db"),
+            "-q",
+            "--workers",
+            "2",
+            "--batch-size",
+            "200",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         workers: set[int] = set()
         while time.monotonic() < deadline and len(workers) < 2:
             # forked or spawned workers: every child but multiprocessing's resource tracker (spawn starts one)
-            workers = {c for c in _children(proc.pid) if b"resource_tracker" not in open(f"/proc/{c}/cmdline", "rb").read()}
+            workers = {
+                c
+                for c in _children(proc.pid)
+                if b"resource_tracker" not in open(f"/proc/{c}/cmdline", "rb").read()
+            }
             time.sleep(0.2)
         assert len(workers) >= 2, "the workers did not start"
         proc.send_signal(signal.SIGKILL)
@@ -547,18 +714,25 @@ def test_hamming_many_is_hamming_per_pair(pairs):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000)), max_size=30),
-       st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1 / 3]))
+@given(
+    st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 5000)), max_size=30),
+    st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1 / 3]),
+)
 def test_length_filter_many_is_the_length_filter_per_pair(pairs, t):
     na = np.array([x for x, _ in pairs], dtype=np.int64)
     nb = np.array([y for _, y in pairs], dtype=np.int64)
     # near the bounds too: |B| = ceil(t|A|) - 1 .. and floor(|A|/t) + 1
-    edges = [(x, y) for x, _ in pairs for y in (int(t * x), int(t * x) + 1, int(x / t), int(x / t) + 1)]
-    assert passes_length_filter_many(na, nb, t).tolist() == [passes_length_filter(x, y, t) for x, y in pairs]
+    edges = [
+        (x, y) for x, _ in pairs for y in (int(t * x), int(t * x) + 1, int(x / t), int(x / t) + 1)
+    ]
+    assert passes_length_filter_many(na, nb, t).tolist() == [
+        passes_length_filter(x, y, t) for x, y in pairs
+    ]
     ea = np.array([x for x, _ in edges], dtype=np.int64)
     eb = np.array([y for _, y in edges], dtype=np.int64)
-    assert passes_length_filter_many(ea, eb, t).tolist() == [passes_length_filter(x, y, t) for x, y in edges]
-
+    assert passes_length_filter_many(ea, eb, t).tolist() == [
+        passes_length_filter(x, y, t) for x, y in edges
+    ]
 
 
 @settings(max_examples=100, deadline=None)
@@ -570,8 +744,12 @@ def test_plausible_many_is_plausible_per_pair(rows):
     only = np.array([o for o, _, _ in rows], dtype=bool)
     a = np.array([x for _, x, _ in rows], dtype=np.uint64)
     b = np.array([x ^ ((1 << d) - 1) for _, x, d in rows], dtype=np.uint64)  # d bits apart
-    want = [rule.plausible(frozenset({"simhash"}) if o else frozenset({"minhash", "simhash"}), int(x), int(y))
-            for o, x, y in zip(only.tolist(), a.tolist(), b.tolist(), strict=True)]
+    want = [
+        rule.plausible(
+            frozenset({"simhash"}) if o else frozenset({"minhash", "simhash"}), int(x), int(y)
+        )
+        for o, x, y in zip(only.tolist(), a.tolist(), b.tolist(), strict=True)
+    ]
     assert rule.plausible_many(only, a, b).tolist() == want
 
 
@@ -583,20 +761,40 @@ def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
     flat, off, _ = ragged(lists)
     i, j, n = pairs_sharing(flat, off)
     sets = [set(x) for x in lists]
-    expect = [(a, b, len(sets[a] & sets[b])) for a in range(len(sets)) for b in range(a + 1, len(sets)) if sets[a] & sets[b]]
+    expect = [
+        (a, b, len(sets[a] & sets[b]))
+        for a in range(len(sets))
+        for b in range(a + 1, len(sets))
+        if sets[a] & sets[b]
+    ]
     assert list(zip(i.tolist(), j.tolist(), n.tolist(), strict=True)) == expect
     holders = [sum(v in s for s in sets) for v in set().union(*sets)]
-    assert pair_count(flat, off) == (sum(g * (g - 1) // 2 for g in holders), max(holders, default=0))
+    assert pair_count(flat, off) == (
+        sum(g * (g - 1) // 2 for g in holders),
+        max(holders, default=0),
+    )
 
 
-@pytest.mark.parametrize("config", [Config(), Config(signatures=("exact", "minhash", "simhash", "winnow", "modm", "super", "anchor"))])
+@pytest.mark.parametrize(
+    "config",
+    [
+        Config(),
+        Config(signatures=("exact", "minhash", "simhash", "winnow", "modm", "super", "anchor")),
+    ],
+)
 def test_a_packed_batch_unpacks_to_the_same_signatures(config):
     """What a signing worker sends back (signer.pack) is what it signed, field for field,
     wordless documents and every signature of the family included."""
     from neardup.signer import pack, unpack
 
-    texts = ["alpha beta gamma delta epsilon zeta eta theta", "!!!", "", "Привет мир, как дела у тебя сегодня", "the of and",
-             "سلام دنیا این یک متن فارسی است"]
+    texts = [
+        "alpha beta gamma delta epsilon zeta eta theta",
+        "!!!",
+        "",
+        "Привет мир, как дела у тебя сегодня",
+        "the of and",
+        "سلام دنیا این یک متن فارسی است",
+    ]
     docs = [Document(f"d{i}", t) for i, t in enumerate(texts) if t] + [Document("w", "<p></p>")]
     signed = Signer(config).sign_batch(docs)
     for s in signed:
@@ -604,9 +802,18 @@ def test_a_packed_batch_unpacks_to_the_same_signatures(config):
     again = unpack(pack(signed), [s.doc for s in signed])
     assert len(again) == len(signed)
     for a, s in zip(again, signed, strict=True):
-        assert (a.doc, a.lang, a.n_tokens, a.exact, a.simhash, a.encoded_keys) == (s.doc, s.lang, s.n_tokens, s.exact, s.simhash, s.encoded_keys)
+        assert (a.doc, a.lang, a.n_tokens, a.exact, a.simhash, a.encoded_keys) == (
+            s.doc,
+            s.lang,
+            s.n_tokens,
+            s.exact,
+            s.simhash,
+            s.encoded_keys,
+        )
         assert a.shingles.dtype == s.shingles.dtype and a.shingles.tolist() == s.shingles.tolist()
-        assert list(a.keys) == list(s.keys) and all(a.keys[f].tolist() == s.keys[f].tolist() for f in s.keys)
+        assert list(a.keys) == list(s.keys) and all(
+            a.keys[f].tolist() == s.keys[f].tolist() for f in s.keys
+        )
 
 
 def test_sign_batch_checked_does_not_check_again(monkeypatch):
@@ -616,11 +823,20 @@ def test_sign_batch_checked_does_not_check_again(monkeypatch):
 
     seen: list[str] = []
     real = signer_module.check_documents
-    monkeypatch.setattr(signer_module, "check_documents", lambda ds, no_surrogate: (seen.extend(d.id for d in ds), real(ds, no_surrogate))[1])
-    docs = [Document("a", "the quick brown fox jumps over the lazy dog"), Document("b", "Съешь же ещё этих мягких французских булок")]
+    monkeypatch.setattr(
+        signer_module,
+        "check_documents",
+        lambda ds, no_surrogate: (seen.extend(d.id for d in ds), real(ds, no_surrogate))[1],
+    )
+    docs = [
+        Document("a", "the quick brown fox jumps over the lazy dog"),
+        Document("b", "Съешь же ещё этих мягких французских булок"),
+    ]
     signer = Signer(Config())
     unchecked = signer.sign_batch(docs)
     assert seen == ["a", "b"]
     checked = signer.sign_batch(docs, checked=True)
     assert seen == ["a", "b"]
-    assert [(s.id, s.exact, s.simhash, s.shingles.tolist()) for s in checked] == [(s.id, s.exact, s.simhash, s.shingles.tolist()) for s in unchecked]
+    assert [(s.id, s.exact, s.simhash, s.shingles.tolist()) for s in checked] == [
+        (s.id, s.exact, s.simhash, s.shingles.tolist()) for s in unchecked
+    ]

@@ -16,15 +16,25 @@ CONFIG = Config(threshold=0.8)
 
 def sample_docs(n: int = 120) -> list[Document]:
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()][:n]
-    return [Document(r["id"], r["text"], r.get("title"), r.get("lang"), {"source": r.get("source")}) for r in recs]
+    return [
+        Document(r["id"], r["text"], r.get("title"), r.get("lang"), {"source": r.get("source")})
+        for r in recs
+    ]
 
 
 def snapshot(nd: NearDup, docs: list[Document]) -> dict:
     pairs = sorted((p.a, p.b, round(p.resemblance, 9)) for p in nd.pairs())
-    clusters = sorted((c.cluster_id, tuple(c.members), round(c.mean_resemblance, 9)) for c in nd.clusters())
-    tags = {i: (d.tags.cluster_id, d.tags.dup_of, d.tags.is_duplicate, round(d.tags.max_resemblance, 9))
-            for i, d in nd.engine.get([d.id for d in docs]).items()}
-    queries = {d.id: [(m.id, round(m.resemblance, 9)) for m in nd.query(id=d.id, threshold=0.5)] for d in docs[:25]}
+    clusters = sorted(
+        (c.cluster_id, tuple(c.members), round(c.mean_resemblance, 9)) for c in nd.clusters()
+    )
+    tags = {
+        i: (d.tags.cluster_id, d.tags.dup_of, d.tags.is_duplicate, round(d.tags.max_resemblance, 9))
+        for i, d in nd.engine.get([d.id for d in docs]).items()
+    }
+    queries = {
+        d.id: [(m.id, round(m.resemblance, 9)) for m in nd.query(id=d.id, threshold=0.5)]
+        for d in docs[:25]
+    }
     return {"pairs": pairs, "clusters": clusters, "tags": tags, "queries": queries}
 
 
@@ -65,10 +75,20 @@ def test_upsert_delete_and_stored_clusters(engine_target):
     target, opts = engine_target
     base = "the committee approved the new budget for schools hospitals and roads after a long debate in parliament"
     with NearDup.open(target, CONFIG, **opts) as nd:
-        nd.index([Document("a", base), Document("b", base + " on tuesday"), Document("c", "unrelated words about cooking rice")], progress=None)
+        nd.index(
+            [
+                Document("a", base),
+                Document("b", base + " on tuesday"),
+                Document("c", "unrelated words about cooking rice"),
+            ],
+            progress=None,
+        )
         nd.engine.refresh()
         assert [m.id for m in nd.query(id="a")] == ["b"]
-        nd.index([Document("b", "now it is about football and the weekend league results instead")], progress=None)
+        nd.index(
+            [Document("b", "now it is about football and the weekend league results instead")],
+            progress=None,
+        )
         nd.engine.refresh()
         assert nd.count() == 3 and nd.query(id="a") == []
         assert nd.engine.delete(["c"]) == 1
@@ -88,8 +108,18 @@ def test_search_folds_copies(engine_target):
     target, opts = engine_target
     base = "lloyds bank cut its base lending rate to ten and a half percent following similar moves by other banks"
     with NearDup.open(target, CONFIG, **opts) as nd:
-        nd.index([Document("a", base, "Lloyds cuts rate"), Document("b", base + " today", "Lloyds cuts base rate"),
-                  Document("c", "the weather in london will be rainy with lending libraries closed", "Weather")], progress=None)
+        nd.index(
+            [
+                Document("a", base, "Lloyds cuts rate"),
+                Document("b", base + " today", "Lloyds cuts base rate"),
+                Document(
+                    "c",
+                    "the weather in london will be rainy with lending libraries closed",
+                    "Weather",
+                ),
+            ],
+            progress=None,
+        )
         nd.engine.refresh()
         assert {h.id for h in nd.search("lending", size=10)} == {"a", "b", "c"}
         hits = nd.search("lending", size=10, dedupe=True)

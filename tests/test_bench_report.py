@@ -21,18 +21,27 @@ def test_provenance_names_date_machine_and_commit():
     assert p["machine"]["python"] and p["machine"]["cpus"] >= 1 and p["machine"]["platform"]
     assert p["commit"] is None or re.fullmatch(r"[0-9a-f]{7,40}(\+changes)?", p["commit"])
     line = report.provenance_line({**p, "commit": "abc1234"})
-    assert line.startswith(f"Date: {p['started_at']}. Machine: ") and line.endswith("Commit: abc1234.")
+    assert line.startswith(f"Date: {p['started_at']}. Machine: ") and line.endswith(
+        "Commit: abc1234."
+    )
 
 
 def test_each_table_of_the_page_is_headed_by_its_run(tmp_path):
-    res = {"command": "python -m benchmarks --quick", "started_at": "2026-01-02T03:04:05+00:00",
-           "machine": {"python": "3.11.7", "platform": "Linux-x", "cpus": 2, "cpu": "Some CPU"}, "commit": "0123abc",
-           "targets": [{"target": "t", "measured": 1, "met": True, "detail": "a|b"}]}
+    res = {
+        "command": "python -m benchmarks --quick",
+        "started_at": "2026-01-02T03:04:05+00:00",
+        "machine": {"python": "3.11.7", "platform": "Linux-x", "cpus": 2, "cpu": "Some CPU"},
+        "commit": "0123abc",
+        "targets": [{"target": "t", "measured": 1, "met": True, "detail": "a|b"}],
+    }
     f = tmp_path / "r.json"
     f.write_text(json.dumps(res))
     page = report.markdown_page([f])
     assert "### `python -m benchmarks --quick`" in page
-    assert "Date: 2026-01-02T03:04:05+00:00. Machine: Some CPU, 2 CPUs, Linux-x, Python 3.11.7. Commit: 0123abc." in page
+    assert (
+        "Date: 2026-01-02T03:04:05+00:00. Machine: Some CPU, 2 CPUs, Linux-x, Python 3.11.7. Commit: 0123abc."
+        in page
+    )
     assert "| t | 1 | yes | a\\|b |" in page  # a pipe in a cell is escaped
 
 
@@ -43,7 +52,9 @@ def test_docs_benchmarks_md_holds_the_command_output():
     assert command, "docs/benchmarks.md names the command that made its tables"
     files = [ROOT / f for f in command.group(1).split()]
     missing = [str(f.relative_to(ROOT)) for f in files if not f.exists()]
-    assert files and not missing, f"docs/benchmarks.md shows result files that are not in the repository: {missing}"
+    assert files and not missing, (
+        f"docs/benchmarks.md shows result files that are not in the repository: {missing}"
+    )
     made = report.markdown_page(files).replace("\n### ", "\n#### ")
     made = made[4:] if made.startswith("### ") else made
     assert made.strip() in page

@@ -17,10 +17,22 @@ from neardup.signer import Document, Signer  # noqa: E402
 from neardup.verify import resemblance  # noqa: E402
 
 BASE = [
-    Document("e1", "The central bank bought bills for resale. Dealers said the market was quiet today. "
-                   "Rates were unchanged at the close of trading.", lang="en"),
-    Document("r1", "Центральный банк купил векселя. Дилеры сказали, что рынок был спокоен. Ставки не изменились к закрытию.", lang="ru"),
-    Document("f1", "بانک مرکزی اوراق را خریداری کرد. معامله‌گران گفتند که بازار آرام بود. نرخ‌ها تا پایان معاملات تغییری نکرد.", lang="fa"),
+    Document(
+        "e1",
+        "The central bank bought bills for resale. Dealers said the market was quiet today. "
+        "Rates were unchanged at the close of trading.",
+        lang="en",
+    ),
+    Document(
+        "r1",
+        "Центральный банк купил векселя. Дилеры сказали, что рынок был спокоен. Ставки не изменились к закрытию.",
+        lang="ru",
+    ),
+    Document(
+        "f1",
+        "بانک مرکزی اوراق را خریداری کرد. معامله‌گران گفتند که بازار آرام بود. نرخ‌ها تا پایان معاملات تغییری نکرد.",
+        lang="fa",
+    ),
 ]
 
 

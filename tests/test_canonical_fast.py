@@ -25,7 +25,10 @@ from .conftest import CORPORA
 
 # The one-pass definitions the fast patterns replace.
 HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*(\w)")
-PAGE_NUMBER_LINE = re.compile(r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
+PAGE_NUMBER_LINE = re.compile(
+    r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
+    re.I,
+)
 PUNCT = re.compile(r"[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])")
 NON_WORD = re.compile(r"[^\w\u200c]+")
 SPACE = re.compile(r"\s+")
@@ -37,8 +40,55 @@ def texts(pieces, max_size=30):
     return st.lists(st.sampled_from(pieces), max_size=max_size).map("".join)
 
 
-LINE_PIECES = ["a-\n", "b-\n", "a", "b", "ж", "ک", "1", "12", "_", "é", "-", "\u00ad", "\u2010", "\u2013", "\u2014", " ", "  ", "\t", "\n", "\r\n", "page", "Page ", "стр.", "Страница ", "صفحه ", "12345", "x."]
-PUNCT_PIECES = ["a", "ک", "ж", "1", " ", "  ", ".", ", ", "\n", "\t", "_", "__", "\u200c", "\u200c\u200c", "\u0660", "\u060c", "\u0645", "-"]
+LINE_PIECES = [
+    "a-\n",
+    "b-\n",
+    "a",
+    "b",
+    "ж",
+    "ک",
+    "1",
+    "12",
+    "_",
+    "é",
+    "-",
+    "\u00ad",
+    "\u2010",
+    "\u2013",
+    "\u2014",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "page",
+    "Page ",
+    "стр.",
+    "Страница ",
+    "صفحه ",
+    "12345",
+    "x.",
+]
+PUNCT_PIECES = [
+    "a",
+    "ک",
+    "ж",
+    "1",
+    " ",
+    "  ",
+    ".",
+    ", ",
+    "\n",
+    "\t",
+    "_",
+    "__",
+    "\u200c",
+    "\u200c\u200c",
+    "\u0660",
+    "\u060c",
+    "\u0645",
+    "-",
+]
 
 
 @settings(max_examples=400, deadline=None)
@@ -47,14 +97,18 @@ def test_rejoin_hyphenation_is_the_one_pass_substitution(text):
     assert letters.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
 
 
-@pytest.mark.parametrize("text", ["a-\nb-\nc", "a-\nb-\nc-\nd", "é-\n\u00e8-\n x", "ab\u00ad \n cd-\n\nef", "x-\n-\ny"])
+@pytest.mark.parametrize(
+    "text", ["a-\nb-\nc", "a-\nb-\nc-\nd", "é-\n\u00e8-\n x", "ab\u00ad \n cd-\n\nef", "x-\n-\ny"]
+)
 def test_rejoin_hyphenation_chains(text):
     assert letters.rejoin_hyphenation(text) == HYPHEN_BREAK.sub(r"\1\2", text)
 
 
 @settings(max_examples=400, deadline=None)
 @given(texts(LINE_PIECES))
-@example("x\n\u0635\u0641\u062d\u0647 12\ny\n\u2014 3\n\n\u2013 3 \u2013\nстр. 4\nСтраница 5\n\tPage 6\n- 7 -\n8\nab\n")  # each way a page line starts
+@example(
+    "x\n\u0635\u0641\u062d\u0647 12\ny\n\u2014 3\n\n\u2013 3 \u2013\nстр. 4\nСтраница 5\n\tPage 6\n- 7 -\n8\nab\n"
+)  # each way a page line starts
 def test_page_number_lines_as_with_the_lookbehind_pattern(text):
     assert letters._PAGE_NUMBER_LINE.sub("\n ", text) == PAGE_NUMBER_LINE.sub(" ", text)
 
@@ -72,7 +126,13 @@ def test_u0345_is_the_only_separator_that_casefolds_to_a_word_character():
     # drop_punctuation may be skipped (Canonicalizer._text_for_tokens) only because no other
     # character outside [^\W_] casefolds to one inside it.
     word = re.compile(r"[^\W_]")
-    found = {chr(cp) for cp in range(sys.maxunicode + 1) if chr(cp).casefold() != chr(cp) and not word.match(chr(cp)) and word.search(chr(cp).casefold())}
+    found = {
+        chr(cp)
+        for cp in range(sys.maxunicode + 1)
+        if chr(cp).casefold() != chr(cp)
+        and not word.match(chr(cp))
+        and word.search(chr(cp).casefold())
+    }
     assert found == {"\u0345"}, unicodedata.unidata_version
 
 
@@ -82,11 +142,19 @@ def test_a_character_without_rare_ones_passes_the_steps_they_skip():
     its casefold (which comes between) passes unify_digits."""
     for cp in range(sys.maxunicode + 1):
         ch = chr(cp)
-        if letters.has_rare_characters("\u0400" + ch):  # (a non-ASCII companion: ASCII texts are never scanned)
+        if letters.has_rare_characters(
+            "\u0400" + ch
+        ):  # (a non-ASCII companion: ASCII texts are never scanned)
             continue
-        assert letters.drop_marks(ch) == ch and not letters.punctuation_matters("\u0400" + ch), hex(cp)
+        assert letters.drop_marks(ch) == ch and not letters.punctuation_matters("\u0400" + ch), hex(
+            cp
+        )
         assert letters.unify_digits("\u0400" + ch.casefold()) == "\u0400" + ch.casefold(), hex(cp)
-    assert letters.has_rare_characters("\u0400\u0301") and letters.has_rare_characters("\u0400\u0667") and letters.has_rare_characters("\u0400\u0345")
+    assert (
+        letters.has_rare_characters("\u0400\u0301")
+        and letters.has_rare_characters("\u0400\u0667")
+        and letters.has_rare_characters("\u0400\u0345")
+    )
 
 
 def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tuple[list[str], str]:
@@ -98,26 +166,96 @@ def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tupl
     toks = TOKEN.findall(canon.text(text, lang))
     if c.digits == "drop":
         toks = [t for t in toks if not t.isdigit()]
-    if c.stopwords and doc_lang in ("fa", "ru", "en"):  # (a document of another language drops none)
+    if c.stopwords and doc_lang in (
+        "fa",
+        "ru",
+        "en",
+    ):  # (a document of another language drops none)
         toks = [t for t in toks if t not in stopwords_for(token_language(t) or doc_lang)]
     return toks, doc_lang
 
 
-FULL_PIECES = ["Rose", "the", "and", " ", ", ", ".\n", "-\n", "\n12\n", "_", "дом", "и", "Ёж", "کتاب", "و", "می", "\u200c", "خواهم", "۱۲", "3", "é", "\u0345", "ß", "İ", "<b>", "&amp;", "\u0301", "Ⅻ", "²", "ﬁ", "ﻻ",
-               "\u037a", "５", "\u00ad\n", "\u2010\n", "ﹱ", "Ё", "&#1611;", "&#1633;", "&#x6F1;x",
-               "\u064e", "\u0651\u064e", "\u0627\u0654", "\u0627\u0653", "\u0647\u0654", "\u0670"]
-CANONICALIZERS = [Canonicalizer(Config()), Canonicalizer(Config(stopwords=False)), Canonicalizer(Config(digits="drop", strip_html=False))]
+FULL_PIECES = [
+    "Rose",
+    "the",
+    "and",
+    " ",
+    ", ",
+    ".\n",
+    "-\n",
+    "\n12\n",
+    "_",
+    "дом",
+    "и",
+    "Ёж",
+    "کتاب",
+    "و",
+    "می",
+    "\u200c",
+    "خواهم",
+    "۱۲",
+    "3",
+    "é",
+    "\u0345",
+    "ß",
+    "İ",
+    "<b>",
+    "&amp;",
+    "\u0301",
+    "Ⅻ",
+    "²",
+    "ﬁ",
+    "ﻻ",
+    "\u037a",
+    "５",
+    "\u00ad\n",
+    "\u2010\n",
+    "ﹱ",
+    "Ё",
+    "&#1611;",
+    "&#1633;",
+    "&#x6F1;x",
+    "\u064e",
+    "\u0651\u064e",
+    "\u0627\u0654",
+    "\u0627\u0653",
+    "\u0647\u0654",
+    "\u0670",
+]
+CANONICALIZERS = [
+    Canonicalizer(Config()),
+    Canonicalizer(Config(stopwords=False)),
+    Canonicalizer(Config(digits="drop", strip_html=False)),
+]
 
 
 @settings(max_examples=300, deadline=None)
-@given(texts(FULL_PIECES, 40), st.sampled_from(CANONICALIZERS), st.sampled_from([None, "en", "ru", "fa"]))
+@given(
+    texts(FULL_PIECES, 40),
+    st.sampled_from(CANONICALIZERS),
+    st.sampled_from([None, "en", "ru", "fa"]),
+)
 def test_canonicalize_matches_its_definition(text, canon, lang):
     got = canon.canonicalize(text, lang)
     assert (got.tokens, got.lang) == _reference_tokens(canon, text, lang)
 
 
-@pytest.mark.parametrize("text", ["a\u0345b", "Rose\u0345 is", "Ёж\u0345", "x_y", "a\u200cb", "ab\u200cکتاب", "İstanbul, ﬁne",
-                                  "Ё\u037a", "дом \u037aб", "５ дом", "ﻻ дом"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\u0345b",
+        "Rose\u0345 is",
+        "Ёж\u0345",
+        "x_y",
+        "a\u200cb",
+        "ab\u200cکتاب",
+        "İstanbul, ﬁne",
+        "Ё\u037a",
+        "дом \u037aб",
+        "５ дом",
+        "ﻻ дом",
+    ],
+)
 def test_canonicalize_matches_its_definition_on_edge_cases(text):
     for canon in CANONICALIZERS:
         for lang in (None, "en", "fa"):
@@ -126,17 +264,30 @@ def test_canonicalize_matches_its_definition_on_edge_cases(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(texts(FULL_PIECES, 12), max_size=12), st.sampled_from(CANONICALIZERS), st.sampled_from([1, 8, 1 << 16]), st.booleans(),
-       st.booleans())
-def test_texts_for_tokens_of_a_batch_are_those_of_each_text(batch, canon, group_chars, compiled, persian_pass):
+@given(
+    st.lists(texts(FULL_PIECES, 12), max_size=12),
+    st.sampled_from(CANONICALIZERS),
+    st.sampled_from([1, 8, 1 << 16]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_texts_for_tokens_of_a_batch_are_those_of_each_text(
+    batch, canon, group_chars, compiled, persian_pass
+):
     """A batch's texts, scanned and mapped together in groups of any size, with the
     compiled loops or numpy, with the compiled Persian pass or without it (as where hazm is
     not 0.10: the steps one by one): the tokens of each are those of its text steps."""
     from unittest import mock
 
     canon = Canonicalizer(canon.config, backend="compiled" if compiled else "reference")
-    with mock.patch.object(letters, "GROUP_CHARS", group_chars), \
-            mock.patch.object(persian, "_piece_tables", persian._piece_tables if persian_pass else (lambda anchors=None: None)):
+    with (
+        mock.patch.object(letters, "GROUP_CHARS", group_chars),
+        mock.patch.object(
+            persian,
+            "_piece_tables",
+            persian._piece_tables if persian_pass else (lambda anchors=None: None),
+        ),
+    ):
         got = canon.texts_for_tokens(batch)
     assert [TOKEN.findall(t) for t in got] == [TOKEN.findall(canon.text(t)) for t in batch]
 
@@ -151,9 +302,37 @@ def _reference_detect(text: str, default: str = "en", sample: int = 4000) -> str
 
 
 @settings(max_examples=300, deadline=None)
-@given(texts(["a", "B", "1", " ", ".", "ж", "Ё", "ک", "ي", "ω", "中", "é", "پ", "ة", "が", "한", "ก", "ẞ"], 20), st.sampled_from(["en", "ru", "fa"]), st.integers(1, 8))
+@given(
+    texts(
+        [
+            "a",
+            "B",
+            "1",
+            " ",
+            ".",
+            "ж",
+            "Ё",
+            "ک",
+            "ي",
+            "ω",
+            "中",
+            "é",
+            "پ",
+            "ة",
+            "が",
+            "한",
+            "ก",
+            "ẞ",
+        ],
+        20,
+    ),
+    st.sampled_from(["en", "ru", "fa"]),
+    st.integers(1, 8),
+)
 def test_detect_language_is_the_majority_of_the_first_letters(text, default, sample):
-    assert scripts.detect_language(text, default, sample) == _reference_detect(text, default, sample)
+    assert scripts.detect_language(text, default, sample) == _reference_detect(
+        text, default, sample
+    )
 
 
 # -- hazm ----------------------------------------------------------------------------------
@@ -186,7 +365,9 @@ def test_the_shipped_tables_are_hazm_0_10s():
     assert hashlib.sha256(source.locate().read_bytes()).hexdigest() == shipped["source_sha256"]
 
 
-def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(monkeypatch, tmp_path):
+def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(
+    monkeypatch, tmp_path
+):
     """Without hazm: the letter steps and signing run; search's word-list steps leave the
     text; Persian stemming names the extra to install; the stop lists need no hazm."""
     import builtins
@@ -219,17 +400,88 @@ def test_without_hazm_signing_works_and_the_word_list_steps_say_what_they_need(m
     from neardup.cli import main
 
     doc = tmp_path / "fa.jsonl"
-    doc.write_text(json.dumps({"id": "1", "text": "کتاب‌های دانش‌آموزان را خواندیم", "lang": "fa"}) + "\n", encoding="utf-8")
+    doc.write_text(
+        json.dumps({"id": "1", "text": "کتاب‌های دانش‌آموزان را خواندیم", "lang": "fa"}) + "\n",
+        encoding="utf-8",
+    )
     stemming.stemmer.cache_clear()
-    r = CliRunner().invoke(main, ["index", str(doc), "--engine", str(tmp_path / "i.db"), "--stem", "snowball", "--workers", "0", "-q"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "index",
+            str(doc),
+            "--engine",
+            str(tmp_path / "i.db"),
+            "--stem",
+            "snowball",
+            "--workers",
+            "0",
+            "-q",
+        ],
+    )
     stemming.stemmer.cache_clear()
     assert r.exit_code != 0
-    assert "Persian stemming uses hazm, which is not installed: pip install 'neardup[hazm]'" in r.output
+    assert (
+        "Persian stemming uses hazm, which is not installed: pip install 'neardup[hazm]'"
+        in r.output
+    )
     assert "Traceback" not in r.output
 
 
-HAZM_PIECES = ["کتاب", "كتاب", "علي", "ى", "ة", "ۀ", "ﮐ", "ﻻ", "ﷲ", "ﷺ", "﷼", "می", "نمی", "خواهم", "میخواهم", "رفت", "ها", "های", "تر", "ترین", "ای", "ام", "شنبه", "سلاممم", "ببب", "خیلیییی",
-               " ", "  ", "\n", "\n\n\n", "\u200c", "\u200c\u200c", "ـ", "\u064e", "\u0651", "\u0670", "\u08ad", "1", "۱", "١", "%", ".", "...", "\"", "«", "»", ":", "!", "(", ")", "abc", "Ёж"]
+HAZM_PIECES = [
+    "کتاب",
+    "كتاب",
+    "علي",
+    "ى",
+    "ة",
+    "ۀ",
+    "ﮐ",
+    "ﻻ",
+    "ﷲ",
+    "ﷺ",
+    "﷼",
+    "می",
+    "نمی",
+    "خواهم",
+    "میخواهم",
+    "رفت",
+    "ها",
+    "های",
+    "تر",
+    "ترین",
+    "ای",
+    "ام",
+    "شنبه",
+    "سلاممم",
+    "ببب",
+    "خیلیییی",
+    " ",
+    "  ",
+    "\n",
+    "\n\n\n",
+    "\u200c",
+    "\u200c\u200c",
+    "ـ",
+    "\u064e",
+    "\u0651",
+    "\u0670",
+    "\u08ad",
+    "1",
+    "۱",
+    "١",
+    "%",
+    ".",
+    "...",
+    '"',
+    "«",
+    "»",
+    ":",
+    "!",
+    "(",
+    ")",
+    "abc",
+    "Ёж",
+]
 
 
 def _as_compared(text: str) -> str:
@@ -274,16 +526,63 @@ def test_prebuilt_hazm_normalizer_on_the_persian_corpora(normalizers):
 # Anchor letters of both sets, repeats, digits of three scripts, separators, marks hazm
 # drops, ligatures it expands, characters its letter table changes, and what needs its
 # persian_style (a quotation mark or period, also as written with other characters).
-PIECE_PIECES = ["کتاب", "دانش", "آموزان", "نیمه", "حرفه", "ای", "ببب", "ی", "یییی", "ءء", "ۀ", "ك", "ي", "ﮐ", "\ufefb", "\ufdf2",
-                "۱۲", "١", "7", "\u06f0", " ", "  ", "\t", "\n\n", "\u00a0", "\u200c", "\u200c\u200c", "\u064e", "\u0651", "\u0670",
-                "\u0654", "ـ", "abc", "Ёж", "\"", ".", "\u201c", "%", "\u0600", "\u060c", "\u061f", "\u06ff", "\u06d5", "\u06d6"]
+PIECE_PIECES = [
+    "کتاب",
+    "دانش",
+    "آموزان",
+    "نیمه",
+    "حرفه",
+    "ای",
+    "ببب",
+    "ی",
+    "یییی",
+    "ءء",
+    "ۀ",
+    "ك",
+    "ي",
+    "ﮐ",
+    "\ufefb",
+    "\ufdf2",
+    "۱۲",
+    "١",
+    "7",
+    "\u06f0",
+    " ",
+    "  ",
+    "\t",
+    "\n\n",
+    "\u00a0",
+    "\u200c",
+    "\u200c\u200c",
+    "\u064e",
+    "\u0651",
+    "\u0670",
+    "\u0654",
+    "ـ",
+    "abc",
+    "Ёж",
+    '"',
+    ".",
+    "\u201c",
+    "%",
+    "\u0600",
+    "\u060c",
+    "\u061f",
+    "\u06ff",
+    "\u06d5",
+    "\u06d6",
+]
 
 
 @settings(max_examples=600, deadline=None)
 @given(texts(PIECE_PIECES, 40))
-@example("\u06a9\u200c\u060c \u060c\u200c\u06a9 \u0600\u200c\u0600")  # ZWNJ beside the Arabic block's first characters
+@example(
+    "\u06a9\u200c\u060c \u060c\u200c\u06a9 \u0600\u200c\u0600"
+)  # ZWNJ beside the Arabic block's first characters
 @example("\u06f1\u06f2\u200c\u06f1\u06f2")  # ZWNJ dropped between digits, then the digits set apart
-@example("\u0627\u0627 \u0627 \u0628\u0628  \u0628 \u0621 \u0621\u06cc \u06cc")  # repeats counted after the spaces are dropped; the range ends
+@example(
+    "\u0627\u0627 \u0627 \u0628\u0628  \u0628 \u0621 \u0621\u06cc \u06cc"
+)  # repeats counted after the spaces are dropped; the range ends
 def test_compiled_persian_pieces_are_the_steps(text):
     """The one compiled pass gives what the steps give, or leaves the text to them (only
     where persian_style or a character of several could act)."""
@@ -296,24 +595,68 @@ def test_compiled_persian_pieces_are_the_steps(text):
         assert pieces == persian.normalize_persian_steps(text)
 
 
-FUSED_PIECES = PIECE_PIECES + ["_", "__", "\u200c\u200c\u200c", ", ", "\u060c", "\u061b", "«", "»", "!", "-", "\u0345", "\u00b2", "\u0660",
-                               "\ufd3e", "\u2026", "\u0301", "\u200d", "\u200e", "\u00ad", "\ufeff", "\u0610", "\u06d6", "\u064b"]
+FUSED_PIECES = PIECE_PIECES + [
+    "_",
+    "__",
+    "\u200c\u200c\u200c",
+    ", ",
+    "\u060c",
+    "\u061b",
+    "«",
+    "»",
+    "!",
+    "-",
+    "\u0345",
+    "\u00b2",
+    "\u0660",
+    "\ufd3e",
+    "\u2026",
+    "\u0301",
+    "\u200d",
+    "\u200e",
+    "\u00ad",
+    "\ufeff",
+    "\u0610",
+    "\u06d6",
+    "\u064b",
+]
 
 
 @settings(max_examples=600, deadline=None)
-@given(texts(FUSED_PIECES + ["x", "X", "ß", "\u0130", "\u0401", "\u00d7", "\u0500", "\u024f", "\u0966"], 40))
-@example("\u06a9\u200c\u200c\u06a9 _\u200c\u06a9\u200c_ \u060c\u200c\u06a9")  # ZWNJ runs beside letters, underscores, punctuation
+@given(
+    texts(
+        FUSED_PIECES + ["x", "X", "ß", "\u0130", "\u0401", "\u00d7", "\u0500", "\u024f", "\u0966"],
+        40,
+    )
+)
+@example(
+    "\u06a9\u200c\u200c\u06a9 _\u200c\u06a9\u200c_ \u060c\u200c\u06a9"
+)  # ZWNJ runs beside letters, underscores, punctuation
 @example("\u060c\u061b 12")  # no Arabic script left: the punctuation step only
-@example("x " + "\u0628\u06f1" * 100 + " y")  # a Persian run that comes out twice as long (the buffer grows)
-@example("abc \u06a9\u200c\u06a9 1 \u06a9 \u00d7 \u06a9\u0628 \u0500\u200c\u06a9 \u06a9\u024f\u06a97")  # Persian runs between Latin and Cyrillic
-@example("\u0628\u200c\u064e\u200c\u0628 \u0640\u0640\u0640 x\u0301\u200d\u0628")  # marks inside ZWNJ runs and words; tatweel alone
-@example("\u0640 \u064e!")  # marks the only Arabic-block characters: no Arabic script left after drop_marks
+@example(
+    "x " + "\u0628\u06f1" * 100 + " y"
+)  # a Persian run that comes out twice as long (the buffer grows)
+@example(
+    "abc \u06a9\u200c\u06a9 1 \u06a9 \u00d7 \u06a9\u0628 \u0500\u200c\u06a9 \u06a9\u024f\u06a97"
+)  # Persian runs between Latin and Cyrillic
+@example(
+    "\u0628\u200c\u064e\u200c\u0628 \u0640\u0640\u0640 x\u0301\u200d\u0628"
+)  # marks inside ZWNJ runs and words; tatweel alone
+@example(
+    "\u0640 \u064e!"
+)  # marks the only Arabic-block characters: no Arabic script left after drop_marks
 def test_marks_punctuation_and_persian_in_one_pass_are_the_three_steps(text):
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10")
     want = canonicalizer.persian_step(letters.drop_punctuation(letters.drop_marks(text)))
-    for late, after in ((None, lambda t: t), (letters.late_steps_table(False), lambda t: letters.yo_to_ye(t.casefold())),
-                        (letters.late_steps_table(True), lambda t: letters.unify_digits(letters.yo_to_ye(t.casefold())))):
+    for late, after in (
+        (None, lambda t: t),
+        (letters.late_steps_table(False), lambda t: letters.yo_to_ye(t.casefold())),
+        (
+            letters.late_steps_table(True),
+            lambda t: letters.unify_digits(letters.yo_to_ye(t.casefold())),
+        ),
+    ):
         made = canonicalizer.marks_to_persian_step(text, late)
         if made is not None:
             fused, late_applied = made
@@ -351,26 +694,81 @@ def test_the_letter_map_of_the_compiled_pass_is_hazms_letter_steps_on_every_bmp_
     hazm = persian._hazm_normalizer()
     for cp in range(0x10000):
         out = letters.FA_LETTER_MAP(hazm.normalize_letters(chr(cp)))
-        want = -2 if len(out) > 1 or hazm.letter_map(chr(cp)) in ('"', ".") else ord(out) if out else -1
+        want = (
+            -2
+            if len(out) > 1 or hazm.letter_map(chr(cp)) in ('"', ".")
+            else ord(out)
+            if out
+            else -1
+        )
         assert letter_map[cp] == want, hex(cp)
 
 
 # Characters that make NFKC do something: compatibility forms, combining marks out of order,
 # pairs that compose (e + U+0301, Hangul jamo), spaces that are themselves compatibility forms.
-NFKC_PIECES = ["a", "e", "ж", "ک", " ", "  ", "\n", "\u00a0", "\u3000", "\u0301", "\u0327", "\u0345", "\u05b0", "\u0591",
-               "\u1100", "\u1161", "\u11a8", "\uac00", "\u00b4", "\u2116", "\u2026", "\ufb01", "\ufdfa", "\u0cc6", "\u0cd5",
-               "\u09c7", "\u09be", "\u2033", "\u00bd", "\u1e9b\u0323", "\u212b", "\uff21", "\u0041\u030a", "\u2000", "\u200c",
-               "\u0439", "\u00e9", "\u0451", "\u0418\u0306", "\u0654", "\u0653", "\u0655", "\u0647", "\u0627", "\u0648", "\u064e",
-               "\u0651", "\u0315"]
+NFKC_PIECES = [
+    "a",
+    "e",
+    "ж",
+    "ک",
+    " ",
+    "  ",
+    "\n",
+    "\u00a0",
+    "\u3000",
+    "\u0301",
+    "\u0327",
+    "\u0345",
+    "\u05b0",
+    "\u0591",
+    "\u1100",
+    "\u1161",
+    "\u11a8",
+    "\uac00",
+    "\u00b4",
+    "\u2116",
+    "\u2026",
+    "\ufb01",
+    "\ufdfa",
+    "\u0cc6",
+    "\u0cd5",
+    "\u09c7",
+    "\u09be",
+    "\u2033",
+    "\u00bd",
+    "\u1e9b\u0323",
+    "\u212b",
+    "\uff21",
+    "\u0041\u030a",
+    "\u2000",
+    "\u200c",
+    "\u0439",
+    "\u00e9",
+    "\u0451",
+    "\u0418\u0306",
+    "\u0654",
+    "\u0653",
+    "\u0655",
+    "\u0647",
+    "\u0627",
+    "\u0648",
+    "\u064e",
+    "\u0651",
+    "\u0315",
+]
 
 
 @settings(max_examples=600, deadline=None)
 @given(texts(NFKC_PIECES, max_size=40))
 def test_nfkc_by_words_is_unicodedata_nfkc(text):
     assert letters._nfkc_words(text) == unicodedata.normalize("NFKC", text)
-    sparse = "plain words " * 30 + text + " more plain text" * 30  # few words to normalize: one by one
+    sparse = (
+        "plain words " * 30 + text + " more plain text" * 30
+    )  # few words to normalize: one by one
     assert letters._nfkc_words(sparse) == unicodedata.normalize("NFKC", sparse)
-    assert letters.nfkc(text * 30) == unicodedata.normalize("NFKC", text * 30)  # the long, remembered path
+    assert letters.nfkc(text * 30) == unicodedata.normalize(
+        "NFKC", text * 30
+    )  # the long, remembered path
 
 
 def test_nfkc_by_words_on_every_character_between_words_and_after_a_space():
@@ -381,7 +779,14 @@ def test_nfkc_by_words_on_every_character_between_words_and_after_a_space():
         if 0xD800 <= cp < 0xE000:
             continue
         ch = chr(cp)
-        for t in (f"ab {ch} cd", f"a{ch}\u0301 x", f"\u1100{ch} \uac00{ch}", f" {ch}\u0327\u0301", f"é{ch}й", f"{ch}{ch}ё x{ch}\u0cc6"):
+        for t in (
+            f"ab {ch} cd",
+            f"a{ch}\u0301 x",
+            f"\u1100{ch} \uac00{ch}",
+            f" {ch}\u0327\u0301",
+            f"é{ch}й",
+            f"{ch}{ch}ё x{ch}\u0cc6",
+        ):
             if unicodedata.normalize("NFKC", t) != t:
                 assert unstable.intersection(t), hex(cp)
                 assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t), hex(cp)
@@ -398,24 +803,47 @@ def test_nfkc_by_words_on_the_corpora():
 
 
 @settings(max_examples=300, deadline=None)
-@given(texts(NFKC_PIECES + ["\u037a", "\u0667", "\u0645", "\u0345", "５", "\U0001d7ce"], max_size=40))
+@given(
+    texts(NFKC_PIECES + ["\u037a", "\u0667", "\u0645", "\u0345", "５", "\U0001d7ce"], max_size=40)
+)
 def test_nfkc_flagged_is_nfkc(text):
     flags = letters.text_flags(text)
     got = letters.nfkc_flagged(text, flags)
     assert got == letters.nfkc(text) == unicodedata.normalize("NFKC", text)
-    assert (got is text) == (got == text)  # the same object where nothing changes: the rare bit still holds for it
+    assert (got is text) == (
+        got == text
+    )  # the same object where nothing changes: the rare bit still holds for it
     # where drop_marks follows (the text steps): the marks it drops left to it
-    assert letters.drop_marks(letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)) == letters.drop_marks(got)
+    assert letters.drop_marks(
+        letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)
+    ) == letters.drop_marks(got)
 
 
-@pytest.mark.parametrize("text", ["\u00c0\u0323", "\u0623\u0655", "\u0647\u0654", "\u0627\u0654", "\u0627\u064e\u0654", "\u0647\u0654\u064e", "\u0648\u0654", "e\u0301",
-                                  "\u0647\u0651\u0654", "\u0654x", "\u0627\u0653\u0654", "\u0915\u093c"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u00c0\u0323",
+        "\u0623\u0655",
+        "\u0647\u0654",
+        "\u0627\u0654",
+        "\u0627\u064e\u0654",
+        "\u0647\u0654\u064e",
+        "\u0648\u0654",
+        "e\u0301",
+        "\u0647\u0651\u0654",
+        "\u0654x",
+        "\u0627\u0653\u0654",
+        "\u0915\u093c",
+    ],
+)
 def test_a_composing_mark_is_normalized_where_it_may_compose(text):
     want = unicodedata.normalize("NFKC", text)
     for backend in letters.BACKENDS:
         flags = letters.text_flags(text, backend)
         assert letters.nfkc_flagged(text, flags, backend) == want
-        assert letters.drop_marks(letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)) == letters.drop_marks(want)
+        assert letters.drop_marks(
+            letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)
+        ) == letters.drop_marks(want)
 
 
 def test_composing_pairs_hold_every_composition_of_a_composing_mark():
@@ -424,11 +852,29 @@ def test_composing_pairs_hold_every_composition_of_a_composing_mark():
     pairs = set(letters._composing_pairs().tolist())
     marks = sorted(letters._composing_marks())
     assert len(pairs) > 500 and {"\u0654", "\u0301", "\u0653"} <= set(marks)
-    bases = [chr(c) for r in ((0x41, 0x7B), (0xC0, 0x250), (0x400, 0x530), (0x600, 0x700), (0x900, 0x980), (0x1E00, 0x1F00)) for c in range(*r)]
+    bases = [
+        chr(c)
+        for r in (
+            (0x41, 0x7B),
+            (0xC0, 0x250),
+            (0x400, 0x530),
+            (0x600, 0x700),
+            (0x900, 0x980),
+            (0x1E00, 0x1F00),
+        )
+        for c in range(*r)
+    ]
     for b in bases:
         for m in marks:
-            settled = not unicodedata.combining(b) and unicodedata.decomposition(b)[:1] in ("", "<")  # (else the mark is normalized anyway)
-            if unicodedata.normalize("NFKC", b + m) != b + m and settled and b == unicodedata.normalize("NFKC", b):
+            settled = not unicodedata.combining(b) and unicodedata.decomposition(b)[:1] in (
+                "",
+                "<",
+            )  # (else the mark is normalized anyway)
+            if (
+                unicodedata.normalize("NFKC", b + m) != b + m
+                and settled
+                and b == unicodedata.normalize("NFKC", b)
+            ):
                 assert (ord(b) << 21 | ord(m)) in pairs, (hex(ord(b)), hex(ord(m)))
 
 
@@ -445,11 +891,18 @@ def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_charac
     composing = np.zeros(0x110000, dtype=bool)
     composing[[ord(ch) for ch in letters._composing_marks()]] = True
     assert composing[[0x654, 0x301, 0x653]].all() and not (composing & dropped).any()
-    assert np.array_equal((table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table() & ~dropped & ~composing)
+    assert np.array_equal(
+        (table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table() & ~dropped & ~composing
+    )
     assert np.array_equal((table & letters.DROPPED_MARK) != 0, dropped)
     assert np.array_equal((table & letters.COMPOSING_MARK) != 0, composing)
     assert not (composing & ~letters._nfkc_table()).any()
-    unsettled = [bool(unicodedata.combining(chr(c)) or unicodedata.decomposition(chr(c))[:1] not in ("", "<")) for c in range(0x110000)]
+    unsettled = [
+        bool(
+            unicodedata.combining(chr(c)) or unicodedata.decomposition(chr(c))[:1] not in ("", "<")
+        )
+        for c in range(0x110000)
+    ]
     assert np.array_equal((table & letters._UNSETTLED) != 0, np.array(unsettled))
     assert not (dropped & ~letters._nfkc_table()).any() and not (dropped & ~rare).any()
     assert np.array_equal((table & letters.RARE) != 0, rare)
@@ -461,15 +914,41 @@ def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():
     and with marks of other combining classes: NFKC and then drop_marks give what
     drop_marks alone gives (over all of Unicode's marks, so a newer database is checked too)."""
     dropped = sorted(letters._dropped_marks())
-    assert {"\u064b", "\u064e", "\u0651", "\u0670"} <= set(dropped) and "\u0654" not in dropped and "\u0301" not in dropped
+    assert (
+        {"\u064b", "\u064e", "\u0651", "\u0670"} <= set(dropped)
+        and "\u0654" not in dropped
+        and "\u0301" not in dropped
+    )
     for m in dropped:
-        for t in (f"a{m}b", f"\u0627{m}\u0628", f"\u0628{m}\u064e{m}\u0651 \u0627", f"{m}{dropped[0]}{dropped[-1]}x", f"\u0418{m}\u0306",
-                  f"\u05d0{m}\u05b0", f"\u0627{m}\u0653", f" {m}\u0655\u0627"):
-            if not set(t) & (set(letters._nfkc_unstable()) - set(dropped)):  # only dropped marks for NFKC to act on
-                assert letters.drop_marks(unicodedata.normalize("NFKC", t)) == letters.drop_marks(t), (hex(ord(m)), t)
+        for t in (
+            f"a{m}b",
+            f"\u0627{m}\u0628",
+            f"\u0628{m}\u064e{m}\u0651 \u0627",
+            f"{m}{dropped[0]}{dropped[-1]}x",
+            f"\u0418{m}\u0306",
+            f"\u05d0{m}\u05b0",
+            f"\u0627{m}\u0653",
+            f" {m}\u0655\u0627",
+        ):
+            if not set(t) & (
+                set(letters._nfkc_unstable()) - set(dropped)
+            ):  # only dropped marks for NFKC to act on
+                assert letters.drop_marks(unicodedata.normalize("NFKC", t)) == letters.drop_marks(
+                    t
+                ), (hex(ord(m)), t)
 
 
-@pytest.mark.parametrize("text", ["\u0643\u0647\u0654 x", "\u0647\u0654", "\u0627\u0654", "cafe\u0301", "\u00c0\u0323", "x \u0654"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u0643\u0647\u0654 x",
+        "\u0647\u0654",
+        "\u0627\u0654",
+        "cafe\u0301",
+        "\u00c0\u0323",
+        "x \u0654",
+    ],
+)
 def test_text_flags_are_the_same_from_both_backends(text):
     """The composing-mark bit is cleared in the reference form as in the compiled one where
     the mark cannot compose (ه + hamza above: NFKC leaves it): one answer per text, whatever
@@ -485,13 +964,40 @@ def test_no_result_depends_on_what_the_process_imported():
     import subprocess
     import sys
 
-    code = ("from neardup.canonical import letters; a = letters.text_flags('\u0643\u0647\u0654 x'); "
-            "import neardup.kernels; print(a, letters.text_flags('\u0643\u0647\u0654 x'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True).stdout.split()
+    code = (
+        "from neardup.canonical import letters; a = letters.text_flags('\u0643\u0647\u0654 x'); "
+        "import neardup.kernels; print(a, letters.text_flags('\u0643\u0647\u0654 x'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.split()
     assert out == ["2", "2"]
 
 
-FLAG_PIECES = ["a", " ", "ж", "é", "\u0301", "\u064e", "\u0651", "\u0654", "\u0627", "\u0667", "۱", "ﬁ", "\u037a", "\u0345", "ک", "\u064b", "\ud800", "\U0001d7ce", "ß", "İ", "Ё", "Ⅻ"]
+FLAG_PIECES = [
+    "a",
+    " ",
+    "ж",
+    "é",
+    "\u0301",
+    "\u064e",
+    "\u0651",
+    "\u0654",
+    "\u0627",
+    "\u0667",
+    "۱",
+    "ﬁ",
+    "\u037a",
+    "\u0345",
+    "ک",
+    "\u064b",
+    "\ud800",
+    "\U0001d7ce",
+    "ß",
+    "İ",
+    "Ё",
+    "Ⅻ",
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -508,16 +1014,27 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
     if text.isascii():
         want_flags = 0
     pairs = set(letters._composing_pairs().tolist())
-    composes = any(table[ord(m)] & letters.COMPOSING_MARK and (unicodedata.combining(p) or unicodedata.decomposition(p)[:1] not in ("", "<")
-                                                               or (ord(p) << 21 | ord(m)) in pairs) for p, m in itertools.pairwise(text))
+    composes = any(
+        table[ord(m)] & letters.COMPOSING_MARK
+        and (
+            unicodedata.combining(p)
+            or unicodedata.decomposition(p)[:1] not in ("", "<")
+            or (ord(p) << 21 | ord(m)) in pairs
+        )
+        for p, m in itertools.pairwise(text)
+    )
     late = letters.late_steps_table(True)
     stepped = letters.unify_digits(letters.yo_to_ye(text.casefold()))
     multi = any(len(ch.casefold()) > 1 for ch in text)
     for backend in letters.BACKENDS:
-        assert letters.text_flags(text, backend) == (want_flags if composes else want_flags & ~letters.COMPOSING_MARK)
+        assert letters.text_flags(text, backend) == (
+            want_flags if composes else want_flags & ~letters.COMPOSING_MARK
+        )
         got = letters.late_steps(text, late, backend)
         assert got == (None if multi else stepped)
-    assert letters.has_rare_characters(text) == (not text.isascii() and letters._rare_characters().search(text) is not None)
+    assert letters.has_rare_characters(text) == (
+        not text.isascii() and letters._rare_characters().search(text) is not None
+    )
 
 
 # -- canonical tokens as hashes, straight from code points ---------------------------------------
@@ -530,18 +1047,27 @@ def test_token_char_table_is_the_token_pattern_on_every_character():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(texts(FULL_PIECES, 40), min_size=1, max_size=5), st.sampled_from(CANONICALIZERS + [Canonicalizer(Config(digits="keep"))]),
-       st.sampled_from([None, "en", "ru", "fa"]))
+@given(
+    st.lists(texts(FULL_PIECES, 40), min_size=1, max_size=5),
+    st.sampled_from(CANONICALIZERS + [Canonicalizer(Config(digits="keep"))]),
+    st.sampled_from([None, "en", "ru", "fa"]),
+)
 def test_token_hashes_many_are_the_hashes_of_the_canonical_tokens(batch, canon, lang):
     prepared = [canon.text_and_language(t, lang) for t in batch]
-    hashes, offsets = canon.token_hashes_many([t for t, _ in prepared], [doc_lang for _, doc_lang in prepared])
+    hashes, offsets = canon.token_hashes_many(
+        [t for t, _ in prepared], [doc_lang for _, doc_lang in prepared]
+    )
     want = [canon.canonicalize(t, lang).tokens for t in batch]
     assert offsets.tolist() == np.cumsum([0] + [len(w) for w in want]).tolist()
     assert hashes.tolist() == hash_strings([t for w in want for t in w], canon.config.seed).tolist()
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(texts(FULL_PIECES, 40), min_size=1, max_size=8), st.sampled_from(CANONICALIZERS), st.sampled_from([None, "ru", "fa"]))
+@given(
+    st.lists(texts(FULL_PIECES, 40), min_size=1, max_size=8),
+    st.sampled_from(CANONICALIZERS),
+    st.sampled_from([None, "ru", "fa"]),
+)
 def test_token_hashes_of_the_spans_are_those_of_the_texts(batch, canon, lang):
     """The texts a compiled pass made, read where they lie in its output (spans), give the
     token hashes their decoded strings give; decoded, they are the texts for tokens."""
@@ -550,18 +1076,27 @@ def test_token_hashes_of_the_spans_are_those_of_the_texts(batch, canon, lang):
     texts_ = canon.texts_for_tokens(batch, langs)
     assert letters.decoded(spans) == texts_
     doc_langs = canon.languages(batch, langs)
-    got, want = canon.token_hashes_many(spans, doc_langs), canon.token_hashes_many(texts_, doc_langs)
+    got, want = (
+        canon.token_hashes_many(spans, doc_langs),
+        canon.token_hashes_many(texts_, doc_langs),
+    )
     assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.text(alphabet="ab д\u06a9", max_size=6)), max_size=10), st.integers(0, 3))
+@given(
+    st.lists(st.tuples(st.booleans(), st.text(alphabet="ab д\u06a9", max_size=6)), max_size=10),
+    st.integers(0, 3),
+)
 def test_joined_spans_are_the_joined_texts(items, cut):
     """Texts as strings and as spans of two buffers, in any mix and order (some spans end to
     end in their buffer, some not): their code points are those of the strings joined, each
     followed by a space."""
     words = [w for _, w in items]
-    bufs = [letters.joined_code_points(words[: len(words) // 2 + cut], True), letters.joined_code_points(words, True)]
+    bufs = [
+        letters.joined_code_points(words[: len(words) // 2 + cut], True),
+        letters.joined_code_points(words, True),
+    ]
     spans = {0: letters.spans_of(*bufs[0]), 1: letters.spans_of(*bufs[1])}
     mixed = []
     for i, (as_span, w) in enumerate(items):
@@ -578,9 +1113,14 @@ def test_token_hashes_many_on_the_corpora():
         pytest.skip("no corpora")
     canon = Canonicalizer(Config())
     for name in ("en", "ru", "fa"):
-        batch = [json.loads(line)["text"] for line in (CORPORA / f"{name}.jsonl").open(encoding="utf-8").readlines()[:60]]
+        batch = [
+            json.loads(line)["text"]
+            for line in (CORPORA / f"{name}.jsonl").open(encoding="utf-8").readlines()[:60]
+        ]
         prepared = [canon.text_and_language(t) for t in batch]
-        hashes, offsets = canon.token_hashes_many([t for t, _ in prepared], [doc_lang for _, doc_lang in prepared])
+        hashes, offsets = canon.token_hashes_many(
+            [t for t, _ in prepared], [doc_lang for _, doc_lang in prepared]
+        )
         want = [canon.tokens(t) for t in batch]
         assert hashes.tolist() == hash_strings([t for w in want for t in w], 1).tolist(), name
         assert np.diff(offsets).tolist() == [len(w) for w in want]

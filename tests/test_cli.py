@@ -32,11 +32,26 @@ def test_choices_come_from_the_config():
     from neardup.config import CHOICES
 
     ctx = click.Context(main)
-    offered = {(cmd, p.name): tuple(p.type.choices) for cmd in ("index", "query", "init")
-               for p in main.get_command(ctx, cmd).params if isinstance(p.type, click.Choice)}
-    settings = {("minhash_scheme", CHOICES["minhash_scheme"]), ("stem", CHOICES["stem"]), ("fa_segmentation", CHOICES["fa_segmentation"])}
-    assert offered == {(cmd, name): choices for cmd in ("index", "init") for name, choices in settings}
-    assert all(p.type is LANGUAGE for cmd in ("index", "query", "init", "compare") for p in main.get_command(ctx, cmd).params if p.name == "lang")
+    offered = {
+        (cmd, p.name): tuple(p.type.choices)
+        for cmd in ("index", "query", "init")
+        for p in main.get_command(ctx, cmd).params
+        if isinstance(p.type, click.Choice)
+    }
+    settings = {
+        ("minhash_scheme", CHOICES["minhash_scheme"]),
+        ("stem", CHOICES["stem"]),
+        ("fa_segmentation", CHOICES["fa_segmentation"]),
+    }
+    assert offered == {
+        (cmd, name): choices for cmd in ("index", "init") for name, choices in settings
+    }
+    assert all(
+        p.type is LANGUAGE
+        for cmd in ("index", "query", "init", "compare")
+        for p in main.get_command(ctx, cmd).params
+        if p.name == "lang"
+    )
     bad = run("index", SAMPLE, "-e", ":memory:", "--stem", "porter", ok=False)
     assert bad.exit_code == 2 and "'porter' is not one of 'none', 'snowball', 'lemma'" in bad.output
 
@@ -51,13 +66,19 @@ def test_help_teaches():
 def test_clusters_of_the_sample_in_json_and_csv(sample_db):
     cl = json.loads(run("clusters", "-e", sample_db, "--json").stdout)
     assert len(cl) >= 10 and {"en", "fa", "ru"} <= {lang for c in cl for lang in c["languages"]}
-    assert all(c["size"] == len(c["members"]) >= 2 and 0.8 <= c["min_resemblance"] <= c["mean_resemblance"] <= 1.0 for c in cl)
+    assert all(
+        c["size"] == len(c["members"]) >= 2
+        and 0.8 <= c["min_resemblance"] <= c["mean_resemblance"] <= 1.0
+        for c in cl
+    )
     csv_out = run("clusters", "-e", sample_db, "--csv").output.splitlines()
     assert csv_out[0].startswith("cluster_id,size") and len(csv_out) == len(cl) + 1
     assert "clusters" in run("clusters", "-e", sample_db).output
 
 
-def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behind(tmp_path, monkeypatch):
+def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behind(
+    tmp_path, monkeypatch
+):
     from neardup.engines.embedded import EmbeddedEngine
 
     monkeypatch.setattr(EmbeddedEngine, "samples_chunk", 10)
@@ -66,7 +87,10 @@ def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behi
     some = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["id"]
     first = CliRunner().invoke(main, ["query", "--id", some, "--containment", "-e", str(db)])
     assert first.exit_code == 0, first.output
-    assert "containment samples to the postings" in first.stderr and "first containment query" in first.stderr
+    assert (
+        "containment samples to the postings" in first.stderr
+        and "first containment query" in first.stderr
+    )
     again = CliRunner().invoke(main, ["query", "--id", some, "--containment", "-e", str(db)])
     assert again.exit_code == 0 and "containment samples" not in again.stderr
 
@@ -75,17 +99,30 @@ def test_query_compare_search_info(sample_db):
     cl = json.loads(run("clusters", "-e", sample_db, "--json").stdout)
     a = cl[0]["members"][0]
     q = json.loads(run("query", "--id", a, "-e", sample_db, "--json").stdout)
-    assert q and {m["id"] for m in q} <= set(cl[0]["members"]) and all(m["resemblance"] >= 0.8 for m in q)
+    assert (
+        q
+        and {m["id"] for m in q} <= set(cl[0]["members"])
+        and all(m["resemblance"] >= 0.8 for m in q)
+    )
     b = q[0]["id"]
     cmp = json.loads(run("compare", "--ids", a, b, "-e", sample_db, "--json").stdout)
     assert cmp["resemblance"] >= 0.8 and cmp["shared_shingles"]
-    news = next(c for c in cl if c["representative_id"].startswith("en-reuters") and c["min_resemblance"] == 1.0)
-    texts = {r["id"]: r["text"].lower() for r in map(json.loads, SAMPLE.read_text(encoding="utf-8").splitlines())}
+    news = next(
+        c
+        for c in cl
+        if c["representative_id"].startswith("en-reuters") and c["min_resemblance"] == 1.0
+    )
+    texts = {
+        r["id"]: r["text"].lower()
+        for r in map(json.loads, SAMPLE.read_text(encoding="utf-8").splitlines())
+    }
     common = set.intersection(*(set(texts[m].split()) for m in news["members"]))
     words = " ".join(sorted((w for w in common if w.isalpha()), key=lambda w: (-len(w), w))[:3])
     plain = json.loads(run("search", words, "-e", sample_db, "--json", "-n", "20").stdout)
     assert set(news["members"]) <= {h["id"] for h in plain}
-    hits = json.loads(run("search", words, "-e", sample_db, "--dedupe", "--json", "-n", "20").stdout)
+    hits = json.loads(
+        run("search", words, "-e", sample_db, "--dedupe", "--json", "-n", "20").stdout
+    )
     head = [h for h in hits if h["id"] in news["members"]]
     assert len(head) == 1 and head[0]["folded_count"] == news["size"] - 1
     assert json.loads(run("info", "-e", sample_db, "--json").stdout)["documents"] > 100
@@ -123,8 +160,15 @@ def test_compare_shows_persian_passages_as_written(tmp_path, sample_db):
 
 def test_bad_json_line_names_file_and_line_and_keeps_earlier_docs(tmp_path):
     f = tmp_path / "in.jsonl"
-    good = [json.dumps({"id": f"g{i}", "text": f"good document number {i} with enough words"}) for i in range(3)]
-    f.write_text("\n".join(good + ["{not json", json.dumps({"id": "late", "text": "after the bad line"})]) + "\n", encoding="utf-8")
+    good = [
+        json.dumps({"id": f"g{i}", "text": f"good document number {i} with enough words"})
+        for i in range(3)
+    ]
+    f.write_text(
+        "\n".join(good + ["{not json", json.dumps({"id": "late", "text": "after the bad line"})])
+        + "\n",
+        encoding="utf-8",
+    )
     db = tmp_path / "x.db"
     res = run("index", f, "-e", db, ok=False)
     assert res.exit_code == 1 and f"{f}:4" in res.output and "not JSON" in res.output
@@ -134,13 +178,16 @@ def test_bad_json_line_names_file_and_line_and_keeps_earlier_docs(tmp_path):
     assert out["skipped"] == 1 and out["documents"] == 4
 
 
-@pytest.mark.parametrize("line,problem", [
-    ({"id": "x"}, "no 'text' field"),
-    ({"id": "x", "text": "   \n "}, "empty or whitespace-only text"),
-    ({"id": "x", "text": "hello", "lang": "english"}, "unknown language code 'english'"),
-    ({"id": "x", "text": 5}, "'text' must be a string"),
-    ([1, 2], "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "line,problem",
+    [
+        ({"id": "x"}, "no 'text' field"),
+        ({"id": "x", "text": "   \n "}, "empty or whitespace-only text"),
+        ({"id": "x", "text": "hello", "lang": "english"}, "unknown language code 'english'"),
+        ({"id": "x", "text": 5}, "'text' must be a string"),
+        ([1, 2], "must be a JSON object"),
+    ],
+)
 def test_bad_records(tmp_path, line, problem):
     f = tmp_path / "in.jsonl"
     f.write_text(json.dumps(line) + "\n", encoding="utf-8")
@@ -151,16 +198,24 @@ def test_bad_records(tmp_path, line, problem):
 def test_invalid_utf8_and_binary_files(tmp_path):
     (tmp_path / "bad.txt").write_bytes(b"caf\xe9 au lait")
     (tmp_path / "bin.txt").write_bytes(b"\x00\x01\x02binary")
-    (tmp_path / "ok.txt").write_text("a perfectly fine plain text file with words", encoding="utf-8")
+    (tmp_path / "ok.txt").write_text(
+        "a perfectly fine plain text file with words", encoding="utf-8"
+    )
     res = run("index", tmp_path, "-e", tmp_path / "x.db", "--skip-bad", "--json")
     out = json.loads(res.output)
     assert out["indexed"] == 1 and out["skipped"] == 2
-    assert any("not valid UTF-8" in s for s in out["skipped_records"]) and any("binary" in s for s in out["skipped_records"])
+    assert any("not valid UTF-8" in s for s in out["skipped_records"]) and any(
+        "binary" in s for s in out["skipped_records"]
+    )
 
 
 def test_duplicate_ids_are_upserted(tmp_path):
     f = tmp_path / "in.jsonl"
-    f.write_text("\n".join(json.dumps({"id": "same", "text": f"version {i} of the text"}) for i in range(3)) + "\n", encoding="utf-8")
+    f.write_text(
+        "\n".join(json.dumps({"id": "same", "text": f"version {i} of the text"}) for i in range(3))
+        + "\n",
+        encoding="utf-8",
+    )
     out = json.loads(run("index", f, "-e", tmp_path / "x.db", "--json").stdout)
     assert out["documents"] == 1
 
@@ -176,7 +231,9 @@ def test_a_ten_megabyte_document(tmp_path):
 
 def test_index_built_with_other_settings_is_refused(tmp_path):
     f = tmp_path / "in.jsonl"
-    f.write_text(json.dumps({"id": "a", "text": "some words here for the index"}) + "\n", encoding="utf-8")
+    f.write_text(
+        json.dumps({"id": "a", "text": "some words here for the index"}) + "\n", encoding="utf-8"
+    )
     db = tmp_path / "x.db"
     run("index", f, "-e", db, "--threshold", "0.7")
     res = run("index", f, "-e", db, "--threshold", "0.9", ok=False)

@@ -9,7 +9,19 @@ from click.testing import CliRunner
 
 from neardup.cli import main
 
-FLAGS = ["--stem", "snowball", "--char-shingles", "4", "--seed", "7", "--bands-rows", "16x8", "--no-stopwords", "--lang", "en"]
+FLAGS = [
+    "--stem",
+    "snowball",
+    "--char-shingles",
+    "4",
+    "--seed",
+    "7",
+    "--bands-rows",
+    "16x8",
+    "--no-stopwords",
+    "--lang",
+    "en",
+]
 try:  # Persian segmentations other than the default anchors take hazm's steps (neardup[hazm])
     import hazm  # noqa: F401
 
@@ -38,15 +50,28 @@ def test_init_and_index_build_the_same_config(tmp_path):
     for cmd in ("init", "index"):
         db = str(tmp_path / f"{cmd}.db")
         flags = [*FLAGS, "--fa-segmentation", FA_SEGMENTATION]
-        args = [cmd, "-e", db, *flags, "--json"] if cmd == "init" else [cmd, str(tmp_path / "a.txt"), "-e", db, *flags, "-q", "--json"]
+        args = (
+            [cmd, "-e", db, *flags, "--json"]
+            if cmd == "init"
+            else [cmd, str(tmp_path / "a.txt"), "-e", db, *flags, "-q", "--json"]
+        )
         r = runner.invoke(main, args)
         assert r.exit_code == 0, r.output
         r = runner.invoke(main, ["info", "-e", db, "--json"])
         made[cmd] = json.loads(r.output)["config"]
     assert made["init"] == made["index"]
     c = made["init"]
-    assert (c["stem"], c["shingle"], c["shingle_size"], c["seed"], c["bands"], c["rows"], c["stopwords"], c["default_lang"],
-            c.get("fa_segmentation", "anchors")) == ("snowball", "char", 4, 7, 16, 8, False, "en", FA_SEGMENTATION)
+    assert (
+        c["stem"],
+        c["shingle"],
+        c["shingle_size"],
+        c["seed"],
+        c["bands"],
+        c["rows"],
+        c["stopwords"],
+        c["default_lang"],
+        c.get("fa_segmentation", "anchors"),
+    ) == ("snowball", "char", 4, 7, 16, 8, False, "en", FA_SEGMENTATION)
 
 
 def test_a_malformed_bands_rows_is_a_usage_error(tmp_path):

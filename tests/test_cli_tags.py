@@ -22,7 +22,10 @@ def run(*args, ok=True):
 
 def tags(db):
     recs = [json.loads(line) for line in run("export", "-e", db, "-q").output.splitlines()]
-    return {r["id"]: (r["neardup"]["cluster_id"], r["neardup"]["dup_of"], r["neardup"]["resemblance"]) for r in recs}
+    return {
+        r["id"]: (r["neardup"]["cluster_id"], r["neardup"]["dup_of"], r["neardup"]["resemblance"])
+        for r in recs
+    }
 
 
 @pytest.fixture()
@@ -41,10 +44,16 @@ def test_rerun_changes_no_tag_and_clusters_are_the_tags(db):
     by_tags: dict[str, set] = {}
     for i, (cid, _, _) in first.items():
         by_tags.setdefault(cid, set()).add(i)
-    assert sorted(sorted(c["members"]) for c in clusters) == sorted(sorted(g) for g in by_tags.values() if len(g) > 1)
-    for c in clusters:  # every member resembles its representative at >= t: check a few with compare
+    assert sorted(sorted(c["members"]) for c in clusters) == sorted(
+        sorted(g) for g in by_tags.values() if len(g) > 1
+    )
+    for (
+        c
+    ) in clusters:  # every member resembles its representative at >= t: check a few with compare
         for m in c["members"][1:2]:
-            cmp = json.loads(run("compare", "--ids", m, c["representative_id"], "-e", db, "--json").output)
+            cmp = json.loads(
+                run("compare", "--ids", m, c["representative_id"], "-e", db, "--json").output
+            )
             assert cmp["resemblance"] >= 0.8
 
 
@@ -55,8 +64,13 @@ def test_export_unique_is_one_document_per_cluster(db, tmp_path):
     t = tags(db)
     assert sorted(r["id"] for r in unique) == sorted({cid for cid, _, _ in t.values()})
     assert all(r["neardup"]["dup_of"] is None and r["text"] for r in unique)
-    dups = [json.loads(line) for line in run("export", "--duplicates", "-e", db, "-q").output.splitlines()]
-    assert len(dups) + len(unique) == len(t) and all(r["neardup"]["resemblance"] >= 0.8 for r in dups)
+    dups = [
+        json.loads(line)
+        for line in run("export", "--duplicates", "-e", db, "-q").output.splitlines()
+    ]
+    assert len(dups) + len(unique) == len(t) and all(
+        r["neardup"]["resemblance"] >= 0.8 for r in dups
+    )
 
 
 def test_show_and_delete_a_representative(db):
@@ -68,9 +82,15 @@ def test_show_and_delete_a_representative(db):
     member = json.loads(run("show", members[0], "-e", db, "--json").output)
     assert member["dup_of"] == rep and member["resemblance"] >= 0.8
     r = run("delete", rep, "missing-id", "-e", db, "--json", ok=False)
-    assert r.exit_code == 1 and "1 id(s) not in" in r.stderr and "'missing-id'" in r.stderr  # the others deleted all the same
+    assert (
+        r.exit_code == 1 and "1 id(s) not in" in r.stderr and "'missing-id'" in r.stderr
+    )  # the others deleted all the same
     out = json.loads(r.stdout)
-    assert out["deleted"] == [rep] and out["missing"] == ["missing-id"] and members[0] in out["retagged"]
+    assert (
+        out["deleted"] == [rep]
+        and out["missing"] == ["missing-id"]
+        and members[0] in out["retagged"]
+    )
     after = tags(db)
     assert rep not in after and all(after[m][0] != rep for m in members)
     assert run("show", rep, "-e", db, ok=False).exit_code == 1
@@ -86,14 +106,31 @@ def test_clusters_below_the_index_threshold_say_what_may_be_missed(db):
 
 def test_two_index_processes_at_once_lose_nothing(tmp_path):
     db = tmp_path / "two.db"
-    cmd = [sys.executable, "-m", "neardup.cli", "index", str(SAMPLE), "-e", str(db), "--batch-size", "20", "-q", "--json"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "neardup.cli",
+        "index",
+        str(SAMPLE),
+        "-e",
+        str(db),
+        "--batch-size",
+        "20",
+        "-q",
+        "--json",
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     reports = [json.loads(o) for o, _ in outs]
     n = sum(1 for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip())
     assert reports[0]["documents"] == reports[1]["documents"] == n
-    assert reports[0]["indexed"] + reports[1]["indexed"] == n  # every document stored once, by one of them
+    assert (
+        reports[0]["indexed"] + reports[1]["indexed"] == n
+    )  # every document stored once, by one of them
     ref = tmp_path / "ref.db"
     run("index", SAMPLE, "-e", ref, "-q")
     got, want = tags(db), tags(ref)
@@ -107,11 +144,15 @@ def test_two_index_processes_at_once_lose_nothing(tmp_path):
 def test_query_reads_standard_input_and_files_with_a_bom(db, tmp_path):
     first = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])
     by_id = json.loads(run("query", "--id", first["id"], "-e", db, "--json", "-t", "0.5").stdout)
-    res = CliRunner().invoke(main, ["query", "--file", "-", "-e", str(db), "--json", "-t", "0.5"], input=first["text"])
+    res = CliRunner().invoke(
+        main, ["query", "--file", "-", "-e", str(db), "--json", "-t", "0.5"], input=first["text"]
+    )
     assert res.exit_code == 0, res.output
     from_stdin = json.loads(res.stdout)
     assert [m["id"] for m in from_stdin if m["id"] != first["id"]] == [m["id"] for m in by_id]
     bom = tmp_path / "q.txt"
     bom.write_bytes(b"\xef\xbb\xbf" + first["text"].replace("\n", "\r\n").encode("utf-8"))
     from_file = json.loads(run("query", "--file", bom, "-e", db, "--json", "-t", "0.5").stdout)
-    assert [(m["id"], m["resemblance"]) for m in from_file] == [(m["id"], m["resemblance"]) for m in from_stdin]
+    assert [(m["id"], m["resemblance"]) for m in from_file] == [
+        (m["id"], m["resemblance"]) for m in from_stdin
+    ]

@@ -17,9 +17,21 @@ from .test_hardening import eargs, good_docs, prepare
 
 ROOT = Path(__file__).resolve().parents[1]
 
-COMMANDS = (["export"], ["export", "-o", "-"], ["export", "--unique"], ["info"], ["info", "--json"], ["clusters"],
-            ["clusters", "--json"], ["clusters", "--csv"], ["show", "good-1"], ["show", "good-1", "--json"],
-            ["search", "river"], ["query", "--id", "good-1"], ["query", "--id", "good-1", "--json"])
+COMMANDS = (
+    ["export"],
+    ["export", "-o", "-"],
+    ["export", "--unique"],
+    ["info"],
+    ["info", "--json"],
+    ["clusters"],
+    ["clusters", "--json"],
+    ["clusters", "--csv"],
+    ["show", "good-1"],
+    ["show", "good-1", "--json"],
+    ["search", "river"],
+    ["query", "--id", "good-1"],
+    ["query", "--id", "good-1", "--json"],
+)
 
 
 def _closed_stdout() -> None:
@@ -35,15 +47,29 @@ def test_every_command_fails_loudly_on_a_closed_standard_output(engine_target, t
     nd.close()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "plugin")}
     jsonl = tmp_path / "more.jsonl"
-    jsonl.write_text(json.dumps({"id": "more", "text": "a text of some words to index again"}) + "\n")
+    jsonl.write_text(
+        json.dumps({"id": "more", "text": "a text of some words to index again"}) + "\n"
+    )
     work = tmp_path / "cwd"
     work.mkdir()
     for args in (*COMMANDS, ["index", str(jsonl), "-q"], ["dashboards", "export"]):
         full = [*args, *eargs(target, opts)] if args[0] != "dashboards" else args
-        r = subprocess.run([sys.executable, "-m", "neardup.cli", *full], env=env, cwd=work, preexec_fn=_closed_stdout,
-                           stdout=None, stderr=subprocess.PIPE, text=True, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "neardup.cli", *full],
+            env=env,
+            cwd=work,
+            preexec_fn=_closed_stdout,
+            stdout=None,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode != 0, (args, r.stderr)
         lines = [line for line in r.stderr.splitlines() if line.strip()]
-        errors = [line for line in lines if line.startswith("error: ")]  # (progress notices may come before it)
-        assert errors == lines[-1:] and "standard output" in errors[0] and "Traceback" not in r.stderr, (args, r.stderr)
+        errors = [
+            line for line in lines if line.startswith("error: ")
+        ]  # (progress notices may come before it)
+        assert (
+            errors == lines[-1:] and "standard output" in errors[0] and "Traceback" not in r.stderr
+        ), (args, r.stderr)
         assert list(work.iterdir()) == [], (args, list(work.iterdir()))

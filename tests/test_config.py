@@ -22,7 +22,9 @@ def test_choices_are_the_literal_types_of_the_fields():
 
 
 def test_default_lang_is_auto_or_any_language_code_kept_as_its_language():
-    assert [Config(default_lang=c).default_lang for c in ("auto", *LANGUAGES, "de", "pt-BR", "ZH_Hant")] == ["auto", *LANGUAGES, "de", "pt", "zh"]
+    assert [
+        Config(default_lang=c).default_lang for c in ("auto", *LANGUAGES, "de", "pt-BR", "ZH_Hant")
+    ] == ["auto", *LANGUAGES, "de", "pt", "zh"]
     for bad in ("english", "", "e1", "x"):
         with pytest.raises(ConfigError, match="default_lang must be auto or a language code"):
             Config(default_lang=bad)
@@ -32,14 +34,20 @@ def test_default_lang_is_auto_or_any_language_code_kept_as_its_language():
 def test_every_choice_is_accepted_and_nothing_else(name):
     for value in CHOICES[name]:
         assert getattr(Config(**{name: value}), name) == value
-    with pytest.raises(ConfigError, match=f"{name} must be one of {', '.join(CHOICES[name])}, not 'bogus'"):
+    with pytest.raises(
+        ConfigError, match=f"{name} must be one of {', '.join(CHOICES[name])}, not 'bogus'"
+    ):
         Config(**{name: "bogus"})
 
 
 def test_signature_names_are_checked():
     with pytest.raises(ConfigError, match="unknown signature"):
         Config(signatures=("exact", "bogus"))
-    assert Config(signatures=("exact", "text_stats", "kosinov")).signatures == ("exact", "text_stats", "kosinov")
+    assert Config(signatures=("exact", "text_stats", "kosinov")).signatures == (
+        "exact",
+        "text_stats",
+        "kosinov",
+    )
 
 
 def test_persian_segmentation_settings_are_in_the_config_and_its_fingerprint():
@@ -55,17 +63,26 @@ def test_persian_segmentation_settings_are_in_the_config_and_its_fingerprint():
     joined = Config(fa_segmentation="join", fa_join_rules=("lexicon",))
     other_anchors = Config(fa_anchors=(5, 2, 14))
     assert len({default.fingerprint(), joined.fingerprint(), other_anchors.fingerprint()}) == 3
-    assert Config.from_json(joined.to_json()) == joined and Config.from_json(other_anchors.to_json()) == other_anchors
+    assert (
+        Config.from_json(joined.to_json()) == joined
+        and Config.from_json(other_anchors.to_json()) == other_anchors
+    )
     with pytest.raises(ConfigMismatch, match="fa_segmentation"):
         default.check_same(joined, "the index")
     with pytest.raises(ConfigMismatch, match="fa_anchors"):
         other_anchors.check_same(default, "the index")
     text = "دانش آموزان کتاب را خواندند"
     configs = (default, other_anchors)
-    if importlib.util.find_spec("hazm") is not None:  # the join segmentation takes hazm's word lists
+    if (
+        importlib.util.find_spec("hazm") is not None
+    ):  # the join segmentation takes hazm's word lists
         configs += (joined,)
     tokens = {c: Canonicalizer(c).tokens(text, "fa") for c in configs}
     assert len({tuple(t) for t in tokens.values()}) == len(configs)
-    for bad in ({"fa_segmentation": "words"}, {"fa_join_rules": ("nouns",)}, {"fa_anchors": (0, 2, 1)}):
+    for bad in (
+        {"fa_segmentation": "words"},
+        {"fa_join_rules": ("nouns",)},
+        {"fa_anchors": (0, 2, 1)},
+    ):
         with pytest.raises(ConfigError):
             Config(**bad)

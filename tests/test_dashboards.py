@@ -11,19 +11,40 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from neardup.dashboards import (DASHBOARD_TITLE, PRODUCTS, TARGETS, DashboardError, dynamic_field, export,
-                                install, load_mappings, mapped_fields, object_id, saved_objects, source_field,
-                                visualizations)
+from neardup.dashboards import (
+    DASHBOARD_TITLE,
+    PRODUCTS,
+    TARGETS,
+    DashboardError,
+    dynamic_field,
+    export,
+    install,
+    load_mappings,
+    mapped_fields,
+    object_id,
+    saved_objects,
+    source_field,
+    visualizations,
+)
 from neardup.resources import load_json
 
 REPO = Path(__file__).resolve().parents[1]
-COMMITTED = {"kibana": REPO / "docker" / "dashboards" / "kibana.ndjson",
-             "opensearch-dashboards": REPO / "docker" / "dashboards" / "opensearch-dashboards.ndjson"}
+COMMITTED = {
+    "kibana": REPO / "docker" / "dashboards" / "kibana.ndjson",
+    "opensearch-dashboards": REPO / "docker" / "dashboards" / "opensearch-dashboards.ndjson",
+}
 
 #: What each aggregation needs of its field (None: no field).
-AGG_FIELD_KINDS = {"count": None, "terms": {"string", "boolean", "number", "date"}, "histogram": {"number"},
-                   "date_histogram": {"date"}, "max": {"number", "date"}, "avg": {"number"}, "sum": {"number"},
-                   "top_hits": {"string", "number", "date", "boolean"}}
+AGG_FIELD_KINDS = {
+    "count": None,
+    "terms": {"string", "boolean", "number", "date"},
+    "histogram": {"number"},
+    "date_histogram": {"date"},
+    "max": {"number", "date"},
+    "avg": {"number"},
+    "sum": {"number"},
+    "top_hits": {"string", "number", "date", "boolean"},
+}
 
 
 def _objects(target: str, **kw) -> list[dict]:
@@ -41,7 +62,9 @@ def test_ndjson_parses_and_has_the_expected_objects(target):
     objs = _objects(target)
     types = [o["type"] for o in objs]
     assert types.count("index-pattern") == 2 and types.count("dashboard") == 1
-    assert types.count("visualization") == len(visualizations(source_field(load_mappings()[0], "fields.source"), "x"))
+    assert types.count("visualization") == len(
+        visualizations(source_field(load_mappings()[0], "fields.source"), "x")
+    )
     assert len({o["id"] for o in objs}) == len(objs)
     patterns = {o["attributes"]["title"]: o for o in objs if o["type"] == "index-pattern"}
     assert set(patterns) == {"neardup", "neardup-clusters"}
@@ -67,13 +90,19 @@ def test_every_reference_resolves(target):
     for p in panels:  # inside the 48-column grid, no overlaps
         g = p["gridData"]
         assert 0 <= g["x"] and g["x"] + g["w"] <= 48 and g["h"] > 0 and g["i"] == p["panelIndex"]
-    cells = [(x, y) for p in panels for x in range(p["gridData"]["x"], p["gridData"]["x"] + p["gridData"]["w"])
-             for y in range(p["gridData"]["y"], p["gridData"]["y"] + p["gridData"]["h"])]
+    cells = [
+        (x, y)
+        for p in panels
+        for x in range(p["gridData"]["x"], p["gridData"]["x"] + p["gridData"]["w"])
+        for y in range(p["gridData"]["y"], p["gridData"]["y"] + p["gridData"]["h"])
+    ]
     assert len(cells) == len(set(cells))
     json.loads(dash["attributes"]["optionsJSON"])
     json.loads(dash["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
     # every visualization is on the dashboard
-    assert {r["id"] for r in dash["references"]} == {o["id"] for o in objs if o["type"] == "visualization"}
+    assert {r["id"] for r in dash["references"]} == {
+        o["id"] for o in objs if o["type"] == "visualization"
+    }
 
 
 def _pattern_fields(objs: list[dict]) -> dict[str, dict]:
@@ -83,7 +112,9 @@ def _pattern_fields(objs: list[dict]) -> dict[str, dict]:
     for o in objs:
         if o["type"] != "index-pattern":
             continue
-        mapping = clusters_mapping if o["attributes"]["title"].endswith("-clusters") else docs_mapping
+        mapping = (
+            clusters_mapping if o["attributes"]["title"].endswith("-clusters") else docs_mapping
+        )
         out[o["id"]] = (mapping, {n: f for n, f in mapped_fields(mapping).items()})
     return out
 
@@ -94,7 +125,12 @@ def test_visualizations_use_only_mapped_fields(target):
     used = set()
     for o in (o for o in objs if o["type"] == "visualization"):
         vis = json.loads(o["attributes"]["visState"])
-        assert vis["title"] == o["attributes"]["title"] and vis["type"] in ("metric", "area", "histogram", "table")
+        assert vis["title"] == o["attributes"]["title"] and vis["type"] in (
+            "metric",
+            "area",
+            "histogram",
+            "table",
+        )
         assert len({a["id"] for a in vis["aggs"]}) == len(vis["aggs"])
         assert any(a["schema"] == "metric" for a in vis["aggs"])
         search = json.loads(o["attributes"]["kibanaSavedObjectMeta"]["searchSourceJSON"])
@@ -108,29 +144,52 @@ def test_visualizations_use_only_mapped_fields(target):
                 continue
             spec = fields.get(field)
             if spec is None:  # only the user's source field may be mapped dynamically
-                assert field.startswith("fields."), f"{o['attributes']['title']}: {field} is not in the mapping"
+                assert field.startswith("fields."), (
+                    f"{o['attributes']['title']}: {field} is not in the mapping"
+                )
                 spec = dynamic_field(mapping, field.removesuffix(".keyword"))
                 assert spec is not None and spec.name == field
-            assert spec.kind in kinds and spec.aggregatable, f"{field} ({spec.es_type}) cannot feed {agg['type']}"
+            assert spec.kind in kinds and spec.aggregatable, (
+                f"{field} ({spec.es_type}) cannot feed {agg['type']}"
+            )
             used.add(field)
             if agg["params"].get("sortField"):
                 assert fields[agg["params"]["sortField"]].kind in ("date", "number")
         for name in re.findall(r"([A-Za-z_][\w.]*)\s*:", search["query"]["query"]):
             assert name in fields
     # the fields the dashboard is about
-    assert {"neardup.indexed_at", "neardup.is_duplicate", "size", "representative_title.keyword", "mean_resemblance", "neardup.lang",
-            "fields.source.keyword", "neardup.max_resemblance"} <= used
+    assert {
+        "neardup.indexed_at",
+        "neardup.is_duplicate",
+        "size",
+        "representative_title.keyword",
+        "mean_resemblance",
+        "neardup.lang",
+        "fields.source.keyword",
+        "neardup.max_resemblance",
+    } <= used
 
 
 def test_mappings_have_the_contract_fields():
     docs = mapped_fields(load_mappings()[0])
     clusters = mapped_fields(load_mappings()[1])
-    for name, kind in {"neardup.id": "string", "neardup.lang": "string", "neardup.is_duplicate": "boolean",
-                       "neardup.max_resemblance": "number", "neardup.indexed_at": "date", "neardup.cluster_id": "string",
-                       "title.keyword": "string"}.items():
+    for name, kind in {
+        "neardup.id": "string",
+        "neardup.lang": "string",
+        "neardup.is_duplicate": "boolean",
+        "neardup.max_resemblance": "number",
+        "neardup.indexed_at": "date",
+        "neardup.cluster_id": "string",
+        "title.keyword": "string",
+    }.items():
         assert docs[name].kind == kind
-    for name, kind in {"cluster_id": "string", "size": "number", "representative_title.keyword": "string",
-                       "mean_resemblance": "number", "updated_at": "date"}.items():
+    for name, kind in {
+        "cluster_id": "string",
+        "size": "number",
+        "representative_title.keyword": "string",
+        "mean_resemblance": "number",
+        "updated_at": "date",
+    }.items():
         assert clusters[name].kind == kind
     assert not docs["neardup.shingles"].searchable and not docs["neardup.simhash"].aggregatable
 
@@ -147,8 +206,13 @@ def test_index_pattern_field_lists(target):
         for f in fields:
             assert f["type"] in ("string", "number", "date", "boolean", "attachment")
         if o["attributes"]["title"] == "neardup":
-            assert names["fields.source.keyword"]["subType"] == {"multi": {"parent": "fields.source"}}
-            assert names["neardup.indexed_at"]["type"] == "date" and names["neardup.is_duplicate"]["aggregatable"]
+            assert names["fields.source.keyword"]["subType"] == {
+                "multi": {"parent": "fields.source"}
+            }
+            assert (
+                names["neardup.indexed_at"]["type"] == "date"
+                and names["neardup.is_duplicate"]["aggregatable"]
+            )
             assert not names["body"]["aggregatable"]
 
 
@@ -165,9 +229,12 @@ def test_migration_versions(target):
 
 def test_committed_files_equal_the_export(target):
     path = COMMITTED[target]
-    assert path.exists(), f"{path} is missing: neardup dashboards export --target {target} -o {path}"
-    assert path.read_text(encoding="utf-8") == export(target=target), \
+    assert path.exists(), (
+        f"{path} is missing: neardup dashboards export --target {target} -o {path}"
+    )
+    assert path.read_text(encoding="utf-8") == export(target=target), (
         f"{path} is stale: neardup dashboards export --target {target} -o {path}"
+    )
 
 
 def test_other_index_and_source_field():
@@ -194,8 +261,10 @@ def test_source_field_resolution():
         source_field(docs, "site")  # the root object is strict
     with pytest.raises(DashboardError, match="not an aggregatable field"):
         source_field(docs, "body")
-    kw = {"dynamic_templates": [{"user": {"path_match": "fields.*", "mapping": {"type": "keyword"}}}],
-          "properties": {"fields": {"type": "object"}}}
+    kw = {
+        "dynamic_templates": [{"user": {"path_match": "fields.*", "mapping": {"type": "keyword"}}}],
+        "properties": {"fields": {"type": "object"}},
+    }
     assert source_field(kw, "fields.site").name == "fields.site"
 
 
@@ -216,8 +285,13 @@ def test_mappings_are_the_templates_under_mappings():
 class FakeDashboards:
     """A local HTTP server answering /api/status and the saved-objects import like the real products."""
 
-    def __init__(self, product_header: str = "kbn-name", fail_first: int = 0, status: int = 200,
-                 answer: dict | None = None):
+    def __init__(
+        self,
+        product_header: str = "kbn-name",
+        fail_first: int = 0,
+        status: int = 200,
+        answer: dict | None = None,
+    ):
         self.requests: list[dict] = []
         self.fail_first = fail_first
         outer = self
@@ -237,12 +311,27 @@ class FakeDashboards:
                 self.wfile.write(data)
 
             def do_GET(self):
-                outer.requests.append({"method": "GET", "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
-                self._reply(200, {"status": {"overall": {"level": "available"}}}, {product_header: "test"})
+                outer.requests.append(
+                    {
+                        "method": "GET",
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                    }
+                )
+                self._reply(
+                    200, {"status": {"overall": {"level": "available"}}}, {product_header: "test"}
+                )
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                outer.requests.append({"method": "POST", "path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                outer.requests.append(
+                    {
+                        "method": "POST",
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": body,
+                    }
+                )
                 if outer.fail_first > 0:
                     outer.fail_first -= 1
                     return self._reply(503, {"error": "not ready"})
@@ -280,9 +369,13 @@ def test_install_posts_multipart_with_xsrf_and_api_key():
 
 def test_install_detects_opensearch_dashboards_and_uses_basic_auth():
     with FakeDashboards(product_header="osd-name") as srv:
-        answer = install(srv.url + "/", basic_auth=("admin", "s3cret"), space="team", tenant="global")
+        answer = install(
+            srv.url + "/", basic_auth=("admin", "s3cret"), space="team", tenant="global"
+        )
     get, post = srv.requests
-    assert get["path"] == "/api/status" and get["headers"]["authorization"] == "Basic YWRtaW46czNjcmV0"
+    assert (
+        get["path"] == "/api/status" and get["headers"]["authorization"] == "Basic YWRtaW46czNjcmV0"
+    )
     assert post["path"] == "/s/team/api/saved_objects/_import?overwrite=true"
     assert post["headers"]["osd-xsrf"] == "true" and "kbn-xsrf" not in post["headers"]
     assert post["headers"]["securitytenant"] == "global"
@@ -301,10 +394,22 @@ def test_install_retries_unavailable_server():
 
 
 def test_install_reports_refused_objects_and_auth_errors():
-    refused = {"success": False, "successCount": 0,
-               "errors": [{"id": "v1", "type": "visualization", "title": "T", "error": {"type": "missing_references"}}]}
+    refused = {
+        "success": False,
+        "successCount": 0,
+        "errors": [
+            {
+                "id": "v1",
+                "type": "visualization",
+                "title": "T",
+                "error": {"type": "missing_references"},
+            }
+        ],
+    }
     with FakeDashboards(answer=refused) as srv:
-        with pytest.raises(DashboardError, match=r"refused objects: visualization v1 \(T\).*missing_references"):
+        with pytest.raises(
+            DashboardError, match=r"refused objects: visualization v1 \(T\).*missing_references"
+        ):
             install(srv.url, target="kibana")
     with FakeDashboards(status=401, answer={"message": "unauthorized"}) as srv:
         with pytest.raises(DashboardError, match=r"HTTP 401 \(check --api-key"):
@@ -326,12 +431,29 @@ def test_cli_export_and_install(tmp_path):
     from neardup.cli import main
 
     out = tmp_path / "osd.ndjson"
-    res = CliRunner().invoke(main, ["dashboards", "export", "--target", "opensearch-dashboards", "--index", "docs",
-                                    "--source-field", "fields.site", "-o", str(out)])
+    res = CliRunner().invoke(
+        main,
+        [
+            "dashboards",
+            "export",
+            "--target",
+            "opensearch-dashboards",
+            "--index",
+            "docs",
+            "--source-field",
+            "fields.site",
+            "-o",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
-    assert out.read_text(encoding="utf-8") == export("docs", target="opensearch-dashboards", source="fields.site")
+    assert out.read_text(encoding="utf-8") == export(
+        "docs", target="opensearch-dashboards", source="fields.site"
+    )
     with FakeDashboards(product_header="osd-name") as srv:
-        res = CliRunner().invoke(main, ["dashboards", "install", srv.url, "--file", str(out), "--json"])
+        res = CliRunner().invoke(
+            main, ["dashboards", "install", srv.url, "--file", str(out), "--json"]
+        )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["successCount"] == 11
     assert out.read_bytes() in srv.posts()[0]["body"]
@@ -341,8 +463,13 @@ def test_cli_export_and_install(tmp_path):
     assert res.exit_code == 1 and "must start with http" in res.output
 
 
-@pytest.mark.parametrize("stack,ui,target,xsrf", [("elasticsearch", "kibana", "kibana", "kbn-xsrf"),
-                                                  ("opensearch", "dashboards", "opensearch-dashboards", "osd-xsrf")])
+@pytest.mark.parametrize(
+    "stack,ui,target,xsrf",
+    [
+        ("elasticsearch", "kibana", "kibana", "kbn-xsrf"),
+        ("opensearch", "dashboards", "opensearch-dashboards", "osd-xsrf"),
+    ],
+)
 def test_compose_loader_imports_the_committed_file(stack, ui, target, xsrf):
     import yaml
 

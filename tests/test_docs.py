@@ -44,7 +44,9 @@ def _neardup_invocations(text: str):
                 continue
             if toks and toks[0] == "neardup":
                 yield toks[1:]
-    for m in re.finditer(r"`(neardup [^`]+)`", text):  # inline code too (a table cell escapes its pipes)
+    for m in re.finditer(
+        r"`(neardup [^`]+)`", text
+    ):  # inline code too (a table cell escapes its pipes)
         try:
             toks = shlex.split(re.split(r"\\?\||>", m.group(1))[0])
         except ValueError:
@@ -74,14 +76,19 @@ def _check(tokens: list[str]) -> list[str]:
             return [f"no command {tokens[0]} {sub!r}"]
         cmd = cmd.get_command(ctx, sub)
     opts = _options(cmd)
-    return [f"{tokens[0]}: no option {t.split('=')[0]!r}" for t in rest
-            if t.startswith("-") and t != "-" and t.split("=")[0] not in opts]
+    return [
+        f"{tokens[0]}: no option {t.split('=')[0]!r}"
+        for t in rest
+        if t.startswith("-") and t != "-" and t.split("=")[0] not in opts
+    ]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_every_command_in_the_docs_exists(page: Path):
     text = page.read_text(encoding="utf-8")
-    problems = [f"neardup {' '.join(t)}: {p}" for t in _neardup_invocations(text) for p in _check(t)]
+    problems = [
+        f"neardup {' '.join(t)}: {p}" for t in _neardup_invocations(text) for p in _check(t)
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -111,7 +118,9 @@ def test_relative_links_resolve(page: Path):
             broken.append(target)
             continue
         if frag and dest.suffix == ".md":
-            anchors = {_anchor(m) for m in re.findall(r"^#+ (.+)$", dest.read_text(encoding="utf-8"), re.M)}
+            anchors = {
+                _anchor(m) for m in re.findall(r"^#+ (.+)$", dest.read_text(encoding="utf-8"), re.M)
+            }
             if frag not in anchors:
                 broken.append(target)
     assert not broken, f"{page.name}: broken links {broken}"
@@ -121,7 +130,12 @@ def test_readme_is_short_and_has_the_two_set_up_commands():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text.splitlines()) <= README_MAX_LINES
     lines = list(_code_lines(text))
-    assert any("pip install ." in x and "neardup index examples/sample.jsonl" in x and "neardup clusters" in x for x in lines)
+    assert any(
+        "pip install ." in x
+        and "neardup index examples/sample.jsonl" in x
+        and "neardup clusters" in x
+        for x in lines
+    )
     assert any("pip install '.[test]'" in x and "python -m pytest" in x for x in lines)
     assert (ROOT / "examples" / "sample.jsonl").exists()
 

@@ -18,8 +18,17 @@ import neardup
 
 MODULES = ["neardup", *sorted(m.name for m in pkgutil.walk_packages(neardup.__path__, "neardup."))]
 #: modules whose docstrings must carry examples (the seeds' test vectors where they have one)
-WITH_EXAMPLES = {"neardup.shingles", "neardup.minhash", "neardup.simhash", "neardup.lsh", "neardup.verify",
-                 "neardup.sampling", "neardup.hashing", "neardup.ragged", "neardup.registry"}
+WITH_EXAMPLES = {
+    "neardup.shingles",
+    "neardup.minhash",
+    "neardup.simhash",
+    "neardup.lsh",
+    "neardup.verify",
+    "neardup.sampling",
+    "neardup.hashing",
+    "neardup.ragged",
+    "neardup.registry",
+}
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -36,5 +45,10 @@ def test_docstring_examples(name):
 
 
 def test_every_module_is_found():
-    assert {"neardup.config", "neardup.signatures.text_stats", "neardup.engines.embedded", "neardup.cli.indexing"} <= set(MODULES)
+    assert {
+        "neardup.config",
+        "neardup.signatures.text_stats",
+        "neardup.engines.embedded",
+        "neardup.cli.indexing",
+    } <= set(MODULES)
     assert WITH_EXAMPLES <= set(MODULES)

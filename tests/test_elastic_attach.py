@@ -45,8 +45,12 @@ def _articles(n: int = 30):
     rnd.shuffle(days)
     out = []
     for d, day in zip(docs, days, strict=True):
-        src = {"headline": d.title, "body": d.text, "published": f"2026-03-{1 + day // 24:02d}T{day % 24:02d}:00:00Z",
-               "section": rnd.choice(["world", "sport", "arts"])}
+        src = {
+            "headline": d.title,
+            "body": d.text,
+            "published": f"2026-03-{1 + day // 24:02d}T{day % 24:02d}:00:00Z",
+            "section": rnd.choice(["world", "sport", "arts"]),
+        }
         out.append((f"art-{rnd.randrange(10**6):06d}-{d.id}", src))
     return out
 
@@ -58,15 +62,26 @@ def _raw(url: str, path: str) -> bytes:
 
 def _user_index(url: str, name: str = "articles", without_text: int = 0):
     body = json.dumps({"mappings": USER_MAPPING}).encode()
-    urllib.request.urlopen(urllib.request.Request(f"{url}/{name}", body, method="PUT", headers={"content-type": "application/json"}))
+    urllib.request.urlopen(
+        urllib.request.Request(
+            f"{url}/{name}", body, method="PUT", headers={"content-type": "application/json"}
+        )
+    )
     arts = _articles()
     lines = []
     for i, src in arts:
         lines += [json.dumps({"index": {"_index": name, "_id": i}}), json.dumps(src)]
     for k in range(without_text):
-        lines += [json.dumps({"index": {"_index": name, "_id": f"photo-{k}"}}), json.dumps({"headline": "a photo", "section": "arts"})]
-    req = urllib.request.Request(f"{url}/_bulk?refresh=true", ("\n".join(lines) + "\n").encode(), method="POST",
-                                 headers={"content-type": "application/x-ndjson"})
+        lines += [
+            json.dumps({"index": {"_index": name, "_id": f"photo-{k}"}}),
+            json.dumps({"headline": "a photo", "section": "arts"}),
+        ]
+    req = urllib.request.Request(
+        f"{url}/_bulk?refresh=true",
+        ("\n".join(lines) + "\n").encode(),
+        method="POST",
+        headers={"content-type": "application/x-ndjson"},
+    )
     assert not json.loads(urllib.request.urlopen(req).read())["errors"]
     return arts
 
@@ -87,14 +102,22 @@ def _reference(arts, batch_size: int) -> NearDup:
     """The embedded engine on the same documents, in published order."""
     ref = NearDup.open(":memory:")
     ordered = sorted(arts, key=lambda a: a[1]["published"])
-    ref.index([Document(i, s["body"], title=s["headline"]) for i, s in ordered], batch_size=batch_size, progress=None)
+    ref.index(
+        [Document(i, s["body"], title=s["headline"]) for i, s in ordered],
+        batch_size=batch_size,
+        progress=None,
+    )
     return ref
 
 
 @pytest.fixture(params=["opensearch", "elasticsearch"])
 def client_url(request: pytest.FixtureRequest, osmem_clone) -> str:
     """Where neardup talks to: osmem itself, or osmem presented as Elasticsearch 9."""
-    return osmem_clone.url if request.param == "opensearch" else request.getfixturevalue("es_proxy").url
+    return (
+        osmem_clone.url
+        if request.param == "opensearch"
+        else request.getfixturevalue("es_proxy").url
+    )
 
 
 def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone, client_url):
@@ -103,23 +126,54 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     ids = [i for i, _ in arts]
     before_sources = _sources(url, ids)
     before_mapping = json.loads(_raw(url, "/articles/_mapping"))["articles"]["mappings"]
-    r = _run("attach", "articles", "--engine", client_url, "--text-field", "body", "--title-field", "headline",
-             "--order-field", "published", "--batch-size", "7", "--json", "-q")
+    r = _run(
+        "attach",
+        "articles",
+        "--engine",
+        client_url,
+        "--text-field",
+        "body",
+        "--title-field",
+        "headline",
+        "--order-field",
+        "published",
+        "--batch-size",
+        "7",
+        "--json",
+        "-q",
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
-    assert data["signed"] == 30 and data["documents"] == 30 and data["without_text"] == 2 and not data["failed"]
+    assert (
+        data["signed"] == 30
+        and data["documents"] == 30
+        and data["without_text"] == 2
+        and not data["failed"]
+    )
 
     # the user's fields and mapping are unchanged
     after = _sources(url, ids)
     for i in ids:
         mine = {k: v for k, v in after[i].items() if k != "neardup"}
-        assert json.dumps(mine) == json.dumps(before_sources[i])  # same keys, same order, same values
+        assert json.dumps(mine) == json.dumps(
+            before_sources[i]
+        )  # same keys, same order, same values
         assert after[i]["neardup"]["seq"] >= 1
     mapping = json.loads(_raw(url, "/articles/_mapping"))["articles"]["mappings"]
-    assert {k: v for k, v in mapping["properties"].items() if k != "neardup"} == before_mapping["properties"]
+    assert {k: v for k, v in mapping["properties"].items() if k != "neardup"} == before_mapping[
+        "properties"
+    ]
     assert mapping["dynamic"] == before_mapping["dynamic"]
-    assert {k: v for k, v in mapping["_meta"].items() if k != "neardup"} == {"owner": "newsroom", "schema": 3}
-    assert set(mapping["_meta"]["neardup"]) == {"settings", "fingerprint", "signature_version", "layout"}
+    assert {k: v for k, v in mapping["_meta"].items() if k != "neardup"} == {
+        "owner": "newsroom",
+        "schema": 3,
+    }
+    assert set(mapping["_meta"]["neardup"]) == {
+        "settings",
+        "fingerprint",
+        "signature_version",
+        "layout",
+    }
 
     # arrival order follows the order field
     by_seq = sorted(ids, key=lambda i: after[i]["neardup"]["seq"])
@@ -129,7 +183,9 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     ref = _reference(arts, 7)
     nd = NearDup.open(client_url, index="articles", create=False)
     assert nd.engine.layout.adopted and nd.engine.layout.text == "body"
-    assert [(p.a, p.b, round(p.resemblance, 6)) for p in nd.pairs()] == [(p.a, p.b, round(p.resemblance, 6)) for p in ref.pairs()]
+    assert [(p.a, p.b, round(p.resemblance, 6)) for p in nd.pairs()] == [
+        (p.a, p.b, round(p.resemblance, 6)) for p in ref.pairs()
+    ]
     got = {i: d.tags for i, d in nd.engine.get(ids).items()}
     assert got == {i: d.tags for i, d in ref.engine.get(ids).items()}
     assert any(t.is_duplicate for t in got.values())
@@ -141,36 +197,77 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     assert r.exit_code == 0, r.output
     clusters = json.loads(r.output)
     want = [c.members for c in ref.clusters(write=False)]
-    assert [c["members"] for c in (clusters["clusters"] if isinstance(clusters, dict) else clusters)] == want
-    r = _run("search", "river", "--engine", client_url, "--index", "articles", "--dedupe", "--json", "--size", "50")
+    assert [
+        c["members"] for c in (clusters["clusters"] if isinstance(clusters, dict) else clusters)
+    ] == want
+    r = _run(
+        "search",
+        "river",
+        "--engine",
+        client_url,
+        "--index",
+        "articles",
+        "--dedupe",
+        "--json",
+        "--size",
+        "50",
+    )
     assert r.exit_code == 0, r.output
     ref_hits = ref.search("river", size=50, dedupe=True)
     hits = json.loads(r.output)
     hits = hits["hits"] if isinstance(hits, dict) else hits
     assert sorted(h["id"] for h in hits) == sorted(h.id for h in ref_hits)
-    assert _run("query", "--engine", client_url, "--index", "articles", "--id", ids[3], "--json").exit_code == 0
+    assert (
+        _run(
+            "query", "--engine", client_url, "--index", "articles", "--id", ids[3], "--json"
+        ).exit_code
+        == 0
+    )
 
     # the user's own query can collapse on neardup.cluster_id
-    q = {"query": {"match": {"body": "river"}}, "collapse": {"field": "neardup.cluster_id"}, "size": 50, "_source": False}
-    req = urllib.request.Request(f"{url}/articles/_search", json.dumps(q).encode(), method="POST", headers={"content-type": "application/json"})
+    q = {
+        "query": {"match": {"body": "river"}},
+        "collapse": {"field": "neardup.cluster_id"},
+        "size": 50,
+        "_source": False,
+    }
+    req = urllib.request.Request(
+        f"{url}/articles/_search",
+        json.dumps(q).encode(),
+        method="POST",
+        headers={"content-type": "application/json"},
+    )
     res = json.loads(urllib.request.urlopen(req).read())["hits"]["hits"]
     cids = [h["fields"]["neardup.cluster_id"][0] for h in res]
     assert res and len(cids) == len(set(cids)) == len(ref_hits)
 
     # the user's own writes keep working under their strict mapping
-    req = urllib.request.Request(f"{url}/articles/_doc/new-1?refresh=true", json.dumps({"headline": "h", "body": "b"}).encode(),
-                                 method="PUT", headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        f"{url}/articles/_doc/new-1?refresh=true",
+        json.dumps({"headline": "h", "body": "b"}).encode(),
+        method="PUT",
+        headers={"content-type": "application/json"},
+    )
     assert urllib.request.urlopen(req).status in (200, 201)
 
     # info counts the documents without neardup's fields, and names the command that signs them
     info = json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)
-    assert info["documents"] == 30 and info["unsigned"] == 3  # two without a text, and the user's new one
+    assert (
+        info["documents"] == 30 and info["unsigned"] == 3
+    )  # two without a text, and the user's new one
     out = _run("info", "--engine", client_url, "--index", "articles").output
-    hint = "neardup attach articles --text-field body --title-field headline --order-field published"
+    hint = (
+        "neardup attach articles --text-field body --title-field headline --order-field published"
+    )
     assert "3 more without neardup's fields" in out and hint in out
     r = _run(*hint.split()[1:], "--engine", client_url, "--json", "-q")
     assert r.exit_code == 0 and json.loads(r.output)["signed"] == 1, r.output
-    assert json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)["unsigned"] == 2
+    assert (
+        json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)[
+            "unsigned"
+        ]
+        == 2
+    )
 
 
 def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osmem_clone):
@@ -186,33 +283,68 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
             break
     nd.index(first, batch_size=5, progress=None)
     eng.close()
-    r = _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
-             "--order-field", "published", "--batch-size", "5", "--json", "-q")
+    r = _run(
+        "attach",
+        "articles",
+        "--engine",
+        url,
+        "--text-field",
+        "body",
+        "--title-field",
+        "headline",
+        "--order-field",
+        "published",
+        "--batch-size",
+        "5",
+        "--json",
+        "-q",
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
-    assert data["signed"] == 25 and data["documents"] == 30 and any("resuming" in a for a in data["actions"])
+    assert (
+        data["signed"] == 25
+        and data["documents"] == 30
+        and any("resuming" in a for a in data["actions"])
+    )
     ref = _reference(arts, 5)
     nd = NearDup.open(url, index="articles", create=False)
     ids = [i for i, _ in arts]
-    assert {i: d.tags for i, d in nd.engine.get(ids).items()} == {i: d.tags for i, d in ref.engine.get(ids).items()}
+    assert {i: d.tags for i, d in nd.engine.get(ids).items()} == {
+        i: d.tags for i, d in ref.engine.get(ids).items()
+    }
     # another layout for the same index is refused
     other = _run("attach", "articles", "--engine", url, "--text-field", "headline")
     assert other.exit_code == 1 and "already attached" in other.output
-    assert ("already attached with --text-field body --title-field headline --order-field published, not --text-field headline "
-            "--title-field headline --order-field published") in other.output and "{" not in other.output
+    assert (
+        "already attached with --text-field body --title-field headline --order-field published, not --text-field headline "
+        "--title-field headline --order-field published"
+    ) in other.output and "{" not in other.output
     # run again without the field options: the stored ones
     again = _run("attach", "articles", "--engine", url, "--json", "-q")
     assert again.exit_code == 0, again.output
-    assert json.loads(again.output)["signed"] == 0 and any("resuming" in a for a in json.loads(again.output)["actions"])
+    assert json.loads(again.output)["signed"] == 0 and any(
+        "resuming" in a for a in json.loads(again.output)["actions"]
+    )
 
     # --watch: documents another writer adds are signed on the next pass
     copy = arts[4][1]
-    new = {"headline": "copy", "body": copy["body"] + " again", "published": "2026-04-01T00:00:00Z", "section": "arts"}
-    req = urllib.request.Request(f"{url}/articles/_doc/late?refresh=true", json.dumps(new).encode(), method="PUT",
-                                 headers={"content-type": "application/json"})
+    new = {
+        "headline": "copy",
+        "body": copy["body"] + " again",
+        "published": "2026-04-01T00:00:00Z",
+        "section": "arts",
+    }
+    req = urllib.request.Request(
+        f"{url}/articles/_doc/late?refresh=true",
+        json.dumps(new).encode(),
+        method="PUT",
+        headers={"content-type": "application/json"},
+    )
     urllib.request.urlopen(req)
     rounds = []
-    assert watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 1
+    assert (
+        watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 1
+    )
     assert [r.indexed for r in rounds] == [1, 0]
     late = nd.engine.get(["late"])["late"]
     assert late.seq == 31 and late.tags is not None and late.tags.is_duplicate
@@ -226,11 +358,27 @@ def test_delete_on_an_attached_index_asks_before_deleting_the_users_documents(os
     assert _run("attach", "articles", "--engine", url, "--text-field", "body", "-q").exit_code == 0
     first, second = arts[0][0], arts[1][0]
     refused = _run("delete", first, "--engine", url, "--index", "articles")
-    assert refused.exit_code == 1 and "your own" in refused.output and "--yes-delete-source-documents" in refused.output
+    assert (
+        refused.exit_code == 1
+        and "your own" in refused.output
+        and "--yes-delete-source-documents" in refused.output
+    )
     assert json.loads(_raw(url, f"/articles/_doc/{first}"))["found"]  # nothing deleted
     assert "--yes-delete-source-documents" in _run("delete", "--help").output
-    r = _run("delete", first, second, "--engine", url, "--index", "articles", "--yes-delete-source-documents", "--json")
-    assert r.exit_code == 0 and sorted(json.loads(r.output)["deleted"]) == sorted([first, second]), r.output
+    r = _run(
+        "delete",
+        first,
+        second,
+        "--engine",
+        url,
+        "--index",
+        "articles",
+        "--yes-delete-source-documents",
+        "--json",
+    )
+    assert r.exit_code == 0 and sorted(json.loads(r.output)["deleted"]) == sorted(
+        [first, second]
+    ), r.output
     with pytest.raises(urllib.error.HTTPError):
         _raw(url, f"/articles/_doc/{first}")
     # neardup's own index needs no flag: its documents are neardup's copies
@@ -246,31 +394,75 @@ def test_delete_on_an_attached_index_asks_before_deleting_the_users_documents(os
 def test_attach_checks_the_fields(osmem_clone):
     url = osmem_clone.url
     _user_index(url)
-    for layout, message in ((Layout(text="content", title=None), "--text-field content: no such field"),
-                            (Layout(text="body", title=None, order="section.x"), "--order-field section.x: no such field"),
-                            (Layout(text="published", title="headline"), "--text-field published is of type date")):
+    for layout, message in (
+        (Layout(text="content", title=None), "--text-field content: no such field"),
+        (
+            Layout(text="body", title=None, order="section.x"),
+            "--order-field section.x: no such field",
+        ),
+        (Layout(text="published", title="headline"), "--text-field published is of type date"),
+    ):
         with pytest.raises(EngineError, match=message):
             ElasticEngine(url, index="articles").attach(layout)
     with pytest.raises(EngineError, match="no such index"):
         ElasticEngine(url, index="absent").attach(Layout())
     r = _run("attach", "articles", "--engine", url)  # the first time, the text field must be named
-    assert r.exit_code == 1 and "not attached yet: name the field holding the text with --text-field" in r.output
+    assert (
+        r.exit_code == 1
+        and "not attached yet: name the field holding the text with --text-field" in r.output
+    )
 
 
 def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):
     url = osmem_clone.url
     _user_index(url)
-    assert _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
-                "--order-field", "published", "-q").exit_code == 0
-    r = _run("dashboards", "export", "--engine", url, "--index", "articles", "--source-field", "section",
-             "--target", "opensearch-dashboards")
+    assert (
+        _run(
+            "attach",
+            "articles",
+            "--engine",
+            url,
+            "--text-field",
+            "body",
+            "--title-field",
+            "headline",
+            "--order-field",
+            "published",
+            "-q",
+        ).exit_code
+        == 0
+    )
+    r = _run(
+        "dashboards",
+        "export",
+        "--engine",
+        url,
+        "--index",
+        "articles",
+        "--source-field",
+        "section",
+        "--target",
+        "opensearch-dashboards",
+    )
     assert r.exit_code == 0, r.output
     objs = [json.loads(x) for x in r.output.splitlines() if x.strip()]
-    pattern = next(o for o in objs if o["type"] == "index-pattern" and o["attributes"]["title"] == "articles")
+    pattern = next(
+        o for o in objs if o["type"] == "index-pattern" and o["attributes"]["title"] == "articles"
+    )
     assert pattern["attributes"]["timeFieldName"] == "published"  # the order field, a date
     fields = {f["name"] for f in json.loads(pattern["attributes"]["fields"])}
-    assert {"headline", "headline.raw", "body", "section", "published", "neardup.cluster_id", "neardup.is_duplicate"} <= fields
-    assert "title" not in fields and "fields.source.keyword" not in fields  # nothing guessed from neardup's template
+    assert {
+        "headline",
+        "headline.raw",
+        "body",
+        "section",
+        "published",
+        "neardup.cluster_id",
+        "neardup.is_duplicate",
+    } <= fields
+    assert (
+        "title" not in fields and "fields.source.keyword" not in fields
+    )  # nothing guessed from neardup's template
     vis = [json.loads(o["attributes"]["visState"]) for o in objs if o["type"] == "visualization"]
     used = {a["params"].get("field") for v in vis for a in v["aggs"]}
     assert {"section", "published", "neardup.is_duplicate"} <= used
@@ -285,24 +477,53 @@ def test_attach_gives_each_json_type_its_text_and_counts_the_rest_exactly(osmem_
     text: never signed (not as Python's "True"), each counted, by kind."""
     url = osmem_clone.url
     mapping = {"mappings": {"properties": {"body": {"type": "text"}, "headline": {"type": "text"}}}}
-    urllib.request.urlopen(urllib.request.Request(f"{url}/odd", json.dumps(mapping).encode(), method="PUT",
-                                                  headers={"content-type": "application/json"}))
+    urllib.request.urlopen(
+        urllib.request.Request(
+            f"{url}/odd",
+            json.dumps(mapping).encode(),
+            method="PUT",
+            headers={"content-type": "application/json"},
+        )
+    )
     words = " ".join(f"word{i}" for i in range(30))
-    bodies = {"string": words, "number": 123456789, "float": 2.5, "strings": ["first part " + words, None, "second part"],
-              "bool": True, "false": False, "null": None, "empty": [], "bools": [True, False]}
+    bodies = {
+        "string": words,
+        "number": 123456789,
+        "float": 2.5,
+        "strings": ["first part " + words, None, "second part"],
+        "bool": True,
+        "false": False,
+        "null": None,
+        "empty": [],
+        "bools": [True, False],
+    }
     lines = []
     for k, v in bodies.items():
-        lines += [json.dumps({"index": {"_index": "odd", "_id": k}}), json.dumps({"body": v, "headline": k})]
-    lines += [json.dumps({"index": {"_index": "odd", "_id": "missing"}}), json.dumps({"headline": "no body"})]
-    req = urllib.request.Request(f"{url}/_bulk?refresh=true", ("\n".join(lines) + "\n").encode(), method="POST",
-                                 headers={"content-type": "application/x-ndjson"})
+        lines += [
+            json.dumps({"index": {"_index": "odd", "_id": k}}),
+            json.dumps({"body": v, "headline": k}),
+        ]
+    lines += [
+        json.dumps({"index": {"_index": "odd", "_id": "missing"}}),
+        json.dumps({"headline": "no body"}),
+    ]
+    req = urllib.request.Request(
+        f"{url}/_bulk?refresh=true",
+        ("\n".join(lines) + "\n").encode(),
+        method="POST",
+        headers={"content-type": "application/x-ndjson"},
+    )
     assert not json.loads(urllib.request.urlopen(req).read())["errors"]
     r = _run("attach", "odd", "--engine", url, "--text-field", "body", "--json", "-q")
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["signed"] == 4 and data["documents"] == 4, data
     assert data["without_text"] == 6, data
-    assert data["without_text_by_kind"] == {"array without text": 2, "boolean": 2, "missing or null": 2}
+    assert data["without_text_by_kind"] == {
+        "array without text": 2,
+        "boolean": 2,
+        "missing or null": 2,
+    }
     nd = NearDup.open(url, index="odd", create=False)
     try:
         stored = nd.engine.get(list(bodies) + ["missing"], text=True)
@@ -313,7 +534,9 @@ def test_attach_gives_each_json_type_its_text_and_counts_the_rest_exactly(osmem_
         nd.close()
     # the text line says the same
     again = _run("attach", "odd", "--engine", url, "--text-field", "body", "-q")
-    assert again.exit_code == 0 and "6 without text in body left unsigned" in again.output, again.output
+    assert again.exit_code == 0 and "6 without text in body left unsigned" in again.output, (
+        again.output
+    )
 
 
 def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone):
@@ -326,23 +549,44 @@ def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone)
 
     url = osmem_clone.url
     arts = _user_index(url)
-    r = _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
-             "--order-field", "published", "--json", "-q")
+    r = _run(
+        "attach",
+        "articles",
+        "--engine",
+        url,
+        "--text-field",
+        "body",
+        "--title-field",
+        "headline",
+        "--order-field",
+        "published",
+        "--json",
+        "-q",
+    )
     assert r.exit_code == 0, r.output
     published = {i: s["published"] for i, s in arts}
     nd = NearDup.open(url, index="articles", create=False)
     try:
         assert nd.engine.order_field == "published"
-        page = build_report(nd.engine, threshold=nd.config.threshold, options=ReportOptions(members=50))
+        page = build_report(
+            nd.engine, threshold=nd.config.threshold, options=ReportOptions(members=50)
+        )
         docs = nd.engine.get(list(published))
     finally:
         nd.close()
     assert all(d.ordered_at == published[i] for i, d in docs.items())
-    assert (f"Documents dated {min(published.values())} – {max(published.values())} (field <code>published</code>)."
-            in page)
-    clusters = re.findall(r'data-cluster-id="([^"]+)".*?; dated ([0-9TZ:-]+) \(<code>published</code>\)', page, re.S)
+    assert (
+        f"Documents dated {min(published.values())} – {max(published.values())} (field <code>published</code>)."
+        in page
+    )
+    clusters = re.findall(
+        r'data-cluster-id="([^"]+)".*?; dated ([0-9TZ:-]+) \(<code>published</code>\)', page, re.S
+    )
     assert clusters and all(published[rep] == date for rep, date in clusters)
-    members = re.findall(r'data-member-id="([^"]+)"><summary>.*?<span class="date">published ([0-9TZ:-]+)</span>', page)
+    members = re.findall(
+        r'data-member-id="([^"]+)"><summary>.*?<span class="date">published ([0-9TZ:-]+)</span>',
+        page,
+    )
     assert members and all(published[m] == date for m, date in members)
     assert "Indexed " not in page
 
@@ -356,10 +600,25 @@ def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
         pytest.skip("osmem runs no ingest pipeline (NEARDUP_TEST_ENGINE selects a real engine)")
     url = osmem_clone.url
     arts = _user_index(url)
-    r = _run("attach", "articles", "--engine", url, "--text-field", "body", "--title-field", "headline",
-             "--order-field", "published", "--json", "-q")
+    r = _run(
+        "attach",
+        "articles",
+        "--engine",
+        url,
+        "--text-field",
+        "body",
+        "--title-field",
+        "headline",
+        "--order-field",
+        "published",
+        "--json",
+        "-q",
+    )
     assert r.exit_code == 0, r.output
-    assert any("final_pipeline of articles set to neardup-articles" in a for a in json.loads(r.output)["actions"])
+    assert any(
+        "final_pipeline of articles set to neardup-articles" in a
+        for a in json.loads(r.output)["actions"]
+    )
     settings = json.loads(_raw(url, "/articles/_settings"))["articles"]["settings"]["index"]
     assert settings["final_pipeline"] == "neardup-articles"
     ids = [i for i, _ in arts]
@@ -367,15 +626,25 @@ def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
     replaced, updated, retitled, copied = ids[0], ids[1], ids[2], ids[7]
 
     def send(method: str, path: str, body: dict) -> None:
-        req = urllib.request.Request(f"{url}{path}?refresh=true", json.dumps(body).encode(), method=method,
-                                     headers={"content-type": "application/json"})
+        req = urllib.request.Request(
+            f"{url}{path}?refresh=true",
+            json.dumps(body).encode(),
+            method=method,
+            headers={"content-type": "application/json"},
+        )
         urllib.request.urlopen(req)
 
     new_body = before[copied]["body"] + " again"  # a near copy of another article
     user_fields = {k: v for k, v in before[replaced].items() if k != "neardup"}
-    send("PUT", f"/articles/_doc/{replaced}", {**before[replaced], "body": new_body})  # neardup's old fields copied along
+    send(
+        "PUT", f"/articles/_doc/{replaced}", {**before[replaced], "body": new_body}
+    )  # neardup's old fields copied along
     send("POST", f"/articles/_update/{updated}", {"doc": {"body": new_body + " once more"}})
-    send("POST", f"/articles/_update/{retitled}", {"doc": {"headline": "a new headline, the same text"}})
+    send(
+        "POST",
+        f"/articles/_update/{retitled}",
+        {"doc": {"headline": "a new headline, the same text"}},
+    )
     after = _sources(url, [replaced, updated, retitled])
     assert "neardup" not in after[replaced] and "neardup" not in after[updated]
     assert after[retitled]["neardup"] == before[retitled]["neardup"]
@@ -384,10 +653,14 @@ def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
     nd = NearDup.open(url, index="articles", create=False)
     assert nd.engine.unsigned() == 2
     rounds = []
-    assert watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 2  # signed
+    assert (
+        watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 2
+    )  # signed
     assert [x.indexed for x in rounds] == [2, 0] and nd.engine.unsigned() == 0
     got = nd.engine.get([replaced, updated], text=True)
     assert got[replaced].text == new_body and got[replaced].seq > 30
     assert got[replaced].tags.is_duplicate and got[updated].tags.is_duplicate
-    assert _sources(url, [retitled])[retitled]["neardup"]["seq"] == before[retitled]["neardup"]["seq"]
+    assert (
+        _sources(url, [retitled])[retitled]["neardup"]["seq"] == before[retitled]["neardup"]["seq"]
+    )
     nd.close()

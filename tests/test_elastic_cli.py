@@ -36,8 +36,16 @@ def test_init_index_retag_over_http(osmem_clone, tmp_path):
     url = osmem_clone.url
     text = "the committee published its annual report on river water quality across the northern provinces today"
     src = tmp_path / "docs.jsonl"
-    src.write_text("\n".join(json.dumps(d) for d in [
-        {"id": "a", "text": text}, {"id": "b", "text": text + " again"}, {"id": "c", "text": "an unrelated note about trains"}]))
+    src.write_text(
+        "\n".join(
+            json.dumps(d)
+            for d in [
+                {"id": "a", "text": text},
+                {"id": "b", "text": text + " again"},
+                {"id": "c", "text": "an unrelated note about trains"},
+            ]
+        )
+    )
     assert _run("init", "--engine", url, "--index", "docs", "--no-pipeline").exit_code == 0
     r = _run("index", str(src), "--engine", url, "--index", "docs", "--no-tag", "-q")
     assert r.exit_code == 0, r.output
@@ -51,11 +59,19 @@ def test_info_counts_documents_another_client_wrote(osmem_clone, tmp_path):
 
     url = osmem_clone.url
     src = tmp_path / "docs.jsonl"
-    src.write_text(json.dumps({"id": "a", "text": "the committee published its annual report on river water quality"}))
+    src.write_text(
+        json.dumps(
+            {"id": "a", "text": "the committee published its annual report on river water quality"}
+        )
+    )
     assert _run("init", "--engine", url, "--index", "docs", "--no-pipeline").exit_code == 0
     assert _run("index", str(src), "--engine", url, "--index", "docs", "-q").exit_code == 0
-    req = urllib.request.Request(f"{url}/docs/_doc/raw?refresh=true", json.dumps({"body": "written without neardup"}).encode(),
-                                 method="PUT", headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        f"{url}/docs/_doc/raw?refresh=true",
+        json.dumps({"body": "written without neardup"}).encode(),
+        method="PUT",
+        headers={"content-type": "application/json"},
+    )
     assert urllib.request.urlopen(req).status in (200, 201)
     info = json.loads(_run("info", "--engine", url, "--index", "docs", "--json").output)
     assert info["documents"] == 1 and info["unsigned"] == 1
@@ -64,7 +80,9 @@ def test_info_counts_documents_another_client_wrote(osmem_clone, tmp_path):
     db = tmp_path / "x.db"
     assert _run("index", str(src), "--engine", str(db), "-q").exit_code == 0
     local = json.loads(_run("info", "--engine", str(db), "--json").output)
-    assert local["documents"] == 1 and "unsigned" not in local  # an embedded index has no other writers' documents
+    assert (
+        local["documents"] == 1 and "unsigned" not in local
+    )  # an embedded index has no other writers' documents
     assert "without neardup's fields" not in _run("info", "--engine", str(db)).output
 
 
@@ -85,16 +103,24 @@ def _real_text_corpus(n: int = 30) -> list[dict]:
         with (CORPORA / f"{lang}_pairs.jsonl").open(encoding="utf-8") as f:
             for line in list(f)[:n]:
                 p = json.loads(line)
-                docs += [{"id": f"{p['id']}-1", "text": p["text1"], "lang": lang}, {"id": f"{p['id']}-2", "text": p["text2"], "lang": lang}]
+                docs += [
+                    {"id": f"{p['id']}-1", "text": p["text1"], "lang": lang},
+                    {"id": f"{p['id']}-2", "text": p["text2"], "lang": lang},
+                ]
     with (CORPORA / "ru.jsonl").open(encoding="utf-8") as f:
         for line in list(f)[:n]:
             r = json.loads(line)
             text = " ".join(r["text"].split()[:80])
-            docs += [{"id": r["id"], "text": text, "lang": "ru"}, {"id": r["id"] + "-copy", "text": text.rsplit(" ", 1)[0], "lang": "ru"}]
+            docs += [
+                {"id": r["id"], "text": text, "lang": "ru"},
+                {"id": r["id"] + "-copy", "text": text.rsplit(" ", 1)[0], "lang": "ru"},
+            ]
     return docs
 
 
-@pytest.mark.skipif(not (CORPORA / "ru.jsonl").exists(), reason="the shared corpora are not beside the repository")
+@pytest.mark.skipif(
+    not (CORPORA / "ru.jsonl").exists(), reason="the shared corpora are not beside the repository"
+)
 def test_cli_answers_equal_the_embedded_engines_on_real_text(osmem_clone, tmp_path):
     """The same corpus through the CLI on the embedded engine and over HTTP (with neardup's
     ingest pipeline on a real engine): the same export (tags), clusters, query hits with the
@@ -104,7 +130,17 @@ def test_cli_answers_equal_the_embedded_engines_on_real_text(osmem_clone, tmp_pa
     docs = _real_text_corpus()
     src.write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in docs), encoding="utf-8")
     db = str(tmp_path / "e.db")
-    assert _run("init", "--engine", url, "--index", "real", *([] if http_pipeline() else ["--no-pipeline"])).exit_code == 0
+    assert (
+        _run(
+            "init",
+            "--engine",
+            url,
+            "--index",
+            "real",
+            *([] if http_pipeline() else ["--no-pipeline"]),
+        ).exit_code
+        == 0
+    )
     targets = {"embedded": ["--engine", db], "http": ["--engine", url, "--index", "real"]}
     for t in targets.values():
         r = _run("index", str(src), *t, "--batch-size", "16", "-q")
@@ -129,20 +165,29 @@ def test_cli_answers_equal_the_embedded_engines_on_real_text(osmem_clone, tmp_pa
     emb, http = both("clusters", "--json")
 
     def untimed(out: str) -> list:  # first_seen / last_seen: each engine's clock at indexing
-        return [{k: v for k, v in c.items() if k not in ("first_seen", "last_seen")} for c in json.loads(out)]
+        return [
+            {k: v for k, v in c.items() if k not in ("first_seen", "last_seen")}
+            for c in json.loads(out)
+        ]
+
     assert untimed(http) == untimed(emb) and untimed(emb)
     for d in docs[::7]:
         emb, http = both("query", "--id", d["id"], "--json", "-k", "10")
         assert json.loads(http) == json.loads(emb)
-    if not http_pipeline():  # osmem ignores the language analyzers and answers 'президент' with English texts
+    if (
+        not http_pipeline()
+    ):  # osmem ignores the language analyzers and answers 'президент' with English texts
         return
     for q in ("президент", "the", "زندگی"):
         emb, http = both("search", q, "--dedupe", "--json", "--size", "200")
 
-        def folded(out: str) -> list:  # the groups folded together (which copy leads is the engine's scoring)
+        def folded(
+            out: str,
+        ) -> list:  # the groups folded together (which copy leads is the engine's scoring)
             hits = json.loads(out)
             hits = hits["hits"] if isinstance(hits, dict) else hits
             return sorted(sorted([h["id"], *(h.get("folded") or [])]) for h in hits)
+
         assert folded(http) == folded(emb) and folded(emb)
 
 
@@ -150,10 +195,24 @@ def test_init_gives_a_new_index_its_shards_and_replicas(osmem_clone, tmp_path):
     import urllib.request
 
     url = osmem_clone.url
-    r = _run("init", "--engine", url, "--index", "sharded", "--shards", "2", "--replicas", "0", *([] if http_pipeline() else ["--no-pipeline"]))
+    r = _run(
+        "init",
+        "--engine",
+        url,
+        "--index",
+        "sharded",
+        "--shards",
+        "2",
+        "--replicas",
+        "0",
+        *([] if http_pipeline() else ["--no-pipeline"]),
+    )
     assert r.exit_code == 0, r.output
     with urllib.request.urlopen(f"{url}/sharded/_settings") as resp:
         index = json.loads(resp.read())["sharded"]["settings"]["index"]
     assert (str(index["number_of_shards"]), str(index["number_of_replicas"])) == ("2", "0")
     r = _run("init", "--engine", str(tmp_path / "x.db"), "--shards", "2")
-    assert r.exit_code == 1 and "--shards and --replicas are for an Elasticsearch/OpenSearch index" in r.output
+    assert (
+        r.exit_code == 1
+        and "--shards and --replicas are for an Elasticsearch/OpenSearch index" in r.output
+    )

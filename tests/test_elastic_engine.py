@@ -20,8 +20,10 @@ from .conftest import http_pipeline
 
 pytestmark = pytest.mark.http
 
-WORDS = ("river stone light market paper garden silver window engine forest winter signal harbor letter "
-         "orange bridge candle mirror rocket valley thunder pocket castle meadow copper lantern").split()
+WORDS = (
+    "river stone light market paper garden silver window engine forest winter signal harbor letter "
+    "orange bridge candle mirror rocket valley thunder pocket castle meadow copper lantern"
+).split()
 
 
 def _texts(n: int = 24, seed: int = 7) -> list[Document]:
@@ -59,7 +61,10 @@ def pair(url, signed, tmp_path):
     h, e = _engine(url), EmbeddedEngine(tmp_path / "e.db")
     h.open(Config())
     e.open(Config())
-    tags = {s.id: Tags(s.id if i % 2 else "c0", None if i % 2 else "d00", 0.5, not i % 2) for i, s in enumerate(signed)}
+    tags = {
+        s.id: Tags(s.id if i % 2 else "c0", None if i % 2 else "d00", 0.5, not i % 2)
+        for i, s in enumerate(signed)
+    }
     assert h.put(signed, tags) == []
     assert e.put(signed, tags) == []
     yield h, e
@@ -75,16 +80,26 @@ def test_open_creates_templates_indices_and_meta(url):
     mapping = c.indices.get_mapping(index="docs")
     m = getattr(mapping, "body", mapping)["docs"]["mappings"]
     # _meta is a small pointer; settings live in the settings document of the state index
-    assert m["_meta"]["neardup"] == {"settings": "docs-neardup-state/settings", "fingerprint": cfg.fingerprint(),
-                                     "signature_version": SIGNATURE_VERSION, "layout": 2}
+    assert m["_meta"]["neardup"] == {
+        "settings": "docs-neardup-state/settings",
+        "fingerprint": cfg.fingerprint(),
+        "signature_version": SIGNATURE_VERSION,
+        "layout": 2,
+    }
     doc = c.get(index="docs-neardup-state", id="settings")
     data = getattr(doc, "body", doc)["_source"]["data"]
     assert data["config"] == cfg.to_dict() and data["fingerprint"] == cfg.fingerprint()
     nd = m["properties"]["neardup"]["properties"]  # everything neardup adds, under one object
     assert nd["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
-    assert nd["shingles"]["type"] == "binary" and set(nd["keys"]["properties"]) == set(cfg.signatures)
+    assert nd["shingles"]["type"] == "binary" and set(nd["keys"]["properties"]) == set(
+        cfg.signatures
+    )
     assert set(m["properties"]) == {"title", "body", "fields", "neardup"}
-    assert {"title", "body"} <= set(m["properties"]) and set(m["properties"]["body"]["fields"]) == {"fa", "ru", "en"}
+    assert {"title", "body"} <= set(m["properties"]) and set(m["properties"]["body"]["fields"]) == {
+        "fa",
+        "ru",
+        "en",
+    }
     assert bool(c.indices.exists(index="docs-clusters"))
     eng.close()
     # reopen: the stored settings come back; other settings are refused
@@ -107,7 +122,10 @@ def test_an_index_of_another_signature_version_is_refused_and_the_engine_closed(
     c.index(index="docs-neardup-state", id="settings", body=src, refresh="true")
     eng.close()
     again = _engine(url)
-    with pytest.raises(ConfigMismatch, match=f"signature version {SIGNATURE_VERSION + 1}, this neardup signs with {SIGNATURE_VERSION}"):
+    with pytest.raises(
+        ConfigMismatch,
+        match=f"signature version {SIGNATURE_VERSION + 1}, this neardup signs with {SIGNATURE_VERSION}",
+    ):
         again.open()
     with pytest.raises(EngineError, match="not open"):
         again.client  # noqa: B018 -- a refused open keeps no connection
@@ -128,8 +146,15 @@ def test_put_get_roundtrip_and_seq(pair, signed):
     for i, d in got.items():
         r = ref[i]
         assert np.array_equal(d.shingles, r.shingles) and d.shingles.dtype == np.uint64
-        assert d.simhash == r.simhash and d.exact == r.exact and d.n_shingles == r.n_shingles and d.lang == r.lang
-        assert set(d.keys) == set(r.keys) and all(np.array_equal(d.keys[f], r.keys[f]) for f in d.keys)
+        assert (
+            d.simhash == r.simhash
+            and d.exact == r.exact
+            and d.n_shingles == r.n_shingles
+            and d.lang == r.lang
+        )
+        assert set(d.keys) == set(r.keys) and all(
+            np.array_equal(d.keys[f], r.keys[f]) for f in d.keys
+        )
         assert d.tags == r.tags and d.seq == r.seq and d.title == r.title and d.fields == r.fields
     assert h.get(["d01"], text=True)["d01"].text == signed[1].doc.text
     assert h.get(["d01"])["d01"].text is None
@@ -137,7 +162,9 @@ def test_put_get_roundtrip_and_seq(pair, signed):
     first_seq = got["d03"].seq
     h.put([signed[3]])
     assert h.get(["d03"])["d03"].seq == first_seq and h.get(["d03"])["d03"].tags is None
-    new = Signer(h.config).sign(Document("zz", "a brand new document arrives at the end of the line"))
+    new = Signer(h.config).sign(
+        Document("zz", "a brand new document arrives at the end of the line")
+    )
     h.put([new])
     assert h.get(["zz"])["zz"].seq == max(d.seq for d in got.values()) + 1
     assert h.count() == len(signed) + 1
@@ -146,11 +173,28 @@ def test_put_get_roundtrip_and_seq(pair, signed):
 def _queries(signed):
     out = []
     for s in signed[:12]:
-        groups = tuple(KeyGroup(f, tuple(int(k) for k in s.keys[f]), 1) for f in ("exact", "minhash", "simhash"))
+        groups = tuple(
+            KeyGroup(f, tuple(int(k) for k in s.keys[f]), 1)
+            for f in ("exact", "minhash", "simhash")
+        )
         out.append(CandidateQuery(groups, 0, 2**62, s.id, 1000))
-        out.append(CandidateQuery((KeyGroup("winnow", tuple(int(k) for k in s.keys["winnow"]), 3),), 10, 80, None, 5))
-        out.append(CandidateQuery((KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),
-                                   KeyGroup("simhash", tuple(int(k) for k in s.keys["simhash"]), 1)), 0, 60, None, 3))
+        out.append(
+            CandidateQuery(
+                (KeyGroup("winnow", tuple(int(k) for k in s.keys["winnow"]), 3),), 10, 80, None, 5
+            )
+        )
+        out.append(
+            CandidateQuery(
+                (
+                    KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),
+                    KeyGroup("simhash", tuple(int(k) for k in s.keys["simhash"]), 1),
+                ),
+                0,
+                60,
+                None,
+                3,
+            )
+        )
     out.append(CandidateQuery((KeyGroup("minhash", (), 1),)))  # no keys: nothing
     return out
 
@@ -167,7 +211,9 @@ def test_candidates_match_embedded(pair, signed):
     assert any(len(x) > 1 for x in got)  # the corpus has real near-duplicates
     stored = e.get([c.id for x in got for c in x])
     for c in (c for x in got for c in x):
-        assert np.array_equal(c.shingles, stored[c.id].shingles)  # verifier needs no second round trip
+        assert np.array_equal(
+            c.shingles, stored[c.id].shingles
+        )  # verifier needs no second round trip
 
 
 def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
@@ -190,7 +236,11 @@ def test_collisions_match_embedded(url, pair):
 def test_scan_in_arrival_order(pair, signed):
     h, e = pair
     for size in (5, 1000):
-        assert [d.id for d in h.scan(batch_size=size)] == [d.id for d in e.scan()] == [s.id for s in signed]
+        assert (
+            [d.id for d in h.scan(batch_size=size)]
+            == [d.id for d in e.scan()]
+            == [s.id for s in signed]
+        )
     assert all(d.text for d in h.scan(text=True, batch_size=4))
     assert h.count() == e.count() == len(signed)
 
@@ -199,10 +249,15 @@ def test_tags_delete_and_meta(url, pair):
     h, e = pair
     h.update_tags({"d01": Tags("d00", "d00", 0.93, True), "missing": Tags("x")})
     assert h.get(["d01"])["d01"].tags == Tags("d00", "d00", 0.93, True)
-    assert h.delete(["d01", "d02", "missing"]) == 2 and h.count() == len(e.get([f"d{i:02d}" for i in range(30)])) - 2
+    assert (
+        h.delete(["d01", "d02", "missing"]) == 2
+        and h.count() == len(e.get([f"d{i:02d}" for i in range(30)])) - 2
+    )
     h.put_meta("context", {"lexicon": ["a", "b"]})
     m = h.client.indices.get_mapping(index="docs")
-    assert "context" not in str(getattr(m, "body", m))  # collection statistics stay out of the cluster state
+    assert "context" not in str(
+        getattr(m, "body", m)
+    )  # collection statistics stay out of the cluster state
     h.close()
     again = _engine(url)
     again.open()
@@ -213,9 +268,43 @@ def test_tags_delete_and_meta(url, pair):
 def test_clusters_replace_and_order(pair):
     h, _ = pair
     h.page_size = 2  # reads and stale-id listing page with search_after
-    recs = [ClusterRecord(cluster_id="c1", size=2, representative_id="a", representative_title="A", members=["a", "b"], min_resemblance=0.8, mean_resemblance=0.85, max_resemblance=0.9, languages=["en"], first_seen="2026-01-01T00:00:00Z", last_seen="2026-01-02T00:00:00Z"),
-            ClusterRecord(cluster_id="c0", size=3, representative_id="x", representative_title=None, members=["x", "y", "z"], min_resemblance=0.9, mean_resemblance=0.9, max_resemblance=0.9, languages=["fa", "ru"]),
-            ClusterRecord(cluster_id="c2", size=2, representative_id="q", representative_title="Q", members=["q", "r"], min_resemblance=1.0, mean_resemblance=1.0, max_resemblance=1.0, languages=[])]
+    recs = [
+        ClusterRecord(
+            cluster_id="c1",
+            size=2,
+            representative_id="a",
+            representative_title="A",
+            members=["a", "b"],
+            min_resemblance=0.8,
+            mean_resemblance=0.85,
+            max_resemblance=0.9,
+            languages=["en"],
+            first_seen="2026-01-01T00:00:00Z",
+            last_seen="2026-01-02T00:00:00Z",
+        ),
+        ClusterRecord(
+            cluster_id="c0",
+            size=3,
+            representative_id="x",
+            representative_title=None,
+            members=["x", "y", "z"],
+            min_resemblance=0.9,
+            mean_resemblance=0.9,
+            max_resemblance=0.9,
+            languages=["fa", "ru"],
+        ),
+        ClusterRecord(
+            cluster_id="c2",
+            size=2,
+            representative_id="q",
+            representative_title="Q",
+            members=["q", "r"],
+            min_resemblance=1.0,
+            mean_resemblance=1.0,
+            max_resemblance=1.0,
+            languages=[],
+        ),
+    ]
     h.write_clusters(recs)
     assert [c.cluster_id for c in h.read_clusters()] == ["c0", "c1", "c2"]
     assert h.read_clusters(1)[0] == recs[1]
@@ -227,9 +316,16 @@ def test_clusters_replace_and_order(pair):
 def test_fulltext_search_and_collapse(pair):
     h, _ = pair
     hits = h.search("river", size=50)
-    assert hits and all("[river]" in x.snippet.lower() or "river" in (x.title or "") for x in hits[:3])
+    assert hits and all(
+        "[river]" in x.snippet.lower() or "river" in (x.title or "") for x in hits[:3]
+    )
     assert h.search({"term": {"neardup.id": "d05"}})[0].id == "d05"
-    assert [x.id for x in h.search({"query": {"ids": {"values": ["d04", "d07"]}}, "sort": [{"neardup.seq": "asc"}]})] == ["d04", "d07"]
+    assert [
+        x.id
+        for x in h.search(
+            {"query": {"ids": {"values": ["d04", "d07"]}}, "sort": [{"neardup.seq": "asc"}]}
+        )
+    ] == ["d04", "d07"]
     folded = h.search_collapsed("river", size=50)
     assert len({x.cluster_id for x in folded}) == len(folded)
     c0 = [x for x in folded if x.cluster_id == "c0"]
@@ -237,7 +333,12 @@ def test_fulltext_search_and_collapse(pair):
     assert c0 and {c0[0].id, *c0[0].folded} == members
     # untagged documents are never folded together
     signer = Signer(h.config)
-    h.put([signer.sign(Document(i, "river river river untagged copy of the same words")) for i in ("u1", "u2")])
+    h.put(
+        [
+            signer.sign(Document(i, "river river river untagged copy of the same words"))
+            for i in ("u1", "u2")
+        ]
+    )
     loose = [x for x in h.search_collapsed("untagged river", size=10) if x.id in ("u1", "u2")]
     assert sorted(x.id for x in loose) == ["u1", "u2"] and all(not x.folded for x in loose)
 
@@ -246,9 +347,16 @@ def test_bad_documents_are_reported_and_the_rest_indexed(url):
     eng = _engine(url)
     eng.open(Config())
     signer = Signer(eng.config)
-    docs = [Document(f"g{i}", f"good document number {i} with some words in it", fields={"site": "a"}) for i in range(6)]
-    docs[2] = Document("bad1", "a document whose site field is an object", fields={"site": {"nested": 1}})
-    docs[4] = Document("bad2", "another document whose site field is an object", fields={"site": {"x": [1, 2]}})
+    docs = [
+        Document(f"g{i}", f"good document number {i} with some words in it", fields={"site": "a"})
+        for i in range(6)
+    ]
+    docs[2] = Document(
+        "bad1", "a document whose site field is an object", fields={"site": {"nested": 1}}
+    )
+    docs[4] = Document(
+        "bad2", "another document whose site field is an object", fields={"site": {"x": [1, 2]}}
+    )
     failures = eng.put([signer.sign(d) for d in docs])
     assert sorted(f.id for f in failures) == ["bad1", "bad2"]
     assert all("site" in f.reason and f.reason.startswith("400") for f in failures)
@@ -266,7 +374,9 @@ def test_api_end_to_end_on_http(url):
     ref.index(docs, batch_size=4, progress=None)
     assert [(p.a, p.b) for p in nd.pairs()] == [(p.a, p.b) for p in ref.pairs()]
     assert [c.members for c in nd.clusters()] == [c.members for c in ref.clusters()]
-    assert [c.members for c in nd.engine.read_clusters()] == [c.members for c in ref.engine.read_clusters()]
+    assert [c.members for c in nd.engine.read_clusters()] == [
+        c.members for c in ref.engine.read_clusters()
+    ]
     assert nd.retag() == ref.retag()
     got = {i: d.tags for i, d in nd.engine.get([d.id for d in docs]).items()}
     want = {i: d.tags for i, d in ref.engine.get([d.id for d in docs]).items()}

@@ -26,14 +26,29 @@ def _free_port() -> int:
 
 
 def _engine(url: str, **kw) -> ElasticEngine:
-    opts = {"index": "f", "pipeline": False, "max_retries": 4, "initial_backoff": 0.001, "max_backoff": 0.01, "chunk_size": 10}
+    opts = {
+        "index": "f",
+        "pipeline": False,
+        "max_retries": 4,
+        "initial_backoff": 0.001,
+        "max_backoff": 0.01,
+        "chunk_size": 10,
+    }
     opts.update(kw)
     return ElasticEngine(url, **opts)
 
 
 def _signed(n: int, config: Config) -> list:
     signer = Signer(config)
-    return [signer.sign(Document(f"n{i:03d}", f"document {i} talks about topic {i % 7} in words of its own, number {i}")) for i in range(n)]
+    return [
+        signer.sign(
+            Document(
+                f"n{i:03d}",
+                f"document {i} talks about topic {i % 7} in words of its own, number {i}",
+            )
+        )
+        for i in range(n)
+    ]
 
 
 def test_server_down_is_a_clear_error_after_retries():
@@ -122,7 +137,10 @@ def test_candidates_answered_by_only_some_shards_are_asked_again(fault_proxy):
     assert [c.id for c in eng.candidates([q])[0]] == [docs[0].id]
     assert fault_proxy.partial_msearch == 0
     fault_proxy.partial_msearch = 100
-    with pytest.raises(EngineError, match="candidate search answered from only some shards .*no_shard_available_action_exception"):
+    with pytest.raises(
+        EngineError,
+        match="candidate search answered from only some shards .*no_shard_available_action_exception",
+    ):
         eng.candidates([q])
 
 
@@ -192,10 +210,19 @@ def test_bad_documents_are_reported_and_the_good_ones_stored(request, proxy):
     eng = _engine(p.url, chunk_size=100)
     eng.open(Config())
     signer = Signer(eng.config)
-    docs = [signer.sign(Document(f"g{i:02d}", f"good document {i} about topic {i % 5} with words of its own")) for i in range(49)]
+    docs = [
+        signer.sign(
+            Document(f"g{i:02d}", f"good document {i} about topic {i % 5} with words of its own")
+        )
+        for i in range(49)
+    ]
     long_id = "x" * 300 + "й" * 120  # 540 bytes in UTF-8
-    docs.insert(10, signer.sign(Document(long_id, "a document whose id is too long for the engine")))
-    docs.insert(30, signer.sign(Document("surrogate", "a text with a lone surrogate \ud800 inside it")))
+    docs.insert(
+        10, signer.sign(Document(long_id, "a document whose id is too long for the engine"))
+    )
+    docs.insert(
+        30, signer.sign(Document("surrogate", "a text with a lone surrogate \ud800 inside it"))
+    )
     failures = eng.put(docs)
     assert sorted(f.id for f in failures) == sorted([long_id, "surrogate"])
     reasons = {f.id: f.reason for f in failures}
@@ -208,8 +235,15 @@ def test_a_request_refused_as_a_whole_is_split_document_by_document(fault_proxy)
     eng = _engine(fault_proxy.url, chunk_size=50)
     eng.open(Config())
     signer = Signer(eng.config)
-    docs = [signer.sign(Document(f"d{i:02d}", f"document {i} says something about subject {i % 4} today")) for i in range(20)]
-    docs[7] = signer.sign(Document("poison", "the server refuses any request that carries this one"))
+    docs = [
+        signer.sign(
+            Document(f"d{i:02d}", f"document {i} says something about subject {i % 4} today")
+        )
+        for i in range(20)
+    ]
+    docs[7] = signer.sign(
+        Document("poison", "the server refuses any request that carries this one")
+    )
     fault_proxy.refuse_bulk_with = "poison"
     failures = eng.put(docs)
     assert [f.id for f in failures] == ["poison"] and failures[0].reason.startswith("400")
@@ -219,7 +253,9 @@ def test_a_request_refused_as_a_whole_is_split_document_by_document(fault_proxy)
 
 
 @pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
-@pytest.mark.parametrize("fault", ["429 storm", "503", "timeout mid-bulk", "dropped after write", "dropped before write"])
+@pytest.mark.parametrize(
+    "fault", ["429 storm", "503", "timeout mid-bulk", "dropped after write", "dropped before write"]
+)
 def test_faults_during_bulk_store_every_document_exactly_once(request, proxy, fault):
     p = request.getfixturevalue(proxy)
     eng = _engine(p.url, max_retries=6, request_timeout=1.0)
@@ -236,7 +272,15 @@ def test_faults_during_bulk_store_every_document_exactly_once(request, proxy, fa
     else:
         p.drop_bulk_before = 2
     assert eng.put(docs) == []
-    assert p.reject_bulk == p.reject_bulk_items == p.fail_any == p.delay_bulk == p.drop_bulk == p.drop_bulk_before == 0
+    assert (
+        p.reject_bulk
+        == p.reject_bulk_items
+        == p.fail_any
+        == p.delay_bulk
+        == p.drop_bulk
+        == p.drop_bulk_before
+        == 0
+    )
     _stored_once(eng, [d.id for d in docs])
     assert [r.seq for r in eng.scan_tags()] == list(range(1, 46))
 
@@ -261,20 +305,34 @@ def test_credentials_in_the_url_never_appear_in_messages(fault_proxy):
     with pytest.raises(EngineError) as err:
         wrong.open()
     assert "wrong-pw" not in str(err.value) and "refused" in str(err.value)
-    down = _engine(f"http://elastic:s3cret-pw@127.0.0.1:{_free_port()}", max_retries=0, request_timeout=1)
+    down = _engine(
+        f"http://elastic:s3cret-pw@127.0.0.1:{_free_port()}", max_retries=0, request_timeout=1
+    )
     with pytest.raises(EngineError) as err:
         down.open()
     assert "s3cret" not in str(err.value) and "cannot reach" in str(err.value)
-    assert redact("GET https://u:p%40ss@h:9200/x failed; http://a:b@c") == "GET https://u:***@h:9200/x failed; http://a:***@c"
+    assert (
+        redact("GET https://u:p%40ss@h:9200/x failed; http://a:b@c")
+        == "GET https://u:***@h:9200/x failed; http://a:***@c"
+    )
     # (the rules the transport's own redact lacked: '@' inside a password, secret query parameters)
-    assert redact("https://u:p@ss@h:9200/_search?api_key=abc123&size=1") == "https://u:***@h:9200/_search?api_key=***&size=1"
+    assert (
+        redact("https://u:p@ss@h:9200/_search?api_key=abc123&size=1")
+        == "https://u:***@h:9200/_search?api_key=***&size=1"
+    )
 
 
 def test_split_credentials():
     from neardup.engines.transport import split_credentials
 
-    assert split_credentials("https://u:p%40ss@[::1]:9200/x") == ("https://[::1]:9200/x", ("u", "p@ss"))
-    assert split_credentials("http://elastic:s3cret@host:9200") == ("http://host:9200", ("elastic", "s3cret"))
+    assert split_credentials("https://u:p%40ss@[::1]:9200/x") == (
+        "https://[::1]:9200/x",
+        ("u", "p@ss"),
+    )
+    assert split_credentials("http://elastic:s3cret@host:9200") == (
+        "http://host:9200",
+        ("elastic", "s3cret"),
+    )
     assert split_credentials("http://host:9200") == ("http://host:9200", None)
 
 
@@ -318,7 +376,11 @@ class _Silent:
             if self.delay is None or self.closed.wait(self.delay):
                 return
             body = b'{"name":"n","cluster_name":"c","version":{"number":"2.19.0","distribution":"opensearch"},"tagline":"x"}'
-            c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
+            c.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+                % len(body)
+                + body
+            )
         except OSError:
             pass
 
@@ -334,7 +396,9 @@ def test_timeout_bounds_each_request_against_a_node_that_never_answers():
 
     node = _Silent(None)
     try:
-        eng = ElasticEngine(node.url, index="x", max_retries=2, initial_backoff=0.1, request_timeout=1.0)
+        eng = ElasticEngine(
+            node.url, index="x", max_retries=2, initial_backoff=0.1, request_timeout=1.0
+        )
         t0 = time.monotonic()
         with pytest.raises(EngineError, match="3 attempt"):
             eng.open()
@@ -357,11 +421,19 @@ def test_a_slow_node_is_waited_for_up_to_the_timeout():
     node = _Silent(10.5)
     try:
         t0 = time.monotonic()
-        _, server, _ = connect(node.url, request_timeout=13.0, retry=Retrying(node.url, Backoff(max_retries=0, initial=0.01)))
+        _, server, _ = connect(
+            node.url,
+            request_timeout=13.0,
+            retry=Retrying(node.url, Backoff(max_retries=0, initial=0.01)),
+        )
         assert server.product == "opensearch" and 10.4 < time.monotonic() - t0 < 13.0
         t0 = time.monotonic()
         with pytest.raises(EngineError, match="1 attempt"):
-            connect(node.url, request_timeout=2.0, retry=Retrying(node.url, Backoff(max_retries=0, initial=0.01)))
+            connect(
+                node.url,
+                request_timeout=2.0,
+                retry=Retrying(node.url, Backoff(max_retries=0, initial=0.01)),
+            )
         assert time.monotonic() - t0 < 3.0
     finally:
         node.close()

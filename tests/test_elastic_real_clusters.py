@@ -19,8 +19,15 @@ from .test_elastic_engine import _texts
 
 pytestmark = pytest.mark.http
 
-VERSIONS = [("elasticsearch", (8, 12, 0)), ("elasticsearch", (8, 19, 0)), ("elasticsearch", (9, 1, 0)),
-            ("opensearch", (2, 11, 0)), ("opensearch", (2, 16, 0)), ("opensearch", (2, 19, 0)), ("opensearch", (3, 1, 0))]
+VERSIONS = [
+    ("elasticsearch", (8, 12, 0)),
+    ("elasticsearch", (8, 19, 0)),
+    ("elasticsearch", (9, 1, 0)),
+    ("opensearch", (2, 11, 0)),
+    ("opensearch", (2, 16, 0)),
+    ("opensearch", (2, 19, 0)),
+    ("opensearch", (3, 1, 0)),
+]
 
 
 def _run(*args: str):
@@ -41,12 +48,18 @@ def test_parser_model_refuses_what_the_engine_refuses(product, version):
     wrong = {**body, "_meta": {"managed_by": "neardup"}, "owner": "x"}
     errors = pipeline_errors(product, version, "p", wrong)
     want = "[_meta, owner]" if product == "opensearch" else "[owner]"
-    assert errors == [f"pipeline [p] doesn't support one or more provided configuration parameters {want}"]
-    assert pipeline_errors(product, version, "p", {"description": "no processors"}) == ["[processors] required property is missing"]
+    assert errors == [
+        f"pipeline [p] doesn't support one or more provided configuration parameters {want}"
+    ]
+    assert pipeline_errors(product, version, "p", {"description": "no processors"}) == [
+        "[processors] required property is missing"
+    ]
     other = "opensearch" if product == "elasticsearch" else "elasticsearch"
     fp = [p for p in dsl.pipeline_body(other, (9, 0, 0))["processors"] if "fingerprint" in p]
-    assert any("doesn't support" in e or "No processor type" in e
-               for e in pipeline_errors(product, version, "p", {"processors": fp}))  # the other engine's options
+    assert any(
+        "doesn't support" in e or "No processor type" in e
+        for e in pipeline_errors(product, version, "p", {"processors": fp})
+    )  # the other engine's options
 
 
 def test_init_with_its_pipeline_runs_end_to_end_on_opensearch(os_ingest, tmp_path):
@@ -56,8 +69,13 @@ def test_init_with_its_pipeline_runs_end_to_end_on_opensearch(os_ingest, tmp_pat
     data = json.loads(r.output)
     assert any("ingest pipeline neardup-news installed" in a for a in data["actions"])
     stored = os_ingest.pipelines["neardup-news"]
-    assert "_meta" not in stored and stored["processors"][0]["fail"]["tag"] == "neardup-require-signature"
-    assert os_ingest.default_pipelines["neardup-news-documents"] == "neardup-news"  # the template's default_pipeline
+    assert (
+        "_meta" not in stored
+        and stored["processors"][0]["fail"]["tag"] == "neardup-require-signature"
+    )
+    assert (
+        os_ingest.default_pipelines["neardup-news-documents"] == "neardup-news"
+    )  # the template's default_pipeline
     again = _run("init", "--engine", url, "--index", "news")
     assert again.exit_code == 0 and "kept" in again.output
     src = tmp_path / "docs.jsonl"
@@ -72,13 +90,20 @@ def test_the_old_pipeline_body_is_refused_by_the_front(os_ingest):
     import urllib.request
 
     body = {**dsl.pipeline_body("opensearch", os_ingest.ingest), "_meta": {"managed_by": "neardup"}}
-    req = urllib.request.Request(f"{os_ingest.url}/_ingest/pipeline/p", json.dumps(body).encode(), method="PUT",
-                                 headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        f"{os_ingest.url}/_ingest/pipeline/p",
+        json.dumps(body).encode(),
+        method="PUT",
+        headers={"content-type": "application/json"},
+    )
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req)
     answer = json.loads(err.value.read())
     assert err.value.code == 400 and answer["error"]["type"] == "parse_exception"
-    assert answer["error"]["reason"] == "pipeline [p] doesn't support one or more provided configuration parameters [_meta]"
+    assert (
+        answer["error"]["reason"]
+        == "pipeline [p] doesn't support one or more provided configuration parameters [_meta]"
+    )
 
 
 # -- 3. least privilege -------------------------------------------------------------------------------
@@ -87,11 +112,24 @@ def _writes(log) -> list[tuple[str, str]]:
     out = []
     for method, path, _ in log:
         bare = path.split("?")[0]
-        reads = ("/_search", "/_msearch", "/_mget", "/_count", "/_search/point_in_time", "/_pit", "/_search/scroll",
-                 "/_pit/close")
+        reads = (
+            "/_search",
+            "/_msearch",
+            "/_mget",
+            "/_count",
+            "/_search/point_in_time",
+            "/_pit",
+            "/_search/scroll",
+            "/_pit/close",
+        )
         if method in ("GET", "HEAD"):
             continue
-        if method in ("POST", "DELETE") and bare.endswith(reads) or "/_search/point_in_time" in bare or "/_search/scroll" in bare:
+        if (
+            method in ("POST", "DELETE")
+            and bare.endswith(reads)
+            or "/_search/point_in_time" in bare
+            or "/_search/scroll" in bare
+        ):
             continue
         out.append((method, path))
     return out
@@ -102,17 +140,34 @@ def test_reading_commands_send_no_write(request, proxy, tmp_path):
     p = request.getfixturevalue(proxy)
     url = p.url
     src = tmp_path / "docs.jsonl"
-    src.write_text("\n".join(json.dumps({"id": d.id, "text": d.text, "title": d.title}) for d in _texts(12)))
+    src.write_text(
+        "\n".join(json.dumps({"id": d.id, "text": d.text, "title": d.title}) for d in _texts(12))
+    )
     common = ["--engine", url, "--index", "ro"]
     assert _run("init", *common, "--no-pipeline").exit_code == 0
     assert _run("index", str(src), *common, "-q").exit_code == 0
     assert _run("clusters", *common, "--json").exit_code == 0  # writes the clusters (allowed)
     p.log.clear()
-    commands = [["query", *common, "--id", "d03", "--json"], ["query", *common, "river stone light market paper"],
-                ["search", *common, "river", "--json"], ["search", *common, "river", "--dedupe"],
-                ["clusters", *common, "--no-write", "--json"], ["info", *common, "--json"],
-                ["report", *common, "-o", str(tmp_path / "r.html"), "-q"], ["compare", *common, "--ids", "d01", "d02"],
-                ["dashboards", "export", "--engine", url, "--index", "ro", "--source-field", "neardup.lang"]]
+    commands = [
+        ["query", *common, "--id", "d03", "--json"],
+        ["query", *common, "river stone light market paper"],
+        ["search", *common, "river", "--json"],
+        ["search", *common, "river", "--dedupe"],
+        ["clusters", *common, "--no-write", "--json"],
+        ["info", *common, "--json"],
+        ["report", *common, "-o", str(tmp_path / "r.html"), "-q"],
+        ["compare", *common, "--ids", "d01", "d02"],
+        [
+            "dashboards",
+            "export",
+            "--engine",
+            url,
+            "--index",
+            "ro",
+            "--source-field",
+            "neardup.lang",
+        ],
+    ]
     for args in commands:
         before = len(p.log)
         r = _run(*args)
@@ -122,19 +177,39 @@ def test_reading_commands_send_no_write(request, proxy, tmp_path):
 
 
 def test_the_write_classifier_can_fail(fault_proxy):
-    log = [("PUT", "/_index_template/x", 200), ("POST", "/x/_bulk", 200), ("POST", "/x/_refresh", 200),
-           ("DELETE", "/x/_doc/1", 200), ("POST", "/x/_search", 200), ("DELETE", "/_search/point_in_time", 200)]
-    assert _writes(log) == [("PUT", "/_index_template/x"), ("POST", "/x/_bulk"), ("POST", "/x/_refresh"), ("DELETE", "/x/_doc/1")]
+    log = [
+        ("PUT", "/_index_template/x", 200),
+        ("POST", "/x/_bulk", 200),
+        ("POST", "/x/_refresh", 200),
+        ("DELETE", "/x/_doc/1", 200),
+        ("POST", "/x/_search", 200),
+        ("DELETE", "/_search/point_in_time", 200),
+    ]
+    assert _writes(log) == [
+        ("PUT", "/_index_template/x"),
+        ("POST", "/x/_bulk"),
+        ("POST", "/x/_refresh"),
+        ("DELETE", "/x/_doc/1"),
+    ]
 
 
 # -- 7. documents of other clients ----------------------------------------------------------------------
 def test_documents_without_neardup_fields_are_skipped_and_counted(osmem_clone):
-    eng = ElasticEngine(osmem_clone.url, index="mixed", pipeline=False, max_retries=1, initial_backoff=0.01)
+    eng = ElasticEngine(
+        osmem_clone.url, index="mixed", pipeline=False, max_retries=1, initial_backoff=0.01
+    )
     eng.open(Config())
     signer = Signer(eng.config)
     eng.put([signer.sign(d) for d in _texts(6)])
-    for i in range(3):  # another client writes plain documents (the mapping has no `dynamic: strict` on them)
-        eng.client.index(index="mixed", id=f"plain{i}", body={"body": f"a plain document {i}", "title": "x"}, refresh="true")
+    for i in range(
+        3
+    ):  # another client writes plain documents (the mapping has no `dynamic: strict` on them)
+        eng.client.index(
+            index="mixed",
+            id=f"plain{i}",
+            body={"body": f"a plain document {i}", "title": "x"},
+            refresh="true",
+        )
     assert [d.id for d in eng.scan()] == [d.id for d in _texts(6)]
     assert [r.id for r in eng.scan_tags()] == [d.id for d in _texts(6)]
     assert eng.unsigned() == 3 and eng.count() == 6
@@ -185,15 +260,27 @@ def test_the_8x_client_serves_elasticsearch_8_and_9(es_proxy, server):
 
     path = _es8_client_path()
     if path is None:
-        pytest.skip("elasticsearch 8.x client not installed here (pyproject pins it); set NEARDUP_ES8_CLIENT to a pip --target dir")
+        pytest.skip(
+            "elasticsearch 8.x client not installed here (pyproject pins it); set NEARDUP_ES8_CLIENT to a pip --target dir"
+        )
     es_proxy.es_version = server
     plugin = str(Path(__file__).resolve().parents[1] / "plugin")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (path, plugin) if x)}
-    out = subprocess.run([sys.executable, "-c", _ES_CLIENT_RUN, es_proxy.url, "v" + server.replace(".", "")], env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", _ES_CLIENT_RUN, es_proxy.url, "v" + server.replace(".", "")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     data = json.loads(out.stdout.strip().splitlines()[-1])
-    assert data["client"].startswith("8.") and data["server"] == server and data["count"] == 2 and data["scan"] == ["a", "b"]
+    assert (
+        data["client"].startswith("8.")
+        and data["server"] == server
+        and data["count"] == 2
+        and data["scan"] == ["a", "b"]
+    )
     sent = [a for a in es_proxy.accept if a]
     assert sent and all("compatible-with=8" in a for a in sent if "vnd.elasticsearch" in a)
     assert any("compatible-with=8" in a for a in sent)

@@ -42,7 +42,9 @@ def loaded(url):
     eng.open(Config())
     signer = Signer(eng.config)
     signed = [signer.sign(d) for d in _texts()]
-    tags = {s.id: (Tags(s.id) if i % 2 else Tags("d01", "d01", 0.9, True)) for i, s in enumerate(signed)}
+    tags = {
+        s.id: (Tags(s.id) if i % 2 else Tags("d01", "d01", 0.9, True)) for i, s in enumerate(signed)
+    }
     tags["d00"] = Tags("d00")
     tags["d04"] = Tags("d03", "d03", 0.85, True)
     assert eng.put(signed[:10], tags) == [] and eng.put(signed[10:], tags) == []
@@ -51,7 +53,12 @@ def loaded(url):
 
 
 def _query(s) -> CandidateQuery:
-    return CandidateQuery(tuple(KeyGroup(f, tuple(int(k) for k in s.keys[f]), 1) for f in ("exact", "minhash", "simhash")))
+    return CandidateQuery(
+        tuple(
+            KeyGroup(f, tuple(int(k) for k in s.keys[f]), 1)
+            for f in ("exact", "minhash", "simhash")
+        )
+    )
 
 
 def test_candidates_filter_on_arrival_order_and_representatives(loaded):
@@ -65,14 +72,23 @@ def test_candidates_filter_on_arrival_order_and_representatives(loaded):
         # most matching keys first, then arrival order
         assert [(-c.score, c.seq) for c in cands] == sorted((-c.score, c.seq) for c in cands)
     for cut in (5, 12, 20):
-        for flt in ({"before_seq": cut}, {"after_seq": cut}, {"representatives": True},
-                    {"before_seq": cut, "representatives": True}, {"before_seq": cut + 3, "after_seq": cut - 3}):
+        for flt in (
+            {"before_seq": cut},
+            {"after_seq": cut},
+            {"representatives": True},
+            {"before_seq": cut, "representatives": True},
+            {"before_seq": cut + 3, "after_seq": cut - 3},
+        ):
             qs = [CandidateQuery(_query(s).groups, **flt) for s in signed]
             got = eng.candidates(qs)
             for cands, ref in zip(got, base, strict=True):
                 want = [c for c in ref if _keeps(c, flt, tags)]
-                assert [(c.id, c.seq, c.score) for c in cands] == [(c.id, c.seq, c.score) for c in want], flt
-    reps = eng.candidates([CandidateQuery(_query(signed[4]).groups, representatives=True, limit=2)])[0]
+                assert [(c.id, c.seq, c.score) for c in cands] == [
+                    (c.id, c.seq, c.score) for c in want
+                ], flt
+    reps = eng.candidates(
+        [CandidateQuery(_query(signed[4]).groups, representatives=True, limit=2)]
+    )[0]
     assert len(reps) <= 2 and all(not tags[c.id].is_duplicate for c in reps)
 
 
@@ -88,9 +104,12 @@ def test_scan_tags_and_members(loaded):
     eng, signed, tags = loaded
     rows = list(eng.scan_tags(batch_size=5))
     full = list(eng.scan(batch_size=7))
-    assert [(r.id, r.seq, r.tags, r.title, r.lang, r.indexed_at) for r in rows] == \
-           [(d.id, d.seq, d.tags, d.title, d.lang, d.indexed_at) for d in full]
-    assert [r.id for r in rows] == [s.id for s in signed] and all(r.tags == tags[r.id] for r in rows)
+    assert [(r.id, r.seq, r.tags, r.title, r.lang, r.indexed_at) for r in rows] == [
+        (d.id, d.seq, d.tags, d.title, d.lang, d.indexed_at) for d in full
+    ]
+    assert [r.id for r in rows] == [s.id for s in signed] and all(
+        r.tags == tags[r.id] for r in rows
+    )
     eng.page_size = 3  # members page with search_after
     got = eng.members(["d01", "d03", "d00", "nobody"])
     want: dict[str, list[str]] = {}
@@ -146,13 +165,17 @@ def test_lease_waits_for_the_holder_then_takes_turn(url):
     t.join()
     assert order == ["a in", "a out", "b in"]
     assert len(waits) == 1  # once per writer waited for, however long
-    assert waits[0].startswith(f"waiting for another writer (owner {socket.gethostname()} pid {os.getpid()}, since ")
+    assert waits[0].startswith(
+        f"waiting for another writer (owner {socket.gethostname()} pid {os.getpid()}, since "
+    )
     a.close()
     b.close()
 
 
 def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
-    a = _engine(url, lease_duration=3.0)  # long enough that opening b never outlasts it, even on a busy machine
+    a = _engine(
+        url, lease_duration=3.0
+    )  # long enough that opening b never outlasts it, even on a busy machine
     a.open(Config())
     stalled = a._lease_of()
     stalled.acquire()  # a writer that never releases (killed, or stalled)
@@ -192,9 +215,19 @@ def test_two_processes_never_assign_the_same_seq(osmem_clone):
     url = osmem_clone.url
     eng = _engine(url)
     eng.open(Config())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")])}
-    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, url, name, "1" if http_pipeline() else "0"], env=env, stderr=subprocess.PIPE, text=True)
-             for name in ("p", "q")]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")]),
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, url, name, "1" if http_pipeline() else "0"],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("p", "q")
+    ]
     for p in procs:
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -216,7 +249,13 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
             with b.writer():
                 pass
         assert a._lease.lost is None and a._lease.holder().owner == a._lease.owner
-        a.put([Signer(a.config).sign(Document("late", "a write at the end of a long session still holds"))])
+        a.put(
+            [
+                Signer(a.config).sign(
+                    Document("late", "a write at the end of a long session still holds")
+                )
+            ]
+        )
     assert a._lease._thread is None and a._lease.holder() is None
     b.lease_timeout = None
     with b.writer():
@@ -248,10 +287,17 @@ def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone, tmp_path, 
     time.sleep(0.3)
     done.set()
     docs = tmp_path / "more.jsonl"
-    docs.write_text('{"id": "late", "text": "a later document with words of its own"}\n', encoding="utf-8")
+    docs.write_text(
+        '{"id": "late", "text": "a later document with words of its own"}\n', encoding="utf-8"
+    )
     args = ["retag", "--json"] if command == "retag" else ["index", str(docs)]
-    r = CliRunner().invoke(main, [*args, "--engine", url, "--index", "cli", "-q"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main, [*args, "--engine", url, "--index", "cli", "-q"], catch_exceptions=False
+    )
     t.join()
     assert r.exit_code == 0, r.output
-    assert f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, since" in r.stderr
+    assert (
+        f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, since"
+        in r.stderr
+    )
     holder.close()

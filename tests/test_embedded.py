@@ -21,12 +21,12 @@ from neardup.engines.embedded import EmbeddedEngine
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
 
 
-
 def run_sql(path, statement: str) -> None:
     con = sqlite3.connect(path)
     con.execute(statement)
     con.commit()
     con.close()
+
 
 def test_settings_are_stored_and_used_on_reopen(tmp_path):
     db = tmp_path / "x.db"
@@ -83,11 +83,29 @@ def test_a_refused_open_keeps_no_connection_and_create_false_creates_nothing(tmp
 
 def test_upsert_by_id_replaces_postings_and_text(tmp_path):
     with NearDup.open(str(tmp_path / "x.db")) as nd:
-        nd.index([Document("a", TEXT), Document("b", "completely different words about databases and sqlite files")], progress=None)
-        nd.index([Document("a", "entirely new content on astronomy telescopes and distant galaxies tonight")], progress=None)
+        nd.index(
+            [
+                Document("a", TEXT),
+                Document("b", "completely different words about databases and sqlite files"),
+            ],
+            progress=None,
+        )
+        nd.index(
+            [
+                Document(
+                    "a", "entirely new content on astronomy telescopes and distant galaxies tonight"
+                )
+            ],
+            progress=None,
+        )
         assert nd.count() == 2
         assert nd.query(TEXT) == []
-        assert [m.id for m in nd.query("entirely new content on astronomy telescopes and distant galaxies tonight")] == ["a"]
+        assert [
+            m.id
+            for m in nd.query(
+                "entirely new content on astronomy telescopes and distant galaxies tonight"
+            )
+        ] == ["a"]
         assert [h.id for h in nd.search("telescopes")] == ["a"] and nd.search("fox") == []
         assert nd.engine.delete(["a", "zzz"]) == 1 and nd.count() == 1
         assert nd.search("telescopes") == []
@@ -102,28 +120,51 @@ def test_candidate_query_groups_min_match_and_length(tmp_path):
     keys = tuple(int(k) for k in s.keys["winnow"])
     hit = eng.candidates([CandidateQuery((KeyGroup("winnow", keys, len(keys)),), 0, 10**6)])[0]
     assert [c.id for c in hit] == ["a"] and hit[0].matched == frozenset({"winnow"})
-    assert eng.candidates([CandidateQuery((KeyGroup("winnow", keys, len(keys) + 1),), 0, 10**6)]) == [[]]
-    assert eng.candidates([CandidateQuery((KeyGroup("winnow", keys, 1),), s.n_shingles + 1, 10**6)]) == [[]]
-    assert eng.candidates([CandidateQuery((KeyGroup("winnow", keys, 1),), 0, 10**6, exclude_id="a")]) == [[]]
+    assert eng.candidates(
+        [CandidateQuery((KeyGroup("winnow", keys, len(keys) + 1),), 0, 10**6)]
+    ) == [[]]
+    assert eng.candidates(
+        [CandidateQuery((KeyGroup("winnow", keys, 1),), s.n_shingles + 1, 10**6)]
+    ) == [[]]
+    assert eng.candidates(
+        [CandidateQuery((KeyGroup("winnow", keys, 1),), 0, 10**6, exclude_id="a")]
+    ) == [[]]
 
 
 def test_keys_blob_round_trip():
     fields = ("exact", "minhash", "winnow", "modm")
-    shingles = np.array(sorted({(i * 0x9E3779B97F4A7C15) % 2**64 for i in range(1, 100)}), dtype=np.uint64)
+    shingles = np.array(
+        sorted({(i * 0x9E3779B97F4A7C15) % 2**64 for i in range(1, 100)}), dtype=np.uint64
+    )
     exact = bytes(range(16))
-    keys = {"exact": np.array([int.from_bytes(exact[:8], "big")], dtype=np.uint64),
-            "minhash": np.array([2**64 - 1, 5], dtype=np.uint64),
-            "winnow": shingles[[0, 7, 8, 50, 98]]}
+    keys = {
+        "exact": np.array([int.from_bytes(exact[:8], "big")], dtype=np.uint64),
+        "minhash": np.array([2**64 - 1, 5], dtype=np.uint64),
+        "winnow": shingles[[0, 7, 8, 50, 98]],
+    }
     blob = pack_keys(fields, keys, shingles, exact)
     # exact: 1 tag byte; minhash raw: tag, count, 2 x 8 bytes; winnow: tag and a 99-bit map; modm: tag, count 0
     assert len(blob) == 1 + (2 + 16) + (1 + 13) + 2
     out = unpack_keys(fields, blob, shingles, exact)
-    assert out["exact"].tolist() == keys["exact"].tolist() and out["minhash"].tolist() == [2**64 - 1, 5]
-    assert out["winnow"].tolist() == keys["winnow"].tolist() and out["modm"].tolist() == [] and out["winnow"].dtype == np.uint64
+    assert out["exact"].tolist() == keys["exact"].tolist() and out["minhash"].tolist() == [
+        2**64 - 1,
+        5,
+    ]
+    assert (
+        out["winnow"].tolist() == keys["winnow"].tolist()
+        and out["modm"].tolist() == []
+        and out["winnow"].dtype == np.uint64
+    )
     # whatever does not fit a compact form is kept raw, so every field round-trips exactly
-    odd = {"exact": np.array([3], dtype=np.uint64), "winnow": shingles[[9, 2]], "modm": np.array([shingles[4], 11], dtype=np.uint64)}
+    odd = {
+        "exact": np.array([3], dtype=np.uint64),
+        "winnow": shingles[[9, 2]],
+        "modm": np.array([shingles[4], 11], dtype=np.uint64),
+    }
     out = unpack_keys(fields, pack_keys(fields, odd, shingles, "not-hex"), shingles, "not-hex")
-    assert {f: out[f].tolist() for f in odd} == {f: odd[f].tolist() for f in odd} and out["minhash"].tolist() == []
+    assert {f: out[f].tolist() for f in odd} == {f: odd[f].tolist() for f in odd} and out[
+        "minhash"
+    ].tolist() == []
 
 
 def _keys_blob_by_definition(fields, keys, shingles, exact) -> bytes:
@@ -132,14 +173,21 @@ def _keys_blob_by_definition(fields, keys, shingles, exact) -> bytes:
     shingles for strictly increasing keys that are all shingles, when the bitmap is shorter
     than 8 bytes a key; else 0, a varint count and the keys as little-endian uint64."""
     out = bytearray()
-    digest = int.from_bytes(exact[:8], "big") if isinstance(exact, bytes) and len(exact) == 16 else None
+    digest = (
+        int.from_bytes(exact[:8], "big") if isinstance(exact, bytes) and len(exact) == 16 else None
+    )
     sh = [int(x) for x in shingles]
     for f in fields:
         k = [int(x) for x in keys.get(f, [])]
         n = len(sh)
         if len(k) == 1 and k[0] == digest:
             out.append(2)
-        elif k and (n + 7) // 8 < 8 * len(k) and all(a < b for a, b in zip(k, k[1:], strict=False)) and all(x in sh for x in k):
+        elif (
+            k
+            and (n + 7) // 8 < 8 * len(k)
+            and all(a < b for a, b in zip(k, k[1:], strict=False))
+            and all(x in sh for x in k)
+        ):
             bits = bytearray((n + 7) // 8)
             for x in k:
                 i = sh.index(x)
@@ -173,7 +221,11 @@ def _doc_keys(draw):
             keys[f] = picked if draw(st.booleans()) else sorted(set(picked))
         elif kind == "digest" and isinstance(exact, bytes):
             keys[f] = [int.from_bytes(exact[:8], "big")]
-    return {f: np.array(v, dtype=np.uint64) for f, v in keys.items()}, np.array(shingles, dtype=np.uint64), exact
+    return (
+        {f: np.array(v, dtype=np.uint64) for f, v in keys.items()},
+        np.array(shingles, dtype=np.uint64),
+        exact,
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -182,11 +234,18 @@ def test_keys_columns_of_a_batch_are_the_format(docs):
     """pack_keys_many (one compiled pass over a batch) writes each document's keys column as
     the format says, and unpack_keys reads every field back."""
     fields = ("exact", "minhash", "winnow", "modm")
-    blobs = pack_keys_many(fields, joined_keys(fields, [k for k, _, _ in docs]), join([s for _, s, _ in docs]), [e for _, _, e in docs])
+    blobs = pack_keys_many(
+        fields,
+        joined_keys(fields, [k for k, _, _ in docs]),
+        join([s for _, s, _ in docs]),
+        [e for _, _, e in docs],
+    )
     assert blobs == [_keys_blob_by_definition(fields, k, s, e) for k, s, e in docs]
     for blob, (k, s, e) in zip(blobs, docs, strict=True):
         back = unpack_keys(fields, blob, s, e)
-        assert {f: back[f].tolist() for f in fields} == {f: k.get(f, np.empty(0, dtype=np.uint64)).tolist() for f in fields}
+        assert {f: back[f].tolist() for f in fields} == {
+            f: k.get(f, np.empty(0, dtype=np.uint64)).tolist() for f in fields
+        }
 
 
 def test_keys_column_bitmap_only_when_shorter():
@@ -194,17 +253,35 @@ def test_keys_column_bitmap_only_when_shorter():
     one key is written raw; over 56 shingles (7 bytes) it is a bitmap."""
     for n, tag, size in ((64, 0, 1 + 1 + 8), (56, 1, 1 + 7)):
         shingles = np.arange(1, n + 1, dtype=np.uint64)
-        blob = pack_keys_many(("winnow",), joined_keys(("winnow",), [{"winnow": shingles[[3]]}]), join([shingles]), [b""])[0]
-        assert (blob[0], len(blob)) == (tag, size) and blob == _keys_blob_by_definition(("winnow",), {"winnow": shingles[[3]]}, shingles, b"")
+        blob = pack_keys_many(
+            ("winnow",),
+            joined_keys(("winnow",), [{"winnow": shingles[[3]]}]),
+            join([shingles]),
+            [b""],
+        )[0]
+        assert (blob[0], len(blob)) == (tag, size) and blob == _keys_blob_by_definition(
+            ("winnow",), {"winnow": shingles[[3]]}, shingles, b""
+        )
 
 
 def test_stored_document_round_trips(tmp_path):
     with NearDup.open(str(tmp_path / "x.db")) as nd:
-        nd.index([Document("a", TEXT, title="T"), Document("b", "other words " * 40)], progress=None)
-        for s in (nd.signer.sign(Document("a", TEXT)), nd.signer.sign(Document("b", "other words " * 40))):
+        nd.index(
+            [Document("a", TEXT, title="T"), Document("b", "other words " * 40)], progress=None
+        )
+        for s in (
+            nd.signer.sign(Document("a", TEXT)),
+            nd.signer.sign(Document("b", "other words " * 40)),
+        ):
             d = nd.engine.get([s.id])[s.id]
-            assert d.exact == s.exact and np.array_equal(d.shingles, s.shingles) and d.simhash == s.simhash
-            assert set(d.keys) == set(nd.config.signatures) and all(np.array_equal(d.keys[f], s.keys[f]) for f in s.keys)
+            assert (
+                d.exact == s.exact
+                and np.array_equal(d.shingles, s.shingles)
+                and d.simhash == s.simhash
+            )
+            assert set(d.keys) == set(nd.config.signatures) and all(
+                np.array_equal(d.keys[f], s.keys[f]) for f in s.keys
+            )
             assert d.indexed_at and d.indexed_at.endswith("+00:00") and len(d.indexed_at) == 29
 
 
@@ -221,9 +298,17 @@ def test_an_index_of_an_older_format_asks_to_reindex(tmp_path):
 
 def test_search_splits_words_into_tokens(tmp_path):
     with NearDup.open(str(tmp_path / "x.db")) as nd:
-        nd.index([Document("a", "send an e-mail to the Café owner about the bank"), Document("b", "the bank bank bank of the river"),
-                  Document("c", "nothing relevant here at all")], progress=None)
-        assert [h.id for h in nd.search("e-mail")] == ["a"] and [h.id for h in nd.search("CAFE")] == ["a"]
+        nd.index(
+            [
+                Document("a", "send an e-mail to the Café owner about the bank"),
+                Document("b", "the bank bank bank of the river"),
+                Document("c", "nothing relevant here at all"),
+            ],
+            progress=None,
+        )
+        assert [h.id for h in nd.search("e-mail")] == ["a"] and [
+            h.id for h in nd.search("CAFE")
+        ] == ["a"]
         assert [h.id for h in nd.search("bank")] == ["b", "a"]  # bm25: more occurrences rank first
         assert "[bank]" in nd.search("bank")[0].snippet
         assert nd.search('" OR -') == [] and nd.search("bank NOT") == []
@@ -245,19 +330,41 @@ def test_postings_keep_44_bits_and_the_field(tmp_path):
     nd.index([Document("a", TEXT)], progress=None)
     s = nd.signer.sign(Document("a", TEXT))
     stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
-    want = {posting_key(i, int(k)) for i, f in enumerate(eng.config.signatures) for k in s.keys.get(f, ())}
-    assert stored == {posting_key(i, int(k)) for i, f in enumerate(eng.config.signatures) if f != "winnow" for k in s.keys.get(f, ())}
-    assert eng.samples_behind() == 1 and eng._postings_table({"winnow"}) == "postings" and eng.samples_behind() == 0
+    want = {
+        posting_key(i, int(k))
+        for i, f in enumerate(eng.config.signatures)
+        for k in s.keys.get(f, ())
+    }
+    assert stored == {
+        posting_key(i, int(k))
+        for i, f in enumerate(eng.config.signatures)
+        if f != "winnow"
+        for k in s.keys.get(f, ())
+    }
+    assert (
+        eng.samples_behind() == 1
+        and eng._postings_table({"winnow"}) == "postings"
+        and eng.samples_behind() == 0
+    )
     stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
     assert stored == want and max(stored) < 2**47
     eng.delete(["a"])
     assert eng._require().execute("SELECT COUNT(*) FROM postings").fetchone()[0] == 0
     # the same id twice in one batch: only the last version's postings remain
-    v2 = nd.signer.sign(Document("a", "entirely new content on astronomy telescopes and distant galaxies tonight"))
+    v2 = nd.signer.sign(
+        Document("a", "entirely new content on astronomy telescopes and distant galaxies tonight")
+    )
     assert eng.put([s, v2]) == []
     stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
-    assert stored == {posting_key(i, int(k)) for i, f in enumerate(eng.config.signatures) for k in v2.keys.get(f, ())}
-    assert [c.id for c in eng.candidates([nd.candidate_query(s.keys, s.n_shingles, "resemblance", 0.8)])[0]] == []
+    assert stored == {
+        posting_key(i, int(k))
+        for i, f in enumerate(eng.config.signatures)
+        for k in v2.keys.get(f, ())
+    }
+    assert [
+        c.id
+        for c in eng.candidates([nd.candidate_query(s.keys, s.n_shingles, "resemblance", 0.8)])[0]
+    ] == []
 
 
 def test_reading_error_midway_keeps_what_was_read(tmp_path):
@@ -295,7 +402,9 @@ def test_killed_ingest_loses_nothing_committed_and_resumes(tmp_path):
         for _ in range(1200):
             if marker.exists():
                 first = first or time.monotonic()
-                if len(marker.read_text()) >= 4 and time.monotonic() - first > 3.0:  # past a commit (every 2 s)
+                if (
+                    len(marker.read_text()) >= 4 and time.monotonic() - first > 3.0
+                ):  # past a commit (every 2 s)
                     break
             if proc.poll() is not None:
                 break
@@ -306,7 +415,11 @@ def test_killed_ingest_loses_nothing_committed_and_resumes(tmp_path):
     with NearDup.open(str(db)) as nd:
         n = nd.count()
         assert n >= 50 and n % 50 == 0  # whole batches only, as committed
-        nd.index((Document(f"d{i}", f"document {i} " + TEXT) for i in range(n + 20)), batch_size=50, progress=None)
+        nd.index(
+            (Document(f"d{i}", f"document {i} " + TEXT) for i in range(n + 20)),
+            batch_size=50,
+            progress=None,
+        )
         assert nd.count() == n + 20
 
 
@@ -314,7 +427,9 @@ def test_a_row_sqlite_refuses_fails_alone_and_the_rest_of_the_batch_is_stored(tm
     # a lone surrogate cannot be stored as UTF-8 text: the batch insert falls back to one
     # document at a time, so only that document is reported
     with NearDup.open(str(tmp_path / "x.db")) as nd:
-        docs = [Document(f"d{i}", f"document {i} about topic {i} and more words here") for i in range(5)]
+        docs = [
+            Document(f"d{i}", f"document {i} about topic {i} and more words here") for i in range(5)
+        ]
         docs.insert(2, Document("bad", "a title", fields={"note": "broken \ud800 text"}))
         report = nd.index(docs, progress=None)
         assert [f.id for f in report.failed] == ["bad"] and "surrogate" in report.failed[0].reason
@@ -346,9 +461,15 @@ def _mixed_queries(nd, docs):
     rng = random.Random(5)
     out = []
     for d in docs:
-        q = nd.rule.query(d.keys, d.n_shingles, exclude_id=d.id, limit=rng.choice([1, 2, 3, 1000]),
-                          before_seq=rng.choice([None, d.seq]), after_seq=rng.choice([None, None, max(0, d.seq - 40)]),
-                          representatives=rng.random() < 0.5)
+        q = nd.rule.query(
+            d.keys,
+            d.n_shingles,
+            exclude_id=d.id,
+            limit=rng.choice([1, 2, 3, 1000]),
+            before_seq=rng.choice([None, d.seq]),
+            after_seq=rng.choice([None, None, max(0, d.seq - 40)]),
+            representatives=rng.random() < 0.5,
+        )
         out.append(q)
     out.append(CandidateQuery((KeyGroup("minhash", ()),)))  # a query without keys finds nothing
     return out
@@ -368,7 +489,9 @@ def test_many_candidate_queries_at_once_equal_one_at_a_time(tmp_path):
         e = nd.engine
         queries = _mixed_queries(nd, list(e.scan()))
         one = [e._candidates(q) for q in queries]
-        assert sum(map(len, one)) > 50 and sum(len(r) > 1 for r in one) > 5  # the queries do find candidates
+        assert (
+            sum(map(len, one)) > 50 and sum(len(r) > 1 for r in one) > 5
+        )  # the queries do find candidates
         assert e.candidates(queries) == one
         with e.writer():
             assert e.candidates(queries) == one
@@ -385,7 +508,10 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
     """Indexing leaves new documents out of the full-text index; the first search adds
     them. Updates and deletes before and after that point keep it exact: its results are
     those of a fresh index of the surviving documents."""
-    texts = {f"d{i}": f"alpha{i % 5} beta{i % 7} gamma{i % 3} common words here number{i}" for i in range(60)}
+    texts = {
+        f"d{i}": f"alpha{i % 5} beta{i % 7} gamma{i % 3} common words here number{i}"
+        for i in range(60)
+    }
     with NearDup.open(str(tmp_path / "live.db")) as nd:
         nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
         assert nd.engine.fulltext_behind() == 40
@@ -393,7 +519,9 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
         assert nd.engine.fulltext_behind() == 0
         nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
         assert nd.engine.fulltext_behind() == 20
-        texts["d3"] = "replaced text with zeta words only"  # in the full-text index: updated at once
+        texts["d3"] = (
+            "replaced text with zeta words only"  # in the full-text index: updated at once
+        )
         texts["d45"] = "another zeta replacement"  # not in it yet
         nd.index([Document("d3", texts["d3"]), Document("d45", texts["d45"])])
         nd.delete(["d7", "d59"])  # one in it, the last one not (its seq is not given again)
@@ -418,14 +546,22 @@ def _postings(engine):
 
 def _all_postings(engine):
     """(key, seq) of every key of every stored document: what ``postings`` holds when no field is behind."""
-    return sorted((posting_key(engine._field_ids[f], int(k)), d.seq) for d in engine.scan() for f, ks in d.keys.items() for k in ks)
+    return sorted(
+        (posting_key(engine._field_ids[f], int(k)), d.seq)
+        for d in engine.scan()
+        for f, ks in d.keys.items()
+        for k in ks
+    )
 
 
 def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path):
     """Indexing leaves the winnowing postings out; the first containment query adds them.
     Updates and deletes before and after that point keep ``postings`` exact (every key of
     every stored document), and containment queries find what a fresh index finds."""
-    texts = {f"d{i}": f"{TEXT} part {i % 4} of the story, told again by writer {i % 9} in words {i}" for i in range(60)}
+    texts = {
+        f"d{i}": f"{TEXT} part {i % 4} of the story, told again by writer {i % 9} in words {i}"
+        for i in range(60)
+    }
     with NearDup.open(str(tmp_path / "live.db")) as nd:
         e = nd.engine
         nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
@@ -434,18 +570,30 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
         assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
         nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
         assert e.samples_behind() == 20
-        texts["d3"] = "replaced text with zeta words only, nothing of the story at all here"  # below samples_upto: at once
-        texts["d45"] = "another zeta replacement with words of its own, far from the story"  # not yet
+        texts["d3"] = (
+            "replaced text with zeta words only, nothing of the story at all here"  # below samples_upto: at once
+        )
+        texts["d45"] = (
+            "another zeta replacement with words of its own, far from the story"  # not yet
+        )
         nd.index([Document("d3", texts["d3"]), Document("d45", texts["d45"])])
         nd.delete(["d7", "d59"])
         del texts["d7"], texts["d59"]
         with NearDup.open(str(tmp_path / "fresh.db")) as ref:
             ref.index([Document(i, t) for i, t in texts.items()])
             for q in ("d1", "d3", "d45", "d50"):
-                got = [(m.id, m.containment) for m in nd.query(id=q, mode="containment", threshold=0.3, top_k=100)]
-                assert got == [(m.id, m.containment) for m in ref.query(id=q, mode="containment", threshold=0.3, top_k=100)], q
+                got = [
+                    (m.id, m.containment)
+                    for m in nd.query(id=q, mode="containment", threshold=0.3, top_k=100)
+                ]
+                assert got == [
+                    (m.id, m.containment)
+                    for m in ref.query(id=q, mode="containment", threshold=0.3, top_k=100)
+                ], q
         assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
-        nd.index([Document("d3", texts["d3"] + " and a new ending")])  # an update at or below samples_upto
+        nd.index(
+            [Document("d3", texts["d3"] + " and a new ending")]
+        )  # an update at or below samples_upto
         assert _postings(e) == _all_postings(e)
 
 
@@ -465,8 +613,13 @@ def test_catching_up_reads_the_documents_behind_in_chunks_and_says_so_when_many(
         e.on_wait = said.append
         chunks = list(e._rows_after(e._require(), "id", 1, 2, "things", "the first look"))
         assert [[i for _, i in rows] for rows in chunks] == [["d1", "d2"], ["d3", "d4"]]
-        assert said == [f"adding 4 documents' things of {e.path} (once, for the first look after indexing)"]
-        assert list(e._rows_after(e._require(), "id", 1, 4, "things", "the first look")) and len(said) == 1  # 4 is not many
+        assert said == [
+            f"adding 4 documents' things of {e.path} (once, for the first look after indexing)"
+        ]
+        assert (
+            list(e._rows_after(e._require(), "id", 1, 4, "things", "the first look"))
+            and len(said) == 1
+        )  # 4 is not many
 
 
 def test_the_first_search_adds_the_documents_once(tmp_path):
@@ -475,7 +628,11 @@ def test_the_first_search_adds_the_documents_once(tmp_path):
         nd.index([Document(f"d{i}", f"word{i} shared text") for i in range(30)])
     with NearDup.open(path) as nd:
         assert len(nd.search("shared", size=50)) == 30
-        upto = nd.engine._require().execute("SELECT value FROM meta WHERE key = 'fts_upto'").fetchone()[0]
+        upto = (
+            nd.engine._require()
+            .execute("SELECT value FROM meta WHERE key = 'fts_upto'")
+            .fetchone()[0]
+        )
         assert int(upto) == 30 and nd.engine.fulltext_behind() == 0
     with NearDup.open(path) as nd:  # already added: nothing to do
         assert nd.engine.fulltext_behind() == 0 and len(nd.search("word7")) == 1
@@ -531,8 +688,20 @@ def test_a_failing_session_in_a_row_is_undone_alone_and_the_ones_before_are_comm
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.lists(st.integers(0, 6), max_size=5), st.integers(1, 3), st.integers(0, 2)), max_size=6),
-       st.lists(st.tuples(st.integers(0, 6), st.integers(1, 9)), max_size=25, unique=True), st.integers(0, 4), st.integers(5, 10))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.lists(st.integers(0, 6), max_size=5),
+            st.integers(1, 3),
+            st.integers(0, 2),
+        ),
+        max_size=6,
+    ),
+    st.lists(st.tuples(st.integers(0, 6), st.integers(1, 9)), max_size=25, unique=True),
+    st.integers(0, 4),
+    st.integers(5, 10),
+)
 def test_matched_documents_are_the_definition(groups, postings, after, before):
     """Groups (query, keys, need, field) against postings (key, doc): per (query, document)
     the keys matched in the groups it matches (at least ``need`` distinct keys of a group,
@@ -544,18 +713,30 @@ def test_matched_documents_are_the_definition(groups, postings, after, before):
     hk = np.array([k for k, _ in postings], dtype=np.int64)
     hd = np.array([d for _, d in postings], dtype=np.int64)
     n_q = 4
-    got = matched_documents(keys, owner, hk, hd, np.array([q for q, *_ in groups], dtype=np.int64),
-                            np.array([n for _, _, n, _ in groups], dtype=np.int64), np.array([f for *_, f in groups], dtype=np.int64),
-                            np.full(n_q, after), np.full(n_q, before))
+    got = matched_documents(
+        keys,
+        owner,
+        hk,
+        hd,
+        np.array([q for q, *_ in groups], dtype=np.int64),
+        np.array([n for _, _, n, _ in groups], dtype=np.int64),
+        np.array([f for *_, f in groups], dtype=np.int64),
+        np.full(n_q, after),
+        np.full(n_q, before),
+    )
     want: dict[tuple[int, int], list[int]] = {}
     for q, ks, need, field in groups:
         for doc in sorted({d for _, d in postings}):
-            c = sum(1 for k in set(ks) for pk, pd in postings if pk == k and pd == doc)  # distinct keys, as SQL's IN
+            c = sum(
+                1 for k in set(ks) for pk, pd in postings if pk == k and pd == doc
+            )  # distinct keys, as SQL's IN
             if after < doc < before and c >= need:
                 s = want.setdefault((q, doc), [0, 0])
                 s[0] += c
                 s[1] |= 1 << field
-    expect = sorted(((q, d, s, f) for (q, d), (s, f) in want.items()), key=lambda r: (r[0], -r[2], r[1]))
+    expect = sorted(
+        ((q, d, s, f) for (q, d), (s, f) in want.items()), key=lambda r: (r[0], -r[2], r[1])
+    )
     assert list(zip(*[x.tolist() for x in got], strict=True)) == expect
 
 
@@ -564,7 +745,9 @@ def test_new_files_have_64_kib_pages_and_older_page_sizes_still_open(tmp_path, m
     with another page size keeps it, and reads and writes as before."""
     from neardup.engines import embedded
 
-    texts = [f"document {i} " + " ".join(f"word{(i * 7 + j) % 97}" for j in range(60)) for i in range(30)]
+    texts = [
+        f"document {i} " + " ".join(f"word{(i * 7 + j) % 97}" for j in range(60)) for i in range(30)
+    ]
     page = lambda p: sqlite3.connect(p).execute("PRAGMA page_size").fetchone()[0]  # noqa: E731
     new = str(tmp_path / "new.db")
     nd = NearDup.open(new)

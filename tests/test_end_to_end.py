@@ -26,7 +26,10 @@ def brute_force_pairs(nd, ids, t):
     out = set()
     for a, b in itertools.combinations(sorted(ids), 2):
         da, db = docs[a], docs[b]
-        if passes_length_filter(da.n_shingles, db.n_shingles, t) and similarity(da.shingles, db.shingles).resemblance >= t:
+        if (
+            passes_length_filter(da.n_shingles, db.n_shingles, t)
+            and similarity(da.shingles, db.shingles).resemblance >= t
+        ):
             out.add((a, b))
     return out
 
@@ -52,8 +55,12 @@ def test_pairs_are_exactly_the_verified_candidates_of_the_rule(licenses, t):
     SimHash distance for SimHash-only matches); the same rule pair by pair agrees."""
     nd, recs = licenses
     docs = nd.engine.get([r["id"] for r in recs])
-    want = {(a, b) for a, b in itertools.combinations(sorted(docs), 2)
-            if nd.rule.is_candidate(docs[a], docs[b], t) and similarity(docs[a].shingles, docs[b].shingles).resemblance >= t}
+    want = {
+        (a, b)
+        for a, b in itertools.combinations(sorted(docs), 2)
+        if nd.rule.is_candidate(docs[a], docs[b], t)
+        and similarity(docs[a].shingles, docs[b].shingles).resemblance >= t
+    }
     assert len(want) > 50
     assert {(p.a, p.b) for p in nd.pairs(t)} == want
 

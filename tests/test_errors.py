@@ -23,7 +23,9 @@ def _exception_classes() -> list[type]:
     """Every class of the package whose name ends in Error or that derives from an exception."""
     out = []
     for path in sorted(ROOT.rglob("*.py")):
-        module = ".".join(("neardup", *path.relative_to(ROOT).with_suffix("").parts)).removesuffix(".__init__")
+        module = ".".join(("neardup", *path.relative_to(ROOT).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        )
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ClassDef):
                 cls = getattr(importlib.import_module(module), node.name)
@@ -35,17 +37,27 @@ def _exception_classes() -> list[type]:
 def test_every_exception_class_has_the_one_root():
     classes = _exception_classes()
     assert len(classes) >= 12
-    strays = [f"{c.__module__}.{c.__qualname__}" for c in classes if not issubclass(c, NeardupError)]
+    strays = [
+        f"{c.__module__}.{c.__qualname__}" for c in classes if not issubclass(c, NeardupError)
+    ]
     assert not strays
 
 
-@pytest.mark.parametrize(("name", "kind", "builtin"), [
-    ("neardup.config.ConfigError", ConfigError, ValueError), ("neardup.config.ConfigMismatch", ConfigError, ValueError),
-    ("neardup.io.InputError", InvalidInput, ValueError), ("neardup.validate.InvalidDocument", InvalidInput, ValueError),
-    ("neardup.evaluate.EvaluationError", InvalidInput, ValueError), ("neardup.signatures.stats.ContextError", ConfigError, ValueError),
-    ("neardup.engines.base.EngineError", EngineError, RuntimeError), ("neardup.engines.calls.BulkRefused", EngineError, RuntimeError),
-    ("neardup.engines.lease.LeaseLost", EngineError, RuntimeError), ("neardup.dashboards.DashboardError", EngineError, RuntimeError),
-])
+@pytest.mark.parametrize(
+    ("name", "kind", "builtin"),
+    [
+        ("neardup.config.ConfigError", ConfigError, ValueError),
+        ("neardup.config.ConfigMismatch", ConfigError, ValueError),
+        ("neardup.io.InputError", InvalidInput, ValueError),
+        ("neardup.validate.InvalidDocument", InvalidInput, ValueError),
+        ("neardup.evaluate.EvaluationError", InvalidInput, ValueError),
+        ("neardup.signatures.stats.ContextError", ConfigError, ValueError),
+        ("neardup.engines.base.EngineError", EngineError, RuntimeError),
+        ("neardup.engines.calls.BulkRefused", EngineError, RuntimeError),
+        ("neardup.engines.lease.LeaseLost", EngineError, RuntimeError),
+        ("neardup.dashboards.DashboardError", EngineError, RuntimeError),
+    ],
+)
 def test_the_old_names_are_kinds_of_the_root_and_their_old_bases(name, kind, builtin):
     module, attr = name.rsplit(".", 1)
     cls = getattr(importlib.import_module(module), attr)
@@ -59,10 +71,16 @@ def test_a_missing_document_is_document_not_found_on_every_engine(engine_target)
     nd = NearDup.open(target, **opts)
     try:
         nd.index([Document("a", "one two three four five six seven")])
-        for call in (lambda: nd.show("nope"), lambda: nd.query(id="nope"), lambda: nd.compare("a", "nope", ids=True)):
+        for call in (
+            lambda: nd.show("nope"),
+            lambda: nd.query(id="nope"),
+            lambda: nd.compare("a", "nope", ids=True),
+        ):
             with pytest.raises(DocumentNotFound, match="no document with id 'nope'") as caught:
                 call()
-            assert isinstance(caught.value, KeyError) and str(caught.value).startswith("no document")
+            assert isinstance(caught.value, KeyError) and str(caught.value).startswith(
+                "no document"
+            )
     finally:
         nd.close()
 
@@ -74,12 +92,16 @@ def test_the_command_line_gives_one_line_for_each_kind(tmp_path):
     (tmp_path / "a.txt").write_text("one two three four five six seven", encoding="utf-8")
     runner = CliRunner()
     assert runner.invoke(main, ["index", str(tmp_path / "a.txt"), "-e", db, "-q"]).exit_code == 0
-    for args, message in ((["show", "nope", "-e", db], "no document with id 'nope'"),
-                          (["query", "--id", "nope", "-e", db], "no document with id 'nope'"),
-                          (["info", "-e", str(tmp_path / "a.txt")], "not a neardup index")):
+    for args, message in (
+        (["show", "nope", "-e", db], "no document with id 'nope'"),
+        (["query", "--id", "nope", "-e", db], "no document with id 'nope'"),
+        (["info", "-e", str(tmp_path / "a.txt")], "not a neardup index"),
+    ):
         r = runner.invoke(main, args)
         assert r.exit_code == 1, (args, r.output)
-        assert "error: " in r.output and message in r.output and "Traceback" not in r.output, r.output
+        assert "error: " in r.output and message in r.output and "Traceback" not in r.output, (
+            r.output
+        )
 
 
 def _error_of(run) -> sqlite3.Error:
@@ -103,10 +125,15 @@ def test_sqlite_failures_are_classified_by_their_code(tmp_path):
     small = sqlite3.connect(tmp_path / "small.db", isolation_level=None)
     small.execute("CREATE TABLE t(x)")
     small.execute("PRAGMA max_page_count=3")
-    assert sqlite_failure(_error_of(lambda: small.execute("INSERT INTO t VALUES (zeroblob(100000))"))) == "full"
+    assert (
+        sqlite_failure(_error_of(lambda: small.execute("INSERT INTO t VALUES (zeroblob(100000))")))
+        == "full"
+    )
     (tmp_path / "text.db").write_bytes(b"not a database at all, " * 100)
     junk = sqlite3.connect(tmp_path / "text.db")
-    assert sqlite_failure(_error_of(lambda: junk.execute("SELECT * FROM sqlite_master"))) == "damaged"
+    assert (
+        sqlite_failure(_error_of(lambda: junk.execute("SELECT * FROM sqlite_master"))) == "damaged"
+    )
     mem = sqlite3.connect(":memory:", isolation_level=None)
     assert sqlite_failure(_error_of(lambda: mem.execute("COMMIT"))) == "rolled-back"
     assert sqlite_failure(_error_of(lambda: mem.execute("SELECT * FROM nowhere"))) == "other"
@@ -122,8 +149,22 @@ def test_callers_read_what_engines_declare_and_never_probe_them():
 
     from neardup.engines.base import Engine
 
-    probes = [f"{p.relative_to(ROOT)}:{i}" for p in ROOT.rglob("*.py") for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-              if re.search(r"\b(getattr|hasattr)\((self\.|nd\.)?engine\b", line)]
+    probes = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in ROOT.rglob("*.py")
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\b(getattr|hasattr)\((self\.|nd\.)?engine\b", line)
+    ]
     assert not probes
-    for name in ("on_wait", "created", "actions", "server", "layout", "collapses_search", "search_collapsed", "unsigned", "adopted"):
+    for name in (
+        "on_wait",
+        "created",
+        "actions",
+        "server",
+        "layout",
+        "collapses_search",
+        "search_collapsed",
+        "unsigned",
+        "adopted",
+    ):
         assert hasattr(Engine, name), name

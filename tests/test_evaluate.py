@@ -3,8 +3,16 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from neardup.evaluate import (ac1, confusion, equality_pairs, evaluate, hfm_separation, load_corpus, load_labels,
-                              to_markdown)
+from neardup.evaluate import (
+    ac1,
+    confusion,
+    equality_pairs,
+    evaluate,
+    hfm_separation,
+    load_corpus,
+    load_labels,
+    to_markdown,
+)
 
 import numpy as np
 
@@ -40,10 +48,17 @@ def test_pair_explosion_is_refused():
 
 
 def test_equality_pairs_min_match_and_set_like():
-    keys = [np.array([1, 2, 3], dtype=np.uint64), np.array([1, 2, 9], dtype=np.uint64), np.array([1, 8, 9], dtype=np.uint64)]
+    keys = [
+        np.array([1, 2, 3], dtype=np.uint64),
+        np.array([1, 2, 9], dtype=np.uint64),
+        np.array([1, 8, 9], dtype=np.uint64),
+    ]
     assert equality_pairs(keys, 2) == {(0, 1): pytest.approx(2 / 3), (1, 2): pytest.approx(2 / 3)}
     assert set(equality_pairs(keys, 1)) == {(0, 1), (0, 2), (1, 2)}
-    assert set(equality_pairs(keys, 1, set_like=True, threshold=0.5)) == {(0, 1), (1, 2)}  # 2/4 each; (0,2): 1/5
+    assert set(equality_pairs(keys, 1, set_like=True, threshold=0.5)) == {
+        (0, 1),
+        (1, 2),
+    }  # 2/4 each; (0,2): 1/5
 
 
 DOCS = [
@@ -60,11 +75,28 @@ def write_jsonl(path, rows):
 
 
 def test_tiny_labelled_set_exact_counts(tmp_path):
-    corpus = load_corpus(write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]))
-    labels = load_labels(write_jsonl(tmp_path / "l.jsonl", [{"id1": "d0", "id2": "d1"}, {"id1": "d2", "id2": "d3"},
-                                                           {"id1": "d0", "id2": "d3", "label": "0"}]), corpus)
+    corpus = load_corpus(
+        write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)])
+    )
+    labels = load_labels(
+        write_jsonl(
+            tmp_path / "l.jsonl",
+            [
+                {"id1": "d0", "id2": "d1"},
+                {"id1": "d2", "id2": "d3"},
+                {"id1": "d0", "id2": "d3", "label": "0"},
+            ],
+        ),
+        corpus,
+    )
     assert labels == {(0, 1), (2, 3)}
-    ev = evaluate(corpus, methods=["engine", "text_stats:1", "text_stats:6"], thresholds=[0.9], truth="labels", labels=labels)
+    ev = evaluate(
+        corpus,
+        methods=["engine", "text_stats:1", "text_stats:6"],
+        thresholds=[0.9],
+        truth="labels",
+        labels=labels,
+    )
     assert ev.pairs == 6
     eng = ev.rows["engine"][0]  # finds d0-d1 only: a=1, b=0, c=1, d=4
     assert (eng.found, eng.common, eng.precision, eng.recall) == (1, 1, 1.0, 0.5)
@@ -79,8 +111,10 @@ def test_tiny_labelled_set_exact_counts(tmp_path):
 
 
 def test_jaccard_truth_and_pairs_file(tmp_path):
-    rows = [{"id": "p1", "id1": "a", "id2": "b", "text1": DOCS[0], "text2": DOCS[1], "label": "1"},
-            {"id": "p2", "id1": "c", "id2": "d", "text1": DOCS[2], "text2": DOCS[3], "label": "0"}]
+    rows = [
+        {"id": "p1", "id1": "a", "id2": "b", "text1": DOCS[0], "text2": DOCS[1], "label": "1"},
+        {"id": "p2", "id1": "c", "id2": "d", "text1": DOCS[2], "text2": DOCS[3], "label": "0"},
+    ]
     corpus = load_corpus(write_jsonl(tmp_path / "p.jsonl", rows))
     assert corpus.ids == ["a", "b", "c", "d"] and corpus.labels == {(0, 1)}
     ev = evaluate(corpus, methods=["minhash84", "super"], thresholds=[1.0, 0.9], truth="jaccard")
@@ -95,10 +129,18 @@ def test_levenshtein_truth_counts_documents_of_20_words(tmp_path):
     d = " ".join(f"v{i}z" for i in range(22))
     rows = [{"id": k, "text": t} for k, t in zip("abcd", (a, b, c, d), strict=True)]
     corpus = load_corpus(write_jsonl(tmp_path / "c.jsonl", rows))
-    ev = evaluate(corpus, methods=["text_stats:seq", "text_stats:freq"], thresholds=[1.0, 0.99], truth="levenshtein")
+    ev = evaluate(
+        corpus,
+        methods=["text_stats:seq", "text_stats:freq"],
+        thresholds=[1.0, 0.99],
+        truth="levenshtein",
+    )
     assert ev.scope == 3 and ev.pairs == 3
     assert [r.truth for r in ev.rows["text_stats:seq"]] == [0, 1]
-    assert [(r.found, r.common) for r in ev.rows["text_stats:seq"]] == [(1, 0), (1, 1)]  # same word lengths
+    assert [(r.found, r.common) for r in ev.rows["text_stats:seq"]] == [
+        (1, 0),
+        (1, 1),
+    ]  # same word lengths
     assert [r.found for r in ev.rows["text_stats:freq"]] == [0, 0]
 
 
@@ -112,7 +154,9 @@ def test_bad_input_names_file_and_line(tmp_path):
     bad.write_text('{"id": "a", "text": "x"}\nnot json\n')
     with pytest.raises(EvaluationError, match=r"bad.jsonl:2: not JSON"):
         load_corpus(bad)
-    corpus = load_corpus(write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "text": "x"}, {"id": "b", "text": "y"}]))
+    corpus = load_corpus(
+        write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "text": "x"}, {"id": "b", "text": "y"}])
+    )
     with pytest.raises(EvaluationError, match=r"l.jsonl:1: id\(s\) \['zz'\] are not in the corpus"):
         load_labels(write_jsonl(tmp_path / "l.jsonl", [{"id1": "a", "id2": "zz"}]), corpus)
 
@@ -120,8 +164,21 @@ def test_bad_input_names_file_and_line(tmp_path):
 def test_cli_json(tmp_path):
     from neardup.cli import main
 
-    path = write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)])
-    res = CliRunner().invoke(main, ["evaluate", str(path), "--methods", "engine,imatch,kosinov:punct", "--thresholds", "1,0.9", "--json"])
+    path = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]
+    )
+    res = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            str(path),
+            "--methods",
+            "engine,imatch,kosinov:punct",
+            "--thresholds",
+            "1,0.9",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["rows"]["engine"][1]["common"] == 1 and out["truth_kind"] == "jaccard"
@@ -131,8 +188,16 @@ def test_cli_json(tmp_path):
 
 def test_engine_method_on_each_engine(engine_target, tmp_path):
     target, opts = engine_target
-    corpus = load_corpus(write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)]))
-    ev = evaluate(corpus, methods=["engine", "engine:mega"], thresholds=[1.0, 0.9], truth="jaccard",
-                  target=target, engine_opts=opts)
+    corpus = load_corpus(
+        write_jsonl(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": t} for i, t in enumerate(DOCS)])
+    )
+    ev = evaluate(
+        corpus,
+        methods=["engine", "engine:mega"],
+        thresholds=[1.0, 0.9],
+        truth="jaccard",
+        target=target,
+        engine_opts=opts,
+    )
     for name in ("engine", "engine:mega"):
         assert [(r.truth, r.found, r.common) for r in ev.rows[name]] == [(1, 1, 1), (1, 1, 1)]

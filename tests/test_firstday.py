@@ -48,15 +48,19 @@ def test_a_quick_step_prints_nothing(capsys):
 # -- ids that do not depend on how a path was typed ---------------------------------------------
 def _corpus(root):
     (root / "sub").mkdir(parents=True)
-    texts = {"a.txt": "the river flows past the old mill and the bridge into the quiet valley below the hills",
-             "b.md": "a recipe for bread needs flour water salt and a little patience in the early morning",
-             "sub/c.txt": "the football team won the match after a long and tiring season of hard games"}
+    texts = {
+        "a.txt": "the river flows past the old mill and the bridge into the quiet valley below the hills",
+        "b.md": "a recipe for bread needs flour water salt and a little patience in the early morning",
+        "sub/c.txt": "the football team won the match after a long and tiring season of hard games",
+    }
     for name, text in texts.items():
         (root / name).write_text(text, encoding="utf-8")
     return sorted(texts)
 
 
-def test_the_same_folder_typed_two_ways_stores_its_documents_once(engine_target, tmp_path, monkeypatch):
+def test_the_same_folder_typed_two_ways_stores_its_documents_once(
+    engine_target, tmp_path, monkeypatch
+):
     target, opts = engine_target
     e = ["-e", target] + (["--index", opts["index"]] if "index" in opts else [])
     if "index" in opts:
@@ -65,8 +69,15 @@ def test_the_same_folder_typed_two_ways_stores_its_documents_once(engine_target,
     monkeypatch.chdir(tmp_path)
     first = json.loads(run("index", "corpus/", *e, "--json").output)
     again = json.loads(run("index", str((tmp_path / "corpus").resolve()), *e, "--json").output)
-    assert first["indexed"] == 3 and again["indexed"] == 0 and again["unchanged"] == 3 and again["documents"] == 3
-    assert json.loads(run("index", "./corpus/sub/c.txt", *e, "--json").output)["documents"] == 4  # a file named: its name
+    assert (
+        first["indexed"] == 3
+        and again["indexed"] == 0
+        and again["unchanged"] == 3
+        and again["documents"] == 3
+    )
+    assert (
+        json.loads(run("index", "./corpus/sub/c.txt", *e, "--json").output)["documents"] == 4
+    )  # a file named: its name
     exported = [json.loads(line)["id"] for line in run("export", *e, "-q").output.splitlines()]
     assert sorted(exported) == sorted(names + ["c.txt"])
 
@@ -83,14 +94,38 @@ def test_show_of_an_unknown_id_suggests_close_ones_and_fails(tmp_path):
 
 # -- files as they are --------------------------------------------------------------------------
 RECORDS = [
-    {"url": "u1", "body": "the river flows past the old mill and the bridge into the quiet valley below the hills", "headline": "River",
-     "language": "en", "extra": "x"},
-    {"url": "u2", "body": "the river flows past the old mill and the bridge into the quiet valley below the hills today",
-     "headline": "River again", "language": "en", "extra": "y"},
-    {"url": "u3", "body": "a recipe for bread needs flour water salt and a little patience in the early morning", "headline": "Bread",
-     "language": "en", "extra": "z"},
+    {
+        "url": "u1",
+        "body": "the river flows past the old mill and the bridge into the quiet valley below the hills",
+        "headline": "River",
+        "language": "en",
+        "extra": "x",
+    },
+    {
+        "url": "u2",
+        "body": "the river flows past the old mill and the bridge into the quiet valley below the hills today",
+        "headline": "River again",
+        "language": "en",
+        "extra": "y",
+    },
+    {
+        "url": "u3",
+        "body": "a recipe for bread needs flour water salt and a little patience in the early morning",
+        "headline": "Bread",
+        "language": "en",
+        "extra": "z",
+    },
 ]
-FIELDS = ["--text-field", "body", "--id-field", "url", "--title-field", "headline", "--lang-field", "language"]
+FIELDS = [
+    "--text-field",
+    "body",
+    "--id-field",
+    "url",
+    "--title-field",
+    "headline",
+    "--lang-field",
+    "language",
+]
 
 
 def _check_records(db):
@@ -99,7 +134,11 @@ def _check_records(db):
     with NearDup.open(str(db), create=False) as nd:
         got = nd.engine.get(["u1", "u2", "u3"], text=True)
         assert sorted(got) == ["u1", "u2", "u3"]
-        assert got["u1"].title == "River" and got["u1"].fields["extra"] == "x" and got["u3"].text.startswith("a recipe")
+        assert (
+            got["u1"].title == "River"
+            and got["u1"].fields["extra"] == "x"
+            and got["u3"].text.startswith("a recipe")
+        )
         assert nd.show("u2").tags.dup_of == "u1"
 
 
@@ -125,16 +164,29 @@ def test_csv_and_tsv_records(tmp_path):
         run("index", src, "-e", db, *FIELDS, "-q")
         _check_records(db)
     r = run("index", tmp_path / "r.csv", "-e", tmp_path / "no.db", ok=False)
-    assert r.exit_code == 1 and "r.csv:1" in r.output and "no 'text' column" in r.output and "'body'" in r.output
+    assert (
+        r.exit_code == 1
+        and "r.csv:1" in r.output
+        and "no 'text' column" in r.output
+        and "'body'" in r.output
+    )
 
 
 def test_csv_rows_without_id_get_file_and_row_and_bad_rows_are_named(tmp_path):
     src = tmp_path / "plain.csv"
-    src.write_text('text,title\n"first text, with a comma and\na line break in it for the reader",One\nsecond text here,\n'
-                   "third,with,too many\n", encoding="utf-8")
+    src.write_text(
+        'text,title\n"first text, with a comma and\na line break in it for the reader",One\nsecond text here,\n'
+        "third,with,too many\n",
+        encoding="utf-8",
+    )
     out = json.loads(run("index", src, "-e", tmp_path / "x.db", "--skip-bad", "--json").output)
-    assert out["indexed"] == 2 and out["skipped_records"] == [f"{src}:5: row has 3 fields, the header 2"]
-    ids = [json.loads(line)["id"] for line in run("export", "-e", tmp_path / "x.db", "-q").output.splitlines()]
+    assert out["indexed"] == 2 and out["skipped_records"] == [
+        f"{src}:5: row has 3 fields, the header 2"
+    ]
+    ids = [
+        json.loads(line)["id"]
+        for line in run("export", "-e", tmp_path / "x.db", "-q").output.splitlines()
+    ]
     assert ids == ["plain.csv:1", "plain.csv:2"]
 
 
@@ -161,7 +213,9 @@ def test_a_cp1251_file_is_read_with_encoding(tmp_path):
     txt = tmp_path / "ru.txt"
     txt.write_bytes(RUSSIAN.encode("cp1251"))
     jsonl = tmp_path / "ru.jsonl"
-    jsonl.write_bytes((json.dumps({"id": "r", "text": RUSSIAN}, ensure_ascii=False) + "\n").encode("cp1251"))
+    jsonl.write_bytes(
+        (json.dumps({"id": "r", "text": RUSSIAN}, ensure_ascii=False) + "\n").encode("cp1251")
+    )
     csvf = tmp_path / "ru.csv"
     csvf.write_bytes(f"id,text\nc,{RUSSIAN}\n".encode("cp1251"))
     for f in (txt, jsonl, csvf):
@@ -189,12 +243,23 @@ def test_dedup_writes_the_representatives_and_leaves_no_index(tmp_path, monkeypa
     summary = json.loads(run("dedup", SAMPLE, "-o", out, "--json", "-q").output)
     tempfile.tempdir = None
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
-    assert summary["written"] == len(lines) and summary["read"] == 216 and summary["dropped"] == 216 - len(lines) > 10
-    assert summary["index"] is None and list((tmp_path / "tmp").iterdir()) == [] and not (tmp_path / "neardup.db").exists()
+    assert (
+        summary["written"] == len(lines)
+        and summary["read"] == 216
+        and summary["dropped"] == 216 - len(lines) > 10
+    )
+    assert (
+        summary["index"] is None
+        and list((tmp_path / "tmp").iterdir()) == []
+        and not (tmp_path / "neardup.db").exists()
+    )
     assert all(not r["neardup"]["is_duplicate"] for r in lines)
     # the same as indexing and exporting the representatives
     run("index", SAMPLE, "-e", tmp_path / "kept.db", "-q")
-    exported = [json.loads(x)["id"] for x in run("export", "--unique", "-e", tmp_path / "kept.db", "-q").output.splitlines()]
+    exported = [
+        json.loads(x)["id"]
+        for x in run("export", "--unique", "-e", tmp_path / "kept.db", "-q").output.splitlines()
+    ]
     assert [r["id"] for r in lines] == exported
 
 
@@ -203,9 +268,26 @@ def test_dedup_against_a_kept_index_drops_copies_of_what_it_holds(tmp_path):
     src.write_text("".join(json.dumps(r) + "\n" for r in RECORDS[:1]), encoding="utf-8")
     run("index", src, "-e", tmp_path / "kept.db", *FIELDS, "-q")
     new = tmp_path / "new.csv"
-    new.write_text("url,body\n" + "\n".join(f"{r['url']}x,{r['body']}" for r in RECORDS[1:]) + "\n", encoding="utf-8")
-    summary = json.loads(run("dedup", new, "-o", tmp_path / "u.jsonl", "-e", tmp_path / "kept.db", "--text-field", "body",
-                             "--id-field", "url", "--json", "-q").output)
+    new.write_text(
+        "url,body\n" + "\n".join(f"{r['url']}x,{r['body']}" for r in RECORDS[1:]) + "\n",
+        encoding="utf-8",
+    )
+    summary = json.loads(
+        run(
+            "dedup",
+            new,
+            "-o",
+            tmp_path / "u.jsonl",
+            "-e",
+            tmp_path / "kept.db",
+            "--text-field",
+            "body",
+            "--id-field",
+            "url",
+            "--json",
+            "-q",
+        ).output
+    )
     assert summary["read"] == 2 and summary["written"] == 1 and summary["index"].endswith("kept.db")
     assert [json.loads(x)["id"] for x in (tmp_path / "u.jsonl").read_text().splitlines()] == ["u3x"]
 
@@ -218,8 +300,18 @@ def sample_db(tmp_path_factory):
     return db
 
 
-@pytest.mark.parametrize("args", [["export"], ["clusters"], ["clusters", "--json"], ["clusters", "--csv"], ["info"],
-                                  ["search", "the"], ["show", "@first"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["export"],
+        ["clusters"],
+        ["clusters", "--json"],
+        ["clusters", "--csv"],
+        ["info"],
+        ["search", "the"],
+        ["show", "@first"],
+    ],
+)
 def test_a_reader_that_goes_away_ends_the_command_quietly(sample_db, args):
     import os
     import subprocess
@@ -228,12 +320,18 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(sample_db, args):
     first = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["id"]
     args = [first if a == "@first" else a for a in args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    p = subprocess.Popen([sys.executable, "-m", "neardup.cli", *args, "-e", str(sample_db)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "neardup.cli", *args, "-e", str(sample_db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     p.stdout.close()  # the reader is gone before the first write
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 0, err
-    assert "error" not in err.lower() and "Traceback" not in err and "pipe" not in err.lower(), err  # (progress lines may be there)
+    assert "error" not in err.lower() and "Traceback" not in err and "pipe" not in err.lower(), (
+        err
+    )  # (progress lines may be there)
 
 
 def test_ctrl_c_during_index_says_how_to_go_on_and_exits_130(tmp_path, monkeypatch):
@@ -264,7 +362,9 @@ def test_query_and_compare_name_the_similarities_alike(sample_db, tmp_path):
     a = tmp_path / "a.txt"
     a.write_text(first["text"], encoding="utf-8")
     b = tmp_path / "b.txt"
-    b.write_text(first["text"] + " zebra quantum violin harbor marble orchard lantern", encoding="utf-8")
+    b.write_text(
+        first["text"] + " zebra quantum violin harbor marble orchard lantern", encoding="utf-8"
+    )
     matches = json.loads(run("query", "--file", a, "-e", sample_db, "--json").output)
     pair = json.loads(run("compare", a, b, "-e", sample_db, "--json").output)
     similarity = {"resemblance", "containment", "containment_ba", "intersection"}
@@ -290,18 +390,34 @@ def _commands():
 
 def test_every_command_has_json():
     assert len(_commands()) >= 17
-    assert [" ".join(n) for n, cmd in _commands() if not any("--json" in p.opts for p in cmd.params)] == []
+    assert [
+        " ".join(n) for n, cmd in _commands() if not any("--json" in p.opts for p in cmd.params)
+    ] == []
 
 
 def test_export_report_and_dashboards_export_summaries_in_json(sample_db, tmp_path):
-    out = json.loads(run("export", "--unique", "-o", tmp_path / "u.jsonl", "-e", sample_db, "--json").stdout)
-    assert out["exported"] == len((tmp_path / "u.jsonl").read_text(encoding="utf-8").splitlines()) and out["documents"] == 216
+    out = json.loads(
+        run("export", "--unique", "-o", tmp_path / "u.jsonl", "-e", sample_db, "--json").stdout
+    )
+    assert (
+        out["exported"] == len((tmp_path / "u.jsonl").read_text(encoding="utf-8").splitlines())
+        and out["documents"] == 216
+    )
     piped = run("export", "-e", sample_db, "--json")
     assert len(piped.stdout.splitlines()) == 216 and json.loads(piped.stderr)["exported"] == 216
-    rep = json.loads(run("report", "-o", tmp_path / "r.html", "-e", sample_db, "--json", "-q").stdout)
-    assert rep["url"] == (tmp_path / "r.html").resolve().as_uri() and rep["clusters_from"] == "tags" and rep["documents"] == 216
+    rep = json.loads(
+        run("report", "-o", tmp_path / "r.html", "-e", sample_db, "--json", "-q").stdout
+    )
+    assert (
+        rep["url"] == (tmp_path / "r.html").resolve().as_uri()
+        and rep["clusters_from"] == "tags"
+        and rep["documents"] == 216
+    )
     dash = json.loads(run("dashboards", "export", "-o", tmp_path / "d.ndjson", "--json").stdout)
-    assert dash["objects"] == len((tmp_path / "d.ndjson").read_text(encoding="utf-8").splitlines()) and dash["by_type"]["dashboard"] == 1
+    assert (
+        dash["objects"] == len((tmp_path / "d.ndjson").read_text(encoding="utf-8").splitlines())
+        and dash["by_type"]["dashboard"] == 1
+    )
 
 
 def test_neardups_own_indices_need_no_replica_on_one_node(osmem_clone):
@@ -329,12 +445,28 @@ def test_a_real_ctrl_c_during_index_exits_130_with_the_resume_hint(tmp_path):
                 rec = json.loads(line)
                 f.write(json.dumps({**rec, "id": f"{k}-{rec['id']}"}, ensure_ascii=False) + "\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    p = subprocess.Popen([sys.executable, "-m", "neardup.cli", "index", str(tmp_path / "big.jsonl"), "-e", str(tmp_path / "x.db")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "neardup.cli",
+            "index",
+            str(tmp_path / "big.jsonl"),
+            "-e",
+            str(tmp_path / "x.db"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     time.sleep(3)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     if p.returncode == 0:
         pytest.skip("the run finished before the signal")
     assert p.returncode == 130, err.decode()
-    assert "interrupted (index)" in err.decode() and "Traceback" not in err.decode() and "Aborted" not in err.decode()
+    assert (
+        "interrupted (index)" in err.decode()
+        and "Traceback" not in err.decode()
+        and "Aborted" not in err.decode()
+    )

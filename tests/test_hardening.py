@@ -29,9 +29,11 @@ from neardup.redact import add_secret, clear_secrets, redact
 from neardup.signer import Document
 from neardup.validate import MAX_ID_BYTES, check_document, check_documents
 
-WORDS = ("river water report committee northern province annual quality school teacher market price train station "
-         "winter harvest bridge museum library garden festival doctor hospital village mountain forest ocean island "
-         "engine bakery painter guitar theatre harbour lantern meadow orchard pepper saddle tunnel violin walnut").split()
+WORDS = (
+    "river water report committee northern province annual quality school teacher market price train station "
+    "winter harvest bridge museum library garden festival doctor hospital village mountain forest ocean island "
+    "engine bakery painter guitar theatre harbour lantern meadow orchard pepper saddle tunnel violin walnut"
+).split()
 
 
 def good_text(i: int) -> str:
@@ -45,7 +47,9 @@ def good_docs(n: int = 49) -> list[Document]:
 
 def run(*args: object, input: bytes | str | None = None):
     """The command line, on a terminal wide enough that table cells hold each value on one line."""
-    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=False, env={"COLUMNS": "400"})
+    return CliRunner().invoke(
+        main, [str(a) for a in args], input=input, catch_exceptions=False, env={"COLUMNS": "400"}
+    )
 
 
 def eargs(target: str, opts: dict) -> list[str]:
@@ -60,7 +64,10 @@ def prepare(target: str, opts: dict) -> None:
 
 
 def write_jsonl(path: Path, records: list) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records), encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -82,7 +89,10 @@ def test_redact_masks_every_form_of_credential():
         assert redact(raw) == want, raw
     add_secret("hunter2-pw")
     try:
-        assert redact("client config {'basic_auth': ('elastic', 'hunter2-pw')}") == "client config {'basic_auth': ('elastic', '***')}"
+        assert (
+            redact("client config {'basic_auth': ('elastic', 'hunter2-pw')}")
+            == "client config {'basic_auth': ('elastic', '***')}"
+        )
     finally:
         clear_secrets()
 
@@ -93,7 +103,9 @@ def test_credentials_are_never_printed(fault_proxy, tmp_path):
     url = fault_proxy.url.replace("http://", f"http://elastic:{secret}@")
     fault_proxy.require_auth = "Basic " + base64.b64encode(f"elastic:{secret}".encode()).decode()
     e = ["-e", url, "--index", "t"]
-    src = write_jsonl(tmp_path / "d.jsonl", [{"id": f"d{i}", "text": good_text(i)} for i in range(5)])
+    src = write_jsonl(
+        tmp_path / "d.jsonl", [{"id": f"d{i}", "text": good_text(i)} for i in range(5)]
+    )
     outputs = {
         "init": run("init", *e, "--no-pipeline"),
         "init --json": run("init", *e, "--no-pipeline", "--json"),
@@ -105,9 +117,27 @@ def test_credentials_are_never_printed(fault_proxy, tmp_path):
         "retag --json": run("retag", *e, "-q", "--json"),
         "query error": run("query", "--id", "missing", *e),
         "report": run("report", *e, "-o", tmp_path / "r.html", "-q"),
-        "engine error": run("info", "-e", fault_proxy.url.replace("http://", "http://elastic:wrong-pw@"), "--index", "t"),
-        "password option": run("info", "-e", fault_proxy.url, "--index", "t", "--user", "elastic", "--password", "wrong-pw2"),
-        "api key error": run("info", "-e", fault_proxy.url, "--index", "t", "--api-key", "a2V5OnNlY3JldA=="),
+        "engine error": run(
+            "info",
+            "-e",
+            fault_proxy.url.replace("http://", "http://elastic:wrong-pw@"),
+            "--index",
+            "t",
+        ),
+        "password option": run(
+            "info",
+            "-e",
+            fault_proxy.url,
+            "--index",
+            "t",
+            "--user",
+            "elastic",
+            "--password",
+            "wrong-pw2",
+        ),
+        "api key error": run(
+            "info", "-e", fault_proxy.url, "--index", "t", "--api-key", "a2V5OnNlY3JldA=="
+        ),
         "bad index name": run("info", "-e", url, "--index", "Bad Name"),
     }
     for what, r in outputs.items():
@@ -116,10 +146,15 @@ def test_credentials_are_never_printed(fault_proxy, tmp_path):
     # the engine takes credentials out of the URL (basic auth): where it is named, it is named without them
     host = fault_proxy.url.removeprefix("http://")
     for what in ("index", "info", "retag", "query error", "init"):
-        assert host in outputs[what].output and "elastic:" + secret not in outputs[what].output, (what, outputs[what].output)
+        assert host in outputs[what].output and "elastic:" + secret not in outputs[what].output, (
+            what,
+            outputs[what].output,
+        )
     assert json.loads(outputs["index --json"].output)["index"].startswith(fault_proxy.url)
     assert json.loads(outputs["info --json"].output)["index"].startswith(fault_proxy.url)
-    assert outputs["engine error"].exit_code == 1 and "wrong-pw" not in outputs["engine error"].output
+    assert (
+        outputs["engine error"].exit_code == 1 and "wrong-pw" not in outputs["engine error"].output
+    )
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert secret not in html and host in html
 
@@ -129,7 +164,9 @@ def test_an_unexpected_error_is_printed_redacted(tmp_path, monkeypatch):
     from neardup import api
 
     def boom(*a, **k):
-        raise RuntimeError("client said: cannot use https://elastic:t0p-secret@es:9200 (api_key=k3y)")
+        raise RuntimeError(
+            "client said: cannot use https://elastic:t0p-secret@es:9200 (api_key=k3y)"
+        )
 
     monkeypatch.setattr(api.NearDup, "open", classmethod(lambda cls, *a, **k: boom()))
     r = run("info", "-e", tmp_path / "x.db")
@@ -171,25 +208,47 @@ def test_clean_and_safe_make_data_inert():
 def test_hostile_ids_titles_and_texts_are_printed_literally(engine_target, tmp_path):
     target, opts = engine_target
     prepare(target, opts)
-    base = good_text(1) + " " + good_text(2)  # (long enough that the hostile titles' words keep each copy above t)
-    recs = [{"id": i, "title": t, "text": base + (" extra words" if n else "") + " " + t} for n, (i, t) in enumerate(HOSTILE.items())]
+    base = (
+        good_text(1) + " " + good_text(2)
+    )  # (long enough that the hostile titles' words keep each copy above t)
+    recs = [
+        {"id": i, "title": t, "text": base + (" extra words" if n else "") + " " + t}
+        for n, (i, t) in enumerate(HOSTILE.items())
+    ]
     recs.append({"id": "esc-\x1b]0;pwned\x07", "title": "[bold]", "text": base})
     src = write_jsonl(tmp_path / "h.jsonl", recs)
     e = eargs(target, opts)
-    outs = [run("index", src, *e, "-q", "--skip-bad"), run("query", base, *e), run("query", "--id", "markup-[bold]x[/]", *e),
-            run("clusters", *e), run("clusters", *e, "--csv"), run("search", "river", *e, "-n", "5"),
-            run("search", "red", *e, "--dedupe", "-t", "0.5"), run("info", *e),
-            run("compare", "--ids", "markup-[bold]x[/]", "bidi-\u202egnp.exe", *e)]
+    outs = [
+        run("index", src, *e, "-q", "--skip-bad"),
+        run("query", base, *e),
+        run("query", "--id", "markup-[bold]x[/]", *e),
+        run("clusters", *e),
+        run("clusters", *e, "--csv"),
+        run("search", "river", *e, "-n", "5"),
+        run("search", "red", *e, "--dedupe", "-t", "0.5"),
+        run("info", *e),
+        run("compare", "--ids", "markup-[bold]x[/]", "bidi-\u202egnp.exe", *e),
+    ]
     for n, r in enumerate(outs):
         assert r.exit_code == 0, r.output
-        if n != 4:  # CSV into a pipe or file keeps the data exactly (on a terminal it is cleaned: below)
+        if (
+            n != 4
+        ):  # CSV into a pipe or file keeps the data exactly (on a terminal it is cleaned: below)
             assert not any(c in r.output for c in "\x1b\x07\x9b\u202e\u2066\x08"), r.output
     assert "bidi-\u202egnp.exe" in outs[4].output
-    assert f"h.jsonl:{len(HOSTILE) + 1}: id contains a control character (U+001B" in " ".join(outs[0].output.split())
+    assert f"h.jsonl:{len(HOSTILE) + 1}: id contains a control character (U+001B" in " ".join(
+        outs[0].output.split()
+    )
     table = outs[1].output  # ids and titles shown as written (in folded table cells)
-    assert "markup-[bold]x[/]" in table and "[bold]red[/]" in table and "bidi-\\u202egnp.exe" in table
+    assert (
+        "markup-[bold]x[/]" in table and "[bold]red[/]" in table and "bidi-\\u202egnp.exe" in table
+    )
     assert "\\x1b]0;pwned\\x07" in table and "[link=https://evil.example]" in table
-    assert "emoji-:rocket:" in table and "launch :rocket: now :warning:" in table and "\U0001f680" not in table
+    assert (
+        "emoji-:rocket:" in table
+        and "launch :rocket: now :warning:" in table
+        and "\U0001f680" not in table
+    )
     assert "[bold]" in outs[5].output + outs[6].output
     js = json.loads(run("query", base, *e, "--json").output)
     assert {m["id"] for m in js} == set(HOSTILE)  # --json keeps the data exactly
@@ -230,19 +289,35 @@ BAD = {
 def test_validator_names_the_problem():
     for kind, doc in BAD.items():
         assert check_document(doc), kind
-    assert check_document(Document("ok-ид-" + "ж" * 200, "text", "title", "en", {"a": [1, 2.5, None, True, {"b": "c"}]})) is None
-    assert "512" in check_document(BAD["id-too-long"]) and "surrogate" in check_document(BAD["text-lone-surrogate"])
+    assert (
+        check_document(
+            Document(
+                "ok-ид-" + "ж" * 200, "text", "title", "en", {"a": [1, 2.5, None, True, {"b": "c"}]}
+            )
+        )
+        is None
+    )
+    assert "512" in check_document(BAD["id-too-long"]) and "surrogate" in check_document(
+        BAD["text-lone-surrogate"]
+    )
 
 
 def test_the_batch_check_is_the_check_of_each_document():
     """check_documents (the ids checked together where all are plain) says what
     check_document says of each document, in a batch of good ones and one bad one of each
     kind, and in batches whose ids all pass (only the text, title, language or fields bad)."""
-    good = [Document("ok-1", "text"), Document("ok-2", "текст", "заголовок", "ru", {"a": [1, {"b": "c"}]}), Document("ok-3", "t", fields=None)]
+    good = [
+        Document("ok-1", "text"),
+        Document("ok-2", "текст", "заголовок", "ru", {"a": [1, {"b": "c"}]}),
+        Document("ok-3", "t", fields=None),
+    ]
     for kind, bad in BAD.items():
         for docs in (good + [bad], [bad] + good):
             for flags in ([True] * len(docs), [False] * len(docs)):
-                assert check_documents(docs, flags) == [check_document(d, text_has_no_surrogate=f) for d, f in zip(docs, flags, strict=True)], kind
+                assert check_documents(docs, flags) == [
+                    check_document(d, text_has_no_surrogate=f)
+                    for d, f in zip(docs, flags, strict=True)
+                ], kind
     assert check_documents(good, [False] * 3) == [None] * 3 and check_documents([], []) == []
     odd = Document("ok-4", "t", fields=[])  # type: ignore[arg-type]
     assert check_documents([odd], [True]) == [check_document(odd)] and check_document(odd)
@@ -258,7 +333,9 @@ def test_one_bad_document_costs_only_itself(engine_target, kind):
         nd.engine.refresh()
         assert report.indexed == 49 and nd.count() == 49
         assert len(report.failed) == 1 and report.failed[0].reason
-        assert set(nd.engine.get([d.id for d in docs[:20] + docs[21:]])) == {d.id for d in docs if d is not BAD[kind]}
+        assert set(nd.engine.get([d.id for d in docs[:20] + docs[21:]])) == {
+            d.id for d in docs if d is not BAD[kind]
+        }
 
 
 BAD_RECORDS = [
@@ -291,26 +368,34 @@ BAD_RECORDS = [
 ]
 
 
-def test_every_bad_record_is_reported_with_file_and_line_and_the_good_ones_stored(engine_target, tmp_path):
+def test_every_bad_record_is_reported_with_file_and_line_and_the_good_ones_stored(
+    engine_target, tmp_path
+):
     target, opts = engine_target
     prepare(target, opts)
     good = [{"id": f"g{i}", "text": good_text(i)} for i in range(49)]
     lines: list = good[:10] + BAD_RECORDS + good[10:]
     src = write_jsonl(tmp_path / "mixed.jsonl", lines)
-    (tmp_path / "raw.jsonl").write_bytes(src.read_bytes().replace(b'"g3",', b'"g3\xff",'))  # invalid UTF-8
+    (tmp_path / "raw.jsonl").write_bytes(
+        src.read_bytes().replace(b'"g3",', b'"g3\xff",')
+    )  # invalid UTF-8
     r = run("index", tmp_path / "raw.jsonl", *eargs(target, opts), "-q", "--skip-bad", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     skipped = out["skipped_records"]
     assert out["indexed"] == 48 and out["documents"] == 48 and out["failed"] == []
-    bad_lines = {f"{tmp_path / 'raw.jsonl'}:{n}" for n in [4] + list(range(11, 11 + len(BAD_RECORDS)))}
+    bad_lines = {
+        f"{tmp_path / 'raw.jsonl'}:{n}" for n in [4] + list(range(11, 11 + len(BAD_RECORDS)))
+    }
     assert {s.rsplit(": ", 1)[0].split(": ")[0] for s in skipped} == bad_lines, skipped
     stop = run("index", src, *eargs(target, opts), "-q")
     assert stop.exit_code == 1 and f"{src}:11:" in stop.output and "--skip-bad" in stop.output
     assert "Traceback" not in stop.output
 
 
-def test_documents_an_engine_refuses_are_named_by_file_and_line(engine_target, tmp_path, monkeypatch):
+def test_documents_an_engine_refuses_are_named_by_file_and_line(
+    engine_target, tmp_path, monkeypatch
+):
     """Refused after reading (an HTTP engine's mapping conflict): the rest is stored and the
     refused one named by its file and line, in the table and in --json."""
     from neardup.engines.base import Failure
@@ -323,7 +408,9 @@ def test_documents_an_engine_refuses_are_named_by_file_and_line(engine_target, t
 
         def put(self, docs, tags=None):
             bad = [s for s in docs if isinstance(s.doc.fields.get("x"), dict)]
-            return real(self, [s for s in docs if s not in bad], tags) + [Failure(s.id, "mapping conflict (test)") for s in bad]
+            return real(self, [s for s in docs if s not in bad], tags) + [
+                Failure(s.id, "mapping conflict (test)") for s in bad
+            ]
 
         monkeypatch.setattr(EmbeddedEngine, "put", put)
     recs = [{"id": f"g{i}", "text": good_text(i), "x": "a string"} for i in range(10)]
@@ -332,7 +419,9 @@ def test_documents_an_engine_refuses_are_named_by_file_and_line(engine_target, t
     r = run("index", src, *eargs(target, opts), "-q", "--json")
     assert r.exit_code == 2, r.output
     out = json.loads(r.stdout)
-    assert out["documents"] == 10 and [(f["id"], f["where"]) for f in out["failed"]] == [("conflict", f"{src}:6")]
+    assert out["documents"] == 10 and [(f["id"], f["where"]) for f in out["failed"]] == [
+        ("conflict", f"{src}:6")
+    ]
     r = run("index", src, *eargs(target, opts), "-q")
     assert r.exit_code == 2 and f"failed {src}:6 conflict:" in " ".join(r.output.split())
 
@@ -350,7 +439,9 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     (d / "sub" / "a.jsonl.gz").write_bytes(gzip.compress((rec(2) + "\n" + rec(3) + "\n").encode()))
     (d / "sub" / "b.ndjson.bz2").write_bytes(bz2.compress((rec(4) + "\n").encode()))
     (d / "sub" / "c.json.xz").write_bytes(lzma.compress((rec(5) + "\n").encode()))
-    (d / "page.html.gz").write_bytes(gzip.compress(("\ufeff<p>" + good_text(6) + "</p>\r\n").encode()))
+    (d / "page.html.gz").write_bytes(
+        gzip.compress(("\ufeff<p>" + good_text(6) + "</p>\r\n").encode())
+    )
     (d / "notes.txt").write_bytes(b"\xef\xbb\xbf" + good_text(7).encode() + b"\r\n")
     (d / "windows.txt").write_bytes(("\ufeff" + good_text(8) + "\r\n").encode("utf-16-le"))
     (d / "photo.png").write_bytes(b"\x89PNG")
@@ -367,21 +458,41 @@ def test_bom_crlf_compressed_files_stdin_and_folders(engine_target, tmp_path):
     assert "zip archive" in left_out and len(out["skipped_files"]) == 4
     plain = run("index", d, *e, "-q")
     assert "skipped file" in plain.output and "photo.png" in plain.output
-    r = run("index", "-", *e, "-q", "--json", input=("\ufeff" + rec(10) + "\r\n" + rec(11) + "\n").encode())
+    r = run(
+        "index",
+        "-",
+        *e,
+        "-q",
+        "--json",
+        input=("\ufeff" + rec(10) + "\r\n" + rec(11) + "\n").encode(),
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["indexed"] == 2
     with NearDup.open(target, create=False, **opts) as nd:
-        got = nd.engine.get(["r0", "r1", "r2", "r5", "r10", "r11", "page.html.gz", "notes.txt", "windows.txt"], text=True)
+        got = nd.engine.get(
+            ["r0", "r1", "r2", "r5", "r10", "r11", "page.html.gz", "notes.txt", "windows.txt"],
+            text=True,
+        )
         assert len(got) == 9 and nd.count() == 11  # (text files: ids relative to the folder named)
-        assert got["page.html.gz"].title == "page" and got["windows.txt"].text.startswith(good_text(8)[:20])
+        assert got["page.html.gz"].title == "page" and got["windows.txt"].text.startswith(
+            good_text(8)[:20]
+        )
     arr = write_jsonl(tmp_path / "array.json", ["[", rec(40) + ",", rec(41), "]"])
     one = write_jsonl(tmp_path / "one-line-array.json", ["[" + rec(42) + ", " + rec(43) + "]"])
     pretty = write_jsonl(tmp_path / "pretty.jsonl", ["{", '  "id": "p",', '  "text": "t"', "}"])
-    for f, what in ((arr, "one JSON array"), (one, "one JSON array"), (pretty, "span several lines")):
+    for f, what in (
+        (arr, "one JSON array"),
+        (one, "one JSON array"),
+        (pretty, "span several lines"),
+    ):
         r = run("index", f, *e, "-q")
-        assert r.exit_code == 1 and f"{f}:1: " in r.output and what in " ".join(r.output.split()), r.output
+        assert r.exit_code == 1 and f"{f}:1: " in r.output and what in " ".join(r.output.split()), (
+            r.output
+        )
         r = run("index", f, *e, "-q", "--skip-bad", "--json")
-        assert len(json.loads(r.stdout)["skipped_records"]) == 1  # one report for the file, not one per line
+        assert (
+            len(json.loads(r.stdout)["skipped_records"]) == 1
+        )  # one report for the file, not one per line
     u16 = tmp_path / "u16.jsonl"
     u16.write_bytes(("\ufeff" + rec(30) + "\n").encode("utf-16-le"))
     r = run("index", u16, *e, "-q")
@@ -398,9 +509,18 @@ def test_ids_are_strings_or_integers():
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        p = write_jsonl(Path(tmp) / "ids.jsonl", [{"id": 7, "text": "a"}, {"id": -1, "text": "b"}, {"id": "s", "text": "c"},
-                                                   {"id": True, "text": "d"}, {"id": False, "text": "e"}, {"id": 2.0, "text": "f"},
-                                                   {"text": "default id"}])
+        p = write_jsonl(
+            Path(tmp) / "ids.jsonl",
+            [
+                {"id": 7, "text": "a"},
+                {"id": -1, "text": "b"},
+                {"id": "s", "text": "c"},
+                {"id": True, "text": "d"},
+                {"id": False, "text": "e"},
+                {"id": 2.0, "text": "f"},
+                {"text": "default id"},
+            ],
+        )
         docs = list(read_documents([p], skip_bad=True, on_error=errors.append))
     assert [d.id for d in docs] == ["7", "-1", "s", "ids.jsonl:7"]
     assert [e.where.rsplit(":", 1)[1] for e in errors] == ["4", "5", "6"]
@@ -431,11 +551,17 @@ def test_unreadable_files_are_named_and_skipped_with_skip_bad(engine_target, tmp
     _unreadable(monkeypatch, d / "b.jsonl")
     e = eargs(target, opts)
     r = run("index", d, *e, "-q")
-    assert r.exit_code == 1 and f"{d / 'b.jsonl'}: cannot read (Permission denied)" in r.output and "Traceback" not in r.output
+    assert (
+        r.exit_code == 1
+        and f"{d / 'b.jsonl'}: cannot read (Permission denied)" in r.output
+        and "Traceback" not in r.output
+    )
     r = run("index", d, *e, "-q", "--skip-bad", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["documents"] == 2 and out["skipped_records"] == [f"{d / 'b.jsonl'}: cannot read (Permission denied)"]
+    assert out["documents"] == 2 and out["skipped_records"] == [
+        f"{d / 'b.jsonl'}: cannot read (Permission denied)"
+    ]
 
 
 def test_unreadable_folder_is_named(tmp_path, monkeypatch):
@@ -452,7 +578,9 @@ def test_unreadable_folder_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "scandir", guarded)
     errors: list[InputError] = []
     assert [x.id for x in read_documents([d], skip_bad=True, on_error=errors.append)] == ["a"]
-    assert [str(e) for e in errors] == [f"{d / 'locked'}: cannot read directory (Permission denied)"]
+    assert [str(e) for e in errors] == [
+        f"{d / 'locked'}: cannot read directory (Permission denied)"
+    ]
     with pytest.raises(InputError, match="cannot read directory"):
         list(read_documents([d]))
 
@@ -465,14 +593,21 @@ def test_a_full_disk_is_a_clear_error_and_what_was_committed_stays(tmp_path, mon
 
     from neardup.engines.embedded import EmbeddedEngine
 
-    src = write_jsonl(tmp_path / "d.jsonl", [{"id": f"d{i}", "text": good_text(i)} for i in range(250)])
+    src = write_jsonl(
+        tmp_path / "d.jsonl", [{"id": f"d{i}", "text": good_text(i)} for i in range(250)]
+    )
     db = tmp_path / "x.db"
     real_put = EmbeddedEngine.put
-    for error in (sqlite3.OperationalError("database or disk is full"), OSError(errno.ENOSPC, "No space left on device")):
+    for error in (
+        sqlite3.OperationalError("database or disk is full"),
+        OSError(errno.ENOSPC, "No space left on device"),
+    ):
         calls = {"n": 0, "stored": 0}
 
         def put(self, docs, tags=None, error=error, calls=calls):
-            if self.path == ":memory:":  # (the scratch index on which index compiles the signing loops)
+            if (
+                self.path == ":memory:"
+            ):  # (the scratch index on which index compiles the signing loops)
                 return real_put(self, docs, tags)
             calls["n"] += 1
             if calls["n"] == 3:
@@ -499,17 +634,29 @@ def test_a_really_full_database_keeps_whole_batches(tmp_path, monkeypatch):
 
     def small(self, *a, **k):
         cfg = real_open(self, *a, **k)
-        pages, size = (self._db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
-        self._db.execute(f"PRAGMA max_page_count={pages + max(3, (640 << 10) // size)}")  # 640 KB more, whatever the page size
+        pages, size = (
+            self._db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size")
+        )
+        self._db.execute(
+            f"PRAGMA max_page_count={pages + max(3, (640 << 10) // size)}"
+        )  # 640 KB more, whatever the page size
         return cfg
 
     monkeypatch.setattr(embedded.EmbeddedEngine, "open", small)
-    src = write_jsonl(tmp_path / "d.jsonl", [{"id": f"d{i}", "text": good_text(i)} for i in range(1000)])
+    src = write_jsonl(
+        tmp_path / "d.jsonl", [{"id": f"d{i}", "text": good_text(i)} for i in range(1000)]
+    )
     r = run("index", src, "-e", tmp_path / "x.db", "-q", "--batch-size", "50")
-    assert r.exit_code == 1 and "run the same command again" in r.output and "Traceback" not in r.output
+    assert (
+        r.exit_code == 1
+        and "run the same command again" in r.output
+        and "Traceback" not in r.output
+    )
     monkeypatch.undo()
     with NearDup.open(str(tmp_path / "x.db"), create=False) as nd:
-        assert nd.count() % 50 == 0  # whole batches only: nothing stored outside a batch's transaction
+        assert (
+            nd.count() % 50 == 0
+        )  # whole batches only: nothing stored outside a batch's transaction
 
 
 # -- Documents without a single word --------------------------------------------------------------
@@ -520,7 +667,11 @@ def test_wordless_documents_are_never_near_duplicates(engine_target, tmp_path):
     target, opts = engine_target
     prepare(target, opts)
     recs = [{"id": f"w{i}", "text": t} for i, t in enumerate(WORDLESS)]
-    recs += [{"id": "a", "text": good_text(1)}, {"id": "a-copy", "text": good_text(1)}, {"id": "b", "text": good_text(2)}]
+    recs += [
+        {"id": "a", "text": good_text(1)},
+        {"id": "a-copy", "text": good_text(1)},
+        {"id": "b", "text": good_text(2)},
+    ]
     src = write_jsonl(tmp_path / "w.jsonl", recs)
     e = eargs(target, opts)
     r = run("index", src, *e, "-q", "--json")
@@ -539,10 +690,17 @@ def test_wordless_documents_are_never_near_duplicates(engine_target, tmp_path):
     with NearDup.open(target, create=False, **opts) as nd:
         stored = nd.engine.get([f"w{i}" for i in range(len(WORDLESS))])
         assert len(stored) == len(WORDLESS)
-        assert all(s.tags is not None and not s.tags.is_duplicate and s.tags.dup_of is None for s in stored.values())
+        assert all(
+            s.tags is not None and not s.tags.is_duplicate and s.tags.dup_of is None
+            for s in stored.values()
+        )
         assert all(len(k) == 0 for s in stored.values() for k in s.keys.values())
         assert nd.compare("!!!", "<p></p>").resemblance == 0.0
-        assert nd.query("!!!") == [] and nd.pairs() != [] and all("w" not in p.a + p.b for p in nd.pairs())
+        assert (
+            nd.query("!!!") == []
+            and nd.pairs() != []
+            and all("w" not in p.a + p.b for p in nd.pairs())
+        )
 
 
 # -- Faults of the embedded engine ----------------------------------------------------------------
@@ -564,14 +722,22 @@ def test_a_file_that_is_not_an_index_is_refused_before_any_write(tmp_path, kind)
         else:
             db.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
             db.execute("CREATE TABLE docs(id TEXT)")
-            db.execute("INSERT INTO meta VALUES('format', ?)", ("neardup-sqlite/1" if kind == "older-format" else "neardup-sqlite/99",))
+            db.execute(
+                "INSERT INTO meta VALUES('format', ?)",
+                ("neardup-sqlite/1" if kind == "older-format" else "neardup-sqlite/99",),
+            )
         db.commit()
         db.close()
     before = _snapshot(d)
     src = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "text": good_text(1)}])
     for args in (("index", src), ("info",), ("clusters",), ("query", "words"), ("retag",)):
         r = run(*args, "-e", path)
-        assert r.exit_code == 1 and "error:" in r.output and str(path) in r.output and "Traceback" not in r.output, r.output
+        assert (
+            r.exit_code == 1
+            and "error:" in r.output
+            and str(path) in r.output
+            and "Traceback" not in r.output
+        ), r.output
         assert _snapshot(d) == before, args  # same bytes, no -wal, no -shm, no journal
     assert "older neardup" in r.output if kind == "older-format" else True
 
@@ -580,27 +746,45 @@ def test_an_index_on_read_only_storage_opens_for_reading(tmp_path, monkeypatch):
     d = tmp_path / "ro"
     d.mkdir()
     path = d / "idx.db"
-    src = write_jsonl(tmp_path / "d.jsonl", [{"id": "a", "text": good_text(1)}, {"id": "b", "text": good_text(1)},
-                                             {"id": "c", "text": good_text(2)}])
+    src = write_jsonl(
+        tmp_path / "d.jsonl",
+        [
+            {"id": "a", "text": good_text(1)},
+            {"id": "b", "text": good_text(1)},
+            {"id": "c", "text": good_text(2)},
+        ],
+    )
     assert run("index", src, "-e", path, "-q").exit_code == 0
     assert run("clusters", "-e", path).exit_code == 0
     before = _snapshot(d)
     os.chmod(path, 0o444)
     os.chmod(d, 0o555)
     real_access = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode, **k: False if mode & os.W_OK and str(d) in os.fspath(p) else real_access(p, mode, **k))
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, mode, **k: (
+            False if mode & os.W_OK and str(d) in os.fspath(p) else real_access(p, mode, **k)
+        ),
+    )
     try:
         info = run("info", "-e", path, "--json")
         assert info.exit_code == 0, info.output
         assert json.loads(info.stdout)["documents"] == 3
         q = run("query", "--id", "a", "-e", path, "--json")
         assert q.exit_code == 0 and [m["id"] for m in json.loads(q.stdout)] == ["b"]
-        c = run("query", "--id", "a", "--containment", "-e", path, "--json")  # sample postings made in memory too
+        c = run(
+            "query", "--id", "a", "--containment", "-e", path, "--json"
+        )  # sample postings made in memory too
         assert c.exit_code == 0 and [m["id"] for m in json.loads(c.stdout)] == ["b"], c.output
         word = good_text(1).split()[0]
-        found = run("search", word, "-e", path, "--json")  # the full-text index is made in memory: nothing is written
+        found = run(
+            "search", word, "-e", path, "--json"
+        )  # the full-text index is made in memory: nothing is written
         want = {"a", "b"} | ({"c"} if word in good_text(2).split() else set())
-        assert found.exit_code == 0 and {h["id"] for h in json.loads(found.stdout)} == want, found.output
+        assert found.exit_code == 0 and {h["id"] for h in json.loads(found.stdout)} == want, (
+            found.output
+        )
         cl = run("clusters", "-e", path, "--no-write", "--json")
         assert cl.exit_code == 0 and len(json.loads(cl.stdout)) == 1
         assert run("report", "-e", path, "-o", tmp_path / "r.html", "-q").exit_code == 0
@@ -614,15 +798,24 @@ def test_an_index_on_read_only_storage_opens_for_reading(tmp_path, monkeypatch):
         os.chmod(path, 0o644)
 
 
-@pytest.mark.parametrize("error,expected", [
-    (sqlite3.OperationalError("database or disk is full"), "the disk is full"),
-    (sqlite3.OperationalError("attempt to write a readonly database"), "read-only storage"),
-    (sqlite3.OperationalError("database is locked"), "another process is writing it"),
-    (sqlite3.DatabaseError("database disk image is malformed"), "may be damaged"),
-    (PermissionError(13, "Permission denied", "/data/x.jsonl"), "/data/x.jsonl: permission denied"),
-    (OSError(28, "No space left on device", "/data/neardup.db"), "/data/neardup.db: no space left"),
-    (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "error,expected",
+    [
+        (sqlite3.OperationalError("database or disk is full"), "the disk is full"),
+        (sqlite3.OperationalError("attempt to write a readonly database"), "read-only storage"),
+        (sqlite3.OperationalError("database is locked"), "another process is writing it"),
+        (sqlite3.DatabaseError("database disk image is malformed"), "may be damaged"),
+        (
+            PermissionError(13, "Permission denied", "/data/x.jsonl"),
+            "/data/x.jsonl: permission denied",
+        ),
+        (
+            OSError(28, "No space left on device", "/data/neardup.db"),
+            "/data/neardup.db: no space left",
+        ),
+        (RecursionError("maximum recursion depth exceeded"), "nested too deeply"),
+    ],
+)
 def test_errors_of_the_machine_are_one_clear_line(tmp_path, monkeypatch, error, expected):
     from neardup import api
 
@@ -647,4 +840,6 @@ def test_progress_hears_every_byte_in_few_calls(tmp_path, suffix, opener):
     reports: list[int] = []
     docs = list(read_documents([path], on_bytes=reports.append))
     assert len(docs) == 3000 and sum(reports) == path.stat().st_size
-    assert len(reports) <= 2 + path.stat().st_size // 65536 + 1 and all(r >= 65536 for r in reports[1:-1])
+    assert len(reports) <= 2 + path.stat().st_size // 65536 + 1 and all(
+        r >= 65536 for r in reports[1:-1]
+    )

@@ -56,14 +56,18 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 sub = f"{base}.{alias.name}"
                 named.add(sub if sub in modules else base)
     own = module.split(".") if is_package else module.split(".")[:-1]
-    ancestors = {".".join(own[:k]) for k in range(1, len(own) + 1)}  # already initialized when ``module`` runs
+    ancestors = {
+        ".".join(own[:k]) for k in range(1, len(own) + 1)
+    }  # already initialized when ``module`` runs
     out = set()
     for name in named:
         if name != PKG and not name.startswith(PKG + "."):
             continue
         out.add(name)
         parts = name.split(".")
-        out.update(".".join(parts[:k]) for k in range(2, len(parts)))  # intermediate packages' __init__
+        out.update(
+            ".".join(parts[:k]) for k in range(2, len(parts))
+        )  # intermediate packages' __init__
     out -= ancestors - named
     out.discard(module)
     return {m for m in out if m in modules}
@@ -88,7 +92,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
                 state[path.pop()] = 2
                 stack.pop()
             elif state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             elif not state.get(nxt):
                 state[nxt] = 1
                 path.append(nxt)
@@ -99,7 +103,29 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 #: The layers of ARCHITECTURE.md, lowest first: a module imports its own layer and lower
 #: ones only. A package name covers its modules. Modules that do not exist are ignored.
 LAYERS = (
-    ("primitives", {"errors", "retry", "allocator", "mixing", "kernels", "loops", "tablecache", "hashing", "ragged", "registry", "encoding", "verify", "ppjoin", "worddiff", "charts", "resources", "redact", "validate"}),
+    (
+        "primitives",
+        {
+            "errors",
+            "retry",
+            "allocator",
+            "mixing",
+            "kernels",
+            "loops",
+            "tablecache",
+            "hashing",
+            "ragged",
+            "registry",
+            "encoding",
+            "verify",
+            "ppjoin",
+            "worddiff",
+            "charts",
+            "resources",
+            "redact",
+            "validate",
+        },
+    ),
     ("sketches", {"shingles", "minhash", "simhash", "lsh", "sampling"}),
     ("settings", {"config"}),
     ("text", {"canonical"}),
@@ -119,11 +145,17 @@ def layer_of(module: str) -> int | None:
 
 def test_the_graph_is_read_from_every_module():
     graph = import_graph()
-    assert {"neardup.config", "neardup.canonical", "neardup.signer", "neardup.engines.base"} <= set(graph)
+    assert {"neardup.config", "neardup.canonical", "neardup.signer", "neardup.engines.base"} <= set(
+        graph
+    )
     assert "neardup.config" in graph["neardup.canonical.canonicalizer"]
     assert "neardup.lsh" in graph["neardup.config"]  # an import inside a function counts
-    assert {"neardup.engines", "neardup.engines.base"} <= graph["neardup.report"]  # the package's __init__ runs first
-    assert "neardup.engines" not in graph["neardup.engines.base"]  # ... and has started when its own modules run
+    assert {"neardup.engines", "neardup.engines.base"} <= graph[
+        "neardup.report"
+    ]  # the package's __init__ runs first
+    assert (
+        "neardup.engines" not in graph["neardup.engines.base"]
+    )  # ... and has started when its own modules run
 
 
 def test_find_cycle_finds_one():
@@ -138,18 +170,26 @@ def test_no_import_cycles():
 
 def test_every_module_has_a_layer():
     missing = sorted(m for m in import_graph() if layer_of(m) is None)
-    assert not missing, f"put {missing} into LAYERS here and into the layer table of ARCHITECTURE.md"
+    assert not missing, (
+        f"put {missing} into LAYERS here and into the layer table of ARCHITECTURE.md"
+    )
 
 
 def test_lower_layers_never_import_higher_ones():
     graph = import_graph()
-    up = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
-                for a, bs in graph.items() if a != PKG for b in bs
-                if None not in (layer_of(a), layer_of(b)) and layer_of(b) > layer_of(a))
+    up = sorted(
+        f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+        for a, bs in graph.items()
+        if a != PKG
+        for b in bs
+        if None not in (layer_of(a), layer_of(b)) and layer_of(b) > layer_of(a)
+    )
     assert not up, "\n".join(up)
 
 
 def test_architecture_names_every_module():
     text = (Path(__file__).resolve().parents[1] / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    unnamed = sorted(m for m in import_graph() if m != PKG and not re.search(rf"\b{m.rsplit('.', 1)[1]}\b", text))
+    unnamed = sorted(
+        m for m in import_graph() if m != PKG and not re.search(rf"\b{m.rsplit('.', 1)[1]}\b", text)
+    )
     assert not unnamed, f"ARCHITECTURE.md does not mention {unnamed}"

@@ -66,11 +66,22 @@ def _env() -> dict[str, str]:
 
 
 def _index_args(path: Path, target: str, opts: dict, batch_size: int, workers: int) -> list[str]:
-    return ["index", str(path), *eargs(target, opts), "--batch-size", str(batch_size), "-j", str(workers), "-q"]
+    return [
+        "index",
+        str(path),
+        *eargs(target, opts),
+        "--batch-size",
+        str(batch_size),
+        "-j",
+        str(workers),
+        "-q",
+    ]
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_ctrl_c_at_any_moment_leaves_a_prefix_and_resuming_gives_the_one_run_index(engine_target, tmp_path, workers):
+def test_ctrl_c_at_any_moment_leaves_a_prefix_and_resuming_gives_the_one_run_index(
+    engine_target, tmp_path, workers
+):
     target, opts = engine_target
     records = _records(1000 if opts else 8000)  # (an HTTP engine takes longer per batch)
     path = tmp_path / "in.jsonl"
@@ -81,7 +92,13 @@ def test_ctrl_c_at_any_moment_leaves_a_prefix_and_resuming_gives_the_one_run_ind
     # the time of a run that indexes one record: what the process takes before it indexes
     one = (str(tmp_path / "one.db"), {}) if not opts else (target, {**opts, "index": "one"})
     prepare(*one)
-    done = subprocess.run(_cli(*_index_args(path, *one, 40, workers)), env=_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        _cli(*_index_args(path, *one, 40, workers)),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     expected = _snapshot(*one)
     assert [i for i, _, _ in expected] == order
@@ -90,21 +107,44 @@ def test_ctrl_c_at_any_moment_leaves_a_prefix_and_resuming_gives_the_one_run_ind
     warm = (str(tmp_path / "warm.db"), {}) if not opts else (target, {**opts, "index": "warm"})
     prepare(*warm)
     t0 = time.monotonic()
-    subprocess.run(_cli(*_index_args(single, *warm, 40, workers)), env=_env(), capture_output=True, timeout=300, check=True)
+    subprocess.run(
+        _cli(*_index_args(single, *warm, 40, workers)),
+        env=_env(),
+        capture_output=True,
+        timeout=300,
+        check=True,
+    )
     startup = time.monotonic() - t0
     warm2 = (str(tmp_path / "warm2.db"), {}) if not opts else (target, {**opts, "index": "warm2"})
     prepare(*warm2)
     t0 = time.monotonic()
-    subprocess.run(_cli(*_index_args(path, *warm2, 40, workers)), env=_env(), capture_output=True, timeout=300, check=True)
+    subprocess.run(
+        _cli(*_index_args(path, *warm2, 40, workers)),
+        env=_env(),
+        capture_output=True,
+        timeout=300,
+        check=True,
+    )
     took = time.monotonic() - t0
 
     interrupted, seen = 0, []
     for k, frac in enumerate((0.02, 0.06, 0.12, 0.2, 0.3, 0.45)):
         at = startup + frac * max(0.1, took - startup)  # inside the indexing, past the start
-        run_target, run_opts = (str(tmp_path / f"run{k}.db"), {}) if not opts else (target, {**opts, "index": f"run{k}"})
+        run_target, run_opts = (
+            (str(tmp_path / f"run{k}.db"), {})
+            if not opts
+            else (target, {**opts, "index": f"run{k}"})
+        )
         prepare(run_target, run_opts)
         args = _cli(*_index_args(path, run_target, run_opts, 40, workers))
-        p = subprocess.Popen(args, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        p = subprocess.Popen(
+            args,
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         time.sleep(at)
         os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the signing workers too
         try:
@@ -114,7 +154,10 @@ def test_ctrl_c_at_any_moment_leaves_a_prefix_and_resuming_gives_the_one_run_ind
             pytest.fail(f"index hung after Ctrl-C at {at:.2f} s")
         assert "Traceback" not in err and "Error" not in err, err
         # (-SIGINT: the signal came before the interpreter had started, and did nothing)
-        assert p.returncode in (0, 130) or (p.returncode == -signal.SIGINT and not err), (p.returncode, err)
+        assert p.returncode in (0, 130) or (p.returncode == -signal.SIGINT and not err), (
+            p.returncode,
+            err,
+        )
         seen.append((round(at, 2), p.returncode))
         if p.returncode == 130:
             interrupted += 1
@@ -130,14 +173,25 @@ def test_ctrl_c_at_any_moment_leaves_a_prefix_and_resuming_gives_the_one_run_ind
 
 @pytest.mark.parametrize("batch_size", [1, 7, 500])
 @pytest.mark.parametrize("workers", [0, 2])
-def test_arrival_order_is_first_occurrence_whatever_the_batch_size(engine_target, tmp_path, batch_size, workers):
+def test_arrival_order_is_first_occurrence_whatever_the_batch_size(
+    engine_target, tmp_path, batch_size, workers
+):
     target, opts = engine_target
     records = _records(300, seed=batch_size)
-    records += [{"id": "d3", "text": records[0]["text"]}, {"id": "d0", "text": "a new text for d0 " + records[5]["text"]}]
+    records += [
+        {"id": "d3", "text": records[0]["text"]},
+        {"id": "d0", "text": "a new text for d0 " + records[5]["text"]},
+    ]
     path = tmp_path / "in.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     prepare(target, opts)
-    r = subprocess.run(_cli(*_index_args(path, target, opts, batch_size, workers)), env=_env(), capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        _cli(*_index_args(path, target, opts, batch_size, workers)),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     got = _snapshot(target, opts)
     assert [i for i, _, _ in got] == _first_order(records)
@@ -148,6 +202,12 @@ def test_arrival_order_is_first_occurrence_whatever_the_batch_size(engine_target
     dedup.write_text("".join(json.dumps(last[i]) + "\n" for i in _first_order(records)))
     ref = (str(tmp_path / "ref.db"), {}) if not opts else (target, {**opts, "index": "ref"})
     prepare(*ref)
-    r = subprocess.run(_cli(*_index_args(dedup, *ref, 500, 0)), env=_env(), capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        _cli(*_index_args(dedup, *ref, 500, 0)),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert got == _snapshot(*ref)

@@ -34,7 +34,10 @@ def _chain(units: list[int], seed: int) -> int:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 0x10FFFF), min_size=1, max_size=12), min_size=1, max_size=6), st.integers(0, MASK))
+@given(
+    st.lists(st.lists(st.integers(0, 0x10FFFF), min_size=1, max_size=12), min_size=1, max_size=6),
+    st.integers(0, MASK),
+)
 def test_hash_runs_is_the_chain(runs, seed):
     units = np.array([u for r in runs for u in r], dtype=np.uint32)
     starts = offsets_of([len(r) for r in runs])[:-1]
@@ -61,14 +64,20 @@ values_of = st.integers(0, 40) | st.integers(0, MASK)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(values_of, max_size=20), max_size=4), st.lists(st.tuples(values_of, st.booleans(), st.integers(0, 4)), max_size=60),
-       st.booleans(), st.data())
+@given(
+    st.lists(st.lists(values_of, max_size=20), max_size=4),
+    st.lists(st.tuples(values_of, st.booleans(), st.integers(0, 4)), max_size=60),
+    st.booleans(),
+    st.data(),
+)
 def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(sets, tokens, drop_numbers, data):
     """A token is kept unless it is a number (with drop_numbers) or a member of its text's
     set (group -1: none), in order, with the count per text; the sets as probing tables."""
     docs = 5
     tokens.sort(key=lambda t: t[2])  # tokens come text by text
-    group = np.array([data.draw(st.integers(-1, len(sets) - 1)) for _ in range(docs)], dtype=np.int64)
+    group = np.array(
+        [data.draw(st.integers(-1, len(sets) - 1)) for _ in range(docs)], dtype=np.int64
+    )
     parts = [KeySet(np.array(s, dtype=np.uint64)).probing for s in sets]
     table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
     bounds = offsets_of([len(p[0]) for p in parts])
@@ -76,8 +85,14 @@ def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(sets, tokens, dro
     h = np.array([v for v, _, _ in tokens], dtype=np.uint64)
     number = np.array([n for _, n, _ in tokens], dtype=np.bool_)
     doc = np.array([d for _, _, d in tokens], dtype=np.int64)
-    kept, counts = kernels.kept_tokens(h, number, doc, drop_numbers, group, table, bounds, empties, docs)
-    want = [(v, d) for v, n, d in tokens if not (drop_numbers and n) and not (group[d] >= 0 and v in sets[group[d]])]
+    kept, counts = kernels.kept_tokens(
+        h, number, doc, drop_numbers, group, table, bounds, empties, docs
+    )
+    want = [
+        (v, d)
+        for v, n, d in tokens
+        if not (drop_numbers and n) and not (group[d] >= 0 and v in sets[group[d]])
+    ]
     assert kept.tolist() == [v for v, _ in want]
     assert counts.tolist() == [sum(1 for _, d in want if d == i) for i in range(docs)]
 
@@ -91,7 +106,9 @@ def test_map_code_points_maps_each_text_or_keeps_it(texts, table):
     """Each text's code points to their table entries, or the text as it is (not ok) where
     one maps below zero."""
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
-    out, ok = kernels.map_code_points(cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.int32))
+    out, ok = kernels.map_code_points(
+        cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.int32)
+    )
     want = [[table[c] for c in t] if all(table[c] >= 0 for c in t) else t for t in texts]
     assert out.tolist() == [v for t in want for v in t]
     assert ok.tolist() == [all(table[c] >= 0 for c in t) for t in texts]
@@ -107,7 +124,12 @@ def test_or_flags_is_the_or_of_the_entries_of_each_text(texts, table):
             acc |= table[c]
         want.append(acc)
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
-    assert kernels.or_flags(cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.uint8)).tolist() == want
+    assert (
+        kernels.or_flags(
+            cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.uint8)
+        ).tolist()
+        == want
+    )
 
 
 def _counts_by_definition(text: str, sample: int) -> list[int]:
@@ -125,18 +147,34 @@ def test_script_counts_are_the_first_letters_by_script(texts, sample):
     from neardup.canonical.scripts import _code_point_tables
 
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(code_points("".join(texts)), offsets_of([len(t) for t in texts]), letter, script, sample,
-                                   _CODES)
+    counts = kernels.script_counts(
+        code_points("".join(texts)),
+        offsets_of([len(t) for t in texts]),
+        letter,
+        script,
+        sample,
+        _CODES,
+    )
     assert counts.tolist() == [_counts_by_definition(t, sample) for t in texts]
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet=ALPHABET, max_size=80) | st.text(alphabet=" 1.,-", max_size=30).map(lambda s: s + "пр и"),
-                min_size=1, max_size=8), st.integers(1, 12), st.sampled_from(["en", "ru", "fa"]))
+@given(
+    st.lists(
+        st.text(alphabet=ALPHABET, max_size=80)
+        | st.text(alphabet=" 1.,-", max_size=30).map(lambda s: s + "пр и"),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(1, 12),
+    st.sampled_from(["en", "ru", "fa"]),
+)
 def test_detect_languages_is_detect_language_of_each(texts, sample, default):
     """Together or one at a time, the same languages, including texts whose letters run past
     the characters counted together (mostly separators first)."""
-    assert detect_languages(texts, default, sample) == [detect_language(t, default, sample) for t in texts]
+    assert detect_languages(texts, default, sample) == [
+        detect_language(t, default, sample) for t in texts
+    ]
 
 
 def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
@@ -145,12 +183,16 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np\n"
-            "from neardup import kernels\n"
-            "try:\n    import scipy.linalg\nexcept ImportError:\n    print('no scipy'); raise SystemExit\n"
-            "from numba import njit\n"
-            "print(float(scipy.linalg.norm([3.0, 4.0])), float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    code = (
+        "import sys, numpy as np\n"
+        "from neardup import kernels\n"
+        "try:\n    import scipy.linalg\nexcept ImportError:\n    print('no scipy'); raise SystemExit\n"
+        "from numba import njit\n"
+        "print(float(scipy.linalg.norm([3.0, 4.0])), float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out in (["5.0", "3.0"], ["no", "scipy"])
 
 
@@ -164,7 +206,10 @@ def _signed_fields(signed) -> list[tuple]:
             return {k: norm(x) for k, x in v.items()}
         return v
 
-    return [tuple((f.name, norm(getattr(s, f.name))) for f in fields(s) if f.name != "doc") for s in signed]
+    return [
+        tuple((f.name, norm(getattr(s, f.name))) for f in fields(s) if f.name != "doc")
+        for s in signed
+    ]
 
 
 def test_interpreted_loops_sign_as_the_compiled_ones():
@@ -182,7 +227,10 @@ def test_interpreted_loops_sign_as_the_compiled_ones():
     recs += [json.loads(x) for x in FA_ZWNJ_SAMPLE.read_text(encoding="utf-8").splitlines()][:15]
     ru = "Съешь же ещё этих мягких французских булок, да выпей чаю. Ёжик в тумане — 2024 год, «цитата» и т. д. "
     docs = [Document(str(i), r["text"]) for i, r in enumerate(recs)] + [
-        Document("ru", ru * 12), Document("x", "Hi, x_2 да! 42 کتاب‌ها ۱۲۳ Ǆ ﬁ ①"), Document("e", "!!")]
+        Document("ru", ru * 12),
+        Document("x", "Hi, x_2 да! 42 کتاب‌ها ۱۲۳ Ǆ ﬁ ①"),
+        Document("e", "!!"),
+    ]
     compiled = Signer(Config()).sign_batch(docs)
     with interpreted_loops():
         assert mode() == "interpreted"
@@ -202,10 +250,24 @@ def test_a_fresh_query_process_loads_no_numba(tmp_path):
 
     env = dict(os.environ, PYTHONPATH=str(REPO / "plugin"))
     db = str(tmp_path / "q.db")
-    subprocess.run([sys.executable, "-m", "neardup.cli", "index", str(SAMPLE), "--engine", db, "--quiet"], env=env, check=True,
-                   capture_output=True, timeout=300)
-    code = ("import sys, runpy; sys.argv = ['neardup', 'query', 'the quick brown fox jumps over the lazy dog', '--engine', "
-            f"{db!r}, '--json']\ntry:\n    runpy.run_module('neardup.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print('numba' in sys.modules, file=sys.stderr)")
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "neardup.cli", "index", str(SAMPLE), "--engine", db, "--quiet"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    code = (
+        "import sys, runpy; sys.argv = ['neardup', 'query', 'the quick brown fox jumps over the lazy dog', '--engine', "
+        f"{db!r}, '--json']\ntry:\n    runpy.run_module('neardup.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print('numba' in sys.modules, file=sys.stderr)"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     assert p.stderr.strip().splitlines()[-1] == "False"

@@ -35,8 +35,11 @@ def test_the_sample_has_segmentation_to_vary():
 
 def test_all_spaces_and_all_joined_copies_cluster_with_their_original(tmp_path):
     nd = NearDup.open(str(tmp_path / "fa.db"), Config(threshold=0.8))
-    docs = [Document(f"{i}/{k}", f(t), lang="fa") for i, t in enumerate(TEXTS)
-            for k, f in (("o", lambda s: s), ("s", all_spaces), ("j", all_joined))]
+    docs = [
+        Document(f"{i}/{k}", f(t), lang="fa")
+        for i, t in enumerate(TEXTS)
+        for k, f in (("o", lambda s: s), ("s", all_spaces), ("j", all_joined))
+    ]
     nd.index(docs, progress=None)
     clusters = nd.clusters(0.8)
     nd.close()
@@ -52,14 +55,18 @@ def test_compare_gives_at_least_095_for_sampled_copies(tmp_path):
             a, b = tmp_path / f"{i}a.txt", tmp_path / f"{i}b.txt"
             a.write_text(TEXTS[i], encoding="utf-8")
             b.write_text(make(TEXTS[i]), encoding="utf-8")
-            res = CliRunner().invoke(main, ["compare", str(a), str(b), "-e", str(db), "--json"], catch_exceptions=False)
+            res = CliRunner().invoke(
+                main, ["compare", str(a), str(b), "-e", str(db), "--json"], catch_exceptions=False
+            )
             assert res.exit_code == 0, res.output
             assert json.loads(res.output)["resemblance"] >= 0.95
 
 
 def test_150_copies_with_everything_varied_at_once_are_found(tmp_path):
     nd = NearDup.open(str(tmp_path / "mixed.db"), Config(threshold=0.8))
-    nd.index([Document(str(i), t, lang="fa") for i, t in enumerate(TEXTS)], progress=None, tag=False)
+    nd.index(
+        [Document(str(i), t, lang="fa") for i, t in enumerate(TEXTS)], progress=None, tag=False
+    )
     found = 0
     for k in range(150):
         i = k % len(TEXTS)
@@ -72,6 +79,7 @@ def test_150_copies_with_everything_varied_at_once_are_found(tmp_path):
 
 # -- search ----------------------------------------------------------------------------------
 
+
 def test_search_text_unifies_letters_zwnj_yo_digits_and_stems_russian():
     assert search_text("ايران") == search_text("ایران") == "ایران"
     assert search_text("دانش‌آموزان") == search_text("دانش آموزان")
@@ -83,11 +91,16 @@ def test_search_text_unifies_letters_zwnj_yo_digits_and_stems_russian():
 @pytest.fixture(scope="module")
 def search_index(tmp_path_factory):
     nd = NearDup.open(str(tmp_path_factory.mktemp("search") / "s.db"), Config())
-    docs = [("fa-arabic", "سفر به ايران در بهار و دیدار از شهرهای تاریخی"),  # Arabic yeh
-            ("fa-persian", "تاریخ ایران باستان در کتاب تازه"),
-            ("fa-other", "کتابی درباره دریا و ماهی"),
-            ("ru-1", "Сохраните файл на диске"), ("ru-2", "Все файлы удалены"), ("ru-3", "Список файлов пуст"),
-            ("ru-4", "Работа с файлами в системе"), ("ru-other", "Погода в Москве")]
+    docs = [
+        ("fa-arabic", "سفر به ايران در بهار و دیدار از شهرهای تاریخی"),  # Arabic yeh
+        ("fa-persian", "تاریخ ایران باستان در کتاب تازه"),
+        ("fa-other", "کتابی درباره دریا و ماهی"),
+        ("ru-1", "Сохраните файл на диске"),
+        ("ru-2", "Все файлы удалены"),
+        ("ru-3", "Список файлов пуст"),
+        ("ru-4", "Работа с файлами в системе"),
+        ("ru-other", "Погода в Москве"),
+    ]
     nd.index([Document(i, t) for i, t in docs], progress=None)
     yield nd
     nd.close()
@@ -114,6 +127,7 @@ def test_search_after_update_and_delete_keeps_the_index_consistent(search_index)
 
 # -- highlights ------------------------------------------------------------------------------
 
+
 def test_tokens_keep_their_raw_spans():
     text = "The <b>cat</b> sat.\nدانش آموزان و كتاب‌ها docu-\nment"
     toks, lang = tokens_with_offsets(text, Config())
@@ -123,11 +137,16 @@ def test_tokens_keep_their_raw_spans():
     assert all(0 <= t.start <= t.end <= len(text) for t in toks)
 
 
-@pytest.mark.parametrize("config", [Config(), Config(shingle="char", shingle_size=8), Config(stopwords=False, shingle_size=3)])
+@pytest.mark.parametrize(
+    "config",
+    [Config(), Config(shingle="char", shingle_size=8), Config(stopwords=False, shingle_size=3)],
+)
 def test_highlighted_shingles_are_the_signed_ones(config):
     for text in TEXTS[:3] + ["Сохраните файл на диске, пожалуйста, сегодня же вечером"]:
         seq, spans = shingle_spans(text, config)
-        assert np.array_equal(np.unique(seq), Signer(config).sign(text).shingles) and len(spans) == len(seq)
+        assert np.array_equal(np.unique(seq), Signer(config).sign(text).shingles) and len(
+            spans
+        ) == len(seq)
 
 
 def _marked_share(html_text: str) -> float:
@@ -140,7 +159,11 @@ def test_a_persian_copy_with_resemblance_one_is_fully_highlighted():
     for text in TEXTS:
         copy = mixed(all_spaces(text), random.Random(3))
         d = shared_passages(text, copy, Config(), "fa", "fa", max_words=None)
-        assert d.shared_share == 1.0 and _marked_share(d.a_html) == 1.0 and _marked_share(d.b_html) == 1.0
+        assert (
+            d.shared_share == 1.0
+            and _marked_share(d.a_html) == 1.0
+            and _marked_share(d.b_html) == 1.0
+        )
 
 
 def test_partial_copies_mark_only_the_shared_passage():
@@ -151,20 +174,31 @@ def test_partial_copies_mark_only_the_shared_passage():
 
 def test_report_highlights_a_persian_copy_fully(tmp_path):
     nd = NearDup.open(str(tmp_path / "r.db"), Config(threshold=0.8))
-    nd.index([Document("orig", TEXTS[2], lang="fa"), Document("copy", all_joined(all_spaces(TEXTS[2])).replace("ی", "ي"), lang="fa")],
-             progress=None)
+    nd.index(
+        [
+            Document("orig", TEXTS[2], lang="fa"),
+            Document("copy", all_joined(all_spaces(TEXTS[2])).replace("ی", "ي"), lang="fa"),
+        ],
+        progress=None,
+    )
     nd.clusters(0.8)
     page = build_report(nd.engine, threshold=0.8, options=ReportOptions(max_words=5000))
     nd.close()
     assert "resemblance 1.000" in page and "100% of its words in shared passages" in page
     member = page[page.index('data-member-id="copy"') :]
-    member = member[member.index('<div class="diff"') :]  # the side-by-side texts, after what changed
-    assert _marked_share(member[member.index('<div class="text"') : member.index("</section>")]) == 1.0
+    member = member[
+        member.index('<div class="diff"') :
+    ]  # the side-by-side texts, after what changed
+    assert (
+        _marked_share(member[member.index('<div class="text"') : member.index("</section>")]) == 1.0
+    )
 
 
 def test_search_on_real_persian_texts_marks_the_raw_words_in_snippets(tmp_path):
     nd = NearDup.open(str(tmp_path / "fa-search.db"), Config())
-    nd.index([Document(str(i), t, lang="fa") for i, t in enumerate(TEXTS)], progress=None, tag=False)
+    nd.index(
+        [Document(str(i), t, lang="fa") for i, t in enumerate(TEXTS)], progress=None, tag=False
+    )
     words = [w for w in re.findall(r"[\u0600-\u06ff]{5,}", TEXTS[0])][:12]
     for w in words:
         for form in (w, w.replace("ی", "ي").replace("ک", "ك")):
@@ -177,7 +211,10 @@ def test_search_on_real_persian_texts_marks_the_raw_words_in_snippets(tmp_path):
 def test_snippet_marks_other_inflections_and_letter_forms():
     from neardup.canonical.search import snippet
 
-    assert snippet("Работа с файлами в системе", search_text("файлы").split()) == "Работа с [файлами] в системе"
+    assert (
+        snippet("Работа с файлами в системе", search_text("файлы").split())
+        == "Работа с [файлами] в системе"
+    )
     assert snippet("سفر به ايران در بهار", search_text("ایران").split()) == "سفر به [ايران] در بهار"
     long = " ".join(["слово"] * 40 + ["файлов"] + ["слово"] * 40)
     s = snippet(long, ["файл"], words=8)
@@ -198,7 +235,10 @@ def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
     """With words as Persian tokens (segmentation "join"), a mostly English text drops the
     Persian stop words of its Persian part too, in both token paths (strings and hashes);
     with anchor pieces (the default) Persian has none, so no text is scanned for them."""
-    pytest.importorskip("hazm", reason="Persian stop words and the join segmentation use hazm's lists (the hazm extra)")
+    pytest.importorskip(
+        "hazm",
+        reason="Persian stop words and the join segmentation use hazm's lists (the hazm extra)",
+    )
     from neardup.canonical import canonicalizer as cz
     from neardup.hashing import hash_strings
 
@@ -211,4 +251,6 @@ def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
     h, off = c.token_hashes_many([canon], [lang])
     assert h.tolist() == hash_strings(tokens, 1).tolist()
     assert not cz.persian_stop_words() and cz.stopwords_for("fa") == frozenset()
-    assert cz.Canonicalizer(Config()).tokens(text) != tokens  # (the setting is the index's, not the process's)
+    assert (
+        cz.Canonicalizer(Config()).tokens(text) != tokens
+    )  # (the setting is the index's, not the process's)

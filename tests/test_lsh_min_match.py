@@ -12,7 +12,14 @@ import pytest
 
 from neardup import Config, Document, NearDup
 from neardup.config import ConfigError
-from neardup.lsh import Banding, _areas, band_keys, collision_probability, optimal_bands, optimal_lsh
+from neardup.lsh import (
+    Banding,
+    _areas,
+    band_keys,
+    collision_probability,
+    optimal_bands,
+    optimal_lsh,
+)
 from neardup.minhash import MinHash
 
 
@@ -21,7 +28,9 @@ def binomial_tail(s: float, b: int, r: int, m: int) -> float:
     return sum(math.comb(b, k) * p**k * (1 - p) ** (b - k) for k in range(m, b + 1))
 
 
-@pytest.mark.parametrize("b,r,m", [(20, 5, 5), (20, 2, 3), (20, 6, 9), (14, 9, 1), (1, 1, 1), (24, 5, 24), (128, 1, 100)])
+@pytest.mark.parametrize(
+    "b,r,m", [(20, 5, 5), (20, 2, 3), (20, 6, 9), (14, 9, 1), (1, 1, 1), (24, 5, 24), (128, 1, 100)]
+)
 def test_collision_probability_is_the_binomial_tail(b, r, m):
     s = np.linspace(0.0, 1.0, 41)
     got = collision_probability(s, b, r, m)
@@ -29,7 +38,9 @@ def test_collision_probability_is_the_binomial_tail(b, r, m):
     assert np.allclose(got, [binomial_tail(x, b, r, m) for x in s], rtol=1e-9, atol=1e-12)
     assert got[0] == 0.0 and got[-1] == pytest.approx(1.0)
     assert np.all(np.diff(got) >= -1e-12)  # an S-curve: non-decreasing in s
-    assert float(collision_probability(0.8, b, r, m)) == pytest.approx(binomial_tail(0.8, b, r, m), rel=1e-9)
+    assert float(collision_probability(0.8, b, r, m)) == pytest.approx(
+        binomial_tail(0.8, b, r, m), rel=1e-9
+    )
 
 
 def test_min_match_one_is_the_classic_curve_and_larger_m_is_stricter():
@@ -48,7 +59,9 @@ def test_collision_probability_matches_monte_carlo():
     rng = np.random.default_rng(7)
     draws = rng.binomial(20, 0.8**5, size=200_000)
     for m in (1, 3, 5, 8, 12):
-        assert (draws >= m).mean() == pytest.approx(float(collision_probability(0.8, 20, 5, m)), abs=0.005)
+        assert (draws >= m).mean() == pytest.approx(
+            float(collision_probability(0.8, 20, 5, m)), abs=0.005
+        )
 
 
 def test_shared_band_counts_of_real_sketches_follow_the_curve():
@@ -78,12 +91,18 @@ def test_optimal_lsh_returns_bands_rows_and_min_match():
         assert 1 <= b <= 20 and b * r <= 128 and 1 <= m <= b
         assert m > 1  # voting bands beat any-band at the same budget
         # no worse than the best classic (m = 1) banding within the same band budget
-        classic = min(((bb, rr) for bb in range(1, 21) for rr in range(1, 128 // bb + 1)),
-                      key=lambda x: sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *x), strict=True)))
+        classic = min(
+            ((bb, rr) for bb in range(1, 21) for rr in range(1, 128 // bb + 1)),
+            key=lambda x: sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *x), strict=True)),
+        )
         err = sum(w * a for w, a in zip((0.1, 0.9), _areas(t, b, r, min_match=m), strict=True))
-        assert err <= sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *classic), strict=True)) + 1e-12
+        assert (
+            err <= sum(w * a for w, a in zip((0.1, 0.9), _areas(t, *classic), strict=True)) + 1e-12
+        )
     # a fixed m is kept; the budget is respected; the classic optimizer is unchanged
-    assert optimal_lsh(0.8, 128, 0.1, 0.9, 20, 1) == Banding(14, 9, 1) and optimal_bands(0.8, 128, 0.1, 0.9) == (14, 9)
+    assert optimal_lsh(0.8, 128, 0.1, 0.9, 20, 1) == Banding(14, 9, 1) and optimal_bands(
+        0.8, 128, 0.1, 0.9
+    ) == (14, 9)
     assert optimal_lsh(0.8, 128, 0.1, 0.9, 8).bands <= 8
     assert optimal_lsh(0.8, 128, 0.1, 0.9, 20, 3).min_match == 3
     with pytest.raises(ValueError):
@@ -100,7 +119,10 @@ def test_config_defaults_per_threshold():
     """The stored banding of new indices (change only on purpose: it changes their keys)."""
     c = Config()
     assert (c.fp_weight, c.fn_weight, c.max_bands) == (0.05, 0.95, 20)
-    got = {t: (Config(threshold=t).bands, Config(threshold=t).rows, Config(threshold=t).min_match) for t in (0.5, 0.7, 0.8, 0.9)}
+    got = {
+        t: (Config(threshold=t).bands, Config(threshold=t).rows, Config(threshold=t).min_match)
+        for t in (0.5, 0.7, 0.8, 0.9)
+    }
     assert got == {0.5: (20, 2, 3), 0.7: (20, 3, 4), 0.8: (20, 5, 4), 0.9: (20, 6, 8)}
 
 
@@ -115,21 +137,37 @@ def test_config_round_trip_and_older_indices_mean_min_match_one():
     assert (o.bands, o.rows, o.min_match) == (14, 9, 1)
     assert Config.from_json(o.to_json()) == o
     # given bands and rows without min_match: the classic scheme; with it: kept
-    assert Config(bands=14, rows=9).min_match == 1 and Config(bands=20, rows=5, min_match=4).min_match == 4
+    assert (
+        Config(bands=14, rows=9).min_match == 1
+        and Config(bands=20, rows=5, min_match=4).min_match == 4
+    )
     # min_match alone: bands and rows chosen for it
-    assert Config(min_match=1) == Config(bands=16, rows=8, min_match=1)  # optimal_bands(0.8, 128, 0.05, 0.95)
+    assert Config(min_match=1) == Config(
+        bands=16, rows=8, min_match=1
+    )  # optimal_bands(0.8, 128, 0.05, 0.95)
 
 
 def test_config_replace_rederives_the_banding():
     c = Config(threshold=0.8)
     assert c.replace(threshold=0.9) == Config(threshold=0.9)
     assert c.replace(max_bands=12) == Config(max_bands=12)
-    assert (c.replace(bands=14, rows=9).min_match, c.replace(bands=14, rows=9, min_match=2).min_match) == (1, 2)
+    assert (
+        c.replace(bands=14, rows=9).min_match,
+        c.replace(bands=14, rows=9, min_match=2).min_match,
+    ) == (1, 2)
     assert c.replace(min_match=1) == Config(min_match=1)
     assert c.replace(seed=2).min_match == c.min_match
 
 
-@pytest.mark.parametrize("kw", [dict(bands=20, rows=5, min_match=21), dict(min_match=-1), dict(max_bands=0), dict(max_bands=4, min_match=5)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(bands=20, rows=5, min_match=21),
+        dict(min_match=-1),
+        dict(max_bands=0),
+        dict(max_bands=4, min_match=5),
+    ],
+)
 def test_config_rejects_bad_min_match(kw):
     with pytest.raises(ConfigError):
         Config(**kw)
@@ -137,9 +175,16 @@ def test_config_rejects_bad_min_match(kw):
 
 def test_candidate_query_uses_min_match_for_the_bands(tmp_path):
     with NearDup.open(str(tmp_path / "a.db"), Config(threshold=0.8)) as nd:
-        s = nd.signer.sign(Document("x", "the quick brown fox jumps over the lazy dog and runs far away into the deep green forest"))
+        s = nd.signer.sign(
+            Document(
+                "x",
+                "the quick brown fox jumps over the lazy dog and runs far away into the deep green forest",
+            )
+        )
         for mode in ("resemblance", "containment"):
-            need = {g.field: g.min_match for g in nd.candidate_query(s.keys, s.n_shingles, mode).groups}
+            need = {
+                g.field: g.min_match for g in nd.candidate_query(s.keys, s.n_shingles, mode).groups
+            }
             assert need["minhash"] == nd.config.min_match == 4 and need["exact"] == 1
     with NearDup.open(str(tmp_path / "b.db"), Config(threshold=0.8, bands=14, rows=9)) as nd:
         need = {g.field: g.min_match for g in nd.candidate_query(s.keys, s.n_shingles).groups}
@@ -161,7 +206,11 @@ def _band_query(stored_keys: np.ndarray, shared: list[int], salt: int) -> dict[s
     return {"minhash": keys}
 
 
-@pytest.mark.parametrize("config", [Config(threshold=0.8), Config(threshold=0.8, bands=14, rows=9)], ids=["m_chosen", "old_m1"])
+@pytest.mark.parametrize(
+    "config",
+    [Config(threshold=0.8), Config(threshold=0.8, bands=14, rows=9)],
+    ids=["m_chosen", "old_m1"],
+)
 def test_engine_returns_only_documents_sharing_min_match_bands(engine_target, config):
     target, opts = engine_target
     with NearDup.open(target, config, **opts) as nd:
@@ -173,7 +222,9 @@ def test_engine_returns_only_documents_sharing_min_match_bands(engine_target, co
         assert len(ka) == b
 
         def candidates(shared: list[int], salt: int) -> set[str]:
-            q = nd.candidate_query(_band_query(ka, shared, salt), stored.n_shingles, "resemblance", limit=50)
+            q = nd.candidate_query(
+                _band_query(ka, shared, salt), stored.n_shingles, "resemblance", limit=50
+            )
             return {c.id for c in nd.engine.candidates([q])[0]}
 
         if m > 1:

@@ -21,17 +21,21 @@ B = "Inflation went down in the second quarter and the bank will not raise rates
 #: comparatives and quantifiers, modals.
 NEVER = {
     "en": "not no nor never none nothing t one two three first second million up down before after above below over under "
-          "out off again then more most less least few all any each some only very than will would can could may might must "
-          "shall should or".split(),
+    "out off again then more most less least few all any each some only very than will would can could may might must "
+    "shall should or".split(),
     "ru": "не ни нет без никогда один два три первый второй до после над под перед через между больше более меньше все "
-          "много только может можно надо нельзя бы будет или".split(),
+    "много только может можно надо нельзя бы будет или".split(),
     "fa": "نه نمی نیست نبود هیچ یک دو سه اول دوم بالا پایین قبل بعد پیش پس بیشتر کمتر همه باید شاید یا بی".split(),
 }
 
 
 @pytest.mark.parametrize("lang", ["en", "ru", "fa"])
 def test_stop_lists_are_small_data_files_naming_their_source(lang):
-    text = resources.files("neardup.canonical").joinpath("data", f"stopwords_{lang}.txt").read_text(encoding="utf-8")
+    text = (
+        resources.files("neardup.canonical")
+        .joinpath("data", f"stopwords_{lang}.txt")
+        .read_text(encoding="utf-8")
+    )
     header = [line for line in text.splitlines() if line.startswith("#")]
     assert any("Source:" in line for line in header)
     words = raw_stopwords(lang)
@@ -56,18 +60,33 @@ def test_the_issue_pair_is_no_duplicate_and_no_exact_copy(tmp_path):
 
 
 WORDS = {  # content words, function words, and the changes no exact copy may hide, per language
-    "en": ("bank rates inflation election quarter points raise fell prices market report growth",
-           "the of and in was is to by it they",
-           {"negation": "not no never nor", "number": "two three first second 2 3 million",
-            "direction": "up down before after more less above below"}),
-    "ru": ("банк ставки инфляция выборы квартал пункты поднял цены рынок отчёт рост",
-           "в и на с о что он она это был",
-           {"negation": "не ни нет без", "number": "два три первый второй 2 3 миллион",
-            "direction": "до после над под больше меньше перед через"}),
-    "fa": ("بانک نرخ تورم انتخابات فصل امتیاز افزایش قیمت بازار گزارش رشد",
-           "از به با در که و را این آن است",
-           {"negation": "نه نمی نیست نبود", "number": "دو سه اول دوم ۲ ۳ میلیون",
-            "direction": "بالا پایین قبل بعد بیشتر کمتر پیش پس"}),
+    "en": (
+        "bank rates inflation election quarter points raise fell prices market report growth",
+        "the of and in was is to by it they",
+        {
+            "negation": "not no never nor",
+            "number": "two three first second 2 3 million",
+            "direction": "up down before after more less above below",
+        },
+    ),
+    "ru": (
+        "банк ставки инфляция выборы квартал пункты поднял цены рынок отчёт рост",
+        "в и на с о что он она это был",
+        {
+            "negation": "не ни нет без",
+            "number": "два три первый второй 2 3 миллион",
+            "direction": "до после над под больше меньше перед через",
+        },
+    ),
+    "fa": (
+        "بانک نرخ تورم انتخابات فصل امتیاز افزایش قیمت بازار گزارش رشد",
+        "از به با در که و را این آن است",
+        {
+            "negation": "نه نمی نیست نبود",
+            "number": "دو سه اول دوم ۲ ۳ میلیون",
+            "direction": "بالا پایین قبل بعد بیشتر کمتر پیش پس",
+        },
+    ),
 }
 SIGNERS = Signer(Config())
 
@@ -104,15 +123,23 @@ def test_an_index_of_the_old_signature_version_says_how_to_re_sign(tmp_path):
     db.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(cfg),))
     db.commit()
     db.close()
-    with pytest.raises(EngineError, match=r"signature version 4.*re-sign by indexing the source documents again.*neardup index"):
+    with pytest.raises(
+        EngineError,
+        match=r"signature version 4.*re-sign by indexing the source documents again.*neardup index",
+    ):
         NearDup.open(str(path))
 
 
 def test_function_words_still_go():
-    assert Canonicalizer(Config()).tokens("The bank of the town and its rates") == ["bank", "town", "rates"]
+    assert Canonicalizer(Config()).tokens("The bank of the town and its rates") == [
+        "bank",
+        "town",
+        "rates",
+    ]
 
 
 # -- the short-text guard --------------------------------------------------------------------
+
 
 def _compare_files(tmp_path, a: str, b: str, *args: str) -> dict:
     from click.testing import CliRunner
@@ -122,7 +149,11 @@ def _compare_files(tmp_path, a: str, b: str, *args: str) -> dict:
     fa, fb = tmp_path / "a.txt", tmp_path / "b.txt"
     fa.write_text(a, encoding="utf-8")
     fb.write_text(b, encoding="utf-8")
-    res = CliRunner().invoke(main, ["compare", str(fa), str(fb), "-e", str(tmp_path / "none.db"), "--json", *args], catch_exceptions=False)
+    res = CliRunner().invoke(
+        main,
+        ["compare", str(fa), str(fb), "-e", str(tmp_path / "none.db"), "--json", *args],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0, res.output
     assert not (tmp_path / "none.db").exists()  # compared without an index, none made
     return json.loads(res.output)
@@ -137,12 +168,19 @@ def test_compare_works_without_an_index_and_the_issue_pair_differs(tmp_path):
 def test_compare_without_an_index_takes_settings_from_options(tmp_path):
     a, b = "one two three four five six seven", "one two three four five six eight"
     assert _compare_files(tmp_path, a, b, "-w", "2")["resemblance"] == pytest.approx(5 / 7)
-    assert _compare_files(tmp_path, "the cat sat", "cat sat", "--no-stopwords")["resemblance"] == 0.0
+    assert (
+        _compare_files(tmp_path, "the cat sat", "cat sat", "--no-stopwords")["resemblance"] == 0.0
+    )
 
 
 def test_a_short_text_is_flagged_and_an_exact_copy_only_of_the_same_words(tmp_path):
     got = _compare_files(tmp_path, "Bank raises rates.", "The bank raises rates!")
-    assert got["too_short_a"] and got["too_short_b"] and got["resemblance"] == 1.0 and not got["exact_equal"]
+    assert (
+        got["too_short_a"]
+        and got["too_short_b"]
+        and got["resemblance"] == 1.0
+        and not got["exact_equal"]
+    )
     same = _compare_files(tmp_path, "Bank raises rates.", "Bank  raises\nrates.")
     assert same["too_short_a"] and same["exact_equal"]
 
@@ -150,7 +188,14 @@ def test_a_short_text_is_flagged_and_an_exact_copy_only_of_the_same_words(tmp_pa
 def test_too_short_is_twice_the_shingle_size():
     signer = Signer(Config())
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split()
-    assert [signer.sign(" ".join(words[:n])).too_short for n in (1, 4, 5, 9, 10, 11)] == [True, True, True, True, False, False]
+    assert [signer.sign(" ".join(words[:n])).too_short for n in (1, 4, 5, 9, 10, 11)] == [
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
     assert not Signer(Config(shingle_size=2)).sign(" ".join(words[:4])).too_short
 
 
@@ -162,27 +207,38 @@ def test_too_short_is_stored_and_shown_on_both_engines(engine_target):
     nd.index([Document("short", "Bank raises rates."), Document("long", A)], progress=None)
     assert nd.show("short").too_short and not nd.show("long").too_short
     assert nd.show("short").to_dict()["too_short"] is True
-    assert {r["id"]: r["neardup"]["too_short"] for r in nd.export()} == {"short": True, "long": False}
+    assert {r["id"]: r["neardup"]["too_short"] for r in nd.export()} == {
+        "short": True,
+        "long": False,
+    }
     nd.close()
 
 
 # -- languages beyond fa, ru and en ---------------------------------------------------------
 
-SAMPLE = [json.loads(line) for line in (__import__("pathlib").Path(__file__).parent / "data" / "languages_sample.jsonl")
-          .read_text(encoding="utf-8").splitlines()]
+SAMPLE = [
+    json.loads(line)
+    for line in (__import__("pathlib").Path(__file__).parent / "data" / "languages_sample.jsonl")
+    .read_text(encoding="utf-8")
+    .splitlines()
+]
 
 
 def test_each_language_of_the_sample_is_detected():
     c = Canonicalizer(Config())
     latin = {"de", "tr"}  # Latin script, not English: "und" (undetermined), no code is guessed
-    assert [c.canonicalize(r["text"]).lang for r in SAMPLE] == ["und" if r["lang"] in latin else r["lang"] for r in SAMPLE]
+    assert [c.canonicalize(r["text"]).lang for r in SAMPLE] == [
+        "und" if r["lang"] in latin else r["lang"] for r in SAMPLE
+    ]
 
 
 @pytest.mark.parametrize("lang", ["de", "tr"])
 def test_a_latin_language_is_not_read_as_english(lang):
     text = next(r["text"] for r in SAMPLE if r["lang"] == lang)
     c = Canonicalizer(Config())
-    assert c.tokens(text) == Canonicalizer(Config(stopwords=False)).tokens(text)  # no English stop word taken out
+    assert c.tokens(text) == Canonicalizer(Config(stopwords=False)).tokens(
+        text
+    )  # no English stop word taken out
     assert c.canonicalize(text).lang == "und" and c.canonicalize(text, lang).lang == lang
 
 
@@ -191,7 +247,9 @@ def test_arabic_is_not_persian():
     c = Canonicalizer(Config())
     got = c.canonicalize(ar)
     assert got.lang == "ar" and got.tokens == c.tokens(ar, "ar")
-    assert "الصحة" in got.tokens and "في" in got.tokens  # words, with their Arabic letters (no anchor pieces, no ی for ي)
+    assert (
+        "الصحة" in got.tokens and "في" in got.tokens
+    )  # words, with their Arabic letters (no anchor pieces, no ی for ي)
     assert c.canonicalize("کتاب‌های دانش‌آموزان را خواندم").lang == "fa"
 
 
@@ -209,10 +267,18 @@ def test_a_lang_outside_fa_ru_en_is_accepted_everywhere(tmp_path):
     from neardup.cli import main
 
     path = tmp_path / "docs.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in SAMPLE), encoding="utf-8")
-    res = CliRunner().invoke(main, ["index", str(path), "-e", str(tmp_path / "x.db"), "--quiet"], catch_exceptions=False)
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in SAMPLE), encoding="utf-8"
+    )
+    res = CliRunner().invoke(
+        main, ["index", str(path), "-e", str(tmp_path / "x.db"), "--quiet"], catch_exceptions=False
+    )
     assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(main, ["query", "-e", str(tmp_path / "x.db"), "--lang", "de", SAMPLE[0]["text"], "--json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        main,
+        ["query", "-e", str(tmp_path / "x.db"), "--lang", "de", SAMPLE[0]["text"], "--json"],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0 and json.loads(res.output)[0]["id"] == "de-0", res.output
     res = CliRunner().invoke(main, ["query", "-e", str(tmp_path / "x.db"), "--lang", "german", "x"])
     assert res.exit_code != 0 and "no language code" in res.output
@@ -225,7 +291,9 @@ def test_a_corpus_of_many_languages_indexes_in_one_run_and_each_clusters_its_cop
     target, opts = engine_target
     docs, truth = language_corpus(SAMPLE)
     nd = NearDup.open(target, Config(), **opts)
-    report = nd.index([Document(d["id"], d["text"]) for d in docs], progress=None)  # no lang given: detected
+    report = nd.index(
+        [Document(d["id"], d["text"]) for d in docs], progress=None
+    )  # no lang given: detected
     assert not report.failed
     got = sorted(sorted(c.members) for c in nd.clusters())
     nd.close()
@@ -234,8 +302,10 @@ def test_a_corpus_of_many_languages_indexes_in_one_run_and_each_clusters_its_cop
 
 # -- tuning: the histogram and the user's own labels ------------------------------------------
 
-LONG = ("The committee met on Tuesday to discuss the budget for the coming year and agreed to fund the new library, "
-        "the repairs to the old bridge and a study of traffic in the town centre, which residents have asked for since spring.")
+LONG = (
+    "The committee met on Tuesday to discuss the budget for the coming year and agreed to fund the new library, "
+    "the repairs to the old bridge and a study of traffic in the town centre, which residents have asked for since spring."
+)
 
 
 def test_histogram_shows_pairs_below_the_threshold(tmp_path):
@@ -245,9 +315,19 @@ def test_histogram_shows_pairs_below_the_threshold(tmp_path):
     from neardup.cli import main
 
     words = LONG.split()
-    near = " ".join(words[:-6] + ["quite", "different", "ending", "words", "here", "now"])  # r between 0.5 and 0.8
+    near = " ".join(
+        words[:-6] + ["quite", "different", "ending", "words", "here", "now"]
+    )  # r between 0.5 and 0.8
     nd = NearDup.open(str(tmp_path / "h.db"), Config())
-    nd.index([Document("a", LONG), Document("b", LONG + " Thanks."), Document("c", near), Document("d", A)], progress=None)
+    nd.index(
+        [
+            Document("a", LONG),
+            Document("b", LONG + " Thanks."),
+            Document("c", near),
+            Document("d", A),
+        ],
+        progress=None,
+    )
     r_c = nd.compare(LONG, near).resemblance
     assert 0.5 <= r_c < 0.8
     bins = nd.resemblance_histogram()
@@ -255,9 +335,15 @@ def test_histogram_shows_pairs_below_the_threshold(tmp_path):
     assert bins[0]["from"] == 0.5 and bins[-1]["to"] == 1.0
     below = [b for b in bins if b["below_threshold"]]
     assert sum(b["documents"] for b in below) == 1 and sum(b["duplicates"] for b in bins) == 1
-    res = CliRunner().invoke(main, ["clusters", "--histogram", "-e", str(tmp_path / "h.db"), "--json"], catch_exceptions=False)
+    res = CliRunner().invoke(
+        main,
+        ["clusters", "--histogram", "-e", str(tmp_path / "h.db"), "--json"],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0 and json.loads(res.output)["bins"] == bins
-    res = CliRunner().invoke(main, ["clusters", "--histogram", "-e", str(tmp_path / "h.db")], catch_exceptions=False)
+    res = CliRunner().invoke(
+        main, ["clusters", "--histogram", "-e", str(tmp_path / "h.db")], catch_exceptions=False
+    )
     assert "<- t" in res.output
 
 
@@ -288,11 +374,29 @@ def test_evaluate_scores_against_the_users_labels_from_a_folder(tmp_path):
     docs.mkdir()
     for name, text in (("x", LONG), ("x_copy", LONG), ("y", LONG), ("z", A)):
         (docs / f"{name}.txt").write_text(text, encoding="utf-8")
-    ids = {n: f"{n}.txt" for n in ("x", "x_copy", "y", "z")}  # (a text file's id: its path in the folder named)
+    ids = {
+        n: f"{n}.txt" for n in ("x", "x_copy", "y", "z")
+    }  # (a text file's id: its path in the folder named)
     labels = tmp_path / "pairs.csv"
-    labels.write_text(f"id_a,id_b,label\n{ids['x']},{ids['x_copy']},1\n{ids['x']},{ids['z']},false\n{ids['y']},{ids['z']},1\n", encoding="utf-8")
-    res = CliRunner().invoke(main, ["evaluate", str(docs), "--labels", str(labels), "--methods", "engine", "--thresholds", "0.8", "--json"],
-                             catch_exceptions=False)
+    labels.write_text(
+        f"id_a,id_b,label\n{ids['x']},{ids['x_copy']},1\n{ids['x']},{ids['z']},false\n{ids['y']},{ids['z']},1\n",
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            str(docs),
+            "--labels",
+            str(labels),
+            "--methods",
+            "engine",
+            "--thresholds",
+            "0.8",
+            "--json",
+        ],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0, res.output
     got = json.loads(res.output)
     row = got["rows"]["engine"][0]
@@ -300,13 +404,19 @@ def test_evaluate_scores_against_the_users_labels_from_a_folder(tmp_path):
     assert got["pairs"] == 3 and (row["truth"], row["found"], row["common"]) == (2, 1, 1)
     assert row["precision"] == 1.0 and row["recall"] == 0.5
     labels.write_text(f"id_a,id_b,label\n{ids['x']},{ids['x_copy']},maybe\n", encoding="utf-8")
-    res = CliRunner().invoke(main, ["evaluate", str(docs), "--labels", str(labels), "--methods", "engine"])
+    res = CliRunner().invoke(
+        main, ["evaluate", str(docs), "--labels", str(labels), "--methods", "engine"]
+    )
     assert res.exit_code != 0 and "pairs.csv:2: label 'maybe'" in res.output
 
 
 def test_the_docs_give_the_stop_lists_sizes():
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parent.parent / "docs" / "canonicalization.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parent.parent / "docs" / "canonicalization.md").read_text(
+        encoding="utf-8"
+    )
     for lang in ("en", "ru", "fa"):
-        assert f"`neardup/canonical/data/stopwords_{lang}.txt` | {len(raw_stopwords(lang))} |" in page
+        assert (
+            f"`neardup/canonical/data/stopwords_{lang}.txt` | {len(raw_stopwords(lang))} |" in page
+        )

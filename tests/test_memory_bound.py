@@ -23,15 +23,29 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the largest document, beyond a fixed base.
 BYTES_PER_CHARACTER = 64
 
-COMMANDS = (["compare", "--ids", "A", "B"], ["compare", "--ids", "A", "B", "--json"], ["show", "A"], ["query", "--id", "A"],
-            ["search", "w17x"], ["search", "w17x", "--dedupe"], ["export", "-o", os.devnull], ["clusters"], ["info"])
+COMMANDS = (
+    ["compare", "--ids", "A", "B"],
+    ["compare", "--ids", "A", "B", "--json"],
+    ["show", "A"],
+    ["query", "--id", "A"],
+    ["search", "w17x"],
+    ["search", "w17x", "--dedupe"],
+    ["export", "-o", os.devnull],
+    ["clusters"],
+    ["info"],
+)
 
 
 def _peak_kb(args: list[str], cwd: Path) -> int:
     """Peak resident memory (KiB) of the command line run with ``args``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "plugin")}
-    p = subprocess.Popen([sys.executable, "-m", "neardup.cli", *args], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "neardup.cli", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _, status, usage = os.wait4(p.pid, 0)
     err = p.stderr.read().decode() if p.stderr else ""
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -47,7 +61,9 @@ def _pair(words: int, seed: int = 3) -> list[dict]:
     return [{"id": "A", "text": a}, {"id": "B", "text": b}]
 
 
-def test_every_command_stays_within_the_stated_multiple_of_the_largest_document(engine_target, tmp_path):
+def test_every_command_stays_within_the_stated_multiple_of_the_largest_document(
+    engine_target, tmp_path
+):
     target, opts = engine_target
     big, small = _pair(150_000), _pair(30_000)
     chars = max(len(r["text"]) for r in big) - max(len(r["text"]) for r in small)
@@ -58,14 +74,36 @@ def test_every_command_stays_within_the_stated_multiple_of_the_largest_document(
         path = tmp_path / f"{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
         env = {**os.environ, "PYTHONPATH": str(ROOT / "plugin")}
-        subprocess.run([sys.executable, "-m", "neardup.cli", "index", str(path), *eargs(t, o), "-q", "-j", "0"], env=env,
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "neardup.cli",
+                "index",
+                str(path),
+                *eargs(t, o),
+                "-q",
+                "-j",
+                "0",
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         sizes[name] = {" ".join(c): _peak_kb([*c, *eargs(t, o)], tmp_path) for c in COMMANDS}
         if not opts:
-            sizes[name]["report"] = _peak_kb(["report", "-o", str(tmp_path / "r.html"), "-q", *eargs(t, o)], tmp_path)
+            sizes[name]["report"] = _peak_kb(
+                ["report", "-o", str(tmp_path / "r.html"), "-q", *eargs(t, o)], tmp_path
+            )
     allowed_kb = BYTES_PER_CHARACTER * chars / 1024
-    over = {c: (sizes["big"][c] - sizes["small"][c]) for c in sizes["big"] if sizes["big"][c] - sizes["small"][c] > allowed_kb}
-    assert not over, f"grew more than {BYTES_PER_CHARACTER} B per character for {chars:,} more characters (KiB): {over}"
+    over = {
+        c: (sizes["big"][c] - sizes["small"][c])
+        for c in sizes["big"]
+        if sizes["big"][c] - sizes["small"][c] > allowed_kb
+    }
+    assert not over, (
+        f"grew more than {BYTES_PER_CHARACTER} B per character for {chars:,} more characters (KiB): {over}"
+    )
 
 
 @pytest.mark.parametrize("n", [1, 3])

@@ -11,8 +11,28 @@ from neardup.engines.dsl import clusters_index, index_name_problem
 from neardup.engines.elastic import ElasticEngine
 
 GOOD = ["neardup", "docs-2024", "a_b", "x.y", "é"]
-BAD = ["", ".", "..", "Docs", "a b", "a,b", "a#b", "a:b", "a/b", "a\\b", "a*b", "a?b", 'a"b', "a<b", "a>b", "a|b", "-a", "_a", "+a",
-       "x" * 250]
+BAD = [
+    "",
+    ".",
+    "..",
+    "Docs",
+    "a b",
+    "a,b",
+    "a#b",
+    "a:b",
+    "a/b",
+    "a\\b",
+    "a*b",
+    "a?b",
+    'a"b',
+    "a<b",
+    "a>b",
+    "a|b",
+    "-a",
+    "_a",
+    "+a",
+    "x" * 250,
+]
 
 
 @pytest.mark.parametrize("name", GOOD + BAD)
@@ -21,7 +41,10 @@ def test_the_engine_and_the_dashboards_accept_the_same_names(name):
     assert ok == (name in GOOD)
     if ok:
         ElasticEngine("http://127.0.0.1:9", index=name)
-        assert any(o.get("attributes", {}).get("title") == clusters_index(name) for o in saved_objects(name))
+        assert any(
+            o.get("attributes", {}).get("title") == clusters_index(name)
+            for o in saved_objects(name)
+        )
     else:
         with pytest.raises(EngineError, match="invalid index name"):
             ElasticEngine("http://127.0.0.1:9", index=name)

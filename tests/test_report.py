@@ -12,7 +12,14 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.report import ReportOptions, build_report, resemblance_edges, scan_stats, text_attrs, title_attrs
+from neardup.report import (
+    ReportOptions,
+    build_report,
+    resemblance_edges,
+    scan_stats,
+    text_attrs,
+    title_attrs,
+)
 from neardup.worddiff import word_changes, word_diff
 
 from ._report_data import EN_TRIO, FA_PAIR, HOSTILE_TITLE, build_index, sample_docs
@@ -22,11 +29,15 @@ from ._report_data import EN_TRIO, FA_PAIR, HOSTILE_TITLE, build_index, sample_d
 
 
 def _marked(fragment: str) -> list[str]:
-    return [html.unescape(m) for m in re.findall(r'<mark class="shared">(.*?)</mark>', fragment, re.S)]
+    return [
+        html.unescape(m) for m in re.findall(r'<mark class="shared">(.*?)</mark>', fragment, re.S)
+    ]
 
 
 def test_word_diff_marks_shared_runs_only():
-    d = word_diff("the quick brown fox jumps over", "the quick brown cat jumps over the lazy dog", min_run=3)
+    d = word_diff(
+        "the quick brown fox jumps over", "the quick brown cat jumps over the lazy dog", min_run=3
+    )
     assert _marked(d.a_html) == ["the quick brown"]
     assert _marked(d.b_html) == ["the quick brown"]
     assert d.shared_words == 3 and d.words_a == 6 and d.words_b == 9
@@ -46,8 +57,10 @@ def test_word_diff_truncates_long_texts():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab <>&\"'\n\tسلام\u200cдаx")), max_size=80),
-       st.text(alphabet=st.sampled_from(list("ab <>&\"'\n\tسلام\u200cдаx")), max_size=80))
+@given(
+    st.text(alphabet=st.sampled_from(list("ab <>&\"'\n\tسلام\u200cдаx")), max_size=80),
+    st.text(alphabet=st.sampled_from(list("ab <>&\"'\n\tسلام\u200cдаx")), max_size=80),
+)
 def test_word_diff_keeps_the_texts(a, b):
     d = word_diff(a, b, min_run=1, max_words=None)
     for original, fragment in ((a, d.a_html), (b, d.b_html)):
@@ -62,8 +75,10 @@ def _plain(fragment: str, drop: str) -> list[str]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["a", "b", "c", "<x>", "&", "سلام", "да", "A"]), max_size=30),
-       st.lists(st.sampled_from(["a", "b", "c", "<x>", "&", "سلام", "да", "d"]), max_size=30))
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "<x>", "&", "سلام", "да", "A"]), max_size=30),
+    st.lists(st.sampled_from(["a", "b", "c", "<x>", "&", "سلام", "да", "d"]), max_size=30),
+)
 def test_word_changes_give_both_texts_back(a, b):
     """Without the insertions the change view is the first text, without the deletions the
     second (words compared case-folded: an unchanged word is shown as the second has it)."""
@@ -78,13 +93,18 @@ def test_word_changes_give_both_texts_back(a, b):
 def test_word_changes_shorten_long_unchanged_runs():
     same = " ".join(f"w{i}" for i in range(100))
     c = word_changes(same + " old end", same + " new end", context=3)
-    assert c.html == '<span class="same">… 97 unchanged words …</span> w97 w98 w99 <del>old</del> <ins>new</ins> end'
+    assert (
+        c.html
+        == '<span class="same">… 97 unchanged words …</span> w97 w98 w99 <del>old</del> <ins>new</ins> end'
+    )
     assert (c.added, c.removed) == (1, 1) and not c.unchanged
     assert word_changes(same, same.upper()).unchanged
 
 
 def test_title_attrs_keep_the_titles_own_direction():
-    assert title_attrs("fa") == 'lang="fa" dir="auto"' and title_attrs("en") == 'lang="en" dir="auto"'
+    assert (
+        title_attrs("fa") == 'lang="fa" dir="auto"' and title_attrs("en") == 'lang="en" dir="auto"'
+    )
     assert title_attrs(None) == 'dir="auto"'
 
 
@@ -103,7 +123,9 @@ def test_text_attrs_direction_by_language():
 def test_resemblance_edges():
     e = resemblance_edges(0.8)
     assert len(e) == 21 and e[0] == 0.5 and e[-1] == 1.0 and e == sorted(e)
-    assert resemblance_edges(0.3)[0] == 0.0 and resemblance_edges(0.9)[0] == 0.6  # t - 0.3: the pairs below t show
+    assert (
+        resemblance_edges(0.3)[0] == 0.0 and resemblance_edges(0.9)[0] == 0.6
+    )  # t - 0.3: the pairs below t show
 
 
 # -- the page --------------------------------------------------------------------------------
@@ -155,12 +177,16 @@ def test_all_text_is_escaped(page):
 
 
 def test_clusters_and_rtl_blocks(page):
-    blocks = re.findall(r'<details class="cluster" id="cluster-(\d+)" data-cluster-id="([^"]+)"', page)
+    blocks = re.findall(
+        r'<details class="cluster" id="cluster-(\d+)" data-cluster-id="([^"]+)"', page
+    )
     assert [b[1] for b in blocks][0] == EN_TRIO[0]
     assert {b[1] for b in blocks} == {EN_TRIO[0], FA_PAIR[0], "en-reuters-8ffe52940db3"}
-    fa = page[page.index(f'data-cluster-id="{FA_PAIR[0]}"'):]
+    fa = page[page.index(f'data-cluster-id="{FA_PAIR[0]}"') :]
     fa = fa[: fa.index("</details></div></details>")]
-    assert fa.count('<div class="text" lang="fa" dir="rtl">') == 3  # what changed, the representative, the member
+    assert (
+        fa.count('<div class="text" lang="fa" dir="rtl">') == 3
+    )  # what changed, the representative, the member
     assert '<bdi class="title" lang="fa" dir="auto">' in fa
     assert '<mark class="shared">' in fa
     assert 'lang="en" dir="auto"' in page
@@ -168,10 +194,10 @@ def test_clusters_and_rtl_blocks(page):
 
 def test_each_member_shows_what_changed_from_its_representative(page):
     """The copy with markup appended shows exactly those words as added, nothing removed."""
-    member = page[page.index('data-member-id="hostile-copy"'):]
+    member = page[page.index('data-member-id="hostile-copy"') :]
     member = member[: member.index("</details>")]
-    changes = member[member.index('<section class="changes">'):member.index("</section>")]
-    changes = changes[changes.index('<div class="text"'):]  # the text, after the legend
+    changes = member[member.index('<section class="changes">') : member.index("</section>")]
+    changes = changes[changes.index('<div class="text"') :]  # the text, after the legend
     assert re.findall(r"<ins>(.*?)</ins>", changes) == ["&lt;img src=x onerror=alert(1)&gt;"]
     assert "<del>" not in changes
     assert "<ins>+3</ins> <del>−0</del> words" in member
@@ -182,7 +208,9 @@ def test_each_member_shows_what_changed_from_its_representative(page):
 def test_a_latin_title_stays_left_to_right_in_a_persian_cluster(tmp_path):
     from neardup import Document, NearDup
 
-    fa = {d.id: d for d in sample_docs() if d.id in FA_PAIR}  # a Persian pair, titled in Latin script here
+    fa = {
+        d.id: d for d in sample_docs() if d.id in FA_PAIR
+    }  # a Persian pair, titled in Latin script here
     docs = [Document(i, fa[i].text, "Windows 10 (64-bit) notes", "fa") for i in FA_PAIR]
     with NearDup.open(str(tmp_path / "i.db")) as nd:
         nd.index(docs)
@@ -194,7 +222,11 @@ def test_a_latin_title_stays_left_to_right_in_a_persian_cluster(tmp_path):
 
 
 def test_sampling_limits_are_applied_and_stated(nd):
-    page = build_report(nd.engine, threshold=nd.config.threshold, options=ReportOptions(top=1, members=1, max_scan=5))
+    page = build_report(
+        nd.engine,
+        threshold=nd.config.threshold,
+        options=ReportOptions(top=1, members=1, max_scan=5),
+    )
     assert page.count('<details class="cluster"') == 1
     assert page.count('<details class="member"') == 1
     assert "1 more member not shown." in page
@@ -210,7 +242,10 @@ def test_without_stored_clusters_the_tags_make_clusters(tmp_path):
         page = build_report(nd.engine, threshold=nd.config.threshold)
     finally:
         nd.close()
-    assert "Clusters come from the index-time tags: in arrival order each document joins the earlier representative" in page
+    assert (
+        "Clusters come from the index-time tags: in arrival order each document joins the earlier representative"
+        in page
+    )
     assert f'data-cluster-id="{EN_TRIO[0]}"' in page and f'data-cluster-id="{FA_PAIR[0]}"' in page
     first = re.search(r'<span class="size">(\d+) documents</span>', page)
     assert first and first.group(1) == "3"
@@ -258,7 +293,9 @@ def test_cli_report(nd, tmp_path):
     from neardup.cli import main
 
     out = tmp_path / "r.html"
-    res = CliRunner().invoke(main, ["report", "--engine", nd.engine.location, "-o", str(out), "--top", "2", "-q"])
+    res = CliRunner().invoke(
+        main, ["report", "--engine", nd.engine.location, "-o", str(out), "--top", "2", "-q"]
+    )
     assert res.exit_code == 0, res.output
     assert out.exists() and "wrote" in res.output
     assert out.read_text(encoding="utf-8").count('<details class="cluster"') == 2
@@ -267,7 +304,9 @@ def test_cli_report(nd, tmp_path):
 def test_cli_report_missing_index(tmp_path):
     from neardup.cli import main
 
-    res = CliRunner().invoke(main, ["report", "--engine", str(tmp_path / "nope.db"), "-o", str(tmp_path / "r.html")])
+    res = CliRunner().invoke(
+        main, ["report", "--engine", str(tmp_path / "nope.db"), "-o", str(tmp_path / "r.html")]
+    )
     assert res.exit_code == 1
     assert "no index at" in res.output
     assert not (tmp_path / "nope.db").exists()
@@ -283,11 +322,18 @@ def test_report_on_either_engine(engine_target):
         nd.engine.refresh()
         nd.clusters(write=True)
         nd.engine.refresh()
-        page = build_report(nd.engine, threshold=nd.config.threshold, options=ReportOptions(members=1))
+        page = build_report(
+            nd.engine, threshold=nd.config.threshold, options=ReportOptions(members=1)
+        )
     finally:
         nd.close()
-    assert f'<dd id="n-documents">{len(sample_docs())}</dd>' in page and '<dd id="n-clusters">3</dd>' in page
+    assert (
+        f'<dd id="n-documents">{len(sample_docs())}</dd>' in page
+        and '<dd id="n-clusters">3</dd>' in page
+    )
     ids = re.findall(r'<details class="cluster" id="cluster-\d+" data-cluster-id="([^"]+)"', page)
     assert ids[0] == EN_TRIO[0] and set(ids) == {EN_TRIO[0], FA_PAIR[0], "en-reuters-8ffe52940db3"}
-    assert page.count('<div class="text" lang="fa" dir="rtl">') == 3  # what changed, the representative, the member
+    assert (
+        page.count('<div class="text" lang="fa" dir="rtl">') == 3
+    )  # what changed, the representative, the member
     assert page.count('<details class="member"') == 3 and "1 more member not shown." in page

@@ -22,13 +22,27 @@ import pytest
 
 from ._report_data import FA_PAIR, build_index, sample_docs
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
+]
 
 
 def chromium_path() -> str | None:
-    for candidate in (os.environ.get("NEARDUP_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+    for candidate in (
+        os.environ.get("NEARDUP_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+    ):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -46,16 +60,29 @@ class DevTools:
             os.dup2(to_child_r, 3)
             os.dup2(from_child_w, 4)
 
-        self.proc = subprocess.Popen([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe",
-                                      "about:blank"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, preexec_fn=wire_fds, pass_fds=(3, 4))
+        self.proc = subprocess.Popen(
+            [
+                exe,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=wire_fds,
+            pass_fds=(3, 4),
+        )
         os.close(to_child_r)
         os.close(from_child_w)
         self._buf = b""
         self._next = 0
         self.events: list[dict] = []
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
+            "sessionId"
+        ]
 
     def _read_message(self, deadline: float) -> dict:
         while b"\0" not in self._buf:
@@ -99,7 +126,9 @@ class DevTools:
             self.events.append(e)
 
     def evaluate(self, expression: str):
-        res = self.page("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        res = self.page(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         if "exceptionDetails" in res:
             raise AssertionError(f"{expression!r} threw: {res['exceptionDetails']}")
         return res["result"].get("value")
@@ -110,9 +139,13 @@ class DevTools:
         for e in self.events:
             m, p = e.get("method"), e.get("params", {})
             if m == "Runtime.exceptionThrown":
-                out.append(f"exception: {p['exceptionDetails'].get('text')} {p['exceptionDetails'].get('exception', {}).get('description', '')}")
+                out.append(
+                    f"exception: {p['exceptionDetails'].get('text')} {p['exceptionDetails'].get('exception', {}).get('description', '')}"
+                )
             elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-                out.append(f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p.get('args', [])]}")
+                out.append(
+                    f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p.get('args', [])]}"
+                )
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 out.append(f"log: {p['entry'].get('text')} {p['entry'].get('url', '')}")
         return out
@@ -135,8 +168,10 @@ class DevTools:
 def report_page(tmp_path_factory):
     exe = chromium_path()
     if exe is None:
-        pytest.skip("Debian chromium is not installed (/usr/bin/chromium); .ci/browser.sh installs it "
-                    "(apt-get install -y chromium), set NEARDUP_CHROMIUM to use another build")
+        pytest.skip(
+            "Debian chromium is not installed (/usr/bin/chromium); .ci/browser.sh installs it "
+            "(apt-get install -y chromium), set NEARDUP_CHROMIUM to use another build"
+        )
     from neardup.report import ReportOptions, write_report
 
     tmp = tmp_path_factory.mktemp("report-browser")
@@ -149,7 +184,13 @@ def report_page(tmp_path_factory):
     try:
         for domain in ("Page", "Runtime", "Log"):
             dt.page(f"{domain}.enable")
-        dt.page("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        dt.page(
+            "Emulation.setDeviceMetricsOverride",
+            width=1280,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         nav = dt.page("Page.navigate", url=Path(path).as_uri())
         assert "errorText" not in nav, nav
         dt.wait_event("Page.loadEventFired")
@@ -161,13 +202,17 @@ def report_page(tmp_path_factory):
 def test_page_renders_with_charts_and_no_console_errors(report_page):
     dt, _ = report_page
     assert dt.evaluate("document.title") == "Near-duplicate report"
-    assert dt.evaluate("document.getElementById('n-documents').textContent") == str(len(sample_docs()))
+    assert dt.evaluate("document.getElementById('n-documents').textContent") == str(
+        len(sample_docs())
+    )
     charts = dt.evaluate("""Array.from(document.querySelectorAll('figure.chart img')).map(
         i => ({ok: i.complete && i.naturalWidth > 100 && i.naturalHeight > 50, w: i.getBoundingClientRect().width}))""")
     assert len(charts) == 3 and all(c["ok"] and c["w"] > 100 for c in charts), charts
     assert dt.evaluate("document.querySelectorAll('details.cluster').length") == 3
     assert dt.evaluate("window.__pwned === undefined"), "a title's markup ran as script"
-    assert dt.evaluate("document.querySelectorAll('img[onerror], script').length") == 1  # only the page's own script
+    assert (
+        dt.evaluate("document.querySelectorAll('img[onerror], script').length") == 1
+    )  # only the page's own script
     assert dt.problems() == []
 
 
@@ -196,7 +241,9 @@ def test_persian_cluster_renders_right_to_left(report_page):
     assert got["title"] == "rtl" and got["latinTitle"] == "ltr", got
     assert got["changes"] == "rtl" and got["changed"] >= 1, got
     assert got["visible"] and got["marks"] >= 1, got
-    assert got["firstLeft"] > got["secondLeft"], "in a right-to-left diff the representative is on the right"
+    assert got["firstLeft"] > got["secondLeft"], (
+        "in a right-to-left diff the representative is on the right"
+    )
     assert got["en"] == "ltr", got
     assert dt.problems() == []
 
@@ -206,8 +253,13 @@ def test_expand_all_and_screenshot(report_page):
     dt.evaluate("document.getElementById('expand-all').click()")
     assert dt.evaluate("Array.from(document.querySelectorAll('details')).every(d => d.open)")
     height = dt.evaluate("Math.ceil(document.documentElement.scrollHeight)")
-    dt.page("Emulation.setDeviceMetricsOverride", width=1280, height=min(height, 12000), deviceScaleFactor=1,
-            mobile=False)
+    dt.page(
+        "Emulation.setDeviceMetricsOverride",
+        width=1280,
+        height=min(height, 12000),
+        deviceScaleFactor=1,
+        mobile=False,
+    )
     shot = base64.b64decode(dt.page("Page.captureScreenshot", format="png")["data"])
     out = tmp / "report.png"
     out.write_bytes(shot)

@@ -45,7 +45,9 @@ def test_call_retries_up_to_max_retries_with_doubling_delays():
 
 def test_call_stops_at_the_deadline_and_on_errors_it_does_not_retry():
     c = Clock()
-    policy = Backoff(max_retries=None, initial=1.0, maximum=1.0, deadline=3.5, sleep=c.sleep, clock=lambda: c.now)
+    policy = Backoff(
+        max_retries=None, initial=1.0, maximum=1.0, deadline=3.5, sleep=c.sleep, clock=lambda: c.now
+    )
     fn, calls = _failing(100)
     with pytest.raises(OSError):
         policy.call(fn, retry_if=lambda e: True)
@@ -62,7 +64,9 @@ def test_resend_sends_the_refused_items_again_and_settles_them_in_the_last_round
 
     def send(pending, last):
         rounds.append((list(pending), last))
-        return [x for x in pending if x % 2]  # the odd ones refused for a passing reason, every time
+        return [
+            x for x in pending if x % 2
+        ]  # the odd ones refused for a passing reason, every time
 
     Backoff(max_retries=2, initial=0.5, sleep=c.sleep).resend([1, 2, 3], send)
     assert rounds == [([1, 2, 3], False), ([1, 3], False), ([1, 3], True)] and c.slept == [0.5, 1.0]
@@ -76,8 +80,12 @@ def test_a_request_retried_names_its_attempts():
         pass
 
     c = Clock()
-    retry = Retrying("http://u:secret@host:9200", Backoff(max_retries=2, initial=0.01, sleep=c.sleep))
-    with pytest.raises(EngineError, match=r"cannot reach http://u:\*\*\*@host:9200 \(search\) after 3 attempt\(s\)"):
+    retry = Retrying(
+        "http://u:secret@host:9200", Backoff(max_retries=2, initial=0.01, sleep=c.sleep)
+    )
+    with pytest.raises(
+        EngineError, match=r"cannot reach http://u:\*\*\*@host:9200 \(search\) after 3 attempt\(s\)"
+    ):
         retry("search", _failing(10, ConnectionError)[0])
     assert c.slept == [0.01, 0.02]
 

@@ -11,15 +11,37 @@ from neardup.canonical.search import search_text
 CONFIG = Config(shingle_size=3, threshold=0.8)
 
 DOCS = [
-    Document("once", "one election was held in the city last spring with several other things on the ballot", "City news"),
-    Document("five", "elections elections elections elections and more elections across the country", "Country news"),
-    Document("none1", "the weather in london will be rainy with lending libraries closed all week", "Weather"),
-    Document("none2", "a recipe for bread needs flour water salt and a little patience in the morning", "Bread"),
-    Document("none3", "the football team won the match after a long and tiring season of games", "Football"),
+    Document(
+        "once",
+        "one election was held in the city last spring with several other things on the ballot",
+        "City news",
+    ),
+    Document(
+        "five",
+        "elections elections elections elections and more elections across the country",
+        "Country news",
+    ),
+    Document(
+        "none1",
+        "the weather in london will be rainy with lending libraries closed all week",
+        "Weather",
+    ),
+    Document(
+        "none2",
+        "a recipe for bread needs flour water salt and a little patience in the morning",
+        "Bread",
+    ),
+    Document(
+        "none3",
+        "the football team won the match after a long and tiring season of games",
+        "Football",
+    ),
 ]
 
 
-def fts5_bm25(docs: list[Document], query: str, k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+def fts5_bm25(
+    docs: list[Document], query: str, k1: float = 1.2, b: float = 0.75
+) -> dict[str, float]:
     """SQLite FTS5's bm25() by hand (its documented formula: IDF log((N - n + 0.5) / (n + 0.5)),
     a term's frequency summed over the columns, the row's length the tokens of all columns),
     on the analyzed words of title and text: each matching document's score."""
@@ -47,10 +69,20 @@ def test_the_hand_computed_bm25_matches_sqlite_on_stems():
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(title, body)")
     for i, d in enumerate(DOCS):
-        db.execute("INSERT INTO t(rowid, title, body) VALUES (?,?,?)", (i, search_text(d.title), search_text(d.text)))
-    got = {DOCS[i].id: -s for i, s in db.execute("SELECT rowid, bm25(t) FROM t WHERE t MATCH ?", (search_text("elections"),))}
+        db.execute(
+            "INSERT INTO t(rowid, title, body) VALUES (?,?,?)",
+            (i, search_text(d.title), search_text(d.text)),
+        )
+    got = {
+        DOCS[i].id: -s
+        for i, s in db.execute(
+            "SELECT rowid, bm25(t) FROM t WHERE t MATCH ?", (search_text("elections"),)
+        )
+    }
     want = fts5_bm25(DOCS, "elections")
-    assert got.keys() == want.keys() and all(math.isclose(got[k], want[k], rel_tol=1e-9) for k in want)
+    assert got.keys() == want.keys() and all(
+        math.isclose(got[k], want[k], rel_tol=1e-9) for k in want
+    )
 
 
 def test_search_scores_the_stems_it_matches(engine_target):
@@ -59,7 +91,9 @@ def test_search_scores_the_stems_it_matches(engine_target):
         nd.index(DOCS, progress=None)
         nd.engine.refresh()
         embedded = target.endswith(".db")
-        for query in ("elections", "election") if embedded else ("elections",):  # (the test server does not stem)
+        for query in (
+            ("elections", "election") if embedded else ("elections",)
+        ):  # (the test server does not stem)
             hits = nd.search(query, size=10)
             ids = [h.id for h in hits]
             assert ids.index("five") < ids.index("once"), query  # five times ranks above once
@@ -67,7 +101,9 @@ def test_search_scores_the_stems_it_matches(engine_target):
             if embedded:  # (the in-memory test server also lists documents without the word, last)
                 assert ids == ["five", "once"], query
                 want = fts5_bm25(DOCS, query)
-                assert {h.id: round(h.score, 9) for h in hits} == {k: round(v, 9) for k, v in want.items()}
+                assert {h.id: round(h.score, 9) for h in hits} == {
+                    k: round(v, 9) for k, v in want.items()
+                }
 
 
 def test_an_index_scored_on_raw_words_is_rebuilt_by_the_next_search(tmp_path):
@@ -77,8 +113,10 @@ def test_an_index_scored_on_raw_words_is_rebuilt_by_the_next_search(tmp_path):
         assert nd.search("elections")  # the full-text index is made
     db = sqlite3.connect(path)  # as an earlier version made it: no positions
     db.execute("DROP TABLE fts")
-    db.execute("CREATE VIRTUAL TABLE fts USING fts5(title, body, content='docs', content_rowid='seq', "
-               "tokenize='unicode61 remove_diacritics 2', detail=none)")
+    db.execute(
+        "CREATE VIRTUAL TABLE fts USING fts5(title, body, content='docs', content_rowid='seq', "
+        "tokenize='unicode61 remove_diacritics 2', detail=none)"
+    )
     db.commit()
     db.close()
     with NearDup.open(path, create=False) as nd:

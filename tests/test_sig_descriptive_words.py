@@ -34,7 +34,9 @@ def test_weights_hand_values(ctx):
     # RIDF = log2(N/df) + log2(1 - exp(-cf/N)); antelope: df = cf = 2, N = 5
     assert st.ridf("antelope") == pytest.approx(math.log2(5 / 2) + math.log2(1 - math.exp(-2 / 5)))
     # idf_opt peaks at df = sqrt(N)
-    assert st.idf_opt("zebra") == pytest.approx(math.log(5) - abs(math.log(3) - math.log(math.sqrt(5))))
+    assert st.idf_opt("zebra") == pytest.approx(
+        math.log(5) - abs(math.log(3) - math.log(math.sqrt(5)))
+    )
 
 
 def test_top_six_by_tf_sorted_alphabetically(ctx):
@@ -56,7 +58,11 @@ def test_two_heaviest_sentences(ctx):
 
 
 def test_tfidf_prefers_rare_words(ctx):
-    p = parts("the the the the the zebra zebra antelope qwerty", ctx, CFG.replace(extra=(("sharapova_top", 2),)))
+    p = parts(
+        "the the the the the zebra zebra antelope qwerty",
+        ctx,
+        CFG.replace(extra=(("sharapova_top", 2),)),
+    )
     # tf*idf: the 0, zebra 2*0.51 = 1.02, antelope 0.92, qwerty 1.61
     assert p["tfidf"].tolist() == crc("qwerty zebra")
     assert p["tf"].tolist() == crc("the zebra")
@@ -83,4 +89,7 @@ def test_the_old_name_needs_the_context_and_signs_the_same(ctx):
     old = CFG.replace(signatures=("exact", "sharapova"))
     assert needs_context(old) and needs_context(CFG)
     text = "zebra elephant. giraffe antelope zebra."
-    assert Signer(old, ctx).sign(text, "en").keys["sharapova"].tolist() == Signer(CFG, ctx).sign(text, "en").keys["descriptive_words"].tolist()
+    assert (
+        Signer(old, ctx).sign(text, "en").keys["sharapova"].tolist()
+        == Signer(CFG, ctx).sign(text, "en").keys["descriptive_words"].tolist()
+    )

@@ -31,8 +31,16 @@ def ctx():
 def test_context_is_json_and_keeps_terms_of_two_or_more_documents(ctx):
     assert json.loads(json.dumps(ctx)) == ctx
     assert ctx["n_docs"] == 5
-    assert ctx["avg_word_len"] == pytest.approx(146 / 21)  # 21 tokens, 146 letters (the long word has 34)
-    assert dict(zip(ctx["terms"], ctx["df"], strict=True)) == {"the": 5, "zebra": 3, "elephant": 3, "giraffe": 3, "antelope": 2}
+    assert ctx["avg_word_len"] == pytest.approx(
+        146 / 21
+    )  # 21 tokens, 146 letters (the long word has 34)
+    assert dict(zip(ctx["terms"], ctx["df"], strict=True)) == {
+        "the": 5,
+        "zebra": 3,
+        "elephant": 3,
+        "giraffe": 3,
+        "antelope": 2,
+    }
     assert needs_context(CFG) and not needs_context(Config())
 
 

@@ -51,7 +51,10 @@ def test_super_shingle_groups_are_positional():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 2), min_size=6, max_size=6), st.lists(st.integers(0, 2), min_size=6, max_size=6))
+@given(
+    st.lists(st.integers(0, 2), min_size=6, max_size=6),
+    st.lists(st.integers(0, 2), min_size=6, max_size=6),
+)
 def test_one_shared_mega_shingle_iff_two_super_shingles_agree(x, y):
     a, b = np.array(x, dtype=np.uint64), np.array(y, dtype=np.uint64)
     agree = int(np.count_nonzero(a == b))

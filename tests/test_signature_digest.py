@@ -27,7 +27,9 @@ SLICE = 300
 CORPUS_FILES = ("fa.jsonl", "ru.jsonl", "en.jsonl", "en_licenses.jsonl")
 
 #: sha256 of :func:`signature_digest`, pinned.
-SAMPLE_DIGEST = "665c944764c6781a446955a4c5a6560c5f459ac213d749e96f2edda2915c76d4"  # signature version 5
+SAMPLE_DIGEST = (
+    "665c944764c6781a446955a4c5a6560c5f459ac213d749e96f2edda2915c76d4"  # signature version 5
+)
 CORPORA_DIGEST = "d594a43eac25715282eecbd09cfe5adfc6086107c514de97f65e39703b19bb57"
 
 
@@ -63,7 +65,10 @@ def test_signatures_of_the_sample_are_pinned():
     assert signature_digest(_docs(SAMPLE)) == SAMPLE_DIGEST
 
 
-@pytest.mark.skipif(not all((CORPORA / n).exists() for n in CORPUS_FILES), reason=f"shared corpora not at {CORPORA} (NEARDUP_CORPORA)")
+@pytest.mark.skipif(
+    not all((CORPORA / n).exists() for n in CORPUS_FILES),
+    reason=f"shared corpora not at {CORPORA} (NEARDUP_CORPORA)",
+)
 def test_signatures_of_the_shared_corpora_are_pinned():
     assert signature_digest(_corpora()) == CORPORA_DIGEST
 
@@ -72,7 +77,10 @@ def test_the_digest_sees_a_changed_key():
     docs = _docs(SAMPLE, 20)
     base = signature_digest(docs)
     assert signature_digest(docs, Config(seed=2)) != base
-    changed = [Document(d.id, d.text + (" extra" if i == 7 else ""), lang=d.lang) for i, d in enumerate(docs)]
+    changed = [
+        Document(d.id, d.text + (" extra" if i == 7 else ""), lang=d.lang)
+        for i, d in enumerate(docs)
+    ]
     assert signature_digest(changed) != base
 
 

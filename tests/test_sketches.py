@@ -74,13 +74,17 @@ def test_mod_and_min_samples():
     assert min_sample(h[::-1], 3).tolist() == [0, 1, 2]
 
 
-sets = st.sets(st.integers(0, 2**64 - 1), max_size=300).map(lambda s: np.array(sorted(s), dtype=np.uint64))
+sets = st.sets(st.integers(0, 2**64 - 1), max_size=300).map(
+    lambda s: np.array(sorted(s), dtype=np.uint64)
+)
 
 
 @settings(max_examples=200, deadline=None)
 @given(sets, sets)
 def test_verifier_properties(a, b):
-    assert resemblance(a, a) == (1.0 if len(a) else 0.0)  # an empty set (a wordless document) resembles nothing
+    assert resemblance(a, a) == (
+        1.0 if len(a) else 0.0
+    )  # an empty set (a wordless document) resembles nothing
     assert resemblance(a, b) == resemblance(b, a)
     r, c = resemblance(a, b), containment(a, b)
     assert 0.0 <= r <= c <= 1.0
@@ -97,7 +101,9 @@ def test_length_filter_is_necessary_for_resemblance(n, t):
         if m < 0:
             continue
         best = min(n, m) / max(n, m) if max(n, m) else 1.0
-        assert (best >= t - 1e-9) == passes_length_filter(n, m, t) or not (lo <= m <= hi) == (best < t - 1e-9)
+        assert (best >= t - 1e-9) == passes_length_filter(n, m, t) or not (lo <= m <= hi) == (
+            best < t - 1e-9
+        )
 
 
 @pytest.mark.parametrize("scheme", ["oph", "kperm"])
@@ -118,11 +124,20 @@ def test_minhash_estimate_within_four_sigma(scheme, n, overlap, seed):
 
 
 def test_minhash_is_identical_across_processes():
-    code = ("import numpy as np; from neardup.minhash import MinHash; "
-            "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}').hashvalues.tolist())")
+    code = (
+        "import numpy as np; from neardup.minhash import MinHash; "
+        "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}').hashvalues.tolist())"
+    )
     for scheme in ("oph", "kperm"):
-        here = MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, scheme).hashvalues.tolist()
-        other = subprocess.run([sys.executable, "-c", code.format(s=scheme)], capture_output=True, text=True, check=True).stdout
+        here = MinHash.from_shingles(
+            np.arange(1, 500, dtype=np.uint64), 64, 7, scheme
+        ).hashvalues.tolist()
+        other = subprocess.run(
+            [sys.executable, "-c", code.format(s=scheme)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert eval(other) == here
 
 
@@ -134,19 +149,66 @@ def test_golden_values_pin_the_hash_functions():
     # combination of version 3's token hashes below).
     assert SIGNATURE_VERSION == 5
     th = hash_strings(["a", "rose", "is", "a", "rose"], 1)
-    assert th.tolist() == [11424993892651325269, 1252477247390874147, 16796916863692109645, 11424993892651325269, 1252477247390874147]
-    assert combine(th, 3).tolist() == [3651539514292556434, 1291542341473924837, 5645175803588987374]
-    v3 = np.array([16051599287423682246, 17682269953055564969, 8203742665516351232, 16051599287423682246, 17682269953055564969], dtype=np.uint64)
-    assert combine(v3, 3).tolist() == [18428080921137675705, 7195086397610003658, 14441974481437861236]
+    assert th.tolist() == [
+        11424993892651325269,
+        1252477247390874147,
+        16796916863692109645,
+        11424993892651325269,
+        1252477247390874147,
+    ]
+    assert combine(th, 3).tolist() == [
+        3651539514292556434,
+        1291542341473924837,
+        5645175803588987374,
+    ]
+    v3 = np.array(
+        [
+            16051599287423682246,
+            17682269953055564969,
+            8203742665516351232,
+            16051599287423682246,
+            17682269953055564969,
+        ],
+        dtype=np.uint64,
+    )
+    assert combine(v3, 3).tolist() == [
+        18428080921137675705,
+        7195086397610003658,
+        14441974481437861236,
+    ]
     assert exact_key(th) == "a4b080194a60845100f010d145df376d"
-    assert MinHash.from_shingles(np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm").hashvalues.tolist() == [
-        5670154646568099679, 4339070533916615077, 9499765306333191553, 1101825633394193528]
-    assert MinHash.from_shingles(np.arange(1, 4, dtype=np.uint64), 8, 1, "oph").hashvalues.tolist() == [
-        0, 4233148493373801447, 0, 4233148493373801447, 4233148493373801447, 0, 0, 0]
-    assert band_keys(np.arange(8, dtype=np.uint64), 2, 4).tolist() == [16672833618798944709, 8350475219201209255]
+    assert MinHash.from_shingles(
+        np.array([1, 2, 3], dtype=np.uint64), 4, 1, "kperm"
+    ).hashvalues.tolist() == [
+        5670154646568099679,
+        4339070533916615077,
+        9499765306333191553,
+        1101825633394193528,
+    ]
+    assert MinHash.from_shingles(
+        np.arange(1, 4, dtype=np.uint64), 8, 1, "oph"
+    ).hashvalues.tolist() == [
+        0,
+        4233148493373801447,
+        0,
+        4233148493373801447,
+        4233148493373801447,
+        0,
+        0,
+        0,
+    ]
+    assert band_keys(np.arange(8, dtype=np.uint64), 2, 4).tolist() == [
+        16672833618798944709,
+        8350475219201209255,
+    ]
     fp = token_simhash(th)
     assert fp == 11027542429476452165
-    assert block_keys(fp, 3).tolist() == [16605826593307798426, 1013625790289827186, 2607382183812146868, 13011666402182388671]
+    assert block_keys(fp, 3).tolist() == [
+        16605826593307798426,
+        1013625790289827186,
+        2607382183812146868,
+        13011666402182388671,
+    ]
 
 
 def test_optimal_bands_and_s_curve():
@@ -170,7 +232,11 @@ def test_config_rejects_bad_bands_and_stores_derived_ones():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(0, 2**64 - 1), st.lists(st.integers(0, 63), max_size=3, unique=True), st.integers(0, 6))
+@given(
+    st.integers(0, 2**64 - 1),
+    st.lists(st.integers(0, 63), max_size=3, unique=True),
+    st.integers(0, 6),
+)
 def test_simhash_blocks_pigeonhole(fp, flips, k):
     other = fp
     for bit in flips[:k]:

@@ -20,9 +20,14 @@ from neardup.resources import load_json
 from neardup.signer import Document, Signer
 
 # the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)
-SPEC_DIR = next((p / "shared" / "opensearch-api-spec" / "spec" for p in Path(__file__).resolve().parents[1:]
-                 if (p / "shared" / "opensearch-api-spec" / "spec").is_dir()),
-                Path(__file__).resolve().parents[1].parent / "shared" / "opensearch-api-spec" / "spec")
+SPEC_DIR = next(
+    (
+        p / "shared" / "opensearch-api-spec" / "spec"
+        for p in Path(__file__).resolve().parents[1:]
+        if (p / "shared" / "opensearch-api-spec" / "spec").is_dir()
+    ),
+    Path(__file__).resolve().parents[1].parent / "shared" / "opensearch-api-spec" / "spec",
+)
 if not SPEC_DIR.is_dir():
     pytest.skip(f"OpenSearch API specification not found at {SPEC_DIR}", allow_module_level=True)
 
@@ -37,9 +42,18 @@ def spec() -> Spec:
 @pytest.fixture(scope="module")
 def signed():
     signer = Signer(Config())
-    return [signer.sign(Document("a", " ".join(f"word{i % 37} token{i % 11}" for i in range(120)), title="T", fields={"site": "x"})),
-            signer.sign(Document("b", "یک دو سه چهار پنج شش هفت هشت نه ده")),
-            signer.sign(Document("c", "раз два три четыре пять шесть семь восемь девять десять"))]
+    return [
+        signer.sign(
+            Document(
+                "a",
+                " ".join(f"word{i % 37} token{i % 11}" for i in range(120)),
+                title="T",
+                fields={"site": "x"},
+            )
+        ),
+        signer.sign(Document("b", "یک دو سه چهار پنج شش هفت هشت نه ده")),
+        signer.sign(Document("c", "раз два три четыре пять шесть семь восемь девять десять")),
+    ]
 
 
 def _ok(spec: Spec, path: str, method: str, body) -> None:
@@ -48,14 +62,25 @@ def _ok(spec: Spec, path: str, method: str, body) -> None:
 
 
 # -- the validator can fail --------------------------------------------------------------------
-@pytest.mark.parametrize("path,method,body", [
-    ("/{index}/_search", "post", {"size": "ten"}),
-    ("/{index}/_search", "post", {"query": {"bool": {"should": "not a list or clause"}}}),
-    ("/{index}/_search", "post", {"sort": [{"_score": {"order": "upwards"}}]}),
-    ("/_index_template/{name}", "put", {"index_patterns": 5}),
-    ("/_ingest/pipeline/{id}", "put", {"processors": [{"fail": {"if": "true"}}]}),  # fail needs a message
-    ("/_ingest/pipeline/{id}", "put", {"processors": [{"set": {"field": "x"}, "fail": {"message": "m"}}]}),  # one per item
-])
+@pytest.mark.parametrize(
+    "path,method,body",
+    [
+        ("/{index}/_search", "post", {"size": "ten"}),
+        ("/{index}/_search", "post", {"query": {"bool": {"should": "not a list or clause"}}}),
+        ("/{index}/_search", "post", {"sort": [{"_score": {"order": "upwards"}}]}),
+        ("/_index_template/{name}", "put", {"index_patterns": 5}),
+        (
+            "/_ingest/pipeline/{id}",
+            "put",
+            {"processors": [{"fail": {"if": "true"}}]},
+        ),  # fail needs a message
+        (
+            "/_ingest/pipeline/{id}",
+            "put",
+            {"processors": [{"set": {"field": "x"}, "fail": {"message": "m"}}]},
+        ),  # one per item
+    ],
+)
 def test_validator_rejects_bad_bodies(spec, path, method, body):
     assert spec.errors(path, method, body)
 
@@ -67,44 +92,99 @@ def test_index_templates(spec):
     _ok(spec, "/_index_template/{name}", "put", docs)
     _ok(spec, "/_index_template/{name}", "put", dsl.documents_template("docs", meta, None))
     _ok(spec, "/_index_template/{name}", "put", dsl.clusters_template("docs"))
-    assert docs["index_patterns"] == ["docs"] and docs["template"]["settings"]["index"]["default_pipeline"] == "neardup-docs"
-    assert docs["template"]["mappings"]["_meta"]["neardup"]["signature_version"] == SIGNATURE_VERSION
+    assert (
+        docs["index_patterns"] == ["docs"]
+        and docs["template"]["settings"]["index"]["default_pipeline"] == "neardup-docs"
+    )
+    assert (
+        docs["template"]["mappings"]["_meta"]["neardup"]["signature_version"] == SIGNATURE_VERSION
+    )
     assert dsl.clusters_template("docs")["index_patterns"] == ["docs-clusters"]
 
 
 def test_mapping_fields_follow_the_contract():
     top = load_json("mappings", "documents.json")["template"]["mappings"]["properties"]
-    assert set(top) == {"title", "body", "fields", "neardup"} and top["neardup"]["dynamic"] == "strict"
+    assert (
+        set(top) == {"title", "body", "fields", "neardup"} and top["neardup"]["dynamic"] == "strict"
+    )
     props = top["neardup"]["properties"]  # everything neardup adds is under one object
     assert props["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
     assert props["shingles"]["type"] == "binary" and props["shingles"].get("doc_values") is False
-    assert {props[f]["type"] for f in ("exact", "lang", "cluster_id", "dup_of", "id")} == {"keyword"}
-    assert (props["is_duplicate"]["type"], props["max_resemblance"]["type"], props["n_shingles"]["type"],
-            props["indexed_at"]["type"], props["seq"]["type"]) == ("boolean", "float", "integer", "date", "long")
-    assert {k: v["type"] for k, v in props["keys"]["properties"].items()} == dict.fromkeys(("exact", "minhash", "simhash", "winnow"), "keyword")
+    assert {props[f]["type"] for f in ("exact", "lang", "cluster_id", "dup_of", "id")} == {
+        "keyword"
+    }
+    assert (
+        props["is_duplicate"]["type"],
+        props["max_resemblance"]["type"],
+        props["n_shingles"]["type"],
+        props["indexed_at"]["type"],
+        props["seq"]["type"],
+    ) == ("boolean", "float", "integer", "date", "long")
+    assert {k: v["type"] for k, v in props["keys"]["properties"].items()} == dict.fromkeys(
+        ("exact", "minhash", "simhash", "winnow"), "keyword"
+    )
     for f in ("title", "body"):
-        assert {k: v.get("analyzer") for k, v in top[f]["fields"].items() if k != "keyword"} == \
-            {"fa": "neardup_fa", "ru": "neardup_ru", "en": "neardup_en"}
+        assert {k: v.get("analyzer") for k, v in top[f]["fields"].items() if k != "keyword"} == {
+            "fa": "neardup_fa",
+            "ru": "neardup_ru",
+            "en": "neardup_en",
+        }
         assert tuple(k for k in top[f]["fields"] if k != "keyword") == dsl.TEXT_LANGS
     analysis = load_json("mappings", "documents.json")["template"]["settings"]["analysis"]
-    assert analysis["char_filter"]["neardup_yo"] == {"type": "mapping", "mappings": ["ё=>е", "Ё=>Е"]}
-    assert analysis["analyzer"]["neardup_ru"]["char_filter"] == ["neardup_yo"]  # ёлка and елка are one word
-    for a in analysis["analyzer"].values():  # every filter an analyzer names is built in or defined here
+    assert analysis["char_filter"]["neardup_yo"] == {
+        "type": "mapping",
+        "mappings": ["ё=>е", "Ё=>Е"],
+    }
+    assert analysis["analyzer"]["neardup_ru"]["char_filter"] == [
+        "neardup_yo"
+    ]  # ёлка and елка are one word
+    for a in analysis[
+        "analyzer"
+    ].values():  # every filter an analyzer names is built in or defined here
         assert set(a.get("char_filter", [])) <= set(analysis["char_filter"])
-        assert set(a["filter"]) - set(analysis["filter"]) <= {"lowercase", "decimal_digit", "arabic_normalization", "persian_normalization"}
+        assert set(a["filter"]) - set(analysis["filter"]) <= {
+            "lowercase",
+            "decimal_digit",
+            "arabic_normalization",
+            "persian_normalization",
+        }
     clusters = load_json("mappings", "clusters.json")["template"]["mappings"]["properties"]
-    assert set(clusters) == {"cluster_id", "size", "representative_id", "representative_title", "members", "min_resemblance",
-                             "mean_resemblance", "max_resemblance", "languages", "first_seen", "last_seen", "updated_at"}
+    assert set(clusters) == {
+        "cluster_id",
+        "size",
+        "representative_id",
+        "representative_title",
+        "members",
+        "min_resemblance",
+        "mean_resemblance",
+        "max_resemblance",
+        "languages",
+        "first_seen",
+        "last_seen",
+        "updated_at",
+    }
 
 
 def test_put_mapping_meta_and_settings(spec):
-    _ok(spec, "/{index}/_mapping", "put", {"_meta": {"neardup": dsl.index_meta(Config(), {"idf": {"a": 1.5}}, "neardup-x")}})
+    _ok(
+        spec,
+        "/{index}/_mapping",
+        "put",
+        {"_meta": {"neardup": dsl.index_meta(Config(), {"idf": {"a": 1.5}}, "neardup-x")}},
+    )
     _ok(spec, "/{index}/_settings", "put", dsl.default_pipeline_settings("neardup-x"))
 
 
-@pytest.mark.parametrize("product,version,fingerprint", [
-    ("elasticsearch", (8, 12, 0), True), ("elasticsearch", (9, 1, 0), True),
-    ("opensearch", (2, 11, 0), False), ("opensearch", (2, 16, 0), True), ("opensearch", (3, 0, 0), True)])
+@pytest.mark.parametrize(
+    "product,version,fingerprint",
+    [
+        ("elasticsearch", (8, 12, 0), True),
+        ("elasticsearch", (9, 1, 0), True),
+        ("opensearch", (2, 11, 0), False),
+        ("opensearch", (2, 16, 0), True),
+        ("opensearch", (3, 0, 0), True),
+    ],
+)
 def test_pipeline(spec, product, version, fingerprint):
     body = dsl.pipeline_body(product, version)
     _ok(spec, "/_ingest/pipeline/{id}", "put", body)
@@ -118,7 +198,9 @@ def test_pipeline(spec, product, version, fingerprint):
         if name == "fingerprint":
             continue  # not in the specification; checked against the documentation below
         assert spec.errors_for(container, p) == []
-        assert set(opts) <= _documented(spec, name), f"{name}: unknown options {set(opts) - _documented(spec, name)}"
+        assert set(opts) <= _documented(spec, name), (
+            f"{name}: unknown options {set(opts) - _documented(spec, name)}"
+        )
 
 
 def _documented(spec: Spec, processor: str) -> set[str]:
@@ -143,9 +225,18 @@ def test_fingerprint_processor_options_are_the_documented_ones():
     es, os_ = fp["elasticsearch"]["fingerprint"], fp["opensearch"]["fingerprint"]
     assert set(es) <= common | {"fields", "target_field", "salt", "method", "ignore_missing"}
     assert es["method"] in {"MD5", "SHA-1", "SHA-256", "SHA-512", "MurmurHash3"}
-    assert set(os_) <= common | {"fields", "exclude_fields", "hash_method", "target_field", "ignore_missing"}
+    assert set(os_) <= common | {
+        "fields",
+        "exclude_fields",
+        "hash_method",
+        "target_field",
+        "ignore_missing",
+    }
     assert os_["hash_method"] in {"MD5@2.16.0", "SHA-1@2.16.0", "SHA-256@2.16.0", "SHA3-256@2.16.0"}
-    assert es["fields"] == os_["fields"] == ["body"] and es["target_field"] == os_["target_field"] == "neardup.fingerprint"
+    assert (
+        es["fields"] == os_["fields"] == ["body"]
+        and es["target_field"] == os_["target_field"] == "neardup.fingerprint"
+    )
 
 
 # -- searches ----------------------------------------------------------------------------------
@@ -153,9 +244,24 @@ def _candidate_queries(signed):
     s = signed[0]
     k = {f: tuple(int(x) for x in s.keys[f]) for f in s.keys}
     return [
-        CandidateQuery((KeyGroup("exact", k["exact"]), KeyGroup("minhash", k["minhash"]), KeyGroup("simhash", k["simhash"])),
-                       5, 2**62, "a", 200),
-        CandidateQuery((KeyGroup("winnow", k["winnow"], 2), KeyGroup("minhash", k["minhash"])), 0, 50, None, 20000),
+        CandidateQuery(
+            (
+                KeyGroup("exact", k["exact"]),
+                KeyGroup("minhash", k["minhash"]),
+                KeyGroup("simhash", k["simhash"]),
+            ),
+            5,
+            2**62,
+            "a",
+            200,
+        ),
+        CandidateQuery(
+            (KeyGroup("winnow", k["winnow"], 2), KeyGroup("minhash", k["minhash"])),
+            0,
+            50,
+            None,
+            20000,
+        ),
     ]
 
 
@@ -164,14 +270,23 @@ def test_candidate_searches(spec, signed, max_clauses):
     bodies = [dsl.candidate_body(q, max_clauses) for q in _candidate_queries(signed)]
     for b in bodies:
         _ok(spec, "/{index}/_search", "post", b)
-        assert b["_source"] == ["neardup.n_shingles", "neardup.simhash", "neardup.shingles", "neardup.cluster_id", "neardup.seq"]
+        assert b["_source"] == [
+            "neardup.n_shingles",
+            "neardup.simhash",
+            "neardup.shingles",
+            "neardup.cluster_id",
+            "neardup.seq",
+        ]
         assert b["query"]["bool"]["minimum_should_match"] == 1
     assert bodies[0]["query"]["bool"]["must_not"] == [{"ids": {"values": ["a"]}}]
     assert bodies[1]["size"] == 10000  # capped at the result window
     lines = dsl.msearch_lines("docs", bodies)
     _ok(spec, "/_msearch", "post", lines)
     _ok(spec, "/{index}/_msearch", "post", lines)
-    header, body = spec.component("_core.msearch", "MultisearchHeader"), spec.component("_core.msearch", "MultisearchBody")
+    header, body = (
+        spec.component("_core.msearch", "MultisearchHeader"),
+        spec.component("_core.msearch", "MultisearchBody"),
+    )
     for h, b in zip(lines[::2], lines[1::2], strict=True):
         assert spec.errors_for(header, h) == [] and spec.errors_for(body, b) == []
 
@@ -181,19 +296,34 @@ def test_candidate_query_shape(signed):
     body = dsl.candidate_body(q)
     should = body["query"]["bool"]["should"]
     assert [c["bool"]["_name"] for c in should] == ["winnow", "minhash"]
-    assert should[0]["bool"]["minimum_should_match"] == 2 and should[1]["bool"]["minimum_should_match"] == 1
+    assert (
+        should[0]["bool"]["minimum_should_match"] == 2
+        and should[1]["bool"]["minimum_should_match"] == 1
+    )
     assert all(set(t) == {"constant_score"} for c in should for t in c["bool"]["should"])
-    assert body["query"]["bool"]["filter"] == [{"range": {"neardup.n_shingles": {"gte": 0, "lte": 50}}}]
+    assert body["query"]["bool"]["filter"] == [
+        {"range": {"neardup.n_shingles": {"gte": 0, "lte": 50}}}
+    ]
     small = dsl.candidate_body(q, max_clauses=8)["query"]["bool"]["should"]
-    assert "terms_set" in small[0] and small[1] == {"terms": {"neardup.keys.minhash": signed[0].keywords("minhash"), "_name": "minhash"}}
+    assert "terms_set" in small[0] and small[1] == {
+        "terms": {"neardup.keys.minhash": signed[0].keywords("minhash"), "_name": "minhash"}
+    }
     assert dsl.candidate_body(CandidateQuery((KeyGroup("minhash", ()),))) is None
 
 
 def test_other_searches(spec):
-    for b in (dsl.collisions_body("minhash", 1000), dsl.collisions_body("winnow", 10, {"key": "00ab", "id": "x"}),
-              dsl.max_seq_body(), dsl.scan_body(500, text=True), dsl.cluster_ids_body(100, ["c1"]), dsl.read_clusters_body(10, [3, "c"]),
-              dsl.fulltext_body("سلام دنیا", 10), dsl.fulltext_body({"match": {"body": "x"}}, 5),
-              dsl.fulltext_body({"query": {"match_all": {}}, "size": 3}, 10), *dsl.collapsed_bodies("привет мир", 10)):
+    for b in (
+        dsl.collisions_body("minhash", 1000),
+        dsl.collisions_body("winnow", 10, {"key": "00ab", "id": "x"}),
+        dsl.max_seq_body(),
+        dsl.scan_body(500, text=True),
+        dsl.cluster_ids_body(100, ["c1"]),
+        dsl.read_clusters_body(10, [3, "c"]),
+        dsl.fulltext_body("سلام دنیا", 10),
+        dsl.fulltext_body({"match": {"body": "x"}}, 5),
+        dsl.fulltext_body({"query": {"match_all": {}}, "size": 3}, 10),
+        *dsl.collapsed_bodies("привет мир", 10),
+    ):
         _ok(spec, "/{index}/_search", "post", b)
     pit = dsl.scan_body(100, [12, 7], {"id": "pit-id", "keep_alive": "5m"})
     _ok(spec, "/_search", "post", pit)
@@ -209,40 +339,87 @@ def test_search_highlights_the_language_subfields(spec):
     _ok(spec, "/{index}/_search", "post", body)
     fields = body["highlight"]["fields"]
     assert set(fields) == {"body", "body.fa", "body.ru", "body.en"}
-    assert [f for f, o in fields.items() if "no_match_size" in o] == ["body"]  # subfields give a fragment only where they match
+    assert [f for f, o in fields.items() if "no_match_size" in o] == [
+        "body"
+    ]  # subfields give a fragment only where they match
     assert "neardup.lang" in body["_source"]
-    hl = {"body": ["Зелёная ёлка стояла в лесу"], "body.ru": ["Зелёная [ёлка] стояла в лесу"], "body.en": ["The [gardens]"]}
-    assert dsl.snippet_of(hl, dsl.OWN, "ru") == "Зелёная [ёлка] стояла в лесу"  # the document's language first
+    hl = {
+        "body": ["Зелёная ёлка стояла в лесу"],
+        "body.ru": ["Зелёная [ёлка] стояла в лесу"],
+        "body.en": ["The [gardens]"],
+    }
+    assert (
+        dsl.snippet_of(hl, dsl.OWN, "ru") == "Зелёная [ёлка] стояла в лесу"
+    )  # the document's language first
     assert dsl.snippet_of(hl, dsl.OWN, "en") == "The [gardens]"
-    assert dsl.snippet_of(hl, dsl.OWN, None) == "Зелёная [ёлка] стояла в лесу"  # no language: fa, ru, en, body
-    assert dsl.snippet_of({"body": ["plain start"], "body.ru": [""]}, dsl.OWN, "ru") == "plain start"  # empty ones skipped
+    assert (
+        dsl.snippet_of(hl, dsl.OWN, None) == "Зелёная [ёлка] стояла в лесу"
+    )  # no language: fa, ru, en, body
+    assert (
+        dsl.snippet_of({"body": ["plain start"], "body.ru": [""]}, dsl.OWN, "ru") == "plain start"
+    )  # empty ones skipped
     assert dsl.snippet_of(None) == "" and dsl.snippet_of({}, dsl.OWN, "fa") == ""
     adopted = dsl.Layout(text="content", adopted=True)
-    assert set(dsl.highlight(adopted)["fields"]) == {"content"}  # a user's field has no neardup subfields
+    assert set(dsl.highlight(adopted)["fields"]) == {
+        "content"
+    }  # a user's field has no neardup subfields
     assert dsl.snippet_of({"content.ru": ["x [y]"], "content": ["x y"]}, adopted, "ru") == "x y"
 
 
 def test_tagging_support_bodies(spec, signed):
     s = signed[0]
-    q = CandidateQuery((KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),), 3, 90, "a", 50,
-                       before_seq=40, after_seq=2, representatives=True)
+    q = CandidateQuery(
+        (KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),),
+        3,
+        90,
+        "a",
+        50,
+        before_seq=40,
+        after_seq=2,
+        representatives=True,
+    )
     body = dsl.candidate_body(q)
     _ok(spec, "/{index}/_search", "post", body)
     assert {"range": {"neardup.seq": {"lt": 40, "gt": 2}}} in body["query"]["bool"]["filter"]
     assert {"term": {"neardup.is_duplicate": False}} in body["query"]["bool"]["filter"]
-    for b in (dsl.tag_scan_body(100, [5], {"id": "pit", "keep_alive": "5m"}), dsl.members_body(["a", "b"], 100, [9]),
-              dsl.count_body(), dsl.count_body(False)):
+    for b in (
+        dsl.tag_scan_body(100, [5], {"id": "pit", "keep_alive": "5m"}),
+        dsl.members_body(["a", "b"], 100, [9]),
+        dsl.count_body(),
+        dsl.count_body(False),
+    ):
         _ok(spec, "/_search", "post", b)
     _ok(spec, "/{index}", "put", dsl.state_index_body())
     lay = dsl.Layout(text="content", title="headline", order="published", adopted=True)
-    _ok(spec, "/_search", "post", dsl.unsigned_body(200, [1700000000000, 12], {"id": "pit", "keep_alive": "5m"}, lay))
-    _ok(spec, "/{index}/_search", "post", dsl.unsigned_body(200, None, None, dsl.Layout(text="body", adopted=True)))
-    m = dsl.attach_mapping(Config().signatures, dsl.meta_pointer("articles", dsl.index_meta(Config())), {"owner": "x"})
+    _ok(
+        spec,
+        "/_search",
+        "post",
+        dsl.unsigned_body(200, [1700000000000, 12], {"id": "pit", "keep_alive": "5m"}, lay),
+    )
+    _ok(
+        spec,
+        "/{index}/_search",
+        "post",
+        dsl.unsigned_body(200, None, None, dsl.Layout(text="body", adopted=True)),
+    )
+    m = dsl.attach_mapping(
+        Config().signatures, dsl.meta_pointer("articles", dsl.index_meta(Config())), {"owner": "x"}
+    )
     _ok(spec, "/{index}/_mapping", "put", m)
-    assert set(m) == {"_meta", "properties"} and set(m["properties"]) == {"neardup"} and m["_meta"]["owner"] == "x"
+    assert (
+        set(m) == {"_meta", "properties"}
+        and set(m["properties"]) == {"neardup"}
+        and m["_meta"]["owner"] == "x"
+    )
     for b in dsl.collapsed_bodies("words", 10, layout=lay):
         _ok(spec, "/{index}/_search", "post", b)
-    _ok(spec, "/{index}/_create/{id}", "put", dsl.settings_source(dsl.index_meta(Config()), "2026-01-01T00:00:00Z"))
+    _ok(
+        spec,
+        "/{index}/_create/{id}",
+        "put",
+        dsl.settings_source(dsl.index_meta(Config()), "2026-01-01T00:00:00Z"),
+    )
 
 
 # -- bulk --------------------------------------------------------------------------------------
@@ -250,11 +427,33 @@ def test_tagging_support_bodies(spec, signed):
 def test_bulk_lines(spec, signed, client):
     helpers = pytest.importorskip(f"{client}.helpers")
     tags = {"a": Tags("a"), "b": Tags("a", "a", 0.91, True)}
-    actions = [dsl.index_action("docs", s, tags.get(s.id), i + 1, "2026-01-01T00:00:00.000+00:00") for i, s in enumerate(signed)]
+    actions = [
+        dsl.index_action("docs", s, tags.get(s.id), i + 1, "2026-01-01T00:00:00.000+00:00")
+        for i, s in enumerate(signed)
+    ]
     adopted = dsl.Layout(text="content", title="headline", order="published", adopted=True)
-    actions.append(dsl.index_action("articles", signed[0], None, 9, "2026-01-01T00:00:00.000+00:00", adopted))
-    actions += [dsl.update_tags_action("docs", "a", Tags("a", None, 0.0, False)), dsl.delete_action("docs", "c"),
-                dsl.cluster_action("docs", ClusterRecord(cluster_id="a", size=2, representative_id="a", representative_title="T", members=["a", "b"], min_resemblance=0.9, mean_resemblance=0.9, max_resemblance=0.9, languages=["en"]), "2026-01-01T00:00:00Z")]
+    actions.append(
+        dsl.index_action("articles", signed[0], None, 9, "2026-01-01T00:00:00.000+00:00", adopted)
+    )
+    actions += [
+        dsl.update_tags_action("docs", "a", Tags("a", None, 0.0, False)),
+        dsl.delete_action("docs", "c"),
+        dsl.cluster_action(
+            "docs",
+            ClusterRecord(
+                cluster_id="a",
+                size=2,
+                representative_id="a",
+                representative_title="T",
+                members=["a", "b"],
+                min_resemblance=0.9,
+                mean_resemblance=0.9,
+                max_resemblance=0.9,
+                languages=["en"],
+            ),
+            "2026-01-01T00:00:00Z",
+        ),
+    ]
     lines = []
     for a in actions:
         meta, data = helpers.expand_action(dict(a))
@@ -274,11 +473,30 @@ def test_bulk_lines(spec, signed, client):
         i += 1 if kind == "delete" else 2
     assert set(lines[1]) == {"body", "title", "fields", "neardup"}
     src = lines[1]["neardup"]
-    assert set(src) >= {"id", "lang", "exact", "simhash", "keys", "shingles", "n_shingles", "n_tokens", "seq",
-                        "indexed_at", "signature_version", "cluster_id", "dup_of", "is_duplicate", "max_resemblance"}
+    assert set(src) >= {
+        "id",
+        "lang",
+        "exact",
+        "simhash",
+        "keys",
+        "shingles",
+        "n_shingles",
+        "n_tokens",
+        "seq",
+        "indexed_at",
+        "signature_version",
+        "cluster_id",
+        "dup_of",
+        "is_duplicate",
+        "max_resemblance",
+    }
     assert np.array_equal(decode_shingles(src["shingles"]), signed[0].shingles)
     # an adopted index: only neardup.* of an existing document, the user's field names for a new one
-    k = next(i for i in range(0, len(lines), 2) if "update" in lines[i] and lines[i]["update"]["_index"] == "articles")
+    k = next(
+        i
+        for i in range(0, len(lines), 2)
+        if "update" in lines[i] and lines[i]["update"]["_index"] == "articles"
+    )
     assert set(lines[k + 1]) == {"doc", "upsert"} and set(lines[k + 1]["doc"]) == {"neardup"}
     assert set(lines[k + 1]["upsert"]) == {"content", "headline", "neardup"}
     assert src["keys"]["minhash"] == signed[0].keywords("minhash") and len(src["simhash"]) == 16

@@ -13,7 +13,18 @@ from .conftest import CORPORA
 Stemmer = pytest.importorskip("Stemmer")
 snowballstemmer = pytest.importorskip("snowballstemmer")
 
-WORDS = ["running", "generously", "nationalization", "файлами", "файлов", "бежавшими", "ёлками", "connection", "іван", "cafés"]
+WORDS = [
+    "running",
+    "generously",
+    "nationalization",
+    "файлами",
+    "файлов",
+    "бежавшими",
+    "ёлками",
+    "connection",
+    "іван",
+    "cafés",
+]
 
 
 def _corpus_words(limit: int = 400) -> list[str]:
@@ -33,9 +44,13 @@ def _corpus_words(limit: int = 400) -> list[str]:
 @pytest.mark.parametrize("algorithm", ["english", "russian"])
 def test_same_stems(algorithm):
     c, py = Stemmer.Stemmer(algorithm), snowballstemmer.stemmer(algorithm)
-    if type(py).__module__.startswith("Stemmer"):  # snowballstemmer hands out PyStemmer when it is installed
+    if type(py).__module__.startswith(
+        "Stemmer"
+    ):  # snowballstemmer hands out PyStemmer when it is installed
         from snowballstemmer import english_stemmer, russian_stemmer
 
-        py = {"english": english_stemmer.EnglishStemmer, "russian": russian_stemmer.RussianStemmer}[algorithm]()
+        py = {"english": english_stemmer.EnglishStemmer, "russian": russian_stemmer.RussianStemmer}[
+            algorithm
+        ]()
     words = WORDS + _corpus_words()
     assert c.stemWords(words) == [py.stemWord(w) for w in words]

@@ -27,7 +27,9 @@ def tmpfs(tmp_path):
     d.mkdir()
     if os.geteuid() != 0 or not shutil.which("mount"):
         pytest.skip("mounting a file system needs root")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(d)], capture_output=True, text=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(d)], capture_output=True, text=True
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
 
@@ -41,7 +43,13 @@ def tmpfs(tmp_path):
 
 
 def _records(n: int, start: int = 0, words: int = 40) -> list[dict]:
-    return [{"id": f"r{i}", "text": good_text(i) if words == 40 else " ".join([good_text(i)] * (words // 40))} for i in range(start, start + n)]
+    return [
+        {
+            "id": f"r{i}",
+            "text": good_text(i) if words == 40 else " ".join([good_text(i)] * (words // 40)),
+        }
+        for i in range(start, start + n)
+    ]
 
 
 def _fill(path) -> None:
@@ -63,9 +71,16 @@ def test_errors_are_classified_by_code_with_a_fallback_by_message():
 
     assert sqlite_failure(sqlite3.OperationalError("database or disk is full")) == "full"
     assert sqlite_failure(sqlite3.OperationalError("disk I/O error")) == "io"
-    assert sqlite_failure(sqlite3.OperationalError("attempt to write a readonly database")) == "read-only"
-    assert storage_problem("x.db", sqlite3.IntegrityError("UNIQUE constraint failed: docs.id")) is None
-    assert "read-only storage" in storage_problem("x.db", sqlite3.OperationalError("attempt to write a readonly database"))
+    assert (
+        sqlite_failure(sqlite3.OperationalError("attempt to write a readonly database"))
+        == "read-only"
+    )
+    assert (
+        storage_problem("x.db", sqlite3.IntegrityError("UNIQUE constraint failed: docs.id")) is None
+    )
+    assert "read-only storage" in storage_problem(
+        "x.db", sqlite3.OperationalError("attempt to write a readonly database")
+    )
     # the code itself, where SQLite gives it (Python 3.11+): a real full database
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t(x)")
@@ -85,10 +100,14 @@ def test_a_full_disk_is_named_and_the_index_still_reads(tmpfs, tmp_path):
     _fill(d / "filler")
     info = run("info", "-e", db)
     assert "not a neardup index" not in info.output, info.output
-    assert info.exit_code == 0 or ("full" in info.output and len(info.output.strip().splitlines()) == 1), info.output
+    assert info.exit_code == 0 or (
+        "full" in info.output and len(info.output.strip().splitlines()) == 1
+    ), info.output
     more = write_jsonl(tmp_path / "b.jsonl", _records(200, 40, words=400))
     r = run("index", more, "-e", db, "-q", "-j", "0")
-    assert r.exit_code == 1 and "Traceback" not in r.output and "not a neardup index" not in r.output, r.output
+    assert (
+        r.exit_code == 1 and "Traceback" not in r.output and "not a neardup index" not in r.output
+    ), r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and ("full" in lines[0] or "I/O" in lines[0]), r.output
     os.remove(d / "filler")
@@ -109,21 +128,32 @@ def test_read_only_storage_is_one_line(tmpfs, tmp_path):
         assert info.exit_code == 0 and json.loads(info.stdout)["documents"] == 30, info.output
         more = write_jsonl(tmp_path / "b.jsonl", _records(40, 30))
         r = run("index", more, "-e", db, "-q", "-j", "0")
-        assert r.exit_code == 1 and "Traceback" not in r.output and "failed" not in r.output, r.output
+        assert r.exit_code == 1 and "Traceback" not in r.output and "failed" not in r.output, (
+            r.output
+        )
         lines = r.output.strip().splitlines()
         assert len(lines) == 1 and "read-only storage" in lines[0], r.output
         for args in (["retag"], ["delete", "r1"], ["clusters", "--write"]):
             w = run(*args, "-e", db)
-            assert w.exit_code != 0 and "read-only" in w.output and "Traceback" not in w.output, (args, w.output)
+            assert w.exit_code != 0 and "read-only" in w.output and "Traceback" not in w.output, (
+                args,
+                w.output,
+            )
     finally:
         remount("rw")
 
 
 @pytest.mark.http
-@pytest.mark.parametrize("status,reason", [
-    (429, "index [t] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]"),
-    (403, "index [t] blocked by: [FORBIDDEN/8/index write (api)]"),
-])
+@pytest.mark.parametrize(
+    "status,reason",
+    [
+        (
+            429,
+            "index [t] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]",
+        ),
+        (403, "index [t] blocked by: [FORBIDDEN/8/index write (api)]"),
+    ],
+)
 def test_an_http_index_that_refuses_writes_is_one_line(fault_proxy, tmp_path, status, reason):
     assert run("init", "-e", fault_proxy.url, "--index", "t", "--no-pipeline").exit_code == 0
     fault_proxy.reject_bulk_items_status = status
@@ -133,7 +163,9 @@ def test_an_http_index_that_refuses_writes_is_one_line(fault_proxy, tmp_path, st
     r = run("index", src, "-e", fault_proxy.url, "--index", "t", "-q", "-j", "0", "--timeout", "5")
     assert r.exit_code == 1 and "Traceback" not in r.output and "failed" not in r.output, r.output
     lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and "refuses writes" in lines[0] and "cluster_block_exception" in lines[0], r.output
+    assert (
+        len(lines) == 1 and "refuses writes" in lines[0] and "cluster_block_exception" in lines[0]
+    ), r.output
     fault_proxy.reject_bulk_items = 0
     again = run("index", src, "-e", fault_proxy.url, "--index", "t", "-q", "-j", "0")
     assert again.exit_code == 0, again.output
@@ -148,7 +180,9 @@ def _nested(n: int, key: str, arrays: bool = False):
     return v
 
 
-def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_refused_by_both(engine_target):
+def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_refused_by_both(
+    engine_target,
+):
     """Elasticsearch and OpenSearch count the document's own fields object (``fields``) as a
     level: the documents index allows one level more than MAX_DEPTH, so the stated limit is
     the user's."""
@@ -159,11 +193,25 @@ def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_r
     target, opts = engine_target
     nd = NearDup.open(target, create=True, **opts)
     try:
-        docs = [Document(f"ok-{n}-{a}", good_text(n + 10 * a), fields=_nested(n, f"k{n}{'a' if a else ''}", a))
-                for n, a in ((1, False), (MAX_DEPTH - 1, False), (MAX_DEPTH, False), (1, True), (5, True))]
+        docs = [
+            Document(
+                f"ok-{n}-{a}",
+                good_text(n + 10 * a),
+                fields=_nested(n, f"k{n}{'a' if a else ''}", a),
+            )
+            for n, a in (
+                (1, False),
+                (MAX_DEPTH - 1, False),
+                (MAX_DEPTH, False),
+                (1, True),
+                (5, True),
+            )
+        ]
         bad = [Document("deep", good_text(99), fields=_nested(MAX_DEPTH + 1, "z"))]
         r = nd.index(docs + bad)
-        assert [f.id for f in r.failed] == ["deep"] and "nested more than" in r.failed[0].reason, r.failed
+        assert [f.id for f in r.failed] == ["deep"] and "nested more than" in r.failed[0].reason, (
+            r.failed
+        )
         nd.engine.refresh()
         assert nd.count() == len(docs)
         stored = nd.engine.get([d.id for d in docs], text=True)

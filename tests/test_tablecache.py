@@ -25,6 +25,7 @@ def _maker(calls: list[int]):
     def make() -> np.ndarray:
         calls.append(1)
         return np.arange(10, dtype=np.uint8)
+
     return make
 
 
@@ -82,7 +83,9 @@ def test_the_real_tables_load_equal_to_made(cache: Path):
         letters.code_point_table.cache_clear()
         loaded = letters.code_point_table(str.isdigit)
         assert any(p.name.startswith("str.isdigit-") for p in cache.iterdir())
-        assert np.array_equal(made, loaded) and int(loaded.sum()) == sum(chr(c).isdigit() for c in range(0x110000))
+        assert np.array_equal(made, loaded) and int(loaded.sum()) == sum(
+            chr(c).isdigit() for c in range(0x110000)
+        )
     finally:
         letters.code_point_table.cache_clear()
     assert os.environ["NEARDUP_CACHE_DIR"] == str(cache)
@@ -100,5 +103,7 @@ def test_the_banding_is_searched_once_then_read(cache: Path, monkeypatch: pytest
     assert found == [search(*a) for a in args] == [(20, 5, 4), search(*args[1]), (20, 5, 4)]
     assert searches == args[:2] and len(list(cache.iterdir())) == 2  # the third came from disk
     with pytest.raises(ValueError, match="no banding"):
-        lsh.optimal_lsh.__wrapped__(0.8, 4, 0.5, 0.5, 2, 3)  # an impossible min_match is refused, not kept
+        lsh.optimal_lsh.__wrapped__(
+            0.8, 4, 0.5, 0.5, 2, 3
+        )  # an impossible min_match is refused, not kept
     assert len(list(cache.iterdir())) == 2

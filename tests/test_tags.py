@@ -15,7 +15,13 @@ import random
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from neardup import Config, Document, NearDup
 from neardup.engines.base import Tags
@@ -23,7 +29,10 @@ from neardup.verify import resemblance
 
 CONFIG = Config(threshold=0.8, shingle_size=3)
 _rng = random.Random(7)
-VOCAB = ["".join(_rng.choice("bcdfghjklmnpqrstvwxz") + _rng.choice("aeiou") for _ in range(3)) for _ in range(400)]
+VOCAB = [
+    "".join(_rng.choice("bcdfghjklmnpqrstvwxz") + _rng.choice("aeiou") for _ in range(3))
+    for _ in range(400)
+]
 
 
 def base_text(seed: int, n: int = 40) -> str:
@@ -53,7 +62,9 @@ def tags_of(nd: NearDup, ids: list[str]) -> dict[str, tuple]:
 
 
 def _key(t: Tags | None) -> tuple | None:
-    return None if t is None else (t.cluster_id, t.dup_of, round(t.max_resemblance, 9), t.is_duplicate)
+    return (
+        None if t is None else (t.cluster_id, t.dup_of, round(t.max_resemblance, 9), t.is_duplicate)
+    )
 
 
 def fresh_tags(docs: list[Document], batch_size: int = 3) -> dict[str, tuple]:
@@ -75,12 +86,18 @@ def test_members_join_the_representative_not_a_member(nd, batch_size):
     a = base_text(1, 30)
     b = edit(a, 2, 1)
     c = edit(b, 3, 1)
-    nd.index([Document("a", a), Document("b", b), Document("c", c)], batch_size=batch_size, progress=None)
+    nd.index(
+        [Document("a", a), Document("b", b), Document("c", c)], batch_size=batch_size, progress=None
+    )
     nd.engine.refresh()
     got = nd.engine.get(["a", "b", "c"])
     sa, sb, sc = (got[x].shingles for x in "abc")
     # r(a,b) = 0.81, r(b,c) = 0.83, r(a,c) = 0.67: c resembles b most, but b is a member
-    assert resemblance(sa, sb) >= 0.8 and resemblance(sb, sc) > resemblance(sa, sb) and resemblance(sa, sc) < 0.8
+    assert (
+        resemblance(sa, sb) >= 0.8
+        and resemblance(sb, sc) > resemblance(sa, sb)
+        and resemblance(sa, sc) < 0.8
+    )
     t = tags_of(nd, ["a", "b", "c"])
     assert t["a"][:2] == ("a", None)
     assert t["b"][:2] == ("a", "a")
@@ -115,12 +132,22 @@ def test_rerun_and_resume_change_nothing(nd):
 
 def test_deleting_a_representative_retags_exactly_its_dependents(nd):
     a = base_text(10)
-    docs = [Document("a", a), Document("b", edit(a, 1, 1)), Document("c", edit(a, 2, 1)), Document("x", base_text(11))]
+    docs = [
+        Document("a", a),
+        Document("b", edit(a, 1, 1)),
+        Document("c", edit(a, 2, 1)),
+        Document("x", base_text(11)),
+    ]
     nd.index(docs, progress=None)
     nd.engine.refresh()
     rep = nd.delete(["a", "nope"])
     nd.engine.refresh()
-    assert rep.deleted == ["a"] and rep.missing == ["nope"] and set(rep.retagged) <= {"b", "c"} and "b" in rep.retagged
+    assert (
+        rep.deleted == ["a"]
+        and rep.missing == ["nope"]
+        and set(rep.retagged) <= {"b", "c"}
+        and "b" in rep.retagged
+    )
     assert tags_of(nd, ["b", "c", "x"]) == fresh_tags(docs[1:])
 
 
@@ -157,7 +184,10 @@ def test_connected_components_chain_and_are_labelled_as_such(nd):
 
 
 def test_export_unique_writes_one_document_per_cluster(nd):
-    docs = [Document(f"d{i}", edit(base_text(i // 3), i, i % 3), f"title {i}", None, {"source": "s"}) for i in range(12)]
+    docs = [
+        Document(f"d{i}", edit(base_text(i // 3), i, i % 3), f"title {i}", None, {"source": "s"})
+        for i in range(12)
+    ]
     nd.index(docs, progress=None)
     nd.engine.refresh()
     clusters = {t[0] for t in tags_of(nd, [d.id for d in docs]).values()}
@@ -166,12 +196,20 @@ def test_export_unique_writes_one_document_per_cluster(nd):
     dups = list(nd.export("duplicates"))
     assert len(unique) + len(dups) == len(docs) == len(list(nd.export()))
     rec = next(r for r in nd.export() if r["id"] == "d1")
-    assert rec["title"] == "title 1" and rec["source"] == "s" and rec["text"] == docs[1].text and rec["neardup"]["cluster_id"] == "d0"
+    assert (
+        rec["title"] == "title 1"
+        and rec["source"] == "s"
+        and rec["text"] == docs[1].text
+        and rec["neardup"]["cluster_id"] == "d0"
+    )
 
 
 def test_show_a_member_and_a_representative(nd):
     a = base_text(30)
-    nd.index([Document("a", a), Document("b", edit(a, 5, 1)), Document("c", edit(a, 6, 1))], progress=None)
+    nd.index(
+        [Document("a", a), Document("b", edit(a, 5, 1)), Document("c", edit(a, 6, 1))],
+        progress=None,
+    )
     nd.engine.refresh()
     s = nd.show("b")
     assert s.representative == "a" and s.resemblance >= CONFIG.threshold and s.members == []
@@ -225,7 +263,11 @@ class TagMachine(RuleBasedStateMachine):
             self.next_id += 1
         return out
 
-    specs = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 10_000), st.integers(0, 2)), min_size=1, max_size=5)
+    specs = st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 10_000), st.integers(0, 2)),
+        min_size=1,
+        max_size=5,
+    )
 
     @rule(specs=specs, batch_size=st.integers(1, 4))
     def add(self, specs, batch_size) -> None:
@@ -240,10 +282,15 @@ class TagMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 10_000), batch_size=st.integers(1, 4))
     def resend(self, pick, batch_size) -> None:
         if self.arrival:
-            ids = self.arrival[pick % len(self.arrival):][:3]
+            ids = self.arrival[pick % len(self.arrival) :][:3]
             self._index([Document(i, self.texts[i]) for i in ids], batch_size)
 
-    @rule(pick=st.integers(0, 10_000), kind=st.integers(0, 3), seed=st.integers(0, 10_000), edits=st.integers(1, 2))
+    @rule(
+        pick=st.integers(0, 10_000),
+        kind=st.integers(0, 3),
+        seed=st.integers(0, 10_000),
+        edits=st.integers(1, 2),
+    )
     def update(self, pick, kind, seed, edits) -> None:
         if self.arrival:
             i = self.arrival[pick % len(self.arrival)]
@@ -252,7 +299,7 @@ class TagMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 10_000), n=st.integers(1, 2))
     def delete(self, pick, n) -> None:
         if self.arrival:
-            ids = self.arrival[pick % len(self.arrival):][:n]
+            ids = self.arrival[pick % len(self.arrival) :][:n]
             self.nd.delete(ids)
             for i in ids:
                 self.arrival.remove(i)
@@ -270,8 +317,15 @@ class TagMachine(RuleBasedStateMachine):
 def test_tags_equal_a_fresh_index_after_any_sequence(engine_target, tmp_path):
     target, opts = engine_target
     TagMachine.target = (target, opts) if opts else (str(tmp_path), {})
-    run_state_machine_as_test(TagMachine, settings=settings(max_examples=40 if not opts else 25, stateful_step_count=10,
-                                                            deadline=None, suppress_health_check=list(HealthCheck)))
+    run_state_machine_as_test(
+        TagMachine,
+        settings=settings(
+            max_examples=40 if not opts else 25,
+            stateful_step_count=10,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
 
 
 def test_the_report_shows_the_clusters_of_the_rule(nd):
@@ -297,4 +351,12 @@ def test_a_full_candidate_list_is_asked_again_with_a_larger_limit(nd):
     q = nd.rule.query(s.keys, s.n_shingles, exclude_id="c0", limit=2)
     assert len(nd.engine.candidates([q])[0]) == 2
     full = all_candidates(nd.engine, [q], grow=2)[0]
-    assert len(full) == len(nd.engine.candidates([nd.rule.query(s.keys, s.n_shingles, exclude_id="c0", limit=1000)])[0]) > 2
+    assert (
+        len(full)
+        == len(
+            nd.engine.candidates(
+                [nd.rule.query(s.keys, s.n_shingles, exclude_id="c0", limit=1000)]
+            )[0]
+        )
+        > 2
+    )

@@ -17,13 +17,41 @@ if TYPE_CHECKING:
     from .errors import DocumentNotFound, EngineError, InvalidInput, NeardupError
     from .signer import Document, Signed, Signer
 
-_WHERE = {"NearDup": "api", "Comparison": "api", "IndexReport": "api", "Match": "api", "Pair": "api",
-          "Config": "config", "ConfigError": "config", "ConfigMismatch": "config",
-          "Document": "signer", "Signed": "signer", "Signer": "signer",
-          "NeardupError": "errors", "InvalidInput": "errors", "EngineError": "errors", "DocumentNotFound": "errors"}
+_WHERE = {
+    "NearDup": "api",
+    "Comparison": "api",
+    "IndexReport": "api",
+    "Match": "api",
+    "Pair": "api",
+    "Config": "config",
+    "ConfigError": "config",
+    "ConfigMismatch": "config",
+    "Document": "signer",
+    "Signed": "signer",
+    "Signer": "signer",
+    "NeardupError": "errors",
+    "InvalidInput": "errors",
+    "EngineError": "errors",
+    "DocumentNotFound": "errors",
+}
 
-__all__ = ["NearDup", "Config", "ConfigError", "ConfigMismatch", "Document", "Signed", "Signer", "Match", "Pair",
-           "Comparison", "IndexReport", "NeardupError", "InvalidInput", "EngineError", "DocumentNotFound"]
+__all__ = [
+    "NearDup",
+    "Config",
+    "ConfigError",
+    "ConfigMismatch",
+    "Document",
+    "Signed",
+    "Signer",
+    "Match",
+    "Pair",
+    "Comparison",
+    "IndexReport",
+    "NeardupError",
+    "InvalidInput",
+    "EngineError",
+    "DocumentNotFound",
+]
 __version__ = "0.1.0"
 
 

@@ -20,7 +20,9 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD_MAX = 32 << 20
 
 
-def keep_freed_memory(mmap_threshold: int = MMAP_THRESHOLD_MAX, trim_threshold: int = 256 << 20) -> bool:
+def keep_freed_memory(
+    mmap_threshold: int = MMAP_THRESHOLD_MAX, trim_threshold: int = 256 << 20
+) -> bool:
     """Ask glibc to serve blocks up to ``mmap_threshold`` bytes from its heap and to keep up
     to ``trim_threshold`` bytes of freed memory at the heap's top instead of returning it
     (``mallopt(M_MMAP_THRESHOLD)``, ``mallopt(M_TRIM_THRESHOLD)``): buffers freed after one
@@ -35,8 +37,13 @@ def keep_freed_memory(mmap_threshold: int = MMAP_THRESHOLD_MAX, trim_threshold: 
     if not sys.platform.startswith("linux"):
         return False
     try:
-        mallopt = ctypes.CDLL(None).mallopt  # (the process's own symbols, libc's among them; find_library would run ldconfig)
+        mallopt = ctypes.CDLL(
+            None
+        ).mallopt  # (the process's own symbols, libc's among them; find_library would run ldconfig)
     except (OSError, AttributeError):  # (musl has no mallopt)
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, min(mmap_threshold, MMAP_THRESHOLD_MAX)) and mallopt(M_TRIM_THRESHOLD, trim_threshold))
+    return bool(
+        mallopt(M_MMAP_THRESHOLD, min(mmap_threshold, MMAP_THRESHOLD_MAX))
+        and mallopt(M_TRIM_THRESHOLD, trim_threshold)
+    )

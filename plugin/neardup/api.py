@@ -39,7 +39,18 @@ from .simhash import hamming
 from .tagging import Tagger, is_representative
 from .verify import intersection_size, passes_length_filter, similarity
 
-__all__ = ["RESEMBLANCE_FIELDS", "Comparison", "DeleteReport", "DocumentTags", "IndexReport", "Match", "NearDup", "Pair", "UnionFind", "first_line"]
+__all__ = [
+    "RESEMBLANCE_FIELDS",
+    "Comparison",
+    "DeleteReport",
+    "DocumentTags",
+    "IndexReport",
+    "Match",
+    "NearDup",
+    "Pair",
+    "UnionFind",
+    "first_line",
+]
 
 
 @dataclass(kw_only=True)
@@ -66,10 +77,16 @@ MAX_SHARED_SHINGLES = 1000
 
 def shingle_hashes(tokens: Sequence[str], w: int, seed: int) -> np.ndarray:
     """The word shingle hashes of ``tokens`` in order (those the signer stores, with repeats)."""
-    return combine(hash_strings(tokens if isinstance(tokens, list) else list(tokens), seed), w) if tokens else np.empty(0, dtype=np.uint64)
+    return (
+        combine(hash_strings(tokens if isinstance(tokens, list) else list(tokens), seed), w)
+        if tokens
+        else np.empty(0, dtype=np.uint64)
+    )
 
 
-def shared_shingle_strings(ta: Sequence[str], hb: np.ndarray, w: int, seed: int, limit: int = MAX_SHARED_SHINGLES) -> list[str]:
+def shared_shingle_strings(
+    ta: Sequence[str], hb: np.ndarray, w: int, seed: int, limit: int = MAX_SHARED_SHINGLES
+) -> list[str]:
     """The word shingles of tokens ``ta`` that another text has too (``hb``: its
     :func:`shingle_hashes`): the first ``limit`` distinct ones in ``ta``'s order, sorted.
     Matched on their hashes, so only the strings listed are made.
@@ -103,7 +120,9 @@ class Comparison:
     simhash_hamming: int
     exact_equal: bool
     collisions: dict[str, dict[str, int]]  # field -> {"shared": n, "of": total in a}
-    shared_shingles: list[str]  # canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
+    shared_shingles: list[
+        str
+    ]  # canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
     #: each side too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`):
@@ -133,10 +152,18 @@ class DocumentTags:
 
     def to_dict(self) -> dict[str, Any]:
         t = self.tags
-        return {"id": self.id, "seq": self.seq, "title": self.title, "cluster_id": t.cluster_id if t else None,
-                "dup_of": t.dup_of if t else None, "is_duplicate": t.is_duplicate if t else None, "representative": self.representative,
-                "resemblance": self.resemblance, "members": [{"id": i, "resemblance": r} for i, r in self.members],
-                "too_short": self.too_short}
+        return {
+            "id": self.id,
+            "seq": self.seq,
+            "title": self.title,
+            "cluster_id": t.cluster_id if t else None,
+            "dup_of": t.dup_of if t else None,
+            "is_duplicate": t.is_duplicate if t else None,
+            "representative": self.representative,
+            "resemblance": self.resemblance,
+            "members": [{"id": i, "resemblance": r} for i, r in self.members],
+            "too_short": self.too_short,
+        }
 
 
 @dataclass
@@ -169,8 +196,10 @@ class NearDup:
         if self._signer is None:
             from .signatures import ContextError
 
-            raise ContextError(f"{self.engine.location} has no collection statistics yet for "
-                               f"{', '.join(self.config.signatures)}: index documents first")
+            raise ContextError(
+                f"{self.engine.location} has no collection statistics yet for "
+                f"{', '.join(self.config.signatures)}: index documents first"
+            )
         return self._signer
 
     @property
@@ -183,7 +212,14 @@ class NearDup:
         return Tagger(self.engine, self.rule)
 
     @classmethod
-    def open(cls, target: str | None = None, config: Config | None = None, *, create: bool = True, **engine_opts: Any) -> "NearDup":
+    def open(
+        cls,
+        target: str | None = None,
+        config: Config | None = None,
+        *,
+        create: bool = True,
+        **engine_opts: Any,
+    ) -> "NearDup":
         """Open (or create) the index at ``target``: a SQLite path or an Elasticsearch/OpenSearch URL."""
         engine = open_engine(target, **engine_opts)
         cfg = engine.open(config, create=create)
@@ -201,10 +237,19 @@ class NearDup:
     def count(self) -> int:
         return self.engine.count()
 
-    def candidate_query(self, keys: Mapping[str, np.ndarray], n_shingles: int, mode: str = "resemblance",
-                        threshold: float | None = None, exclude_id: str | None = None, limit: int = 1000) -> CandidateQuery:
+    def candidate_query(
+        self,
+        keys: Mapping[str, np.ndarray],
+        n_shingles: int,
+        mode: str = "resemblance",
+        threshold: float | None = None,
+        exclude_id: str | None = None,
+        limit: int = 1000,
+    ) -> CandidateQuery:
         """The engine query for one document (:meth:`CandidateRule.query`)."""
-        return self.rule.query(keys, n_shingles, mode=mode, threshold=threshold, exclude_id=exclude_id, limit=limit)
+        return self.rule.query(
+            keys, n_shingles, mode=mode, threshold=threshold, exclude_id=exclude_id, limit=limit
+        )
 
     def expected_recall(self, threshold: float) -> float:
         """Share of pairs of resemblance ``threshold`` the index's band keys propose
@@ -212,9 +257,17 @@ class NearDup:
         return clustering.expected_recall(self.rule, threshold)
 
     # -- writing ------------------------------------------------------------------------------
-    def index(self, docs: Iterable[Document], *, batch_size: int = 500, tag: bool = True,
-              progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False,
-              stop: Callable[[], bool] | None = None) -> IndexReport:
+    def index(
+        self,
+        docs: Iterable[Document],
+        *,
+        batch_size: int = 500,
+        tag: bool = True,
+        progress: Callable[[int], None] | None = None,
+        workers: int = 0,
+        checked: bool = False,
+        stop: Callable[[], bool] | None = None,
+    ) -> IndexReport:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
         ``checked``: every document passed :func:`~neardup.validate.check_document` already
         (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
@@ -230,8 +283,17 @@ class NearDup:
             docs = list(docs)
             self.build_context(docs)
         store = ingest.Ingest(self.engine, self.tagger if tag else None)
-        return ingest.run(store, self.signer, self.config, docs, batch_size=batch_size, progress=progress, workers=workers, checked=checked,
-                          stop=stop)
+        return ingest.run(
+            store,
+            self.signer,
+            self.config,
+            docs,
+            batch_size=batch_size,
+            progress=progress,
+            workers=workers,
+            checked=checked,
+            stop=stop,
+        )
 
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),
@@ -254,16 +316,20 @@ class NearDup:
         if self.engine.adopted and not delete_source_documents:
             from .engines.base import EngineError
 
-            raise EngineError(f"{self.engine.location} is an index neardup attached in place: its documents are your own, and "
-                              f"deleting {len(ids)} of them would remove them from it for good, with all their fields (not "
-                              "only neardup's). Give --yes-delete-source-documents (delete_source_documents=True) to delete them")
+            raise EngineError(
+                f"{self.engine.location} is an index neardup attached in place: its documents are your own, and "
+                f"deleting {len(ids)} of them would remove them from it for good, with all their fields (not "
+                "only neardup's). Give --yes-delete-source-documents (delete_source_documents=True) to delete them"
+            )
         report = DeleteReport()
         with self.engine.writer():
             found = self.engine.get(ids)
             report.missing = [i for i in ids if i not in found]
             report.deleted = [i for i in ids if i in found]
             reps = [i for i in report.deleted if is_representative(found[i].tags)]
-            members = {m for ms in self.engine.members(reps).values() for m in ms} - set(report.deleted)
+            members = {m for ms in self.engine.members(reps).values() for m in ms} - set(
+                report.deleted
+            )
             self.engine.delete(report.deleted)
             report.retagged = sorted(self.tagger.repair(members))
         self.engine.refresh()
@@ -281,7 +347,9 @@ class NearDup:
                     batch.append(d)
                 if batch and (d is None or len(batch) >= batch_size):
                     tags = tagger.tag_ordered(batch, [x.seq for x in batch])
-                    self.engine.update_tags({x.id: tags[x.id] for x in batch if x.tags != tags[x.id]})
+                    self.engine.update_tags(
+                        {x.id: tags[x.id] for x in batch if x.tags != tags[x.id]}
+                    )
                     dups += sum(t.is_duplicate for t in tags.values())
                     if progress:
                         progress(len(batch))
@@ -290,8 +358,16 @@ class NearDup:
         return dups
 
     # -- 1-to-N ------------------------------------------------------------------------------
-    def query(self, text: str | Document | None = None, *, id: str | None = None, lang: str | None = None,
-              mode: str = "resemblance", threshold: float | None = None, top_k: int = 10) -> list[Match]:
+    def query(
+        self,
+        text: str | Document | None = None,
+        *,
+        id: str | None = None,
+        lang: str | None = None,
+        mode: str = "resemblance",
+        threshold: float | None = None,
+        top_k: int = 10,
+    ) -> list[Match]:
         """Verified near-duplicates of a text (or of a stored document by ``id``), best first.
 
         mode="resemblance" keeps r(A,B) >= threshold; mode="containment" keeps c(A,B) >= threshold
@@ -303,7 +379,12 @@ class NearDup:
             stored = self.engine.get([id]).get(id)
             if stored is None:
                 raise DocumentNotFound(f"no document with id {id!r} in {self.engine.location}")
-            keys, n, shingles, simhash_value = stored.keys, stored.n_shingles, stored.shingles, stored.simhash
+            keys, n, shingles, simhash_value = (
+                stored.keys,
+                stored.n_shingles,
+                stored.shingles,
+                stored.simhash,
+            )
         elif text is not None:
             doc = text if isinstance(text, Document) else Document("", text, lang=lang)
             s = self.signer.sign(doc)
@@ -313,11 +394,22 @@ class NearDup:
         rule = self.rule
         q = rule.query(keys, n, mode=mode, threshold=t, exclude_id=id, limit=max(200, 20 * top_k))
         out = []
-        for c, sim in rule.verify(shingles, simhash_value, self.engine.candidates([q])[0], engine_fetch(self.engine)):
+        for c, sim in rule.verify(
+            shingles, simhash_value, self.engine.candidates([q])[0], engine_fetch(self.engine)
+        ):
             score = sim.resemblance if mode == "resemblance" else sim.containment
             if score >= t:
-                out.append(Match(id=c.id, resemblance=sim.resemblance, containment=sim.containment, containment_ba=sim.containment_ba,
-                                 intersection=sim.intersection, n_shingles=sim.size_b, cluster_id=c.cluster_id))
+                out.append(
+                    Match(
+                        id=c.id,
+                        resemblance=sim.resemblance,
+                        containment=sim.containment,
+                        containment_ba=sim.containment_ba,
+                        intersection=sim.intersection,
+                        n_shingles=sim.size_b,
+                        cluster_id=c.cluster_id,
+                    )
+                )
         out.sort(key=lambda m: (-(m.resemblance if mode == "resemblance" else m.containment), m.id))
         out = out[:top_k]
         if out:
@@ -330,7 +422,9 @@ class NearDup:
     def compare(self, a: str | Document, b: str | Document, *, ids: bool = False) -> Comparison:
         """Explain one pair: exact similarities, shared shingles and the raw passages behind them,
         which signatures collide."""
-        da, db = (self._doc_by_id(a), self._doc_by_id(b)) if ids else (_as_doc(a, "a"), _as_doc(b, "b"))
+        da, db = (
+            (self._doc_by_id(a), self._doc_by_id(b)) if ids else (_as_doc(a, "a"), _as_doc(b, "b"))
+        )
         sa, sb = self.signer.sign(da), self.signer.sign(db)
         sim = similarity(sa.shingles, sb.shingles)
         c = self.config
@@ -339,24 +433,48 @@ class NearDup:
         collisions = {}
         for f in sa.keys:
             ka, kb = sa.keys[f], sb.keys.get(f, np.empty(0, dtype=np.uint64))
-            shared = int(np.count_nonzero(ka == kb[: len(ka)])) if f in ("minhash", "simhash") and len(ka) == len(kb) else \
-                intersection_size(np.unique(ka), np.unique(kb))
+            shared = (
+                int(np.count_nonzero(ka == kb[: len(ka)]))
+                if f in ("minhash", "simhash") and len(ka) == len(kb)
+                else intersection_size(np.unique(ka), np.unique(kb))
+            )
             collisions[f] = {"shared": shared, "of": int(len(ka))}
         w = c.shingle_size_for(sa.lang)
         shared_strings: list[str] = []
         if c.shingle == "word":  # (one text's tokens held at a time: the other's as shingle hashes)
-            hb = shingle_hashes(self.signer.canonicalizer.tokens(db.text, db.lang or sb.lang), w, c.seed)
-            shared_strings = shared_shingle_strings(self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed)
+            hb = shingle_hashes(
+                self.signer.canonicalizer.tokens(db.text, db.lang or sb.lang), w, c.seed
+            )
+            shared_strings = shared_shingle_strings(
+                self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed
+            )
             del hb
         passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
         # a text too short to tell texts apart is an exact copy only of the same raw words
-        exact = sa.exact == sb.exact and (not (sa.too_short or sb.too_short) or da.text.split() == db.text.split())
-        return Comparison(a=da.id, b=db.id, resemblance=sim.resemblance, containment=sim.containment, containment_ba=sim.containment_ba,
-                          intersection=sim.intersection, shingles_a=sim.size_a, shingles_b=sim.size_b,
-                          passes_length_filter=passes_length_filter(sim.size_a, sim.size_b, c.threshold),
-                          minhash_estimate=mha.jaccard(mhb), simhash_hamming=hamming(sa.simhash, sb.simhash), exact_equal=exact,
-                          collisions=collisions, shared_shingles=shared_strings, shared_passages=passages,
-                          too_short_a=sa.too_short, too_short_b=sb.too_short, tokens_a=sa.n_tokens, tokens_b=sb.n_tokens)
+        exact = sa.exact == sb.exact and (
+            not (sa.too_short or sb.too_short) or da.text.split() == db.text.split()
+        )
+        return Comparison(
+            a=da.id,
+            b=db.id,
+            resemblance=sim.resemblance,
+            containment=sim.containment,
+            containment_ba=sim.containment_ba,
+            intersection=sim.intersection,
+            shingles_a=sim.size_a,
+            shingles_b=sim.size_b,
+            passes_length_filter=passes_length_filter(sim.size_a, sim.size_b, c.threshold),
+            minhash_estimate=mha.jaccard(mhb),
+            simhash_hamming=hamming(sa.simhash, sb.simhash),
+            exact_equal=exact,
+            collisions=collisions,
+            shared_shingles=shared_strings,
+            shared_passages=passages,
+            too_short_a=sa.too_short,
+            too_short_b=sb.too_short,
+            tokens_a=sa.n_tokens,
+            tokens_b=sb.n_tokens,
+        )
 
     def _doc_by_id(self, doc_id: str) -> Document:
         d = self.engine.get([doc_id], text=True).get(doc_id)
@@ -373,15 +491,40 @@ class NearDup:
             raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         t = d.tags
         if t is None:
-            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=None, representative=None, resemblance=None, too_short=d.too_short)
+            return DocumentTags(
+                id=d.id,
+                seq=d.seq,
+                title=d.title,
+                tags=None,
+                representative=None,
+                resemblance=None,
+                too_short=d.too_short,
+            )
         if t.is_duplicate:
-            return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=t.dup_of, resemblance=t.max_resemblance,
-                                too_short=d.too_short)
+            return DocumentTags(
+                id=d.id,
+                seq=d.seq,
+                title=d.title,
+                tags=t,
+                representative=t.dup_of,
+                resemblance=t.max_resemblance,
+                too_short=d.too_short,
+            )
         members = self.engine.members([d.id]).get(d.id, [])
         got = self.engine.get(members) if members else {}
-        return DocumentTags(id=d.id, seq=d.seq, title=d.title, tags=t, representative=d.id, resemblance=None,
-                            members=[(m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0) for m in members],
-                            too_short=d.too_short)
+        return DocumentTags(
+            id=d.id,
+            seq=d.seq,
+            title=d.title,
+            tags=t,
+            representative=d.id,
+            resemblance=None,
+            members=[
+                (m, got[m].tags.max_resemblance if m in got and got[m].tags else 0.0)
+                for m in members
+            ],
+            too_short=d.too_short,
+        )
 
     def similar_ids(self, doc_id: str, limit: int = 5, cutoff: float = 60.0) -> list[str]:
         """Stored ids that look like ``doc_id`` (an id mistyped, or typed as another path),
@@ -395,7 +538,12 @@ class NearDup:
         from rapidfuzz import fuzz, process
 
         ids = [row.id for row in self.engine.scan_tags()]
-        return [m for m, _score, _ in process.extract(doc_id, ids, scorer=fuzz.WRatio, limit=limit, score_cutoff=cutoff)]
+        return [
+            m
+            for m, _score, _ in process.extract(
+                doc_id, ids, scorer=fuzz.WRatio, limit=limit, score_cutoff=cutoff
+            )
+        ]
 
     def export(self, which: str = "all", *, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
         """Stored documents in arrival order as records: ``id``, ``title``, ``text``,
@@ -406,24 +554,41 @@ class NearDup:
             raise ValueError(f"which must be all, unique or duplicates, not {which!r}")
         for d in self.engine.scan(text=True, batch_size=batch_size):
             rep = is_representative(d.tags)
-            if (which == "unique" and not rep) or (which == "duplicates" and (rep or d.tags is None)):
+            if (which == "unique" and not rep) or (
+                which == "duplicates" and (rep or d.tags is None)
+            ):
                 continue
             t = d.tags
             rec: dict[str, Any] = {"id": d.id, "title": d.title, "text": d.text, "lang": d.lang}
             rec.update({k: v for k, v in (d.fields or {}).items() if k not in rec})
-            rec["neardup"] = {"cluster_id": t.cluster_id if t else None, "dup_of": t.dup_of if t else None,
-                              "resemblance": t.max_resemblance if t and t.is_duplicate else None,
-                              "is_duplicate": t.is_duplicate if t else None, "seq": d.seq, "too_short": d.too_short}
+            rec["neardup"] = {
+                "cluster_id": t.cluster_id if t else None,
+                "dup_of": t.dup_of if t else None,
+                "resemblance": t.max_resemblance if t and t.is_duplicate else None,
+                "is_duplicate": t.is_duplicate if t else None,
+                "seq": d.seq,
+                "too_short": d.too_short,
+            }
             yield rec
 
     # -- N-to-N ------------------------------------------------------------------------------
-    def pairs(self, threshold: float | None = None, *, fields: Sequence[str] | None = None, max_group: int = 1000) -> list[Pair]:
+    def pairs(
+        self,
+        threshold: float | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+        max_group: int = 1000,
+    ) -> list[Pair]:
         """Every verified pair with resemblance >= threshold, from key collisions in the engine
         (:func:`neardup.clustering.verified_pairs`)."""
         t = self.config.threshold if threshold is None else threshold
-        return clustering.verified_pairs(self.engine, self.rule, t, fields=fields, max_group=max_group)[0]
+        return clustering.verified_pairs(
+            self.engine, self.rule, t, fields=fields, max_group=max_group
+        )[0]
 
-    def resemblance_histogram(self, low: float | None = None, width: float = 0.05) -> list[dict[str, Any]]:
+    def resemblance_histogram(
+        self, low: float | None = None, width: float = 0.05
+    ) -> list[dict[str, Any]]:
         """How the documents' best resemblances to an earlier document spread, from ``low``
         (default t - 0.3, :func:`~neardup.clustering.tuning_low`) to 1, in bins of ``width``:
         where to put the threshold (:func:`~neardup.clustering.resemblance_histogram`). Below
@@ -432,10 +597,18 @@ class NearDup:
         low = clustering.tuning_low(self.config.threshold) if low is None else low
         best = clustering.best_earlier_resemblances(self.engine, self.rule, low)
         dups = [r.id for r in self.engine.scan_tags() if r.tags is not None and r.tags.is_duplicate]
-        return clustering.resemblance_histogram(best, dups, self.config.threshold, low, self.rule, width)
+        return clustering.resemblance_histogram(
+            best, dups, self.config.threshold, low, self.rule, width
+        )
 
-    def clusters(self, threshold: float | None = None, *, write: bool = False, min_size: int = 2,
-                 connected: bool = False) -> list[ClusterRecord]:
+    def clusters(
+        self,
+        threshold: float | None = None,
+        *,
+        write: bool = False,
+        min_size: int = 2,
+        connected: bool = False,
+    ) -> list[ClusterRecord]:
         """Clusters of the whole index, largest first.
 
         At the index's threshold these are the tags' clusters (a representative and its
@@ -454,7 +627,9 @@ class NearDup:
             seq = {i: r.seq for i, r in rows.items()}
             pairs = [p for p in pairs if p.a in seq and p.b in seq]
             if connected:
-                groups = clustering.groups_from_components(clustering.connected_components(pairs), pairs, seq)
+                groups = clustering.groups_from_components(
+                    clustering.connected_components(pairs), pairs, seq
+                )
             else:
                 groups = clustering.groups_from_leaders(clustering.leader_clusters(pairs, seq, t))
         out = clustering.records(groups, rows, min_size)
@@ -469,8 +644,15 @@ class NearDup:
         return out
 
     # -- search --------------------------------------------------------------------------------
-    def search(self, query: str | dict, *, size: int = 10, dedupe: bool = False, threshold: float | None = None,
-               pool: int | None = None) -> list[Hit]:
+    def search(
+        self,
+        query: str | dict,
+        *,
+        size: int = 10,
+        dedupe: bool = False,
+        threshold: float | None = None,
+        pool: int | None = None,
+    ) -> list[Hit]:
         """Full-text search; with ``dedupe`` near-duplicates among the top hits fold under the best one.
 
         A tagged index folds by ``cluster_id`` (the engine's ``collapse`` where it has one):

@@ -79,9 +79,19 @@ class CandidateRule:
         """Field -> keys a candidate must share (resemblance mode)."""
         return dict(self._needs)
 
-    def query(self, keys: Mapping[str, np.ndarray], n_shingles: int, *, mode: str = "resemblance",
-              threshold: float | None = None, exclude_id: str | None = None, limit: int = 1000,
-              before_seq: int | None = None, after_seq: int | None = None, representatives: bool = False) -> CandidateQuery:
+    def query(
+        self,
+        keys: Mapping[str, np.ndarray],
+        n_shingles: int,
+        *,
+        mode: str = "resemblance",
+        threshold: float | None = None,
+        exclude_id: str | None = None,
+        limit: int = 1000,
+        before_seq: int | None = None,
+        after_seq: int | None = None,
+        representatives: bool = False,
+    ) -> CandidateQuery:
         """The engine query for one document.
 
         resemblance: the groups of :meth:`needs`; ``t*|A| <= |B| <= |A|/t``.
@@ -92,8 +102,11 @@ class CandidateRule:
         t = self.config.threshold if threshold is None else threshold
         if mode not in ("resemblance", "containment"):
             raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
-        groups = [KeyGroup(f, _keys(keys[f]), m) for f, m in self._needs.items()
-                  if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")]
+        groups = [
+            KeyGroup(f, _keys(keys[f]), m)
+            for f, m in self._needs.items()
+            if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")
+        ]
         if mode == "containment":
             for f in CONTAINMENT_SAMPLES:
                 sample = keys.get(f)
@@ -101,7 +114,9 @@ class CandidateRule:
                     need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
                     groups.append(KeyGroup(f, _keys(sample), need))
         lo, hi = length_bounds(n_shingles, t, mode)
-        return CandidateQuery(tuple(groups), lo, hi, exclude_id, limit, before_seq, after_seq, representatives)
+        return CandidateQuery(
+            tuple(groups), lo, hi, exclude_id, limit, before_seq, after_seq, representatives
+        )
 
     # -- the same test on two documents in memory ----------------------------------------------
     def matched(self, a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> frozenset[str]:
@@ -124,10 +139,14 @@ class CandidateRule:
             return hamming(simhash_a, simhash_b) <= self.config.simhash_k
         return True
 
-    def plausible_many(self, simhash_only: np.ndarray, simhash_a: np.ndarray, simhash_b: np.ndarray) -> np.ndarray:
+    def plausible_many(
+        self, simhash_only: np.ndarray, simhash_a: np.ndarray, simhash_b: np.ndarray
+    ) -> np.ndarray:
         """:meth:`plausible` of many pairs; ``simhash_only`` marks those proposed by SimHash
         blocks alone."""
-        return ~np.asarray(simhash_only, dtype=bool) | (hamming_many(simhash_a, simhash_b) <= self.config.simhash_k)
+        return ~np.asarray(simhash_only, dtype=bool) | (
+            hamming_many(simhash_a, simhash_b) <= self.config.simhash_k
+        )
 
     def is_candidate(self, a: SignedLike, b: SignedLike, threshold: float | None = None) -> bool:
         """What the engine query and :meth:`plausible` decide together, for two documents
@@ -139,8 +158,13 @@ class CandidateRule:
         return bool(m) and self.plausible(m, a.simhash, b.simhash)
 
     # -- verification ----------------------------------------------------------------------------
-    def verify(self, shingles: np.ndarray, simhash_value: int, cands: Sequence[Candidate],
-               fetch: Callable[[list[str]], Mapping[str, np.ndarray]]) -> list[tuple[Candidate, Similarity]]:
+    def verify(
+        self,
+        shingles: np.ndarray,
+        simhash_value: int,
+        cands: Sequence[Candidate],
+        fetch: Callable[[list[str]], Mapping[str, np.ndarray]],
+    ) -> list[tuple[Candidate, Similarity]]:
         """Exact similarity of the plausible candidates. Shingles an engine did not return
         with the hit are read with ``fetch(ids) -> {id: shingles}``."""
         cands = [c for c in cands if self.plausible(c.matched, simhash_value, c.simhash)]
@@ -161,7 +185,9 @@ def engine_fetch(engine: Engine) -> Callable[[list[str]], dict[str, np.ndarray]]
     return lambda ids: {i: d.shingles for i, d in engine.get(ids, keys=False).items()}
 
 
-def all_candidates(engine: Engine, queries: Sequence[CandidateQuery], grow: int = 8) -> list[list[Candidate]]:
+def all_candidates(
+    engine: Engine, queries: Sequence[CandidateQuery], grow: int = 8
+) -> list[list[Candidate]]:
     """Run ``queries``; a query that came back full (``limit`` hits) runs again with a
     ``grow`` times larger limit until it is not, so no candidate is cut off."""
     queries = list(queries)

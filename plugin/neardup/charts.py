@@ -37,18 +37,31 @@ def _figure(title: str, xlabel: str, ylabel: str) -> tuple[Figure, object]:
     return fig, ax
 
 
-def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str, xlabel: str, ylabel: str) -> str:
+def bar_chart(
+    labels: Sequence[str], values: Sequence[float], *, title: str, xlabel: str, ylabel: str
+) -> str:
     """One bar per label."""
     fig, ax = _figure(title, xlabel, ylabel)
     ax.bar(range(len(labels)), values, color=ONE)
-    ax.set_xticks(range(len(labels)), labels, rotation=45 if len(labels) > 12 else 0,
-                  ha="right" if len(labels) > 12 else "center")
+    ax.set_xticks(
+        range(len(labels)),
+        labels,
+        rotation=45 if len(labels) > 12 else 0,
+        ha="right" if len(labels) > 12 else "center",
+    )
     ax.yaxis.get_major_locator().set_params(integer=True)
     return _svg(fig)
 
 
-def stacked_bars(labels: Sequence[str], series: Mapping[str, Sequence[float]], colors: Sequence[str], *,
-                 title: str, xlabel: str, ylabel: str) -> str:
+def stacked_bars(
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[float]],
+    colors: Sequence[str],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+) -> str:
     """Bars per label, one stacked segment per series (legend in series order)."""
     fig, ax = _figure(title, xlabel, ylabel)
     bottom = [0.0] * len(labels)
@@ -61,16 +74,33 @@ def stacked_bars(labels: Sequence[str], series: Mapping[str, Sequence[float]], c
     return _svg(fig)
 
 
-def binned_histogram(edges: Sequence[float], series: Mapping[str, Sequence[int]], colors: Sequence[str], *,
-                     title: str, xlabel: str, ylabel: str, marker: float | None = None,
-                     marker_label: str = "") -> str:
+def binned_histogram(
+    edges: Sequence[float],
+    series: Mapping[str, Sequence[int]],
+    colors: Sequence[str],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    marker: float | None = None,
+    marker_label: str = "",
+) -> str:
     """Pre-counted bins (``len(edges) - 1`` counts per series), stacked, with an optional vertical marker."""
     fig, ax = _figure(title, xlabel, ylabel)
     widths = [b - a for a, b in pairwise(edges)]
     bottom = [0] * (len(edges) - 1)
     for (name, counts), color in zip(series.items(), colors, strict=True):
-        ax.bar(edges[:-1], counts, width=widths, bottom=bottom, align="edge", color=color, label=name,
-               edgecolor="white", linewidth=0.5)
+        ax.bar(
+            edges[:-1],
+            counts,
+            width=widths,
+            bottom=bottom,
+            align="edge",
+            color=color,
+            label=name,
+            edgecolor="white",
+            linewidth=0.5,
+        )
         bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
     if marker is not None:
         ax.axvline(marker, color="#333", linestyle="--", linewidth=1, label=marker_label or None)

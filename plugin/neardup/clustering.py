@@ -81,7 +81,9 @@ class UnionFind:
 
 
 # -- the rule over pairs ---------------------------------------------------------------------------
-def leader_clusters(pairs: Iterable[Pair], seq: Mapping[str, int], threshold: float) -> dict[str, tuple[str, float]]:
+def leader_clusters(
+    pairs: Iterable[Pair], seq: Mapping[str, int], threshold: float
+) -> dict[str, tuple[str, float]]:
     """The cluster rule over verified pairs: member -> (representative, resemblance).
 
     Documents are taken in ``seq`` order; each joins the earlier representative it
@@ -118,8 +120,14 @@ def expected_recall(rule: CandidateRule, threshold: float) -> float:
 
 
 # -- verified pairs from key collisions in the engine ---------------------------------------------
-def verified_pairs(engine: Engine, rule: CandidateRule, threshold: float, *, fields: Sequence[str] | None = None,
-                   max_group: int = 1000) -> tuple[list[Pair], dict[str, StoredDoc]]:
+def verified_pairs(
+    engine: Engine,
+    rule: CandidateRule,
+    threshold: float,
+    *,
+    fields: Sequence[str] | None = None,
+    max_group: int = 1000,
+) -> tuple[list[Pair], dict[str, StoredDoc]]:
     """Every pair that the candidate rule proposes and whose resemblance is >= ``threshold``.
 
     Pairs come from the engine's key collisions, field by field (all of the rule's fields,
@@ -160,21 +168,33 @@ def _shared_keys(groups: Iterable[list[str]], max_group: int) -> dict[tuple[str,
                 shared[p] = shared.get(p, 0) + 1
             continue
         g = sorted(set(group))
-        for p in itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:]):
+        for p in (
+            itertools.combinations(g, 2) if len(g) <= max_group else ((g[0], x) for x in g[1:])
+        ):
             shared[p] = shared.get(p, 0) + 1
     return shared
 
 
-def _proposed(matched: Mapping[tuple[str, str], int], simhash_bit: int, ids: Sequence[str], store: Mapping[str, StoredDoc],
-              rule: CandidateRule, threshold: float) -> list[tuple[str, str]]:
+def _proposed(
+    matched: Mapping[tuple[str, str], int],
+    simhash_bit: int,
+    ids: Sequence[str],
+    store: Mapping[str, StoredDoc],
+    rule: CandidateRule,
+    threshold: float,
+) -> list[tuple[str, str]]:
     """The pairs the candidate rule keeps, sorted, decided all at once: both documents
     stored, the length filter, and the SimHash distance for pairs proposed by SimHash blocks
     alone (``matched[p] == simhash_bit``)."""
     pairs = list(matched)
     n = len(pairs)
     at = {i: k for k, i in enumerate(ids)}
-    size = np.fromiter((store[i].n_shingles if i in store else -1 for i in ids), dtype=np.int64, count=len(ids))
-    sim = np.fromiter((store[i].simhash if i in store else 0 for i in ids), dtype=np.uint64, count=len(ids))
+    size = np.fromiter(
+        (store[i].n_shingles if i in store else -1 for i in ids), dtype=np.int64, count=len(ids)
+    )
+    sim = np.fromiter(
+        (store[i].simhash if i in store else 0 for i in ids), dtype=np.uint64, count=len(ids)
+    )
     ia = np.fromiter((at[a] for a, _ in pairs), dtype=np.int64, count=n)
     ib = np.fromiter((at[b] for _, b in pairs), dtype=np.int64, count=n)
     bits = np.fromiter(matched.values(), dtype=np.int64, count=n)
@@ -185,22 +205,37 @@ def _proposed(matched: Mapping[tuple[str, str], int], simhash_bit: int, ids: Seq
 
 
 # -- cluster records ------------------------------------------------------------------------------
-def records(groups: Mapping[str, Sequence[tuple[str, float]]], rows: Mapping[str, TagRow], min_size: int = 2) -> list[ClusterRecord]:
+def records(
+    groups: Mapping[str, Sequence[tuple[str, float]]], rows: Mapping[str, TagRow], min_size: int = 2
+) -> list[ClusterRecord]:
     """Cluster records from representative -> [(member, resemblance), ...], largest first.
     The members list starts with the representative, then arrival order."""
     out = []
     for rep, members in groups.items():
         if len(members) + 1 < min_size:
             continue
-        ids = [rep] + [m for m, _ in sorted(members, key=lambda x: rows[x[0]].seq if x[0] in rows else 0)]
+        ids = [rep] + [
+            m for m, _ in sorted(members, key=lambda x: rows[x[0]].seq if x[0] in rows else 0)
+        ]
         rs = [r for _, r in members] or [1.0]
         info = [rows[i] for i in ids if i in rows]
         seen = [r.indexed_at for r in info if r.indexed_at]
         title = rows[rep].title if rep in rows else None
-        out.append(ClusterRecord(cluster_id=rep, size=len(ids), representative_id=rep, representative_title=title, members=ids,
-                                 min_resemblance=float(min(rs)), mean_resemblance=math.fsum(rs) / len(rs), max_resemblance=float(max(rs)),
-                                 languages=sorted({r.lang for r in info if r.lang}), first_seen=min(seen) if seen else None,
-                                 last_seen=max(seen) if seen else None))
+        out.append(
+            ClusterRecord(
+                cluster_id=rep,
+                size=len(ids),
+                representative_id=rep,
+                representative_title=title,
+                members=ids,
+                min_resemblance=float(min(rs)),
+                mean_resemblance=math.fsum(rs) / len(rs),
+                max_resemblance=float(max(rs)),
+                languages=sorted({r.lang for r in info if r.lang}),
+                first_seen=min(seen) if seen else None,
+                last_seen=max(seen) if seen else None,
+            )
+        )
     out.sort(key=lambda c: (-c.size, c.cluster_id))
     return out
 
@@ -218,14 +253,18 @@ def groups_from_tags(rows: Iterable[TagRow]) -> dict[str, list[tuple[str, float]
     return out
 
 
-def groups_from_leaders(leaders: Mapping[str, tuple[str, float]]) -> dict[str, list[tuple[str, float]]]:
+def groups_from_leaders(
+    leaders: Mapping[str, tuple[str, float]],
+) -> dict[str, list[tuple[str, float]]]:
     out: dict[str, list[tuple[str, float]]] = {}
     for m, (rep, r) in leaders.items():
         out.setdefault(rep, []).append((m, r))
     return out
 
 
-def groups_from_components(components: Iterable[list[str]], pairs: Sequence[Pair], seq: Mapping[str, int]) -> dict[str, list[tuple[str, float]]]:
+def groups_from_components(
+    components: Iterable[list[str]], pairs: Sequence[Pair], seq: Mapping[str, int]
+) -> dict[str, list[tuple[str, float]]]:
     """Connected components as groups: the earliest document first; each member's value is
     its best resemblance to any document of the component (edges, not the representative)."""
     best: dict[str, float] = {}
@@ -257,7 +296,9 @@ def tuning_fields(rule: CandidateRule, signatures: Sequence[str]) -> list[str]:
     return list(rule.needs()) + (["winnow"] if "winnow" in signatures else [])
 
 
-def best_earlier_resemblances(engine: Engine, rule: CandidateRule, low: float, *, max_group: int = 1000) -> dict[str, float]:
+def best_earlier_resemblances(
+    engine: Engine, rule: CandidateRule, low: float, *, max_group: int = 1000
+) -> dict[str, float]:
     """Each document's highest resemblance to an earlier document (by arrival), among the
     pairs the keys of :func:`tuning_fields` propose and verification finds at >= ``low``;
     documents with none are left out."""
@@ -270,8 +311,14 @@ def best_earlier_resemblances(engine: Engine, rule: CandidateRule, low: float, *
     return best
 
 
-def resemblance_histogram(best: Mapping[str, float], duplicates: Iterable[str], threshold: float, low: float,
-                          rule: CandidateRule | None = None, width: float = 0.05) -> list[dict[str, Any]]:
+def resemblance_histogram(
+    best: Mapping[str, float],
+    duplicates: Iterable[str],
+    threshold: float,
+    low: float,
+    rule: CandidateRule | None = None,
+    width: float = 0.05,
+) -> list[dict[str, Any]]:
     """Bins of ``width`` from ``low`` to 1 (the last one holds 1.0): documents whose best
     resemblance (``best``) falls in each, of them the tagged ``duplicates``, and, with
     ``rule``, the share of pairs at the bin's lower edge the rule's keys propose for
@@ -282,8 +329,16 @@ def resemblance_histogram(best: Mapping[str, float], duplicates: Iterable[str], 
     """
     dup = set(duplicates)
     n = max(1, math.ceil((1 - low) / width - 1e-9))
-    bins = [{"from": round(low + k * width, 6), "to": round(min(1.0, low + (k + 1) * width), 6), "documents": 0, "duplicates": 0,
-             "below_threshold": low + (k + 1) * width <= threshold + 1e-9} for k in range(n)]
+    bins = [
+        {
+            "from": round(low + k * width, 6),
+            "to": round(min(1.0, low + (k + 1) * width), 6),
+            "documents": 0,
+            "duplicates": 0,
+            "below_threshold": low + (k + 1) * width <= threshold + 1e-9,
+        }
+        for k in range(n)
+    ]
     for doc, r in best.items():
         if r < low:
             continue

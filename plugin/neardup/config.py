@@ -23,7 +23,9 @@ from .registry import NAMES as FAMILY_SIGNATURES
 SIGNATURE_VERSION = 5  # 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant); 4: tokens hashed from their code points (no string per token), the exact key over the token hashes; 5: stop lists of function words only (canonical/data), languages beyond fa/ru/en (character tokens for scripts without spaces, Arabic apart from Persian)
 
 # -- settings with a fixed set of values: the Literal types are the one source of the choices
-Language = Literal["fa", "ru", "en"]  # the languages with rules of their own (stop lists, Persian letters, stemmers)
+Language = Literal[
+    "fa", "ru", "en"
+]  # the languages with rules of their own (stop lists, Persian letters, stemmers)
 DefaultLang = str  # "auto" (detect by script) or a language code (:func:`is_language_code`)
 Digits = Literal["unify", "drop", "keep"]  # unify: to ASCII
 Stem = Literal["none", "snowball", "lemma"]  # snowball: ru, en; lemma: ru (pymorphy3)
@@ -67,6 +69,8 @@ def language_of_code(code: str) -> str:
     ('en', 'zh', 'ar')
     """
     return re.split("[-_]", code, maxsplit=1)[0].lower()
+
+
 SIGNATURES = ("exact", "minhash", "simhash", "winnow")
 #: Built-in signatures: the defaults plus Broder's MOD_m sample.
 BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
@@ -77,7 +81,11 @@ CONTAINMENT_SAMPLES = ("winnow", "modm")
 #: Settings added after indices were first stored: left out of :meth:`Config.to_dict` (hence
 #: of the stored form and the fingerprint) where they have these defaults, so an index
 #: stored before they existed opens with the same fingerprint as before.
-_LATER_DEFAULTS: dict[str, Any] = {"fa_segmentation": "anchors", "fa_join_rules": ("lexicon", "second"), "fa_anchors": (3, 2, 14)}
+_LATER_DEFAULTS: dict[str, Any] = {
+    "fa_segmentation": "anchors",
+    "fa_join_rules": ("lexicon", "second"),
+    "fa_anchors": (3, 2, 14),
+}
 
 
 class ConfigMismatch(ConfigError):
@@ -101,14 +109,20 @@ class Config:
 
     version: int = SIGNATURE_VERSION
     # -- canonicalization ------------------------------------------------------------
-    default_lang: DefaultLang = "auto"  # "auto" (detect by script) or a language code (:func:`is_language_code`)
+    default_lang: DefaultLang = (
+        "auto"  # "auto" (detect by script) or a language code (:func:`is_language_code`)
+    )
     strip_html: bool = True
     stopwords: bool = True
     digits: Digits = "unify"  # unify (to ASCII) | drop | keep
     stem: Stem = "none"  # none | snowball (ru, en) | lemma (ru: pymorphy3)
     fa_segmentation: FaSegmentation = "anchors"  # Persian runs: anchors | join | none
     fa_join_rules: tuple[FaJoinRule, ...] = ("lexicon", "second")  # joins of fa_segmentation="join"
-    fa_anchors: tuple[int, int, int] = (3, 2, 14)  # (first_mod, second_mod, seed) of the anchor letter pairs
+    fa_anchors: tuple[int, int, int] = (
+        3,
+        2,
+        14,
+    )  # (first_mod, second_mod, seed) of the anchor letter pairs
     # -- shingles ----------------------------------------------------------------------
     shingle: Shingle = "word"  # word | char
     shingle_size: int = 5
@@ -121,7 +135,9 @@ class Config:
     threshold: float = 0.8
     bands: int = 0
     rows: int = 0
-    min_match: int = 0  # m: band keys a candidate shares (0: chosen with bands/rows; 1 when they are given)
+    min_match: int = (
+        0  # m: band keys a candidate shares (0: chosen with bands/rows; 1 when they are given)
+    )
     max_bands: int = 20  # bound on the optimizer's b: each band is one posting per document
     fp_weight: float = 0.05
     fn_weight: float = 0.95
@@ -137,7 +153,11 @@ class Config:
             object.__setattr__(self, "default_lang", language_of_code(self.default_lang))
         self._check_ranges()
         self._resolve_lsh()
-        object.__setattr__(self, "shingle_size_by_lang", tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)))
+        object.__setattr__(
+            self,
+            "shingle_size_by_lang",
+            tuple(sorted((str(k), int(v)) for k, v in self.shingle_size_by_lang)),
+        )
         object.__setattr__(self, "signatures", tuple(self.signatures))
         object.__setattr__(self, "fa_join_rules", tuple(sorted(set(self.fa_join_rules))))
         object.__setattr__(self, "fa_anchors", tuple(int(x) for x in self.fa_anchors))
@@ -149,31 +169,45 @@ class Config:
             if value not in allowed:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
         if self.default_lang != "auto" and not is_language_code(self.default_lang):
-            raise ConfigError(f"default_lang must be auto or a language code (en, de, ar, zh, ...), not {self.default_lang!r}")
+            raise ConfigError(
+                f"default_lang must be auto or a language code (en, de, ar, zh, ...), not {self.default_lang!r}"
+            )
         known = set(BUILTIN_SIGNATURES) | set(FAMILY_SIGNATURES)
         unknown = set(self.signatures) - known
         if unknown:
             raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(known)}")
         rules = get_args(FaJoinRule)
         if not set(self.fa_join_rules) <= set(rules):
-            raise ConfigError(f"fa_join_rules must be among {', '.join(rules)}, not {list(self.fa_join_rules)!r}")
+            raise ConfigError(
+                f"fa_join_rules must be among {', '.join(rules)}, not {list(self.fa_join_rules)!r}"
+            )
 
     def _check_ranges(self) -> None:
         """Numeric settings within their ranges."""
         for lang, w in ((None, self.shingle_size), *self.shingle_size_by_lang):
             if not 1 <= int(w) <= (10 if self.shingle == "word" else 32):
-                raise ConfigError(f"shingle size {w} for {lang or 'all languages'} is out of range (word: 1..10, char: 1..32)")
+                raise ConfigError(
+                    f"shingle size {w} for {lang or 'all languages'} is out of range (word: 1..10, char: 1..32)"
+                )
         checks = (
             (self.mod_m >= 1, f"mod_m must be >= 1, not {self.mod_m}"),
             (0.0 < self.threshold <= 1.0, f"threshold must be in (0, 1], not {self.threshold}"),
             (1 <= self.num_perm <= 4096, f"num_perm must be in 1..4096, not {self.num_perm}"),
             (0 <= self.simhash_k <= 16, f"simhash_k must be in 0..16, not {self.simhash_k}"),
             (self.winnow_window >= 1, f"winnow_window must be >= 1, not {self.winnow_window}"),
-            (0.0 < self.containment_fraction <= 1.0, f"containment_fraction must be in (0, 1], not {self.containment_fraction}"),
+            (
+                0.0 < self.containment_fraction <= 1.0,
+                f"containment_fraction must be in (0, 1], not {self.containment_fraction}",
+            ),
             (self.max_bands >= 1, f"max_bands must be >= 1, not {self.max_bands}"),
-            (self.min_match >= 0, f"min_match must be >= 0 (0: chosen for the threshold), not {self.min_match}"),
-            (len(self.fa_anchors) == 3 and min(self.fa_anchors[:2], default=0) >= 1,
-             f"fa_anchors must be (first_mod >= 1, second_mod >= 1, seed), not {self.fa_anchors!r}"),
+            (
+                self.min_match >= 0,
+                f"min_match must be >= 0 (0: chosen for the threshold), not {self.min_match}",
+            ),
+            (
+                len(self.fa_anchors) == 3 and min(self.fa_anchors[:2], default=0) >= 1,
+                f"fa_anchors must be (first_mod >= 1, second_mod >= 1, seed), not {self.fa_anchors!r}",
+            ),
         )
         for ok, message in checks:
             if not ok:
@@ -183,18 +217,31 @@ class Config:
         """Fix bands, rows and min_match: given ones checked, missing ones chosen for the threshold."""
         if self.bands and self.rows:
             if self.bands * self.rows > self.num_perm:
-                raise ConfigError(f"bands*rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}")
+                raise ConfigError(
+                    f"bands*rows = {self.bands * self.rows} exceeds num_perm = {self.num_perm}"
+                )
             if self.min_match > self.bands:
                 raise ConfigError(f"min_match = {self.min_match} exceeds bands = {self.bands}")
             object.__setattr__(self, "min_match", self.min_match or 1)
         elif self.bands or self.rows:
-            raise ConfigError("give both bands and rows, or neither (then they are chosen for the threshold)")
+            raise ConfigError(
+                "give both bands and rows, or neither (then they are chosen for the threshold)"
+            )
         else:
             from .lsh import optimal_lsh
 
             if self.min_match > min(self.max_bands, self.num_perm):
-                raise ConfigError(f"min_match = {self.min_match} exceeds max_bands = {self.max_bands} (or num_perm)")
-            b, r, m = optimal_lsh(self.threshold, self.num_perm, self.fp_weight, self.fn_weight, self.max_bands, self.min_match)
+                raise ConfigError(
+                    f"min_match = {self.min_match} exceeds max_bands = {self.max_bands} (or num_perm)"
+                )
+            b, r, m = optimal_lsh(
+                self.threshold,
+                self.num_perm,
+                self.fp_weight,
+                self.fn_weight,
+                self.max_bands,
+                self.min_match,
+            )
             object.__setattr__(self, "bands", b)
             object.__setattr__(self, "rows", r)
             object.__setattr__(self, "min_match", m)
@@ -249,7 +296,9 @@ class Config:
         d = self.to_dict()
         if {"bands", "rows"} & set(changes):
             d["min_match"] = 0
-        elif {"threshold", "num_perm", "fp_weight", "fn_weight", "max_bands", "min_match"} & set(changes):
+        elif {"threshold", "num_perm", "fp_weight", "fn_weight", "max_bands", "min_match"} & set(
+            changes
+        ):
             d["bands"] = d["rows"] = d["min_match"] = 0
         d.update(changes)
         return Config.from_dict(d)
@@ -260,5 +309,6 @@ class Config:
         diff = sorted(k for k in a if a[k] != b.get(k))
         if diff:
             shown = ", ".join(f"{k}: index has {b.get(k)!r}, asked {a[k]!r}" for k in diff[:6])
-            raise ConfigMismatch(f"{where} was built with other settings ({shown}); open it without settings to use its own, or build a new index")
-
+            raise ConfigMismatch(
+                f"{where} was built with other settings ({shown}); open it without settings to use its own, or build a new index"
+            )

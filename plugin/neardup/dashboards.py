@@ -51,10 +51,20 @@ class Product:
 
 
 PRODUCTS: dict[str, Product] = {
-    "kibana": Product("Kibana", "kbn-xsrf", "8.0.0",
-                      {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"}, False),
-    "opensearch-dashboards": Product("OpenSearch Dashboards", "osd-xsrf", None,
-                                     {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"}, True),
+    "kibana": Product(
+        "Kibana",
+        "kbn-xsrf",
+        "8.0.0",
+        {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"},
+        False,
+    ),
+    "opensearch-dashboards": Product(
+        "OpenSearch Dashboards",
+        "osd-xsrf",
+        None,
+        {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"},
+        True,
+    ),
 }
 
 
@@ -78,7 +88,9 @@ class FieldSpec:
 
     @property
     def kind(self) -> str:
-        return _KIND.get(self.es_type, "string" if self.es_type in ("keyword", "text") else "unknown")
+        return _KIND.get(
+            self.es_type, "string" if self.es_type in ("keyword", "text") else "unknown"
+        )
 
     @property
     def searchable(self) -> bool:
@@ -89,17 +101,36 @@ class FieldSpec:
         return self.doc_values and self.es_type not in ("text", "binary", "object")
 
     def to_index_pattern(self) -> dict[str, Any]:
-        out = {"name": self.name, "type": self.kind, "esTypes": [self.es_type], "count": 0, "scripted": False,
-               "searchable": self.searchable, "aggregatable": self.aggregatable,
-               "readFromDocValues": self.aggregatable}
+        out = {
+            "name": self.name,
+            "type": self.kind,
+            "esTypes": [self.es_type],
+            "count": 0,
+            "scripted": False,
+            "searchable": self.searchable,
+            "aggregatable": self.aggregatable,
+            "readFromDocValues": self.aggregatable,
+        }
         if self.parent:
             out["subType"] = {"multi": {"parent": self.parent}}
         return out
 
 
-_KIND = {"integer": "number", "long": "number", "float": "number", "double": "number", "half_float": "number",
-         "scaled_float": "number", "short": "number", "byte": "number", "unsigned_long": "number",
-         "boolean": "boolean", "date": "date", "date_nanos": "date", "binary": "attachment"}
+_KIND = {
+    "integer": "number",
+    "long": "number",
+    "float": "number",
+    "double": "number",
+    "half_float": "number",
+    "scaled_float": "number",
+    "short": "number",
+    "byte": "number",
+    "unsigned_long": "number",
+    "boolean": "boolean",
+    "date": "date",
+    "date_nanos": "date",
+    "binary": "attachment",
+}
 
 
 def mapping_of(template: Mapping[str, Any], where: str = "template") -> Mapping[str, Any]:
@@ -134,8 +165,13 @@ def mapped_fields(mapping: Mapping[str, Any]) -> dict[str, FieldSpec]:
 
 
 def _spec(name: str, spec: Mapping[str, Any], parent: str | None = None) -> FieldSpec:
-    return FieldSpec(name, spec.get("type", "object"), spec.get("index", True) is not False,
-                     spec.get("doc_values", True) is not False, parent)
+    return FieldSpec(
+        name,
+        spec.get("type", "object"),
+        spec.get("index", True) is not False,
+        spec.get("doc_values", True) is not False,
+        parent,
+    )
 
 
 def _dynamic_allowed(mapping: Mapping[str, Any], name: str) -> bool:
@@ -162,7 +198,11 @@ def dynamic_field(mapping: Mapping[str, Any], name: str) -> FieldSpec | None:
         for tpl in entry.values():
             pattern = tpl.get("path_match") or tpl.get("match")
             target = name if "path_match" in tpl else name.rsplit(".", 1)[-1]
-            if pattern and _glob(pattern, target) and not (tpl.get("path_unmatch") and _glob(tpl["path_unmatch"], name)):
+            if (
+                pattern
+                and _glob(pattern, target)
+                and not (tpl.get("path_unmatch") and _glob(tpl["path_unmatch"], name))
+            ):
                 es_type = tpl.get("mapping", {}).get("type", "keyword")
                 if es_type == "text" and "keyword" in tpl.get("mapping", {}).get("fields", {}):
                     return FieldSpec(name + ".keyword", "keyword", parent=name)
@@ -185,8 +225,10 @@ def source_field(mapping: Mapping[str, Any], name: str) -> FieldSpec:
             return spec
     spec = dynamic_field(mapping, name)
     if spec is None or not spec.aggregatable:
-        raise DashboardError(f"--source-field {name!r}: not an aggregatable field of the documents mapping "
-                             f"(fields: {', '.join(sorted(f for f, s in fields.items() if s.aggregatable))})")
+        raise DashboardError(
+            f"--source-field {name!r}: not an aggregatable field of the documents mapping "
+            f"(fields: {', '.join(sorted(f for f, s in fields.items() if s.aggregatable))})"
+        )
     return spec
 
 
@@ -204,13 +246,19 @@ def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], st
     docs, clusters = mapping(engine.index), mapping(engine.clusters_index)
     order = engine.layout.order if engine.layout is not None else None
     spec = mapped_fields(docs).get(order) if order else None
-    return docs, clusters, order if spec is not None and spec.kind == "date" else "neardup.indexed_at"
+    return (
+        docs,
+        clusters,
+        order if spec is not None and spec.kind == "date" else "neardup.indexed_at",
+    )
 
 
 def load_mappings() -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """The documents and clusters mappings from the templates under ``mappings/``."""
-    return (mapping_of(load_json("mappings", DOCS_MAPPING), f"mappings/{DOCS_MAPPING}"),
-            mapping_of(load_json("mappings", CLUSTERS_MAPPING), f"mappings/{CLUSTERS_MAPPING}"))
+    return (
+        mapping_of(load_json("mappings", DOCS_MAPPING), f"mappings/{DOCS_MAPPING}"),
+        mapping_of(load_json("mappings", CLUSTERS_MAPPING), f"mappings/{CLUSTERS_MAPPING}"),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -227,38 +275,98 @@ def _dumps(obj: Any) -> str:
 
 
 def _search_source(query: str = "") -> str:
-    return _dumps({"query": {"query": query, "language": "kuery"}, "filter": [], "indexRefName": _INDEX_REF})
+    return _dumps(
+        {"query": {"query": query, "language": "kuery"}, "filter": [], "indexRefName": _INDEX_REF}
+    )
 
 
 def _agg(agg_id: str, agg_type: str, schema: str, **params: Any) -> dict[str, Any]:
     return {"id": agg_id, "enabled": True, "type": agg_type, "schema": schema, "params": params}
 
 
-def _terms(agg_id: str, schema: str, field: str, size: int, label: str, order_by: str = "1",
-           other: bool = False) -> dict[str, Any]:
-    return _agg(agg_id, "terms", schema, field=field, size=size, order="desc", orderBy=order_by,
-                otherBucket=other, otherBucketLabel="Other", missingBucket=False, missingBucketLabel="Missing",
-                customLabel=label)
+def _terms(
+    agg_id: str,
+    schema: str,
+    field: str,
+    size: int,
+    label: str,
+    order_by: str = "1",
+    other: bool = False,
+) -> dict[str, Any]:
+    return _agg(
+        agg_id,
+        "terms",
+        schema,
+        field=field,
+        size=size,
+        order="desc",
+        orderBy=order_by,
+        otherBucket=other,
+        otherBucketLabel="Other",
+        missingBucket=False,
+        missingBucketLabel="Missing",
+        customLabel=label,
+    )
 
 
-def _xy_params(chart: str, y_title: str, *, mode: str = "normal", stacked: bool = False,
-               legend: bool = True) -> dict[str, Any]:
+def _xy_params(
+    chart: str, y_title: str, *, mode: str = "normal", stacked: bool = False, legend: bool = True
+) -> dict[str, Any]:
     """Parameters of a vislib bar ("histogram") or area chart, as the 7.10 editor saves them."""
     return {
-        "type": chart, "grid": {"categoryLines": False}, "addTooltip": True, "addLegend": legend,
-        "legendPosition": "right", "times": [], "addTimeMarker": False, "labels": {"show": False},
-        "thresholdLine": {"show": False, "value": 10, "width": 1, "style": "full", "color": "#E7664C"},
-        "categoryAxes": [{"id": "CategoryAxis-1", "type": "category", "position": "bottom", "show": True, "style": {},
-                          "scale": {"type": "linear"}, "labels": {"show": True, "filter": True, "truncate": 100},
-                          "title": {}}],
-        "valueAxes": [{"id": "ValueAxis-1", "name": "LeftAxis-1", "type": "value", "position": "left", "show": True,
-                       "style": {}, "scale": {"type": "linear", "mode": mode},
-                       "labels": {"show": True, "rotate": 0, "filter": False, "truncate": 100},
-                       "title": {"text": y_title}}],
-        "seriesParams": [{"show": True, "type": chart, "mode": "stacked" if stacked else "normal",
-                          "data": {"label": y_title, "id": "1"}, "valueAxis": "ValueAxis-1",
-                          "drawLinesBetweenPoints": True, "lineWidth": 2, "showCircles": True,
-                          "interpolate": "linear"}],
+        "type": chart,
+        "grid": {"categoryLines": False},
+        "addTooltip": True,
+        "addLegend": legend,
+        "legendPosition": "right",
+        "times": [],
+        "addTimeMarker": False,
+        "labels": {"show": False},
+        "thresholdLine": {
+            "show": False,
+            "value": 10,
+            "width": 1,
+            "style": "full",
+            "color": "#E7664C",
+        },
+        "categoryAxes": [
+            {
+                "id": "CategoryAxis-1",
+                "type": "category",
+                "position": "bottom",
+                "show": True,
+                "style": {},
+                "scale": {"type": "linear"},
+                "labels": {"show": True, "filter": True, "truncate": 100},
+                "title": {},
+            }
+        ],
+        "valueAxes": [
+            {
+                "id": "ValueAxis-1",
+                "name": "LeftAxis-1",
+                "type": "value",
+                "position": "left",
+                "show": True,
+                "style": {},
+                "scale": {"type": "linear", "mode": mode},
+                "labels": {"show": True, "rotate": 0, "filter": False, "truncate": 100},
+                "title": {"text": y_title},
+            }
+        ],
+        "seriesParams": [
+            {
+                "show": True,
+                "type": chart,
+                "mode": "stacked" if stacked else "normal",
+                "data": {"label": y_title, "id": "1"},
+                "valueAxis": "ValueAxis-1",
+                "drawLinesBetweenPoints": True,
+                "lineWidth": 2,
+                "showCircles": True,
+                "interpolate": "linear",
+            }
+        ],
     }
 
 
@@ -276,80 +384,191 @@ class Visualization:
 
 def _metric_params() -> dict[str, Any]:
     """visState params of a plain metric panel."""
-    return {"addTooltip": True, "addLegend": False, "type": "metric",
-            "metric": {"percentageMode": False, "useRanges": False, "colorSchema": "Green to Red",
-                       "metricColorMode": "None", "colorsRange": [{"from": 0, "to": 10000}],
-                       "labels": {"show": True}, "invertColors": False,
-                       "style": {"bgFill": "#000", "bgColor": False, "labelColor": False, "subText": "", "fontSize": 36}}}
+    return {
+        "addTooltip": True,
+        "addLegend": False,
+        "type": "metric",
+        "metric": {
+            "percentageMode": False,
+            "useRanges": False,
+            "colorSchema": "Green to Red",
+            "metricColorMode": "None",
+            "colorsRange": [{"from": 0, "to": 10000}],
+            "labels": {"show": True},
+            "invertColors": False,
+            "style": {
+                "bgFill": "#000",
+                "bgColor": False,
+                "labelColor": False,
+                "subText": "",
+                "fontSize": 36,
+            },
+        },
+    }
 
 
-def visualizations(source: FieldSpec, source_label: str, time_field: str = "neardup.indexed_at") -> list[Visualization]:
+def visualizations(
+    source: FieldSpec, source_label: str, time_field: str = "neardup.indexed_at"
+) -> list[Visualization]:
     """The dashboard's panels, in display order."""
     count = _agg("1", "count", "metric", customLabel="Documents")
     dup_split = _terms("3", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")
     return [
         Visualization(
-            "summary", "Documents and duplicates",
-            "Documents in the index, split into duplicates (true) and first copies (false).", False, "metric",
+            "summary",
+            "Documents and duplicates",
+            "Documents in the index, split into duplicates (true) and first copies (false).",
+            False,
+            "metric",
             _metric_params(),
-            [count, _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")]),
+            [count, _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")],
+        ),
         Visualization(
-            "cluster-summary", "Clusters",
-            "Stored near-duplicate clusters, the documents in them and their mean resemblance.", True, "metric",
+            "cluster-summary",
+            "Clusters",
+            "Stored near-duplicate clusters, the documents in them and their mean resemblance.",
+            True,
+            "metric",
             _metric_params(),
-            [_agg("1", "count", "metric", customLabel="Clusters"),
-             _agg("2", "sum", "metric", field="size", customLabel="Documents in clusters"),
-             _agg("3", "avg", "metric", field="mean_resemblance", customLabel="Mean resemblance")]),
+            [
+                _agg("1", "count", "metric", customLabel="Clusters"),
+                _agg("2", "sum", "metric", field="size", customLabel="Documents in clusters"),
+                _agg(
+                    "3", "avg", "metric", field="mean_resemblance", customLabel="Mean resemblance"
+                ),
+            ],
+        ),
         Visualization(
-            "share-over-time", "Share of duplicates over time",
-            "Share of indexed documents tagged as near-duplicates of an earlier one, by indexing time.", False, "area",
+            "share-over-time",
+            "Share of duplicates over time",
+            "Share of indexed documents tagged as near-duplicates of an earlier one, by indexing time.",
+            False,
+            "area",
             _xy_params("area", "Share of documents", mode="percentage", stacked=True),
-            [count, _agg("2", "date_histogram", "segment", field=time_field,
-                         interval="auto", drop_partials=False, min_doc_count=1, extended_bounds={}), dup_split]),
+            [
+                count,
+                _agg(
+                    "2",
+                    "date_histogram",
+                    "segment",
+                    field=time_field,
+                    interval="auto",
+                    drop_partials=False,
+                    min_doc_count=1,
+                    extended_bounds={},
+                ),
+                dup_split,
+            ],
+        ),
         Visualization(
-            "cluster-sizes", "Cluster-size distribution",
-            "Number of clusters of each size (documents per cluster).", True, "histogram",
+            "cluster-sizes",
+            "Cluster-size distribution",
+            "Number of clusters of each size (documents per cluster).",
+            True,
+            "histogram",
             _xy_params("histogram", "Clusters", legend=False),
-            [_agg("1", "count", "metric", customLabel="Clusters"),
-             _agg("2", "histogram", "segment", field="size", interval=1, min_doc_count=False,
-                  has_extended_bounds=False, extended_bounds={"min": "", "max": ""}, customLabel="Cluster size")]),
+            [
+                _agg("1", "count", "metric", customLabel="Clusters"),
+                _agg(
+                    "2",
+                    "histogram",
+                    "segment",
+                    field="size",
+                    interval=1,
+                    min_doc_count=False,
+                    has_extended_bounds=False,
+                    extended_bounds={"min": "", "max": ""},
+                    customLabel="Cluster size",
+                ),
+            ],
+        ),
         Visualization(
-            "top-clusters", "Top clusters",
-            "The largest clusters: size, title of the representative document, mean resemblance.", True, "table",
-            {"perPage": 20, "showPartialRows": False, "showMetricsAtAllLevels": False, "showTotal": False,
-             "totalFunc": "sum", "percentageCol": "", "sort": {"columnIndex": None, "direction": None}},
-            [_agg("1", "max", "metric", field="size", customLabel="Size"),
-             _agg("2", "top_hits", "metric", field="representative_title.keyword", aggregate="concat", size=1,
-                  sortField="updated_at", sortOrder="desc", customLabel="Representative title"),
-             _agg("3", "max", "metric", field="mean_resemblance", customLabel="Mean resemblance"),
-             _terms("4", "bucket", "cluster_id", 20, "Cluster")]),
+            "top-clusters",
+            "Top clusters",
+            "The largest clusters: size, title of the representative document, mean resemblance.",
+            True,
+            "table",
+            {
+                "perPage": 20,
+                "showPartialRows": False,
+                "showMetricsAtAllLevels": False,
+                "showTotal": False,
+                "totalFunc": "sum",
+                "percentageCol": "",
+                "sort": {"columnIndex": None, "direction": None},
+            },
+            [
+                _agg("1", "max", "metric", field="size", customLabel="Size"),
+                _agg(
+                    "2",
+                    "top_hits",
+                    "metric",
+                    field="representative_title.keyword",
+                    aggregate="concat",
+                    size=1,
+                    sortField="updated_at",
+                    sortOrder="desc",
+                    customLabel="Representative title",
+                ),
+                _agg(
+                    "3", "max", "metric", field="mean_resemblance", customLabel="Mean resemblance"
+                ),
+                _terms("4", "bucket", "cluster_id", 20, "Cluster"),
+            ],
+        ),
         Visualization(
-            "by-language", "Duplicates by language",
-            "Documents per language, duplicates (true) stacked on first copies (false).", False, "histogram",
+            "by-language",
+            "Duplicates by language",
+            "Documents per language, duplicates (true) stacked on first copies (false).",
+            False,
+            "histogram",
             _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", "neardup.lang", 10, "Language", other=True), dup_split]),
+            [count, _terms("2", "segment", "neardup.lang", 10, "Language", other=True), dup_split],
+        ),
         Visualization(
-            "by-source", f"Duplicates by {source_label}",
-            f"Documents per value of {source.name}, duplicates (true) stacked on first copies (false).", False,
-            "histogram", _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", source.name, 15, source_label, other=True), dup_split]),
+            "by-source",
+            f"Duplicates by {source_label}",
+            f"Documents per value of {source.name}, duplicates (true) stacked on first copies (false).",
+            False,
+            "histogram",
+            _xy_params("histogram", "Documents", stacked=True),
+            [count, _terms("2", "segment", source.name, 15, source_label, other=True), dup_split],
+        ),
         Visualization(
-            "resemblance", "Resemblance of duplicates",
-            "Highest verified resemblance of each duplicate to an earlier document.", False, "histogram",
+            "resemblance",
+            "Resemblance of duplicates",
+            "Highest verified resemblance of each duplicate to an earlier document.",
+            False,
+            "histogram",
             _xy_params("histogram", "Duplicates", legend=False),
-            [_agg("1", "count", "metric", customLabel="Duplicates"),
-             _agg("2", "histogram", "segment", field="neardup.max_resemblance", interval=0.05, min_doc_count=False,
-                  has_extended_bounds=True, extended_bounds={"min": 0, "max": 1}, customLabel="Max resemblance")],
-            query="neardup.is_duplicate:true"),
+            [
+                _agg("1", "count", "metric", customLabel="Duplicates"),
+                _agg(
+                    "2",
+                    "histogram",
+                    "segment",
+                    field="neardup.max_resemblance",
+                    interval=0.05,
+                    min_doc_count=False,
+                    has_extended_bounds=True,
+                    extended_bounds={"min": 0, "max": 1},
+                    customLabel="Max resemblance",
+                ),
+            ],
+            query="neardup.is_duplicate:true",
+        ),
     ]
 
 
 #: Dashboard grid (48 columns wide): role -> (x, y, w, h)
 _LAYOUT = {
-    "summary": (0, 0, 16, 8), "cluster-summary": (16, 0, 32, 8),
-    "share-over-time": (0, 8, 24, 14), "cluster-sizes": (24, 8, 24, 14),
+    "summary": (0, 0, 16, 8),
+    "cluster-summary": (16, 0, 32, 8),
+    "share-over-time": (0, 8, 24, 14),
+    "cluster-sizes": (24, 8, 24, 14),
     "top-clusters": (0, 22, 48, 18),
-    "by-language": (0, 40, 24, 14), "by-source": (24, 40, 24, 14),
+    "by-language": (0, 40, 24, 14),
+    "by-source": (24, 40, 24, 14),
     "resemblance": (0, 54, 48, 13),
 }
 
@@ -361,9 +580,14 @@ def _versioned(obj: dict[str, Any], product: Product) -> dict[str, Any]:
     return obj
 
 
-def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str = DEFAULT_SOURCE_FIELD,
-                  mappings: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
-                  time_field: str = "neardup.indexed_at") -> list[dict[str, Any]]:
+def saved_objects(
+    index: str = "neardup",
+    *,
+    target: str = "kibana",
+    source: str = DEFAULT_SOURCE_FIELD,
+    mappings: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
+    time_field: str = "neardup.indexed_at",
+) -> list[dict[str, Any]]:
     """Index patterns, visualizations and the dashboard for ``index`` and ``index-clusters``
     (``mappings``: the live ones, see :func:`live_mappings`; default: the templates)."""
     if target not in PRODUCTS:
@@ -372,7 +596,9 @@ def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str
 
     problem = index_name_problem(index)
     if problem:
-        raise DashboardError(f"index name {index!r} is not a valid Elasticsearch/OpenSearch index name: {problem}")
+        raise DashboardError(
+            f"index name {index!r} is not a valid Elasticsearch/OpenSearch index name: {problem}"
+        )
     product = PRODUCTS[target]
     docs_mapping, clusters_mapping = mappings or load_mappings()
     src = source_field(docs_mapping, source)
@@ -385,7 +611,12 @@ def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str
         docs_fields.setdefault(src.parent, FieldSpec(src.parent, "text", doc_values=False))
     patterns = {
         False: (object_id(index, "index-pattern"), index, time_field, docs_fields),
-        True: (object_id(index, "clusters-index-pattern"), clusters_index, None, mapped_fields(clusters_mapping)),
+        True: (
+            object_id(index, "clusters-index-pattern"),
+            clusters_index,
+            None,
+            mapped_fields(clusters_mapping),
+        ),
     }
     out: list[dict[str, Any]] = []
     for pid, title, pattern_time, fields in patterns.values():
@@ -394,39 +625,87 @@ def saved_objects(index: str = "neardup", *, target: str = "kibana", source: str
             attrs["fields"] = _dumps([f.to_index_pattern() for _, f in sorted(fields.items())])
         if pattern_time:
             attrs["timeFieldName"] = pattern_time
-        out.append(_versioned({"id": pid, "type": "index-pattern", "attributes": attrs, "references": []}, product))
+        out.append(
+            _versioned(
+                {"id": pid, "type": "index-pattern", "attributes": attrs, "references": []}, product
+            )
+        )
 
     panels, refs = [], []
     for i, vis in enumerate(visualizations(src, label, time_field)):
         vid = object_id(index, f"vis/{vis.role}")
-        vis_state = {"title": vis.title, "type": vis.vis_type, "params": vis.params, "aggs": vis.aggs}
-        out.append(_versioned({
-            "id": vid, "type": "visualization",
-            "attributes": {"title": vis.title, "description": vis.description, "visState": _dumps(vis_state),
-                           "uiStateJSON": "{}", "version": 1,
-                           "kibanaSavedObjectMeta": {"searchSourceJSON": _search_source(vis.query)}},
-            "references": [{"name": _INDEX_REF, "type": "index-pattern", "id": patterns[vis.on_clusters][0]}],
-        }, product))
+        vis_state = {
+            "title": vis.title,
+            "type": vis.vis_type,
+            "params": vis.params,
+            "aggs": vis.aggs,
+        }
+        out.append(
+            _versioned(
+                {
+                    "id": vid,
+                    "type": "visualization",
+                    "attributes": {
+                        "title": vis.title,
+                        "description": vis.description,
+                        "visState": _dumps(vis_state),
+                        "uiStateJSON": "{}",
+                        "version": 1,
+                        "kibanaSavedObjectMeta": {"searchSourceJSON": _search_source(vis.query)},
+                    },
+                    "references": [
+                        {
+                            "name": _INDEX_REF,
+                            "type": "index-pattern",
+                            "id": patterns[vis.on_clusters][0],
+                        }
+                    ],
+                },
+                product,
+            )
+        )
         x, y, w, h = _LAYOUT[vis.role]
-        panels.append({"version": "7.10.0", "type": "visualization", "panelIndex": str(i + 1),
-                       "gridData": {"x": x, "y": y, "w": w, "h": h, "i": str(i + 1)},
-                       "embeddableConfig": {}, "panelRefName": f"panel_{i}"})
+        panels.append(
+            {
+                "version": "7.10.0",
+                "type": "visualization",
+                "panelIndex": str(i + 1),
+                "gridData": {"x": x, "y": y, "w": w, "h": h, "i": str(i + 1)},
+                "embeddableConfig": {},
+                "panelRefName": f"panel_{i}",
+            }
+        )
         refs.append({"name": f"panel_{i}", "type": "visualization", "id": vid})
 
-    out.append(_versioned({
-        "id": object_id(index, "dashboard"), "type": "dashboard",
-        "attributes": {
-            "title": DASHBOARD_TITLE if index == "neardup" else f"{DASHBOARD_TITLE} ({index})",
-            "description": f"Near-duplicate documents of the {index} index and the clusters in {clusters_index}.",
-            "hits": 0, "version": 1, "panelsJSON": _dumps(panels),
-            "optionsJSON": _dumps({"hidePanelTitles": False, "useMargins": True}),
-            "timeRestore": True, "timeFrom": "now-1y", "timeTo": "now",
-            "refreshInterval": {"pause": True, "value": 0},
-            "kibanaSavedObjectMeta": {"searchSourceJSON": _dumps({"query": {"query": "", "language": "kuery"},
-                                                                   "filter": []})},
-        },
-        "references": refs,
-    }, product))
+    out.append(
+        _versioned(
+            {
+                "id": object_id(index, "dashboard"),
+                "type": "dashboard",
+                "attributes": {
+                    "title": DASHBOARD_TITLE
+                    if index == "neardup"
+                    else f"{DASHBOARD_TITLE} ({index})",
+                    "description": f"Near-duplicate documents of the {index} index and the clusters in {clusters_index}.",
+                    "hits": 0,
+                    "version": 1,
+                    "panelsJSON": _dumps(panels),
+                    "optionsJSON": _dumps({"hidePanelTitles": False, "useMargins": True}),
+                    "timeRestore": True,
+                    "timeFrom": "now-1y",
+                    "timeTo": "now",
+                    "refreshInterval": {"pause": True, "value": 0},
+                    "kibanaSavedObjectMeta": {
+                        "searchSourceJSON": _dumps(
+                            {"query": {"query": "", "language": "kuery"}, "filter": []}
+                        )
+                    },
+                },
+                "references": refs,
+            },
+            product,
+        )
+    )
     return out
 
 
@@ -435,36 +714,74 @@ def to_ndjson(objects: Iterable[Mapping[str, Any]]) -> str:
     return "".join(_dumps(o) + "\n" for o in objects)
 
 
-def export(index: str = "neardup", *, target: str = "kibana", source: str = DEFAULT_SOURCE_FIELD, engine: Any = None) -> str:
+def export(
+    index: str = "neardup",
+    *,
+    target: str = "kibana",
+    source: str = DEFAULT_SOURCE_FIELD,
+    engine: Any = None,
+) -> str:
     """The NDJSON of :func:`saved_objects`; with an open HTTP ``engine``, from its live mappings."""
     if engine is None:
         return to_ndjson(saved_objects(index, target=target, source=source))
     docs, clusters, time_field = live_mappings(engine)
-    return to_ndjson(saved_objects(engine.index, target=target, source=source, mappings=(docs, clusters), time_field=time_field))
+    return to_ndjson(
+        saved_objects(
+            engine.index,
+            target=target,
+            source=source,
+            mappings=(docs, clusters),
+            time_field=time_field,
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # import
 
 
-def detect_target(url: str, *, headers: Mapping[str, str] | None = None, http: Any = None, timeout: float = 10.0) -> str:
+def detect_target(
+    url: str, *, headers: Mapping[str, str] | None = None, http: Any = None, timeout: float = 10.0
+) -> str:
     """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of ``/api/status``."""
     http = http or _pool(None, True)
-    resp = _request(http, "GET", url.rstrip("/") + "/api/status", headers=dict(headers or {}), timeout=timeout,
-                    retries=2, what="status")
+    resp = _request(
+        http,
+        "GET",
+        url.rstrip("/") + "/api/status",
+        headers=dict(headers or {}),
+        timeout=timeout,
+        retries=2,
+        what="status",
+    )
     if "osd-name" in resp.headers:
         return "opensearch-dashboards"
     if "kbn-name" in resp.headers:
         return "kibana"
-    raise DashboardError(f"{url} does not answer like Kibana or OpenSearch Dashboards (no kbn-name/osd-name "
-                         "header on /api/status): pass --target")
+    raise DashboardError(
+        f"{url} does not answer like Kibana or OpenSearch Dashboards (no kbn-name/osd-name "
+        "header on /api/status): pass --target"
+    )
 
 
-def install(url: str, ndjson: str | bytes | None = None, *, target: str = "auto", index: str = "neardup", engine: Any = None,
-            source: str = DEFAULT_SOURCE_FIELD, api_key: str | None = None,
-            basic_auth: tuple[str, str] | None = None, ca_certs: str | None = None, verify_certs: bool = True,
-            space: str | None = None, tenant: str | None = None, timeout: float = 30.0, retries: int = 5,
-            backoff: float = 0.5) -> dict[str, Any]:
+def install(
+    url: str,
+    ndjson: str | bytes | None = None,
+    *,
+    target: str = "auto",
+    index: str = "neardup",
+    engine: Any = None,
+    source: str = DEFAULT_SOURCE_FIELD,
+    api_key: str | None = None,
+    basic_auth: tuple[str, str] | None = None,
+    ca_certs: str | None = None,
+    verify_certs: bool = True,
+    space: str | None = None,
+    tenant: str | None = None,
+    timeout: float = 30.0,
+    retries: int = 5,
+    backoff: float = 0.5,
+) -> dict[str, Any]:
     """Import saved objects with ``POST /api/saved_objects/_import?overwrite=true``.
 
     ``ndjson`` defaults to :func:`export` of ``index`` for the target product (``auto``:
@@ -486,23 +803,42 @@ def install(url: str, ndjson: str | bytes | None = None, *, target: str = "auto"
     if target == "auto":
         target = detect_target(url, headers=headers, http=http, timeout=timeout)
     if target not in PRODUCTS:
-        raise DashboardError(f"unknown target {target!r}: choose auto or one of {', '.join(TARGETS)}")
+        raise DashboardError(
+            f"unknown target {target!r}: choose auto or one of {', '.join(TARGETS)}"
+        )
     if ndjson is None:
         ndjson = export(index, target=target, source=source, engine=engine)
     headers[PRODUCTS[target].xsrf_header] = "true"
     base = url.rstrip("/") + (f"/s/{space}" if space else "")
     body = ndjson.encode() if isinstance(ndjson, str) else ndjson
-    resp = _request(http, "POST", base + "/api/saved_objects/_import?overwrite=true", headers=headers,
-                    fields={"file": ("neardup.ndjson", body, "application/ndjson")}, timeout=timeout,
-                    retries=retries, backoff=backoff, what="import")
+    resp = _request(
+        http,
+        "POST",
+        base + "/api/saved_objects/_import?overwrite=true",
+        headers=headers,
+        fields={"file": ("neardup.ndjson", body, "application/ndjson")},
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        what="import",
+    )
     try:
         answer = json.loads(resp.data)
     except ValueError:
-        raise DashboardError(f"import into {url}: the answer is not JSON: {resp.data[:200]!r}") from None
+        raise DashboardError(
+            f"import into {url}: the answer is not JSON: {resp.data[:200]!r}"
+        ) from None
     if not answer.get("success", False):
-        problems = "; ".join(f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): {json.dumps(e.get('error'))}"
-                             for e in answer.get("errors", [])) or json.dumps(answer)[:500]
-        raise DashboardError(f"import into {url} ({PRODUCTS[target].name}) refused objects: {problems}")
+        problems = (
+            "; ".join(
+                f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): {json.dumps(e.get('error'))}"
+                for e in answer.get("errors", [])
+            )
+            or json.dumps(answer)[:500]
+        )
+        raise DashboardError(
+            f"import into {url} ({PRODUCTS[target].name}) refused objects: {problems}"
+        )
     answer["target"] = target
     return answer
 
@@ -513,7 +849,11 @@ def _pool(ca_certs: str | None, verify_certs: bool) -> Any:
     if not verify_certs:
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         return urllib3.PoolManager(cert_reqs="CERT_NONE")
-    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=ca_certs) if ca_certs else urllib3.PoolManager()
+    return (
+        urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=ca_certs)
+        if ca_certs
+        else urllib3.PoolManager()
+    )
 
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
@@ -523,14 +863,26 @@ class _Passing(DashboardError):
     """A failure worth another attempt (connection, 429, 5xx); its message is the reason."""
 
 
-def _request(http: Any, method: str, url: str, *, headers: dict[str, str], timeout: float, retries: int,
-             what: str, fields: dict[str, Any] | None = None, backoff: float = 0.5) -> Any:
+def _request(
+    http: Any,
+    method: str,
+    url: str,
+    *,
+    headers: dict[str, str],
+    timeout: float,
+    retries: int,
+    what: str,
+    fields: dict[str, Any] | None = None,
+    backoff: float = 0.5,
+) -> Any:
     import urllib3
 
     def attempt() -> Any:
         try:
             if fields is not None:
-                resp = http.request(method, url, fields=fields, headers=headers, timeout=timeout, retries=False)
+                resp = http.request(
+                    method, url, fields=fields, headers=headers, timeout=timeout, retries=False
+                )
             else:
                 resp = http.request(method, url, headers=headers, timeout=timeout, retries=False)
         except urllib3.exceptions.HTTPError as e:
@@ -540,13 +892,21 @@ def _request(http: Any, method: str, url: str, *, headers: dict[str, str], timeo
         return resp
 
     try:
-        resp = Backoff(max_retries=retries, initial=backoff, maximum=float("inf")).call(attempt, retry_if=lambda e: isinstance(e, _Passing))
+        resp = Backoff(max_retries=retries, initial=backoff, maximum=float("inf")).call(
+            attempt, retry_if=lambda e: isinstance(e, _Passing)
+        )
     except _Passing as e:
-        raise DashboardError(f"{what} {url}: failed after {retries + 1} attempts; last error: {e}") from None
+        raise DashboardError(
+            f"{what} {url}: failed after {retries + 1} attempts; last error: {e}"
+        ) from None
     if 300 <= resp.status < 400:
-        raise DashboardError(f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
-                             "give that address (with its base path) instead")
+        raise DashboardError(
+            f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
+            "give that address (with its base path) instead"
+        )
     if resp.status >= 400:
         hint = " (check --api-key / --user / --password)" if resp.status in (401, 403) else ""
-        raise DashboardError(f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}")
+        raise DashboardError(
+            f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}"
+        )
     return resp

@@ -92,7 +92,9 @@ def posting_keys(field_id: int, keys: Any) -> list[int]:
 _RAW, _SUBSET, _EXACT = 0, 1, 2
 
 
-def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.ndarray, exact: bytes | str) -> bytes:
+def pack_keys(
+    fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.ndarray, exact: bytes | str
+) -> bytes:
     """Keys of all fields (in ``fields`` order) as one BLOB, each field in its smallest exact form.
 
     Per field a tag byte, then: ``_RAW`` a varint count and the uint64 keys (little-endian);
@@ -103,14 +105,20 @@ def pack_keys(fields: Sequence[str], keys: dict[str, np.ndarray], shingles: np.n
     return pack_keys_many(fields, joined_keys(fields, [keys]), join([shingles]), [exact])[0]
 
 
-def joined_keys(fields: Sequence[str], keys: Sequence[Mapping[str, Any]]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def joined_keys(
+    fields: Sequence[str], keys: Sequence[Mapping[str, Any]]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each field's keys of many documents (``keys[i]`` of document i; a field it lacks has
     none) as one ragged array (:func:`~neardup.ragged.join`)."""
     return {f: join([k.get(f, ()) for k in keys]) for f in fields}
 
 
-def pack_keys_many(fields: Sequence[str], keys: Mapping[str, tuple[np.ndarray, np.ndarray]], shingles: tuple[np.ndarray, np.ndarray],
-                   exact: Sequence[bytes | str]) -> list[bytes]:
+def pack_keys_many(
+    fields: Sequence[str],
+    keys: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    shingles: tuple[np.ndarray, np.ndarray],
+    exact: Sequence[bytes | str],
+) -> list[bytes]:
     """:func:`pack_keys` of many documents in one compiled pass (:func:`neardup.kernels.pack_keys`):
     each field's keys and the shingles as ragged arrays (:func:`joined_keys`,
     :func:`~neardup.ragged.join`), ``exact[i]`` the digest of document i."""
@@ -120,10 +128,18 @@ def pack_keys_many(fields: Sequence[str], keys: Mapping[str, tuple[np.ndarray, n
 
     parts = [keys[f] for f in fields]
     values, offsets = join([p[0] for p in parts])
-    offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(len(fields), len(exact) + 1)
+    offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(
+        len(fields), len(exact) + 1
+    )
     digests = [e if isinstance(e, bytes) and len(e) == 16 else None for e in exact]
     exact_keys = np.array([int.from_bytes(e[:8], "big") if e else 0 for e in digests], dtype=U64)
-    blob, bounds = kernels.pack_keys(values, offsets, *shingles, exact_keys, np.array([e is not None for e in digests], dtype=np.bool_))
+    blob, bounds = kernels.pack_keys(
+        values,
+        offsets,
+        *shingles,
+        exact_keys,
+        np.array([e is not None for e in digests], dtype=np.bool_),
+    )
     data = blob.tobytes()
     return [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 
@@ -139,7 +155,9 @@ def _read_varint(blob: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def unpack_keys(fields: Sequence[str], blob: bytes, shingles: np.ndarray, exact: bytes | str) -> dict[str, np.ndarray]:
+def unpack_keys(
+    fields: Sequence[str], blob: bytes, shingles: np.ndarray, exact: bytes | str
+) -> dict[str, np.ndarray]:
     n = len(shingles)
     out: dict[str, np.ndarray] = {}
     pos = 0
@@ -152,7 +170,11 @@ def unpack_keys(fields: Sequence[str], blob: bytes, shingles: np.ndarray, exact:
             pos += 8 * c
         elif tag == _SUBSET:
             nb = (n + 7) // 8
-            mask = np.unpackbits(np.frombuffer(blob, dtype=np.uint8, count=nb, offset=pos), count=n, bitorder="little")
+            mask = np.unpackbits(
+                np.frombuffer(blob, dtype=np.uint8, count=nb, offset=pos),
+                count=n,
+                bitorder="little",
+            )
             out[f] = shingles[mask.astype(bool)]
             pos += nb
         elif tag == _EXACT:

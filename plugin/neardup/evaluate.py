@@ -60,8 +60,19 @@ from .signer import Document, Signer
 Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
 BANDS = ((20, 50), (51, 500), (501, 5000), (5001, None))
-DEFAULT_METHODS = ("engine", "super", "mega", "minhash84", "minhash70", "imatch", "imatch_multi",
-                   "descriptive_words", "text_stats:1", "text_stats:6", "anchor")
+DEFAULT_METHODS = (
+    "engine",
+    "super",
+    "mega",
+    "minhash84",
+    "minhash70",
+    "imatch",
+    "imatch_multi",
+    "descriptive_words",
+    "text_stats:1",
+    "text_stats:6",
+    "anchor",
+)
 POSITIVE_LABELS = {"1", "true", "yes", "paraphrase", "duplicate", "dup", "positive"}
 NEGATIVE_LABELS = {"0", "false", "no", "nonparaphrase", "different", "negative"}
 MIN_WORDS_LEVENSHTEIN = 20
@@ -91,7 +102,11 @@ class Corpus:
 
 
 def _positive(label: Any) -> bool:
-    return label is True or (isinstance(label, (int, float)) and label > 0) or str(label).strip().lower() in POSITIVE_LABELS
+    return (
+        label is True
+        or (isinstance(label, (int, float)) and label > 0)
+        or str(label).strip().lower() in POSITIVE_LABELS
+    )
 
 
 def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
@@ -129,7 +144,9 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
                 raise EvaluationError(f"{path}:{n}: 'text' must be a string")
             add(str(rec.get("id", f"{Path(path).name}:{n}")), rec["text"], lang)
         else:
-            raise EvaluationError(f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)")
+            raise EvaluationError(
+                f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)"
+            )
     return Corpus(ids, texts, langs, labels if has_pairs else None)
 
 
@@ -174,7 +191,7 @@ def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
         if missing:
             raise EvaluationError(f"{path}:{n}: id(s) {missing[:3]} are not in the corpus")
         idx = sorted({index[m] for m in members})
-        out.update((a, b) for k, a in enumerate(idx) for b in idx[k + 1:])
+        out.update((a, b) for k, a in enumerate(idx) for b in idx[k + 1 :])
     return out
 
 
@@ -196,28 +213,39 @@ def load_label_csv(path: str | Path, corpus: Corpus) -> tuple[set[Pair], set[Pai
     with open(path, encoding="utf-8-sig", newline="") as fh:
         rows = csv.reader(fh, delimiter="\t" if Path(path).suffix.lower() == ".tsv" else ",")
         header = [h.strip().lower() for h in next(rows, [])]
-        cols = [next((header.index(n) for n in names if n in header), None) for names in (("id_a", "id1"), ("id_b", "id2"), ("label",))]
+        cols = [
+            next((header.index(n) for n in names if n in header), None)
+            for names in (("id_a", "id1"), ("id_b", "id2"), ("label",))
+        ]
         if None in cols:
-            raise EvaluationError(f"{path}:1: the header must name the columns id_a, id_b and label, not {header}")
+            raise EvaluationError(
+                f"{path}:1: the header must name the columns id_a, id_b and label, not {header}"
+            )
         for n, row in enumerate(rows, 2):
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) <= max(cols):
-                raise EvaluationError(f"{path}:{n}: {len(row)} columns, the header has {len(header)}")
+                raise EvaluationError(
+                    f"{path}:{n}: {len(row)} columns, the header has {len(header)}"
+                )
             a, b, label = (row[c].strip() for c in cols)
             missing = [m for m in (a, b) if m not in index]
             if missing:
                 raise EvaluationError(f"{path}:{n}: id(s) {missing} are not in the corpus")
             kind = label.lower()
             if kind not in POSITIVE_LABELS and kind not in NEGATIVE_LABELS:
-                raise EvaluationError(f"{path}:{n}: label {label!r} is neither 1/true (duplicates) nor 0/false (not duplicates)")
+                raise EvaluationError(
+                    f"{path}:{n}: label {label!r} is neither 1/true (duplicates) nor 0/false (not duplicates)"
+                )
             i, j = sorted((index[a], index[b]))
             if i != j:
                 (pos if kind in POSITIVE_LABELS else neg).add((i, j))
     both = pos & neg
     if both:
         i, j = min(both)
-        raise EvaluationError(f"{path}: the pair {corpus.ids[i]}, {corpus.ids[j]} is labelled both ways")
+        raise EvaluationError(
+            f"{path}: the pair {corpus.ids[i]}, {corpus.ids[j]} is labelled both ways"
+        )
     return pos, neg
 
 
@@ -286,7 +314,9 @@ def band_of(n_words: int) -> str | None:
 
 
 # -- ground truth -------------------------------------------------------------------------------
-def jaccard_truth(shingle_sets: Sequence[np.ndarray], thresholds: Sequence[float]) -> dict[float, dict[Pair, float]]:
+def jaccard_truth(
+    shingle_sets: Sequence[np.ndarray], thresholds: Sequence[float]
+) -> dict[float, dict[Pair, float]]:
     """Exact Jaccard pairs for every threshold (one PP-join at the lowest)."""
     from .ppjoin import ppjoin
 
@@ -294,7 +324,9 @@ def jaccard_truth(shingle_sets: Sequence[np.ndarray], thresholds: Sequence[float
     return {t: {(i, j): s for i, j, s in found if s >= t - 1e-12} for t in thresholds}
 
 
-def levenshtein_truth(texts: Sequence[str], scope: Sequence[int], thresholds: Sequence[float]) -> dict[float, dict[Pair, float]]:
+def levenshtein_truth(
+    texts: Sequence[str], scope: Sequence[int], thresholds: Sequence[float]
+) -> dict[float, dict[Pair, float]]:
     """Pairs with normalized Levenshtein similarity >= t among documents ``scope``.
 
     sim = 1 - d / max(|A|, |B|) (rapidfuzz). Filters before the exact distance: lengths
@@ -342,10 +374,14 @@ def parse_method(name: str) -> MethodSpec:
     head, _, tail = name.partition(":")
     if head == "engine":
         if tail and tail not in ("exact", "minhash", "simhash", "winnow") and tail not in REGISTRY:
-            raise EvaluationError(f"engine field {tail!r} is not a signature; known: exact, minhash, simhash, winnow, {', '.join(REGISTRY)}")
+            raise EvaluationError(
+                f"engine field {tail!r} is not a signature; known: exact, minhash, simhash, winnow, {', '.join(REGISTRY)}"
+            )
         return MethodSpec(name, "engine", tail or None)
     if head not in REGISTRY:
-        raise EvaluationError(f"unknown method {name!r}; use engine, engine:FIELD, or one of {', '.join(REGISTRY)} (optionally NAME:PART)")
+        raise EvaluationError(
+            f"unknown method {name!r}; use engine, engine:FIELD, or one of {', '.join(REGISTRY)} (optionally NAME:PART)"
+        )
     return MethodSpec(name, "signature", head, tail or None)
 
 
@@ -356,7 +392,9 @@ def resolve_part(sig, part: str | None) -> str | None:
     if part.isdigit() and 1 <= int(part) <= len(sig.components):
         return sig.components[int(part) - 1]
     if part not in sig.components:
-        raise EvaluationError(f"signature {sig.name!r} has no part {part!r}; parts: {', '.join(sig.components)} (or 1..{len(sig.components)})")
+        raise EvaluationError(
+            f"signature {sig.name!r} has no part {part!r}; parts: {', '.join(sig.components)} (or 1..{len(sig.components)})"
+        )
     return part
 
 
@@ -370,15 +408,18 @@ def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) ->
     values, offsets = join(keys)
     total, biggest = pair_count(values, offsets)
     if total > max_pairs:
-        raise EvaluationError(f"{total} document pairs share a key (one key is shared by {biggest} documents): "
-                              f"more than {max_pairs}; this signature does not separate these documents -- "
-                              "leave it out or evaluate fewer documents (--limit)")
+        raise EvaluationError(
+            f"{total} document pairs share a key (one key is shared by {biggest} documents): "
+            f"more than {max_pairs}; this signature does not separate these documents -- "
+            "leave it out or evaluate fewer documents (--limit)"
+        )
     i, j, n = pairs_sharing(values, offsets)
     return {(a, b): c for a, b, c in zip(i.tolist(), j.tolist(), n.tolist(), strict=True)}
 
 
-def equality_pairs(keys: Sequence[np.ndarray], min_match: int, set_like: bool = False,
-                   threshold: float = 1.0) -> dict[Pair, float]:
+def equality_pairs(
+    keys: Sequence[np.ndarray], min_match: int, set_like: bool = False, threshold: float = 1.0
+) -> dict[Pair, float]:
     """Pairs found by signature equality, with a score.
 
     Vector signatures: found when >= ``min_match`` keys agree; score = agreeing keys / keys.
@@ -406,7 +447,9 @@ class MethodResult:
     note: str = ""
 
 
-def _sign_pairs(spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]) -> MethodResult:
+def _sign_pairs(
+    spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]
+) -> MethodResult:
     from .signatures.sketches import min_matches
 
     t0 = time.perf_counter()
@@ -431,8 +474,15 @@ def _sign_pairs(spec: MethodSpec, prepared: list, config: Config, context: dict,
     return MethodResult(spec.name, time.perf_counter() - t0, found)
 
 
-def _engine_pairs(spec: MethodSpec, corpus: Corpus, config: Config, context: dict | None, thresholds: Sequence[float],
-                  target: str | None, engine_opts: dict) -> MethodResult:
+def _engine_pairs(
+    spec: MethodSpec,
+    corpus: Corpus,
+    config: Config,
+    context: dict | None,
+    thresholds: Sequence[float],
+    target: str | None,
+    engine_opts: dict,
+) -> MethodResult:
     from .api import RESEMBLANCE_FIELDS, NearDup
     from .engines import open_engine
 
@@ -444,9 +494,17 @@ def _engine_pairs(spec: MethodSpec, corpus: Corpus, config: Config, context: dic
             engine.put_meta("context", context)
         nd = NearDup(engine, cfg)
         if engine.count() == 0:
-            report = nd.index((Document(i, t, lang=l) for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs, strict=True)), progress=None)
+            report = nd.index(
+                (
+                    Document(i, t, lang=l)
+                    for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs, strict=True)
+                ),
+                progress=None,
+            )
             if report.failed:
-                raise EvaluationError(f"the engine refused {len(report.failed)} document(s), first: {report.failed[0].id}: {report.failed[0].reason}")
+                raise EvaluationError(
+                    f"the engine refused {len(report.failed)} document(s), first: {report.failed[0].id}: {report.failed[0].reason}"
+                )
         engine.refresh()
         pos = {d: i for i, d in enumerate(corpus.ids)}
         fields = (spec.signature,) if spec.signature else RESEMBLANCE_FIELDS
@@ -485,10 +543,19 @@ class Evaluation:
         return d
 
 
-def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresholds: Sequence[float] = THRESHOLDS,
-             truth: str = "jaccard", labels: set[Pair] | None = None, config: Config | None = None,
-             target: str | None = None, engine_opts: dict | None = None, name: str = "",
-             progress: Callable[[str], None] | None = None) -> Evaluation:
+def evaluate(
+    corpus: Corpus,
+    *,
+    methods: Sequence[str] = DEFAULT_METHODS,
+    thresholds: Sequence[float] = THRESHOLDS,
+    truth: str = "jaccard",
+    labels: set[Pair] | None = None,
+    config: Config | None = None,
+    target: str | None = None,
+    engine_opts: dict | None = None,
+    name: str = "",
+    progress: Callable[[str], None] | None = None,
+) -> Evaluation:
     """Score ``methods`` on ``corpus`` against the chosen ground truth (see the module docstring).
 
     Steps: collection statistics (when a signature needs them), canonical tokens and
@@ -514,22 +581,38 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
     prepare_seconds = time.perf_counter() - t0
 
     n_words = corpus.n_words
-    scope = [i for i, n in enumerate(n_words) if n >= MIN_WORDS_LEVENSHTEIN] if truth == "levenshtein" else list(range(len(corpus)))
+    scope = (
+        [i for i, n in enumerate(n_words) if n >= MIN_WORDS_LEVENSHTEIN]
+        if truth == "levenshtein"
+        else list(range(len(corpus)))
+    )
     in_scope = set(scope)
     say(f"ground truth ({truth})")
     t0 = time.perf_counter()
-    true_pairs = _ground_truth(truth, corpus, prepared, scope, thresholds, labels, config.strip_html)
+    true_pairs = _ground_truth(
+        truth, corpus, prepared, scope, thresholds, labels, config.strip_html
+    )
     truth_seconds = time.perf_counter() - t0
     # labels that say which pairs are not duplicates too: the labelled pairs are the pairs scored
-    labelled = (labels if labels is not None else corpus.labels or set()) | corpus.negatives \
-        if truth == "labels" and corpus.negatives else None
+    labelled = (
+        (labels if labels is not None else corpus.labels or set()) | corpus.negatives
+        if truth == "labels" and corpus.negatives
+        else None
+    )
 
     results: list[MethodResult] = []
     for spec in specs:
         say(f"method {spec.name}")
         if spec.kind == "engine":
-            r = _engine_pairs(spec, corpus, engine_config, context if needs_context(engine_config) else None,
-                              thresholds, target, engine_opts or {})
+            r = _engine_pairs(
+                spec,
+                corpus,
+                engine_config,
+                context if needs_context(engine_config) else None,
+                thresholds,
+                target,
+                engine_opts or {},
+            )
         else:
             r = _sign_pairs(spec, prepared, config, context, thresholds)
         if truth == "levenshtein":
@@ -539,10 +622,17 @@ def evaluate(corpus: Corpus, *, methods: Sequence[str] = DEFAULT_METHODS, thresh
         results.append(r)
 
     m = len(labelled) if labelled is not None else n_pairs(len(scope))
-    ev = Evaluation(name, len(corpus), len(scope), m, truth, thresholds, prepare_seconds, truth_seconds)
+    ev = Evaluation(
+        name, len(corpus), len(scope), m, truth, thresholds, prepare_seconds, truth_seconds
+    )
     truth_sets = {t: set(v) for t, v in true_pairs.items()}
     _score(ev, results, truth_sets)
-    ev.bands = _band_rows([band_of(n) if i in in_scope else None for i, n in enumerate(n_words)], results, truth_sets, thresholds)
+    ev.bands = _band_rows(
+        [band_of(n) if i in in_scope else None for i, n in enumerate(n_words)],
+        results,
+        truth_sets,
+        thresholds,
+    )
     return ev
 
 
@@ -563,8 +653,15 @@ def _method_configs(base: Config, specs: Sequence[MethodSpec]) -> tuple[Config, 
     return config, engine_config
 
 
-def _ground_truth(truth: str, corpus: Corpus, prepared: list, scope: Sequence[int], thresholds: Sequence[float],
-                  labels: set[Pair] | None, strip: bool) -> dict[float, dict[Pair, float]]:
+def _ground_truth(
+    truth: str,
+    corpus: Corpus,
+    prepared: list,
+    scope: Sequence[int],
+    thresholds: Sequence[float],
+    labels: set[Pair] | None,
+    strip: bool,
+) -> dict[float, dict[Pair, float]]:
     """threshold -> true pair -> its similarity (1.0 for labels)."""
     if truth == "jaccard":
         return jaccard_truth([p.shingles.set for p in prepared], thresholds)
@@ -584,7 +681,9 @@ def _within(found: dict[Pair, float], docs: set[int]) -> dict[Pair, float]:
     return {p: s for p, s in found.items() if p[0] in docs and p[1] in docs}
 
 
-def _score(ev: Evaluation, results: Sequence[MethodResult], truth_sets: dict[float, set[Pair]]) -> None:
+def _score(
+    ev: Evaluation, results: Sequence[MethodResult], truth_sets: dict[float, set[Pair]]
+) -> None:
     """Rows (confusion counts, HFM, separation) per method and threshold, and AC1 agreement."""
     for r in results:
         rows = []
@@ -595,11 +694,18 @@ def _score(ev: Evaluation, results: Sequence[MethodResult], truth_sets: dict[flo
         ev.rows[r.name] = rows
         ev.seconds[r.name] = r.seconds
     for t in ev.thresholds:
-        ev.agreement[t] = {x.name: {y.name: ac1(set(x.found[t]), set(y.found[t]), ev.pairs) for y in results} for x in results}
+        ev.agreement[t] = {
+            x.name: {y.name: ac1(set(x.found[t]), set(y.found[t]), ev.pairs) for y in results}
+            for x in results
+        }
 
 
-def _band_rows(band: Sequence[str | None], results: Sequence[MethodResult], truth_sets: dict[float, set[Pair]],
-               thresholds: Sequence[float]) -> list[dict[str, Any]]:
+def _band_rows(
+    band: Sequence[str | None],
+    results: Sequence[MethodResult],
+    truth_sets: dict[float, set[Pair]],
+    thresholds: Sequence[float],
+) -> list[dict[str, Any]]:
     """Recall, precision and F1 within each length band (``band[i]``: document i's band, or None)."""
     out = []
     for b in [band_of(lo) for lo, _ in BANDS]:
@@ -612,8 +718,19 @@ def _band_rows(band: Sequence[str | None], results: Sequence[MethodResult], trut
             for r in results:
                 fb = {p for p in r.found[t] if band[p[0]] == b and band[p[1]] == b}
                 c = confusion(tb, fb, mb, t)
-                out.append({"band": b, "documents": docs, "threshold": t, "method": r.name, "truth": c.truth,
-                            "found": c.found, "recall": c.recall, "precision": c.precision, "f1": c.f1})
+                out.append(
+                    {
+                        "band": b,
+                        "documents": docs,
+                        "threshold": t,
+                        "method": r.name,
+                        "truth": c.truth,
+                        "found": c.found,
+                        "recall": c.recall,
+                        "precision": c.precision,
+                        "f1": c.f1,
+                    }
+                )
     return out
 
 
@@ -623,37 +740,110 @@ def _f(x: float | None, digits: int = 2) -> str:
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|",
+    ]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def to_markdown(ev: Evaluation) -> str:
     """Kosinov's tables: one per method, AC1 agreement, length bands, times."""
-    truth_name = {"jaccard": "Jaccard similarity of shingles >= threshold", "levenshtein": "Levenshtein similarity >= threshold "
-                  f"(documents of >= {MIN_WORDS_LEVENSHTEIN} words)", "labels": "labelled pairs"}[ev.truth_kind]
-    out = [f"## Evaluation of {ev.corpus or 'corpus'}",
-           f"{ev.documents} documents ({ev.scope} scored, {ev.pairs} pairs); ground truth: {truth_name}. "
-           f"Canonicalizing and shingling: {ev.prepare_seconds:.1f} s; ground truth: {ev.truth_seconds:.1f} s."]
-    header = ["Threshold", "Truth", "Found", "Common", "Unique truth", "Unique method", "Recall", "Precision", "F1",
-              "Accuracy", "HFM", "Separation"]
+    truth_name = {
+        "jaccard": "Jaccard similarity of shingles >= threshold",
+        "levenshtein": "Levenshtein similarity >= threshold "
+        f"(documents of >= {MIN_WORDS_LEVENSHTEIN} words)",
+        "labels": "labelled pairs",
+    }[ev.truth_kind]
+    out = [
+        f"## Evaluation of {ev.corpus or 'corpus'}",
+        f"{ev.documents} documents ({ev.scope} scored, {ev.pairs} pairs); ground truth: {truth_name}. "
+        f"Canonicalizing and shingling: {ev.prepare_seconds:.1f} s; ground truth: {ev.truth_seconds:.1f} s.",
+    ]
+    header = [
+        "Threshold",
+        "Truth",
+        "Found",
+        "Common",
+        "Unique truth",
+        "Unique method",
+        "Recall",
+        "Precision",
+        "F1",
+        "Accuracy",
+        "HFM",
+        "Separation",
+    ]
     for name, rows in ev.rows.items():
         out.append(f"\n### {name}\n")
-        out.append(_table(header, ([_f(c.threshold), c.truth, c.found, c.common, c.unique_truth, c.unique_method,
-                                    _f(c.recall), _f(c.precision), _f(c.f1), _f(c.accuracy, 4), _f(c.hfm), _f(c.separation)]
-                                   for c in rows)))
+        out.append(
+            _table(
+                header,
+                (
+                    [
+                        _f(c.threshold),
+                        c.truth,
+                        c.found,
+                        c.common,
+                        c.unique_truth,
+                        c.unique_method,
+                        _f(c.recall),
+                        _f(c.precision),
+                        _f(c.f1),
+                        _f(c.accuracy, 4),
+                        _f(c.hfm),
+                        _f(c.separation),
+                    ]
+                    for c in rows
+                ),
+            )
+        )
     names = list(ev.rows)
     if len(names) > 1:
         for t in ev.thresholds:
             out.append(f"\n### Agreement between methods (AC1), threshold {_f(t)}\n")
             ag = ev.agreement[t]
-            out.append(_table(["", *names[1:]], ([a, *(_f(ag[a][b]) if j > i else "" for j, b in enumerate(names) if j > 0)]
-                                                 for i, a in enumerate(names[:-1]))))
+            out.append(
+                _table(
+                    ["", *names[1:]],
+                    (
+                        [a, *(_f(ag[a][b]) if j > i else "" for j, b in enumerate(names) if j > 0)]
+                        for i, a in enumerate(names[:-1])
+                    ),
+                )
+            )
     if ev.bands:
         out.append("\n### By document length (words)\n")
-        out.append(_table(["Band", "Documents", "Threshold", "Method", "Truth", "Found", "Recall", "Precision", "F1"],
-                          ([r["band"], r["documents"], _f(r["threshold"]), r["method"], r["truth"], r["found"],
-                            _f(r["recall"]), _f(r["precision"]), _f(r["f1"])] for r in ev.bands)))
+        out.append(
+            _table(
+                [
+                    "Band",
+                    "Documents",
+                    "Threshold",
+                    "Method",
+                    "Truth",
+                    "Found",
+                    "Recall",
+                    "Precision",
+                    "F1",
+                ],
+                (
+                    [
+                        r["band"],
+                        r["documents"],
+                        _f(r["threshold"]),
+                        r["method"],
+                        r["truth"],
+                        r["found"],
+                        _f(r["recall"]),
+                        _f(r["precision"]),
+                        _f(r["f1"]),
+                    ]
+                    for r in ev.bands
+                ),
+            )
+        )
     out.append("\n### Time\n")
     out.append(_table(["Method", "Seconds"], ([n, f"{s:.2f}"] for n, s in ev.seconds.items())))
     return "\n".join(out) + "\n"

@@ -28,7 +28,13 @@ def fmix64(x: np.ndarray) -> np.ndarray:
     return _fmix64_inplace(np.array(x, dtype=U64))  # (a copy)
 
 
-def hash_runs(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int = 0, sizes: np.ndarray | None = None) -> np.ndarray:
+def hash_runs(
+    units: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    seed: int = 0,
+    sizes: np.ndarray | None = None,
+) -> np.ndarray:
     """The hash of each run ``units[s : s + n]`` (``starts`` s, ``lengths`` n >= 1), as uint64:
 
         a_1 = u_0 xor seed,   a_{j+1} = fmix64(a_j * C + u_j),   h = fmix64(a_n xor size)
@@ -49,7 +55,11 @@ def hash_runs(units: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: 
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     size = lengths if sizes is None else np.asarray(sizes, dtype=np.int64)
-    if len(starts) and (int(lengths.min()) < 1 or int(starts.min()) < 0 or int((starts + lengths).max()) > len(units)):
+    if len(starts) and (
+        int(lengths.min()) < 1
+        or int(starts.min()) < 0
+        or int((starts + lengths).max()) > len(units)
+    ):
         raise ValueError("every run must hold at least one unit and lie within the units")
     return kernels.hash_runs(np.asarray(units), starts, lengths, size, np.uint64(seed))
 
@@ -68,7 +78,9 @@ def string_seed(seed: int) -> int:
     return int(fmix64(np.array([seed + 1], dtype=U64))[0])
 
 
-def hash_code_point_runs(cps: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int) -> np.ndarray:
+def hash_code_point_runs(
+    cps: np.ndarray, starts: np.ndarray, lengths: np.ndarray, seed: int
+) -> np.ndarray:
     """The string hash of each run ``cps[s : s + n]`` of code points (n >= 1):
     :func:`hash_runs` over the code points from :func:`string_seed`. A token of a text
     hashes here straight from the text's code points, the same as :func:`hash_strings` of
@@ -98,7 +110,9 @@ def hash_strings(strings, seed: int) -> np.ndarray:
     if full.any():
         starts = np.zeros(len(strings), dtype=np.int64)
         np.cumsum(lengths[:-1], out=starts[1:])
-        out[full] = hash_code_point_runs(code_points("".join(strings)), starts[full], lengths[full], seed)
+        out[full] = hash_code_point_runs(
+            code_points("".join(strings)), starts[full], lengths[full], seed
+        )
     if not full.all():
         out[~full] = fmix64(np.array([string_seed(seed)], dtype=U64))[0]
     return out
@@ -111,7 +125,11 @@ def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:
     >>> len(set(s.tolist())), int(s[2]) == xxhash.xxh64_intdigest(b"perm" + (2).to_bytes(4, "little"), 1)
     (3, True)
     """
-    return np.fromiter((xxhash.xxh64_intdigest(salt + k.to_bytes(4, "little"), seed) for k in range(n)), dtype=U64, count=n)
+    return np.fromiter(
+        (xxhash.xxh64_intdigest(salt + k.to_bytes(4, "little"), seed) for k in range(n)),
+        dtype=U64,
+        count=n,
+    )
 
 
 class KeySet:

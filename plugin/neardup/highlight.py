@@ -27,7 +27,9 @@ from .worddiff import WordDiff
 _WORD = re.compile(r"\S+")
 
 
-def shingle_spans(text: str, config: Config, lang: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def shingle_spans(
+    text: str, config: Config, lang: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The shingle hashes of ``text`` in document order (those the signer stores) and the raw
     span of each, as an (n, 2) array of (start, end)."""
     words, starts, ends, doc_lang = token_spans(text, config, lang)
@@ -37,7 +39,9 @@ def shingle_spans(text: str, config: Config, lang: str | None = None) -> tuple[n
     w = config.shingle_size_for(doc_lang)
     if config.shingle == "char":
         units = char_units(words, config.seed)
-        owner = np.repeat(np.arange(len(words)), [len(x) + 1 for x in words])[: len(units)]  # the space after a token is its own
+        owner = np.repeat(np.arange(len(words)), [len(x) + 1 for x in words])[
+            : len(units)
+        ]  # the space after a token is its own
     else:
         units = hash_strings(words, config.seed)
         owner = np.arange(len(words))
@@ -46,12 +50,16 @@ def shingle_spans(text: str, config: Config, lang: str | None = None) -> tuple[n
     width = min(w, len(units))
     first, last = owner[: len(seq)], owner[width - 1 : width - 1 + len(seq)]
     spans = np.empty((len(seq), 2), dtype=np.int64)
-    spans[:, 0] = np.where(first == 0, 0, tok_start[first])  # text before the first token goes with its shingle
+    spans[:, 0] = np.where(
+        first == 0, 0, tok_start[first]
+    )  # text before the first token goes with its shingle
     spans[:, 1] = np.where(last == len(tok_end) - 1, len(text), tok_end[last])  # and after the last
     return seq, spans
 
 
-def shared_spans(text: str, config: Config, other: np.ndarray, lang: str | None = None) -> list[tuple[int, int]]:
+def shared_spans(
+    text: str, config: Config, other: np.ndarray, lang: str | None = None
+) -> list[tuple[int, int]]:
     """Merged raw spans of the shingles of ``text`` whose hashes are in ``other`` (sorted or not)."""
     seq, spans = shingle_spans(text, config, lang)
     return merge(spans[np.isin(seq, other)])
@@ -77,7 +85,9 @@ def merge(spans: np.ndarray | list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(int(s), int(e)) for s, e in out if e > s]
 
 
-def render(text: str, spans: list[tuple[int, int]], max_words: int | None = None) -> tuple[str, int, int, bool]:
+def render(
+    text: str, spans: list[tuple[int, int]], max_words: int | None = None
+) -> tuple[str, int, int, bool]:
     """HTML of ``text`` with ``spans`` in ``<mark class="shared">`` (cut after ``max_words``
     words); returns the HTML, the words wholly inside marks, the words, and whether it was cut."""
     words = list(_WORD.finditer(text))
@@ -103,9 +113,16 @@ def render(text: str, spans: list[tuple[int, int]], max_words: int | None = None
     return "".join(out), shared, len(words), cut
 
 
-def shared_passages(a: str, b: str, config: Config, lang_a: str | None = None, lang_b: str | None = None,
-                    max_words: int | None = 2000, shingles_a: np.ndarray | None = None,
-                    shingles_b: np.ndarray | None = None) -> WordDiff:
+def shared_passages(
+    a: str,
+    b: str,
+    config: Config,
+    lang_a: str | None = None,
+    lang_b: str | None = None,
+    max_words: int | None = 2000,
+    shingles_a: np.ndarray | None = None,
+    shingles_b: np.ndarray | None = None,
+) -> WordDiff:
     """Both texts rendered with the passages behind their shared shingles marked (the
     :class:`~neardup.worddiff.WordDiff` of the report). ``shingles_a`` / ``shingles_b``: the
     texts' shingle hashes as stored (made here when not given). Only the first
@@ -139,13 +156,17 @@ def _prefix(text: str, max_words: int | None, margin: int) -> str:
     return text[:end]
 
 
-def _marked(text: str, config: Config, lang: str | None, other: np.ndarray) -> list[tuple[int, int]]:
+def _marked(
+    text: str, config: Config, lang: str | None, other: np.ndarray
+) -> list[tuple[int, int]]:
     """Merged raw spans of the shingles of ``text`` that are in ``other``."""
     seq, spans = shingle_spans(text, config, lang)
     return merge(spans[np.isin(seq, other)])
 
 
-def shared_passage_texts(a: str, b: str, config: Config, lang_a: str | None = None, lang_b: str | None = None) -> list[str]:
+def shared_passage_texts(
+    a: str, b: str, config: Config, lang_a: str | None = None, lang_b: str | None = None
+) -> list[str]:
     """The raw passages of ``a`` behind the shingles it shares with ``b``, in order, with
     their whitespace collapsed (what ``neardup compare`` can show instead of canonical
     shingles, which for Persian are anchor pieces)."""

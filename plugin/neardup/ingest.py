@@ -48,21 +48,41 @@ class IndexReport:
     wordless: int = 0  # documents without a canonical token, sent this run (never near-duplicates)
     failed: list[Failure] = field(default_factory=list)
     skipped: int = 0
-    stopped: bool = False  # asked to stop (an interrupt): the input after the last stored batch was not read
+    stopped: bool = (
+        False  # asked to stop (an interrupt): the input after the last stored batch was not read
+    )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"indexed": self.indexed, "duplicates": self.duplicates, "updated": self.updated, "unchanged": self.unchanged,
-                "retagged": self.retagged, "wordless": self.wordless, "skipped": self.skipped, "failed": [f.__dict__ for f in self.failed], "interrupted": self.stopped}
+        return {
+            "indexed": self.indexed,
+            "duplicates": self.duplicates,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "retagged": self.retagged,
+            "wordless": self.wordless,
+            "skipped": self.skipped,
+            "failed": [f.__dict__ for f in self.failed],
+            "interrupted": self.stopped,
+        }
 
 
 def same_signature(old: StoredDoc, new: Signed) -> bool:
     """True when a stored document and a re-sent one sign the same (its tags cannot change)."""
-    return old.exact == new.exact and old.n_shingles == new.n_shingles and np.array_equal(old.shingles, new.shingles)
+    return (
+        old.exact == new.exact
+        and old.n_shingles == new.n_shingles
+        and np.array_equal(old.shingles, new.shingles)
+    )
 
 
 def _same_content(old: StoredDoc, new: Signed) -> bool:
     d = new.doc
-    return (old.text, old.title, old.fields or {}, old.lang) == (d.text, d.title, d.fields or {}, new.lang)
+    return (old.text, old.title, old.fields or {}, old.lang) == (
+        d.text,
+        d.title,
+        d.fields or {},
+        new.lang,
+    )
 
 
 class Ingest:
@@ -92,7 +112,11 @@ class Ingest:
                     report.unchanged += 1
                     if not _same_content(old, s):
                         refresh.append(s)
-            kept = {s.id: existing[s.id].tags for s in updates + refresh if existing[s.id].tags is not None}
+            kept = {
+                s.id: existing[s.id].tags
+                for s in updates + refresh
+                if existing[s.id].tags is not None
+            }
             if refresh:
                 report.failed.extend(self.engine.put(refresh, kept))
             if updates:
@@ -162,17 +186,27 @@ def pieces(batch: list[Document], first: int) -> Iterator[list[Document]]:
         at, n = at + n, 2 * n
 
 
-def sign_batch(signer: Signer, docs: list[Document], checked: bool = False) -> tuple[list[Signed], list[Failure]]:
+def sign_batch(
+    signer: Signer, docs: list[Document], checked: bool = False
+) -> tuple[list[Signed], list[Failure]]:
     """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`.
     ``checked``: every document passed :func:`~neardup.validate.check_document` already."""
     failures: list[Failure] = []
-    signed = signer.sign_batch(docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))), checked=checked)
+    signed = signer.sign_batch(
+        docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))), checked=checked
+    )
     return signed, failures
 
 
-def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], batch_size: int,
-                   workers: int, encoder: Callable[[Sequence[Signed]], None] | None = None,
-                   checked: bool = False) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
+def signed_batches(
+    signer: Signer,
+    config: Config,
+    docs: Iterable[Document],
+    batch_size: int,
+    workers: int,
+    encoder: Callable[[Sequence[Signed]], None] | None = None,
+    checked: bool = False,
+) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
     """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
     while the caller stores, 0 signs here. A single batch is signed here. Forked workers
     start with the tables this process makes first (:meth:`~neardup.signer.Signer.warm_up`,
@@ -206,14 +240,20 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
     method = start_method()
     here: list[Document] | None = first  # the batch signed here while spawned workers start
     if method == "fork":
-        signer.warm_up(kernels=False)  # the forked workers share the tables instead of each making them
+        signer.warm_up(
+            kernels=False
+        )  # the forked workers share the tables instead of each making them
         here, it = None, itertools.chain(pieces(first, batch_size // 8), [second], it)
     else:
         it = itertools.chain([second], it)
     pending: deque = deque()
     error: Exception | None = None
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker,
-                               initargs=(config, signer.context, os.getpid(), encoder, checked))
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_init_worker,
+        initargs=(config, signer.context, os.getpid(), encoder, checked),
+    )
     try:
         while True:
             try:
@@ -223,7 +263,9 @@ def signed_batches(signer: Signer, config: Config, docs: Iterable[Document], bat
             except Exception as e:  # reading failed: what was read before is still stored, in order, then it is raised
                 error = e
                 break
-            with _interrupts_held():  # a worker started here begins with interrupts held, then ignores them
+            with (
+                _interrupts_held()
+            ):  # a worker started here begins with interrupts held, then ignores them
                 fut = pool.submit(_sign_in_worker, b)  # the workers start at their first batch
             pending.append((b, fut))
             if here is not None and len(pending) >= workers:
@@ -251,7 +293,10 @@ def _interrupts_held() -> Iterator[None]:
     (:func:`_init_worker`); here it is delivered when released."""
     import signal
 
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if (
+        not hasattr(signal, "pthread_sigmask")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -261,8 +306,11 @@ def _interrupts_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _next_signed(pending: deque, signer: Signer, sign: Callable[[Signer, list[Document]], tuple[list[Signed], list[Failure]]]
-                 ) -> tuple[list[Document], list[Signed], list[Failure]]:
+def _next_signed(
+    pending: deque,
+    signer: Signer,
+    sign: Callable[[Signer, list[Document]], tuple[list[Signed], list[Failure]]],
+) -> tuple[list[Document], list[Signed], list[Failure]]:
     """The first of ``pending`` ((batch, future or what this process signed) in input order),
     signed. Instead of waiting for a worker, this process signs the earliest batch no worker
     has started yet (taken back from the pool), as long as there is one: niced workers on a
@@ -300,7 +348,11 @@ def start_method() -> str:
     import multiprocessing
     import sys
 
-    if sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+    if (
+        sys.platform != "darwin"
+        and "fork" in multiprocessing.get_all_start_methods()
+        and threading.active_count() == 1
+    ):
         return "fork"
     return "spawn"
 
@@ -314,8 +366,13 @@ _worker_checked = False
 _WORKER_NICENESS = 10
 
 
-def _init_worker(config: Config, context: dict[str, Any], parent: int, encoder: Callable[[Sequence[Signed]], None] | None = None,
-                 checked: bool = False) -> None:
+def _init_worker(
+    config: Config,
+    context: dict[str, Any],
+    parent: int,
+    encoder: Callable[[Sequence[Signed]], None] | None = None,
+    checked: bool = False,
+) -> None:
     global _worker_signer, _worker_encoder, _worker_checked
     keep_freed_memory()  # (a forked worker has its parent's setting; a spawned one sets it)
     _worker_signer = Signer(config, context)
@@ -353,7 +410,9 @@ def _sign_in_worker(docs: list[Document]) -> tuple[PackedBatch, list[Failure]]:
     return pack(signed), failures
 
 
-def _reattach(docs: list[Document], packed: PackedBatch, failures: list[Failure]) -> tuple[list[Signed], list[Failure]]:
+def _reattach(
+    docs: list[Document], packed: PackedBatch, failures: list[Failure]
+) -> tuple[list[Signed], list[Failure]]:
     failed = {f.id for f in failures}
     return unpack(packed, [d for d in docs if d.id not in failed]), failures
 
@@ -378,12 +437,23 @@ def default_workers(cpus: int | None = None, load: float | None = None) -> int:
         except (OSError, AttributeError):  # (no load average on this platform)
             load = 0.0
     idle = int(n - load + 0.5)
-    return idle if idle >= 2 else 0  # (one worker beside the storing process barely pays for its start)
+    return (
+        idle if idle >= 2 else 0
+    )  # (one worker beside the storing process barely pays for its start)
 
 
-def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document], *, batch_size: int = 500,
-        progress: Callable[[int], None] | None = None, workers: int = 0, checked: bool = False,
-        stop: Callable[[], bool] | None = None) -> IndexReport:
+def run(
+    ingest: Ingest,
+    signer: Signer,
+    config: Config,
+    docs: Iterable[Document],
+    *,
+    batch_size: int = 500,
+    progress: Callable[[int], None] | None = None,
+    workers: int = 0,
+    checked: bool = False,
+    stop: Callable[[], bool] | None = None,
+) -> IndexReport:
     """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one;
     ``checked``: as for :func:`sign_batch`); returns what was done. ``stop`` is asked after
     each stored batch: when it answers true, the run ends there (``report.stopped``), with
@@ -407,4 +477,15 @@ def run(ingest: Ingest, signer: Signer, config: Config, docs: Iterable[Document]
     return report
 
 
-__all__ = ["IndexReport", "Ingest", "Tags", "batches", "default_workers", "pieces", "run", "same_signature", "sign_batch", "signed_batches"]
+__all__ = [
+    "IndexReport",
+    "Ingest",
+    "Tags",
+    "batches",
+    "default_workers",
+    "pieces",
+    "run",
+    "same_signature",
+    "sign_batch",
+    "signed_batches",
+]

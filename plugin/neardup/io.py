@@ -63,8 +63,16 @@ PARQUET_SUFFIXES = {".parquet", ".pq"}
 TEXT_SUFFIXES = {".txt", ".text", ".md", ".html", ".htm", ""}
 COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 #: compressed or archive formats neardup cannot read: named in the message instead
-UNSUPPORTED = {".zst": "zstd-compressed", ".zip": "a zip archive", ".tar": "a tar archive", ".tgz": "a tar archive",
-               ".7z": "a 7-Zip archive", ".rar": "a RAR archive", ".lz4": "lz4-compressed", ".br": "brotli-compressed"}
+UNSUPPORTED = {
+    ".zst": "zstd-compressed",
+    ".zip": "a zip archive",
+    ".tar": "a tar archive",
+    ".tgz": "a tar archive",
+    ".7z": "a 7-Zip archive",
+    ".rar": "a RAR archive",
+    ".lz4": "lz4-compressed",
+    ".br": "brotli-compressed",
+}
 MAX_CHARS = 50_000_000
 STDIN = "-"
 _BOM = b"\xef\xbb\xbf"
@@ -170,15 +178,25 @@ def _walk(root: Path) -> Iterator[Path | InputError]:
         path = Path(e.path)
         try:
             if e.name.startswith("."):
-                yield InputError(str(path), f"hidden {'directory' if e.is_dir(follow_symlinks=False) else 'file'} (not read)", fatal=False)
+                yield InputError(
+                    str(path),
+                    f"hidden {'directory' if e.is_dir(follow_symlinks=False) else 'file'} (not read)",
+                    fatal=False,
+                )
             elif e.is_dir(follow_symlinks=False):
                 problem = _scan(path, stack)
                 if problem:
                     yield problem
             elif e.is_symlink() and e.is_dir():
-                yield InputError(str(path), "symbolic link to a directory (not followed)", fatal=False)
+                yield InputError(
+                    str(path), "symbolic link to a directory (not followed)", fatal=False
+                )
             elif not e.is_file():
-                yield InputError(str(path), "broken symbolic link" if e.is_symlink() else "not a regular file", fatal=False)
+                yield InputError(
+                    str(path),
+                    "broken symbolic link" if e.is_symlink() else "not a regular file",
+                    fatal=False,
+                )
             elif kind_of(path) is None:
                 yield InputError(str(path), _not_document(path), fatal=False)
             else:
@@ -201,9 +219,11 @@ def _not_document(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in UNSUPPORTED:
         return f"{UNSUPPORTED[suffix]} file, which neardup does not read (extract it first)"
-    known = sorted(JSONL_SUFFIXES | set(CSV_SUFFIXES) | PARQUET_SUFFIXES | TEXT_SUFFIXES - {''})
-    return (f"not a JSONL, CSV, Parquet or text file (suffix {path.suffix or 'none'!r}; reads {', '.join(known)}, "
-            f"files without a suffix, and those compressed with {', '.join(sorted(COMPRESSED))})")
+    known = sorted(JSONL_SUFFIXES | set(CSV_SUFFIXES) | PARQUET_SUFFIXES | TEXT_SUFFIXES - {""})
+    return (
+        f"not a JSONL, CSV, Parquet or text file (suffix {path.suffix or 'none'!r}; reads {', '.join(known)}, "
+        f"files without a suffix, and those compressed with {', '.join(sorted(COMPRESSED))})"
+    )
 
 
 def _os_problem(e: OSError, missing: str | None = None) -> str:
@@ -212,10 +232,15 @@ def _os_problem(e: OSError, missing: str | None = None) -> str:
     return e.strerror or str(e)
 
 
-def read_documents(paths: Iterable[str | os.PathLike], *, skip_bad: bool = False,
-                   on_error: Callable[[InputError], None] | None = None,
-                   on_bytes: Callable[[int], None] | None = None, fields: RecordFields = DEFAULT_FIELDS,
-                   encoding: str | None = None) -> Iterator[Document]:
+def read_documents(
+    paths: Iterable[str | os.PathLike],
+    *,
+    skip_bad: bool = False,
+    on_error: Callable[[InputError], None] | None = None,
+    on_bytes: Callable[[int], None] | None = None,
+    fields: RecordFields = DEFAULT_FIELDS,
+    encoding: str | None = None,
+) -> Iterator[Document]:
     """Documents from JSONL, CSV, Parquet and text files (directories are walked, ``-`` is
     standard input, JSON Lines); ``fields`` names the fields of records, ``encoding`` the
     character encoding of every file but Parquet (default UTF-8, or UTF-16 with a byte order
@@ -226,13 +251,17 @@ def read_documents(paths: Iterable[str | os.PathLike], *, skip_bad: bool = False
     ``on_error``.
     """
     if encoding is not None:
-        encoding = codecs.lookup(encoding).name  # (LookupError for an unknown one: checked by the caller)
+        encoding = codecs.lookup(
+            encoding
+        ).name  # (LookupError for an unknown one: checked by the caller)
     for f, name in iter_sources(paths):
         items: Iterable[Document | InputError]
         if isinstance(f, InputError):
             items = (f,)
         elif str(f) == STDIN:
-            items = _read_jsonl_stream(sys.stdin.buffer, "<stdin>", "stdin", on_bytes, fields=fields, encoding=encoding)
+            items = _read_jsonl_stream(
+                sys.stdin.buffer, "<stdin>", "stdin", on_bytes, fields=fields, encoding=encoding
+            )
         else:
             kind = kind_of(f)
             if kind == "jsonl":
@@ -282,10 +311,18 @@ def _open(path: Path) -> tuple[IO[bytes], IO[bytes]]:
     return opener(raw), raw
 
 
-def _read_jsonl(path: Path, name: str, on_bytes: Callable[[int], None] | None, fields: RecordFields = DEFAULT_FIELDS,
-                encoding: str | None = None) -> Iterator[Document | InputError]:
+def _read_jsonl(
+    path: Path,
+    name: str,
+    on_bytes: Callable[[int], None] | None,
+    fields: RecordFields = DEFAULT_FIELDS,
+    encoding: str | None = None,
+) -> Iterator[Document | InputError]:
     if path.suffix.lower() in UNSUPPORTED:
-        yield InputError(str(path), f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)")
+        yield InputError(
+            str(path),
+            f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)",
+        )
         return
     try:
         stream, raw = _open(path)
@@ -293,12 +330,21 @@ def _read_jsonl(path: Path, name: str, on_bytes: Callable[[int], None] | None, f
         yield InputError(str(path), f"cannot read ({_os_problem(e)})")
         return
     with raw, stream:
-        yield from _read_jsonl_stream(stream, str(path), name, on_bytes, raw, fields=fields, encoding=encoding)
+        yield from _read_jsonl_stream(
+            stream, str(path), name, on_bytes, raw, fields=fields, encoding=encoding
+        )
 
 
-def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_bytes: Callable[[int], None] | None,
-                       raw: IO[bytes] | None = None, *, fields: RecordFields = DEFAULT_FIELDS,
-                       encoding: str | None = None) -> Iterator[Document | InputError]:
+def _read_jsonl_stream(
+    stream: IO[bytes],
+    where_name: str,
+    id_name: str,
+    on_bytes: Callable[[int], None] | None,
+    raw: IO[bytes] | None = None,
+    *,
+    fields: RecordFields = DEFAULT_FIELDS,
+    encoding: str | None = None,
+) -> Iterator[Document | InputError]:
     problem = _line_encoding_problem(encoding)
     if problem:
         yield InputError(where_name, problem)
@@ -310,8 +356,15 @@ def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_byte
         try:
             line = next(lines, None)
         except _CORRUPT as e:
-            what = "cannot read" if raw is stream or raw is None else "compressed data is corrupt or truncated"
-            yield InputError(f"{where_name}:{lineno + 1}", f"{what} ({_os_problem(e) if isinstance(e, OSError) else e})")
+            what = (
+                "cannot read"
+                if raw is stream or raw is None
+                else "compressed data is corrupt or truncated"
+            )
+            yield InputError(
+                f"{where_name}:{lineno + 1}",
+                f"{what} ({_os_problem(e) if isinstance(e, OSError) else e})",
+            )
             return
         if line is None:
             if on_bytes and pos > done:
@@ -328,7 +381,9 @@ def _read_jsonl_stream(stream: IO[bytes], where_name: str, id_name: str, on_byte
             if pos - done >= _PROGRESS_BYTES or lineno == 1:
                 on_bytes(pos - done)
                 done = pos
-        yield from _parse_line(line, f"{where_name}:{lineno}", f"{id_name}:{lineno}", fields, encoding)
+        yield from _parse_line(
+            line, f"{where_name}:{lineno}", f"{id_name}:{lineno}", fields, encoding
+        )
 
 
 #: Bytes read between two reports to ``on_bytes`` (a progress bar need not hear of every line).
@@ -338,22 +393,35 @@ _PROGRESS_BYTES = 1 << 16
 def _not_json_lines(first: bytes) -> str | None:
     """Why a file whose first line is ``first`` is not JSON Lines at all, or None."""
     if first.startswith(_UTF16):
-        return ("the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines must be UTF-8 "
-                "(convert it, e.g. iconv -f UTF-16 -t UTF-8)")
-    head = first[len(_BOM):] if first.startswith(_BOM) else first
-    if head.strip() == b"[" or re.match(rb"\s*\[\s*\{", head):  # an array of records, pretty-printed or on one line
-        return ("the file is one JSON array, not JSON Lines (one object per line): convert it, "
-                "e.g. jq -c '.[]' FILE > FILE.jsonl")
+        return (
+            "the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines must be UTF-8 "
+            "(convert it, e.g. iconv -f UTF-16 -t UTF-8)"
+        )
+    head = first[len(_BOM) :] if first.startswith(_BOM) else first
+    if head.strip() == b"[" or re.match(
+        rb"\s*\[\s*\{", head
+    ):  # an array of records, pretty-printed or on one line
+        return (
+            "the file is one JSON array, not JSON Lines (one object per line): convert it, "
+            "e.g. jq -c '.[]' FILE > FILE.jsonl"
+        )
     if head.strip() == b"{":
-        return ("records span several lines (pretty-printed JSON), not JSON Lines (one object per line): "
-                "convert it, e.g. jq -c . FILE > FILE.jsonl")
+        return (
+            "records span several lines (pretty-printed JSON), not JSON Lines (one object per line): "
+            "convert it, e.g. jq -c . FILE > FILE.jsonl"
+        )
     return None
 
 
-def _parse_line(raw: bytes, where: str, default_id: str, fields: RecordFields = DEFAULT_FIELDS,
-                encoding: str | None = None) -> Iterator[Document | InputError]:
+def _parse_line(
+    raw: bytes,
+    where: str,
+    default_id: str,
+    fields: RecordFields = DEFAULT_FIELDS,
+    encoding: str | None = None,
+) -> Iterator[Document | InputError]:
     if raw.startswith(_BOM) and encoding in (None, "utf-8"):
-        raw = raw[len(_BOM):]
+        raw = raw[len(_BOM) :]
     if not raw.strip():
         return
     try:
@@ -367,8 +435,11 @@ def _parse_line(raw: bytes, where: str, default_id: str, fields: RecordFields = 
         yield InputError(where, f"not JSON ({e.msg} at column {e.colno})")
         return
     except RecursionError:
-        yield InputError(where, "record is nested too deeply to read (JSON arrays or objects inside each other "
-                                "hundreds of levels deep)")
+        yield InputError(
+            where,
+            "record is nested too deeply to read (JSON arrays or objects inside each other "
+            "hundreds of levels deep)",
+        )
         return
     except ValueError as e:  # e.g. an integer of more than 4300 digits
         yield InputError(where, f"not readable JSON ({e})")
@@ -387,8 +458,14 @@ def _not_decodable(encoding: str | None, e: UnicodeDecodeError) -> str:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False, fields: RecordFields = DEFAULT_FIELDS,
-            blank_is_absent: bool = False) -> Document | InputError:
+def _record(
+    rec: object,
+    where: str,
+    default_id: str,
+    no_surrogate: bool = False,
+    fields: RecordFields = DEFAULT_FIELDS,
+    blank_is_absent: bool = False,
+) -> Document | InputError:
     """A record (a dict) -> a :class:`Document`, or the problem; ``blank_is_absent``: an
     empty id, title or language counts as absent (a CSV cell)."""
     if not isinstance(rec, dict):
@@ -402,7 +479,10 @@ def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False
     text = rec.get(f.text)
     if text is None:
         known = ", ".join(repr(k) for k in list(rec)[:8])
-        return InputError(where, f"record has no {f.text!r} field (its fields: {known or 'none'}; name the text field with --text-field)")
+        return InputError(
+            where,
+            f"record has no {f.text!r} field (its fields: {known or 'none'}; name the text field with --text-field)",
+        )
     if not isinstance(text, str):
         return InputError(where, f"{f.text!r} must be a string, not {_json_type(text)}")
     problem = check_text(text)
@@ -410,15 +490,26 @@ def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False
         return InputError(where, problem)
     lang = get(f.lang)
     if lang is not None and not is_language_code(lang):
-        return InputError(where, f"unknown language code {lang!r} in {f.lang!r} (give a code of two or three letters: en, fa, ru, de, ar, "
-                                 "zh, ...; or leave it out to detect)")
+        return InputError(
+            where,
+            f"unknown language code {lang!r} in {f.lang!r} (give a code of two or three letters: en, fa, ru, de, ar, "
+            "zh, ...; or leave it out to detect)",
+        )
     doc_id = get(f.id)
     if doc_id is None and (f.id not in rec or blank_is_absent):
         doc_id = default_id
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or doc_id == "":
-        return InputError(where, f"{f.id!r} must be a non-empty string or an integer, not {_json_type(doc_id)} {json.dumps(doc_id, default=str)[:40]}")
+        return InputError(
+            where,
+            f"{f.id!r} must be a non-empty string or an integer, not {_json_type(doc_id)} {json.dumps(doc_id, default=str)[:40]}",
+        )
     title = get(f.title)
-    if title is None and f.title == "title" and isinstance(rec.get("meta"), dict) and isinstance(rec["meta"].get("title"), str):
+    if (
+        title is None
+        and f.title == "title"
+        and isinstance(rec.get("meta"), dict)
+        and isinstance(rec["meta"].get("title"), str)
+    ):
         title = rec["meta"]["title"]
     if title is not None and (isinstance(title, bool) or not isinstance(title, (str, int, float))):
         return InputError(where, f"{f.title!r} must be a string, not {_json_type(title)}")
@@ -431,12 +522,23 @@ def _record(rec: object, where: str, default_id: str, no_surrogate: bool = False
 def _json_type(v: object) -> str:
     if v is None:
         return "null"
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
-            dict: "an object"}.get(type(v), type(v).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(v), type(v).__name__)
 
 
-def _read_csv(path: Path, name: str, on_bytes: Callable[[int], None] | None, fields: RecordFields = DEFAULT_FIELDS,
-              encoding: str | None = None) -> Iterator[Document | InputError]:
+def _read_csv(
+    path: Path,
+    name: str,
+    on_bytes: Callable[[int], None] | None,
+    fields: RecordFields = DEFAULT_FIELDS,
+    encoding: str | None = None,
+) -> Iterator[Document | InputError]:
     """Records of a CSV (TSV) file: a header row, then one record per row."""
     base = path.name[: -len(path.suffix)] if path.suffix.lower() in COMPRESSED else path.name
     delimiter = CSV_SUFFIXES.get(Path(base).suffix.lower(), ",")
@@ -455,11 +557,17 @@ def _read_csv(path: Path, name: str, on_bytes: Callable[[int], None] | None, fie
             if header is None:
                 return
             if len(set(header)) != len(header):
-                yield InputError(f"{path}:1", f"the header names a field twice ({', '.join(sorted({h for h in header if header.count(h) > 1}))})")
+                yield InputError(
+                    f"{path}:1",
+                    f"the header names a field twice ({', '.join(sorted({h for h in header if header.count(h) > 1}))})",
+                )
                 return
             if fields.text not in header:
-                yield InputError(f"{path}:1", f"the header has no {fields.text!r} column (columns: {', '.join(map(repr, header[:12]))}; "
-                                              "name the text column with --text-field)")
+                yield InputError(
+                    f"{path}:1",
+                    f"the header has no {fields.text!r} column (columns: {', '.join(map(repr, header[:12]))}; "
+                    "name the text column with --text-field)",
+                )
                 return
             line = reader.line_num + 1
             for row in reader:
@@ -471,7 +579,13 @@ def _read_csv(path: Path, name: str, on_bytes: Callable[[int], None] | None, fie
                 if len(row) != len(header):
                     yield InputError(where, f"row has {len(row)} fields, the header {len(header)}")
                     continue
-                yield _record(dict(zip(header, row, strict=True)), where, f"{name}:{row_no}", fields=fields, blank_is_absent=True)
+                yield _record(
+                    dict(zip(header, row, strict=True)),
+                    where,
+                    f"{name}:{row_no}",
+                    fields=fields,
+                    blank_is_absent=True,
+                )
         except UnicodeDecodeError as e:
             yield InputError(f"{path}:{line}", _not_decodable(encoding, e))
         except csv.Error as e:
@@ -482,21 +596,31 @@ def _read_csv(path: Path, name: str, on_bytes: Callable[[int], None] | None, fie
         on_bytes(_size(path))
 
 
-def _read_parquet(path: Path, name: str, on_bytes: Callable[[int], None] | None,
-                  fields: RecordFields = DEFAULT_FIELDS) -> Iterator[Document | InputError]:
+def _read_parquet(
+    path: Path,
+    name: str,
+    on_bytes: Callable[[int], None] | None,
+    fields: RecordFields = DEFAULT_FIELDS,
+) -> Iterator[Document | InputError]:
     """Records of a Parquet file, one per row (read with pyarrow, a row group at a time)."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        yield InputError(str(path), "reading Parquet needs pyarrow: pip install 'neardup[parquet]' (or pip install pyarrow)")
+        yield InputError(
+            str(path),
+            "reading Parquet needs pyarrow: pip install 'neardup[parquet]' (or pip install pyarrow)",
+        )
         return
     row = 0
     try:
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names
         if fields.text not in names:
-            yield InputError(str(path), f"no {fields.text!r} column (columns: {', '.join(map(repr, names[:12]))}; "
-                                        "name the text column with --text-field)")
+            yield InputError(
+                str(path),
+                f"no {fields.text!r} column (columns: {', '.join(map(repr, names[:12]))}; "
+                "name the text column with --text-field)",
+            )
             return
         for batch in pf.iter_batches(batch_size=1024):
             for rec in batch.to_pylist():
@@ -504,10 +628,15 @@ def _read_parquet(path: Path, name: str, on_bytes: Callable[[int], None] | None,
                 rec = {k: v if k in fields.names() else _jsonable(v) for k, v in rec.items()}
                 yield _record(rec, f"{path}:row {row}", f"{name}:{row}", fields=fields)
     except OSError as e:
-        yield InputError(f"{path}" + (f":row {row + 1}" if row else ""), f"cannot read as Parquet ({e})")
+        yield InputError(
+            f"{path}" + (f":row {row + 1}" if row else ""), f"cannot read as Parquet ({e})"
+        )
         return
     except Exception as e:  # noqa: BLE001 - pyarrow's errors of a damaged file (ArrowInvalid and others)
-        yield InputError(f"{path}" + (f":row {row + 1}" if row else ""), f"cannot read as Parquet ({type(e).__name__}: {e})")
+        yield InputError(
+            f"{path}" + (f":row {row + 1}" if row else ""),
+            f"cannot read as Parquet ({type(e).__name__}: {e})",
+        )
         return
     if on_bytes:
         on_bytes(_size(path))
@@ -531,10 +660,14 @@ def _jsonable(v: object) -> object:
     return iso() if callable(iso) else str(v)
 
 
-def _read_text(path: Path, name: str, on_bytes: Callable[[int], None] | None,
-               encoding: str | None = None) -> Iterator[Document | InputError]:
+def _read_text(
+    path: Path, name: str, on_bytes: Callable[[int], None] | None, encoding: str | None = None
+) -> Iterator[Document | InputError]:
     if path.suffix.lower() in UNSUPPORTED:
-        yield InputError(str(path), f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)")
+        yield InputError(
+            str(path),
+            f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)",
+        )
         return
     try:
         stream, raw = _open(path)
@@ -549,16 +682,23 @@ def _read_text(path: Path, name: str, on_bytes: Callable[[int], None] | None,
     if on_bytes:
         on_bytes(_size(path))
     if len(data) > 4 * MAX_CHARS:
-        yield InputError(str(path), f"file is larger than {4 * MAX_CHARS:,} bytes (the limit is {MAX_CHARS:,} characters of text)")
+        yield InputError(
+            str(path),
+            f"file is larger than {4 * MAX_CHARS:,} bytes (the limit is {MAX_CHARS:,} characters of text)",
+        )
         return
     utf16 = encoding is None and data.startswith(_UTF16)
     if encoding is None and not utf16 and b"\x00" in data[:8192]:
         yield InputError(str(path), "binary file (contains NUL bytes)")
         return
     try:
-        text = data.decode(encoding if encoding and encoding != "utf-8" else "utf-16" if utf16 else "utf-8-sig")
+        text = data.decode(
+            encoding if encoding and encoding != "utf-8" else "utf-16" if utf16 else "utf-8-sig"
+        )
     except UnicodeDecodeError as e:
-        yield InputError(str(path), "not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e))
+        yield InputError(
+            str(path), "not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e)
+        )
         return
     problem = check_text(text)
     if problem:
@@ -570,8 +710,12 @@ def _read_text(path: Path, name: str, on_bytes: Callable[[int], None] | None,
     yield InputError(str(path), problem) if problem else doc
 
 
-def locate(paths: Iterable[str | os.PathLike], ids: Iterable[str], fields: RecordFields = DEFAULT_FIELDS,
-           encoding: str | None = None) -> dict[str, str]:
+def locate(
+    paths: Iterable[str | os.PathLike],
+    ids: Iterable[str],
+    fields: RecordFields = DEFAULT_FIELDS,
+    encoding: str | None = None,
+) -> dict[str, str]:
     """Where each of ``ids`` was read (``file:line`` of JSON Lines, else the file; the last
     place for an id read more than once), found by reading the files again: for naming the
     documents an engine refused after they were read. Standard input is not read again."""
@@ -585,14 +729,24 @@ def locate(paths: Iterable[str | os.PathLike], ids: Iterable[str], fields: Recor
             if name in want:
                 out[name] = str(f)
         elif kind in ("csv", "parquet"):
-            reader = _read_csv(f, name, None, fields, encoding) if kind == "csv" else _read_parquet(f, name, None, fields)
-            out.update((item.id, str(f)) for item in reader if isinstance(item, Document) and item.id in want)
+            reader = (
+                _read_csv(f, name, None, fields, encoding)
+                if kind == "csv"
+                else _read_parquet(f, name, None, fields)
+            )
+            out.update(
+                (item.id, str(f))
+                for item in reader
+                if isinstance(item, Document) and item.id in want
+            )
         else:
             try:
                 stream, raw = _open(f)
                 with raw, stream:
                     for lineno, line in enumerate(stream, 1):
-                        for item in _parse_line(line, f"{f}:{lineno}", f"{name}:{lineno}", fields, encoding):
+                        for item in _parse_line(
+                            line, f"{f}:{lineno}", f"{name}:{lineno}", fields, encoding
+                        ):
                             if isinstance(item, Document) and item.id in want:
                                 out[item.id] = f"{f}:{lineno}"
             except _CORRUPT:

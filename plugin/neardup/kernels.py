@@ -34,6 +34,7 @@ import numpy as np
 #: warnings off).
 INTERPRETED = globals().get("INTERPRETED", False)
 if INTERPRETED:
+
     def njit(*args, **options):  # noqa: ARG001 - numba's options, unused when interpreted
         return args[0] if args and callable(args[0]) else (lambda f: f)
 else:
@@ -83,14 +84,24 @@ def window_hashes(units, offsets, widths):
         r = 0
         while r + 4 <= m:  # four windows at a time: their chains interleave
             s = offsets[d] + r
-            a0, a1, a2, a3 = np.uint64(units[s]), np.uint64(units[s + 1]), np.uint64(units[s + 2]), np.uint64(units[s + 3])
+            a0, a1, a2, a3 = (
+                np.uint64(units[s]),
+                np.uint64(units[s + 1]),
+                np.uint64(units[s + 2]),
+                np.uint64(units[s + 3]),
+            )
             for j in range(s + 1, s + width):
                 a0 = _fmix64(a0 * GOLDEN + np.uint64(units[j]))
                 a1 = _fmix64(a1 * GOLDEN + np.uint64(units[j + 1]))
                 a2 = _fmix64(a2 * GOLDEN + np.uint64(units[j + 2]))
                 a3 = _fmix64(a3 * GOLDEN + np.uint64(units[j + 3]))
             o = out_off[d] + r
-            out[o], out[o + 1], out[o + 2], out[o + 3] = _fmix64(a0 ^ size), _fmix64(a1 ^ size), _fmix64(a2 ^ size), _fmix64(a3 ^ size)
+            out[o], out[o + 1], out[o + 2], out[o + 3] = (
+                _fmix64(a0 ^ size),
+                _fmix64(a1 ^ size),
+                _fmix64(a2 ^ size),
+                _fmix64(a3 ^ size),
+            )
             r += 4
         for q in range(r, m):  # the rest one at a time
             out[out_off[d] + q] = _run_hash(units, offsets[d] + q, width, np.uint64(0), size)
@@ -610,17 +621,25 @@ def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, 
     k = 0
     for d in range(n):
         src = cps[bounds[d] : bounds[d + 1]]
-        if k + 6 * len(src) + 16 > len(out):  # (a text comes out at most 4 times as long, 2 more a Persian run)
+        if k + 6 * len(src) + 16 > len(
+            out
+        ):  # (a text comes out at most 4 times as long, 2 more a Persian run)
             out = _grown(out, k, k + 6 * len(src) + 16)
-        end, ok = _text_into(src, classes, letter_map, space, first, second, step, marks, kept, out, k)
+        end, ok = _text_into(
+            src, classes, letter_map, space, first, second, step, marks, kept, out, k
+        )
         status[d] = np.int64(ok)
         if ok and len(late):
             if _late_in_place(out, k, end, late):
                 status[d] = 2
             else:  # (the map stopped part way: the text again)
-                end, ok = _text_into(src, classes, letter_map, space, first, second, step, marks, kept, out, k)
+                end, ok = _text_into(
+                    src, classes, letter_map, space, first, second, step, marks, kept, out, k
+                )
         k = end if ok else k
-        out[k] = _SPACE  # (each text followed by a space: a batch's outputs are token hashed as they lie)
+        out[k] = (
+            _SPACE  # (each text followed by a space: a batch's outputs are token hashed as they lie)
+        )
         k += 1
         at[d + 1] = k
     return out[:k], at, status
@@ -641,7 +660,9 @@ def _text_into(src, classes, letter_map, space, first, second, step, marks, kept
         return _punctuation(src, classes, out, k), True
     if not acc & OTHER:
         return _stream(src, 0, len(src), True, classes, letter_map, space, first, second, out, k)
-    return _by_runs(_punctuation_of(src, classes), classes, letter_map, space, first, second, out, k)
+    return _by_runs(
+        _punctuation_of(src, classes), classes, letter_map, space, first, second, out, k
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -687,7 +708,12 @@ def _in(c, lo, hi):
 @njit(cache=True, nogil=True, inline="always")
 def _persian_letter(c):
     """The Arabic-script class of :data:`neardup.canonical.scripts._FA_RUN`."""
-    return _in(c, 0x600, 0x6FF) or _in(c, 0x750, 0x77F) or _in(c, 0xFB50, 0xFDFF) or _in(c, 0xFE70, 0xFEFF)
+    return (
+        _in(c, 0x600, 0x6FF)
+        or _in(c, 0x750, 0x77F)
+        or _in(c, 0xFB50, 0xFDFF)
+        or _in(c, 0xFE70, 0xFEFF)
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -816,7 +842,14 @@ def _stream(src, lo, hi, punct, classes, letter_map, space, first, second, out, 
         if punct:  # the punctuation step, as :func:`_punctuation` (one space where it makes two: step 1 keeps one)
             if x == _ZWNJ or x == 95:
                 j = _run_end(src, i - 1)
-                kept = x == _ZWNJ and j == i and i - 1 > lo and j < n and _in(src[i - 2], 0x600, 0x6FF) and _in(src[j], 0x600, 0x6FF)
+                kept = (
+                    x == _ZWNJ
+                    and j == i
+                    and i - 1 > lo
+                    and j < n
+                    and _in(src[i - 2], 0x600, 0x6FF)
+                    and _in(src[j], 0x600, 0x6FF)
+                )
                 x = x if kept else np.int64(_SPACE)
                 i = j
             elif not classes[x] & WORD:
@@ -849,7 +882,14 @@ def _stream(src, lo, hi, punct, classes, letter_map, space, first, second, out, 
         spaces += s  # step 4
         if c < 0:
             continue
-        s = 0 if spaces and before_spaces >= 0 and _in(before_spaces, 0x621, 0x6D5) and _in(c, 0x621, 0x6D5) else spaces
+        s = (
+            0
+            if spaces
+            and before_spaces >= 0
+            and _in(before_spaces, 0x621, 0x6D5)
+            and _in(c, 0x621, 0x6D5)
+            else spaces
+        )
         spaces = 0
         before_spaces = c
         prev, run = (np.int64(_SPACE), s) if s else (prev, run)  # step 5

@@ -26,7 +26,7 @@ _mode = "compiled"
 
 
 def mode() -> str:
-    """"compiled" or "interpreted": the form :func:`loops` gives now."""
+    """ "compiled" or "interpreted": the form :func:`loops` gives now."""
     return _mode
 
 

@@ -63,7 +63,9 @@ def _binomials(n: int) -> np.ndarray:
     return np.array([math.comb(n, k) for k in range(n + 1)], dtype=np.float64)
 
 
-def collision_probability(s: float | np.ndarray, bands: int, rows: int, min_match: int = 1) -> np.ndarray:
+def collision_probability(
+    s: float | np.ndarray, bands: int, rows: int, min_match: int = 1
+) -> np.ndarray:
     """P(s) = P[Binomial(b, s^r) >= m]: probability that two documents of resemblance ``s``
     share at least ``min_match`` of ``bands`` band keys; m = 1 gives 1 - (1 - s^r)^b.
 
@@ -80,7 +82,9 @@ def collision_probability(s: float | np.ndarray, bands: int, rows: int, min_matc
     return _match_tails(s.ravel(), bands, rows)[:, min_match].reshape(s.shape)
 
 
-def _area_table(threshold: float, bands: int, rows: int, n: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def _area_table(
+    threshold: float, bands: int, rows: int, n: int = 512
+) -> tuple[np.ndarray, np.ndarray]:
     """False-positive and false-negative areas of the S-curve for every min_match m = 0..bands."""
     lo = np.linspace(0.0, threshold, n)
     hi = np.linspace(threshold, 1.0, n)
@@ -89,7 +93,9 @@ def _area_table(threshold: float, bands: int, rows: int, n: int = 512) -> tuple[
     return fp, fn
 
 
-def _areas(threshold: float, bands: int, rows: int, n: int = 512, min_match: int = 1) -> tuple[float, float]:
+def _areas(
+    threshold: float, bands: int, rows: int, n: int = 512, min_match: int = 1
+) -> tuple[float, float]:
     lo = np.linspace(0.0, threshold, n)
     hi = np.linspace(threshold, 1.0, n)
     fp = _trapezoid(collision_probability(lo, bands, rows, min_match), lo)
@@ -98,8 +104,14 @@ def _areas(threshold: float, bands: int, rows: int, n: int = 512, min_match: int
 
 
 @lru_cache(maxsize=256)
-def optimal_lsh(threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weight: float = 0.5,
-                max_bands: int = MAX_BANDS, min_match: int = 0) -> Banding:
+def optimal_lsh(
+    threshold: float,
+    num_perm: int,
+    fp_weight: float = 0.5,
+    fn_weight: float = 0.5,
+    max_bands: int = MAX_BANDS,
+    min_match: int = 0,
+) -> Banding:
     """(b, r, m) with b*r <= num_perm and b <= max_bands minimising the weighted error areas
     of P(s) = P[Binomial(b, s^r) >= m]; ``min_match`` > 0 fixes m. Ties go to fewer bands,
     then fewer rows, then smaller m. The search (about 0.1 s) runs once per machine and
@@ -111,11 +123,24 @@ def optimal_lsh(threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weig
     if max_bands < 1 or num_perm < 1:
         raise ValueError("max_bands and num_perm must be >= 1")
     name = f"lsh-{float(threshold)!r}-{int(num_perm)}-{float(fp_weight)!r}-{float(fn_weight)!r}-{int(max_bands)}-{int(min_match)}"
-    found = cached_table(name, lambda: np.array(search_lsh(threshold, num_perm, fp_weight, fn_weight, max_bands, min_match)), __file__)
+    found = cached_table(
+        name,
+        lambda: np.array(
+            search_lsh(threshold, num_perm, fp_weight, fn_weight, max_bands, min_match)
+        ),
+        __file__,
+    )
     return Banding(*(int(x) for x in found))
 
 
-def search_lsh(threshold: float, num_perm: int, fp_weight: float, fn_weight: float, max_bands: int, min_match: int) -> Banding:
+def search_lsh(
+    threshold: float,
+    num_perm: int,
+    fp_weight: float,
+    fn_weight: float,
+    max_bands: int,
+    min_match: int,
+) -> Banding:
     """The search :func:`optimal_lsh` keeps on disk: every b <= max_bands, r <= num_perm / b,
     and m (or the given ``min_match``), by the areas of :func:`_area_table`."""
     best, best_err = None, float("inf")
@@ -128,12 +153,16 @@ def search_lsh(threshold: float, num_perm: int, fp_weight: float, fn_weight: flo
             if err[m] < best_err - 1e-12:
                 best, best_err = Banding(b, r, m), float(err[m])
     if best is None:
-        raise ValueError(f"no banding with min_match {min_match} fits max_bands {max_bands}, num_perm {num_perm}")
+        raise ValueError(
+            f"no banding with min_match {min_match} fits max_bands {max_bands}, num_perm {num_perm}"
+        )
     return best
 
 
 @lru_cache(maxsize=256)
-def optimal_bands(threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weight: float = 0.5) -> tuple[int, int]:
+def optimal_bands(
+    threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weight: float = 0.5
+) -> tuple[int, int]:
     """(b, r) with b*r <= num_perm minimising the weighted error areas of the classic S-curve
     1 - (1 - s^r)^b (any number of bands, m = 1); see :func:`optimal_lsh` for (b, r, m)."""
     best, best_err = (1, num_perm), float("inf")
@@ -164,8 +193,12 @@ def band_keys(hashvalues: np.ndarray, bands: int, rows: int) -> np.ndarray:
 
 def band_keys_many(hashvalues: np.ndarray, bands: int, rows: int) -> np.ndarray:
     """:func:`band_keys` of many sketches, a (D, K) array: a (D, bands) array."""
-    hv = np.asarray(hashvalues, dtype=np.uint64)[:, : bands * rows].reshape(len(hashvalues), bands, rows)
-    acc = np.broadcast_to(fmix64(np.arange(1, bands + 1, dtype=np.uint64) * _BAND_SALT), hv.shape[:2]).copy()
+    hv = np.asarray(hashvalues, dtype=np.uint64)[:, : bands * rows].reshape(
+        len(hashvalues), bands, rows
+    )
+    acc = np.broadcast_to(
+        fmix64(np.arange(1, bands + 1, dtype=np.uint64) * _BAND_SALT), hv.shape[:2]
+    ).copy()
     for j in range(rows):
         acc *= _C
         acc += hv[:, :, j]

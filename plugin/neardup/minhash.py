@@ -51,7 +51,9 @@ class MinHash:
         self.scheme = scheme
 
     @classmethod
-    def from_shingles(cls, shingles: np.ndarray, num_perm: int = 128, seed: int = 1, scheme: str = "oph") -> "MinHash":
+    def from_shingles(
+        cls, shingles: np.ndarray, num_perm: int = 128, seed: int = 1, scheme: str = "oph"
+    ) -> "MinHash":
         fn = oph_sketch if scheme == "oph" else kperm_sketch
         return cls(fn(np.asarray(shingles, dtype=U64), num_perm, seed), seed, scheme)
 
@@ -63,6 +65,7 @@ class MinHash:
         if (self.seed, self.scheme, len(self)) != (other.seed, other.scheme, len(other)):
             raise ValueError("sketches were made with different seeds, schemes or sizes")
         return float(np.count_nonzero(self.hashvalues == other.hashvalues)) / len(self)
+
 
 def kperm_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """min_x fmix64(x XOR s_k) for k < K, in chunks to bound memory."""

@@ -41,7 +41,7 @@ def token_ranks(sets: Sequence[np.ndarray]) -> list[np.ndarray]:
     rank[order] = np.arange(len(uniq))
     out, start = [], 0
     for a in arrays:
-        out.append(np.sort(rank[inverse[start:start + len(a)]]))
+        out.append(np.sort(rank[inverse[start : start + len(a)]]))
         start += len(a)
     return out
 

@@ -55,7 +55,9 @@ def join(arrays, dtype=U64) -> tuple[np.ndarray, np.ndarray]:
     ([3, 1, 2], [0, 2, 2, 3])
     """
     arrays = [np.asarray(a, dtype=dtype).ravel() for a in arrays]
-    return (np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)), offsets_of([len(a) for a in arrays])
+    return (np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)), offsets_of(
+        [len(a) for a in arrays]
+    )
 
 
 def segment_sort(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -93,7 +95,9 @@ def segment_sort(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool = False, compiled: bool = False):
+def segment_unique(
+    values: np.ndarray, offsets: np.ndarray, return_counts: bool = False, compiled: bool = False
+):
     """Sorted distinct values of each document: ``(values, offsets[, counts])``.
     ``compiled``: by one compiled pass over all documents (unless the loops run interpreted:
     :mod:`neardup.loops`) (:func:`neardup.kernels.segment_unique`,
@@ -106,17 +110,23 @@ def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool 
     """
     from .loops import mode
 
-    if compiled and not return_counts and mode() == "compiled":  # (interpreted, the sorts here are faster)
+    if (
+        compiled and not return_counts and mode() == "compiled"
+    ):  # (interpreted, the sorts here are faster)
         from . import kernels
 
-        return kernels.segment_unique(np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64))
+        return kernels.segment_unique(
+            np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64)
+        )
     s = segment_sort(values, offsets)
     n = len(s)
     keep = np.ones(n, dtype=bool)
     if n:
         np.not_equal(s[1:], s[:-1], out=keep[1:])
         starts = offsets[:-1][np.diff(offsets) > 0]
-        keep[starts] = True  # a document's first value even if it equals the previous document's last
+        keep[starts] = (
+            True  # a document's first value even if it equals the previous document's last
+        )
     idx = np.flatnonzero(keep)
     new_off = np.searchsorted(idx, offsets).astype(np.int64)
     if not return_counts:
@@ -125,7 +135,9 @@ def segment_unique(values: np.ndarray, offsets: np.ndarray, return_counts: bool 
     return s[idx], new_off, counts
 
 
-def pairs_sharing(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pairs_sharing(
+    values: np.ndarray, offsets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair of documents ``i < j`` that share a value, and how many distinct values
     they share: ``(i, j, shared)``, sorted by (i, j). Each group of documents holding one
     value gives its g(g-1)/2 pairs (see :func:`pair_count` for the total before they are made).
@@ -136,7 +148,9 @@ def pairs_sharing(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, 
     """
     val, doc = _value_groups(values, offsets)
     size, first = _group_sizes(val)
-    after = np.repeat(first + size, size) - np.arange(len(val)) - 1  # same-value entries after each one
+    after = (
+        np.repeat(first + size, size) - np.arange(len(val)) - 1
+    )  # same-value entries after each one
     left = np.repeat(np.arange(len(val)), after)
     right = left + 1 + np.arange(len(left)) - np.repeat(np.cumsum(after) - after, after)
     n = len(offsets) - 1
@@ -161,5 +175,9 @@ def _value_groups(values: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, 
 
 def _group_sizes(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sizes and first positions of the runs of equal values."""
-    starts = np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1]))) if len(sorted_values) else np.empty(0, dtype=np.int64)
+    starts = (
+        np.flatnonzero(np.concatenate(([True], sorted_values[1:] != sorted_values[:-1])))
+        if len(sorted_values)
+        else np.empty(0, dtype=np.int64)
+    )
     return np.diff(np.append(starts, len(sorted_values))), starts

@@ -21,12 +21,19 @@ from urllib.parse import unquote, urlsplit
 MASK = "***"
 
 #: scheme://userinfo@  (userinfo up to the last '@' before the host's end, so '@' in a password is covered)
-_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^\s/?#@'\"<>`]*(?:@[^\s/?#@'\"<>`]*)*)@")
-_PARAM = re.compile(r"(?P<name>(?<![a-zA-Z0-9_])(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|password|passwd|pwd|"
-                    r"secret|client[_-]?secret|signature|sig|x-amz-signature|x-amz-credential|auth)=)(?P<value>[^&\s#'\"<>`,;)]+)",
-                    re.IGNORECASE)
-_HEADER = re.compile(r"(?P<name>\b(?:authorization|proxy-authorization)['\"]?\s*[:=]\s*['\"]?(?:basic|bearer|apikey|token)\s+)"
-                     r"(?P<value>[A-Za-z0-9+/=._~\-]+)", re.IGNORECASE)
+_USERINFO = re.compile(
+    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^\s/?#@'\"<>`]*(?:@[^\s/?#@'\"<>`]*)*)@"
+)
+_PARAM = re.compile(
+    r"(?P<name>(?<![a-zA-Z0-9_])(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|password|passwd|pwd|"
+    r"secret|client[_-]?secret|signature|sig|x-amz-signature|x-amz-credential|auth)=)(?P<value>[^&\s#'\"<>`,;)]+)",
+    re.IGNORECASE,
+)
+_HEADER = re.compile(
+    r"(?P<name>\b(?:authorization|proxy-authorization)['\"]?\s*[:=]\s*['\"]?(?:basic|bearer|apikey|token)\s+)"
+    r"(?P<value>[A-Za-z0-9+/=._~\-]+)",
+    re.IGNORECASE,
+)
 _secrets: set[str] = set()
 
 
@@ -70,7 +77,9 @@ def redact(text: object) -> str:
         s = _USERINFO.sub(_userinfo, s)
     if "=" in s:
         s = _PARAM.sub(lambda m: m.group("name") + MASK, s)
-    if ("authorization" in s.lower()) and (":" in s or "=" in s):  # (a scan of the regex at every position otherwise)
+    if ("authorization" in s.lower()) and (
+        ":" in s or "=" in s
+    ):  # (a scan of the regex at every position otherwise)
         s = _HEADER.sub(lambda m: m.group("name") + MASK, s)
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in s:

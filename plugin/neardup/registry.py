@@ -46,7 +46,9 @@ ALIASES: dict[str, str] = {
 NAMES: tuple[str, ...] = (*FACTORIES, *ALIASES)
 
 #: signatures that need collection statistics (``neardup.signatures.build_context``), aliases included
-NEEDS_CONTEXT = frozenset(n for n in NAMES if ALIASES.get(n, n) in {"imatch", "imatch_multi", "descriptive_words"})
+NEEDS_CONTEXT = frozenset(
+    n for n in NAMES if ALIASES.get(n, n) in {"imatch", "imatch_multi", "descriptive_words"}
+)
 
 
 def canonical_name(name: str) -> str:

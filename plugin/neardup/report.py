@@ -84,9 +84,13 @@ class Stats:
     edges: list[float] = field(default_factory=list)  # resemblance bins
     res_dup: list[int] = field(default_factory=list)
     res_other: list[int] = field(default_factory=list)
-    first_indexed: str | None = None  # earliest and latest date: the order field's where the index has one
+    first_indexed: str | None = (
+        None  # earliest and latest date: the order field's where the index has one
+    )
     last_indexed: str | None = None
-    dated_by: str | None = None  # the order field the dates come from (attach --order-field), else None: indexed_at
+    dated_by: str | None = (
+        None  # the order field the dates come from (attach --order-field), else None: indexed_at
+    )
     tag_clusters: dict[str, _TagCluster] = field(default_factory=dict)
 
     @property
@@ -111,8 +115,15 @@ def doc_date(doc: StoredDoc, dated_by: str | None) -> str | None:
     return doc.ordered_at if dated_by else doc.indexed_at
 
 
-def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_members: int | None,
-               progress: Callable[[int], None] | None = None, below: dict[str, float] | None = None) -> Stats:
+def scan_stats(
+    engine: Engine,
+    *,
+    threshold: float,
+    limit: int | None,
+    keep_members: int | None,
+    progress: Callable[[int], None] | None = None,
+    below: dict[str, float] | None = None,
+) -> Stats:
     """Stream the index once: totals, per-language split, resemblance bins, tag clusters.
     The bins count each duplicate at its resemblance to its representative and, with
     ``below`` (document -> best resemblance to an earlier document,
@@ -122,7 +133,9 @@ def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_memb
     Memory is bounded by the number of languages and bins, plus, when ``keep_members`` is
     given, one small record per cluster that has duplicates (and ``below``).
     """
-    st = Stats(total=engine.count(), edges=resemblance_edges(threshold), dated_by=engine.order_field)
+    st = Stats(
+        total=engine.count(), edges=resemblance_edges(threshold), dated_by=engine.order_field
+    )
     nbins = len(st.edges) - 1
     st.res_dup, st.res_other = [0] * nbins, [0] * nbins
     lo = st.edges[0]
@@ -151,7 +164,11 @@ def scan_stats(engine: Engine, *, threshold: float, limit: int | None, keep_memb
                 if len(tc.members) < keep_members:
                     tc.members.append(doc.id)
                 r = tags.max_resemblance
-                tc.res_min, tc.res_max, tc.res_sum = min(tc.res_min, r), max(tc.res_max, r), tc.res_sum + r
+                tc.res_min, tc.res_max, tc.res_sum = (
+                    min(tc.res_min, r),
+                    max(tc.res_max, r),
+                    tc.res_sum + r,
+                )
                 tc.languages.add(doc.lang or "und")
                 tc.last_seen = max(tc.last_seen or "", when or "") or None
         if progress and st.scanned % 1000 == 0:
@@ -173,10 +190,21 @@ def tag_cluster_records(st: Stats, engine: Engine, detail: int) -> list[ClusterR
     for cid in order:
         tc, rep = st.tag_clusters[cid], reps.get(cid)
         langs = tc.languages | ({rep.lang} if rep and rep.lang else set())
-        out.append(ClusterRecord(cluster_id=cid, size=tc.size, representative_id=cid, representative_title=rep.title if rep else None,
-                                 members=[cid, *tc.members], min_resemblance=tc.res_min, mean_resemblance=tc.res_sum / (tc.size - 1),
-                                 max_resemblance=tc.res_max, languages=sorted(langs), first_seen=doc_date(rep, st.dated_by) if rep else None,
-                                 last_seen=tc.last_seen))
+        out.append(
+            ClusterRecord(
+                cluster_id=cid,
+                size=tc.size,
+                representative_id=cid,
+                representative_title=rep.title if rep else None,
+                members=[cid, *tc.members],
+                min_resemblance=tc.res_min,
+                mean_resemblance=tc.res_sum / (tc.size - 1),
+                max_resemblance=tc.res_max,
+                languages=sorted(langs),
+                first_seen=doc_date(rep, st.dated_by) if rep else None,
+                last_seen=tc.last_seen,
+            )
+        )
     return out
 
 
@@ -233,27 +261,67 @@ def _size_bins(sizes: Iterable[int]) -> tuple[list[str], list[int]]:
     return labels, counts
 
 
-def _charts(st: Stats, clusters: list[ClusterRecord], threshold: float, langs: list[str]) -> list[_Chart]:
+def _charts(
+    st: Stats, clusters: list[ClusterRecord], threshold: float, langs: list[str]
+) -> list[_Chart]:
     """Cluster sizes, highest resemblance of each document, documents per language."""
     out = []
     labels, counts = _size_bins(c.size for c in clusters)
     if labels:
-        out.append(_chart(charts.bar_chart(labels, counts, title="Cluster sizes", xlabel="documents per cluster",
-                                           ylabel="clusters"), "Cluster-size distribution", "chart-sizes"))
+        out.append(
+            _chart(
+                charts.bar_chart(
+                    labels,
+                    counts,
+                    title="Cluster sizes",
+                    xlabel="documents per cluster",
+                    ylabel="clusters",
+                ),
+                "Cluster-size distribution",
+                "chart-sizes",
+            )
+        )
     if any(st.res_dup) or any(st.res_other):
-        out.append(_chart(charts.binned_histogram(
-            st.edges, {"duplicates": st.res_dup, "below threshold": st.res_other}, [charts.DUP, charts.ORIG],
-            title="Highest resemblance to an earlier document", xlabel="resemblance", ylabel="documents",
-            marker=threshold, marker_label=f"threshold {threshold:g}"), "Resemblance distribution", "chart-resemblance"))
+        out.append(
+            _chart(
+                charts.binned_histogram(
+                    st.edges,
+                    {"duplicates": st.res_dup, "below threshold": st.res_other},
+                    [charts.DUP, charts.ORIG],
+                    title="Highest resemblance to an earlier document",
+                    xlabel="resemblance",
+                    ylabel="documents",
+                    marker=threshold,
+                    marker_label=f"threshold {threshold:g}",
+                ),
+                "Resemblance distribution",
+                "chart-resemblance",
+            )
+        )
     if langs:
-        out.append(_chart(charts.stacked_bars(
-            langs, {"first copies": [st.by_lang[k][0] - st.by_lang[k][1] for k in langs],
-                    "duplicates": [st.by_lang[k][1] for k in langs]}, [charts.ORIG, charts.DUP],
-            title="Documents by language", xlabel="language", ylabel="documents"), "Per-language split", "chart-languages"))
+        out.append(
+            _chart(
+                charts.stacked_bars(
+                    langs,
+                    {
+                        "first copies": [st.by_lang[k][0] - st.by_lang[k][1] for k in langs],
+                        "duplicates": [st.by_lang[k][1] for k in langs],
+                    },
+                    [charts.ORIG, charts.DUP],
+                    title="Documents by language",
+                    xlabel="language",
+                    ylabel="documents",
+                ),
+                "Per-language split",
+                "chart-languages",
+            )
+        )
     return out
 
 
-def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions, config: Config) -> _ClusterView:
+def _cluster_view(
+    rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions, config: Config
+) -> _ClusterView:
     """One cluster's shown members with their resemblance to the representative and word diff."""
     rep = docs.get(rec.representative_id)
     shown = [m for m in rec.members if m != rec.representative_id][: opts.members]
@@ -262,13 +330,23 @@ def _cluster_view(rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opt
         d = docs.get(mid)
         if d is not None and rep is not None:
             sim = similarity(rep.shingles, d.shingles)
-            diff = shared_passages(rep.text or "", d.text or "", config, rep.lang, d.lang, max_words=opts.max_words,
-                                   shingles_a=rep.shingles, shingles_b=d.shingles)
+            diff = shared_passages(
+                rep.text or "",
+                d.text or "",
+                config,
+                rep.lang,
+                d.lang,
+                max_words=opts.max_words,
+                shingles_a=rep.shingles,
+                shingles_b=d.shingles,
+            )
             changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
             members.append(_Member(d, sim.resemblance, sim.containment_ba, diff, changes))
     title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
     lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
-    return _ClusterView(rank, rec, rep, title, lang, ", ".join(rec.languages), members, rec.size - 1 - len(members))
+    return _ClusterView(
+        rank, rec, rep, title, lang, ", ".join(rec.languages), members, rec.size - 1 - len(members)
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -310,8 +388,15 @@ def _escape(value: Any) -> Any:
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     """The template's environment: autoescaping on, and every value escaped by :func:`_escape`."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("neardup", "templates"), autoescape=True, finalize=_escape,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("neardup", "templates"),
+        autoescape=True,
+        finalize=_escape,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters["num"] = _num
     env.filters["fmt"] = format
     env.globals["text_attrs"] = lambda lang: Markup(text_attrs(lang))
@@ -322,8 +407,14 @@ def _environment() -> jinja2.Environment:
 # ---------------------------------------------------------------------------------------
 
 
-def build_report(engine: Engine, *, threshold: float, options: ReportOptions = ReportOptions(),
-                 location: str | None = None, progress: Callable[[int], None] | None = None) -> str:
+def build_report(
+    engine: Engine,
+    *,
+    threshold: float,
+    options: ReportOptions = ReportOptions(),
+    location: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> str:
     """The report page as one HTML string."""
     opts = options
     below = None
@@ -338,7 +429,14 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
             signer = None
         rule = CandidateRule(engine.config, extra_min_match(signer))
         below = best_earlier_resemblances(engine, rule, tuning_low(threshold))
-    st = scan_stats(engine, threshold=threshold, limit=opts.max_scan, keep_members=opts.members, progress=progress, below=below)
+    st = scan_stats(
+        engine,
+        threshold=threshold,
+        limit=opts.max_scan,
+        keep_members=opts.members,
+        progress=progress,
+        below=below,
+    )
     # the tags' clusters (the cluster rule); stored clusters only for an index without tags
     stored = [] if st.duplicates else engine.read_clusters(limit=opts.max_clusters + 1)
     clusters_truncated = len(stored) > opts.max_clusters
@@ -347,24 +445,61 @@ def build_report(engine: Engine, *, threshold: float, options: ReportOptions = R
     langs = sorted(st.by_lang, key=lambda k: -st.by_lang[k][0])
     views = []
     for rank, rec in enumerate(clusters[: opts.top], 1):
-        ids = [rec.representative_id] + [m for m in rec.members if m != rec.representative_id][: opts.members]
+        ids = [rec.representative_id] + [m for m in rec.members if m != rec.representative_id][
+            : opts.members
+        ]
         views.append(_cluster_view(rank, rec, engine.get(ids, text=True), opts, engine.config))
-    return _environment().get_template("report.html").render(
-        title=opts.title, opts=opts, location=location or engine.location, threshold=threshold,
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        first_indexed=st.first_indexed, last_indexed=st.last_indexed, dated_by=st.dated_by,
-        scanned=st.scanned, total=st.total, complete=st.complete, duplicates=st.duplicates, share=st.share,
-        n_clusters=len(clusters), clusters_truncated=clusters_truncated, from_tags=not stored,
-        in_clusters=sum(c.size for c in clusters), charts=_charts(st, clusters, threshold, langs),
-        languages=[{"lang": k, "documents": v[0], "duplicates": v[1], "share": v[1] / v[0] if v[0] else 0}
-                   for k in langs for v in [st.by_lang[k]]],
-        clusters=views)
+    return (
+        _environment()
+        .get_template("report.html")
+        .render(
+            title=opts.title,
+            opts=opts,
+            location=location or engine.location,
+            threshold=threshold,
+            generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            first_indexed=st.first_indexed,
+            last_indexed=st.last_indexed,
+            dated_by=st.dated_by,
+            scanned=st.scanned,
+            total=st.total,
+            complete=st.complete,
+            duplicates=st.duplicates,
+            share=st.share,
+            n_clusters=len(clusters),
+            clusters_truncated=clusters_truncated,
+            from_tags=not stored,
+            in_clusters=sum(c.size for c in clusters),
+            charts=_charts(st, clusters, threshold, langs),
+            languages=[
+                {
+                    "lang": k,
+                    "documents": v[0],
+                    "duplicates": v[1],
+                    "share": v[1] / v[0] if v[0] else 0,
+                }
+                for k in langs
+                for v in [st.by_lang[k]]
+            ],
+            clusters=views,
+        )
+    )
 
 
-def write_report(nd: Any, path: str, options: ReportOptions = ReportOptions(),
-                 progress: Callable[[int], None] | None = None) -> str:
+def write_report(
+    nd: Any,
+    path: str,
+    options: ReportOptions = ReportOptions(),
+    progress: Callable[[int], None] | None = None,
+) -> str:
     """Write the report of a :class:`neardup.NearDup` index to ``path``; returns the path."""
-    page = build_report(nd.engine, threshold=nd.config.threshold, options=options, location=redact(nd.engine.location), progress=progress)
+    page = build_report(
+        nd.engine,
+        threshold=nd.config.threshold,
+        options=options,
+        location=redact(nd.engine.location),
+        progress=progress,
+    )
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
     return path

@@ -20,7 +20,9 @@ def resource_dir(kind: str) -> Path:
         d = base / kind
         if d.is_dir():
             return d
-    raise FileNotFoundError(f"neardup resource folder {kind!r} not found in {_PACKAGED} or {_CHECKOUT}")
+    raise FileNotFoundError(
+        f"neardup resource folder {kind!r} not found in {_PACKAGED} or {_CHECKOUT}"
+    )
 
 
 def load_json(kind: str, name: str) -> Any:

@@ -61,7 +61,10 @@ class Backoff:
         """
         bounds = []
         if self.max_retries is not None:
-            bounds.append((self.max_retries + 1) * request_timeout + sum(self.delay(a) for a in range(self.max_retries)))
+            bounds.append(
+                (self.max_retries + 1) * request_timeout
+                + sum(self.delay(a) for a in range(self.max_retries))
+            )
         if self.deadline is not None:
             bounds.append(self.deadline + request_timeout)
         return min(bounds) if bounds else float("inf")
@@ -69,10 +72,17 @@ class Backoff:
     def allows(self, attempt: int, started: float) -> bool:
         """Whether attempt ``attempt`` (0 first), begun on a run started at ``started``
         (``clock()``), may be followed by another."""
-        return (self.max_retries is None or attempt < self.max_retries) and (self.deadline is None or self.clock() - started < self.deadline)
+        return (self.max_retries is None or attempt < self.max_retries) and (
+            self.deadline is None or self.clock() - started < self.deadline
+        )
 
-    def call(self, fn: Callable[[], T], *, retry_if: Callable[[Exception], bool],
-             on_retry: Callable[[int, Exception], None] | None = None) -> T:
+    def call(
+        self,
+        fn: Callable[[], T],
+        *,
+        retry_if: Callable[[Exception], bool],
+        on_retry: Callable[[int, Exception], None] | None = None,
+    ) -> T:
         """``fn()``, called again while it raises an exception ``retry_if`` accepts and the
         policy allows, ``on_retry(attempt, error)`` told before each wait; the last error
         is raised as it is."""

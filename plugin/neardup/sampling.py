@@ -52,7 +52,9 @@ def winnow(sequence: np.ndarray, window: int) -> np.ndarray:
     return winnow_many(seq, np.array([0, len(seq)], dtype=np.int64), window)[0]
 
 
-def winnow_many(sequence: np.ndarray, offsets: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+def winnow_many(
+    sequence: np.ndarray, offsets: np.ndarray, window: int
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`winnow` of many documents at once (ragged): fingerprints and their offsets, in
     one compiled pass (:func:`neardup.kernels.winnow`).
 

@@ -59,7 +59,9 @@ def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray,
     widths = np.broadcast_to(np.asarray(w, dtype=np.int64), (len(offsets) - 1,))
     if len(widths) and int(widths.min()) < 1:
         raise ValueError("the shingle size must be at least 1")
-    return kernels.window_hashes(np.asarray(units, dtype=U64), offsets, np.ascontiguousarray(widths))
+    return kernels.window_hashes(
+        np.asarray(units, dtype=U64), offsets, np.ascontiguousarray(widths)
+    )
 
 
 def from_units(units: np.ndarray, w: int) -> Shingles:

@@ -49,7 +49,6 @@ from .simhash import block_keys_many, token_simhash_many
 from .validate import InvalidDocument, check_documents
 
 
-
 @dataclass
 class Document:
     """A document to index or query: id, text and whatever else the user keeps.
@@ -87,10 +86,17 @@ class PackedBatch:
 def pack(signed: Sequence[Signed]) -> PackedBatch:
     """``signed`` as a :class:`PackedBatch` (see :func:`unpack`)."""
     fields = list(dict.fromkeys(f for s in signed for f in s.keys))
-    return PackedBatch([s.lang for s in signed], [s.n_tokens for s in signed], [s.exact for s in signed],
-                       [s.simhash for s in signed], join([s.shingles for s in signed]),
-                       {f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
-                       [tuple(s.keys) for s in signed], [s.encoded_keys for s in signed], [s.too_short for s in signed])
+    return PackedBatch(
+        [s.lang for s in signed],
+        [s.n_tokens for s in signed],
+        [s.exact for s in signed],
+        [s.simhash for s in signed],
+        join([s.shingles for s in signed]),
+        {f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
+        [tuple(s.keys) for s in signed],
+        [s.encoded_keys for s in signed],
+        [s.too_short for s in signed],
+    )
 
 
 def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
@@ -105,9 +111,23 @@ def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
     sh, so = packed.shingles
     out = []
     for i, d in enumerate(docs):
-        keys = {f: packed.keys[f][0][packed.keys[f][1][i] : packed.keys[f][1][i + 1]] for f in packed.fields[i]}
-        out.append(Signed(d, packed.langs[i], packed.n_tokens[i], sh[so[i] : so[i + 1]], packed.exact[i], packed.simhash[i], keys,
-                          packed.encoded_keys[i], packed.too_short[i]))
+        keys = {
+            f: packed.keys[f][0][packed.keys[f][1][i] : packed.keys[f][1][i + 1]]
+            for f in packed.fields[i]
+        }
+        out.append(
+            Signed(
+                d,
+                packed.langs[i],
+                packed.n_tokens[i],
+                sh[so[i] : so[i + 1]],
+                packed.exact[i],
+                packed.simhash[i],
+                keys,
+                packed.encoded_keys[i],
+                packed.too_short[i],
+            )
+        )
     return out
 
 
@@ -159,8 +179,11 @@ class Signed:
         return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)))
 
 
-def _per_document(docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None,
-                  fn: Callable[[int, Document], Any]) -> tuple[list[Document], list[Any]]:
+def _per_document(
+    docs: Sequence[Document],
+    on_error: Callable[[Document, Exception], None] | None,
+    fn: Callable[[int, Document], Any],
+) -> tuple[list[Document], list[Any]]:
     """``fn(i, docs[i])`` of each document, and the documents it was made for: one for which it
     raises ValueError or TypeError goes to ``on_error`` (raised when that is None) and is
     left out; the others go on."""
@@ -204,11 +227,15 @@ class Signer:
         if kernels:
             self._sign_docs([Document("", text)], None, check=False)
         else:  # (the numpy forms of the maps: the same tables)
-            self.canonicalizer.warm_up(*Canonicalizer(self.config, backend="reference").text_and_language(text))
+            self.canonicalizer.warm_up(
+                *Canonicalizer(self.config, backend="reference").text_and_language(text)
+            )
 
     def prepare(self, text: str, lang: str | None = None) -> Prepared:
         canon = self.canonicalizer.canonicalize(text, lang)
-        return self._stages([text], *_hashed([canon], self.config.seed), [canon], prepared=True)[1][0]
+        return self._stages([text], *_hashed([canon], self.config.seed), [canon], prepared=True)[1][
+            0
+        ]
 
     def sign(self, doc: Document | str, lang: str | None = None) -> Signed:
         if isinstance(doc, str):
@@ -227,11 +254,20 @@ class Signer:
         """Whether a batch's tokens go from text to hashes without strings: nothing of its
         signing needs the token strings (stems, character shingles, the extended family)
         and no document brings its own tokens."""
-        return (self.canonicalizer.hashes_tokens and self.config.shingle == "word" and not self.extra_signatures
-                and all(d.tokens is None for d in docs))
+        return (
+            self.canonicalizer.hashes_tokens
+            and self.config.shingle == "word"
+            and not self.extra_signatures
+            and all(d.tokens is None for d in docs)
+        )
 
-    def sign_batch(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None = None, *,
-                   checked: bool = False) -> list[Signed]:
+    def sign_batch(
+        self,
+        docs: Sequence[Document],
+        on_error: Callable[[Document, Exception], None] | None = None,
+        *,
+        checked: bool = False,
+    ) -> list[Signed]:
         """:meth:`sign` of many documents, with every stage after the text steps run over
         the whole batch at once (:mod:`neardup.ragged`), tokens hashed straight from the
         canonical texts where nothing needs them as strings
@@ -243,16 +279,34 @@ class Signer:
         not run again."""
         return self._sign_docs(docs, on_error, check=not checked)
 
-    def _sign_docs(self, docs: Sequence[Document], on_error: Callable[[Document, Exception], None] | None, check: bool) -> list[Signed]:
+    def _sign_docs(
+        self,
+        docs: Sequence[Document],
+        on_error: Callable[[Document, Exception], None] | None,
+        check: bool,
+    ) -> list[Signed]:
         """:meth:`sign_batch`; ``check`` False signs without :func:`~neardup.validate.check_documents`
         (a query text is no document to store)."""
         hashed = self._hashes_tokens(docs)
         # the scan of the text steps finds lone surrogates too: validation need not encode the texts
-        flags = text_flags_many([d.text if isinstance(d.text, str) else "" for d in docs], self.canonicalizer.backend).tolist() if hashed else [SURROGATE] * len(docs)
+        flags = (
+            text_flags_many(
+                [d.text if isinstance(d.text, str) else "" for d in docs],
+                self.canonicalizer.backend,
+            ).tolist()
+            if hashed
+            else [SURROGATE] * len(docs)
+        )
 
-        problems = check_documents(docs, [not f & SURROGATE for f in flags]) if check else [None] * len(docs)
+        problems = (
+            check_documents(docs, [not f & SURROGATE for f in flags])
+            if check
+            else [None] * len(docs)
+        )
 
-        def checked(i: int, d: Document) -> Any:  # its flags, or its canonical tokens where they are strings
+        def checked(
+            i: int, d: Document
+        ) -> Any:  # its flags, or its canonical tokens where they are strings
             if problems[i]:
                 raise InvalidDocument(problems[i])
             return flags[i] if hashed else self._canonical(d)
@@ -265,41 +319,63 @@ class Signer:
         th, off = self.canonicalizer.token_hashes_many(canon, langs)
         return self._sign(kept, th, off, langs)
 
-    def _texts_for_tokens(self, docs: Sequence[Document], flags: Sequence[int],
-                          on_error: Callable[[Document, Exception], None] | None) -> tuple[list[Document], list[TextOrSpan]]:
+    def _texts_for_tokens(
+        self,
+        docs: Sequence[Document],
+        flags: Sequence[int],
+        on_error: Callable[[Document, Exception], None] | None,
+    ) -> tuple[list[Document], list[TextOrSpan]]:
         """The documents that canonicalize and their texts for tokens
         (:meth:`~neardup.canonical.Canonicalizer.spans_for_tokens`, all at once); where that
         fails, one document at a time, so that the one that fails (to ``on_error``) costs
         no other."""
         try:
-            return list(docs), self.canonicalizer.spans_for_tokens([d.text for d in docs], [d.lang for d in docs], flags)
+            return list(docs), self.canonicalizer.spans_for_tokens(
+                [d.text for d in docs], [d.lang for d in docs], flags
+            )
         except (ValueError, TypeError):
             if on_error is None and len(docs) == 1:
                 raise
-        return _per_document(docs, on_error, lambda _, d: self.canonicalizer.text_for_tokens(d.text, d.lang))
+        return _per_document(
+            docs, on_error, lambda _, d: self.canonicalizer.text_for_tokens(d.text, d.lang)
+        )
 
     def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:
         """Sign documents whose canonical tokens are already known (``canon[i]`` of ``docs[i]``)."""
         return self._sign(docs, *_hashed(canon, self.config.seed), canon)
 
-    def _sign(self, docs: Sequence[Document], th: np.ndarray, off: np.ndarray, langs: Sequence[str],
-              canon: Sequence[Canonical] | None = None) -> list[Signed]:
+    def _sign(
+        self,
+        docs: Sequence[Document],
+        th: np.ndarray,
+        off: np.ndarray,
+        langs: Sequence[str],
+        canon: Sequence[Canonical] | None = None,
+    ) -> list[Signed]:
         """Sign documents from their token hashes (document i's at ``off[i]:off[i+1]``);
         ``canon``, the tokens as strings, where character shingles or the extended family need them."""
-        st, prepared = self._stages([d.text for d in docs], th, off, langs, canon, prepared=bool(self.extra_signatures))
+        st, prepared = self._stages(
+            [d.text for d in docs], th, off, langs, canon, prepared=bool(self.extra_signatures)
+        )
         c = self.config
-        keys: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}  # field -> (values, offsets or None for a D x n matrix)
+        keys: dict[
+            str, tuple[np.ndarray, np.ndarray | None]
+        ] = {}  # field -> (values, offsets or None for a D x n matrix)
         if "minhash" in c.signatures:
             keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
         if "simhash" in c.signatures:
             keys["simhash"] = (block_keys_many(st.simhash, c.simhash_k), None)
         if "winnow" in c.signatures:
-            keys["winnow"] = segment_unique(*winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True)
+            keys["winnow"] = segment_unique(
+                *winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True
+            )
         if "modm" in c.signatures:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
         exacts = exact_keys(th, off)
-        exact_values = np.array([int(e[:16], 16) for e in exacts], dtype=U64)  # the exact field's key: the digest's first half
+        exact_values = np.array(
+            [int(e[:16], 16) for e in exacts], dtype=U64
+        )  # the exact field's key: the digest's first half
         counts = np.diff(off).tolist()
         fields = []  # (field, values, offsets as a list, or None for a D x n matrix)
         for f in _FIELD_ORDER:
@@ -307,23 +383,48 @@ class Signer:
                 v, o = keys[f]
                 fields.append((f, v, None if o is None else o.tolist()))
         set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
-        short = too_short(np.diff(st.seq_offsets), np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64)).tolist()
+        short = too_short(
+            np.diff(st.seq_offsets),
+            np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64),
+        ).tolist()
         out = []
-        for i, (d, lang, exact, n_tokens) in enumerate(zip(docs, langs, exacts, counts, strict=True)):
+        for i, (d, lang, exact, n_tokens) in enumerate(
+            zip(docs, langs, exacts, counts, strict=True)
+        ):
             k: dict[str, np.ndarray] = {}
             if "exact" in c.signatures:
                 k["exact"] = exact_values[i : i + 1]
             for f, v, o in fields:
                 k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
-            if not n_tokens:  # wordless: no key of the built-in signatures, so never their candidate
+            if (
+                not n_tokens
+            ):  # wordless: no key of the built-in signatures, so never their candidate
                 k = {f: np.empty(0, dtype=U64) for f in k}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
-            out.append(Signed(d, lang, n_tokens, st.sets[set_off[i] : set_off[i + 1]], exact, simhashes[i], k, too_short=short[i]))
+            out.append(
+                Signed(
+                    d,
+                    lang,
+                    n_tokens,
+                    st.sets[set_off[i] : set_off[i + 1]],
+                    exact,
+                    simhashes[i],
+                    k,
+                    too_short=short[i],
+                )
+            )
         return out
 
-    def _stages(self, texts: Sequence[str], th: np.ndarray, off: np.ndarray, langs: Sequence[str], canon: Sequence[Canonical] | None,
-                prepared: bool) -> tuple["_Stages", list[Prepared]]:
+    def _stages(
+        self,
+        texts: Sequence[str],
+        th: np.ndarray,
+        off: np.ndarray,
+        langs: Sequence[str],
+        canon: Sequence[Canonical] | None,
+        prepared: bool,
+    ) -> tuple["_Stages", list[Prepared]]:
         """Shingles, shingle sets, sketches and SimHash of a batch (ragged) from its token hashes."""
         c = self.config
         w = np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64)
@@ -337,15 +438,26 @@ class Signer:
         if c.minhash_scheme == "oph":
             sketches = oph_many(sets, set_off, c.num_perm, c.seed)
         else:
-            sketches = np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)]) if len(langs) else np.empty((0, c.num_perm), dtype=U64)
+            sketches = (
+                np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)])
+                if len(langs)
+                else np.empty((0, c.num_perm), dtype=U64)
+            )
         st = _Stages(seq, seq_off, sets, set_off, sketches, token_simhash_many(th, off))
         if not prepared:
             return st, []
         assert canon is not None, "the extended family is signed from the token strings"
         return st, [
-            Prepared(t, x.tokens, x.lang, th[off[i] : off[i + 1]],
-                     Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
-                     MinHash(sketches[i], c.seed, c.minhash_scheme), c, self.context)
+            Prepared(
+                t,
+                x.tokens,
+                x.lang,
+                th[off[i] : off[i + 1]],
+                Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
+                MinHash(sketches[i], c.seed, c.minhash_scheme),
+                c,
+                self.context,
+            )
             for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
 

@@ -45,7 +45,11 @@ def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
 
     kernels = loops()
 
-    return kernels.simhash_votes(np.asarray(hashes, dtype=U64), _integer_weights(weights), np.asarray(offsets, dtype=np.int64))
+    return kernels.simhash_votes(
+        np.asarray(hashes, dtype=U64),
+        _integer_weights(weights),
+        np.asarray(offsets, dtype=np.int64),
+    )
 
 
 def _integer_weights(weights) -> np.ndarray:
@@ -93,7 +97,11 @@ def hamming_many(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _POPCOUNT16[x.view(np.uint16).reshape(-1, 4)].sum(axis=1, dtype=np.int64)
 
 
-_POPCOUNT16 = np.unpackbits(np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2), axis=1).sum(axis=1).astype(np.uint8)
+_POPCOUNT16 = (
+    np.unpackbits(np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2), axis=1)
+    .sum(axis=1)
+    .astype(np.uint8)
+)
 
 
 def block_bounds(k: int, bits: int = BITS) -> list[tuple[int, int]]:

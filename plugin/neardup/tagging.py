@@ -40,7 +40,9 @@ from .verify import UNBOUNDED, passes_length_filter, similarity
 TAG_LIMIT = 500
 
 
-def choose(verified: Iterable[tuple[float, int, str]], threshold: float) -> tuple[float, int, str] | None:
+def choose(
+    verified: Iterable[tuple[float, int, str]], threshold: float
+) -> tuple[float, int, str] | None:
     """The representative to join among ``(resemblance, seq, id)`` of earlier
     representatives: the highest resemblance >= ``threshold``, ties to the smallest ``seq``."""
     best = None
@@ -70,7 +72,9 @@ class Tagger:
         self.threshold = rule.config.threshold
 
     # -- tagging documents in order ----------------------------------------------------------
-    def tag_ordered(self, docs: Sequence[SignedLike], seqs: Sequence[int | None] | None = None) -> dict[str, Tags]:
+    def tag_ordered(
+        self, docs: Sequence[SignedLike], seqs: Sequence[int | None] | None = None
+    ) -> dict[str, Tags]:
         """Tags of ``docs``, which arrive in this order after every stored document they
         are compared with. ``seqs`` gives each one's stored ``seq`` (re-tagging stored
         documents; the engine then only proposes representatives before it), or None for new
@@ -78,23 +82,56 @@ class Tagger:
         in memory, with the tags computed here (the stored ones may be stale)."""
         seqs = list(seqs) if seqs is not None else [None] * len(docs)
         batch_ids = {d.id for d in docs}
-        queries = [self.rule.query(d.keys, d.n_shingles, exclude_id=d.id, limit=TAG_LIMIT, before_seq=s, representatives=True)
-                   for d, s in zip(docs, seqs, strict=True)]
-        results = [[c for c in found if c.id not in batch_ids and self.rule.plausible(c.matched, d.simhash, c.simhash)]
-                   for d, found in zip(docs, all_candidates(self.engine, queries), strict=True)]
+        queries = [
+            self.rule.query(
+                d.keys,
+                d.n_shingles,
+                exclude_id=d.id,
+                limit=TAG_LIMIT,
+                before_seq=s,
+                representatives=True,
+            )
+            for d, s in zip(docs, seqs, strict=True)
+        ]
+        results = [
+            [
+                c
+                for c in found
+                if c.id not in batch_ids and self.rule.plausible(c.matched, d.simhash, c.simhash)
+            ]
+            for d, found in zip(docs, all_candidates(self.engine, queries), strict=True)
+        ]
         # the shingles of every candidate of the batch in one read, not one per document
-        have = engine_fetch(self.engine)(sorted({c.id for found in results for c in found if c.shingles is None}))
+        have = engine_fetch(self.engine)(
+            sorted({c.id for found in results for c in found if c.shingles is None})
+        )
         earlier = self._batch_candidates(docs)
         representative = [False] * len(docs)
         tags: dict[str, Tags] = {}
         for i, d in enumerate(docs):
-            verified = [(sim.resemblance, c.seq, c.id)
-                        for c, sim in self.rule.verify(d.shingles, d.simhash, results[i], lambda ids: {x: have[x] for x in ids if x in have})]
+            verified = [
+                (sim.resemblance, c.seq, c.id)
+                for c, sim in self.rule.verify(
+                    d.shingles,
+                    d.simhash,
+                    results[i],
+                    lambda ids: {x: have[x] for x in ids if x in have},
+                )
+            ]
             for j, matched in earlier.get(i, {}).items():
                 o = docs[j]  # an earlier document of this batch: after every stored document
-                if (representative[j] and passes_length_filter(d.n_shingles, o.n_shingles, self.threshold)
-                        and self.rule.plausible(matched, d.simhash, o.simhash)):
-                    verified.append((similarity(d.shingles, o.shingles).resemblance, UNBOUNDED + j if seqs[j] is None else seqs[j], o.id))
+                if (
+                    representative[j]
+                    and passes_length_filter(d.n_shingles, o.n_shingles, self.threshold)
+                    and self.rule.plausible(matched, d.simhash, o.simhash)
+                ):
+                    verified.append(
+                        (
+                            similarity(d.shingles, o.shingles).resemblance,
+                            UNBOUNDED + j if seqs[j] is None else seqs[j],
+                            o.id,
+                        )
+                    )
             tags[d.id] = assign(d.id, choose(verified, self.threshold))
             representative[i] = is_representative(tags[d.id])
         return tags
@@ -149,11 +186,19 @@ class Tagger:
                 retagged.add(doc_id)
             moved = doc_id in changed or is_representative(old) != is_representative(new)
             if moved and is_representative(old):
-                self._push(heap, {m for ms in self.engine.members([doc_id]).values() for m in ms} - done)
+                self._push(
+                    heap, {m for ms in self.engine.members([doc_id]).values() for m in ms} - done
+                )
             if moved and is_representative(new):
-                q = self.rule.query(d.keys, d.n_shingles, exclude_id=doc_id, limit=TAG_LIMIT, after_seq=d.seq)
+                q = self.rule.query(
+                    d.keys, d.n_shingles, exclude_id=doc_id, limit=TAG_LIMIT, after_seq=d.seq
+                )
                 later = all_candidates(self.engine, [q])[0]
-                self._push(heap, {c.id for c in later if self.rule.plausible(c.matched, d.simhash, c.simhash)} - done)
+                self._push(
+                    heap,
+                    {c.id for c in later if self.rule.plausible(c.matched, d.simhash, c.simhash)}
+                    - done,
+                )
         return retagged
 
     def _push(self, heap: list[tuple[int, str]], ids: set[str]) -> None:

@@ -79,7 +79,9 @@ def check_string(name: str, value: str) -> str | None:
     """Why the string ``value`` of ``name`` cannot be stored (a lone surrogate), or None."""
     at = _surrogate_at(value)
     if at is not None:
-        return f"{name} is not valid Unicode (lone surrogate U+{ord(value[at]):04X} at character {at})"
+        return (
+            f"{name} is not valid Unicode (lone surrogate U+{ord(value[at]):04X} at character {at})"
+        )
     return None
 
 
@@ -96,14 +98,16 @@ def check_fields(fields: object) -> str | None:
     while stack:
         container, path, depth = stack.pop()
         is_dict = isinstance(container, dict)
-        for k, v in (container.items() if is_dict else enumerate(container)):
+        for k, v in container.items() if is_dict else enumerate(container):
             if is_dict:
                 problem = _check_key(f"a key in field {_name(path)!r}" if path else "field", k)
                 if problem:
                     return problem
             if isinstance(v, (dict, list, tuple)):
                 if depth + 1 >= MAX_DEPTH:
-                    return f"field {_name(path + (k,))!r} is nested more than {MAX_DEPTH} levels deep"
+                    return (
+                        f"field {_name(path + (k,))!r} is nested more than {MAX_DEPTH} levels deep"
+                    )
                 stack.append((v, path + (k,), depth + 1))
             elif type(v) is not str or not v.isascii():
                 problem = _check_scalar(v)
@@ -113,24 +117,41 @@ def check_fields(fields: object) -> str | None:
 
 
 def _name(path: tuple) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path))
+    return "".join(
+        f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(path)
+    )
 
 
 def _check_scalar(value: object) -> str | None:
     if isinstance(value, str):
         at = _surrogate_at(value)
-        return None if at is None else f"is not valid Unicode (lone surrogate U+{ord(value[at]):04X} at character {at})"
+        return (
+            None
+            if at is None
+            else f"is not valid Unicode (lone surrogate U+{ord(value[at]):04X} at character {at})"
+        )
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return None if -(2**63) <= value < 2**63 else f"is {value}, outside the 64-bit integers an engine can store"
+        return (
+            None
+            if -(2**63) <= value < 2**63
+            else f"is {value}, outside the 64-bit integers an engine can store"
+        )
     if isinstance(value, float):
         return None if math.isfinite(value) else f"is {value!r}, which is not a JSON number"
     return f"holds a {type(value).__name__}, which is not a JSON value"
 
 
 def _check_key(what: str, key: object) -> str | None:
-    if type(key) is str and key.isascii() and key.strip() and key[0] != "." and key[-1] != "." and ".." not in key:
+    if (
+        type(key) is str
+        and key.isascii()
+        and key.strip()
+        and key[0] != "."
+        and key[-1] != "."
+        and ".." not in key
+    ):
         return None
     if not isinstance(key, str):
         return f"{what} has a key that is not a string ({key!r})"
@@ -141,7 +162,9 @@ def _check_key(what: str, key: object) -> str | None:
     return check_string(f"{what} name", key)
 
 
-def check_document(doc: Any, *, text_has_no_surrogate: bool = False, id_checked: bool = False) -> str | None:
+def check_document(
+    doc: Any, *, text_has_no_surrogate: bool = False, id_checked: bool = False
+) -> str | None:
     """Why ``doc`` (a :class:`~neardup.signer.Document`) cannot be stored, or None.
     ``text_has_no_surrogate``: the caller knows its text holds no lone surrogate (read from
     UTF-8 JSON without a surrogate escape), so that scan is skipped; ``id_checked``: it knows
@@ -175,5 +198,14 @@ def check_documents(docs: Sequence[Any], text_has_no_surrogate: Sequence[bool]) 
     """
     ids = [d.id for d in docs]
     joined = "".join(ids) if all(type(i) is str for i in ids) else None
-    plain = joined is not None and all(ids) and joined.isascii() and max(map(len, ids), default=0) <= MAX_ID_BYTES and _CONTROL.search(joined) is None
-    return [check_document(d, text_has_no_surrogate=t, id_checked=plain) for d, t in zip(docs, text_has_no_surrogate, strict=True)]
+    plain = (
+        joined is not None
+        and all(ids)
+        and joined.isascii()
+        and max(map(len, ids), default=0) <= MAX_ID_BYTES
+        and _CONTROL.search(joined) is None
+    )
+    return [
+        check_document(d, text_has_no_surrogate=t, id_checked=plain)
+        for d, t in zip(docs, text_has_no_surrogate, strict=True)
+    ]

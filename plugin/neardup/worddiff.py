@@ -81,8 +81,14 @@ def word_diff(a: str, b: str, *, min_run: int = 3, max_words: int | None = 2000)
             if not w and marks[i] and not (0 < i < len(toks) - 1 and marks[i - 1] and marks[i + 1]):
                 marks[i] = False
     shared = sum(1 for w, m in zip(wb, mb, strict=True) if m and w)
-    return WordDiff(_render(ta, ma), _render(tb, mb), shared, sum(1 for w in wa if w), sum(1 for w in wb if w),
-                    cut_a or cut_b)
+    return WordDiff(
+        _render(ta, ma),
+        _render(tb, mb),
+        shared,
+        sum(1 for w in wa if w),
+        sum(1 for w in wb if w),
+        cut_a or cut_b,
+    )
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,15 @@ def _same_run(words: list[str], context: int, at_start: bool, at_end: bool) -> s
         return html.escape(" ".join(words))
     left = len(words) - keep_head - keep_tail
     gap = f'<span class="same">… {left:,} unchanged word{"s" if left != 1 else ""} …</span>'
-    return " ".join(x for x in (html.escape(" ".join(words[:keep_head])), gap, html.escape(" ".join(words[len(words) - keep_tail:]))) if x)
+    return " ".join(
+        x
+        for x in (
+            html.escape(" ".join(words[:keep_head])),
+            gap,
+            html.escape(" ".join(words[len(words) - keep_tail :])),
+        )
+        if x
+    )
 
 
 def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 2000) -> WordChanges:
@@ -129,7 +143,9 @@ def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 20
     tb, cut_b = tokens(b, max_words)
     wa = [t for t in ta if not t.isspace()]
     wb = [t for t in tb if not t.isspace()]
-    sm = difflib.SequenceMatcher(None, [w.casefold() for w in wa], [w.casefold() for w in wb], autojunk=False)
+    sm = difflib.SequenceMatcher(
+        None, [w.casefold() for w in wa], [w.casefold() for w in wb], autojunk=False
+    )
     out: list[str] = []
     added = removed = 0
     for op, i1, i2, j1, j2 in sm.get_opcodes():

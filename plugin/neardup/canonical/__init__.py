@@ -23,5 +23,19 @@ from .offsets import tokens_with_offsets
 from .scripts import detect_language, script_of, token_language
 from .search import search_text
 
-__all__ = ["Canonical", "Canonicalizer", "ZWNJ", "detect_language", "drop_punctuation", "normalize_persian", "rejoin_hyphenation",
-           "script_of", "search_text", "stopwords_for", "strip_html", "token_language", "tokens_with_offsets", "unify_digits"]
+__all__ = [
+    "Canonical",
+    "Canonicalizer",
+    "ZWNJ",
+    "detect_language",
+    "drop_punctuation",
+    "normalize_persian",
+    "rejoin_hyphenation",
+    "script_of",
+    "search_text",
+    "stopwords_for",
+    "strip_html",
+    "token_language",
+    "tokens_with_offsets",
+    "unify_digits",
+]

@@ -1,6 +1,5 @@
 """The :class:`Canonicalizer`: the pipeline of steps, driven by the index's config."""
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,12 +13,43 @@ from ..config import LANGUAGES, Config, is_language_code, language_of_code
 from ..hashing import KeySet, hash_strings
 from ..ragged import offsets_of
 from .html import strip_html
-from .letters import (DROPPED_MARK, RARE, Backend, Span, TextOrSpan, check_backend, decoded, digit_table, joined_spans, late_steps_spans, drop_marks, drop_page_numbers, late_steps_table, drop_punctuation, has_arabic_script,
-                      has_rare_characters, nfkc, nfkc_flagged, punctuation_matters, rejoin_hyphenation, split_tokens, text_flags_many, token_char_table, token_hashes, unify_digits,
-                      yo_to_ye)
+from .letters import (
+    DROPPED_MARK,
+    RARE,
+    Backend,
+    Span,
+    TextOrSpan,
+    check_backend,
+    decoded,
+    digit_table,
+    joined_spans,
+    late_steps_spans,
+    drop_marks,
+    drop_page_numbers,
+    late_steps_table,
+    drop_punctuation,
+    has_arabic_script,
+    has_rare_characters,
+    nfkc,
+    nfkc_flagged,
+    punctuation_matters,
+    rejoin_hyphenation,
+    split_tokens,
+    text_flags_many,
+    token_char_table,
+    token_hashes,
+    unify_digits,
+    yo_to_ye,
+)
 from . import persian
 from .persian import Segmentation, normalize_persian
-from .scripts import detect_language, detect_languages, map_persian_runs, split_unspaced, token_language
+from .scripts import (
+    detect_language,
+    detect_languages,
+    map_persian_runs,
+    split_unspaced,
+    token_language,
+)
 from .stemming import stemmer
 from .stopwords import persian_stop_words, raw_stopwords, stop_languages, stop_languages_read_text
 
@@ -27,8 +57,10 @@ from .stopwords import persian_stop_words, raw_stopwords, stop_languages, stop_l
 def _check_language(lang: str | None) -> None:
     """A ValueError where ``lang`` is given and is no language code (:func:`~neardup.config.is_language_code`)."""
     if lang is not None and not is_language_code(lang):
-        raise ValueError(f"unknown language code {lang!r}; give a code of two or three letters (en, fa, ru, de, ar, zh, ...) "
-                         "or leave it out to detect")
+        raise ValueError(
+            f"unknown language code {lang!r}; give a code of two or three letters (en, fa, ru, de, ar, zh, ...) "
+            "or leave it out to detect"
+        )
 
 
 def _language(lang: str | None) -> str | None:
@@ -46,10 +78,17 @@ def persian_step(text: str, segmentation: Segmentation = persian.DEFAULT) -> str
     """The Persian step: :func:`~.persian.normalize_persian` on each Persian run."""
     if not has_arabic_script(text):
         return text
-    return map_persian_runs(text, normalize_persian if segmentation == persian.DEFAULT else partial(normalize_persian, segmentation=segmentation))
+    return map_persian_runs(
+        text,
+        normalize_persian
+        if segmentation == persian.DEFAULT
+        else partial(normalize_persian, segmentation=segmentation),
+    )
 
 
-def marks_to_persian_step(text: str, late: np.ndarray | None = None, segmentation: Segmentation = persian.DEFAULT) -> tuple[str, bool] | None:
+def marks_to_persian_step(
+    text: str, late: np.ndarray | None = None, segmentation: Segmentation = persian.DEFAULT
+) -> tuple[str, bool] | None:
     """``persian_step(drop_punctuation(drop_marks(text)))`` in one compiled pass
     (:func:`~.persian.compiled_steps`) where it applies (Persian cut at anchors,
     no character that needs one of hazm's steps the pass does not make), and the steps of
@@ -63,8 +102,11 @@ def marks_to_persian_step(text: str, late: np.ndarray | None = None, segmentatio
     return marks_to_persian_steps([text], late, segmentation)[0]
 
 
-def marks_to_persian_steps(texts: Sequence[str], late: np.ndarray | None = None,
-                           segmentation: Segmentation = persian.DEFAULT) -> list[tuple[str, bool] | None]:
+def marks_to_persian_steps(
+    texts: Sequence[str],
+    late: np.ndarray | None = None,
+    segmentation: Segmentation = persian.DEFAULT,
+) -> list[tuple[str, bool] | None]:
     """:func:`marks_to_persian_step` of each text, in groups of texts joined for one
     compiled pass each (:func:`~.persian.compiled_steps`)."""
     if segmentation.way != "anchors":
@@ -72,8 +114,11 @@ def marks_to_persian_steps(texts: Sequence[str], late: np.ndarray | None = None,
     return persian.compiled_steps(texts, late=late, marks=True, anchors=segmentation.anchors)
 
 
-def marks_to_persian_spans(texts: Sequence[str], late: np.ndarray | None = None,
-                           segmentation: Segmentation = persian.DEFAULT) -> list[tuple[Span, bool] | None]:
+def marks_to_persian_spans(
+    texts: Sequence[str],
+    late: np.ndarray | None = None,
+    segmentation: Segmentation = persian.DEFAULT,
+) -> list[tuple[Span, bool] | None]:
     """:func:`marks_to_persian_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
     if segmentation.way != "anchors":
         return [None] * len(texts)
@@ -125,7 +170,11 @@ class Canonicalizer:
 
     def language_of(self, text: str) -> str:
         """The configured default language, or the one detected in ``text`` when it is "auto"."""
-        return _language(self.config.default_lang) if self.config.default_lang != "auto" else detect_language(text)
+        return (
+            _language(self.config.default_lang)
+            if self.config.default_lang != "auto"
+            else detect_language(text)
+        )
 
     def text(self, text: str, lang: str | None = None) -> str:
         """The text after all string-level steps (before tokenizing); ``lang``: the
@@ -137,7 +186,12 @@ class Canonicalizer:
                 text = step(text)
         return text
 
-    def texts_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None, flags: Sequence[int] | None = None) -> list[str]:
+    def texts_for_tokens(
+        self,
+        texts: Sequence[str],
+        langs: Sequence[str | None] | None = None,
+        flags: Sequence[int] | None = None,
+    ) -> list[str]:
         """:meth:`text_for_tokens` of each text (``langs[i]`` given with ``texts[i]``, checked
         as there): the scan for NFKC and the rare characters
         (:func:`~.letters.text_flags_many`), the compiled pass from drop_marks to the Persian
@@ -151,33 +205,57 @@ class Canonicalizer:
         """
         return decoded(self.spans_for_tokens(texts, langs, flags))
 
-    def spans_for_tokens(self, texts: Sequence[str], langs: Sequence[str | None] | None = None,
-                         flags: Sequence[int] | None = None) -> list[TextOrSpan]:
+    def spans_for_tokens(
+        self,
+        texts: Sequence[str],
+        langs: Sequence[str | None] | None = None,
+        flags: Sequence[int] | None = None,
+    ) -> list[TextOrSpan]:
         """:meth:`texts_for_tokens`, the texts a compiled pass made left as
         :data:`~.letters.Span` of its output (:meth:`token_hashes_many` reads them there)."""
         for lang in langs or ():
             _check_language(lang)
         flags = text_flags_many(texts, self.backend).tolist() if flags is None else list(flags)
         out: list[TextOrSpan] = []
-        persian_left: list[int] = []  # texts whose steps from drop_marks to the Persian one are left to one pass of all
-        late_left: list[tuple[int, bool]] = []  # (text, rare) whose late steps are left to one map of all
+        persian_left: list[
+            int
+        ] = []  # texts whose steps from drop_marks to the Persian one are left to one pass of all
+        late_left: list[
+            tuple[int, bool]
+        ] = []  # (text, rare) whose late steps are left to one map of all
         for i, (text, f) in enumerate(zip(texts, flags, strict=True)):
-            text, left, rare = self._steps(text, f, fa_rules=self._persian_rules(text, langs[i] if langs else None))
+            text, left, rare = self._steps(
+                text, f, fa_rules=self._persian_rules(text, langs[i] if langs else None)
+            )
             out.append(text)
             if left == "persian":
                 persian_left.append(i)
             elif left == "casefold":
                 late_left.append((i, rare))
-        for i, made in zip(persian_left, marks_to_persian_spans([out[i] for i in persian_left], self._late_table, self.segmentation), strict=True):
-            if made is None:  # (a character the pass leaves to the steps): one by one from drop_marks
-                out[i], left, rare = self._steps(out[i], flags[i], resume=True)  # (the pass is only made where Persian rules apply)
+        for i, made in zip(
+            persian_left,
+            marks_to_persian_spans(
+                [out[i] for i in persian_left], self._late_table, self.segmentation
+            ),
+            strict=True,
+        ):
+            if (
+                made is None
+            ):  # (a character the pass leaves to the steps): one by one from drop_marks
+                out[i], left, rare = self._steps(
+                    out[i], flags[i], resume=True
+                )  # (the pass is only made where Persian rules apply)
                 if left == "casefold":
                     late_left.append((i, rare))
             else:
                 out[i], late = made
                 if not late:  # (a character that casefolds to more than one)
                     out[i] = self._late_by_steps(decoded([out[i]])[0], True)
-        for (i, rare), made in zip(late_left, late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend), strict=True):
+        for (i, rare), made in zip(
+            late_left,
+            late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend),
+            strict=True,
+        ):
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
         return out
 
@@ -191,7 +269,9 @@ class Canonicalizer:
         lang = _language(lang) or self.language_of(text)
         return not generic(lang)
 
-    def _steps(self, text: str, flags: int, resume: bool = False, fa_rules: bool = True) -> tuple[str, str | None, bool]:
+    def _steps(
+        self, text: str, flags: int, resume: bool = False, fa_rules: bool = True
+    ) -> tuple[str, str | None, bool]:
         """:meth:`text`, or a text with the same tokens, of a text whose
         :func:`~.letters.text_flags` are ``flags``: (the text, None, whether it has rare
         characters), or the text so far where the rest is left to :meth:`texts_for_tokens`:
@@ -222,7 +302,9 @@ class Canonicalizer:
         for name, step in self._step_list[self._step_at["drop_marks"] if resume else 0 :]:
             if name is None:  # (a step with no rule here)
                 text = step(text)
-            elif name == "nfkc":  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
+            elif (
+                name == "nfkc"
+            ):  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
                 normalized = nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
                 known, text = normalized is text, normalized
             elif name == "strip_html":  # entities may decode to rare characters (tags only go)
@@ -232,7 +314,12 @@ class Canonicalizer:
             elif name == "drop_marks":
                 if not resume:
                     rare = bool(flags & RARE) if known else has_rare_characters(text)
-                    if rare and fa_rules and self.segmentation.way == "anchors" and punctuation_matters(text):
+                    if (
+                        rare
+                        and fa_rules
+                        and self.segmentation.way == "anchors"
+                        and punctuation_matters(text)
+                    ):
                         return text, "persian", True
                 text = step(text) if rare else text
             elif name == "casefold" and not text.isascii():
@@ -251,7 +338,15 @@ class Canonicalizer:
     @cached_property
     def _step_list(self) -> list[tuple[str | None, Callable[[str], str]]]:
         """:attr:`text_steps` with None for the name of each step :meth:`_steps` has no rule for."""
-        ruled = {"nfkc", "strip_html", "drop_marks", "casefold", "drop_punctuation", "persian", "unify_digits"}
+        ruled = {
+            "nfkc",
+            "strip_html",
+            "drop_marks",
+            "casefold",
+            "drop_punctuation",
+            "persian",
+            "unify_digits",
+        }
         return [(name if name in ruled else None, step) for name, step in self.text_steps]
 
     @cached_property
@@ -300,7 +395,9 @@ class Canonicalizer:
         """
         if self.config.default_lang != "auto":
             return [_language(lang) or _language(self.config.default_lang) for lang in langs]
-        found = iter(detect_languages([t for t, lang in zip(texts, langs, strict=True) if not lang]))
+        found = iter(
+            detect_languages([t for t, lang in zip(texts, langs, strict=True) if not lang])
+        )
         return [_language(lang) or next(found) for lang in langs]
 
     @property
@@ -308,7 +405,9 @@ class Canonicalizer:
         """Whether :meth:`token_hashes_many` applies: no stemming (a stem is a string)."""
         return self.config.stem == "none"
 
-    def token_hashes_many(self, canons: Sequence[TextOrSpan], langs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def token_hashes_many(
+        self, canons: Sequence[TextOrSpan], langs: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The canonical token hashes of many texts of :meth:`text_and_language` (``canons``,
         as ``str`` or as the spans of :meth:`spans_for_tokens`; ``langs``): (hashes, offsets), the hashes of document i at ``offsets[i]:offsets[i+1]``,
         equal to :func:`~neardup.hashing.hash_strings` of :meth:`token_steps` of its tokens.
@@ -329,16 +428,24 @@ class Canonicalizer:
         cps, starts = joined_spans(canons)  # each text and a space
         hashes, number, doc = token_hashes(cps, starts, self.config.seed)
         c = self.config
-        per_text = stop_languages_read_text(c.fa_segmentation)  # (else the stop words are one set per language)
+        per_text = stop_languages_read_text(
+            c.fa_segmentation
+        )  # (else the stop words are one set per language)
         if per_text:
             canons = decoded(canons)
         sets: list[KeySet] = []
-        group = np.full(len(canons), -1, dtype=np.int64)  # documents grouped by the stop words they drop
+        group = np.full(
+            len(canons), -1, dtype=np.int64
+        )  # documents grouped by the stop words they drop
         if c.stopwords:
             at: dict[int, int] = {}  # id of a set -> its group
             of_lang: dict[str, KeySet] = {}
             for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
-                stop = self._stop_hashes(t, lang) if per_text else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
+                stop = (
+                    self._stop_hashes(t, lang)
+                    if per_text
+                    else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
+                )
                 if len(stop):
                     if id(stop) not in at:
                         at[id(stop)] = len(sets)
@@ -350,7 +457,15 @@ class Canonicalizer:
 
         kernels = loops()
 
-        hashes, counts = kernels.kept_tokens(hashes, number, doc, c.digits == "drop", group, *_probing_tables(tuple(sets)), len(canons))
+        hashes, counts = kernels.kept_tokens(
+            hashes,
+            number,
+            doc,
+            c.digits == "drop",
+            group,
+            *_probing_tables(tuple(sets)),
+            len(canons),
+        )
         return hashes, offsets_of(counts)
 
     def _stop_hashes(self, canon: str, lang: str) -> KeySet:
@@ -366,7 +481,11 @@ class Canonicalizer:
         if self.config.digits == "drop":
             digit_table()
         if self.config.stopwords and self.hashes_tokens:
-            stopwords_to_drop(stop_languages(canon, lang, self.config.fa_segmentation), lang, self.config.fa_segmentation)
+            stopwords_to_drop(
+                stop_languages(canon, lang, self.config.fa_segmentation),
+                lang,
+                self.config.fa_segmentation,
+            )
 
     def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
@@ -374,11 +493,15 @@ class Canonicalizer:
         if c.digits == "drop":
             toks = [t for t in toks if not t.isdigit()]
         if c.stopwords and c.stem == "none":
-            drop = stopwords_to_drop(stop_languages(canon, doc_lang, c.fa_segmentation), doc_lang, c.fa_segmentation)
+            drop = stopwords_to_drop(
+                stop_languages(canon, doc_lang, c.fa_segmentation), doc_lang, c.fa_segmentation
+            )
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
-            plain = generic(doc_lang)  # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
+            plain = generic(
+                doc_lang
+            )  # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
             for t in toks:
                 tl = doc_lang if plain else token_language(t) or doc_lang
                 if c.stopwords and t in stopwords_for(tl, c.fa_segmentation):
@@ -400,17 +523,28 @@ def stopwords_for(lang: str, fa_segmentation: str = "anchors") -> frozenset[str]
     if lang == "fa" and not persian_stop_words(fa_segmentation):
         return frozenset()
     # (bands and rows given: a config for canonicalizing only, no LSH banding to optimize)
-    config = Config(stopwords=False, stem="none", default_lang=lang, bands=1, rows=1, fa_segmentation=fa_segmentation)
+    config = Config(
+        stopwords=False,
+        stem="none",
+        default_lang=lang,
+        bands=1,
+        rows=1,
+        fa_segmentation=fa_segmentation,
+    )
     plain = Canonicalizer(config, backend="reference")  # (a few hundred words)
     words = list(raw_stopwords(lang))
     out: set[str] = set()
-    for canon in plain.texts_for_tokens(words, [lang] * len(words)):  # (plain.tokens of each word, all at once)
+    for canon in plain.texts_for_tokens(
+        words, [lang] * len(words)
+    ):  # (plain.tokens of each word, all at once)
         out.update(plain.token_steps(canon, split_tokens(canon), lang))
     return frozenset(out)
 
 
 @lru_cache(maxsize=64)
-def stopwords_to_drop(langs: frozenset[str], doc_lang: str, fa_segmentation: str = "anchors") -> frozenset[str]:
+def stopwords_to_drop(
+    langs: frozenset[str], doc_lang: str, fa_segmentation: str = "anchors"
+) -> frozenset[str]:
     """Stop words of the scripts in ``langs`` that the per-token rule removes: a word is
     dropped when it is a stop word of its own script, or of ``doc_lang`` if it has none.
     A document in a language without a stop list (none of LANGUAGES) drops none: its words
@@ -418,11 +552,15 @@ def stopwords_to_drop(langs: frozenset[str], doc_lang: str, fa_segmentation: str
     if generic(doc_lang):
         return frozenset()
     union = frozenset().union(*(stopwords_for(lang, fa_segmentation) for lang in langs))
-    return frozenset(t for t in union if t in stopwords_for(token_language(t) or doc_lang, fa_segmentation))
+    return frozenset(
+        t for t in union if t in stopwords_for(token_language(t) or doc_lang, fa_segmentation)
+    )
 
 
 @lru_cache(maxsize=64)
-def stop_hashes(langs: frozenset[str], doc_lang: str, seed: int, fa_segmentation: str = "anchors") -> KeySet:
+def stop_hashes(
+    langs: frozenset[str], doc_lang: str, seed: int, fa_segmentation: str = "anchors"
+) -> KeySet:
     """:func:`stopwords_to_drop` as a set of token hashes (:func:`~neardup.hashing.hash_strings`);
     the same words give the same object."""
     return _key_set(stopwords_to_drop(langs, doc_lang, fa_segmentation), seed)
@@ -434,7 +572,11 @@ def _probing_tables(sets: tuple[KeySet, ...]) -> tuple[np.ndarray, np.ndarray, n
     :func:`neardup.kernels.kept_tokens` reads them: (tables, bounds, empty values)."""
     parts = [s.probing for s in sets]
     table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
-    return table, offsets_of([len(p[0]) for p in parts]), np.array([p[1] for p in parts], dtype=np.uint64)
+    return (
+        table,
+        offsets_of([len(p[0]) for p in parts]),
+        np.array([p[1] for p in parts], dtype=np.uint64),
+    )
 
 
 @lru_cache(maxsize=64)

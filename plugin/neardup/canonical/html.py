@@ -5,7 +5,9 @@ from __future__ import annotations
 import html
 import re
 
-_TAG = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[A-Za-z/!?][^<>]{0,2000}>", re.S | re.I)
+_TAG = re.compile(
+    r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[A-Za-z/!?][^<>]{0,2000}>", re.S | re.I
+)
 
 
 def strip_html(text: str) -> str:

@@ -29,19 +29,26 @@ BACKENDS: tuple[str, ...] = get_args(Backend)
 ZWNJ = "\u200c"
 # A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
 _HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
-_ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")  # the same on text without U+00AD and U+2010 (a literal first: fast)
+_ASCII_HYPHEN_BREAK = re.compile(
+    r"-(?<=\w-)\s*\n\s*(?=\w)"
+)  # the same on text without U+00AD and U+2010 (a literal first: fast)
 # A line holding only a page number ("- 12 -", "Page 3", "стр. 4", "صفحه ۱۲"), with the
 # newline before it; the newline after it stays for the next line. The indentation is
 # taken possessively ([ \t]*+): nothing after it can start with a space or tab, so giving
 # it back could not make a match, and trying to is slow on indented text. The lookahead
 # names the characters such a line can go on with (a dash, the first letter of a word, a
 # digit): most lines fail there, at one test (half the time on texts of short lines).
-_PAGE_NUMBER_LINE = re.compile(r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)", re.I)
+_PAGE_NUMBER_LINE = re.compile(
+    r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
+    re.I,
+)
 TOKEN = re.compile(r"[^\W_]+")
 # On ASCII text, where [^\W_] is [A-Za-z0-9], tokens are what splitting at the other
 # characters leaves (and str.translate is fast on ASCII).
 ASCII_SEPARATORS = {cp: " " for cp in range(128) if not chr(cp).isalnum()}
-_MARKS = re.compile(r"[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640\u200d\u200e\u200f\u00ad\ufeff]")
+_MARKS = re.compile(
+    r"[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640\u200d\u200e\u200f\u00ad\ufeff]"
+)
 # The runs of whitespace that are not a single space (two or more characters, or one other
 # than a space): replacing them by a space turns every run of whitespace into one.
 _SPACE = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
@@ -49,8 +56,12 @@ _SPACE = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
 # letters: "[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])", written
 # with every alternative starting with a single character, and leaving out runs that are
 # a single space (each run is replaced by a space).
-_PUNCT = re.compile(r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![\u0600-\u06ff]\u200c)\u200c*|\u200c\u200c*(?![\u0600-\u06ff])")
-_NON_WORD = re.compile(r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]")  # _PUNCT for texts without ZWNJ and underscores
+_PUNCT = re.compile(
+    r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![\u0600-\u06ff]\u200c)\u200c*|\u200c\u200c*(?![\u0600-\u06ff])"
+)
+_NON_WORD = re.compile(
+    r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]"
+)  # _PUNCT for texts without ZWNJ and underscores
 _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\ufb50-\ufeff]")
 # Characters for which drop_punctuation can change the tokens, and not only put spaces
 # where tokenizing splits anyway (see Canonicalizer._text_for_tokens): Arabic script (a
@@ -61,7 +72,21 @@ _ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\ufb50-\ufeff]")
 _PUNCTUATION_MATTERS = re.compile("[\u0600-\u06ff\ufb50-\ufeff\u0345]")
 
 # Letter variants hazm may leave, mapped to the Persian forms.
-FA_LETTERS = str.maketrans({"ي": "ی", "ى": "ی", "ئ": "ی", "ك": "ک", "ة": "ه", "ۀ": "ه", "ؤ": "و", "أ": "ا", "إ": "ا", "ٱ": "ا", "ٲ": "ا"})
+FA_LETTERS = str.maketrans(
+    {
+        "ي": "ی",
+        "ى": "ی",
+        "ئ": "ی",
+        "ك": "ک",
+        "ة": "ه",
+        "ۀ": "ه",
+        "ؤ": "و",
+        "أ": "ا",
+        "إ": "ا",
+        "ٱ": "ا",
+        "ٲ": "ا",
+    }
+)
 
 
 class CharMap:
@@ -88,7 +113,11 @@ FA_LETTER_MAP = CharMap(FA_LETTERS)
 
 @lru_cache(maxsize=1)
 def _digit_table() -> dict[int, str]:
-    return {cp: str(unicodedata.decimal(chr(cp))) for cp in range(128, 0x10000) if unicodedata.decimal(chr(cp), None) is not None}
+    return {
+        cp: str(unicodedata.decimal(chr(cp)))
+        for cp in range(128, 0x10000)
+        if unicodedata.decimal(chr(cp), None) is not None
+    }
 
 
 @lru_cache(maxsize=1)
@@ -112,6 +141,7 @@ def late_steps_table(unify: bool) -> np.ndarray:
     >>> t = late_steps_table(True); [chr(t[ord(c)]) for c in "Ё۱a"], int(t[ord("ß")])
     (['е', '1', 'a'], -1)
     """
+
     def make() -> np.ndarray:
         digits = _digit_table() if unify else {}
         out = np.arange(0x110000, dtype=np.int32)
@@ -133,7 +163,11 @@ def nfkc(text: str, backend: Backend = "reference") -> str:
     >>> nfkc("№ 5 … ﬁle café")
     'No 5 ... file café'
     """
-    return text if text.isascii() or unicodedata.is_normalized("NFKC", text) else _nfkc_words(text, backend)
+    return (
+        text
+        if text.isascii() or unicodedata.is_normalized("NFKC", text)
+        else _nfkc_words(text, backend)
+    )
 
 
 def _nfkc_words(text: str, backend: Backend = "reference") -> str:
@@ -143,8 +177,13 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
     reorders or composes across such a whitespace character (UAX #15: it is a
     normalization boundary on both sides). The characters are found in one pass over the
     text's code points (numpy, or compiled: ``backend``)."""
-    cps, kernels = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"), compiled_loops(backend)
-    hits = (kernels.positions_in(cps, _nfkc_table()) if kernels else np.flatnonzero(_nfkc_table()[cps])).tolist()
+    cps, kernels = (
+        np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"),
+        compiled_loops(backend),
+    )
+    hits = (
+        kernels.positions_in(cps, _nfkc_table()) if kernels else np.flatnonzero(_nfkc_table()[cps])
+    ).tolist()
     if not hits:
         return text
     if len(hits) > len(text) // 16:  # many words to normalize: at once
@@ -196,7 +235,9 @@ def _nfkc_unstable() -> frozenset[str]:
     are. Checked against NFKC over all of Unicode in tests/test_canonical_fast.py."""
     second = _composition_seconds()
     decomposed: list[int] = []
-    cps: set[int] = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
+    cps: set[int] = (
+        set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
+    )
     for cp in range(0x30000):  # no character above has a decomposition or a combining class
         ch = chr(cp)
         d = unicodedata.decomposition(ch)
@@ -209,7 +250,11 @@ def _nfkc_unstable() -> frozenset[str]:
     for cp in decomposed:  # canonical decompositions of starters: kept unless stable as above
         ch = chr(cp)
         first = unicodedata.normalize("NFD", ch)[0]
-        if unicodedata.normalize("NFKC", ch) != ch or unicodedata.combining(first) or ord(first) in second:
+        if (
+            unicodedata.normalize("NFKC", ch) != ch
+            or unicodedata.combining(first)
+            or ord(first) in second
+        ):
             cps.add(cp)
     return frozenset(map(chr, cps))
 
@@ -242,8 +287,14 @@ def _dropped_marks() -> frozenset[str]:
     drop_marks alone gives (Persian and Arabic harakat; not the hamza above U+0654, which
     composes: ا + ٔ -> أ)."""
     second = _composition_seconds()
-    return frozenset(ch for ch in _nfkc_unstable() if _MARKS.match(ch) and unicodedata.combining(ch) and not unicodedata.decomposition(ch)
-                     and ord(ch) not in second)
+    return frozenset(
+        ch
+        for ch in _nfkc_unstable()
+        if _MARKS.match(ch)
+        and unicodedata.combining(ch)
+        and not unicodedata.decomposition(ch)
+        and ord(ch) not in second
+    )
 
 
 @lru_cache(maxsize=1)
@@ -253,7 +304,11 @@ def _composing_marks() -> frozenset[str]:
     marks beside them: marks with a nonzero combining class and no decomposition, not
     :func:`_dropped_marks` (U+0654, the hamza above; U+0301, the acute accent)."""
     second = _composition_seconds()
-    return frozenset(ch for ch in _nfkc_unstable() if unicodedata.combining(ch) and not unicodedata.decomposition(ch) and ord(ch) in second)
+    return frozenset(
+        ch
+        for ch in _nfkc_unstable()
+        if unicodedata.combining(ch) and not unicodedata.decomposition(ch) and ord(ch) in second
+    )
 
 
 @lru_cache(maxsize=1)
@@ -264,7 +319,10 @@ def _composing_pairs() -> np.ndarray:
 
     def make() -> np.ndarray:
         marks = {ord(ch) for ch in _composing_marks()}
-        return np.array(sorted(first << 21 | second for first, second in _canonical_pairs() if second in marks), dtype=np.uint64)
+        return np.array(
+            sorted(first << 21 | second for first, second in _canonical_pairs() if second in marks),
+            dtype=np.uint64,
+        )
 
     return cached_table("composing-pairs", make, __file__)
 
@@ -319,7 +377,9 @@ def rejoin_hyphenation(text: str) -> str:
     if "\n" not in text:
         return text
     parts, start, joined_at = [], 0, -1
-    wide = not text.isascii() and ("\u00ad" in text or "\u2010" in text)  # else only "-" can start a break
+    wide = not text.isascii() and (
+        "\u00ad" in text or "\u2010" in text
+    )  # else only "-" can start a break
     for m in (_HYPHEN_BREAK if wide else _ASCII_HYPHEN_BREAK).finditer(text):
         if m.start() - 1 != joined_at:  # joined_at: the second word character of the last join
             parts.append(text[start : m.start()])
@@ -400,7 +460,9 @@ def text_flags_many(texts: Sequence[str], backend: Backend = "reference") -> np.
     [0, 1, 0, 2]
     """
     out = np.zeros(len(texts), dtype=np.uint8)
-    for group, cps, bounds in grouped_code_points(texts, [i for i, t in enumerate(texts) if not t.isascii()]):
+    for group, cps, bounds in grouped_code_points(
+        texts, [i for i, t in enumerate(texts) if not t.isascii()]
+    ):
         out[group] = _or_flags(cps, bounds, backend)
     return out
 
@@ -414,19 +476,27 @@ def _or_flags(cps: np.ndarray, bounds: np.ndarray, backend: Backend = "reference
     decomposes to nothing and that it does not compose with (UAX #15), and NFKC moves and
     composes nothing."""
     table, kernels = _flag_table(), compiled_loops(backend)
-    flags = kernels.or_flags(cps, bounds, table) if kernels else np.bitwise_or.reduceat(table[cps], bounds[:-1])
+    flags = (
+        kernels.or_flags(cps, bounds, table)
+        if kernels
+        else np.bitwise_or.reduceat(table[cps], bounds[:-1])
+    )
     marked = np.flatnonzero(flags & np.uint8(COMPOSING_MARK))
     if len(marked):
         starts, ends = bounds[marked], bounds[marked + 1]
         if kernels:
-            keep = kernels.marks_may_compose(cps, starts, ends, table, COMPOSING_MARK, _UNSETTLED, _composing_pairs())
+            keep = kernels.marks_may_compose(
+                cps, starts, ends, table, COMPOSING_MARK, _UNSETTLED, _composing_pairs()
+            )
         else:
             keep = _marks_may_compose(cps, starts, ends, table)
         flags[marked[~keep]] &= np.uint8(~COMPOSING_MARK & 0xFF)
     return flags & np.uint8(~_UNSETTLED & 0xFF)
 
 
-def _marks_may_compose(cps: np.ndarray, starts: np.ndarray, ends: np.ndarray, table: np.ndarray) -> np.ndarray:
+def _marks_may_compose(
+    cps: np.ndarray, starts: np.ndarray, ends: np.ndarray, table: np.ndarray
+) -> np.ndarray:
     """Per text ``cps[starts[d] : ends[d]]``: whether one of :data:`COMPOSING_MARK` follows a
     character with the bit ``_UNSETTLED`` or one it composes with (``prev << 21 | mark`` in
     :func:`_composing_pairs`). The reference of :func:`neardup.kernels.marks_may_compose`.
@@ -442,7 +512,9 @@ def _marks_may_compose(cps: np.ndarray, starts: np.ndarray, ends: np.ndarray, ta
         at = np.flatnonzero(table[text[1:]] & np.uint8(COMPOSING_MARK)) + 1
         prev = text[at - 1]
         keys = prev.astype(np.uint64) << np.uint64(21) | text[at].astype(np.uint64)
-        out[d] = bool((table[prev] & np.uint8(_UNSETTLED)).any()) or bool(np.isin(keys, pairs).any())
+        out[d] = bool((table[prev] & np.uint8(_UNSETTLED)).any()) or bool(
+            np.isin(keys, pairs).any()
+        )
     return out
 
 
@@ -474,12 +546,17 @@ def grouped_code_points(texts: Sequence[str], indices: list[int], separated: boo
         yield (group, *joined_code_points([texts[i] for i in group], separated))
 
 
-def joined_code_points(texts: Sequence[str], separated: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def joined_code_points(
+    texts: Sequence[str], separated: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """The code points of the texts in one array (one encode), each followed by a space
     where ``separated`` (:func:`spans_of` are then their spans), and where each starts (and
     the last ends)."""
     bounds = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + int(separated), out=bounds[1:])
+    np.cumsum(
+        np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + int(separated),
+        out=bounds[1:],
+    )
     joined = " ".join(texts) + " " if separated and texts else "".join(texts)
     return np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4"), bounds
 
@@ -514,7 +591,12 @@ def decoded(texts: Sequence[TextOrSpan]) -> list[str]:
             continue
         buf, lo, hi = t
         if id(buf) not in buffers:
-            buffers[id(buf)] = np.asarray(buf).astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
+            buffers[id(buf)] = (
+                np.asarray(buf)
+                .astype("<u4", copy=False)
+                .tobytes()
+                .decode("utf-32-le", "surrogatepass")
+            )
         out.append(buffers[id(buf)][lo:hi])
     return out
 
@@ -557,7 +639,11 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
         chunks.append(view[0][view[1] : view[2]])
     if words:
         chunks.append(joined_code_points(words, True)[0])
-    cps = np.concatenate(chunks).astype(np.uint32, copy=False) if chunks else np.zeros(0, dtype=np.uint32)
+    cps = (
+        np.concatenate(chunks).astype(np.uint32, copy=False)
+        if chunks
+        else np.zeros(0, dtype=np.uint32)
+    )
     bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=bounds[1:])
     return cps, bounds
@@ -610,7 +696,14 @@ def _flag_table() -> np.ndarray:
         table = _nfkc_table().astype(np.uint8) * np.uint8(NFKC_MAY_CHANGE)
         table[[ord(ch) for ch in _dropped_marks()]] = DROPPED_MARK
         table[[ord(ch) for ch in _composing_marks()]] = COMPOSING_MARK
-        table[[cp for cp in range(0x30000) if unicodedata.combining(chr(cp)) or unicodedata.decomposition(chr(cp))[:1] not in ("", "<")]] |= np.uint8(_UNSETTLED)
+        table[
+            [
+                cp
+                for cp in range(0x30000)
+                if unicodedata.combining(chr(cp))
+                or unicodedata.decomposition(chr(cp))[:1] not in ("", "<")
+            ]
+        ] |= np.uint8(_UNSETTLED)
         table[0xD800:0xE000] |= np.uint8(SURROGATE)
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
         table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
@@ -630,7 +723,9 @@ def late_steps(text: str, table: np.ndarray, backend: Backend = "reference") -> 
     return late_steps_many([text], table, backend)[0]
 
 
-def late_steps_many(texts: Sequence[str], table: np.ndarray, backend: Backend = "reference") -> list[str | None]:
+def late_steps_many(
+    texts: Sequence[str], table: np.ndarray, backend: Backend = "reference"
+) -> list[str | None]:
     """:func:`late_steps` of each text, all in one compiled pass over their code points
     (:func:`neardup.kernels.map_code_points`); the map keeps each text's length, so they are
     cut apart where they were joined. ``str.casefold`` reads a text that is not all ASCII at
@@ -640,10 +735,15 @@ def late_steps_many(texts: Sequence[str], table: np.ndarray, backend: Backend = 
     ['еж', None, 'дом']
     """
     made = late_steps_spans(texts, table, backend)
-    return [None if m is None else t for m, t in zip(made, decoded([m or "" for m in made]), strict=True)]
+    return [
+        None if m is None else t
+        for m, t in zip(made, decoded([m or "" for m in made]), strict=True)
+    ]
 
 
-def late_steps_spans(texts: Sequence[str], table: np.ndarray, backend: Backend = "reference") -> list[Span | None]:
+def late_steps_spans(
+    texts: Sequence[str], table: np.ndarray, backend: Backend = "reference"
+) -> list[Span | None]:
     """:func:`late_steps_many` as :data:`Span` of the map's output (not decoded)."""
     made: list[Span | None] = []
     kernels = compiled_loops(backend)
@@ -652,9 +752,14 @@ def late_steps_spans(texts: Sequence[str], table: np.ndarray, backend: Backend =
             out, ok = kernels.map_code_points(cps, bounds, table)
         else:
             mapped = table[cps]
-            ok = np.add.reduceat((mapped < 0).astype(np.int64), bounds[:-1]) == 0  # (each text has its space: none empty)
+            ok = (
+                np.add.reduceat((mapped < 0).astype(np.int64), bounds[:-1]) == 0
+            )  # (each text has its space: none empty)
             out = np.where(np.repeat(ok, np.diff(bounds)), mapped, cps)
-        made += [span if good else None for span, good in zip(spans_of(out, bounds), ok.tolist(), strict=True)]
+        made += [
+            span if good else None
+            for span, good in zip(spans_of(out, bounds), ok.tolist(), strict=True)
+        ]
     return made
 
 
@@ -678,8 +783,11 @@ def code_point_table(predicate) -> np.ndarray:
     >>> code_point_table(str.isdigit)[[ord("7"), ord("x"), ord("\u0667")]].tolist()
     [True, False, True]
     """
-    return cached_table(predicate.__qualname__, lambda: np.fromiter(map(predicate, map(chr, range(0x110000))), dtype=bool, count=0x110000),
-                        __file__)
+    return cached_table(
+        predicate.__qualname__,
+        lambda: np.fromiter(map(predicate, map(chr, range(0x110000))), dtype=bool, count=0x110000),
+        __file__,
+    )
 
 
 def token_char_table() -> np.ndarray:
@@ -694,7 +802,9 @@ def digit_table() -> np.ndarray:
     return code_point_table(str.isdigit)
 
 
-def token_hashes(cps: np.ndarray, bounds: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def token_hashes(
+    cps: np.ndarray, bounds: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tokens of :func:`split_tokens` in the code points ``cps`` of texts that start at
     ``bounds`` (ascending; texts separated by a non-token character): for each token in
     order, its :func:`~neardup.hashing.hash_strings` hash, whether it is a number (all
@@ -712,5 +822,10 @@ def token_hashes(cps: np.ndarray, bounds: np.ndarray, seed: int) -> tuple[np.nda
 
     kernels = loops()
 
-    return kernels.token_hashes(np.asarray(cps, dtype=np.uint32), token_char_table(), digit_table(),
-                                np.asarray(bounds, dtype=np.int64), np.uint64(string_seed(seed)))
+    return kernels.token_hashes(
+        np.asarray(cps, dtype=np.uint32),
+        token_char_table(),
+        digit_table(),
+        np.asarray(bounds, dtype=np.int64),
+        np.uint64(string_seed(seed)),
+    )

@@ -43,14 +43,18 @@ def _piece_tokens(config: Config, piece: str, lang: str) -> tuple[str, ...]:
     return tuple(_piece_canonicalizer(config).tokens(piece, lang))
 
 
-def tokens_with_offsets(text: str, config: Config, lang: str | None = None) -> tuple[list[Token], str]:
+def tokens_with_offsets(
+    text: str, config: Config, lang: str | None = None
+) -> tuple[list[Token], str]:
     """The canonical tokens of ``text`` (those of ``Canonicalizer(config).canonicalize``)
     with their raw spans, and the document language."""
     words, starts, ends, doc_lang = token_spans(text, config, lang)
     return [Token(w, s, e) for w, s, e in zip(words, starts, ends, strict=True)], doc_lang
 
 
-def token_spans(text: str, config: Config, lang: str | None = None) -> tuple[list[str], array, array, str]:
+def token_spans(
+    text: str, config: Config, lang: str | None = None
+) -> tuple[list[str], array, array, str]:
     """:func:`tokens_with_offsets` as the tokens, their raw starts and their raw ends (two
     ``array('q')``), and the document language: a few bytes per token beyond its text, so
     long documents are explained in memory proportional to their words."""

@@ -34,8 +34,20 @@ import xxhash
 from ..config import Config, FaJoinRule, FaSegmentation
 from ..errors import NeardupError
 from ..tablecache import cached_table
-from .letters import (FA_LETTER_MAP, FA_LETTERS, ZWNJ, CharMap, Span, _SPACE, code_point_table, decoded, grouped_code_points, mark_code_points, spans_of,
-                      token_char_table)
+from .letters import (
+    FA_LETTER_MAP,
+    FA_LETTERS,
+    ZWNJ,
+    CharMap,
+    Span,
+    _SPACE,
+    code_point_table,
+    decoded,
+    grouped_code_points,
+    mark_code_points,
+    spans_of,
+    token_char_table,
+)
 
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
@@ -66,7 +78,11 @@ class Segmentation:
     @classmethod
     def of(cls, config: Config) -> "Segmentation":
         """The segmentation ``config`` sets."""
-        return cls(way=config.fa_segmentation, rules=frozenset(config.fa_join_rules), anchors=config.fa_anchors)
+        return cls(
+            way=config.fa_segmentation,
+            rules=frozenset(config.fa_join_rules),
+            anchors=config.fa_anchors,
+        )
 
 
 #: The default segmentation (that of a default :class:`~neardup.config.Config`).
@@ -95,7 +111,9 @@ def import_hazm(what: str):
     try:
         import hazm
     except ImportError as e:
-        raise HazmMissing(f"{what} uses hazm, which is not installed: {HAZM_EXTRA} (hazm installs on Python 3.10 to 3.13)") from e
+        raise HazmMissing(
+            f"{what} uses hazm, which is not installed: {HAZM_EXTRA} (hazm installs on Python 3.10 to 3.13)"
+        ) from e
     return hazm
 
 
@@ -122,8 +140,16 @@ def _hazm_normalizer() -> "PrebuiltNormalizer":
 
 #: The tables of hazm 0.10's ``Normalizer.__init__`` its letter steps use (the keys of
 #: ``HAZM_TABLES_FILE``'s "tables").
-TABLES = ("translation_src", "translation_dst", "number_translation_src", "number_translation_dst", "persian_style_patterns",
-           "diacritics_patterns", "specials_chars_patterns", "replacements")
+TABLES = (
+    "translation_src",
+    "translation_dst",
+    "number_translation_src",
+    "number_translation_dst",
+    "persian_style_patterns",
+    "diacritics_patterns",
+    "specials_chars_patterns",
+    "replacements",
+)
 
 
 class PrebuiltNormalizer:
@@ -152,8 +178,17 @@ class PrebuiltNormalizer:
         """``tables``: those of :data:`TABLES` (:func:`shipped_tables`). The maps and
         patterns built from them are public: :func:`_piece_tables` reads them."""
         t = tables
-        self.letter_map = CharMap({ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)})
-        self.number_map = CharMap({ord(a): b for a, b in zip(t["number_translation_src"], t["number_translation_dst"], strict=False)})
+        self.letter_map = CharMap(
+            {ord(a): b for a, b in zip(t["translation_src"], t["translation_dst"], strict=False)}
+        )
+        self.number_map = CharMap(
+            {
+                ord(a): b
+                for a, b in zip(
+                    t["number_translation_src"], t["number_translation_dst"], strict=False
+                )
+            }
+        )
         compiled = lambda patterns: [(re.compile(p), r) for p, r in patterns]  # noqa: E731
         self.style_patterns = compiled(t["persian_style_patterns"])
         self.diacritic_patterns = compiled(t["diacritics_patterns"])
@@ -180,8 +215,18 @@ class PrebuiltNormalizer:
 
     def normalize(self, text: str) -> str:
         text = self.letter_map(text)
-        steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.correct_spacing)
-        steps += (self.unicodes_replacement, self.remove_specials_chars, self.decrease_repeated_chars, self.seperate_mi)
+        steps = (
+            self.persian_style,
+            self.persian_number,
+            self.remove_diacritics,
+            self.correct_spacing,
+        )
+        steps += (
+            self.unicodes_replacement,
+            self.remove_specials_chars,
+            self.decrease_repeated_chars,
+            self.seperate_mi,
+        )
         for step in steps:  # all of them: the default settings
             text = step(text)
         return text
@@ -192,8 +237,13 @@ class PrebuiltNormalizer:
         (it looks words up, so its result depends on where words end): for anchor
         pieces, where the spaces between Persian letters are removed anyway."""
         text = self.letter_map(text)
-        steps = (self.persian_style, self.persian_number, self.remove_diacritics, self.unicodes_replacement,
-                 self.remove_specials_chars)
+        steps = (
+            self.persian_style,
+            self.persian_number,
+            self.remove_diacritics,
+            self.unicodes_replacement,
+            self.remove_specials_chars,
+        )
         for step in steps:
             text = step(text)
         return text
@@ -254,7 +304,11 @@ class PrebuiltNormalizer:
 
 #: hazm 0.10's ``more_than_two_repeat_pattern`` and ``repeated_chars_pattern``.
 _MORE_THAN_TWO = re.compile(r"([آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی])\1{2,}")
-_REPEATED_WORD = re.compile(r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*" + _MORE_THAN_TWO.pattern + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*")
+_REPEATED_WORD = re.compile(
+    r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*"
+    + _MORE_THAN_TWO.pattern
+    + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*"
+)
 
 
 @lru_cache(maxsize=1)
@@ -270,7 +324,11 @@ def _hazm_cached(what: str, make) -> frozenset[str]:
     (hazm imported then) and kept on disk (:func:`neardup.tablecache.cached_table`)."""
     from importlib.metadata import version
 
-    return frozenset(cached_table(f"hazm-{version('hazm')}-{what}", lambda: np.array(sorted(make()), dtype=str), __file__).tolist())
+    return frozenset(
+        cached_table(
+            f"hazm-{version('hazm')}-{what}", lambda: np.array(sorted(make()), dtype=str), __file__
+        ).tolist()
+    )
 
 
 @lru_cache(maxsize=1)
@@ -318,8 +376,11 @@ def compound_lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         if len(parts) > 1:
             first[parts[0]] += 1
             second[parts[-1]] += 1
-    return (frozenset(joined), frozenset(p for p, n in first.items() if n >= PRODUCTIVE),
-            frozenset(p for p, n in second.items() if n >= PRODUCTIVE))
+    return (
+        frozenset(joined),
+        frozenset(p for p, n in first.items() if n >= PRODUCTIVE),
+        frozenset(p for p, n in second.items() if n >= PRODUCTIVE),
+    )
 
 
 def join_compounds(text: str, rules: frozenset[str] = DEFAULT.rules) -> str:
@@ -381,7 +442,9 @@ def _anchor_re(first_mod: int, second_mod: int, seed: int) -> re.Pattern:
 
     letters = [chr(c) for c in range(0x0621, 0x06D6) if chr(c).isalpha()]
     first = "".join(a for a in letters if xxhash.xxh32_intdigest(a.encode(), seed) % first_mod == 0)
-    second = "".join(b for b in letters if xxhash.xxh32_intdigest(b.encode(), seed + 1000) % second_mod == 0)
+    second = "".join(
+        b for b in letters if xxhash.xxh32_intdigest(b.encode(), seed + 1000) % second_mod == 0
+    )
     return re.compile(f"(?=[{first}][{second}])")
 
 
@@ -390,7 +453,9 @@ def anchor_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) ->
     twice) cut again before each anchor (see the module docstring): "دانش آموزان",
     "دانش‌آموزان" and "دانشآموزان" give the same pieces."""
     text = _SPACE_INSIDE.sub("", _DIGITS.sub(r" \g<0> ", text))
-    return _anchor_re(*anchors).sub(" ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text)
+    return _anchor_re(*anchors).sub(
+        " ", _REPEATS.sub(r"\1\1", text) if _REPEATS.search(text) else text
+    )
 
 
 def normalize_persian(text: str, segmentation: Segmentation = DEFAULT) -> str:
@@ -421,7 +486,9 @@ def normalize_persian_steps(text: str, segmentation: Segmentation = DEFAULT) -> 
 
 
 @lru_cache(maxsize=4)
-def _piece_tables(anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+def _piece_tables(
+    anchors: tuple[int, int, int] = DEFAULT.anchors,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The tables of :func:`neardup.kernels.persian_pieces`: whitespace (``str.isspace``,
     Python's ``\\s``), the letter map and the two anchor sets of ``anchors``; None where the
     tables hold a pattern wider than one character (none in hazm 0.10's).
@@ -438,12 +505,21 @@ def _piece_tables(anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[np.n
 
     def make() -> np.ndarray:
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        doubled = "".join(c + c for c in every)  # (a pattern that can match a run, or two characters, matches more here)
-        touched = set(hazm.letter_map.table) | set(hazm.number_map.table) | set(FA_LETTERS) | {ord('"'), ord(".")}
+        doubled = "".join(
+            c + c for c in every
+        )  # (a pattern that can match a run, or two characters, matches more here)
+        touched = (
+            set(hazm.letter_map.table)
+            | set(hazm.number_map.table)
+            | set(FA_LETTERS)
+            | {ord('"'), ord(".")}
+        )
         for p, _ in patterns:
             found = [m for text in (every, doubled) for m in p.finditer(text)]
             if any(m.end() - m.start() != 1 for m in found):
-                return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) a pattern wider than a character: the pass is off
+                return np.zeros(
+                    0, dtype=np.int32
+                )  # (none in hazm 0.10) a pattern wider than a character: the pass is off
             touched.update(ord(m[0]) for m in found)
         if max(touched) >= 0x10000:
             return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) the compiled pass is off
@@ -455,13 +531,25 @@ def _piece_tables(anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[np.n
                 table[cp] = -2
         return table
 
-    digest = xxhash.xxh64_hexdigest(repr((sorted(hazm.letter_map.table.items()), sorted(hazm.number_map.table.items()),
-                                          [(p.pattern, r) for p, r in patterns], sorted(FA_LETTERS.items()))).encode())
+    digest = xxhash.xxh64_hexdigest(
+        repr(
+            (
+                sorted(hazm.letter_map.table.items()),
+                sorted(hazm.number_map.table.items()),
+                [(p.pattern, r) for p, r in patterns],
+                sorted(FA_LETTERS.items()),
+            )
+        ).encode()
+    )
     table = cached_table(f"persian-letters-{digest}", make, __file__)
     if not len(table):
         return None
-    first, second = (np.zeros(0x701, dtype=np.bool_) for _ in range(2))  # (0x700: any code point above)
-    for chars, flags in zip(re.findall(r"\[([^\]]*)\]", _anchor_re(*anchors).pattern), (first, second), strict=True):
+    first, second = (
+        np.zeros(0x701, dtype=np.bool_) for _ in range(2)
+    )  # (0x700: any code point above)
+    for chars, flags in zip(
+        re.findall(r"\[([^\]]*)\]", _anchor_re(*anchors).pattern), (first, second), strict=True
+    ):
         flags[[ord(c) for c in chars]] = True
     return code_point_table(str.isspace), table, first, second
 
@@ -478,8 +566,12 @@ def compiled_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) 
     return made[0] if made is not None else None
 
 
-def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None,
-                  anchors: tuple[int, int, int] = DEFAULT.anchors) -> tuple[str, bool] | None:
+def compiled_step(
+    text: str,
+    step: bool = True,
+    late: np.ndarray | None = None,
+    anchors: tuple[int, int, int] = DEFAULT.anchors,
+) -> tuple[str, bool] | None:
     """:func:`compiled_pieces` of ``text``, or with ``step`` the Persian step after the
     punctuation step (``persian_step(drop_punctuation(text))``: on each Persian run, if
     Arabic script is left), and then the characters through ``late``
@@ -488,17 +580,30 @@ def compiled_step(text: str, step: bool = True, late: np.ndarray | None = None,
     return compiled_steps([text], step, late, anchors=anchors)[0]
 
 
-def compiled_steps(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
-                   marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[str, bool] | None]:
+def compiled_steps(
+    texts: Sequence[str],
+    step: bool = True,
+    late: np.ndarray | None = None,
+    marks: bool = False,
+    anchors: tuple[int, int, int] = DEFAULT.anchors,
+) -> list[tuple[str, bool] | None]:
     """:func:`compiled_step` of each text (with ``marks``, of its :func:`~.letters.drop_marks`
     first), the texts in groups joined for one compiled pass each
     (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
     made = compiled_spans(texts, step, late, marks, anchors)
-    return [None if m is None else (t, m[1]) for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)]
+    return [
+        None if m is None else (t, m[1])
+        for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)
+    ]
 
 
-def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | None = None,
-                   marks: bool = False, anchors: tuple[int, int, int] = DEFAULT.anchors) -> list[tuple[Span, bool] | None]:
+def compiled_spans(
+    texts: Sequence[str],
+    step: bool = True,
+    late: np.ndarray | None = None,
+    marks: bool = False,
+    anchors: tuple[int, int, int] = DEFAULT.anchors,
+) -> list[tuple[Span, bool] | None]:
     """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output.
     None for every text while the loops run interpreted (:mod:`neardup.loops`): the steps
     one by one then serve, as where the pass does not apply (faster than the pass interpreted)."""
@@ -513,8 +618,13 @@ def compiled_spans(texts: Sequence[str], step: bool = True, late: np.ndarray | N
     classes, late = pass_classes(), _NO_LATE if late is None else late
     made: list[tuple[Span, bool] | None] = []
     for _, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
-        out, at, status = kernels.persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, step, marks, late)
-        made += [(span, s == 2) if s else None for span, s in zip(spans_of(out, at), status.tolist(), strict=True)]
+        out, at, status = kernels.persian_pieces_many(
+            cps, bounds, classes, letter_map, space, first, second, step, marks, late
+        )
+        made += [
+            (span, s == 2) if s else None
+            for span, s in zip(spans_of(out, at), status.tolist(), strict=True)
+        ]
     return made
 
 

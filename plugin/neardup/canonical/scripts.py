@@ -21,7 +21,11 @@ from .letters import code_point_table
 _FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
 _RU_CLASS = "\u0400-\u052f"
 _EN_CLASS = "A-Za-z\u00c0-\u024f"
-SCRIPT_RES = {"fa": re.compile(f"[{_FA_CLASS}]"), "ru": re.compile(f"[{_RU_CLASS}]"), "en": re.compile(f"[{_EN_CLASS}]")}
+SCRIPT_RES = {
+    "fa": re.compile(f"[{_FA_CLASS}]"),
+    "ru": re.compile(f"[{_RU_CLASS}]"),
+    "en": re.compile(f"[{_EN_CLASS}]"),
+}
 _ASCII_LETTER = re.compile("[A-Za-z]")
 # A Persian run: from an Arabic-script character to the last one before a Cyrillic or Latin
 # letter (spaces, digits and punctuation between Persian words stay inside the run).
@@ -32,7 +36,12 @@ _OTHER_LETTER = re.compile(f"[{_RU_CLASS}{_EN_CLASS}]")
 def script_of(ch: str) -> str | None:
     """fa / ru / en for a letter of Arabic, Cyrillic or Latin script, else None."""
     o = ord(ch)
-    if 0x0600 <= o <= 0x06FF or 0x0750 <= o <= 0x077F or 0xFB50 <= o <= 0xFDFF or 0xFE70 <= o <= 0xFEFF:
+    if (
+        0x0600 <= o <= 0x06FF
+        or 0x0750 <= o <= 0x077F
+        or 0xFB50 <= o <= 0xFDFF
+        or 0xFE70 <= o <= 0xFEFF
+    ):
         return "fa"
     if 0x0400 <= o <= 0x052F:
         return "ru"
@@ -90,20 +99,55 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
     cap = 2 * sample
     heads = [texts[i][:cap] for i in rest]
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(code_points("".join(heads)), offsets_of([len(h) for h in heads]), letter, script, sample, _CODES)
+    counts = kernels.script_counts(
+        code_points("".join(heads)),
+        offsets_of([len(h) for h in heads]),
+        letter,
+        script,
+        sample,
+        _CODES,
+    )
     for i, head, c in zip(rest, heads, counts.tolist(), strict=True):
-        out[i] = detect_language(texts[i], default, sample) if sum(c) < sample and len(texts[i]) > len(head) else \
-            language_by_script(c, texts[i], default)
+        out[i] = (
+            detect_language(texts[i], default, sample)
+            if sum(c) < sample and len(texts[i]) > len(head)
+            else language_by_script(c, texts[i], default)
+        )
     return out
 
 
 # Script codes of letters (:func:`script_code`): Arabic script is split into the letters only
 # Persian writes (پ چ ژ گ), those both write in their Persian form (ی ک) or Arabic form
 # (ي ك ى), the Arabic ة, and the rest; CJK into Han and kana.
-_NONE, _ARAB, _CYRL, _LATN, _FA_ONLY, _FA_FORM, _AR_ONLY, _AR_FORM, _HAN, _KANA, _HANGUL, _THAI, _GREEK, _HEBREW, _DEVA, _OTHER = range(16)
+(
+    _NONE,
+    _ARAB,
+    _CYRL,
+    _LATN,
+    _FA_ONLY,
+    _FA_FORM,
+    _AR_ONLY,
+    _AR_FORM,
+    _HAN,
+    _KANA,
+    _HANGUL,
+    _THAI,
+    _GREEK,
+    _HEBREW,
+    _DEVA,
+    _OTHER,
+) = range(16)
 _CODES = 16
 #: the language of a script where one language is meant when it is not said (Latin: :func:`_latin`)
-_SCRIPT_LANGUAGE = {_CYRL: "ru", _HANGUL: "ko", _THAI: "th", _GREEK: "el", _HEBREW: "he", _DEVA: "hi", _OTHER: "und"}
+_SCRIPT_LANGUAGE = {
+    _CYRL: "ru",
+    _HANGUL: "ko",
+    _THAI: "th",
+    _GREEK: "el",
+    _HEBREW: "he",
+    _DEVA: "hi",
+    _OTHER: "und",
+}
 _FA_ONLY_LETTERS = frozenset("\u067e\u0686\u0698\u06af")  # پ چ ژ گ
 _FA_FORM_LETTERS = frozenset("\u06cc\u06a9")  # ی ک
 _AR_ONLY_LETTERS = frozenset("\u0629\u0625")  # ة إ
@@ -120,7 +164,12 @@ def script_code(ch: str) -> int:
         return script_code(folded)
     s = script_of(ch)
     if s == "fa":
-        for letters, code in ((_FA_ONLY_LETTERS, _FA_ONLY), (_FA_FORM_LETTERS, _FA_FORM), (_AR_ONLY_LETTERS, _AR_ONLY), (_AR_FORM_LETTERS, _AR_FORM)):
+        for letters, code in (
+            (_FA_ONLY_LETTERS, _FA_ONLY),
+            (_FA_FORM_LETTERS, _FA_FORM),
+            (_AR_ONLY_LETTERS, _AR_ONLY),
+            (_AR_FORM_LETTERS, _AR_FORM),
+        ):
             if ch in letters:
                 return code
         return _ARAB
@@ -134,11 +183,27 @@ def script_code(ch: str) -> int:
 
 
 #: Letters of scripts beyond Arabic, Cyrillic and Latin (the rest are _OTHER).
-_OTHER_RANGES = ((0x1E00, 0x1EFF, _LATN), (0x2C60, 0x2C7F, _LATN), (0xA720, 0xA7FF, _LATN), (0x370, 0x3FF, _GREEK), (0x1F00, 0x1FFF, _GREEK),
-                 (0x590, 0x5FF, _HEBREW), (0xFB1D, 0xFB4F, _HEBREW), (0x900, 0x97F, _DEVA), (0xE00, 0xE7F, _THAI),
-                 (0x1100, 0x11FF, _HANGUL), (0x3130, 0x318F, _HANGUL), (0xAC00, 0xD7AF, _HANGUL),
-                 (0x3040, 0x30FF, _KANA), (0x31F0, 0x31FF, _KANA), (0xFF66, 0xFF9F, _KANA),
-                 (0x3400, 0x4DBF, _HAN), (0x4E00, 0x9FFF, _HAN), (0xF900, 0xFAFF, _HAN), (0x20000, 0x3134F, _HAN))
+_OTHER_RANGES = (
+    (0x1E00, 0x1EFF, _LATN),
+    (0x2C60, 0x2C7F, _LATN),
+    (0xA720, 0xA7FF, _LATN),
+    (0x370, 0x3FF, _GREEK),
+    (0x1F00, 0x1FFF, _GREEK),
+    (0x590, 0x5FF, _HEBREW),
+    (0xFB1D, 0xFB4F, _HEBREW),
+    (0x900, 0x97F, _DEVA),
+    (0xE00, 0xE7F, _THAI),
+    (0x1100, 0x11FF, _HANGUL),
+    (0x3130, 0x318F, _HANGUL),
+    (0xAC00, 0xD7AF, _HANGUL),
+    (0x3040, 0x30FF, _KANA),
+    (0x31F0, 0x31FF, _KANA),
+    (0xFF66, 0xFF9F, _KANA),
+    (0x3400, 0x4DBF, _HAN),
+    (0x4E00, 0x9FFF, _HAN),
+    (0xF900, 0xFAFF, _HAN),
+    (0x20000, 0x3134F, _HAN),
+)
 
 
 def language_by_script(counts: Sequence[int], text: str, default: str) -> str:
@@ -159,8 +224,13 @@ def language_by_script(counts: Sequence[int], text: str, default: str) -> str:
     ``default`` when there is no letter.
     """
     c = list(counts) + [0] * (_CODES - len(counts))
-    groups = {"arab": c[_ARAB] + c[_FA_ONLY] + c[_FA_FORM] + c[_AR_ONLY] + c[_AR_FORM], "cyrl": c[_CYRL], "latn": c[_LATN],
-              "cjk": c[_HAN] + c[_KANA], **{str(k): c[k] for k in (_HANGUL, _THAI, _GREEK, _HEBREW, _DEVA, _OTHER)}}
+    groups = {
+        "arab": c[_ARAB] + c[_FA_ONLY] + c[_FA_FORM] + c[_AR_ONLY] + c[_AR_FORM],
+        "cyrl": c[_CYRL],
+        "latn": c[_LATN],
+        "cjk": c[_HAN] + c[_KANA],
+        **{str(k): c[k] for k in (_HANGUL, _THAI, _GREEK, _HEBREW, _DEVA, _OTHER)},
+    }
     best = max(groups, key=groups.__getitem__)
     if not groups[best]:
         return default
@@ -177,12 +247,15 @@ def language_by_script(counts: Sequence[int], text: str, default: str) -> str:
 
 
 #: Frequent English function words.
-_ENGLISH_MARKERS = frozenset("the and of to that with this are have has were been which from it by is was for on".split())
+_ENGLISH_MARKERS = frozenset(
+    "the and of to that with this are have has were been which from it by is was for on".split()
+)
 #: Frequent function words of other languages written in Latin script (German, French,
 #: Spanish, Portuguese, Italian, Dutch, Turkish, Indonesian, Scandinavian, Polish, Czech,
 #: Vietnamese, Tagalog) that are not English words, nor particles of names in English text
 #: (de, du, la, el, van, den, da, di, al, sa).
-_OTHER_LATIN_MARKERS = frozenset("""
+_OTHER_LATIN_MARKERS = frozenset(
+    """
 der die das und ist nicht ein eine zu mit von dem sich auf für wird sind auch werden bei
 le les des et est une que pour dans sur pas au aux qui avec sont ce cette
 los las y es una del por para con se su lo como más
@@ -195,7 +268,8 @@ og er det som på til av med att och är ikke inte
 się jest nie że jak je že
 và của là các có được trong những cho
 ang ng mga
-""".split())
+""".split()
+)
 
 
 def _latin(text: str, head: int = 240) -> str:
@@ -246,11 +320,16 @@ def _script_counts(text: str, sample: int) -> list[int]:
     after the last letter needed)."""
     letter, script = _code_point_tables()
     if len(text) <= sample:  # every letter counts (a script code is 0 but on letters)
-        return np.bincount(script[np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")], minlength=_CODES).tolist()
+        return np.bincount(
+            script[np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")],
+            minlength=_CODES,
+        ).tolist()
     counts = np.zeros(_CODES, dtype=np.int64)
     pos, need = 0, sample
     while need > 0 and pos < len(text):
-        chunk = text[pos : pos + max(2 * need, 4096)]  # (letters are most of a text: one chunk, most often)
+        chunk = text[
+            pos : pos + max(2 * need, 4096)
+        ]  # (letters are most of a text: one chunk, most often)
         pos += len(chunk)
         cps = np.frombuffer(chunk.encode("utf-32-le", "surrogatepass"), dtype="<u4")
         is_letter = letter[cps]
@@ -265,8 +344,10 @@ def _script_counts(text: str, sample: int) -> list[int]:
 
 #: Letters of scripts written without spaces between words: Han, kana, Thai, Lao, Khmer,
 #: Myanmar, Tibetan (Hangul is written with spaces).
-_UNSPACED_CLASS = ("\u0e00-\u0e7f\u0e80-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
-                   "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f")
+_UNSPACED_CLASS = (
+    "\u0e00-\u0e7f\u0e80-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
 _UNSPACED = re.compile(f"[{_UNSPACED_CLASS}]")
 
 

@@ -14,8 +14,18 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .letters import (FA_LETTER_MAP, ZWNJ, drop_marks, drop_punctuation, has_arabic_script, nfkc, punctuation_matters, split_tokens,
-                      unify_digits, yo_to_ye)
+from .letters import (
+    FA_LETTER_MAP,
+    ZWNJ,
+    drop_marks,
+    drop_punctuation,
+    has_arabic_script,
+    nfkc,
+    punctuation_matters,
+    split_tokens,
+    unify_digits,
+    yo_to_ye,
+)
 from .persian import split_persian
 from .scripts import map_persian_runs, token_language
 from .stemming import stemmer
@@ -27,7 +37,9 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
     if not text:
         return ""
     t = drop_marks(nfkc(text))
-    if punctuation_matters(t):  # else drop_punctuation would only put spaces where split_tokens splits anyway
+    if punctuation_matters(
+        t
+    ):  # else drop_punctuation would only put spaces where split_tokens splits anyway
         t = drop_punctuation(t)
         if has_arabic_script(t):
             t = map_persian_runs(t, split_persian)
@@ -39,7 +51,9 @@ def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
     """Each Russian or English word's Snowball stem (others as they are)."""
     memo = _terms_memo(lang or "en")
     miss = set(words).difference(memo)
-    if len(memo) + len(miss) > _MEMO_WORDS:  # the memo is full: words it does not hold are analyzed each time
+    if (
+        len(memo) + len(miss) > _MEMO_WORDS
+    ):  # the memo is full: words it does not hold are analyzed each time
         return [memo[w] if w in memo else _term(w, lang) for w in words]
     for w in miss:
         memo[w] = _term(w, lang)
@@ -90,5 +104,7 @@ def snippet(text: str | None, terms: list[str], words: int = 16) -> str:
         run += hit[i + words - 1] - hit[i - 1]
         if run > best:
             best, start = run, i
-    shown = [f"[{m[0]}]" if hit[start + k] else m[0] for k, m in enumerate(found[start : start + words])]
+    shown = [
+        f"[{m[0]}]" if hit[start + k] else m[0] for k, m in enumerate(found[start : start + words])
+    ]
     return ("… " if start else "") + " ".join(shown) + (" …" if start + words < len(found) else "")

@@ -10,7 +10,9 @@ from typing import Callable
 def stemmer(lang: str, kind: str) -> Callable[[str], str] | None:
     """The stemmer of ``kind`` (snowball | lemma) for ``lang``, or None when there is none."""
     if kind == "snowball" and lang in ("ru", "en"):
-        return lru_cache(maxsize=200_000)(_snowball({"ru": "russian", "en": "english"}[lang]).stemWord)
+        return lru_cache(maxsize=200_000)(
+            _snowball({"ru": "russian", "en": "english"}[lang]).stemWord
+        )
     if kind == "lemma" and lang == "ru":
         import pymorphy3
 

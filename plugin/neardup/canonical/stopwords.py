@@ -24,8 +24,14 @@ def raw_stopwords(lang: str) -> tuple[str, ...]:
     """
     if lang not in LANGUAGES:
         return ()
-    text = resources.files(__package__).joinpath("data", f"stopwords_{lang}.txt").read_text(encoding="utf-8")
-    return tuple(w for w in (line.strip() for line in text.splitlines()) if w and not w.startswith("#"))
+    text = (
+        resources.files(__package__)
+        .joinpath("data", f"stopwords_{lang}.txt")
+        .read_text(encoding="utf-8")
+    )
+    return tuple(
+        w for w in (line.strip() for line in text.splitlines()) if w and not w.startswith("#")
+    )
 
 
 def persian_stop_words(fa_segmentation: str = "anchors") -> bool:
@@ -40,7 +46,11 @@ def stop_languages(canon: str, doc_lang: str, fa_segmentation: str = "anchors") 
     always taken (no scan); fa only when there is Arabic script (its list needs hazm), and
     only where Persian has stop words (:func:`persian_stop_words`; else no scan: the
     languages are those of ``doc_lang`` alone, :func:`stop_languages_read_text`)."""
-    if stop_languages_read_text(fa_segmentation) and not canon.isascii() and SCRIPT_RES["fa"].search(canon):
+    if (
+        stop_languages_read_text(fa_segmentation)
+        and not canon.isascii()
+        and SCRIPT_RES["fa"].search(canon)
+    ):
         return frozenset(LANGUAGES)
     return frozenset({"en", "ru", doc_lang})
 

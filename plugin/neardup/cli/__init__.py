@@ -56,7 +56,9 @@ class LazyGroup(click.Group):
         except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
             from .errors import caused_by_interrupt, interrupted, report_unexpected
 
-            if caused_by_interrupt(e):  # (Ctrl-C inside a compiled loop or a library comes out wrapped)
+            if caused_by_interrupt(
+                e
+            ):  # (Ctrl-C inside a compiled loop or a library comes out wrapped)
                 interrupted(ctx.invoked_subcommand)
             report_unexpected(e)
 
@@ -90,7 +92,10 @@ class LazyGroup(click.Group):
         return getattr(importlib.import_module(f".{module}", __name__), attr)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="neardup")
 def main() -> None:
     """Find near-duplicate documents: mirrors, reposts, edited versions, boilerplate.

@@ -21,33 +21,73 @@ def _histogram(nd, as_json: bool) -> None:
         echo_json({"threshold": t, "low": bins[0]["from"] if bins else t, "bins": bins})
         return
     con = console()
-    con.print(f"Best resemblance of each document to an earlier one (threshold t = {t:g}; the tagged duplicates are those >= t)")
+    con.print(
+        f"Best resemblance of each document to an earlier one (threshold t = {t:g}; the tagged duplicates are those >= t)"
+    )
     top = max([b["documents"] for b in bins] + [1])
     for b in reversed(bins):
         bar = "#" * round(30 * b["documents"] / top)
         mark = "  <- t" if b["from"] <= t < b["to"] or (b["to"] == 1.0 and t == 1.0) else ""
-        con.print(f"  {b['from']:.2f}-{b['to']:.2f}  {b['documents']:>7}  {bar}{mark}", highlight=False)
-    con.print("A gap between two groups is a good place for t; documents just below t are near-duplicates the index does not tag "
-              "(lower t to take them in, after reading a few with 'neardup compare --ids').", soft_wrap=True)
+        con.print(
+            f"  {b['from']:.2f}-{b['to']:.2f}  {b['documents']:>7}  {bar}{mark}", highlight=False
+        )
+    con.print(
+        "A gap between two groups is a good place for t; documents just below t are near-duplicates the index does not tag "
+        "(lower t to take them in, after reading a few with 'neardup compare --ids').",
+        soft_wrap=True,
+    )
 
 
 @click.command("clusters")
 @engine_options
-@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance for an edge (default: the index's threshold).")
-@click.option("--min-size", type=count(1), default=2, show_default=True, help="Smallest cluster to list.")
-@click.option("--top", type=count(1), default=20, show_default=True, help="How many clusters to show in the table (JSON/CSV get all).")
+@click.option(
+    "--threshold",
+    "-t",
+    type=THRESHOLD,
+    help="Resemblance for an edge (default: the index's threshold).",
+)
+@click.option(
+    "--min-size", type=count(1), default=2, show_default=True, help="Smallest cluster to list."
+)
+@click.option(
+    "--top",
+    type=count(1),
+    default=20,
+    show_default=True,
+    help="How many clusters to show in the table (JSON/CSV get all).",
+)
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (one row per cluster).")
-@click.option("--connected", is_flag=True,
-              help="Transitive closure instead: connected components of the verified pairs (members may resemble "
-                   "each other only through a chain).")
-@click.option("--write/--no-write", default=False, show_default=True,
-              help="Store the clusters (in NAME-clusters on an HTTP engine, in the SQLite file otherwise), where "
-                   "dashboards read them; reports read them only for an index without tags.")
-@click.option("--histogram", is_flag=True,
-              help="Instead of clusters: how the documents' best resemblances spread, from t - 0.3 to 1, to choose t.")
+@click.option(
+    "--connected",
+    is_flag=True,
+    help="Transitive closure instead: connected components of the verified pairs (members may resemble "
+    "each other only through a chain).",
+)
+@click.option(
+    "--write/--no-write",
+    default=False,
+    show_default=True,
+    help="Store the clusters (in NAME-clusters on an HTTP engine, in the SQLite file otherwise), where "
+    "dashboards read them; reports read them only for an index without tags.",
+)
+@click.option(
+    "--histogram",
+    is_flag=True,
+    help="Instead of clusters: how the documents' best resemblances spread, from t - 0.3 to 1, to choose t.",
+)
 @json_option
-def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_size: int, top: int, as_csv: bool, connected: bool,
-                 write: bool, histogram: bool, as_json: bool) -> None:
+def clusters_cmd(
+    target: str,
+    engine_opts: dict,
+    threshold: float | None,
+    min_size: int,
+    top: int,
+    as_csv: bool,
+    connected: bool,
+    write: bool,
+    histogram: bool,
+    as_json: bool,
+) -> None:
     """Every cluster of near-duplicates in the index (N-to-N).
 
     A cluster is a representative and the later documents that resemble it most, at
@@ -81,11 +121,33 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
         if as_csv:
             buf = _io.StringIO()
             w = csv.writer(buf)
-            w.writerow(["cluster_id", "size", "representative_id", "representative_title", "min_resemblance", "mean_resemblance",
-                        "max_resemblance", "languages", "members"])
+            w.writerow(
+                [
+                    "cluster_id",
+                    "size",
+                    "representative_id",
+                    "representative_title",
+                    "min_resemblance",
+                    "mean_resemblance",
+                    "max_resemblance",
+                    "languages",
+                    "members",
+                ]
+            )
             for c in cl:
-                w.writerow([c.cluster_id, c.size, c.representative_id, c.representative_title or "", f"{c.min_resemblance:.4f}",
-                            f"{c.mean_resemblance:.4f}", f"{c.max_resemblance:.4f}", " ".join(c.languages), " ".join(c.members)])
+                w.writerow(
+                    [
+                        c.cluster_id,
+                        c.size,
+                        c.representative_id,
+                        c.representative_title or "",
+                        f"{c.min_resemblance:.4f}",
+                        f"{c.mean_resemblance:.4f}",
+                        f"{c.max_resemblance:.4f}",
+                        " ".join(c.languages),
+                        " ".join(c.members),
+                    ]
+                )
             click.echo(terminal_text(buf.getvalue()), nl=False)
             return
         from rich.table import Table
@@ -93,15 +155,29 @@ def clusters_cmd(target: str, engine_opts: dict, threshold: float | None, min_si
         docs = nd.count()
         dup_docs = sum(c.size for c in cl)
         kind = "connected components" if connected else "clusters"
-        t = Table(title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, resemblance >= {threshold or nd.config.threshold}")
+        t = Table(
+            title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, resemblance >= {threshold or nd.config.threshold}"
+        )
         con = console()
         avail = max(24, con.width - 36)
-        for col, kw in (("size", {"justify": "right"}), ("mean r", {}), ("min r", {}), ("lang", {}), ("representative (title, id)", {})):
+        for col, kw in (
+            ("size", {"justify": "right"}),
+            ("mean r", {}),
+            ("min r", {}),
+            ("lang", {}),
+            ("representative (title, id)", {}),
+        ):
             t.add_column(col, no_wrap=True, **kw)
         for c in cl[:top]:
             label = f"{one_line(c.representative_title or '')} ({one_line(c.representative_id)})".strip()
             label = label if len(label) <= avail else label[: avail - 1] + "…"
-            t.add_row(str(c.size), f"{c.mean_resemblance:.3f}", f"{c.min_resemblance:.3f}", safe(",".join(c.languages)), safe(label))
+            t.add_row(
+                str(c.size),
+                f"{c.mean_resemblance:.3f}",
+                f"{c.min_resemblance:.3f}",
+                safe(",".join(c.languages)),
+                safe(label),
+            )
         con.print(t)
         if len(cl) > top:
             con.print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")

@@ -10,7 +10,13 @@ from .output import clean, json_text
 _TARGET_HELP = "Product the saved objects are for."
 
 
-def _build(target: str, index: str, source_field: str, engine_url: str | None, engine_opts: dict | None = None) -> str:
+def _build(
+    target: str,
+    index: str,
+    source_field: str,
+    engine_url: str | None,
+    engine_opts: dict | None = None,
+) -> str:
     from ..dashboards import export
 
     engine = None
@@ -35,21 +41,40 @@ def _engine_from_env(url: str | None) -> dict:
     import os
 
     user = os.environ.get("NEARDUP_USER")
-    return {"api_key": os.environ.get("NEARDUP_API_KEY"), "basic_auth": (user, os.environ.get("NEARDUP_PASSWORD") or "") if user else None}
+    return {
+        "api_key": os.environ.get("NEARDUP_API_KEY"),
+        "basic_auth": (user, os.environ.get("NEARDUP_PASSWORD") or "") if user else None,
+    }
 
 
 def _engine_option(fn):
-    return click.option("--engine", "engine_url", envvar="NEARDUP_URL", default=None, metavar="URL",
-                        help="Elasticsearch/OpenSearch URL: build from the index's live mapping (its own fields, "
-                             "time field) instead of neardup's templates (env NEARDUP_URL; credentials from "
-                             "NEARDUP_API_KEY or NEARDUP_USER/NEARDUP_PASSWORD).")(fn)
+    return click.option(
+        "--engine",
+        "engine_url",
+        envvar="NEARDUP_URL",
+        default=None,
+        metavar="URL",
+        help="Elasticsearch/OpenSearch URL: build from the index's live mapping (its own fields, "
+        "time field) instead of neardup's templates (env NEARDUP_URL; credentials from "
+        "NEARDUP_API_KEY or NEARDUP_USER/NEARDUP_PASSWORD).",
+    )(fn)
 
 
 def _index_options(fn):
-    fn = click.option("--source-field", default="fields.source", show_default=True,
-                      help="Document field for the 'duplicates by source' chart (e.g. fields.site, fields.domain).")(fn)
-    return click.option("--index", "index_name", envvar="NEARDUP_INDEX", default="neardup", show_default=True,
-                        help="Documents index (its clusters are in NAME-clusters).")(fn)
+    fn = click.option(
+        "--source-field",
+        default="fields.source",
+        show_default=True,
+        help="Document field for the 'duplicates by source' chart (e.g. fields.site, fields.domain).",
+    )(fn)
+    return click.option(
+        "--index",
+        "index_name",
+        envvar="NEARDUP_INDEX",
+        default="neardup",
+        show_default=True,
+        help="Documents index (its clusters are in NAME-clusters).",
+    )(fn)
 
 
 @click.group("dashboards")
@@ -70,14 +95,26 @@ def dashboards_group() -> None:
 
 
 @dashboards_group.command("export")
-@click.option("--target", type=click.Choice(["kibana", "opensearch-dashboards"]), default="kibana", show_default=True,
-              help=_TARGET_HELP)
+@click.option(
+    "--target",
+    type=click.Choice(["kibana", "opensearch-dashboards"]),
+    default="kibana",
+    show_default=True,
+    help=_TARGET_HELP,
+)
 @_index_options
 @_engine_option
-@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-",
-              help="NDJSON file to write (default: standard output).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.File("w", encoding="utf-8"),
+    default="-",
+    help="NDJSON file to write (default: standard output).",
+)
 @json_option
-def export_cmd(target: str, index_name: str, source_field: str, engine_url: str | None, output, as_json: bool) -> None:
+def export_cmd(
+    target: str, index_name: str, source_field: str, engine_url: str | None, output, as_json: bool
+) -> None:
     """Write the saved objects as NDJSON, ready for Saved Objects > Import or the import API.
 
     \b
@@ -95,38 +132,101 @@ def export_cmd(target: str, index_name: str, source_field: str, engine_url: str 
         import json
         from collections import Counter
 
-        kinds = Counter(json.loads(line).get("type", "?") for line in ndjson.splitlines() if line.strip())
+        kinds = Counter(
+            json.loads(line).get("type", "?") for line in ndjson.splitlines() if line.strip()
+        )
         to_stdout = output.name == "<stdout>"
-        click.echo(json_text({"output": "-" if to_stdout else output.name, "target": target, "index": index_name,
-                              "objects": sum(kinds.values()), "by_type": dict(sorted(kinds.items()))}), err=to_stdout)
+        click.echo(
+            json_text(
+                {
+                    "output": "-" if to_stdout else output.name,
+                    "target": target,
+                    "index": index_name,
+                    "objects": sum(kinds.values()),
+                    "by_type": dict(sorted(kinds.items())),
+                }
+            ),
+            err=to_stdout,
+        )
 
 
 @dashboards_group.command("install")
 @click.argument("url")
-@click.option("--target", type=click.Choice(["auto", "kibana", "opensearch-dashboards"]), default="auto",
-              show_default=True, help=_TARGET_HELP + " auto asks the server (/api/status).")
+@click.option(
+    "--target",
+    type=click.Choice(["auto", "kibana", "opensearch-dashboards"]),
+    default="auto",
+    show_default=True,
+    help=_TARGET_HELP + " auto asks the server (/api/status).",
+)
 @_index_options
 @_engine_option
-@click.option("--file", "ndjson_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Import this NDJSON instead of building it (e.g. an edited export).")
-@click.option("--api-key", envvar="NEARDUP_DASHBOARDS_API_KEY", default=None,
-              help="API key (Authorization: ApiKey ...; env NEARDUP_DASHBOARDS_API_KEY).")
+@click.option(
+    "--file",
+    "ndjson_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Import this NDJSON instead of building it (e.g. an edited export).",
+)
+@click.option(
+    "--api-key",
+    envvar="NEARDUP_DASHBOARDS_API_KEY",
+    default=None,
+    help="API key (Authorization: ApiKey ...; env NEARDUP_DASHBOARDS_API_KEY).",
+)
 @click.option("--user", envvar="NEARDUP_DASHBOARDS_USER", default=None, help="Basic-auth user.")
-@click.option("--password", envvar="NEARDUP_DASHBOARDS_PASSWORD", default=None,
-              help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).")
-@click.option("--ca-certs", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="CA bundle to verify the server's certificate.")
-@click.option("--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only).")
-@click.option("--space", default=None, help="Kibana space to import into (default space if absent).")
-@click.option("--tenant", default=None,
-              help="OpenSearch Dashboards security tenant to import into (e.g. global; default: the user's).")
-@click.option("--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds per request.")
-@click.option("--retries", type=count(0, 100), default=5, show_default=True,
-              help="Retries on connection errors, 429 and 5xx (exponential backoff).")
+@click.option(
+    "--password",
+    envvar="NEARDUP_DASHBOARDS_PASSWORD",
+    default=None,
+    help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).",
+)
+@click.option(
+    "--ca-certs",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="CA bundle to verify the server's certificate.",
+)
+@click.option(
+    "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
+)
+@click.option(
+    "--space", default=None, help="Kibana space to import into (default space if absent)."
+)
+@click.option(
+    "--tenant",
+    default=None,
+    help="OpenSearch Dashboards security tenant to import into (e.g. global; default: the user's).",
+)
+@click.option(
+    "--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds per request."
+)
+@click.option(
+    "--retries",
+    type=count(0, 100),
+    default=5,
+    show_default=True,
+    help="Retries on connection errors, 429 and 5xx (exponential backoff).",
+)
 @json_option
-def install_cmd(url: str, target: str, index_name: str, source_field: str, engine_url: str | None, ndjson_file: str | None,
-                api_key: str | None, user: str | None, password: str | None, ca_certs: str | None,
-                no_verify_certs: bool, space: str | None, tenant: str | None, timeout: float, retries: int, as_json: bool) -> None:
+def install_cmd(
+    url: str,
+    target: str,
+    index_name: str,
+    source_field: str,
+    engine_url: str | None,
+    ndjson_file: str | None,
+    api_key: str | None,
+    user: str | None,
+    password: str | None,
+    ca_certs: str | None,
+    no_verify_certs: bool,
+    space: str | None,
+    tenant: str | None,
+    timeout: float,
+    retries: int,
+    as_json: bool,
+) -> None:
     """Import the saved objects into Kibana or OpenSearch Dashboards at URL.
 
     Posts them to /api/saved_objects/_import?overwrite=true (objects keep stable ids, so
@@ -159,9 +259,22 @@ def install_cmd(url: str, target: str, index_name: str, source_field: str, engin
         engine = ElasticEngine(engine_url, **{**_engine_from_env(engine_url), "index": index_name})
         engine.open(create=False)
     try:
-        answer = install(url, body, target=target, index=index_name, engine=engine, source=source_field, api_key=api_key,
-                         basic_auth=(user, password) if user else None, ca_certs=ca_certs,
-                         verify_certs=not no_verify_certs, space=space, tenant=tenant, timeout=timeout, retries=retries)
+        answer = install(
+            url,
+            body,
+            target=target,
+            index=index_name,
+            engine=engine,
+            source=source_field,
+            api_key=api_key,
+            basic_auth=(user, password) if user else None,
+            ca_certs=ca_certs,
+            verify_certs=not no_verify_certs,
+            space=space,
+            tenant=tenant,
+            timeout=timeout,
+            retries=retries,
+        )
     except FileNotFoundError as e:
         fail(str(e))
     finally:
@@ -170,5 +283,9 @@ def install_cmd(url: str, target: str, index_name: str, source_field: str, engin
     if as_json:
         echo_json(answer)
     else:
-        click.echo(clean(f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
-                         f"open the dashboard \"Near-duplicate clusters\""))
+        click.echo(
+            clean(
+                f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
+                f'open the dashboard "Near-duplicate clusters"'
+            )
+        )

@@ -19,21 +19,53 @@ from .session import opened, ready_to_sign
 
 @click.command("dedup")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False, allow_dash=True),
-              help="JSON Lines file to write the representatives to ('-': standard output).")
+@click.option(
+    "--output",
+    "-o",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="JSON Lines file to write the representatives to ('-': standard output).",
+)
 @engine_options
 @input_options
 @setting_options
-@click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
-@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents signed and tagged together.")
-@click.option("--workers", "-j", type=count(0, 1024), default=None,
-              help="Processes that canonicalize and sign. [default: one per CPU, none on one CPU]")
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Skip unreadable records (reported with file and line) instead of stopping.",
+)
+@click.option(
+    "--batch-size",
+    type=BATCH_SIZE,
+    default=500,
+    show_default=True,
+    help="Documents signed and tagged together.",
+)
+@click.option(
+    "--workers",
+    "-j",
+    type=count(0, 1024),
+    default=None,
+    help="Processes that canonicalize and sign. [default: one per CPU, none on one CPU]",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 @json_option
 @click.pass_context
-def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: str, engine_opts: dict, record_fields: Any,
-              encoding: str | None, skip_bad: bool, batch_size: int, workers: int | None, quiet: bool, as_json: bool,
-              **settings: Any) -> None:
+def dedup_cmd(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    output: str,
+    target: str,
+    engine_opts: dict,
+    record_fields: Any,
+    encoding: str | None,
+    skip_bad: bool,
+    batch_size: int,
+    workers: int | None,
+    quiet: bool,
+    as_json: bool,
+    **settings: Any,
+) -> None:
     """Write the deduplicated collection of files in one command: each document that is not
     a near-duplicate of an earlier one (resemblance >= t), in input order.
 
@@ -64,10 +96,23 @@ def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: s
         with opened(target, engine_opts, _config_from(ctx, settings), create=True) as nd:
             ready_to_sign(nd, quiet=quiet or as_json)
             try:
-                report = index_files(nd, paths, "deduplicating", record_fields=record_fields, encoding=encoding, skip_bad=skip_bad,
-                                     errors=errors, quiet=quiet or as_json, batch_size=batch_size, workers=workers, ids=read)
+                report = index_files(
+                    nd,
+                    paths,
+                    "deduplicating",
+                    record_fields=record_fields,
+                    encoding=encoding,
+                    skip_bad=skip_bad,
+                    errors=errors,
+                    quiet=quiet or as_json,
+                    batch_size=batch_size,
+                    workers=workers,
+                    ids=read,
+                )
             except InputError as e:
-                fail(f"{e}\n  nothing was written; fix the record or use --skip-bad to go on past bad records")
+                fail(
+                    f"{e}\n  nothing was written; fix the record or use --skip-bad to go on past bad records"
+                )
             nd.engine.refresh()
             wanted = set(read)
             written = _write(output, (rec for rec in nd.export("unique") if rec["id"] in wanted))
@@ -76,9 +121,16 @@ def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: s
         if tmp is not None:
             tmp.cleanup()
     bad = [e for e in errors if e.fatal]
-    summary = {"read": len(wanted), "written": written, "dropped": len(wanted) - written, "output": output,
-               "index": location, "skipped_records": [str(e) for e in bad], "skipped_files": [str(e) for e in errors if not e.fatal],
-               "failed": [{"id": f.id, "reason": f.reason} for f in report.failed]}
+    summary = {
+        "read": len(wanted),
+        "written": written,
+        "dropped": len(wanted) - written,
+        "output": output,
+        "index": location,
+        "skipped_records": [str(e) for e in bad],
+        "skipped_files": [str(e) for e in errors if not e.fatal],
+        "failed": [{"id": f.id, "reason": f.reason} for f in report.failed],
+    }
     if as_json:
         if output == "-":  # the documents are on standard output
             click.echo(json_text(summary), err=True)
@@ -86,8 +138,13 @@ def dedup_cmd(ctx: click.Context, paths: tuple[str, ...], output: str, target: s
             echo_json(summary)
     elif not quiet:
         kept = f"; the index {location} keeps them" if location else "; no index kept"
-        click.echo(clean(f"wrote {written} of {len(wanted)} documents to {'standard output' if output == '-' else output} "
-                         f"({len(wanted) - written} near-duplicates dropped, {len(bad)} records skipped){kept}"), err=True)
+        click.echo(
+            clean(
+                f"wrote {written} of {len(wanted)} documents to {'standard output' if output == '-' else output} "
+                f"({len(wanted) - written} near-duplicates dropped, {len(bad)} records skipped){kept}"
+            ),
+            err=True,
+        )
     if report.failed:
         sys.exit(2)
 

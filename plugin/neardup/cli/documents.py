@@ -38,30 +38,64 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
             echo_json(s.to_dict())
             return
         con = console()
-        con.print(f"{s.id}  (arrival #{s.seq}){'  ' + s.title if s.title else ''}", markup=False, highlight=False)
+        con.print(
+            f"{s.id}  (arrival #{s.seq}){'  ' + s.title if s.title else ''}",
+            markup=False,
+            highlight=False,
+        )
         if s.too_short:
-            con.print("  too short: fewer canonical tokens than twice the shingle size, so its resemblance is all or nothing "
-                      "(same canonical words or not)", markup=False, highlight=False, soft_wrap=True)
+            con.print(
+                "  too short: fewer canonical tokens than twice the shingle size, so its resemblance is all or nothing "
+                "(same canonical words or not)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         if s.tags is None:
             con.print("  not tagged yet: run 'neardup retag'")
         elif s.tags.is_duplicate:
-            con.print(f"  duplicate of {s.representative}   resemblance {s.resemblance:.4f}   cluster {s.tags.cluster_id}",
-                      markup=False, highlight=False)
+            con.print(
+                f"  duplicate of {s.representative}   resemblance {s.resemblance:.4f}   cluster {s.tags.cluster_id}",
+                markup=False,
+                highlight=False,
+            )
         else:
-            con.print(f"  representative of cluster {s.id}: {len(s.members)} member(s)", markup=False, highlight=False)
+            con.print(
+                f"  representative of cluster {s.id}: {len(s.members)} member(s)",
+                markup=False,
+                highlight=False,
+            )
             for m, r in s.members:
                 con.print(f"    {r:.4f}  {m}", markup=False, highlight=False)
 
 
 @click.command("export")
 @engine_options
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, allow_dash=True), default="-", show_default=True,
-              help="JSON Lines file to write ('-': standard output).")
-@click.option("--unique", "which", flag_value="unique", help="Representatives only: the deduplicated collection.")
-@click.option("--duplicates", "which", flag_value="duplicates", help="Duplicates only: what --unique leaves out.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+    default="-",
+    show_default=True,
+    help="JSON Lines file to write ('-': standard output).",
+)
+@click.option(
+    "--unique",
+    "which",
+    flag_value="unique",
+    help="Representatives only: the deduplicated collection.",
+)
+@click.option(
+    "--duplicates",
+    "which",
+    flag_value="duplicates",
+    help="Duplicates only: what --unique leaves out.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 @json_option
-def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, quiet: bool, as_json: bool) -> None:
+def export_cmd(
+    target: str, engine_opts: dict, output: str, which: str | None, quiet: bool, as_json: bool
+) -> None:
     """Write the stored documents as JSON Lines, in arrival order: id, title, text, lang,
     the document's own fields, and its tags under "neardup" (cluster_id, dup_of,
     resemblance, is_duplicate, seq).
@@ -95,24 +129,49 @@ def export_cmd(target: str, engine_opts: dict, output: str, which: str | None, q
         except BrokenPipeError:
             raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
         except OSError as e:
-            fail(f"{'standard output' if out is not None else output}: write failed after {n} documents ({e.strerror})")
+            fail(
+                f"{'standard output' if out is not None else output}: write failed after {n} documents ({e.strerror})"
+            )
         finally:
             if out is None:
                 f.close()
         if as_json:
-            click.echo(json_text({"exported": n, "documents": total, "which": which, "output": output}), err=output == "-")
+            click.echo(
+                json_text({"exported": n, "documents": total, "which": which, "output": output}),
+                err=output == "-",
+            )
         elif not quiet:
-            click.echo(f"exported {n} of {total} documents ({which})" + ("" if output == "-" else f" to {output}"), err=True)
+            click.echo(
+                f"exported {n} of {total} documents ({which})"
+                + ("" if output == "-" else f" to {output}"),
+                err=True,
+            )
 
 
 @click.command("delete")
 @click.argument("ids", nargs=-1, metavar="ID...")
 @engine_options
-@click.option("--from", "from_file", type=click.File("r", encoding="utf-8"), help="Read ids from a file, one per line ('-': stdin).")
-@click.option("--yes-delete-source-documents", "delete_source", is_flag=True,
-              help="On an index adopted with 'neardup attach': really delete your own documents from it.")
+@click.option(
+    "--from",
+    "from_file",
+    type=click.File("r", encoding="utf-8"),
+    help="Read ids from a file, one per line ('-': stdin).",
+)
+@click.option(
+    "--yes-delete-source-documents",
+    "delete_source",
+    is_flag=True,
+    help="On an index adopted with 'neardup attach': really delete your own documents from it.",
+)
 @json_option
-def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, delete_source: bool, as_json: bool) -> None:
+def delete_cmd(
+    ids: tuple[str, ...],
+    target: str,
+    engine_opts: dict,
+    from_file,
+    delete_source: bool,
+    as_json: bool,
+) -> None:
     """Remove documents, and re-tag exactly the documents whose tags depended on them.
 
     A deleted duplicate changes nothing else. The members of a deleted representative are
@@ -144,7 +203,13 @@ def delete_cmd(ids: tuple[str, ...], target: str, engine_opts: dict, from_file, 
         if as_json:
             echo_json(rep.to_dict())
         else:
-            click.echo(f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index")
+            click.echo(
+                f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index"
+            )
         if rep.missing:
-            shown = ", ".join(repr(i) for i in rep.missing[:20]) + (f" and {len(rep.missing) - 20} more" if len(rep.missing) > 20 else "")
-            fail(f"{len(rep.missing)} id(s) not in {nd.engine.location}, nothing deleted for them: {shown}")
+            shown = ", ".join(repr(i) for i in rep.missing[:20]) + (
+                f" and {len(rep.missing) - 20} more" if len(rep.missing) > 20 else ""
+            )
+            fail(
+                f"{len(rep.missing)} id(s) not in {nd.engine.location}, nothing deleted for them: {shown}"
+            )

@@ -20,8 +20,10 @@ from ..errors import NeardupError
 from .output import clean
 
 _DISK_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
-_KEPT = ("what was committed before is kept (a commit every few seconds, whole batches only); make room and run the same "
-         "command again: documents are upserted by id, so nothing is stored twice")
+_KEPT = (
+    "what was committed before is kept (a commit every few seconds, whole batches only); make room and run the same "
+    "command again: documents are upserted by id, so nothing is stored twice"
+)
 
 
 def describe(e: BaseException) -> str | None:
@@ -83,7 +85,7 @@ def caused_by_interrupt(e: BaseException) -> bool:
 #: What a command interrupted with Ctrl-C has kept, and how to go on (by command).
 _RESUME = {
     "index": "the input up to the last batch stored is stored, nothing after it; run the same command again to go on "
-             "(documents already stored keep their place and tags, nothing is stored twice)",
+    "(documents already stored keep their place and tags, nothing is stored twice)",
     "attach": "the documents signed before are kept; run the same command again to go on",
     "retag": "tags committed before are kept; run 'neardup retag' again to finish",
     "dedup": "nothing was written and the temporary index is removed; run the same command again",
@@ -95,7 +97,10 @@ _RESUME = {
 def interrupted(command: str | None) -> None:
     """Ctrl-C: say what is kept and how to go on, exit with status 130 (128 + SIGINT, as a shell does)."""
     what = _RESUME.get(command or "", "")
-    click.echo(f"\ninterrupted{f' ({command})' if command else ''}" + (f": {what}" if what else ""), err=True)
+    click.echo(
+        f"\ninterrupted{f' ({command})' if command else ''}" + (f": {what}" if what else ""),
+        err=True,
+    )
     sys.exit(130)
 
 
@@ -113,7 +118,9 @@ def reader_gone() -> None:
 
 def report_unexpected(e: BaseException) -> None:
     """Print ``e`` (a message, or a redacted traceback for a bug) and exit with status 1."""
-    if isinstance(e, BrokenPipeError):  # the reader of our output went away (| head): nothing to say
+    if isinstance(
+        e, BrokenPipeError
+    ):  # the reader of our output went away (| head): nothing to say
         reader_gone()
     message = describe(e)
     if message is None:

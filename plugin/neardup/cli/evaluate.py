@@ -47,27 +47,65 @@ def _corpus(paths: tuple[str, ...], limit: int | None):
 
 @click.command("evaluate")
 @click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--truth", type=click.Choice(["jaccard", "levenshtein", "labels"]), default=None,
-              help="Ground truth: exact Jaccard of shingles (default), Levenshtein similarity on documents "
-                   "of >= 20 words, or labels (default when CORPUS is a labelled pairs file or --labels is given).")
-@click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Your own labels: a CSV with columns id_a,id_b,label (1/true: duplicates, 0/false: not; the methods are "
-                   "then scored on the labelled pairs only), or JSONL of true pairs {\"id1\",\"id2\"[,\"label\"]} or "
-                   "clusters {\"members\": [...]}.")
-@click.option("--methods", default=None, show_default=False,
-              help="Comma-separated: engine, engine:FIELD, a signature (super, mega, minhash84, minhash70, imatch, "
-                   "imatch_multi, descriptive_words, text_stats, anchor) or SIGNATURE:PART (text_stats:1..6, "
-                   "descriptive_words:tfidf, ...); the old names kosinov and sharapova work too.")
-@click.option("--thresholds", default="1.0,0.95,0.9,0.85", show_default=True, help="Similarity thresholds of the ground truth.")
+@click.option(
+    "--truth",
+    type=click.Choice(["jaccard", "levenshtein", "labels"]),
+    default=None,
+    help="Ground truth: exact Jaccard of shingles (default), Levenshtein similarity on documents "
+    "of >= 20 words, or labels (default when CORPUS is a labelled pairs file or --labels is given).",
+)
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Your own labels: a CSV with columns id_a,id_b,label (1/true: duplicates, 0/false: not; the methods are "
+    'then scored on the labelled pairs only), or JSONL of true pairs {"id1","id2"[,"label"]} or '
+    'clusters {"members": [...]}.',
+)
+@click.option(
+    "--methods",
+    default=None,
+    show_default=False,
+    help="Comma-separated: engine, engine:FIELD, a signature (super, mega, minhash84, minhash70, imatch, "
+    "imatch_multi, descriptive_words, text_stats, anchor) or SIGNATURE:PART (text_stats:1..6, "
+    "descriptive_words:tfidf, ...); the old names kosinov and sharapova work too.",
+)
+@click.option(
+    "--thresholds",
+    default="1.0,0.95,0.9,0.85",
+    show_default=True,
+    help="Similarity thresholds of the ground truth.",
+)
 @click.option("--limit", type=count(1), default=None, help="Use the first N records of CORPUS.")
-@click.option("--shingle-size", type=count(1, 10), default=None, help="Words per shingle (default: the index default, 5).")
-@click.option("--threshold", "index_threshold", type=THRESHOLD, default=None,
-              help="Index threshold for signatures whose rule depends on it (default: the lowest --thresholds).")
+@click.option(
+    "--shingle-size",
+    type=count(1, 10),
+    default=None,
+    help="Words per shingle (default: the index default, 5).",
+)
+@click.option(
+    "--threshold",
+    "index_threshold",
+    type=THRESHOLD,
+    default=None,
+    help="Index threshold for signatures whose rule depends on it (default: the lowest --thresholds).",
+)
 @engine_options
 @json_option
-def evaluate_cmd(corpus: tuple[str, ...], truth: str | None, labels_path: str | None, methods: str | None, thresholds: str,
-                 limit: int | None, shingle_size: int | None, index_threshold: float | None, target: str,
-                 engine_opts: dict, as_json: bool) -> None:
+def evaluate_cmd(
+    corpus: tuple[str, ...],
+    truth: str | None,
+    labels_path: str | None,
+    methods: str | None,
+    thresholds: str,
+    limit: int | None,
+    shingle_size: int | None,
+    index_threshold: float | None,
+    target: str,
+    engine_opts: dict,
+    as_json: bool,
+) -> None:
     """Evaluate near-duplicate methods on CORPUS (JSONL documents, a pairs file whose both
     sides become documents, or, as for 'neardup index', files and folders of documents) in
     the format of Kosinov's tables: per method and
@@ -92,8 +130,10 @@ def evaluate_cmd(corpus: tuple[str, ...], truth: str | None, labels_path: str | 
     from ..evaluate import DEFAULT_METHODS, evaluate, load_labels, to_markdown
 
     ctx = click.get_current_context()
-    explicit_engine = ctx.get_parameter_source("target") in (click.core.ParameterSource.COMMANDLINE,
-                                                             click.core.ParameterSource.ENVIRONMENT)
+    explicit_engine = ctx.get_parameter_source("target") in (
+        click.core.ParameterSource.COMMANDLINE,
+        click.core.ParameterSource.ENVIRONMENT,
+    )
     ths = _floats(thresholds)
     try:
         corp = _corpus(corpus, limit)
@@ -103,10 +143,25 @@ def evaluate_cmd(corpus: tuple[str, ...], truth: str | None, labels_path: str | 
         if shingle_size:
             kw["shingle_size"] = shingle_size
         config = Config(**kw)
-        names = [m.strip() for m in methods.split(",") if m.strip()] if methods else list(DEFAULT_METHODS)
-        ev = evaluate(corp, methods=names, thresholds=ths, truth=kind, labels=labels, config=config,
-                      target=target if explicit_engine else None, engine_opts=engine_opts if explicit_engine else {},
-                      name=" ".join(corpus), progress=lambda msg: click.echo(f"... {msg}", err=True) if sys.stderr.isatty() else None)
+        names = (
+            [m.strip() for m in methods.split(",") if m.strip()]
+            if methods
+            else list(DEFAULT_METHODS)
+        )
+        ev = evaluate(
+            corp,
+            methods=names,
+            thresholds=ths,
+            truth=kind,
+            labels=labels,
+            config=config,
+            target=target if explicit_engine else None,
+            engine_opts=engine_opts if explicit_engine else {},
+            name=" ".join(corpus),
+            progress=lambda msg: (
+                click.echo(f"... {msg}", err=True) if sys.stderr.isatty() else None
+            ),
+        )
     except (OSError, ValueError) as e:  # (a bad corpus file or argument; other errors: .errors)
         fail(str(e))
     if as_json:

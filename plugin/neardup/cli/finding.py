@@ -10,7 +10,17 @@ from typing import Any
 import click
 
 from ..loops import interpreted_loops
-from .options import LANGUAGE, RESULTS, THRESHOLD, count, echo_json, engine_options, fail, json_option, wordless_query
+from .options import (
+    LANGUAGE,
+    RESULTS,
+    THRESHOLD,
+    count,
+    echo_json,
+    engine_options,
+    fail,
+    json_option,
+    wordless_query,
+)
 from .output import clean, one_line, safe
 from .session import announce_waits, console, opened, recall_note, slow_notice
 
@@ -22,16 +32,39 @@ _SIGNING = "signing and verifying"
 @click.command("query")
 @click.argument("text", required=False)
 @engine_options
-@click.option("--file", "-f", "file_", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
-              help="Read the query text from a file ('-': standard input).")
+@click.option(
+    "--file",
+    "-f",
+    "file_",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+    help="Read the query text from a file ('-': standard input).",
+)
 @click.option("--id", "doc_id", help="Query with a stored document.")
 @click.option("--lang", type=LANGUAGE, help="Language code of the query text (default: detect).")
-@click.option("--containment", is_flag=True, help="Rank by containment c(query, doc): how much of the query is inside each document.")
-@click.option("--threshold", "-t", type=THRESHOLD, help="Minimum similarity (default: the index's threshold).")
-@click.option("--top-k", "-k", type=RESULTS, default=10, show_default=True, help="How many matches.")
+@click.option(
+    "--containment",
+    is_flag=True,
+    help="Rank by containment c(query, doc): how much of the query is inside each document.",
+)
+@click.option(
+    "--threshold", "-t", type=THRESHOLD, help="Minimum similarity (default: the index's threshold)."
+)
+@click.option(
+    "--top-k", "-k", type=RESULTS, default=10, show_default=True, help="How many matches."
+)
 @json_option
-def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | None, doc_id: str | None, lang: str | None,
-              containment: bool, threshold: float | None, top_k: int, as_json: bool) -> None:
+def query_cmd(
+    text: str | None,
+    target: str,
+    engine_opts: dict,
+    file_: str | None,
+    doc_id: str | None,
+    lang: str | None,
+    containment: bool,
+    threshold: float | None,
+    top_k: int,
+    as_json: bool,
+) -> None:
     """Near-duplicates of a text, a file or a stored document, with exact similarities.
 
     Each match has its resemblance to the query, "containment" c(query, match) (how much
@@ -51,10 +84,17 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
     if text is not None and not text.strip():
         fail("the query text is empty")
     mode = "containment" if containment else "resemblance"
-    with opened(target, engine_opts) as nd, interpreted_loops():  # one text: loading numba would cost more than it saves
-        announce_waits(nd.engine)  # (the embedded engine says when it adds the containment samples' postings)
+    with (
+        opened(target, engine_opts) as nd,
+        interpreted_loops(),
+    ):  # one text: loading numba would cost more than it saves
+        announce_waits(
+            nd.engine
+        )  # (the embedded engine says when it adds the containment samples' postings)
         with slow_notice(_SIGNING):
-            matches = nd.query(text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k)
+            matches = nd.query(
+                text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k
+            )
         if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
             click.echo(recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
         note = None if matches else wordless_query(nd, text, doc_id, lang)
@@ -65,11 +105,27 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
             return
         from rich.table import Table
 
-        t = Table(title=f"{len(matches)} near-duplicate(s) by {mode} >= {threshold or nd.config.threshold}")
-        for col in ("id", "resemblance", "containment q⊂d", "containment_ba d⊂q", "shared", "title"):
+        t = Table(
+            title=f"{len(matches)} near-duplicate(s) by {mode} >= {threshold or nd.config.threshold}"
+        )
+        for col in (
+            "id",
+            "resemblance",
+            "containment q⊂d",
+            "containment_ba d⊂q",
+            "shared",
+            "title",
+        ):
             t.add_column(col, overflow="fold")
         for m in matches:
-            t.add_row(safe(m.id), f"{m.resemblance:.3f}", f"{m.containment:.3f}", f"{m.containment_ba:.3f}", str(m.intersection), safe(m.title or ""))
+            t.add_row(
+                safe(m.id),
+                f"{m.resemblance:.3f}",
+                f"{m.containment:.3f}",
+                f"{m.containment_ba:.3f}",
+                str(m.intersection),
+                safe(m.title or ""),
+            )
         console().print(t)
 
 
@@ -77,15 +133,50 @@ def query_cmd(text: str | None, target: str, engine_opts: dict, file_: str | Non
 @click.argument("a")
 @click.argument("b")
 @engine_options
-@click.option("--ids", is_flag=True, help="A and B are stored document ids (default: files, or ids when no such file).")
-@click.option("--show", type=count(0), default=10, show_default=True, help="How many shared passages to show.")
-@click.option("--lang", type=LANGUAGE, help="Language of both texts (a code such as en, de, ar, zh; default: detect by script). Without an index only.")
-@click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5). Without an index only.")
-@click.option("--threshold", "-t", type=THRESHOLD, help="Resemblance of near-duplicates (default 0.8). Without an index only.")
-@click.option("--no-stopwords", is_flag=True, help="Keep the function words (articles, prepositions, ...). Without an index only.")
+@click.option(
+    "--ids",
+    is_flag=True,
+    help="A and B are stored document ids (default: files, or ids when no such file).",
+)
+@click.option(
+    "--show", type=count(0), default=10, show_default=True, help="How many shared passages to show."
+)
+@click.option(
+    "--lang",
+    type=LANGUAGE,
+    help="Language of both texts (a code such as en, de, ar, zh; default: detect by script). Without an index only.",
+)
+@click.option(
+    "--shingle-size",
+    "-w",
+    type=click.IntRange(1, 10),
+    help="Words per shingle (default 5). Without an index only.",
+)
+@click.option(
+    "--threshold",
+    "-t",
+    type=THRESHOLD,
+    help="Resemblance of near-duplicates (default 0.8). Without an index only.",
+)
+@click.option(
+    "--no-stopwords",
+    is_flag=True,
+    help="Keep the function words (articles, prepositions, ...). Without an index only.",
+)
 @json_option
-def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show: int, lang: str | None, shingle_size: int | None,
-                threshold: float | None, no_stopwords: bool, as_json: bool) -> None:
+def compare_cmd(
+    a: str,
+    b: str,
+    target: str,
+    engine_opts: dict,
+    ids: bool,
+    show: int,
+    lang: str | None,
+    shingle_size: int | None,
+    threshold: float | None,
+    no_stopwords: bool,
+    as_json: bool,
+) -> None:
     """Explain one pair: resemblance, containment, shared passages, colliding signatures.
 
     A and B are text files (or stored ids with --ids). With an index, settings come from
@@ -110,22 +201,34 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
     from ..signer import Document
 
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
-    settings = {"lang": lang, "shingle_size": shingle_size, "threshold": threshold, "no_stopwords": no_stopwords}
+    settings = {
+        "lang": lang,
+        "shingle_size": shingle_size,
+        "threshold": threshold,
+        "no_stopwords": no_stopwords,
+    }
     if not use_ids and not target.startswith(("http://", "https://")) and not Path(target).exists():
         target, engine_opts = ":memory:", {}  # no index: a throwaway one with the settings given
         config = _compare_config(settings)
     else:
         config = None
         if any(settings.values()):
-            fail("--lang, --shingle-size, --threshold and --no-stopwords are for comparing without an index; "
-                 f"{target} has its own settings (see neardup info)")
-    with opened(target, engine_opts, config=config, create=config is not None) as nd, interpreted_loops():  # two texts: numba would cost more than it saves
+            fail(
+                "--lang, --shingle-size, --threshold and --no-stopwords are for comparing without an index; "
+                f"{target} has its own settings (see neardup info)"
+            )
+    with (
+        opened(target, engine_opts, config=config, create=config is not None) as nd,
+        interpreted_loops(),
+    ):  # two texts: numba would cost more than it saves
         try:
             with slow_notice(_SIGNING):
                 if use_ids:
                     cmp = nd.compare(a, b, ids=True)
                 else:
-                    cmp = nd.compare(*(Document(p, _read_text(p), Path(p).name, lang) for p in (a, b)))
+                    cmp = nd.compare(
+                        *(Document(p, _read_text(p), Path(p).name, lang) for p in (a, b))
+                    )
         except DocumentNotFound as e:
             fail(f"{e} (and no such file)")
         if as_json:
@@ -133,20 +236,38 @@ def compare_cmd(a: str, b: str, target: str, engine_opts: dict, ids: bool, show:
             return
         con = console()
         con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
-        con.print(f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of {cmp.shingles_a} + {cmp.shingles_b} shingles)")
+        con.print(
+            f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of {cmp.shingles_a} + {cmp.shingles_b} shingles)"
+        )
         con.print(f"  containment    a⊂b {cmp.containment:.4f}")
         con.print(f"  containment_ba b⊂a {cmp.containment_ba:.4f}")
-        con.print(f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}")
-        con.print(f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}")
-        for name, short, n in ((cmp.a, cmp.too_short_a, cmp.tokens_a), (cmp.b, cmp.too_short_b, cmp.tokens_b)):
+        con.print(
+            f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}"
+        )
+        con.print(
+            f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}"
+        )
+        for name, short, n in (
+            (cmp.a, cmp.too_short_a, cmp.tokens_a),
+            (cmp.b, cmp.too_short_b, cmp.tokens_b),
+        ):
             if short:
-                con.print(f"  [yellow]too short[/]: {safe(name)} has {n} canonical tokens, fewer than twice the shingle size: "
-                          "its resemblance is all or nothing, and it is an exact copy only of the same raw words", highlight=False, soft_wrap=True)
-        con.print("  signature keys shared: " + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items()))
+                con.print(
+                    f"  [yellow]too short[/]: {safe(name)} has {n} canonical tokens, fewer than twice the shingle size: "
+                    "its resemblance is all or nothing, and it is an exact copy only of the same raw words",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+        con.print(
+            "  signature keys shared: "
+            + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items())
+        )
         if cmp.shared_passages:
             con.print(f"  shared passages of {safe(cmp.a)}:")
         for s in cmp.shared_passages[:show]:
-            con.print(f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True)  # the terminal wraps it
+            con.print(
+                f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True
+            )  # the terminal wraps it
         if len(cmp.shared_passages) > show:
             con.print(f"    ... {len(cmp.shared_passages) - show} more shared passages")
 
@@ -194,12 +315,27 @@ def _read_text(path: str) -> str:
 @click.argument("query")
 @engine_options
 @click.option("--size", "-n", type=RESULTS, default=10, show_default=True, help="How many results.")
-@click.option("--dedupe/--no-dedupe", default=False, help="Fold near-duplicates under their best hit.")
-@click.option("--threshold", "-t", type=THRESHOLD, help="Verify copies on the fly at this resemblance (default: use index tags).")
+@click.option(
+    "--dedupe/--no-dedupe", default=False, help="Fold near-duplicates under their best hit."
+)
+@click.option(
+    "--threshold",
+    "-t",
+    type=THRESHOLD,
+    help="Verify copies on the fly at this resemblance (default: use index tags).",
+)
 @click.option("--dsl", is_flag=True, help="QUERY is a query-DSL JSON body (HTTP engines).")
 @json_option
-def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bool, threshold: float | None, dsl: bool,
-               as_json: bool) -> None:
+def search_cmd(
+    query: str,
+    target: str,
+    engine_opts: dict,
+    size: int,
+    dedupe: bool,
+    threshold: float | None,
+    dsl: bool,
+    as_json: bool,
+) -> None:
     """Full-text search, with near-duplicates folded under their best hit (--dedupe).
 
     \b
@@ -216,8 +352,12 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
         except json.JSONDecodeError as e:
             fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
     with opened(target, engine_opts, create=False) as nd:
-        announce_waits(nd.engine)  # (the embedded engine says when it adds documents to its full-text index)
-        with slow_notice("searching (the first search after indexing adds the new documents to the full-text index)"):
+        announce_waits(
+            nd.engine
+        )  # (the embedded engine says when it adds documents to its full-text index)
+        with slow_notice(
+            "searching (the first search after indexing adds the new documents to the full-text index)"
+        ):
             hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
         if as_json:
             echo_json([{**h.__dict__, "folded_count": len(h.folded)} for h in hits])
@@ -226,6 +366,12 @@ def search_cmd(query: str, target: str, engine_opts: dict, size: int, dedupe: bo
         if not hits:
             con.print("no results")
         for n, h in enumerate(hits, 1):
-            folded = f"  [magenta](+{len(h.folded)} near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]" if h.folded else ""
-            con.print(f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  [dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}")
+            folded = (
+                f"  [magenta](+{len(h.folded)} near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]"
+                if h.folded
+                else ""
+            )
+            con.print(
+                f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  [dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}"
+            )
             con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)

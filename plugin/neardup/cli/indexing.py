@@ -11,32 +11,102 @@ import click
 from ..config import CHOICES, SIGNATURES
 from ..ingest import default_workers
 from .errors import interrupted
-from .options import BATCH_SIZE, LANGUAGE, THRESHOLD, count, echo_json, engine_options, fail, input_options, json_option
+from .options import (
+    BATCH_SIZE,
+    LANGUAGE,
+    THRESHOLD,
+    count,
+    echo_json,
+    engine_options,
+    fail,
+    input_options,
+    json_option,
+)
 from .output import clean, safe
-from .session import announce_waits, console, interrupt_at_batch_end, opened, progress, ready_to_sign
+from .session import (
+    announce_waits,
+    console,
+    interrupt_at_batch_end,
+    opened,
+    progress,
+    ready_to_sign,
+)
 
 
 #: The options of the index's settings, on ``init`` and ``index`` alike (:func:`_config_from`).
 _SETTING_OPTIONS = (
-    click.option("--lang", type=LANGUAGE, help="Language of documents without 'lang': fa, ru, en have rules of their own, any other code "
-                 "(de, ar, zh, ...) the generic ones (default: detect by script)."),
-    click.option("--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5)."),
-    click.option("--char-shingles", type=click.IntRange(1, 32), help="Use character n-grams of this length instead of words."),
-    click.option("--threshold", "-t", type=THRESHOLD,
-                 help="Resemblance at which documents are near-duplicates (default 0.8)."),
+    click.option(
+        "--lang",
+        type=LANGUAGE,
+        help="Language of documents without 'lang': fa, ru, en have rules of their own, any other code "
+        "(de, ar, zh, ...) the generic ones (default: detect by script).",
+    ),
+    click.option(
+        "--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5)."
+    ),
+    click.option(
+        "--char-shingles",
+        type=click.IntRange(1, 32),
+        help="Use character n-grams of this length instead of words.",
+    ),
+    click.option(
+        "--threshold",
+        "-t",
+        type=THRESHOLD,
+        help="Resemblance at which documents are near-duplicates (default 0.8).",
+    ),
     click.option("--num-perm", type=click.IntRange(16, 1024), help="MinHash size K (default 128)."),
-    click.option("--minhash-scheme", type=click.Choice(CHOICES["minhash_scheme"]), help="One-permutation hashing (default) or K permutations."),
-    click.option("--bands-rows", metavar="BxR", callback=lambda ctx, param, v: _bands_rows(v), help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold)."),
-    click.option("--signatures", metavar="LIST", help=f"Comma-separated signatures (default {','.join(SIGNATURES)})."),
-    click.option("--stem", type=click.Choice(CHOICES["stem"]), help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer with either, which needs neardup[hazm] (default none)."),
-    click.option("--no-stopwords", is_flag=True, help="Keep the function words (articles, prepositions, conjunctions, pronouns, auxiliaries)."),
+    click.option(
+        "--minhash-scheme",
+        type=click.Choice(CHOICES["minhash_scheme"]),
+        help="One-permutation hashing (default) or K permutations.",
+    ),
+    click.option(
+        "--bands-rows",
+        metavar="BxR",
+        callback=lambda ctx, param, v: _bands_rows(v),
+        help="LSH bands x rows, e.g. 16x8 (default: chosen for the threshold).",
+    ),
+    click.option(
+        "--signatures",
+        metavar="LIST",
+        help=f"Comma-separated signatures (default {','.join(SIGNATURES)}).",
+    ),
+    click.option(
+        "--stem",
+        type=click.Choice(CHOICES["stem"]),
+        help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer with either, which needs neardup[hazm] (default none).",
+    ),
+    click.option(
+        "--no-stopwords",
+        is_flag=True,
+        help="Keep the function words (articles, prepositions, conjunctions, pronouns, auxiliaries).",
+    ),
     click.option("--seed", type=count(0, 2**63 - 1), help="Hash seed (default 1)."),
-    click.option("--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3)."),
-    click.option("--fa-segmentation", type=click.Choice(CHOICES["fa_segmentation"]),
-                 help="Persian tokens: pieces cut at content-defined anchors (default), words with compounds joined, or words as written."),
+    click.option(
+        "--simhash-k", type=click.IntRange(0, 16), help="SimHash Hamming radius (default 3)."
+    ),
+    click.option(
+        "--fa-segmentation",
+        type=click.Choice(CHOICES["fa_segmentation"]),
+        help="Persian tokens: pieces cut at content-defined anchors (default), words with compounds joined, or words as written.",
+    ),
 )
-_CONFIG_OPTIONS = ("lang", "shingle_size", "char_shingles", "threshold", "num_perm", "minhash_scheme", "signatures", "stem",
-                   "no_stopwords", "seed", "simhash_k", "bands_rows", "fa_segmentation")
+_CONFIG_OPTIONS = (
+    "lang",
+    "shingle_size",
+    "char_shingles",
+    "threshold",
+    "num_perm",
+    "minhash_scheme",
+    "signatures",
+    "stem",
+    "no_stopwords",
+    "seed",
+    "simhash_k",
+    "bands_rows",
+    "fa_segmentation",
+)
 
 
 def setting_options(f):
@@ -50,7 +120,11 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
     """A Config from the settings given on the command line, or None when none was given."""
     from ..config import Config
 
-    given = {k for k in _CONFIG_OPTIONS if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+    given = {
+        k
+        for k in _CONFIG_OPTIONS
+        if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE
+    }
     if not given:
         return None
     kw: dict[str, Any] = {}
@@ -60,7 +134,15 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
         kw["shingle"], kw["shingle_size"] = "char", opts["char_shingles"]
     elif opts.get("shingle_size"):
         kw["shingle_size"] = opts["shingle_size"]
-    for k in ("threshold", "num_perm", "minhash_scheme", "stem", "seed", "simhash_k", "fa_segmentation"):
+    for k in (
+        "threshold",
+        "num_perm",
+        "minhash_scheme",
+        "stem",
+        "seed",
+        "simhash_k",
+        "fa_segmentation",
+    ):
         if opts.get(k) is not None:
             kw[k] = opts[k]
     if opts.get("signatures"):
@@ -77,21 +159,45 @@ def _bands_rows(value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
     b, _, r = value.lower().partition("x")
-    if not (b.strip().isdigit() and r.strip().isdigit() and 1 <= int(b) <= 1024 and 1 <= int(r) <= 1024):
-        raise click.BadParameter(f"{value!r} is not BxR with bands and rows from 1 to 1024, e.g. 16x8")
+    if not (
+        b.strip().isdigit() and r.strip().isdigit() and 1 <= int(b) <= 1024 and 1 <= int(r) <= 1024
+    ):
+        raise click.BadParameter(
+            f"{value!r} is not BxR with bands and rows from 1 to 1024, e.g. 16x8"
+        )
     return int(b), int(r)
 
 
 @click.command("init")
 @engine_options
-@click.option("--no-pipeline", is_flag=True, help="Do not install the ingest pipeline (engines without ingest nodes).")
+@click.option(
+    "--no-pipeline",
+    is_flag=True,
+    help="Do not install the ingest pipeline (engines without ingest nodes).",
+)
 @setting_options
-@click.option("--shards", type=click.IntRange(1, 1024), help="Primary shards of a new documents index (HTTP engines; default 1).")
-@click.option("--replicas", type=click.IntRange(0, 64), help="Replicas of a new documents index (HTTP engines; default: the engine's).")
+@click.option(
+    "--shards",
+    type=click.IntRange(1, 1024),
+    help="Primary shards of a new documents index (HTTP engines; default 1).",
+)
+@click.option(
+    "--replicas",
+    type=click.IntRange(0, 64),
+    help="Replicas of a new documents index (HTTP engines; default: the engine's).",
+)
 @json_option
 @click.pass_context
-def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bool, as_json: bool, shards: int | None,
-             replicas: int | None, **settings: Any) -> None:
+def init_cmd(
+    ctx: click.Context,
+    target: str,
+    engine_opts: dict,
+    no_pipeline: bool,
+    as_json: bool,
+    shards: int | None,
+    replicas: int | None,
+    **settings: Any,
+) -> None:
     """Create an index and everything it needs, or check an existing one.
 
     On Elasticsearch/OpenSearch: the ingest pipeline (refuses unsigned documents, stamps
@@ -115,19 +221,28 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
         opts["setup"] = True  # templates and pipeline again, even for an existing index
         if no_pipeline:
             opts["pipeline"] = False
-        opts.update({k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None})
+        opts.update(
+            {k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None}
+        )
     elif shards is not None or replicas is not None:
         fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
         return
     config = _config_from(ctx, settings)
     engine = open_engine(target, **opts)
     cfg = engine.open(config, create=True)
-    actions = list(engine.actions) or [f"{engine.location} {'created' if engine.created else 'exists - kept'}"]
+    actions = list(engine.actions) or [
+        f"{engine.location} {'created' if engine.created else 'exists - kept'}"
+    ]
     count = engine.count()
     server = engine.server
     engine.close()
-    data = {"index": engine.location, "documents": count, "fingerprint": cfg.fingerprint(), "actions": actions,
-            "server": f"{server.product} {server.number}" if server else "embedded (SQLite)"}
+    data = {
+        "index": engine.location,
+        "documents": count,
+        "fingerprint": cfg.fingerprint(),
+        "actions": actions,
+        "server": f"{server.product} {server.number}" if server else "embedded (SQLite)",
+    }
     if as_json:
         echo_json(data)
         return
@@ -137,9 +252,21 @@ def init_cmd(ctx: click.Context, target: str, engine_opts: dict, no_pipeline: bo
     click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
 
 
-def index_files(nd: Any, paths: tuple[str, ...], label: str, *, record_fields: Any, encoding: str | None, skip_bad: bool,
-                errors: list, quiet: bool, batch_size: int, workers: int | None, ids: list[str] | None = None,
-                **index_args: Any) -> Any:
+def index_files(
+    nd: Any,
+    paths: tuple[str, ...],
+    label: str,
+    *,
+    record_fields: Any,
+    encoding: str | None,
+    skip_bad: bool,
+    errors: list,
+    quiet: bool,
+    batch_size: int,
+    workers: int | None,
+    ids: list[str] | None = None,
+    **index_args: Any,
+) -> Any:
     """Read ``paths`` (every record checked, refused ones added to ``errors``, the ids read to
     ``ids`` if given) and index them into ``nd`` under a progress bar of the bytes read; the
     :class:`~neardup.ingest.IndexReport`. ``workers`` None: :func:`~neardup.ingest.default_workers`."""
@@ -148,12 +275,23 @@ def index_files(nd: Any, paths: tuple[str, ...], label: str, *, record_fields: A
     total = total_bytes(paths)
     with progress(total, label, quiet) as bar:
         task = bar.add_task(label, total=total)
-        docs = read_documents(paths, skip_bad=skip_bad, on_error=errors.append, on_bytes=lambda n: bar.advance(task, n),
-                              fields=record_fields, encoding=encoding)
+        docs = read_documents(
+            paths,
+            skip_bad=skip_bad,
+            on_error=errors.append,
+            on_bytes=lambda n: bar.advance(task, n),
+            fields=record_fields,
+            encoding=encoding,
+        )
         if ids is not None:
             docs = _noting_ids(docs, ids)
-        return nd.index(docs, batch_size=batch_size, workers=default_workers() if workers is None else workers,
-                        checked=True, **index_args)  # read_documents checks every record
+        return nd.index(
+            docs,
+            batch_size=batch_size,
+            workers=default_workers() if workers is None else workers,
+            checked=True,
+            **index_args,
+        )  # read_documents checks every record
 
 
 def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
@@ -165,20 +303,50 @@ def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
 @click.command("index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
-@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents signed and tagged together (one bulk request on an HTTP engine).")
-@click.option("--workers", "-j", type=count(0, 1024), default=None,
-              help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
-                   "0 signs here too. [default: one per idle CPU (CPUs less the load average), none on a busy machine "
-                   "or one CPU; input of one batch is signed here]")
+@click.option(
+    "--batch-size",
+    type=BATCH_SIZE,
+    default=500,
+    show_default=True,
+    help="Documents signed and tagged together (one bulk request on an HTTP engine).",
+)
+@click.option(
+    "--workers",
+    "-j",
+    type=count(0, 1024),
+    default=None,
+    help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
+    "0 signs here too. [default: one per idle CPU (CPUs less the load average), none on a busy machine "
+    "or one CPU; input of one batch is signed here]",
+)
 @input_options
-@click.option("--skip-bad", is_flag=True, help="Skip unreadable records (reported with file and line) instead of stopping.")
-@click.option("--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards).")
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Skip unreadable records (reported with file and line) instead of stopping.",
+)
+@click.option(
+    "--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards)."
+)
 @setting_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @click.pass_context
-def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_opts: dict, batch_size: int, workers: int, skip_bad: bool,
-              no_tag: bool, quiet: bool, as_json: bool, record_fields: Any, encoding: str | None, **settings: Any) -> None:
+def index_cmd(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    target: str,
+    engine_opts: dict,
+    batch_size: int,
+    workers: int,
+    skip_bad: bool,
+    no_tag: bool,
+    quiet: bool,
+    as_json: bool,
+    record_fields: Any,
+    encoding: str | None,
+    **settings: Any,
+) -> None:
     """Sign, store and tag documents from JSONL, CSV, Parquet or text files, or directories.
 
     Records (JSONL lines, CSV rows, Parquet rows) need a text field ("text", or name it
@@ -220,20 +388,44 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         ready_to_sign(nd, quiet=quiet or as_json)
         try:
             with interrupt_at_batch_end() as asked_to_stop:
-                report = index_files(nd, paths, "indexing", record_fields=record_fields, encoding=encoding, skip_bad=skip_bad,
-                                     errors=errors, quiet=quiet or as_json, batch_size=batch_size, workers=workers,
-                                     tag=not no_tag, stop=asked_to_stop)
+                report = index_files(
+                    nd,
+                    paths,
+                    "indexing",
+                    record_fields=record_fields,
+                    encoding=encoding,
+                    skip_bad=skip_bad,
+                    errors=errors,
+                    quiet=quiet or as_json,
+                    batch_size=batch_size,
+                    workers=workers,
+                    tag=not no_tag,
+                    stop=asked_to_stop,
+                )
         except InputError as e:
-            fail(f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records")
+            fail(
+                f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records"
+            )
         nd.engine.refresh()
         left_out = [e for e in errors if not e.fatal]
         errors = [e for e in errors if e.fatal]
         report.skipped = len(errors)
-        where = locate(paths, {f.id for f in report.failed}, record_fields, encoding) if report.failed else {}
+        where = (
+            locate(paths, {f.id for f in report.failed}, record_fields, encoding)
+            if report.failed
+            else {}
+        )
         if as_json:
-            echo_json({**report.to_dict(), "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
-                       "skipped_records": [str(e) for e in errors], "skipped_files": [str(e) for e in left_out],
-                       "index": nd.engine.location, "documents": nd.count()})
+            echo_json(
+                {
+                    **report.to_dict(),
+                    "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
+                    "skipped_records": [str(e) for e in errors],
+                    "skipped_files": [str(e) for e in left_out],
+                    "index": nd.engine.location,
+                    "documents": nd.count(),
+                }
+            )
             if report.stopped:
                 interrupted("index")
             if report.failed:
@@ -243,21 +435,35 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
         for e in left_out[:20]:
             con.print(f"[dim]skipped file[/] {safe(e)}", highlight=False)
         if len(left_out) > 20:
-            con.print(f"[dim]... and {len(left_out) - 20} more files skipped in folders (--json lists them all)[/]")
+            con.print(
+                f"[dim]... and {len(left_out) - 20} more files skipped in folders (--json lists them all)[/]"
+            )
         for e in errors[:20]:
             con.print(f"[yellow]skipped[/] {safe(e)}", markup=True, highlight=False)
         if len(errors) > 20:
-            con.print(f"[yellow]... and {len(errors) - 20} more skipped records (--json lists them all)[/]")
+            con.print(
+                f"[yellow]... and {len(errors) - 20} more skipped records (--json lists them all)[/]"
+            )
         for f in report.failed[:20]:
-            con.print(f"[red]failed[/] {safe(where.get(f.id, ''))}{' ' if f.id in where else ''}{safe(f.id)}: {safe(f.reason)}", highlight=False)
+            con.print(
+                f"[red]failed[/] {safe(where.get(f.id, ''))}{' ' if f.id in where else ''}{safe(f.id)}: {safe(f.reason)}",
+                highlight=False,
+            )
         if report.wordless:
-            con.print(f"{report.wordless} documents had no words (only punctuation, markup or stop words): stored, "
-                      "never near-duplicates of anything")
-        again = (f", {report.unchanged} unchanged, {report.updated} updated ({report.retagged} other documents re-tagged)"
-                 if report.unchanged or report.updated else "")
-        con.print(f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
-                  f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
-                  f"{len(report.failed)} failed); {nd.count()} in the index")
+            con.print(
+                f"{report.wordless} documents had no words (only punctuation, markup or stop words): stored, "
+                "never near-duplicates of anything"
+            )
+        again = (
+            f", {report.unchanged} unchanged, {report.updated} updated ({report.retagged} other documents re-tagged)"
+            if report.unchanged or report.updated
+            else ""
+        )
+        con.print(
+            f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
+            f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
+            f"{len(report.failed)} failed); {nd.count()} in the index"
+        )
         if report.stopped:  # (status 130, what is kept and how to go on)
             interrupted("index")
         if report.failed:
@@ -266,7 +472,13 @@ def index_cmd(ctx: click.Context, paths: tuple[str, ...], target: str, engine_op
 
 @click.command("retag")
 @engine_options
-@click.option("--batch-size", type=BATCH_SIZE, default=500, show_default=True, help="Documents per candidate round trip.")
+@click.option(
+    "--batch-size",
+    type=BATCH_SIZE,
+    default=500,
+    show_default=True,
+    help="Documents per candidate round trip.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_json: bool) -> None:
@@ -295,15 +507,27 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
     if as_json:
         echo_json(data)
     else:
-        click.echo(clean(f"{data['index']}: {total} documents retagged, {dups} near-duplicates of earlier documents"))
+        click.echo(
+            clean(
+                f"{data['index']}: {total} documents retagged, {dups} near-duplicates of earlier documents"
+            )
+        )
 
 
 def _unsigned_hint(engine: Any) -> str:
     """What signs the documents of an HTTP index that have no neardup fields."""
     layout = engine.layout
     if engine.adopted:  # attaching again resumes, with the same fields
-        fields = " ".join(f"--{name}-field {safe(f)}" for name, f in (("text", layout.text), ("title", layout.title),
-                                                                     ("lang", layout.lang), ("order", layout.order)) if f)
+        fields = " ".join(
+            f"--{name}-field {safe(f)}"
+            for name, f in (
+                ("text", layout.text),
+                ("title", layout.title),
+                ("lang", layout.lang),
+                ("order", layout.order),
+            )
+            if f
+        )
         return f"'neardup attach {safe(engine.index)} {fields}' signs them (with --watch, as they come)"
     return "written by another client; index them with 'neardup index' to include them"
 
@@ -320,7 +544,12 @@ def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
     """
     with opened(target, engine_opts, create=False) as nd:
         c = nd.config
-        data = {"index": nd.engine.location, "documents": nd.count(), "config": c.to_dict(), "fingerprint": c.fingerprint()}
+        data = {
+            "index": nd.engine.location,
+            "documents": nd.count(),
+            "config": c.to_dict(),
+            "fingerprint": c.fingerprint(),
+        }
         unsigned = nd.engine.unsigned()  # (HTTP engines: other clients write the index too)
         if unsigned is not None:
             data["unsigned"] = unsigned
@@ -328,9 +557,15 @@ def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
             echo_json(data)
             return
         con = console()
-        con.print(f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, settings {data['fingerprint']}")
+        con.print(
+            f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, settings {data['fingerprint']}"
+        )
         if data.get("unsigned"):
-            con.print(f"  {data['unsigned']} more without neardup's fields, skipped by every neardup command: "
-                      + _unsigned_hint(nd.engine), highlight=False, soft_wrap=True)
+            con.print(
+                f"  {data['unsigned']} more without neardup's fields, skipped by every neardup command: "
+                + _unsigned_hint(nd.engine),
+                highlight=False,
+                soft_wrap=True,
+            )
         for k, v in c.to_dict().items():
             con.print(f"  {k:22} {safe(v)}", highlight=False)

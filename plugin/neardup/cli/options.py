@@ -63,26 +63,80 @@ RESULTS = count(1, MAX_RESULTS)
 def engine_options(fn: Callable) -> Callable:
     """--engine and the connection options of HTTP engines, passed on as ``engine_opts``."""
 
-    @click.option("--engine", "-e", "target", envvar="NEARDUP_URL", default=DEFAULT_DB, show_default=True,
-                  help="SQLite file of the embedded engine, or an Elasticsearch/OpenSearch URL (env NEARDUP_URL).")
-    @click.option("--index", "index_name", envvar="NEARDUP_INDEX", default="neardup", show_default=True,
-                  help="Index name on an HTTP engine (its clusters go to NAME-clusters).")
-    @click.option("--api-key", envvar="NEARDUP_API_KEY", default=None, help="API key for an HTTP engine (env NEARDUP_API_KEY).")
-    @click.option("--user", envvar="NEARDUP_USER", default=None, help="Basic-auth user for an HTTP engine.")
-    @click.option("--password", envvar="NEARDUP_PASSWORD", default=None, help="Basic-auth password (env NEARDUP_PASSWORD).")
-    @click.option("--ca-certs", type=click.Path(exists=True, dir_okay=False), default=None, help="CA bundle to verify the server's certificate.")
-    @click.option("--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only).")
-    @click.option("--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds per request to an HTTP engine.")
+    @click.option(
+        "--engine",
+        "-e",
+        "target",
+        envvar="NEARDUP_URL",
+        default=DEFAULT_DB,
+        show_default=True,
+        help="SQLite file of the embedded engine, or an Elasticsearch/OpenSearch URL (env NEARDUP_URL).",
+    )
+    @click.option(
+        "--index",
+        "index_name",
+        envvar="NEARDUP_INDEX",
+        default="neardup",
+        show_default=True,
+        help="Index name on an HTTP engine (its clusters go to NAME-clusters).",
+    )
+    @click.option(
+        "--api-key",
+        envvar="NEARDUP_API_KEY",
+        default=None,
+        help="API key for an HTTP engine (env NEARDUP_API_KEY).",
+    )
+    @click.option(
+        "--user", envvar="NEARDUP_USER", default=None, help="Basic-auth user for an HTTP engine."
+    )
+    @click.option(
+        "--password",
+        envvar="NEARDUP_PASSWORD",
+        default=None,
+        help="Basic-auth password (env NEARDUP_PASSWORD).",
+    )
+    @click.option(
+        "--ca-certs",
+        type=click.Path(exists=True, dir_okay=False),
+        default=None,
+        help="CA bundle to verify the server's certificate.",
+    )
+    @click.option(
+        "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
+    )
+    @click.option(
+        "--timeout",
+        type=SECONDS,
+        default=30.0,
+        show_default=True,
+        help="Seconds per request to an HTTP engine.",
+    )
     @functools.wraps(fn)
-    def wrapper(*args: Any, target: str, index_name: str, api_key: str | None, user: str | None, password: str | None,
-                ca_certs: str | None, no_verify_certs: bool, timeout: float, **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any,
+        target: str,
+        index_name: str,
+        api_key: str | None,
+        user: str | None,
+        password: str | None,
+        ca_certs: str | None,
+        no_verify_certs: bool,
+        timeout: float,
+        **kwargs: Any,
+    ) -> Any:
         opts: dict[str, Any] = {}
         for secret in (api_key, password):
             add_secret(secret)
         add_url_secrets(target)
         if target.startswith(("http://", "https://")):
-            opts = {"index": index_name, "api_key": api_key, "basic_auth": (user, password) if user else None,
-                    "ca_certs": ca_certs, "verify_certs": not no_verify_certs, "request_timeout": timeout}
+            opts = {
+                "index": index_name,
+                "api_key": api_key,
+                "basic_auth": (user, password) if user else None,
+                "ca_certs": ca_certs,
+                "verify_certs": not no_verify_certs,
+                "request_timeout": timeout,
+            }
         return fn(*args, target=target, engine_opts=opts, **kwargs)
 
     return wrapper
@@ -98,7 +152,11 @@ class LanguageCode(click.ParamType):
         from ..config import is_language_code, language_of_code
 
         if not is_language_code(value):
-            self.fail(f"{value!r} is no language code (two or three letters: en, fa, ru, de, ar, zh, ...)", param, ctx)
+            self.fail(
+                f"{value!r} is no language code (two or three letters: en, fa, ru, de, ar, zh, ...)",
+                param,
+                ctx,
+            )
         return language_of_code(value)
 
 
@@ -118,29 +176,73 @@ def input_options(fn: Callable) -> Callable:
             raise click.BadParameter(problem)
         return value
 
-    @click.option("--text-field", default="text", show_default=True, metavar="NAME", help="Field (column) of records holding the text.")
-    @click.option("--id-field", default="id", show_default=True, metavar="NAME",
-                  help="Field of records holding the document id (records without one get FILE:LINE).")
-    @click.option("--title-field", default="title", show_default=True, metavar="NAME", help="Field of records holding the title.")
-    @click.option("--lang-field", default="lang", show_default=True, metavar="NAME",
-                  help="Field of records holding the language code (en, ru, fa, de, ar, zh, ...; detected when absent).")
-    @click.option("--encoding", default=None, metavar="NAME", callback=check_encoding,
-                  help="Character encoding of the files (e.g. cp1251, koi8-r, windows-1256). [default: UTF-8; text files "
-                       "with a UTF-16 byte order mark as UTF-16]")
+    @click.option(
+        "--text-field",
+        default="text",
+        show_default=True,
+        metavar="NAME",
+        help="Field (column) of records holding the text.",
+    )
+    @click.option(
+        "--id-field",
+        default="id",
+        show_default=True,
+        metavar="NAME",
+        help="Field of records holding the document id (records without one get FILE:LINE).",
+    )
+    @click.option(
+        "--title-field",
+        default="title",
+        show_default=True,
+        metavar="NAME",
+        help="Field of records holding the title.",
+    )
+    @click.option(
+        "--lang-field",
+        default="lang",
+        show_default=True,
+        metavar="NAME",
+        help="Field of records holding the language code (en, ru, fa, de, ar, zh, ...; detected when absent).",
+    )
+    @click.option(
+        "--encoding",
+        default=None,
+        metavar="NAME",
+        callback=check_encoding,
+        help="Character encoding of the files (e.g. cp1251, koi8-r, windows-1256). [default: UTF-8; text files "
+        "with a UTF-16 byte order mark as UTF-16]",
+    )
     @functools.wraps(fn)
-    def wrapper(*args: Any, text_field: str, id_field: str, title_field: str, lang_field: str, **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any, text_field: str, id_field: str, title_field: str, lang_field: str, **kwargs: Any
+    ) -> Any:
         from ..io import RecordFields
 
-        names = {"--text-field": text_field, "--id-field": id_field, "--title-field": title_field, "--lang-field": lang_field}
+        names = {
+            "--text-field": text_field,
+            "--id-field": id_field,
+            "--title-field": title_field,
+            "--lang-field": lang_field,
+        }
         if len(set(names.values())) < len(names):
-            raise click.UsageError(f"two of {', '.join(names)} name the same field: {', '.join(f'{k} {v}' for k, v in names.items())}")
-        return fn(*args, record_fields=RecordFields(text=text_field, id=id_field, title=title_field, lang=lang_field), **kwargs)
+            raise click.UsageError(
+                f"two of {', '.join(names)} name the same field: {', '.join(f'{k} {v}' for k, v in names.items())}"
+            )
+        return fn(
+            *args,
+            record_fields=RecordFields(
+                text=text_field, id=id_field, title=title_field, lang=lang_field
+            ),
+            **kwargs,
+        )
 
     return wrapper
 
 
 def json_option(fn: Callable) -> Callable:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines instead of a table.")(fn)
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print JSON for machines instead of a table."
+    )(fn)
 
 
 def echo_json(obj: Any) -> None:
@@ -170,8 +272,10 @@ def wordless_query(nd: Any, text: str | None, doc_id: str | None, lang: str | No
 
     if text is not None:
         if nd.signer.sign(Document("", text, lang=lang)).wordless:
-            return ("the query text has no words (after canonicalization: only punctuation, markup or stop words), "
-                    "so nothing is its near-duplicate")
+            return (
+                "the query text has no words (after canonicalization: only punctuation, markup or stop words), "
+                "so nothing is its near-duplicate"
+            )
         return None
     stored = nd.engine.get([doc_id]).get(doc_id) if doc_id is not None else None
     if stored is not None and stored.n_shingles == 0:

@@ -13,22 +13,59 @@ from .session import progress
 
 @click.command("report")
 @engine_options
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default="neardup-report.html",
-              show_default=True, help="HTML file to write.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    default="neardup-report.html",
+    show_default=True,
+    help="HTML file to write.",
+)
 @click.option("--top", type=count(1), default=20, show_default=True, help="Largest clusters shown.")
-@click.option("--members", type=count(1), default=10, show_default=True,
-              help="Members shown per cluster, each diffed against the representative.")
-@click.option("--max-scan", type=count(0), default=1_000_000, show_default=True,
-              help="Documents read for the counts and charts (0: all).")
-@click.option("--max-clusters", type=count(1), default=10_000, show_default=True,
-              help="Stored clusters read for the cluster-size chart.")
-@click.option("--max-words", type=count(1), default=1500, show_default=True,
-              help="Words of each text shown in a diff.")
+@click.option(
+    "--members",
+    type=count(1),
+    default=10,
+    show_default=True,
+    help="Members shown per cluster, each diffed against the representative.",
+)
+@click.option(
+    "--max-scan",
+    type=count(0),
+    default=1_000_000,
+    show_default=True,
+    help="Documents read for the counts and charts (0: all).",
+)
+@click.option(
+    "--max-clusters",
+    type=count(1),
+    default=10_000,
+    show_default=True,
+    help="Stored clusters read for the cluster-size chart.",
+)
+@click.option(
+    "--max-words",
+    type=count(1),
+    default=1500,
+    show_default=True,
+    help="Words of each text shown in a diff.",
+)
 @click.option("--title", default="Near-duplicate report", show_default=True, help="Page title.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
-def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: int, max_scan: int,
-               max_clusters: int, max_words: int, title: str, quiet: bool, as_json: bool) -> None:
+def report_cmd(
+    target: str,
+    engine_opts: dict,
+    output: str,
+    top: int,
+    members: int,
+    max_scan: int,
+    max_clusters: int,
+    max_words: int,
+    title: str,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Write an HTML report of the near-duplicates in an index: open it in any browser.
 
     One file, no server and no network: summary numbers, charts of cluster sizes,
@@ -53,21 +90,41 @@ def report_cmd(target: str, engine_opts: dict, output: str, top: int, members: i
     from ..report import ReportOptions, write_report
 
     if output == "-":  # (a page with its charts is a file; '-' is no name for it)
-        raise click.BadParameter("the report is an HTML file: give its name ('-' is not one)", param_hint="'--output' / '-o'")
+        raise click.BadParameter(
+            "the report is an HTML file: give its name ('-' is not one)",
+            param_hint="'--output' / '-o'",
+        )
     if not target.startswith(("http://", "https://")) and not Path(target).exists():
-        fail(f"no index at {target!r}: index documents first (neardup index FILE --engine {target}) "
-             "or point --engine at an existing index")
-    opts = ReportOptions(top=top, members=members, max_scan=max_scan or None, max_clusters=max_clusters,
-                         max_words=max_words, title=title)
+        fail(
+            f"no index at {target!r}: index documents first (neardup index FILE --engine {target}) "
+            "or point --engine at an existing index"
+        )
+    opts = ReportOptions(
+        top=top,
+        members=members,
+        max_scan=max_scan or None,
+        max_clusters=max_clusters,
+        max_words=max_words,
+        title=title,
+    )
     nd = NearDup.open(target, create=False, **engine_opts)
     try:
         total = nd.engine.count() if max_scan == 0 else min(nd.engine.count(), max_scan)
         with progress(total, "reading the index for the report", quiet or as_json) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
-        tagged = any(row.tags is not None and row.tags.is_duplicate for row in nd.engine.scan_tags())  # (as the report decides)
-        data = {"output": output, "url": Path(output).resolve().as_uri(), "index": nd.engine.location, "documents": nd.engine.count(),
-                "clusters_from": "tags" if tagged or not nd.engine.read_clusters(limit=1) else "stored clusters"}
+        tagged = any(
+            row.tags is not None and row.tags.is_duplicate for row in nd.engine.scan_tags()
+        )  # (as the report decides)
+        data = {
+            "output": output,
+            "url": Path(output).resolve().as_uri(),
+            "index": nd.engine.location,
+            "documents": nd.engine.count(),
+            "clusters_from": "tags"
+            if tagged or not nd.engine.read_clusters(limit=1)
+            else "stored clusters",
+        }
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
     finally:

@@ -13,7 +13,6 @@ from typing import Any, Iterator
 import click
 
 
-
 @contextmanager
 def opened(target: str, engine_opts: dict, config=None, create: bool = False) -> Iterator[Any]:
     """Open the index, and close it after (its errors are messages of :mod:`.errors`)."""
@@ -46,7 +45,10 @@ def interrupt_at_batch_end() -> Iterator[Any]:
         if asked[0] > 1:
             raise KeyboardInterrupt
         try:
-            click.echo("interrupted: stopping after the batch being stored (Ctrl-C again to stop at once)", err=True)
+            click.echo(
+                "interrupted: stopping after the batch being stored (Ctrl-C again to stop at once)",
+                err=True,
+            )
         except (OSError, ValueError):
             pass
 
@@ -76,7 +78,14 @@ def progress(total: int | None, label: str, quiet: bool):
     it, at most ten times a second: no refresh thread, so the process stays single-threaded
     and its signing workers can be forked (:func:`neardup.ingest.start_method`). When stderr
     is no terminal, a line when it starts and one with its time when it ends instead."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from rich.console import Console
 
@@ -104,9 +113,24 @@ def progress(total: int | None, label: str, quiet: bool):
                 self.drawn = now
                 self.refresh()
 
-    cols = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(), TimeRemainingColumn()] if total else [TextColumn("[bold]{task.description}"), MofNCompleteColumn(), TimeElapsedColumn()]
-    return DrawnOnAdvance(*cols, console=Console(stderr=True), disable=quiet or not sys.stderr.isatty(), transient=False, auto_refresh=False)
+    cols = (
+        [
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        ]
+        if total
+        else [TextColumn("[bold]{task.description}"), MofNCompleteColumn(), TimeElapsedColumn()]
+    )
+    return DrawnOnAdvance(
+        *cols,
+        console=Console(stderr=True),
+        disable=quiet or not sys.stderr.isatty(),
+        transient=False,
+        auto_refresh=False,
+    )
 
 
 def announce_waits(engine: Any) -> None:
@@ -117,9 +141,11 @@ def announce_waits(engine: Any) -> None:
 
 
 def recall_note(nd: Any, t: float, recall: float) -> str:
-    return (f"note: the index's signature keys were tuned for resemblance >= {nd.config.threshold}; a pair at {t} shares "
-            f"enough MinHash bands with probability {recall:.2f} (more between {t} and {nd.config.threshold}), so some "
-            f"pairs in that range may be missed. Index with --threshold {t} for full recall there.")
+    return (
+        f"note: the index's signature keys were tuned for resemblance >= {nd.config.threshold}; a pair at {t} shares "
+        f"enough MinHash bands with probability {recall:.2f} (more between {t} and {nd.config.threshold}), so some "
+        f"pairs in that range may be missed. Index with --threshold {t} for full recall there."
+    )
 
 
 #: Seconds a step may run before :func:`slow_notice` says what it is doing.
@@ -156,8 +182,14 @@ def slow_notice(message: str, quiet: bool = False, after: float = NOTICE_AFTER) 
             def render(self, task: Any) -> Text:
                 return Text(f"{time.monotonic() - start:.0f} s", style="progress.elapsed")
 
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), Elapsed(), console=Console(stderr=True), transient=True,
-                      refresh_per_second=4) as bar:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            Elapsed(),
+            console=Console(stderr=True),
+            transient=True,
+            refresh_per_second=4,
+        ) as bar:
             bar.add_task(message, total=None)
             done.wait()
 
@@ -183,14 +215,21 @@ def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     from ..canonical.persian import HazmMissing
     from ..canonical.scripts import SCRIPT_RES
 
-    with slow_notice("preparing the compiled signing loops (compiled once after install, about 30 s; later runs load them)",
-                     quiet=quiet, after=2 * NOTICE_AFTER):
+    with slow_notice(
+        "preparing the compiled signing loops (compiled once after install, about 30 s; later runs load them)",
+        quiet=quiet,
+        after=2 * NOTICE_AFTER,
+    ):
         texts = _WARM_UP_TEXTS
         try:
             _warm_up(nd.config, texts)
-        except HazmMissing:  # these settings sign Persian with hazm's steps: a Persian document says so itself
+        except (
+            HazmMissing
+        ):  # these settings sign Persian with hazm's steps: a Persian document says so itself
             _warm_up(nd.config, tuple(t for t in texts if not SCRIPT_RES["fa"].search(t)))
-        if importlib.util.find_spec("hazm") is not None:  # hazm's word lists for Persian search, kept on disk once made
+        if (
+            importlib.util.find_spec("hazm") is not None
+        ):  # hazm's word lists for Persian search, kept on disk once made
             from ..canonical.persian import hazm_words, mi_verbs
 
             hazm_words(), mi_verbs()

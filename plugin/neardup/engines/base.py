@@ -28,7 +28,6 @@ from ..signer import Signed
 from ..verify import UNBOUNDED
 
 
-
 @dataclass(frozen=True)
 class Tags:
     """Index-time duplicate tags of one document (the cluster rule of :mod:`neardup.tagging`).
@@ -205,7 +204,9 @@ class Engine(abc.ABC):
             created = stored is None
             if stored is None:
                 if not create:
-                    raise EngineError(f"{self.location}: no such neardup index ({self._create_hint})")
+                    raise EngineError(
+                        f"{self.location}: no such neardup index ({self._create_hint})"
+                    )
                 # another process may create it meanwhile: the stored settings are what counts
                 stored = self._create_index(config or Config())
             found = self._stored_version(stored)
@@ -242,8 +243,10 @@ class Engine(abc.ABC):
 
     def _version_refused(self, found: int | None) -> Exception:
         """The error for an index signed with another signature version (``found``)."""
-        return EngineError(f"{self.location} was signed by another neardup (signature version {found}; this one signs "
-                           f"version {SIGNATURE_VERSION}, and its keys cannot be compared): {self._rebuild_hint}")
+        return EngineError(
+            f"{self.location} was signed by another neardup (signature version {found}; this one signs "
+            f"version {SIGNATURE_VERSION}, and its keys cannot be compared): {self._rebuild_hint}"
+        )
 
     def _abandon_open(self) -> None:
         """Release what a failed :meth:`open` opened."""
@@ -271,7 +274,9 @@ class Engine(abc.ABC):
         """Run many candidate queries at once (one round trip where the engine allows)."""
 
     @abc.abstractmethod
-    def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
+    def get(
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+    ) -> dict[str, StoredDoc]:
         """Stored documents by id (missing ids are absent from the result); ``keys=False``
         leaves their ``keys`` empty (verification reads shingles only)."""
 

@@ -88,17 +88,23 @@ class Pager:
         self.retry = retry
         self.keep_alive = keep_alive
 
-    def hits(self, index: str, body_of: Callable[[Any], dict[str, Any]], size: int, what: str = "search") -> Iterator[dict[str, Any]]:
+    def hits(
+        self, index: str, body_of: Callable[[Any], dict[str, Any]], size: int, what: str = "search"
+    ) -> Iterator[dict[str, Any]]:
         """Every hit of ``body_of(search_after)`` (a body sorted on a unique key), page after page."""
         after = None
         while True:
-            hits = self.retry.call(what, self.client.search, index=index, body=body_of(after))["hits"]["hits"]
+            hits = self.retry.call(what, self.client.search, index=index, body=body_of(after))[
+                "hits"
+            ]["hits"]
             yield from hits
             if len(hits) < size:
                 return
             after = hits[-1]["sort"]
 
-    def buckets(self, index: str, body_of: Callable[[Any], dict[str, Any]], agg: str, what: str) -> Iterator[dict[str, Any]]:
+    def buckets(
+        self, index: str, body_of: Callable[[Any], dict[str, Any]], agg: str, what: str
+    ) -> Iterator[dict[str, Any]]:
         """Every bucket of the composite aggregation ``agg`` of ``body_of(after_key)``."""
         after = None
         while True:
@@ -110,7 +116,9 @@ class Pager:
             if not buckets or not after:
                 return
 
-    def snapshot(self, index: str, body_of: Callable[[Any, dict[str, Any] | None], dict[str, Any]], size: int) -> Iterator[dict[str, Any]]:
+    def snapshot(
+        self, index: str, body_of: Callable[[Any, dict[str, Any] | None], dict[str, Any]], size: int
+    ) -> Iterator[dict[str, Any]]:
         """Every hit of ``body_of(search_after, pit)`` over one point in time (a consistent
         view while the index changes); a scroll on engines without point in time."""
         pit = self._open_pit(index)
@@ -120,7 +128,11 @@ class Pager:
         try:
             after = None
             while True:
-                r = self.retry.call("scan", self.client.search, body=body_of(after, {"id": pit, "keep_alive": self.keep_alive}))
+                r = self.retry.call(
+                    "scan",
+                    self.client.search,
+                    body=body_of(after, {"id": pit, "keep_alive": self.keep_alive}),
+                )
                 pit = r.get("pit_id", pit)
                 hits = r["hits"]["hits"]
                 yield from hits
@@ -131,9 +143,19 @@ class Pager:
             self._close_pit(pit)
 
     def _open_pit(self, index: str) -> str | None:
-        opener = self.client.create_pit if self.product == "opensearch" else self.client.open_point_in_time
+        opener = (
+            self.client.create_pit
+            if self.product == "opensearch"
+            else self.client.open_point_in_time
+        )
         try:
-            r = self.retry.call("open point in time", opener, index=index, keep_alive=self.keep_alive, ok_status=(400, 404, 405))
+            r = self.retry.call(
+                "open point in time",
+                opener,
+                index=index,
+                keep_alive=self.keep_alive,
+                ok_status=(400, 404, 405),
+            )
         except Exception as e:  # noqa: BLE001
             if status_of(e) in (400, 404, 405):  # no point in time on this engine: scroll instead
                 return None
@@ -151,7 +173,9 @@ class Pager:
 
     def _scroll(self, index: str, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
         body.pop("track_total_hits", None)  # not allowed with scroll
-        r = self.retry.call("scan", self.client.search, index=index, body=body, scroll=self.keep_alive)
+        r = self.retry.call(
+            "scan", self.client.search, index=index, body=body, scroll=self.keep_alive
+        )
         sid = r.get("_scroll_id")
         try:
             while True:
@@ -159,7 +183,9 @@ class Pager:
                 yield from hits
                 if not hits or not sid:
                     return
-                r = self.retry.call("scroll", self.client.scroll, body={"scroll_id": sid, "scroll": self.keep_alive})
+                r = self.retry.call(
+                    "scroll", self.client.scroll, body={"scroll_id": sid, "scroll": self.keep_alive}
+                )
                 sid = r.get("_scroll_id", sid)
         finally:
             if sid:
@@ -186,20 +212,26 @@ class BulkStreamer:
         self.retry = retry
         self.chunk_size = chunk_size
 
-    def run(self, actions: Sequence[dict[str, Any]], what: str, *, ignore_missing: bool = False) -> BulkResult:
+    def run(
+        self, actions: Sequence[dict[str, Any]], what: str, *, ignore_missing: bool = False
+    ) -> BulkResult:
         """Send every action; refusals are in the result (404s dropped with ``ignore_missing``)."""
         out = BulkResult()
         for chunk in chunks(actions, self.chunk_size):
             self._chunk(chunk, what, ignore_missing, out)
         return out
 
-    def run_or_raise(self, actions: Sequence[dict[str, Any]], what: str, *, ignore_missing: bool = False) -> BulkResult:
+    def run_or_raise(
+        self, actions: Sequence[dict[str, Any]], what: str, *, ignore_missing: bool = False
+    ) -> BulkResult:
         result = self.run(actions, what, ignore_missing=ignore_missing)
         if result.failures:
             raise BulkRefused(self.retry.location, what, result.failures)
         return result
 
-    def _chunk(self, chunk: list[dict[str, Any]], what: str, ignore_missing: bool, out: BulkResult) -> None:
+    def _chunk(
+        self, chunk: list[dict[str, Any]], what: str, ignore_missing: bool, out: BulkResult
+    ) -> None:
         def send(pending: Sequence[dict[str, Any]], last: bool) -> list[dict[str, Any]]:
             again = []
             for action, (ok, item) in zip(pending, self._send(list(pending), what), strict=True):
@@ -211,11 +243,15 @@ class BulkStreamer:
                     again.append(action)
                 elif not (ignore_missing and info.get("status") == 404):
                     if _error_type(info) in INDEX_REFUSALS:
-                        raise EngineError(f"{self.retry.location}: {what}: the index refuses writes ({item_reason(info)}): it is "
-                                          "read-only, or the cluster's disk is over its flood-stage watermark (the engine then "
-                                          "blocks writes until space is freed); what was stored before is kept: free space or lift "
-                                          "the block and run the same command again")
-                    out.failures.append(Failure(str(info.get("_id", action.get("_id"))), item_reason(info)))
+                        raise EngineError(
+                            f"{self.retry.location}: {what}: the index refuses writes ({item_reason(info)}): it is "
+                            "read-only, or the cluster's disk is over its flood-stage watermark (the engine then "
+                            "blocks writes until space is freed); what was stored before is kept: free space or lift "
+                            "the block and run the same command again"
+                        )
+                    out.failures.append(
+                        Failure(str(info.get("_id", action.get("_id"))), item_reason(info))
+                    )
             return again
 
         self.retry.backoff.resend(chunk, send)
@@ -225,17 +261,25 @@ class BulkStreamer:
         client cannot serialize) is sent again action by action, so each refusal has its
         own reason and the other actions go through."""
         try:
-            results = self.retry(what, _Bulk(self.helpers, self.client, actions), ok_status=(400, 413))
+            results = self.retry(
+                what, _Bulk(self.helpers, self.client, actions), ok_status=(400, 413)
+            )
         except Exception as e:  # noqa: BLE001
             if not _whole_request_refusal(e):
-                if status_of(e) is not None:  # re-raised for the split above: name the server as Retrying does
-                    raise EngineError(f"{self.retry.location}: {what} failed: {describe(e)}") from None
+                if (
+                    status_of(e) is not None
+                ):  # re-raised for the split above: name the server as Retrying does
+                    raise EngineError(
+                        f"{self.retry.location}: {what} failed: {describe(e)}"
+                    ) from None
                 raise
             if len(actions) == 1:
                 return [(False, _refused_item(actions[0], e))]
             return [r for a in actions for r in self._send([a], what)]
         if len(results) != len(actions):  # the helper yields one result per action
-            raise EngineError(f"{self.retry.location}: {what}: {len(actions)} actions sent, {len(results)} answered")
+            raise EngineError(
+                f"{self.retry.location}: {what}: {len(actions)} actions sent, {len(results)} answered"
+            )
         return results
 
 
@@ -246,13 +290,24 @@ class _Bulk:
         self.helpers, self.client, self.actions = helpers, client, actions
 
     def __call__(self) -> list[tuple[bool, dict[str, Any]]]:
-        return list(self.helpers.streaming_bulk(self.client, self.actions, chunk_size=len(self.actions), raise_on_error=False,
-                                                raise_on_exception=True, max_retries=0))
+        return list(
+            self.helpers.streaming_bulk(
+                self.client,
+                self.actions,
+                chunk_size=len(self.actions),
+                raise_on_error=False,
+                raise_on_exception=True,
+                max_retries=0,
+            )
+        )
 
 
 def _whole_request_refusal(e: BaseException) -> bool:
     """A refusal of the whole request for its content (not overload, not the network)."""
-    if isinstance(e, (UnicodeError, ValueError, TypeError)) or type(e).__name__ == "SerializationError":
+    if (
+        isinstance(e, (UnicodeError, ValueError, TypeError))
+        or type(e).__name__ == "SerializationError"
+    ):
         return True
     return status_of(e) in (400, 413)
 

@@ -39,12 +39,26 @@ def n(name: str) -> str:
 #: Fields the verifier needs from a candidate hit (no second round trip).
 CANDIDATE_SOURCE = [n("n_shingles"), n("simhash"), n("shingles"), n("cluster_id"), n("seq")]
 #: neardup fields of a tag row (TagRow): no shingles, keys or text.
-TAG_FIELDS = [n("id"), n("seq"), n("cluster_id"), n("dup_of"), n("max_resemblance"), n("is_duplicate"), n("lang"), n("indexed_at")]
+TAG_FIELDS = [
+    n("id"),
+    n("seq"),
+    n("cluster_id"),
+    n("dup_of"),
+    n("max_resemblance"),
+    n("is_duplicate"),
+    n("lang"),
+    n("indexed_at"),
+]
 #: The per-language subfields of ``title`` and ``body`` in neardup's own index (their analyzers
 #: ``neardup_<lang>`` in mappings/documents.json).
 TEXT_LANGS = ("fa", "ru", "en")
 #: Full-text fields of neardup's own index: the plain analyzer plus the per-language subfields.
-TEXT_FIELDS = ["title^2", *(f"title.{lang}^2" for lang in TEXT_LANGS), "body", *(f"body.{lang}" for lang in TEXT_LANGS)]
+TEXT_FIELDS = [
+    "title^2",
+    *(f"title.{lang}^2" for lang in TEXT_LANGS),
+    "body",
+    *(f"body.{lang}" for lang in TEXT_LANGS),
+]
 
 
 @dataclass(frozen=True)
@@ -82,8 +96,16 @@ class Layout:
         >>> Layout(text="body", title="headline", order="published", adopted=True).describe()
         '--text-field body --title-field headline --order-field published'
         """
-        return " ".join(f"--{name}-field {value}" for name, value in (("text", self.text), ("title", self.title), ("lang", self.lang),
-                                                                       ("order", self.order)) if value)
+        return " ".join(
+            f"--{name}-field {value}"
+            for name, value in (
+                ("text", self.text),
+                ("title", self.title),
+                ("lang", self.lang),
+                ("order", self.order),
+            )
+            if value
+        )
 
     def search_fields(self) -> list[str]:
         if not self.adopted:
@@ -155,14 +177,24 @@ def state_index_body() -> dict[str, Any]:
 
 
 # -- templates and pipeline -------------------------------------------------------------------
-def index_meta(config: Config, context: Mapping[str, Any] | None = None, pipeline: str | None = None,
-               layout: "Layout | None" = None) -> dict[str, Any]:
+def index_meta(
+    config: Config,
+    context: Mapping[str, Any] | None = None,
+    pipeline: str | None = None,
+    layout: "Layout | None" = None,
+) -> dict[str, Any]:
     """The settings document of an index (``data`` of ``<index>-neardup-state/_doc/settings``):
     settings, their fingerprint, signature version, collection context (I-Match lexicon,
     frequency vocabularies: megabytes, kept out of the cluster state), and the ingest
     pipeline it was built with (None: none)."""
-    return {"config": config.to_dict(), "fingerprint": config.fingerprint(), "signature_version": SIGNATURE_VERSION,
-            "context": dict(context or {}), "pipeline": pipeline, "layout": (layout or Layout()).to_dict()}
+    return {
+        "config": config.to_dict(),
+        "fingerprint": config.fingerprint(),
+        "signature_version": SIGNATURE_VERSION,
+        "context": dict(context or {}),
+        "pipeline": pipeline,
+        "layout": (layout or Layout()).to_dict(),
+    }
 
 
 #: id of the settings document in the state index
@@ -172,8 +204,12 @@ SETTINGS_ID = "settings"
 def meta_pointer(index: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     """``_meta.neardup`` of the documents index: a small pointer to the settings document
     (the mapping ``_meta`` is cluster state, sent to every node)."""
-    return {"settings": f"{state_index(index)}/{SETTINGS_ID}", "fingerprint": settings.get("fingerprint"),
-            "signature_version": settings.get("signature_version"), "layout": LAYOUT_VERSION}
+    return {
+        "settings": f"{state_index(index)}/{SETTINGS_ID}",
+        "fingerprint": settings.get("fingerprint"),
+        "signature_version": settings.get("signature_version"),
+        "layout": LAYOUT_VERSION,
+    }
 
 
 #: The document layout version (2: neardup fields under ``neardup.*``).
@@ -188,14 +224,18 @@ def neardup_mapping(signatures: Iterable[str]) -> dict[str, Any]:
     """The mapping of the ``neardup`` object (mappings/documents.json), with a keyword field
     per signature under ``neardup.keys`` (no dynamic templates: adopting an index must not
     touch the user's)."""
-    m = copy.deepcopy(load_json("mappings", "documents.json")["template"]["mappings"]["properties"][ROOT])
+    m = copy.deepcopy(
+        load_json("mappings", "documents.json")["template"]["mappings"]["properties"][ROOT]
+    )
     keys = m["properties"]["keys"]
     for f in signatures:
         keys["properties"].setdefault(f, {"type": "keyword"})
     return m
 
 
-def documents_template(index: str, meta: Mapping[str, Any], pipeline: str | None, signatures: Iterable[str] = ()) -> dict[str, Any]:
+def documents_template(
+    index: str, meta: Mapping[str, Any], pipeline: str | None, signatures: Iterable[str] = ()
+) -> dict[str, Any]:
     """Composable index template for the documents index (mappings/documents.json)."""
     body = copy.deepcopy(load_json("mappings", "documents.json"))
     body["index_patterns"] = [index]
@@ -206,11 +246,16 @@ def documents_template(index: str, meta: Mapping[str, Any], pipeline: str | None
     return body
 
 
-def attach_mapping(signatures: Iterable[str], meta: Mapping[str, Any], user_meta: Mapping[str, Any] | None) -> dict[str, Any]:
+def attach_mapping(
+    signatures: Iterable[str], meta: Mapping[str, Any], user_meta: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The one mapping update that adopts an index: the ``neardup`` object and the pointer in
     ``_meta`` (merged into the user's own ``_meta``, which a put-mapping replaces whole).
     Nothing else of the user's mapping is named, so nothing else changes."""
-    return {"_meta": {**dict(user_meta or {}), ROOT: dict(meta)}, "properties": {ROOT: neardup_mapping(signatures)}}
+    return {
+        "_meta": {**dict(user_meta or {}), ROOT: dict(meta)},
+        "properties": {ROOT: neardup_mapping(signatures)},
+    }
 
 
 def clusters_template(index: str) -> dict[str, Any]:
@@ -230,15 +275,23 @@ def supports_fingerprint(product: str, version: tuple[int, ...]) -> bool:
     return product == "elasticsearch" or tuple(version[:2]) >= OPENSEARCH_FINGERPRINT_SINCE
 
 
-def pipeline_body(product: str, version: tuple[int, ...], signature_version: int = SIGNATURE_VERSION) -> dict[str, Any]:
+def pipeline_body(
+    product: str, version: tuple[int, ...], signature_version: int = SIGNATURE_VERSION
+) -> dict[str, Any]:
     """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted, the
     top-level keys the engine's parser reads (``_meta`` on Elasticsearch only) and, where the
     engine has it, the fingerprint processor of that product appended."""
-    body = _substitute(load_json("ingest_pipeline", "neardup.json"), VERSION_MARKER, str(int(signature_version)))
-    if product != "elasticsearch":  # pipeline _meta is Elasticsearch's (7.14+); OpenSearch's parser refuses it
+    body = _substitute(
+        load_json("ingest_pipeline", "neardup.json"), VERSION_MARKER, str(int(signature_version))
+    )
+    if (
+        product != "elasticsearch"
+    ):  # pipeline _meta is Elasticsearch's (7.14+); OpenSearch's parser refuses it
         body.pop("_meta", None)
     if supports_fingerprint(product, version):
-        body["processors"].append(copy.deepcopy(load_json("ingest_pipeline", "fingerprint.json")[product]))
+        body["processors"].append(
+            copy.deepcopy(load_json("ingest_pipeline", "fingerprint.json")[product])
+        )
     return body
 
 
@@ -260,7 +313,11 @@ def shard_settings(shards: int | None, replicas: int | None) -> dict[str, Any] |
     >>> shard_settings(3, 1)
     {'settings': {'index': {'number_of_shards': 3, 'number_of_replicas': 1}}}
     """
-    index = {k: v for k, v in (("number_of_shards", shards), ("number_of_replicas", replicas)) if v is not None}
+    index = {
+        k: v
+        for k, v in (("number_of_shards", shards), ("number_of_replicas", replicas))
+        if v is not None
+    }
     return {"settings": {"index": index}} if index else None
 
 
@@ -300,8 +357,12 @@ def tags_source(t: Tags | None) -> dict[str, Any]:
     """The tag fields (inside ``neardup``)."""
     if t is None:
         return {"cluster_id": None, "dup_of": None, "max_resemblance": None, "is_duplicate": None}
-    return {"cluster_id": t.cluster_id, "dup_of": t.dup_of, "max_resemblance": float(t.max_resemblance),
-            "is_duplicate": bool(t.is_duplicate)}
+    return {
+        "cluster_id": t.cluster_id,
+        "dup_of": t.dup_of,
+        "max_resemblance": float(t.max_resemblance),
+        "is_duplicate": bool(t.is_duplicate),
+    }
 
 
 def neardup_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> dict[str, Any]:
@@ -323,7 +384,9 @@ def neardup_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> d
     }
 
 
-def document_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN) -> dict[str, Any]:
+def document_source(
+    s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN
+) -> dict[str, Any]:
     """The whole stored JSON of one signed document: its own fields and ``neardup``."""
     d = s.doc
     src: dict[str, Any] = {layout.text: d.text}
@@ -335,14 +398,21 @@ def document_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str, lay
     return src
 
 
-def index_action(index: str, s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN) -> dict[str, Any]:
+def index_action(
+    index: str, s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN
+) -> dict[str, Any]:
     """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
 
     neardup's own index: ``index`` the whole document. An adopted index: ``update`` only
     ``neardup`` of an existing document (the user's fields are never rewritten); a new
     document is created from the text and title in the user's field names (``upsert``)."""
     if not layout.adopted:
-        return {"_op_type": "index", "_index": index, "_id": s.id, "_source": document_source(s, tags, seq, indexed_at, layout)}
+        return {
+            "_op_type": "index",
+            "_index": index,
+            "_id": s.id,
+            "_source": document_source(s, tags, seq, indexed_at, layout),
+        }
     nd = {**neardup_source(s, tags, seq, indexed_at), "text_hash": text_hash(s.doc.text)}
     upsert = document_source(s, tags, seq, indexed_at, layout)
     upsert[ROOT]["text_hash"] = nd["text_hash"]
@@ -358,8 +428,12 @@ def delete_action(index: str, doc_id: str) -> dict[str, Any]:
 
 
 def cluster_action(index: str, c: ClusterRecord, updated_at: str) -> dict[str, Any]:
-    return {"_op_type": "index", "_index": clusters_index(index), "_id": c.cluster_id,
-            "_source": {**c.to_dict(), "updated_at": updated_at}}
+    return {
+        "_op_type": "index",
+        "_index": clusters_index(index),
+        "_id": c.cluster_id,
+        "_source": {**c.to_dict(), "updated_at": updated_at},
+    }
 
 
 # -- candidate retrieval -----------------------------------------------------------------------
@@ -393,12 +467,43 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
         if i in degraded and need == 1:
             should.append({"terms": {path: kws, "_name": field}})
         elif i in degraded:
-            should.append({"terms_set": {path: {"terms": kws, "_name": field, "minimum_should_match_script": {
-                "source": "Math.min(params.num_terms, params.need)", "params": {"need": need}}}}})
+            should.append(
+                {
+                    "terms_set": {
+                        path: {
+                            "terms": kws,
+                            "_name": field,
+                            "minimum_should_match_script": {
+                                "source": "Math.min(params.num_terms, params.need)",
+                                "params": {"need": need},
+                            },
+                        }
+                    }
+                }
+            )
         else:
-            should.append({"bool": {"should": [{"constant_score": {"filter": {"term": {path: kw}}, "boost": 1.0}} for kw in kws],
-                                    "minimum_should_match": need, "_name": field}})
-    filters: list[dict[str, Any]] = [{"range": {n("n_shingles"): {"gte": int(q.min_shingles), "lte": int(min(q.max_shingles, 2**31 - 1))}}}]
+            should.append(
+                {
+                    "bool": {
+                        "should": [
+                            {"constant_score": {"filter": {"term": {path: kw}}, "boost": 1.0}}
+                            for kw in kws
+                        ],
+                        "minimum_should_match": need,
+                        "_name": field,
+                    }
+                }
+            )
+    filters: list[dict[str, Any]] = [
+        {
+            "range": {
+                n("n_shingles"): {
+                    "gte": int(q.min_shingles),
+                    "lte": int(min(q.max_shingles, 2**31 - 1)),
+                }
+            }
+        }
+    ]
     order: dict[str, int] = {}
     if q.before_seq is not None:
         order["lt"] = int(q.before_seq)
@@ -420,13 +525,20 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
     return clause
 
 
-def candidate_body(q: CandidateQuery, max_clauses: int = 1024, max_window: int = 10000) -> dict[str, Any] | None:
+def candidate_body(
+    q: CandidateQuery, max_clauses: int = 1024, max_window: int = 10000
+) -> dict[str, Any] | None:
     """A search body: matching documents by shared keys, best (most keys) first, then arrival."""
     query = candidate_query(q, max_clauses)
     if query is None:
         return None
-    return {"query": query, "size": int(min(q.limit, max_window)), "_source": list(CANDIDATE_SOURCE),
-            "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}], "track_total_hits": False}
+    return {
+        "query": query,
+        "size": int(min(q.limit, max_window)),
+        "_source": list(CANDIDATE_SOURCE),
+        "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}],
+        "track_total_hits": False,
+    }
 
 
 def msearch_lines(index: str, bodies: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -439,18 +551,29 @@ def msearch_lines(index: str, bodies: Sequence[Mapping[str, Any]]) -> list[dict[
 
 
 # -- collisions, scans, counts -----------------------------------------------------------------
-def collisions_body(field: str, size: int, after: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def collisions_body(
+    field: str, size: int, after: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """One page of (key, id) pairs of a signature field, sorted by key then id.
 
     A ``composite`` aggregation pages through every pair exactly on any number of shards;
     consecutive pairs with the same key form a collision group.
     """
-    comp: dict[str, Any] = {"size": int(size), "sources": [{"key": {"terms": {"field": n(f"keys.{field}")}}},
-                                                            {"id": {"terms": {"field": n("id")}}}]}
+    comp: dict[str, Any] = {
+        "size": int(size),
+        "sources": [
+            {"key": {"terms": {"field": n(f"keys.{field}")}}},
+            {"id": {"terms": {"field": n("id")}}},
+        ],
+    }
     if after:
         comp["after"] = dict(after)
-    return {"size": 0, "track_total_hits": False, "query": {"exists": {"field": n(f"keys.{field}")}},
-            "aggs": {"pairs": {"composite": comp}}}
+    return {
+        "size": 0,
+        "track_total_hits": False,
+        "query": {"exists": {"field": n(f"keys.{field}")}},
+        "aggs": {"pairs": {"composite": comp}},
+    }
 
 
 def signed_query() -> dict[str, Any]:
@@ -472,7 +595,9 @@ def source_filter(text: bool, layout: Layout = OWN) -> dict[str, Any]:
     return {"includes": [ROOT, *layout.own_fields, *([layout.text] if text else [])]}
 
 
-def _by_seq(body: dict[str, Any], search_after: Sequence[Any] | None, pit: Mapping[str, Any] | None) -> dict[str, Any]:
+def _by_seq(
+    body: dict[str, Any], search_after: Sequence[Any] | None, pit: Mapping[str, Any] | None
+) -> dict[str, Any]:
     body["sort"] = [{n("seq"): {"order": "asc"}}]
     body["track_total_hits"] = False
     if pit:
@@ -482,36 +607,64 @@ def _by_seq(body: dict[str, Any], search_after: Sequence[Any] | None, pit: Mappi
     return body
 
 
-def scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None,
-              text: bool = False, layout: Layout = OWN) -> dict[str, Any]:
+def scan_body(
+    size: int,
+    search_after: Sequence[Any] | None = None,
+    pit: Mapping[str, Any] | None = None,
+    text: bool = False,
+    layout: Layout = OWN,
+) -> dict[str, Any]:
     """A page of every signed document in arrival order (``neardup.seq``), for PIT + search_after or scroll."""
-    body = {"size": int(size), "query": {"bool": {"filter": [signed_query()]}}, "_source": source_filter(text, layout)}
+    body = {
+        "size": int(size),
+        "query": {"bool": {"filter": [signed_query()]}},
+        "_source": source_filter(text, layout),
+    }
     return _by_seq(body, search_after, pit)
 
 
-def tag_scan_body(size: int, search_after: Sequence[Any] | None = None, pit: Mapping[str, Any] | None = None,
-                  layout: Layout = OWN) -> dict[str, Any]:
+def tag_scan_body(
+    size: int,
+    search_after: Sequence[Any] | None = None,
+    pit: Mapping[str, Any] | None = None,
+    layout: Layout = OWN,
+) -> dict[str, Any]:
     """A page of tag rows in arrival order (no shingles, keys or text)."""
-    body = {"size": int(size), "query": {"bool": {"filter": [signed_query()]}},
-            "_source": [*TAG_FIELDS, *([layout.title] if layout.title else [])]}
+    body = {
+        "size": int(size),
+        "query": {"bool": {"filter": [signed_query()]}},
+        "_source": [*TAG_FIELDS, *([layout.title] if layout.title else [])],
+    }
     return _by_seq(body, search_after, pit)
 
 
-def members_body(representatives: Sequence[str], size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
+def members_body(
+    representatives: Sequence[str], size: int, search_after: Sequence[Any] | None = None
+) -> dict[str, Any]:
     """A page of the documents whose ``dup_of`` is one of ``representatives``, in arrival order."""
-    body = {"size": int(size), "query": {"bool": {"filter": [{"terms": {n("dup_of"): list(representatives)}}]}},
-            "_source": [n("id"), n("dup_of")]}
+    body = {
+        "size": int(size),
+        "query": {"bool": {"filter": [{"terms": {n("dup_of"): list(representatives)}}]}},
+        "_source": [n("id"), n("dup_of")],
+    }
     return _by_seq(body, search_after, None)
 
 
-def unsigned_body(size: int, search_after: Sequence[Any] | None, pit: Mapping[str, Any] | None, layout: Layout) -> dict[str, Any]:
+def unsigned_body(
+    size: int, search_after: Sequence[Any] | None, pit: Mapping[str, Any] | None, layout: Layout
+) -> dict[str, Any]:
     """A page of the documents without neardup's fields, in the layout's arrival order (its
     ``order`` field, then index order), with the fields signing needs. Those without the
     text field come too, so that the pass counts every document it cannot sign."""
     sort: list[dict[str, Any]] = [{layout.order: {"order": "asc"}}] if layout.order else []
     sort.append({"_doc": {"order": "asc"}})  # index order: stable inside one point in time
-    body: dict[str, Any] = {"size": int(size), "query": {"bool": {"must_not": [signed_query()]}},
-                            "_source": [layout.text, *layout.own_fields], "sort": sort, "track_total_hits": False}
+    body: dict[str, Any] = {
+        "size": int(size),
+        "query": {"bool": {"must_not": [signed_query()]}},
+        "_source": [layout.text, *layout.own_fields],
+        "sort": sort,
+        "track_total_hits": False,
+    }
     if pit:
         body["pit"] = dict(pit)
     if search_after:
@@ -529,8 +682,13 @@ def existing_seq_body(ids: Sequence[str]) -> dict[str, Any]:
 
 
 def cluster_ids_body(size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"size": int(size), "_source": False, "sort": [{"cluster_id": {"order": "asc"}}],
-                            "query": {"match_all": {}}, "track_total_hits": False}
+    body: dict[str, Any] = {
+        "size": int(size),
+        "_source": False,
+        "sort": [{"cluster_id": {"order": "asc"}}],
+        "query": {"match_all": {}},
+        "track_total_hits": False,
+    }
     if search_after:
         body["search_after"] = list(search_after)
     return body
@@ -538,8 +696,12 @@ def cluster_ids_body(size: int, search_after: Sequence[Any] | None = None) -> di
 
 def read_clusters_body(size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
     """Clusters, largest first, ties by id (the embedded engine's order)."""
-    body: dict[str, Any] = {"size": int(size), "query": {"match_all": {}},
-                            "sort": [{"size": {"order": "desc"}}, {"cluster_id": {"order": "asc"}}], "track_total_hits": False}
+    body: dict[str, Any] = {
+        "size": int(size),
+        "query": {"match_all": {}},
+        "sort": [{"size": {"order": "desc"}}, {"cluster_id": {"order": "asc"}}],
+        "track_total_hits": False,
+    }
     if search_after:
         body["search_after"] = list(search_after)
     return body
@@ -559,43 +721,81 @@ def highlight_fields(layout: Layout = OWN, lang: str | None = None) -> list[str]
 
 
 def highlight(layout: Layout = OWN) -> dict[str, Any]:
-    fields: dict[str, Any] = {f: {"fragment_size": 160, "number_of_fragments": 1} for f in highlight_fields(layout)}
-    fields[layout.text]["no_match_size"] = 160  # the beginning of the text when no word of it is marked
+    fields: dict[str, Any] = {
+        f: {"fragment_size": 160, "number_of_fragments": 1} for f in highlight_fields(layout)
+    }
+    fields[layout.text]["no_match_size"] = (
+        160  # the beginning of the text when no word of it is marked
+    )
     return {"pre_tags": ["["], "post_tags": ["]"], "fields": fields}
 
 
-def snippet_of(highlights: Mapping[str, Sequence[str]] | None, layout: Layout = OWN, lang: str | None = None) -> str:
+def snippet_of(
+    highlights: Mapping[str, Sequence[str]] | None, layout: Layout = OWN, lang: str | None = None
+) -> str:
     """A hit's snippet: the first non-empty fragment in :func:`highlight_fields` order."""
     hl = highlights or {}
-    return next((frags[0] for f in highlight_fields(layout, lang) if (frags := hl.get(f)) and frags[0]), "")
+    return next(
+        (frags[0] for f in highlight_fields(layout, lang) if (frags := hl.get(f)) and frags[0]), ""
+    )
 
 
-def fulltext_body(query: str | Mapping[str, Any], size: int, layout: Layout = OWN) -> dict[str, Any]:
+def fulltext_body(
+    query: str | Mapping[str, Any], size: int, layout: Layout = OWN
+) -> dict[str, Any]:
     """Words -> ``multi_match`` over title and text (and, in neardup's own index, their
     language subfields), every word required (as in the embedded engine); a dict is the
     query DSL: a whole search body when it has ``query``, else the query clause itself."""
     if isinstance(query, str):
-        body: dict[str, Any] = {"query": {"multi_match": {"query": query, "fields": layout.search_fields(), "type": "cross_fields",
-                                                          "operator": "and"}}}
+        body: dict[str, Any] = {
+            "query": {
+                "multi_match": {
+                    "query": query,
+                    "fields": layout.search_fields(),
+                    "type": "cross_fields",
+                    "operator": "and",
+                }
+            }
+        }
     elif isinstance(query, Mapping):
-        body = copy.deepcopy(dict(query)) if "query" in query else {"query": copy.deepcopy(dict(query))}
+        body = (
+            copy.deepcopy(dict(query))
+            if "query" in query
+            else {"query": copy.deepcopy(dict(query))}
+        )
     else:
-        raise TypeError(f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}")
+        raise TypeError(
+            f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}"
+        )
     body.setdefault("size", int(size))
-    body.setdefault("_source", [n("cluster_id"), n("lang"), *([layout.title] if layout.title else [])])
+    body.setdefault(
+        "_source", [n("cluster_id"), n("lang"), *([layout.title] if layout.title else [])]
+    )
     body.setdefault("highlight", highlight(layout))
     return body
 
 
-def collapsed_bodies(query: str | Mapping[str, Any], size: int, inner: int = 100,
-                     layout: Layout = OWN) -> tuple[dict[str, Any], dict[str, Any]]:
+def collapsed_bodies(
+    query: str | Mapping[str, Any], size: int, inner: int = 100, layout: Layout = OWN
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two bodies for query-time dedupe: tagged hits collapsed on ``neardup.cluster_id``
     (near-copies in ``inner_hits``), and untagged hits as they are; the caller merges them by score."""
     base = fulltext_body(query, size, layout)
     tagged = copy.deepcopy(base)
-    tagged["query"] = {"bool": {"must": [base["query"]], "filter": [{"exists": {"field": n("cluster_id")}}]}}
-    tagged["collapse"] = {"field": n("cluster_id"), "inner_hits": {"name": "copies", "size": int(inner), "_source": False,
-                                                                   "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}]}}
+    tagged["query"] = {
+        "bool": {"must": [base["query"]], "filter": [{"exists": {"field": n("cluster_id")}}]}
+    }
+    tagged["collapse"] = {
+        "field": n("cluster_id"),
+        "inner_hits": {
+            "name": "copies",
+            "size": int(inner),
+            "_source": False,
+            "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}],
+        },
+    }
     untagged = copy.deepcopy(base)
-    untagged["query"] = {"bool": {"must": [base["query"]], "must_not": [{"exists": {"field": n("cluster_id")}}]}}
+    untagged["query"] = {
+        "bool": {"must": [base["query"]], "must_not": [{"exists": {"field": n("cluster_id")}}]}
+    }
     return tagged, untagged

@@ -39,7 +39,18 @@ from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
 from ..encoding import decode_shingles, parse_keys
 from ..signer import Document, Signed
 from . import dsl
-from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, StoredDoc, Tags, TagRow
+from .base import (
+    Candidate,
+    CandidateQuery,
+    ClusterRecord,
+    Engine,
+    EngineError,
+    Failure,
+    Hit,
+    StoredDoc,
+    Tags,
+    TagRow,
+)
 from .calls import BulkStreamer, Pager, chunks, document_problem
 from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
@@ -66,16 +77,39 @@ class ElasticEngine(Engine):
     ``user:password@`` in ``url`` is used as basic auth.
     """
 
-    def __init__(self, url: str, index: str = "neardup", api_key: Any = None, basic_auth: tuple[str, str] | None = None,
-                 ca_certs: str | None = None, verify_certs: bool = True, request_timeout: float = 30.0, *,
-                 pipeline: bool | None = None, max_retries: int = 5, initial_backoff: float = 0.5, max_backoff: float = 30.0,
-                 chunk_size: int = 500, msearch_batch: int = 100, max_clauses: int = 1024, page_size: int = 1000, agg_page_size: int = 10000,
-                 refresh_on_write: bool = True, health_timeout: str = "30s", lease_duration: float = 60.0,
-                 lease_timeout: float | None = None, on_wait: Callable[[str], None] | None = None, setup: bool = False,
-                 shards: int | None = None, replicas: int | None = None):
+    def __init__(
+        self,
+        url: str,
+        index: str = "neardup",
+        api_key: Any = None,
+        basic_auth: tuple[str, str] | None = None,
+        ca_certs: str | None = None,
+        verify_certs: bool = True,
+        request_timeout: float = 30.0,
+        *,
+        pipeline: bool | None = None,
+        max_retries: int = 5,
+        initial_backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        chunk_size: int = 500,
+        msearch_batch: int = 100,
+        max_clauses: int = 1024,
+        page_size: int = 1000,
+        agg_page_size: int = 10000,
+        refresh_on_write: bool = True,
+        health_timeout: str = "30s",
+        lease_duration: float = 60.0,
+        lease_timeout: float | None = None,
+        on_wait: Callable[[str], None] | None = None,
+        setup: bool = False,
+        shards: int | None = None,
+        replicas: int | None = None,
+    ):
         problem = dsl.index_name_problem(index)
         if problem:
-            raise EngineError(f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'")
+            raise EngineError(
+                f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'"
+            )
         # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
         self.url, url_auth = split_credentials(url.rstrip("/"))
         basic_auth = basic_auth or url_auth
@@ -96,10 +130,17 @@ class ElasticEngine(Engine):
         self.agg_page_size = agg_page_size
         self.refresh_on_write = refresh_on_write
         self.health_timeout = health_timeout
-        self.backoff = Backoff(max_retries=max_retries, initial=initial_backoff, maximum=max_backoff)
+        self.backoff = Backoff(
+            max_retries=max_retries, initial=initial_backoff, maximum=max_backoff
+        )
         self.retry = Retrying(self.url, self.backoff)
-        self._conn = dict(api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs,
-                          request_timeout=request_timeout)
+        self._conn = dict(
+            api_key=api_key,
+            basic_auth=basic_auth,
+            ca_certs=ca_certs,
+            verify_certs=verify_certs,
+            request_timeout=request_timeout,
+        )
         self._request_timeout = request_timeout
         self._client: Any = None
         self._helpers: Any = None
@@ -131,7 +172,9 @@ class ElasticEngine(Engine):
 
     def connect(self) -> Server:
         if self._client is None:
-            self._client, self.server, self._helpers = connect(self.url, retry=self.retry, **self._conn)
+            self._client, self.server, self._helpers = connect(
+                self.url, retry=self.retry, **self._conn
+            )
         assert self.server is not None
         return self.server
 
@@ -154,22 +197,33 @@ class ElasticEngine(Engine):
         return self._meta.get("signature_version")
 
     def _version_refused(self, found: int | None) -> Exception:
-        return ConfigMismatch(f"{self.location} was signed with signature version {found}, this neardup signs with "
-                              f"{SIGNATURE_VERSION}; re-sign by indexing the source documents again into a new index "
-                              f"(neardup index SOURCE -e {self.url}/NEW-INDEX)")
+        return ConfigMismatch(
+            f"{self.location} was signed with signature version {found}, this neardup signs with "
+            f"{SIGNATURE_VERSION}; re-sign by indexing the source documents again into a new index "
+            f"(neardup index SOURCE -e {self.url}/NEW-INDEX)"
+        )
 
     def _create_index(self, config: Config) -> Config:
         self._config = config
         use = self.use_pipeline is not False
-        self._meta = dsl.index_meta(config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout)
+        self._meta = dsl.index_meta(
+            config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout
+        )
         self._set_up(self.connect(), use, new=True)  # a settings document made meanwhile must agree
         return config
 
     def _after_open(self, created: bool) -> None:
         if not created:
-            self.actions.append(f"index {self.index} exists (settings {self._meta.get('fingerprint')}) - kept")
+            self.actions.append(
+                f"index {self.index} exists (settings {self._meta.get('fingerprint')}) - kept"
+            )
             if self.setup:
-                self._set_up(self.connect(), bool(self._meta.get("pipeline")) if self.use_pipeline is None else self.use_pipeline)
+                self._set_up(
+                    self.connect(),
+                    bool(self._meta.get("pipeline"))
+                    if self.use_pipeline is None
+                    else self.use_pipeline,
+                )
         self._next_seq = self._max_seq() + 1
 
     # -- adopting an existing index ----------------------------------------------------------------
@@ -199,29 +253,52 @@ class ElasticEngine(Engine):
             given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
             wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
             if self.layout != wanted:
-                stored = self.layout.describe() if self.layout.adopted else "neardup's own fields (built by 'neardup index')"
-                raise EngineError(f"{self.location} is already attached with {stored}, not {wanted.describe()}: run attach "
-                                  "without the field options to go on with the stored ones")
-            self.actions.append(f"index {self.index} already attached ({self.layout.describe()}) - resuming")
-            self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index,
-                            body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}})  # fields added since
+                stored = (
+                    self.layout.describe()
+                    if self.layout.adopted
+                    else "neardup's own fields (built by 'neardup index')"
+                )
+                raise EngineError(
+                    f"{self.location} is already attached with {stored}, not {wanted.describe()}: run attach "
+                    "without the field options to go on with the stored ones"
+                )
+            self.actions.append(
+                f"index {self.index} already attached ({self.layout.describe()}) - resuming"
+            )
+            self.retry.call(
+                "put mapping",
+                self.client.indices.put_mapping,
+                index=self.index,
+                body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}},
+            )  # fields added since
             self._attach_pipeline()
             return cfg
         if layout.text is None:
-            raise EngineError(f"{self.location} is not attached yet: name the field holding the text with --text-field")
+            raise EngineError(
+                f"{self.location} is not attached yet: name the field holding the text with --text-field"
+            )
         _check_fields(self.location, mappings, layout)
         self.layout = layout
         self._config = config or Config()
         self._meta = dsl.index_meta(self._config, layout=layout)
         self._ensure_state_index()
         self._create_settings()
-        body = dsl.attach_mapping(self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta)
+        body = dsl.attach_mapping(
+            self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta
+        )
         self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
         self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
         self._attach_pipeline()
-        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
+        if not bool(
+            self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)
+        ):
             cl = dsl.clusters_template(self.index)["template"]
-            self.retry.call("create clusters index", self.client.indices.create, index=self.clusters_index, body=cl)
+            self.retry.call(
+                "create clusters index",
+                self.client.indices.create,
+                index=self.clusters_index,
+                body=cl,
+            )
             self.actions.append(f"clusters index {self.clusters_index} created")
         self._next_seq = self._max_seq() + 1
         return self._config
@@ -234,32 +311,54 @@ class ElasticEngine(Engine):
             return
         pipe = dsl.pipeline_id(self.index)
         got = self.retry.call("get settings", self.client.indices.get_settings, index=self.index)
-        current = (next(iter(got.values()), {}).get("settings", {}).get("index", {}) if got else {}).get("final_pipeline")
+        current = (
+            next(iter(got.values()), {}).get("settings", {}).get("index", {}) if got else {}
+        ).get("final_pipeline")
         if current not in (None, "_none", pipe):
-            self.actions.append(f"{self.index} has its own final_pipeline {current}: documents other clients change "
-                                "keep their old neardup fields (re-sign them with neardup index)")
+            self.actions.append(
+                f"{self.index} has its own final_pipeline {current}: documents other clients change "
+                "keep their old neardup fields (re-sign them with neardup index)"
+            )
             return
         try:
-            self.retry.call("put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=dsl.attached_pipeline_body(self.layout))
+            self.retry.call(
+                "put ingest pipeline",
+                self.client.ingest.put_pipeline,
+                id=pipe,
+                body=dsl.attached_pipeline_body(self.layout),
+            )
         except EngineError as e:
             if self.use_pipeline:  # asked for: its failure is the command's
                 raise
-            self.actions.append(f"no ingest pipeline on {self.index} ({e}): documents other clients change "
-                                "keep their old neardup fields (re-sign them with neardup index)")
+            self.actions.append(
+                f"no ingest pipeline on {self.index} ({e}): documents other clients change "
+                "keep their old neardup fields (re-sign them with neardup index)"
+            )
             return
         if current != pipe:
-            self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.final_pipeline_settings(pipe))
-            self.actions.append(f"final_pipeline of {self.index} set to {pipe}: a document whose text another client "
-                                "changes loses its stale neardup fields")
+            self.retry.call(
+                "put settings",
+                self.client.indices.put_settings,
+                index=self.index,
+                body=dsl.final_pipeline_settings(pipe),
+            )
+            self.actions.append(
+                f"final_pipeline of {self.index} set to {pipe}: a document whose text another client "
+                "changes loses its stale neardup fields"
+            )
 
-    def unsigned_documents(self, batch_size: int = 500, on_textless: Callable[[str, str], None] | None = None) -> Iterator[Document]:
+    def unsigned_documents(
+        self, batch_size: int = 500, on_textless: Callable[[str, str], None] | None = None
+    ) -> Iterator[Document]:
         """The documents without neardup's fields, in the layout's arrival order (its order
         field, then index order), as Documents to sign and tag. Those whose text field gives
         no text (:func:`field_text`: missing, null, a boolean, an object, empty) are not
         signed: each is told to ``on_textless(id, what the field holds)``, so they can be
         counted exactly."""
         lay = self.layout
-        for h in self._pager().snapshot(self.index, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size):
+        for h in self._pager().snapshot(
+            self.index, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size
+        ):
             src_id, src = h["_id"], h["_source"]
             raw = _field(src, lay.text)
             text = field_text(raw)
@@ -268,14 +367,25 @@ class ElasticEngine(Engine):
                     on_textless(src_id, _json_kind(raw))
                 continue
             lang = _text(src, lay.lang) if lay.lang else None
-            yield Document(src_id, text, title=_text(src, lay.title), lang=lang if is_language_code(lang) else None)
+            yield Document(
+                src_id,
+                text,
+                title=_text(src, lay.title),
+                lang=lang if is_language_code(lang) else None,
+            )
 
     def textless(self) -> int:
         """Documents without neardup's fields and without the text field at all (an estimate
         of what is never signed: :meth:`unsigned_documents` counts exactly, values that give
         no text included)."""
-        body = {"query": {"bool": {"must_not": [dsl.signed_query(), {"exists": {"field": self.layout.text}}]}}}
-        return int(self.retry.call("count", self.client.count, index=self.index, body=body)["count"])
+        body = {
+            "query": {
+                "bool": {"must_not": [dsl.signed_query(), {"exists": {"field": self.layout.text}}]}
+            }
+        }
+        return int(
+            self.retry.call("count", self.client.count, index=self.index, body=body)["count"]
+        )
 
     def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
         """Pipeline, templates, state index with the settings document, both indices, health."""
@@ -283,12 +393,23 @@ class ElasticEngine(Engine):
         self._ensure_state_index()
         if new:
             self._create_settings()
-            self._create(self.index, "documents index", dsl.shard_settings(self.shards, self.replicas))
-        elif pipe and not self._meta.get("pipeline"):  # an index built without the pipeline gets it now
-            self.retry.call("put settings", self.client.indices.put_settings, index=self.index, body=dsl.default_pipeline_settings(pipe))
+            self._create(
+                self.index, "documents index", dsl.shard_settings(self.shards, self.replicas)
+            )
+        elif pipe and not self._meta.get(
+            "pipeline"
+        ):  # an index built without the pipeline gets it now
+            self.retry.call(
+                "put settings",
+                self.client.indices.put_settings,
+                index=self.index,
+                body=dsl.default_pipeline_settings(pipe),
+            )
             self.put_meta("pipeline", pipe)
             self.actions.append(f"default_pipeline of {self.index} set to {pipe}")
-        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)):
+        if not bool(
+            self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)
+        ):
             self._create(self.clusters_index, "clusters index")
         else:
             self.actions.append(f"index {self.clusters_index} exists - kept")
@@ -298,7 +419,15 @@ class ElasticEngine(Engine):
         """The settings document of a new index; one made meanwhile by another process must agree."""
         src = dsl.settings_source(self._meta, _now())
         try:
-            self.retry.call("create settings document", self.client.create, index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true", ok_status=(409,))
+            self.retry.call(
+                "create settings document",
+                self.client.create,
+                index=self.state_index,
+                id=dsl.SETTINGS_ID,
+                body=src,
+                refresh="true",
+                ok_status=(409,),
+            )
             self.actions.append(f"settings document {self.state_index}/{dsl.SETTINGS_ID} created")
         except Exception as e:  # noqa: BLE001
             if status_of(e) != 409:
@@ -315,25 +444,45 @@ class ElasticEngine(Engine):
             pipe = dsl.pipeline_id(self.index)
             body = dsl.pipeline_body(server.product, server.version)
             try:
-                self.retry.call("put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=body)
+                self.retry.call(
+                    "put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=body
+                )
             except EngineError as e:
-                raise EngineError(f"{e}; if this engine has no ingest pipelines, open the index without one "
-                                  "(neardup init --no-pipeline, or pipeline=False)") from None
-            fp = " with fingerprint" if dsl.supports_fingerprint(server.product, server.version) else ""
+                raise EngineError(
+                    f"{e}; if this engine has no ingest pipelines, open the index without one "
+                    "(neardup init --no-pipeline, or pipeline=False)"
+                ) from None
+            fp = (
+                " with fingerprint"
+                if dsl.supports_fingerprint(server.product, server.version)
+                else ""
+            )
             self.actions.append(f"ingest pipeline {pipe} installed{fp}")
-        docs_t = dsl.documents_template(self.index, dsl.meta_pointer(self.index, self._meta), pipe, self.config.signatures)
+        docs_t = dsl.documents_template(
+            self.index, dsl.meta_pointer(self.index, self._meta), pipe, self.config.signatures
+        )
         name = dsl.documents_template_name(self.index)
-        self.retry.call("put index template", self.client.indices.put_index_template, name=name, body=docs_t)
+        self.retry.call(
+            "put index template", self.client.indices.put_index_template, name=name, body=docs_t
+        )
         self.actions.append(f"index template {name} -> {self.index}")
         cl_t = dsl.clusters_template(self.index)
         name2 = dsl.clusters_template_name(self.index)
-        self.retry.call("put index template", self.client.indices.put_index_template, name=name2, body=cl_t)
+        self.retry.call(
+            "put index template", self.client.indices.put_index_template, name=name2, body=cl_t
+        )
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
     def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
         try:
-            self.retry.call(f"create {what}", self.client.indices.create, index=index, body=body, ok_status=(400,))
+            self.retry.call(
+                f"create {what}",
+                self.client.indices.create,
+                index=index,
+                body=body,
+                ok_status=(400,),
+            )
             self.actions.append(f"{what} {index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" in describe(e):  # created meanwhile by another process
@@ -343,24 +492,40 @@ class ElasticEngine(Engine):
 
     def _ensure_state_index(self) -> None:
         """The state index (write lease, settings), created with its own mapping if absent."""
-        if bool(self.retry.call("index exists", self.client.indices.exists, index=self.state_index)):
+        if bool(
+            self.retry.call("index exists", self.client.indices.exists, index=self.state_index)
+        ):
             return
         body = dsl.state_index_body()
         try:
-            self.retry.call("create state index", self.client.indices.create, index=self.state_index, body=body, ok_status=(400,))
+            self.retry.call(
+                "create state index",
+                self.client.indices.create,
+                index=self.state_index,
+                body=body,
+                ok_status=(400,),
+            )
             self.actions.append(f"state index {self.state_index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" not in describe(e):
-                raise EngineError(f"{self.url}: cannot create state index {self.state_index}: {describe(e)}") from None
+                raise EngineError(
+                    f"{self.url}: cannot create state index {self.state_index}: {describe(e)}"
+                ) from None
 
     def _wait_healthy(self) -> None:
-        kw: dict[str, Any] = {"index": f"{self.index},{self.clusters_index}", "wait_for_status": "yellow", "timeout": self.health_timeout}
+        kw: dict[str, Any] = {
+            "index": f"{self.index},{self.clusters_index}",
+            "wait_for_status": "yellow",
+            "timeout": self.health_timeout,
+        }
         if self.product == "opensearch":
             kw["request_timeout"] = self._request_timeout + 30
         health = self.retry.call("cluster health", self.client.cluster.health, **kw)
         if health.get("status") not in ("yellow", "green"):
-            raise EngineError(f"{self.location}: cluster health is {health.get('status')} after {self.health_timeout}; "
-                              "the index cannot be written (check shards and disk)")
+            raise EngineError(
+                f"{self.location}: cluster health is {health.get('status')} after {self.health_timeout}; "
+                "the index cannot be written (check shards and disk)"
+            )
 
     def _read_meta(self) -> dict[str, Any]:
         """``_meta.neardup`` of the documents index (a pointer; older indices: the settings)."""
@@ -372,29 +537,45 @@ class ElasticEngine(Engine):
         """The index's settings: the settings document the ``_meta`` pointer names (indices of
         older versions kept them in ``_meta`` itself)."""
         pointer = self._read_meta()
-        if "config" in pointer or (pointer.get("settings") and pointer.get("layout") != dsl.LAYOUT_VERSION):
-            raise EngineError(f"{self.location} was built by an older neardup (its fields at the top level); build a new "
-                              "index with this version, or adopt the documents in place with 'neardup attach'")
+        if "config" in pointer or (
+            pointer.get("settings") and pointer.get("layout") != dsl.LAYOUT_VERSION
+        ):
+            raise EngineError(
+                f"{self.location} was built by an older neardup (its fields at the top level); build a new "
+                "index with this version, or adopt the documents in place with 'neardup attach'"
+            )
         if not pointer.get("settings"):
-            raise EngineError(f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping); "
-                              "to use an existing index, adopt it with 'neardup attach'")
+            raise EngineError(
+                f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping); "
+                "to use an existing index, adopt it with 'neardup attach'"
+            )
         return self._read_settings_doc()
 
     def _read_settings_doc(self) -> dict[str, Any]:
         try:
-            r = self.retry.call("read settings", self.client.get, index=self.state_index, id=dsl.SETTINGS_ID, ok_status=(404,))
+            r = self.retry.call(
+                "read settings",
+                self.client.get,
+                index=self.state_index,
+                id=dsl.SETTINGS_ID,
+                ok_status=(404,),
+            )
         except Exception as e:  # noqa: BLE001
             if status_of(e) != 404:
                 raise
             r = {}
         data = (r.get("_source") or {}).get("data") if r.get("found") else None
         if not data or "config" not in data:
-            raise EngineError(f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is missing; "
-                              "run 'neardup init' on it again")
+            raise EngineError(
+                f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is missing; "
+                "run 'neardup init' on it again"
+            )
         return dict(data)
 
     def _max_seq(self) -> int:
-        r = self.retry.call("max seq", self.client.search, index=self.index, body=dsl.max_seq_body())
+        r = self.retry.call(
+            "max seq", self.client.search, index=self.index, body=dsl.max_seq_body()
+        )
         v = ((r.get("aggregations") or {}).get("max_seq") or {}).get("value")
         return int(v) if v is not None else 0
 
@@ -423,7 +604,14 @@ class ElasticEngine(Engine):
             meta = dict(self._meta)
             meta[key] = value
             src = dsl.settings_source(meta, _now())
-            self.retry.call("write settings", self.client.index, index=self.state_index, id=dsl.SETTINGS_ID, body=src, refresh="true")
+            self.retry.call(
+                "write settings",
+                self.client.index,
+                index=self.state_index,
+                id=dsl.SETTINGS_ID,
+                body=src,
+                refresh="true",
+            )
             self._meta = meta
 
     # -- write sessions ------------------------------------------------------------------------
@@ -460,8 +648,15 @@ class ElasticEngine(Engine):
     def _lease_of(self) -> Lease:
         if self._lease is None:
             self._ensure_state_index()
-            self._lease = Lease(self.client, self.state_index, self.retry, duration=self.lease_duration,
-                                timeout=self.lease_timeout, on_wait=self._waiting, sleep=self.backoff.sleep)
+            self._lease = Lease(
+                self.client,
+                self.state_index,
+                self.retry,
+                duration=self.lease_duration,
+                timeout=self.lease_timeout,
+                on_wait=self._waiting,
+                sleep=self.backoff.sleep,
+            )
         return self._lease
 
     def _waiting(self, holder: Holder, waited: float) -> None:
@@ -490,8 +685,12 @@ class ElasticEngine(Engine):
             return []
         failures = []
         good = []
-        for s in docs:  # what would make the engine refuse a whole request is refused here, per document
-            problem = document_problem(s.id, (s.doc.text, s.doc.title, s.doc.fields or None) if s.doc is not None else ())
+        for s in (
+            docs
+        ):  # what would make the engine refuse a whole request is refused here, per document
+            problem = document_problem(
+                s.id, (s.doc.text, s.doc.title, s.doc.fields or None) if s.doc is not None else ()
+            )
             if problem:
                 failures.append(Failure(s.id, problem))
             else:
@@ -501,7 +700,10 @@ class ElasticEngine(Engine):
         with self._writing():
             seqs = self._assign_seq([s.id for s in good])
             now = _now()
-            actions = [dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now, self.layout) for s in good]
+            actions = [
+                dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now, self.layout)
+                for s in good
+            ]
             failures += self._bulker().run(actions, "index documents").failures
             if self.refresh_on_write:
                 self.refresh()
@@ -533,7 +735,11 @@ class ElasticEngine(Engine):
             return 0
         with self._writing():
             actions = [dsl.delete_action(self.index, i) for i in ids]
-            deleted = self._bulker().run_or_raise(actions, "delete documents", ignore_missing=True).deleted
+            deleted = (
+                self._bulker()
+                .run_or_raise(actions, "delete documents", ignore_missing=True)
+                .deleted
+            )
             if self.refresh_on_write:
                 self.refresh()
         return deleted
@@ -550,8 +756,11 @@ class ElasticEngine(Engine):
     def refresh(self) -> None:
         """Make every write searchable; a refresh some shard copy failed (a node lost, a primary
         being promoted) is sent again, so the next candidate search sees the last batch."""
+
         def send(_: Sequence[int], last: bool) -> list[int]:
-            r = self.retry.call("refresh", self.client.indices.refresh, index=f"{self.index},{self.clusters_index}")
+            r = self.retry.call(
+                "refresh", self.client.indices.refresh, index=f"{self.index},{self.clusters_index}"
+            )
             failed = (r.get("_shards") or {}).get("failed", 0) if r else 0
             if failed and not last:
                 return [0]
@@ -586,13 +795,17 @@ class ElasticEngine(Engine):
                     if resp.get("status") in (429, 503) and not last:
                         again.append(i)
                         continue
-                    raise EngineError(f"{self.location}: candidate search failed: {_error_reason(resp)}")
+                    raise EngineError(
+                        f"{self.location}: candidate search failed: {_error_reason(resp)}"
+                    )
                 missing = _missing_shards(resp)
                 if missing:  # a partial answer would miss near-duplicates on the other shards
                     if not last:
                         again.append(i)
                         continue
-                    raise EngineError(f"{self.location}: candidate search answered from only some shards ({missing})")
+                    raise EngineError(
+                        f"{self.location}: candidate search answered from only some shards ({missing})"
+                    )
                 results[i] = resp
             return again
 
@@ -616,7 +829,9 @@ class ElasticEngine(Engine):
                 yield group
 
     # -- reads ---------------------------------------------------------------------------------
-    def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
+    def get(
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+    ) -> dict[str, StoredDoc]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
@@ -631,13 +846,25 @@ class ElasticEngine(Engine):
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
         nd, lay = src[dsl.ROOT], self.layout
         keys = nd.get("keys") or {}
-        return StoredDoc(id=nd["id"], lang=nd.get("lang"), n_shingles=int(nd.get("n_shingles") or 0),
-                         shingles=decode_shingles(nd.get("shingles")), simhash=int(nd.get("simhash") or "0", 16),
-                         exact=nd.get("exact"), keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures} if with_keys else {},
-                         tags=_tags(nd), title=_text(src, lay.title), text=_text(src, lay.text) if text else None,
-                         fields=dict(src.get("fields") or {}) if not lay.adopted else {}, indexed_at=nd.get("indexed_at"),
-                         seq=int(nd.get("seq") or 0), ordered_at=self._order_date(src) if lay.order else None,
-                         too_short=bool(nd.get("too_short")))
+        return StoredDoc(
+            id=nd["id"],
+            lang=nd.get("lang"),
+            n_shingles=int(nd.get("n_shingles") or 0),
+            shingles=decode_shingles(nd.get("shingles")),
+            simhash=int(nd.get("simhash") or "0", 16),
+            exact=nd.get("exact"),
+            keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures}
+            if with_keys
+            else {},
+            tags=_tags(nd),
+            title=_text(src, lay.title),
+            text=_text(src, lay.text) if text else None,
+            fields=dict(src.get("fields") or {}) if not lay.adopted else {},
+            indexed_at=nd.get("indexed_at"),
+            seq=int(nd.get("seq") or 0),
+            ordered_at=self._order_date(src) if lay.order else None,
+            too_short=bool(nd.get("too_short")),
+        )
 
     @property
     def order_field(self) -> str | None:  # type: ignore[override]
@@ -651,14 +878,20 @@ class ElasticEngine(Engine):
             v = v.get(part) if isinstance(v, dict) else None
         if isinstance(v, list):
             v = v[0] if v else None
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and self._order_type() not in ("date", "date_nanos"):
+        if (
+            isinstance(v, (int, float))
+            and not isinstance(v, bool)
+            and self._order_type() not in ("date", "date_nanos")
+        ):
             return None
         return order_date(v)
 
     def _order_type(self) -> str | None:
         if not hasattr(self, "_order_type_cache"):
             m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
-            spec = _field_mapping(next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or "")
+            spec = _field_mapping(
+                next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or ""
+            )
             self._order_type_cache = (spec or {}).get("type")
         return self._order_type_cache
 
@@ -689,12 +922,20 @@ class ElasticEngine(Engine):
 
     def count(self) -> int:
         """Documents neardup has signed."""
-        return int(self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body())["count"])
+        return int(
+            self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body())[
+                "count"
+            ]
+        )
 
     def unsigned(self) -> int:
         """Documents of the index without neardup's fields (written by other clients): every
         read skips them; ``neardup attach`` signs them."""
-        return int(self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body(False))["count"])
+        return int(
+            self.retry.call(
+                "count", self.client.count, index=self.index, body=dsl.count_body(False)
+            )["count"]
+        )
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
@@ -712,7 +953,9 @@ class ElasticEngine(Engine):
         hits = []
         for h in a["hits"]["hits"]:
             hit = _hit(h, self.layout)
-            inner = ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
+            inner = (
+                ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
+            )
             hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
             hits.append(hit)
         hits.extend(_hit(h, self.layout) for h in b["hits"]["hits"])
@@ -734,7 +977,9 @@ class ElasticEngine(Engine):
             new_ids = {c.cluster_id for c in clusters}
             stale = [i for i in self._cluster_ids() if i not in new_ids]
             actions = [dsl.cluster_action(self.index, c, now) for c in clusters]
-            actions += [{"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale]
+            actions += [
+                {"_op_type": "delete", "_index": self.clusters_index, "_id": i} for i in stale
+            ]
             self._bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
             self.refresh()
 
@@ -745,17 +990,30 @@ class ElasticEngine(Engine):
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
         size = self.page_size if limit is None else max(1, min(self.page_size, limit))
-        hits = self._pager().hits(self.clusters_index, functools.partial(dsl.read_clusters_body, size), size, "read clusters")
+        hits = self._pager().hits(
+            self.clusters_index,
+            functools.partial(dsl.read_clusters_body, size),
+            size,
+            "read clusters",
+        )
         return [_cluster(h["_source"]) for h in itertools.islice(hits, limit)]
 
 
 # -- parsing helpers ------------------------------------------------------------------------------
 def _cluster(s: dict[str, Any]) -> ClusterRecord:
-    return ClusterRecord(cluster_id=s["cluster_id"], size=int(s["size"]), representative_id=s["representative_id"],
-                         representative_title=s.get("representative_title"), members=list(s.get("members") or []),
-                         min_resemblance=s.get("min_resemblance"), mean_resemblance=s.get("mean_resemblance"),
-                         max_resemblance=s.get("max_resemblance"), languages=list(s.get("languages") or []),
-                         first_seen=s.get("first_seen"), last_seen=s.get("last_seen"))
+    return ClusterRecord(
+        cluster_id=s["cluster_id"],
+        size=int(s["size"]),
+        representative_id=s["representative_id"],
+        representative_title=s.get("representative_title"),
+        members=list(s.get("members") or []),
+        min_resemblance=s.get("min_resemblance"),
+        mean_resemblance=s.get("mean_resemblance"),
+        max_resemblance=s.get("max_resemblance"),
+        languages=list(s.get("languages") or []),
+        first_seen=s.get("first_seen"),
+        last_seen=s.get("last_seen"),
+    )
 
 
 def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
@@ -774,12 +1032,31 @@ def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None
 def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -> None:
     """The fields named for attach exist with usable types; ``neardup`` is free."""
     if dsl.ROOT in (mappings.get("properties") or {}):
-        raise EngineError(f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its fields under it")
-    wanted = {"--text-field": (layout.text, {"text", "keyword", "match_only_text"}),
-              "--title-field": (layout.title, {"text", "keyword", "match_only_text"}),
-              "--lang-field": (layout.lang, {"keyword", "text"}),
-              "--order-field": (layout.order, {"date", "date_nanos", "long", "integer", "short", "byte", "double", "float",
-                                               "half_float", "scaled_float", "unsigned_long", "keyword"})}
+        raise EngineError(
+            f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its fields under it"
+        )
+    wanted = {
+        "--text-field": (layout.text, {"text", "keyword", "match_only_text"}),
+        "--title-field": (layout.title, {"text", "keyword", "match_only_text"}),
+        "--lang-field": (layout.lang, {"keyword", "text"}),
+        "--order-field": (
+            layout.order,
+            {
+                "date",
+                "date_nanos",
+                "long",
+                "integer",
+                "short",
+                "byte",
+                "double",
+                "float",
+                "half_float",
+                "scaled_float",
+                "unsigned_long",
+                "keyword",
+            },
+        ),
+    }
     for option, (path, types) in wanted.items():
         if not path:
             continue
@@ -787,7 +1064,9 @@ def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -
         if spec is None:
             raise EngineError(f"{location}: {option} {path}: no such field in the index mapping")
         if spec.get("type", "object") not in types:
-            raise EngineError(f"{location}: {option} {path} is of type {spec.get('type', 'object')}; expected one of {', '.join(sorted(types))}")
+            raise EngineError(
+                f"{location}: {option} {path} is of type {spec.get('type', 'object')}; expected one of {', '.join(sorted(types))}"
+            )
 
 
 def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
@@ -855,7 +1134,10 @@ def field_text(v: Any) -> str | None:
         return json.dumps(v)
     if isinstance(v, list):
         items = [x for x in v if x is not None]
-        if not items or not all(isinstance(x, str) or (isinstance(x, (int, float)) and not isinstance(x, bool)) for x in items):
+        if not items or not all(
+            isinstance(x, str) or (isinstance(x, (int, float)) and not isinstance(x, bool))
+            for x in items
+        ):
             return None
         return "\n".join(field_text(x) or "" for x in items)
     return None
@@ -882,9 +1164,16 @@ def _text(src: dict[str, Any], path: str | None) -> Any:
 
 def _candidate(h: dict[str, Any]) -> Candidate:
     nd = _nd(h.get("_source"))
-    return Candidate(id=h["_id"], n_shingles=int(nd.get("n_shingles") or 0), simhash=int(nd.get("simhash") or "0", 16),
-                     score=float(h.get("_score") or 0.0), shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
-                     cluster_id=nd.get("cluster_id"), matched=frozenset(h.get("matched_queries") or ()) or None, seq=int(nd.get("seq") or 0))
+    return Candidate(
+        id=h["_id"],
+        n_shingles=int(nd.get("n_shingles") or 0),
+        simhash=int(nd.get("simhash") or "0", 16),
+        score=float(h.get("_score") or 0.0),
+        shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
+        cluster_id=nd.get("cluster_id"),
+        matched=frozenset(h.get("matched_queries") or ()) or None,
+        seq=int(nd.get("seq") or 0),
+    )
 
 
 def _signed(src: dict[str, Any] | None) -> bool:
@@ -897,19 +1186,34 @@ def _tags(nd: dict[str, Any]) -> Tags | None:
     cid = nd.get("cluster_id")
     if cid is None:
         return None
-    return Tags(cid, nd.get("dup_of"), float(nd.get("max_resemblance") or 0.0), bool(nd.get("is_duplicate")))
+    return Tags(
+        cid, nd.get("dup_of"), float(nd.get("max_resemblance") or 0.0), bool(nd.get("is_duplicate"))
+    )
 
 
 def _tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
     nd = src[dsl.ROOT]
-    return TagRow(nd["id"], int(nd.get("seq") or 0), _tags(nd), _text(src, layout.title), nd.get("lang"), nd.get("indexed_at"))
+    return TagRow(
+        nd["id"],
+        int(nd.get("seq") or 0),
+        _tags(nd),
+        _text(src, layout.title),
+        nd.get("lang"),
+        nd.get("indexed_at"),
+    )
 
 
 def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     s = h.get("_source") or {}
     nd = _nd(s)
     snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
-    return Hit(h["_id"], float(h.get("_score") or 0.0), _text(s, layout.title), snippet, nd.get("cluster_id"))
+    return Hit(
+        h["_id"],
+        float(h.get("_score") or 0.0),
+        _text(s, layout.title),
+        snippet,
+        nd.get("cluster_id"),
+    )
 
 
 def _missing_shards(resp: dict[str, Any]) -> str | None:
@@ -925,8 +1229,12 @@ def _missing_shards(resp: dict[str, Any]) -> str | None:
     total, ok = sh.get("total", 0), sh.get("successful", 0) + sh.get("skipped", 0)
     if not sh.get("failed") and ok >= total:
         return None
-    kinds = sorted({str((f.get("reason") or {}).get("type", "?")) for f in sh.get("failures") or []})
-    return f"{sh.get('successful', 0)} of {total} shards answered" + (f"; {', '.join(kinds)}" if kinds else "")
+    kinds = sorted(
+        {str((f.get("reason") or {}).get("type", "?")) for f in sh.get("failures") or []}
+    )
+    return f"{sh.get('successful', 0)} of {total} shards answered" + (
+        f"; {', '.join(kinds)}" if kinds else ""
+    )
 
 
 def _error_reason(resp: dict[str, Any]) -> str:

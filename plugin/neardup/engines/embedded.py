@@ -102,13 +102,33 @@ import numpy as np
 
 from ..canonical.search import search_text, snippet
 from ..config import CONTAINMENT_SAMPLES, Config
-from ..encoding import KEY_BITS, KEY_MASK, joined_keys, pack_keys_many, posting_array, posting_keys, unpack_keys
+from ..encoding import (
+    KEY_BITS,
+    KEY_MASK,
+    joined_keys,
+    pack_keys_many,
+    posting_array,
+    posting_keys,
+    unpack_keys,
+)
 from ..hashing import U64
 from ..ragged import join
 from ..retry import Backoff
 from ..signer import Signed
 from ..verify import UNBOUNDED
-from .base import Candidate, CandidateQuery, ClusterRecord, Engine, EngineError, Failure, Hit, KeyGroup, StoredDoc, TagRow, Tags
+from .base import (
+    Candidate,
+    CandidateQuery,
+    ClusterRecord,
+    Engine,
+    EngineError,
+    Failure,
+    Hit,
+    KeyGroup,
+    StoredDoc,
+    TagRow,
+    Tags,
+)
 
 FORMAT = "neardup-sqlite/2"
 PAGE_SIZE = 65536
@@ -164,17 +184,27 @@ CREATE TABLE IF NOT EXISTS clusters(
 
 _INSERT_COLUMNS = "id, lang, n_tokens, n_shingles, too_short, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, shingles, keys, title, body"
 _INSERT_MARKS = ",".join("?" * 17)
-_DOC_COLUMNS = ("seq, id, lang, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, "
-                "shingles, keys, title, too_short")
+_DOC_COLUMNS = (
+    "seq, id, lang, n_shingles, simhash, cluster_id, dup_of, max_resemblance, is_duplicate, indexed_at, exact, fields, "
+    "shingles, keys, title, too_short"
+)
 #: A document's cluster; NULL in the row when it is the document's own id (most documents).
 _CLUSTER = "CASE WHEN d.is_duplicate IS NULL THEN NULL ELSE coalesce(d.cluster_id, d.id) END"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 
 
-def matched_documents(keys: np.ndarray, key_group: np.ndarray, hit_keys: np.ndarray, hit_docs: np.ndarray, group_query: np.ndarray,
-                      need: np.ndarray, group_field: np.ndarray, after: np.ndarray, before: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def matched_documents(
+    keys: np.ndarray,
+    key_group: np.ndarray,
+    hit_keys: np.ndarray,
+    hit_docs: np.ndarray,
+    group_query: np.ndarray,
+    need: np.ndarray,
+    group_field: np.ndarray,
+    after: np.ndarray,
+    before: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Which documents each query matches, from the postings of its key groups, ranked.
 
     Group g holds the posting keys ``keys[key_group == g]`` of query ``group_query[g]``;
@@ -274,26 +304,46 @@ def keys_columns(fields: tuple[str, ...], signed: Sequence[Signed]) -> list[byte
     """The keys column of each signed document for ``fields``
     (:func:`~neardup.encoding.pack_keys`): the one made in advance where it was made for the
     same fields, the others made together (:func:`_keys_columns`)."""
-    out: list[bytes | None] = [s.encoded_keys.blob if isinstance(s.encoded_keys, EncodedKeys) and s.encoded_keys.fields == fields else None
-                               for s in signed]
+    out: list[bytes | None] = [
+        s.encoded_keys.blob
+        if isinstance(s.encoded_keys, EncodedKeys) and s.encoded_keys.fields == fields
+        else None
+        for s in signed
+    ]
     todo = [i for i, b in enumerate(out) if b is None]
     if todo:
         rest = [signed[i] for i in todo]
-        for i, b in zip(todo, _keys_columns(fields, rest, joined_keys(fields, [s.keys for s in rest])), strict=True):
+        for i, b in zip(
+            todo,
+            _keys_columns(fields, rest, joined_keys(fields, [s.keys for s in rest])),
+            strict=True,
+        ):
             out[i] = b
     return out  # type: ignore[return-value]
 
 
-def _keys_columns(fields: tuple[str, ...], signed: Sequence[Signed], keys: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> list[bytes]:
+def _keys_columns(
+    fields: tuple[str, ...],
+    signed: Sequence[Signed],
+    keys: Mapping[str, tuple[np.ndarray, np.ndarray]],
+) -> list[bytes]:
     """:func:`~neardup.encoding.pack_keys_many` of ``signed``, whose keys ``keys`` holds by field."""
-    return pack_keys_many(fields, keys, join([np.ascontiguousarray(s.shingles, dtype="<u8") for s in signed]),
-                          [_exact_value(s.exact) for s in signed])
+    return pack_keys_many(
+        fields,
+        keys,
+        join([np.ascontiguousarray(s.shingles, dtype="<u8") for s in signed]),
+        [_exact_value(s.exact) for s in signed],
+    )
 
 
 def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
     """Set ``encoded_keys`` of each signed document to its keys column for ``fields``:
     :meth:`EmbeddedEngine.key_encoder`."""
-    for s, blob in zip(signed, _keys_columns(fields, signed, joined_keys(fields, [s.keys for s in signed])), strict=True):
+    for s, blob in zip(
+        signed,
+        _keys_columns(fields, signed, joined_keys(fields, [s.keys for s in signed])),
+        strict=True,
+    ):
         s.encoded_keys = EncodedKeys(fields, blob)
 
 
@@ -307,7 +357,9 @@ def posting_jsons(field_id: int, values: np.ndarray, offsets: np.ndarray) -> lis
     """
     flat = posting_keys(field_id, values)
     # (a list of ints prints as its JSON array)
-    return [str(list(dict.fromkeys(flat[lo:hi]))) for lo, hi in itertools.pairwise(offsets.tolist())]
+    return [
+        str(list(dict.fromkeys(flat[lo:hi]))) for lo, hi in itertools.pairwise(offsets.tolist())
+    ]
 
 
 def _exact_text(value: bytes | str) -> str:
@@ -322,8 +374,14 @@ class EmbeddedEngine(Engine):
     fulltext_chunk = 2000
     samples_chunk = 5000
 
-    def __init__(self, path: str | os.PathLike = "neardup.db", *, fulltext: bool = True, timeout: float = 30.0,
-                 commit_every: float = 2.0):
+    def __init__(
+        self,
+        path: str | os.PathLike = "neardup.db",
+        *,
+        fulltext: bool = True,
+        timeout: float = 30.0,
+        commit_every: float = 2.0,
+    ):
         self.path = str(path)
         self.location = self.path
         self.fulltext = fulltext
@@ -334,7 +392,9 @@ class EmbeddedEngine(Engine):
         self._field_ids: dict[str, int] = {}
         self._tokenizer_ready = False
         self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
-        self._postings_copy = False  # a read-only file's postings with the samples, in the temp schema
+        self._postings_copy = (
+            False  # a read-only file's postings with the samples, in the temp schema
+        )
         self._later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self._read_only = False
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
@@ -351,8 +411,10 @@ class EmbeddedEngine(Engine):
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
         the index, or switching it to WAL), wait and try again, up to the connection timeout."""
         try:
-            return _lock_wait(self._timeout, 1.0).call(functools.partial(super().open, config, create=create),
-                                                      retry_if=lambda e: isinstance(e, _Locked))
+            return _lock_wait(self._timeout, 1.0).call(
+                functools.partial(super().open, config, create=create),
+                retry_if=lambda e: isinstance(e, _Locked),
+            )
         except _Locked as e:
             raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
 
@@ -363,7 +425,11 @@ class EmbeddedEngine(Engine):
         is not a neardup index of this format is refused before anything is written to it;
         a file on read-only storage (the file or its folder not writable) is opened
         read-only, without switching it to WAL. A missing or empty file: None, nothing opened."""
-        if self.path == ":memory:" or not Path(self.path).exists() or Path(self.path).stat().st_size == 0:
+        if (
+            self.path == ":memory:"
+            or not Path(self.path).exists()
+            or Path(self.path).stat().st_size == 0
+        ):
             return None
         folder_writable = os.access(Path(self.path).resolve().parent, os.W_OK)
         read_only = not (folder_writable and os.access(self.path, os.W_OK))
@@ -385,8 +451,10 @@ class EmbeddedEngine(Engine):
         the index since it was read: the first one wins (INSERT OR IGNORE, then read again)."""
         if self._db is None:  # no file yet (an existing one without tables is open already)
             if self.path != ":memory:" and not os.access(Path(self.path).resolve().parent, os.W_OK):
-                raise EngineError(f"{self.path}: cannot create an index there: the folder {Path(self.path).resolve().parent} "
-                                  "is not writable (read-only storage?)")
+                raise EngineError(
+                    f"{self.path}: cannot create an index there: the folder {Path(self.path).resolve().parent} "
+                    "is not writable (read-only storage?)"
+                )
             self._connect(None, new=True)
             stored = self._read_stored_config()
             if stored is not None:
@@ -398,7 +466,9 @@ class EmbeddedEngine(Engine):
                     db.execute(stmt)
             db.execute("INSERT OR IGNORE INTO meta VALUES('format', ?)", (FORMAT,))
             db.execute("INSERT OR IGNORE INTO meta VALUES('config', ?)", (config.to_json(),))
-            db.execute("INSERT OR IGNORE INTO meta VALUES('fingerprint', ?)", (config.fingerprint(),))
+            db.execute(
+                "INSERT OR IGNORE INTO meta VALUES('fingerprint', ?)", (config.fingerprint(),)
+            )
             db.execute("INSERT OR IGNORE INTO meta VALUES('fts_upto', '0')")
             db.execute("INSERT OR IGNORE INTO meta VALUES('samples_upto', '0')")
         stored = self._read_stored_config()
@@ -415,10 +485,15 @@ class EmbeddedEngine(Engine):
         """The connection of this engine: read-only through ``ro_uri``, else read-write in
         WAL mode (a ``new`` file gets the page size before its first write)."""
         try:
-            db = (sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None) if ro_uri else
-                  sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None))
+            db = (
+                sqlite3.connect(ro_uri, uri=True, timeout=self._timeout, isolation_level=None)
+                if ro_uri
+                else sqlite3.connect(self.path, timeout=self._timeout, isolation_level=None)
+            )
         except sqlite3.Error as e:
-            raise StorageError(storage_problem(self.path, e) or f"{self.path}: cannot open: {e}") from None
+            raise StorageError(
+                storage_problem(self.path, e) or f"{self.path}: cannot open: {e}"
+            ) from None
         self._db, self._read_only = db, bool(ro_uri)
         try:
             if not ro_uri:
@@ -442,8 +517,14 @@ class EmbeddedEngine(Engine):
             if not tables:
                 return None
             if "meta" not in tables or "docs" not in tables:
-                raise EngineError(f"{self.path} is a SQLite database but not a neardup index (tables: {', '.join(sorted(tables)) or 'none'})")
-            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'config')").fetchall())
+                raise EngineError(
+                    f"{self.path} is a SQLite database but not a neardup index (tables: {', '.join(sorted(tables)) or 'none'})"
+                )
+            meta = dict(
+                db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('format', 'config')"
+                ).fetchall()
+            )
         except sqlite3.DatabaseError as e:
             _raise_if_locked(e)
             raise _not_an_index(self.path, e) from None
@@ -498,11 +579,15 @@ class EmbeddedEngine(Engine):
             return
         db = self._require()
         if self._read_only:
-            raise StorageError(f"{self.path} is on read-only storage (the file or its folder is not writable): {_READ_ONLY_HINT}")
+            raise StorageError(
+                f"{self.path} is on read-only storage (the file or its folder is not writable): {_READ_ONLY_HINT}"
+            )
         if self._open_since is None:
             _Transaction(db, self.path, self.on_wait).__enter__()
             self._open_since = time.monotonic()
-            db.execute("CREATE INDEX IF NOT EXISTS docs_dup_of ON docs(dup_of) WHERE dup_of IS NOT NULL")
+            db.execute(
+                "CREATE INDEX IF NOT EXISTS docs_dup_of ON docs(dup_of) WHERE dup_of IS NOT NULL"
+            )
         db.execute("SAVEPOINT neardup_session")
         self._writer = db
         try:
@@ -542,19 +627,28 @@ class EmbeddedEngine(Engine):
 
     # -- meta ------------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any | None:
-        row = self._require().execute("SELECT value FROM meta WHERE key = ?", ("user:" + key,)).fetchone()
+        row = (
+            self._require()
+            .execute("SELECT value FROM meta WHERE key = ?", ("user:" + key,))
+            .fetchone()
+        )
         return json.loads(row[0]) if row else None
 
     def put_meta(self, key: str, value: Any) -> None:
         with self._tx() as db:
-            db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", ("user:" + key, json.dumps(value, ensure_ascii=False)))
+            db.execute(
+                "INSERT OR REPLACE INTO meta VALUES(?, ?)",
+                ("user:" + key, json.dumps(value, ensure_ascii=False)),
+            )
 
     # -- writes ----------------------------------------------------------------------------
     def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
         tags = tags or {}
         failures: list[Failure] = []
         now = _now_ms()
-        pending: dict[int, dict[str, np.ndarray]] = {}  # seq -> keys, their postings inserted in key order at the end
+        pending: dict[
+            int, dict[str, np.ndarray]
+        ] = {}  # seq -> keys, their postings inserted in key order at the end
         with self._tx() as db:
             if not self._put_new(db, docs, tags, now, pending):
                 for s in docs:
@@ -563,7 +657,10 @@ class EmbeddedEngine(Engine):
                     except (sqlite3.Error, ValueError, OverflowError) as e:
                         self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
-            db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", self._posting_rows(pending, self._upto(db, "samples_upto")))
+            db.executemany(
+                "INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)",
+                self._posting_rows(pending, self._upto(db, "samples_upto")),
+            )
         return failures
 
     def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:
@@ -574,18 +671,28 @@ class EmbeddedEngine(Engine):
         if problem is not None:  # the storage, not this document: the batch stops whole, said once
             raise StorageError(f"{problem}; this batch was not stored") from None
         if not db.in_transaction:
-            raise StorageError(f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
-                               "(is the disk full?); free space and run the same command again: it resumes") from None
+            raise StorageError(
+                f"{self.path}: {e}; this batch was not stored, and what was committed before it is "
+                "(is the disk full?); free space and run the same command again: it resumes"
+            ) from None
 
-    def _put_new(self, db: sqlite3.Connection, docs: Sequence[Signed], tags: dict[str, Tags], now: int,
-                 pending: dict[int, dict[str, np.ndarray]]) -> bool:
+    def _put_new(
+        self,
+        db: sqlite3.Connection,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags],
+        now: int,
+        pending: dict[int, dict[str, np.ndarray]],
+    ) -> bool:
         """A batch of documents none of which is stored yet, in three ``executemany``; False
         (and nothing written) when some id is already stored or a row is refused, so that
         the caller goes document by document."""
         ids = [s.doc.id for s in docs]
         for i in range(0, len(ids), 900):
             chunk = ids[i : i + 900]
-            if db.execute(f"SELECT 1 FROM docs WHERE id IN ({','.join('?' * len(chunk))}) LIMIT 1", chunk).fetchone():
+            if db.execute(
+                f"SELECT 1 FROM docs WHERE id IN ({','.join('?' * len(chunk))}) LIMIT 1", chunk
+            ).fetchone():
                 return False
         seq = self._next_seq(db)
         rows, postings = [], {}
@@ -596,7 +703,9 @@ class EmbeddedEngine(Engine):
                 seq += 1
             db.execute("SAVEPOINT put_new")
             try:
-                db.executemany(f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", rows)
+                db.executemany(
+                    f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", rows
+                )
             except BaseException:
                 db.execute("ROLLBACK TO put_new")
                 raise
@@ -618,17 +727,36 @@ class EmbeddedEngine(Engine):
         shingles = np.ascontiguousarray(s.shingles, dtype="<u8")
         exact = _exact_value(s.exact)
         keys = keys_column(self._fields, s) if keys is None else keys
-        return (d.id, s.lang, s.n_tokens, s.n_shingles, int(s.too_short), _signed64(s.simhash),
-               _own_cluster(t.cluster_id, d.id) if t else None, t.dup_of if t else None, t.max_resemblance if t else None,
-               (1 if t.is_duplicate else 0) if t else None, now, exact,
-               json.dumps(d.fields, ensure_ascii=False) if d.fields else None, shingles.tobytes(), keys, d.title, d.text)
+        return (
+            d.id,
+            s.lang,
+            s.n_tokens,
+            s.n_shingles,
+            int(s.too_short),
+            _signed64(s.simhash),
+            _own_cluster(t.cluster_id, d.id) if t else None,
+            t.dup_of if t else None,
+            t.max_resemblance if t else None,
+            (1 if t.is_duplicate else 0) if t else None,
+            now,
+            exact,
+            json.dumps(d.fields, ensure_ascii=False) if d.fields else None,
+            shingles.tobytes(),
+            keys,
+            d.title,
+            d.text,
+        )
 
-    def _posting_rows(self, pending: dict[int, dict[str, np.ndarray]], upto: int) -> Iterable[tuple[int, int]]:
+    def _posting_rows(
+        self, pending: dict[int, dict[str, np.ndarray]], upto: int
+    ) -> Iterable[tuple[int, int]]:
         """(key, doc) rows of ``pending`` (seq -> keys) in key order, one field at a time in
         numpy; the sample fields only of documents at or below ``upto`` (``samples_upto``)."""
         keys, docs = [], []
         for f, fid in self._field_ids.items():
-            seqs = [q for q, ks in pending.items() if f in ks and (q <= upto or f not in self._later)]
+            seqs = [
+                q for q, ks in pending.items() if f in ks and (q <= upto or f not in self._later)
+            ]
             if seqs:
                 parts = [pending[q][f].ravel() for q in seqs]
                 keys.append(posting_array(fid, np.concatenate(parts)))
@@ -639,30 +767,54 @@ class EmbeddedEngine(Engine):
         order = np.lexsort((d, k))
         return zip(k[order].tolist(), d[order].tolist(), strict=True)
 
-    def _keys_of(self, blob: bytes, shingles: np.ndarray, exact: bytes | str) -> dict[str, np.ndarray]:
+    def _keys_of(
+        self, blob: bytes, shingles: np.ndarray, exact: bytes | str
+    ) -> dict[str, np.ndarray]:
         """A stored document's keys (:func:`~neardup.encoding.unpack_keys` of its keys column)."""
         try:
             return unpack_keys(self._fields, blob, shingles, exact)
         except (ValueError, IndexError) as e:
-            raise EngineError(f"{self.path}: {e}; the index is damaged: index the documents again into a new one") from None
+            raise EngineError(
+                f"{self.path}: {e}; the index is damaged: index the documents again into a new one"
+            ) from None
 
-    def _put_one(self, db: sqlite3.Connection, s: Signed, t: Tags | None, now: int, pending: dict[int, dict[str, np.ndarray]]) -> None:
+    def _put_one(
+        self,
+        db: sqlite3.Connection,
+        s: Signed,
+        t: Tags | None,
+        now: int,
+        pending: dict[int, dict[str, np.ndarray]],
+    ) -> None:
         d = s.doc
-        old = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)).fetchone()
+        old = db.execute(
+            "SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?", (d.id,)
+        ).fetchone()
         row = self._doc_row(s, t, now)
         if old is None:
             seq = self._next_seq(db)
-            db.execute(f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", (seq, *row))
+            db.execute(
+                f"INSERT INTO docs(seq, {_INSERT_COLUMNS}) VALUES (?,{_INSERT_MARKS})", (seq, *row)
+            )
         else:
             seq, old_title, old_body, old_keys, old_shingles, old_exact = old
             self._delete_postings(db, seq, old_keys, old_shingles, old_exact, pending)
             in_fts = self.fulltext and seq <= self._upto(db, "fts_upto")
             if in_fts:
-                db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(old_title), search_text(old_body)))
-            db.execute("UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, too_short=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
-                       "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?", (*row, seq))
+                db.execute(
+                    "INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)",
+                    (seq, search_text(old_title), search_text(old_body)),
+                )
+            db.execute(
+                "UPDATE docs SET id=?, lang=?, n_tokens=?, n_shingles=?, too_short=?, simhash=?, cluster_id=?, dup_of=?, max_resemblance=?, "
+                "is_duplicate=?, indexed_at=?, exact=?, fields=?, shingles=?, keys=?, title=?, body=? WHERE seq=?",
+                (*row, seq),
+            )
             if in_fts:
-                db.execute("INSERT INTO fts(rowid, title, body) VALUES (?,?,?)", (seq, search_text(d.title), search_text(d.text)))
+                db.execute(
+                    "INSERT INTO fts(rowid, title, body) VALUES (?,?,?)",
+                    (seq, search_text(d.title), search_text(d.text)),
+                )
         pending[seq] = s.keys
 
     def _next_seq(self, db: sqlite3.Connection) -> int:
@@ -681,32 +833,57 @@ class EmbeddedEngine(Engine):
             return int(row[0])
         return db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
 
-    def _delete_postings(self, db: sqlite3.Connection, seq: int, blob: bytes, shingles: bytes, exact: bytes | str,
-                         pending: dict[int, dict[str, np.ndarray]] | None = None) -> None:
+    def _delete_postings(
+        self,
+        db: sqlite3.Connection,
+        seq: int,
+        blob: bytes,
+        shingles: bytes,
+        exact: bytes | str,
+        pending: dict[int, dict[str, np.ndarray]] | None = None,
+    ) -> None:
         if pending is not None:
             pending.pop(seq, None)  # stored earlier in this batch: not in the table yet
         keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
-        db.executemany("DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED))
+        db.executemany(
+            "DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED)
+        )
 
     def delete(self, ids: Iterable[str]) -> int:
         n = 0
         with self._tx() as db:
             for i in ids:
-                row = db.execute("SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id=?", (i,)).fetchone()
+                row = db.execute(
+                    "SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id=?", (i,)
+                ).fetchone()
                 if row is None:
                     continue
                 seq, title, body, keys, shingles, exact = row
                 self._delete_postings(db, seq, keys, shingles, exact)
                 if self.fulltext and seq <= self._upto(db, "fts_upto"):
-                    db.execute("INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)", (seq, search_text(title), search_text(body)))
+                    db.execute(
+                        "INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)",
+                        (seq, search_text(title), search_text(body)),
+                    )
                 db.execute("DELETE FROM docs WHERE seq=?", (seq,))
                 n += 1
         return n
 
     def update_tags(self, tags: dict[str, Tags]) -> None:
         with self._tx() as db:
-            db.executemany("UPDATE docs SET cluster_id=?, dup_of=?, max_resemblance=?, is_duplicate=? WHERE id=?",
-                           ((_own_cluster(t.cluster_id, i), t.dup_of, t.max_resemblance, int(t.is_duplicate), i) for i, t in tags.items()))
+            db.executemany(
+                "UPDATE docs SET cluster_id=?, dup_of=?, max_resemblance=?, is_duplicate=? WHERE id=?",
+                (
+                    (
+                        _own_cluster(t.cluster_id, i),
+                        t.dup_of,
+                        t.max_resemblance,
+                        int(t.is_duplicate),
+                        i,
+                    )
+                    for i, t in tags.items()
+                ),
+            )
 
     # -- reads -----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
@@ -715,7 +892,9 @@ class EmbeddedEngine(Engine):
             return [self._candidates(q, table) for q in queries]
         return self._candidates_many(queries, table)
 
-    def _candidates_many(self, queries: Sequence[CandidateQuery], table: str = "postings") -> list[list[Candidate]]:
+    def _candidates_many(
+        self, queries: Sequence[CandidateQuery], table: str = "postings"
+    ) -> list[list[Candidate]]:
         """:meth:`_candidates` of many queries: the postings of all their keys read in one
         statement (each distinct key once, in key order), then matched to the key groups,
         counted and ranked with numpy (:func:`matched_documents`); the columns of the
@@ -726,33 +905,59 @@ class EmbeddedEngine(Engine):
         if not groups:
             return out
         keys, key_group = self._group_posting_keys([g for _, g in groups])
-        found = db.execute(f"SELECT group_concat(key || ' ' || doc, ' ') FROM {table} WHERE key IN (SELECT value FROM json_each(?))",
-                           (json.dumps(np.unique(keys).tolist()),)).fetchone()[0]  # (one string: a row apiece costs twice the lookups)
+        found = db.execute(
+            f"SELECT group_concat(key || ' ' || doc, ' ') FROM {table} WHERE key IN (SELECT value FROM json_each(?))",
+            (json.dumps(np.unique(keys).tolist()),),
+        ).fetchone()[0]  # (one string: a row apiece costs twice the lookups)
         hits = np.fromstring(found or "", dtype=np.int64, sep=" ").reshape(-1, 2)
         group_query = np.array([qi for qi, _ in groups], dtype=np.int64)
         need = np.array([max(1, g.min_match) for _, g in groups], dtype=np.int64)
         field_names = sorted({g.field for _, g in groups})
         group_field = np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64)
         after = np.array([q.after_seq or 0 for q in queries], dtype=np.int64)
-        before = np.array([UNBOUNDED if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64)
-        q_of, doc, score, fields = matched_documents(keys, key_group, hits[:, 0], hits[:, 1], group_query, need, group_field,
-                                                     after, before)
+        before = np.array(
+            [UNBOUNDED if q.before_seq is None else q.before_seq for q in queries], dtype=np.int64
+        )
+        q_of, doc, score, fields = matched_documents(
+            keys, key_group, hits[:, 0], hits[:, 1], group_query, need, group_field, after, before
+        )
         if not len(doc):
             return out
-        rows = {r[0]: r[1:] for r in db.execute(
-            f"SELECT d.seq, d.id, d.n_shingles, d.simhash, {_CLUSTER}, d.is_duplicate FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))",
-            (json.dumps(np.unique(doc).tolist()),))}
-        names = [frozenset(f for b, f in enumerate(field_names) if m >> b & 1) for m in range(1 << len(field_names))]
-        for qi, d, sc, fs in zip(q_of.tolist(), doc.tolist(), score.tolist(), fields.tolist(), strict=True):
+        rows = {
+            r[0]: r[1:]
+            for r in db.execute(
+                f"SELECT d.seq, d.id, d.n_shingles, d.simhash, {_CLUSTER}, d.is_duplicate FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(np.unique(doc).tolist()),),
+            )
+        }
+        names = [
+            frozenset(f for b, f in enumerate(field_names) if m >> b & 1)
+            for m in range(1 << len(field_names))
+        ]
+        for qi, d, sc, fs in zip(
+            q_of.tolist(), doc.tolist(), score.tolist(), fields.tolist(), strict=True
+        ):
             q = queries[qi]
             row = rows.get(d)
             if row is None or len(out[qi]) >= q.limit:
                 continue
             i, n, sh, cid, is_dup = row
-            if (q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED) and i != (q.exclude_id or "")
-                    and (not q.representatives or is_dup == 0)):
-                out[qi].append(Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(sc), cluster_id=cid, matched=names[fs],
-                                         seq=d))
+            if (
+                q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED)
+                and i != (q.exclude_id or "")
+                and (not q.representatives or is_dup == 0)
+            ):
+                out[qi].append(
+                    Candidate(
+                        id=i,
+                        n_shingles=n,
+                        simhash=sh & 0xFFFFFFFFFFFFFFFF,
+                        score=float(sc),
+                        cluster_id=cid,
+                        matched=names[fs],
+                        seq=d,
+                    )
+                )
         return out
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
@@ -779,7 +984,11 @@ class EmbeddedEngine(Engine):
         for i, g in enumerate(groups):
             by_field.setdefault(g.field, []).append(i)
         for f, at in by_field.items():
-            for i, made in zip(at, posting_jsons(self._field_ids[f], *join([groups[i].keys for i in at])), strict=True):
+            for i, made in zip(
+                at,
+                posting_jsons(self._field_ids[f], *join([groups[i].keys for i in at])),
+                strict=True,
+            ):
                 out[i] = made
         return out
 
@@ -788,47 +997,105 @@ class EmbeddedEngine(Engine):
         parts, params = [], []
         groups = list(filter(self._matchable, q.groups))
         for g, keys in zip(groups, self._posting_jsons(groups), strict=True):
-            parts.append(f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
-                         "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?")
-            params += [g.field, keys, q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq, max(1, g.min_match)]
+            parts.append(
+                f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} WHERE key IN (SELECT value FROM json_each(?)) "
+                "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?"
+            )
+            params += [
+                g.field,
+                keys,
+                q.after_seq or 0,
+                UNBOUNDED if q.before_seq is None else q.before_seq,
+                max(1, g.min_match),
+            ]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
-        sql = (f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
-               f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f), d.seq FROM m JOIN docs d ON d.seq = m.doc "
-               f"WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? {reps}GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?")
+        sql = (
+            f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
+            f"SELECT d.id, d.n_shingles, d.simhash, {_CLUSTER}, SUM(m.c), group_concat(m.f), d.seq FROM m JOIN docs d ON d.seq = m.doc "
+            f"WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? {reps}GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?"
+        )
         params += [q.min_shingles, min(q.max_shingles, UNBOUNDED), q.exclude_id or "", q.limit]
-        return [Candidate(id=i, n_shingles=n, simhash=sh & 0xFFFFFFFFFFFFFFFF, score=float(score), cluster_id=cid,
-                          matched=frozenset(fs.split(",")), seq=seq)
-                for i, n, sh, cid, score, fs, seq in db.execute(sql, params)]
+        return [
+            Candidate(
+                id=i,
+                n_shingles=n,
+                simhash=sh & 0xFFFFFFFFFFFFFFFF,
+                score=float(score),
+                cluster_id=cid,
+                matched=frozenset(fs.split(",")),
+                seq=seq,
+            )
+            for i, n, sh, cid, score, fs, seq in db.execute(sql, params)
+        ]
 
-    def get(self, ids: Iterable[str], *, text: bool = False, keys: bool = True) -> dict[str, StoredDoc]:
+    def get(
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+    ) -> dict[str, StoredDoc]:
         db = self._require()
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         cols = _DOC_COLUMNS + (", body" if text else "")
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            for row in db.execute(f"SELECT {cols} FROM docs WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            for row in db.execute(
+                f"SELECT {cols} FROM docs WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ):
                 d = self._row(row, text, keys)
                 out[d.id] = d
         return out
 
     def _row(self, row: tuple, text: bool, keys: bool = True) -> StoredDoc:
-        (seq, id_, lang, n_sh, simhash, cid, dup, maxr, isdup, at, exact, fields, shingles, blob, title, short) = row[:16]
-        tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
+        (
+            seq,
+            id_,
+            lang,
+            n_sh,
+            simhash,
+            cid,
+            dup,
+            maxr,
+            isdup,
+            at,
+            exact,
+            fields,
+            shingles,
+            blob,
+            title,
+            short,
+        ) = row[:16]
+        tags = (
+            Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup))
+            if isdup is not None
+            else None
+        )
         sh = np.frombuffer(shingles, dtype="<u8").astype(U64)
-        return StoredDoc(id=id_, lang=lang, n_shingles=n_sh, shingles=sh, simhash=simhash & 0xFFFFFFFFFFFFFFFF,
-                         exact=_exact_text(exact), keys=self._keys_of(blob, sh, exact) if keys else {}, tags=tags, title=title,
-                         text=row[16] if text else None, fields=json.loads(fields) if fields else {}, indexed_at=_iso(at), seq=seq,
-                         too_short=bool(short))
+        return StoredDoc(
+            id=id_,
+            lang=lang,
+            n_shingles=n_sh,
+            shingles=sh,
+            simhash=simhash & 0xFFFFFFFFFFFFFFFF,
+            exact=_exact_text(exact),
+            keys=self._keys_of(blob, sh, exact) if keys else {},
+            tags=tags,
+            title=title,
+            text=row[16] if text else None,
+            fields=json.loads(fields) if fields else {},
+            indexed_at=_iso(at),
+            seq=seq,
+            too_short=bool(short),
+        )
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         db = self._require()
         cols = _DOC_COLUMNS + (", body" if text else "")
         last = 0
         while True:
-            rows = db.execute(f"SELECT {cols} FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch_size)).fetchall()
+            rows = db.execute(
+                f"SELECT {cols} FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch_size)
+            ).fetchall()
             if not rows:
                 return
             for row in rows:
@@ -839,12 +1106,19 @@ class EmbeddedEngine(Engine):
         db = self._require()
         last = 0
         while True:
-            rows = db.execute("SELECT seq, id, cluster_id, dup_of, max_resemblance, is_duplicate, title, lang, indexed_at FROM docs "
-                              "WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch_size)).fetchall()
+            rows = db.execute(
+                "SELECT seq, id, cluster_id, dup_of, max_resemblance, is_duplicate, title, lang, indexed_at FROM docs "
+                "WHERE seq > ? ORDER BY seq LIMIT ?",
+                (last, batch_size),
+            ).fetchall()
             if not rows:
                 return
             for seq, id_, cid, dup, maxr, isdup, title, lang, at in rows:
-                tags = Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup)) if isdup is not None else None
+                tags = (
+                    Tags(id_ if cid is None else cid, dup, maxr or 0.0, bool(isdup))
+                    if isdup is not None
+                    else None
+                )
                 yield TagRow(id_, seq, tags, title, lang, _iso(at))
             last = rows[-1][0]
 
@@ -854,7 +1128,10 @@ class EmbeddedEngine(Engine):
         out: dict[str, list[str]] = {}
         for i in range(0, len(reps), 500):
             chunk = reps[i : i + 500]
-            for dup, id_ in db.execute(f"SELECT dup_of, id FROM docs WHERE dup_of IN ({','.join('?' * len(chunk))}) ORDER BY seq", chunk):
+            for dup, id_ in db.execute(
+                f"SELECT dup_of, id FROM docs WHERE dup_of IN ({','.join('?' * len(chunk))}) ORDER BY seq",
+                chunk,
+            ):
                 out.setdefault(dup, []).append(id_)
         return out
 
@@ -869,8 +1146,11 @@ class EmbeddedEngine(Engine):
             table = self._postings_table({f})
             lo = self._field_ids[f] << KEY_BITS
             # the shared keys first (a count over the key order, no join), then their documents
-            cur = db.execute(f"SELECT (SELECT group_concat(d.id, char(31)) FROM {table} p JOIN docs d ON d.seq = p.doc WHERE p.key = k.key) "
-                             f"FROM (SELECT key FROM {table} WHERE key BETWEEN ? AND ? GROUP BY key HAVING COUNT(*) > 1) k", (lo, lo | KEY_MASK))
+            cur = db.execute(
+                f"SELECT (SELECT group_concat(d.id, char(31)) FROM {table} p JOIN docs d ON d.seq = p.doc WHERE p.key = k.key) "
+                f"FROM (SELECT key FROM {table} WHERE key BETWEEN ? AND ? GROUP BY key HAVING COUNT(*) > 1) k",
+                (lo, lo | KEY_MASK),
+            )
             for (ids,) in cur:
                 yield ids.split("\x1f")
 
@@ -890,7 +1170,9 @@ class EmbeddedEngine(Engine):
             return "postings"
         if self._read_only:
             db = self._require()
-            db.execute("CREATE TEMP TABLE nd_postings(key INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(key, doc)) WITHOUT ROWID")
+            db.execute(
+                "CREATE TEMP TABLE nd_postings(key INTEGER NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(key, doc)) WITHOUT ROWID"
+            )
             db.execute("INSERT INTO temp.nd_postings SELECT key, doc FROM postings")
             self._add_samples(db, "temp.nd_postings", self._upto(db, "samples_upto"))
             self._postings_copy = True
@@ -901,18 +1183,30 @@ class EmbeddedEngine(Engine):
     def _add_samples(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """The sample postings of every document after ``seq`` ``after``, into ``table``."""
         what = "containment samples to the postings"
-        for rows in self._rows_after(db, "keys, shingles, exact", after, self.samples_chunk, what, "the first containment query"):
+        for rows in self._rows_after(
+            db,
+            "keys, shingles, exact",
+            after,
+            self.samples_chunk,
+            what,
+            "the first containment query",
+        ):
             pending = {}
             for seq, blob, shingles, exact in rows:
                 keys = self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
                 pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
-            db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", self._posting_rows(pending, UNBOUNDED))
+            db.executemany(
+                f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)",
+                self._posting_rows(pending, UNBOUNDED),
+            )
 
     # -- what follows behind indexing: the full-text index and the sample postings ----------------
     def _behind(self, key: str) -> int:
         """Documents after ``meta.<key>`` (``fts_upto``, ``samples_upto``)."""
         db = self._require()
-        return db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, key),)).fetchone()[0]
+        return db.execute(
+            "SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, key),)
+        ).fetchone()[0]
 
     def _catch_up(self, key: str, add: Any) -> None:
         """``add(db, upto)`` the documents after ``meta.<key>`` and move it to the last one, in
@@ -924,14 +1218,21 @@ class EmbeddedEngine(Engine):
             add(db, upto)
             db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(max(top, upto))))
 
-    def _rows_after(self, db: sqlite3.Connection, columns: str, after: int, chunk: int, what: str, when: str) -> Iterator[list[tuple]]:
+    def _rows_after(
+        self, db: sqlite3.Connection, columns: str, after: int, chunk: int, what: str, when: str
+    ) -> Iterator[list[tuple]]:
         """``(seq, columns...)`` of the documents after ``seq`` ``after``, ``chunk`` rows at a
         time; says "adding N documents' <what> (once, for <when> after indexing)" when many."""
         behind = db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (after,)).fetchone()[0]
         if behind > chunk and self.on_wait is not None:
-            self.on_wait(f"adding {behind:,} documents' {what} of {self.path} (once, for {when} after indexing)")
+            self.on_wait(
+                f"adding {behind:,} documents' {what} of {self.path} (once, for {when} after indexing)"
+            )
         while True:
-            rows = db.execute(f"SELECT seq, {columns} FROM docs WHERE seq > ? ORDER BY seq LIMIT ?", (after, chunk)).fetchall()
+            rows = db.execute(
+                f"SELECT seq, {columns} FROM docs WHERE seq > ? ORDER BY seq LIMIT ?",
+                (after, chunk),
+            ).fetchall()
             if not rows:
                 return
             yield rows
@@ -949,10 +1250,18 @@ class EmbeddedEngine(Engine):
         table = self._fulltext_table()
         # The index holds search_text, the content table the raw text: FTS5's snippet() would
         # tokenize the raw text against the index's positions, so the snippet is made here.
-        rows = self._require().execute(
-            f"SELECT d.id, bm25({table}) AS score, d.title, d.body, {_CLUSTER} "
-            f"FROM {table} JOIN docs d ON d.seq = {table}.rowid WHERE {table} MATCH ? ORDER BY score LIMIT ?", (match, size)).fetchall()
-        return [Hit(i, -score, title, snippet(body, terms), cid) for i, score, title, body, cid in rows]
+        rows = (
+            self._require()
+            .execute(
+                f"SELECT d.id, bm25({table}) AS score, d.title, d.body, {_CLUSTER} "
+                f"FROM {table} JOIN docs d ON d.seq = {table}.rowid WHERE {table} MATCH ? ORDER BY score LIMIT ?",
+                (match, size),
+            )
+            .fetchall()
+        )
+        return [
+            Hit(i, -score, title, snippet(body, terms), cid) for i, score, title, body, cid in rows
+        ]
 
     def fulltext_behind(self) -> int:
         """Documents not in the full-text index yet (the next search adds them)."""
@@ -969,14 +1278,24 @@ class EmbeddedEngine(Engine):
             return "fts"
         if self._read_only:
             db = self._require()
-            db.execute(f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', {_FTS_DETAIL})")
+            db.execute(
+                f"CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', tokenize='{_TOKENIZE}', {_FTS_DETAIL})"
+            )
             self._add_to_fulltext(db, "temp.fts_all", 0)
             self._fts_copy = True
             return "fts_all"
         if stale:
-            with self._tx() as db:  # made by an earlier version: built again, from the first document
+            with (
+                self._tx() as db
+            ):  # made by an earlier version: built again, from the first document
                 db.execute("DROP TABLE fts")
-                db.execute(next(stmt for stmt in _SCHEMA.split(";") if "VIRTUAL TABLE IF NOT EXISTS fts " in stmt))
+                db.execute(
+                    next(
+                        stmt
+                        for stmt in _SCHEMA.split(";")
+                        if "VIRTUAL TABLE IF NOT EXISTS fts " in stmt
+                    )
+                )
                 db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', '0')")
         self._catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
         return "fts"
@@ -989,17 +1308,30 @@ class EmbeddedEngine(Engine):
 
     def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """:func:`search_text` of the title and body of every document after ``seq`` ``after``, into ``table``."""
-        for rows in self._rows_after(db, "title, body", after, self.fulltext_chunk, "words to the full-text index", "the first search"):
-            db.executemany(f"INSERT INTO {table}(rowid, title, body) VALUES (?,?,?)",
-                           [(seq, search_text(title), search_text(body)) for seq, title, body in rows])
+        for rows in self._rows_after(
+            db,
+            "title, body",
+            after,
+            self.fulltext_chunk,
+            "words to the full-text index",
+            "the first search",
+        ):
+            db.executemany(
+                f"INSERT INTO {table}(rowid, title, body) VALUES (?,?,?)",
+                [(seq, search_text(title), search_text(body)) for seq, title, body in rows],
+            )
 
     def _tokens(self, words: str) -> list[str]:
         """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the
         connection's temp schema and its fts5vocab view), so every term is one token."""
         db = self._require()
         if not self._tokenizer_ready:
-            db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q USING fts5(q, tokenize='{_TOKENIZE}')")
-            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q_terms USING fts5vocab('temp', 'neardup_q', 'instance')")
+            db.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q USING fts5(q, tokenize='{_TOKENIZE}')"
+            )
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q_terms USING fts5vocab('temp', 'neardup_q', 'instance')"
+            )
             self._tokenizer_ready = True
         db.execute("DELETE FROM temp.neardup_q")
         db.execute("INSERT INTO temp.neardup_q(rowid, q) VALUES (1, ?)", (words,))
@@ -1012,29 +1344,77 @@ class EmbeddedEngine(Engine):
         now = _now()
         with self._tx() as db:
             db.execute("DELETE FROM clusters")
-            db.executemany("INSERT INTO clusters VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", (
-                (c.cluster_id, c.size, c.representative_id, c.representative_title, json.dumps(c.members, ensure_ascii=False),
-                 c.min_resemblance, c.mean_resemblance, c.max_resemblance, json.dumps(c.languages), c.first_seen, c.last_seen, now)
-                for c in clusters))
+            db.executemany(
+                "INSERT INTO clusters VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    (
+                        c.cluster_id,
+                        c.size,
+                        c.representative_id,
+                        c.representative_title,
+                        json.dumps(c.members, ensure_ascii=False),
+                        c.min_resemblance,
+                        c.mean_resemblance,
+                        c.max_resemblance,
+                        json.dumps(c.languages),
+                        c.first_seen,
+                        c.last_seen,
+                        now,
+                    )
+                    for c in clusters
+                ),
+            )
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
         names = [f.name for f in dataclasses.fields(ClusterRecord)]
-        rows = self._require().execute(f"SELECT {', '.join(names)} FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
-                                       (-1 if limit is None else limit,)).fetchall()
+        rows = (
+            self._require()
+            .execute(
+                f"SELECT {', '.join(names)} FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
+                (-1 if limit is None else limit,),
+            )
+            .fetchall()
+        )
         out = []
         for r in rows:  # (rows decoded by name)
             c = dict(zip(names, r, strict=True))
-            out.append(ClusterRecord(**{**c, "members": json.loads(c["members"]), "languages": json.loads(c["languages"] or "[]")}))
+            out.append(
+                ClusterRecord(
+                    **{
+                        **c,
+                        "members": json.loads(c["members"]),
+                        "languages": json.loads(c["languages"] or "[]"),
+                    }
+                )
+            )
         return out
 
 
 #: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.
-_FAILURES = {3: "read-only", 5: "busy", 6: "busy", 8: "read-only", 10: "io", 11: "damaged", 13: "full", 14: "cannot-open", 26: "damaged"}
+_FAILURES = {
+    3: "read-only",
+    5: "busy",
+    6: "busy",
+    8: "read-only",
+    10: "io",
+    11: "damaged",
+    13: "full",
+    14: "cannot-open",
+    26: "damaged",
+}
 #: SQLite's message of each of those codes (``sqlite3_errstr``): the code where Python has
 #: no ``sqlite_errorcode`` (before 3.11).
-_ERRSTR = {"database is locked": 5, "database table is locked": 6, "attempt to write a readonly database": 8,
-           "disk I/O error": 10, "database disk image is malformed": 11, "database or disk is full": 13,
-           "unable to open database file": 14, "file is not a database": 26, "access permission denied": 3}
+_ERRSTR = {
+    "database is locked": 5,
+    "database table is locked": 6,
+    "attempt to write a readonly database": 8,
+    "disk I/O error": 10,
+    "database disk image is malformed": 11,
+    "database or disk is full": 13,
+    "unable to open database file": 14,
+    "file is not a database": 26,
+    "access permission denied": 3,
+}
 
 
 def sqlite_failure(e: BaseException) -> str | None:
@@ -1057,7 +1437,9 @@ def sqlite_failure(e: BaseException) -> str | None:
     if code is None:
         code = next((c for text, c in _ERRSTR.items() if str(e).startswith(text)), None)
     kind = _FAILURES.get(code & 0xFF) if code is not None else None
-    if kind is None and "no transaction is active" in str(e):  # (Python's message: SQLite's own code is a plain SQLITE_ERROR)
+    if kind is None and "no transaction is active" in str(
+        e
+    ):  # (Python's message: SQLite's own code is a plain SQLITE_ERROR)
         return "rolled-back"
     return kind or "other"
 
@@ -1069,8 +1451,10 @@ def _lock_wait(seconds: float, maximum: float) -> Backoff:
 
 
 _READ_ONLY_HINT = "it can be read (query, search, info, show, export, clusters --no-write, report) but not written"
-_KEPT_HINT = ("what was committed before is kept (whole batches only); make room and run the same command again: documents "
-              "are upserted by id, so nothing is stored twice")
+_KEPT_HINT = (
+    "what was committed before is kept (whole batches only); make room and run the same command again: documents "
+    "are upserted by id, so nothing is stored twice"
+)
 
 
 def storage_problem(path: str, e: BaseException) -> str | None:
@@ -1089,7 +1473,9 @@ def storage_problem(path: str, e: BaseException) -> str | None:
     if kind == "read-only":
         return f"{path} is on read-only storage ({e}): {_READ_ONLY_HINT}"
     if kind == "busy":
-        return f"{path} is busy ({e}): another process is writing it; run again when it has finished"
+        return (
+            f"{path} is busy ({e}): another process is writing it; run again when it has finished"
+        )
     if kind == "cannot-open":
         return f"{path}: cannot open ({e}): is its folder there and readable?"
     if kind == "damaged":
@@ -1124,7 +1510,9 @@ class _Transaction:
     While another process holds the write lock it waits (SQLite's busy timeout, then a
     backoff up to ``wait`` seconds in all), telling ``on_wait`` once that it is waiting."""
 
-    def __init__(self, db: sqlite3.Connection, path: str = "", on_wait: Any = None, wait: float = 600.0):
+    def __init__(
+        self, db: sqlite3.Connection, path: str = "", on_wait: Any = None, wait: float = 600.0
+    ):
         self.db, self.path, self.on_wait, self.wait = db, path, on_wait, wait
 
     def __enter__(self) -> sqlite3.Connection:
@@ -1143,15 +1531,21 @@ class _Transaction:
         def waiting(attempt: int, e: Exception) -> None:
             nonlocal quick
             if attempt == 0 and self.on_wait is not None:
-                self.on_wait(f"waiting for another neardup process writing {self.path} to finish its batch")
+                self.on_wait(
+                    f"waiting for another neardup process writing {self.path} to finish its batch"
+                )
             quick = False
 
         try:
-            return _lock_wait(self.wait, 2.0).call(begin, retry_if=lambda e: sqlite_failure(e) == "busy", on_retry=waiting)
+            return _lock_wait(self.wait, 2.0).call(
+                begin, retry_if=lambda e: sqlite_failure(e) == "busy", on_retry=waiting
+            )
         except sqlite3.OperationalError as e:
             if sqlite_failure(e) != "busy":
                 raise EngineError(f"cannot write {self.path}: {e}") from None
-            raise EngineError(f"cannot write {self.path}: another process has held the write lock for {self.wait:.0f} s") from None
+            raise EngineError(
+                f"cannot write {self.path}: another process has held the write lock for {self.wait:.0f} s"
+            ) from None
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
@@ -1175,17 +1569,21 @@ def _check_sqlite_file(path: str) -> str:
         raise EngineError(f"{path} is not a neardup index (not a SQLite database)")
     full = os.path.abspath(path)
     uri = f"file:{quote(full)}?mode=ro"
-    if not os.access(os.path.dirname(full), os.W_OK) and not (os.path.exists(full + "-wal") and os.path.exists(full + "-shm")):
+    if not os.access(os.path.dirname(full), os.W_OK) and not (
+        os.path.exists(full + "-wal") and os.path.exists(full + "-shm")
+    ):
         uri += "&immutable=1"
     return uri
 
 
 def _format_message(path: str, found: str | None) -> str:
     prefix = FORMAT.rsplit("/", 1)[0] + "/"
-    version = found[len(prefix):] if isinstance(found, str) and found.startswith(prefix) else ""
-    if version.isdigit() and int(version) < int(FORMAT[len(prefix):]):
-        return (f"{path} was written by an older neardup (index format {found!r}; this version reads {FORMAT!r}, "
-                f"whose tables are laid out differently): re-index the documents into a new file with 'neardup index'")
+    version = found[len(prefix) :] if isinstance(found, str) and found.startswith(prefix) else ""
+    if version.isdigit() and int(version) < int(FORMAT[len(prefix) :]):
+        return (
+            f"{path} was written by an older neardup (index format {found!r}; this version reads {FORMAT!r}, "
+            f"whose tables are laid out differently): re-index the documents into a new file with 'neardup index'"
+        )
     if version.isdigit():
         return f"{path} was written by a newer neardup (index format {found!r}; this version reads {FORMAT!r}): upgrade neardup"
     return f"{path} is not a neardup index of this format (found {found!r}, expected {FORMAT!r})"

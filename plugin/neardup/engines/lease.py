@@ -45,8 +45,13 @@ class Holder:
 
     @classmethod
     def from_source(cls, src: dict[str, Any]) -> "Holder":
-        return cls(str(src.get("owner")), str(src.get("host")), int(src.get("pid") or 0), str(src.get("acquired_at")),
-                   int(src.get("expires_at") or 0))
+        return cls(
+            str(src.get("owner")),
+            str(src.get("host")),
+            int(src.get("pid") or 0),
+            str(src.get("acquired_at")),
+            int(src.get("expires_at") or 0),
+        )
 
     def describe(self) -> str:
         return f"owner {self.host} pid {self.pid}, since {self.acquired_at}"
@@ -72,9 +77,20 @@ class Lease:
     the wait (None: wait as long as it takes).
     """
 
-    def __init__(self, client: Any, index: str, retry: Retrying, *, duration: float = 60.0, poll: float = 0.25,
-                 max_poll: float = 5.0, timeout: float | None = None, on_wait: Callable[[Holder, float], None] | None = None,
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        client: Any,
+        index: str,
+        retry: Retrying,
+        *,
+        duration: float = 60.0,
+        poll: float = 0.25,
+        max_poll: float = 5.0,
+        timeout: float | None = None,
+        on_wait: Callable[[Holder, float], None] | None = None,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         self.client = client
         self.index = index
         self.retry = retry
@@ -89,7 +105,9 @@ class Lease:
         self._version: tuple[int, int] | None = None  # (seq_no, primary_term) of our lease document
         self._renewed = 0.0
         self._acquired_at = ""
-        self._lock = threading.RLock()  # renewals from the keep-alive thread and the writer, one at a time
+        self._lock = (
+            threading.RLock()
+        )  # renewals from the keep-alive thread and the writer, one at a time
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
         self.lost: LeaseLost | None = None  # set when the keep-alive found the lease taken over
@@ -101,8 +119,15 @@ class Lease:
         return self._version is not None
 
     def _source(self, now: float) -> dict[str, Any]:
-        return {"kind": "lock", "owner": self.owner, "host": socket.gethostname(), "pid": os.getpid(),
-                "acquired_at": self._acquired_at, "renewed_at": _iso(now), "expires_at": int((now + self.duration) * 1000)}
+        return {
+            "kind": "lock",
+            "owner": self.owner,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "acquired_at": self._acquired_at,
+            "renewed_at": _iso(now),
+            "expires_at": int((now + self.duration) * 1000),
+        }
 
     # -- acquire / renew / release -------------------------------------------------------------
     def acquire(self) -> None:
@@ -118,12 +143,21 @@ class Lease:
             if self.on_wait is not None:
                 self.on_wait(holder, self.clock() - started)
 
-        policy = Backoff(max_retries=None, initial=self.poll, maximum=self.max_poll, deadline=self.timeout, sleep=self.sleep, clock=self.clock)
+        policy = Backoff(
+            max_retries=None,
+            initial=self.poll,
+            maximum=self.max_poll,
+            deadline=self.timeout,
+            sleep=self.sleep,
+            clock=self.clock,
+        )
         try:
             policy.call(self._try_once, retry_if=lambda e: isinstance(e, _Held), on_retry=waiting)
         except _Held as e:
-            raise EngineError(f"{self.index}: another writer holds the write lease ({e.holder.describe()}); "
-                              f"gave up after {self.clock() - started:.0f} s") from None
+            raise EngineError(
+                f"{self.index}: another writer holds the write lease ({e.holder.describe()}); "
+                f"gave up after {self.clock() - started:.0f} s"
+            ) from None
 
     def _try_once(self) -> None:
         """Take the lease now (create it, or take over an expired one), or :class:`_Held`."""
@@ -141,8 +175,12 @@ class Lease:
                 return
             if holder.expires_at_ms <= now * 1000 and self._try_take_over(version, now):
                 self.took_over = True
-                log.warning("took over the write lease of %s on %s: it expired at %s", holder.describe(), self.index,
-                            _iso(holder.expires_at_ms / 1000))
+                log.warning(
+                    "took over the write lease of %s on %s: it expired at %s",
+                    holder.describe(),
+                    self.index,
+                    _iso(holder.expires_at_ms / 1000),
+                )
                 return
             raise _Held(holder)
 
@@ -161,12 +199,23 @@ class Lease:
             return
         seq_no, term = self._version
         try:
-            r = self.retry.call("renew write lease", self.client.index, index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term, ok_status=(409,))
+            r = self.retry.call(
+                "renew write lease",
+                self.client.index,
+                index=self.index,
+                id=LOCK_ID,
+                body=self._source(now),
+                if_seq_no=seq_no,
+                if_primary_term=term,
+                ok_status=(409,),
+            )
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:
                 self._version = None
-                self.lost = LeaseLost(f"{self.index}: this writer's lease expired and another writer took it over; "
-                                      "its last batch may be incomplete: run the command again")
+                self.lost = LeaseLost(
+                    f"{self.index}: this writer's lease expired and another writer took it over; "
+                    "its last batch may be incomplete: run the command again"
+                )
                 raise self.lost from None
             raise
         self._version, self._renewed = _version(r), now
@@ -178,7 +227,9 @@ class Lease:
         if self._thread is not None:
             return
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._keep_alive, args=(self._stop,), name="neardup-lease", daemon=True)
+        self._thread = threading.Thread(
+            target=self._keep_alive, args=(self._stop,), name="neardup-lease", daemon=True
+        )
         self._thread.start()
 
     def _keep_alive(self, stop: threading.Event) -> None:
@@ -208,7 +259,15 @@ class Lease:
         seq_no, term = self._version
         self._version = None
         try:
-            self.retry.call("release write lease", self.client.delete, index=self.index, id=LOCK_ID, if_seq_no=seq_no, if_primary_term=term, ok_status=(404, 409))
+            self.retry.call(
+                "release write lease",
+                self.client.delete,
+                index=self.index,
+                id=LOCK_ID,
+                if_seq_no=seq_no,
+                if_primary_term=term,
+                ok_status=(404, 409),
+            )
         except Exception as e:  # noqa: BLE001 - taken over or gone: not ours any more
             if status_of(e) not in (404, 409):
                 raise
@@ -221,7 +280,14 @@ class Lease:
     # -- requests ----------------------------------------------------------------------------------
     def _try_create(self, now: float) -> bool:
         try:
-            r = self.retry.call("take write lease", self.client.create, index=self.index, id=LOCK_ID, body=self._source(now), ok_status=(409,))
+            r = self.retry.call(
+                "take write lease",
+                self.client.create,
+                index=self.index,
+                id=LOCK_ID,
+                body=self._source(now),
+                ok_status=(409,),
+            )
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:
                 return False
@@ -232,7 +298,16 @@ class Lease:
     def _try_take_over(self, version: tuple[int, int], now: float) -> bool:
         seq_no, term = version
         try:
-            r = self.retry.call("take over write lease", self.client.index, index=self.index, id=LOCK_ID, body=self._source(now), if_seq_no=seq_no, if_primary_term=term, ok_status=(409,))
+            r = self.retry.call(
+                "take over write lease",
+                self.client.index,
+                index=self.index,
+                id=LOCK_ID,
+                body=self._source(now),
+                if_seq_no=seq_no,
+                if_primary_term=term,
+                ok_status=(409,),
+            )
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:  # another writer took it first
                 return False
@@ -242,7 +317,9 @@ class Lease:
 
     def _read(self) -> tuple[Holder, tuple[int, int]] | None:
         try:
-            r = self.retry.call("read write lease", self.client.get, index=self.index, id=LOCK_ID, ok_status=(404,))
+            r = self.retry.call(
+                "read write lease", self.client.get, index=self.index, id=LOCK_ID, ok_status=(404,)
+            )
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 404:
                 return None

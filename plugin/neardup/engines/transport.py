@@ -41,7 +41,10 @@ def status_of(exc: BaseException) -> int | None:
 
 def is_connection_error(exc: BaseException) -> bool:
     names = {c.__name__ for c in type(exc).__mro__}
-    return bool(names & {"ConnectionError", "ConnectionTimeout", "SSLError", "TransportError"}) and status_of(exc) is None
+    return (
+        bool(names & {"ConnectionError", "ConnectionTimeout", "SSLError", "TransportError"})
+        and status_of(exc) is None
+    )
 
 
 def retryable(exc: BaseException) -> bool:
@@ -60,8 +63,10 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), \
-        (unquote(parts.username), unquote(parts.password or ""))
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)), (
+        unquote(parts.username),
+        unquote(parts.password or ""),
+    )
 
 
 def describe(exc: BaseException) -> str:
@@ -94,7 +99,15 @@ class Retrying:
         self.location = redact(location)
         self.backoff = backoff
 
-    def call(self, what: str, fn: Callable[..., Any], /, *args: Any, ok_status: tuple[int, ...] = (), **kwargs: Any) -> Any:
+    def call(
+        self,
+        what: str,
+        fn: Callable[..., Any],
+        /,
+        *args: Any,
+        ok_status: tuple[int, ...] = (),
+        **kwargs: Any,
+    ) -> Any:
         """``fn(*args, **kwargs)`` with retries; the response body (``bool`` for HEAD requests)."""
         resp = self(what, functools.partial(fn, *args, **kwargs), ok_status=ok_status)
         return getattr(resp, "body", resp)
@@ -106,15 +119,23 @@ class Retrying:
             return status_of(e) not in ok_status and retryable(e)
 
         try:
-            return self.backoff.call(fn, retry_if=retry_if, on_retry=lambda attempt, e: retried.__setitem__(0, attempt + 1))
+            return self.backoff.call(
+                fn,
+                retry_if=retry_if,
+                on_retry=lambda attempt, e: retried.__setitem__(0, attempt + 1),
+            )
         except Exception as e:  # noqa: BLE001 -- both clients' exception trees
             st = status_of(e)
             if st is not None and st in ok_status:
                 raise
             if is_connection_error(e):
-                raise EngineError(f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): {describe(e)}") from None
+                raise EngineError(
+                    f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): {describe(e)}"
+                ) from None
             if st in (401, 403):
-                raise EngineError(f"{self.location} refused {what}: {describe(e)}; check --api-key or --user/--password") from None
+                raise EngineError(
+                    f"{self.location} refused {what}: {describe(e)}; check --api-key or --user/--password"
+                ) from None
             if st is not None:
                 raise EngineError(f"{self.location}: {what} failed: {describe(e)}") from None
             raise
@@ -137,8 +158,16 @@ def parse_server(info: dict) -> Server:
     return Server(product, parts or (0,), number)
 
 
-def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None = None, ca_certs: str | None = None,
-            verify_certs: bool = True, request_timeout: float = 30.0, retry: Retrying) -> tuple[Any, Server, Any]:
+def connect(
+    url: str,
+    *,
+    api_key: Any = None,
+    basic_auth: tuple[str, str] | None = None,
+    ca_certs: str | None = None,
+    verify_certs: bool = True,
+    request_timeout: float = 30.0,
+    retry: Retrying,
+) -> tuple[Any, Server, Any]:
     """(client, server, helpers module) for ``url``: ``GET /`` through the elasticsearch
     client's transport tells which product answers; OpenSearch gets opensearch-py."""
     from elasticsearch import Elasticsearch
@@ -146,8 +175,15 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
     ssl: dict[str, Any] = {"ca_certs": ca_certs, "verify_certs": verify_certs}
     if not verify_certs:
         ssl["ssl_show_warn"] = False
-    es = Elasticsearch(url, api_key=api_key, basic_auth=basic_auth, request_timeout=request_timeout, max_retries=0,
-                       retry_on_timeout=False, **ssl)
+    es = Elasticsearch(
+        url,
+        api_key=api_key,
+        basic_auth=basic_auth,
+        request_timeout=request_timeout,
+        max_retries=0,
+        retry_on_timeout=False,
+        **ssl,
+    )
     server = parse_server(retry("GET /", functools.partial(_probe, es, request_timeout)))
     if server.product == "elasticsearch":
         _check_elasticsearch(url, server)
@@ -156,19 +192,35 @@ def connect(url: str, *, api_key: Any = None, basic_auth: tuple[str, str] | None
         return es, server, helpers
     es.close()
     if server.version[0] < 2:
-        raise EngineError(f"{redact(url)} runs OpenSearch {server.number}; neardup needs OpenSearch 2 or 3")
+        raise EngineError(
+            f"{redact(url)} runs OpenSearch {server.number}; neardup needs OpenSearch 2 or 3"
+        )
     try:
         from opensearchpy import OpenSearch, helpers as os_helpers
     except ImportError:
-        raise EngineError(f"{redact(url)} runs OpenSearch; install its client: pip install 'opensearch-py>=2.4,<4'") from None
+        raise EngineError(
+            f"{redact(url)} runs OpenSearch; install its client: pip install 'opensearch-py>=2.4,<4'"
+        ) from None
     headers = {}
     if api_key:
         import base64
 
-        token = api_key if isinstance(api_key, str) else base64.b64encode(f"{api_key[0]}:{api_key[1]}".encode()).decode()
+        token = (
+            api_key
+            if isinstance(api_key, str)
+            else base64.b64encode(f"{api_key[0]}:{api_key[1]}".encode()).decode()
+        )
         headers["authorization"] = f"ApiKey {token}"
-    client = OpenSearch(hosts=[url], http_auth=basic_auth, timeout=request_timeout, max_retries=0, retry_on_status=(),
-                        retry_on_timeout=False, headers=headers or None, **ssl)
+    client = OpenSearch(
+        hosts=[url],
+        http_auth=basic_auth,
+        timeout=request_timeout,
+        max_retries=0,
+        retry_on_status=(),
+        retry_on_timeout=False,
+        headers=headers or None,
+        **ssl,
+    )
     return client, server, os_helpers
 
 
@@ -181,7 +233,9 @@ def _probe(es: Any, request_timeout: float) -> dict[str, Any]:
 
     headers = dict(getattr(es, "_headers", None) or {})  # auth and user agent of the client
     headers["accept"] = "application/json"
-    resp = es.transport.perform_request("GET", "/", headers=headers, request_timeout=request_timeout)
+    resp = es.transport.perform_request(
+        "GET", "/", headers=headers, request_timeout=request_timeout
+    )
     if resp.meta.status >= 400:  # the transport returns HTTP errors; the client would raise
         raise ApiError(f"GET / answered {resp.meta.status}", meta=resp.meta, body=resp.body)
     return resp.body if isinstance(resp.body, dict) else {}
@@ -192,10 +246,14 @@ def _check_elasticsearch(url: str, server: Server) -> None:
 
     client_major = int(elasticsearch.__versionstr__.split(".")[0])
     if server.version[0] < 8:
-        raise EngineError(f"{redact(url)} runs Elasticsearch {server.number}; neardup needs Elasticsearch 8 or 9")
+        raise EngineError(
+            f"{redact(url)} runs Elasticsearch {server.number}; neardup needs Elasticsearch 8 or 9"
+        )
     if server.version[0] < client_major:
         # a 9.x client sends compatible-with=9, which Elasticsearch 8 refuses; the 8.x client
         # (neardup's dependency) sends compatible-with=8, which 8 and 9 both accept
-        raise EngineError(f"{redact(url)} runs Elasticsearch {server.number} but the installed elasticsearch client is "
-                          f"{elasticsearch.__versionstr__}; install the client neardup depends on, which serves "
-                          f"Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'")
+        raise EngineError(
+            f"{redact(url)} runs Elasticsearch {server.number} but the installed elasticsearch client is "
+            f"{elasticsearch.__versionstr__}; install the client neardup depends on, which serves "
+            f"Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'"
+        )

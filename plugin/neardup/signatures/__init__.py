@@ -55,5 +55,13 @@ def build_context(config, texts: Iterable[tuple[str, str | None]]) -> dict:
     return collection_stats(config, texts)
 
 
-__all__ = ["REGISTRY", "NEEDS_CONTEXT", "Signature", "ContextError", "needs_context", "build_context",
-           "match_probability", "match_curve"]
+__all__ = [
+    "REGISTRY",
+    "NEEDS_CONTEXT",
+    "Signature",
+    "ContextError",
+    "needs_context",
+    "build_context",
+    "match_probability",
+    "match_curve",
+]

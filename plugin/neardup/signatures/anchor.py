@@ -36,7 +36,9 @@ def anchor_positions(text: str, modulus: int = 50, letters: str = "") -> np.ndar
     hit = np.zeros(len(text), dtype=bool)
     hit[:-1] = alpha[:-1] & alpha[1:] & ((cps[:-1] + cps[1:]) % modulus == 0)
     if letters:
-        hit |= np.isin(cps, np.frombuffer(letters.encode("utf-32-le"), dtype=np.uint32).astype(np.int64))
+        hit |= np.isin(
+            cps, np.frombuffer(letters.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        )
     return np.flatnonzero(hit)
 
 

@@ -58,7 +58,9 @@ def setting(config: Any, name: str, default: Any, kind: Callable[[Any], Any] = i
     try:
         return kind(extra[name])
     except (TypeError, ValueError) as e:
-        raise ValueError(f"setting extra.{name} = {extra[name]!r} is not a valid {kind.__name__}: {e}") from None
+        raise ValueError(
+            f"setting extra.{name} = {extra[name]!r} is not a valid {kind.__name__}: {e}"
+        ) from None
 
 
 class Signature(abc.ABC):
@@ -88,5 +90,9 @@ class Signature(abc.ABC):
         parts = self.parts(p)
         if len(self.components) == 1:
             return np.asarray(parts[self.components[0]], dtype=U64)
-        out = [mix_position(np.asarray(parts[c], dtype=U64), i) for i, c in enumerate(self.components) if len(parts.get(c, ()))]
+        out = [
+            mix_position(np.asarray(parts[c], dtype=U64), i)
+            for i, c in enumerate(self.components)
+            if len(parts.get(c, ()))
+        ]
         return np.concatenate(out) if out else np.empty(0, dtype=U64)

@@ -90,9 +90,17 @@ class DescriptiveWords(Signature):
         sents = [words(self.canon.text(s)) for s in sentences(raw)]
         sents = [s for s in sents if s]
         joined = [" ".join(s) for s in sents]
-        longest = sorted(sorted(range(len(sents)), key=lambda i: (-len(sents[i]), joined[i]))[:2], key=lambda i: joined[i])
-        heavy = sorted(sorted(range(len(sents)), key=lambda i: (-sum(tf.get(w, 0) * st.idf(w) for w in sents[i]), joined[i]))[:2],
-                       key=lambda i: joined[i])
+        longest = sorted(
+            sorted(range(len(sents)), key=lambda i: (-len(sents[i]), joined[i]))[:2],
+            key=lambda i: joined[i],
+        )
+        heavy = sorted(
+            sorted(
+                range(len(sents)),
+                key=lambda i: (-sum(tf.get(w, 0) * st.idf(w) for w in sents[i]), joined[i]),
+            )[:2],
+            key=lambda i: joined[i],
+        )
         return {
             "crc32": crc_of(p.tokens),
             "tf": crc_of(top_words(tf, lambda w: 1.0, self.top)),

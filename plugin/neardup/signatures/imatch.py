@@ -38,12 +38,16 @@ MAX_WORD_LEN = 25
 def build_lexicon(stats: Stats, min_idf: float = 0.1, max_idf: float = 1.0) -> frozenset[str]:
     """Terms of mid idf and at least average length (see the module docstring)."""
     avg = stats.avg_word_len
-    return frozenset(t for t in stats.df if avg <= len(t) <= MAX_WORD_LEN and min_idf <= stats.nidf(t) <= max_idf)
+    return frozenset(
+        t for t in stats.df if avg <= len(t) <= MAX_WORD_LEN and min_idf <= stats.nidf(t) <= max_idf
+    )
 
 
 def imatch_key(terms: list[str]) -> int:
     """SHA-1 of the sorted distinct terms (joined by newlines), first 64 bits."""
-    return int.from_bytes(hashlib.sha1("\n".join(sorted(set(terms))).encode("utf-8")).digest()[:8], "big")
+    return int.from_bytes(
+        hashlib.sha1("\n".join(sorted(set(terms))).encode("utf-8")).digest()[:8], "big"
+    )
 
 
 class IMatch(Signature):
@@ -53,7 +57,11 @@ class IMatch(Signature):
     def __init__(self, config, context=None):
         stats = Stats(context or {}, config, self.name)
         self.min_terms = setting(config, "imatch_min_terms", 3)
-        self.lexicon = build_lexicon(stats, setting(config, "imatch_min_idf", 0.1, float), setting(config, "imatch_max_idf", 1.0, float))
+        self.lexicon = build_lexicon(
+            stats,
+            setting(config, "imatch_min_idf", 0.1, float),
+            setting(config, "imatch_max_idf", 1.0, float),
+        )
         self.seed = config.seed
 
     def terms(self, tokens: list[str]) -> list[str]:
@@ -72,12 +80,20 @@ class IMatchMulti(IMatch):
         self.k = setting(config, "imatch_lexicons", 10)
         keep = setting(config, "imatch_keep", 0.67, float)
         if not 1 <= self.k <= 63 or not 0.0 < keep < 1.0:
-            raise ValueError(f"imatch_multi needs 1 <= imatch_lexicons <= 63 and 0 < imatch_keep < 1, got {self.k}, {keep}")
+            raise ValueError(
+                f"imatch_multi needs 1 <= imatch_lexicons <= 63 and 0 < imatch_keep < 1, got {self.k}, {keep}"
+            )
         cut = int(keep * 2**64)
         # bit j of member[t] says whether term t is in sub-lexicon j+1 (bit 0 is the main lexicon)
-        self.member = {t: 1 | sum(1 << (j + 1) for j in range(self.k)
-                                  if xxhash.xxh64_intdigest(t.encode(), seed=self.seed * 1000 + j) < cut)
-                       for t in self.lexicon}
+        self.member = {
+            t: 1
+            | sum(
+                1 << (j + 1)
+                for j in range(self.k)
+                if xxhash.xxh64_intdigest(t.encode(), seed=self.seed * 1000 + j) < cut
+            )
+            for t in self.lexicon
+        }
         self.components = tuple(["main"] + [f"sub{j + 1}" for j in range(self.k)])
 
     def parts(self, p) -> dict[str, np.ndarray]:

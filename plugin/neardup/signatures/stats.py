@@ -58,9 +58,15 @@ def collection_stats(config, texts: Iterable[tuple[str, str | None]]) -> dict[st
         df.update(tf.keys())
     terms = sorted(t for t, d in df.items() if d >= 2)
     return {
-        "kind": KIND, "version": VERSION, "canonical": canonical_settings(config),
-        "n_docs": n_docs, "n_tokens": n_tokens, "avg_word_len": (n_chars / n_tokens) if n_tokens else 0.0,
-        "terms": terms, "df": [df[t] for t in terms], "cf": [cf[t] for t in terms],
+        "kind": KIND,
+        "version": VERSION,
+        "canonical": canonical_settings(config),
+        "n_docs": n_docs,
+        "n_tokens": n_tokens,
+        "avg_word_len": (n_chars / n_tokens) if n_tokens else 0.0,
+        "terms": terms,
+        "df": [df[t] for t in terms],
+        "cf": [cf[t] for t in terms],
     }
 
 
@@ -72,13 +78,22 @@ class Stats:
             raise ContextError(
                 f"signature {needed_by!r} needs collection statistics: build them with "
                 "neardup.signatures.build_context(config, ((text, lang) for each document)) and open the "
-                "Signer with context=... (the engine stores them under meta key 'context')")
+                "Signer with context=... (the engine stores them under meta key 'context')"
+            )
         if context.get("version") != VERSION:
-            raise ContextError(f"collection statistics have version {context.get('version')}, this neardup reads {VERSION}; rebuild them")
+            raise ContextError(
+                f"collection statistics have version {context.get('version')}, this neardup reads {VERSION}; rebuild them"
+            )
         want, have = canonical_settings(config), dict(context.get("canonical", {}))
         if have != want:
-            diff = ", ".join(f"{k}: built with {have.get(k)!r}, index uses {v!r}" for k, v in want.items() if have.get(k) != v)
-            raise ContextError(f"collection statistics were built with other canonicalization ({diff}); rebuild them")
+            diff = ", ".join(
+                f"{k}: built with {have.get(k)!r}, index uses {v!r}"
+                for k, v in want.items()
+                if have.get(k) != v
+            )
+            raise ContextError(
+                f"collection statistics were built with other canonicalization ({diff}); rebuild them"
+            )
         self.n_docs = max(int(context["n_docs"]), 1)
         self.avg_word_len = float(context["avg_word_len"])
         self.df = dict(zip(context["terms"], context["df"], strict=True))

@@ -50,8 +50,10 @@ def super_shingles(shingles: np.ndarray, k: int, s: int, seed: int) -> np.ndarra
 
 def mega_shingles(supers: np.ndarray) -> np.ndarray:
     """One key per pair (i, j), i < j, of super-shingles: xxh64(i, j, S_i, S_j)."""
-    out = [xxhash.xxh64_intdigest(np.array([i, j, supers[i], supers[j]], dtype="<u8").tobytes())
-           for i, j in combinations(range(len(supers)), 2)]
+    out = [
+        xxhash.xxh64_intdigest(np.array([i, j, supers[i], supers[j]], dtype="<u8").tobytes())
+        for i, j in combinations(range(len(supers)), 2)
+    ]
     return np.array(out, dtype=U64)
 
 
@@ -64,7 +66,9 @@ class SuperShingles(Signature):
         self.s = setting(config, "super_s", 14)
         self.r = setting(config, "super_r", 2)
         if not 1 <= self.r <= self.k or self.s < 1:
-            raise ValueError(f"super-shingles need 1 <= super_r <= super_k and super_s >= 1, got k={self.k}, s={self.s}, r={self.r}")
+            raise ValueError(
+                f"super-shingles need 1 <= super_r <= super_k and super_s >= 1, got k={self.k}, s={self.s}, r={self.r}"
+            )
         self.seed = config.seed
         self.min_match = self.equality_min_match = self.r
         self.component_min_match = {"super": self.r}

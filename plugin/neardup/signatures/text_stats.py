@@ -45,8 +45,12 @@ def test_strings(text: str) -> dict[str, str]:
     t = {
         "punct": ",".join(str(folded.count(c)) for c in PUNCT),
         "lengths": ",".join(f"{i}-{per_len.get(i, 0)}" for i in range(1, max(lens, default=0) + 1)),
-        "means": "{:.2f}-{:.2f}-{}-{}".format(sum(lens) / len(ws) if ws else 0.0,
-                                              len(ws) / len(sents) if sents else 0.0, len(ws), len(sents)),
+        "means": "{:.2f}-{:.2f}-{}-{}".format(
+            sum(lens) / len(ws) if ws else 0.0,
+            len(ws) / len(sents) if sents else 0.0,
+            len(ws),
+            len(sents),
+        ),
         "freq": ",".join(f"{w}-{n}" for w, n in sorted(Counter(w.casefold() for w in ws).items())),
         "seq": ",".join(map(str, lens)),
     }
