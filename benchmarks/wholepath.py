@@ -175,6 +175,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     st.wrap(
         canonicalizer.Canonicalizer, "languages", "canonicalize"
     )  # and the languages, detected together
+    st.wrap(signer, "text_flags_many", "canonicalize")  # which text steps each text needs
     st.wrap(canonicalizer.Canonicalizer, "token_hashes_many", "sign")  # tokens to hashes
     st.wrap(signer.Signer, "_sign", "sign")
     st.wrap(tagging.Tagger, "tag_ordered", "tag")
