@@ -530,6 +530,31 @@ class FaultProxy:
             answer, body = self._ingest_front(method, path, body)
             if answer is not None:
                 return answer
+        status, content_type, data = self._forward(method, path, headers, body)
+        out_headers = {"content-type": content_type or "application/json"}
+        if method == "GET" and path.split("?")[0] in ("", "/"):
+            data = self._root_info(data)
+        if self.as_elasticsearch:
+            out_headers["x-elastic-product"] = "Elasticsearch"
+        self.log.append((method, path, status))
+        if (
+            path.split("?")[0].endswith("/_msearch")
+            and status == 200
+            and self._take("partial_msearch")
+        ):
+            data = _fail_one_shard(data)
+        if is_bulk and self._take("drop_bulk"):
+            return None
+        if is_bulk and self._take("delay_bulk"):
+            import time
+
+            time.sleep(self.delay_seconds)
+        return status, out_headers, data
+
+    def _forward(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, str | None, bytes]:
+        """Send the request upstream: its status, content type and body."""
         conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
         fwd = {
             k: v
@@ -544,53 +569,21 @@ class FaultProxy:
         resp = conn.getresponse()
         data = resp.read()
         conn.close()
-        out_headers = {"content-type": resp.getheader("content-type") or "application/json"}
-        if self.ingest is not None and method == "GET" and path.split("?")[0] in ("", "/"):
+        return resp.status, resp.getheader("content-type"), data
+
+    def _root_info(self, data: bytes) -> bytes:
+        """The ``GET /`` answer with the version the proxy poses as."""
+        if self.ingest is not None:
             info = json.loads(data)
             info["version"]["number"] = ".".join(str(x) for x in self.ingest)
             data = json.dumps(info).encode()
         if self.as_elasticsearch:
-            out_headers["x-elastic-product"] = "Elasticsearch"
-            if method == "GET" and path.split("?")[0] in ("", "/"):
-                info = json.loads(data)
-                info["version"].pop("distribution", None)
-                info["version"]["number"] = self.es_version
-                info["tagline"] = "You Know, for Search"
-                data = json.dumps(info).encode()
-        self.log.append((method, path, resp.status))
-        if (
-            path.split("?")[0].endswith("/_msearch")
-            and resp.status == 200
-            and self._take("partial_msearch")
-        ):
-            answer = json.loads(data)
-            for r in answer.get("responses", []):
-                total = (r.get("_shards") or {}).get("total", 1)
-                r["_shards"] = {
-                    "total": total,
-                    "successful": total - 1,
-                    "skipped": 0,
-                    "failed": 1,
-                    "failures": [
-                        {
-                            "shard": 0,
-                            "index": "?",
-                            "reason": {
-                                "type": "no_shard_available_action_exception",
-                                "reason": "injected: the node holding it left",
-                            },
-                        }
-                    ],
-                }
-                r.setdefault("hits", {})["hits"] = []
-            data = json.dumps(answer).encode()
-        if is_bulk and self._take("drop_bulk"):
-            return None
-        if is_bulk and self._take("delay_bulk"):
-            import time
-
-            time.sleep(self.delay_seconds)
-        return resp.status, out_headers, data
+            info = json.loads(data)
+            info["version"].pop("distribution", None)
+            info["version"]["number"] = self.es_version
+            info["tagline"] = "You Know, for Search"
+            data = json.dumps(info).encode()
+        return data
 
     def _record(
         self, method: str, path: str, status: int, obj: Any
@@ -625,6 +618,31 @@ def _json_error(status: int, reason: str) -> dict[str, Any]:
         "error": {"type": kind, "reason": reason, "root_cause": [{"type": kind, "reason": reason}]},
         "status": status,
     }
+
+
+def _fail_one_shard(data: bytes) -> bytes:
+    """An ``_msearch`` answer with one shard of every response failed and its hits dropped."""
+    answer = json.loads(data)
+    for r in answer.get("responses", []):
+        total = (r.get("_shards") or {}).get("total", 1)
+        r["_shards"] = {
+            "total": total,
+            "successful": total - 1,
+            "skipped": 0,
+            "failed": 1,
+            "failures": [
+                {
+                    "shard": 0,
+                    "index": "?",
+                    "reason": {
+                        "type": "no_shard_available_action_exception",
+                        "reason": "injected: the node holding it left",
+                    },
+                }
+            ],
+        }
+        r.setdefault("hits", {})["hits"] = []
+    return json.dumps(answer).encode()
 
 
 @pytest.fixture
