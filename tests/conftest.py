@@ -21,12 +21,8 @@ import http.client
 import json
 import os
 import re
-import select
-import signal
 import socket
-import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +31,8 @@ from typing import Any, Iterator
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.engines import launch
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(
@@ -125,21 +123,8 @@ class RealCluster:
 
     def __init__(self, engine: str, nodes: int = 1):
         self.engine = engine
-        cmd = [str(ROOT / "tests" / "engines" / "run"), engine, "--nodes", str(nodes)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + float(os.environ.get("NEARDUP_TEST_ENGINE_TIMEOUT", "900"))
-        line = ""
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
-            if ready:
-                line = self.proc.stdout.readline()
-                break
-        if not line.startswith("ready "):
-            self.close()
-            raise RuntimeError(
-                f"tests/engines/run {engine} did not start (exit {self.proc.returncode}, said {line!r})"
-            )
-        self.url = line.split()[1]
+        timeout = float(os.environ.get("NEARDUP_TEST_ENGINE_TIMEOUT", "900"))
+        self.proc, self.url = launch.start(engine, "--nodes", str(nodes), timeout=timeout)
 
     def control(self, line: str) -> None:
         """Send a control line (``stop-node I``) to the launcher."""
@@ -180,13 +165,7 @@ class RealCluster:
             self.request("DELETE", path)
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(120)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        launch.stop(self.proc)
 
 
 @pytest.fixture(scope="session")
