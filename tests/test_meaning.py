@@ -111,18 +111,11 @@ def test_texts_differing_in_a_negation_number_or_direction_are_never_exact_copie
 
 
 def test_an_index_of_the_old_signature_version_says_how_to_re_sign(tmp_path):
-    import sqlite3
-
     from neardup.engines.base import EngineError
 
-    path = tmp_path / "old.db"
-    NearDup.open(str(path)).close()
-    db = sqlite3.connect(path)
-    cfg = json.loads(db.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
-    cfg["version"] = 4
-    db.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(cfg),))
-    db.commit()
-    db.close()
+    from ._indexes import index_of_signature_version
+
+    path = index_of_signature_version(tmp_path / "old.db", 4)
     with pytest.raises(
         EngineError,
         match=r"signature version 4.*re-sign by indexing the source documents again.*neardup index",
