@@ -217,7 +217,8 @@ def _glob(pattern: str, name: str) -> bool:
 
 
 def source_field(mapping: Mapping[str, Any], name: str) -> FieldSpec:
-    """The aggregatable field for the user's source field (``fields.site`` -> itself or ``.keyword``)."""
+    """The aggregatable field for the user's source field (``fields.site`` -> itself or
+    ``.keyword``)."""
     fields = mapped_fields(mapping)
     for candidate in (name, name + ".keyword"):
         spec = fields.get(candidate)
@@ -441,7 +442,8 @@ def visualizations(
         Visualization(
             "share-over-time",
             "Share of duplicates over time",
-            "Share of indexed documents tagged as near-duplicates of an earlier one, by indexing time.",
+            "Share of indexed documents tagged as near-duplicates of an earlier one, "
+            "by indexing time.",
             False,
             "area",
             _xy_params("area", "Share of documents", mode="percentage", stacked=True),
@@ -528,7 +530,8 @@ def visualizations(
         Visualization(
             "by-source",
             f"Duplicates by {source_label}",
-            f"Documents per value of {source.name}, duplicates (true) stacked on first copies (false).",
+            f"Documents per value of {source.name}, duplicates (true) stacked on first "
+            "copies (false).",
             False,
             "histogram",
             _xy_params("histogram", "Documents", stacked=True),
@@ -686,7 +689,10 @@ def saved_objects(
                     "title": DASHBOARD_TITLE
                     if index == "neardup"
                     else f"{DASHBOARD_TITLE} ({index})",
-                    "description": f"Near-duplicate documents of the {index} index and the clusters in {clusters_index}.",
+                    "description": (
+                        f"Near-duplicate documents of the {index} index "
+                        f"and the clusters in {clusters_index}."
+                    ),
                     "hits": 0,
                     "version": 1,
                     "panelsJSON": _dumps(panels),
@@ -743,7 +749,8 @@ def export(
 def detect_target(
     url: str, *, headers: Mapping[str, str] | None = None, http: Any = None, timeout: float = 10.0
 ) -> str:
-    """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of ``/api/status``."""
+    """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of
+    ``/api/status``."""
     http = http or _pool(None, True)
     resp = _request(
         http,
@@ -786,9 +793,10 @@ def install(
 
     ``ndjson`` defaults to :func:`export` of ``index`` for the target product (``auto``:
     asked from the server). ``space`` is a Kibana space; ``tenant`` an OpenSearch security
-    tenant (``global``, ``private`` or a custom one; sent as the ``securitytenant`` header). Retries connection errors, 429 and 5xx with exponential
-    backoff, then raises :class:`DashboardError`; an import the server answers with errors
-    raises too, naming each refused object. Returns the server's answer (``successCount`` ...).
+    tenant (``global``, ``private`` or a custom one; sent as the ``securitytenant`` header).
+    Retries connection errors, 429 and 5xx with exponential backoff, then raises
+    :class:`DashboardError`; an import the server answers with errors raises too, naming each
+    refused object. Returns the server's answer (``successCount`` ...).
     """
     headers: dict[str, str] = {}
     if api_key:
@@ -831,7 +839,8 @@ def install(
     if not answer.get("success", False):
         problems = (
             "; ".join(
-                f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): {json.dumps(e.get('error'))}"
+                f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): "
+                f"{json.dumps(e.get('error'))}"
                 for e in answer.get("errors", [])
             )
             or json.dumps(answer)[:500]

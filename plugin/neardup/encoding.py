@@ -20,8 +20,10 @@
 >>> posting_key(2, 2**64 - 1) == (2 << 44) | (2**44 - 1)
 True
 >>> sh = np.array([5, 9, 12, 40], dtype=np.uint64)
->>> keys = {"minhash": np.array([7, 1], dtype=np.uint64), "winnow": np.array([9, 40], dtype=np.uint64)}
->>> {f: v.tolist() for f, v in unpack_keys(("minhash", "winnow"), pack_keys(("minhash", "winnow"), keys, sh, b""), sh, b"").items()}
+>>> keys = {"minhash": np.array([7, 1], dtype=np.uint64),
+...         "winnow": np.array([9, 40], dtype=np.uint64)}
+>>> packed = pack_keys(("minhash", "winnow"), keys, sh, b"")
+>>> {f: v.tolist() for f, v in unpack_keys(("minhash", "winnow"), packed, sh, b"").items()}
 {'minhash': [7, 1], 'winnow': [9, 40]}
 """
 
@@ -88,7 +90,7 @@ def posting_keys(field_id: int, keys: Any) -> list[int]:
     return posting_array(field_id, keys).tolist()
 
 
-# -- the keys column --------------------------------------------------------------------------------
+# -- the keys column -------------------------------------------------------------------------------
 _RAW, _SUBSET, _EXACT = 0, 1, 2
 
 

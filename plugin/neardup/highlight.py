@@ -60,7 +60,8 @@ def shingle_spans(
 def shared_spans(
     text: str, config: Config, other: np.ndarray, lang: str | None = None
 ) -> list[tuple[int, int]]:
-    """Merged raw spans of the shingles of ``text`` whose hashes are in ``other`` (sorted or not)."""
+    """Merged raw spans of the shingles of ``text`` whose hashes are in ``other`` (sorted or
+    not)."""
     seq, spans = shingle_spans(text, config, lang)
     return merge(spans[np.isin(seq, other)])
 

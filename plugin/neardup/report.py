@@ -61,7 +61,8 @@ class ReportOptions:
 
 @dataclass
 class _TagCluster:
-    """A cluster seen through index-time tags: the first copy and the duplicates tagged with its id."""
+    """A cluster seen through index-time tags: the first copy and the duplicates tagged with
+    its id."""
 
     members: list[str] = field(default_factory=list)  # at most ``keep`` duplicates
     size: int = 1

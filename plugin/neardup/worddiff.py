@@ -136,7 +136,8 @@ def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 20
     ('The <del>cat</del> <ins>dog</ins> sat on the mat.', 1, 1)
     >>> word_changes("a b c", "A  b\\nc").unchanged
     True
-    >>> word_changes(" ".join(map(str, range(40))), " ".join(map(str, range(39))) + " x", context=2).html
+    >>> forty, thirty_nine = (" ".join(map(str, range(n))) for n in (40, 39))
+    >>> word_changes(forty, thirty_nine + " x", context=2).html
     '<span class="same">… 37 unchanged words …</span> 37 38 <del>39</del> <ins>x</ins>'
     """
     ta, cut_a = tokens(a, max_words)
