@@ -65,7 +65,8 @@ def _index_options(fn):
         "--source-field",
         default="fields.source",
         show_default=True,
-        help="Document field for the 'duplicates by source' chart (e.g. fields.site, fields.domain).",
+        help="Document field for the 'duplicates by source' chart "
+        "(e.g. fields.site, fields.domain).",
     )(fn)
     return click.option(
         "--index",
@@ -285,7 +286,8 @@ def install_cmd(
     else:
         click.echo(
             clean(
-                f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
+                f"imported {answer.get('successCount', 0)} saved objects into {url} "
+                f"({answer['target']}); "
                 f'open the dashboard "Near-duplicate clusters"'
             )
         )
