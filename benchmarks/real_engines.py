@@ -226,8 +226,9 @@ def _load(res: dict) -> str:
 def markdown(res: dict) -> str:
     """The table as Markdown (``real-engines.md`` beside the JSON)."""
     head = (
-        f"{res['docs']:,} documents, {res['queries']} queries, {res['started_at'][:10]}, {res['machine']['cpus']} CPUs "
-        f"({res['machine']['platform']}), load average {_load(res)}, engine heap {res['heap']}, commit {res['commit']}: "
+        f"{res['docs']:,} documents, {res['queries']} queries, {res['started_at'][:10]}, "
+        f"{res['machine']['cpus']} CPUs ({res['machine']['platform']}), "
+        f"load average {_load(res)}, engine heap {res['heap']}, commit {res['commit']}: "
         f"`{res['command']}`\n\n"
     )
     rows = ["| " + " | ".join(COLUMNS) + " |", "| --- |" + " ---: |" * (len(COLUMNS) - 1)]
