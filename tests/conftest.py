@@ -209,7 +209,8 @@ def osmem_fault_clone(osmem_server) -> Iterator[Any]:
 
 @pytest.fixture
 def live_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A real cluster: NEARDUP_TEST_URL when set, else the selected real engine (skip if neither)."""
+    """A real cluster: NEARDUP_TEST_URL when set, else the selected real engine (skip if
+    neither)."""
     url = os.environ.get("NEARDUP_TEST_URL")
     if url:
         yield url

@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 from neardup import Config, Document, NearDup
 
 BASE = (
-    "Reuters reported that the central bank cut its base lending rate by half a point to ten and a half percent "
-    "after money market conditions eased and sterling strengthened against the dollar in active trading on Monday"
+    "Reuters reported that the central bank cut its base lending rate by half a point to ten "
+    "and a half percent after money market conditions eased and sterling strengthened against "
+    "the dollar in active trading on Monday"
 )
 
 
@@ -26,7 +27,8 @@ def test_later_copies_join_the_cluster_of_the_earlier_document(nd):
             Document("copy2", BASE + " traders said today"),
             Document(
                 "other",
-                "a recipe for bread with flour water salt and yeast baked in a hot oven for forty minutes",
+                "a recipe for bread with flour water salt and yeast baked in a hot oven "
+                "for forty minutes",
             ),
         ],
         batch_size=2,
@@ -149,7 +151,8 @@ def test_extra_signatures_propose_candidates_and_pairs(tmp_path):
                 Document("copy", BASE + " traders said"),
                 Document(
                     "other",
-                    "bread flour water salt yeast oven baked forty minutes crust crumb kitchen recipe",
+                    "bread flour water salt yeast oven baked forty minutes crust crumb "
+                    "kitchen recipe",
                 ),
             ],
             progress=None,

@@ -686,7 +686,8 @@ def test_signing_workers_end_when_their_parent_is_killed(tmp_path):
         deadline = time.monotonic() + 60
         workers: set[int] = set()
         while time.monotonic() < deadline and len(workers) < 2:
-            # forked or spawned workers: every child but multiprocessing's resource tracker (spawn starts one)
+            # forked or spawned workers: every child but multiprocessing's resource tracker
+            # (spawn starts one)
             workers = {
                 c
                 for c in _children(proc.pid)

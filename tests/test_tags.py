@@ -73,7 +73,7 @@ def fresh_tags(docs: list[Document], batch_size: int = 3) -> dict[str, tuple]:
         return tags_of(ref, [d.id for d in docs])
 
 
-# -- the rule on small hand-made cases ----------------------------------------------------------------
+# -- the rule on small hand-made cases -------------------------------------------------------------
 @pytest.fixture
 def nd(engine_target):
     target, opts = engine_target
@@ -219,7 +219,7 @@ def test_show_a_member_and_a_representative(nd):
         nd.show("zzz")
 
 
-# -- the invariant, as a state machine -------------------------------------------------------------------
+# -- the invariant, as a state machine -------------------------------------------------------------
 class TagMachine(RuleBasedStateMachine):
     """Random index / re-index / resume / update / delete; tags must always equal a fresh index."""
 
