@@ -173,9 +173,8 @@ def _write(output: str, records: Iterable[dict[str, Any]]) -> int:
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 n += 1
         os.replace(tmp, out)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            fail(f"{output}: write failed after {n} documents ({e.strerror})")
-        raise
+    except OSError as e:
+        fail(f"{output}: write failed after {n} documents ({e.strerror})")
+    finally:
+        Path(tmp).unlink(missing_ok=True)  # gone after the replace; what a failure left
     return n
