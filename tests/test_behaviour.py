@@ -17,7 +17,13 @@ CONFIG = Config(threshold=0.8)
 def sample_docs(n: int = 120) -> list[Document]:
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()][:n]
     return [
-        Document(r["id"], r["text"], r.get("title"), r.get("lang"), {"source": r.get("source")})
+        Document(
+            id=r["id"],
+            text=r["text"],
+            title=r.get("title"),
+            lang=r.get("lang"),
+            fields={"source": r.get("source")},
+        )
         for r in recs
     ]
 

@@ -305,7 +305,11 @@ def test_validator_names_the_problem():
     assert (
         check_document(
             Document(
-                "ok-ид-" + "ж" * 200, "text", "title", "en", {"a": [1, 2.5, None, True, {"b": "c"}]}
+                id="ok-ид-" + "ж" * 200,
+                text="text",
+                title="title",
+                lang="en",
+                fields={"a": [1, 2.5, None, True, {"b": "c"}]},
             )
         )
         is None
@@ -321,7 +325,9 @@ def test_the_batch_check_is_the_check_of_each_document():
     kind, and in batches whose ids all pass (only the text, title, language or fields bad)."""
     good = [
         Document("ok-1", "text"),
-        Document("ok-2", "текст", "заголовок", "ru", {"a": [1, {"b": "c"}]}),
+        Document(
+            id="ok-2", text="текст", title="заголовок", lang="ru", fields={"a": [1, {"b": "c"}]}
+        ),
         Document("ok-3", "t", fields=None),
     ]
     for kind, bad in BAD.items():

@@ -211,7 +211,10 @@ def test_a_latin_title_stays_left_to_right_in_a_persian_cluster(tmp_path):
     fa = {
         d.id: d for d in sample_docs() if d.id in FA_PAIR
     }  # a Persian pair, titled in Latin script here
-    docs = [Document(i, fa[i].text, "Windows 10 (64-bit) notes", "fa") for i in FA_PAIR]
+    docs = [
+        Document(id=i, text=fa[i].text, title="Windows 10 (64-bit) notes", lang="fa")
+        for i in FA_PAIR
+    ]
     with NearDup.open(str(tmp_path / "i.db")) as nd:
         nd.index(docs)
         page = build_report(nd.engine, threshold=nd.config.threshold)

@@ -185,7 +185,13 @@ def test_connected_components_chain_and_are_labelled_as_such(nd):
 
 def test_export_unique_writes_one_document_per_cluster(nd):
     docs = [
-        Document(f"d{i}", edit(base_text(i // 3), i, i % 3), f"title {i}", None, {"source": "s"})
+        Document(
+            id=f"d{i}",
+            text=edit(base_text(i // 3), i, i % 3),
+            title=f"title {i}",
+            lang=None,
+            fields={"source": "s"},
+        )
         for i in range(12)
     ]
     nd.index(docs, progress=None)

@@ -486,7 +486,7 @@ class NearDup:
         d = self.engine.get([doc_id], text=True).get(doc_id)
         if d is None:
             raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
-        return Document(d.id, d.text or "", d.title, d.lang, d.fields)
+        return Document(id=d.id, text=d.text or "", title=d.title, lang=d.lang, fields=d.fields)
 
     # -- a document's tags and the collection ------------------------------------------------
     def show(self, doc_id: str) -> DocumentTags:

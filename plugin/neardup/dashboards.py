@@ -52,18 +52,26 @@ class Product:
 
 PRODUCTS: dict[str, Product] = {
     "kibana": Product(
-        "Kibana",
-        "kbn-xsrf",
-        "8.0.0",
-        {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"},
-        False,
+        name="Kibana",
+        xsrf_header="kbn-xsrf",
+        core_migration_version="8.0.0",
+        migration_versions={
+            "index-pattern": "7.6.0",
+            "visualization": "7.10.0",
+            "dashboard": "7.9.3",
+        },
+        index_pattern_fields=False,
     ),
     "opensearch-dashboards": Product(
-        "OpenSearch Dashboards",
-        "osd-xsrf",
-        None,
-        {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"},
-        True,
+        name="OpenSearch Dashboards",
+        xsrf_header="osd-xsrf",
+        core_migration_version=None,
+        migration_versions={
+            "index-pattern": "7.6.0",
+            "visualization": "7.10.0",
+            "dashboard": "7.9.3",
+        },
+        index_pattern_fields=True,
     ),
 }
 
@@ -166,11 +174,11 @@ def mapped_fields(mapping: Mapping[str, Any]) -> dict[str, FieldSpec]:
 
 def _spec(name: str, spec: Mapping[str, Any], parent: str | None = None) -> FieldSpec:
     return FieldSpec(
-        name,
-        spec.get("type", "object"),
-        spec.get("index", True) is not False,
-        spec.get("doc_values", True) is not False,
-        parent,
+        name=name,
+        es_type=spec.get("type", "object"),
+        indexed=spec.get("index", True) is not False,
+        doc_values=spec.get("doc_values", True) is not False,
+        parent=parent,
     )
 
 
@@ -416,22 +424,27 @@ def visualizations(
     dup_split = _terms("3", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")
     return [
         Visualization(
-            "summary",
-            "Documents and duplicates",
-            "Documents in the index, split into duplicates (true) and first copies (false).",
-            False,
-            "metric",
-            _metric_params(),
-            [count, _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")],
+            role="summary",
+            title="Documents and duplicates",
+            description="Documents in the index, split into duplicates (true) and first copies "
+            "(false).",
+            on_clusters=False,
+            vis_type="metric",
+            params=_metric_params(),
+            aggs=[
+                count,
+                _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key"),
+            ],
         ),
         Visualization(
-            "cluster-summary",
-            "Clusters",
-            "Stored near-duplicate clusters, the documents in them and their mean resemblance.",
-            True,
-            "metric",
-            _metric_params(),
-            [
+            role="cluster-summary",
+            title="Clusters",
+            description="Stored near-duplicate clusters, the documents in them and their mean "
+            "resemblance.",
+            on_clusters=True,
+            vis_type="metric",
+            params=_metric_params(),
+            aggs=[
                 _agg("1", "count", "metric", customLabel="Clusters"),
                 _agg("2", "sum", "metric", field="size", customLabel="Documents in clusters"),
                 _agg(
@@ -440,14 +453,14 @@ def visualizations(
             ],
         ),
         Visualization(
-            "share-over-time",
-            "Share of duplicates over time",
-            "Share of indexed documents tagged as near-duplicates of an earlier one, "
+            role="share-over-time",
+            title="Share of duplicates over time",
+            description="Share of indexed documents tagged as near-duplicates of an earlier one, "
             "by indexing time.",
-            False,
-            "area",
-            _xy_params("area", "Share of documents", mode="percentage", stacked=True),
-            [
+            on_clusters=False,
+            vis_type="area",
+            params=_xy_params("area", "Share of documents", mode="percentage", stacked=True),
+            aggs=[
                 count,
                 _agg(
                     "2",
@@ -463,13 +476,13 @@ def visualizations(
             ],
         ),
         Visualization(
-            "cluster-sizes",
-            "Cluster-size distribution",
-            "Number of clusters of each size (documents per cluster).",
-            True,
-            "histogram",
-            _xy_params("histogram", "Clusters", legend=False),
-            [
+            role="cluster-sizes",
+            title="Cluster-size distribution",
+            description="Number of clusters of each size (documents per cluster).",
+            on_clusters=True,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Clusters", legend=False),
+            aggs=[
                 _agg("1", "count", "metric", customLabel="Clusters"),
                 _agg(
                     "2",
@@ -485,12 +498,13 @@ def visualizations(
             ],
         ),
         Visualization(
-            "top-clusters",
-            "Top clusters",
-            "The largest clusters: size, title of the representative document, mean resemblance.",
-            True,
-            "table",
-            {
+            role="top-clusters",
+            title="Top clusters",
+            description="The largest clusters: size, title of the representative document, "
+            "mean resemblance.",
+            on_clusters=True,
+            vis_type="table",
+            params={
                 "perPage": 20,
                 "showPartialRows": False,
                 "showMetricsAtAllLevels": False,
@@ -499,7 +513,7 @@ def visualizations(
                 "percentageCol": "",
                 "sort": {"columnIndex": None, "direction": None},
             },
-            [
+            aggs=[
                 _agg("1", "max", "metric", field="size", customLabel="Size"),
                 _agg(
                     "2",
@@ -519,32 +533,41 @@ def visualizations(
             ],
         ),
         Visualization(
-            "by-language",
-            "Duplicates by language",
-            "Documents per language, duplicates (true) stacked on first copies (false).",
-            False,
-            "histogram",
-            _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", "neardup.lang", 10, "Language", other=True), dup_split],
+            role="by-language",
+            title="Duplicates by language",
+            description="Documents per language, duplicates (true) stacked on first copies "
+            "(false).",
+            on_clusters=False,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Documents", stacked=True),
+            aggs=[
+                count,
+                _terms("2", "segment", "neardup.lang", 10, "Language", other=True),
+                dup_split,
+            ],
         ),
         Visualization(
-            "by-source",
-            f"Duplicates by {source_label}",
-            f"Documents per value of {source.name}, duplicates (true) stacked on first "
+            role="by-source",
+            title=f"Duplicates by {source_label}",
+            description=f"Documents per value of {source.name}, duplicates (true) stacked on first "
             "copies (false).",
-            False,
-            "histogram",
-            _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", source.name, 15, source_label, other=True), dup_split],
+            on_clusters=False,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Documents", stacked=True),
+            aggs=[
+                count,
+                _terms("2", "segment", source.name, 15, source_label, other=True),
+                dup_split,
+            ],
         ),
         Visualization(
-            "resemblance",
-            "Resemblance of duplicates",
-            "Highest verified resemblance of each duplicate to an earlier document.",
-            False,
-            "histogram",
-            _xy_params("histogram", "Duplicates", legend=False),
-            [
+            role="resemblance",
+            title="Resemblance of duplicates",
+            description="Highest verified resemblance of each duplicate to an earlier document.",
+            on_clusters=False,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Duplicates", legend=False),
+            aggs=[
                 _agg("1", "count", "metric", customLabel="Duplicates"),
                 _agg(
                     "2",

@@ -147,7 +147,7 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
             raise EvaluationError(
                 f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)"
             )
-    return Corpus(ids, texts, langs, labels if has_pairs else None)
+    return Corpus(ids=ids, texts=texts, langs=langs, labels=labels if has_pairs else None)
 
 
 def _jsonl(path: str | Path, limit: int | None = None):
@@ -279,7 +279,18 @@ def confusion(truth: set[Pair], found: set[Pair], m: int, threshold: float = 0.0
     p = a / (a + b) if a + b else 0.0
     r = a / (a + c) if a + c else 0.0
     f = 2 * p * r / (p + r) if p + r else 0.0
-    return Counts(threshold, len(truth), len(found), a, c, b, r, p, f, (a + d) / m if m else 0.0)
+    return Counts(
+        threshold=threshold,
+        truth=len(truth),
+        found=len(found),
+        common=a,
+        unique_truth=c,
+        unique_method=b,
+        recall=r,
+        precision=p,
+        f1=f,
+        accuracy=(a + d) / m if m else 0.0,
+    )
 
 
 def ac1(x: set[Pair], y: set[Pair], m: int) -> float:
@@ -386,7 +397,7 @@ def parse_method(name: str) -> MethodSpec:
             f"unknown method {name!r}; use engine, engine:FIELD, or one of "
             f"{', '.join(REGISTRY)} (optionally NAME:PART)"
         )
-    return MethodSpec(name, "signature", head, tail or None)
+    return MethodSpec(name=name, kind="signature", signature=head, part=tail or None)
 
 
 def resolve_part(sig, part: str | None) -> str | None:
@@ -629,7 +640,14 @@ def evaluate(
 
     m = len(labelled) if labelled is not None else n_pairs(len(scope))
     ev = Evaluation(
-        name, len(corpus), len(scope), m, truth, thresholds, prepare_seconds, truth_seconds
+        corpus=name,
+        documents=len(corpus),
+        scope=len(scope),
+        pairs=m,
+        truth_kind=truth,
+        thresholds=thresholds,
+        prepare_seconds=prepare_seconds,
+        truth_seconds=truth_seconds,
     )
     truth_sets = {t: set(v) for t, v in true_pairs.items()}
     _score(ev, results, truth_sets)

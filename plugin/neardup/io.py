@@ -522,7 +522,13 @@ def _record(
     if title is not None and (isinstance(title, bool) or not isinstance(title, (str, int, float))):
         return InputError(where, f"{f.title!r} must be a string, not {_json_type(title)}")
     kept = {k: v for k, v in rec.items() if k not in f.names()}
-    doc = Document(str(doc_id), text, None if title is None else str(title), lang, kept)
+    doc = Document(
+        id=str(doc_id),
+        text=text,
+        title=None if title is None else str(title),
+        lang=lang,
+        fields=kept,
+    )
     problem = check_document(doc, text_has_no_surrogate=no_surrogate)
     return InputError(where, problem) if problem else doc
 
@@ -713,7 +719,7 @@ def _read_text(
         yield InputError(str(path), problem)
         return
     plain = path.name[: -len(path.suffix)] if path.suffix.lower() in COMPRESSED else path.name
-    doc = Document(name, text, Path(plain).stem, None, {"path": name})
+    doc = Document(id=name, text=text, title=Path(plain).stem, lang=None, fields={"path": name})
     problem = check_document(doc)
     yield InputError(str(path), problem) if problem else doc
 

@@ -230,7 +230,10 @@ def compare_cmd(
                     cmp = nd.compare(a, b, ids=True)
                 else:
                     cmp = nd.compare(
-                        *(Document(p, _read_text(p), Path(p).name, lang) for p in (a, b))
+                        *(
+                            Document(id=p, text=_read_text(p), title=Path(p).name, lang=lang)
+                            for p in (a, b)
+                        )
                     )
         except DocumentNotFound as e:
             fail(f"{e} (and no such file)")
