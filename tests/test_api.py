@@ -11,6 +11,14 @@ BASE = (
     "and a half percent after money market conditions eased and sterling strengthened against "
     "the dollar in active trading on Monday"
 )
+#: BASE inside a text many times its length (containment, not resemblance)
+LONG = (
+    BASE
+    + " "
+    + " ".join(
+        f"extra sentence number {i} about markets bonds equities and currencies" for i in range(40)
+    )
+)
 
 
 @pytest.fixture
@@ -66,15 +74,7 @@ def test_query_reports_exact_similarities(nd):
 
 
 def test_containment_finds_a_document_inside_a_longer_one(nd):
-    long = (
-        BASE
-        + " "
-        + " ".join(
-            f"extra sentence number {i} about markets bonds equities and currencies"
-            for i in range(40)
-        )
-    )
-    nd.index([Document("long", long)], progress=None)
+    nd.index([Document("long", LONG)], progress=None)
     assert nd.query(BASE) == []  # resemblance is low
     m = nd.query(BASE, mode="containment", threshold=0.9)
     assert [x.id for x in m] == ["long"] and m[0].containment == 1.0
@@ -127,15 +127,7 @@ def test_clusters_and_search_folding(nd):
 def test_mod_m_sample_as_a_containment_signature(tmp_path):
     cfg = Config(threshold=0.7, signatures=("exact", "minhash", "modm"), mod_m=4)
     with NearDup.open(str(tmp_path / "m.db"), cfg) as nd:
-        long = (
-            BASE
-            + " "
-            + " ".join(
-                f"extra sentence number {i} about markets bonds equities and currencies"
-                for i in range(40)
-            )
-        )
-        nd.index([Document("long", long)], progress=None)
+        nd.index([Document("long", LONG)], progress=None)
         s = nd.signer.sign(Document("q", BASE))
         assert len(s.keys["modm"]) and all(int(k) % 4 == 0 for k in s.keys["modm"])
         assert [m.id for m in nd.query(BASE, mode="containment", threshold=0.9)] == ["long"]

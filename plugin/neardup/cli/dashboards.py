@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import SECONDS, count, echo_json, fail, json_option
+from .options import SECONDS, count, echo_json, fail, json_option, tls_options
 from .output import clean, json_text
 
 _TARGET_HELP = "Product the saved objects are for."
@@ -182,15 +182,7 @@ def export_cmd(
     default=None,
     help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).",
 )
-@click.option(
-    "--ca-certs",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="CA bundle to verify the server's certificate.",
-)
-@click.option(
-    "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
-)
+@tls_options
 @click.option(
     "--space", default=None, help="Kibana space to import into (default space if absent)."
 )

@@ -60,6 +60,19 @@ BATCH_SIZE = count(1, MAX_BATCH)
 RESULTS = count(1, MAX_RESULTS)
 
 
+def tls_options(fn: Callable) -> Callable:
+    """--ca-certs and --no-verify-certs, for an HTTP engine or a dashboards server."""
+    fn = click.option(
+        "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
+    )(fn)
+    return click.option(
+        "--ca-certs",
+        type=click.Path(exists=True, dir_okay=False),
+        default=None,
+        help="CA bundle to verify the server's certificate.",
+    )(fn)
+
+
 def engine_options(fn: Callable) -> Callable:
     """--engine and the connection options of HTTP engines, passed on as ``engine_opts``."""
 
@@ -96,15 +109,7 @@ def engine_options(fn: Callable) -> Callable:
         default=None,
         help="Basic-auth password (env NEARDUP_PASSWORD).",
     )
-    @click.option(
-        "--ca-certs",
-        type=click.Path(exists=True, dir_okay=False),
-        default=None,
-        help="CA bundle to verify the server's certificate.",
-    )
-    @click.option(
-        "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
-    )
+    @tls_options
     @click.option(
         "--timeout",
         type=SECONDS,
