@@ -156,7 +156,8 @@ def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
     :class:`Exception`), the documents read so far come out before the error; an interrupt
     (``KeyboardInterrupt``) gives no partial batch.
 
-    >>> [[(d.id, d.text) for d in b] for b in batches([Document("a", "1"), Document("b", "2"), Document("a", "3")], 5)]
+    >>> docs = [Document("a", "1"), Document("b", "2"), Document("a", "3")]
+    >>> [[(d.id, d.text) for d in b] for b in batches(docs, 5)]
     [[('a', '3'), ('b', '2')]]
     """
     batch: dict[str, Document] = {}
@@ -344,14 +345,15 @@ def _next_signed(
     >>> from concurrent.futures import Future
     >>> f = Future()  # a batch no worker has started
     >>> q = deque([(["a"], f)])
-    >>> _next_signed(q, None, lambda signer, b: (["signed " + x for x in b], [])), f.cancelled(), len(q)
+    >>> signed = lambda signer, b: (["signed " + x for x in b], [])
+    >>> _next_signed(q, None, signed), f.cancelled(), len(q)
     ((['a'], ['signed a'], []), True, 0)
     >>> f = Future(); _ = f.set_running_or_notify_cancel()  # the first batch, with a worker
     >>> def take():  # the next batch of the input; meanwhile the worker is done
     ...     f.set_result((pack([]), []))
     ...     return ["b"]
     >>> q = deque([([], f)])
-    >>> _next_signed(q, None, lambda signer, b: (["signed " + x for x in b], []), take, 3), q
+    >>> _next_signed(q, None, signed, take, 3), q
     (([], [], []), deque([(['b'], (['signed b'], []))]))
     """
     from concurrent.futures import Future

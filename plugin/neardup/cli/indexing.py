@@ -317,7 +317,8 @@ def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
     default=None,
     help="Processes that canonicalize and sign while this one tags and stores (and signs "
     "whenever it would wait for them); "
-    "0 signs here too. [default: one per idle CPU (CPUs less the load average) less one, none on a busy machine "
+    "0 signs here too. [default: one per idle CPU (CPUs less the load average) less one, "
+    "none on a busy machine "
     "or one CPU; input of one batch is signed here]",
 )
 @input_options
