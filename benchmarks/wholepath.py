@@ -751,6 +751,7 @@ def markdown(res: dict[str, Any]) -> str:
         + " |",
         "",
     ]
+    lines += _cpu_stages([(name, x) for name, x in cols[: 2 if one else 1]])
     for p, x in peers.items():
         if "error" in x:
             lines += [f"{PEERS[p][1]}: not measured ({x['error'][:300]}).", ""]
@@ -781,6 +782,28 @@ def markdown(res: dict[str, Any]) -> str:
         "*text-dedup*: the file read into a dataset, then its `minhash` command (one process, xxh3).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _cpu_stages(cols: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The CPU seconds per stage of neardup's ``index`` and ``clusters`` processes (their
+    own: signing workers' CPU is in the total only), where the results have them."""
+    cols = [(name, x) for name, x in cols if x.get("stages_cpu")]
+    if not cols:
+        return []
+    lines = [
+        "| stage, CPU (s) | " + " | ".join(name for name, _ in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for s in (*STAGES, "other"):
+        lines.append(
+            f"| {s} | " + " | ".join(f"{x['stages_cpu'].get(s, 0.0):.2f}" for _, x in cols) + " |"
+        )
+    lines.append(
+        "| **storing + clusters processes** | "
+        + " | ".join(f"**{sum(x['stages_cpu'].values()):.2f}**" for _, x in cols)
+        + " |"
+    )
+    return lines + [""]
 
 
 def main(argv: list[str] | None = None) -> int:
