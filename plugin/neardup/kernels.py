@@ -28,19 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-#: True in the interpreted twin of this module (:func:`neardup.loops.interpreted`): every
-#: function then runs as written, with numpy scalars (their wrapping uint64 arithmetic warns
-#: of the overflow it relies on: :func:`neardup.loops.loops` callers run it with those
-#: warnings off).
-INTERPRETED = globals().get("INTERPRETED", False)
-if INTERPRETED:
-
-    def njit(*args, **options):  # noqa: ARG001 - numba's options, unused when interpreted
-        return args[0] if args and callable(args[0]) else (lambda f: f)
-else:
-    from numba import njit
-
+from .loops import njit_for
 from .mixing import GOLDEN, fmix64_inplace
+
+#: numba's ``njit``, or in the interpreted twin of this module (:func:`neardup.loops.interpreted`)
+#: one that leaves every function as written, run with numpy scalars (their wrapping uint64
+#: arithmetic warns of the overflow it relies on: :func:`neardup.loops.interpreted_loops` turns
+#: those warnings off).
+njit = njit_for(globals())
 
 
 #: :func:`neardup.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
