@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import kernels
+from neardup import hashing_compiled
+from neardup.canonical import letters_compiled, scripts_compiled
 from neardup.canonical.letters import split_tokens, token_hashes
 from neardup.canonical.scripts import _CODES, detect_language, detect_languages, script_code
 from neardup.hashing import KeySet, code_points, fmix64, hash_strings
@@ -42,7 +43,7 @@ def test_hash_runs_is_the_chain(runs, seed):
     units = np.array([u for r in runs for u in r], dtype=np.uint32)
     starts = offsets_of([len(r) for r in runs])[:-1]
     lengths = np.array([len(r) for r in runs], dtype=np.int64)
-    got = kernels.hash_runs(units, starts, lengths, lengths, np.uint64(seed))
+    got = hashing_compiled.hash_runs(units, starts, lengths, lengths, np.uint64(seed))
     assert got.tolist() == [_chain(r, seed) for r in runs]
 
 
@@ -85,7 +86,7 @@ def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(sets, tokens, dro
     h = np.array([v for v, _, _ in tokens], dtype=np.uint64)
     number = np.array([n for _, n, _ in tokens], dtype=np.bool_)
     doc = np.array([d for _, _, d in tokens], dtype=np.int64)
-    kept, counts = kernels.kept_tokens(
+    kept, counts = letters_compiled.kept_tokens(
         h, number, doc, drop_numbers, group, table, bounds, empties, docs
     )
     want = [
@@ -106,7 +107,7 @@ def test_map_code_points_maps_each_text_or_keeps_it(texts, table):
     """Each text's code points to their table entries, or the text as it is (not ok) where
     one maps below zero."""
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
-    out, ok = kernels.map_code_points(
+    out, ok = letters_compiled.map_code_points(
         cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.int32)
     )
     want = [[table[c] for c in t] if all(table[c] >= 0 for c in t) else t for t in texts]
@@ -125,7 +126,7 @@ def test_or_flags_is_the_or_of_the_entries_of_each_text(texts, table):
         want.append(acc)
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
     assert (
-        kernels.or_flags(
+        letters_compiled.or_flags(
             cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.uint8)
         ).tolist()
         == want
@@ -147,7 +148,7 @@ def test_script_counts_are_the_first_letters_by_script(texts, sample):
     from neardup.canonical.scripts import _code_point_tables
 
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(
+    counts = scripts_compiled.script_counts(
         code_points("".join(texts)),
         offsets_of([len(t) for t in texts]),
         letter,
@@ -185,7 +186,7 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
 
     code = (
         "import sys, numpy as np\n"
-        "from neardup import kernels\n"
+        "from neardup.canonical import persian_compiled\n"
         "try:\n    import scipy.linalg\nexcept ImportError:\n    print('no scipy'); raise SystemExit\n"
         "from numba import njit\n"
         "print(float(scipy.linalg.norm([3.0, 4.0])), float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n"
@@ -194,6 +195,41 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out in (["5.0", "3.0"], ["no", "scipy"])
+
+
+COMPILED_MODULES = [
+    "neardup.kernels",
+    "neardup.hashing_compiled",
+    "neardup.simhash_compiled",
+    "neardup.minhash_compiled",
+    "neardup.sampling_compiled",
+    "neardup.ragged_compiled",
+    "neardup.canonical.letters_compiled",
+    "neardup.canonical.scripts_compiled",
+    "neardup.canonical.persian_compiled",
+]
+
+
+def test_each_module_of_loops_has_an_interpreted_twin_outside_sys_modules():
+    """Each module of compiled loops loads once more interpreted (its functions plain Python
+    functions), once a process, and without entering the import system; :func:`loops` gives
+    the twin inside interpreted_loops only."""
+    import importlib
+    import sys
+    import types
+
+    from neardup.loops import interpreted, interpreted_loops, loops
+
+    for name in COMPILED_MODULES:
+        twin = interpreted(name)
+        assert twin is interpreted(name) and twin.__name__ not in sys.modules
+        functions = [v for k, v in vars(twin).items() if not k.startswith("__") and callable(v)]
+        assert functions and all(
+            isinstance(f, types.FunctionType) for f in functions if f.__module__ == twin.__name__
+        ), name
+        with interpreted_loops():
+            assert loops(name) is twin
+        assert loops(name) is importlib.import_module(name)
 
 
 def _signed_fields(signed) -> list[tuple]:

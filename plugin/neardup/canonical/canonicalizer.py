@@ -415,7 +415,7 @@ class Canonicalizer:
         Made without a string per token: the texts' code points in one array, the tokens as
         runs of token characters, each hashed from its code points as it is found
         (:func:`~.letters.token_hashes`); then numbers (a digit table) and stop words (their
-        hashes) dropped in one more pass (:func:`neardup.kernels.kept_tokens`).
+        hashes) dropped in one more pass (:func:`.letters_compiled.kept_tokens`).
 
         >>> c = Canonicalizer(Config())
         >>> texts = ["A rose is a rose.", "Roses!"]
@@ -455,7 +455,7 @@ class Canonicalizer:
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
         from ..loops import loops  # (numba loads on first use)
 
-        kernels = loops()
+        kernels = loops("neardup.canonical.letters_compiled")
 
         hashes, counts = kernels.kept_tokens(
             hashes,
@@ -569,7 +569,7 @@ def stop_hashes(
 @lru_cache(maxsize=16)
 def _probing_tables(sets: tuple[KeySet, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The probing tables (:attr:`~neardup.hashing.KeySet.probing`) of ``sets`` end to end, as
-    :func:`neardup.kernels.kept_tokens` reads them: (tables, bounds, empty values)."""
+    :func:`.letters_compiled.kept_tokens` reads them: (tables, bounds, empty values)."""
     parts = [s.probing for s in sets]
     table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
     return (

@@ -489,7 +489,7 @@ def normalize_persian_steps(text: str, segmentation: Segmentation = DEFAULT) -> 
 def _piece_tables(
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The tables of :func:`neardup.kernels.persian_pieces`: whitespace (``str.isspace``,
+    """The tables of :func:`neardup.canonical.persian_compiled.persian_pieces_many`: whitespace (``str.isspace``,
     Python's ``\\s``), the letter map and the two anchor sets of ``anchors``; None where the
     tables hold a pattern wider than one character (none in hazm 0.10's).
 
@@ -556,7 +556,7 @@ def _piece_tables(
 
 def compiled_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) -> str | None:
     """:func:`normalize_persian_steps` with anchors, made by one compiled pass
-    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (a character that needs hazm's ``persian_style`` or maps to more than one,
+    (:func:`neardup.canonical.persian_compiled.persian_pieces_many`); None where that pass does not apply (a character that needs hazm's ``persian_style`` or maps to more than one,
     a ligature such as U+FDF2), for the steps to make.
 
     >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش\u200cآموزان") == normalize_persian_steps("دانشآموزان")
@@ -589,7 +589,7 @@ def compiled_steps(
 ) -> list[tuple[str, bool] | None]:
     """:func:`compiled_step` of each text (with ``marks``, of its :func:`~.letters.drop_marks`
     first), the texts in groups joined for one compiled pass each
-    (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
+    (:func:`neardup.canonical.persian_compiled.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
     made = compiled_spans(texts, step, late, marks, anchors)
     return [
         None if m is None else (t, m[1])
@@ -612,7 +612,7 @@ def compiled_spans(
     tables = _piece_tables(anchors) if texts and mode() == "compiled" else None
     if tables is None:
         return [None] * len(texts)
-    from .. import kernels
+    from . import persian_compiled as kernels
 
     space, letter_map, first, second = tables
     classes, late = pass_classes(), _NO_LATE if late is None else late
@@ -631,19 +631,19 @@ def compiled_spans(
 @lru_cache(maxsize=1)
 def pass_classes() -> np.ndarray:
     """The classes of each code point (uint8) the compiled pass reads, bits of
-    :mod:`neardup.kernels`: ``WORD`` (``str.isalnum``, the punctuation step's word
+    :mod:`.persian_compiled`: ``WORD`` (``str.isalnum``, the punctuation step's word
     characters but the underscore), ``MARK`` (:func:`~.letters.mark_code_points`),
     ``ARABIC`` (a word character U+0600..U+06FF or U+FB50..U+FEFF: Arabic script the
     punctuation step leaves) and ``OTHER`` (a word character of the Cyrillic and Latin class
     that ends a Persian run, :data:`.scripts._OTHER_LETTER`).
 
-    >>> from neardup import kernels as k
+    >>> from neardup.canonical import persian_compiled as k
     >>> [int(pass_classes()[ord(c)]) for c in "a،ك\u064e"] == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
     from ..loops import loops
 
-    k = loops()
+    k = loops("neardup.canonical.persian_compiled")
 
     word = token_char_table()
     cp = np.arange(0x110000)
