@@ -18,6 +18,7 @@ from typing import Literal, Sequence, Union, get_args
 import numpy as np
 
 from ..tablecache import cached_table
+from .ranges import ARABIC_BLOCK, ARABIC_SCRIPT, char_class
 
 #: How the maps over code points run: "compiled" (:mod:`.letters_compiled`, numba) or
 #: "reference" (numpy, the rule as written); both give the same results (tested), so the
@@ -56,20 +57,22 @@ _SPACE = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
 # letters: "[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])", written
 # with every alternative starting with a single character, and leaving out runs that are
 # a single space (each run is replaced by a space).
+_AB = char_class(ARABIC_BLOCK)
 _PUNCT = re.compile(
-    r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![\u0600-\u06ff]\u200c)\u200c*|\u200c\u200c*(?![\u0600-\u06ff])"
+    rf"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![{_AB}]\u200c)\u200c*"
+    rf"|\u200c\u200c*(?![{_AB}])"
 )
 _NON_WORD = re.compile(
     r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]"
 )  # _PUNCT for texts without ZWNJ and underscores
-_ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\ufb50-\ufeff]")
+_ARABIC_SCRIPT = re.compile(f"[{char_class(*ARABIC_SCRIPT)}]")
 # Characters for which drop_punctuation can change the tokens, and not only put spaces
 # where tokenizing splits anyway (see Canonicalizer._text_for_tokens): Arabic script (a
 # ZWNJ between its letters is kept, and hazm sees the spacing) and U+0345 COMBINING GREEK
 # YPOGEGRAMMENI, the one non-word character that casefolds to a letter ("ι"; checked over
 # all of Unicode in tests/test_canonical_fast.py; drop_marks removes it before, but this
 # condition does not rely on that).
-_PUNCTUATION_MATTERS = re.compile("[\u0600-\u06ff\ufb50-\ufeff\u0345]")
+_PUNCTUATION_MATTERS = re.compile(f"[{char_class(*ARABIC_SCRIPT)}\u0345]")
 
 # Letter variants hazm may leave, mapped to the Persian forms.
 FA_LETTERS = str.maketrans(

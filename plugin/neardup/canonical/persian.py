@@ -48,6 +48,14 @@ from .letters import (
     spans_of,
     token_char_table,
 )
+from .ranges import (
+    ARABIC_BLOCK,
+    ARABIC_SCRIPT,
+    OTHER_LETTERS,
+    PERSIAN_DIGITS,
+    PERSIAN_LETTERS,
+    char_class,
+)
 
 
 #: A part starting (ending) at least this many of the ZWNJ compounds of hazm's lexicon is
@@ -90,9 +98,10 @@ DEFAULT = Segmentation()
 
 # ZWNJ runs between Arabic-script letters ("(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])",
 # starting at the ZWNJ).
-_ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u06ff])")
+_AB, _FA = char_class(ARABIC_BLOCK), char_class(PERSIAN_LETTERS)
+_ZWNJ_INSIDE = re.compile(rf"\u200c(?<=[{_AB}]\u200c)\u200c*(?=[{_AB}])")
 # Two or more Persian words separated by single spaces (Arabic-script letters, U+0621..U+06D5).
-_FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\u0621-\u06d5]*)+")
+_FA_WORD_RUN = re.compile(rf"[{_FA}][{_FA}]*(?: [{_FA}][{_FA}]*)+")
 
 
 #: hazm 0.10.0's normalizer tables (:data:`TABLES`), shipped with neardup with their source and
@@ -425,12 +434,12 @@ def _join_run(m: re.Match, rules: frozenset[str]) -> str:
 
 
 # Spaces between two Persian letters (U+0621..U+06D5).
-_SPACE_INSIDE = re.compile(r" (?<=[\u0621-\u06d5] ) *(?=[\u0621-\u06d5])")
+_SPACE_INSIDE = re.compile(rf" (?<=[{_FA}] ) *(?=[{_FA}])")
 # Runs of Persian digits (hazm writes every digit so): set apart from the letters around
 # them, so that "۲۰‌دسامبر", "۲۰ دسامبر" and "۲۰دسامبر" give the same tokens.
-_DIGITS = re.compile("[\u06f0-\u06f9][\u06f0-\u06f9]*")
+_DIGITS = re.compile(f"[{char_class(PERSIAN_DIGITS)}][{char_class(PERSIAN_DIGITS)}]*")
 # A Persian letter three or more times (hazm's decrease_repeated_chars, on joined runs).
-_REPEATS = re.compile(r"([\u0621-\u06d5])\1\1\1*")
+_REPEATS = re.compile(rf"([{_FA}])\1\1\1*")
 
 
 @lru_cache(maxsize=4)
@@ -440,7 +449,9 @@ def _anchor_re(first_mod: int, second_mod: int, seed: int) -> re.Pattern:
     lookahead of two character classes: a seventh of the time of a table of letter pairs."""
     import xxhash
 
-    letters = [chr(c) for c in range(0x0621, 0x06D6) if chr(c).isalpha()]
+    letters = [
+        chr(c) for c in range(PERSIAN_LETTERS[0], PERSIAN_LETTERS[1] + 1) if chr(c).isalpha()
+    ]
     first = "".join(a for a in letters if xxhash.xxh32_intdigest(a.encode(), seed) % first_mod == 0)
     second = "".join(
         b for b in letters if xxhash.xxh32_intdigest(b.encode(), seed + 1000) % second_mod == 0
@@ -653,8 +664,8 @@ def pass_classes() -> np.ndarray:
 
     classes = np.where(word, k.WORD, 0).astype(np.uint8)
     classes[mark_code_points()] |= k.MARK
-    classes[word & within((0x600, 0x6FF), (0xFB50, 0xFEFF))] |= k.ARABIC
-    classes[word & within((0x400, 0x52F), (65, 90), (97, 122), (0xC0, 0x24F))] |= k.OTHER
+    classes[word & within(*ARABIC_SCRIPT)] |= k.ARABIC
+    classes[word & within(*OTHER_LETTERS)] |= k.OTHER
     return classes
 
 

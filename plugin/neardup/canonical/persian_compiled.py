@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..loops import njit_for
+from .ranges import ARABIC_BLOCK, FA_SCRIPT, OTHER_LETTERS, PERSIAN_DIGITS, PERSIAN_LETTERS
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
 #: written (:func:`neardup.loops.njit_for`).
@@ -24,6 +25,8 @@ WORD, MARK, ARABIC, OTHER = 1, 2, 4, 8
 
 
 _ZWNJ, _SPACE, _NONE = 0x200C, 32, -2
+#: :mod:`.ranges`, constants of the compiled loops.
+_AB, _FA, _DIGIT = ARABIC_BLOCK, PERSIAN_LETTERS, PERSIAN_DIGITS
 
 
 @njit(cache=True, nogil=True)
@@ -53,10 +56,9 @@ def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, 
     k = 0
     for d in range(n):
         src = cps[bounds[d] : bounds[d + 1]]
-        if k + 6 * len(src) + 16 > len(
-            out
-        ):  # (a text comes out at most 4 times as long, 2 more a Persian run)
-            out = _grown(out, k, k + 6 * len(src) + 16)
+        need = k + 6 * len(src) + 16  # (a text comes out at most 4 times as long, 2 more a run)
+        if need > len(out):
+            out = _grown(out, k, need)
         end, ok = _text_into(
             src, classes, letter_map, space, first, second, step, marks, kept, out, k
         )
@@ -69,9 +71,7 @@ def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, 
                     src, classes, letter_map, space, first, second, step, marks, kept, out, k
                 )
         k = end if ok else k
-        out[k] = (
-            _SPACE  # (each text followed by a space: a batch's outputs are token hashed as they lie)
-        )
+        out[k] = _SPACE  # (each text followed by a space: the outputs are token hashed as they lie)
         k += 1
         at[d + 1] = k
     return out[:k], at, status
@@ -133,25 +133,18 @@ def _grown(out, used, need):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _in(c, lo, hi):
-    return lo <= c <= hi
+def _in(c, r):
+    """Whether the code point ``c`` lies in the range ``r``."""
+    return r[0] <= c <= r[1]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _persian_letter(c):
-    """The Arabic-script class of :data:`neardup.canonical.scripts._FA_RUN`."""
-    return (
-        _in(c, 0x600, 0x6FF)
-        or _in(c, 0x750, 0x77F)
-        or _in(c, 0xFB50, 0xFDFF)
-        or _in(c, 0xFE70, 0xFEFF)
-    )
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _other_letter(c):
-    """The Cyrillic and Latin class of :data:`neardup.canonical.scripts._OTHER_LETTER`."""
-    return _in(c, 0x400, 0x52F) or _in(c, 65, 90) or _in(c, 97, 122) or _in(c, 0xC0, 0x24F)
+def _within(c, ranges):
+    """Whether the code point ``c`` lies in one of ``ranges`` (:func:`.ranges.within`)."""
+    for lo, hi in ranges:
+        if lo <= c <= hi:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -178,7 +171,7 @@ def _punctuation(src, classes, out, k):
         j = i + 1
         if c == _ZWNJ:
             j = _run_end(src, i)
-            if i > 0 and _in(src[i - 1], 0x600, 0x6FF) and j < n and _in(src[j], 0x600, 0x6FF):
+            if i > 0 and _in(src[i - 1], _AB) and j < n and _in(src[j], _AB):
                 if j - i == 1:
                     out[k] = c
                 else:
@@ -217,15 +210,15 @@ def _by_runs(p, classes, letter_map, space, first, second, out, k):
     n = len(p)
     i = 0
     while i < n:
-        if not _persian_letter(p[i]):
+        if not _within(p[i], FA_SCRIPT):
             out[k] = p[i]
             k += 1
             i += 1
             continue
         last = i
         j = i
-        while j < n and not _other_letter(p[j]):
-            if _persian_letter(p[j]):
+        while j < n and not _within(p[j], OTHER_LETTERS):
+            if _within(p[j], FA_SCRIPT):
                 last = j
             j += 1
         k, ok = _stream(p, i, last + 1, False, classes, letter_map, space, first, second, out, k)
@@ -238,22 +231,21 @@ def _by_runs(p, classes, letter_map, space, first, second, out, k):
 @njit(cache=True, nogil=True)
 def _stream(src, lo, hi, punct, classes, letter_map, space, first, second, out, k):
     """:func:`neardup.canonical.persian.normalize_persian` of ``src[lo:hi]`` (after the
-    punctuation step, :func:`_punctuation`, with ``punct``; then ``lo`` is 0 and ``hi`` the
+    punctuation step, :func:`_punctuation_at`, with ``punct``; then ``lo`` is 0 and ``hi`` the
     end), written to ``out`` from ``k``: (where it ends, False where a character maps to -2
     in ``letter_map``).
 
     Its steps, each on the output of the one before:
 
     1. each run of ``space`` characters one space; each character ``c`` then
-       ``letter_map[c]`` (-1: dropped; -2: stop);
-    2. each run of ZWNJ dropped between two Arabic-block characters (U+0600..U+06FF), else
-       a space for each;
-    3. a space on both sides of each run of Persian digits (U+06F0..U+06F9);
-    4. each run of spaces between two letters U+0621..U+06D5 dropped;
+       ``letter_map[c]`` (-1: dropped; -2: stop) (:func:`_mapped`);
+    2. each run of ZWNJ dropped between two Arabic-block characters, else a space for each
+       (:func:`_zwnj_spaces`);
+    3. a space on both sides of each run of Persian digits (:func:`_digit_spaces`);
+    4. each run of spaces between two Persian letters dropped (:func:`_joined_spaces`);
     5. each run of one such letter three times or more cut to two;
     6. a space before each character that is a ``first`` anchor letter followed by a
-       ``second`` one (bool arrays indexed up to U+0700, which stands for any above; no
-       space in either).
+       ``second`` one (:func:`_let_out`).
 
     They run as one loop: each character of the input goes through them in turn as "s
     spaces, then the character c" (c -2 where there are only spaces), each step holding what
@@ -263,88 +255,122 @@ def _stream(src, lo, hi, punct, classes, letter_map, space, first, second, out, 
     was_space = False  # step 1: the character before was a space character
     zwnj, before_zwnj = 0, np.int64(-1)  # step 2: ZWNJ held, the character before them
     in_digits = False  # step 3
-    spaces, before_spaces = 0, np.int64(-1)  # step 4: spaces held, the character before them
-    prev, run = np.int64(-1), 0  # step 5: the character before, how many times in a row
+    spaces, before_spaces = np.int64(0), np.int64(-1)  # step 4: spaces held, the one before
+    prev, run = np.int64(-1), 0  # step 5: the letter before, how many times in a row
     held = np.int64(-1)  # step 6: the character waiting for the next one
-    n = len(src)
     i = lo
     while i < hi:
         x = np.int64(src[i])
         i += 1
-        if punct:  # the punctuation step, as :func:`_punctuation` (one space where it makes two: step 1 keeps one)
-            if x == _ZWNJ or x == 95:
-                j = _run_end(src, i - 1)
-                kept = (
-                    x == _ZWNJ
-                    and j == i
-                    and i - 1 > lo
-                    and j < n
-                    and _in(src[i - 2], 0x600, 0x6FF)
-                    and _in(src[j], 0x600, 0x6FF)
-                )
-                x = x if kept else np.int64(_SPACE)
-                i = j
-            elif not classes[x] & WORD:
-                while i < n and src[i] != _ZWNJ and src[i] != 95 and not classes[src[i]] & WORD:
-                    i += 1
-                x = np.int64(_SPACE)
+        if punct and not classes[x] & WORD:  # (a word character stays)
+            x, i = _punctuation_at(src, x, i, classes)
         sp = space[x]  # step 1
         if sp and was_space:
             continue
         was_space = sp
-        c = np.int64(_SPACE) if sp else np.int64(letter_map[x]) if x < 0x10000 else x
+        c = _mapped(x, sp, letter_map)
         if c == -2:
             return k, False
-        if c == -1:
+        if c == _ZWNJ or c == -1:
+            zwnj += np.int64(c == _ZWNJ)
             continue
         s = np.int64(c == _SPACE)
         c = np.int64(_NONE) if s else c
-        if not s and c == _ZWNJ:  # step 2
-            zwnj += 1
-            continue
-        s += zwnj * np.int64(s > 0 or not (_in(before_zwnj, 0x600, 0x6FF) and _in(c, 0x600, 0x6FF)))
-        zwnj = 0
-        before_zwnj = c if c >= 0 else np.int64(_SPACE)
-        ends = s > 0 and in_digits  # step 3
-        s += np.int64(ends)
-        in_digits = in_digits and not ends
-        digit = c >= 0 and _in(c, 0x6F0, 0x6F9)
-        s += np.int64(c >= 0 and digit != in_digits)
-        in_digits = digit if c >= 0 else in_digits
-        spaces += s  # step 4
+        s = _zwnj_spaces(s, c, zwnj, before_zwnj)  # step 2
+        zwnj, before_zwnj = 0, c if c >= 0 else np.int64(_SPACE)
+        s, in_digits = _digit_spaces(s, c, in_digits)  # step 3
+        spaces += s
         if c < 0:
             continue
-        s = (
-            0
-            if spaces
-            and before_spaces >= 0
-            and _in(before_spaces, 0x621, 0x6D5)
-            and _in(c, 0x621, 0x6D5)
-            else spaces
-        )
-        spaces = 0
-        before_spaces = c
-        prev, run = (np.int64(_SPACE), s) if s else (prev, run)  # step 5
-        run = run + 1 if c == prev else 1
+        s, spaces, before_spaces = _joined_spaces(spaces, before_spaces, c), 0, c  # step 4
+        run = run + 1 if c == prev and not s else 1  # step 5
         prev = c
-        cut = run > 2 and _in(c, 0x621, 0x6D5)
-        if cut and not s:
+        if run > 2 and _in(c, _FA):
             continue
-        c = np.int64(_NONE) if cut else c
-        if held >= 0:  # step 6 (branch-free: anchors are frequent)
-            nxt = np.int64(_SPACE) if s else c
-            out[k] = _SPACE
-            k += np.int64(first[min(held, 0x700)] & second[min(max(nxt, 0), 0x700)])
-            out[k] = held
-            k += 1
-        for _ in range(s):
-            out[k] = _SPACE
-            k += 1
-        held = c if c >= 0 else np.int64(-1)
-    s = zwnj + np.int64(in_digits) + spaces  # the end: what each step holds
+        k = _let_out(held, np.int64(_SPACE) if s else c, first, second, out, k)  # step 6
+        k = _spaces_out(out, k, s)
+        held = c
+    k = _let_out(held, np.int64(_SPACE), first, second, out, k)  # the end: what each holds
+    return _spaces_out(out, k, zwnj + np.int64(in_digits) + spaces), True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _punctuation_at(src, x, i, classes):
+    """The punctuation step (:func:`_punctuation`) at ``x = src[i - 1]``, not a word
+    character, in a text that starts at 0: (the character it gives, where the next one
+    starts). A run of ZWNJ or of underscores, or of characters neither ``WORD`` nor ZWNJ
+    nor underscore, gives one space (step 1 makes each run of spaces one); a single ZWNJ
+    between two Arabic-block characters stays."""
+    n = len(src)
+    if x == _ZWNJ or x == 95:
+        j = _run_end(src, i - 1)
+        kept = x == _ZWNJ and j == i and i > 1 and j < n
+        kept = kept and _in(src[i - 2], _AB) and _in(src[j], _AB)
+        x = x if kept else np.int64(_SPACE)
+        i = j
+    else:
+        while i < n and src[i] != _ZWNJ and src[i] != 95 and not classes[src[i]] & WORD:
+            i += 1
+        x = np.int64(_SPACE)
+    return x, i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mapped(x, sp, letter_map):
+    """Step 1 of a character ``x`` (``sp``: a space character): a space, or ``letter_map[x]``
+    for a character of the BMP, else ``x``."""
+    if sp:
+        return np.int64(_SPACE)
+    return np.int64(letter_map[x]) if x < 0x10000 else x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _zwnj_spaces(s, c, zwnj, before):
+    """Step 2: the ``s`` spaces before ``c`` with the ``zwnj`` ZWNJ held after ``before``:
+    none for them between two Arabic-block characters, else one for each."""
+    between = s == 0 and _in(before, _AB) and _in(c, _AB)
+    return s + zwnj * np.int64(not between)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _digit_spaces(s, c, in_digits):
+    """Step 3: the ``s`` spaces before ``c`` with one more where a run of Persian digits
+    ends or starts there, and whether a run goes on after ``c`` (``c`` < 0: only spaces)."""
+    ends = s > 0 and in_digits
+    s += np.int64(ends)
+    in_digits = in_digits and not ends
+    if c < 0:
+        return s, in_digits
+    digit = _in(c, _DIGIT)
+    return s + np.int64(digit != in_digits), digit
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _joined_spaces(spaces, before, c):
+    """Step 4: the ``spaces`` held between ``before`` and ``c``, none between two Persian
+    letters."""
+    if spaces and _in(before, _FA) and _in(c, _FA):
+        return np.int64(0)
+    return spaces
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _let_out(held, nxt, first, second, out, k):
+    """Step 6: the character ``held`` (none where < 0) written to ``out`` from ``k``, after
+    a space where it is a ``first`` anchor letter and ``nxt`` a ``second`` one (the arrays
+    indexed up to U+0700, which stands for any above); where the output ends."""
+    if held < 0:
+        return k
+    out[k] = _SPACE
+    k += np.int64(first[min(held, 0x700)] & second[min(max(nxt, 0), 0x700)])
     out[k] = held
-    k += np.int64(held >= 0)
+    return k + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _spaces_out(out, k, s):
+    """``s`` spaces written to ``out`` from ``k``; where they end."""
     for _ in range(s):
         out[k] = _SPACE
         k += 1
-    return k, True
+    return k

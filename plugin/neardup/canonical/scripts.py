@@ -17,10 +17,11 @@ from ..hashing import code_points
 from ..ragged import offsets_of
 from ..tablecache import cached_table
 from .letters import code_point_table
+from .ranges import EN_LETTERS, FA_SCRIPT, RU_LETTERS, char_class, within
 
-_FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
-_RU_CLASS = "\u0400-\u052f"
-_EN_CLASS = "A-Za-z\u00c0-\u024f"
+_FA_CLASS = char_class(*FA_SCRIPT)
+_RU_CLASS = char_class(*RU_LETTERS)
+_EN_CLASS = char_class(*EN_LETTERS)
 SCRIPT_RES = {
     "fa": re.compile(f"[{_FA_CLASS}]"),
     "ru": re.compile(f"[{_RU_CLASS}]"),
@@ -36,17 +37,9 @@ _OTHER_LETTER = re.compile(f"[{_RU_CLASS}{_EN_CLASS}]")
 def script_of(ch: str) -> str | None:
     """fa / ru / en for a letter of Arabic, Cyrillic or Latin script, else None."""
     o = ord(ch)
-    if (
-        0x0600 <= o <= 0x06FF
-        or 0x0750 <= o <= 0x077F
-        or 0xFB50 <= o <= 0xFDFF
-        or 0xFE70 <= o <= 0xFEFF
-    ):
-        return "fa"
-    if 0x0400 <= o <= 0x052F:
-        return "ru"
-    if ch.isascii() and ch.isalpha() or 0x00C0 <= o <= 0x024F:
-        return "en"
+    for lang, ranges in (("fa", FA_SCRIPT), ("ru", RU_LETTERS), ("en", EN_LETTERS)):
+        if within(o, *ranges):
+            return lang
     return None
 
 
