@@ -110,7 +110,6 @@ LAYERS = (
             "retry",
             "allocator",
             "mixing",
-            "kernels",
             "loops",
             "hashing_compiled",
             "ragged_compiled",

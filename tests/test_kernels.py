@@ -198,7 +198,7 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
 
 
 COMPILED_MODULES = [
-    "neardup.kernels",
+    "neardup.engines.embedded.packing",
     "neardup.hashing_compiled",
     "neardup.simhash_compiled",
     "neardup.minhash_compiled",

@@ -1,8 +1,8 @@
 """Which form of the signing loops this context runs: compiled (numba) or interpreted (the
 same source run by Python, with numba never imported).
 
-Each module of compiled loops (:mod:`neardup.kernels` and the domain ones beside the rules they
-speed up) builds its functions with :func:`njit_for` and has an interpreted twin: the same file
+Each module of compiled loops (the ``*_compiled`` modules beside the rules they speed up, and
+:mod:`neardup.engines.embedded.packing`) builds its functions with :func:`njit_for` and has an interpreted twin: the same file
 loaded once more by :func:`interpreted`, its functions left as written. Loading numba and the
 cached machine code costs a fresh process about 0.3-1 s of CPU, which pays for itself from a few
 dozen documents on; a command that signs a text or two (``neardup query``, ``compare``) runs the
@@ -13,8 +13,8 @@ The form is a context variable (:mod:`contextvars`), set only inside
 :func:`interpreted_loops`: nothing depends on what the process imported before.
 
 >>> with interpreted_loops():
-...     loops().__name__, mode()
-('neardup._kernels_interpreted', 'interpreted')
+...     loops("neardup.hashing_compiled").__name__, mode()
+('neardup._hashing_compiled_interpreted', 'interpreted')
 >>> mode()
 'compiled'
 """
@@ -39,7 +39,7 @@ def mode() -> Mode:
     return _MODE.get()
 
 
-def loops(name: str = "neardup.kernels") -> ModuleType:
+def loops(name: str) -> ModuleType:
     """The module of compiled loops ``name`` in the form this context runs: the module itself,
     or its interpreted twin inside :func:`interpreted_loops`."""
     if _MODE.get() == "interpreted":
@@ -61,7 +61,7 @@ def interpreted_loops() -> Iterator[None]:
 
 
 @cache
-def interpreted(name: str = "neardup.kernels") -> ModuleType:
+def interpreted(name: str) -> ModuleType:
     """The module ``name`` loaded once more from its file as ``<package>._<leaf>_interpreted``
     (not entered in the import system), with ``INTERPRETED`` set so that its :func:`njit_for`
     leaves every function as written."""

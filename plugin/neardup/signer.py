@@ -221,7 +221,7 @@ class Signer:
         """Make now what signing makes on first use, so that worker processes forked after it
         share it: the lookup tables (code points, NFKC, the stop words of en and ru, from a
         short text of Latin and Cyrillic words) and, with ``kernels``, the compiled loops
-        (:mod:`neardup.kernels`, about a quarter of a second to load); hazm (Persian) stays
+        (:mod:`neardup.loops`, about a quarter of a second to load); hazm (Persian) stays
         unloaded."""
         text = "Warm up, ﬁle № 1\u0967: ёлка и the end"
         if kernels:
