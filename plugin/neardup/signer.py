@@ -247,7 +247,7 @@ class Signer:
     def _canonical(self, doc: Document) -> Canonical:
         if doc.tokens is None:
             return self.canonicalizer.canonicalize(doc.text, doc.lang)
-        lang = doc.lang or self.canonicalizer.language_of(" ".join(doc.tokens))
+        lang = doc.lang or self.canonicalizer.languages([" ".join(doc.tokens)], [None])[0]
         return Canonical(list(doc.tokens), lang)
 
     def _hashes_tokens(self, docs: Sequence[Document]) -> bool:
@@ -337,7 +337,7 @@ class Signer:
             if on_error is None and len(docs) == 1:
                 raise
         return _per_document(
-            docs, on_error, lambda _, d: self.canonicalizer.text_for_tokens(d.text, d.lang)
+            docs, on_error, lambda _, d: self.canonicalizer.spans_for_tokens([d.text], [d.lang])[0]
         )
 
     def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:

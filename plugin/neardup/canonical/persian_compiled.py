@@ -20,7 +20,7 @@ from .ranges import ARABIC_BLOCK, FA_SCRIPT, OTHER_LETTERS, PERSIAN_DIGITS, PERS
 #: written (:func:`neardup.loops.njit_for`).
 njit = njit_for(globals())
 
-#: Bits of the class table of the Persian pass (:func:`neardup.canonical.persian.pass_classes`).
+#: Bits of the class table of the Persian pass (:func:`neardup.canonical.persian._pass_classes`).
 WORD, MARK, ARABIC, OTHER = 1, 2, 4, 8
 
 
@@ -32,7 +32,7 @@ _AB, _FA, _DIGIT = ARABIC_BLOCK, PERSIAN_LETTERS, PERSIAN_DIGITS
 @njit(cache=True, nogil=True)
 def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, step, marks, late):
     """The Persian pass over each text ``cps[bounds[d] : bounds[d + 1]]``
-    (:func:`neardup.canonical.persian.compiled_steps`): with ``marks``, drop_marks first
+    (:func:`neardup.canonical.persian._compiled`): with ``marks``, drop_marks first
     (the ``MARK`` characters of ``classes`` out); then, with ``step``, the punctuation step
     and the Persian step after it (``persian_step(drop_punctuation(text))`` of
     :mod:`neardup.canonical.canonicalizer`): the punctuation step alone where no Arabic
