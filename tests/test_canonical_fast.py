@@ -27,7 +27,8 @@ from .conftest import CORPORA
 # The one-pass definitions the fast patterns replace.
 HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*(\w)")
 PAGE_NUMBER_LINE = re.compile(
-    r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
+    r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}"
+    r"(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
     re.I,
 )
 PUNCT = re.compile(r"[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])")
@@ -108,7 +109,8 @@ def test_rejoin_hyphenation_chains(text):
 @settings(max_examples=400, deadline=None)
 @given(texts(LINE_PIECES))
 @example(
-    "x\n\u0635\u0641\u062d\u0647 12\ny\n\u2014 3\n\n\u2013 3 \u2013\nстр. 4\nСтраница 5\n\tPage 6\n- 7 -\n8\nab\n"
+    "x\n\u0635\u0641\u062d\u0647 12\ny\n\u2014 3\n\n\u2013 3 \u2013\nстр. 4\n"
+    "Страница 5\n\tPage 6\n- 7 -\n8\nab\n"
 )  # each way a page line starts
 def test_page_number_lines_as_with_the_lookbehind_pattern(text):
     assert letters._PAGE_NUMBER_LINE.sub("\n ", text) == PAGE_NUMBER_LINE.sub(" ", text)
@@ -969,7 +971,8 @@ def test_no_result_depends_on_what_the_process_imported():
 
     code = (
         "from neardup.canonical import letters; a = letters.text_flags('\u0643\u0647\u0654 x'); "
-        "import neardup.canonical.letters_compiled; print(a, letters.text_flags('\u0643\u0647\u0654 x'))"
+        "import neardup.canonical.letters_compiled; "
+        "print(a, letters.text_flags('\u0643\u0647\u0654 x'))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True

@@ -17,7 +17,8 @@ from neardup.mixing import GOLDEN
 from neardup.ragged import offsets_of
 
 MASK = 2**64 - 1
-# letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone surrogate
+# letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone
+# surrogate
 ALPHABET = "ab Zé\u00c0ñ 7٣ пРиЁ  سلامی\u200c ،.!_-\n\t\u0301\ud800𝔘"
 texts_of = st.lists(st.text(alphabet=ALPHABET, max_size=60), min_size=1, max_size=8)
 
@@ -187,9 +188,11 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
     code = (
         "import sys, numpy as np\n"
         "from neardup.canonical import persian_compiled\n"
-        "try:\n    import scipy.linalg\nexcept ImportError:\n    print('no scipy'); raise SystemExit\n"
+        "try:\n    import scipy.linalg\n"
+        "except ImportError:\n    print('no scipy'); raise SystemExit\n"
         "from numba import njit\n"
-        "print(float(scipy.linalg.norm([3.0, 4.0])), float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n"
+        "print(float(scipy.linalg.norm([3.0, 4.0])), "
+        "float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -261,7 +264,10 @@ def test_interpreted_loops_sign_as_the_compiled_ones():
 
     recs = [json.loads(x) for x in SAMPLE.read_text(encoding="utf-8").splitlines()][:30]
     recs += [json.loads(x) for x in FA_ZWNJ_SAMPLE.read_text(encoding="utf-8").splitlines()][:15]
-    ru = "Съешь же ещё этих мягких французских булок, да выпей чаю. Ёжик в тумане — 2024 год, «цитата» и т. д. "
+    ru = (
+        "Съешь же ещё этих мягких французских булок, да выпей чаю. "
+        "Ёжик в тумане — 2024 год, «цитата» и т. д. "
+    )
     docs = [Document(str(i), r["text"]) for i, r in enumerate(recs)] + [
         Document("ru", ru * 12),
         Document("x", "Hi, x_2 да! 42 کتاب‌ها ۱۲۳ Ǆ ﬁ ①"),
@@ -294,8 +300,10 @@ def test_a_fresh_query_process_loads_no_numba(tmp_path):
         timeout=300,
     )
     code = (
-        "import sys, runpy; sys.argv = ['neardup', 'query', 'the quick brown fox jumps over the lazy dog', '--engine', "
-        f"{db!r}, '--json']\ntry:\n    runpy.run_module('neardup.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "import sys, runpy; sys.argv = ['neardup', 'query', "
+        f"'the quick brown fox jumps over the lazy dog', '--engine', {db!r}, '--json']\n"
+        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
         "print('numba' in sys.modules, file=sys.stderr)"
     )
     p = subprocess.run(

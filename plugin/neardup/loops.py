@@ -2,12 +2,12 @@
 same source run by Python, with numba never imported).
 
 Each module of compiled loops (the ``*_compiled`` modules beside the rules they speed up, and
-:mod:`neardup.engines.embedded.packing`) builds its functions with :func:`njit_for` and has an interpreted twin: the same file
-loaded once more by :func:`interpreted`, its functions left as written. Loading numba and the
-cached machine code costs a fresh process about 0.3-1 s of CPU, which pays for itself from a few
-dozen documents on; a command that signs a text or two (``neardup query``, ``compare``) runs the
-loops interpreted inside :func:`interpreted_loops` instead. Both forms run the one source, so
-they give the same values bit for bit (tests/test_kernels.py).
+:mod:`neardup.engines.embedded.packing`) builds its functions with :func:`njit_for` and has an
+interpreted twin: the same file loaded once more by :func:`interpreted`, its functions left as
+written. Loading numba and the cached machine code costs a fresh process about 0.3-1 s of CPU, which
+pays for itself from a few dozen documents on; a command that signs a text or two (``neardup
+query``, ``compare``) runs the loops interpreted inside :func:`interpreted_loops` instead. Both
+forms run the one source, so they give the same values bit for bit (tests/test_kernels.py).
 
 The form is a context variable (:mod:`contextvars`), set only inside
 :func:`interpreted_loops`: nothing depends on what the process imported before.

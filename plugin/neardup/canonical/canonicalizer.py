@@ -55,16 +55,18 @@ from .stopwords import persian_stop_words, raw_stopwords, stop_languages, stop_l
 
 
 def _check_language(lang: str | None) -> None:
-    """A ValueError where ``lang`` is given and is no language code (:func:`~neardup.config.is_language_code`)."""
+    """A ValueError where ``lang`` is given and is no language code
+    (:func:`~neardup.config.is_language_code`)."""
     if lang is not None and not is_language_code(lang):
         raise ValueError(
-            f"unknown language code {lang!r}; give a code of two or three letters (en, fa, ru, de, ar, zh, ...) "
-            "or leave it out to detect"
+            f"unknown language code {lang!r}; give a code of two or three letters "
+            "(en, fa, ru, de, ar, zh, ...) or leave it out to detect"
         )
 
 
 def _language(lang: str | None) -> str | None:
-    """``lang`` as neardup keeps it (:func:`~neardup.config.language_of_code`), None if not given."""
+    """``lang`` as neardup keeps it (:func:`~neardup.config.language_of_code`), None if not
+    given."""
     return language_of_code(lang) if lang else None
 
 
@@ -173,15 +175,16 @@ class Canonicalizer:
         langs: Sequence[str | None] | None = None,
         flags: Sequence[int] | None = None,
     ) -> list[str]:
-        """:meth:`text_and_language`'s text of each text (``langs[i]`` given with ``texts[i]``, checked
-        as there): the scan for NFKC and the rare characters
+        """:meth:`text_and_language`'s text of each text (``langs[i]`` given with
+        ``texts[i]``, checked as there): the scan for NFKC and the rare characters
         (:func:`~.letters.text_flags_many`), the compiled pass from drop_marks to the Persian
         step (:func:`_marks_to_persian_spans`) and the map of casefold and the steps after
         it (:func:`~.letters._late_steps_many`) each made over all the texts at once, the
         other steps text by text (:meth:`_steps`). ``flags``: the texts'
         :func:`~.letters.text_flags_many`, where the caller has them.
 
-        >>> Canonicalizer(Config())._texts_for_tokens(["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"])
+        >>> texts = ["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"]
+        >>> Canonicalizer(Config())._texts_for_tokens(texts)
         ['елка,  дом !', 'a fine day', 'کتابها  12 ']
         """
         return decoded(self.spans_for_tokens(texts, langs, flags))
@@ -283,9 +286,9 @@ class Canonicalizer:
         for name, step in self._step_list[self._step_at["drop_marks"] if resume else 0 :]:
             if name is None:  # (a step with no rule here)
                 text = step(text)
-            elif (
-                name == "nfkc"
-            ):  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
+            elif name == "nfkc":
+                # (marks NFKC would only move go at drop_marks, which this text comes to: they
+                # are rare)
                 normalized = _nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
                 known, text = normalized is text, normalized
             elif name == "strip_html":  # entities may decode to rare characters (tags only go)
@@ -386,8 +389,9 @@ class Canonicalizer:
         self, canons: Sequence[TextOrSpan], langs: Sequence[str]
     ) -> tuple[np.ndarray, np.ndarray]:
         """The canonical token hashes of many texts of :meth:`text_and_language` (``canons``,
-        as ``str`` or as the spans of :meth:`spans_for_tokens`; ``langs``): (hashes, offsets), the hashes of document i at ``offsets[i]:offsets[i+1]``,
-        equal to :func:`~neardup.hashing.hash_strings` of :meth:`_token_steps` of its tokens.
+        as ``str`` or as the spans of :meth:`spans_for_tokens`; ``langs``): (hashes, offsets),
+        the hashes of document i at ``offsets[i]:offsets[i+1]``, equal to
+        :func:`~neardup.hashing.hash_strings` of :meth:`_token_steps` of its tokens.
 
         Made without a string per token: the texts' code points in one array, the tokens as
         runs of token characters, each hashed from its code points as it is found

@@ -40,7 +40,8 @@ _ASCII_HYPHEN_BREAK = re.compile(
 # names the characters such a line can go on with (a dash, the first letter of a word, a
 # digit): most lines fail there, at one test (half the time on texts of short lines).
 _PAGE_NUMBER_LINE = re.compile(
-    r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
+    r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?"
+    r"(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
     re.I,
 )
 _TOKEN = re.compile(r"[^\W_]+")
@@ -211,7 +212,8 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
 
 @lru_cache(maxsize=1)
 def _nfkc_table() -> np.ndarray:
-    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk: :mod:`neardup.tablecache`)."""
+    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk:
+    :mod:`neardup.tablecache`)."""
 
     def make() -> np.ndarray:
         table = np.zeros(0x110000, dtype=bool)
@@ -339,14 +341,16 @@ def _stable_spaces() -> frozenset[str]:
 
 
 def drop_marks(text: str) -> str:
-    """Combining marks (Latin accents, Arabic diacritics), tatweel, ZWJ, bidi marks, soft hyphens out."""
+    """Combining marks (Latin accents, Arabic diacritics), tatweel, ZWJ, bidi marks, soft
+    hyphens out."""
     return text if text.isascii() else _MARKS.sub("", text)
 
 
 def _mark_code_points() -> list[int]:
     """The code points :func:`drop_marks` takes out (all in the BMP).
 
-    >>> [hex(c) for c in _mark_code_points()][:2], drop_marks("".join(map(chr, _mark_code_points()))) == ""
+    >>> marks = _mark_code_points()
+    >>> [hex(c) for c in marks][:2], drop_marks("".join(map(chr, marks))) == ""
     (['0xad', '0x300'], True)
     """
     every = np.arange(0x10000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
@@ -409,8 +413,8 @@ def _has_rare_characters(text: str) -> bool:
     One scan instead of one per step: the characters :func:`_rare_characters` matches, read
     from a table (:func:`text_flags`).
 
-    >>> _has_rare_characters("Ёж и дом"), _has_rare_characters("дом\u0301"), _has_rare_characters("۱۲")
-    (False, True, True)
+    >>> [_has_rare_characters(t) for t in ("Ёж и дом", "дом\u0301", "۱۲")]
+    [False, True, True]
     """
     return bool(text_flags(text) & RARE)
 
@@ -442,8 +446,8 @@ def text_flags(text: str, backend: Backend = "reference") -> int:
     ``drop_marks(nfkc(text)) == drop_marks(text)``, and ``bool(flags & RARE)`` is
     :func:`_has_rare_characters`.
 
-    >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("cafe\u0301"), text_flags("کَتاب")
-    (0, 0, 1, 2, 18, 6)
+    >>> [text_flags(t) for t in ("ab", "дом", "ﬁ дом", "дом ۱", "cafe\u0301", "کَتاب")]
+    [0, 0, 1, 2, 18, 6]
     """
     if text.isascii():
         return 0
@@ -455,7 +459,7 @@ def text_flags_many(texts: Sequence[str], backend: Backend = "reference") -> np.
     """:func:`text_flags` of each text (uint8), the texts that are not all ASCII read
     together: their code points in one array, each looked up in one table of the bits
     (:func:`_flag_table`) and or-ed per text in one compiled pass
-    (:func:`neardup.canonical.letters_compiled.or_flags`). ``unicodedata.is_normalized`` and the regular
+    (:func:`.letters_compiled.or_flags`). ``unicodedata.is_normalized`` and the regular
     expression of the rare characters read such a text at 4 to 10 ns a character; this
     reads it at under 1 ns.
 
@@ -502,7 +506,7 @@ def _marks_may_compose(
 ) -> np.ndarray:
     """Per text ``cps[starts[d] : ends[d]]``: whether one of :data:`COMPOSING_MARK` follows a
     character with the bit ``_UNSETTLED`` or one it composes with (``prev << 21 | mark`` in
-    :func:`_composing_pairs`). The reference of :func:`neardup.canonical.letters_compiled.marks_may_compose`.
+    :func:`_composing_pairs`). The reference of :func:`.letters_compiled.marks_may_compose`.
 
     >>> cps = np.frombuffer("\u0627\u0654 \u0647\u0654".encode("utf-32-le"), dtype="<u4")
     >>> _marks_may_compose(cps, np.array([0, 3]), np.array([2, 5]), _flag_table()).tolist()
@@ -544,7 +548,8 @@ def groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
 
 
 def _grouped_code_points(texts: Sequence[str], indices: list[int], separated: bool = False):
-    """For each of :func:`groups` of ``indices``: (the group, its texts' :func:`_joined_code_points`)."""
+    """For each of :func:`groups` of ``indices``: (the group, its texts'
+    :func:`_joined_code_points`)."""
     for group in groups(indices, texts):
         yield (group, *_joined_code_points([texts[i] for i in group], separated))
 
@@ -720,7 +725,8 @@ def late_steps(text: str, table: np.ndarray, backend: Backend = "reference") -> 
     perhaps :func:`unify_digits`), or None where a character maps to more than one (the
     steps then make it): :func:`_late_steps_many` of one text.
 
-    >>> late_steps("Ёлка İ", late_steps_table(True)) is None, late_steps("Ёлка ۱۲ ABC", late_steps_table(True))
+    >>> table = late_steps_table(True)
+    >>> late_steps("Ёлка İ", table) is None, late_steps("Ёлка ۱۲ ABC", table)
     (True, 'елка 12 abc')
     """
     return _late_steps_many([text], table, backend)[0]
@@ -730,7 +736,7 @@ def _late_steps_many(
     texts: Sequence[str], table: np.ndarray, backend: Backend = "reference"
 ) -> list[str | None]:
     """:func:`late_steps` of each text, all in one compiled pass over their code points
-    (:func:`neardup.canonical.letters_compiled.map_code_points`); the map keeps each text's length, so they are
+    (:func:`.letters_compiled.map_code_points`); the map keeps each text's length, so they are
     cut apart where they were joined. ``str.casefold`` reads a text that is not all ASCII at
     about 15 ns a character.
 
@@ -817,7 +823,8 @@ def token_hashes(
 
     >>> from ..hashing import code_points, hash_strings
     >>> h, number, text = token_hashes(code_points("Hi, x_2 да! 42"), np.array([0, 8]), seed=1)
-    >>> h.tolist() == hash_strings(split_tokens("Hi, x_2 да! 42"), 1).tolist(), number.tolist(), text.tolist()
+    >>> want = hash_strings(split_tokens("Hi, x_2 да! 42"), 1)
+    >>> h.tolist() == want.tolist(), number.tolist(), text.tolist()
     (True, [False, False, True, False, True], [0, 0, 0, 1, 1])
     """
     from ..hashing import string_seed

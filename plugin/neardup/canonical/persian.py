@@ -6,10 +6,11 @@ non-joiner (ZWNJ) of compounds as a space or leave it out ("دانش‌آموز�
 "دانشآموزان"), and hazm does not rejoin compounds. Two remedies, measured in
 ``benchmarks/persian.py`` (results/persian.md) on held-out texts of the Persian corpus:
 
-* ``fa_segmentation="anchors"`` (the default, a setting of :class:`~neardup.config.Config`): in each run of Persian words the spaces are
-  removed and the run is cut again before every *anchor*, a letter pair of chosen letters
-  (``fa_anchors``), so the pieces are content-defined (the anchor-based boundaries of source
-  004, "Spamooborona") and about a word long (4.4 letters on fa.jsonl, words 4.7).
+* ``fa_segmentation="anchors"`` (the default, a setting of :class:`~neardup.config.Config`):
+  in each run of Persian words the spaces are removed and the run is cut again before every
+  *anchor*, a letter pair of chosen letters (``fa_anchors``), so the pieces are
+  content-defined (the anchor-based boundaries of source 004, "Spamooborona") and about a
+  word long (4.4 letters on fa.jsonl, words 4.7).
   Spaces, ZWNJ and joined forms give the same string, hence the same tokens: resemblance
   1.0 by construction for every segmentation variant. A letter changed changes the one or
   two pieces around it, as a changed word does. Persian stop words are not removed (they are
@@ -123,7 +124,8 @@ def import_hazm(what: str):
         import hazm
     except ImportError as e:
         raise HazmMissing(
-            f"{what} uses hazm, which is not installed: {HAZM_EXTRA} (hazm installs on Python 3.10 to 3.13)"
+            f"{what} uses hazm, which is not installed: {HAZM_EXTRA} "
+            "(hazm installs on Python 3.10 to 3.13)"
         ) from e
     return hazm
 
@@ -324,7 +326,8 @@ _REPEATED_WORD = re.compile(
 
 @lru_cache(maxsize=1)
 def _hazm_is_0_10() -> bool:
-    """Whether the installed hazm is 0.10 (whose steps :func:`hazm_words` and :func:`mi_verbs` serve)."""
+    """Whether the installed hazm is 0.10 (whose steps :func:`hazm_words` and :func:`mi_verbs`
+    serve)."""
     from importlib.metadata import version
 
     return version("hazm").startswith("0.10.")
@@ -507,7 +510,7 @@ def normalize_persian(
 def _piece_tables(
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The tables of :func:`neardup.canonical.persian_compiled.persian_pieces_many`: whitespace (``str.isspace``,
+    """The tables of :func:`.persian_compiled.persian_pieces_many`: whitespace (``str.isspace``,
     Python's ``\\s``), the letter map and the two anchor sets of ``anchors``; None where the
     tables hold a pattern wider than one character (none in hazm 0.10's).
 
@@ -635,7 +638,8 @@ def _pass_classes() -> np.ndarray:
     that ends a Persian run, :data:`.scripts._OTHER_LETTER`).
 
     >>> from neardup.canonical import persian_compiled as k
-    >>> [int(_pass_classes()[ord(c)]) for c in "a،ك\u064e"] == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
+    >>> got = [int(_pass_classes()[ord(c)]) for c in "a،ك\u064e"]
+    >>> got == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
     from ..loops import loops

@@ -1,12 +1,12 @@
 """Text for full-text search: documents and queries analyzed the same way.
 
-:func:`search_text` gives the words a full-text index should hold for ``text`` and the
-words a query should look for: Unicode compatibility forms, marks and diacritics out,
-Persian letter unification and affix spacing (hazm), every ZWNJ a word boundary (so a
-query word finds the compounds it is part of, :func:`~.persian.split_persian`), case folded, ё -> е, digits to ASCII, and (``stem``) each word's Snowball
-stem for Russian and English words (so "файлами" finds "файл", "файлы", "файлов"). Stop
-words are kept: a query may need them. The Elasticsearch/OpenSearch counterpart is the
-engine's persian, russian and english analyzers on per-language subfields.
+:func:`search_text` gives the words a full-text index should hold for ``text`` and the words a query
+should look for: Unicode compatibility forms, marks and diacritics out, Persian letter unification
+and affix spacing (hazm), every ZWNJ a word boundary (so a query word finds the compounds it is part
+of, :func:`~.persian.split_persian`), case folded, ё -> е, digits to ASCII, and (``stem``) each
+word's Snowball stem for Russian and English words (so "файлами" finds "файл", "файлы", "файлов").
+Stop words are kept: a query may need them. The Elasticsearch/OpenSearch counterpart is the engine's
+persian, russian and english analyzers on per-language subfields.
 """
 
 from __future__ import annotations
