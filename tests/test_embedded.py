@@ -779,3 +779,29 @@ def test_new_files_have_64_kib_pages_and_older_page_sizes_still_open(tmp_path, m
     assert nd.count() == 30 and nd.query(texts[3])[0].id == "d3"
     nd.close()
     assert page(old) == 16384
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
+def test_signing_workers_prepare_the_keys_columns_the_engine_stores(tmp_path, monkeypatch):
+    """With signing workers, each batch reaches ``put`` with the keys columns the workers
+    made (a KeyColumns for every document of it), and the index is the one made without."""
+    from neardup.engines.embedded import KeyColumns
+
+    seen = []
+    real = EmbeddedEngine.put
+
+    def put(self, docs, tags=None, *, prepared=None):
+        seen.append((prepared, [s.id for s in docs]))
+        return real(self, docs, tags, prepared=prepared)
+
+    monkeypatch.setattr(EmbeddedEngine, "put", put)
+    docs = [Document(f"d{i}", f"{TEXT} number {i} " + "word " * (i % 5)) for i in range(40)]
+    with NearDup.open(str(tmp_path / "w.db")) as nd:
+        nd.index(docs, batch_size=10, workers=2, progress=None)
+        with_workers = [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()]
+    made = [(p, ids) for p, ids in seen if p is not None]
+    assert made and all(isinstance(p, KeyColumns) and set(ids) <= set(p.columns) for p, ids in made)
+    monkeypatch.setattr(EmbeddedEngine, "put", real)
+    with NearDup.open(str(tmp_path / "p.db")) as nd:
+        nd.index(docs, batch_size=10, workers=0, progress=None)
+        assert [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()] == with_workers

@@ -79,7 +79,6 @@ class PackedBatch:
     shingles: tuple[np.ndarray, np.ndarray]  # (values, offsets)
     keys: dict[str, tuple[np.ndarray, np.ndarray]]  # field -> (values, offsets)
     fields: list[tuple[str, ...]]  # each document's key fields
-    encoded_keys: list[Any]
     too_short: list[bool]
 
 
@@ -87,15 +86,14 @@ def pack(signed: Sequence[Signed]) -> PackedBatch:
     """``signed`` as a :class:`PackedBatch` (see :func:`unpack`)."""
     fields = list(dict.fromkeys(f for s in signed for f in s.keys))
     return PackedBatch(
-        [s.lang for s in signed],
-        [s.n_tokens for s in signed],
-        [s.exact for s in signed],
-        [s.simhash for s in signed],
-        join([s.shingles for s in signed]),
-        {f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
-        [tuple(s.keys) for s in signed],
-        [s.encoded_keys for s in signed],
-        [s.too_short for s in signed],
+        langs=[s.lang for s in signed],
+        n_tokens=[s.n_tokens for s in signed],
+        exact=[s.exact for s in signed],
+        simhash=[s.simhash for s in signed],
+        shingles=join([s.shingles for s in signed]),
+        keys={f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
+        fields=[tuple(s.keys) for s in signed],
+        too_short=[s.too_short for s in signed],
     )
 
 
@@ -117,15 +115,14 @@ def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
         }
         out.append(
             Signed(
-                d,
-                packed.langs[i],
-                packed.n_tokens[i],
-                sh[so[i] : so[i + 1]],
-                packed.exact[i],
-                packed.simhash[i],
-                keys,
-                packed.encoded_keys[i],
-                packed.too_short[i],
+                doc=d,
+                lang=packed.langs[i],
+                n_tokens=packed.n_tokens[i],
+                shingles=sh[so[i] : so[i + 1]],
+                exact=packed.exact[i],
+                simhash=packed.simhash[i],
+                keys=keys,
+                too_short=packed.too_short[i],
             )
         )
     return out
@@ -156,9 +153,6 @@ class Signed:
     exact: str
     simhash: int
     keys: dict[str, np.ndarray]  # field -> uint64 keys
-    #: What the engine stores of the keys, made in advance where signing runs (an engine's
-    #: :meth:`~neardup.engines.base.Engine.key_encoder`), or None: the engine makes it.
-    encoded_keys: Any = None
     #: Too short for its shingle size to tell texts apart (:func:`too_short`).
     too_short: bool = False
 
@@ -404,13 +398,13 @@ class Signer:
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
             out.append(
                 Signed(
-                    d,
-                    lang,
-                    n_tokens,
-                    st.sets[set_off[i] : set_off[i + 1]],
-                    exact,
-                    simhashes[i],
-                    k,
+                    doc=d,
+                    lang=lang,
+                    n_tokens=n_tokens,
+                    shingles=st.sets[set_off[i] : set_off[i + 1]],
+                    exact=exact,
+                    simhash=simhashes[i],
+                    keys=k,
                     too_short=short[i],
                 )
             )

@@ -154,6 +154,14 @@ class ClusterRecord:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class PreparedBatch:
+    """What an engine makes of a signed batch before storing it, where the batch is signed
+    (:meth:`Engine.batch_preparer`), and takes back in :meth:`Engine.put` beside the signed
+    documents: picklable, and read only by the engine of the kind that made it (a subclass
+    of its own). A document it does not cover is prepared when stored."""
+
+
 class Engine(abc.ABC):
     """A store of signed documents with term-match candidate retrieval."""
 
@@ -266,8 +274,15 @@ class Engine(abc.ABC):
     def put_meta(self, key: str, value: Any) -> None: ...
 
     @abc.abstractmethod
-    def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
-        """Upsert signed documents (by id) with their tags; returns the refused ones."""
+    def put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> list[Failure]:
+        """Upsert signed documents (by id) with their tags; returns the refused ones.
+        ``prepared``: what :meth:`batch_preparer` made of the batch they come from."""
 
     @abc.abstractmethod
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
@@ -320,11 +335,11 @@ class Engine(abc.ABC):
         half-written state. Engines that need no lock may keep this default."""
         yield
 
-    def key_encoder(self) -> Callable[[Sequence[Signed]], None] | None:
-        """A picklable function that sets ``encoded_keys`` on each document of a signed batch:
-        what this engine stores of its keys, made in the signing workers so that the process
-        that tags and stores does less; None (the default) when the engine has nothing to
-        make in advance. A document without ``encoded_keys`` is encoded when stored."""
+    def batch_preparer(self) -> Callable[[Sequence[Signed]], PreparedBatch] | None:
+        """A picklable function of a signed batch: what this engine stores of it that can be
+        made in advance (a :class:`PreparedBatch`), run in the signing workers so that the
+        process that tags and stores does less, and given back to :meth:`put` with the
+        batch; None (the default) when the engine has nothing to make in advance."""
         return None
 
     @contextlib.contextmanager

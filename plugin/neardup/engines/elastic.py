@@ -47,6 +47,7 @@ from .base import (
     EngineError,
     Failure,
     Hit,
+    PreparedBatch,
     StoredDoc,
     Tags,
     TagRow,
@@ -675,10 +676,16 @@ class ElasticEngine(Engine):
             yield
 
     # -- writes ------------------------------------------------------------------------------
-    def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
+    def put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> list[Failure]:
         """Store signed documents; every one refused (before sending: an id over 512 bytes,
         text that is not valid Unicode; by the engine: its reason) is returned, the others
-        are stored."""
+        are stored. Nothing is prepared in advance (``prepared`` is always None here)."""
         tags = tags or {}
         docs = list(docs)
         if not docs:
