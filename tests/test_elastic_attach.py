@@ -18,6 +18,7 @@ from neardup.cli.attach import watch
 from neardup.engines.base import EngineError
 from neardup.engines.dsl import Layout
 from neardup.engines.elastic import ElasticEngine
+from neardup.engines.elastic_options import IndexSetup
 from neardup.signer import Document
 
 from .conftest import http_pipeline
@@ -383,7 +384,7 @@ def test_delete_on_an_attached_index_asks_before_deleting_the_users_documents(os
         _raw(url, f"/articles/_doc/{first}")
     # neardup's own index needs no flag: its documents are neardup's copies
     src = _texts(3)
-    eng = ElasticEngine(url, index="own", pipeline=False)
+    eng = ElasticEngine(url, index="own", index_setup=IndexSetup(pipeline=False))
     nd = NearDup(eng, eng.open())
     nd.index(src, progress=None)
     nd.close()

@@ -14,6 +14,8 @@ import pytest
 from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
 from neardup.engines.elastic import ElasticEngine
+from neardup.engines.elastic_options import Connection
+from neardup.retry import Backoff
 from neardup.signer import Document, Signer
 
 pytestmark = pytest.mark.http
@@ -35,7 +37,7 @@ def _engine(url: str, **kw) -> ElasticEngine:
         "chunk_size": 10,
     }
     opts.update(kw)
-    return ElasticEngine(url, **opts)
+    return ElasticEngine.from_options(url, **opts)
 
 
 def _signed(n: int, config: Config) -> list:
@@ -53,7 +55,12 @@ def _signed(n: int, config: Config) -> list:
 
 def test_server_down_is_a_clear_error_after_retries():
     url = f"http://127.0.0.1:{_free_port()}"
-    eng = ElasticEngine(url, index="x", max_retries=2, initial_backoff=0.01, request_timeout=2)
+    eng = ElasticEngine(
+        url,
+        index="x",
+        retry=Backoff(max_retries=2, initial=0.01),
+        connection=Connection(request_timeout=2),
+    )
     t0 = time.monotonic()
     with pytest.raises(EngineError) as err:
         eng.open()
@@ -396,7 +403,7 @@ def test_timeout_bounds_each_request_against_a_node_that_never_answers():
 
     node = _Silent(None)
     try:
-        eng = ElasticEngine(
+        eng = ElasticEngine.from_options(
             node.url, index="x", max_retries=2, initial_backoff=0.1, request_timeout=1.0
         )
         t0 = time.monotonic()

@@ -35,7 +35,7 @@ def _opts() -> dict:
 @pytest.fixture
 def engine(live_url):
     index = f"neardup-test-{uuid.uuid4().hex[:10]}"
-    eng = ElasticEngine(live_url, index=index, pipeline=True, **_opts())
+    eng = ElasticEngine.from_options(live_url, index=index, pipeline=True, **_opts())
     eng.open(Config())
     yield eng
     c = eng.client

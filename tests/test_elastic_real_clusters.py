@@ -195,7 +195,7 @@ def test_the_write_classifier_can_fail(fault_proxy):
 
 # -- 7. documents of other clients ----------------------------------------------------------------------
 def test_documents_without_neardup_fields_are_skipped_and_counted(osmem_clone):
-    eng = ElasticEngine(
+    eng = ElasticEngine.from_options(
         osmem_clone.url, index="mixed", pipeline=False, max_retries=1, initial_backoff=0.01
     )
     eng.open(Config())
@@ -229,7 +229,7 @@ import elasticsearch
 from neardup.config import Config
 from neardup.engines.elastic import ElasticEngine
 from neardup.signer import Document, Signer
-eng = ElasticEngine(sys.argv[1], index=sys.argv[2], pipeline=False, max_retries=1, initial_backoff=0.01)
+eng = ElasticEngine.from_options(sys.argv[1], index=sys.argv[2], pipeline=False, max_retries=1, initial_backoff=0.01)
 eng.open(Config())
 signer = Signer(eng.config)
 text = "the river carries stones and light down to the market by the old paper mill every spring"

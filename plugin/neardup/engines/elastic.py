@@ -29,6 +29,7 @@ processes, and refreshes before handing the lease on, so the next writer sees ev
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import itertools
@@ -53,6 +54,8 @@ from .base import (
     TagRow,
 )
 from .calls import BulkStreamer, Pager, chunks, document_problem
+from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
+from .elastic_options import Connection as ConnectionSettings
 from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
@@ -64,94 +67,58 @@ def _now() -> str:
 class ElasticEngine(Engine):
     """Engine on an Elasticsearch or OpenSearch index (clusters in ``<index>-clusters``).
 
-    ``pipeline``: install the ingest pipeline and make it the index's ``default_pipeline``
-    (True), do without (False, for engines without ingest such as test servers), or, by
-    default, do as the existing index was built (a new index gets one); ``max_retries``/
-    ``initial_backoff``/``max_backoff`` set the one retry policy (requests and bulk items);
-    ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
-    boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
-    ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
-    to wait for another writer (None: as long as it takes), ``on_wait(message)`` told
-    once per writer it waits for; ``setup`` installs templates and pipeline even on an existing
-    index (``neardup init``). ``shards``/``replicas``: primary shards and replicas of a new
-    documents index (default: the template's one shard, the engine's default replicas).
-    ``user:password@`` in ``url`` is used as basic auth.
+    Its settings come a concern at a time, each a record built by keyword
+    (:mod:`~neardup.engines.elastic_options`): ``connection`` (credentials, TLS, the request
+    timeout; ``user:password@`` in ``url`` is used as basic auth), ``retry`` (the one retry
+    policy, :class:`~neardup.retry.Backoff`, for requests and bulk items), ``paging``
+    (request sizes), ``index_setup`` (pipeline, templates, shards and replicas, health wait,
+    refresh) and ``lease`` (the write lease's duration and wait). ``on_wait(message)`` is
+    told once per writer it waits for. :meth:`from_options` takes the same settings flat.
     """
 
     def __init__(
         self,
         url: str,
         index: str = "neardup",
-        api_key: Any = None,
-        basic_auth: tuple[str, str] | None = None,
-        ca_certs: str | None = None,
-        verify_certs: bool = True,
-        request_timeout: float = 30.0,
         *,
-        pipeline: bool | None = None,
-        max_retries: int = 5,
-        initial_backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        chunk_size: int = 500,
-        msearch_batch: int = 100,
-        max_clauses: int = 1024,
-        page_size: int = 1000,
-        agg_page_size: int = 10000,
-        refresh_on_write: bool = True,
-        health_timeout: str = "30s",
-        lease_duration: float = 60.0,
-        lease_timeout: float | None = None,
+        connection: ConnectionSettings | None = None,
+        retry: Backoff | None = None,
+        paging: Paging | None = None,
+        index_setup: IndexSetup | None = None,
+        lease: LeaseTimes | None = None,
         on_wait: Callable[[str], None] | None = None,
-        setup: bool = False,
-        shards: int | None = None,
-        replicas: int | None = None,
     ):
         problem = dsl.index_name_problem(index)
         if problem:
             raise EngineError(
-                f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'"
+                f"invalid index name {index!r}: {problem}; "
+                "use lowercase letters, digits, '-' and '_'"
             )
-        # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
+        connection = connection or ConnectionSettings()
+        # user:password@ in the URL becomes basic auth: credentials never appear in a location
+        # or message
         self.url, url_auth = split_credentials(url.rstrip("/"))
-        basic_auth = basic_auth or url_auth
+        if url_auth and not connection.basic_auth:
+            connection = dataclasses.replace(connection, basic_auth=url_auth)
+        self.connection = connection
         self.index = index
         self.clusters_index = dsl.clusters_index(index)
         self.state_index = dsl.state_index(index)
         #: where the document's own fields are (neardup's own index, or an adopted one's)
         self.layout = dsl.OWN
         self.location = f"{self.url}/{index}"
-        self.use_pipeline = pipeline
-        #: install templates/pipeline and check indices even when the index exists (neardup init)
-        self.setup = setup
-        self.shards, self.replicas = shards, replicas
-        self.chunk_size = chunk_size
-        self.msearch_batch = msearch_batch
-        self.max_clauses = max_clauses
-        self.page_size = page_size
-        self.agg_page_size = agg_page_size
-        self.refresh_on_write = refresh_on_write
-        self.health_timeout = health_timeout
-        self.backoff = Backoff(
-            max_retries=max_retries, initial=initial_backoff, maximum=max_backoff
-        )
+        self.paging = paging or Paging()
+        self.index_setup = index_setup or IndexSetup()
+        self.lease_times = lease or LeaseTimes()
+        self.backoff = retry or dataclasses.replace(DEFAULT_RETRY)
         self.retry = Retrying(self.url, self.backoff)
-        self._conn = dict(
-            api_key=api_key,
-            basic_auth=basic_auth,
-            ca_certs=ca_certs,
-            verify_certs=verify_certs,
-            request_timeout=request_timeout,
-        )
-        self._request_timeout = request_timeout
         self._client: Any = None
         self._helpers: Any = None
         self.server: Server | None = None
         self._config: Config | None = None
         self._meta: dict[str, Any] = {}
         self._next_seq = 1
-        self.lease_duration = lease_duration
-        self.lease_timeout = lease_timeout
-        #: called with (holder, seconds waited) while another writer holds the write lease
+        #: told a message once per writer whose lease this one waits for
         self.on_wait = on_wait
         self._waited_for: set[str] = set()  # owners of leases on_wait was told of
         self._lease: Lease | None = None
@@ -171,10 +138,25 @@ class ElasticEngine(Engine):
     def product(self) -> str:
         return self.server.product if self.server else "unknown"
 
+    @classmethod
+    def from_options(cls, url: str, index: str = "neardup", **options: Any) -> ElasticEngine:
+        """The engine of flat settings (``max_retries=2, page_size=100, ...``: the fields of
+        the records, see :func:`~neardup.engines.elastic_options.grouped`), as a command line
+        or ``NearDup.open(url, **options)`` gives them; ``on_wait`` as for the engine."""
+        on_wait = options.pop("on_wait", None)
+        return cls(url, index, on_wait=on_wait, **grouped(**options))
+
     def connect(self) -> Server:
         if self._client is None:
+            c = self.connection
             self._client, self.server, self._helpers = connect(
-                self.url, retry=self.retry, **self._conn
+                self.url,
+                retry=self.retry,
+                api_key=c.api_key,
+                basic_auth=c.basic_auth,
+                ca_certs=c.ca_certs,
+                verify_certs=c.verify_certs,
+                request_timeout=c.request_timeout,
             )
         assert self.server is not None
         return self.server
@@ -206,7 +188,7 @@ class ElasticEngine(Engine):
 
     def _create_index(self, config: Config) -> Config:
         self._config = config
-        use = self.use_pipeline is not False
+        use = self.index_setup.pipeline is not False
         self._meta = dsl.index_meta(
             config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout
         )
@@ -218,12 +200,12 @@ class ElasticEngine(Engine):
             self.actions.append(
                 f"index {self.index} exists (settings {self._meta.get('fingerprint')}) - kept"
             )
-            if self.setup:
+            if self.index_setup.setup:
                 self._set_up(
                     self.connect(),
                     bool(self._meta.get("pipeline"))
-                    if self.use_pipeline is None
-                    else self.use_pipeline,
+                    if self.index_setup.pipeline is None
+                    else self.index_setup.pipeline,
                 )
         self._next_seq = self._max_seq() + 1
 
@@ -308,7 +290,7 @@ class ElasticEngine(Engine):
         """The adopted index's ``final_pipeline`` (dsl.attached_pipeline_body): a write by another
         client that changes the signed text drops the stale ``neardup`` fields. Left out with
         ``pipeline=False``, or when the index has a final pipeline of its own."""
-        if self.use_pipeline is False:
+        if self.index_setup.pipeline is False:
             return
         pipe = dsl.pipeline_id(self.index)
         got = self.retry.call("get settings", self.client.indices.get_settings, index=self.index)
@@ -329,7 +311,7 @@ class ElasticEngine(Engine):
                 body=dsl.attached_pipeline_body(self.layout),
             )
         except EngineError as e:
-            if self.use_pipeline:  # asked for: its failure is the command's
+            if self.index_setup.pipeline:  # asked for: its failure is the command's
                 raise
             self.actions.append(
                 f"no ingest pipeline on {self.index} ({e}): documents other clients change "
@@ -395,7 +377,9 @@ class ElasticEngine(Engine):
         if new:
             self._create_settings()
             self._create(
-                self.index, "documents index", dsl.shard_settings(self.shards, self.replicas)
+                self.index,
+                "documents index",
+                dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
             )
         elif pipe and not self._meta.get(
             "pipeline"
@@ -517,14 +501,14 @@ class ElasticEngine(Engine):
         kw: dict[str, Any] = {
             "index": f"{self.index},{self.clusters_index}",
             "wait_for_status": "yellow",
-            "timeout": self.health_timeout,
+            "timeout": self.index_setup.health_timeout,
         }
         if self.product == "opensearch":
-            kw["request_timeout"] = self._request_timeout + 30
+            kw["request_timeout"] = self.connection.request_timeout + 30
         health = self.retry.call("cluster health", self.client.cluster.health, **kw)
         if health.get("status") not in ("yellow", "green"):
             raise EngineError(
-                f"{self.location}: cluster health is {health.get('status')} after {self.health_timeout}; "
+                f"{self.location}: cluster health is {health.get('status')} after {self.index_setup.health_timeout}; "
                 "the index cannot be written (check shards and disk)"
             )
 
@@ -653,8 +637,8 @@ class ElasticEngine(Engine):
                 self.client,
                 self.state_index,
                 self.retry,
-                duration=self.lease_duration,
-                timeout=self.lease_timeout,
+                duration=self.lease_times.duration,
+                timeout=self.lease_times.timeout,
                 on_wait=self._waiting,
                 sleep=self.backoff.sleep,
             )
@@ -712,7 +696,7 @@ class ElasticEngine(Engine):
                 for s in good
             ]
             failures += self._bulker().run(actions, "index documents").failures
-            if self.refresh_on_write:
+            if self.index_setup.refresh_on_write:
                 self.refresh()
         return failures
 
@@ -747,7 +731,7 @@ class ElasticEngine(Engine):
                 .run_or_raise(actions, "delete documents", ignore_missing=True)
                 .deleted
             )
-            if self.refresh_on_write:
+            if self.index_setup.refresh_on_write:
                 self.refresh()
         return deleted
 
@@ -757,7 +741,7 @@ class ElasticEngine(Engine):
         with self._writing():
             actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
             self._bulker().run_or_raise(actions, "update tags", ignore_missing=True)
-            if self.refresh_on_write:
+            if self.index_setup.refresh_on_write:
                 self.refresh()
 
     def refresh(self) -> None:
@@ -781,9 +765,9 @@ class ElasticEngine(Engine):
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         out: list[list[Candidate]] = [[] for _ in queries]
-        todo = [(i, dsl.candidate_body(q, self.max_clauses)) for i, q in enumerate(queries)]
+        todo = [(i, dsl.candidate_body(q, self.paging.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
-        for batch in chunks(todo, self.msearch_batch):
+        for batch in chunks(todo, self.paging.msearch_batch):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
                 out[i] = [_candidate(h) for h in resp["hits"]["hits"]]
         return out
@@ -824,7 +808,7 @@ class ElasticEngine(Engine):
             if f not in self.config.signatures:
                 continue
             key, group = None, []
-            body_of = functools.partial(dsl.collisions_body, f, self.agg_page_size)
+            body_of = functools.partial(dsl.collisions_body, f, self.paging.agg_page_size)
             for b in self._pager().buckets(self.index, body_of, "pairs", "collisions"):
                 k, doc = b["key"]["key"], b["key"]["id"]
                 if k != key:
@@ -915,8 +899,8 @@ class ElasticEngine(Engine):
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
-            body_of = functools.partial(dsl.members_body, chunk, self.page_size)
-            for h in self._pager().hits(self.index, body_of, self.page_size, "members"):
+            body_of = functools.partial(dsl.members_body, chunk, self.paging.page_size)
+            for h in self._pager().hits(self.index, body_of, self.paging.page_size, "members"):
                 nd = _nd(h["_source"])
                 out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
         return out
@@ -925,7 +909,7 @@ class ElasticEngine(Engine):
         return Pager(self.client, self.product, self.retry)
 
     def _bulker(self) -> BulkStreamer:
-        return BulkStreamer(self.client, self._helpers, self.retry, self.chunk_size)
+        return BulkStreamer(self.client, self._helpers, self.retry, self.paging.chunk_size)
 
     def count(self) -> int:
         """Documents neardup has signed."""
@@ -991,12 +975,14 @@ class ElasticEngine(Engine):
             self.refresh()
 
     def _cluster_ids(self) -> Iterator[str]:
-        body_of = functools.partial(dsl.cluster_ids_body, self.page_size)
-        for h in self._pager().hits(self.clusters_index, body_of, self.page_size, "read clusters"):
+        body_of = functools.partial(dsl.cluster_ids_body, self.paging.page_size)
+        for h in self._pager().hits(
+            self.clusters_index, body_of, self.paging.page_size, "read clusters"
+        ):
             yield h["_id"]
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        size = self.page_size if limit is None else max(1, min(self.page_size, limit))
+        size = self.paging.page_size if limit is None else max(1, min(self.paging.page_size, limit))
         hits = self._pager().hits(
             self.clusters_index,
             functools.partial(dsl.read_clusters_body, size),
