@@ -120,6 +120,7 @@ class ElasticEngine(Engine):
         self._next_seq = 1
         #: told a message once per writer whose lease this one waits for
         self.on_wait = on_wait
+        self._order_type_cache: tuple[str | None] | None = None  # (read once: _order_type)
         self._waited_for: set[str] = set()  # owners of leases on_wait was told of
         self._lease: Lease | None = None
         self._session_depth = 0
@@ -878,13 +879,14 @@ class ElasticEngine(Engine):
         return order_date(v)
 
     def _order_type(self) -> str | None:
-        if not hasattr(self, "_order_type_cache"):
+        """The mapped type of the adopted index's order field (read once)."""
+        if self._order_type_cache is None:
             m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
             spec = _field_mapping(
                 next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or ""
             )
-            self._order_type_cache = (spec or {}).get("type")
-        return self._order_type_cache
+            self._order_type_cache = ((spec or {}).get("type"),)
+        return self._order_type_cache[0]
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)

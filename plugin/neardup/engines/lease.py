@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..retry import Backoff
 from .base import EngineError
@@ -324,14 +324,13 @@ class Lease:
             if status_of(e) == 404:
                 return None
             raise
-        body = getattr(r, "body", r)
-        if not body.get("found"):
+        if not r.get("found"):
             return None
-        return Holder.from_source(body.get("_source") or {}), _version(body)
+        return Holder.from_source(r.get("_source") or {}), _version(r)
 
 
-def _version(resp: Any) -> tuple[int, int]:
-    body = getattr(resp, "body", resp)
+def _version(body: Mapping[str, Any]) -> tuple[int, int]:
+    """The (``_seq_no``, ``_primary_term``) of a response body (:meth:`Retrying.call`'s)."""
     return int(body["_seq_no"]), int(body["_primary_term"])
 
 

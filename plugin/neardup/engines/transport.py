@@ -88,6 +88,21 @@ def _describe(exc: BaseException) -> str:
     return f"{s} {msg}" if s else f"{type(exc).__name__}: {msg}"
 
 
+def response_body(resp: Any) -> Any:
+    """The body of either client's response: elasticsearch-py wraps it in an
+    :class:`elastic_transport.ApiResponse` (its ``body``: the JSON, or a bool for HEAD
+    requests), opensearch-py gives the body itself. The one place a response is unwrapped.
+
+    >>> response_body({"found": True})
+    {'found': True}
+    """
+    try:
+        from elastic_transport import ApiResponse
+    except ImportError:  # (only opensearch-py installed: its responses are their bodies)
+        return resp
+    return resp.body if isinstance(resp, ApiResponse) else resp
+
+
 class Retrying:
     """Calls with retries; errors become EngineError naming ``location``.
 
@@ -110,7 +125,7 @@ class Retrying:
     ) -> Any:
         """``fn(*args, **kwargs)`` with retries; the response body (``bool`` for HEAD requests)."""
         resp = self(what, functools.partial(fn, *args, **kwargs), ok_status=ok_status)
-        return getattr(resp, "body", resp)
+        return response_body(resp)
 
     def __call__(self, what: str, fn: Callable[[], T], *, ok_status: tuple[int, ...] = ()) -> T:
         retried = [0]
