@@ -39,7 +39,8 @@ USER_MAPPING = {
 
 
 def _articles(n: int = 30):
-    """The user's documents: ids unrelated to arrival, published dates in another order than written."""
+    """The user's documents: ids unrelated to arrival, published dates in another order than
+    written."""
     docs = _texts(n, seed=5)
     rnd = random.Random(2)
     days = list(range(n))
@@ -317,8 +318,8 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
     other = _run("attach", "articles", "--engine", url, "--text-field", "headline")
     assert other.exit_code == 1 and "already attached" in other.output
     assert (
-        "already attached with --text-field body --title-field headline --order-field published, not --text-field headline "
-        "--title-field headline --order-field published"
+        "already attached with --text-field body --title-field headline --order-field published, "
+        "not --text-field headline --title-field headline --order-field published"
     ) in other.output and "{" not in other.output
     # run again without the field options: the stored ones
     again = _run("attach", "articles", "--engine", url, "--json", "-q")
@@ -577,8 +578,8 @@ def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone)
         nd.close()
     assert all(d.ordered_at == published[i] for i, d in docs.items())
     assert (
-        f"Documents dated {min(published.values())} – {max(published.values())} (field <code>published</code>)."
-        in page
+        f"Documents dated {min(published.values())} – {max(published.values())} (field "
+        "<code>published</code>)." in page
     )
     clusters = re.findall(
         r'data-cluster-id="([^"]+)".*?; dated ([0-9TZ:-]+) \(<code>published</code>\)', page, re.S

@@ -125,7 +125,10 @@ def test_an_index_of_another_signature_version_is_refused_and_the_engine_closed(
     again = _engine(url)
     with pytest.raises(
         ConfigMismatch,
-        match=f"signature version {SIGNATURE_VERSION + 1}, this neardup signs with {SIGNATURE_VERSION}",
+        match=(
+            f"signature version {SIGNATURE_VERSION + 1}, "
+            f"this neardup signs with {SIGNATURE_VERSION}"
+        ),
     ):
         again.open()
     with pytest.raises(EngineError, match="not open"):

@@ -146,7 +146,7 @@ def test_candidates_answered_by_only_some_shards_are_asked_again(fault_proxy):
     fault_proxy.partial_msearch = 100
     with pytest.raises(
         EngineError,
-        match="candidate search answered from only some shards .*no_shard_available_action_exception",
+        match="answered from only some shards .*no_shard_available_action_exception",
     ):
         eng.candidates([q])
 
@@ -382,7 +382,10 @@ class _Silent:
             self.arrivals.append(time.monotonic())
             if self.delay is None or self.closed.wait(self.delay):
                 return
-            body = b'{"name":"n","cluster_name":"c","version":{"number":"2.19.0","distribution":"opensearch"},"tagline":"x"}'
+            body = (
+                b'{"name":"n","cluster_name":"c","tagline":"x",'
+                b'"version":{"number":"2.19.0","distribution":"opensearch"}}'
+            )
             c.sendall(
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
                 % len(body)

@@ -38,7 +38,8 @@ def _engine(url: str, **kw) -> ElasticEngine:
 
 @pytest.fixture
 def loaded(url):
-    """An engine holding 24 documents: even positions duplicates of d00, odd ones representatives."""
+    """An engine holding 24 documents: even positions duplicates of d00, odd ones
+    representatives."""
     eng = _engine(url)
     eng.open(Config())
     signer = Signer(eng.config)
@@ -206,7 +207,8 @@ eng = ElasticEngine.from_options(url, index="tg", pipeline=sys.argv[3] == "1")
 eng.open()
 signer = Signer(eng.config)
 for b in range(4):
-    docs = [signer.sign(Document(f"{name}-{b}-{i}", f"{name} writes batch {b} document {i} with words of its own")) for i in range(5)]
+    texts = [f"{name} writes batch {b} document {i} with words of its own" for i in range(5)]
+    docs = [signer.sign(Document(f"{name}-{b}-{i}", t)) for i, t in enumerate(texts)]
     assert eng.put(docs) == []
 eng.close()
 """
@@ -298,7 +300,7 @@ def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone, tmp_path, 
     t.join()
     assert r.exit_code == 0, r.output
     assert (
-        f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, since"
-        in r.stderr
+        f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, "
+        "since" in r.stderr
     )
     holder.close()

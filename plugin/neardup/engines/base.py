@@ -101,7 +101,8 @@ class StoredDoc:
     #: the date in the field that orders arrival (``neardup attach --order-field``), as an
     #: ISO 8601 string in UTC, where the index has one and the value is a date
     ordered_at: str | None = None
-    too_short: bool = False  # too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
+    #: too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
+    too_short: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,10 @@ class Engine(abc.ABC):
     #: what creates a missing index, for the message of ``open(create=False)``
     _create_hint: str = "run 'neardup index' to create it"
     #: what to do with an index signed by another signature version, for its message
-    _rebuild_hint: str = "re-sign by indexing the source documents again into a new index (neardup index SOURCE -e NEW-INDEX)"
+    _rebuild_hint: str = (
+        "re-sign by indexing the source documents again into a new index "
+        "(neardup index SOURCE -e NEW-INDEX)"
+    )
 
     # -- what every engine declares (callers read these, never probe with getattr) ------------
     #: told what the engine waits for, once per cause (another writer's lock or lease, a
@@ -252,8 +256,9 @@ class Engine(abc.ABC):
     def _version_refused(self, found: int | None) -> Exception:
         """The error for an index signed with another signature version (``found``)."""
         return EngineError(
-            f"{self.location} was signed by another neardup (signature version {found}; this one signs "
-            f"version {SIGNATURE_VERSION}, and its keys cannot be compared): {self._rebuild_hint}"
+            f"{self.location} was signed by another neardup (signature version {found}; this one "
+            f"signs version {SIGNATURE_VERSION}, and its keys cannot be compared): "
+            f"{self._rebuild_hint}"
         )
 
     def _abandon_open(self) -> None:

@@ -617,7 +617,8 @@ def scan_body(
     text: bool = False,
     layout: Layout = OWN,
 ) -> dict[str, Any]:
-    """A page of every signed document in arrival order (``neardup.seq``), for PIT + search_after or scroll."""
+    """A page of every signed document in arrival order (``neardup.seq``), for PIT +
+    search_after or scroll."""
     body = {
         "size": int(size),
         "query": {"bool": {"filter": [signed_query()]}},
@@ -782,7 +783,8 @@ def collapsed_bodies(
     query: str | Mapping[str, Any], size: int, inner: int = 100, layout: Layout = OWN
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two bodies for query-time dedupe: tagged hits collapsed on ``neardup.cluster_id``
-    (near-copies in ``inner_hits``), and untagged hits as they are; the caller merges them by score."""
+    (near-copies in ``inner_hits``), and untagged hits as they are; the caller merges them by
+    score."""
     base = fulltext_body(query, size, layout)
     tagged = copy.deepcopy(base)
     tagged["query"] = {

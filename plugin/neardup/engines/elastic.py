@@ -243,8 +243,8 @@ class ElasticEngine(Engine):
                     else "neardup's own fields (built by 'neardup index')"
                 )
                 raise EngineError(
-                    f"{self.location} is already attached with {stored}, not {wanted.describe()}: run attach "
-                    "without the field options to go on with the stored ones"
+                    f"{self.location} is already attached with {stored}, not {wanted.describe()}: "
+                    "run attach without the field options to go on with the stored ones"
                 )
             self.actions.append(
                 f"index {self.index} already attached ({self.layout.describe()}) - resuming"
@@ -259,7 +259,8 @@ class ElasticEngine(Engine):
             return cfg
         if layout.text is None:
             raise EngineError(
-                f"{self.location} is not attached yet: name the field holding the text with --text-field"
+                f"{self.location} is not attached yet: name the field holding the text with "
+                "--text-field"
             )
         _check_fields(self.location, mappings, layout)
         self.layout = layout
@@ -300,8 +301,8 @@ class ElasticEngine(Engine):
         ).get("final_pipeline")
         if current not in (None, "_none", pipe):
             self.actions.append(
-                f"{self.index} has its own final_pipeline {current}: documents other clients change "
-                "keep their old neardup fields (re-sign them with neardup index)"
+                f"{self.index} has its own final_pipeline {current}: documents other clients "
+                "change keep their old neardup fields (re-sign them with neardup index)"
             )
             return
         try:
@@ -327,8 +328,8 @@ class ElasticEngine(Engine):
                 body=dsl.final_pipeline_settings(pipe),
             )
             self.actions.append(
-                f"final_pipeline of {self.index} set to {pipe}: a document whose text another client "
-                "changes loses its stale neardup fields"
+                f"final_pipeline of {self.index} set to {pipe}: a document whose text another "
+                "client changes loses its stale neardup fields"
             )
 
     def unsigned_documents(
@@ -402,7 +403,8 @@ class ElasticEngine(Engine):
         self._wait_healthy()
 
     def _create_settings(self) -> None:
-        """The settings document of a new index; one made meanwhile by another process must agree."""
+        """The settings document of a new index; one made meanwhile by another process must
+        agree."""
         src = dsl.settings_source(self._meta, _now())
         try:
             self.retry.call(
@@ -509,8 +511,9 @@ class ElasticEngine(Engine):
         health = self.retry.call("cluster health", self.client.cluster.health, **kw)
         if health.get("status") not in ("yellow", "green"):
             raise EngineError(
-                f"{self.location}: cluster health is {health.get('status')} after {self.index_setup.health_timeout}; "
-                "the index cannot be written (check shards and disk)"
+                f"{self.location}: cluster health is {health.get('status')} after "
+                f"{self.index_setup.health_timeout}; the index cannot be written (check shards and "
+                "disk)"
             )
 
     def _read_meta(self) -> dict[str, Any]:
@@ -527,13 +530,14 @@ class ElasticEngine(Engine):
             pointer.get("settings") and pointer.get("layout") != dsl.LAYOUT_VERSION
         ):
             raise EngineError(
-                f"{self.location} was built by an older neardup (its fields at the top level); build a new "
-                "index with this version, or adopt the documents in place with 'neardup attach'"
+                f"{self.location} was built by an older neardup (its fields at the top level); "
+                "build a new index with this version, or adopt the documents in place with "
+                "'neardup attach'"
             )
         if not pointer.get("settings"):
             raise EngineError(
-                f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping); "
-                "to use an existing index, adopt it with 'neardup attach'"
+                f"{self.location} exists but is not a neardup index (no _meta.neardup in its "
+                "mapping); to use an existing index, adopt it with 'neardup attach'"
             )
         return self._read_settings_doc()
 
@@ -553,8 +557,8 @@ class ElasticEngine(Engine):
         data = (r.get("_source") or {}).get("data") if r.get("found") else None
         if not data or "config" not in data:
             raise EngineError(
-                f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is missing; "
-                "run 'neardup init' on it again"
+                f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is "
+                "missing; run 'neardup init' on it again"
             )
         return dict(data)
 
@@ -796,7 +800,8 @@ class ElasticEngine(Engine):
                         again.append(i)
                         continue
                     raise EngineError(
-                        f"{self.location}: candidate search answered from only some shards ({missing})"
+                        f"{self.location}: candidate search answered from only some shards "
+                        f"({missing})"
                     )
                 results[i] = resp
             return again
@@ -1028,7 +1033,8 @@ def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -
     """The fields named for attach exist with usable types; ``neardup`` is free."""
     if dsl.ROOT in (mappings.get("properties") or {}):
         raise EngineError(
-            f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its fields under it"
+            f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its "
+            "fields under it"
         )
     wanted = {
         "--text-field": (layout.text, {"text", "keyword", "match_only_text"}),
@@ -1060,7 +1066,8 @@ def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -
             raise EngineError(f"{location}: {option} {path}: no such field in the index mapping")
         if spec.get("type", "object") not in types:
             raise EngineError(
-                f"{location}: {option} {path} is of type {spec.get('type', 'object')}; expected one of {', '.join(sorted(types))}"
+                f"{location}: {option} {path} is of type {spec.get('type', 'object')}; "
+                f"expected one of {', '.join(sorted(types))}"
             )
 
 
@@ -1118,7 +1125,8 @@ def field_text(v: Any) -> str | None:
     (nulls skipped, as the engines do); anything else -- a boolean, an object, null, an
     array holding a boolean or an object -- no text (None), never Python's spelling of it.
 
-    >>> [field_text(v) for v in ("a b", 42, 2.5, ["one", "two", None, 3], True, None, {"x": "y"}, [True, "x"], [])]
+    >>> values = ("a b", 42, 2.5, ["one", "two", None, 3], True, None, {"x": "y"}, [True, "x"])
+    >>> [field_text(v) for v in (*values, [])]
     ['a b', '42', '2.5', 'one\ntwo\n3', None, None, None, None, None]
     """
     if isinstance(v, str):
@@ -1214,10 +1222,10 @@ def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
 def _missing_shards(resp: dict[str, Any]) -> str | None:
     """What a search response says of shards that did not answer, or None when all did.
 
-    >>> _missing_shards({"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}}) is None
-    True
+    >>> _missing_shards({"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}})
+    >>> lost = [{"reason": {"type": "no_shard_available_action_exception"}}]
     >>> _missing_shards({"_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 1,
-    ...                              "failures": [{"reason": {"type": "no_shard_available_action_exception"}}]}})
+    ...                              "failures": lost}})
     '2 of 3 shards answered; no_shard_available_action_exception'
     """
     sh = resp.get("_shards") or {}

@@ -185,7 +185,8 @@ class Lease:
             raise _Held(holder)
 
     def renew(self, *, force: bool = False) -> None:
-        """Extend the lease (when a third of it has passed, or ``force``); LeaseLost if it was taken."""
+        """Extend the lease (when a third of it has passed, or ``force``); LeaseLost if it was
+        taken."""
         with self._lock:
             self._renew(force)
 

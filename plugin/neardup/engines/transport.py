@@ -145,11 +145,13 @@ class Retrying:
                 raise
             if is_connection_error(e):
                 raise EngineError(
-                    f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): {describe(e)}"
+                    f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): "
+                    f"{describe(e)}"
                 ) from None
             if st in (401, 403):
                 raise EngineError(
-                    f"{self.location} refused {what}: {describe(e)}; check --api-key or --user/--password"
+                    f"{self.location} refused {what}: {describe(e)}; check --api-key or "
+                    "--user/--password"
                 ) from None
             if st is not None:
                 raise EngineError(f"{self.location}: {what} failed: {describe(e)}") from None
@@ -214,7 +216,8 @@ def connect(
         from opensearchpy import OpenSearch, helpers as os_helpers
     except ImportError:
         raise EngineError(
-            f"{redact(url)} runs OpenSearch; install its client: pip install 'opensearch-py>=2.4,<4'"
+            f"{redact(url)} runs OpenSearch; install its client: pip install "
+            "'opensearch-py>=2.4,<4'"
         ) from None
     headers = {}
     if api_key:
@@ -268,7 +271,7 @@ def _check_elasticsearch(url: str, server: Server) -> None:
         # a 9.x client sends compatible-with=9, which Elasticsearch 8 refuses; the 8.x client
         # (neardup's dependency) sends compatible-with=8, which 8 and 9 both accept
         raise EngineError(
-            f"{redact(url)} runs Elasticsearch {server.number} but the installed elasticsearch client is "
-            f"{elasticsearch.__versionstr__}; install the client neardup depends on, which serves "
-            f"Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'"
+            f"{redact(url)} runs Elasticsearch {server.number} but the installed elasticsearch "
+            f"client is {elasticsearch.__versionstr__}; install the client neardup depends on, "
+            f"which serves Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'"
         )
