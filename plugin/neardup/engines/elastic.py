@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import json
 import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -54,6 +53,24 @@ from .base import (
     TagRow,
 )
 from .calls import BulkStreamer, Pager, chunks, document_problem
+from .elastic_answers import (
+    candidate_of,
+    check_fields,
+    cluster_record,
+    error_reason,
+    field_mapping,
+    field_text,
+    hit_of,
+    is_signed,
+    json_kind,
+    missing_shards,
+    neardup_part,
+    order_date,
+    source_field,
+    source_text,
+    tag_row,
+    tags_of,
+)
 from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
 from .elastic_options import Connection as ConnectionSettings
 from .lease import Holder, Lease
@@ -262,7 +279,7 @@ class ElasticEngine(Engine):
                 f"{self.location} is not attached yet: name the field holding the text with "
                 "--text-field"
             )
-        _check_fields(self.location, mappings, layout)
+        check_fields(self.location, mappings, layout)
         self.layout = layout
         self._config = config or Config()
         self._meta = dsl.index_meta(self._config, layout=layout)
@@ -345,17 +362,17 @@ class ElasticEngine(Engine):
             self.index, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size
         ):
             src_id, src = h["_id"], h["_source"]
-            raw = _field(src, lay.text)
+            raw = source_field(src, lay.text)
             text = field_text(raw)
             if not text:
                 if on_textless is not None:
-                    on_textless(src_id, _json_kind(raw))
+                    on_textless(src_id, json_kind(raw))
                 continue
-            lang = _text(src, lay.lang) if lay.lang else None
+            lang = source_text(src, lay.lang) if lay.lang else None
             yield Document(
                 src_id,
                 text,
-                title=_text(src, lay.title),
+                title=source_text(src, lay.title),
                 lang=lang if is_language_code(lang) else None,
             )
 
@@ -713,7 +730,7 @@ class ElasticEngine(Engine):
             body = dsl.existing_seq_body(chunk)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
-                seq = _nd(d.get("_source")).get("seq") if d.get("found") else None
+                seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
                 if seq is not None:
                     old[d["_id"]] = int(seq)
         out = {}
@@ -774,7 +791,7 @@ class ElasticEngine(Engine):
         todo = [(i, b) for i, b in todo if b is not None]
         for batch in chunks(todo, self.paging.msearch_batch):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
-                out[i] = [_candidate(h) for h in resp["hits"]["hits"]]
+                out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
         return out
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -792,9 +809,9 @@ class ElasticEngine(Engine):
                         again.append(i)
                         continue
                     raise EngineError(
-                        f"{self.location}: candidate search failed: {_error_reason(resp)}"
+                        f"{self.location}: candidate search failed: {error_reason(resp)}"
                     )
-                missing = _missing_shards(resp)
+                missing = missing_shards(resp)
                 if missing:  # a partial answer would miss near-duplicates on the other shards
                     if not last:
                         again.append(i)
@@ -835,7 +852,7 @@ class ElasticEngine(Engine):
             body = dsl.mget_body(chunk, text, self.layout)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
-                if d.get("found") and _signed(d.get("_source")):
+                if d.get("found") and is_signed(d.get("_source")):
                     sd = self._stored(d["_source"], text, keys)
                     out[sd.id] = sd
         return out
@@ -853,9 +870,9 @@ class ElasticEngine(Engine):
             keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures}
             if with_keys
             else {},
-            tags=_tags(nd),
-            title=_text(src, lay.title),
-            text=_text(src, lay.text) if text else None,
+            tags=tags_of(nd),
+            title=source_text(src, lay.title),
+            text=source_text(src, lay.text) if text else None,
             fields=dict(src.get("fields") or {}) if not lay.adopted else {},
             indexed_at=nd.get("indexed_at"),
             seq=int(nd.get("seq") or 0),
@@ -887,7 +904,7 @@ class ElasticEngine(Engine):
         """The mapped type of the adopted index's order field (read once)."""
         if self._order_type_cache is None:
             m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
-            spec = _field_mapping(
+            spec = field_mapping(
                 next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or ""
             )
             self._order_type_cache = ((spec or {}).get("type"),)
@@ -901,14 +918,14 @@ class ElasticEngine(Engine):
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
         body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.layout)
         for h in self._pager().snapshot(self.index, body_of, batch_size):
-            yield _tag_row(h["_source"], self.layout)
+            yield tag_row(h["_source"], self.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
             body_of = functools.partial(dsl.members_body, chunk, self.paging.page_size)
             for h in self._pager().hits(self.index, body_of, self.paging.page_size, "members"):
-                nd = _nd(h["_source"])
+                nd = neardup_part(h["_source"])
                 out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
         return out
 
@@ -939,7 +956,7 @@ class ElasticEngine(Engine):
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
         body = dsl.fulltext_body(query, size, self.layout)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
-        return [_hit(h, self.layout) for h in r["hits"]["hits"]]
+        return [hit_of(h, self.layout) for h in r["hits"]["hits"]]
 
     collapses_search = True
 
@@ -950,13 +967,13 @@ class ElasticEngine(Engine):
         a, b = self._msearch_index([tagged, untagged])
         hits = []
         for h in a["hits"]["hits"]:
-            hit = _hit(h, self.layout)
+            hit = hit_of(h, self.layout)
             inner = (
                 ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
             )
             hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
             hits.append(hit)
-        hits.extend(_hit(h, self.layout) for h in b["hits"]["hits"])
+        hits.extend(hit_of(h, self.layout) for h in b["hits"]["hits"])
         hits.sort(key=lambda h: -h.score)  # stable: ties keep engine order
         return hits[:size]
 
@@ -965,7 +982,7 @@ class ElasticEngine(Engine):
         r = self.retry.call("search", self.client.msearch, body=lines)
         for resp in r["responses"]:
             if "error" in resp:
-                raise EngineError(f"{self.location}: search failed: {_error_reason(resp)}")
+                raise EngineError(f"{self.location}: search failed: {error_reason(resp)}")
         return r["responses"]
 
     # -- clusters --------------------------------------------------------------------------------
@@ -996,253 +1013,4 @@ class ElasticEngine(Engine):
             size,
             "read clusters",
         )
-        return [_cluster(h["_source"]) for h in itertools.islice(hits, limit)]
-
-
-# -- parsing helpers ------------------------------------------------------------------------------
-def _cluster(s: dict[str, Any]) -> ClusterRecord:
-    return ClusterRecord(
-        cluster_id=s["cluster_id"],
-        size=int(s["size"]),
-        representative_id=s["representative_id"],
-        representative_title=s.get("representative_title"),
-        members=list(s.get("members") or []),
-        min_resemblance=s.get("min_resemblance"),
-        mean_resemblance=s.get("mean_resemblance"),
-        max_resemblance=s.get("max_resemblance"),
-        languages=list(s.get("languages") or []),
-        first_seen=s.get("first_seen"),
-        last_seen=s.get("last_seen"),
-    )
-
-
-def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
-    """The mapping of a (dotted) field, multi-fields included; None if unmapped."""
-    props, spec = mappings.get("properties") or {}, None
-    parts = path.split(".")
-    for i, part in enumerate(parts):
-        spec = props.get(part)
-        if spec is None:
-            parent = _field_mapping(mappings, ".".join(parts[:i])) if i else None
-            return (parent or {}).get("fields", {}).get(".".join(parts[i:])) if parent else None
-        props = spec.get("properties") or {}
-    return spec
-
-
-def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -> None:
-    """The fields named for attach exist with usable types; ``neardup`` is free."""
-    if dsl.ROOT in (mappings.get("properties") or {}):
-        raise EngineError(
-            f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its "
-            "fields under it"
-        )
-    wanted = {
-        "--text-field": (layout.text, {"text", "keyword", "match_only_text"}),
-        "--title-field": (layout.title, {"text", "keyword", "match_only_text"}),
-        "--lang-field": (layout.lang, {"keyword", "text"}),
-        "--order-field": (
-            layout.order,
-            {
-                "date",
-                "date_nanos",
-                "long",
-                "integer",
-                "short",
-                "byte",
-                "double",
-                "float",
-                "half_float",
-                "scaled_float",
-                "unsigned_long",
-                "keyword",
-            },
-        ),
-    }
-    for option, (path, types) in wanted.items():
-        if not path:
-            continue
-        spec = _field_mapping(mappings, path)
-        if spec is None:
-            raise EngineError(f"{location}: {option} {path}: no such field in the index mapping")
-        if spec.get("type", "object") not in types:
-            raise EngineError(
-                f"{location}: {option} {path} is of type {spec.get('type', 'object')}; "
-                f"expected one of {', '.join(sorted(types))}"
-            )
-
-
-def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
-    v = (src or {}).get(dsl.ROOT)
-    return v if isinstance(v, dict) else {}
-
-
-def order_date(value: Any) -> str | None:
-    """A date of an order field as ISO 8601 in UTC (``YYYY-MM-DDTHH:MM:SSZ``), or None where
-    ``value`` is not one: an ISO 8601 date or date-time string (a ``Z`` or offset, or none:
-    UTC, as Elasticsearch reads it), or a number of milliseconds since 1970.
-
-    >>> order_date("2026-03-01T10:00:00+02:00"), order_date("2026-03-01"), order_date(0)
-    ('2026-03-01T08:00:00Z', '2026-03-01T00:00:00Z', '1970-01-01T00:00:00Z')
-    >>> order_date("tuesday") is None and order_date(None) is None and order_date(True) is None
-    True
-    """
-    from datetime import datetime, timezone
-
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        if isinstance(value, (int, float)):
-            d = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
-        elif isinstance(value, str):
-            text = value.strip()
-            text = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
-            d = datetime.fromisoformat(text)
-        else:
-            return None
-    except (ValueError, OverflowError, OSError):
-        return None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _field(src: dict[str, Any], path: str | None) -> Any:
-    """A (possibly dotted) field of a ``_source``, as stored (None when absent)."""
-    if not path:
-        return None
-    v: Any = src
-    for part in path.split("."):
-        if not isinstance(v, dict):
-            return None
-        v = v.get(part)
-    return v
-
-
-def field_text(v: Any) -> str | None:
-    r"""The text a JSON value of an attached document's field gives: a string itself; a
-    number its JSON text; an array its strings and numbers, in order, joined with newlines
-    (nulls skipped, as the engines do); anything else -- a boolean, an object, null, an
-    array holding a boolean or an object -- no text (None), never Python's spelling of it.
-
-    >>> values = ("a b", 42, 2.5, ["one", "two", None, 3], True, None, {"x": "y"}, [True, "x"])
-    >>> [field_text(v) for v in (*values, [])]
-    ['a b', '42', '2.5', 'one\ntwo\n3', None, None, None, None, None]
-    """
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float)):
-        return json.dumps(v)
-    if isinstance(v, list):
-        items = [x for x in v if x is not None]
-        if not items or not all(
-            isinstance(x, str) or (isinstance(x, (int, float)) and not isinstance(x, bool))
-            for x in items
-        ):
-            return None
-        return "\n".join(field_text(x) or "" for x in items)
-    return None
-
-
-def _json_kind(v: Any) -> str:
-    """What a field holds, for a count of the documents it gives no text: "missing",
-    "null", "boolean", "object", "array", "empty"."""
-    if v is None:
-        return "missing or null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array without text"
-    return "empty"
-
-
-def _text(src: dict[str, Any], path: str | None) -> Any:
-    """A (possibly dotted) field of a ``_source`` as text (:func:`field_text`)."""
-    return field_text(_field(src, path))
-
-
-def _candidate(h: dict[str, Any]) -> Candidate:
-    nd = _nd(h.get("_source"))
-    return Candidate(
-        id=h["_id"],
-        n_shingles=int(nd.get("n_shingles") or 0),
-        simhash=int(nd.get("simhash") or "0", 16),
-        score=float(h.get("_score") or 0.0),
-        shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
-        cluster_id=nd.get("cluster_id"),
-        matched=frozenset(h.get("matched_queries") or ()) or None,
-        seq=int(nd.get("seq") or 0),
-    )
-
-
-def _signed(src: dict[str, Any] | None) -> bool:
-    """Whether a stored document carries neardup's fields."""
-    nd = _nd(src)
-    return nd.get("seq") is not None and nd.get("id") is not None and nd.get("shingles") is not None
-
-
-def _tags(nd: dict[str, Any]) -> Tags | None:
-    cid = nd.get("cluster_id")
-    if cid is None:
-        return None
-    return Tags(
-        cid, nd.get("dup_of"), float(nd.get("max_resemblance") or 0.0), bool(nd.get("is_duplicate"))
-    )
-
-
-def _tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
-    nd = src[dsl.ROOT]
-    return TagRow(
-        nd["id"],
-        int(nd.get("seq") or 0),
-        _tags(nd),
-        _text(src, layout.title),
-        nd.get("lang"),
-        nd.get("indexed_at"),
-    )
-
-
-def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
-    s = h.get("_source") or {}
-    nd = _nd(s)
-    snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
-    return Hit(
-        h["_id"],
-        float(h.get("_score") or 0.0),
-        _text(s, layout.title),
-        snippet,
-        nd.get("cluster_id"),
-    )
-
-
-def _missing_shards(resp: dict[str, Any]) -> str | None:
-    """What a search response says of shards that did not answer, or None when all did.
-
-    >>> _missing_shards({"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}})
-    >>> lost = [{"reason": {"type": "no_shard_available_action_exception"}}]
-    >>> _missing_shards({"_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 1,
-    ...                              "failures": lost}})
-    '2 of 3 shards answered; no_shard_available_action_exception'
-    """
-    sh = resp.get("_shards") or {}
-    total, ok = sh.get("total", 0), sh.get("successful", 0) + sh.get("skipped", 0)
-    if not sh.get("failed") and ok >= total:
-        return None
-    kinds = sorted(
-        {str((f.get("reason") or {}).get("type", "?")) for f in sh.get("failures") or []}
-    )
-    return f"{sh.get('successful', 0)} of {total} shards answered" + (
-        f"; {', '.join(kinds)}" if kinds else ""
-    )
-
-
-def _error_reason(resp: dict[str, Any]) -> str:
-    err = resp.get("error")
-    if isinstance(err, dict):
-        root = (err.get("root_cause") or [{}])[0]
-        return f"{resp.get('status')} {err.get('type')}: {root.get('reason') or err.get('reason')}"
-    return f"{resp.get('status')} {err}"
+        return [cluster_record(h["_source"]) for h in itertools.islice(hits, limit)]
