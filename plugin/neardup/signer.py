@@ -355,30 +355,9 @@ class Signer:
             [d.text for d in docs], th, off, langs, canon, prepared=bool(self.extra_signatures)
         )
         c = self.config
-        keys: dict[
-            str, tuple[np.ndarray, np.ndarray | None]
-        ] = {}  # field -> (values, offsets or None for a D x n matrix)
-        if "minhash" in c.signatures:
-            keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
-        if "simhash" in c.signatures:
-            keys["simhash"] = (block_keys_many(st.simhash, c.simhash_k), None)
-        if "winnow" in c.signatures:
-            keys["winnow"] = segment_unique(
-                *winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True
-            )
-        if "modm" in c.signatures:
-            keep = st.sets % np.uint64(c.mod_m) == 0
-            keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
         exacts = exact_keys(th, off)
-        exact_values = np.array(
-            [int(e[:16], 16) for e in exacts], dtype=U64
-        )  # the exact field's key: the digest's first half
+        fields = self._field_keys(st, exacts)
         counts = np.diff(off).tolist()
-        fields = []  # (field, values, offsets as a list, or None for a D x n matrix)
-        for f in _FIELD_ORDER:
-            if f in keys:
-                v, o = keys[f]
-                fields.append((f, v, None if o is None else o.tolist()))
         set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
         short = too_short(
             np.diff(st.seq_offsets),
@@ -388,15 +367,8 @@ class Signer:
         for i, (d, lang, exact, n_tokens) in enumerate(
             zip(docs, langs, exacts, counts, strict=True)
         ):
-            k: dict[str, np.ndarray] = {}
-            if "exact" in c.signatures:
-                k["exact"] = exact_values[i : i + 1]
-            for f, v, o in fields:
-                k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
-            if (
-                not n_tokens
-            ):  # wordless: no key of the built-in signatures, so never their candidate
-                k = {f: np.empty(0, dtype=U64) for f in k}
+            # wordless: no key of the built-in signatures, so never their candidate
+            k = {f: _nth(v, o, i) if n_tokens else np.empty(0, dtype=U64) for f, v, o in fields}
             for name, sig in self.extra_signatures.items():
                 k[name] = np.asarray(sig(prepared[i]), dtype=U64)
             out.append(
@@ -412,6 +384,29 @@ class Signer:
                 )
             )
         return out
+
+    def _field_keys(
+        self, st: _Stages, exacts: Sequence[str]
+    ) -> list[tuple[str, np.ndarray, list[int] | None]]:
+        """The keys of each built-in field of a batch, in the order stored: (field, values,
+        each document's offsets into them, or None where ``values`` is a D x n matrix)."""
+        c = self.config
+        keys: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        if "exact" in c.signatures:  # the exact field's key: the digest's first half
+            values = np.array([int(e[:16], 16) for e in exacts], dtype=U64)
+            keys["exact"] = (values, np.arange(len(exacts) + 1))
+        if "minhash" in c.signatures:
+            keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
+        if "simhash" in c.signatures:
+            keys["simhash"] = (block_keys_many(st.simhash, c.simhash_k), None)
+        if "winnow" in c.signatures:
+            keys["winnow"] = segment_unique(
+                *winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True
+            )
+        if "modm" in c.signatures:
+            keep = st.sets % np.uint64(c.mod_m) == 0
+            keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
+        return [(f, v, None if o is None else o.tolist()) for f, (v, o) in keys.items()]
 
     def _stages(
         self,
@@ -433,31 +428,42 @@ class Signer:
         else:
             seq, seq_off = combine_many(th, off, w)
         sets, set_off = segment_unique(seq, seq_off, compiled=True)
-        if c.minhash_scheme == "oph":
-            sketches = oph_many(sets, set_off, c.num_perm, c.seed)
-        else:
-            sketches = (
-                np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)])
-                if len(langs)
-                else np.empty((0, c.num_perm), dtype=U64)
-            )
-        st = _Stages(seq, seq_off, sets, set_off, sketches, token_simhash_many(th, off))
+        sketches = self._sketches(sets, set_off)
+        st = _Stages(
+            sequence=seq,
+            seq_offsets=seq_off,
+            sets=sets,
+            set_offsets=set_off,
+            sketches=sketches,
+            simhash=token_simhash_many(th, off),
+        )
         if not prepared:
             return st, []
         assert canon is not None, "the extended family is signed from the token strings"
         return st, [
             Prepared(
-                t,
-                x.tokens,
-                x.lang,
-                th[off[i] : off[i + 1]],
-                Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
-                MinHash(sketches[i], c.seed, c.minhash_scheme),
-                c,
-                self.context,
+                text=t,
+                tokens=x.tokens,
+                lang=x.lang,
+                token_hashes=th[off[i] : off[i + 1]],
+                shingles=Shingles(
+                    seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]
+                ),
+                minhash=MinHash(sketches[i], c.seed, c.minhash_scheme),
+                config=c,
+                context=self.context,
             )
             for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
+
+    def _sketches(self, sets: np.ndarray, set_off: np.ndarray) -> np.ndarray:
+        """The MinHash sketch of each shingle set (D x num_perm), by the configured scheme."""
+        c = self.config
+        if c.minhash_scheme == "oph":
+            return oph_many(sets, set_off, c.num_perm, c.seed)
+        if len(set_off) <= 1:
+            return np.empty((0, c.num_perm), dtype=U64)
+        return np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)])
 
 
 def too_short(positions, w):
@@ -507,7 +513,9 @@ def exact_keys(token_hashes: np.ndarray, offsets: np.ndarray) -> list[str]:
 
 
 #: Built-in key fields in the order their keys are rendered.
-_FIELD_ORDER = ("minhash", "simhash", "winnow", "modm")
+def _nth(values: np.ndarray, offsets: list[int] | None, i: int) -> np.ndarray:
+    """Document i's keys: row i of a matrix (``offsets`` None), or its ragged slice."""
+    return values[i] if offsets is None else values[offsets[i] : offsets[i + 1]]
 
 
 @dataclass

@@ -77,6 +77,22 @@ from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
 
+def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
+    """The documents to send, and a Failure for each that would make the engine refuse a
+    whole request (:func:`~neardup.engines.calls.document_problem`): refused here, alone."""
+    good, failures = [], []
+    for s in docs:
+        d = s.doc
+        problem = document_problem(
+            s.id, (d.text, d.title, d.fields or None) if d is not None else ()
+        )
+        if problem:
+            failures.append(Failure(s.id, problem))
+        else:
+            good.append(s)
+    return good, failures
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -250,38 +266,48 @@ class ElasticEngine(Engine):
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         user_meta = dict(mappings.get("_meta") or {})
         if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
-            cfg = self.open(config, create=False)
-            given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
-            wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
-            if self.layout != wanted:
-                stored = (
-                    self.layout.describe()
-                    if self.layout.adopted
-                    else "neardup's own fields (built by 'neardup index')"
-                )
-                raise EngineError(
-                    f"{self.location} is already attached with {stored}, not {wanted.describe()}: "
-                    "run attach without the field options to go on with the stored ones"
-                )
-            self.actions.append(
-                f"index {self.index} already attached ({self.layout.describe()}) - resuming"
-            )
-            self.retry.call(
-                "put mapping",
-                self.client.indices.put_mapping,
-                index=self.index,
-                body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}},
-            )  # fields added since
-            self._attach_pipeline()
-            return cfg
+            return self._resume_attached(layout, config)
         if layout.text is None:
             raise EngineError(
                 f"{self.location} is not attached yet: name the field holding the text with "
                 "--text-field"
             )
         check_fields(self.location, mappings, layout)
+        return self._adopt(layout, config or Config(), user_meta)
+
+    def _resume_attached(self, layout: dsl.Layout, config: Config | None) -> Config:
+        """Attach again an index attached (or built) before: its stored layout must agree with
+        the fields asked for; fields added to the mapping since, and the pipeline, installed."""
+        cfg = self.open(config, create=False)
+        given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+        wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
+        if self.layout != wanted:
+            stored = (
+                self.layout.describe()
+                if self.layout.adopted
+                else "neardup's own fields (built by 'neardup index')"
+            )
+            raise EngineError(
+                f"{self.location} is already attached with {stored}, not {wanted.describe()}: "
+                "run attach without the field options to go on with the stored ones"
+            )
+        self.actions.append(
+            f"index {self.index} already attached ({self.layout.describe()}) - resuming"
+        )
+        self.retry.call(
+            "put mapping",
+            self.client.indices.put_mapping,
+            index=self.index,
+            body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}},
+        )  # fields added since
+        self._attach_pipeline()
+        return cfg
+
+    def _adopt(self, layout: dsl.Layout, config: Config, user_meta: dict[str, Any]) -> Config:
+        """Adopt an index of the user's: neardup's fields added to its mapping beside the
+        user's (``user_meta`` kept), the state and clusters indices made, the pipeline set."""
         self.layout = layout
-        self._config = config or Config()
+        self._config = config
         self._meta = dsl.index_meta(self._config, layout=layout)
         self._ensure_state_index()
         self._create_settings()
@@ -696,18 +722,7 @@ class ElasticEngine(Engine):
         docs = list(docs)
         if not docs:
             return []
-        failures = []
-        good = []
-        for s in (
-            docs
-        ):  # what would make the engine refuse a whole request is refused here, per document
-            problem = document_problem(
-                s.id, (s.doc.text, s.doc.title, s.doc.fields or None) if s.doc is not None else ()
-            )
-            if problem:
-                failures.append(Failure(s.id, problem))
-            else:
-                good.append(s)
+        good, failures = _checked(docs)
         if not good:
             return failures
         with self._writing():

@@ -152,13 +152,15 @@ def field_text(v: Any) -> str | None:
         return json.dumps(v)
     if isinstance(v, list):
         items = [x for x in v if x is not None]
-        if not items or not all(
-            isinstance(x, str) or (isinstance(x, (int, float)) and not isinstance(x, bool))
-            for x in items
-        ):
+        if not items or not all(map(_is_scalar_text, items)):
             return None
         return "\n".join(field_text(x) or "" for x in items)
     return None
+
+
+def _is_scalar_text(x: Any) -> bool:
+    """A string or a number (not a boolean): an array item that gives text."""
+    return isinstance(x, str) or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
 def json_kind(v: Any) -> str:

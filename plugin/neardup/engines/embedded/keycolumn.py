@@ -81,17 +81,21 @@ def pack_keys_many(
     offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(
         len(fields), len(exact) + 1
     )
-    digests = [e if isinstance(e, bytes) and len(e) == 16 else None for e in exact]
-    exact_keys = np.array([int.from_bytes(e[:8], "big") if e else 0 for e in digests], dtype=U64)
-    blob, bounds = kernels.pack_keys(
-        values,
-        offsets,
-        *shingles,
-        exact_keys,
-        np.array([e is not None for e in digests], dtype=np.bool_),
-    )
+    blob, bounds = kernels.pack_keys(values, offsets, *shingles, *_digest_keys(exact))
     data = blob.tobytes()
     return [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+
+
+def _digest_keys(exact: Sequence[bytes | str]) -> tuple[np.ndarray, np.ndarray]:
+    """The exact key of each document (the first 8 bytes, big-endian, of its 16-byte digest)
+    and whether it has one (a digest stored as text has none to refer to).
+
+    >>> [x.tolist() for x in _digest_keys([bytes(range(16)), "not-hex"])]
+    [[283686952306183, 0], [True, False]]
+    """
+    digests = [e if isinstance(e, bytes) and len(e) == 16 else None for e in exact]
+    keys = np.array([int.from_bytes(e[:8], "big") if e else 0 for e in digests], dtype=U64)
+    return keys, np.array([e is not None for e in digests], dtype=np.bool_)
 
 
 def _read_varint(blob: bytes, pos: int) -> tuple[int, int]:
