@@ -55,9 +55,6 @@ from .keycolumn import KeyColumns
 from .postings import matched_documents
 from .schema import FORMAT
 
-#: (the name tests/test_retry.py knows the transaction by)
-_Transaction = Transaction
-
 __all__ = [
     "EmbeddedEngine",
     "KeyColumns",
