@@ -461,7 +461,9 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
     from .corpora import SAMPLE
 
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    docs = [
+        Document(id=r["id"], text=r["text"], title=r.get("title"), lang=r.get("lang")) for r in recs
+    ]
     one = NearDup.open(str(tmp_path / "one.db"))
     r1 = one.index(docs, batch_size=17)
     two = NearDup.open(str(tmp_path / "two.db"))
@@ -488,7 +490,9 @@ def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
     from .corpora import SAMPLE
 
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    docs = [
+        Document(id=r["id"], text=r["text"], title=r.get("title"), lang=r.get("lang")) for r in recs
+    ]
     one = NearDup.open(str(tmp_path / "one.db"))
     one.index(docs, batch_size=23)
     monkeypatch.setattr(ingest, "start_method", lambda: method)
@@ -522,7 +526,9 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
     from .corpora import SAMPLE
 
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    docs = [
+        Document(id=r["id"], text=r["text"], title=r.get("title"), lang=r.get("lang")) for r in recs
+    ]
     one = NearDup.open(str(tmp_path / "one.db"))
     one.index(docs, batch_size=7)
     here: list[int] = []
@@ -689,7 +695,8 @@ def test_signing_workers_end_when_their_parent_is_killed(tmp_path):
         deadline = time.monotonic() + 60
         workers: set[int] = set()
         while time.monotonic() < deadline and len(workers) < 2:
-            # forked or spawned workers: every child but multiprocessing's resource tracker (spawn starts one)
+            # forked or spawned workers: every child but multiprocessing's resource tracker
+            # (spawn starts one)
             workers = {
                 c
                 for c in _children(proc.pid)

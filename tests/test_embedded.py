@@ -448,20 +448,9 @@ def test_a_row_sqlite_refuses_fails_alone_and_the_rest_of_the_batch_is_stored(tm
 
 
 def test_an_index_of_another_signature_version_is_refused(tmp_path):
-    import json
-    import sqlite3
+    from ._indexes import index_of_signature_version
 
-    from neardup import NearDup
-    from neardup.engines.base import EngineError
-
-    path = tmp_path / "old.db"
-    NearDup.open(str(path)).close()
-    db = sqlite3.connect(path)
-    cfg = json.loads(db.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
-    cfg["version"] = 2
-    db.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(cfg),))
-    db.commit()
-    db.close()
+    path = index_of_signature_version(tmp_path / "old.db", 2)
     with pytest.raises(EngineError, match="signature version 2"):
         NearDup.open(str(path))
 

@@ -126,7 +126,8 @@ def test_minhash_estimate_within_four_sigma(scheme, n, overlap, seed):
 def test_minhash_is_identical_across_processes():
     code = (
         "import numpy as np; from neardup.minhash import MinHash; "
-        "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}').hashvalues.tolist())"
+        "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}')"
+        ".hashvalues.tolist())"
     )
     for scheme in ("oph", "kperm"):
         here = MinHash.from_shingles(
@@ -143,8 +144,9 @@ def test_minhash_is_identical_across_processes():
 
 def test_golden_values_pin_the_hash_functions():
     # Keys stored in existing indices depend on these exact values: a change must bump
-    # SIGNATURE_VERSION. These are the values of versions 4 and 5 (5 changed the stop lists only; tokens hashed from their code
-    # points, the exact key over the token hashes); versions 2 and 3 hashed tokens with
+    # SIGNATURE_VERSION. These are the values of versions 4 and 5 (5 changed the stop lists
+    # only; tokens hashed from their code points, the exact key over the token hashes);
+    # versions 2 and 3 hashed tokens with
     # xxh64, and shingle combining, MinHash, bands and SimHash are unchanged since (the
     # combination of version 3's token hashes below).
     assert SIGNATURE_VERSION == 5

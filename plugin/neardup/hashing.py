@@ -39,8 +39,8 @@ def hash_runs(
 
         a_1 = u_0 xor seed,   a_{j+1} = fmix64(a_j * C + u_j),   h = fmix64(a_n xor size)
 
-    with C = :data:`neardup.mixing.GOLDEN` and size = n unless ``sizes`` gives it; the hash depends on the
-    order of the units and on the size. One compiled pass over the runs
+    with C = :data:`neardup.mixing.GOLDEN` and size = n unless ``sizes`` gives it; the hash
+    depends on the order of the units and on the size. One compiled pass over the runs
     (:func:`neardup.kernels.hash_runs`): about 4 ns a unit.
 
     >>> u = np.array([7, 8, 9], dtype=np.uint64)
@@ -122,7 +122,8 @@ def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:
     """n independent 64-bit seeds derived from ``seed``: xxh64(salt + k, seed).
 
     >>> s = derived_seeds(1, 3, b"perm")
-    >>> len(set(s.tolist())), int(s[2]) == xxhash.xxh64_intdigest(b"perm" + (2).to_bytes(4, "little"), 1)
+    >>> third = xxhash.xxh64_intdigest(b"perm" + (2).to_bytes(4, "little"), 1)
+    >>> len(set(s.tolist())), int(s[2]) == third
     (3, True)
     """
     return np.fromiter(

@@ -105,7 +105,9 @@ def segment_unique(
     shingle hashes as the sorts here.
 
     >>> v, o = np.array([3, 1, 3, 9, 2], dtype=np.uint64), offsets_of([3, 0, 2])
-    >>> [x.tolist() for x in segment_unique(v, o)] == [x.tolist() for x in segment_unique(v, o, compiled=True)] == [[1, 3, 2, 9], [0, 2, 2, 4]]
+    >>> plain = [x.tolist() for x in segment_unique(v, o)]
+    >>> fast = [x.tolist() for x in segment_unique(v, o, compiled=True)]
+    >>> plain == fast == [[1, 3, 2, 9], [0, 2, 2, 4]]
     True
     """
     from .loops import mode

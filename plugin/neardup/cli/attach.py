@@ -64,7 +64,8 @@ def watch(
     "--text-field",
     metavar="FIELD",
     default=None,
-    help="Field holding the text to sign (e.g. body); needed the first time, stored with the index afterwards.",
+    help="Field holding the text to sign (e.g. body); needed the first time, stored with the "
+    "index afterwards.",
 )
 @click.option(
     "--title-field",
@@ -146,7 +147,8 @@ def attach_cmd(
 
     if not is_url(target):
         fail(
-            "attach adopts an Elasticsearch/OpenSearch index: give its URL with --engine (or NEARDUP_URL)"
+            "attach adopts an Elasticsearch/OpenSearch index: give its URL with --engine "
+            "(or NEARDUP_URL)"
         )
         return
     opts = {**engine_opts, "index": index}
@@ -175,7 +177,8 @@ def attach_cmd(
             for a in engine.actions:
                 click.echo(f"  - {a}")
             click.echo(
-                f"{data['index']}: {report.indexed} documents signed ({report.duplicates} near-duplicates of earlier ones), "
+                f"{data['index']}: {report.indexed} documents signed "
+                f"({report.duplicates} near-duplicates of earlier ones), "
                 f"{data['documents']} signed in all"
                 + (
                     f", {data['without_text']} without text in {engine.layout.text} left unsigned "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import SECONDS, count, echo_json, fail, json_option
+from .options import SECONDS, count, echo_json, fail, json_option, tls_options
 from .output import clean, json_text
 
 _TARGET_HELP = "Product the saved objects are for."
@@ -67,7 +67,8 @@ def _index_options(fn):
         "--source-field",
         default="fields.source",
         show_default=True,
-        help="Document field for the 'duplicates by source' chart (e.g. fields.site, fields.domain).",
+        help="Document field for the 'duplicates by source' chart "
+        "(e.g. fields.site, fields.domain).",
     )(fn)
     return click.option(
         "--index",
@@ -183,15 +184,7 @@ def export_cmd(
     default=None,
     help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).",
 )
-@click.option(
-    "--ca-certs",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="CA bundle to verify the server's certificate.",
-)
-@click.option(
-    "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
-)
+@tls_options
 @click.option(
     "--space", default=None, help="Kibana space to import into (default space if absent)."
 )
@@ -289,7 +282,8 @@ def install_cmd(
     else:
         click.echo(
             clean(
-                f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
+                f"imported {answer.get('successCount', 0)} saved objects into {url} "
+                f"({answer['target']}); "
                 f'open the dashboard "Near-duplicate clusters"'
             )
         )
