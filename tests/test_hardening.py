@@ -425,9 +425,9 @@ def test_documents_an_engine_refuses_are_named_by_file_and_line(
     if "index" not in opts:  # SQLite stores any JSON value: refuse like a mapping conflict would
         real = EmbeddedEngine.put
 
-        def put(self, docs, tags=None):
+        def put(self, docs, tags=None, prepared=None):
             bad = [s for s in docs if isinstance(s.doc.fields.get("x"), dict)]
-            return real(self, [s for s in docs if s not in bad], tags) + [
+            return real(self, [s for s in docs if s not in bad], tags, prepared=prepared) + [
                 Failure(s.id, "mapping conflict (test)") for s in bad
             ]
 
@@ -623,16 +623,16 @@ def test_a_full_disk_is_a_clear_error_and_what_was_committed_stays(tmp_path, mon
     ):
         calls = {"n": 0, "stored": 0}
 
-        def put(self, docs, tags=None, error=error, calls=calls):
+        def put(self, docs, tags=None, error=error, calls=calls, prepared=None):
             if (
                 self.path == ":memory:"
             ):  # (the scratch index on which index compiles the signing loops)
-                return real_put(self, docs, tags)
+                return real_put(self, docs, tags, prepared=prepared)
             calls["n"] += 1
             if calls["n"] == 3:
                 raise error
             calls["stored"] += len(docs)
-            return real_put(self, docs, tags)
+            return real_put(self, docs, tags, prepared=prepared)
 
         monkeypatch.setattr(EmbeddedEngine, "put", put)
         r = run("index", src, "-e", db, "-q", "--batch-size", "50")

@@ -247,9 +247,10 @@ def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], st
     (``neardup attach --order-field``), else ``neardup.indexed_at``. ``engine`` is an open
     :class:`~neardup.engines.elastic.ElasticEngine`."""
 
+    from .engines.transport import response_body
+
     def mapping(index: str) -> Mapping[str, Any]:
-        m = engine.client.indices.get_mapping(index=index)
-        m = getattr(m, "body", m)
+        m = response_body(engine.client.indices.get_mapping(index=index))
         return next(iter(m.values()))["mappings"]
 
     docs, clusters = mapping(engine.index), mapping(engine.clusters_index)

@@ -100,7 +100,7 @@ def segment_unique(
 ):
     """Sorted distinct values of each document: ``(values, offsets[, counts])``.
     ``compiled``: by one compiled pass over all documents (unless the loops run interpreted:
-    :mod:`neardup.loops`) (:func:`neardup.kernels.segment_unique`,
+    :mod:`neardup.loops`) (:func:`neardup.ragged_compiled.segment_unique`,
     without counts; for a process that signs: it loads numba), about four times as fast on
     shingle hashes as the sorts here.
 
@@ -115,9 +115,9 @@ def segment_unique(
     if (
         compiled and not return_counts and mode() == "compiled"
     ):  # (interpreted, the sorts here are faster)
-        from . import kernels
+        from . import ragged_compiled
 
-        return kernels.segment_unique(
+        return ragged_compiled.segment_unique(
             np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64)
         )
     s = segment_sort(values, offsets)

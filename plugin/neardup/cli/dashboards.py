@@ -24,7 +24,9 @@ def _build(
         if engine_url:  # the live mappings (an attached index has the user's own fields)
             from ..engines.elastic import ElasticEngine
 
-            engine = ElasticEngine(engine_url, **{**(engine_opts or {}), "index": index})
+            engine = ElasticEngine.from_options(
+                engine_url, **{**(engine_opts or {}), "index": index}
+            )
             engine.open(create=False)
         return export(index, target=target, source=source_field, engine=engine)
     except FileNotFoundError as e:
@@ -249,7 +251,9 @@ def install_cmd(
     if engine_url and body is None:
         from ..engines.elastic import ElasticEngine
 
-        engine = ElasticEngine(engine_url, **{**_engine_from_env(engine_url), "index": index_name})
+        engine = ElasticEngine.from_options(
+            engine_url, **{**_engine_from_env(engine_url), "index": index_name}
+        )
         engine.open(create=False)
     try:
         answer = install(
