@@ -215,16 +215,16 @@ def signed_batches(
     preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
     checked: bool = False,
 ) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
-    """(batch, signed, failures, prepared) in input order; ``workers`` > 0 signs in that many processes
-    while the caller stores, 0 signs here. A single batch is signed here. Forked workers
+    """(batch, signed, failures, prepared) in input order; ``workers`` > 0 signs in that many
+    processes while the caller stores, 0 signs here. A single batch is signed here. Forked workers
     start with the tables this process makes first (:meth:`~neardup.signer.Signer.warm_up`,
     without the compiled loops: each worker loads those while this one reads ahead) and sign
     every batch; spawned workers start from a fresh interpreter, so the first batch is
     signed here meanwhile. Forked workers get the first batch in growing pieces
     (:func:`pieces`), so that storing starts as soon as they have started. The workers also
     run ``preparer`` (the engine's :meth:`~neardup.engines.base.Engine.batch_preparer`) on
-    what they sign: ``prepared`` (None for a batch signed here). ``checked``: as for :func:`sign_batch`. If reading fails midway, what was
-    read comes out first."""
+    what they sign: ``prepared`` (None for a batch signed here). ``checked``: as for
+    :func:`sign_batch`. If reading fails midway, what was read comes out first."""
     sign = functools.partial(_sign_here, checked=checked)
     it = batches(docs, batch_size)
     first = next(it, None)
@@ -248,26 +248,37 @@ def signed_batches(
     method = start_method()
     here: list[Document] | None = first  # the batch signed here while spawned workers start
     if method == "fork":
-        signer.warm_up(
-            kernels=False
-        )  # the forked workers share the tables instead of each making them
+        # the forked workers share the tables instead of each making them
+        signer.warm_up(kernels=False)
         here, it = None, itertools.chain(pieces(first, batch_size // 8), [second], it)
     else:
         it = itertools.chain([second], it)
-    pending: deque = deque()
-    source = _Source(it)
     pool = ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context(method),
         initializer=_init_worker,
         initargs=(config, signer.context, os.getpid(), preparer, checked),
     )
+    yield from _signed_in_pool(pool, workers, signer, sign, _Source(it), here)
+
+
+def _signed_in_pool(
+    pool,
+    workers: int,
+    signer: Signer,
+    sign: Callable,
+    source: _Source,
+    here: list[Document] | None,
+) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
+    """The batches of ``source`` signed by ``pool``'s ``workers``, in input order, for
+    :func:`signed_batches`; ``here`` (if any) is signed in this process while they start.
+    The pool is shut down at the end, however it comes."""
+    pending: deque = deque()
     ahead = _SIGNED_AHEAD * workers  # batches signed and not yet stored, at most
     try:
         while (b := source.take()) is not None:
-            with (
-                _interrupts_held()
-            ):  # a worker started here begins with interrupts held, then ignores them
+            # a worker started here begins with interrupts held, then ignores them
+            with _interrupts_held():
                 fut = pool.submit(_sign_in_worker, b)  # the workers start at their first batch
             pending.append((b, fut))
             if here is not None and len(pending) >= workers:
