@@ -87,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds of engine ingest before it stops growing the collection",
     )
     a = ap.parse_args(argv)
-    keep_freed_memory()  # as neardup's command line and workers run (neardup.allocator); the peers' processes are their own
+    # as neardup's command line and workers run (neardup.allocator); the peers' processes are
+    # their own
+    keep_freed_memory()
     mode = dict(MODES["quick" if a.quick else "full"])
     if a.sizes:
         mode["sizes"] = sorted(int(x) for x in a.sizes.split(",") if x.strip())

@@ -324,7 +324,9 @@ def resemblance_histogram(
     ``rule``, the share of pairs at the bin's lower edge the rule's keys propose for
     candidate queries (:func:`expected_recall`; the histogram's pairs come from more keys).
 
-    >>> [(b["from"], b["documents"], b["duplicates"]) for b in resemblance_histogram({"a": 0.62, "b": 0.97, "c": 1.0}, ["b", "c"], 0.8, 0.5, width=0.25)]
+    >>> best = {"a": 0.62, "b": 0.97, "c": 1.0}
+    >>> bins = resemblance_histogram(best, ["b", "c"], 0.8, 0.5, width=0.25)
+    >>> [(b["from"], b["documents"], b["duplicates"]) for b in bins]
     [(0.5, 1, 0), (0.75, 2, 2)]
     """
     dup = set(duplicates)

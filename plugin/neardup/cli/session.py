@@ -142,9 +142,10 @@ def announce_waits(engine: Any) -> None:
 
 def recall_note(nd: Any, t: float, recall: float) -> str:
     return (
-        f"note: the index's signature keys were tuned for resemblance >= {nd.config.threshold}; a pair at {t} shares "
-        f"enough MinHash bands with probability {recall:.2f} (more between {t} and {nd.config.threshold}), so some "
-        f"pairs in that range may be missed. Index with --threshold {t} for full recall there."
+        f"note: the index's signature keys were tuned for resemblance >= {nd.config.threshold}; "
+        f"a pair at {t} shares enough MinHash bands with probability {recall:.2f} "
+        f"(more between {t} and {nd.config.threshold}), so some pairs in that range may be "
+        f"missed. Index with --threshold {t} for full recall there."
     )
 
 
@@ -261,7 +262,8 @@ def _warm_up(config: Any, texts: tuple[str, ...]) -> None:
 #: Texts that take every signing path once: Latin, Cyrillic and Persian letters, digits,
 #: punctuation, marks, ZWNJ, NFKC forms; each twice, so that tagging verifies a pair.
 _WARM_UP_TEXTS = (
-    "Warm up, the ﬁle № 1\u0967: café, cafe\u0301, naïve words (and more) — ‘quoted’ “text”; 42 items! \u0301x",
+    "Warm up, the ﬁle № 1\u0967: café, cafe\u0301, naïve words (and more) — ‘quoted’ “text”; "
+    "42 items! \u0301x",
     "Разогрев: ёлка, «ели» и сосны — 3 дерева; это проверка текста, йод и\u0306од.",
     "این یک متنِ آزمایشی است: می‌خواهم «کتاب‌ها» را بخوانم، ۱۲ صفحه؛ آیا؟ كتاب علي ا\u0654ثر ﻻ",
 )
