@@ -38,8 +38,8 @@ _SETTING_OPTIONS = (
     click.option(
         "--lang",
         type=LANGUAGE,
-        help="Language of documents without 'lang': fa, ru, en have rules of their own, any other code "
-        "(de, ar, zh, ...) the generic ones (default: detect by script).",
+        help="Language of documents without 'lang': fa, ru, en have rules of their own, any other "
+        "code (de, ar, zh, ...) the generic ones (default: detect by script).",
     ),
     click.option(
         "--shingle-size", "-w", type=click.IntRange(1, 10), help="Words per shingle (default 5)."
@@ -75,12 +75,14 @@ _SETTING_OPTIONS = (
     click.option(
         "--stem",
         type=click.Choice(CHOICES["stem"]),
-        help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer with either, which needs neardup[hazm] (default none).",
+        help="Stemming: snowball (ru, en), lemma (ru: pymorphy3); Persian text uses hazm's stemmer "
+        "with either, which needs neardup[hazm] (default none).",
     ),
     click.option(
         "--no-stopwords",
         is_flag=True,
-        help="Keep the function words (articles, prepositions, conjunctions, pronouns, auxiliaries).",
+        help="Keep the function words (articles, prepositions, conjunctions, pronouns, "
+        "auxiliaries).",
     ),
     click.option("--seed", type=count(0, 2**63 - 1), help="Hash seed (default 1)."),
     click.option(
@@ -89,7 +91,8 @@ _SETTING_OPTIONS = (
     click.option(
         "--fa-segmentation",
         type=click.Choice(CHOICES["fa_segmentation"]),
-        help="Persian tokens: pieces cut at content-defined anchors (default), words with compounds joined, or words as written.",
+        help="Persian tokens: pieces cut at content-defined anchors (default), words with "
+        "compounds joined, or words as written.",
     ),
 )
 _CONFIG_OPTIONS = (
@@ -269,7 +272,8 @@ def index_files(
 ) -> Any:
     """Read ``paths`` (every record checked, refused ones added to ``errors``, the ids read to
     ``ids`` if given) and index them into ``nd`` under a progress bar of the bytes read; the
-    :class:`~neardup.ingest.IndexReport`. ``workers`` None: :func:`~neardup.ingest.default_workers`."""
+    :class:`~neardup.ingest.IndexReport`. ``workers`` None:
+    :func:`~neardup.ingest.default_workers`."""
     from ..io import read_documents, total_bytes
 
     total = total_bytes(paths)
@@ -406,7 +410,8 @@ def index_cmd(
                 )
         except InputError as e:
             fail(
-                f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on past bad records"
+                f"{e}\n  documents before it are stored; fix the record or use --skip-bad to go on "
+                "past bad records"
             )
         nd.engine.refresh()
         left_out = [e for e in errors if not e.fatal]
@@ -418,58 +423,65 @@ def index_cmd(
             else {}
         )
         if as_json:
-            echo_json(
-                {
-                    **report.to_dict(),
-                    "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
-                    "skipped_records": [str(e) for e in errors],
-                    "skipped_files": [str(e) for e in left_out],
-                    "index": nd.engine.location,
-                    "documents": nd.count(),
-                }
-            )
-            if report.stopped:
-                interrupted("index")
-            if report.failed:
-                sys.exit(2)
-            return
-        con = console()
-        for e in left_out[:20]:
-            con.print(f"[dim]skipped file[/] {safe(e)}", highlight=False)
-        if len(left_out) > 20:
-            con.print(
-                f"[dim]... and {len(left_out) - 20} more files skipped in folders (--json lists them all)[/]"
-            )
-        for e in errors[:20]:
-            con.print(f"[yellow]skipped[/] {safe(e)}", markup=True, highlight=False)
-        if len(errors) > 20:
-            con.print(
-                f"[yellow]... and {len(errors) - 20} more skipped records (--json lists them all)[/]"
-            )
-        for f in report.failed[:20]:
-            con.print(
-                f"[red]failed[/] {safe(where.get(f.id, ''))}{' ' if f.id in where else ''}{safe(f.id)}: {safe(f.reason)}",
-                highlight=False,
-            )
-        if report.wordless:
-            con.print(
-                f"{report.wordless} documents had no words (only punctuation, markup or stop words): stored, "
-                "never near-duplicates of anything"
-            )
-        again = (
-            f", {report.unchanged} unchanged, {report.updated} updated ({report.retagged} other documents re-tagged)"
-            if report.unchanged or report.updated
-            else ""
-        )
-        con.print(
-            f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
-            f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, {len(errors)} skipped, "
-            f"{len(report.failed)} failed); {nd.count()} in the index"
-        )
+            _echo_index_json(nd, report, where, errors, left_out)
+        else:
+            _print_index_report(nd, report, where, errors, left_out)
         if report.stopped:  # (status 130, what is kept and how to go on)
             interrupted("index")
         if report.failed:
             sys.exit(2)
+
+
+def _echo_index_json(nd: Any, report: Any, where: dict, errors: list, left_out: list) -> None:
+    """``neardup index --json``: the report, with where each failed document was read."""
+    echo_json(
+        {
+            **report.to_dict(),
+            "failed": [{**f.__dict__, "where": where.get(f.id)} for f in report.failed],
+            "skipped_records": [str(e) for e in errors],
+            "skipped_files": [str(e) for e in left_out],
+            "index": nd.engine.location,
+            "documents": nd.count(),
+        }
+    )
+
+
+def _print_index_report(nd: Any, report: Any, where: dict, errors: list, left_out: list) -> None:
+    """``neardup index``'s report for people: the first 20 skipped files, skipped records and
+    failed documents, then the totals."""
+    con = console()
+    for e in left_out[:20]:
+        con.print(f"[dim]skipped file[/] {safe(e)}", highlight=False)
+    if len(left_out) > 20:
+        con.print(
+            f"[dim]... and {len(left_out) - 20} more files skipped in folders "
+            "(--json lists them all)[/]"
+        )
+    for e in errors[:20]:
+        con.print(f"[yellow]skipped[/] {safe(e)}", markup=True, highlight=False)
+    if len(errors) > 20:
+        con.print(
+            f"[yellow]... and {len(errors) - 20} more skipped records (--json lists them all)[/]"
+        )
+    for f in report.failed[:20]:
+        place = f"{safe(where[f.id])} " if f.id in where else ""
+        con.print(f"[red]failed[/] {place}{safe(f.id)}: {safe(f.reason)}", highlight=False)
+    if report.wordless:
+        con.print(
+            f"{report.wordless} documents had no words (only punctuation, markup or stop words): "
+            "stored, never near-duplicates of anything"
+        )
+    again = (
+        f", {report.unchanged} unchanged, {report.updated} updated "
+        f"({report.retagged} other documents re-tagged)"
+        if report.unchanged or report.updated
+        else ""
+    )
+    con.print(
+        f"indexed [bold]{report.indexed}[/] new documents into {safe(nd.engine.location)} "
+        f"([bold]{report.duplicates}[/] near-duplicates of earlier ones{again}, "
+        f"{len(errors)} skipped, {len(report.failed)} failed); {nd.count()} in the index"
+    )
 
 
 @click.command("retag")
@@ -511,7 +523,8 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
     else:
         click.echo(
             clean(
-                f"{data['index']}: {total} documents retagged, {dups} near-duplicates of earlier documents"
+                f"{data['index']}: {total} documents retagged, "
+                f"{dups} near-duplicates of earlier documents"
             )
         )
 
@@ -530,7 +543,8 @@ def _unsigned_hint(engine: Any) -> str:
             )
             if f
         )
-        return f"'neardup attach {safe(engine.index)} {fields}' signs them (with --watch, as they come)"
+        command = f"neardup attach {safe(engine.index)} {fields}"
+        return f"'{command}' signs them (with --watch, as they come)"
     return "written by another client; index them with 'neardup index' to include them"
 
 
@@ -560,12 +574,13 @@ def info_cmd(target: str, engine_opts: dict, as_json: bool) -> None:
             return
         con = console()
         con.print(
-            f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, settings {data['fingerprint']}"
+            f"[bold]{safe(data['index'])}[/]: {data['documents']} documents, "
+            f"settings {data['fingerprint']}"
         )
         if data.get("unsigned"):
             con.print(
-                f"  {data['unsigned']} more without neardup's fields, skipped by every neardup command: "
-                + _unsigned_hint(nd.engine),
+                f"  {data['unsigned']} more without neardup's fields, "
+                "skipped by every neardup command: " + _unsigned_hint(nd.engine),
                 highlight=False,
                 soft_wrap=True,
             )
