@@ -1,6 +1,7 @@
 """The user's whole path against the peers' plain pipelines, in one run.
 
-    python -m benchmarks.wholepath                   # 11,380 documents (~550 words, en and ru, edited copies)
+    python -m benchmarks.wholepath                   # 11,380 documents (~550 words, en and ru,
+                                                     # edited copies)
     python -m benchmarks.wholepath --docs 3000       # smaller
     python -m benchmarks.wholepath --repeat 3        # best of 3 per side, runs alternating
     python -m benchmarks.wholepath --peers datasketch_bulk,rensa
@@ -226,7 +227,8 @@ _WORD = re.compile(r"\w+")
 
 
 def _union_find(keys: list[Any], pairs: Iterator[tuple[Any, Any]]) -> dict[str, Any]:
-    """Clusters of ``keys`` joined by ``pairs`` (union-find): how many, and the documents in them."""
+    """Clusters of ``keys`` joined by ``pairs`` (union-find): how many, and the documents in
+    them."""
     parent = {k: k for k in keys}
 
     def find(x: Any) -> Any:
@@ -537,7 +539,8 @@ def measure_fresh_query(
     tmp: Path, env: dict[str, str], docs: int = 250, queries: int = 7
 ) -> dict[str, Any]:
     """Median seconds (wall, and CPU: user + system) of ``neardup query TEXT`` in a fresh
-    process, a Persian text against a Russian one, on an index of ``docs`` documents of each (target: Persian within 1.5x)."""
+    process, a Persian text against a Russian one, on an index of ``docs`` documents of each
+    (target: Persian within 1.5x)."""
     import statistics
 
     from . import corpora
@@ -629,9 +632,8 @@ def run(
         peer_runs: dict[str, list[dict[str, Any]]] = {p: [] for p in peers}
         for r in range(repeat):
             nd_runs.append(measure_neardup(corpus, d / "index.db", env, workers))
-            log(
-                f"run {r + 1}: neardup {nd_runs[-1]['seconds']:.2f} s (CPU {nd_runs[-1]['cpu_s']:.2f} s)"
-            )
+            last = nd_runs[-1]
+            log(f"run {r + 1}: neardup {last['seconds']:.2f} s (CPU {last['cpu_s']:.2f} s)")
             for p in peers:
                 if peer_runs[p] and "error" in peer_runs[p][-1]:
                     continue
@@ -649,11 +651,13 @@ def run(
         if workers != 0:  # every stage's cost, all in one process (the table's middle column)
             one = measure_neardup(corpus, d / "index.db", env, 0)
             log(
-                f"one process (--workers 0): neardup {one['seconds']:.2f} s (CPU {one['cpu_s']:.2f} s)"
+                f"one process (--workers 0): neardup {one['seconds']:.2f} s "
+                f"(CPU {one['cpu_s']:.2f} s)"
             )
         query = measure_fresh_query(d, env)
         log(
-            f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s (CPU {query['fa_cpu_s']:.2f}, {query['ru_cpu_s']:.2f} s)"
+            f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s "
+            f"(CPU {query['fa_cpu_s']:.2f}, {query['ru_cpu_s']:.2f} s)"
         )
         kernels = measure_kernels(env)
         log(f"compiled loops: {kernels['load_s']:.2f} s, {kernels['rss_mb']:.0f} MB")
@@ -719,10 +723,12 @@ def markdown(res: dict[str, Any]) -> str:
     )
     workers = "" if res.get("workers") is None else f", neardup index --workers {res['workers']}"
     lines = [
-        f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, {c['edited_copies']:,} edited copies), "
-        f"best of {res['repeat']}{workers}, load average {res.get('load_before', 0):.1f} before, {res.get('load_after', 0):.1f} after: "
-        f"neardup {nd['seconds']:.2f} s wall, {nd.get('cpu_s', 0):.2f} s CPU; {head} (x = peer / neardup; targets: >= 3x datasketch "
-        "bulk, >= 1.5x the rensa script).",
+        f"Whole path, {c['documents']:,} documents (~{c['words_per_doc']} words, "
+        f"{c['edited_copies']:,} edited copies), best of {res['repeat']}{workers}, "
+        f"load average {res.get('load_before', 0):.1f} before, "
+        f"{res.get('load_after', 0):.1f} after: "
+        f"neardup {nd['seconds']:.2f} s wall, {nd.get('cpu_s', 0):.2f} s CPU; {head} "
+        "(x = peer / neardup; targets: >= 3x datasketch bulk, >= 1.5x the rensa script).",
         "",
         "| stage (s) | " + " | ".join(name for name, _ in cols) + " |",
         "|---|" + "---:|" * len(cols),
@@ -756,30 +762,38 @@ def markdown(res: dict[str, Any]) -> str:
         if "error" in x:
             lines += [f"{PEERS[p][1]}: not measured ({x['error'][:300]}).", ""]
     q = res["fresh_query"]
+    loops = res["compiled_loops"]
     lines += [
-        f"Not in the whole path: the first `neardup search` after indexing (it adds the {c['documents']:,} documents to the "
-        f"full-text index) {nd['first_search_s']:.2f} s, the next one {nd['next_search_s']:.2f} s; the first containment "
-        f"`neardup query` (it adds their winnowing postings) {nd['first_containment_query_s']:.2f} s, the next one "
-        f"{nd['next_containment_query_s']:.2f} s.",
+        "Not in the whole path: the first `neardup search` after indexing (it adds the "
+        f"{c['documents']:,} documents to the full-text index) {nd['first_search_s']:.2f} s, "
+        f"the next one {nd['next_search_s']:.2f} s; the first containment `neardup query` "
+        f"(it adds their winnowing postings) {nd['first_containment_query_s']:.2f} s, "
+        f"the next one {nd['next_containment_query_s']:.2f} s.",
         "",
-        f"Fresh-process `neardup query` (median of {q['queries']}, index of {q['index_docs']} fa + ru documents): Persian "
-        f"{q['fa_s']:.2f} s wall, {q.get('fa_cpu_s', 0):.2f} s CPU; Russian {q['ru_s']:.2f} s wall, {q.get('ru_cpu_s', 0):.2f} s CPU; "
+        f"Fresh-process `neardup query` (median of {q['queries']}, index of {q['index_docs']} "
+        f"fa + ru documents): Persian {q['fa_s']:.2f} s wall, {q.get('fa_cpu_s', 0):.2f} s CPU; "
+        f"Russian {q['ru_s']:.2f} s wall, {q.get('ru_cpu_s', 0):.2f} s CPU; "
         f"Persian / Russian **{q['fa_over_ru']:.2f}x** (target <= 1.5x; target < 0.2 s each).",
         "",
-        f"Loading the compiled signing loops (numba), in a fresh process that has made its tables (median of "
-        f"{res['compiled_loops']['runs']}): {res['compiled_loops']['load_s']:.2f} s and {res['compiled_loops']['rss_mb']:.0f} MB "
-        f"resident. With signing workers the storing process first waits {nd['first_wait_s'] or 0:.2f} s for a signed batch.",
+        "Loading the compiled signing loops (numba), in a fresh process that has made its "
+        f"tables (median of {loops['runs']}): {loops['load_s']:.2f} s and "
+        f"{loops['rss_mb']:.0f} MB resident. With signing workers the storing process first "
+        f"waits {nd['first_wait_s'] or 0:.2f} s for a signed batch.",
         "",
-        "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded engine; stages are "
-        "this process's own: with signing workers, `canonicalize` and `sign` are what it signed itself and `wait` the time it "
-        "waited for the workers; `other` = interpreter start, opening the index, commits). The one-process column is "
-        "`neardup index --workers 0`, every stage's whole cost. CPU: user + system seconds of the processes, signing "
-        "workers included. Peers, each reading the same JSONL file in a fresh process, then union-find over the "
-        "candidates (unverified): *datasketch bulk*, its strongest usage: Python `\\w+` 5-shingles, `MinHash.bulk` (one "
-        "set of permutations for all documents), `MinHashLSH` at 0.8 filled in an insertion session, a query per document; "
-        "*datasketch new*: a new `MinHash` per document with `update_batch`, one `insert` each; *rensa script*: the "
-        "same shingles, `RMinHash.from_token_sets`, `RMinHashLSH` (16 bands of 8 rows) `insert_many` and `query_all`; "
-        "*text-dedup*: the file read into a dataset, then its `minhash` command (one process, xxh3).",
+        "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded "
+        "engine; stages are this process's own: with signing workers, `canonicalize` and "
+        "`sign` are what it signed itself and `wait` the time it waited for the workers; "
+        "`other` = interpreter start, opening the index, commits). The one-process column is "
+        "`neardup index --workers 0`, every stage's whole cost. CPU: user + system seconds of "
+        "the processes, signing workers included. Peers, each reading the same JSONL file in "
+        "a fresh process, then union-find over the candidates (unverified): *datasketch "
+        "bulk*, its strongest usage: Python `\\w+` 5-shingles, `MinHash.bulk` (one set of "
+        "permutations for all documents), `MinHashLSH` at 0.8 filled in an insertion session, "
+        "a query per document; *datasketch new*: a new `MinHash` per document with "
+        "`update_batch`, one `insert` each; *rensa script*: the same shingles, "
+        "`RMinHash.from_token_sets`, `RMinHashLSH` (16 bands of 8 rows) `insert_many` and "
+        "`query_all`; *text-dedup*: the file read into a dataset, then its `minhash` command "
+        "(one process, xxh3).",
     ]
     return "\n".join(lines) + "\n"
 
