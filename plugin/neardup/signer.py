@@ -45,7 +45,7 @@ from .ragged import join, offsets_of, segment_unique, split
 from .registry import REGISTRY
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
-from .simhash import block_keys_many, token_simhash_many
+from .simhash import agreeing_blocks, block_keys_many, token_simhash_many
 from .validate import InvalidDocument, check_documents
 
 
@@ -364,7 +364,10 @@ class Signer:
         if "minhash" in c.signatures:
             keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
         if "simhash" in c.signatures:
-            keys["simhash"] = (block_keys_many(st.simhash, c.simhash_k), None)
+            keys["simhash"] = (
+                block_keys_many(st.simhash, c.simhash_k, agreeing_blocks(c.version)),
+                None,
+            )
         if "winnow" in c.signatures:
             keys["winnow"] = segment_unique(
                 *winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True
