@@ -319,6 +319,25 @@ class Signer:
         th, off = self.canonicalizer.token_hashes_many(canon, langs)
         return self._sign(kept, th, off, langs)
 
+    def shingle_sets(self, docs: Sequence[Document]) -> list[np.ndarray]:
+        """The sorted shingle set of each document, equal to its ``Signed.shingles`` from
+        :meth:`sign_batch`, made without sketches, SimHash or keys: a stored document's
+        shingle hashes follow from its text, language as given and the index's settings,
+        so an engine may keep the text alone and make them again where exact verification
+        needs them. The documents were checked when they were signed; one that no longer
+        signs raises."""
+        if not docs:
+            return []
+        if not self._hashes_tokens(docs):
+            return [s.shingles for s in self.sign_batch(docs, checked=True)]
+        flags = text_flags_many([d.text for d in docs], self.canonicalizer.backend).tolist()
+        kept, canon = self._texts_for_tokens(list(docs), flags, None)
+        langs = self.canonicalizer.languages([d.text for d in kept], [d.lang for d in kept])
+        th, off = self.canonicalizer.token_hashes_many(canon, langs)
+        w = np.array([self.config.shingle_size_for(lang) for lang in langs], dtype=np.int64)
+        sets, set_off = segment_unique(*combine_many(th, off, w), compiled=True)
+        return split(sets, set_off)
+
     def _texts_for_tokens(
         self,
         docs: Sequence[Document],
