@@ -208,13 +208,17 @@ class Signer:
     each signature of the extended family in use to its object (callable, ``min_match``).
     """
 
-    def __init__(self, config: Config, context: dict[str, Any] | None = None):
+    def __init__(
+        self, config: Config, context: dict[str, Any] | None = None, *, extended: bool = True
+    ):
+        """``extended`` False leaves out the extended family's signatures (no collection
+        statistics needed): what :meth:`shingle_sets` needs, whatever the settings."""
         self.config = config
         self.canonicalizer = Canonicalizer(config)
         self.context = context or {}
         self.extra_signatures: dict[str, Any] = {}
         extra = [s for s in config.signatures if s not in BUILTIN_SIGNATURES]
-        for name in extra:
+        for name in extra if extended else ():
             self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
     def warm_up(self, kernels: bool = True) -> None:
@@ -325,7 +329,8 @@ class Signer:
         shingle hashes follow from its text, language as given and the index's settings,
         so an engine may keep the text alone and make them again where exact verification
         needs them. The documents were checked when they were signed; one that no longer
-        signs raises."""
+        signs raises. The extended family's signatures never change the shingles (a
+        signer without them, ``extended=False``, makes the same)."""
         if not docs:
             return []
         if not self._hashes_tokens(docs):
