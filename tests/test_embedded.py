@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.encoding import joined_keys, pack_keys, pack_keys_many, posting_key, unpack_keys
+from neardup.encoding import posting_key
+from neardup.engines.embedded.keycolumn import joined_keys, pack_keys, pack_keys_many, unpack_keys
+from neardup.loops import interpreted_loops
 from neardup.ragged import join
 from neardup.engines.embedded import EmbeddedEngine
 
@@ -241,6 +243,13 @@ def test_keys_columns_of_a_batch_are_the_format(docs):
         [e for _, _, e in docs],
     )
     assert blobs == [_keys_blob_by_definition(fields, k, s, e) for k, s, e in docs]
+    with interpreted_loops():  # the same source, run by Python
+        assert blobs == pack_keys_many(
+            fields,
+            joined_keys(fields, [k for k, _, _ in docs]),
+            join([s for _, s, _ in docs]),
+            [e for _, _, e in docs],
+        )
     for blob, (k, s, e) in zip(blobs, docs, strict=True):
         back = unpack_keys(fields, blob, s, e)
         assert {f: back[f].tolist() for f in fields} == {
@@ -488,11 +497,16 @@ def test_many_candidate_queries_at_once_equal_one_at_a_time(tmp_path):
         nd.index([Document(r["id"], r["text"]) for r in recs])
         e = nd.engine
         queries = _mixed_queries(nd, list(e.scan()))
-        one = [e._candidates(q) for q in queries]
+        one = [e.candidates_sql(q) for q in queries]  # the reference form
         assert (
             sum(map(len, one)) > 50 and sum(len(r) > 1 for r in one) > 5
         )  # the queries do find candidates
-        assert e.candidates(queries) == one
+        assert len(queries) >= 8 and e.candidates(queries) == one  # "auto": batched
+        assert e.candidates_batched(queries) == one
+        e.candidate_form = "sql"
+        assert e.candidates(queries[:9]) == one[:9]
+        e.candidate_form = "batched"
+        assert e.candidates(queries[:2]) == one[:2]
         with e.writer():
             assert e.candidates(queries) == one
             assert e._require().in_transaction
@@ -743,7 +757,7 @@ def test_matched_documents_are_the_definition(groups, postings, after, before):
 def test_new_files_have_64_kib_pages_and_older_page_sizes_still_open(tmp_path, monkeypatch):
     """Rows of long documents (7-9 KB) fill 64 KiB pages seven or eight at a time; a file made
     with another page size keeps it, and reads and writes as before."""
-    from neardup.engines import embedded
+    from neardup.engines.embedded import schema
 
     texts = [
         f"document {i} " + " ".join(f"word{(i * 7 + j) % 97}" for j in range(60)) for i in range(30)
@@ -754,12 +768,12 @@ def test_new_files_have_64_kib_pages_and_older_page_sizes_still_open(tmp_path, m
     nd.index([Document(f"d{i}", t) for i, t in enumerate(texts)])
     nd.close()
     assert page(new) == 65536
-    monkeypatch.setattr(embedded, "PAGE_SIZE", 16384)
+    monkeypatch.setattr(schema, "PAGE_SIZE", 16384)
     old = str(tmp_path / "old.db")
     nd = NearDup.open(old)
     nd.index([Document(f"d{i}", t) for i, t in enumerate(texts[:15])])
     nd.close()
-    monkeypatch.setattr(embedded, "PAGE_SIZE", 65536)
+    monkeypatch.setattr(schema, "PAGE_SIZE", 65536)
     nd = NearDup.open(old)
     nd.index([Document(f"d{i}", t) for i, t in enumerate(texts)])
     assert nd.count() == 30 and nd.query(texts[3])[0].id == "d3"

@@ -14,8 +14,8 @@ steps as one loop over the characters, many texts a call),
 :func:`neardup.canonical.letters.late_steps` (casefold and the steps after it, one map per
 character), :func:`neardup.ragged.segment_unique` (each document's sorted distinct values),
 :func:`neardup.simhash.simhash_many` (the bit votes), :func:`neardup.sampling.winnow_many`,
-:func:`neardup.minhash.oph_many` (the bin minima and their densification) and
-:func:`neardup.encoding.pack_keys_many` (the embedded engine's keys column). This module is
+:func:`neardup.minhash.oph_many` (the bin minima and their densification); the embedded
+engine's keys column has its own (:mod:`neardup.engines.embedded.packing`). This module is
 imported on first use, so commands that sign nothing never load numba.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same,
@@ -455,76 +455,6 @@ def _bucketed(values, seg, starts):
         j = values[i] >> shift
         seg[starts[j]] = values[i]
         starts[j] += 1
-
-
-@njit(cache=True, nogil=True)
-def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
-    """The keys column of each document d (:func:`neardup.encoding.pack_keys`): per field f
-    (its keys ``values[offsets[f, d] : offsets[f, d + 1]]``) a tag byte, then nothing for
-    the one key that is the exact digest's (``exact[d]``, where ``has_exact[d]``); a
-    little-endian bitmap over the document's sorted shingles
-    (``shingles[shingle_offsets[d] : shingle_offsets[d + 1]]``) for strictly increasing keys
-    that are all shingles, when shorter than 8 bytes a key; else a varint count and the keys
-    as little-endian uint64. Returns (bytes, bounds of each document's)."""
-    n_fields, n_docs = offsets.shape[0], len(shingle_offsets) - 1
-    cap = n_fields * n_docs * 11 + 8 * len(values) + n_fields * (len(shingles) // 8 + n_docs)
-    out = np.zeros(cap, dtype=np.uint8)
-    bounds = np.empty(n_docs + 1, dtype=np.int64)
-    at = np.empty(len(values) + 1, dtype=np.int64)
-    pos = 0
-    for d in range(n_docs):
-        bounds[d] = pos
-        s_lo = shingle_offsets[d]
-        n = shingle_offsets[d + 1] - s_lo
-        for f in range(n_fields):
-            lo, hi = offsets[f, d], offsets[f, d + 1]
-            m = hi - lo
-            if m == 1 and has_exact[d] and values[lo] == exact[d]:
-                out[pos] = 2  # the tags of neardup.encoding: 0 raw, 1 subset, 2 exact
-                pos += 1
-                continue
-            subset = m > 0 and (n + 7) // 8 < 8 * m
-            i = 0
-            for j in range(m):  # a merge walk: where each key stands among the shingles
-                if not subset:
-                    break
-                v = values[lo + j]
-                if j and v <= values[lo + j - 1]:
-                    subset = False
-                    break
-                while i < n and shingles[s_lo + i] < v:
-                    i += 1
-                if i == n or shingles[s_lo + i] != v:
-                    subset = False
-                    break
-                at[j] = i
-            if subset:
-                out[pos] = 1
-                pos += 1
-                for j in range(m):
-                    out[pos + at[j] // 8] |= np.uint8(1 << (at[j] % 8))
-                pos += (n + 7) // 8
-                continue
-            out[pos] = 0
-            pos += 1
-            c = m
-            while True:  # varint
-                b = c & 0x7F
-                c >>= 7
-                if c:
-                    out[pos] = b | 0x80
-                    pos += 1
-                else:
-                    out[pos] = b
-                    pos += 1
-                    break
-            for j in range(lo, hi):
-                v = values[j]
-                for byte in range(8):
-                    out[pos] = np.uint8((v >> np.uint64(8 * byte)) & np.uint64(0xFF))
-                    pos += 1
-    bounds[n_docs] = pos
-    return out[:pos].copy(), bounds
 
 
 @njit(cache=True, nogil=True)

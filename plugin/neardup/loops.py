@@ -15,6 +15,7 @@ forms run the one source, so they give the same values bit for bit (tests/test_k
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from contextlib import contextmanager
@@ -54,13 +55,27 @@ def interpreted_loops() -> Iterator[None]:
         _mode = before
 
 
-def interpreted() -> ModuleType:
-    """kernels.py loaded once more as ``neardup._kernels_interpreted``, with ``INTERPRETED``
-    set so that its ``njit`` leaves every function as written."""
-    name = "neardup._kernels_interpreted"
+def loops_of(name: str) -> ModuleType:
+    """Another module of loops written like :mod:`neardup.kernels` (its ``njit`` chosen by
+    its ``INTERPRETED`` switch), in the form this process runs now (as :func:`loops`)."""
+    if _mode == "interpreted":  # (its file, not the module: that would load numba)
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None
+        return interpreted(spec.origin, name + "_interpreted")
+    return importlib.import_module(name)
+
+
+_KERNELS = Path(__file__).with_name("kernels.py")
+
+
+def interpreted(
+    path: str | Path = _KERNELS, name: str = "neardup._kernels_interpreted"
+) -> ModuleType:
+    """kernels.py (or another module of loops at ``path``) loaded once more as ``name``, with
+    ``INTERPRETED`` set so that its ``njit`` leaves every function as written."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("kernels.py"))
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     module.INTERPRETED = True  # type: ignore[attr-defined]

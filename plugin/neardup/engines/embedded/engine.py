@@ -1,0 +1,311 @@
+"""The embedded engine: the ``docs`` table (documents written, updated, deleted, read back by
+column name) over the connection, postings, full-text and clusters parts of the package."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ...hashing import U64
+from ...signer import Signed
+from ..base import Failure, StoredDoc, TagRow, Tags
+from . import schema
+from .clusters import Clusters
+from .failures import StorageError, storage_problem
+from .fulltext import FullText
+from .keycolumn import encode_keys, keys_column, keys_columns
+from .postings import Postings
+
+#: Ids per ``IN (...)`` of a statement (SQLite's default limit of variables is 999).
+_CHUNK_IDS = 500
+#: The stored columns an update or a delete reads of a document.
+_OLD = "SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?"
+
+
+def _named(cursor: sqlite3.Cursor) -> sqlite3.Cursor:
+    """``cursor`` with its rows decoded by column name (:class:`sqlite3.Row`)."""
+    cursor.row_factory = sqlite3.Row
+    return cursor
+
+
+def _tags(row: sqlite3.Row) -> Tags | None:
+    """The tags of a ``docs`` row (None when the document has none yet)."""
+    if row["is_duplicate"] is None:
+        return None
+    return Tags(
+        cluster_id=row["id"] if row["cluster_id"] is None else row["cluster_id"],
+        dup_of=row["dup_of"],
+        max_resemblance=row["max_resemblance"] or 0.0,
+        is_duplicate=bool(row["is_duplicate"]),
+    )
+
+
+class EmbeddedEngine(Postings, FullText, Clusters):
+    """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory."""
+
+    # -- writes ----------------------------------------------------------------------------
+    def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
+        tags = tags or {}
+        failures: list[Failure] = []
+        now = schema.now_ms()
+        # seq -> keys, their postings inserted in key order at the end
+        pending: dict[int, dict[str, np.ndarray]] = {}
+        with self._tx() as db:
+            if not self._put_new(db, docs, tags, now, pending):
+                for s in docs:
+                    try:
+                        self._put_one(db, s, tags.get(s.id), now, pending)
+                    except (sqlite3.Error, ValueError, OverflowError) as e:
+                        self._check_batch_alive(db, e)
+                        failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
+            db.executemany(
+                "INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)",
+                self._posting_rows(pending, self._upto(db, "samples_upto")),
+            )
+        return failures
+
+    def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:
+        """A refused row fails its document alone; but when SQLite itself rolled the batch
+        back (a full disk, an I/O error: ``SQLITE_FULL``, ``SQLITE_IOERR``, ``SQLITE_CORRUPT``)
+        nothing of the batch may be written one by one outside it: the batch fails whole."""
+        problem = storage_problem(self.path, e)
+        if problem is not None:  # the storage, not this document: the batch stops whole, said once
+            raise StorageError(f"{problem}; this batch was not stored") from None
+        if not db.in_transaction:
+            raise StorageError(
+                f"{self.path}: {e}; this batch was not stored, and what was committed before it "
+                "is (is the disk full?); free space and run the same command again: it resumes"
+            ) from None
+
+    def _any_stored(self, db: sqlite3.Connection, ids: list[str]) -> bool:
+        for i in range(0, len(ids), 900):
+            chunk = ids[i : i + 900]
+            marks = ",".join("?" * len(chunk))
+            if db.execute(f"SELECT 1 FROM docs WHERE id IN ({marks}) LIMIT 1", chunk).fetchone():
+                return True
+        return False
+
+    def _put_new(
+        self,
+        db: sqlite3.Connection,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags],
+        now: int,
+        pending: dict[int, dict[str, np.ndarray]],
+    ) -> bool:
+        """A batch of documents none of which is stored yet, in three ``executemany``; False
+        (and nothing written) when some id is already stored or a row is refused, so that
+        the caller goes document by document."""
+        if self._any_stored(db, [s.doc.id for s in docs]):
+            return False
+        seq = self._next_seq(db)
+        rows, postings = [], {}
+        try:
+            for s, keys in zip(docs, keys_columns(self._fields, docs), strict=True):
+                rows.append((seq, *self._doc_row(s, tags.get(s.id), now, keys)))
+                postings[seq] = s.keys
+                seq += 1
+            db.execute("SAVEPOINT put_new")
+            try:
+                db.executemany(schema.INSERT_DOC, rows)
+            except BaseException:
+                db.execute("ROLLBACK TO put_new")
+                raise
+            finally:
+                db.execute("RELEASE put_new")
+        except (sqlite3.Error, ValueError, OverflowError) as e:
+            self._check_batch_alive(db, e)
+            return False
+        pending.update(postings)
+        return True
+
+    def key_encoder(self) -> functools.partial:
+        """The keys column of each document (:func:`~.keycolumn.encode_keys` with this
+        index's fields)."""
+        return functools.partial(encode_keys, self._fields)
+
+    def _doc_row(self, s: Signed, t: Tags | None, now: int, keys: bytes | None = None) -> tuple:
+        """The ``docs`` row of a document (:data:`~.schema.INSERT_COLUMNS`); ``keys``: its
+        keys column, if made."""
+        d = s.doc
+        return (
+            d.id,
+            s.lang,
+            s.n_tokens,
+            s.n_shingles,
+            int(s.too_short),
+            schema.signed64(s.simhash),
+            schema.own_cluster(t.cluster_id, d.id) if t else None,
+            t.dup_of if t else None,
+            t.max_resemblance if t else None,
+            (1 if t.is_duplicate else 0) if t else None,
+            now,
+            schema.exact_value(s.exact),
+            json.dumps(d.fields, ensure_ascii=False) if d.fields else None,
+            np.ascontiguousarray(s.shingles, dtype="<u8").tobytes(),
+            keys_column(self._fields, s) if keys is None else keys,
+            d.title,
+            d.text,
+        )
+
+    def _put_one(
+        self,
+        db: sqlite3.Connection,
+        s: Signed,
+        t: Tags | None,
+        now: int,
+        pending: dict[int, dict[str, np.ndarray]],
+    ) -> None:
+        d = s.doc
+        old = _named(db.execute(_OLD, (d.id,))).fetchone()
+        row = self._doc_row(s, t, now)
+        if old is None:
+            seq = self._next_seq(db)
+            db.execute(schema.INSERT_DOC, (seq, *row))
+        else:
+            seq = old["seq"]
+            self._delete_postings(db, seq, old, pending)
+            in_fts = self._in_fulltext(db, seq)
+            if in_fts:
+                self._fulltext_delete(db, seq, old["title"], old["body"])
+            db.execute(schema.UPDATE_DOC, (*row, seq))
+            if in_fts:
+                self._fulltext_insert(db, seq, d.title, d.text)
+        pending[seq] = s.keys
+
+    def _next_seq(self, db: sqlite3.Connection) -> int:
+        """The ``seq`` of the next new document: after every stored one and after ``fts_upto``
+        (a deleted last document's ``seq`` is not given again while the full-text index
+        counts it as indexed)."""
+        top = db.execute("SELECT max(seq) FROM docs").fetchone()[0] or 0
+        return max(top, self._upto(db, "fts_upto")) + 1
+
+    def delete(self, ids: Iterable[str]) -> int:
+        n = 0
+        with self._tx() as db:
+            for i in ids:
+                row = _named(db.execute(_OLD, (i,))).fetchone()
+                if row is None:
+                    continue
+                seq = row["seq"]
+                self._delete_postings(db, seq, row)
+                if self._in_fulltext(db, seq):
+                    self._fulltext_delete(db, seq, row["title"], row["body"])
+                db.execute("DELETE FROM docs WHERE seq=?", (seq,))
+                n += 1
+        return n
+
+    def update_tags(self, tags: dict[str, Tags]) -> None:
+        with self._tx() as db:
+            db.executemany(
+                "UPDATE docs SET cluster_id=?, dup_of=?, max_resemblance=?, is_duplicate=? "
+                "WHERE id=?",
+                (
+                    (
+                        schema.own_cluster(t.cluster_id, i),
+                        t.dup_of,
+                        t.max_resemblance,
+                        int(t.is_duplicate),
+                        i,
+                    )
+                    for i, t in tags.items()
+                ),
+            )
+
+    # -- reads -----------------------------------------------------------------------------
+    def get(
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+    ) -> dict[str, StoredDoc]:
+        db = self._require()
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, StoredDoc] = {}
+        cols = schema.DOC_COLUMNS + (", body" if text else "")
+        for i in range(0, len(ids), _CHUNK_IDS):
+            chunk = ids[i : i + _CHUNK_IDS]
+            marks = ",".join("?" * len(chunk))
+            for row in _named(db.execute(f"SELECT {cols} FROM docs WHERE id IN ({marks})", chunk)):
+                d = self._stored(row, text, keys)
+                out[d.id] = d
+        return out
+
+    def _stored(self, row: sqlite3.Row, text: bool, keys: bool = True) -> StoredDoc:
+        """The stored document of a ``docs`` row (:data:`~.schema.DOC_COLUMNS`, and
+        ``body`` when ``text``)."""
+        sh = np.frombuffer(row["shingles"], dtype="<u8").astype(U64)
+        return StoredDoc(
+            id=row["id"],
+            lang=row["lang"],
+            n_shingles=row["n_shingles"],
+            shingles=sh,
+            simhash=schema.unsigned64(row["simhash"]),
+            exact=schema.exact_text(row["exact"]),
+            keys=self._keys_of(row["keys"], sh, row["exact"]) if keys else {},
+            tags=_tags(row),
+            title=row["title"],
+            text=row["body"] if text else None,
+            fields=json.loads(row["fields"]) if row["fields"] else {},
+            indexed_at=schema.iso(row["indexed_at"]),
+            seq=row["seq"],
+            too_short=bool(row["too_short"]),
+        )
+
+    def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
+        db = self._require()
+        cols = schema.DOC_COLUMNS + (", body" if text else "")
+        last = 0
+        while True:
+            rows = _named(
+                db.execute(
+                    f"SELECT {cols} FROM docs WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (last, batch_size),
+                )
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield self._stored(row, text)
+            last = rows[-1]["seq"]
+
+    def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        db = self._require()
+        last = 0
+        while True:
+            rows = _named(
+                db.execute(
+                    "SELECT seq, id, cluster_id, dup_of, max_resemblance, is_duplicate, title, "
+                    "lang, indexed_at FROM docs WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (last, batch_size),
+                )
+            ).fetchall()
+            if not rows:
+                return
+            for r in rows:
+                yield TagRow(
+                    id=r["id"],
+                    seq=r["seq"],
+                    tags=_tags(r),
+                    title=r["title"],
+                    lang=r["lang"],
+                    indexed_at=schema.iso(r["indexed_at"]),
+                )
+            last = rows[-1]["seq"]
+
+    def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        db = self._require()
+        reps = list(dict.fromkeys(representatives))
+        out: dict[str, list[str]] = {}
+        for i in range(0, len(reps), _CHUNK_IDS):
+            chunk = reps[i : i + _CHUNK_IDS]
+            marks = ",".join("?" * len(chunk))
+            for dup, id_ in db.execute(
+                f"SELECT dup_of, id FROM docs WHERE dup_of IN ({marks}) ORDER BY seq", chunk
+            ):
+                out.setdefault(dup, []).append(id_)
+        return out
+
+    def count(self) -> int:
+        return self._require().execute("SELECT COUNT(*) FROM docs").fetchone()[0]

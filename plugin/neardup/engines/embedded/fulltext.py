@@ -1,0 +1,158 @@
+"""The embedded engine's full-text index, and how it catches up with indexing.
+
+``fts`` is an FTS5 index over title and body (external content) for full-text search. It
+indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
+Snowball stems) and queries are analyzed the same way; bm25 ranks by the same analyzed terms
+(their counts in the index: ``detail=full``) and snippets are made from the raw text in
+Python. An index made with ``detail=none`` (scored on the raw words) gets its full-text
+index rebuilt by the next search.
+
+It follows behind: indexing documents does not analyze their text for it; the first
+full-text search after new documents adds them (``meta.fts_upto``: every document up to that
+``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it. Documents
+updated or deleted at or below ``fts_upto`` are updated in it at once. On a file opened
+read-only, a search behind builds the whole full-text index in the connection's temporary
+schema instead (the same index, so the same results).
+
+>>> fts_query(['a"b', "c"])
+'"a""b" "c"'
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Sequence
+
+from ...canonical.search import search_text, snippet
+from ..base import EngineError, Hit
+from .connection import Connection
+from .schema import CLUSTER, FTS_DETAIL, FTS_TABLE, TOKENIZE
+
+
+def fts_query(terms: Sequence[str]) -> str:
+    """Terms -> an FTS5 query: each term quoted (no operator injection), all required."""
+    return " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class FullText(Connection):
+    """Full-text search of the embedded engine."""
+
+    #: Documents read at a time when the full-text index catches up (more than one chunk
+    #: behind: the catch-up says so through ``on_wait``).
+    fulltext_chunk = 2000
+
+    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+        if not isinstance(query, str):
+            raise EngineError("the embedded engine takes words, not a query-DSL body")
+        if not self.fulltext:
+            raise EngineError(f"{self.path} was opened without full-text search")
+        terms = self._tokens(search_text(query))
+        match = fts_query(terms)
+        if not match:
+            return []
+        t = self._fulltext_table()
+        # The index holds search_text, the content table the raw text: FTS5's snippet() would
+        # tokenize the raw text against the index's positions, so the snippet is made here.
+        rows = (
+            self._require()
+            .execute(
+                f"SELECT d.id, bm25({t}) AS score, d.title, d.body, {CLUSTER} "
+                f"FROM {t} JOIN docs d ON d.seq = {t}.rowid WHERE {t} MATCH ? "
+                "ORDER BY score LIMIT ?",
+                (match, size),
+            )
+            .fetchall()
+        )
+        return [
+            Hit(i, -score, title, snippet(body, terms), cid) for i, score, title, body, cid in rows
+        ]
+
+    def fulltext_behind(self) -> int:
+        """Documents not in the full-text index yet (the next search adds them)."""
+        return self._behind("fts_upto")
+
+    def _fulltext_table(self) -> str:
+        """The full-text table to search, with every document in it: ``fts`` after adding
+        the documents that follow ``fts_upto``; on a read-only file with some behind, a copy
+        of the whole index in this connection's temporary schema (made once)."""
+        if self._fts_copy:
+            return "fts_all"
+        stale = self._fts_scored_on_raw_text()
+        if not stale and not self.fulltext_behind():
+            return "fts"
+        if self._read_only:
+            db = self._require()
+            db.execute(
+                "CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', "
+                f"tokenize='{TOKENIZE}', {FTS_DETAIL})"
+            )
+            self._add_to_fulltext(db, "temp.fts_all", 0)
+            self._fts_copy = True
+            return "fts_all"
+        if stale:  # made by an earlier version: built again, from the first document
+            with self._tx() as db:
+                db.execute("DROP TABLE fts")
+                db.execute(FTS_TABLE)
+                db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', '0')")
+        self._catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
+        return "fts"
+
+    def _fts_scored_on_raw_text(self) -> bool:
+        """Whether the stored full-text index keeps no positions (``detail=none``, before
+        :data:`~.schema.FTS_DETAIL`), so its bm25() would count the terms in the raw text."""
+        row = self._require().execute("SELECT sql FROM sqlite_master WHERE name = 'fts'").fetchone()
+        return row is not None and FTS_DETAIL not in row[0]
+
+    def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
+        """:func:`search_text` of the title and body of every document after ``seq``
+        ``after``, into ``table``."""
+        chunks = self._rows_after(
+            db,
+            "title, body",
+            after,
+            self.fulltext_chunk,
+            "words to the full-text index",
+            "the first search",
+        )
+        for rows in chunks:
+            db.executemany(
+                f"INSERT INTO {table}(rowid, title, body) VALUES (?,?,?)",
+                [(seq, search_text(title), search_text(body)) for seq, title, body in rows],
+            )
+
+    def _fulltext_delete(self, db: sqlite3.Connection, seq: int, title, body) -> None:
+        """Take document ``seq`` (its stored title and body) out of the full-text index."""
+        db.execute(
+            "INSERT INTO fts(fts, rowid, title, body) VALUES('delete', ?, ?, ?)",
+            (seq, search_text(title), search_text(body)),
+        )
+
+    def _fulltext_insert(self, db: sqlite3.Connection, seq: int, title, body) -> None:
+        db.execute(
+            "INSERT INTO fts(rowid, title, body) VALUES (?,?,?)",
+            (seq, search_text(title), search_text(body)),
+        )
+
+    def _in_fulltext(self, db: sqlite3.Connection, seq: int) -> bool:
+        """Whether document ``seq`` is in the full-text index (at or below ``fts_upto``)."""
+        return self.fulltext and seq <= self._upto(db, "fts_upto")
+
+    def _tokens(self, words: str) -> list[str]:
+        """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the
+        connection's temp schema and its fts5vocab view), so every term is one token."""
+        db = self._require()
+        if not self._tokenizer_ready:
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q "
+                f"USING fts5(q, tokenize='{TOKENIZE}')"
+            )
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q_terms "
+                "USING fts5vocab('temp', 'neardup_q', 'instance')"
+            )
+            self._tokenizer_ready = True
+        db.execute("DELETE FROM temp.neardup_q")
+        db.execute("INSERT INTO temp.neardup_q(rowid, q) VALUES (1, ?)", (words,))
+        terms = [t for (t,) in db.execute("SELECT term FROM temp.neardup_q_terms ORDER BY offset")]
+        db.execute("DELETE FROM temp.neardup_q")
+        return terms

@@ -1,0 +1,402 @@
+"""The embedded engine's postings: the inverted index of signature keys, and candidates.
+
+``postings(key, doc)`` is a ``WITHOUT ROWID`` b-tree of posting keys
+(:mod:`~neardup.engines.embedded.keycolumn`); candidate retrieval is a term match inside
+SQLite. Candidates have two forms, tested equal: the reference, one SQL statement per query
+(:meth:`Postings.candidates_sql`: the definition, readable), and a batch's queries together
+(:meth:`Postings.candidates_batched`: the postings of their distinct keys read in one
+statement, counted and ranked with numpy by :func:`matched_documents`). ``candidate_form``
+chooses: "sql", "batched", or "auto" (batched from :data:`BATCHED_FROM` queries on).
+
+The keys of the containment samples (winnowing, MOD_m: most of a document's keys, and no
+resemblance query reads them) follow behind: ``index`` stores them in the ``keys`` column
+only, and the first containment query or collision listing of those fields adds their
+postings (``meta.samples_upto``: every document up to that ``seq`` has them, none after; a
+document updated at or below it gets them at once). On a file opened read-only, that query
+copies the postings into the temporary schema with the samples added.
+
+A posting keeps the low 44 bits of a key, so a query key meets a different stored key of its
+field with probability (keys of that field in the index) / 2**44, about 1e-6 per key at a
+million documents: only a false candidate, which verification drops.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Iterable, Iterator, Literal, Sequence
+
+import numpy as np
+
+from ...encoding import KEY_BITS, KEY_MASK, posting_array
+from ...hashing import U64
+from ...ragged import join
+from ...verify import UNBOUNDED
+from ..base import Candidate, CandidateQuery, EngineError, KeyGroup
+from .connection import Connection
+from .keycolumn import posting_jsons, unpack_keys
+from .schema import CLUSTER, unsigned64
+
+#: From this many queries on, "auto" matches them together (:meth:`Postings.candidates_batched`).
+BATCHED_FROM = 8
+
+
+def matched_documents(
+    keys: np.ndarray,
+    key_group: np.ndarray,
+    hit_keys: np.ndarray,
+    hit_docs: np.ndarray,
+    group_query: np.ndarray,
+    need: np.ndarray,
+    group_field: np.ndarray,
+    after: np.ndarray,
+    before: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Which documents each query matches, from the postings of its key groups, ranked.
+
+    Group g holds the posting keys ``keys[key_group == g]`` of query ``group_query[g]``;
+    ``(hit_keys, hit_docs)`` are the postings of those keys. A document matches a group when
+    it holds at least ``need[g]`` of its distinct keys (as SQL's ``IN``) and its seq
+    lies strictly between the query's ``after`` and ``before``; it matches a query when it
+    matches one of its groups. Returns, per (query, document) matched, sorted by query, then
+    score descending, then document: the query, the document, the score (keys matched in
+    the groups it matches) and a bitmask of the groups' ``group_field`` numbers.
+
+    >>> keys, key_group = np.array([5, 6, 7, 5]), np.array([0, 0, 0, 1])
+    >>> hits = np.array([5, 5, 6, 7]), np.array([10, 11, 10, 10])
+    >>> r = matched_documents(keys, key_group, *hits, np.array([0, 1]), np.array([2, 1]),
+    ...                       np.array([0, 1]), np.array([0, 0]), np.array([99, 99]))
+    >>> [x.tolist() for x in r]
+    [[0, 1, 1], [10, 10, 11], [3, 1, 1], [1, 2, 2]]
+    """
+    order = np.lexsort((key_group, keys))  # each distinct key of a group once, in key order
+    keep = order[_run_starts(keys[order], key_group[order])]
+    keys, key_group = keys[keep], key_group[keep]
+    lo, hi = np.searchsorted(keys, hit_keys, "left"), np.searchsorted(keys, hit_keys, "right")
+    n = hi - lo
+    hit = np.repeat(np.arange(len(hit_keys)), n)  # each (hit, group key) pair with the same key
+    start = np.repeat(lo - np.concatenate(([0], np.cumsum(n)[:-1])), n)
+    group, doc = key_group[start + np.arange(len(hit))], hit_docs[hit]
+    q = group_query[group]
+    inside = (doc > after[q]) & (doc < before[q])
+    group, doc = group[inside], doc[inside]
+    order = np.lexsort((doc, group))  # keys matched per (group, document)
+    group, doc = group[order], doc[order]
+    first = _run_starts(group, doc)
+    count = np.diff(np.append(first, len(group)))
+    group, doc = group[first], doc[first]
+    ok = count >= need[group]
+    group, doc, count = group[ok], doc[ok], count[ok]
+    q = group_query[group]
+    order = np.lexsort((doc, q))  # per (query, document): the sum of the counts, the fields
+    q, doc, count, field = q[order], doc[order], count[order], group_field[group[order]]
+    first = _run_starts(q, doc)
+    if not len(first):
+        return q, doc, count, field
+    score = np.add.reduceat(count, first)
+    fields = np.bitwise_or.reduceat(np.left_shift(1, field), first)
+    q, doc = q[first], doc[first]
+    order = np.lexsort((doc, -score, q))
+    return q[order], doc[order], score[order], fields[order]
+
+
+def _run_starts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where each run of equal pairs (a[i], b[i]) starts."""
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]))))
+
+
+def _bounds(q: CandidateQuery) -> tuple[int, int]:
+    """The seqs a query's candidates lie strictly between."""
+    return q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq
+
+
+class Postings(Connection):
+    """Postings of the embedded engine: written, deleted, matched."""
+
+    #: "sql" (the reference), "batched", or "auto" (see the module docstring).
+    candidate_form: Literal["auto", "sql", "batched"] = "auto"
+    #: Documents read at a time when the sample postings catch up.
+    samples_chunk = 5000
+
+    def _keys_of(
+        self, blob: bytes, shingles: np.ndarray, exact: bytes | str
+    ) -> dict[str, np.ndarray]:
+        """A stored document's keys (:func:`~.keycolumn.unpack_keys` of its keys column)."""
+        try:
+            return unpack_keys(self._fields, blob, shingles, exact)
+        except (ValueError, IndexError) as e:
+            raise EngineError(
+                f"{self.path}: {e}; the index is damaged: index the documents again into a new one"
+            ) from None
+
+    def _stored_keys(self, blob: bytes, shingles: bytes, exact: bytes | str) -> dict:
+        """:meth:`_keys_of` a row's ``keys``, ``shingles`` and ``exact`` columns."""
+        return self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
+
+    def _posting_rows(
+        self, pending: dict[int, dict[str, np.ndarray]], upto: int
+    ) -> Iterable[tuple[int, int]]:
+        """(key, doc) rows of ``pending`` (seq -> keys) in key order, one field at a time in
+        numpy; the sample fields only of documents at or below ``upto`` (``samples_upto``)."""
+        keys, docs = [], []
+        for f, fid in self._field_ids.items():
+            seqs = [
+                q for q, ks in pending.items() if f in ks and (q <= upto or f not in self._later)
+            ]
+            if seqs:
+                parts = [pending[q][f].ravel() for q in seqs]
+                keys.append(posting_array(fid, np.concatenate(parts)))
+                docs.append(np.repeat(np.array(seqs, dtype=np.int64), [len(x) for x in parts]))
+        if not keys:
+            return iter(())
+        k, d = np.concatenate(keys), np.concatenate(docs)
+        order = np.lexsort((d, k))
+        return zip(k[order].tolist(), d[order].tolist(), strict=True)
+
+    def _delete_postings(
+        self,
+        db: sqlite3.Connection,
+        seq: int,
+        row: sqlite3.Row,
+        pending: dict[int, dict[str, np.ndarray]] | None = None,
+    ) -> None:
+        """Delete the postings of document ``seq`` (its stored ``row``: keys, shingles,
+        exact); one stored earlier in this batch (``pending``) is not in the table yet."""
+        if pending is not None:
+            pending.pop(seq, None)
+        keys = self._stored_keys(row["keys"], row["shingles"], row["exact"])
+        db.executemany(
+            "DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED)
+        )
+
+    # -- candidates ------------------------------------------------------------------------
+    def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        table = self._postings_table({g.field for q in queries for g in q.groups})
+        form = self.candidate_form
+        if form == "auto":
+            form = "batched" if len(queries) >= BATCHED_FROM else "sql"
+        if form == "batched":
+            return self.candidates_batched(queries, table)
+        return [self.candidates_sql(q, table) for q in queries]
+
+    def candidates_sql(self, q: CandidateQuery, table: str = "postings") -> list[Candidate]:
+        """The candidates of one query, in one statement: per key group, the documents that
+        hold at least ``min_match`` of its keys; summed over the groups, ranked, filtered."""
+        parts, params = [], []
+        groups = list(filter(self._matchable, q.groups))
+        for g, keys in zip(groups, self._posting_jsons(groups), strict=True):
+            parts.append(
+                f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} "
+                "WHERE key IN (SELECT value FROM json_each(?)) "
+                "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?"
+            )
+            params += [g.field, keys, *_bounds(q), max(1, g.min_match)]
+        if not parts:
+            return []
+        reps = "AND d.is_duplicate = 0 " if q.representatives else ""
+        sql = (
+            f"WITH m(doc, c, f) AS ({' UNION ALL '.join(parts)}) "
+            f"SELECT d.id, d.n_shingles, d.simhash, {CLUSTER}, SUM(m.c), group_concat(m.f), "
+            "d.seq FROM m JOIN docs d ON d.seq = m.doc "
+            f"WHERE d.n_shingles BETWEEN ? AND ? AND d.id != ? {reps}"
+            "GROUP BY d.seq ORDER BY SUM(m.c) DESC, d.seq LIMIT ?"
+        )
+        params += [q.min_shingles, min(q.max_shingles, UNBOUNDED), q.exclude_id or "", q.limit]
+        return [
+            Candidate(
+                id=i,
+                n_shingles=n,
+                simhash=unsigned64(sh),
+                score=float(score),
+                cluster_id=cid,
+                matched=frozenset(fs.split(",")),
+                seq=seq,
+            )
+            for i, n, sh, cid, score, fs, seq in self._require().execute(sql, params)
+        ]
+
+    def candidates_batched(
+        self, queries: Sequence[CandidateQuery], table: str = "postings"
+    ) -> list[list[Candidate]]:
+        """:meth:`candidates_sql` of many queries: the postings of all their keys read in one
+        statement (each distinct key once, in key order), then matched to the key groups,
+        counted and ranked with numpy (:func:`matched_documents`); the columns of the
+        documents found read once, and filtered."""
+        groups = [(qi, g) for qi, q in enumerate(queries) for g in q.groups if self._matchable(g)]
+        if not groups:
+            return [[] for _ in queries]
+        keys, key_group = self._group_posting_keys([g for _, g in groups])
+        found = (
+            self._require()
+            .execute(
+                f"SELECT group_concat(key || ' ' || doc, ' ') FROM {table} "
+                "WHERE key IN (SELECT value FROM json_each(?))",
+                (json.dumps(np.unique(keys).tolist()),),
+            )
+            .fetchone()[0]
+        )  # (one string: a row apiece costs twice the lookups)
+        hits = np.fromstring(found or "", dtype=np.int64, sep=" ").reshape(-1, 2)
+        field_names = sorted({g.field for _, g in groups})
+        bounds = np.array([_bounds(q) for q in queries], dtype=np.int64).reshape(-1, 2)
+        matched = matched_documents(
+            keys,
+            key_group,
+            hits[:, 0],
+            hits[:, 1],
+            np.array([qi for qi, _ in groups], dtype=np.int64),
+            np.array([max(1, g.min_match) for _, g in groups], dtype=np.int64),
+            np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64),
+            bounds[:, 0],
+            bounds[:, 1],
+        )
+        return self._filtered(queries, matched, field_names)
+
+    def _filtered(
+        self,
+        queries: Sequence[CandidateQuery],
+        matched: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        field_names: list[str],
+    ) -> list[list[Candidate]]:
+        """The candidates of :func:`matched_documents`' (query, document, score, fields),
+        filtered by the queries' length bounds, exclusion and representatives, up to each
+        query's limit."""
+        q_of, doc, score, fields = matched
+        out: list[list[Candidate]] = [[] for _ in queries]
+        if not len(doc):
+            return out
+        rows = {
+            r[0]: r[1:]
+            for r in self._require().execute(
+                f"SELECT d.seq, d.id, d.n_shingles, d.simhash, {CLUSTER}, d.is_duplicate "
+                "FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(np.unique(doc).tolist()),),
+            )
+        }
+        names = [
+            frozenset(f for b, f in enumerate(field_names) if m >> b & 1)
+            for m in range(1 << len(field_names))
+        ]
+        for qi, d, sc, fs in zip(
+            q_of.tolist(), doc.tolist(), score.tolist(), fields.tolist(), strict=True
+        ):
+            q, row = queries[qi], rows.get(d)
+            if row is None or len(out[qi]) >= q.limit:
+                continue
+            i, n, sh, cid, is_dup = row
+            if (
+                q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED)
+                and i != (q.exclude_id or "")
+                and (not q.representatives or is_dup == 0)
+            ):
+                out[qi].append(
+                    Candidate(
+                        id=i,
+                        n_shingles=n,
+                        simhash=unsigned64(sh),
+                        score=float(sc),
+                        cluster_id=cid,
+                        matched=names[fs],
+                        seq=d,
+                    )
+                )
+        return out
+
+    def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
+        """The posting keys of each key group (:func:`~neardup.encoding.posting_array`), all
+        in one array (those of a field made together), and the group each came from."""
+        keys, owner = [], []
+        for f, at in _by_field(groups).items():
+            values, offsets = join([groups[i].keys for i in at])
+            keys.append(posting_array(self._field_ids[f], values))
+            owner.append(np.repeat(np.array(at, dtype=np.int64), np.diff(offsets)))
+        return np.concatenate(keys), np.concatenate(owner)
+
+    def _matchable(self, g: KeyGroup) -> bool:
+        """A key group this index can match: a field it stores, and some keys."""
+        return g.field in self._field_ids and len(g.keys) > 0
+
+    def _posting_jsons(self, groups: Sequence[KeyGroup]) -> list[str]:
+        """The :func:`~.keycolumn.posting_jsons` of each key group, a field's made together."""
+        out: list[str] = [""] * len(groups)
+        for f, at in _by_field(groups).items():
+            made = posting_jsons(self._field_ids[f], *join([groups[i].keys for i in at]))
+            for i, one in zip(at, made, strict=True):
+                out[i] = one
+        return out
+
+    def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        db = self._require()
+        for f in fields:
+            if f not in self._field_ids:
+                continue
+            table = self._postings_table({f})
+            lo = self._field_ids[f] << KEY_BITS
+            # the shared keys first (a count over the key order, no join), then their documents
+            cur = db.execute(
+                f"SELECT (SELECT group_concat(d.id, char(31)) FROM {table} p "
+                "JOIN docs d ON d.seq = p.doc WHERE p.key = k.key) "
+                f"FROM (SELECT key FROM {table} WHERE key BETWEEN ? AND ? "
+                "GROUP BY key HAVING COUNT(*) > 1) k",
+                (lo, lo | KEY_MASK),
+            )
+            for (ids,) in cur:
+                yield ids.split("\x1f")
+
+    # -- the sample postings, behind -------------------------------------------------------
+    def samples_behind(self) -> int:
+        """Documents whose sample postings (winnowing, MOD_m) are not in ``postings`` yet
+        (the next containment query adds them); 0 when the index has no sample field."""
+        return self._behind("samples_upto") if self._later else 0
+
+    def _postings_table(self, fields: Iterable[str]) -> str:
+        """The postings table to match ``fields`` in, with every document's keys in it:
+        ``postings`` after adding the sample postings of the documents that follow
+        ``samples_upto`` (when ``fields`` has a sample field); on a read-only file with some
+        behind, a copy in this connection's temporary schema with them added (made once)."""
+        if self._postings_copy:
+            return "temp.nd_postings"
+        if not self._later.intersection(fields) or not self.samples_behind():
+            return "postings"
+        if self._read_only:
+            db = self._require()
+            db.execute(
+                "CREATE TEMP TABLE nd_postings(key INTEGER NOT NULL, doc INTEGER NOT NULL, "
+                "PRIMARY KEY(key, doc)) WITHOUT ROWID"
+            )
+            db.execute("INSERT INTO temp.nd_postings SELECT key, doc FROM postings")
+            self._add_samples(db, "temp.nd_postings", self._upto(db, "samples_upto"))
+            self._postings_copy = True
+            return "temp.nd_postings"
+        self._catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
+        return "postings"
+
+    def _add_samples(self, db: sqlite3.Connection, table: str, after: int) -> None:
+        """The sample postings of every document after ``seq`` ``after``, into ``table``."""
+        what = "containment samples to the postings"
+        chunks = self._rows_after(
+            db,
+            "keys, shingles, exact",
+            after,
+            self.samples_chunk,
+            what,
+            "the first containment query",
+        )
+        for rows in chunks:
+            pending = {}
+            for seq, blob, shingles, exact in rows:
+                keys = self._stored_keys(blob, shingles, exact)
+                pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
+            db.executemany(
+                f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)",
+                self._posting_rows(pending, UNBOUNDED),
+            )
+
+
+def _by_field(groups: Sequence[KeyGroup]) -> dict[str, list[int]]:
+    """The positions of the key groups of each field."""
+    out: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        out.setdefault(g.field, []).append(i)
+    return out
