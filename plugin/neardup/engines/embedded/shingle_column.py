@@ -26,9 +26,9 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
-from ..config import Config
-from ..hashing import U64
-from ..signer import Document, Signed, Signer
+from ...config import Config
+from ...hashing import U64
+from ...signer import Document, Signed, Signer
 
 #: Documents with fewer shingles keep their hashes (a marker would save little).
 MIN_MADE = 16
@@ -95,8 +95,8 @@ class ShingleCache:
 
 class ShingleColumn:
     """Reads the column for one index: stored hashes as they are, markers made again from
-    the text (all of a read at once) through the cache. A cache key must change whenever
-    the document's shingles may: the engine uses (seq, exact digest, language)."""
+    the text (all of a read at once) through the cache. A cache key must determine the
+    shingles: the engine uses (exact digest of the tokens, language)."""
 
     def __init__(self, config: Config, cache: ShingleCache | None = None):
         self.config = config
