@@ -98,6 +98,9 @@ class ShingleColumn:
     the text (all of a read at once) through the cache. A cache key must determine the
     shingles: the engine uses (exact digest of the tokens, language)."""
 
+    #: Texts canonicalized together (larger batches of long texts cost more per text).
+    batch = 500
+
     def __init__(self, config: Config, cache: ShingleCache | None = None):
         self.config = config
         self.cache = ShingleCache() if cache is None else cache
@@ -121,14 +124,16 @@ class ShingleColumn:
             out[i] = self.cache.get(key)
             if out[i] is None:
                 todo.append(i)
-        if todo:
-            if self._signer is None:
-                self._signer = Signer(self.config, extended=False)
+        if self._signer is None and todo:
+            self._signer = Signer(self.config, extended=False)
+        for start in range(0, len(todo), self.batch):
+            some = todo[start : start + self.batch]
             docs = [
                 Document(str(rows[i][0]), rows[i][3] or "", lang=_given_lang(rows[i][1]))
-                for i in todo
+                for i in some
             ]
-            for i, made in zip(todo, self._signer.shingle_sets(docs), strict=True):
+            assert self._signer is not None
+            for i, made in zip(some, self._signer.shingle_sets(docs), strict=True):
                 if len(made) != rows[i][2]:
                     raise ValueError(
                         f"document {rows[i][0]}: its text makes {len(made)} shingles, "
