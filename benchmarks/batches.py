@@ -6,7 +6,7 @@ measures it: the same synthetic documents (:mod:`benchmarks.synth`, the engine b
 stream) indexed into a new index once per batch size, in one process each (clean peak RSS),
 with the time of every slice of ``--slice`` documents.
 
-    python -m benchmarks.batches                          # 100,000 documents, batches of 500 and 4,000
+    python -m benchmarks.batches                  # 100,000 documents, batches of 500 and 4,000
     python -m benchmarks.batches --docs 20000 --sizes 500,1000,2000
 """
 

@@ -2,10 +2,10 @@
 
     python -m benchmarks.canonical_speed [--docs 600] [--repeat 3]
 
-Times (CPU time of this process, steadier than wall time on a shared machine) the first ``--docs`` documents of fa.jsonl, ru.jsonl and en.jsonl of the shared
-corpora (``$NEARDUP_CORPORA``, default /work/shared/corpora) after a warm-up pass (imports,
-hazm, caches), best of ``--repeat`` runs. Only the public API is used, so the same script
-times an older checkout (``PYTHONPATH=<old>/plugin``).
+Times (CPU time of this process, steadier than wall time on a shared machine) the first ``--docs``
+documents of fa.jsonl, ru.jsonl and en.jsonl of the shared corpora (``$NEARDUP_CORPORA``, default
+/work/shared/corpora) after a warm-up pass (imports, hazm, caches), best of ``--repeat`` runs. Only
+the public API is used, so the same script times an older checkout (``PYTHONPATH=<old>/plugin``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ def corpora_dir() -> Path:
     d = Path(env) if env else Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
     if not d.is_dir():
         raise FileNotFoundError(
-            f"corpora folder {d} not found; set NEARDUP_CORPORA to the folder holding en.jsonl, fa.jsonl, ..."
+            f"corpora folder {d} not found; set NEARDUP_CORPORA to the folder holding "
+            "en.jsonl, fa.jsonl, ..."
         )
     return d
 

@@ -70,7 +70,8 @@ def short_text(rec: dict[str, Any], max_words: int = 30) -> str:
     """A document's title where its record has one (meta.title), else its first sentence;
     at most ``max_words`` words.
 
-    >>> short_text({"text": "Rates rose. Then they fell.", "meta": {}}), short_text({"text": "x", "meta": {"title": "A B"}})
+    >>> short_text({"text": "Rates rose. Then they fell.", "meta": {}}), short_text(
+    ...     {"text": "x", "meta": {"title": "A B"}})
     ('Rates rose.', 'A B')
     """
     title = (rec.get("meta") or {}).get("title")
@@ -98,12 +99,16 @@ def language_corpus(
 ) -> tuple[list[dict[str, str]], list[list[str]]]:
     """The sample texts and two edited copies of each, and the expected clusters (each text
     with its copies): copy "a" has other spacing and punctuation and the first words of
-    another text of its language appended (8 characters at most); copy "b" loses its last two characters (the last
-    word shortened, or, written without spaces, its last character and full stop).
+    another text of its language appended (8 characters at most); copy "b" loses its last two
+    characters (the last word shortened, or, written without spaces, its last character and
+    full stop).
 
-    >>> docs, truth = language_corpus([{"id": "x", "lang": "de", "text": "Eins zwei, drei vier."}, {"id": "y", "lang": "de", "text": "Fünf sechs"}])
-    >>> [d["text"] for d in docs[:3]], truth[0]
-    (['Eins zwei, drei vier.', 'Eins zwei  ; drei vier. Fünf sec', 'Eins zwei, drei vie'], ['x', 'x/a', 'x/b'])
+    >>> docs, truth = language_corpus([{"id": "x", "lang": "de", "text": "Eins zwei, drei vier."},
+    ...                                {"id": "y", "lang": "de", "text": "Fünf sechs"}])
+    >>> [d["text"] for d in docs[:3]]
+    ['Eins zwei, drei vier.', 'Eins zwei  ; drei vier. Fünf sec', 'Eins zwei, drei vie']
+    >>> truth[0]
+    ['x', 'x/a', 'x/b']
     """
     by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in sample:
@@ -291,29 +296,56 @@ def to_markdown(res: dict[str, Any]) -> str:
     lines = [
         f"# Meaning: stop lists and languages\n\n`{res['command']}`\n",
         "## Stop lists: clusters against exact Jaccard of plain word 5-shingles >= 0.8\n",
-        "| corpus | docs | truth pairs | P before | R before | P after | R after | exact pairs before | exact pairs after | exact before only | of them, plain tokens differ |",
+        "| corpus | docs | truth pairs | P before | R before | P after | R after "
+        "| exact pairs before | exact pairs after | exact before only "
+        "| of them, plain tokens differ |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in res["stop_lists"]:
         b, a = r["before"] or {}, r["after"]
-        lines.append(
-            f"| {r['corpus']} | {r['documents']} | {a['truth_pairs']} | {_f(b.get('precision'))} | {_f(b.get('recall'))} | "
-            f"{_f(a['precision'])} | {_f(a['recall'])} | {b.get('exact_pairs', '-')} | {a['exact_pairs']} | "
-            f"{r.get('exact_before_only', '-')} | {r.get('exact_before_only_plain_tokens_differ', '-')} |"
-        )
+        cells = [
+            r["corpus"],
+            r["documents"],
+            a["truth_pairs"],
+            _f(b.get("precision")),
+            _f(b.get("recall")),
+            _f(a["precision"]),
+            _f(a["recall"]),
+            b.get("exact_pairs", "-"),
+            a["exact_pairs"],
+            r.get("exact_before_only", "-"),
+            r.get("exact_before_only_plain_tokens_differ", "-"),
+        ]
+        lines.append(_row(cells))
     head, *langs = res["languages"]
     lines += [
         "",
-        f"## Languages: one index of all of them, no lang given ({head['failed']} failed, {head['seconds']} s)\n",
+        "## Languages: one index of all of them, no lang given "
+        f"({head['failed']} failed, {head['seconds']} s)\n",
         "| language | detected | docs | clusters | expected | precision | recall |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     for r in langs:
-        lines.append(
-            f"| {r['lang']} | {', '.join(r['detected'])} | {r['documents']} | {r['clusters']} | {r['expected_clusters']} | "
-            f"{_f(r['precision'])} | {_f(r['recall'])} |"
-        )
+        cells = [
+            r["lang"],
+            ", ".join(r["detected"]),
+            r["documents"],
+            r["clusters"],
+            r["expected_clusters"],
+            _f(r["precision"]),
+            _f(r["recall"]),
+        ]
+        lines.append(_row(cells))
     return "\n".join(lines) + "\n"
+
+
+def _row(cells: Sequence[Any]) -> str:
+    """A Markdown table row.
+
+    >>> _row(["en", 3, "0.50"])
+    '| en | 3 | 0.50 |'
+    """
+    return "| " + " | ".join(str(c) for c in cells) + " |"
 
 
 def main(argv: Iterable[str] | None = None) -> None:

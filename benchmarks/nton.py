@@ -102,7 +102,8 @@ def run(n: int, t: float, seed: int, use_peers: bool, with_text_dedup: bool, log
         "cluster_recall": cluster_recall(labels, truth),
         **flagged(labels, truth),
         "verified": True,
-        "note": "seconds = index(tag=False) from canonical tokens (sign, store) + clusters(); pairs verified exactly",
+        "note": "seconds = index(tag=False) from canonical tokens (sign, store) + clusters(); "
+        "pairs verified exactly",
     }
     if not use_peers:
         return out
@@ -129,7 +130,8 @@ def run(n: int, t: float, seed: int, use_peers: bool, with_text_dedup: bool, log
         out[name] = {**r, "cluster_recall": cluster_recall(lab, truth), **flagged(lab, truth)}
     if not with_text_dedup:
         out["text-dedup"] = {
-            "error": "text-dedup is not installed in the peers' virtualenv (quick mode installs the light peers only)"
+            "error": "text-dedup is not installed in the peers' virtualenv "
+            "(quick mode installs the light peers only)"
         }
     out["peer_versions"] = res.get("versions")
     return out

@@ -239,7 +239,8 @@ def task_candidates(task):
                 "query_s": time.perf_counter() - t0,
                 "sign_s": rensa_sign,
                 "candidates": cands,
-                "note": "rensa hashes its tokens itself: fed the 8-byte shingle hashes as bytes (same sets)",
+                "note": "rensa hashes its tokens itself: fed the 8-byte shingle hashes as bytes "
+                "(same sets)",
             }
         except Exception as e:
             res["rensa"] = {"error": f"{type(e).__name__}: {e}"}
@@ -328,7 +329,8 @@ def _text_dedup_minhash(tokens, t, workdir):
     if "error" not in out:
         out.update(
             hash_func="xxh3",
-            note="load + MinHashing + clustering + filtering + save, num_proc=1; dataset written before timing",
+            note="load + MinHashing + clustering + filtering + save, num_proc=1; "
+            "dataset written before timing",
         )
     return out
 
@@ -339,7 +341,8 @@ def _text_dedup_simhash(tokens, workdir):
     out = _run_text_dedup("simhash", tokens, workdir, "tds", [])
     if "error" not in out:
         out["note"] = (
-            "SimHash: 64 bits, Hamming <= 3, word 3-grams (text-dedup defaults); load + hash + cluster + filter + save"
+            "SimHash: 64 bits, Hamming <= 3, word 3-grams (text-dedup defaults); "
+            "load + hash + cluster + filter + save"
         )
     return out
 

@@ -201,7 +201,8 @@ def found_by_query(method: str, texts: list[str], variants: list[str], t: float)
 
 
 def corpus_pairs(method: str, recs: list[dict], t: float) -> dict[tuple[str, str], float]:
-    """Every pair of the corpus with resemblance >= t (exact, over an inverted index of shingles)."""
+    """Every pair of the corpus with resemblance >= t (exact, over an inverted index of
+    shingles)."""
     signer = Signer(config_of(method))
     sets = {r["id"]: signer.sign(r["text"], "fa").shingles for r in recs}
     posting: dict[int, list[str]] = defaultdict(list)
@@ -271,13 +272,17 @@ def run(quick: bool, t: float = 0.8) -> dict:
 def markdown(res: dict) -> str:
     t = res["threshold"]
     lines = [
-        f"# Persian segmentation invariance ({res['held_out_texts']} held-out texts of fa.jsonl with a ZWNJ; t = {t})",
+        f"# Persian segmentation invariance ({res['held_out_texts']} held-out texts of "
+        f"fa.jsonl with a ZWNJ; t = {t})",
         "",
-        "Resemblance of each copy to its original: median / minimum / copies >= 0.95 / copies = 1.0.",
+        "Resemblance of each copy to its original: median / minimum / copies >= 0.95 / "
+        "copies = 1.0.",
         "",
-        f"Corpus: pairs of fa.jsonl at r >= {LOW:g} and >= {t:g} / new against before / of them false positives / lost.",
+        f"Corpus: pairs of fa.jsonl at r >= {LOW:g} and >= {t:g} / new against before / "
+        "of them false positives / lost.",
         "",
-        "| method | all-spaces | all-joined | mixed (letters, digits, diacritics, ZWNJ) | clustered pairs | mixed found | "
+        "| method | all-spaces | all-joined | mixed (letters, digits, diacritics, ZWNJ) "
+        "| clustered pairs | mixed found | "
         f"corpus r >= {LOW:g} | corpus r >= {t:g} |",
         "|---|---|---|---|---:|---:|---|---|",
     ]
@@ -285,8 +290,9 @@ def markdown(res: dict) -> str:
         cells = []
         for k in ("all_spaces", "all_joined", "mixed"):
             s = m["resemblance"][k]
+            n = s["n"]
             cells.append(
-                f"{s['median']:.3f} / {s['min']:.3f} / {s['ge_095']}/{s['n']} / {s['eq_1']}/{s['n']}"
+                f"{s['median']:.3f} / {s['min']:.3f} / {s['ge_095']}/{n} / {s['eq_1']}/{n}"
             )
         cl = m.get("clustering")
         mf = m.get("mixed_found")

@@ -25,9 +25,7 @@ import json
 import os
 import platform
 import random
-import select
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
@@ -40,12 +38,12 @@ from rich.table import Table
 
 from neardup.api import NearDup
 from neardup.config import Config
+from tests.engines import launch
 
 from . import synth
 from .engine import base_documents, db_bytes, percentiles
 
 REPO = Path(__file__).resolve().parents[1]
-RUN = REPO / "tests" / "engines" / "run"
 PLAIN_MAPPING = {
     "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}},
     "mappings": {"properties": {"title": {"type": "text"}, "body": {"type": "text"}}},
@@ -56,26 +54,12 @@ class Engine:
     """``tests/engines/run ENGINE`` in the background until :meth:`close`."""
 
     def __init__(self, name: str, heap: str, timeout: float = 900.0):
-        self.proc = subprocess.Popen(
-            [str(RUN), name, "--heap", heap],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            text=True,
+        self.proc, self.url = launch.start(
+            name, "--heap", heap, stdin=subprocess.DEVNULL, timeout=timeout
         )
-        deadline, line = time.monotonic() + timeout, ""
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            if select.select([self.proc.stdout], [], [], 1.0)[0]:
-                line = self.proc.stdout.readline()
-                break
-        if not line.startswith("ready "):
-            self.close()
-            raise RuntimeError(f"{RUN} {name} did not start")
-        self.url = line.split()[1]
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(120)
+        launch.stop(self.proc)
 
 
 def commit() -> str:
@@ -242,8 +226,9 @@ def _load(res: dict) -> str:
 def markdown(res: dict) -> str:
     """The table as Markdown (``real-engines.md`` beside the JSON)."""
     head = (
-        f"{res['docs']:,} documents, {res['queries']} queries, {res['started_at'][:10]}, {res['machine']['cpus']} CPUs "
-        f"({res['machine']['platform']}), load average {_load(res)}, engine heap {res['heap']}, commit {res['commit']}: "
+        f"{res['docs']:,} documents, {res['queries']} queries, {res['started_at'][:10]}, "
+        f"{res['machine']['cpus']} CPUs ({res['machine']['platform']}), "
+        f"load average {_load(res)}, engine heap {res['heap']}, commit {res['commit']}: "
         f"`{res['command']}`\n\n"
     )
     rows = ["| " + " | ".join(COLUMNS) + " |", "| --- |" + " ---: |" * (len(COLUMNS) - 1)]

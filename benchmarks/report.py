@@ -35,7 +35,8 @@ def _git(*args: str) -> str | None:
 
 
 def git_commit() -> str | None:
-    """The commit the measured code is at: ``HEAD``, with ``+changes`` when the code differs from it."""
+    """The commit the measured code is at: ``HEAD``, with ``+changes`` when the code differs
+    from it."""
     head = _git("rev-parse", "--short=12", "HEAD")
     if head is None:
         return None
@@ -77,9 +78,10 @@ def provenance() -> dict:
 
 
 def provenance_line(res: dict, path: Path | None = None) -> str:
-    """One line naming a result's date, machine and commit. For a file written before runs recorded their
-    commit, the commit is the one ``HEAD`` was at when the run started (``git log --before``), or the commit
-    that stored the file when the run recorded no date either; the line says which."""
+    """One line naming a result's date, machine and commit. For a file written before runs
+    recorded their commit, the commit is the one ``HEAD`` was at when the run started
+    (``git log --before``), or the commit that stored the file when the run recorded no date
+    either; the line says which."""
     m = res.get("machine") or {}
     machine = (
         ", ".join(
@@ -126,7 +128,8 @@ def markdown_table(t: Table) -> str:
 
 
 def markdown_page(paths: list[Path]) -> str:
-    """The tables of result files as Markdown, each file's under its command, date, machine and commit."""
+    """The tables of result files as Markdown, each file's under its command, date, machine and
+    commit."""
     out = []
     for path in paths:
         res = json.loads(Path(path).read_text())
@@ -228,7 +231,10 @@ def _candidate_targets(res: dict) -> list[dict]:
                 if "bands" in eng
                 else "bands"
             )
-            detail = f"neardup_engine_keys: what the engine verifies ({bands} + SimHash blocks + exact key, length filter)"
+            detail = (
+                f"neardup_engine_keys: what the engine verifies ({bands} + SimHash blocks "
+                "+ exact key, length filter)"
+            )
             if "candidates_per_query" in nd:
                 detail += f"; bands alone {nd['candidates_per_query']:.2f}"
             if floor is not None:
@@ -289,8 +295,9 @@ def _nton_targets(res: dict) -> list[dict]:
                 f"N-to-N at {nt['docs']:,}: faster than text-dedup MinHash",
                 f"{nt['neardup']['seconds']:.1f} s vs {td['seconds']:.1f} s",
                 ok_t,
-                f"everyone from the same canonical tokens; neardup = index {nt['neardup']['index_s']:.1f} s + clusters "
-                f"{nt['neardup']['clusters_s']:.1f} s, verified",
+                "everyone from the same canonical tokens; "
+                f"neardup = index {nt['neardup']['index_s']:.1f} s "
+                f"+ clusters {nt['neardup']['clusters_s']:.1f} s, verified",
             )
             rn, rt = nt["neardup"]["cluster_recall"], td.get("cluster_recall")
             if rn is not None and rt is not None:
@@ -340,7 +347,8 @@ def _wholepath_targets(res: dict) -> list[dict]:
                     f"whole path at {wp['corpus']['documents']:,} docs: >= {want:g}x {label}",
                     round(r["wall"], 2),
                     r["wall"] >= want,
-                    f"neardup index + clusters {nd['seconds']:.1f} s vs {peers[peer]['seconds']:.1f} s wall{cpu}",
+                    f"neardup index + clusters {nd['seconds']:.1f} s "
+                    f"vs {peers[peer]['seconds']:.1f} s wall{cpu}",
                 )
         q = wp.get("fresh_query")
         if q:
@@ -355,7 +363,8 @@ def _wholepath_targets(res: dict) -> list[dict]:
                 "one-text query, fresh process: < 0.2 s",
                 round(worst, 2),
                 worst < 0.2,
-                f"median wall; CPU {q.get('fa_cpu_s', 0):.2f} s fa, {q.get('ru_cpu_s', 0):.2f} s ru",
+                f"median wall; CPU {q.get('fa_cpu_s', 0):.2f} s fa, "
+                f"{q.get('ru_cpu_s', 0):.2f} s ru",
             )
     elif wp:
         out.add("whole path: >= 3x datasketch bulk", None, False, wp.get("error", "not measured"))
@@ -373,8 +382,8 @@ def _wholepath_tables(res: dict) -> list[Table]:
     peers = {p: x for p, x in peers.items() if "error" not in x}
     xs = ", ".join(f"x {PEERS[p][1]} = {r['wall']:.2f}" for p, r in ratios.items())
     t = Table(
-        title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): neardup index + clusters "
-        f"vs the peers' plain pipelines, seconds ({xs}; wall)"
+        title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): "
+        f"neardup index + clusters vs the peers' plain pipelines, seconds ({xs}; wall)"
     )
     t.caption = "best of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; {}".format(
         wp["repeat"],
@@ -412,8 +421,8 @@ def _signing_tables(res: dict) -> list[Table]:
             title="1. Signing, raw text -> all signatures, docs/s on one core (x = neardup / peer)"
         )
         t.caption = (
-            "from tokens: every signature from neardup's canonical tokens, neardup vs rensa RMinHash given the same tokens "
-            "(Python 5-shingle strings + rensa)"
+            "from tokens: every signature from neardup's canonical tokens, neardup vs rensa "
+            "RMinHash given the same tokens (Python 5-shingle strings + rensa)"
         )
         for c in (
             "corpus",
@@ -469,7 +478,10 @@ def _signing_tables(res: dict) -> list[Table]:
         for c in cols:
             t.add_column(c.replace("peer_", "").replace("_", " "), justify="right")
         t.add_column("oph / best peer", justify="right")
-        t.caption = "neardup oph and rensa's batch APIs take all documents in one call; datasketch and neardup kperm one document per call"
+        t.caption = (
+            "neardup oph and rensa's batch APIs take all documents in one call; datasketch and "
+            "neardup kperm one document per call"
+        )
         for name, e in sig.items():
             m = e["minhash_stage"]
             best_peer = max((_rate(m.get(c)) or 0) for c in cols[2:]) or None
@@ -487,9 +499,13 @@ def _candidates_tables(res: dict) -> list[Table]:
     cand = res.get("candidates", {})
     if cand.get("thresholds"):
         t = Table(
-            title=f"2. Candidate quality on {cand['docs']:,} documents, exact ground truth (PP-join), 128 permutations"
+            title=f"2. Candidate quality on {cand['docs']:,} documents, "
+            "exact ground truth (PP-join), 128 permutations"
         )
-        t.caption = "b x r >= m: b bands of r rows, a candidate shares >= m band keys; engine keys add SimHash blocks, exact key, length filter"
+        t.caption = (
+            "b x r >= m: b bands of r rows, a candidate shares >= m band keys; engine keys add "
+            "SimHash blocks, exact key, length filter"
+        )
         for c in (
             "t",
             "method",
@@ -537,7 +553,8 @@ def _engine_tables(res: dict) -> list[Table]:
     eng = res.get("engine", {})
     if eng.get("checkpoints"):
         t = Table(
-            title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query latency (sign + candidates + exact verification)"
+            title="3. Embedded engine (SQLite): ingest (sign + tag + store), NearDup.query "
+            "latency (sign + candidates + exact verification)"
         )
         for c in (
             "docs",
@@ -571,8 +588,9 @@ def _engine_tables(res: dict) -> list[Table]:
                 _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"),
             )
         t.caption = (
-            f"documents: {eng.get('documents', 'synthetic stream')}; ingest docs/s and CPU ms/doc of each segment (from the "
-            "previous size to this one), one process; free page space: unused bytes in the file's pages (SQLite dbstat)"
+            f"documents: {eng.get('documents', 'synthetic stream')}; ingest docs/s and CPU "
+            "ms/doc of each segment (from the previous size to this one), one process; free page "
+            "space: unused bytes in the file's pages (SQLite dbstat)"
         )
         out.append(t)
     return out
@@ -583,7 +601,8 @@ def _nton_tables(res: dict) -> list[Table]:
     nt = res.get("nton", {})
     if "neardup" in nt:
         t = Table(
-            title=f"4. N-to-N on {nt['docs']:,} documents at t={nt['threshold']} ({nt['truth_pairs']:,} true pairs)"
+            title=f"4. N-to-N on {nt['docs']:,} documents at t={nt['threshold']} "
+            f"({nt['truth_pairs']:,} true pairs)"
         )
         for c in (
             "method",

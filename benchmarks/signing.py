@@ -229,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(res)
         ratios = {c: e["ratios"] for c, e in res["signing"]["per_corpus"].items() if "ratios" in e}
         line = "; ".join(
-            f"{c} {r['vs_datasketch_update_batch']:.2f}x datasketch, {r['vs_python_shingling_rensa']:.2f}x py+rensa"
+            f"{c} {r['vs_datasketch_update_batch']:.2f}x datasketch, "
+            f"{r['vs_python_shingling_rensa']:.2f}x py+rensa"
             for c, r in ratios.items()
         )
         console.print(f"run {k + 1}: {line or 'no peers'}")

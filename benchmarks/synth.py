@@ -178,21 +178,9 @@ class Generator:
                 k = rng.randrange(len(ss) - 1)
                 ss[k], ss[k + 1] = ss[k + 1], ss[k]
             elif op < 0.7:
-                k = rng.randrange(len(ss))
-                words = ss[k].split()
-                for _ in range(rng.randint(1, 3)):
-                    if words:
-                        words[rng.randrange(len(words))] = rng.choice(self.pool.words[lang])
-                ss[k] = " ".join(words)
+                self._replace_words(ss, lang)
             elif op < 0.8:
-                k = rng.randrange(len(ss))
-                words = ss[k].split()
-                if words:
-                    w = rng.randrange(len(words))
-                    if len(words[w]) > 3:
-                        c = rng.randrange(len(words[w]))
-                        words[w] = words[w][:c] + words[w][c + 1 :]
-                    ss[k] = " ".join(words)
+                self._drop_letter(ss)
             else:
                 stamp = dict(d=rng.randint(1, 28), m=rng.randint(1, 12), y=rng.randint(1995, 2026))
                 if rng.random() < 0.5:
@@ -203,6 +191,28 @@ class Generator:
         if lang == "fa":
             text = persian_variants(text, rng)
         return Synth(Document(doc_id, text), tuple(ss), lang, source)
+
+    def _replace_words(self, ss: list[str], lang: str) -> None:
+        """Replace one to three words of a random sentence of ``ss`` with pool words."""
+        rng = self.rng
+        k = rng.randrange(len(ss))
+        words = ss[k].split()
+        for _ in range(rng.randint(1, 3)):
+            if words:
+                words[rng.randrange(len(words))] = rng.choice(self.pool.words[lang])
+        ss[k] = " ".join(words)
+
+    def _drop_letter(self, ss: list[str]) -> None:
+        """Drop one letter of a random word (longer than three) of a random sentence of ``ss``."""
+        rng = self.rng
+        k = rng.randrange(len(ss))
+        words = ss[k].split()
+        if words:
+            w = rng.randrange(len(words))
+            if len(words[w]) > 3:
+                c = rng.randrange(len(words[w]))
+                words[w] = words[w][:c] + words[w][c + 1 :]
+            ss[k] = " ".join(words)
 
 
 def render(sentences: Sequence[str], rng: random.Random) -> str:

@@ -37,18 +37,22 @@ def sample_docs() -> list:
     order = [FA_PAIR[0], EN_TRIO[0], *SINGLES, HOSTILE_OF, FA_PAIR[1], EN_TRIO[1], EN_TRIO[2]]
     docs = [
         Document(
-            i, recs[i]["text"], recs[i]["title"], recs[i]["lang"], {"source": recs[i]["source"]}
+            id=i,
+            text=recs[i]["text"],
+            title=recs[i]["title"],
+            lang=recs[i]["lang"],
+            fields={"source": recs[i]["source"]},
         )
         for i in order
     ]
     base = recs[HOSTILE_OF]
     docs.append(
         Document(
-            "hostile-copy",
-            base["text"] + " <img src=x onerror=alert(1)>",
-            HOSTILE_TITLE,
-            "en",
-            {"source": "<i>site</i>"},
+            id="hostile-copy",
+            text=base["text"] + " <img src=x onerror=alert(1)>",
+            title=HOSTILE_TITLE,
+            lang="en",
+            fields={"source": "<i>site</i>"},
         )
     )
     return docs

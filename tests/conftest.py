@@ -21,12 +21,8 @@ import http.client
 import json
 import os
 import re
-import select
-import signal
 import socket
-import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +31,8 @@ from typing import Any, Iterator
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.engines import launch
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(
@@ -125,21 +123,8 @@ class RealCluster:
 
     def __init__(self, engine: str, nodes: int = 1):
         self.engine = engine
-        cmd = [str(ROOT / "tests" / "engines" / "run"), engine, "--nodes", str(nodes)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + float(os.environ.get("NEARDUP_TEST_ENGINE_TIMEOUT", "900"))
-        line = ""
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
-            if ready:
-                line = self.proc.stdout.readline()
-                break
-        if not line.startswith("ready "):
-            self.close()
-            raise RuntimeError(
-                f"tests/engines/run {engine} did not start (exit {self.proc.returncode}, said {line!r})"
-            )
-        self.url = line.split()[1]
+        timeout = float(os.environ.get("NEARDUP_TEST_ENGINE_TIMEOUT", "900"))
+        self.proc, self.url = launch.start(engine, "--nodes", str(nodes), timeout=timeout)
 
     def control(self, line: str) -> None:
         """Send a control line (``stop-node I``) to the launcher."""
@@ -180,13 +165,7 @@ class RealCluster:
             self.request("DELETE", path)
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(120)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        launch.stop(self.proc)
 
 
 @pytest.fixture(scope="session")
@@ -230,7 +209,8 @@ def osmem_fault_clone(osmem_server) -> Iterator[Any]:
 
 @pytest.fixture
 def live_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A real cluster: NEARDUP_TEST_URL when set, else the selected real engine (skip if neither)."""
+    """A real cluster: NEARDUP_TEST_URL when set, else the selected real engine (skip if
+    neither)."""
     url = os.environ.get("NEARDUP_TEST_URL")
     if url:
         yield url
@@ -530,6 +510,31 @@ class FaultProxy:
             answer, body = self._ingest_front(method, path, body)
             if answer is not None:
                 return answer
+        status, content_type, data = self._forward(method, path, headers, body)
+        out_headers = {"content-type": content_type or "application/json"}
+        if method == "GET" and path.split("?")[0] in ("", "/"):
+            data = self._root_info(data)
+        if self.as_elasticsearch:
+            out_headers["x-elastic-product"] = "Elasticsearch"
+        self.log.append((method, path, status))
+        if (
+            path.split("?")[0].endswith("/_msearch")
+            and status == 200
+            and self._take("partial_msearch")
+        ):
+            data = _fail_one_shard(data)
+        if is_bulk and self._take("drop_bulk"):
+            return None
+        if is_bulk and self._take("delay_bulk"):
+            import time
+
+            time.sleep(self.delay_seconds)
+        return status, out_headers, data
+
+    def _forward(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, str | None, bytes]:
+        """Send the request upstream: its status, content type and body."""
         conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port, timeout=30)
         fwd = {
             k: v
@@ -544,53 +549,21 @@ class FaultProxy:
         resp = conn.getresponse()
         data = resp.read()
         conn.close()
-        out_headers = {"content-type": resp.getheader("content-type") or "application/json"}
-        if self.ingest is not None and method == "GET" and path.split("?")[0] in ("", "/"):
+        return resp.status, resp.getheader("content-type"), data
+
+    def _root_info(self, data: bytes) -> bytes:
+        """The ``GET /`` answer with the version the proxy poses as."""
+        if self.ingest is not None:
             info = json.loads(data)
             info["version"]["number"] = ".".join(str(x) for x in self.ingest)
             data = json.dumps(info).encode()
         if self.as_elasticsearch:
-            out_headers["x-elastic-product"] = "Elasticsearch"
-            if method == "GET" and path.split("?")[0] in ("", "/"):
-                info = json.loads(data)
-                info["version"].pop("distribution", None)
-                info["version"]["number"] = self.es_version
-                info["tagline"] = "You Know, for Search"
-                data = json.dumps(info).encode()
-        self.log.append((method, path, resp.status))
-        if (
-            path.split("?")[0].endswith("/_msearch")
-            and resp.status == 200
-            and self._take("partial_msearch")
-        ):
-            answer = json.loads(data)
-            for r in answer.get("responses", []):
-                total = (r.get("_shards") or {}).get("total", 1)
-                r["_shards"] = {
-                    "total": total,
-                    "successful": total - 1,
-                    "skipped": 0,
-                    "failed": 1,
-                    "failures": [
-                        {
-                            "shard": 0,
-                            "index": "?",
-                            "reason": {
-                                "type": "no_shard_available_action_exception",
-                                "reason": "injected: the node holding it left",
-                            },
-                        }
-                    ],
-                }
-                r.setdefault("hits", {})["hits"] = []
-            data = json.dumps(answer).encode()
-        if is_bulk and self._take("drop_bulk"):
-            return None
-        if is_bulk and self._take("delay_bulk"):
-            import time
-
-            time.sleep(self.delay_seconds)
-        return resp.status, out_headers, data
+            info = json.loads(data)
+            info["version"].pop("distribution", None)
+            info["version"]["number"] = self.es_version
+            info["tagline"] = "You Know, for Search"
+            data = json.dumps(info).encode()
+        return data
 
     def _record(
         self, method: str, path: str, status: int, obj: Any
@@ -625,6 +598,31 @@ def _json_error(status: int, reason: str) -> dict[str, Any]:
         "error": {"type": kind, "reason": reason, "root_cause": [{"type": kind, "reason": reason}]},
         "status": status,
     }
+
+
+def _fail_one_shard(data: bytes) -> bytes:
+    """An ``_msearch`` answer with one shard of every response failed and its hits dropped."""
+    answer = json.loads(data)
+    for r in answer.get("responses", []):
+        total = (r.get("_shards") or {}).get("total", 1)
+        r["_shards"] = {
+            "total": total,
+            "successful": total - 1,
+            "skipped": 0,
+            "failed": 1,
+            "failures": [
+                {
+                    "shard": 0,
+                    "index": "?",
+                    "reason": {
+                        "type": "no_shard_available_action_exception",
+                        "reason": "injected: the node holding it left",
+                    },
+                }
+            ],
+        }
+        r.setdefault("hits", {})["hits"] = []
+    return json.dumps(answer).encode()
 
 
 @pytest.fixture

@@ -72,7 +72,8 @@ def pipeline_errors(
     errors = []
     if unknown:
         errors.append(
-            f"pipeline [{pipeline_id}] doesn't support one or more provided configuration parameters [{', '.join(unknown)}]"
+            f"pipeline [{pipeline_id}] doesn't support one or more provided configuration "
+            f"parameters [{', '.join(unknown)}]"
         )
     if "processors" not in body:
         errors.append("[processors] required property is missing")
@@ -101,7 +102,8 @@ def _processor_errors(product: str, version: tuple[int, ...], p: Any) -> list[st
     errors = []
     if extra:
         errors.append(
-            f"processor [{kind}] doesn't support one or more provided configuration parameters [{', '.join(extra)}]"
+            f"processor [{kind}] doesn't support one or more provided configuration "
+            f"parameters [{', '.join(extra)}]"
         )
     for sub in opts.get("on_failure", []) or []:
         errors += _processor_errors(product, version, sub)

@@ -90,6 +90,5 @@ class Spec:
 
     def component(self, file: str, name: str) -> dict[str, Any]:
         """A ``$ref`` to ``schemas/<file>.yaml#/components/schemas/<name>``."""
-        return {
-            "$ref": f"{(self.root / 'schemas' / (file + '.yaml')).as_uri()}#/components/schemas/{name}"
-        }
+        uri = (self.root / "schemas" / (file + ".yaml")).as_uri()
+        return {"$ref": f"{uri}#/components/schemas/{name}"}

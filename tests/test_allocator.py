@@ -18,8 +18,10 @@ def test_keep_freed_memory_applies_on_glibc_and_a_freed_batch_buffer_is_reused()
     back from the heap at the same address (by default it would be a new mapping each time,
     whose pages fault in again)."""
     code = (
-        "import ctypes; from neardup.allocator import keep_freed_memory; ok = keep_freed_memory(); libc = ctypes.CDLL(None); "
-        "libc.malloc.restype = ctypes.c_void_p; libc.malloc.argtypes = [ctypes.c_size_t]; libc.free.argtypes = [ctypes.c_void_p]; "
+        "import ctypes; from neardup.allocator import keep_freed_memory; "
+        "ok = keep_freed_memory(); libc = ctypes.CDLL(None); "
+        "libc.malloc.restype = ctypes.c_void_p; libc.malloc.argtypes = [ctypes.c_size_t]; "
+        "libc.free.argtypes = [ctypes.c_void_p]; "
         "a = libc.malloc(16 << 20); libc.free(a); b = libc.malloc(16 << 20); libc.free(b); "
         "print(ok, a == b)"
     )

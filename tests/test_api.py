@@ -7,8 +7,17 @@ from hypothesis import strategies as st
 from neardup import Config, Document, NearDup
 
 BASE = (
-    "Reuters reported that the central bank cut its base lending rate by half a point to ten and a half percent "
-    "after money market conditions eased and sterling strengthened against the dollar in active trading on Monday"
+    "Reuters reported that the central bank cut its base lending rate by half a point to ten "
+    "and a half percent after money market conditions eased and sterling strengthened against "
+    "the dollar in active trading on Monday"
+)
+#: BASE inside a text many times its length (containment, not resemblance)
+LONG = (
+    BASE
+    + " "
+    + " ".join(
+        f"extra sentence number {i} about markets bonds equities and currencies" for i in range(40)
+    )
 )
 
 
@@ -26,7 +35,8 @@ def test_later_copies_join_the_cluster_of_the_earlier_document(nd):
             Document("copy2", BASE + " traders said today"),
             Document(
                 "other",
-                "a recipe for bread with flour water salt and yeast baked in a hot oven for forty minutes",
+                "a recipe for bread with flour water salt and yeast baked in a hot oven "
+                "for forty minutes",
             ),
         ],
         batch_size=2,
@@ -64,15 +74,7 @@ def test_query_reports_exact_similarities(nd):
 
 
 def test_containment_finds_a_document_inside_a_longer_one(nd):
-    long = (
-        BASE
-        + " "
-        + " ".join(
-            f"extra sentence number {i} about markets bonds equities and currencies"
-            for i in range(40)
-        )
-    )
-    nd.index([Document("long", long)], progress=None)
+    nd.index([Document("long", LONG)], progress=None)
     assert nd.query(BASE) == []  # resemblance is low
     m = nd.query(BASE, mode="containment", threshold=0.9)
     assert [x.id for x in m] == ["long"] and m[0].containment == 1.0
@@ -125,15 +127,7 @@ def test_clusters_and_search_folding(nd):
 def test_mod_m_sample_as_a_containment_signature(tmp_path):
     cfg = Config(threshold=0.7, signatures=("exact", "minhash", "modm"), mod_m=4)
     with NearDup.open(str(tmp_path / "m.db"), cfg) as nd:
-        long = (
-            BASE
-            + " "
-            + " ".join(
-                f"extra sentence number {i} about markets bonds equities and currencies"
-                for i in range(40)
-            )
-        )
-        nd.index([Document("long", long)], progress=None)
+        nd.index([Document("long", LONG)], progress=None)
         s = nd.signer.sign(Document("q", BASE))
         assert len(s.keys["modm"]) and all(int(k) % 4 == 0 for k in s.keys["modm"])
         assert [m.id for m in nd.query(BASE, mode="containment", threshold=0.9)] == ["long"]
@@ -149,7 +143,8 @@ def test_extra_signatures_propose_candidates_and_pairs(tmp_path):
                 Document("copy", BASE + " traders said"),
                 Document(
                     "other",
-                    "bread flour water salt yeast oven baked forty minutes crust crumb kitchen recipe",
+                    "bread flour water salt yeast oven baked forty minutes crust crumb "
+                    "kitchen recipe",
                 ),
             ],
             progress=None,

@@ -461,7 +461,9 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
     from .corpora import SAMPLE
 
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    docs = [
+        Document(id=r["id"], text=r["text"], title=r.get("title"), lang=r.get("lang")) for r in recs
+    ]
     one = NearDup.open(str(tmp_path / "one.db"))
     r1 = one.index(docs, batch_size=17)
     two = NearDup.open(str(tmp_path / "two.db"))
@@ -488,7 +490,9 @@ def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
     from .corpora import SAMPLE
 
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    docs = [
+        Document(id=r["id"], text=r["text"], title=r.get("title"), lang=r.get("lang")) for r in recs
+    ]
     one = NearDup.open(str(tmp_path / "one.db"))
     one.index(docs, batch_size=23)
     monkeypatch.setattr(ingest, "start_method", lambda: method)
@@ -522,7 +526,9 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
     from .corpora import SAMPLE
 
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
-    docs = [Document(r["id"], r["text"], r.get("title"), r.get("lang")) for r in recs]
+    docs = [
+        Document(id=r["id"], text=r["text"], title=r.get("title"), lang=r.get("lang")) for r in recs
+    ]
     one = NearDup.open(str(tmp_path / "one.db"))
     one.index(docs, batch_size=7)
     here: list[int] = []
@@ -563,25 +569,28 @@ def test_workers_are_spawned_while_another_thread_runs():
         t.join()
 
 
-def test_keys_encoded_in_advance_are_used_only_for_the_same_fields(tmp_path):
-    from neardup.engines.embedded import EmbeddedEngine, EncodedKeys
+def test_keys_prepared_in_advance_are_used_only_for_the_same_fields(tmp_path):
+    from neardup.engines.base import EngineError
+    from neardup.engines.embedded import EmbeddedEngine, KeyColumns
+    from neardup.engines.embedded.keycolumn import keys_columns
 
     texts = ["the quick brown fox jumps over the lazy dog again", "another text of words"]
     engine = EmbeddedEngine(tmp_path / "x.db")
     engine.open(Config())
-    plain = Signer(Config()).sign_batch([Document(str(i), t) for i, t in enumerate(texts)])
-    made = Signer(Config()).sign_batch([Document(str(i), t) for i, t in enumerate(texts)])
-    engine.key_encoder()(made)
-    assert all(isinstance(s.encoded_keys, EncodedKeys) for s in made)
-    assert [engine._doc_row(s, None, 0) for s in made] == [
-        engine._doc_row(s, None, 0) for s in plain
-    ]
-    made[1].encoded_keys = EncodedKeys(
-        ("minhash",), b"made for other fields"
-    )  # ignored: the engine encodes it
-    assert engine._doc_row(made[1], None, 0) == engine._doc_row(plain[1], None, 0)
-    made[0].encoded_keys = EncodedKeys(made[0].encoded_keys.fields, b"taken as made")
-    assert engine._doc_row(made[0], None, 0)[14] == b"taken as made"  # (the keys column)
+    signed = Signer(Config()).sign_batch([Document(str(i), t) for i, t in enumerate(texts)])
+    prepared = engine.batch_preparer()(signed)
+    assert isinstance(prepared, KeyColumns) and set(prepared.columns) == {"0", "1"}
+    plain = [engine._doc_row(s, None, 0) for s in signed]  # (keys column: [14])
+    assert keys_columns(engine._fields, signed, prepared) == [row[14] for row in plain]
+    other = KeyColumns(fields=("minhash",), columns={"1": b"made for other fields"})
+    assert keys_columns(engine._fields, signed, other) == [row[14] for row in plain]  # ignored
+    taken = KeyColumns(fields=prepared.fields, columns={"0": b"taken as made"})
+    assert keys_columns(engine._fields, signed, taken) == [b"taken as made", plain[1][14]]
+    engine.put(signed, prepared=taken)  # stored as prepared (a damaged column, here)
+    with pytest.raises(EngineError, match="damaged"):
+        engine.get(["0"])
+    assert engine.get(["1"])["1"].keys.keys() == signed[1].keys.keys()
+    engine.close()
 
 
 def test_input_of_one_batch_starts_no_worker(tmp_path, monkeypatch):
@@ -686,7 +695,8 @@ def test_signing_workers_end_when_their_parent_is_killed(tmp_path):
         deadline = time.monotonic() + 60
         workers: set[int] = set()
         while time.monotonic() < deadline and len(workers) < 2:
-            # forked or spawned workers: every child but multiprocessing's resource tracker (spawn starts one)
+            # forked or spawned workers: every child but multiprocessing's resource tracker
+            # (spawn starts one)
             workers = {
                 c
                 for c in _children(proc.pid)
@@ -797,18 +807,16 @@ def test_a_packed_batch_unpacks_to_the_same_signatures(config):
     ]
     docs = [Document(f"d{i}", t) for i, t in enumerate(texts) if t] + [Document("w", "<p></p>")]
     signed = Signer(config).sign_batch(docs)
-    for s in signed:
-        s.encoded_keys = ("made", s.id)
     again = unpack(pack(signed), [s.doc for s in signed])
     assert len(again) == len(signed)
     for a, s in zip(again, signed, strict=True):
-        assert (a.doc, a.lang, a.n_tokens, a.exact, a.simhash, a.encoded_keys) == (
+        assert (a.doc, a.lang, a.n_tokens, a.exact, a.simhash, a.too_short) == (
             s.doc,
             s.lang,
             s.n_tokens,
             s.exact,
             s.simhash,
-            s.encoded_keys,
+            s.too_short,
         )
         assert a.shingles.dtype == s.shingles.dtype and a.shingles.tolist() == s.shingles.tolist()
         assert list(a.keys) == list(s.keys) and all(

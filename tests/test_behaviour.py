@@ -17,7 +17,13 @@ CONFIG = Config(threshold=0.8)
 def sample_docs(n: int = 120) -> list[Document]:
     recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()][:n]
     return [
-        Document(r["id"], r["text"], r.get("title"), r.get("lang"), {"source": r.get("source")})
+        Document(
+            id=r["id"],
+            text=r["text"],
+            title=r.get("title"),
+            lang=r.get("lang"),
+            fields={"source": r.get("source")},
+        )
         for r in recs
     ]
 
@@ -73,7 +79,10 @@ def test_settings_live_with_the_index(engine_target):
 
 def test_upsert_delete_and_stored_clusters(engine_target):
     target, opts = engine_target
-    base = "the committee approved the new budget for schools hospitals and roads after a long debate in parliament"
+    base = (
+        "the committee approved the new budget for schools hospitals and roads after a long "
+        "debate in parliament"
+    )
     with NearDup.open(target, CONFIG, **opts) as nd:
         nd.index(
             [
@@ -106,7 +115,10 @@ def test_upsert_delete_and_stored_clusters(engine_target):
 
 def test_search_folds_copies(engine_target):
     target, opts = engine_target
-    base = "lloyds bank cut its base lending rate to ten and a half percent following similar moves by other banks"
+    base = (
+        "lloyds bank cut its base lending rate to ten and a half percent following similar "
+        "moves by other banks"
+    )
     with NearDup.open(target, CONFIG, **opts) as nd:
         nd.index(
             [

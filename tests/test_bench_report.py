@@ -39,8 +39,8 @@ def test_each_table_of_the_page_is_headed_by_its_run(tmp_path):
     page = report.markdown_page([f])
     assert "### `python -m benchmarks --quick`" in page
     assert (
-        "Date: 2026-01-02T03:04:05+00:00. Machine: Some CPU, 2 CPUs, Linux-x, Python 3.11.7. Commit: 0123abc."
-        in page
+        "Date: 2026-01-02T03:04:05+00:00. Machine: Some CPU, 2 CPUs, Linux-x, Python 3.11.7. "
+        "Commit: 0123abc." in page
     )
     assert "| t | 1 | yes | a\\|b |" in page  # a pipe in a cell is escaped
 

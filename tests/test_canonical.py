@@ -56,7 +56,10 @@ def test_russian_yo_and_case():
 
 
 def test_html_tags_entities_scripts_removed():
-    html = "<html><script>var x = 1;</script><p>A&nbsp;rose &amp; a <b>ROSE</b></p><!-- note --></html>"
+    html = (
+        "<html><script>var x = 1;</script><p>A&nbsp;rose &amp; a <b>ROSE</b></p>"
+        "<!-- note --></html>"
+    )
     assert PLAIN.tokens(html) == ["a", "rose", "a", "rose"]
 
 

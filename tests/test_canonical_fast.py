@@ -17,7 +17,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from neardup.canonical import canonicalizer, letters, persian, scripts
-from neardup.canonical import Canonicalizer, stopwords_for, token_language
+from neardup.canonical import Canonicalizer, stopwords_for
+from neardup.canonical.scripts import token_language
 from neardup.config import Config
 from neardup.hashing import hash_strings
 
@@ -26,14 +27,15 @@ from .conftest import CORPORA
 # The one-pass definitions the fast patterns replace.
 HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*(\w)")
 PAGE_NUMBER_LINE = re.compile(
-    r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
+    r"(?<=\n)[ \t]*(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}"
+    r"(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
     re.I,
 )
 PUNCT = re.compile(r"[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])")
 NON_WORD = re.compile(r"[^\w\u200c]+")
 SPACE = re.compile(r"\s+")
 ZWNJ_INSIDE = re.compile(r"(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])")
-TOKEN = re.compile(r"[^\W_]+")
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 def texts(pieces, max_size=30):
@@ -107,7 +109,8 @@ def test_rejoin_hyphenation_chains(text):
 @settings(max_examples=400, deadline=None)
 @given(texts(LINE_PIECES))
 @example(
-    "x\n\u0635\u0641\u062d\u0647 12\ny\n\u2014 3\n\n\u2013 3 \u2013\nстр. 4\nСтраница 5\n\tPage 6\n- 7 -\n8\nab\n"
+    "x\n\u0635\u0641\u062d\u0647 12\ny\n\u2014 3\n\n\u2013 3 \u2013\nстр. 4\n"
+    "Страница 5\n\tPage 6\n- 7 -\n8\nab\n"
 )  # each way a page line starts
 def test_page_number_lines_as_with_the_lookbehind_pattern(text):
     assert letters._PAGE_NUMBER_LINE.sub("\n ", text) == PAGE_NUMBER_LINE.sub(" ", text)
@@ -142,18 +145,18 @@ def test_a_character_without_rare_ones_passes_the_steps_they_skip():
     its casefold (which comes between) passes unify_digits."""
     for cp in range(sys.maxunicode + 1):
         ch = chr(cp)
-        if letters.has_rare_characters(
+        if letters._has_rare_characters(
             "\u0400" + ch
         ):  # (a non-ASCII companion: ASCII texts are never scanned)
             continue
-        assert letters.drop_marks(ch) == ch and not letters.punctuation_matters("\u0400" + ch), hex(
-            cp
+        assert letters.drop_marks(ch) == ch and not letters._punctuation_matters("\u0400" + ch), (
+            hex(cp)
         )
         assert letters.unify_digits("\u0400" + ch.casefold()) == "\u0400" + ch.casefold(), hex(cp)
     assert (
-        letters.has_rare_characters("\u0400\u0301")
-        and letters.has_rare_characters("\u0400\u0667")
-        and letters.has_rare_characters("\u0400\u0345")
+        letters._has_rare_characters("\u0400\u0301")
+        and letters._has_rare_characters("\u0400\u0667")
+        and letters._has_rare_characters("\u0400\u0345")
     )
 
 
@@ -162,8 +165,8 @@ def _reference_tokens(canon: Canonicalizer, text: str, lang: str | None) -> tupl
     stop-word rule (a stop word of its own script, or of the document language; none in a
     document of a language other than fa, ru and en)."""
     c = canon.config
-    doc_lang = lang or canon.language_of(text)
-    toks = TOKEN.findall(canon.text(text, lang))
+    doc_lang = lang or canon._language_of(text)
+    toks = _TOKEN.findall(canon.text(text, lang))
     if c.digits == "drop":
         toks = [t for t in toks if not t.isdigit()]
     if c.stopwords and doc_lang in (
@@ -281,15 +284,15 @@ def test_texts_for_tokens_of_a_batch_are_those_of_each_text(
 
     canon = Canonicalizer(canon.config, backend="compiled" if compiled else "reference")
     with (
-        mock.patch.object(letters, "GROUP_CHARS", group_chars),
+        mock.patch.object(letters, "_GROUP_CHARS", group_chars),
         mock.patch.object(
             persian,
             "_piece_tables",
             persian._piece_tables if persian_pass else (lambda anchors=None: None),
         ),
     ):
-        got = canon.texts_for_tokens(batch)
-    assert [TOKEN.findall(t) for t in got] == [TOKEN.findall(canon.text(t)) for t in batch]
+        got = canon._texts_for_tokens(batch)
+    assert [_TOKEN.findall(t) for t in got] == [_TOKEN.findall(canon.text(t)) for t in batch]
 
 
 def _reference_detect(text: str, default: str = "en", sample: int = 4000) -> str:
@@ -588,11 +591,12 @@ def test_compiled_persian_pieces_are_the_steps(text):
     where persian_style or a character of several could act)."""
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10: the steps are made one by one")
-    pieces = persian.compiled_pieces(text)
-    if pieces is None:
+    made = persian._compiled(text, step=False)
+    if made is None:
         assert set(text) & {'"', ".", "\u201c", "\ufdf2", "\ufefb"}
     else:
-        assert pieces == persian.normalize_persian_steps(text)
+        assert made[0] == persian.normalize_persian(text)  # (the reference: the steps)
+        assert persian.normalize_persian(text, backend="compiled") == made[0]
 
 
 FUSED_PIECES = PIECE_PIECES + [
@@ -657,7 +661,7 @@ def test_marks_punctuation_and_persian_in_one_pass_are_the_three_steps(text):
             lambda t: letters.unify_digits(letters.yo_to_ye(t.casefold())),
         ),
     ):
-        made = canonicalizer.marks_to_persian_step(text, late)
+        made = persian._compiled(text, late=late, marks=True)
         if made is not None:
             fused, late_applied = made
             assert fused == (after(want) if late_applied else want)
@@ -681,7 +685,8 @@ def test_compiled_persian_pieces_on_the_persian_corpora():
                 if name == "persian":
                     break
                 text = step(text)
-            assert persian.compiled_pieces(text) == persian.normalize_persian_steps(text)
+            made = persian._compiled(text, step=False)
+            assert made is not None and made[0] == persian.normalize_persian(text)
             n += 1
     assert n > 100
 
@@ -808,14 +813,14 @@ def test_nfkc_by_words_on_the_corpora():
 )
 def test_nfkc_flagged_is_nfkc(text):
     flags = letters.text_flags(text)
-    got = letters.nfkc_flagged(text, flags)
+    got = letters._nfkc_flagged(text, flags)
     assert got == letters.nfkc(text) == unicodedata.normalize("NFKC", text)
     assert (got is text) == (
         got == text
     )  # the same object where nothing changes: the rare bit still holds for it
     # where drop_marks follows (the text steps): the marks it drops left to it
     assert letters.drop_marks(
-        letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)
+        letters._nfkc_flagged(text, flags & ~letters.DROPPED_MARK)
     ) == letters.drop_marks(got)
 
 
@@ -840,9 +845,9 @@ def test_a_composing_mark_is_normalized_where_it_may_compose(text):
     want = unicodedata.normalize("NFKC", text)
     for backend in letters.BACKENDS:
         flags = letters.text_flags(text, backend)
-        assert letters.nfkc_flagged(text, flags, backend) == want
+        assert letters._nfkc_flagged(text, flags, backend) == want
         assert letters.drop_marks(
-            letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)
+            letters._nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)
         ) == letters.drop_marks(want)
 
 
@@ -880,7 +885,7 @@ def test_composing_pairs_hold_every_composition_of_a_composing_mark():
 
 def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_character():
     """The two bits of each code point: NFKC may change it (letters._nfkc_table), and the
-    pattern of the rare characters matches it (the definition has_rare_characters reads
+    pattern of the rare characters matches it (the definition _has_rare_characters reads
     through the table)."""
     table = letters._flag_table()
     every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
@@ -966,7 +971,8 @@ def test_no_result_depends_on_what_the_process_imported():
 
     code = (
         "from neardup.canonical import letters; a = letters.text_flags('\u0643\u0647\u0654 x'); "
-        "import neardup.kernels; print(a, letters.text_flags('\u0643\u0647\u0654 x'))"
+        "import neardup.canonical.letters_compiled; "
+        "print(a, letters.text_flags('\u0643\u0647\u0654 x'))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
@@ -1004,7 +1010,7 @@ FLAG_PIECES = [
 @given(texts(FLAG_PIECES, max_size=30))
 def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
     """text_flags: the bits of the characters' table entries, or-ed (the composing-mark bit
-    only where the mark may compose), and has_rare_characters the regular expression's
+    only where the mark may compose), and _has_rare_characters the regular expression's
     answer; late_steps: casefold, yo_to_ye, unify_digits, or None where a character maps to
     more than one; the same from both backends (compiled and numpy)."""
     table = letters._flag_table()
@@ -1032,7 +1038,7 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
         )
         got = letters.late_steps(text, late, backend)
         assert got == (None if multi else stepped)
-    assert letters.has_rare_characters(text) == (
+    assert letters._has_rare_characters(text) == (
         not text.isascii() and letters._rare_characters().search(text) is not None
     )
 
@@ -1041,7 +1047,7 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
 def test_token_char_table_is_the_token_pattern_on_every_character():
     chars = "".join(map(chr, range(0x110000)))
     want = np.zeros(0x110000, dtype=bool)
-    for m in TOKEN.finditer(chars):
+    for m in _TOKEN.finditer(chars):
         want[m.start() : m.end()] = True
     assert np.array_equal(letters.token_char_table(), want)
 
@@ -1073,7 +1079,7 @@ def test_token_hashes_of_the_spans_are_those_of_the_texts(batch, canon, lang):
     token hashes their decoded strings give; decoded, they are the texts for tokens."""
     langs = [lang] * len(batch)
     spans = canon.spans_for_tokens(batch, langs)
-    texts_ = canon.texts_for_tokens(batch, langs)
+    texts_ = canon._texts_for_tokens(batch, langs)
     assert letters.decoded(spans) == texts_
     doc_langs = canon.languages(batch, langs)
     got, want = (
@@ -1094,16 +1100,16 @@ def test_joined_spans_are_the_joined_texts(items, cut):
     followed by a space."""
     words = [w for _, w in items]
     bufs = [
-        letters.joined_code_points(words[: len(words) // 2 + cut], True),
-        letters.joined_code_points(words, True),
+        letters._joined_code_points(words[: len(words) // 2 + cut], True),
+        letters._joined_code_points(words, True),
     ]
-    spans = {0: letters.spans_of(*bufs[0]), 1: letters.spans_of(*bufs[1])}
+    spans = {0: letters._spans_of(*bufs[0]), 1: letters._spans_of(*bufs[1])}
     mixed = []
     for i, (as_span, w) in enumerate(items):
         pick = 0 if i < len(spans[0]) and i % 2 else 1
         mixed.append(spans[pick][i] if as_span else w)
-    cps, bounds = letters.joined_spans(mixed)
-    want, want_bounds = letters.joined_code_points(words, True)
+    cps, bounds = letters._joined_spans(mixed)
+    want, want_bounds = letters._joined_code_points(words, True)
     assert cps.tolist() == want.tolist() and bounds.tolist() == want_bounds.tolist()
     assert letters.decoded(mixed) == words
 

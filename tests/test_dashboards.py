@@ -283,7 +283,8 @@ def test_mappings_are_the_templates_under_mappings():
 
 
 class FakeDashboards:
-    """A local HTTP server answering /api/status and the saved-objects import like the real products."""
+    """A local HTTP server answering /api/status and the saved-objects import like the real
+    products."""
 
     def __init__(
         self,

@@ -18,6 +18,7 @@ from neardup.cli.attach import watch
 from neardup.engines.base import EngineError
 from neardup.engines.dsl import Layout
 from neardup.engines.elastic import ElasticEngine
+from neardup.engines.elastic_options import IndexSetup
 from neardup.signer import Document
 
 from .conftest import http_pipeline
@@ -38,7 +39,8 @@ USER_MAPPING = {
 
 
 def _articles(n: int = 30):
-    """The user's documents: ids unrelated to arrival, published dates in another order than written."""
+    """The user's documents: ids unrelated to arrival, published dates in another order than
+    written."""
     docs = _texts(n, seed=5)
     rnd = random.Random(2)
     days = list(range(n))
@@ -316,8 +318,8 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
     other = _run("attach", "articles", "--engine", url, "--text-field", "headline")
     assert other.exit_code == 1 and "already attached" in other.output
     assert (
-        "already attached with --text-field body --title-field headline --order-field published, not --text-field headline "
-        "--title-field headline --order-field published"
+        "already attached with --text-field body --title-field headline --order-field published, "
+        "not --text-field headline --title-field headline --order-field published"
     ) in other.output and "{" not in other.output
     # run again without the field options: the stored ones
     again = _run("attach", "articles", "--engine", url, "--json", "-q")
@@ -383,7 +385,7 @@ def test_delete_on_an_attached_index_asks_before_deleting_the_users_documents(os
         _raw(url, f"/articles/_doc/{first}")
     # neardup's own index needs no flag: its documents are neardup's copies
     src = _texts(3)
-    eng = ElasticEngine(url, index="own", pipeline=False)
+    eng = ElasticEngine(url, index="own", index_setup=IndexSetup(pipeline=False))
     nd = NearDup(eng, eng.open())
     nd.index(src, progress=None)
     nd.close()
@@ -576,8 +578,8 @@ def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone)
         nd.close()
     assert all(d.ordered_at == published[i] for i, d in docs.items())
     assert (
-        f"Documents dated {min(published.values())} – {max(published.values())} (field <code>published</code>)."
-        in page
+        f"Documents dated {min(published.values())} – {max(published.values())} (field "
+        "<code>published</code>)." in page
     )
     clusters = re.findall(
         r'data-cluster-id="([^"]+)".*?; dated ([0-9TZ:-]+) \(<code>published</code>\)', page, re.S

@@ -34,7 +34,10 @@ def test_init_is_idempotent_and_refuses_other_settings(osmem_clone):
 
 def test_init_index_retag_over_http(osmem_clone, tmp_path):
     url = osmem_clone.url
-    text = "the committee published its annual report on river water quality across the northern provinces today"
+    text = (
+        "the committee published its annual report on river water quality across the northern "
+        "provinces today"
+    )
     src = tmp_path / "docs.jsonl"
     src.write_text(
         "\n".join(

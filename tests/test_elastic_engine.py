@@ -5,6 +5,7 @@ embedded engine on the same signed documents."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -46,7 +47,7 @@ def _texts(n: int = 24, seed: int = 7) -> list[Document]:
 def _engine(url: str, **kw) -> ElasticEngine:
     opts = {"index": "docs", "pipeline": http_pipeline(), "max_retries": 2, "initial_backoff": 0.01}
     opts.update(kw)
-    return ElasticEngine(url, **opts)
+    return ElasticEngine.from_options(url, **opts)
 
 
 @pytest.fixture
@@ -124,7 +125,10 @@ def test_an_index_of_another_signature_version_is_refused_and_the_engine_closed(
     again = _engine(url)
     with pytest.raises(
         ConfigMismatch,
-        match=f"signature version {SIGNATURE_VERSION + 1}, this neardup signs with {SIGNATURE_VERSION}",
+        match=(
+            f"signature version {SIGNATURE_VERSION + 1}, "
+            f"this neardup signs with {SIGNATURE_VERSION}"
+        ),
     ):
         again.open()
     with pytest.raises(EngineError, match="not open"):
@@ -218,7 +222,9 @@ def test_candidates_match_embedded(pair, signed):
 
 def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
     h, e = pair
-    h.max_clauses = 16  # min_match 1 groups become one terms clause; score counts groups
+    h.paging = dataclasses.replace(
+        h.paging, max_clauses=16
+    )  # min_match 1 groups become one terms clause; score counts groups
     qs = [q for q in _queries(signed) if all(g.min_match == 1 for g in q.groups)]
     got, ref = h.candidates(qs), e.candidates(qs)
     assert [sorted(c.id for c in x) for x in got] == [sorted(c.id for c in x) for x in ref]
@@ -226,7 +232,7 @@ def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
 
 def test_collisions_match_embedded(url, pair):
     h, e = pair
-    h.agg_page_size = 7  # groups straddle composite pages
+    h.paging = dataclasses.replace(h.paging, agg_page_size=7)  # groups straddle composite pages
     for fields in (("minhash",), ("exact", "simhash", "winnow")):
         got = sorted(sorted(g) for g in h.collisions(fields))
         ref = sorted(sorted(g) for g in e.collisions(fields))
@@ -267,7 +273,9 @@ def test_tags_delete_and_meta(url, pair):
 
 def test_clusters_replace_and_order(pair):
     h, _ = pair
-    h.page_size = 2  # reads and stale-id listing page with search_after
+    h.paging = dataclasses.replace(
+        h.paging, page_size=2
+    )  # reads and stale-id listing page with search_after
     recs = [
         ClusterRecord(
             cluster_id="c1",

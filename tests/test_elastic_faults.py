@@ -14,6 +14,8 @@ import pytest
 from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
 from neardup.engines.elastic import ElasticEngine
+from neardup.engines.elastic_options import Connection
+from neardup.retry import Backoff
 from neardup.signer import Document, Signer
 
 pytestmark = pytest.mark.http
@@ -35,7 +37,7 @@ def _engine(url: str, **kw) -> ElasticEngine:
         "chunk_size": 10,
     }
     opts.update(kw)
-    return ElasticEngine(url, **opts)
+    return ElasticEngine.from_options(url, **opts)
 
 
 def _signed(n: int, config: Config) -> list:
@@ -53,7 +55,12 @@ def _signed(n: int, config: Config) -> list:
 
 def test_server_down_is_a_clear_error_after_retries():
     url = f"http://127.0.0.1:{_free_port()}"
-    eng = ElasticEngine(url, index="x", max_retries=2, initial_backoff=0.01, request_timeout=2)
+    eng = ElasticEngine(
+        url,
+        index="x",
+        retry=Backoff(max_retries=2, initial=0.01),
+        connection=Connection(request_timeout=2),
+    )
     t0 = time.monotonic()
     with pytest.raises(EngineError) as err:
         eng.open()
@@ -139,7 +146,7 @@ def test_candidates_answered_by_only_some_shards_are_asked_again(fault_proxy):
     fault_proxy.partial_msearch = 100
     with pytest.raises(
         EngineError,
-        match="candidate search answered from only some shards .*no_shard_available_action_exception",
+        match="answered from only some shards .*no_shard_available_action_exception",
     ):
         eng.candidates([q])
 
@@ -375,7 +382,10 @@ class _Silent:
             self.arrivals.append(time.monotonic())
             if self.delay is None or self.closed.wait(self.delay):
                 return
-            body = b'{"name":"n","cluster_name":"c","version":{"number":"2.19.0","distribution":"opensearch"},"tagline":"x"}'
+            body = (
+                b'{"name":"n","cluster_name":"c","tagline":"x",'
+                b'"version":{"number":"2.19.0","distribution":"opensearch"}}'
+            )
             c.sendall(
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
                 % len(body)
@@ -396,7 +406,7 @@ def test_timeout_bounds_each_request_against_a_node_that_never_answers():
 
     node = _Silent(None)
     try:
-        eng = ElasticEngine(
+        eng = ElasticEngine.from_options(
             node.url, index="x", max_retries=2, initial_backoff=0.1, request_timeout=1.0
         )
         t0 = time.monotonic()

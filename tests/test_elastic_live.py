@@ -1,5 +1,6 @@
 """Against a real Elasticsearch or OpenSearch cluster: the one ``NEARDUP_TEST_URL`` names (e.g.
-one of the docker/ stacks), or the real engine ``NEARDUP_TEST_ENGINE`` selects (tests/engines/run). Credentials: NEARDUP_TEST_USER / NEARDUP_TEST_PASSWORD or
+one of the docker/ stacks), or the real engine ``NEARDUP_TEST_ENGINE`` selects
+(tests/engines/run). Credentials: NEARDUP_TEST_USER / NEARDUP_TEST_PASSWORD or
 NEARDUP_TEST_API_KEY, NEARDUP_TEST_CA_CERTS, NEARDUP_TEST_NO_VERIFY=1 for self-signed demo
 certificates. Every index, template and pipeline made here is removed afterwards."""
 
@@ -35,7 +36,7 @@ def _opts() -> dict:
 @pytest.fixture
 def engine(live_url):
     index = f"neardup-test-{uuid.uuid4().hex[:10]}"
-    eng = ElasticEngine(live_url, index=index, pipeline=True, **_opts())
+    eng = ElasticEngine.from_options(live_url, index=index, pipeline=True, **_opts())
     eng.open(Config())
     yield eng
     c = eng.client
@@ -113,7 +114,10 @@ def test_unsigned_documents_are_refused_signed_ones_indexed(engine):
 
 def test_candidates_match_embedded(engine, tmp_path):
     signer = Signer(engine.config)
-    base = "a river of words flows through the valley of the printed page and into the reader's eyes at dawn"
+    base = (
+        "a river of words flows through the valley of the printed page and into the reader's "
+        "eyes at dawn"
+    )
     docs = [
         signer.sign(Document(f"d{i}", base + " extra" * (i % 3), title=f"t{i}")) for i in range(6)
     ]

@@ -106,7 +106,7 @@ def test_the_old_pipeline_body_is_refused_by_the_front(os_ingest):
     )
 
 
-# -- 3. least privilege -------------------------------------------------------------------------------
+# -- 3. least privilege ----------------------------------------------------------------------------
 def _writes(log) -> list[tuple[str, str]]:
     """Requests that change something (a read-only API key would get 403 for them)."""
     out = []
@@ -193,9 +193,9 @@ def test_the_write_classifier_can_fail(fault_proxy):
     ]
 
 
-# -- 7. documents of other clients ----------------------------------------------------------------------
+# -- 7. documents of other clients -----------------------------------------------------------------
 def test_documents_without_neardup_fields_are_skipped_and_counted(osmem_clone):
-    eng = ElasticEngine(
+    eng = ElasticEngine.from_options(
         osmem_clone.url, index="mixed", pipeline=False, max_retries=1, initial_backoff=0.01
     )
     eng.open(Config())
@@ -222,20 +222,23 @@ def test_documents_without_neardup_fields_are_skipped_and_counted(osmem_clone):
     assert r.exit_code == 0, r.output
 
 
-# -- 2. one install for Elasticsearch 8 and 9 -------------------------------------------------------------
+# -- 2. one install for Elasticsearch 8 and 9 ------------------------------------------------------
 _ES_CLIENT_RUN = r"""
 import json, sys
 import elasticsearch
 from neardup.config import Config
 from neardup.engines.elastic import ElasticEngine
 from neardup.signer import Document, Signer
-eng = ElasticEngine(sys.argv[1], index=sys.argv[2], pipeline=False, max_retries=1, initial_backoff=0.01)
+eng = ElasticEngine.from_options(
+    sys.argv[1], index=sys.argv[2], pipeline=False, max_retries=1, initial_backoff=0.01
+)
 eng.open(Config())
 signer = Signer(eng.config)
 text = "the river carries stones and light down to the market by the old paper mill every spring"
-assert eng.put([signer.sign(Document("a", text)), signer.sign(Document("b", text + " again"))]) == []
-print(json.dumps({"client": elasticsearch.__versionstr__, "server": eng.server.number, "count": eng.count(),
-                  "scan": [d.id for d in eng.scan()]}))
+two = [signer.sign(Document("a", text)), signer.sign(Document("b", text + " again"))]
+assert eng.put(two) == []
+print(json.dumps({"client": elasticsearch.__versionstr__, "server": eng.server.number,
+                  "count": eng.count(), "scan": [d.id for d in eng.scan()]}))
 """
 
 
@@ -261,7 +264,8 @@ def test_the_8x_client_serves_elasticsearch_8_and_9(es_proxy, server):
     path = _es8_client_path()
     if path is None:
         pytest.skip(
-            "elasticsearch 8.x client not installed here (pyproject pins it); set NEARDUP_ES8_CLIENT to a pip --target dir"
+            "elasticsearch 8.x client not installed here (pyproject pins it); set "
+            "NEARDUP_ES8_CLIENT to a pip --target dir"
         )
     es_proxy.es_version = server
     plugin = str(Path(__file__).resolve().parents[1] / "plugin")

@@ -4,6 +4,7 @@ deletes that count, and the write lease that serializes writers across processes
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -32,12 +33,13 @@ PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
 def _engine(url: str, **kw) -> ElasticEngine:
     opts = {"index": "tg", "pipeline": http_pipeline(), "max_retries": 2, "initial_backoff": 0.01}
     opts.update(kw)
-    return ElasticEngine(url, **opts)
+    return ElasticEngine.from_options(url, **opts)
 
 
 @pytest.fixture
 def loaded(url):
-    """An engine holding 24 documents: even positions duplicates of d00, odd ones representatives."""
+    """An engine holding 24 documents: even positions duplicates of d00, odd ones
+    representatives."""
     eng = _engine(url)
     eng.open(Config())
     signer = Signer(eng.config)
@@ -110,7 +112,7 @@ def test_scan_tags_and_members(loaded):
     assert [r.id for r in rows] == [s.id for s in signed] and all(
         r.tags == tags[r.id] for r in rows
     )
-    eng.page_size = 3  # members page with search_after
+    eng.paging = dataclasses.replace(eng.paging, page_size=3)  # members page with search_after
     got = eng.members(["d01", "d03", "d00", "nobody"])
     want: dict[str, list[str]] = {}
     for r in rows:
@@ -186,7 +188,7 @@ def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
         with b.writer():
             pass
     time.sleep(max(0.0, taken + 3.2 - time.monotonic()))  # the stalled lease has expired
-    b.lease_timeout = None
+    b.lease_times = dataclasses.replace(b.lease_times, timeout=None)
     with b.writer():
         assert b._lease.holder().owner == b._lease.owner
         with pytest.raises(LeaseLost, match="took it over"):
@@ -201,11 +203,12 @@ import json, sys
 from neardup.engines.elastic import ElasticEngine
 from neardup.signer import Document, Signer
 url, name = sys.argv[1], sys.argv[2]
-eng = ElasticEngine(url, index="tg", pipeline=sys.argv[3] == "1")
+eng = ElasticEngine.from_options(url, index="tg", pipeline=sys.argv[3] == "1")
 eng.open()
 signer = Signer(eng.config)
 for b in range(4):
-    docs = [signer.sign(Document(f"{name}-{b}-{i}", f"{name} writes batch {b} document {i} with words of its own")) for i in range(5)]
+    texts = [f"{name} writes batch {b} document {i} with words of its own" for i in range(5)]
+    docs = [signer.sign(Document(f"{name}-{b}-{i}", t)) for i, t in enumerate(texts)]
     assert eng.put(docs) == []
 eng.close()
 """
@@ -257,7 +260,7 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
             ]
         )
     assert a._lease._thread is None and a._lease.holder() is None
-    b.lease_timeout = None
+    b.lease_times = dataclasses.replace(b.lease_times, timeout=None)
     with b.writer():
         assert b._lease.holder().owner == b._lease.owner
     a.close()
@@ -297,7 +300,7 @@ def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone, tmp_path, 
     t.join()
     assert r.exit_code == 0, r.output
     assert (
-        f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, since"
-        in r.stderr
+        f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, "
+        "since" in r.stderr
     )
     holder.close()

@@ -74,7 +74,8 @@ def test_a_refused_open_keeps_no_connection_and_create_false_creates_nothing(tmp
         eng.open(Config(threshold=0.9))
     with pytest.raises(EngineError, match="not open"):
         eng.count()
-    # a SQLite file without tables is not an index to open without creating it; with create it becomes one
+    # a SQLite file without tables is not an index to open without creating it; with create it
+    # becomes one
     empty = tmp_path / "empty.db"
     run_sql(empty, "PRAGMA user_version=1")
     with pytest.raises(EngineError, match="no such neardup index"):
@@ -145,7 +146,8 @@ def test_keys_blob_round_trip():
         "winnow": shingles[[0, 7, 8, 50, 98]],
     }
     blob = pack_keys(fields, keys, shingles, exact)
-    # exact: 1 tag byte; minhash raw: tag, count, 2 x 8 bytes; winnow: tag and a 99-bit map; modm: tag, count 0
+    # exact: 1 tag byte; minhash raw: tag, count, 2 x 8 bytes; winnow: tag and a 99-bit map;
+    # modm: tag, count 0
     assert len(blob) == 1 + (2 + 16) + (1 + 13) + 2
     out = unpack_keys(fields, blob, shingles, exact)
     assert out["exact"].tolist() == keys["exact"].tolist() and out["minhash"].tolist() == [
@@ -446,20 +448,9 @@ def test_a_row_sqlite_refuses_fails_alone_and_the_rest_of_the_batch_is_stored(tm
 
 
 def test_an_index_of_another_signature_version_is_refused(tmp_path):
-    import json
-    import sqlite3
+    from ._indexes import index_of_signature_version
 
-    from neardup import NearDup
-    from neardup.engines.base import EngineError
-
-    path = tmp_path / "old.db"
-    NearDup.open(str(path)).close()
-    db = sqlite3.connect(path)
-    cfg = json.loads(db.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
-    cfg["version"] = 2
-    db.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(cfg),))
-    db.commit()
-    db.close()
+    path = index_of_signature_version(tmp_path / "old.db", 2)
     with pytest.raises(EngineError, match="signature version 2"):
         NearDup.open(str(path))
 
@@ -559,7 +550,8 @@ def _postings(engine):
 
 
 def _all_postings(engine):
-    """(key, seq) of every key of every stored document: what ``postings`` holds when no field is behind."""
+    """(key, seq) of every key of every stored document: what ``postings`` holds when no field
+    is behind."""
     return sorted(
         (posting_key(engine._field_ids[f], int(k)), d.seq)
         for d in engine.scan()
@@ -584,9 +576,8 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
         assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
         nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
         assert e.samples_behind() == 20
-        texts["d3"] = (
-            "replaced text with zeta words only, nothing of the story at all here"  # below samples_upto: at once
-        )
+        # below samples_upto: at once
+        texts["d3"] = "replaced text with zeta words only, nothing of the story at all here"
         texts["d45"] = (
             "another zeta replacement with words of its own, far from the story"  # not yet
         )
@@ -779,3 +770,29 @@ def test_new_files_have_64_kib_pages_and_older_page_sizes_still_open(tmp_path, m
     assert nd.count() == 30 and nd.query(texts[3])[0].id == "d3"
     nd.close()
     assert page(old) == 16384
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
+def test_signing_workers_prepare_the_keys_columns_the_engine_stores(tmp_path, monkeypatch):
+    """With signing workers, each batch reaches ``put`` with the keys columns the workers
+    made (a KeyColumns for every document of it), and the index is the one made without."""
+    from neardup.engines.embedded import KeyColumns
+
+    seen = []
+    real = EmbeddedEngine.put
+
+    def put(self, docs, tags=None, *, prepared=None):
+        seen.append((prepared, [s.id for s in docs]))
+        return real(self, docs, tags, prepared=prepared)
+
+    monkeypatch.setattr(EmbeddedEngine, "put", put)
+    docs = [Document(f"d{i}", f"{TEXT} number {i} " + "word " * (i % 5)) for i in range(40)]
+    with NearDup.open(str(tmp_path / "w.db")) as nd:
+        nd.index(docs, batch_size=10, workers=2, progress=None)
+        with_workers = [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()]
+    made = [(p, ids) for p, ids in seen if p is not None]
+    assert made and all(isinstance(p, KeyColumns) and set(ids) <= set(p.columns) for p, ids in made)
+    monkeypatch.setattr(EmbeddedEngine, "put", real)
+    with NearDup.open(str(tmp_path / "p.db")) as nd:
+        nd.index(docs, batch_size=10, workers=0, progress=None)
+        assert [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()] == with_workers

@@ -71,7 +71,8 @@ def test_license_families_cluster_together(licenses):
     text = {r["id"]: r["text"] for r in recs}
     big = clusters[0]
     assert big.size >= 10
-    # the largest cluster is one license text repeated across packages: its members share the opening words
+    # the largest cluster is one license text repeated across packages: its members share the
+    # opening words
     heads = {" ".join(text[m].split()[:3]).lower() for m in big.members}
     assert len(heads) < big.size
     tagged = nd.engine.get(big.members)

@@ -62,10 +62,14 @@ def test_equality_pairs_min_match_and_set_like():
 
 
 DOCS = [
-    "The committee approved the annual budget after a long debate about schools roads and hospitals in the region.",
-    "The committee approved the annual budget after a long debate about schools roads and hospitals in the region!",
-    "Heavy rain flooded the northern valley overnight and farmers moved their cattle to higher ground before dawn.",
-    "A new library opened downtown with a reading room for children a cafe and a hall for concerts on weekends.",
+    "The committee approved the annual budget after a long debate about schools roads and "
+    "hospitals in the region.",
+    "The committee approved the annual budget after a long debate about schools roads and "
+    "hospitals in the region!",
+    "Heavy rain flooded the northern valley overnight and farmers moved their cattle to higher "
+    "ground before dawn.",
+    "A new library opened downtown with a reading room for children a cafe and a hall for "
+    "concerts on weekends.",
 ]
 
 

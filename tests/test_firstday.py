@@ -15,6 +15,9 @@ from neardup.cli.session import slow_notice
 
 from .corpora import SAMPLE
 
+RIVER = "the river flows past the old mill and the bridge into the quiet valley below the hills"
+BREAD = "a recipe for bread needs flour water salt and a little patience in the early morning"
+
 
 def run(*args, ok=True, input=None):
     res = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False, input=input)
@@ -49,8 +52,8 @@ def test_a_quick_step_prints_nothing(capsys):
 def _corpus(root):
     (root / "sub").mkdir(parents=True)
     texts = {
-        "a.txt": "the river flows past the old mill and the bridge into the quiet valley below the hills",
-        "b.md": "a recipe for bread needs flour water salt and a little patience in the early morning",
+        "a.txt": RIVER,
+        "b.md": BREAD,
         "sub/c.txt": "the football team won the match after a long and tiring season of hard games",
     }
     for name, text in texts.items():
@@ -96,21 +99,21 @@ def test_show_of_an_unknown_id_suggests_close_ones_and_fails(tmp_path):
 RECORDS = [
     {
         "url": "u1",
-        "body": "the river flows past the old mill and the bridge into the quiet valley below the hills",
+        "body": RIVER,
         "headline": "River",
         "language": "en",
         "extra": "x",
     },
     {
         "url": "u2",
-        "body": "the river flows past the old mill and the bridge into the quiet valley below the hills today",
+        "body": RIVER + " today",
         "headline": "River again",
         "language": "en",
         "extra": "y",
     },
     {
         "url": "u3",
-        "body": "a recipe for bread needs flour water salt and a little patience in the early morning",
+        "body": BREAD,
         "headline": "Bread",
         "language": "en",
         "extra": "z",
@@ -175,7 +178,8 @@ def test_csv_and_tsv_records(tmp_path):
 def test_csv_rows_without_id_get_file_and_row_and_bad_rows_are_named(tmp_path):
     src = tmp_path / "plain.csv"
     src.write_text(
-        'text,title\n"first text, with a comma and\na line break in it for the reader",One\nsecond text here,\n'
+        'text,title\n"first text, with a comma and\na line break in it for the reader",One\n'
+        "second text here,\n"
         "third,with,too many\n",
         encoding="utf-8",
     )
@@ -421,7 +425,8 @@ def test_export_report_and_dashboards_export_summaries_in_json(sample_db, tmp_pa
 
 
 def test_neardups_own_indices_need_no_replica_on_one_node(osmem_clone):
-    """The clusters and state indices expand their replicas 0-1: a single-node cluster stays green."""
+    """The clusters and state indices expand their replicas 0-1: a single-node cluster stays
+    green."""
     import urllib.request
 
     url = osmem_clone.url

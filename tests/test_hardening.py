@@ -30,9 +30,10 @@ from neardup.signer import Document
 from neardup.validate import MAX_ID_BYTES, check_document, check_documents
 
 WORDS = (
-    "river water report committee northern province annual quality school teacher market price train station "
-    "winter harvest bridge museum library garden festival doctor hospital village mountain forest ocean island "
-    "engine bakery painter guitar theatre harbour lantern meadow orchard pepper saddle tunnel violin walnut"
+    "river water report committee northern province annual quality school teacher market "
+    "price train station winter harvest bridge museum library garden festival doctor hospital "
+    "village mountain forest ocean island engine bakery painter guitar theatre harbour lantern "
+    "meadow orchard pepper saddle tunnel violin walnut"
 ).split()
 
 
@@ -76,14 +77,22 @@ def test_redact_masks_every_form_of_credential():
     clear_secrets()
     cases = {
         "https://user:password@host:9200": "https://user:***@host:9200",
-        "error at http://elastic:s3cr@t@10.0.0.1:9200/idx (GET /)": "error at http://elastic:***@10.0.0.1:9200/idx (GET /)",
+        "error at http://elastic:s3cr@t@10.0.0.1:9200/idx (GET /)": (
+            "error at http://elastic:***@10.0.0.1:9200/idx (GET /)"
+        ),
         "cannot reach 'https://admin:p%40ss@es.example.com/'": "cannot reach 'https://admin:***@es.example.com/'",
         "https://ghp_tok3n@github.com/x": "https://***@github.com/x",
         "http://h:9200/_search?api_key=abc123&size=1": "http://h:9200/_search?api_key=***&size=1",
-        "https://h/x?token=t0k&access_token=a&X-Amz-Signature=f00": "https://h/x?token=***&access_token=***&X-Amz-Signature=***",
-        "headers {'Authorization': 'Basic ZWxhc3RpYzpzM2NyZXQ='}": "headers {'Authorization': 'Basic ***'}",
+        "https://h/x?token=t0k&access_token=a&X-Amz-Signature=f00": (
+            "https://h/x?token=***&access_token=***&X-Amz-Signature=***"
+        ),
+        "headers {'Authorization': 'Basic ZWxhc3RpYzpzM2NyZXQ='}": (
+            "headers {'Authorization': 'Basic ***'}"
+        ),
         "authorization: ApiKey a2V5LWlkOmtleS1zZWNyZXQ=": "authorization: ApiKey ***",
-        "no secret in http://host:9200/index or user@example.com": "no secret in http://host:9200/index or user@example.com",
+        "no secret in http://host:9200/index or user@example.com": (
+            "no secret in http://host:9200/index or user@example.com"
+        ),
     }
     for raw, want in cases.items():
         assert redact(raw) == want, raw
@@ -143,7 +152,8 @@ def test_credentials_are_never_printed(fault_proxy, tmp_path):
     for what, r in outputs.items():
         for s in (secret, "wrong-pw", "a2V5OnNlY3JldA=="):
             assert s not in r.output, (what, r.output)
-    # the engine takes credentials out of the URL (basic auth): where it is named, it is named without them
+    # the engine takes credentials out of the URL (basic auth): where it is named, it is named
+    # without them
     host = fault_proxy.url.removeprefix("http://")
     for what in ("index", "info", "retag", "query error", "init"):
         assert host in outputs[what].output and "elastic:" + secret not in outputs[what].output, (
@@ -175,9 +185,12 @@ def test_an_unexpected_error_is_printed_redacted(tmp_path, monkeypatch):
 
 
 # -- Security: data printed literally -------------------------------------------------------------
-HOSTILE = {  # id -> title (ids may not hold control characters: those are refused, and the refusal printed)
+# id -> title (ids may not hold control characters: those are refused, and the refusal printed)
+HOSTILE = {
     "markup-[bold]x[/]": "[bold]red[/] [link=https://evil.example]click[/link] [/]",
-    "link-[link=https://evil.example]x[/link]": "\x1b[31mred\x1b[0m \x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\ \x9b31m",
+    "link-[link=https://evil.example]x[/link]": (
+        "\x1b[31mred\x1b[0m \x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\ \x9b31m"
+    ),
     "bidi-\u202egnp.exe": "\x1b]0;pwned\x07 \u2066abc\u2069 \u0007bell \x08\x08back",
     "emoji-:rocket:": "launch :rocket: now :warning:",
 }
@@ -292,7 +305,11 @@ def test_validator_names_the_problem():
     assert (
         check_document(
             Document(
-                "ok-ид-" + "ж" * 200, "text", "title", "en", {"a": [1, 2.5, None, True, {"b": "c"}]}
+                id="ok-ид-" + "ж" * 200,
+                text="text",
+                title="title",
+                lang="en",
+                fields={"a": [1, 2.5, None, True, {"b": "c"}]},
             )
         )
         is None
@@ -308,7 +325,9 @@ def test_the_batch_check_is_the_check_of_each_document():
     kind, and in batches whose ids all pass (only the text, title, language or fields bad)."""
     good = [
         Document("ok-1", "text"),
-        Document("ok-2", "текст", "заголовок", "ru", {"a": [1, {"b": "c"}]}),
+        Document(
+            id="ok-2", text="текст", title="заголовок", lang="ru", fields={"a": [1, {"b": "c"}]}
+        ),
         Document("ok-3", "t", fields=None),
     ]
     for kind, bad in BAD.items():
@@ -406,9 +425,9 @@ def test_documents_an_engine_refuses_are_named_by_file_and_line(
     if "index" not in opts:  # SQLite stores any JSON value: refuse like a mapping conflict would
         real = EmbeddedEngine.put
 
-        def put(self, docs, tags=None):
+        def put(self, docs, tags=None, prepared=None):
             bad = [s for s in docs if isinstance(s.doc.fields.get("x"), dict)]
-            return real(self, [s for s in docs if s not in bad], tags) + [
+            return real(self, [s for s in docs if s not in bad], tags, prepared=prepared) + [
                 Failure(s.id, "mapping conflict (test)") for s in bad
             ]
 
@@ -604,16 +623,16 @@ def test_a_full_disk_is_a_clear_error_and_what_was_committed_stays(tmp_path, mon
     ):
         calls = {"n": 0, "stored": 0}
 
-        def put(self, docs, tags=None, error=error, calls=calls):
+        def put(self, docs, tags=None, error=error, calls=calls, prepared=None):
             if (
                 self.path == ":memory:"
             ):  # (the scratch index on which index compiles the signing loops)
-                return real_put(self, docs, tags)
+                return real_put(self, docs, tags, prepared=prepared)
             calls["n"] += 1
             if calls["n"] == 3:
                 raise error
             calls["stored"] += len(docs)
-            return real_put(self, docs, tags)
+            return real_put(self, docs, tags, prepared=prepared)
 
         monkeypatch.setattr(EmbeddedEngine, "put", put)
         r = run("index", src, "-e", db, "-q", "--batch-size", "50")

@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import kernels
+from neardup import hashing_compiled
+from neardup.canonical import letters_compiled, scripts_compiled
 from neardup.canonical.letters import split_tokens, token_hashes
 from neardup.canonical.scripts import _CODES, detect_language, detect_languages, script_code
 from neardup.hashing import KeySet, code_points, fmix64, hash_strings
@@ -16,7 +17,8 @@ from neardup.mixing import GOLDEN
 from neardup.ragged import offsets_of
 
 MASK = 2**64 - 1
-# letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone surrogate
+# letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone
+# surrogate
 ALPHABET = "ab Zé\u00c0ñ 7٣ пРиЁ  سلامی\u200c ،.!_-\n\t\u0301\ud800𝔘"
 texts_of = st.lists(st.text(alphabet=ALPHABET, max_size=60), min_size=1, max_size=8)
 
@@ -42,7 +44,7 @@ def test_hash_runs_is_the_chain(runs, seed):
     units = np.array([u for r in runs for u in r], dtype=np.uint32)
     starts = offsets_of([len(r) for r in runs])[:-1]
     lengths = np.array([len(r) for r in runs], dtype=np.int64)
-    got = kernels.hash_runs(units, starts, lengths, lengths, np.uint64(seed))
+    got = hashing_compiled.hash_runs(units, starts, lengths, lengths, np.uint64(seed))
     assert got.tolist() == [_chain(r, seed) for r in runs]
 
 
@@ -85,7 +87,7 @@ def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(sets, tokens, dro
     h = np.array([v for v, _, _ in tokens], dtype=np.uint64)
     number = np.array([n for _, n, _ in tokens], dtype=np.bool_)
     doc = np.array([d for _, _, d in tokens], dtype=np.int64)
-    kept, counts = kernels.kept_tokens(
+    kept, counts = letters_compiled.kept_tokens(
         h, number, doc, drop_numbers, group, table, bounds, empties, docs
     )
     want = [
@@ -106,7 +108,7 @@ def test_map_code_points_maps_each_text_or_keeps_it(texts, table):
     """Each text's code points to their table entries, or the text as it is (not ok) where
     one maps below zero."""
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
-    out, ok = kernels.map_code_points(
+    out, ok = letters_compiled.map_code_points(
         cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.int32)
     )
     want = [[table[c] for c in t] if all(table[c] >= 0 for c in t) else t for t in texts]
@@ -125,7 +127,7 @@ def test_or_flags_is_the_or_of_the_entries_of_each_text(texts, table):
         want.append(acc)
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
     assert (
-        kernels.or_flags(
+        letters_compiled.or_flags(
             cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.uint8)
         ).tolist()
         == want
@@ -147,7 +149,7 @@ def test_script_counts_are_the_first_letters_by_script(texts, sample):
     from neardup.canonical.scripts import _code_point_tables
 
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(
+    counts = scripts_compiled.script_counts(
         code_points("".join(texts)),
         offsets_of([len(t) for t in texts]),
         letter,
@@ -185,15 +187,52 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
 
     code = (
         "import sys, numpy as np\n"
-        "from neardup import kernels\n"
-        "try:\n    import scipy.linalg\nexcept ImportError:\n    print('no scipy'); raise SystemExit\n"
+        "from neardup.canonical import persian_compiled\n"
+        "try:\n    import scipy.linalg\n"
+        "except ImportError:\n    print('no scipy'); raise SystemExit\n"
         "from numba import njit\n"
-        "print(float(scipy.linalg.norm([3.0, 4.0])), float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n"
+        "print(float(scipy.linalg.norm([3.0, 4.0])), "
+        "float(njit(lambda a, b: np.dot(a, b))(np.ones(3), np.ones(3))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out in (["5.0", "3.0"], ["no", "scipy"])
+
+
+COMPILED_MODULES = [
+    "neardup.engines.embedded.packing",
+    "neardup.hashing_compiled",
+    "neardup.simhash_compiled",
+    "neardup.minhash_compiled",
+    "neardup.sampling_compiled",
+    "neardup.ragged_compiled",
+    "neardup.canonical.letters_compiled",
+    "neardup.canonical.scripts_compiled",
+    "neardup.canonical.persian_compiled",
+]
+
+
+def test_each_module_of_loops_has_an_interpreted_twin_outside_sys_modules():
+    """Each module of compiled loops loads once more interpreted (its functions plain Python
+    functions), once a process, and without entering the import system; :func:`loops` gives
+    the twin inside interpreted_loops only."""
+    import importlib
+    import sys
+    import types
+
+    from neardup.loops import interpreted, interpreted_loops, loops
+
+    for name in COMPILED_MODULES:
+        twin = interpreted(name)
+        assert twin is interpreted(name) and twin.__name__ not in sys.modules
+        functions = [v for k, v in vars(twin).items() if not k.startswith("__") and callable(v)]
+        assert functions and all(
+            isinstance(f, types.FunctionType) for f in functions if f.__module__ == twin.__name__
+        ), name
+        with interpreted_loops():
+            assert loops(name) is twin
+        assert loops(name) is importlib.import_module(name)
 
 
 def _signed_fields(signed) -> list[tuple]:
@@ -225,7 +264,10 @@ def test_interpreted_loops_sign_as_the_compiled_ones():
 
     recs = [json.loads(x) for x in SAMPLE.read_text(encoding="utf-8").splitlines()][:30]
     recs += [json.loads(x) for x in FA_ZWNJ_SAMPLE.read_text(encoding="utf-8").splitlines()][:15]
-    ru = "Съешь же ещё этих мягких французских булок, да выпей чаю. Ёжик в тумане — 2024 год, «цитата» и т. д. "
+    ru = (
+        "Съешь же ещё этих мягких французских булок, да выпей чаю. "
+        "Ёжик в тумане — 2024 год, «цитата» и т. д. "
+    )
     docs = [Document(str(i), r["text"]) for i, r in enumerate(recs)] + [
         Document("ru", ru * 12),
         Document("x", "Hi, x_2 да! 42 کتاب‌ها ۱۲۳ Ǆ ﬁ ①"),
@@ -258,8 +300,10 @@ def test_a_fresh_query_process_loads_no_numba(tmp_path):
         timeout=300,
     )
     code = (
-        "import sys, runpy; sys.argv = ['neardup', 'query', 'the quick brown fox jumps over the lazy dog', '--engine', "
-        f"{db!r}, '--json']\ntry:\n    runpy.run_module('neardup.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "import sys, runpy; sys.argv = ['neardup', 'query', "
+        f"'the quick brown fox jumps over the lazy dog', '--engine', {db!r}, '--json']\n"
+        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
         "print('numba' in sys.modules, file=sys.stderr)"
     )
     p = subprocess.run(

@@ -178,7 +178,8 @@ def test_candidate_query_uses_min_match_for_the_bands(tmp_path):
         s = nd.signer.sign(
             Document(
                 "x",
-                "the quick brown fox jumps over the lazy dog and runs far away into the deep green forest",
+                "the quick brown fox jumps over the lazy dog and runs far away into the deep "
+                "green forest",
             )
         )
         for mode in ("resemblance", "containment"):
@@ -192,9 +193,12 @@ def test_candidate_query_uses_min_match_for_the_bands(tmp_path):
 
 
 TEXTS = {
-    "a": "the committee approved the new budget for schools hospitals and roads after a long debate in parliament on tuesday",
-    "b": "heavy rain flooded the coastal villages overnight and rescue teams evacuated hundreds of families to safer ground",
-    "c": "the orchestra opened its winter season with a symphony by a young composer that the critics praised warmly",
+    "a": "the committee approved the new budget for schools hospitals and roads after a long "
+    "debate in parliament on tuesday",
+    "b": "heavy rain flooded the coastal villages overnight and rescue teams evacuated hundreds "
+    "of families to safer ground",
+    "c": "the orchestra opened its winter season with a symphony by a young composer that the "
+    "critics praised warmly",
 }
 
 

@@ -14,18 +14,25 @@ from neardup.canonical import Canonicalizer
 from neardup.canonical.stopwords import raw_stopwords
 from neardup.signer import Signer
 
-A = "Inflation went up in the first quarter and the bank will raise rates by two points before the election."
-B = "Inflation went down in the second quarter and the bank will not raise rates by three points after the election."
+A = (
+    "Inflation went up in the first quarter and the bank will raise rates by two points "
+    "before the election."
+)
+B = (
+    "Inflation went down in the second quarter and the bank will not raise rates by three "
+    "points after the election."
+)
 
 #: Words no stop list may hold: negations, numbers and number words, directions and order,
 #: comparatives and quantifiers, modals.
 NEVER = {
-    "en": "not no nor never none nothing t one two three first second million up down before after above below over under "
-    "out off again then more most less least few all any each some only very than will would can could may might must "
-    "shall should or".split(),
-    "ru": "не ни нет без никогда один два три первый второй до после над под перед через между больше более меньше все "
-    "много только может можно надо нельзя бы будет или".split(),
-    "fa": "نه نمی نیست نبود هیچ یک دو سه اول دوم بالا پایین قبل بعد پیش پس بیشتر کمتر همه باید شاید یا بی".split(),
+    "en": "not no nor never none nothing t one two three first second million up down before "
+    "after above below over under out off again then more most less least few all any each some "
+    "only very than will would can could may might must shall should or".split(),
+    "ru": "не ни нет без никогда один два три первый второй до после над под перед через между "
+    "больше более меньше все много только может можно надо нельзя бы будет или".split(),
+    "fa": "نه نمی نیست نبود هیچ یک دو سه اول دوم بالا پایین قبل بعد پیش پس بیشتر کمتر همه "
+    "باید شاید یا بی".split(),
 }
 
 
@@ -111,18 +118,11 @@ def test_texts_differing_in_a_negation_number_or_direction_are_never_exact_copie
 
 
 def test_an_index_of_the_old_signature_version_says_how_to_re_sign(tmp_path):
-    import sqlite3
-
     from neardup.engines.base import EngineError
 
-    path = tmp_path / "old.db"
-    NearDup.open(str(path)).close()
-    db = sqlite3.connect(path)
-    cfg = json.loads(db.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0])
-    cfg["version"] = 4
-    db.execute("UPDATE meta SET value=? WHERE key='config'", (json.dumps(cfg),))
-    db.commit()
-    db.close()
+    from ._indexes import index_of_signature_version
+
+    path = index_of_signature_version(tmp_path / "old.db", 4)
     with pytest.raises(
         EngineError,
         match=r"signature version 4.*re-sign by indexing the source documents again.*neardup index",
@@ -303,8 +303,9 @@ def test_a_corpus_of_many_languages_indexes_in_one_run_and_each_clusters_its_cop
 # -- tuning: the histogram and the user's own labels ------------------------------------------
 
 LONG = (
-    "The committee met on Tuesday to discuss the budget for the coming year and agreed to fund the new library, "
-    "the repairs to the old bridge and a study of traffic in the town centre, which residents have asked for since spring."
+    "The committee met on Tuesday to discuss the budget for the coming year and agreed to fund "
+    "the new library, the repairs to the old bridge and a study of traffic in the town centre, "
+    "which residents have asked for since spring."
 )
 
 
@@ -400,7 +401,8 @@ def test_evaluate_scores_against_the_users_labels_from_a_folder(tmp_path):
     assert res.exit_code == 0, res.output
     got = json.loads(res.output)
     row = got["rows"]["engine"][0]
-    # x~y and x_copy~y are found but unlabelled: they count neither way; y~z is labelled a duplicate and is missed
+    # x~y and x_copy~y are found but unlabelled: they count neither way; y~z is labelled a
+    # duplicate and is missed
     assert got["pairs"] == 3 and (row["truth"], row["found"], row["common"]) == (2, 1, 1)
     assert row["precision"] == 1.0 and row["recall"] == 0.5
     labels.write_text(f"id_a,id_b,label\n{ids['x']},{ids['x_copy']},maybe\n", encoding="utf-8")

@@ -102,7 +102,8 @@ def test_every_command_stays_within_the_stated_multiple_of_the_largest_document(
         if sizes["big"][c] - sizes["small"][c] > allowed_kb
     }
     assert not over, (
-        f"grew more than {BYTES_PER_CHARACTER} B per character for {chars:,} more characters (KiB): {over}"
+        f"grew more than {BYTES_PER_CHARACTER} B per character for {chars:,} more characters "
+        f"(KiB): {over}"
     )
 
 

@@ -19,7 +19,8 @@ def test_equals_brute_force(raw, t):
 
 
 def test_rose_example_of_000():
-    # word 1-shingles of "a rose is a rose is a rose" and "a rose is a flower which is a rose": r_1 = 3/5
+    # word 1-shingles of "a rose is a rose is a rose" and "a rose is a flower which is a rose":
+    # r_1 = 3/5
     ids = {"a": 1, "rose": 2, "is": 3, "flower": 4, "which": 5}
     a = np.array([ids[w] for w in "a rose is a rose is a rose".split()], dtype=np.uint64)
     b = np.array([ids[w] for w in "a rose is a flower which is a rose".split()], dtype=np.uint64)

@@ -94,8 +94,8 @@ def test_word_changes_shorten_long_unchanged_runs():
     same = " ".join(f"w{i}" for i in range(100))
     c = word_changes(same + " old end", same + " new end", context=3)
     assert (
-        c.html
-        == '<span class="same">… 97 unchanged words …</span> w97 w98 w99 <del>old</del> <ins>new</ins> end'
+        c.html == '<span class="same">… 97 unchanged words …</span> '
+        "w97 w98 w99 <del>old</del> <ins>new</ins> end"
     )
     assert (c.added, c.removed) == (1, 1) and not c.unchanged
     assert word_changes(same, same.upper()).unchanged
@@ -211,7 +211,10 @@ def test_a_latin_title_stays_left_to_right_in_a_persian_cluster(tmp_path):
     fa = {
         d.id: d for d in sample_docs() if d.id in FA_PAIR
     }  # a Persian pair, titled in Latin script here
-    docs = [Document(i, fa[i].text, "Windows 10 (64-bit) notes", "fa") for i in FA_PAIR]
+    docs = [
+        Document(id=i, text=fa[i].text, title="Windows 10 (64-bit) notes", lang="fa")
+        for i in FA_PAIR
+    ]
     with NearDup.open(str(tmp_path / "i.db")) as nd:
         nd.index(docs)
         page = build_report(nd.engine, threshold=nd.config.threshold)
@@ -243,8 +246,8 @@ def test_without_stored_clusters_the_tags_make_clusters(tmp_path):
     finally:
         nd.close()
     assert (
-        "Clusters come from the index-time tags: in arrival order each document joins the earlier representative"
-        in page
+        "Clusters come from the index-time tags: in arrival order each document joins the "
+        "earlier representative" in page
     )
     assert f'data-cluster-id="{EN_TRIO[0]}"' in page and f'data-cluster-id="{FA_PAIR[0]}"' in page
     first = re.search(r'<span class="size">(\d+) documents</span>', page)

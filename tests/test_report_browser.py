@@ -139,13 +139,12 @@ class DevTools:
         for e in self.events:
             m, p = e.get("method"), e.get("params", {})
             if m == "Runtime.exceptionThrown":
-                out.append(
-                    f"exception: {p['exceptionDetails'].get('text')} {p['exceptionDetails'].get('exception', {}).get('description', '')}"
-                )
+                details = p["exceptionDetails"]
+                described = details.get("exception", {}).get("description", "")
+                out.append(f"exception: {details.get('text')} {described}")
             elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-                out.append(
-                    f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p.get('args', [])]}"
-                )
+                args = [a.get("value", a.get("description")) for a in p.get("args", [])]
+                out.append(f"console.{p['type']}: {args}")
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 out.append(f"log: {p['entry'].get('text')} {p['entry'].get('url', '')}")
         return out
@@ -206,7 +205,8 @@ def test_page_renders_with_charts_and_no_console_errors(report_page):
         len(sample_docs())
     )
     charts = dt.evaluate("""Array.from(document.querySelectorAll('figure.chart img')).map(
-        i => ({ok: i.complete && i.naturalWidth > 100 && i.naturalHeight > 50, w: i.getBoundingClientRect().width}))""")
+        i => ({ok: i.complete && i.naturalWidth > 100 && i.naturalHeight > 50,
+               w: i.getBoundingClientRect().width}))""")
     assert len(charts) == 3 and all(c["ok"] and c["w"] > 100 for c in charts), charts
     assert dt.evaluate("document.querySelectorAll('details.cluster').length") == 3
     assert dt.evaluate("window.__pwned === undefined"), "a title's markup ran as script"
@@ -231,10 +231,12 @@ def test_persian_cluster_renders_right_to_left(report_page):
         const en = document.querySelector('details.cluster:not([data-cluster-id^="fa-"]) .text');
         return {{dirs: texts.map(t => getComputedStyle(t).direction), langs: texts.map(t => t.lang),
                  title: titleDir, latinTitle: getComputedStyle(title).direction,
-                 changes: getComputedStyle(changes).direction, changed: changes.querySelectorAll('ins, del, .same').length,
+                 changes: getComputedStyle(changes).direction,
+                 changed: changes.querySelectorAll('ins, del, .same').length,
                  marks: m.querySelectorAll('mark.shared').length,
                  visible: texts.every(t => t.getBoundingClientRect().height > 20),
-                 firstLeft: texts[0].getBoundingClientRect().left, secondLeft: texts[1].getBoundingClientRect().left,
+                 firstLeft: texts[0].getBoundingClientRect().left,
+                 secondLeft: texts[1].getBoundingClientRect().left,
                  en: getComputedStyle(en).direction}};
     }})()""")
     assert got["dirs"] == ["rtl", "rtl"] and got["langs"] == ["fa", "fa"], got

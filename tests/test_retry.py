@@ -92,7 +92,7 @@ def test_a_request_retried_names_its_attempts():
 
 def test_a_locked_file_is_waited_for_then_refused(tmp_path):
     from neardup.engines.base import EngineError
-    from neardup.engines.embedded import _Transaction
+    from neardup.engines.embedded import Transaction
 
     path = tmp_path / "l.db"
     holder = sqlite3.connect(path, isolation_level=None)
@@ -101,9 +101,10 @@ def test_a_locked_file_is_waited_for_then_refused(tmp_path):
     other = sqlite3.connect(path, isolation_level=None, timeout=0.01)
     told = []
     with pytest.raises(EngineError, match="another process has held the write lock for 0 s"):
-        _Transaction(other, str(path), on_wait=told.append, wait=0.3).__enter__()
+        with Transaction(other, str(path), on_wait=told.append, wait=0.3):
+            pass
     assert len(told) == 1 and "waiting for another neardup process" in told[0]
     holder.execute("ROLLBACK")
-    with _Transaction(other, str(path), wait=0.3) as db:
+    with Transaction(other, str(path), wait=0.3) as db:
         db.execute("INSERT INTO t VALUES (1)")
     assert holder.execute("SELECT count(*) FROM t").fetchone() == (1,)

@@ -23,7 +23,8 @@ def test_share_of_equal_keys_estimates_resemblance():
 
 
 def test_min_match_rule_hand_values():
-    # t = 0.8, K = 84: sigma = sqrt(0.16/84) = 0.04364; (0.8 - 0.08729) * 84 = 59.87 -> 60; 0.8 * 84 = 67.2 -> 68
+    # t = 0.8, K = 84: sigma = sqrt(0.16/84) = 0.04364;
+    # (0.8 - 0.08729) * 84 = 59.87 -> 60; 0.8 * 84 = 67.2 -> 68
     assert min_matches(0.8, 84) == (60, 68)
     assert min_matches(1.0, 70) == (70, 70)
     sig = REGISTRY["minhash84"](Config(threshold=0.8), None)

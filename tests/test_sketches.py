@@ -146,7 +146,8 @@ def test_minhash_estimate_within_four_sigma(scheme, n, overlap, seed):
 def test_minhash_is_identical_across_processes():
     code = (
         "import numpy as np; from neardup.minhash import MinHash; "
-        "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}').hashvalues.tolist())"
+        "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}')"
+        ".hashvalues.tolist())"
     )
     for scheme in ("oph", "kperm"):
         here = MinHash.from_shingles(

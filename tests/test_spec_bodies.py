@@ -18,6 +18,7 @@ from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.resources import load_json
 from neardup.signer import Document, Signer
+from neardup.verify import UNBOUNDED
 
 # the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)
 SPEC_DIR = next(
@@ -250,17 +251,17 @@ def _candidate_queries(signed):
                 KeyGroup("minhash", k["minhash"]),
                 KeyGroup("simhash", k["simhash"]),
             ),
-            5,
-            2**62,
-            "a",
-            200,
+            min_shingles=5,
+            max_shingles=UNBOUNDED,
+            exclude_id="a",
+            limit=200,
         ),
         CandidateQuery(
             (KeyGroup("winnow", k["winnow"], 2), KeyGroup("minhash", k["minhash"])),
-            0,
-            50,
-            None,
-            20000,
+            min_shingles=0,
+            max_shingles=50,
+            exclude_id=None,
+            limit=20000,
         ),
     ]
 
@@ -370,10 +371,10 @@ def test_tagging_support_bodies(spec, signed):
     s = signed[0]
     q = CandidateQuery(
         (KeyGroup("minhash", tuple(int(k) for k in s.keys["minhash"]), 2),),
-        3,
-        90,
-        "a",
-        50,
+        min_shingles=3,
+        max_shingles=90,
+        exclude_id="a",
+        limit=50,
         before_seq=40,
         after_seq=2,
         representatives=True,
@@ -426,7 +427,10 @@ def test_tagging_support_bodies(spec, signed):
 @pytest.mark.parametrize("client", ["elasticsearch", "opensearchpy"])
 def test_bulk_lines(spec, signed, client):
     helpers = pytest.importorskip(f"{client}.helpers")
-    tags = {"a": Tags("a"), "b": Tags("a", "a", 0.91, True)}
+    tags = {
+        "a": Tags("a"),
+        "b": Tags(cluster_id="a", dup_of="a", max_resemblance=0.91, is_duplicate=True),
+    }
     actions = [
         dsl.index_action("docs", s, tags.get(s.id), i + 1, "2026-01-01T00:00:00.000+00:00")
         for i, s in enumerate(signed)
@@ -436,7 +440,11 @@ def test_bulk_lines(spec, signed, client):
         dsl.index_action("articles", signed[0], None, 9, "2026-01-01T00:00:00.000+00:00", adopted)
     )
     actions += [
-        dsl.update_tags_action("docs", "a", Tags("a", None, 0.0, False)),
+        dsl.update_tags_action(
+            "docs",
+            "a",
+            Tags(cluster_id="a", dup_of=None, max_resemblance=0.0, is_duplicate=False),
+        ),
         dsl.delete_action("docs", "c"),
         dsl.cluster_action(
             "docs",

@@ -149,7 +149,8 @@ def test_read_only_storage_is_one_line(tmpfs, tmp_path):
     [
         (
             429,
-            "index [t] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]",
+            "index [t] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage "
+            "watermark, index has read-only-allow-delete block]",
         ),
         (403, "index [t] blocked by: [FORBIDDEN/8/index write (api)]"),
     ],

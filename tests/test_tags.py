@@ -73,7 +73,7 @@ def fresh_tags(docs: list[Document], batch_size: int = 3) -> dict[str, tuple]:
         return tags_of(ref, [d.id for d in docs])
 
 
-# -- the rule on small hand-made cases ----------------------------------------------------------------
+# -- the rule on small hand-made cases -------------------------------------------------------------
 @pytest.fixture
 def nd(engine_target):
     target, opts = engine_target
@@ -185,7 +185,13 @@ def test_connected_components_chain_and_are_labelled_as_such(nd):
 
 def test_export_unique_writes_one_document_per_cluster(nd):
     docs = [
-        Document(f"d{i}", edit(base_text(i // 3), i, i % 3), f"title {i}", None, {"source": "s"})
+        Document(
+            id=f"d{i}",
+            text=edit(base_text(i // 3), i, i % 3),
+            title=f"title {i}",
+            lang=None,
+            fields={"source": "s"},
+        )
         for i in range(12)
     ]
     nd.index(docs, progress=None)
@@ -219,7 +225,7 @@ def test_show_a_member_and_a_representative(nd):
         nd.show("zzz")
 
 
-# -- the invariant, as a state machine -------------------------------------------------------------------
+# -- the invariant, as a state machine -------------------------------------------------------------
 class TagMachine(RuleBasedStateMachine):
     """Random index / re-index / resume / update / delete; tags must always equal a fresh index."""
 

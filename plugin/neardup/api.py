@@ -3,7 +3,8 @@
 >>> from neardup import NearDup, Document
 >>> nd = NearDup.open(":memory:")
 >>> nd.index([Document("a", "the quick brown fox jumps over the lazy dog again and again"),
-...           Document("b", "the quick brown fox jumps over the lazy dog again and again!")], progress=None).duplicates
+...           Document("b", "the quick brown fox jumps over the lazy dog again and again!")],
+...          progress=None).duplicates
 1
 >>> nd.show("b").representative
 'a'
@@ -125,8 +126,9 @@ class Comparison:
     ]  # canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
-    #: each side too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`):
-    #: then ``exact_equal`` needs the same raw words, not only the same canonical tokens
+    #: each side too short for the shingle size to tell texts apart
+    #: (:func:`~neardup.signer.too_short`): then ``exact_equal`` needs the same raw words, not
+    #: only the same canonical tokens
     too_short_a: bool = False
     too_short_b: bool = False
     #: canonical tokens of each side
@@ -148,7 +150,8 @@ class DocumentTags:
     representative: str | None  # its representative (itself for a representative)
     resemblance: float | None  # to the representative (None for a representative)
     members: list[tuple[str, float]] = field(default_factory=list)  # a representative's members
-    too_short: bool = False  # too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`)
+    #: too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`)
+    too_short: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         t = self.tags
@@ -220,7 +223,8 @@ class NearDup:
         create: bool = True,
         **engine_opts: Any,
     ) -> "NearDup":
-        """Open (or create) the index at ``target``: a SQLite path or an Elasticsearch/OpenSearch URL."""
+        """Open (or create) the index at ``target``: a SQLite path or an
+        Elasticsearch/OpenSearch URL."""
         engine = open_engine(target, **engine_opts)
         cfg = engine.open(config, create=create)
         return cls(engine, cfg)
@@ -271,7 +275,8 @@ class NearDup:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
         ``checked``: every document passed :func:`~neardup.validate.check_document` already
         (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
-        ``stop``: asked after each stored batch; true ends the run there (see :func:`neardup.ingest.run`).
+        ``stop``: asked after each stored batch; true ends the run there
+        (see :func:`neardup.ingest.run`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place
         and what depended on them re-tagged, new ones are tagged by the cluster rule
@@ -317,9 +322,10 @@ class NearDup:
             from .engines.base import EngineError
 
             raise EngineError(
-                f"{self.engine.location} is an index neardup attached in place: its documents are your own, and "
-                f"deleting {len(ids)} of them would remove them from it for good, with all their fields (not "
-                "only neardup's). Give --yes-delete-source-documents (delete_source_documents=True) to delete them"
+                f"{self.engine.location} is an index neardup attached in place: its documents "
+                f"are your own, and deleting {len(ids)} of them would remove them from it for "
+                "good, with all their fields (not only neardup's). Give "
+                "--yes-delete-source-documents (delete_source_documents=True) to delete them"
             )
         report = DeleteReport()
         with self.engine.writer():
@@ -480,7 +486,7 @@ class NearDup:
         d = self.engine.get([doc_id], text=True).get(doc_id)
         if d is None:
             raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
-        return Document(d.id, d.text or "", d.title, d.lang, d.fields)
+        return Document(id=d.id, text=d.text or "", title=d.title, lang=d.lang, fields=d.fields)
 
     # -- a document's tags and the collection ------------------------------------------------
     def show(self, doc_id: str) -> DocumentTags:
@@ -531,7 +537,8 @@ class NearDup:
         best first: :func:`rapidfuzz.fuzz.WRatio` >= ``cutoff`` over every stored id.
 
         >>> nd = NearDup.open(":memory:")
-        >>> _ = nd.index([Document("news/2024/a.txt", "one text of words"), Document("b", "another text here")])
+        >>> _ = nd.index([Document("news/2024/a.txt", "one text of words"),
+        ...               Document("b", "another text here")])
         >>> nd.similar_ids("news/2024/a.tx")
         ['news/2024/a.txt']
         """
@@ -653,7 +660,8 @@ class NearDup:
         threshold: float | None = None,
         pool: int | None = None,
     ) -> list[Hit]:
-        """Full-text search; with ``dedupe`` near-duplicates among the top hits fold under the best one.
+        """Full-text search; with ``dedupe`` near-duplicates among the top hits fold under the
+        best one.
 
         A tagged index folds by ``cluster_id`` (the engine's ``collapse`` where it has one):
         the clusters of the cluster rule. With an explicit ``threshold`` (or untagged hits),

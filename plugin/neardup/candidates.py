@@ -115,7 +115,14 @@ class CandidateRule:
                     groups.append(KeyGroup(f, _keys(sample), need))
         lo, hi = length_bounds(n_shingles, t, mode)
         return CandidateQuery(
-            tuple(groups), lo, hi, exclude_id, limit, before_seq, after_seq, representatives
+            groups=tuple(groups),
+            min_shingles=lo,
+            max_shingles=hi,
+            exclude_id=exclude_id,
+            limit=limit,
+            before_seq=before_seq,
+            after_seq=after_seq,
+            representatives=representatives,
         )
 
     # -- the same test on two documents in memory ----------------------------------------------

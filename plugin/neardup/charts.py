@@ -85,7 +85,8 @@ def binned_histogram(
     marker: float | None = None,
     marker_label: str = "",
 ) -> str:
-    """Pre-counted bins (``len(edges) - 1`` counts per series), stacked, with an optional vertical marker."""
+    """Pre-counted bins (``len(edges) - 1`` counts per series), stacked, with an optional
+    vertical marker."""
     fig, ax = _figure(title, xlabel, ylabel)
     widths = [b - a for a, b in pairwise(edges)]
     bottom = [0] * (len(edges) - 1)

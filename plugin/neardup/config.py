@@ -40,12 +40,14 @@ Digits = Literal["unify", "drop", "keep"]  # unify: to ASCII
 Stem = Literal["none", "snowball", "lemma"]  # snowball: ru, en; lemma: ru (pymorphy3)
 Shingle = Literal["word", "char"]
 MinhashScheme = Literal["oph", "kperm"]  # one permutation + densification | K permutations
-#: Persian runs: cut at content-defined anchors | compounds joined | as written (neardup.canonical.persian)
+#: Persian runs (neardup.canonical.persian): cut at content-defined anchors | compounds joined |
+#: as written
 FaSegmentation = Literal["anchors", "join", "none"]
 #: Joins the "join" segmentation may make: a lexicon word, a productive first / second part
 FaJoinRule = Literal["first", "lexicon", "second"]
 
-#: setting -> its allowed values, checked by :class:`Config` (and the ones a CLI option should offer)
+#: setting -> its allowed values, checked by :class:`Config` (and the ones a CLI option should
+#: offer)
 CHOICES: dict[str, tuple[str, ...]] = {
     "digits": get_args(Digits),
     "stem": get_args(Stem),
@@ -179,7 +181,8 @@ class Config:
                 raise ConfigError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
         if self.default_lang != "auto" and not is_language_code(self.default_lang):
             raise ConfigError(
-                f"default_lang must be auto or a language code (en, de, ar, zh, ...), not {self.default_lang!r}"
+                "default_lang must be auto or a language code (en, de, ar, zh, ...), "
+                f"not {self.default_lang!r}"
             )
         known = set(BUILTIN_SIGNATURES) | set(FAMILY_SIGNATURES)
         unknown = set(self.signatures) - known
@@ -196,7 +199,8 @@ class Config:
         for lang, w in ((None, self.shingle_size), *self.shingle_size_by_lang):
             if not 1 <= int(w) <= (10 if self.shingle == "word" else 32):
                 raise ConfigError(
-                    f"shingle size {w} for {lang or 'all languages'} is out of range (word: 1..10, char: 1..32)"
+                    f"shingle size {w} for {lang or 'all languages'} is out of range "
+                    "(word: 1..10, char: 1..32)"
                 )
         checks = (
             (self.mod_m >= 1, f"mod_m must be >= 1, not {self.mod_m}"),
@@ -215,7 +219,8 @@ class Config:
             ),
             (
                 len(self.fa_anchors) == 3 and min(self.fa_anchors[:2], default=0) >= 1,
-                f"fa_anchors must be (first_mod >= 1, second_mod >= 1, seed), not {self.fa_anchors!r}",
+                "fa_anchors must be (first_mod >= 1, second_mod >= 1, seed), "
+                f"not {self.fa_anchors!r}",
             ),
         )
         for ok, message in checks:
@@ -223,7 +228,8 @@ class Config:
                 raise ConfigError(message)
 
     def _resolve_lsh(self) -> None:
-        """Fix bands, rows and min_match: given ones checked, missing ones chosen for the threshold."""
+        """Fix bands, rows and min_match: given ones checked, missing ones chosen for the
+        threshold."""
         if self.bands and self.rows:
             if self.bands * self.rows > self.num_perm:
                 raise ConfigError(
@@ -241,7 +247,8 @@ class Config:
 
             if self.min_match > min(self.max_bands, self.num_perm):
                 raise ConfigError(
-                    f"min_match = {self.min_match} exceeds max_bands = {self.max_bands} (or num_perm)"
+                    f"min_match = {self.min_match} exceeds max_bands = {self.max_bands} "
+                    "(or num_perm)"
                 )
             b, r, m = optimal_lsh(
                 self.threshold,
@@ -323,5 +330,6 @@ class Config:
         if diff:
             shown = ", ".join(f"{k}: index has {b.get(k)!r}, asked {a[k]!r}" for k in diff[:6])
             raise ConfigMismatch(
-                f"{where} was built with other settings ({shown}); open it without settings to use its own, or build a new index"
+                f"{where} was built with other settings ({shown}); open it without settings "
+                "to use its own, or build a new index"
             )

@@ -52,18 +52,26 @@ class Product:
 
 PRODUCTS: dict[str, Product] = {
     "kibana": Product(
-        "Kibana",
-        "kbn-xsrf",
-        "8.0.0",
-        {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"},
-        False,
+        name="Kibana",
+        xsrf_header="kbn-xsrf",
+        core_migration_version="8.0.0",
+        migration_versions={
+            "index-pattern": "7.6.0",
+            "visualization": "7.10.0",
+            "dashboard": "7.9.3",
+        },
+        index_pattern_fields=False,
     ),
     "opensearch-dashboards": Product(
-        "OpenSearch Dashboards",
-        "osd-xsrf",
-        None,
-        {"index-pattern": "7.6.0", "visualization": "7.10.0", "dashboard": "7.9.3"},
-        True,
+        name="OpenSearch Dashboards",
+        xsrf_header="osd-xsrf",
+        core_migration_version=None,
+        migration_versions={
+            "index-pattern": "7.6.0",
+            "visualization": "7.10.0",
+            "dashboard": "7.9.3",
+        },
+        index_pattern_fields=True,
     ),
 }
 
@@ -166,11 +174,11 @@ def mapped_fields(mapping: Mapping[str, Any]) -> dict[str, FieldSpec]:
 
 def _spec(name: str, spec: Mapping[str, Any], parent: str | None = None) -> FieldSpec:
     return FieldSpec(
-        name,
-        spec.get("type", "object"),
-        spec.get("index", True) is not False,
-        spec.get("doc_values", True) is not False,
-        parent,
+        name=name,
+        es_type=spec.get("type", "object"),
+        indexed=spec.get("index", True) is not False,
+        doc_values=spec.get("doc_values", True) is not False,
+        parent=parent,
     )
 
 
@@ -217,7 +225,8 @@ def _glob(pattern: str, name: str) -> bool:
 
 
 def source_field(mapping: Mapping[str, Any], name: str) -> FieldSpec:
-    """The aggregatable field for the user's source field (``fields.site`` -> itself or ``.keyword``)."""
+    """The aggregatable field for the user's source field (``fields.site`` -> itself or
+    ``.keyword``)."""
     fields = mapped_fields(mapping)
     for candidate in (name, name + ".keyword"):
         spec = fields.get(candidate)
@@ -238,9 +247,10 @@ def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], st
     (``neardup attach --order-field``), else ``neardup.indexed_at``. ``engine`` is an open
     :class:`~neardup.engines.elastic.ElasticEngine`."""
 
+    from .engines.transport import response_body
+
     def mapping(index: str) -> Mapping[str, Any]:
-        m = engine.client.indices.get_mapping(index=index)
-        m = getattr(m, "body", m)
+        m = response_body(engine.client.indices.get_mapping(index=index))
         return next(iter(m.values()))["mappings"]
 
     docs, clusters = mapping(engine.index), mapping(engine.clusters_index)
@@ -415,22 +425,27 @@ def visualizations(
     dup_split = _terms("3", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")
     return [
         Visualization(
-            "summary",
-            "Documents and duplicates",
-            "Documents in the index, split into duplicates (true) and first copies (false).",
-            False,
-            "metric",
-            _metric_params(),
-            [count, _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key")],
+            role="summary",
+            title="Documents and duplicates",
+            description="Documents in the index, split into duplicates (true) and first copies "
+            "(false).",
+            on_clusters=False,
+            vis_type="metric",
+            params=_metric_params(),
+            aggs=[
+                count,
+                _terms("2", "group", "neardup.is_duplicate", 2, "Duplicate", order_by="_key"),
+            ],
         ),
         Visualization(
-            "cluster-summary",
-            "Clusters",
-            "Stored near-duplicate clusters, the documents in them and their mean resemblance.",
-            True,
-            "metric",
-            _metric_params(),
-            [
+            role="cluster-summary",
+            title="Clusters",
+            description="Stored near-duplicate clusters, the documents in them and their mean "
+            "resemblance.",
+            on_clusters=True,
+            vis_type="metric",
+            params=_metric_params(),
+            aggs=[
                 _agg("1", "count", "metric", customLabel="Clusters"),
                 _agg("2", "sum", "metric", field="size", customLabel="Documents in clusters"),
                 _agg(
@@ -439,13 +454,14 @@ def visualizations(
             ],
         ),
         Visualization(
-            "share-over-time",
-            "Share of duplicates over time",
-            "Share of indexed documents tagged as near-duplicates of an earlier one, by indexing time.",
-            False,
-            "area",
-            _xy_params("area", "Share of documents", mode="percentage", stacked=True),
-            [
+            role="share-over-time",
+            title="Share of duplicates over time",
+            description="Share of indexed documents tagged as near-duplicates of an earlier one, "
+            "by indexing time.",
+            on_clusters=False,
+            vis_type="area",
+            params=_xy_params("area", "Share of documents", mode="percentage", stacked=True),
+            aggs=[
                 count,
                 _agg(
                     "2",
@@ -461,13 +477,13 @@ def visualizations(
             ],
         ),
         Visualization(
-            "cluster-sizes",
-            "Cluster-size distribution",
-            "Number of clusters of each size (documents per cluster).",
-            True,
-            "histogram",
-            _xy_params("histogram", "Clusters", legend=False),
-            [
+            role="cluster-sizes",
+            title="Cluster-size distribution",
+            description="Number of clusters of each size (documents per cluster).",
+            on_clusters=True,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Clusters", legend=False),
+            aggs=[
                 _agg("1", "count", "metric", customLabel="Clusters"),
                 _agg(
                     "2",
@@ -483,12 +499,13 @@ def visualizations(
             ],
         ),
         Visualization(
-            "top-clusters",
-            "Top clusters",
-            "The largest clusters: size, title of the representative document, mean resemblance.",
-            True,
-            "table",
-            {
+            role="top-clusters",
+            title="Top clusters",
+            description="The largest clusters: size, title of the representative document, "
+            "mean resemblance.",
+            on_clusters=True,
+            vis_type="table",
+            params={
                 "perPage": 20,
                 "showPartialRows": False,
                 "showMetricsAtAllLevels": False,
@@ -497,7 +514,7 @@ def visualizations(
                 "percentageCol": "",
                 "sort": {"columnIndex": None, "direction": None},
             },
-            [
+            aggs=[
                 _agg("1", "max", "metric", field="size", customLabel="Size"),
                 _agg(
                     "2",
@@ -517,31 +534,41 @@ def visualizations(
             ],
         ),
         Visualization(
-            "by-language",
-            "Duplicates by language",
-            "Documents per language, duplicates (true) stacked on first copies (false).",
-            False,
-            "histogram",
-            _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", "neardup.lang", 10, "Language", other=True), dup_split],
+            role="by-language",
+            title="Duplicates by language",
+            description="Documents per language, duplicates (true) stacked on first copies "
+            "(false).",
+            on_clusters=False,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Documents", stacked=True),
+            aggs=[
+                count,
+                _terms("2", "segment", "neardup.lang", 10, "Language", other=True),
+                dup_split,
+            ],
         ),
         Visualization(
-            "by-source",
-            f"Duplicates by {source_label}",
-            f"Documents per value of {source.name}, duplicates (true) stacked on first copies (false).",
-            False,
-            "histogram",
-            _xy_params("histogram", "Documents", stacked=True),
-            [count, _terms("2", "segment", source.name, 15, source_label, other=True), dup_split],
+            role="by-source",
+            title=f"Duplicates by {source_label}",
+            description=f"Documents per value of {source.name}, duplicates (true) stacked on first "
+            "copies (false).",
+            on_clusters=False,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Documents", stacked=True),
+            aggs=[
+                count,
+                _terms("2", "segment", source.name, 15, source_label, other=True),
+                dup_split,
+            ],
         ),
         Visualization(
-            "resemblance",
-            "Resemblance of duplicates",
-            "Highest verified resemblance of each duplicate to an earlier document.",
-            False,
-            "histogram",
-            _xy_params("histogram", "Duplicates", legend=False),
-            [
+            role="resemblance",
+            title="Resemblance of duplicates",
+            description="Highest verified resemblance of each duplicate to an earlier document.",
+            on_clusters=False,
+            vis_type="histogram",
+            params=_xy_params("histogram", "Duplicates", legend=False),
+            aggs=[
                 _agg("1", "count", "metric", customLabel="Duplicates"),
                 _agg(
                     "2",
@@ -686,7 +713,10 @@ def saved_objects(
                     "title": DASHBOARD_TITLE
                     if index == "neardup"
                     else f"{DASHBOARD_TITLE} ({index})",
-                    "description": f"Near-duplicate documents of the {index} index and the clusters in {clusters_index}.",
+                    "description": (
+                        f"Near-duplicate documents of the {index} index "
+                        f"and the clusters in {clusters_index}."
+                    ),
                     "hits": 0,
                     "version": 1,
                     "panelsJSON": _dumps(panels),
@@ -743,7 +773,8 @@ def export(
 def detect_target(
     url: str, *, headers: Mapping[str, str] | None = None, http: Any = None, timeout: float = 10.0
 ) -> str:
-    """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of ``/api/status``."""
+    """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of
+    ``/api/status``."""
     http = http or _pool(None, True)
     resp = _request(
         http,
@@ -786,9 +817,10 @@ def install(
 
     ``ndjson`` defaults to :func:`export` of ``index`` for the target product (``auto``:
     asked from the server). ``space`` is a Kibana space; ``tenant`` an OpenSearch security
-    tenant (``global``, ``private`` or a custom one; sent as the ``securitytenant`` header). Retries connection errors, 429 and 5xx with exponential
-    backoff, then raises :class:`DashboardError`; an import the server answers with errors
-    raises too, naming each refused object. Returns the server's answer (``successCount`` ...).
+    tenant (``global``, ``private`` or a custom one; sent as the ``securitytenant`` header).
+    Retries connection errors, 429 and 5xx with exponential backoff, then raises
+    :class:`DashboardError`; an import the server answers with errors raises too, naming each
+    refused object. Returns the server's answer (``successCount`` ...).
     """
     headers: dict[str, str] = {}
     if api_key:
@@ -831,7 +863,8 @@ def install(
     if not answer.get("success", False):
         problems = (
             "; ".join(
-                f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): {json.dumps(e.get('error'))}"
+                f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): "
+                f"{json.dumps(e.get('error'))}"
                 for e in answer.get("errors", [])
             )
             or json.dumps(answer)[:500]

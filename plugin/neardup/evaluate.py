@@ -147,7 +147,7 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
             raise EvaluationError(
                 f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)"
             )
-    return Corpus(ids, texts, langs, labels if has_pairs else None)
+    return Corpus(ids=ids, texts=texts, langs=langs, labels=labels if has_pairs else None)
 
 
 def _jsonl(path: str | Path, limit: int | None = None):
@@ -201,7 +201,8 @@ def load_label_csv(path: str | Path, corpus: Corpus) -> tuple[set[Pair], set[Pai
     1/true/yes/duplicate or 0/false/no. Errors name the file and line.
 
     >>> import tempfile, os
-    >>> f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False); _ = f.write("id_a,id_b,label\\nx,y,1\\ny,z,false\\n"); f.close()
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    >>> _ = f.write("id_a,id_b,label\\nx,y,1\\ny,z,false\\n"); f.close()
     >>> load_label_csv(f.name, Corpus(["x", "y", "z"], ["", "", ""], [None] * 3)); os.unlink(f.name)
     ({(0, 1)}, {(1, 2)})
     """
@@ -235,7 +236,8 @@ def load_label_csv(path: str | Path, corpus: Corpus) -> tuple[set[Pair], set[Pai
             kind = label.lower()
             if kind not in POSITIVE_LABELS and kind not in NEGATIVE_LABELS:
                 raise EvaluationError(
-                    f"{path}:{n}: label {label!r} is neither 1/true (duplicates) nor 0/false (not duplicates)"
+                    f"{path}:{n}: label {label!r} is neither 1/true (duplicates) "
+                    "nor 0/false (not duplicates)"
                 )
             i, j = sorted((index[a], index[b]))
             if i != j:
@@ -277,7 +279,18 @@ def confusion(truth: set[Pair], found: set[Pair], m: int, threshold: float = 0.0
     p = a / (a + b) if a + b else 0.0
     r = a / (a + c) if a + c else 0.0
     f = 2 * p * r / (p + r) if p + r else 0.0
-    return Counts(threshold, len(truth), len(found), a, c, b, r, p, f, (a + d) / m if m else 0.0)
+    return Counts(
+        threshold=threshold,
+        truth=len(truth),
+        found=len(found),
+        common=a,
+        unique_truth=c,
+        unique_method=b,
+        recall=r,
+        precision=p,
+        f1=f,
+        accuracy=(a + d) / m if m else 0.0,
+    )
 
 
 def ac1(x: set[Pair], y: set[Pair], m: int) -> float:
@@ -375,14 +388,16 @@ def parse_method(name: str) -> MethodSpec:
     if head == "engine":
         if tail and tail not in ("exact", "minhash", "simhash", "winnow") and tail not in REGISTRY:
             raise EvaluationError(
-                f"engine field {tail!r} is not a signature; known: exact, minhash, simhash, winnow, {', '.join(REGISTRY)}"
+                f"engine field {tail!r} is not a signature; known: exact, minhash, simhash, "
+                f"winnow, {', '.join(REGISTRY)}"
             )
         return MethodSpec(name, "engine", tail or None)
     if head not in REGISTRY:
         raise EvaluationError(
-            f"unknown method {name!r}; use engine, engine:FIELD, or one of {', '.join(REGISTRY)} (optionally NAME:PART)"
+            f"unknown method {name!r}; use engine, engine:FIELD, or one of "
+            f"{', '.join(REGISTRY)} (optionally NAME:PART)"
         )
-    return MethodSpec(name, "signature", head, tail or None)
+    return MethodSpec(name=name, kind="signature", signature=head, part=tail or None)
 
 
 def resolve_part(sig, part: str | None) -> str | None:
@@ -393,7 +408,8 @@ def resolve_part(sig, part: str | None) -> str | None:
         return sig.components[int(part) - 1]
     if part not in sig.components:
         raise EvaluationError(
-            f"signature {sig.name!r} has no part {part!r}; parts: {', '.join(sig.components)} (or 1..{len(sig.components)})"
+            f"signature {sig.name!r} has no part {part!r}; parts: {', '.join(sig.components)} "
+            f"(or 1..{len(sig.components)})"
         )
     return part
 
@@ -503,7 +519,8 @@ def _engine_pairs(
             )
             if report.failed:
                 raise EvaluationError(
-                    f"the engine refused {len(report.failed)} document(s), first: {report.failed[0].id}: {report.failed[0].reason}"
+                    f"the engine refused {len(report.failed)} document(s), "
+                    f"first: {report.failed[0].id}: {report.failed[0].reason}"
                 )
         engine.refresh()
         pos = {d: i for i, d in enumerate(corpus.ids)}
@@ -623,7 +640,14 @@ def evaluate(
 
     m = len(labelled) if labelled is not None else n_pairs(len(scope))
     ev = Evaluation(
-        name, len(corpus), len(scope), m, truth, thresholds, prepare_seconds, truth_seconds
+        corpus=name,
+        documents=len(corpus),
+        scope=len(scope),
+        pairs=m,
+        truth_kind=truth,
+        thresholds=thresholds,
+        prepare_seconds=prepare_seconds,
+        truth_seconds=truth_seconds,
     )
     truth_sets = {t: set(v) for t, v in true_pairs.items()}
     _score(ev, results, truth_sets)
@@ -706,7 +730,8 @@ def _band_rows(
     truth_sets: dict[float, set[Pair]],
     thresholds: Sequence[float],
 ) -> list[dict[str, Any]]:
-    """Recall, precision and F1 within each length band (``band[i]``: document i's band, or None)."""
+    """Recall, precision and F1 within each length band (``band[i]``: document i's band, or
+    None)."""
     out = []
     for b in [band_of(lo) for lo, _ in BANDS]:
         docs = sum(1 for x in band if x == b)
@@ -758,8 +783,10 @@ def to_markdown(ev: Evaluation) -> str:
     }[ev.truth_kind]
     out = [
         f"## Evaluation of {ev.corpus or 'corpus'}",
-        f"{ev.documents} documents ({ev.scope} scored, {ev.pairs} pairs); ground truth: {truth_name}. "
-        f"Canonicalizing and shingling: {ev.prepare_seconds:.1f} s; ground truth: {ev.truth_seconds:.1f} s.",
+        f"{ev.documents} documents ({ev.scope} scored, {ev.pairs} pairs); "
+        f"ground truth: {truth_name}. "
+        f"Canonicalizing and shingling: {ev.prepare_seconds:.1f} s; "
+        f"ground truth: {ev.truth_seconds:.1f} s.",
     ]
     header = [
         "Threshold",

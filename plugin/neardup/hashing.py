@@ -39,9 +39,9 @@ def hash_runs(
 
         a_1 = u_0 xor seed,   a_{j+1} = fmix64(a_j * C + u_j),   h = fmix64(a_n xor size)
 
-    with C = :data:`neardup.mixing.GOLDEN` and size = n unless ``sizes`` gives it; the hash depends on the
-    order of the units and on the size. One compiled pass over the runs
-    (:func:`neardup.kernels.hash_runs`): about 4 ns a unit.
+    with C = :data:`neardup.mixing.GOLDEN` and size = n unless ``sizes`` gives it; the hash
+    depends on the order of the units and on the size. One compiled pass over the runs
+    (:func:`neardup.hashing_compiled.hash_runs`): about 4 ns a unit.
 
     >>> u = np.array([7, 8, 9], dtype=np.uint64)
     >>> h = hash_runs(u, np.array([0, 1, 0]), np.array([2, 2, 3]))
@@ -50,7 +50,7 @@ def hash_runs(
     """
     from .loops import loops
 
-    kernels = loops()
+    kernels = loops("neardup.hashing_compiled")
 
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -122,7 +122,8 @@ def derived_seeds(seed: int, n: int, salt: bytes = b"") -> np.ndarray:
     """n independent 64-bit seeds derived from ``seed``: xxh64(salt + k, seed).
 
     >>> s = derived_seeds(1, 3, b"perm")
-    >>> len(set(s.tolist())), int(s[2]) == xxhash.xxh64_intdigest(b"perm" + (2).to_bytes(4, "little"), 1)
+    >>> third = xxhash.xxh64_intdigest(b"perm" + (2).to_bytes(4, "little"), 1)
+    >>> len(set(s.tolist())), int(s[2]) == third
     (3, True)
     """
     return np.fromiter(
@@ -136,7 +137,7 @@ class KeySet:
     """A fixed set of uint64 hashes: its sorted members, searched by :meth:`contains`, and
     the same members in an open-addressing table with linear probing (Knuth, TAOCP 6.4,
     Algorithm L) for compiled lookups (:attr:`probing`, read by
-    :func:`neardup.kernels.kept_tokens`): 2^b >= 4n slots, each member at the first free
+    :func:`neardup.canonical.letters_compiled.kept_tokens`): 2^b >= 4n slots, each member at the first free
     slot from ``h & (2^b - 1)``, the free ones holding ``empty``, the least value that is not
     a member. A few KB for a stop list, so lookups stay in the CPU cache.
 

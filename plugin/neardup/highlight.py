@@ -60,7 +60,8 @@ def shingle_spans(
 def shared_spans(
     text: str, config: Config, other: np.ndarray, lang: str | None = None
 ) -> list[tuple[int, int]]:
-    """Merged raw spans of the shingles of ``text`` whose hashes are in ``other`` (sorted or not)."""
+    """Merged raw spans of the shingles of ``text`` whose hashes are in ``other`` (sorted or
+    not)."""
     seq, spans = shingle_spans(text, config, lang)
     return merge(spans[np.isin(seq, other)])
 
@@ -137,7 +138,14 @@ def shared_passages(
     mb = _marked(_prefix(b, max_words, margin), config, lang_b, set_a)
     html_a, _, words_a, cut_a = render(a, ma, max_words)
     html_b, shared_b, words_b, cut_b = render(b, mb, max_words)
-    return WordDiff(html_a, html_b, shared_b, words_a, words_b, cut_a or cut_b)
+    return WordDiff(
+        a_html=html_a,
+        b_html=html_b,
+        shared_words=shared_b,
+        words_a=words_a,
+        words_b=words_b,
+        truncated=cut_a or cut_b,
+    )
 
 
 def _prefix(text: str, max_words: int | None, margin: int) -> str:

@@ -31,7 +31,7 @@ import numpy as np
 
 from .allocator import keep_freed_memory
 from .config import Config
-from .engines.base import Engine, Failure, StoredDoc, Tags
+from .engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
 from .signer import Document, PackedBatch, Signed, Signer, pack, unpack
 from .tagging import Tagger
 
@@ -92,13 +92,18 @@ class Ingest:
         self.engine = engine
         self.tagger = tagger
 
-    def store(self, signed: list[Signed], report: IndexReport) -> None:
+    def store(
+        self, signed: list[Signed], report: IndexReport, prepared: PreparedBatch | None = None
+    ) -> None:
+        """Store a signed batch (``prepared``: what the engine made of it in advance)."""
         already = len(report.failed)
-        self._store(signed, report)
+        self._store(signed, report, prepared)
         failed = {f.id for f in report.failed[already:]}
         report.wordless += sum(1 for s in signed if s.wordless and s.id not in failed)
 
-    def _store(self, signed: list[Signed], report: IndexReport) -> None:
+    def _store(
+        self, signed: list[Signed], report: IndexReport, prepared: PreparedBatch | None
+    ) -> None:
         with self.engine.writer():
             existing = self.engine.get([s.id for s in signed], text=True)
             new, updates, refresh = [], [], []
@@ -118,22 +123,24 @@ class Ingest:
                 if existing[s.id].tags is not None
             }
             if refresh:
-                report.failed.extend(self.engine.put(refresh, kept))
+                report.failed.extend(self.engine.put(refresh, kept, prepared=prepared))
             if updates:
-                failures = self.engine.put(updates, kept)
+                failures = self.engine.put(updates, kept, prepared=prepared)
                 report.failed.extend(failures)
                 failed = {f.id for f in failures}
                 ok = [s.id for s in updates if s.id not in failed]
                 report.updated += len(ok)
                 if self.tagger is not None and ok:
                     report.retagged += len(self.tagger.repair((), ok) - set(ok))
-            self._store_new(new, report)
+            self._store_new(new, report, prepared)
 
-    def _store_new(self, new: list[Signed], report: IndexReport) -> None:
+    def _store_new(
+        self, new: list[Signed], report: IndexReport, prepared: PreparedBatch | None
+    ) -> None:
         if not new:
             return
         tags = self.tagger.tag_ordered(new) if self.tagger is not None else {}
-        failures = self.engine.put(new, tags)
+        failures = self.engine.put(new, tags, prepared=prepared)
         failed = {f.id for f in failures}
         if failed and self.tagger is not None and any(t.dup_of in failed for t in tags.values()):
             # a document this batch joined was refused: tag the stored ones again without it
@@ -204,20 +211,20 @@ def signed_batches(
     docs: Iterable[Document],
     batch_size: int,
     workers: int,
-    encoder: Callable[[Sequence[Signed]], None] | None = None,
+    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
     checked: bool = False,
-) -> Iterator[tuple[list[Document], list[Signed], list[Failure]]]:
-    """(batch, signed, failures) in input order; ``workers`` > 0 signs in that many processes
+) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
+    """(batch, signed, failures, prepared) in input order; ``workers`` > 0 signs in that many processes
     while the caller stores, 0 signs here. A single batch is signed here. Forked workers
     start with the tables this process makes first (:meth:`~neardup.signer.Signer.warm_up`,
     without the compiled loops: each worker loads those while this one reads ahead) and sign
     every batch; spawned workers start from a fresh interpreter, so the first batch is
     signed here meanwhile. Forked workers get the first batch in growing pieces
     (:func:`pieces`), so that storing starts as soon as they have started. The workers also
-    run ``encoder`` (the engine's :meth:`~neardup.engines.base.Engine.key_encoder`) on what
-    they sign. ``checked``: as for :func:`sign_batch`. If reading fails midway, what was
+    run ``preparer`` (the engine's :meth:`~neardup.engines.base.Engine.batch_preparer`) on
+    what they sign: ``prepared`` (None for a batch signed here). ``checked``: as for :func:`sign_batch`. If reading fails midway, what was
     read comes out first."""
-    sign = functools.partial(sign_batch, checked=checked)
+    sign = functools.partial(_sign_here, checked=checked)
     it = batches(docs, batch_size)
     first = next(it, None)
     if first is None:
@@ -252,7 +259,7 @@ def signed_batches(
         workers,
         mp_context=multiprocessing.get_context(method),
         initializer=_init_worker,
-        initargs=(config, signer.context, os.getpid(), encoder, checked),
+        initargs=(config, signer.context, os.getpid(), preparer, checked),
     )
     try:
         while True:
@@ -309,8 +316,8 @@ def _interrupts_held() -> Iterator[None]:
 def _next_signed(
     pending: deque,
     signer: Signer,
-    sign: Callable[[Signer, list[Document]], tuple[list[Signed], list[Failure]]],
-) -> tuple[list[Document], list[Signed], list[Failure]]:
+    sign: Callable[[Signer, list[Document]], tuple],
+) -> tuple:
     """The first of ``pending`` ((batch, future or what this process signed) in input order),
     signed. Instead of waiting for a worker, this process signs the earliest batch no worker
     has started yet (taken back from the pool), as long as there is one: niced workers on a
@@ -358,7 +365,7 @@ def start_method() -> str:
 
 
 _worker_signer: Signer | None = None
-_worker_encoder: Callable[[Sequence[Signed]], None] | None = None
+_worker_preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None
 _worker_checked = False
 #: Signing workers run at a lower priority than the process that tags and stores: that one
 #: takes the batches in order, one at a time, so every moment it waits for a CPU the whole
@@ -370,13 +377,13 @@ def _init_worker(
     config: Config,
     context: dict[str, Any],
     parent: int,
-    encoder: Callable[[Sequence[Signed]], None] | None = None,
+    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
     checked: bool = False,
 ) -> None:
-    global _worker_signer, _worker_encoder, _worker_checked
+    global _worker_signer, _worker_preparer, _worker_checked
     keep_freed_memory()  # (a forked worker has its parent's setting; a spawned one sets it)
     _worker_signer = Signer(config, context)
-    _worker_encoder = encoder
+    _worker_preparer = preparer
     _worker_checked = checked
     with contextlib.suppress(OSError, AttributeError):
         os.nice(_WORKER_NICENESS)
@@ -400,21 +407,32 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
     os._exit(1)
 
 
-def _sign_in_worker(docs: list[Document]) -> tuple[PackedBatch, list[Failure]]:
+def _sign_here(
+    signer: Signer, docs: list[Document], checked: bool = False
+) -> tuple[list[Signed], list[Failure], None]:
+    """:func:`sign_batch` in this process: nothing prepared (the engine does it as it stores)."""
+    return (*sign_batch(signer, docs, checked), None)
+
+
+def _sign_in_worker(
+    docs: list[Document],
+) -> tuple[PackedBatch, list[Failure], PreparedBatch | None]:
     """Sign in a worker process; the documents are not sent back (the parent has them), the
-    signatures go back packed (:func:`~neardup.signer.pack`)."""
+    signatures go back packed (:func:`~neardup.signer.pack`), with what the engine prepared."""
     assert _worker_signer is not None
     signed, failures = sign_batch(_worker_signer, docs, _worker_checked)
-    if _worker_encoder is not None:
-        _worker_encoder(signed)
-    return pack(signed), failures
+    prepared = _worker_preparer(signed) if _worker_preparer is not None else None
+    return pack(signed), failures, prepared
 
 
 def _reattach(
-    docs: list[Document], packed: PackedBatch, failures: list[Failure]
-) -> tuple[list[Signed], list[Failure]]:
+    docs: list[Document],
+    packed: PackedBatch,
+    failures: list[Failure],
+    prepared: PreparedBatch | None = None,
+) -> tuple[list[Signed], list[Failure], PreparedBatch | None]:
     failed = {f.id for f in failures}
-    return unpack(packed, [d for d in docs if d.id not in failed]), failures
+    return unpack(packed, [d for d in docs if d.id not in failed]), failures, prepared
 
 
 def default_workers(cpus: int | None = None, load: float | None = None) -> int:
@@ -461,12 +479,12 @@ def run(
     the input and running again goes on from it."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
-        encoder = ingest.engine.key_encoder() if workers > 0 else None
-        batches_in = signed_batches(signer, config, docs, batch_size, workers, encoder, checked)
+        preparer = ingest.engine.batch_preparer() if workers > 0 else None
+        batches_in = signed_batches(signer, config, docs, batch_size, workers, preparer, checked)
         try:
-            for batch, signed, failures in batches_in:
+            for batch, signed, failures, prepared in batches_in:
                 report.failed.extend(failures)
-                ingest.store(signed, report)
+                ingest.store(signed, report, prepared)
                 if progress:
                     progress(len(batch))
                 if stop is not None and stop():

@@ -180,7 +180,8 @@ def _walk(root: Path) -> Iterator[Path | InputError]:
             if e.name.startswith("."):
                 yield InputError(
                     str(path),
-                    f"hidden {'directory' if e.is_dir(follow_symlinks=False) else 'file'} (not read)",
+                    f"hidden {'directory' if e.is_dir(follow_symlinks=False) else 'file'} "
+                    "(not read)",
                     fatal=False,
                 )
             elif e.is_dir(follow_symlinks=False):
@@ -206,7 +207,8 @@ def _walk(root: Path) -> Iterator[Path | InputError]:
 
 
 def _scan(d: Path, stack: list[Iterator[os.DirEntry]]) -> InputError | None:
-    """Push the entries of folder ``d`` (sorted by name) onto ``stack``; or why it cannot be read."""
+    """Push the entries of folder ``d`` (sorted by name) onto ``stack``; or why it cannot be
+    read."""
     try:
         with os.scandir(d) as it:
             stack.append(iter(sorted(it, key=lambda e: e.name)))
@@ -221,8 +223,9 @@ def _not_document(path: Path) -> str:
         return f"{UNSUPPORTED[suffix]} file, which neardup does not read (extract it first)"
     known = sorted(JSONL_SUFFIXES | set(CSV_SUFFIXES) | PARQUET_SUFFIXES | TEXT_SUFFIXES - {""})
     return (
-        f"not a JSONL, CSV, Parquet or text file (suffix {path.suffix or 'none'!r}; reads {', '.join(known)}, "
-        f"files without a suffix, and those compressed with {', '.join(sorted(COMPRESSED))})"
+        f"not a JSONL, CSV, Parquet or text file (suffix {path.suffix or 'none'!r}; "
+        f"reads {', '.join(known)}, files without a suffix, "
+        f"and those compressed with {', '.join(sorted(COMPRESSED))})"
     )
 
 
@@ -299,7 +302,10 @@ def _line_encoding_problem(encoding: str | None) -> str | None:
     """Why JSON Lines in ``encoding`` cannot be read line by line, or None."""
     if encoding is None or "\n".encode(encoding) == b"\n" and "{".encode(encoding) == b"{":
         return None
-    return f"JSON Lines in {encoding} cannot be read (its line ends are not single bytes): convert the file to UTF-8"
+    return (
+        f"JSON Lines in {encoding} cannot be read (its line ends are not single bytes): "
+        "convert the file to UTF-8"
+    )
 
 
 def _open(path: Path) -> tuple[IO[bytes], IO[bytes]]:
@@ -319,10 +325,7 @@ def _read_jsonl(
     encoding: str | None = None,
 ) -> Iterator[Document | InputError]:
     if path.suffix.lower() in UNSUPPORTED:
-        yield InputError(
-            str(path),
-            f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)",
-        )
+        yield InputError(str(path), _not_document(path))
         return
     try:
         stream, raw = _open(path)
@@ -394,8 +397,8 @@ def _not_json_lines(first: bytes) -> str | None:
     """Why a file whose first line is ``first`` is not JSON Lines at all, or None."""
     if first.startswith(_UTF16):
         return (
-            "the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines must be UTF-8 "
-            "(convert it, e.g. iconv -f UTF-16 -t UTF-8)"
+            "the file is UTF-16 (it starts with a UTF-16 byte order mark): JSON Lines must be "
+            "UTF-8 (convert it, e.g. iconv -f UTF-16 -t UTF-8)"
         )
     head = first[len(_BOM) :] if first.startswith(_BOM) else first
     if head.strip() == b"[" or re.match(
@@ -407,8 +410,8 @@ def _not_json_lines(first: bytes) -> str | None:
         )
     if head.strip() == b"{":
         return (
-            "records span several lines (pretty-printed JSON), not JSON Lines (one object per line): "
-            "convert it, e.g. jq -c . FILE > FILE.jsonl"
+            "records span several lines (pretty-printed JSON), not JSON Lines (one object per "
+            "line): convert it, e.g. jq -c . FILE > FILE.jsonl"
         )
     return None
 
@@ -449,7 +452,10 @@ def _parse_line(
 
 def _not_decodable(encoding: str | None, e: UnicodeDecodeError) -> str:
     if encoding is None:
-        return f"not valid UTF-8 (byte {e.start}); if the file is in another encoding, name it with --encoding (e.g. --encoding cp1251)"
+        return (
+            f"not valid UTF-8 (byte {e.start}); if the file is in another encoding, name it "
+            "with --encoding (e.g. --encoding cp1251)"
+        )
     return f"not valid {encoding} (byte {e.start})"
 
 
@@ -481,7 +487,8 @@ def _record(
         known = ", ".join(repr(k) for k in list(rec)[:8])
         return InputError(
             where,
-            f"record has no {f.text!r} field (its fields: {known or 'none'}; name the text field with --text-field)",
+            f"record has no {f.text!r} field (its fields: {known or 'none'}; "
+            "name the text field with --text-field)",
         )
     if not isinstance(text, str):
         return InputError(where, f"{f.text!r} must be a string, not {_json_type(text)}")
@@ -492,8 +499,8 @@ def _record(
     if lang is not None and not is_language_code(lang):
         return InputError(
             where,
-            f"unknown language code {lang!r} in {f.lang!r} (give a code of two or three letters: en, fa, ru, de, ar, "
-            "zh, ...; or leave it out to detect)",
+            f"unknown language code {lang!r} in {f.lang!r} (give a code of two or three "
+            "letters: en, fa, ru, de, ar, zh, ...; or leave it out to detect)",
         )
     doc_id = get(f.id)
     if doc_id is None and (f.id not in rec or blank_is_absent):
@@ -501,7 +508,8 @@ def _record(
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or doc_id == "":
         return InputError(
             where,
-            f"{f.id!r} must be a non-empty string or an integer, not {_json_type(doc_id)} {json.dumps(doc_id, default=str)[:40]}",
+            f"{f.id!r} must be a non-empty string or an integer, "
+            f"not {_json_type(doc_id)} {json.dumps(doc_id, default=str)[:40]}",
         )
     title = get(f.title)
     if (
@@ -514,7 +522,13 @@ def _record(
     if title is not None and (isinstance(title, bool) or not isinstance(title, (str, int, float))):
         return InputError(where, f"{f.title!r} must be a string, not {_json_type(title)}")
     kept = {k: v for k, v in rec.items() if k not in f.names()}
-    doc = Document(str(doc_id), text, None if title is None else str(title), lang, kept)
+    doc = Document(
+        id=str(doc_id),
+        text=text,
+        title=None if title is None else str(title),
+        lang=lang,
+        fields=kept,
+    )
     problem = check_document(doc, text_has_no_surrogate=no_surrogate)
     return InputError(where, problem) if problem else doc
 
@@ -557,15 +571,16 @@ def _read_csv(
             if header is None:
                 return
             if len(set(header)) != len(header):
+                twice = sorted({h for h in header if header.count(h) > 1})
                 yield InputError(
-                    f"{path}:1",
-                    f"the header names a field twice ({', '.join(sorted({h for h in header if header.count(h) > 1}))})",
+                    f"{path}:1", f"the header names a field twice ({', '.join(twice)})"
                 )
                 return
             if fields.text not in header:
                 yield InputError(
                     f"{path}:1",
-                    f"the header has no {fields.text!r} column (columns: {', '.join(map(repr, header[:12]))}; "
+                    f"the header has no {fields.text!r} column "
+                    f"(columns: {', '.join(map(repr, header[:12]))}; "
                     "name the text column with --text-field)",
                 )
                 return
@@ -608,7 +623,8 @@ def _read_parquet(
     except ImportError:
         yield InputError(
             str(path),
-            "reading Parquet needs pyarrow: pip install 'neardup[parquet]' (or pip install pyarrow)",
+            "reading Parquet needs pyarrow: pip install 'neardup[parquet]' "
+            "(or pip install pyarrow)",
         )
         return
     row = 0
@@ -664,10 +680,7 @@ def _read_text(
     path: Path, name: str, on_bytes: Callable[[int], None] | None, encoding: str | None = None
 ) -> Iterator[Document | InputError]:
     if path.suffix.lower() in UNSUPPORTED:
-        yield InputError(
-            str(path),
-            f"{UNSUPPORTED[path.suffix.lower()]} file, which neardup does not read (extract it first)",
-        )
+        yield InputError(str(path), _not_document(path))
         return
     try:
         stream, raw = _open(path)
@@ -684,7 +697,8 @@ def _read_text(
     if len(data) > 4 * MAX_CHARS:
         yield InputError(
             str(path),
-            f"file is larger than {4 * MAX_CHARS:,} bytes (the limit is {MAX_CHARS:,} characters of text)",
+            f"file is larger than {4 * MAX_CHARS:,} bytes "
+            f"(the limit is {MAX_CHARS:,} characters of text)",
         )
         return
     utf16 = encoding is None and data.startswith(_UTF16)
@@ -705,7 +719,7 @@ def _read_text(
         yield InputError(str(path), problem)
         return
     plain = path.name[: -len(path.suffix)] if path.suffix.lower() in COMPRESSED else path.name
-    doc = Document(name, text, Path(plain).stem, None, {"path": name})
+    doc = Document(id=name, text=text, title=Path(plain).stem, lang=None, fields={"path": name})
     problem = check_document(doc)
     yield InputError(str(path), problem) if problem else doc
 
@@ -771,5 +785,6 @@ def _size(path: Path) -> int:
 
 
 def total_bytes(paths: Iterable[str | os.PathLike]) -> int:
-    """Bytes of the files :func:`read_documents` reads (compressed size; standard input counts 0)."""
+    """Bytes of the files :func:`read_documents` reads (compressed size; standard input
+    counts 0)."""
     return sum(_size(f) for f in iter_files(paths) if isinstance(f, Path) and str(f) != STDIN)

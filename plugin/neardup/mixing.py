@@ -1,5 +1,5 @@
 """neardup's 64-bit mixing, shared by the numpy formulas (:mod:`neardup.hashing`) and the
-compiled loops (:mod:`neardup.kernels`, which compiles :func:`fmix64_inplace` itself).
+compiled loops (the ``*_compiled`` modules, which compile :func:`fmix64_inplace` themselves).
 
 ``fmix64`` is MurmurHash3's 64-bit finalizer (Appleby 2011): x ^= x >> 33; x *= C1;
 x ^= x >> 33; x *= C2; x ^= x >> 33. ``GOLDEN`` = 2^64 / golden ratio (odd), the multiplier
@@ -19,7 +19,7 @@ GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 def fmix64_inplace(x):
     """fmix64 overwriting ``x`` (a uint64 array the caller owns; or one uint64, compiled in
-    :mod:`neardup.kernels`); returns ``x``."""
+    the ``*_compiled`` modules); returns ``x``."""
     x ^= x >> S33
     x *= C1
     x ^= x >> S33

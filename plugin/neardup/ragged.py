@@ -100,12 +100,14 @@ def segment_unique(
 ):
     """Sorted distinct values of each document: ``(values, offsets[, counts])``.
     ``compiled``: by one compiled pass over all documents (unless the loops run interpreted:
-    :mod:`neardup.loops`) (:func:`neardup.kernels.segment_unique`,
+    :mod:`neardup.loops`) (:func:`neardup.ragged_compiled.segment_unique`,
     without counts; for a process that signs: it loads numba), about four times as fast on
     shingle hashes as the sorts here.
 
     >>> v, o = np.array([3, 1, 3, 9, 2], dtype=np.uint64), offsets_of([3, 0, 2])
-    >>> [x.tolist() for x in segment_unique(v, o)] == [x.tolist() for x in segment_unique(v, o, compiled=True)] == [[1, 3, 2, 9], [0, 2, 2, 4]]
+    >>> plain = [x.tolist() for x in segment_unique(v, o)]
+    >>> fast = [x.tolist() for x in segment_unique(v, o, compiled=True)]
+    >>> plain == fast == [[1, 3, 2, 9], [0, 2, 2, 4]]
     True
     """
     from .loops import mode
@@ -113,9 +115,9 @@ def segment_unique(
     if (
         compiled and not return_counts and mode() == "compiled"
     ):  # (interpreted, the sorts here are faster)
-        from . import kernels
+        from . import ragged_compiled
 
-        return kernels.segment_unique(
+        return ragged_compiled.segment_unique(
             np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64)
         )
     s = segment_sort(values, offsets)

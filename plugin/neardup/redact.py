@@ -20,7 +20,8 @@ from urllib.parse import unquote, urlsplit
 
 MASK = "***"
 
-#: scheme://userinfo@  (userinfo up to the last '@' before the host's end, so '@' in a password is covered)
+#: scheme://userinfo@  (userinfo up to the last '@' before the host's end, so '@' in a
+#: password is covered)
 _USERINFO = re.compile(
     r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^\s/?#@'\"<>`]*(?:@[^\s/?#@'\"<>`]*)*)@"
 )

@@ -23,7 +23,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Iterator, Mapping
 
-#: name -> "module:Class" of its :class:`~neardup.signatures.common.Signature` (called with config, context)
+#: name -> "module:Class" of its :class:`~neardup.signatures.common.Signature` (called with
+#: config, context)
 FACTORIES: dict[str, str] = {
     "super": "neardup.signatures.supershingles:SuperShingles",
     "mega": "neardup.signatures.supershingles:MegaShingles",
@@ -45,7 +46,8 @@ ALIASES: dict[str, str] = {
 #: every name ``Config.signatures`` accepts from the family, aliases included
 NAMES: tuple[str, ...] = (*FACTORIES, *ALIASES)
 
-#: signatures that need collection statistics (``neardup.signatures.build_context``), aliases included
+#: signatures that need collection statistics (``neardup.signatures.build_context``),
+#: aliases included
 NEEDS_CONTEXT = frozenset(
     n for n in NAMES if ALIASES.get(n, n) in {"imatch", "imatch_multi", "descriptive_words"}
 )

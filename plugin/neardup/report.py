@@ -61,7 +61,8 @@ class ReportOptions:
 
 @dataclass
 class _TagCluster:
-    """A cluster seen through index-time tags: the first copy and the duplicates tagged with its id."""
+    """A cluster seen through index-time tags: the first copy and the duplicates tagged with
+    its id."""
 
     members: list[str] = field(default_factory=list)  # at most ``keep`` duplicates
     size: int = 1
@@ -341,11 +342,26 @@ def _cluster_view(
                 shingles_b=d.shingles,
             )
             changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
-            members.append(_Member(d, sim.resemblance, sim.containment_ba, diff, changes))
+            members.append(
+                _Member(
+                    doc=d,
+                    resemblance=sim.resemblance,
+                    containment=sim.containment_ba,
+                    diff=diff,
+                    changes=changes,
+                )
+            )
     title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
     lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
     return _ClusterView(
-        rank, rec, rep, title, lang, ", ".join(rec.languages), members, rec.size - 1 - len(members)
+        rank=rank,
+        record=rec,
+        representative=rep,
+        title=title,
+        lang=lang,
+        languages=", ".join(rec.languages),
+        members=members,
+        hidden=rec.size - 1 - len(members),
     )
 
 

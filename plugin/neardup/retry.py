@@ -1,8 +1,8 @@
 """The one retry policy: what elasticsearch-py's transport takes as parameters
 (``max_retries``, the backoff between attempts, a bound on the time in all), as one object
-every loop that tries again uses: requests to a cluster (:class:`~neardup.engines.transport.Retrying`),
-bulk items and search items refused for a passing reason, a SQLite file locked by another
-process, the dashboards' HTTP calls.
+every loop that tries again uses: requests to a cluster
+(:class:`~neardup.engines.transport.Retrying`), bulk items and search items refused for a
+passing reason, a SQLite file locked by another process, the dashboards' HTTP calls.
 
 Attempt ``k`` (0 first) that fails and may be retried is followed, after
 ``min(maximum, initial * 2**k)`` seconds, by attempt ``k + 1``; retrying stops after
@@ -54,7 +54,8 @@ class Backoff:
         ``(max_retries + 1) * request_timeout`` plus the delays between the attempts (a
         deadline, when set, ends it sooner: its end, and the attempt running then).
 
-        >>> Backoff().give_up_after(2.0), Backoff().give_up_after(30.0)  # the engines' policy; --timeout 2, the default 30
+        >>> # the engines' policy; --timeout 2, the default 30
+        >>> Backoff().give_up_after(2.0), Backoff().give_up_after(30.0)
         (27.5, 195.5)
         >>> Backoff(max_retries=None, deadline=10.0).give_up_after(2.0)
         12.0
@@ -104,7 +105,10 @@ class Backoff:
         follows, so ``send`` settles every item itself (a failure of each).
 
         >>> rounds = []
-        >>> Backoff(max_retries=2, sleep=lambda s: None).resend([1, 2, 3], lambda p, last: rounds.append((list(p), last)) or p[1:])
+        >>> def send(p, last):
+        ...     rounds.append((list(p), last))
+        ...     return p[1:]
+        >>> Backoff(max_retries=2, sleep=lambda s: None).resend([1, 2, 3], send)
         >>> rounds
         [([1, 2, 3], False), ([2, 3], False), ([3], True)]
         """

@@ -79,7 +79,6 @@ class PackedBatch:
     shingles: tuple[np.ndarray, np.ndarray]  # (values, offsets)
     keys: dict[str, tuple[np.ndarray, np.ndarray]]  # field -> (values, offsets)
     fields: list[tuple[str, ...]]  # each document's key fields
-    encoded_keys: list[Any]
     too_short: list[bool]
 
 
@@ -87,15 +86,14 @@ def pack(signed: Sequence[Signed]) -> PackedBatch:
     """``signed`` as a :class:`PackedBatch` (see :func:`unpack`)."""
     fields = list(dict.fromkeys(f for s in signed for f in s.keys))
     return PackedBatch(
-        [s.lang for s in signed],
-        [s.n_tokens for s in signed],
-        [s.exact for s in signed],
-        [s.simhash for s in signed],
-        join([s.shingles for s in signed]),
-        {f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
-        [tuple(s.keys) for s in signed],
-        [s.encoded_keys for s in signed],
-        [s.too_short for s in signed],
+        langs=[s.lang for s in signed],
+        n_tokens=[s.n_tokens for s in signed],
+        exact=[s.exact for s in signed],
+        simhash=[s.simhash for s in signed],
+        shingles=join([s.shingles for s in signed]),
+        keys={f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
+        fields=[tuple(s.keys) for s in signed],
+        too_short=[s.too_short for s in signed],
     )
 
 
@@ -103,9 +101,11 @@ def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
     """The :class:`Signed` of :func:`pack`, for ``docs`` (the documents signed, in order);
     each array a view of the batch's.
 
-    >>> signed = Signer(Config()).sign_batch([Document("a", "alpha beta gamma delta epsilon zeta"), Document("b", "omega")])
+    >>> docs = [Document("a", "alpha beta gamma delta epsilon zeta"), Document("b", "omega")]
+    >>> signed = Signer(Config()).sign_batch(docs)
     >>> again = unpack(pack(signed), [s.doc for s in signed])
-    >>> [(s.id, s.n_tokens, s.shingles.tolist() == t.shingles.tolist(), sorted(s.keys) == sorted(t.keys)) for s, t in zip(again, signed)]
+    >>> [(s.id, s.n_tokens, np.array_equal(s.shingles, t.shingles), s.keys.keys() == t.keys.keys())
+    ...  for s, t in zip(again, signed)]
     [('a', 6, True, True), ('b', 1, True, True)]
     """
     sh, so = packed.shingles
@@ -117,15 +117,14 @@ def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
         }
         out.append(
             Signed(
-                d,
-                packed.langs[i],
-                packed.n_tokens[i],
-                sh[so[i] : so[i + 1]],
-                packed.exact[i],
-                packed.simhash[i],
-                keys,
-                packed.encoded_keys[i],
-                packed.too_short[i],
+                doc=d,
+                lang=packed.langs[i],
+                n_tokens=packed.n_tokens[i],
+                shingles=sh[so[i] : so[i + 1]],
+                exact=packed.exact[i],
+                simhash=packed.simhash[i],
+                keys=keys,
+                too_short=packed.too_short[i],
             )
         )
     return out
@@ -156,9 +155,6 @@ class Signed:
     exact: str
     simhash: int
     keys: dict[str, np.ndarray]  # field -> uint64 keys
-    #: What the engine stores of the keys, made in advance where signing runs (an engine's
-    #: :meth:`~neardup.engines.base.Engine.key_encoder`), or None: the engine makes it.
-    encoded_keys: Any = None
     #: Too short for its shingle size to tell texts apart (:func:`too_short`).
     too_short: bool = False
 
@@ -225,7 +221,7 @@ class Signer:
         """Make now what signing makes on first use, so that worker processes forked after it
         share it: the lookup tables (code points, NFKC, the stop words of en and ru, from a
         short text of Latin and Cyrillic words) and, with ``kernels``, the compiled loops
-        (:mod:`neardup.kernels`, about a quarter of a second to load); hazm (Persian) stays
+        (:mod:`neardup.loops`, about a quarter of a second to load); hazm (Persian) stays
         unloaded."""
         text = "Warm up, ﬁle № 1\u0967: ёлка и the end"
         if kernels:
@@ -251,7 +247,7 @@ class Signer:
     def _canonical(self, doc: Document) -> Canonical:
         if doc.tokens is None:
             return self.canonicalizer.canonicalize(doc.text, doc.lang)
-        lang = doc.lang or self.canonicalizer.language_of(" ".join(doc.tokens))
+        lang = doc.lang or self.canonicalizer.languages([" ".join(doc.tokens)], [None])[0]
         return Canonical(list(doc.tokens), lang)
 
     def _hashes_tokens(self, docs: Sequence[Document]) -> bool:
@@ -289,8 +285,8 @@ class Signer:
         on_error: Callable[[Document, Exception], None] | None,
         check: bool,
     ) -> list[Signed]:
-        """:meth:`sign_batch`; ``check`` False signs without :func:`~neardup.validate.check_documents`
-        (a query text is no document to store)."""
+        """:meth:`sign_batch`; ``check`` False signs without
+        :func:`~neardup.validate.check_documents` (a query text is no document to store)."""
         hashed = self._hashes_tokens(docs)
         # the scan of the text steps finds lone surrogates too: validation need not encode the texts
         flags = (
@@ -361,7 +357,7 @@ class Signer:
             if on_error is None and len(docs) == 1:
                 raise
         return _per_document(
-            docs, on_error, lambda _, d: self.canonicalizer.text_for_tokens(d.text, d.lang)
+            docs, on_error, lambda _, d: self.canonicalizer.spans_for_tokens([d.text], [d.lang])[0]
         )
 
     def sign_canonical(self, docs: Sequence[Document], canon: Sequence[Canonical]) -> list[Signed]:
@@ -377,14 +373,52 @@ class Signer:
         canon: Sequence[Canonical] | None = None,
     ) -> list[Signed]:
         """Sign documents from their token hashes (document i's at ``off[i]:off[i+1]``);
-        ``canon``, the tokens as strings, where character shingles or the extended family need them."""
+        ``canon``, the tokens as strings, where character shingles or the extended family need
+        them."""
         st, prepared = self._stages(
             [d.text for d in docs], th, off, langs, canon, prepared=bool(self.extra_signatures)
         )
         c = self.config
-        keys: dict[
-            str, tuple[np.ndarray, np.ndarray | None]
-        ] = {}  # field -> (values, offsets or None for a D x n matrix)
+        exacts = exact_keys(th, off)
+        fields = self._field_keys(st, exacts)
+        counts = np.diff(off).tolist()
+        set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
+        short = too_short(
+            np.diff(st.seq_offsets),
+            np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64),
+        ).tolist()
+        out = []
+        for i, (d, lang, exact, n_tokens) in enumerate(
+            zip(docs, langs, exacts, counts, strict=True)
+        ):
+            # wordless: no key of the built-in signatures, so never their candidate
+            k = {f: _nth(v, o, i) if n_tokens else np.empty(0, dtype=U64) for f, v, o in fields}
+            for name, sig in self.extra_signatures.items():
+                k[name] = np.asarray(sig(prepared[i]), dtype=U64)
+            out.append(
+                Signed(
+                    doc=d,
+                    lang=lang,
+                    n_tokens=n_tokens,
+                    shingles=st.sets[set_off[i] : set_off[i + 1]],
+                    exact=exact,
+                    simhash=simhashes[i],
+                    keys=k,
+                    too_short=short[i],
+                )
+            )
+        return out
+
+    def _field_keys(
+        self, st: _Stages, exacts: Sequence[str]
+    ) -> list[tuple[str, np.ndarray, list[int] | None]]:
+        """The keys of each built-in field of a batch, in the order stored: (field, values,
+        each document's offsets into them, or None where ``values`` is a D x n matrix)."""
+        c = self.config
+        keys: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        if "exact" in c.signatures:  # the exact field's key: the digest's first half
+            values = np.array([int(e[:16], 16) for e in exacts], dtype=U64)
+            keys["exact"] = (values, np.arange(len(exacts) + 1))
         if "minhash" in c.signatures:
             keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
         if "simhash" in c.signatures:
@@ -399,49 +433,7 @@ class Signer:
         if "modm" in c.signatures:
             keep = st.sets % np.uint64(c.mod_m) == 0
             keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
-        exacts = exact_keys(th, off)
-        exact_values = np.array(
-            [int(e[:16], 16) for e in exacts], dtype=U64
-        )  # the exact field's key: the digest's first half
-        counts = np.diff(off).tolist()
-        fields = []  # (field, values, offsets as a list, or None for a D x n matrix)
-        for f in _FIELD_ORDER:
-            if f in keys:
-                v, o = keys[f]
-                fields.append((f, v, None if o is None else o.tolist()))
-        set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
-        short = too_short(
-            np.diff(st.seq_offsets),
-            np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64),
-        ).tolist()
-        out = []
-        for i, (d, lang, exact, n_tokens) in enumerate(
-            zip(docs, langs, exacts, counts, strict=True)
-        ):
-            k: dict[str, np.ndarray] = {}
-            if "exact" in c.signatures:
-                k["exact"] = exact_values[i : i + 1]
-            for f, v, o in fields:
-                k[f] = v[i] if o is None else v[o[i] : o[i + 1]]
-            if (
-                not n_tokens
-            ):  # wordless: no key of the built-in signatures, so never their candidate
-                k = {f: np.empty(0, dtype=U64) for f in k}
-            for name, sig in self.extra_signatures.items():
-                k[name] = np.asarray(sig(prepared[i]), dtype=U64)
-            out.append(
-                Signed(
-                    d,
-                    lang,
-                    n_tokens,
-                    st.sets[set_off[i] : set_off[i + 1]],
-                    exact,
-                    simhashes[i],
-                    k,
-                    too_short=short[i],
-                )
-            )
-        return out
+        return [(f, v, None if o is None else o.tolist()) for f, (v, o) in keys.items()]
 
     def _stages(
         self,
@@ -452,7 +444,8 @@ class Signer:
         canon: Sequence[Canonical] | None,
         prepared: bool,
     ) -> tuple["_Stages", list[Prepared]]:
-        """Shingles, shingle sets, sketches and SimHash of a batch (ragged) from its token hashes."""
+        """Shingles, shingle sets, sketches and SimHash of a batch (ragged) from its token
+        hashes."""
         c = self.config
         w = np.array([c.shingle_size_for(lang) for lang in langs], dtype=np.int64)
         if c.shingle == "char":
@@ -462,31 +455,42 @@ class Signer:
         else:
             seq, seq_off = combine_many(th, off, w)
         sets, set_off = segment_unique(seq, seq_off, compiled=True)
-        if c.minhash_scheme == "oph":
-            sketches = oph_many(sets, set_off, c.num_perm, c.seed)
-        else:
-            sketches = (
-                np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)])
-                if len(langs)
-                else np.empty((0, c.num_perm), dtype=U64)
-            )
-        st = _Stages(seq, seq_off, sets, set_off, sketches, token_simhash_many(th, off))
+        sketches = self._sketches(sets, set_off)
+        st = _Stages(
+            sequence=seq,
+            seq_offsets=seq_off,
+            sets=sets,
+            set_offsets=set_off,
+            sketches=sketches,
+            simhash=token_simhash_many(th, off),
+        )
         if not prepared:
             return st, []
         assert canon is not None, "the extended family is signed from the token strings"
         return st, [
             Prepared(
-                t,
-                x.tokens,
-                x.lang,
-                th[off[i] : off[i + 1]],
-                Shingles(seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]),
-                MinHash(sketches[i], c.seed, c.minhash_scheme),
-                c,
-                self.context,
+                text=t,
+                tokens=x.tokens,
+                lang=x.lang,
+                token_hashes=th[off[i] : off[i + 1]],
+                shingles=Shingles(
+                    seq[seq_off[i] : seq_off[i + 1]], sets[set_off[i] : set_off[i + 1]]
+                ),
+                minhash=MinHash(sketches[i], c.seed, c.minhash_scheme),
+                config=c,
+                context=self.context,
             )
             for i, (t, x) in enumerate(zip(texts, canon, strict=True))
         ]
+
+    def _sketches(self, sets: np.ndarray, set_off: np.ndarray) -> np.ndarray:
+        """The MinHash sketch of each shingle set (D x num_perm), by the configured scheme."""
+        c = self.config
+        if c.minhash_scheme == "oph":
+            return oph_many(sets, set_off, c.num_perm, c.seed)
+        if len(set_off) <= 1:
+            return np.empty((0, c.num_perm), dtype=U64)
+        return np.stack([kperm_sketch(s, c.num_perm, c.seed) for s in split(sets, set_off)])
 
 
 def too_short(positions, w):
@@ -515,7 +519,8 @@ def exact_key(token_hashes: np.ndarray) -> str:
     as little-endian 64-bit integers (two documents with the same canonical token stream
     share it; a wordless document hashes the empty string).
 
-    >>> exact_key(hash_strings(["a", "rose"], 1)) == exact_key(hash_strings(["a", "rose"], 1)) != exact_key(hash_strings(["rose", "a"], 1))
+    >>> a_rose, rose_a = hash_strings(["a", "rose"], 1), hash_strings(["rose", "a"], 1)
+    >>> exact_key(a_rose) == exact_key(hash_strings(["a", "rose"], 1)) != exact_key(rose_a)
     True
     """
     return exact_keys(token_hashes, np.array([0, len(token_hashes)]))[0]
@@ -535,7 +540,9 @@ def exact_keys(token_hashes: np.ndarray, offsets: np.ndarray) -> list[str]:
 
 
 #: Built-in key fields in the order their keys are rendered.
-_FIELD_ORDER = ("minhash", "simhash", "winnow", "modm")
+def _nth(values: np.ndarray, offsets: list[int] | None, i: int) -> np.ndarray:
+    """Document i's keys: row i of a matrix (``offsets`` None), or its ragged slice."""
+    return values[i] if offsets is None else values[offsets[i] : offsets[i + 1]]
 
 
 @dataclass

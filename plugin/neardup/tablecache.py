@@ -56,10 +56,8 @@ def cached_table(name: str, make: Callable[[], np.ndarray], source: str) -> np.n
     try:
         st = os.stat(source)
         v = sys.version_info
-        path: Path | None = (
-            cache_dir()
-            / f"{name}-u{unicodedata.unidata_version}-py{v[0]}.{v[1]}-{st.st_size:x}-{st.st_mtime_ns:x}.npy"
-        )
+        stamp = f"u{unicodedata.unidata_version}-py{v[0]}.{v[1]}-{st.st_size:x}-{st.st_mtime_ns:x}"
+        path: Path | None = cache_dir() / f"{name}-{stamp}.npy"
     except (OSError, RuntimeError):  # (RuntimeError: no home directory to put the cache in)
         path = None
     table = None

@@ -13,7 +13,8 @@ The rule
   limit, kept on the embedded engine too so an index can move between engines), with no
   control characters (C0, DEL, C1: they break terminals, CSV and logs) and no lone
   surrogates (not Unicode: it cannot be written as UTF-8).
-* ``text``: a string (an empty one is wordless: stored, never a near-duplicate); ``title``: a string or absent; ``lang``: a string or absent.
+* ``text``: a string (an empty one is wordless: stored, never a near-duplicate); ``title``: a
+  string or absent; ``lang``: a string or absent.
 * ``text``, ``title``, ``lang`` and every string in ``fields`` (keys too): no lone surrogates.
 * ``fields``: JSON values only (objects with non-empty string keys, arrays, strings, finite
   numbers, 64-bit integers, booleans, null), nested at most :data:`MAX_DEPTH` levels
@@ -65,7 +66,8 @@ def check_id(doc_id: object) -> str | None:
 
 
 def _surrogate_at(value: str) -> int | None:
-    """Index of the first lone surrogate of ``value``, or None (fast: ASCII, then the UTF-8 codec)."""
+    """Index of the first lone surrogate of ``value``, or None (fast: ASCII, then the UTF-8
+    codec)."""
     if value.isascii():
         return None
     try:
@@ -158,7 +160,10 @@ def _check_key(what: str, key: object) -> str | None:
     if not key.strip():
         return f"{what} has an empty name"
     if key.startswith(".") or key.endswith(".") or ".." in key:
-        return f"{what} has the name {key!r}: a name may not start or end with '.' or hold '..' (dots are object paths)"
+        return (
+            f"{what} has the name {key!r}: a name may not start or end with '.' or hold '..' "
+            "(dots are object paths)"
+        )
     return check_string(f"{what} name", key)
 
 
@@ -193,7 +198,9 @@ def check_documents(docs: Sequence[Any], text_has_no_surrogate: Sequence[bool]) 
     concatenation scanned once), the rest document by document.
 
     >>> from types import SimpleNamespace as D
-    >>> check_documents([D(id="a", text="x", title=None, lang=None, fields={}), D(id="b", text=3, title=None, lang=None, fields={})], [True, True])
+    >>> a = D(id="a", text="x", title=None, lang=None, fields={})
+    >>> b = D(id="b", text=3, title=None, lang=None, fields={})
+    >>> check_documents([a, b], [True, True])
     [None, 'text must be a string, not int']
     """
     ids = [d.id for d in docs]

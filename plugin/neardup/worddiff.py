@@ -82,12 +82,12 @@ def word_diff(a: str, b: str, *, min_run: int = 3, max_words: int | None = 2000)
                 marks[i] = False
     shared = sum(1 for w, m in zip(wb, mb, strict=True) if m and w)
     return WordDiff(
-        _render(ta, ma),
-        _render(tb, mb),
-        shared,
-        sum(1 for w in wa if w),
-        sum(1 for w in wb if w),
-        cut_a or cut_b,
+        a_html=_render(ta, ma),
+        b_html=_render(tb, mb),
+        shared_words=shared,
+        words_a=sum(1 for w in wa if w),
+        words_b=sum(1 for w in wb if w),
+        truncated=cut_a or cut_b,
     )
 
 
@@ -136,7 +136,8 @@ def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 20
     ('The <del>cat</del> <ins>dog</ins> sat on the mat.', 1, 1)
     >>> word_changes("a b c", "A  b\\nc").unchanged
     True
-    >>> word_changes(" ".join(map(str, range(40))), " ".join(map(str, range(39))) + " x", context=2).html
+    >>> forty, thirty_nine = (" ".join(map(str, range(n))) for n in (40, 39))
+    >>> word_changes(forty, thirty_nine + " x", context=2).html
     '<span class="same">… 37 unchanged words …</span> 37 38 <del>39</del> <ins>x</ins>'
     """
     ta, cut_a = tokens(a, max_words)
@@ -158,4 +159,6 @@ def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 20
         if j2 > j1:
             out.append(f"<ins>{html.escape(' '.join(wb[j1:j2]))}</ins>")
             added += j2 - j1
-    return WordChanges(" ".join(x for x in out if x), added, removed, cut_a or cut_b)
+    return WordChanges(
+        html=" ".join(x for x in out if x), added=added, removed=removed, truncated=cut_a or cut_b
+    )

@@ -22,17 +22,17 @@ from .letters import (
     check_backend,
     decoded,
     digit_table,
-    joined_spans,
-    late_steps_spans,
+    _joined_spans,
+    _late_steps_spans,
     drop_marks,
     drop_page_numbers,
     late_steps_table,
     drop_punctuation,
-    has_arabic_script,
-    has_rare_characters,
+    _has_arabic_script,
+    _has_rare_characters,
     nfkc,
-    nfkc_flagged,
-    punctuation_matters,
+    _nfkc_flagged,
+    _punctuation_matters,
     rejoin_hyphenation,
     split_tokens,
     text_flags_many,
@@ -55,16 +55,18 @@ from .stopwords import persian_stop_words, raw_stopwords, stop_languages, stop_l
 
 
 def _check_language(lang: str | None) -> None:
-    """A ValueError where ``lang`` is given and is no language code (:func:`~neardup.config.is_language_code`)."""
+    """A ValueError where ``lang`` is given and is no language code
+    (:func:`~neardup.config.is_language_code`)."""
     if lang is not None and not is_language_code(lang):
         raise ValueError(
-            f"unknown language code {lang!r}; give a code of two or three letters (en, fa, ru, de, ar, zh, ...) "
-            "or leave it out to detect"
+            f"unknown language code {lang!r}; give a code of two or three letters "
+            "(en, fa, ru, de, ar, zh, ...) or leave it out to detect"
         )
 
 
 def _language(lang: str | None) -> str | None:
-    """``lang`` as neardup keeps it (:func:`~neardup.config.language_of_code`), None if not given."""
+    """``lang`` as neardup keeps it (:func:`~neardup.config.language_of_code`), None if not
+    given."""
     return language_of_code(lang) if lang else None
 
 
@@ -74,55 +76,36 @@ def generic(lang: str) -> bool:
     return lang not in LANGUAGES
 
 
-def persian_step(text: str, segmentation: Segmentation = persian.DEFAULT) -> str:
-    """The Persian step: :func:`~.persian.normalize_persian` on each Persian run."""
-    if not has_arabic_script(text):
+def persian_step(
+    text: str, segmentation: Segmentation = persian.DEFAULT, backend: Backend = "reference"
+) -> str:
+    """The Persian step: :func:`~.persian.normalize_persian` on each Persian run
+    (:func:`~.scripts.map_persian_runs`), made by ``backend``.
+
+    >>> persian_step("«کتاب‌ها» and ۱۲") == "«کتابها» and  ۱۲ "  # (digits set apart)
+    True
+    """
+    if not _has_arabic_script(text):
         return text
     return map_persian_runs(
-        text,
-        normalize_persian
-        if segmentation == persian.DEFAULT
-        else partial(normalize_persian, segmentation=segmentation),
+        text, partial(normalize_persian, segmentation=segmentation, backend=backend)
     )
 
 
-def marks_to_persian_step(
-    text: str, late: np.ndarray | None = None, segmentation: Segmentation = persian.DEFAULT
-) -> tuple[str, bool] | None:
-    """``persian_step(drop_punctuation(drop_marks(text)))`` in one compiled pass
-    (:func:`~.persian.compiled_steps`) where it applies (Persian cut at anchors,
-    no character that needs one of hazm's steps the pass does not make), and the steps of
-    ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one:
-    (text, whether ``late`` was applied); else None.
-
-    >>> t = "«دانشـ‌آموزانِ»، ۲۰ نفر"
-    >>> marks_to_persian_step(t)[0] == persian_step(drop_punctuation(drop_marks(t)))
-    True
-    """
-    return marks_to_persian_steps([text], late, segmentation)[0]
-
-
-def marks_to_persian_steps(
-    texts: Sequence[str],
-    late: np.ndarray | None = None,
-    segmentation: Segmentation = persian.DEFAULT,
-) -> list[tuple[str, bool] | None]:
-    """:func:`marks_to_persian_step` of each text, in groups of texts joined for one
-    compiled pass each (:func:`~.persian.compiled_steps`)."""
-    if segmentation.way != "anchors":
-        return [None] * len(texts)
-    return persian.compiled_steps(texts, late=late, marks=True, anchors=segmentation.anchors)
-
-
-def marks_to_persian_spans(
+def _marks_to_persian_spans(
     texts: Sequence[str],
     late: np.ndarray | None = None,
     segmentation: Segmentation = persian.DEFAULT,
 ) -> list[tuple[Span, bool] | None]:
-    """:func:`marks_to_persian_steps` with each text as a :data:`~.letters.Span` of the pass's output."""
+    """``persian_step(drop_punctuation(drop_marks(text)))`` of each text, and then the steps
+    of ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one, in
+    compiled passes over groups of the texts (:func:`~.persian._compiled_spans`), each as a
+    :data:`~.letters.Span` of the pass's output and whether ``late`` was applied; None where
+    the pass does not apply (not cut at anchors; a character that needs one of hazm's steps
+    the pass does not make)."""
     if segmentation.way != "anchors":
         return [None] * len(texts)
-    return persian.compiled_spans(texts, late=late, marks=True, anchors=segmentation.anchors)
+    return persian._compiled_spans(texts, late=late, marks=True, anchors=segmentation.anchors)
 
 
 #: The steps after the Persian one, in order (unify_digits where digits are unified).
@@ -160,7 +143,7 @@ class Canonicalizer:
             ("split_unspaced", split_unspaced),
             ("drop_marks", drop_marks),
             ("drop_punctuation", drop_punctuation),
-            ("persian", partial(persian_step, segmentation=self.segmentation)),
+            ("persian", partial(persian_step, segmentation=self.segmentation, backend=backend)),
             ("casefold", str.casefold),
             ("yo_to_ye", yo_to_ye),
         ]
@@ -168,7 +151,7 @@ class Canonicalizer:
             steps.append(("unify_digits", unify_digits))
         self.text_steps = steps
 
-    def language_of(self, text: str) -> str:
+    def _language_of(self, text: str) -> str:
         """The configured default language, or the one detected in ``text`` when it is "auto"."""
         return (
             _language(self.config.default_lang)
@@ -186,21 +169,22 @@ class Canonicalizer:
                 text = step(text)
         return text
 
-    def texts_for_tokens(
+    def _texts_for_tokens(
         self,
         texts: Sequence[str],
         langs: Sequence[str | None] | None = None,
         flags: Sequence[int] | None = None,
     ) -> list[str]:
-        """:meth:`text_for_tokens` of each text (``langs[i]`` given with ``texts[i]``, checked
-        as there): the scan for NFKC and the rare characters
+        """:meth:`text_and_language`'s text of each text (``langs[i]`` given with
+        ``texts[i]``, checked as there): the scan for NFKC and the rare characters
         (:func:`~.letters.text_flags_many`), the compiled pass from drop_marks to the Persian
-        step (:func:`marks_to_persian_steps`) and the map of casefold and the steps after
-        it (:func:`~.letters.late_steps_many`) each made over all the texts at once, the
+        step (:func:`_marks_to_persian_spans`) and the map of casefold and the steps after
+        it (:func:`~.letters._late_steps_many`) each made over all the texts at once, the
         other steps text by text (:meth:`_steps`). ``flags``: the texts'
         :func:`~.letters.text_flags_many`, where the caller has them.
 
-        >>> Canonicalizer(Config()).texts_for_tokens(["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"])
+        >>> texts = ["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"]
+        >>> Canonicalizer(Config())._texts_for_tokens(texts)
         ['елка,  дом !', 'a fine day', 'کتابها  12 ']
         """
         return decoded(self.spans_for_tokens(texts, langs, flags))
@@ -211,7 +195,7 @@ class Canonicalizer:
         langs: Sequence[str | None] | None = None,
         flags: Sequence[int] | None = None,
     ) -> list[TextOrSpan]:
-        """:meth:`texts_for_tokens`, the texts a compiled pass made left as
+        """:meth:`_texts_for_tokens`, the texts a compiled pass made left as
         :data:`~.letters.Span` of its output (:meth:`token_hashes_many` reads them there)."""
         for lang in langs or ():
             _check_language(lang)
@@ -234,7 +218,7 @@ class Canonicalizer:
                 late_left.append((i, rare))
         for i, made in zip(
             persian_left,
-            marks_to_persian_spans(
+            _marks_to_persian_spans(
                 [out[i] for i in persian_left], self._late_table, self.segmentation
             ),
             strict=True,
@@ -253,7 +237,7 @@ class Canonicalizer:
                     out[i] = self._late_by_steps(decoded([out[i]])[0], True)
         for (i, rare), made in zip(
             late_left,
-            late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend),
+            _late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend),
             strict=True,
         ):
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
@@ -264,9 +248,9 @@ class Canonicalizer:
         a text of another language than fa, ru and en (:func:`generic`), given or detected
         (Arabic is not Persian: :func:`~.scripts.language_by_script`); the script is looked
         at only where the text has Arabic script."""
-        if not has_arabic_script(text):
+        if not _has_arabic_script(text):
             return True
-        lang = _language(lang) or self.language_of(text)
+        lang = _language(lang) or self._language_of(text)
         return not generic(lang)
 
     def _steps(
@@ -274,16 +258,16 @@ class Canonicalizer:
     ) -> tuple[str, str | None, bool]:
         """:meth:`text`, or a text with the same tokens, of a text whose
         :func:`~.letters.text_flags` are ``flags``: (the text, None, whether it has rare
-        characters), or the text so far where the rest is left to :meth:`texts_for_tokens`:
+        characters), or the text so far where the rest is left to :meth:`_texts_for_tokens`:
         (text, "persian", True) before drop_marks where the text has rare characters and
-        punctuation matters (the compiled pass of :func:`marks_to_persian_steps`), (text,
+        punctuation matters (the compiled pass of :func:`_marks_to_persian_spans`), (text,
         "casefold", rare) before casefold where the text is not all ASCII. ``resume``: a text
         that stopped at "persian" and that the compiled pass left to the steps, from
         drop_marks on.
 
         Where drop_punctuation only turns separators into spaces, it is skipped, and so is
         persian (no Arabic script); where the text has none of the characters drop_marks,
-        unify_digits and punctuation_matters act on (:func:`~.letters.has_rare_characters`),
+        unify_digits and _punctuation_matters act on (:func:`~.letters._has_rare_characters`),
         those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
         drop_marks whether there are rare characters unless NFKC changed the text (it may
         make one: U+037A -> U+0345) or HTML entities were decoded: the steps between only
@@ -302,10 +286,10 @@ class Canonicalizer:
         for name, step in self._step_list[self._step_at["drop_marks"] if resume else 0 :]:
             if name is None:  # (a step with no rule here)
                 text = step(text)
-            elif (
-                name == "nfkc"
-            ):  # (marks NFKC would only move go at drop_marks, which this text comes to: they are rare)
-                normalized = nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
+            elif name == "nfkc":
+                # (marks NFKC would only move go at drop_marks, which this text comes to: they
+                # are rare)
+                normalized = _nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
                 known, text = normalized is text, normalized
             elif name == "strip_html":  # entities may decode to rare characters (tags only go)
                 stripped = step(text)
@@ -313,19 +297,19 @@ class Canonicalizer:
                 text = stripped
             elif name == "drop_marks":
                 if not resume:
-                    rare = bool(flags & RARE) if known else has_rare_characters(text)
+                    rare = bool(flags & RARE) if known else _has_rare_characters(text)
                     if (
                         rare
                         and fa_rules
                         and self.segmentation.way == "anchors"
-                        and punctuation_matters(text)
+                        and _punctuation_matters(text)
                     ):
                         return text, "persian", True
                 text = step(text) if rare else text
             elif name == "casefold" and not text.isascii():
                 return text, "casefold", rare
             elif name == "drop_punctuation":
-                plain = not rare or not punctuation_matters(text)
+                plain = not rare or not _punctuation_matters(text)
                 text = text if plain else step(text)
             elif name == "persian":
                 text = text if plain or not fa_rules else step(text)
@@ -374,20 +358,16 @@ class Canonicalizer:
 
     def canonicalize(self, text: str, lang: str | None = None) -> Canonical:
         canon, doc_lang = self.text_and_language(text, lang)
-        return Canonical(self.token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
+        return Canonical(self._token_steps(canon, split_tokens(canon), doc_lang), doc_lang)
 
     def text_and_language(self, text: str, lang: str | None = None) -> tuple[str, str]:
-        """The text the tokens are split from (:meth:`text_for_tokens`) and the document's
-        language (``lang``, or detected); an unknown ``lang`` is a ValueError."""
-        return self.text_for_tokens(text, lang), _language(lang) or self.language_of(text)
-
-    def text_for_tokens(self, text: str, lang: str | None = None) -> str:
-        """The text the tokens are split from: :meth:`text`, or a text with the same tokens
-        (:meth:`texts_for_tokens` of one text); an unknown ``lang`` is a ValueError."""
-        return self.texts_for_tokens([text], [lang])[0]
+        """The text the tokens are split from (:meth:`text`, or a text with the same tokens:
+        :meth:`spans_for_tokens` of one text) and the document's language (``lang``, or
+        detected); an unknown ``lang`` is a ValueError."""
+        return self._texts_for_tokens([text], [lang])[0], _language(lang) or self._language_of(text)
 
     def languages(self, texts: Sequence[str], langs: Sequence[str | None]) -> list[str]:
-        """:meth:`language_of` each text where its ``lang`` is not given, the detected ones
+        """:meth:`_language_of` each text where its ``lang`` is not given, the detected ones
         all at once (:func:`~.scripts.detect_languages`).
 
         >>> Canonicalizer(Config()).languages(["Привет, мир", "hello", "سلام"], [None, "ru", None])
@@ -409,13 +389,14 @@ class Canonicalizer:
         self, canons: Sequence[TextOrSpan], langs: Sequence[str]
     ) -> tuple[np.ndarray, np.ndarray]:
         """The canonical token hashes of many texts of :meth:`text_and_language` (``canons``,
-        as ``str`` or as the spans of :meth:`spans_for_tokens`; ``langs``): (hashes, offsets), the hashes of document i at ``offsets[i]:offsets[i+1]``,
-        equal to :func:`~neardup.hashing.hash_strings` of :meth:`token_steps` of its tokens.
+        as ``str`` or as the spans of :meth:`spans_for_tokens`; ``langs``): (hashes, offsets),
+        the hashes of document i at ``offsets[i]:offsets[i+1]``, equal to
+        :func:`~neardup.hashing.hash_strings` of :meth:`_token_steps` of its tokens.
 
         Made without a string per token: the texts' code points in one array, the tokens as
         runs of token characters, each hashed from its code points as it is found
         (:func:`~.letters.token_hashes`); then numbers (a digit table) and stop words (their
-        hashes) dropped in one more pass (:func:`neardup.kernels.kept_tokens`).
+        hashes) dropped in one more pass (:func:`.letters_compiled.kept_tokens`).
 
         >>> c = Canonicalizer(Config())
         >>> texts = ["A rose is a rose.", "Roses!"]
@@ -425,7 +406,7 @@ class Canonicalizer:
         """
         if not self.hashes_tokens:
             raise ValueError("token hashes are made from strings when tokens are stemmed")
-        cps, starts = joined_spans(canons)  # each text and a space
+        cps, starts = _joined_spans(canons)  # each text and a space
         hashes, number, doc = token_hashes(cps, starts, self.config.seed)
         c = self.config
         per_text = stop_languages_read_text(
@@ -455,7 +436,7 @@ class Canonicalizer:
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
         from ..loops import loops  # (numba loads on first use)
 
-        kernels = loops()
+        kernels = loops("neardup.canonical.letters_compiled")
 
         hashes, counts = kernels.kept_tokens(
             hashes,
@@ -487,7 +468,7 @@ class Canonicalizer:
                 self.config.fa_segmentation,
             )
 
-    def token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
+    def _token_steps(self, canon: str, toks: list[str], doc_lang: str) -> list[str]:
         """Digits, stop words and stemming on the tokens of the canonical text ``canon``."""
         c = self.config
         if c.digits == "drop":
@@ -534,10 +515,10 @@ def stopwords_for(lang: str, fa_segmentation: str = "anchors") -> frozenset[str]
     plain = Canonicalizer(config, backend="reference")  # (a few hundred words)
     words = list(raw_stopwords(lang))
     out: set[str] = set()
-    for canon in plain.texts_for_tokens(
+    for canon in plain._texts_for_tokens(
         words, [lang] * len(words)
     ):  # (plain.tokens of each word, all at once)
-        out.update(plain.token_steps(canon, split_tokens(canon), lang))
+        out.update(plain._token_steps(canon, split_tokens(canon), lang))
     return frozenset(out)
 
 
@@ -569,7 +550,7 @@ def stop_hashes(
 @lru_cache(maxsize=16)
 def _probing_tables(sets: tuple[KeySet, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The probing tables (:attr:`~neardup.hashing.KeySet.probing`) of ``sets`` end to end, as
-    :func:`neardup.kernels.kept_tokens` reads them: (tables, bounds, empty values)."""
+    :func:`.letters_compiled.kept_tokens` reads them: (tables, bounds, empty values)."""
     parts = [s.probing for s in sets]
     table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
     return (

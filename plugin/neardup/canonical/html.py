@@ -1,4 +1,5 @@
-"""HTML: tags, comments, script and style blocks out, entities decoded (002, 004: canonicalization)."""
+"""HTML: tags, comments, script and style blocks out, entities decoded (002, 004:
+canonicalization)."""
 
 from __future__ import annotations
 

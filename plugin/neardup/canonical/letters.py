@@ -18,8 +18,9 @@ from typing import Literal, Sequence, Union, get_args
 import numpy as np
 
 from ..tablecache import cached_table
+from .ranges import ARABIC_BLOCK, ARABIC_SCRIPT, char_class
 
-#: How the maps over code points run: "compiled" (:mod:`neardup.kernels`, numba) or
+#: How the maps over code points run: "compiled" (:mod:`.letters_compiled`, numba) or
 #: "reference" (numpy, the rule as written); both give the same results (tested), so the
 #: choice is not part of :class:`~neardup.config.Config`. Chosen by the caller
 #: (:class:`~.canonicalizer.Canonicalizer`), never by what the process has imported.
@@ -39,13 +40,14 @@ _ASCII_HYPHEN_BREAK = re.compile(
 # names the characters such a line can go on with (a dash, the first letter of a word, a
 # digit): most lines fail there, at one test (half the time on texts of short lines).
 _PAGE_NUMBER_LINE = re.compile(
-    r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
+    r"\n[ \t]*(?=[-\u2013\u2014p\u0441\u0635\d])(?:[-\u2013\u2014]\s*)?"
+    r"(?:page|стр\.?|страница|صفحه)?[ \t]*\d{1,4}(?:[ \t]*[-\u2013\u2014])?[ \t]*(?=\r?\n)",
     re.I,
 )
-TOKEN = re.compile(r"[^\W_]+")
+_TOKEN = re.compile(r"[^\W_]+")
 # On ASCII text, where [^\W_] is [A-Za-z0-9], tokens are what splitting at the other
 # characters leaves (and str.translate is fast on ASCII).
-ASCII_SEPARATORS = {cp: " " for cp in range(128) if not chr(cp).isalnum()}
+_ASCII_SEPARATORS = {cp: " " for cp in range(128) if not chr(cp).isalnum()}
 _MARKS = re.compile(
     r"[\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640\u200d\u200e\u200f\u00ad\ufeff]"
 )
@@ -56,20 +58,22 @@ _SPACE = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
 # letters: "[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])", written
 # with every alternative starting with a single character, and leaving out runs that are
 # a single space (each run is replaced by a space).
+_AB = char_class(ARABIC_BLOCK)
 _PUNCT = re.compile(
-    r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![\u0600-\u06ff]\u200c)\u200c*|\u200c\u200c*(?![\u0600-\u06ff])"
+    rf"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![{_AB}]\u200c)\u200c*"
+    rf"|\u200c\u200c*(?![{_AB}])"
 )
 _NON_WORD = re.compile(
     r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]"
 )  # _PUNCT for texts without ZWNJ and underscores
-_ARABIC_SCRIPT = re.compile("[\u0600-\u06ff\ufb50-\ufeff]")
+_ARABIC_SCRIPT = re.compile(f"[{char_class(*ARABIC_SCRIPT)}]")
 # Characters for which drop_punctuation can change the tokens, and not only put spaces
 # where tokenizing splits anyway (see Canonicalizer._text_for_tokens): Arabic script (a
 # ZWNJ between its letters is kept, and hazm sees the spacing) and U+0345 COMBINING GREEK
 # YPOGEGRAMMENI, the one non-word character that casefolds to a letter ("ι"; checked over
 # all of Unicode in tests/test_canonical_fast.py; drop_marks removes it before, but this
 # condition does not rely on that).
-_PUNCTUATION_MATTERS = re.compile("[\u0600-\u06ff\ufb50-\ufeff\u0345]")
+_PUNCTUATION_MATTERS = re.compile(f"[{char_class(*ARABIC_SCRIPT)}\u0345]")
 
 # Letter variants hazm may leave, mapped to the Persian forms.
 FA_LETTERS = str.maketrans(
@@ -136,7 +140,7 @@ def late_steps_table(unify: bool) -> np.ndarray:
     with ``unify`` :func:`unify_digits`, of the character alone, when that is one character;
     -1 when it is more ("ß" -> "ss"). The three map each character on its own (full case
     folding has no context), so where no character maps to -1, mapping each character is
-    making the three steps (:func:`neardup.kernels.persian_pieces_many` does so).
+    making the three steps (:func:`neardup.canonical.persian_compiled.persian_pieces_many` does so).
 
     >>> t = late_steps_table(True); [chr(t[ord(c)]) for c in "Ё۱a"], int(t[ord("ß")])
     (['е', '1', 'a'], -1)
@@ -179,7 +183,7 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
     text's code points (numpy, or compiled: ``backend``)."""
     cps, kernels = (
         np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"),
-        compiled_loops(backend),
+        _compiled_loops(backend),
     )
     hits = (
         kernels.positions_in(cps, _nfkc_table()) if kernels else np.flatnonzero(_nfkc_table()[cps])
@@ -208,7 +212,8 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
 
 @lru_cache(maxsize=1)
 def _nfkc_table() -> np.ndarray:
-    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk: :mod:`neardup.tablecache`)."""
+    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk:
+    :mod:`neardup.tablecache`)."""
 
     def make() -> np.ndarray:
         table = np.zeros(0x110000, dtype=bool)
@@ -336,14 +341,16 @@ def _stable_spaces() -> frozenset[str]:
 
 
 def drop_marks(text: str) -> str:
-    """Combining marks (Latin accents, Arabic diacritics), tatweel, ZWJ, bidi marks, soft hyphens out."""
+    """Combining marks (Latin accents, Arabic diacritics), tatweel, ZWJ, bidi marks, soft
+    hyphens out."""
     return text if text.isascii() else _MARKS.sub("", text)
 
 
-def mark_code_points() -> list[int]:
+def _mark_code_points() -> list[int]:
     """The code points :func:`drop_marks` takes out (all in the BMP).
 
-    >>> [hex(c) for c in mark_code_points()][:2], drop_marks("".join(map(chr, mark_code_points()))) == ""
+    >>> marks = _mark_code_points()
+    >>> [hex(c) for c in marks][:2], drop_marks("".join(map(chr, marks))) == ""
     (['0xad', '0x300'], True)
     """
     every = np.arange(0x10000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
@@ -390,24 +397,24 @@ def rejoin_hyphenation(text: str) -> str:
     return "".join(parts)
 
 
-def has_arabic_script(text: str) -> bool:
+def _has_arabic_script(text: str) -> bool:
     return not text.isascii() and _ARABIC_SCRIPT.search(text) is not None
 
 
-def punctuation_matters(text: str) -> bool:
+def _punctuation_matters(text: str) -> bool:
     return not text.isascii() and _PUNCTUATION_MATTERS.search(text) is not None
 
 
-def has_rare_characters(text: str) -> bool:
+def _has_rare_characters(text: str) -> bool:
     """Whether ``text`` holds a character that :func:`drop_marks`, :func:`unify_digits` or
-    :func:`punctuation_matters` acts on (a mark, a decimal digit other than ASCII, Arabic
+    :func:`_punctuation_matters` acts on (a mark, a decimal digit other than ASCII, Arabic
     script, U+0345): a text without one passes those steps, and the Persian step, unchanged,
     and so does its casefold (checked over all of Unicode in tests/test_canonical_fast.py).
     One scan instead of one per step: the characters :func:`_rare_characters` matches, read
     from a table (:func:`text_flags`).
 
-    >>> has_rare_characters("Ёж и дом"), has_rare_characters("дом\u0301"), has_rare_characters("۱۲")
-    (False, True, True)
+    >>> [_has_rare_characters(t) for t in ("Ёж и дом", "дом\u0301", "۱۲")]
+    [False, True, True]
     """
     return bool(text_flags(text) & RARE)
 
@@ -415,7 +422,7 @@ def has_rare_characters(text: str) -> bool:
 #: Bits of :func:`text_flags`: a character NFKC may change (:func:`_nfkc_unstable`) other than
 #: the marks it only moves and drop_marks drops (:func:`_dropped_marks`) and the marks it
 #: only composes with the character before or moves (:func:`_composing_marks`), one of the
-#: first of those marks, and one of :func:`has_rare_characters`.
+#: first of those marks, and one of :func:`_has_rare_characters`.
 NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
 #: Bit of :func:`text_flags`: a lone surrogate (U+D800..U+DFFF: a text with one is no valid
 #: Unicode, :func:`neardup.validate.check_document`).
@@ -437,10 +444,10 @@ def text_flags(text: str, backend: Backend = "reference") -> int:
     one text): ``not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK)`` means
     ``nfkc(text) == text``, ``not flags & (NFKC_MAY_CHANGE | COMPOSING_MARK)`` that
     ``drop_marks(nfkc(text)) == drop_marks(text)``, and ``bool(flags & RARE)`` is
-    :func:`has_rare_characters`.
+    :func:`_has_rare_characters`.
 
-    >>> text_flags("ab"), text_flags("дом"), text_flags("ﬁ дом"), text_flags("дом ۱"), text_flags("cafe\u0301"), text_flags("کَتاب")
-    (0, 0, 1, 2, 18, 6)
+    >>> [text_flags(t) for t in ("ab", "дом", "ﬁ дом", "дом ۱", "cafe\u0301", "کَتاب")]
+    [0, 0, 1, 2, 18, 6]
     """
     if text.isascii():
         return 0
@@ -452,7 +459,7 @@ def text_flags_many(texts: Sequence[str], backend: Backend = "reference") -> np.
     """:func:`text_flags` of each text (uint8), the texts that are not all ASCII read
     together: their code points in one array, each looked up in one table of the bits
     (:func:`_flag_table`) and or-ed per text in one compiled pass
-    (:func:`neardup.kernels.or_flags`). ``unicodedata.is_normalized`` and the regular
+    (:func:`.letters_compiled.or_flags`). ``unicodedata.is_normalized`` and the regular
     expression of the rare characters read such a text at 4 to 10 ns a character; this
     reads it at under 1 ns.
 
@@ -460,7 +467,7 @@ def text_flags_many(texts: Sequence[str], backend: Backend = "reference") -> np.
     [0, 1, 0, 2]
     """
     out = np.zeros(len(texts), dtype=np.uint8)
-    for group, cps, bounds in grouped_code_points(
+    for group, cps, bounds in _grouped_code_points(
         texts, [i for i, t in enumerate(texts) if not t.isascii()]
     ):
         out[group] = _or_flags(cps, bounds, backend)
@@ -475,7 +482,7 @@ def _or_flags(cps: np.ndarray, bounds: np.ndarray, backend: Backend = "reference
     (:func:`_marks_may_compose`): otherwise each follows a starter NFKC keeps, that
     decomposes to nothing and that it does not compose with (UAX #15), and NFKC moves and
     composes nothing."""
-    table, kernels = _flag_table(), compiled_loops(backend)
+    table, kernels = _flag_table(), _compiled_loops(backend)
     flags = (
         kernels.or_flags(cps, bounds, table)
         if kernels
@@ -499,7 +506,7 @@ def _marks_may_compose(
 ) -> np.ndarray:
     """Per text ``cps[starts[d] : ends[d]]``: whether one of :data:`COMPOSING_MARK` follows a
     character with the bit ``_UNSETTLED`` or one it composes with (``prev << 21 | mark`` in
-    :func:`_composing_pairs`). The reference of :func:`neardup.kernels.marks_may_compose`.
+    :func:`_composing_pairs`). The reference of :func:`.letters_compiled.marks_may_compose`.
 
     >>> cps = np.frombuffer("\u0627\u0654 \u0647\u0654".encode("utf-32-le"), dtype="<u4")
     >>> _marks_may_compose(cps, np.array([0, 3]), np.array([2, 5]), _flag_table()).tolist()
@@ -519,20 +526,20 @@ def _marks_may_compose(
 
 
 #: Code points joined at most for one pass of :func:`text_flags_many` and
-#: :func:`late_steps_many` (a text longer goes alone): buffers of a few hundred KB, which the
+#: :func:`_late_steps_many` (a text longer goes alone): buffers of a few hundred KB, which the
 #: allocator hands out again, where a whole batch's would be new memory every time (on
 #: some machines its first touch costs more than the pass).
-GROUP_CHARS = 1 << 16
+_GROUP_CHARS = 1 << 16
 
 
 def groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
-    """``indices`` cut into runs whose texts hold at most :data:`GROUP_CHARS` characters
+    """``indices`` cut into runs whose texts hold at most :data:`_GROUP_CHARS` characters
     together (or one text)."""
     out: list[list[int]] = []
     size = 0
     for i in indices:
         n = len(texts[i])
-        if not out or size + n > GROUP_CHARS:
+        if not out or size + n > _GROUP_CHARS:
             out.append([])
             size = 0
         out[-1].append(i)
@@ -540,17 +547,18 @@ def groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
     return out
 
 
-def grouped_code_points(texts: Sequence[str], indices: list[int], separated: bool = False):
-    """For each of :func:`groups` of ``indices``: (the group, its texts' :func:`joined_code_points`)."""
+def _grouped_code_points(texts: Sequence[str], indices: list[int], separated: bool = False):
+    """For each of :func:`groups` of ``indices``: (the group, its texts'
+    :func:`_joined_code_points`)."""
     for group in groups(indices, texts):
-        yield (group, *joined_code_points([texts[i] for i in group], separated))
+        yield (group, *_joined_code_points([texts[i] for i in group], separated))
 
 
-def joined_code_points(
+def _joined_code_points(
     texts: Sequence[str], separated: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """The code points of the texts in one array (one encode), each followed by a space
-    where ``separated`` (:func:`spans_of` are then their spans), and where each starts (and
+    where ``separated`` (:func:`_spans_of` are then their spans), and where each starts (and
     the last ends)."""
     bounds = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(
@@ -569,7 +577,7 @@ Span = tuple[np.ndarray, int, int]
 TextOrSpan = Union[str, Span]
 
 
-def spans_of(cps: np.ndarray, bounds: np.ndarray) -> list[Span]:
+def _spans_of(cps: np.ndarray, bounds: np.ndarray) -> list[Span]:
     """The :data:`Span` of each text ``cps[bounds[d] : bounds[d + 1] - 1]`` of a separated
     output (each followed by a space)."""
     at = np.asarray(bounds).tolist()
@@ -579,8 +587,8 @@ def spans_of(cps: np.ndarray, bounds: np.ndarray) -> list[Span]:
 def decoded(texts: Sequence[TextOrSpan]) -> list[str]:
     """Each text as a ``str`` (a :data:`Span`'s buffer decoded once, its texts cut from it).
 
-    >>> cps, bounds = joined_code_points(["ab", "дом"], True)
-    >>> decoded(["x", *spans_of(cps, bounds)])
+    >>> cps, bounds = _joined_code_points(["ab", "дом"], True)
+    >>> decoded(["x", *_spans_of(cps, bounds)])
     ['x', 'ab', 'дом']
     """
     buffers: dict[int, str] = {}
@@ -601,15 +609,15 @@ def decoded(texts: Sequence[TextOrSpan]) -> list[str]:
     return out
 
 
-def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
+def _joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
     """The code points of the texts each followed by a space, in one array, and where each
-    starts (and the last ends): :func:`joined_code_points` of their :func:`decoded` with
+    starts (and the last ends): :func:`_joined_code_points` of their :func:`decoded` with
     ``separated``, the spans that lie end to end in one buffer copied as one, the ``str``
     ones next to each other encoded at once.
 
-    >>> cps, bounds = joined_code_points(["ab", "дом"], True)
-    >>> a, b = joined_spans(["x", "", *spans_of(cps, bounds), "y"])
-    >>> decoded(spans_of(a, b)), b.tolist()
+    >>> cps, bounds = _joined_code_points(["ab", "дом"], True)
+    >>> a, b = _joined_spans(["x", "", *_spans_of(cps, bounds), "y"])
+    >>> decoded(_spans_of(a, b)), b.tolist()
     (['x', '', 'ab', 'дом', 'y'], [0, 2, 3, 6, 10, 12])
     """
     chunks: list[np.ndarray] = []
@@ -627,7 +635,7 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
         buf, lo, hi = t
         lengths.append(hi - lo)
         if words:
-            chunks.append(joined_code_points(words, True)[0])
+            chunks.append(_joined_code_points(words, True)[0])
             words = []
         if view and view[0] is buf and view[2] == lo:
             view[2] = hi + 1
@@ -638,7 +646,7 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
     if view:
         chunks.append(view[0][view[1] : view[2]])
     if words:
-        chunks.append(joined_code_points(words, True)[0])
+        chunks.append(_joined_code_points(words, True)[0])
     cps = (
         np.concatenate(chunks).astype(np.uint32, copy=False)
         if chunks
@@ -649,14 +657,14 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
     return cps, bounds
 
 
-def nfkc_flagged(text: str, flags: int, backend: Backend = "reference") -> str:
+def _nfkc_flagged(text: str, flags: int, backend: Backend = "reference") -> str:
     """:func:`nfkc` of a text whose :func:`text_flags` are ``flags``: the text itself where
     it has no character NFKC may change, else its words normalized (:func:`_nfkc_words`,
     without ``unicodedata.is_normalized`` first: that check normalizes the whole text
     where it meets a character that may compose, as Persian texts' hamza above), and the
     same object where that changes nothing.
 
-    >>> t = "ﬁle дом"; nfkc_flagged(t, text_flags(t)), nfkc_flagged("дом", 0)
+    >>> t = "ﬁle дом"; _nfkc_flagged(t, text_flags(t)), _nfkc_flagged("дом", 0)
     ('file дом', 'дом')
     """
     if not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK):
@@ -672,8 +680,8 @@ def check_backend(backend: str) -> Backend:
     return backend  # type: ignore[return-value]
 
 
-def compiled_loops(backend: Backend):
-    """:mod:`neardup.kernels` for the "compiled" backend, None for "reference" (the numpy
+def _compiled_loops(backend: Backend):
+    """:mod:`.letters_compiled` for the "compiled" backend, None for "reference" (the numpy
     form of the same map then serves: a process canonicalizing a text or two without
     signing, as a search query, need not load numba; so too inside
     :func:`neardup.loops.interpreted_loops`); a ValueError for another name."""
@@ -681,9 +689,9 @@ def compiled_loops(backend: Backend):
 
     if check_backend(backend) == "reference" or mode() == "interpreted":
         return None
-    from .. import kernels
+    from . import letters_compiled
 
-    return kernels
+    return letters_compiled
 
 
 @lru_cache(maxsize=1)
@@ -715,39 +723,40 @@ def _flag_table() -> np.ndarray:
 def late_steps(text: str, table: np.ndarray, backend: Backend = "reference") -> str | None:
     """``text`` through :func:`late_steps_table` ``table`` (casefold, :func:`yo_to_ye` and
     perhaps :func:`unify_digits`), or None where a character maps to more than one (the
-    steps then make it): :func:`late_steps_many` of one text.
+    steps then make it): :func:`_late_steps_many` of one text.
 
-    >>> late_steps("Ёлка İ", late_steps_table(True)) is None, late_steps("Ёлка ۱۲ ABC", late_steps_table(True))
+    >>> table = late_steps_table(True)
+    >>> late_steps("Ёлка İ", table) is None, late_steps("Ёлка ۱۲ ABC", table)
     (True, 'елка 12 abc')
     """
-    return late_steps_many([text], table, backend)[0]
+    return _late_steps_many([text], table, backend)[0]
 
 
-def late_steps_many(
+def _late_steps_many(
     texts: Sequence[str], table: np.ndarray, backend: Backend = "reference"
 ) -> list[str | None]:
     """:func:`late_steps` of each text, all in one compiled pass over their code points
-    (:func:`neardup.kernels.map_code_points`); the map keeps each text's length, so they are
+    (:func:`.letters_compiled.map_code_points`); the map keeps each text's length, so they are
     cut apart where they were joined. ``str.casefold`` reads a text that is not all ASCII at
     about 15 ns a character.
 
-    >>> late_steps_many(["Ёж", "ß", "ДОМ"], late_steps_table(True))
+    >>> _late_steps_many(["Ёж", "ß", "ДОМ"], late_steps_table(True))
     ['еж', None, 'дом']
     """
-    made = late_steps_spans(texts, table, backend)
+    made = _late_steps_spans(texts, table, backend)
     return [
         None if m is None else t
         for m, t in zip(made, decoded([m or "" for m in made]), strict=True)
     ]
 
 
-def late_steps_spans(
+def _late_steps_spans(
     texts: Sequence[str], table: np.ndarray, backend: Backend = "reference"
 ) -> list[Span | None]:
-    """:func:`late_steps_many` as :data:`Span` of the map's output (not decoded)."""
+    """:func:`_late_steps_many` as :data:`Span` of the map's output (not decoded)."""
     made: list[Span | None] = []
-    kernels = compiled_loops(backend)
-    for _, cps, bounds in grouped_code_points(texts, list(range(len(texts))), separated=True):
+    kernels = _compiled_loops(backend)
+    for _, cps, bounds in _grouped_code_points(texts, list(range(len(texts))), separated=True):
         if kernels:
             out, ok = kernels.map_code_points(cps, bounds, table)
         else:
@@ -758,7 +767,7 @@ def late_steps_spans(
             out = np.where(np.repeat(ok, np.diff(bounds)), mapped, cps)
         made += [
             span if good else None
-            for span, good in zip(spans_of(out, bounds), ok.tolist(), strict=True)
+            for span, good in zip(_spans_of(out, bounds), ok.tolist(), strict=True)
         ]
     return made
 
@@ -771,7 +780,7 @@ def _rare_characters() -> re.Pattern:
 
 def split_tokens(canon: str) -> list[str]:
     """Tokens (runs of ``[^\\W_]``) of a canonical text."""
-    return canon.translate(ASCII_SEPARATORS).split() if canon.isascii() else TOKEN.findall(canon)
+    return canon.translate(_ASCII_SEPARATORS).split() if canon.isascii() else _TOKEN.findall(canon)
 
 
 @lru_cache(maxsize=4)
@@ -791,7 +800,7 @@ def code_point_table(predicate) -> np.ndarray:
 
 
 def token_char_table() -> np.ndarray:
-    """Per code point: is it a token character, ``[^\\W_]`` of :data:`TOKEN` (for Python's
+    """Per code point: is it a token character, ``[^\\W_]`` of :data:`_TOKEN` (for Python's
     ``re``, a word character is one ``str.isalnum`` accepts, or the underscore; checked over
     all of Unicode in tests/test_canonical_fast.py)."""
     return code_point_table(str.isalnum)
@@ -810,17 +819,18 @@ def token_hashes(
     order, its :func:`~neardup.hashing.hash_strings` hash, whether it is a number (all
     :func:`digit_table`) and its text. Tokens are the runs of :func:`token_char_table`
     characters, hashed from their code points in one compiled pass
-    (:func:`neardup.kernels.token_hashes`), without a string per token.
+    (:func:`neardup.canonical.letters_compiled.token_hashes`), without a string per token.
 
     >>> from ..hashing import code_points, hash_strings
     >>> h, number, text = token_hashes(code_points("Hi, x_2 да! 42"), np.array([0, 8]), seed=1)
-    >>> h.tolist() == hash_strings(split_tokens("Hi, x_2 да! 42"), 1).tolist(), number.tolist(), text.tolist()
+    >>> want = hash_strings(split_tokens("Hi, x_2 да! 42"), 1)
+    >>> h.tolist() == want.tolist(), number.tolist(), text.tolist()
     (True, [False, False, True, False, True], [0, 0, 0, 1, 1])
     """
     from ..hashing import string_seed
     from ..loops import loops
 
-    kernels = loops()
+    kernels = loops("neardup.canonical.letters_compiled")
 
     return kernels.token_hashes(
         np.asarray(cps, dtype=np.uint32),

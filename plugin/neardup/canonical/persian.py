@@ -6,10 +6,11 @@ non-joiner (ZWNJ) of compounds as a space or leave it out ("دانش‌آموز�
 "دانشآموزان"), and hazm does not rejoin compounds. Two remedies, measured in
 ``benchmarks/persian.py`` (results/persian.md) on held-out texts of the Persian corpus:
 
-* ``fa_segmentation="anchors"`` (the default, a setting of :class:`~neardup.config.Config`): in each run of Persian words the spaces are
-  removed and the run is cut again before every *anchor*, a letter pair of chosen letters
-  (``fa_anchors``), so the pieces are content-defined (the anchor-based boundaries of source
-  004, "Spamooborona") and about a word long (4.4 letters on fa.jsonl, words 4.7).
+* ``fa_segmentation="anchors"`` (the default, a setting of :class:`~neardup.config.Config`):
+  in each run of Persian words the spaces are removed and the run is cut again before every
+  *anchor*, a letter pair of chosen letters (``fa_anchors``), so the pieces are
+  content-defined (the anchor-based boundaries of source 004, "Spamooborona") and about a
+  word long (4.4 letters on fa.jsonl, words 4.7).
   Spaces, ZWNJ and joined forms give the same string, hence the same tokens: resemblance
   1.0 by construction for every segmentation variant. A letter changed changes the one or
   two pieces around it, as a changed word does. Persian stop words are not removed (they are
@@ -35,6 +36,8 @@ from ..config import Config, FaJoinRule, FaSegmentation
 from ..errors import NeardupError
 from ..tablecache import cached_table
 from .letters import (
+    Backend,
+    check_backend,
     FA_LETTER_MAP,
     FA_LETTERS,
     ZWNJ,
@@ -43,10 +46,18 @@ from .letters import (
     _SPACE,
     code_point_table,
     decoded,
-    grouped_code_points,
-    mark_code_points,
-    spans_of,
+    _grouped_code_points,
+    _mark_code_points,
+    _spans_of,
     token_char_table,
+)
+from .ranges import (
+    ARABIC_BLOCK,
+    ARABIC_SCRIPT,
+    OTHER_LETTERS,
+    PERSIAN_DIGITS,
+    PERSIAN_LETTERS,
+    char_class,
 )
 
 
@@ -90,9 +101,10 @@ DEFAULT = Segmentation()
 
 # ZWNJ runs between Arabic-script letters ("(?<=[\u0600-\u06ff])\u200c+(?=[\u0600-\u06ff])",
 # starting at the ZWNJ).
-_ZWNJ_INSIDE = re.compile(r"\u200c(?<=[\u0600-\u06ff]\u200c)\u200c*(?=[\u0600-\u06ff])")
+_AB, _FA = char_class(ARABIC_BLOCK), char_class(PERSIAN_LETTERS)
+_ZWNJ_INSIDE = re.compile(rf"\u200c(?<=[{_AB}]\u200c)\u200c*(?=[{_AB}])")
 # Two or more Persian words separated by single spaces (Arabic-script letters, U+0621..U+06D5).
-_FA_WORD_RUN = re.compile(r"[\u0621-\u06d5][\u0621-\u06d5]*(?: [\u0621-\u06d5][\u0621-\u06d5]*)+")
+_FA_WORD_RUN = re.compile(rf"[{_FA}][{_FA}]*(?: [{_FA}][{_FA}]*)+")
 
 
 #: hazm 0.10.0's normalizer tables (:data:`TABLES`), shipped with neardup with their source and
@@ -112,7 +124,8 @@ def import_hazm(what: str):
         import hazm
     except ImportError as e:
         raise HazmMissing(
-            f"{what} uses hazm, which is not installed: {HAZM_EXTRA} (hazm installs on Python 3.10 to 3.13)"
+            f"{what} uses hazm, which is not installed: {HAZM_EXTRA} "
+            "(hazm installs on Python 3.10 to 3.13)"
         ) from e
     return hazm
 
@@ -313,7 +326,8 @@ _REPEATED_WORD = re.compile(
 
 @lru_cache(maxsize=1)
 def _hazm_is_0_10() -> bool:
-    """Whether the installed hazm is 0.10 (whose steps :func:`hazm_words` and :func:`mi_verbs` serve)."""
+    """Whether the installed hazm is 0.10 (whose steps :func:`hazm_words` and :func:`mi_verbs`
+    serve)."""
     from importlib.metadata import version
 
     return version("hazm").startswith("0.10.")
@@ -425,12 +439,12 @@ def _join_run(m: re.Match, rules: frozenset[str]) -> str:
 
 
 # Spaces between two Persian letters (U+0621..U+06D5).
-_SPACE_INSIDE = re.compile(r" (?<=[\u0621-\u06d5] ) *(?=[\u0621-\u06d5])")
+_SPACE_INSIDE = re.compile(rf" (?<=[{_FA}] ) *(?=[{_FA}])")
 # Runs of Persian digits (hazm writes every digit so): set apart from the letters around
 # them, so that "۲۰‌دسامبر", "۲۰ دسامبر" and "۲۰دسامبر" give the same tokens.
-_DIGITS = re.compile("[\u06f0-\u06f9][\u06f0-\u06f9]*")
+_DIGITS = re.compile(f"[{char_class(PERSIAN_DIGITS)}][{char_class(PERSIAN_DIGITS)}]*")
 # A Persian letter three or more times (hazm's decrease_repeated_chars, on joined runs).
-_REPEATS = re.compile(r"([\u0621-\u06d5])\1\1\1*")
+_REPEATS = re.compile(rf"([{_FA}])\1\1\1*")
 
 
 @lru_cache(maxsize=4)
@@ -440,7 +454,9 @@ def _anchor_re(first_mod: int, second_mod: int, seed: int) -> re.Pattern:
     lookahead of two character classes: a seventh of the time of a table of letter pairs."""
     import xxhash
 
-    letters = [chr(c) for c in range(0x0621, 0x06D6) if chr(c).isalpha()]
+    letters = [
+        chr(c) for c in range(PERSIAN_LETTERS[0], PERSIAN_LETTERS[1] + 1) if chr(c).isalpha()
+    ]
     first = "".join(a for a in letters if xxhash.xxh32_intdigest(a.encode(), seed) % first_mod == 0)
     second = "".join(
         b for b in letters if xxhash.xxh32_intdigest(b.encode(), seed + 1000) % second_mod == 0
@@ -458,24 +474,29 @@ def anchor_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) ->
     )
 
 
-def normalize_persian(text: str, segmentation: Segmentation = DEFAULT) -> str:
+def normalize_persian(
+    text: str, segmentation: Segmentation = DEFAULT, backend: Backend = "reference"
+) -> str:
     """hazm normalization, the remaining Arabic letter variants, then ZWNJ: removed between
     Arabic-script letters (one word), a space elsewhere (hazm may attach a prefix to a
     word of another script); then ``segmentation`` (for anchors, hazm's
     spacing steps are skipped: the spaces between Persian letters go anyway).
 
-    With anchors, the steps are made in one compiled pass
-    (:func:`compiled_pieces`) where they can be; :func:`normalize_persian_steps` is them
-    one by one, and the reference it is tested against."""
-    if segmentation.way == "anchors":
-        pieces = compiled_pieces(text, segmentation.anchors)
-        if pieces is not None:
-            return pieces
-    return normalize_persian_steps(text, segmentation)
+    The "reference" ``backend`` makes the steps one regular expression or table at a time;
+    "compiled", with anchors, one compiled pass (:func:`_compiled`) where it applies (no
+    character that needs hazm's ``persian_style`` or maps to more than one), the same text
+    (tests/test_canonical_fast.py).
 
-
-def normalize_persian_steps(text: str, segmentation: Segmentation = DEFAULT) -> str:
-    """:func:`normalize_persian`, one regular expression or table at a time."""
+    >>> joined = normalize_persian("دانشآموزان")
+    >>> normalize_persian("دانش آموزان") == normalize_persian("دانش\u200cآموزان") == joined
+    True
+    >>> normalize_persian("دانش\u200cآموزان", backend="compiled") == joined
+    True
+    """
+    if check_backend(backend) == "compiled" and segmentation.way == "anchors":
+        made = _compiled(text, step=False, anchors=segmentation.anchors)
+        if made is not None:
+            return made[0]
     hazm = _hazm_normalizer()
     anchors = segmentation.way == "anchors"
     text = (hazm.normalize_letters if anchors else hazm.normalize)(_SPACE.sub(" ", text))
@@ -489,7 +510,7 @@ def normalize_persian_steps(text: str, segmentation: Segmentation = DEFAULT) -> 
 def _piece_tables(
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The tables of :func:`neardup.kernels.persian_pieces`: whitespace (``str.isspace``,
+    """The tables of :func:`.persian_compiled.persian_pieces_many`: whitespace (``str.isspace``,
     Python's ``\\s``), the letter map and the two anchor sets of ``anchors``; None where the
     tables hold a pattern wider than one character (none in hazm 0.10's).
 
@@ -554,57 +575,36 @@ def _piece_tables(
     return code_point_table(str.isspace), table, first, second
 
 
-def compiled_pieces(text: str, anchors: tuple[int, int, int] = DEFAULT.anchors) -> str | None:
-    """:func:`normalize_persian_steps` with anchors, made by one compiled pass
-    (:func:`neardup.kernels.persian_pieces`); None where that pass does not apply (a character that needs hazm's ``persian_style`` or maps to more than one,
-    a ligature such as U+FDF2), for the steps to make.
-
-    >>> compiled_pieces("دانش آموزان") == compiled_pieces("دانش\u200cآموزان") == normalize_persian_steps("دانشآموزان")
-    True
-    """
-    made = compiled_step(text, step=False, anchors=anchors)
-    return made[0] if made is not None else None
-
-
-def compiled_step(
+def _compiled(
     text: str,
-    step: bool = True,
-    late: np.ndarray | None = None,
-    anchors: tuple[int, int, int] = DEFAULT.anchors,
-) -> tuple[str, bool] | None:
-    """:func:`compiled_pieces` of ``text``, or with ``step`` the Persian step after the
-    punctuation step (``persian_step(drop_punctuation(text))``: on each Persian run, if
-    Arabic script is left), and then the characters through ``late``
-    (:func:`~.letters.late_steps_table`) where each maps to one: (text, whether ``late``
-    was applied), or None where the pass does not apply (:func:`compiled_steps` of one text)."""
-    return compiled_steps([text], step, late, anchors=anchors)[0]
-
-
-def compiled_steps(
-    texts: Sequence[str],
     step: bool = True,
     late: np.ndarray | None = None,
     marks: bool = False,
     anchors: tuple[int, int, int] = DEFAULT.anchors,
-) -> list[tuple[str, bool] | None]:
-    """:func:`compiled_step` of each text (with ``marks``, of its :func:`~.letters.drop_marks`
-    first), the texts in groups joined for one compiled pass each
-    (:func:`neardup.kernels.persian_pieces_many`, :func:`~.letters.grouped_code_points`)."""
-    made = compiled_spans(texts, step, late, marks, anchors)
-    return [
-        None if m is None else (t, m[1])
-        for m, t in zip(made, decoded([m[0] if m else "" for m in made]), strict=True)
-    ]
+) -> tuple[str, bool] | None:
+    """:func:`_compiled_spans` of one text, decoded: with ``marks`` drop_marks first; with
+    ``step`` the punctuation step and the Persian step after it
+    (``persian_step(drop_punctuation(text))``), else :func:`normalize_persian` with anchors;
+    then the characters through ``late`` (:func:`~.letters.late_steps_table`) where each maps
+    to one: (text, whether ``late`` was applied), or None where the pass does not apply.
+
+    >>> _compiled("دانش\u200cآموزان", step=False)[0] == normalize_persian("دانشآموزان")
+    True
+    """
+    made = _compiled_spans([text], step, late, marks, anchors)[0]
+    return None if made is None else (decoded([made[0]])[0], made[1])
 
 
-def compiled_spans(
+def _compiled_spans(
     texts: Sequence[str],
     step: bool = True,
     late: np.ndarray | None = None,
     marks: bool = False,
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> list[tuple[Span, bool] | None]:
-    """:func:`compiled_steps` with each text as a :data:`~.letters.Span` of the pass's output.
+    """:func:`_compiled` of each text as a :data:`~.letters.Span` of the pass's output, the
+    texts in groups joined for one compiled pass each
+    (:func:`.persian_compiled.persian_pieces_many`).
     None for every text while the loops run interpreted (:mod:`neardup.loops`): the steps
     one by one then serve, as where the pass does not apply (faster than the pass interpreted)."""
     from ..loops import mode
@@ -612,38 +612,39 @@ def compiled_spans(
     tables = _piece_tables(anchors) if texts and mode() == "compiled" else None
     if tables is None:
         return [None] * len(texts)
-    from .. import kernels
+    from . import persian_compiled as kernels
 
     space, letter_map, first, second = tables
-    classes, late = pass_classes(), _NO_LATE if late is None else late
+    classes, late = _pass_classes(), _NO_LATE if late is None else late
     made: list[tuple[Span, bool] | None] = []
-    for _, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
+    for _, cps, bounds in _grouped_code_points(texts, list(range(len(texts)))):
         out, at, status = kernels.persian_pieces_many(
             cps, bounds, classes, letter_map, space, first, second, step, marks, late
         )
         made += [
             (span, s == 2) if s else None
-            for span, s in zip(spans_of(out, at), status.tolist(), strict=True)
+            for span, s in zip(_spans_of(out, at), status.tolist(), strict=True)
         ]
     return made
 
 
 @lru_cache(maxsize=1)
-def pass_classes() -> np.ndarray:
+def _pass_classes() -> np.ndarray:
     """The classes of each code point (uint8) the compiled pass reads, bits of
-    :mod:`neardup.kernels`: ``WORD`` (``str.isalnum``, the punctuation step's word
-    characters but the underscore), ``MARK`` (:func:`~.letters.mark_code_points`),
+    :mod:`.persian_compiled`: ``WORD`` (``str.isalnum``, the punctuation step's word
+    characters but the underscore), ``MARK`` (:func:`~.letters._mark_code_points`),
     ``ARABIC`` (a word character U+0600..U+06FF or U+FB50..U+FEFF: Arabic script the
     punctuation step leaves) and ``OTHER`` (a word character of the Cyrillic and Latin class
     that ends a Persian run, :data:`.scripts._OTHER_LETTER`).
 
-    >>> from neardup import kernels as k
-    >>> [int(pass_classes()[ord(c)]) for c in "a،ك\u064e"] == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
+    >>> from neardup.canonical import persian_compiled as k
+    >>> got = [int(_pass_classes()[ord(c)]) for c in "a،ك\u064e"]
+    >>> got == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
     from ..loops import loops
 
-    k = loops()
+    k = loops("neardup.canonical.persian_compiled")
 
     word = token_char_table()
     cp = np.arange(0x110000)
@@ -652,9 +653,9 @@ def pass_classes() -> np.ndarray:
         return np.logical_or.reduce([(lo <= cp) & (cp <= hi) for lo, hi in ranges])
 
     classes = np.where(word, k.WORD, 0).astype(np.uint8)
-    classes[mark_code_points()] |= k.MARK
-    classes[word & within((0x600, 0x6FF), (0xFB50, 0xFEFF))] |= k.ARABIC
-    classes[word & within((0x400, 0x52F), (65, 90), (97, 122), (0xC0, 0x24F))] |= k.OTHER
+    classes[_mark_code_points()] |= k.MARK
+    classes[word & within(*ARABIC_SCRIPT)] |= k.ARABIC
+    classes[word & within(*OTHER_LETTERS)] |= k.OTHER
     return classes
 
 

@@ -17,10 +17,11 @@ from ..hashing import code_points
 from ..ragged import offsets_of
 from ..tablecache import cached_table
 from .letters import code_point_table
+from .ranges import EN_LETTERS, FA_SCRIPT, RU_LETTERS, char_class, within
 
-_FA_CLASS = "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff"
-_RU_CLASS = "\u0400-\u052f"
-_EN_CLASS = "A-Za-z\u00c0-\u024f"
+_FA_CLASS = char_class(*FA_SCRIPT)
+_RU_CLASS = char_class(*RU_LETTERS)
+_EN_CLASS = char_class(*EN_LETTERS)
 SCRIPT_RES = {
     "fa": re.compile(f"[{_FA_CLASS}]"),
     "ru": re.compile(f"[{_RU_CLASS}]"),
@@ -36,17 +37,9 @@ _OTHER_LETTER = re.compile(f"[{_RU_CLASS}{_EN_CLASS}]")
 def script_of(ch: str) -> str | None:
     """fa / ru / en for a letter of Arabic, Cyrillic or Latin script, else None."""
     o = ord(ch)
-    if (
-        0x0600 <= o <= 0x06FF
-        or 0x0750 <= o <= 0x077F
-        or 0xFB50 <= o <= 0xFDFF
-        or 0xFE70 <= o <= 0xFEFF
-    ):
-        return "fa"
-    if 0x0400 <= o <= 0x052F:
-        return "ru"
-    if ch.isascii() and ch.isalpha() or 0x00C0 <= o <= 0x024F:
-        return "en"
+    for lang, ranges in (("fa", FA_SCRIPT), ("ru", RU_LETTERS), ("en", EN_LETTERS)):
+        if within(o, *ranges):
+            return lang
     return None
 
 
@@ -71,7 +64,9 @@ def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
     """The language of ``text`` by the script of most of its first ``sample`` letters
     (:func:`language_by_script`); ``default`` when it has no letter.
 
-    >>> [detect_language(t) for t in ("Привет", "سلام دنیا", "قالت الشركة إن الأرباح ارتفعت", "the cat", "Der Hund ist groß und die Katze klein", "猫が好き", "我喜欢猫")]
+    >>> texts = ("Привет", "سلام دنیا", "قالت الشركة إن الأرباح ارتفعت", "the cat")
+    >>> texts += ("Der Hund ist groß und die Katze klein", "猫が好き", "我喜欢猫")
+    >>> [detect_language(t) for t in texts]
     ['ru', 'fa', 'ar', 'en', 'und', 'ja', 'zh']
     """
     if text.isascii():  # its letters, if any, are Latin
@@ -81,7 +76,7 @@ def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
 
 def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 4000) -> list[str]:
     """:func:`detect_language` of each text. The letters of the non-ASCII ones are counted in
-    one compiled pass (:func:`neardup.kernels.script_counts`) over their first ``2 * sample``
+    one compiled pass (:func:`.scripts_compiled.script_counts`) over their first ``2 * sample``
     characters; a text with fewer letters there and more characters after them is counted
     alone.
 
@@ -94,7 +89,7 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
         return out
     from ..loops import loops
 
-    kernels = loops()
+    kernels = loops("neardup.canonical.scripts_compiled")
 
     cap = 2 * sample
     heads = [texts[i][:cap] for i in rest]
@@ -281,7 +276,8 @@ def _latin(text: str, head: int = 240) -> str:
     Telegraphic English (tables, titles) has few of either and stays en. A few microseconds
     a text: it runs on every text whose letters are mostly Latin.
 
-    >>> _latin("The bank raised its rates"), _latin("Die Bank hat die Zinsen erhöht und die Inflation sinkt"), _latin("Shr 3.07 dlrs vs 3.08")
+    >>> de = "Die Bank hat die Zinsen erhöht und die Inflation sinkt"
+    >>> _latin("The bank raised its rates"), _latin(de), _latin("Shr 3.07 dlrs vs 3.08")
     ('en', 'und', 'en')
     >>> _latin("Milli basketbol takımı, hazırlık maçında güçlü rakibini yendi")
     'und'

@@ -1,12 +1,12 @@
 """Text for full-text search: documents and queries analyzed the same way.
 
-:func:`search_text` gives the words a full-text index should hold for ``text`` and the
-words a query should look for: Unicode compatibility forms, marks and diacritics out,
-Persian letter unification and affix spacing (hazm), every ZWNJ a word boundary (so a
-query word finds the compounds it is part of, :func:`~.persian.split_persian`), case folded, ё -> е, digits to ASCII, and (``stem``) each word's Snowball
-stem for Russian and English words (so "файлами" finds "файл", "файлы", "файлов"). Stop
-words are kept: a query may need them. The Elasticsearch/OpenSearch counterpart is the
-engine's persian, russian and english analyzers on per-language subfields.
+:func:`search_text` gives the words a full-text index should hold for ``text`` and the words a query
+should look for: Unicode compatibility forms, marks and diacritics out, Persian letter unification
+and affix spacing (hazm), every ZWNJ a word boundary (so a query word finds the compounds it is part
+of, :func:`~.persian.split_persian`), case folded, ё -> е, digits to ASCII, and (``stem``) each
+word's Snowball stem for Russian and English words (so "файлами" finds "файл", "файлы", "файлов").
+Stop words are kept: a query may need them. The Elasticsearch/OpenSearch counterpart is the engine's
+persian, russian and english analyzers on per-language subfields.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from .letters import (
     ZWNJ,
     drop_marks,
     drop_punctuation,
-    has_arabic_script,
+    _has_arabic_script,
     nfkc,
-    punctuation_matters,
+    _punctuation_matters,
     split_tokens,
     unify_digits,
     yo_to_ye,
@@ -37,11 +37,11 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
     if not text:
         return ""
     t = drop_marks(nfkc(text))
-    if punctuation_matters(
+    if _punctuation_matters(
         t
     ):  # else drop_punctuation would only put spaces where split_tokens splits anyway
         t = drop_punctuation(t)
-        if has_arabic_script(t):
+        if _has_arabic_script(t):
             t = map_persian_runs(t, split_persian)
     words = split_tokens(unify_digits(yo_to_ye(t.casefold())))
     return " ".join(search_text_words(words, lang) if stem else words)
@@ -84,7 +84,7 @@ def _word_terms(word: str) -> frozenset[str]:
     """The terms :func:`search_text` gives one raw word, lightly: letters mapped without
     hazm's spacing rules (enough to find the word again in a snippet)."""
     t = drop_punctuation(drop_marks(nfkc(word)))
-    if has_arabic_script(t):
+    if _has_arabic_script(t):
         t = FA_LETTER_MAP(t).replace(ZWNJ, " ")
     return frozenset(search_text_words(split_tokens(unify_digits(yo_to_ye(t.casefold())))))
 

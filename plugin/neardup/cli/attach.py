@@ -20,7 +20,7 @@ def sign_pass(
     the same rule as ``neardup index``. Each batch is stored before the next is read, so an
     interrupted pass resumes where it stopped when run again. Returns the report and the
     documents whose text field gives no text, counted by what it holds
-    (:func:`~neardup.engines.elastic.field_text`)."""
+    (:func:`~neardup.engines.elastic_answers.field_text`)."""
     textless: Counter = Counter()
 
     def skipped(doc_id: str, kind: str) -> None:
@@ -64,7 +64,8 @@ def watch(
     "--text-field",
     metavar="FIELD",
     default=None,
-    help="Field holding the text to sign (e.g. body); needed the first time, stored with the index afterwards.",
+    help="Field holding the text to sign (e.g. body); needed the first time, stored with the "
+    "index afterwards.",
 )
 @click.option(
     "--title-field",
@@ -146,7 +147,8 @@ def attach_cmd(
 
     if not is_url(target):
         fail(
-            "attach adopts an Elasticsearch/OpenSearch index: give its URL with --engine (or NEARDUP_URL)"
+            "attach adopts an Elasticsearch/OpenSearch index: give its URL with --engine "
+            "(or NEARDUP_URL)"
         )
         return
     opts = {**engine_opts, "index": index}
@@ -175,7 +177,8 @@ def attach_cmd(
             for a in engine.actions:
                 click.echo(f"  - {a}")
             click.echo(
-                f"{data['index']}: {report.indexed} documents signed ({report.duplicates} near-duplicates of earlier ones), "
+                f"{data['index']}: {report.indexed} documents signed "
+                f"({report.duplicates} near-duplicates of earlier ones), "
                 f"{data['documents']} signed in all"
                 + (
                     f", {data['without_text']} without text in {engine.layout.text} left unsigned "

@@ -22,7 +22,8 @@ def _histogram(nd, as_json: bool) -> None:
         return
     con = console()
     con.print(
-        f"Best resemblance of each document to an earlier one (threshold t = {t:g}; the tagged duplicates are those >= t)"
+        f"Best resemblance of each document to an earlier one (threshold t = {t:g}; "
+        "the tagged duplicates are those >= t)"
     )
     top = max([b["documents"] for b in bins] + [1])
     for b in reversed(bins):
@@ -32,8 +33,9 @@ def _histogram(nd, as_json: bool) -> None:
             f"  {b['from']:.2f}-{b['to']:.2f}  {b['documents']:>7}  {bar}{mark}", highlight=False
         )
     con.print(
-        "A gap between two groups is a good place for t; documents just below t are near-duplicates the index does not tag "
-        "(lower t to take them in, after reading a few with 'neardup compare --ids').",
+        "A gap between two groups is a good place for t; documents just below t are "
+        "near-duplicates the index does not tag (lower t to take them in, after reading a few "
+        "with 'neardup compare --ids').",
         soft_wrap=True,
     )
 
@@ -60,20 +62,21 @@ def _histogram(nd, as_json: bool) -> None:
 @click.option(
     "--connected",
     is_flag=True,
-    help="Transitive closure instead: connected components of the verified pairs (members may resemble "
-    "each other only through a chain).",
+    help="Transitive closure instead: connected components of the verified pairs (members may "
+    "resemble each other only through a chain).",
 )
 @click.option(
     "--write/--no-write",
     default=False,
     show_default=True,
-    help="Store the clusters (in NAME-clusters on an HTTP engine, in the SQLite file otherwise), where "
-    "dashboards read them; reports read them only for an index without tags.",
+    help="Store the clusters (in NAME-clusters on an HTTP engine, in the SQLite file otherwise), "
+    "where dashboards read them; reports read them only for an index without tags.",
 )
 @click.option(
     "--histogram",
     is_flag=True,
-    help="Instead of clusters: how the documents' best resemblances spread, from t - 0.3 to 1, to choose t.",
+    help="Instead of clusters: how the documents' best resemblances spread, from t - 0.3 to 1, "
+    "to choose t.",
 )
 @json_option
 def clusters_cmd(
@@ -156,7 +159,8 @@ def clusters_cmd(
         dup_docs = sum(c.size for c in cl)
         kind = "connected components" if connected else "clusters"
         t = Table(
-            title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, resemblance >= {threshold or nd.config.threshold}"
+            title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, "
+            f"resemblance >= {threshold or nd.config.threshold}"
         )
         con = console()
         avail = max(24, con.width - 36)
@@ -169,7 +173,8 @@ def clusters_cmd(
         ):
             t.add_column(col, no_wrap=True, **kw)
         for c in cl[:top]:
-            label = f"{one_line(c.representative_title or '')} ({one_line(c.representative_id)})".strip()
+            title = one_line(c.representative_title or "")
+            label = f"{title} ({one_line(c.representative_id)})".strip()
             label = label if len(label) <= avail else label[: avail - 1] + "…"
             t.add_row(
                 str(c.size),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import SECONDS, count, echo_json, fail, json_option
+from .options import SECONDS, count, echo_json, fail, json_option, tls_options
 from .output import clean, json_text
 
 _TARGET_HELP = "Product the saved objects are for."
@@ -24,7 +24,9 @@ def _build(
         if engine_url:  # the live mappings (an attached index has the user's own fields)
             from ..engines.elastic import ElasticEngine
 
-            engine = ElasticEngine(engine_url, **{**(engine_opts or {}), "index": index})
+            engine = ElasticEngine.from_options(
+                engine_url, **{**(engine_opts or {}), "index": index}
+            )
             engine.open(create=False)
         return export(index, target=target, source=source_field, engine=engine)
     except FileNotFoundError as e:
@@ -65,7 +67,8 @@ def _index_options(fn):
         "--source-field",
         default="fields.source",
         show_default=True,
-        help="Document field for the 'duplicates by source' chart (e.g. fields.site, fields.domain).",
+        help="Document field for the 'duplicates by source' chart "
+        "(e.g. fields.site, fields.domain).",
     )(fn)
     return click.option(
         "--index",
@@ -181,15 +184,7 @@ def export_cmd(
     default=None,
     help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).",
 )
-@click.option(
-    "--ca-certs",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="CA bundle to verify the server's certificate.",
-)
-@click.option(
-    "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
-)
+@tls_options
 @click.option(
     "--space", default=None, help="Kibana space to import into (default space if absent)."
 )
@@ -256,7 +251,9 @@ def install_cmd(
     if engine_url and body is None:
         from ..engines.elastic import ElasticEngine
 
-        engine = ElasticEngine(engine_url, **{**_engine_from_env(engine_url), "index": index_name})
+        engine = ElasticEngine.from_options(
+            engine_url, **{**_engine_from_env(engine_url), "index": index_name}
+        )
         engine.open(create=False)
     try:
         answer = install(
@@ -285,7 +282,8 @@ def install_cmd(
     else:
         click.echo(
             clean(
-                f"imported {answer.get('successCount', 0)} saved objects into {url} ({answer['target']}); "
+                f"imported {answer.get('successCount', 0)} saved objects into {url} "
+                f"({answer['target']}); "
                 f'open the dashboard "Near-duplicate clusters"'
             )
         )

@@ -111,7 +111,8 @@ def dedup_cmd(
                 )
             except InputError as e:
                 fail(
-                    f"{e}\n  nothing was written; fix the record or use --skip-bad to go on past bad records"
+                    f"{e}\n  nothing was written; fix the record or use --skip-bad to go on "
+                    "past bad records"
                 )
             nd.engine.refresh()
             wanted = set(read)
@@ -140,8 +141,10 @@ def dedup_cmd(
         kept = f"; the index {location} keeps them" if location else "; no index kept"
         click.echo(
             clean(
-                f"wrote {written} of {len(wanted)} documents to {'standard output' if output == '-' else output} "
-                f"({len(wanted) - written} near-duplicates dropped, {len(bad)} records skipped){kept}"
+                f"wrote {written} of {len(wanted)} documents to "
+                f"{'standard output' if output == '-' else output} "
+                f"({len(wanted) - written} near-duplicates dropped, "
+                f"{len(bad)} records skipped){kept}"
             ),
             err=True,
         )
@@ -170,9 +173,8 @@ def _write(output: str, records: Iterable[dict[str, Any]]) -> int:
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 n += 1
         os.replace(tmp, out)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            fail(f"{output}: write failed after {n} documents ({e.strerror})")
-        raise
+    except OSError as e:
+        fail(f"{output}: write failed after {n} documents ({e.strerror})")
+    finally:
+        Path(tmp).unlink(missing_ok=True)  # gone after the replace; what a failure left
     return n

@@ -45,8 +45,8 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
         )
         if s.too_short:
             con.print(
-                "  too short: fewer canonical tokens than twice the shingle size, so its resemblance is all or nothing "
-                "(same canonical words or not)",
+                "  too short: fewer canonical tokens than twice the shingle size, so its "
+                "resemblance is all or nothing (same canonical words or not)",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
@@ -55,7 +55,8 @@ def show_cmd(doc_id: str, target: str, engine_opts: dict, as_json: bool) -> None
             con.print("  not tagged yet: run 'neardup retag'")
         elif s.tags.is_duplicate:
             con.print(
-                f"  duplicate of {s.representative}   resemblance {s.resemblance:.4f}   cluster {s.tags.cluster_id}",
+                f"  duplicate of {s.representative}   resemblance {s.resemblance:.4f}   "
+                f"cluster {s.tags.cluster_id}",
                 markup=False,
                 highlight=False,
             )
@@ -130,7 +131,8 @@ def export_cmd(
             raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
         except OSError as e:
             fail(
-                f"{'standard output' if out is not None else output}: write failed after {n} documents ({e.strerror})"
+                f"{'standard output' if out is not None else output}: "
+                f"write failed after {n} documents ({e.strerror})"
             )
         finally:
             if out is None:
@@ -204,12 +206,14 @@ def delete_cmd(
             echo_json(rep.to_dict())
         else:
             click.echo(
-                f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; {nd.count()} in the index"
+                f"deleted {len(rep.deleted)} document(s); re-tagged {len(rep.retagged)}; "
+                f"{nd.count()} in the index"
             )
         if rep.missing:
             shown = ", ".join(repr(i) for i in rep.missing[:20]) + (
                 f" and {len(rep.missing) - 20} more" if len(rep.missing) > 20 else ""
             )
             fail(
-                f"{len(rep.missing)} id(s) not in {nd.engine.location}, nothing deleted for them: {shown}"
+                f"{len(rep.missing)} id(s) not in {nd.engine.location}, "
+                f"nothing deleted for them: {shown}"
             )

@@ -21,8 +21,9 @@ from .output import clean
 
 _DISK_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG)
 _KEPT = (
-    "what was committed before is kept (a commit every few seconds, whole batches only); make room and run the same "
-    "command again: documents are upserted by id, so nothing is stored twice"
+    "what was committed before is kept (a commit every few seconds, whole batches only); make "
+    "room and run the same command again: documents are upserted by id, so nothing is stored "
+    "twice"
 )
 
 
@@ -48,7 +49,10 @@ def describe(e: BaseException) -> str | None:
             return f"{where}permission denied"
         return f"{where}{e.strerror or e}"
     if isinstance(e, RecursionError):
-        return "input nested too deeply to process (objects or arrays inside each other hundreds of levels deep)"
+        return (
+            "input nested too deeply to process (objects or arrays inside each other hundreds of "
+            "levels deep)"
+        )
     if isinstance(e, MemoryError):
         return "out of memory: use a smaller --batch-size or fewer --workers"
     from ..canonical.persian import HazmMissing
@@ -84,18 +88,21 @@ def caused_by_interrupt(e: BaseException) -> bool:
 
 #: What a command interrupted with Ctrl-C has kept, and how to go on (by command).
 _RESUME = {
-    "index": "the input up to the last batch stored is stored, nothing after it; run the same command again to go on "
-    "(documents already stored keep their place and tags, nothing is stored twice)",
+    "index": "the input up to the last batch stored is stored, nothing after it; run the same "
+    "command again to go on (documents already stored keep their place and tags, nothing is "
+    "stored twice)",
     "attach": "the documents signed before are kept; run the same command again to go on",
     "retag": "tags committed before are kept; run 'neardup retag' again to finish",
     "dedup": "nothing was written and the temporary index is removed; run the same command again",
     "clusters": "the stored clusters are as before",
-    "delete": "the documents deleted before are gone and their dependants re-tagged; run it again to finish",
+    "delete": "the documents deleted before are gone and their dependants re-tagged; "
+    "run it again to finish",
 }
 
 
 def interrupted(command: str | None) -> None:
-    """Ctrl-C: say what is kept and how to go on, exit with status 130 (128 + SIGINT, as a shell does)."""
+    """Ctrl-C: say what is kept and how to go on, exit with status 130 (128 + SIGINT, as a
+    shell does)."""
     what = _RESUME.get(command or "", "")
     click.echo(
         f"\ninterrupted{f' ({command})' if command else ''}" + (f": {what}" if what else ""),
@@ -126,6 +133,9 @@ def report_unexpected(e: BaseException) -> None:
     if message is None:
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         click.echo(clean(tb), err=True, nl=False)
-        message = f"unexpected {type(e).__name__}: {e} (a bug in neardup: please report it with the traceback above)"
+        message = (
+            f"unexpected {type(e).__name__}: {e} "
+            "(a bug in neardup: please report it with the traceback above)"
+        )
     click.echo(click.style("error: ", fg="red", bold=True) + clean(message), err=True)
     sys.exit(1)

@@ -52,24 +52,26 @@ def _corpus(paths: tuple[str, ...], limit: int | None):
     type=click.Choice(["jaccard", "levenshtein", "labels"]),
     default=None,
     help="Ground truth: exact Jaccard of shingles (default), Levenshtein similarity on documents "
-    "of >= 20 words, or labels (default when CORPUS is a labelled pairs file or --labels is given).",
+    "of >= 20 words, or labels (default when CORPUS is a labelled pairs file or --labels is "
+    "given).",
 )
 @click.option(
     "--labels",
     "labels_path",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="Your own labels: a CSV with columns id_a,id_b,label (1/true: duplicates, 0/false: not; the methods are "
-    'then scored on the labelled pairs only), or JSONL of true pairs {"id1","id2"[,"label"]} or '
-    'clusters {"members": [...]}.',
+    help="Your own labels: a CSV with columns id_a,id_b,label (1/true: duplicates, 0/false: "
+    "not; the methods are then scored on the labelled pairs only), or JSONL of true pairs "
+    '{"id1","id2"[,"label"]} or clusters {"members": [...]}.',
 )
 @click.option(
     "--methods",
     default=None,
     show_default=False,
-    help="Comma-separated: engine, engine:FIELD, a signature (super, mega, minhash84, minhash70, imatch, "
-    "imatch_multi, descriptive_words, text_stats, anchor) or SIGNATURE:PART (text_stats:1..6, "
-    "descriptive_words:tfidf, ...); the old names kosinov and sharapova work too.",
+    help="Comma-separated: engine, engine:FIELD, a signature (super, mega, minhash84, "
+    "minhash70, imatch, imatch_multi, descriptive_words, text_stats, anchor) or SIGNATURE:PART "
+    "(text_stats:1..6, descriptive_words:tfidf, ...); the old names kosinov and sharapova work "
+    "too.",
 )
 @click.option(
     "--thresholds",
@@ -89,7 +91,8 @@ def _corpus(paths: tuple[str, ...], limit: int | None):
     "index_threshold",
     type=THRESHOLD,
     default=None,
-    help="Index threshold for signatures whose rule depends on it (default: the lowest --thresholds).",
+    help="Index threshold for signatures whose rule depends on it "
+    "(default: the lowest --thresholds).",
 )
 @engine_options
 @json_option

@@ -106,7 +106,8 @@ def query_cmd(
         from rich.table import Table
 
         t = Table(
-            title=f"{len(matches)} near-duplicate(s) by {mode} >= {threshold or nd.config.threshold}"
+            title=f"{len(matches)} near-duplicate(s) by {mode} "
+            f">= {threshold or nd.config.threshold}"
         )
         for col in (
             "id",
@@ -144,7 +145,8 @@ def query_cmd(
 @click.option(
     "--lang",
     type=LANGUAGE,
-    help="Language of both texts (a code such as en, de, ar, zh; default: detect by script). Without an index only.",
+    help="Language of both texts (a code such as en, de, ar, zh; default: detect by script). "
+    "Without an index only.",
 )
 @click.option(
     "--shingle-size",
@@ -214,7 +216,8 @@ def compare_cmd(
         config = None
         if any(settings.values()):
             fail(
-                "--lang, --shingle-size, --threshold and --no-stopwords are for comparing without an index; "
+                "--lang, --shingle-size, --threshold and --no-stopwords are for comparing "
+                "without an index; "
                 f"{target} has its own settings (see neardup info)"
             )
     with (
@@ -227,7 +230,10 @@ def compare_cmd(
                     cmp = nd.compare(a, b, ids=True)
                 else:
                     cmp = nd.compare(
-                        *(Document(p, _read_text(p), Path(p).name, lang) for p in (a, b))
+                        *(
+                            Document(id=p, text=_read_text(p), title=Path(p).name, lang=lang)
+                            for p in (a, b)
+                        )
                     )
         except DocumentNotFound as e:
             fail(f"{e} (and no such file)")
@@ -237,15 +243,19 @@ def compare_cmd(
         con = console()
         con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
         con.print(
-            f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of {cmp.shingles_a} + {cmp.shingles_b} shingles)"
+            f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of "
+            f"{cmp.shingles_a} + {cmp.shingles_b} shingles)"
         )
         con.print(f"  containment    a⊂b {cmp.containment:.4f}")
         con.print(f"  containment_ba b⊂a {cmp.containment_ba:.4f}")
         con.print(
-            f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {nd.config.threshold}"
+            f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} "
+            f"at t = {nd.config.threshold}"
         )
         con.print(
-            f"  MinHash estimate {cmp.minhash_estimate:.4f}   SimHash Hamming distance {cmp.simhash_hamming}   exact copy: {'yes' if cmp.exact_equal else 'no'}"
+            f"  MinHash estimate {cmp.minhash_estimate:.4f}   "
+            f"SimHash Hamming distance {cmp.simhash_hamming}   "
+            f"exact copy: {'yes' if cmp.exact_equal else 'no'}"
         )
         for name, short, n in (
             (cmp.a, cmp.too_short_a, cmp.tokens_a),
@@ -253,8 +263,9 @@ def compare_cmd(
         ):
             if short:
                 con.print(
-                    f"  [yellow]too short[/]: {safe(name)} has {n} canonical tokens, fewer than twice the shingle size: "
-                    "its resemblance is all or nothing, and it is an exact copy only of the same raw words",
+                    f"  [yellow]too short[/]: {safe(name)} has {n} canonical tokens, fewer "
+                    "than twice the shingle size: its resemblance is all or nothing, and it is "
+                    "an exact copy only of the same raw words",
                     highlight=False,
                     soft_wrap=True,
                 )
@@ -356,7 +367,8 @@ def search_cmd(
             nd.engine
         )  # (the embedded engine says when it adds documents to its full-text index)
         with slow_notice(
-            "searching (the first search after indexing adds the new documents to the full-text index)"
+            "searching (the first search after indexing adds the new documents to the "
+            "full-text index)"
         ):
             hits = nd.search(q, size=size, dedupe=dedupe, threshold=threshold)
         if as_json:
@@ -367,11 +379,13 @@ def search_cmd(
             con.print("no results")
         for n, h in enumerate(hits, 1):
             folded = (
-                f"  [magenta](+{len(h.folded)} near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]"
+                f"  [magenta](+{len(h.folded)} "
+                f"near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]"
                 if h.folded
                 else ""
             )
             con.print(
-                f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  [dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}"
+                f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  "
+                f"[dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}"
             )
             con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)

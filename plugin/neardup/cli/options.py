@@ -60,6 +60,19 @@ BATCH_SIZE = count(1, MAX_BATCH)
 RESULTS = count(1, MAX_RESULTS)
 
 
+def tls_options(fn: Callable) -> Callable:
+    """--ca-certs and --no-verify-certs, for an HTTP engine or a dashboards server."""
+    fn = click.option(
+        "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
+    )(fn)
+    return click.option(
+        "--ca-certs",
+        type=click.Path(exists=True, dir_okay=False),
+        default=None,
+        help="CA bundle to verify the server's certificate.",
+    )(fn)
+
+
 def engine_options(fn: Callable) -> Callable:
     """--engine and the connection options of HTTP engines, passed on as ``engine_opts``."""
 
@@ -70,7 +83,8 @@ def engine_options(fn: Callable) -> Callable:
         envvar="NEARDUP_URL",
         default=DEFAULT_DB,
         show_default=True,
-        help="SQLite file of the embedded engine, or an Elasticsearch/OpenSearch URL (env NEARDUP_URL).",
+        help="SQLite file of the embedded engine, or an Elasticsearch/OpenSearch URL "
+        "(env NEARDUP_URL).",
     )
     @click.option(
         "--index",
@@ -95,15 +109,7 @@ def engine_options(fn: Callable) -> Callable:
         default=None,
         help="Basic-auth password (env NEARDUP_PASSWORD).",
     )
-    @click.option(
-        "--ca-certs",
-        type=click.Path(exists=True, dir_okay=False),
-        default=None,
-        help="CA bundle to verify the server's certificate.",
-    )
-    @click.option(
-        "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
-    )
+    @tls_options
     @click.option(
         "--timeout",
         type=SECONDS,
@@ -153,7 +159,8 @@ class LanguageCode(click.ParamType):
 
         if not is_language_code(value):
             self.fail(
-                f"{value!r} is no language code (two or three letters: en, fa, ru, de, ar, zh, ...)",
+                f"{value!r} is no language code "
+                "(two or three letters: en, fa, ru, de, ar, zh, ...)",
                 param,
                 ctx,
             )
@@ -202,15 +209,16 @@ def input_options(fn: Callable) -> Callable:
         default="lang",
         show_default=True,
         metavar="NAME",
-        help="Field of records holding the language code (en, ru, fa, de, ar, zh, ...; detected when absent).",
+        help="Field of records holding the language code (en, ru, fa, de, ar, zh, ...; "
+        "detected when absent).",
     )
     @click.option(
         "--encoding",
         default=None,
         metavar="NAME",
         callback=check_encoding,
-        help="Character encoding of the files (e.g. cp1251, koi8-r, windows-1256). [default: UTF-8; text files "
-        "with a UTF-16 byte order mark as UTF-16]",
+        help="Character encoding of the files (e.g. cp1251, koi8-r, windows-1256). "
+        "[default: UTF-8; text files with a UTF-16 byte order mark as UTF-16]",
     )
     @functools.wraps(fn)
     def wrapper(
@@ -226,7 +234,8 @@ def input_options(fn: Callable) -> Callable:
         }
         if len(set(names.values())) < len(names):
             raise click.UsageError(
-                f"two of {', '.join(names)} name the same field: {', '.join(f'{k} {v}' for k, v in names.items())}"
+                f"two of {', '.join(names)} name the same field: "
+                f"{', '.join(f'{k} {v}' for k, v in names.items())}"
             )
         return fn(
             *args,
@@ -261,7 +270,8 @@ def _default(o: Any) -> Any:
 
 
 def fail(message: str, code: int = 1) -> None:
-    """Print a clear error (no traceback; credentials redacted, control characters shown) and exit."""
+    """Print a clear error (no traceback; credentials redacted, control characters shown) and
+    exit."""
     click.echo(click.style("error: ", fg="red", bold=True) + clean(message), err=True)
     sys.exit(code)
 
@@ -273,7 +283,8 @@ def wordless_query(nd: Any, text: str | None, doc_id: str | None, lang: str | No
     if text is not None:
         if nd.signer.sign(Document("", text, lang=lang)).wordless:
             return (
-                "the query text has no words (after canonicalization: only punctuation, markup or stop words), "
+                "the query text has no words (after canonicalization: only punctuation, markup "
+                "or stop words), "
                 "so nothing is its near-duplicate"
             )
         return None

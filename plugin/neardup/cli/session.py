@@ -207,12 +207,10 @@ def slow_notice(message: str, quiet: bool = False, after: float = NOTICE_AFTER) 
 def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     """Load (the first time after install: compile) the signing loops before any document is
     read, saying so when it takes long, so that a progress bar never stands still at 0%
-    while they compile (:mod:`neardup.kernels`: about 30 s once, a tenth of a second later);
+    while they compile (:mod:`neardup.loops`: about 30 s once, a tenth of a second later);
     and hazm's word lists that Persian full-text search needs, so that the first search
     after the first index answers at once."""
-    import importlib.util
-
-    from ..canonical.persian import HazmMissing
+    from ..canonical.persian import HazmMissing, has_hazm, hazm_words, mi_verbs
     from ..canonical.scripts import SCRIPT_RES
 
     with slow_notice(
@@ -227,11 +225,7 @@ def ready_to_sign(nd: Any, quiet: bool = False) -> None:
             HazmMissing
         ):  # these settings sign Persian with hazm's steps: a Persian document says so itself
             _warm_up(nd.config, tuple(t for t in texts if not SCRIPT_RES["fa"].search(t)))
-        if (
-            importlib.util.find_spec("hazm") is not None
-        ):  # hazm's word lists for Persian search, kept on disk once made
-            from ..canonical.persian import hazm_words, mi_verbs
-
+        if has_hazm():  # hazm's word lists for Persian search, kept on disk once made
             hazm_words(), mi_verbs()
 
 

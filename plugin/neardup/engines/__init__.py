@@ -24,7 +24,7 @@ def open_engine(target: str | None = None, **options: Any) -> Engine:
     if is_url(target):
         from .elastic import ElasticEngine
 
-        return ElasticEngine(target, **options)
+        return ElasticEngine.from_options(target, **options)
     from .embedded import EmbeddedEngine
 
     return EmbeddedEngine(target, **options)

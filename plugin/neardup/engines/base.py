@@ -101,7 +101,8 @@ class StoredDoc:
     #: the date in the field that orders arrival (``neardup attach --order-field``), as an
     #: ISO 8601 string in UTC, where the index has one and the value is a date
     ordered_at: str | None = None
-    too_short: bool = False  # too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
+    #: too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
+    too_short: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,14 @@ class ClusterRecord:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class PreparedBatch:
+    """What an engine makes of a signed batch before storing it, where the batch is signed
+    (:meth:`Engine.batch_preparer`), and takes back in :meth:`Engine.put` beside the signed
+    documents: picklable, and read only by the engine of the kind that made it (a subclass
+    of its own). A document it does not cover is prepared when stored."""
+
+
 class Engine(abc.ABC):
     """A store of signed documents with term-match candidate retrieval."""
 
@@ -167,7 +176,10 @@ class Engine(abc.ABC):
     #: what creates a missing index, for the message of ``open(create=False)``
     _create_hint: str = "run 'neardup index' to create it"
     #: what to do with an index signed by another signature version, for its message
-    _rebuild_hint: str = "re-sign by indexing the source documents again into a new index (neardup index SOURCE -e NEW-INDEX)"
+    _rebuild_hint: str = (
+        "re-sign by indexing the source documents again into a new index "
+        "(neardup index SOURCE -e NEW-INDEX)"
+    )
 
     # -- what every engine declares (callers read these, never probe with getattr) ------------
     #: told what the engine waits for, once per cause (another writer's lock or lease, a
@@ -245,8 +257,9 @@ class Engine(abc.ABC):
     def _version_refused(self, found: int | None) -> Exception:
         """The error for an index signed with another signature version (``found``)."""
         return EngineError(
-            f"{self.location} was signed by another neardup (signature version {found}; this one signs "
-            f"version {SIGNATURE_VERSION}, and its keys cannot be compared): {self._rebuild_hint}"
+            f"{self.location} was signed by another neardup (signature version {found}; this one "
+            f"signs version {SIGNATURE_VERSION}, and its keys cannot be compared): "
+            f"{self._rebuild_hint}"
         )
 
     def _abandon_open(self) -> None:
@@ -267,8 +280,15 @@ class Engine(abc.ABC):
     def put_meta(self, key: str, value: Any) -> None: ...
 
     @abc.abstractmethod
-    def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
-        """Upsert signed documents (by id) with their tags; returns the refused ones."""
+    def put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> list[Failure]:
+        """Upsert signed documents (by id) with their tags; returns the refused ones.
+        ``prepared``: what :meth:`batch_preparer` made of the batch they come from."""
 
     @abc.abstractmethod
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
@@ -321,11 +341,11 @@ class Engine(abc.ABC):
         half-written state. Engines that need no lock may keep this default."""
         yield
 
-    def key_encoder(self) -> Callable[[Sequence[Signed]], None] | None:
-        """A picklable function that sets ``encoded_keys`` on each document of a signed batch:
-        what this engine stores of its keys, made in the signing workers so that the process
-        that tags and stores does less; None (the default) when the engine has nothing to
-        make in advance. A document without ``encoded_keys`` is encoded when stored."""
+    def batch_preparer(self) -> Callable[[Sequence[Signed]], PreparedBatch] | None:
+        """A picklable function of a signed batch: what this engine stores of it that can be
+        made in advance (a :class:`PreparedBatch`), run in the signing workers so that the
+        process that tags and stores does less, and given back to :meth:`put` with the
+        batch; None (the default) when the engine has nothing to make in advance."""
         return None
 
     @contextlib.contextmanager

@@ -66,7 +66,10 @@ def document_problem(doc_id: str, texts: Iterable[Any]) -> str | None:
     except UnicodeEncodeError as e:
         return f"id is not valid Unicode ({e.reason} at position {e.start})"
     if size > MAX_ID_BYTES:
-        return f"id is {size} bytes in UTF-8; Elasticsearch and OpenSearch allow at most {MAX_ID_BYTES}"
+        return (
+            f"id is {size} bytes in UTF-8; Elasticsearch and OpenSearch allow at most "
+            f"{MAX_ID_BYTES}"
+        )
     for t in texts:
         if t is None:
             continue
@@ -74,7 +77,10 @@ def document_problem(doc_id: str, texts: Iterable[Any]) -> str | None:
         try:
             s.encode("utf-8")
         except UnicodeEncodeError as e:
-            return f"text is not valid Unicode: {e.reason} at position {e.start} ({s[e.start]!r}); clean it and index it again"
+            return (
+                f"text is not valid Unicode: {e.reason} at position {e.start} "
+                f"({s[e.start]!r}); clean it and index it again"
+            )
     return None
 
 
@@ -91,7 +97,8 @@ class Pager:
     def hits(
         self, index: str, body_of: Callable[[Any], dict[str, Any]], size: int, what: str = "search"
     ) -> Iterator[dict[str, Any]]:
-        """Every hit of ``body_of(search_after)`` (a body sorted on a unique key), page after page."""
+        """Every hit of ``body_of(search_after)`` (a body sorted on a unique key), page after
+        page."""
         after = None
         while True:
             hits = self.retry.call(what, self.client.search, index=index, body=body_of(after))[
@@ -244,9 +251,10 @@ class BulkStreamer:
                 elif not (ignore_missing and info.get("status") == 404):
                     if _error_type(info) in INDEX_REFUSALS:
                         raise EngineError(
-                            f"{self.retry.location}: {what}: the index refuses writes ({item_reason(info)}): it is "
-                            "read-only, or the cluster's disk is over its flood-stage watermark (the engine then "
-                            "blocks writes until space is freed); what was stored before is kept: free space or lift "
+                            f"{self.retry.location}: {what}: the index refuses writes "
+                            f"({item_reason(info)}): it is read-only, or the cluster's disk is "
+                            "over its flood-stage watermark (the engine then blocks writes until "
+                            "space is freed); what was stored before is kept: free space or lift "
                             "the block and run the same command again"
                         )
                     out.failures.append(
@@ -278,7 +286,8 @@ class BulkStreamer:
             return [r for a in actions for r in self._send([a], what)]
         if len(results) != len(actions):  # the helper yields one result per action
             raise EngineError(
-                f"{self.retry.location}: {what}: {len(actions)} actions sent, {len(results)} answered"
+                f"{self.retry.location}: {what}: {len(actions)} actions sent, {len(results)} "
+                "answered"
             )
         return results
 

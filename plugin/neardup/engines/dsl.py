@@ -469,57 +469,69 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
             groups.append((g.field, kws, max(1, int(g.min_match))))
     if not groups:
         return None
-    # degrade the largest groups first until the leaf clauses fit the engine's limit
-    total = sum(len(k) for _, k, _ in groups)
-    degraded = set()
-    for i in sorted(range(len(groups)), key=lambda i: -len(groups[i][1])):
+    degraded = _degraded([len(kws) for _, kws, _ in groups], max_clauses)
+    clause: dict[str, Any] = {
+        "bool": {
+            "filter": _candidate_filters(q),
+            "should": [
+                _group_clause(field, kws, need, i in degraded)
+                for i, (field, kws, need) in enumerate(groups)
+            ],
+            "minimum_should_match": 1,
+        }
+    }
+    if q.exclude_id is not None:
+        clause["bool"]["must_not"] = [{"ids": {"values": [q.exclude_id]}}]
+    return clause
+
+
+def _degraded(sizes: list[int], max_clauses: int) -> set[int]:
+    """The groups (by position) made one clause each, the largest first, until the leaf
+    clauses of all fit the engine's limit (two left for the filters).
+
+    >>> sorted(_degraded([5, 1, 3], 7))
+    [0]
+    """
+    total = sum(sizes)
+    out = set()
+    for i in sorted(range(len(sizes)), key=lambda i: -sizes[i]):
         if total <= max_clauses - 2:
             break
-        if len(groups[i][1]) > 1:
-            degraded.add(i)
-            total -= len(groups[i][1]) - 1
-    should = []
-    for i, (field, kws, need) in enumerate(groups):
-        path = n(f"keys.{field}")
-        if i in degraded and need == 1:
-            should.append({"terms": {path: kws, "_name": field}})
-        elif i in degraded:
-            should.append(
-                {
-                    "terms_set": {
-                        path: {
-                            "terms": kws,
-                            "_name": field,
-                            "minimum_should_match_script": {
-                                "source": "Math.min(params.num_terms, params.need)",
-                                "params": {"need": need},
-                            },
-                        }
-                    }
-                }
-            )
-        else:
-            should.append(
-                {
-                    "bool": {
-                        "should": [
-                            {"constant_score": {"filter": {"term": {path: kw}}, "boost": 1.0}}
-                            for kw in kws
-                        ],
-                        "minimum_should_match": need,
-                        "_name": field,
-                    }
-                }
-            )
-    filters: list[dict[str, Any]] = [
-        {
-            "range": {
-                n("n_shingles"): {
-                    "gte": int(q.min_shingles),
-                    "lte": int(min(q.max_shingles, 2**31 - 1)),
-                }
+        if sizes[i] > 1:
+            out.add(i)
+            total -= sizes[i] - 1
+    return out
+
+
+def _group_clause(field: str, kws: list[str], need: int, degraded: bool) -> dict[str, Any]:
+    """One key group's clause: a ``bool`` of ``constant_score`` terms (a key apiece), or,
+    ``degraded``, one ``terms`` (need 1) or ``terms_set`` clause."""
+    path = n(f"keys.{field}")
+    if degraded and need == 1:
+        return {"terms": {path: kws, "_name": field}}
+    if degraded:
+        script = {"source": "Math.min(params.num_terms, params.need)", "params": {"need": need}}
+        return {
+            "terms_set": {
+                path: {"terms": kws, "_name": field, "minimum_should_match_script": script}
             }
         }
+    return {
+        "bool": {
+            "should": [
+                {"constant_score": {"filter": {"term": {path: kw}}, "boost": 1.0}} for kw in kws
+            ],
+            "minimum_should_match": need,
+            "_name": field,
+        }
+    }
+
+
+def _candidate_filters(q: CandidateQuery) -> list[dict[str, Any]]:
+    """The filters of a candidate query: its length range, arrival window, representatives."""
+    lte = int(min(q.max_shingles, 2**31 - 1))
+    filters: list[dict[str, Any]] = [
+        {"range": {n("n_shingles"): {"gte": int(q.min_shingles), "lte": lte}}}
     ]
     order: dict[str, int] = {}
     if q.before_seq is not None:
@@ -530,16 +542,7 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
         filters.append({"range": {n("seq"): order}})
     if q.representatives:
         filters.append({"term": {n("is_duplicate"): False}})
-    clause: dict[str, Any] = {
-        "bool": {
-            "filter": filters,
-            "should": should,
-            "minimum_should_match": 1,
-        }
-    }
-    if q.exclude_id is not None:
-        clause["bool"]["must_not"] = [{"ids": {"values": [q.exclude_id]}}]
-    return clause
+    return filters
 
 
 def candidate_body(
@@ -631,7 +634,8 @@ def scan_body(
     text: bool = False,
     layout: Layout = OWN,
 ) -> dict[str, Any]:
-    """A page of every signed document in arrival order (``neardup.seq``), for PIT + search_after or scroll."""
+    """A page of every signed document in arrival order (``neardup.seq``), for PIT +
+    search_after or scroll."""
     body = {
         "size": int(size),
         "query": {"bool": {"filter": [signed_query()]}},
@@ -796,7 +800,8 @@ def collapsed_bodies(
     query: str | Mapping[str, Any], size: int, inner: int = 100, layout: Layout = OWN
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two bodies for query-time dedupe: tagged hits collapsed on ``neardup.cluster_id``
-    (near-copies in ``inner_hits``), and untagged hits as they are; the caller merges them by score."""
+    (near-copies in ``inner_hits``), and untagged hits as they are; the caller merges them by
+    score."""
     base = fulltext_body(query, size, layout)
     tagged = copy.deepcopy(base)
     tagged["query"] = {

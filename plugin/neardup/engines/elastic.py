@@ -29,8 +29,8 @@ processes, and refreshes before handing the lease on, so the next writer sees ev
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
-import json
 import itertools
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -47,13 +47,50 @@ from .base import (
     EngineError,
     Failure,
     Hit,
+    PreparedBatch,
     StoredDoc,
     Tags,
     TagRow,
 )
 from .calls import BulkStreamer, Pager, chunks, document_problem
+from .elastic_answers import (
+    candidate_of,
+    check_fields,
+    cluster_record,
+    error_reason,
+    field_mapping,
+    field_text,
+    hit_of,
+    is_signed,
+    json_kind,
+    missing_shards,
+    neardup_part,
+    order_date,
+    source_field,
+    source_text,
+    tag_row,
+    tags_of,
+)
+from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
+from .elastic_options import Connection as ConnectionSettings
 from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
+
+
+def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
+    """The documents to send, and a Failure for each that would make the engine refuse a
+    whole request (:func:`~neardup.engines.calls.document_problem`): refused here, alone."""
+    good, failures = [], []
+    for s in docs:
+        d = s.doc
+        problem = document_problem(
+            s.id, (d.text, d.title, d.fields or None) if d is not None else ()
+        )
+        if problem:
+            failures.append(Failure(s.id, problem))
+        else:
+            good.append(s)
+    return good, failures
 
 
 def _now() -> str:
@@ -63,95 +100,60 @@ def _now() -> str:
 class ElasticEngine(Engine):
     """Engine on an Elasticsearch or OpenSearch index (clusters in ``<index>-clusters``).
 
-    ``pipeline``: install the ingest pipeline and make it the index's ``default_pipeline``
-    (True), do without (False, for engines without ingest such as test servers), or, by
-    default, do as the existing index was built (a new index gets one); ``max_retries``/
-    ``initial_backoff``/``max_backoff`` set the one retry policy (requests and bulk items);
-    ``msearch_batch`` queries go in one ``_msearch``; ``max_clauses`` is the engine's
-    boolean clause limit; ``page_size`` hits and ``agg_page_size`` (key, id) pairs per page.
-    ``lease_duration`` (seconds) the write lease lasts unrenewed, ``lease_timeout`` how long
-    to wait for another writer (None: as long as it takes), ``on_wait(message)`` told
-    once per writer it waits for; ``setup`` installs templates and pipeline even on an existing
-    index (``neardup init``). ``shards``/``replicas``: primary shards and replicas of a new
-    documents index (default: the template's one shard, the engine's default replicas).
-    ``user:password@`` in ``url`` is used as basic auth.
+    Its settings come a concern at a time, each a record built by keyword
+    (:mod:`~neardup.engines.elastic_options`): ``connection`` (credentials, TLS, the request
+    timeout; ``user:password@`` in ``url`` is used as basic auth), ``retry`` (the one retry
+    policy, :class:`~neardup.retry.Backoff`, for requests and bulk items), ``paging``
+    (request sizes), ``index_setup`` (pipeline, templates, shards and replicas, health wait,
+    refresh) and ``lease`` (the write lease's duration and wait). ``on_wait(message)`` is
+    told once per writer it waits for. :meth:`from_options` takes the same settings flat.
     """
 
     def __init__(
         self,
         url: str,
         index: str = "neardup",
-        api_key: Any = None,
-        basic_auth: tuple[str, str] | None = None,
-        ca_certs: str | None = None,
-        verify_certs: bool = True,
-        request_timeout: float = 30.0,
         *,
-        pipeline: bool | None = None,
-        max_retries: int = 5,
-        initial_backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        chunk_size: int = 500,
-        msearch_batch: int = 100,
-        max_clauses: int = 1024,
-        page_size: int = 1000,
-        agg_page_size: int = 10000,
-        refresh_on_write: bool = True,
-        health_timeout: str = "30s",
-        lease_duration: float = 60.0,
-        lease_timeout: float | None = None,
+        connection: ConnectionSettings | None = None,
+        retry: Backoff | None = None,
+        paging: Paging | None = None,
+        index_setup: IndexSetup | None = None,
+        lease: LeaseTimes | None = None,
         on_wait: Callable[[str], None] | None = None,
-        setup: bool = False,
-        shards: int | None = None,
-        replicas: int | None = None,
     ):
         problem = dsl.index_name_problem(index)
         if problem:
             raise EngineError(
-                f"invalid index name {index!r}: {problem}; use lowercase letters, digits, '-' and '_'"
+                f"invalid index name {index!r}: {problem}; "
+                "use lowercase letters, digits, '-' and '_'"
             )
-        # user:password@ in the URL becomes basic auth: credentials never appear in a location or message
+        connection = connection or ConnectionSettings()
+        # user:password@ in the URL becomes basic auth: credentials never appear in a location
+        # or message
         self.url, url_auth = split_credentials(url.rstrip("/"))
-        basic_auth = basic_auth or url_auth
+        if url_auth and not connection.basic_auth:
+            connection = dataclasses.replace(connection, basic_auth=url_auth)
+        self.connection = connection
         self.index = index
         self.clusters_index = dsl.clusters_index(index)
         self.state_index = dsl.state_index(index)
         #: where the document's own fields are (neardup's own index, or an adopted one's)
         self.layout = dsl.OWN
         self.location = f"{self.url}/{index}"
-        self.use_pipeline = pipeline
-        #: install templates/pipeline and check indices even when the index exists (neardup init)
-        self.setup = setup
-        self.shards, self.replicas = shards, replicas
-        self.chunk_size = chunk_size
-        self.msearch_batch = msearch_batch
-        self.max_clauses = max_clauses
-        self.page_size = page_size
-        self.agg_page_size = agg_page_size
-        self.refresh_on_write = refresh_on_write
-        self.health_timeout = health_timeout
-        self.backoff = Backoff(
-            max_retries=max_retries, initial=initial_backoff, maximum=max_backoff
-        )
+        self.paging = paging or Paging()
+        self.index_setup = index_setup or IndexSetup()
+        self.lease_times = lease or LeaseTimes()
+        self.backoff = retry or dataclasses.replace(DEFAULT_RETRY)
         self.retry = Retrying(self.url, self.backoff)
-        self._conn = dict(
-            api_key=api_key,
-            basic_auth=basic_auth,
-            ca_certs=ca_certs,
-            verify_certs=verify_certs,
-            request_timeout=request_timeout,
-        )
-        self._request_timeout = request_timeout
         self._client: Any = None
         self._helpers: Any = None
         self.server: Server | None = None
         self._config: Config | None = None
         self._meta: dict[str, Any] = {}
         self._next_seq = 1
-        self.lease_duration = lease_duration
-        self.lease_timeout = lease_timeout
-        #: called with (holder, seconds waited) while another writer holds the write lease
+        #: told a message once per writer whose lease this one waits for
         self.on_wait = on_wait
+        self._order_type_cache: tuple[str | None] | None = None  # (read once: _order_type)
         self._waited_for: set[str] = set()  # owners of leases on_wait was told of
         self._lease: Lease | None = None
         self._session_depth = 0
@@ -170,10 +172,25 @@ class ElasticEngine(Engine):
     def product(self) -> str:
         return self.server.product if self.server else "unknown"
 
+    @classmethod
+    def from_options(cls, url: str, index: str = "neardup", **options: Any) -> ElasticEngine:
+        """The engine of flat settings (``max_retries=2, page_size=100, ...``: the fields of
+        the records, see :func:`~neardup.engines.elastic_options.grouped`), as a command line
+        or ``NearDup.open(url, **options)`` gives them; ``on_wait`` as for the engine."""
+        on_wait = options.pop("on_wait", None)
+        return cls(url, index, on_wait=on_wait, **grouped(**options))
+
     def connect(self) -> Server:
         if self._client is None:
+            c = self.connection
             self._client, self.server, self._helpers = connect(
-                self.url, retry=self.retry, **self._conn
+                self.url,
+                retry=self.retry,
+                api_key=c.api_key,
+                basic_auth=c.basic_auth,
+                ca_certs=c.ca_certs,
+                verify_certs=c.verify_certs,
+                request_timeout=c.request_timeout,
             )
         assert self.server is not None
         return self.server
@@ -205,7 +222,7 @@ class ElasticEngine(Engine):
 
     def _create_index(self, config: Config) -> Config:
         self._config = config
-        use = self.use_pipeline is not False
+        use = self.index_setup.pipeline is not False
         self._meta = dsl.index_meta(
             config, pipeline=dsl.pipeline_id(self.index) if use else None, layout=self.layout
         )
@@ -217,12 +234,12 @@ class ElasticEngine(Engine):
             self.actions.append(
                 f"index {self.index} exists (settings {self._meta.get('fingerprint')}) - kept"
             )
-            if self.setup:
+            if self.index_setup.setup:
                 self._set_up(
                     self.connect(),
                     bool(self._meta.get("pipeline"))
-                    if self.use_pipeline is None
-                    else self.use_pipeline,
+                    if self.index_setup.pipeline is None
+                    else self.index_setup.pipeline,
                 )
         self._next_seq = self._max_seq() + 1
 
@@ -249,37 +266,48 @@ class ElasticEngine(Engine):
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         user_meta = dict(mappings.get("_meta") or {})
         if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
-            cfg = self.open(config, create=False)
-            given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
-            wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
-            if self.layout != wanted:
-                stored = (
-                    self.layout.describe()
-                    if self.layout.adopted
-                    else "neardup's own fields (built by 'neardup index')"
-                )
-                raise EngineError(
-                    f"{self.location} is already attached with {stored}, not {wanted.describe()}: run attach "
-                    "without the field options to go on with the stored ones"
-                )
-            self.actions.append(
-                f"index {self.index} already attached ({self.layout.describe()}) - resuming"
-            )
-            self.retry.call(
-                "put mapping",
-                self.client.indices.put_mapping,
-                index=self.index,
-                body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}},
-            )  # fields added since
-            self._attach_pipeline()
-            return cfg
+            return self._resume_attached(layout, config)
         if layout.text is None:
             raise EngineError(
-                f"{self.location} is not attached yet: name the field holding the text with --text-field"
+                f"{self.location} is not attached yet: name the field holding the text with "
+                "--text-field"
             )
-        _check_fields(self.location, mappings, layout)
+        check_fields(self.location, mappings, layout)
+        return self._adopt(layout, config or Config(), user_meta)
+
+    def _resume_attached(self, layout: dsl.Layout, config: Config | None) -> Config:
+        """Attach again an index attached (or built) before: its stored layout must agree with
+        the fields asked for; fields added to the mapping since, and the pipeline, installed."""
+        cfg = self.open(config, create=False)
+        given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+        wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
+        if self.layout != wanted:
+            stored = (
+                self.layout.describe()
+                if self.layout.adopted
+                else "neardup's own fields (built by 'neardup index')"
+            )
+            raise EngineError(
+                f"{self.location} is already attached with {stored}, not {wanted.describe()}: "
+                "run attach without the field options to go on with the stored ones"
+            )
+        self.actions.append(
+            f"index {self.index} already attached ({self.layout.describe()}) - resuming"
+        )
+        self.retry.call(
+            "put mapping",
+            self.client.indices.put_mapping,
+            index=self.index,
+            body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.config.signatures)}},
+        )  # fields added since
+        self._attach_pipeline()
+        return cfg
+
+    def _adopt(self, layout: dsl.Layout, config: Config, user_meta: dict[str, Any]) -> Config:
+        """Adopt an index of the user's: neardup's fields added to its mapping beside the
+        user's (``user_meta`` kept), the state and clusters indices made, the pipeline set."""
         self.layout = layout
-        self._config = config or Config()
+        self._config = config
         self._meta = dsl.index_meta(self._config, layout=layout)
         self._ensure_state_index()
         self._create_settings()
@@ -307,7 +335,7 @@ class ElasticEngine(Engine):
         """The adopted index's ``final_pipeline`` (dsl.attached_pipeline_body): a write by another
         client that changes the signed text drops the stale ``neardup`` fields. Left out with
         ``pipeline=False``, or when the index has a final pipeline of its own."""
-        if self.use_pipeline is False:
+        if self.index_setup.pipeline is False:
             return
         pipe = dsl.pipeline_id(self.index)
         got = self.retry.call("get settings", self.client.indices.get_settings, index=self.index)
@@ -316,8 +344,8 @@ class ElasticEngine(Engine):
         ).get("final_pipeline")
         if current not in (None, "_none", pipe):
             self.actions.append(
-                f"{self.index} has its own final_pipeline {current}: documents other clients change "
-                "keep their old neardup fields (re-sign them with neardup index)"
+                f"{self.index} has its own final_pipeline {current}: documents other clients "
+                "change keep their old neardup fields (re-sign them with neardup index)"
             )
             return
         try:
@@ -328,7 +356,7 @@ class ElasticEngine(Engine):
                 body=dsl.attached_pipeline_body(self.layout),
             )
         except EngineError as e:
-            if self.use_pipeline:  # asked for: its failure is the command's
+            if self.index_setup.pipeline:  # asked for: its failure is the command's
                 raise
             self.actions.append(
                 f"no ingest pipeline on {self.index} ({e}): documents other clients change "
@@ -343,8 +371,8 @@ class ElasticEngine(Engine):
                 body=dsl.final_pipeline_settings(pipe),
             )
             self.actions.append(
-                f"final_pipeline of {self.index} set to {pipe}: a document whose text another client "
-                "changes loses its stale neardup fields"
+                f"final_pipeline of {self.index} set to {pipe}: a document whose text another "
+                "client changes loses its stale neardup fields"
             )
 
     def unsigned_documents(
@@ -360,17 +388,17 @@ class ElasticEngine(Engine):
             self.index, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size
         ):
             src_id, src = h["_id"], h["_source"]
-            raw = _field(src, lay.text)
+            raw = source_field(src, lay.text)
             text = field_text(raw)
             if not text:
                 if on_textless is not None:
-                    on_textless(src_id, _json_kind(raw))
+                    on_textless(src_id, json_kind(raw))
                 continue
-            lang = _text(src, lay.lang) if lay.lang else None
+            lang = source_text(src, lay.lang) if lay.lang else None
             yield Document(
                 src_id,
                 text,
-                title=_text(src, lay.title),
+                title=source_text(src, lay.title),
                 lang=lang if is_language_code(lang) else None,
             )
 
@@ -394,7 +422,9 @@ class ElasticEngine(Engine):
         if new:
             self._create_settings()
             self._create(
-                self.index, "documents index", dsl.shard_settings(self.shards, self.replicas)
+                self.index,
+                "documents index",
+                dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
             )
         elif pipe and not self._meta.get(
             "pipeline"
@@ -416,7 +446,8 @@ class ElasticEngine(Engine):
         self._wait_healthy()
 
     def _create_settings(self) -> None:
-        """The settings document of a new index; one made meanwhile by another process must agree."""
+        """The settings document of a new index; one made meanwhile by another process must
+        agree."""
         src = dsl.settings_source(self._meta, _now())
         try:
             self.retry.call(
@@ -520,15 +551,16 @@ class ElasticEngine(Engine):
         kw: dict[str, Any] = {
             "index": f"{self.index},{self.clusters_index}",
             "wait_for_status": "yellow",
-            "timeout": self.health_timeout,
+            "timeout": self.index_setup.health_timeout,
         }
         if self.product == "opensearch":
-            kw["request_timeout"] = self._request_timeout + 30
+            kw["request_timeout"] = self.connection.request_timeout + 30
         health = self.retry.call("cluster health", self.client.cluster.health, **kw)
         if health.get("status") not in ("yellow", "green"):
             raise EngineError(
-                f"{self.location}: cluster health is {health.get('status')} after {self.health_timeout}; "
-                "the index cannot be written (check shards and disk)"
+                f"{self.location}: cluster health is {health.get('status')} after "
+                f"{self.index_setup.health_timeout}; the index cannot be written (check shards and "
+                "disk)"
             )
 
     def _read_meta(self) -> dict[str, Any]:
@@ -545,13 +577,14 @@ class ElasticEngine(Engine):
             pointer.get("settings") and pointer.get("layout") != dsl.LAYOUT_VERSION
         ):
             raise EngineError(
-                f"{self.location} was built by an older neardup (its fields at the top level); build a new "
-                "index with this version, or adopt the documents in place with 'neardup attach'"
+                f"{self.location} was built by an older neardup (its fields at the top level); "
+                "build a new index with this version, or adopt the documents in place with "
+                "'neardup attach'"
             )
         if not pointer.get("settings"):
             raise EngineError(
-                f"{self.location} exists but is not a neardup index (no _meta.neardup in its mapping); "
-                "to use an existing index, adopt it with 'neardup attach'"
+                f"{self.location} exists but is not a neardup index (no _meta.neardup in its "
+                "mapping); to use an existing index, adopt it with 'neardup attach'"
             )
         return self._read_settings_doc()
 
@@ -571,8 +604,8 @@ class ElasticEngine(Engine):
         data = (r.get("_source") or {}).get("data") if r.get("found") else None
         if not data or "config" not in data:
             raise EngineError(
-                f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is missing; "
-                "run 'neardup init' on it again"
+                f"{self.location}: its settings document {self.state_index}/{dsl.SETTINGS_ID} is "
+                "missing; run 'neardup init' on it again"
             )
         return dict(data)
 
@@ -656,8 +689,8 @@ class ElasticEngine(Engine):
                 self.client,
                 self.state_index,
                 self.retry,
-                duration=self.lease_duration,
-                timeout=self.lease_timeout,
+                duration=self.lease_times.duration,
+                timeout=self.lease_times.timeout,
                 on_wait=self._waiting,
                 sleep=self.backoff.sleep,
             )
@@ -679,26 +712,21 @@ class ElasticEngine(Engine):
             yield
 
     # -- writes ------------------------------------------------------------------------------
-    def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
+    def put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> list[Failure]:
         """Store signed documents; every one refused (before sending: an id over 512 bytes,
         text that is not valid Unicode; by the engine: its reason) is returned, the others
-        are stored."""
+        are stored. Nothing is prepared in advance (``prepared`` is always None here)."""
         tags = tags or {}
         docs = list(docs)
         if not docs:
             return []
-        failures = []
-        good = []
-        for s in (
-            docs
-        ):  # what would make the engine refuse a whole request is refused here, per document
-            problem = document_problem(
-                s.id, (s.doc.text, s.doc.title, s.doc.fields or None) if s.doc is not None else ()
-            )
-            if problem:
-                failures.append(Failure(s.id, problem))
-            else:
-                good.append(s)
+        good, failures = _checked(docs)
         if not good:
             return failures
         with self._writing():
@@ -712,7 +740,7 @@ class ElasticEngine(Engine):
                 for s in good
             ]
             failures += self._bulker().run(actions, "index documents").failures
-            if self.refresh_on_write:
+            if self.index_setup.refresh_on_write:
                 self.refresh()
         return failures
 
@@ -724,7 +752,7 @@ class ElasticEngine(Engine):
             body = dsl.existing_seq_body(chunk)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
-                seq = _nd(d.get("_source")).get("seq") if d.get("found") else None
+                seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
                 if seq is not None:
                     old[d["_id"]] = int(seq)
         out = {}
@@ -747,7 +775,7 @@ class ElasticEngine(Engine):
                 .run_or_raise(actions, "delete documents", ignore_missing=True)
                 .deleted
             )
-            if self.refresh_on_write:
+            if self.index_setup.refresh_on_write:
                 self.refresh()
         return deleted
 
@@ -757,7 +785,7 @@ class ElasticEngine(Engine):
         with self._writing():
             actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
             self._bulker().run_or_raise(actions, "update tags", ignore_missing=True)
-            if self.refresh_on_write:
+            if self.index_setup.refresh_on_write:
                 self.refresh()
 
     def refresh(self) -> None:
@@ -781,11 +809,11 @@ class ElasticEngine(Engine):
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         out: list[list[Candidate]] = [[] for _ in queries]
-        todo = [(i, dsl.candidate_body(q, self.max_clauses)) for i, q in enumerate(queries)]
+        todo = [(i, dsl.candidate_body(q, self.paging.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
-        for batch in chunks(todo, self.msearch_batch):
+        for batch in chunks(todo, self.paging.msearch_batch):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
-                out[i] = [_candidate(h) for h in resp["hits"]["hits"]]
+                out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
         return out
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -803,15 +831,16 @@ class ElasticEngine(Engine):
                         again.append(i)
                         continue
                     raise EngineError(
-                        f"{self.location}: candidate search failed: {_error_reason(resp)}"
+                        f"{self.location}: candidate search failed: {error_reason(resp)}"
                     )
-                missing = _missing_shards(resp)
+                missing = missing_shards(resp)
                 if missing:  # a partial answer would miss near-duplicates on the other shards
                     if not last:
                         again.append(i)
                         continue
                     raise EngineError(
-                        f"{self.location}: candidate search answered from only some shards ({missing})"
+                        f"{self.location}: candidate search answered from only some shards "
+                        f"({missing})"
                     )
                 results[i] = resp
             return again
@@ -824,7 +853,7 @@ class ElasticEngine(Engine):
             if f not in self.config.signatures:
                 continue
             key, group = None, []
-            body_of = functools.partial(dsl.collisions_body, f, self.agg_page_size)
+            body_of = functools.partial(dsl.collisions_body, f, self.paging.agg_page_size)
             for b in self._pager().buckets(self.index, body_of, "pairs", "collisions"):
                 k, doc = b["key"]["key"], b["key"]["id"]
                 if k != key:
@@ -845,7 +874,7 @@ class ElasticEngine(Engine):
             body = dsl.mget_body(chunk, text, self.layout)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
-                if d.get("found") and _signed(d.get("_source")):
+                if d.get("found") and is_signed(d.get("_source")):
                     sd = self._stored(d["_source"], text, keys)
                     out[sd.id] = sd
         return out
@@ -863,9 +892,9 @@ class ElasticEngine(Engine):
             keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures}
             if with_keys
             else {},
-            tags=_tags(nd),
-            title=_text(src, lay.title),
-            text=_text(src, lay.text) if text else None,
+            tags=tags_of(nd),
+            title=source_text(src, lay.title),
+            text=source_text(src, lay.text) if text else None,
             fields=dict(src.get("fields") or {}) if not lay.adopted else {},
             indexed_at=nd.get("indexed_at"),
             seq=int(nd.get("seq") or 0),
@@ -894,13 +923,14 @@ class ElasticEngine(Engine):
         return order_date(v)
 
     def _order_type(self) -> str | None:
-        if not hasattr(self, "_order_type_cache"):
+        """The mapped type of the adopted index's order field (read once)."""
+        if self._order_type_cache is None:
             m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
-            spec = _field_mapping(
+            spec = field_mapping(
                 next(iter(m.values()), {}).get("mappings", {}) if m else {}, self.layout.order or ""
             )
-            self._order_type_cache = (spec or {}).get("type")
-        return self._order_type_cache
+            self._order_type_cache = ((spec or {}).get("type"),)
+        return self._order_type_cache[0]
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
@@ -910,14 +940,14 @@ class ElasticEngine(Engine):
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
         body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.layout)
         for h in self._pager().snapshot(self.index, body_of, batch_size):
-            yield _tag_row(h["_source"], self.layout)
+            yield tag_row(h["_source"], self.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
-            body_of = functools.partial(dsl.members_body, chunk, self.page_size)
-            for h in self._pager().hits(self.index, body_of, self.page_size, "members"):
-                nd = _nd(h["_source"])
+            body_of = functools.partial(dsl.members_body, chunk, self.paging.page_size)
+            for h in self._pager().hits(self.index, body_of, self.paging.page_size, "members"):
+                nd = neardup_part(h["_source"])
                 out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
         return out
 
@@ -925,7 +955,7 @@ class ElasticEngine(Engine):
         return Pager(self.client, self.product, self.retry)
 
     def _bulker(self) -> BulkStreamer:
-        return BulkStreamer(self.client, self._helpers, self.retry, self.chunk_size)
+        return BulkStreamer(self.client, self._helpers, self.retry, self.paging.chunk_size)
 
     def count(self) -> int:
         """Documents neardup has signed."""
@@ -948,7 +978,7 @@ class ElasticEngine(Engine):
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
         body = dsl.fulltext_body(query, size, self.layout)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
-        return [_hit(h, self.layout) for h in r["hits"]["hits"]]
+        return [hit_of(h, self.layout) for h in r["hits"]["hits"]]
 
     collapses_search = True
 
@@ -959,13 +989,13 @@ class ElasticEngine(Engine):
         a, b = self._msearch_index([tagged, untagged])
         hits = []
         for h in a["hits"]["hits"]:
-            hit = _hit(h, self.layout)
+            hit = hit_of(h, self.layout)
             inner = (
                 ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
             )
             hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
             hits.append(hit)
-        hits.extend(_hit(h, self.layout) for h in b["hits"]["hits"])
+        hits.extend(hit_of(h, self.layout) for h in b["hits"]["hits"])
         hits.sort(key=lambda h: -h.score)  # stable: ties keep engine order
         return hits[:size]
 
@@ -974,7 +1004,7 @@ class ElasticEngine(Engine):
         r = self.retry.call("search", self.client.msearch, body=lines)
         for resp in r["responses"]:
             if "error" in resp:
-                raise EngineError(f"{self.location}: search failed: {_error_reason(resp)}")
+                raise EngineError(f"{self.location}: search failed: {error_reason(resp)}")
         return r["responses"]
 
     # -- clusters --------------------------------------------------------------------------------
@@ -991,262 +1021,18 @@ class ElasticEngine(Engine):
             self.refresh()
 
     def _cluster_ids(self) -> Iterator[str]:
-        body_of = functools.partial(dsl.cluster_ids_body, self.page_size)
-        for h in self._pager().hits(self.clusters_index, body_of, self.page_size, "read clusters"):
+        body_of = functools.partial(dsl.cluster_ids_body, self.paging.page_size)
+        for h in self._pager().hits(
+            self.clusters_index, body_of, self.paging.page_size, "read clusters"
+        ):
             yield h["_id"]
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        size = self.page_size if limit is None else max(1, min(self.page_size, limit))
+        size = self.paging.page_size if limit is None else max(1, min(self.paging.page_size, limit))
         hits = self._pager().hits(
             self.clusters_index,
             functools.partial(dsl.read_clusters_body, size),
             size,
             "read clusters",
         )
-        return [_cluster(h["_source"]) for h in itertools.islice(hits, limit)]
-
-
-# -- parsing helpers ------------------------------------------------------------------------------
-def _cluster(s: dict[str, Any]) -> ClusterRecord:
-    return ClusterRecord(
-        cluster_id=s["cluster_id"],
-        size=int(s["size"]),
-        representative_id=s["representative_id"],
-        representative_title=s.get("representative_title"),
-        members=list(s.get("members") or []),
-        min_resemblance=s.get("min_resemblance"),
-        mean_resemblance=s.get("mean_resemblance"),
-        max_resemblance=s.get("max_resemblance"),
-        languages=list(s.get("languages") or []),
-        first_seen=s.get("first_seen"),
-        last_seen=s.get("last_seen"),
-    )
-
-
-def _field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
-    """The mapping of a (dotted) field, multi-fields included; None if unmapped."""
-    props, spec = mappings.get("properties") or {}, None
-    parts = path.split(".")
-    for i, part in enumerate(parts):
-        spec = props.get(part)
-        if spec is None:
-            parent = _field_mapping(mappings, ".".join(parts[:i])) if i else None
-            return (parent or {}).get("fields", {}).get(".".join(parts[i:])) if parent else None
-        props = spec.get("properties") or {}
-    return spec
-
-
-def _check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -> None:
-    """The fields named for attach exist with usable types; ``neardup`` is free."""
-    if dsl.ROOT in (mappings.get("properties") or {}):
-        raise EngineError(
-            f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its fields under it"
-        )
-    wanted = {
-        "--text-field": (layout.text, {"text", "keyword", "match_only_text"}),
-        "--title-field": (layout.title, {"text", "keyword", "match_only_text"}),
-        "--lang-field": (layout.lang, {"keyword", "text"}),
-        "--order-field": (
-            layout.order,
-            {
-                "date",
-                "date_nanos",
-                "long",
-                "integer",
-                "short",
-                "byte",
-                "double",
-                "float",
-                "half_float",
-                "scaled_float",
-                "unsigned_long",
-                "keyword",
-            },
-        ),
-    }
-    for option, (path, types) in wanted.items():
-        if not path:
-            continue
-        spec = _field_mapping(mappings, path)
-        if spec is None:
-            raise EngineError(f"{location}: {option} {path}: no such field in the index mapping")
-        if spec.get("type", "object") not in types:
-            raise EngineError(
-                f"{location}: {option} {path} is of type {spec.get('type', 'object')}; expected one of {', '.join(sorted(types))}"
-            )
-
-
-def _nd(src: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
-    v = (src or {}).get(dsl.ROOT)
-    return v if isinstance(v, dict) else {}
-
-
-def order_date(value: Any) -> str | None:
-    """A date of an order field as ISO 8601 in UTC (``YYYY-MM-DDTHH:MM:SSZ``), or None where
-    ``value`` is not one: an ISO 8601 date or date-time string (a ``Z`` or offset, or none:
-    UTC, as Elasticsearch reads it), or a number of milliseconds since 1970.
-
-    >>> order_date("2026-03-01T10:00:00+02:00"), order_date("2026-03-01"), order_date(0)
-    ('2026-03-01T08:00:00Z', '2026-03-01T00:00:00Z', '1970-01-01T00:00:00Z')
-    >>> order_date("tuesday") is None and order_date(None) is None and order_date(True) is None
-    True
-    """
-    from datetime import datetime, timezone
-
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        if isinstance(value, (int, float)):
-            d = datetime.fromtimestamp(value / 1000, tz=timezone.utc)
-        elif isinstance(value, str):
-            text = value.strip()
-            text = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
-            d = datetime.fromisoformat(text)
-        else:
-            return None
-    except (ValueError, OverflowError, OSError):
-        return None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _field(src: dict[str, Any], path: str | None) -> Any:
-    """A (possibly dotted) field of a ``_source``, as stored (None when absent)."""
-    if not path:
-        return None
-    v: Any = src
-    for part in path.split("."):
-        if not isinstance(v, dict):
-            return None
-        v = v.get(part)
-    return v
-
-
-def field_text(v: Any) -> str | None:
-    r"""The text a JSON value of an attached document's field gives: a string itself; a
-    number its JSON text; an array its strings and numbers, in order, joined with newlines
-    (nulls skipped, as the engines do); anything else -- a boolean, an object, null, an
-    array holding a boolean or an object -- no text (None), never Python's spelling of it.
-
-    >>> [field_text(v) for v in ("a b", 42, 2.5, ["one", "two", None, 3], True, None, {"x": "y"}, [True, "x"], [])]
-    ['a b', '42', '2.5', 'one\ntwo\n3', None, None, None, None, None]
-    """
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, (int, float)):
-        return json.dumps(v)
-    if isinstance(v, list):
-        items = [x for x in v if x is not None]
-        if not items or not all(
-            isinstance(x, str) or (isinstance(x, (int, float)) and not isinstance(x, bool))
-            for x in items
-        ):
-            return None
-        return "\n".join(field_text(x) or "" for x in items)
-    return None
-
-
-def _json_kind(v: Any) -> str:
-    """What a field holds, for a count of the documents it gives no text: "missing",
-    "null", "boolean", "object", "array", "empty"."""
-    if v is None:
-        return "missing or null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array without text"
-    return "empty"
-
-
-def _text(src: dict[str, Any], path: str | None) -> Any:
-    """A (possibly dotted) field of a ``_source`` as text (:func:`field_text`)."""
-    return field_text(_field(src, path))
-
-
-def _candidate(h: dict[str, Any]) -> Candidate:
-    nd = _nd(h.get("_source"))
-    return Candidate(
-        id=h["_id"],
-        n_shingles=int(nd.get("n_shingles") or 0),
-        simhash=int(nd.get("simhash") or "0", 16),
-        score=float(h.get("_score") or 0.0),
-        shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
-        cluster_id=nd.get("cluster_id"),
-        matched=frozenset(h.get("matched_queries") or ()) or None,
-        seq=int(nd.get("seq") or 0),
-    )
-
-
-def _signed(src: dict[str, Any] | None) -> bool:
-    """Whether a stored document carries neardup's fields."""
-    nd = _nd(src)
-    return nd.get("seq") is not None and nd.get("id") is not None and nd.get("shingles") is not None
-
-
-def _tags(nd: dict[str, Any]) -> Tags | None:
-    cid = nd.get("cluster_id")
-    if cid is None:
-        return None
-    return Tags(
-        cid, nd.get("dup_of"), float(nd.get("max_resemblance") or 0.0), bool(nd.get("is_duplicate"))
-    )
-
-
-def _tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
-    nd = src[dsl.ROOT]
-    return TagRow(
-        nd["id"],
-        int(nd.get("seq") or 0),
-        _tags(nd),
-        _text(src, layout.title),
-        nd.get("lang"),
-        nd.get("indexed_at"),
-    )
-
-
-def _hit(h: dict[str, Any], layout: dsl.Layout) -> Hit:
-    s = h.get("_source") or {}
-    nd = _nd(s)
-    snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
-    return Hit(
-        h["_id"],
-        float(h.get("_score") or 0.0),
-        _text(s, layout.title),
-        snippet,
-        nd.get("cluster_id"),
-    )
-
-
-def _missing_shards(resp: dict[str, Any]) -> str | None:
-    """What a search response says of shards that did not answer, or None when all did.
-
-    >>> _missing_shards({"_shards": {"total": 3, "successful": 3, "skipped": 0, "failed": 0}}) is None
-    True
-    >>> _missing_shards({"_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 1,
-    ...                              "failures": [{"reason": {"type": "no_shard_available_action_exception"}}]}})
-    '2 of 3 shards answered; no_shard_available_action_exception'
-    """
-    sh = resp.get("_shards") or {}
-    total, ok = sh.get("total", 0), sh.get("successful", 0) + sh.get("skipped", 0)
-    if not sh.get("failed") and ok >= total:
-        return None
-    kinds = sorted(
-        {str((f.get("reason") or {}).get("type", "?")) for f in sh.get("failures") or []}
-    )
-    return f"{sh.get('successful', 0)} of {total} shards answered" + (
-        f"; {', '.join(kinds)}" if kinds else ""
-    )
-
-
-def _error_reason(resp: dict[str, Any]) -> str:
-    err = resp.get("error")
-    if isinstance(err, dict):
-        root = (err.get("root_cause") or [{}])[0]
-        return f"{resp.get('status')} {err.get('type')}: {root.get('reason') or err.get('reason')}"
-    return f"{resp.get('status')} {err}"
+        return [cluster_record(h["_source"]) for h in itertools.islice(hits, limit)]

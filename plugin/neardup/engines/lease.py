@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..retry import Backoff
 from .base import EngineError
@@ -185,7 +185,8 @@ class Lease:
             raise _Held(holder)
 
     def renew(self, *, force: bool = False) -> None:
-        """Extend the lease (when a third of it has passed, or ``force``); LeaseLost if it was taken."""
+        """Extend the lease (when a third of it has passed, or ``force``); LeaseLost if it was
+        taken."""
         with self._lock:
             self._renew(force)
 
@@ -324,14 +325,13 @@ class Lease:
             if status_of(e) == 404:
                 return None
             raise
-        body = getattr(r, "body", r)
-        if not body.get("found"):
+        if not r.get("found"):
             return None
-        return Holder.from_source(body.get("_source") or {}), _version(body)
+        return Holder.from_source(r.get("_source") or {}), _version(r)
 
 
-def _version(resp: Any) -> tuple[int, int]:
-    body = getattr(resp, "body", resp)
+def _version(body: Mapping[str, Any]) -> tuple[int, int]:
+    """The (``_seq_no``, ``_primary_term``) of a response body (:meth:`Retrying.call`'s)."""
     return int(body["_seq_no"]), int(body["_primary_term"])
 
 

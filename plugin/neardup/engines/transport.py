@@ -88,6 +88,21 @@ def _describe(exc: BaseException) -> str:
     return f"{s} {msg}" if s else f"{type(exc).__name__}: {msg}"
 
 
+def response_body(resp: Any) -> Any:
+    """The body of either client's response: elasticsearch-py wraps it in an
+    :class:`elastic_transport.ApiResponse` (its ``body``: the JSON, or a bool for HEAD
+    requests), opensearch-py gives the body itself. The one place a response is unwrapped.
+
+    >>> response_body({"found": True})
+    {'found': True}
+    """
+    try:
+        from elastic_transport import ApiResponse
+    except ImportError:  # (only opensearch-py installed: its responses are their bodies)
+        return resp
+    return resp.body if isinstance(resp, ApiResponse) else resp
+
+
 class Retrying:
     """Calls with retries; errors become EngineError naming ``location``.
 
@@ -110,7 +125,7 @@ class Retrying:
     ) -> Any:
         """``fn(*args, **kwargs)`` with retries; the response body (``bool`` for HEAD requests)."""
         resp = self(what, functools.partial(fn, *args, **kwargs), ok_status=ok_status)
-        return getattr(resp, "body", resp)
+        return response_body(resp)
 
     def __call__(self, what: str, fn: Callable[[], T], *, ok_status: tuple[int, ...] = ()) -> T:
         retried = [0]
@@ -130,11 +145,13 @@ class Retrying:
                 raise
             if is_connection_error(e):
                 raise EngineError(
-                    f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): {describe(e)}"
+                    f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): "
+                    f"{describe(e)}"
                 ) from None
             if st in (401, 403):
                 raise EngineError(
-                    f"{self.location} refused {what}: {describe(e)}; check --api-key or --user/--password"
+                    f"{self.location} refused {what}: {describe(e)}; check --api-key or "
+                    "--user/--password"
                 ) from None
             if st is not None:
                 raise EngineError(f"{self.location}: {what} failed: {describe(e)}") from None
@@ -199,7 +216,8 @@ def connect(
         from opensearchpy import OpenSearch, helpers as os_helpers
     except ImportError:
         raise EngineError(
-            f"{redact(url)} runs OpenSearch; install its client: pip install 'opensearch-py>=2.4,<4'"
+            f"{redact(url)} runs OpenSearch; install its client: pip install "
+            "'opensearch-py>=2.4,<4'"
         ) from None
     headers = {}
     if api_key:
@@ -253,7 +271,7 @@ def _check_elasticsearch(url: str, server: Server) -> None:
         # a 9.x client sends compatible-with=9, which Elasticsearch 8 refuses; the 8.x client
         # (neardup's dependency) sends compatible-with=8, which 8 and 9 both accept
         raise EngineError(
-            f"{redact(url)} runs Elasticsearch {server.number} but the installed elasticsearch client is "
-            f"{elasticsearch.__versionstr__}; install the client neardup depends on, which serves "
-            f"Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'"
+            f"{redact(url)} runs Elasticsearch {server.number} but the installed elasticsearch "
+            f"client is {elasticsearch.__versionstr__}; install the client neardup depends on, "
+            f"which serves Elasticsearch 8 and 9: pip install '{ES_CLIENT_REQUIREMENT}'"
         )

@@ -56,16 +56,13 @@ from __future__ import annotations
 from .connection import Transaction
 from .engine import EmbeddedEngine
 from .failures import StorageError, sqlite_failure, storage_problem
-from .keycolumn import EncodedKeys
+from .keycolumn import KeyColumns
 from .postings import matched_documents
 from .schema import FORMAT
 
-#: (the name tests/test_retry.py knows the transaction by)
-_Transaction = Transaction
-
 __all__ = [
     "EmbeddedEngine",
-    "EncodedKeys",
+    "KeyColumns",
     "FORMAT",
     "StorageError",
     "Transaction",

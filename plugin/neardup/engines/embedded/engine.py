@@ -11,12 +11,12 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from ...signer import Signed
-from ..base import Failure, StoredDoc, TagRow, Tags
+from ..base import Failure, PreparedBatch, StoredDoc, TagRow, Tags
 from . import schema
 from .clusters import Clusters
 from .failures import StorageError, storage_problem
 from .fulltext import FullText
-from .keycolumn import encode_keys, keys_column, keys_columns
+from .keycolumn import keys_column, keys_columns, prepare_key_columns
 from .postings import Postings
 from .shingle_column import column
 
@@ -48,17 +48,23 @@ class EmbeddedEngine(Postings, FullText, Clusters):
     """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory."""
 
     # -- writes ----------------------------------------------------------------------------
-    def put(self, docs: Sequence[Signed], tags: dict[str, Tags] | None = None) -> list[Failure]:
+    def put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> list[Failure]:
         tags = tags or {}
         failures: list[Failure] = []
         now = schema.now_ms()
         # seq -> keys, their postings inserted in key order at the end
         pending: dict[int, dict[str, np.ndarray]] = {}
         with self._tx() as db:
-            if not self._put_new(db, docs, tags, now, pending):
+            if not self._put_new(db, docs, tags, now, pending, prepared):
                 for s in docs:
                     try:
-                        self._put_one(db, s, tags.get(s.id), now, pending)
+                        self._put_one(db, s, tags.get(s.id), now, pending, prepared)
                     except (sqlite3.Error, ValueError, OverflowError) as e:
                         self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
@@ -96,16 +102,17 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         tags: dict[str, Tags],
         now: int,
         pending: dict[int, dict[str, np.ndarray]],
+        prepared: PreparedBatch | None = None,
     ) -> bool:
         """A batch of documents none of which is stored yet, in three ``executemany``; False
         (and nothing written) when some id is already stored or a row is refused, so that
-        the caller goes document by document."""
+        the caller goes document by document. ``prepared``: as for :meth:`put`."""
         if self._any_stored(db, [s.doc.id for s in docs]):
             return False
         seq = self._next_seq(db)
         rows, postings = [], {}
         try:
-            for s, keys in zip(docs, keys_columns(self._fields, docs), strict=True):
+            for s, keys in zip(docs, keys_columns(self._fields, docs, prepared), strict=True):
                 rows.append((seq, *self._doc_row(s, tags.get(s.id), now, keys)))
                 postings[seq] = s.keys
                 seq += 1
@@ -125,10 +132,10 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             self._remember_shingles(s)
         return True
 
-    def key_encoder(self) -> functools.partial:
-        """The keys column of each document (:func:`~.keycolumn.encode_keys` with this
+    def batch_preparer(self) -> functools.partial:
+        """The keys column of each document (:func:`~.keycolumn.prepare_key_columns` with this
         index's fields)."""
-        return functools.partial(encode_keys, self._fields)
+        return functools.partial(prepare_key_columns, self._fields)
 
     def _doc_row(self, s: Signed, t: Tags | None, now: int, keys: bytes | None = None) -> tuple:
         """The ``docs`` row of a document (:data:`~.schema.INSERT_COLUMNS`); ``keys``: its
@@ -163,10 +170,11 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         t: Tags | None,
         now: int,
         pending: dict[int, dict[str, np.ndarray]],
+        prepared: PreparedBatch | None = None,
     ) -> None:
         d = s.doc
         old = _named(db.execute(_OLD, (d.id,))).fetchone()
-        row = self._doc_row(s, t, now)
+        row = self._doc_row(s, t, now, keys_columns(self._fields, [s], prepared)[0])
         if old is None:
             seq = self._next_seq(db)
             db.execute(schema.INSERT_DOC, (seq, *row))

@@ -35,6 +35,7 @@ from ...encoding import posting_keys
 from ...hashing import U64
 from ...ragged import join
 from ...signer import Signed
+from ..base import PreparedBatch
 from .schema import exact_value
 
 #: The form of a field in the column (a tag byte; the same in :mod:`.packing`).
@@ -72,25 +73,29 @@ def pack_keys_many(
     (:func:`neardup.engines.embedded.packing.pack_keys`): each field's keys and the shingles
     as ragged arrays (:func:`joined_keys`, :func:`~neardup.ragged.join`), ``exact[i]`` the
     digest of document i."""
-    from ...loops import loops_of
+    from ...loops import loops
 
-    kernels = loops_of("neardup.engines.embedded.packing")
+    kernels = loops("neardup.engines.embedded.packing")
     parts = [keys[f] for f in fields]
     values, offsets = join([p[0] for p in parts])
     offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(
         len(fields), len(exact) + 1
     )
-    digests = [e if isinstance(e, bytes) and len(e) == 16 else None for e in exact]
-    exact_keys = np.array([int.from_bytes(e[:8], "big") if e else 0 for e in digests], dtype=U64)
-    blob, bounds = kernels.pack_keys(
-        values,
-        offsets,
-        *shingles,
-        exact_keys,
-        np.array([e is not None for e in digests], dtype=np.bool_),
-    )
+    blob, bounds = kernels.pack_keys(values, offsets, *shingles, *_digest_keys(exact))
     data = blob.tobytes()
     return [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+
+
+def _digest_keys(exact: Sequence[bytes | str]) -> tuple[np.ndarray, np.ndarray]:
+    """The exact key of each document (the first 8 bytes, big-endian, of its 16-byte digest)
+    and whether it has one (a digest stored as text has none to refer to).
+
+    >>> [x.tolist() for x in _digest_keys([bytes(range(16)), "not-hex"])]
+    [[283686952306183, 0], [True, False]]
+    """
+    digests = [e if isinstance(e, bytes) and len(e) == 16 else None for e in exact]
+    keys = np.array([int.from_bytes(e[:8], "big") if e else 0 for e in digests], dtype=U64)
+    return keys, np.array([e is not None for e in digests], dtype=np.bool_)
 
 
 def _read_varint(blob: bytes, pos: int) -> tuple[int, int]:
@@ -136,11 +141,21 @@ def unpack_keys(
 
 
 @dataclass(frozen=True)
-class EncodedKeys:
-    """A document's keys column made in advance, and the fields it was made for."""
+class KeyColumns(PreparedBatch):
+    """The keys columns of a signed batch made in advance (:func:`prepare_key_columns`),
+    by document id, and the fields they were made for."""
 
     fields: tuple[str, ...]
-    blob: bytes
+    columns: dict[str, bytes]
+
+
+def prepare_key_columns(fields: tuple[str, ...], signed: Sequence[Signed]) -> KeyColumns:
+    """The keys column of each signed document for ``fields``, made together:
+    :meth:`EmbeddedEngine.batch_preparer`."""
+    return KeyColumns(
+        fields=fields,
+        columns={s.id: b for s, b in zip(signed, _keys_columns(fields, signed), strict=True)},
+    )
 
 
 def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
@@ -148,15 +163,15 @@ def keys_column(fields: tuple[str, ...], s: Signed) -> bytes:
     return keys_columns(fields, [s])[0]
 
 
-def keys_columns(fields: tuple[str, ...], signed: Sequence[Signed]) -> list[bytes]:
+def keys_columns(
+    fields: tuple[str, ...], signed: Sequence[Signed], prepared: PreparedBatch | None = None
+) -> list[bytes]:
     """The keys column of each signed document for ``fields`` (:func:`pack_keys`): the one
-    made in advance where it was made for the same fields, the others made together."""
-    out: list[bytes | None] = [
-        s.encoded_keys.blob
-        if isinstance(s.encoded_keys, EncodedKeys) and s.encoded_keys.fields == fields
-        else None
-        for s in signed
-    ]
+    ``prepared`` holds where it was made for the same fields, the others made together."""
+    made = (
+        prepared.columns if isinstance(prepared, KeyColumns) and prepared.fields == fields else {}
+    )
+    out: list[bytes | None] = [made.get(s.id) for s in signed]
     todo = [i for i, b in enumerate(out) if b is None]
     if todo:
         for i, b in zip(todo, _keys_columns(fields, [signed[i] for i in todo]), strict=True):
@@ -172,13 +187,6 @@ def _keys_columns(fields: tuple[str, ...], signed: Sequence[Signed]) -> list[byt
         join([np.ascontiguousarray(s.shingles, dtype="<u8") for s in signed]),
         [exact_value(s.exact) for s in signed],
     )
-
-
-def encode_keys(fields: tuple[str, ...], signed: Sequence[Signed]) -> None:
-    """Set ``encoded_keys`` of each signed document to its keys column for ``fields``:
-    :meth:`EmbeddedEngine.key_encoder`."""
-    for s, blob in zip(signed, _keys_columns(fields, signed), strict=True):
-        s.encoded_keys = EncodedKeys(fields, blob)
 
 
 def posting_jsons(field_id: int, values: np.ndarray, offsets: np.ndarray) -> list[str]:

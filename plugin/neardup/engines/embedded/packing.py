@@ -1,7 +1,7 @@
 """The compiled loop that writes the embedded engine's keys column, a batch at a time
 (:func:`neardup.engines.embedded.keycolumn.pack_keys_many`, the format stated there).
 
-Written like :mod:`neardup.kernels` and run through :func:`neardup.loops.loops_of`: compiled
+Written like every module of loops and run through :func:`neardup.loops.loops`: compiled
 by numba (``cache=True``), or the same source interpreted inside
 :func:`neardup.loops.interpreted_loops`. Tags: 0 raw, 1 subset, 2 exact.
 """
@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-#: True in the interpreted twin of this module (:func:`neardup.loops.loops_of`).
-INTERPRETED = globals().get("INTERPRETED", False)
-if INTERPRETED:
+from ...loops import njit_for
 
-    def njit(*args, **options):  # noqa: ARG001 - numba's options, unused when interpreted
-        return args[0] if args and callable(args[0]) else (lambda f: f)
-else:
-    from numba import njit
+#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
+#: written (:func:`neardup.loops.njit_for`).
+njit = njit_for(globals())
 
 #: The tags of :mod:`~neardup.engines.embedded.keycolumn` (this module imports nothing of it,
 #: so that reading a keys column never loads numba).

@@ -108,6 +108,18 @@ def _run_starts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]))))
 
 
+def _admits(
+    q: CandidateQuery, doc_id: str, n: int, simhash: int, cluster: str | None, is_dup: int | None
+) -> bool:
+    """Whether a document (its id, shingle count, ..., is_duplicate) passes the filters of
+    ``q`` that the postings do not: length range, excluded id, representatives only."""
+    return (
+        q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED)
+        and doc_id != (q.exclude_id or "")
+        and (not q.representatives or is_dup == 0)
+    )
+
+
 def _bounds(q: CandidateQuery) -> tuple[int, int]:
     """The seqs a query's candidates lie strictly between."""
     return q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq
@@ -182,7 +194,8 @@ class Postings(Connection):
         pending: dict[int, dict[str, np.ndarray]] | None = None,
     ) -> None:
         """Delete the postings of document ``seq`` (its stored ``row``: keys, exact and what
-        makes its shingles); one stored earlier in this batch (``pending``) is not in the table yet."""
+        makes its shingles); one stored earlier in this batch (``pending``) is not in the
+        table yet."""
         if pending is not None:
             pending.pop(seq, None)
         keys = self._keys_of(row["keys"], self._shingle_sets([row])[0], row["exact"])
@@ -264,9 +277,7 @@ class Postings(Connection):
             key_group,
             hits[:, 0],
             hits[:, 1],
-            np.array([qi for qi, _ in groups], dtype=np.int64),
-            np.array([max(1, g.min_match) for _, g in groups], dtype=np.int64),
-            np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64),
+            *_group_columns(groups, field_names),
             bounds[:, 0],
             bounds[:, 1],
         )
@@ -293,33 +304,25 @@ class Postings(Connection):
                 (json.dumps(np.unique(doc).tolist()),),
             )
         }
-        names = [
-            frozenset(f for b, f in enumerate(field_names) if m >> b & 1)
-            for m in range(1 << len(field_names))
-        ]
+        names = _field_sets(field_names)
         for qi, d, sc, fs in zip(
             q_of.tolist(), doc.tolist(), score.tolist(), fields.tolist(), strict=True
         ):
             q, row = queries[qi], rows.get(d)
-            if row is None or len(out[qi]) >= q.limit:
+            if row is None or len(out[qi]) >= q.limit or not _admits(q, *row):
                 continue
-            i, n, sh, cid, is_dup = row
-            if (
-                q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED)
-                and i != (q.exclude_id or "")
-                and (not q.representatives or is_dup == 0)
-            ):
-                out[qi].append(
-                    Candidate(
-                        id=i,
-                        n_shingles=n,
-                        simhash=unsigned64(sh),
-                        score=float(sc),
-                        cluster_id=cid,
-                        matched=names[fs],
-                        seq=d,
-                    )
+            i, n, sh, cid, _ = row
+            out[qi].append(
+                Candidate(
+                    id=i,
+                    n_shingles=n,
+                    simhash=unsigned64(sh),
+                    score=float(sc),
+                    cluster_id=cid,
+                    matched=names[fs],
+                    seq=d,
                 )
+            )
         return out
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
@@ -413,6 +416,28 @@ class Postings(Connection):
                 f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)",
                 self._posting_rows(pending, UNBOUNDED),
             )
+
+
+def _group_columns(
+    groups: Sequence[tuple[int, KeyGroup]], field_names: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (query, key group): its query, the keys it needs, its field's number."""
+    query = np.array([qi for qi, _ in groups], dtype=np.int64)
+    need = np.array([max(1, g.min_match) for _, g in groups], dtype=np.int64)
+    field = np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64)
+    return query, need, field
+
+
+def _field_sets(field_names: list[str]) -> list[frozenset[str]]:
+    """The fields of each bitmask over ``field_names`` (bit b: ``field_names[b]``).
+
+    >>> [sorted(s) for s in _field_sets(["a", "b"])]
+    [[], ['a'], ['b'], ['a', 'b']]
+    """
+    return [
+        frozenset(f for b, f in enumerate(field_names) if m >> b & 1)
+        for m in range(1 << len(field_names))
+    ]
 
 
 def _by_field(groups: Sequence[KeyGroup]) -> dict[str, list[int]]:

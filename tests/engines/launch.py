@@ -1,0 +1,51 @@
+"""Start ``tests/engines/run`` in the background and wait for its ``ready URL`` line.
+
+Used by the test fixtures (tests/conftest.py) and the real-engine benchmark
+(benchmarks/real_engines.py); importable as ``tests.engines.launch`` from the repository root.
+"""
+
+from __future__ import annotations
+
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+RUN = Path(__file__).resolve().parent / "run"
+
+
+def start(
+    engine: str, *args: str, stdin: int = subprocess.PIPE, timeout: float = 900.0
+) -> tuple[subprocess.Popen, str]:
+    """Run ``tests/engines/run ENGINE ARGS...``; the process and the URL its ready line names.
+
+    Waits up to ``timeout`` seconds for the first line; when it is not ``ready URL`` (the
+    launcher exited or said something else), stops the launcher and raises RuntimeError with
+    its exit status and what it said.
+    """
+    proc = subprocess.Popen(
+        [str(RUN), engine, *args], stdin=stdin, stdout=subprocess.PIPE, text=True
+    )
+    deadline, line = time.monotonic() + timeout, ""
+    while time.monotonic() < deadline and proc.poll() is None:
+        if select.select([proc.stdout], [], [], 1.0)[0]:
+            line = proc.stdout.readline()
+            break
+    if not line.startswith("ready "):
+        stop(proc)
+        raise RuntimeError(
+            f"tests/engines/run {engine} did not start (exit {proc.returncode}, said {line!r})"
+        )
+    return proc, line.split()[1]
+
+
+def stop(proc: subprocess.Popen, wait: float = 120.0) -> None:
+    """SIGTERM the launcher (it stops every node) and wait; kill it after ``wait`` seconds."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
