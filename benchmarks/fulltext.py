@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import sqlite3
 import tempfile
 import time
 from pathlib import Path
 
 from neardup import Config, Document, NearDup
+
+from .corpora import corpora_dir
 
 QUERIES = ["ايران", "ایران", "كتاب", "کتاب", "дом", "домами", "файлами", "файлы", "ёлка", "елка"]
 
@@ -30,7 +31,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--docs", type=int, default=1000)
     args = ap.parse_args()
-    folder = Path(os.environ.get("NEARDUP_CORPORA", "/work/shared/corpora"))
+    folder = corpora_dir()
     docs = []
     for lang in ("fa", "ru", "en"):
         with open(folder / f"{lang}.jsonl", encoding="utf-8") as f:

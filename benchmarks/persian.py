@@ -47,6 +47,8 @@ from neardup.canonical import Canonicalizer
 from neardup.signer import Signer
 from neardup.verify import similarity
 
+from .corpora import corpora_dir
+
 HERE = Path(__file__).resolve().parent
 ZWNJ = "\u200c"
 #: The lower threshold at which corpus pairs are also counted (a finer view of false positives).
@@ -68,9 +70,7 @@ _DIGIT_FORMS = ("۰۱۲۳۴۵۶۷۸۹", "٠١٢٣٤٥٦٧٨٩", "0123456789")
 
 
 def corpus_path(name: str) -> Path:
-    import os
-
-    return Path(os.environ.get("NEARDUP_CORPORA", "/work/shared/corpora")) / name
+    return corpora_dir() / name
 
 
 def load_fa() -> list[dict]:

@@ -93,27 +93,31 @@ def _peak_rss_mb() -> float:
 
 class _Stages:
     """Seconds per stage, exclusive: a stage timed inside another counts for itself, not
-    for the one around it. ``wrap`` times every call of a function."""
+    for the one around it. ``wrap`` times every call of a function. ``seconds`` is wall
+    time, ``cpu`` this process's CPU time (user + system, :func:`time.process_time`)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self.first: dict[
             str, float
         ] = {}  # a wrapped iterator's stage: the seconds of its first item
-        self._inner: list[float] = []  # per open stage: seconds of the stages inside it
+        self._inner: list[tuple[float, float]] = []  # per open stage: (wall, CPU) of inner stages
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        self._inner.append(0.0)
-        t0 = time.perf_counter()
+        self._inner.append((0.0, 0.0))
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
-            spent = time.perf_counter() - t0
-            inner = self._inner.pop()
+            spent, used = time.perf_counter() - t0, time.process_time() - c0
+            inner, inner_cpu = self._inner.pop()
             self.seconds[name] = self.seconds.get(name, 0.0) + spent - inner
+            self.cpu[name] = self.cpu.get(name, 0.0) + used - inner_cpu
             if self._inner:
-                self._inner[-1] += spent
+                w, c = self._inner[-1]
+                self._inner[-1] = (w + spent, c + used)
 
     def wrap(self, owner: Any, attr: str, name: str) -> None:
         fn = getattr(owner, attr)
@@ -157,6 +161,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
 
     st = _Stages()
     st.seconds["import"] = time.perf_counter() - t0
+    st.cpu["import"] = time.process_time()
     st.wrap_iter(io, "read_documents", "read")
     st.wrap_iter(
         ingest, "signed_batches", "wait"
@@ -170,6 +175,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     st.wrap(
         canonicalizer.Canonicalizer, "languages", "canonicalize"
     )  # and the languages, detected together
+    st.wrap(signer, "text_flags_many", "canonicalize")  # which text steps each text needs
     st.wrap(canonicalizer.Canonicalizer, "token_hashes_many", "sign")  # tokens to hashes
     st.wrap(signer.Signer, "_sign", "sign")
     st.wrap(tagging.Tagger, "tag_ordered", "tag")
@@ -182,8 +188,10 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
             main.main(args=argv, prog_name="neardup", standalone_mode=False)
         except SystemExit as e:
             code = e.code or 0
+    st.cpu["other"] = max(0.0, time.process_time() - sum(st.cpu.values()))
     res: dict[str, Any] = {
         "stages": st.seconds,
+        "stages_cpu": st.cpu,  # this process's own: signing workers not included
         "first_wait_s": st.first.get("wait"),
         "exit": code,
         "peak_rss_mb": _peak_rss_mb(),
@@ -414,9 +422,12 @@ def measure_neardup(
     )
     w2, cl = _run_child(["neardup", "clusters", "--engine", str(db), "--json"], env)
     stages: dict[str, float] = {}
+    stages_cpu: dict[str, float] = {}
     for part in (idx, cl):
         for k, v in part["stages"].items():
             stages[k] = stages.get(k, 0.0) + v
+        for k, v in part.get("stages_cpu", {}).items():
+            stages_cpu[k] = stages_cpu.get(k, 0.0) + v
     total = w1 + w2
     cpu = idx["cpu_s"] + cl["cpu_s"]
     stages["other"] = max(
@@ -447,6 +458,7 @@ def measure_neardup(
         "index_s": w1,
         "clusters_s": w2,
         "stages": stages,
+        "stages_cpu": stages_cpu,  # the storing process's and the clusters process's own
         "first_wait_s": idx.get("first_wait_s"),
         "db_bytes": db.stat().st_size,
         "first_search_s": first_search,
@@ -739,6 +751,7 @@ def markdown(res: dict[str, Any]) -> str:
         + " |",
         "",
     ]
+    lines += _cpu_stages([(name, x) for name, x in cols[: 2 if one else 1]])
     for p, x in peers.items():
         if "error" in x:
             lines += [f"{PEERS[p][1]}: not measured ({x['error'][:300]}).", ""]
@@ -769,6 +782,28 @@ def markdown(res: dict[str, Any]) -> str:
         "*text-dedup*: the file read into a dataset, then its `minhash` command (one process, xxh3).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _cpu_stages(cols: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """The CPU seconds per stage of neardup's ``index`` and ``clusters`` processes (their
+    own: signing workers' CPU is in the total only), where the results have them."""
+    cols = [(name, x) for name, x in cols if x.get("stages_cpu")]
+    if not cols:
+        return []
+    lines = [
+        "| stage, CPU (s) | " + " | ".join(name for name, _ in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for s in (*STAGES, "other"):
+        lines.append(
+            f"| {s} | " + " | ".join(f"{x['stages_cpu'].get(s, 0.0):.2f}" for _, x in cols) + " |"
+        )
+    lines.append(
+        "| **storing + clusters processes** | "
+        + " | ".join(f"**{sum(x['stages_cpu'].values()):.2f}**" for _, x in cols)
+        + " |"
+    )
+    return lines + [""]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,14 +1,16 @@
-"""Access to the shared development corpora (../shared/corpora next to the repo)."""
+"""Access to the shared development corpora: ``$NEARDUP_CORPORA``, else ../shared/corpora next
+to the repository."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"
+CORPORA = Path(os.environ.get("NEARDUP_CORPORA") or REPO.parent / "shared" / "corpora")
 SAMPLE = REPO / "examples" / "sample.jsonl"
 FA_ZWNJ_SAMPLE = Path(__file__).parent / "data" / "fa_zwnj_sample.jsonl"
 

@@ -35,7 +35,7 @@ from .ingest import IndexReport
 from .minhash import MinHash
 from .hashing import hash_strings
 from .shingles import combine
-from .signer import Document, Signer
+from .signer import Document, Signed, Signer
 from .simhash import hamming
 from .tagging import Tagger, is_representative
 from .verify import intersection_size, passes_length_filter, similarity
@@ -366,7 +366,7 @@ class NearDup:
     # -- 1-to-N ------------------------------------------------------------------------------
     def query(
         self,
-        text: str | Document | None = None,
+        text: str | Document | Signed | None = None,
         *,
         id: str | None = None,
         lang: str | None = None,
@@ -375,6 +375,7 @@ class NearDup:
         top_k: int = 10,
     ) -> list[Match]:
         """Verified near-duplicates of a text (or of a stored document by ``id``), best first.
+        ``text`` may come signed already (:meth:`Signer.sign` of this index's ``signer``).
 
         mode="resemblance" keeps r(A,B) >= threshold; mode="containment" keeps c(A,B) >= threshold
         (how much of the query is inside each match). Below the index's threshold the band
@@ -392,8 +393,11 @@ class NearDup:
                 stored.simhash,
             )
         elif text is not None:
-            doc = text if isinstance(text, Document) else Document("", text, lang=lang)
-            s = self.signer.sign(doc)
+            if isinstance(text, Signed):
+                s = text
+            else:
+                doc = text if isinstance(text, Document) else Document("", text, lang=lang)
+                s = self.signer.sign(doc)
             keys, n, shingles, simhash_value = s.keys, s.n_shingles, s.shingles, s.simhash
         else:
             raise ValueError("give a text or an id")

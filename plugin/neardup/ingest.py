@@ -11,9 +11,9 @@ each other's half-written state):
 
 So re-running a file changes nothing, resuming after a crash (half a file, then all of it)
 gives the tags of one run, and an edited document is tagged as if it had always read so.
-Signing can run in worker processes (``workers`` > 0), in input order, at a lower priority
-than the process that tags and stores, which signs a batch no worker has started yet
-whenever it would otherwise wait for one; workers end with their parent.
+Signing can run in worker processes (``workers`` > 0), in input order, beside the process
+that tags and stores, which signs a batch itself (one no worker has started yet, or the next
+of the input) whenever it would otherwise wait for one; workers end with their parent.
 """
 
 from __future__ import annotations
@@ -163,7 +163,8 @@ def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
     :class:`Exception`), the documents read so far come out before the error; an interrupt
     (``KeyboardInterrupt``) gives no partial batch.
 
-    >>> [[(d.id, d.text) for d in b] for b in batches([Document("a", "1"), Document("b", "2"), Document("a", "3")], 5)]
+    >>> docs = [Document("a", "1"), Document("b", "2"), Document("a", "3")]
+    >>> [[(d.id, d.text) for d in b] for b in batches(docs, 5)]
     [[('a', '3'), ('b', '2')]]
     """
     batch: dict[str, Document] = {}
@@ -254,22 +255,16 @@ def signed_batches(
     else:
         it = itertools.chain([second], it)
     pending: deque = deque()
-    error: Exception | None = None
+    source = _Source(it)
     pool = ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context(method),
         initializer=_init_worker,
         initargs=(config, signer.context, os.getpid(), preparer, checked),
     )
+    ahead = _SIGNED_AHEAD * workers  # batches signed and not yet stored, at most
     try:
-        while True:
-            try:
-                b = next(it)
-            except StopIteration:
-                break
-            except Exception as e:  # reading failed: what was read before is still stored, in order, then it is raised
-                error = e
-                break
+        while (b := source.take()) is not None:
             with (
                 _interrupts_held()
             ):  # a worker started here begins with interrupts held, then ignores them
@@ -279,18 +274,44 @@ def signed_batches(
                 yield (here, *sign(signer, here))
                 here = None
             while len(pending) > 2 * workers:
-                yield _next_signed(pending, signer, sign)
+                yield _next_signed(pending, signer, sign, source.take, ahead)
         # (a batch whose signing failed raises at its turn: no later batch is stored before it)
         if here is not None:
             yield (here, *sign(signer, here))
         while pending:
-            yield _next_signed(pending, signer, sign)
+            yield _next_signed(pending, signer, sign, source.take, ahead)
     finally:
         # stopped early (an error, an interrupt, the caller done): the batches not begun are
         # dropped, the running ones end, and the workers with them
         pool.shutdown(wait=True, cancel_futures=True)
-    if error is not None:
-        raise error
+    if source.error is not None:
+        raise source.error
+
+
+class _Source:
+    """The input's batches one at a time: :meth:`take` gives None at the end, and at a reading
+    error, which it keeps in ``error`` (raised once what was read before is stored)."""
+
+    def __init__(self, it: Iterator[list[Document]]):
+        self._it: Iterator[list[Document]] | None = it
+        self.error: Exception | None = None
+
+    def take(self) -> list[Document] | None:
+        if self._it is None:
+            return None
+        try:
+            return next(self._it)
+        except StopIteration:
+            pass
+        except Exception as e:  # reading failed: what was read before is still stored, in order
+            self.error = e
+        self._it = None
+        return None
+
+
+#: Batches signed ahead of the one being stored, per worker, at most (memory stays bounded
+#: when a worker is slow: this process then signs up to that many itself, then waits).
+_SIGNED_AHEAD = 4
 
 
 @contextlib.contextmanager
@@ -317,18 +338,30 @@ def _next_signed(
     pending: deque,
     signer: Signer,
     sign: Callable[[Signer, list[Document]], tuple],
+    take: Callable[[], list[Document] | None] = lambda: None,
+    ahead: int = 0,
 ) -> tuple:
     """The first of ``pending`` ((batch, future or what this process signed) in input order),
-    signed. Instead of waiting for a worker, this process signs the earliest batch no worker
-    has started yet (taken back from the pool), as long as there is one: niced workers on a
-    busy machine get little CPU, and the pipeline never waits on them while this process could
-    sign. Only where it comes from changes, not the order: tags follow the input order.
+    signed. Instead of waiting for a worker, this process signs: first the earliest batch no
+    worker has started yet (taken back from the pool), else, while fewer than ``ahead``
+    batches are pending, the next batch of the input (``take``; None at its end), which it
+    keeps in order behind the others. On a busy machine the workers get what CPU the other
+    processes leave them, and the pipeline never waits on them while this process could sign.
+    Only where a batch is signed changes, not the order: tags follow the input order.
 
     >>> from concurrent.futures import Future
     >>> f = Future()  # a batch no worker has started
     >>> q = deque([(["a"], f)])
-    >>> _next_signed(q, None, lambda signer, b: (["signed " + x for x in b], [])), f.cancelled(), len(q)
+    >>> signed = lambda signer, b: (["signed " + x for x in b], [])
+    >>> _next_signed(q, None, signed), f.cancelled(), len(q)
     ((['a'], ['signed a'], []), True, 0)
+    >>> f = Future(); _ = f.set_running_or_notify_cancel()  # the first batch, with a worker
+    >>> def take():  # the next batch of the input; meanwhile the worker is done
+    ...     f.set_result((pack([]), []))
+    ...     return ["b"]
+    >>> q = deque([([], f)])
+    >>> _next_signed(q, None, signed, take, 3), q
+    (([], [], [], None), deque([(['b'], (['signed b'], []))]))
     """
     from concurrent.futures import Future
 
@@ -338,8 +371,11 @@ def _next_signed(
             if isinstance(f, Future) and f.cancel():
                 pending[i] = (b, sign(signer, b))
                 break
-        else:
-            break  # every batch left is with a worker: wait for the first
+        else:  # every batch left is with a worker: sign the next one of the input here
+            nxt = take() if len(pending) < ahead else None
+            if nxt is None:
+                break  # (none left, or enough signed ahead): wait for the first
+            pending.append((nxt, sign(signer, nxt)))
         head = pending[0][1]
     pending.popleft()
     return (b0, *(_reattach(b0, *head.result()) if isinstance(head, Future) else head))
@@ -367,10 +403,6 @@ def start_method() -> str:
 _worker_signer: Signer | None = None
 _worker_preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None
 _worker_checked = False
-#: Signing workers run at a lower priority than the process that tags and stores: that one
-#: takes the batches in order, one at a time, so every moment it waits for a CPU the whole
-#: pipeline waits; the workers work ahead and fill the time it leaves.
-_WORKER_NICENESS = 10
 
 
 def _init_worker(
@@ -385,8 +417,8 @@ def _init_worker(
     _worker_signer = Signer(config, context)
     _worker_preparer = preparer
     _worker_checked = checked
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(_WORKER_NICENESS)
+    # (at the same priority as their parent: a niced worker on a busy machine starves, and the
+    # batch it holds stops the pipeline; the parent signs itself rather than wait for one)
     # Ctrl-C reaches the whole process group: the parent decides what an interrupt stops
     # (it stops storing at a batch's end and shuts the workers down); a worker goes on
     import signal
@@ -436,15 +468,17 @@ def _reattach(
 
 
 def default_workers(cpus: int | None = None, load: float | None = None) -> int:
-    """Signing processes beside the one that tags and stores: one per idle CPU (the storing
-    process mostly waits on SQLite or the server, and signs itself whenever it would wait),
-    none on a single CPU. Idle CPUs: ``cpus`` (this machine's) less the one-minute load
-    average ``load`` (other processes running), rounded; on a machine that is busy already,
-    workers add their start (each loads the compiled loops) and run niced behind the others,
-    so the storing process signs alone.
+    """Signing processes beside the one that tags and stores: one per idle CPU less the one
+    the storing process itself takes (it signs too whenever it would wait), none on a single
+    CPU. Idle CPUs: ``cpus`` (this machine's) less the one-minute load average ``load``
+    (other processes running), rounded. On a machine that is busy already, workers would
+    only share the CPUs the others leave while costing their own start and the copying of
+    every batch to them, so the storing process signs alone.
 
-    >>> default_workers(8, 0.3), default_workers(8, 5.6), default_workers(2, 6.5), default_workers(1, 0.0)
-    (8, 2, 0, 0)
+    >>> default_workers(8, 0.3), default_workers(8, 5.6), default_workers(2, 0.2)
+    (7, 1, 1)
+    >>> default_workers(2, 1.0), default_workers(2, 6.5), default_workers(1, 0.0)
+    (0, 0, 0)
     """
     n = (os.cpu_count() or 1) if cpus is None else cpus
     if n <= 1:
@@ -454,10 +488,7 @@ def default_workers(cpus: int | None = None, load: float | None = None) -> int:
             load = os.getloadavg()[0]
         except (OSError, AttributeError):  # (no load average on this platform)
             load = 0.0
-    idle = int(n - load + 0.5)
-    return (
-        idle if idle >= 2 else 0
-    )  # (one worker beside the storing process barely pays for its start)
+    return max(0, int(n - load + 0.5) - 1)
 
 
 def run(

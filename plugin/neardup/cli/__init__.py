@@ -5,12 +5,18 @@ so ``neardup --help`` answers at once (hazm and the engine clients import only w
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
-import click
+#: neardup calls no BLAS routine: numpy's OpenBLAS would start a thread per CPU at import,
+#: 0.05-0.1 s of CPU (more on larger machines) for every command, a fresh ``query`` included.
+#: Set before numpy loads, unless the user set it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from ..allocator import keep_freed_memory
+import click  # noqa: E402
+
+from ..allocator import keep_freed_memory  # noqa: E402
 
 #: command name -> "module:attribute" (relative to neardup.cli)
 COMMANDS = {

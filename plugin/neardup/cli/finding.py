@@ -92,12 +92,21 @@ def query_cmd(
             nd.engine
         )  # (the embedded engine says when it adds the containment samples' postings)
         with slow_notice(_SIGNING):
+            from ..signer import Document
+
+            # signed once: the wordless check below reads the same signature
+            signed = None if text is None else nd.signer.sign(Document("", text, lang=lang))
             matches = nd.query(
-                text, id=doc_id, lang=lang, mode=mode, threshold=threshold, top_k=top_k
+                signed if signed is not None else text,
+                id=doc_id,
+                lang=lang,
+                mode=mode,
+                threshold=threshold,
+                top_k=top_k,
             )
         if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
             click.echo(recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
-        note = None if matches else wordless_query(nd, text, doc_id, lang)
+        note = None if matches else wordless_query(nd, text, doc_id, lang, signed)
         if note:
             click.echo(clean(note), err=True)
         if as_json:

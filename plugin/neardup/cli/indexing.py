@@ -315,8 +315,10 @@ def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
     "-j",
     type=count(0, 1024),
     default=None,
-    help="Processes that canonicalize and sign (at a lower priority) while this one tags and stores; "
-    "0 signs here too. [default: one per idle CPU (CPUs less the load average), none on a busy machine "
+    help="Processes that canonicalize and sign while this one tags and stores (and signs "
+    "whenever it would wait for them); "
+    "0 signs here too. [default: one per idle CPU (CPUs less the load average) less one, "
+    "none on a busy machine "
     "or one CPU; input of one batch is signed here]",
 )
 @input_options

@@ -276,12 +276,15 @@ def fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
-def wordless_query(nd: Any, text: str | None, doc_id: str | None, lang: str | None) -> str | None:
-    """Why a query can have no near-duplicate because it has no words, or None."""
+def wordless_query(
+    nd: Any, text: str | None, doc_id: str | None, lang: str | None, signed: Any = None
+) -> str | None:
+    """Why a query can have no near-duplicate because it has no words, or None. ``signed``:
+    the query text signed already (not signed again)."""
     from ..signer import Document
 
     if text is not None:
-        if nd.signer.sign(Document("", text, lang=lang)).wordless:
+        if (signed or nd.signer.sign(Document("", text, lang=lang))).wordless:
             return (
                 "the query text has no words (after canonicalization: only punctuation, markup "
                 "or stop words), "
