@@ -100,7 +100,8 @@ def hamming(a: int, b: int) -> int:
 def hamming_many(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """:func:`hamming` of many pairs of 64-bit values: the bits of ``a ^ b`` counted 16 at a time.
 
-    >>> hamming_many(np.array([0b1011, 2**64 - 1], dtype=np.uint64), np.array([0b0110, 0], dtype=np.uint64)).tolist()
+    >>> a = np.array([0b1011, 2**64 - 1], dtype=np.uint64)
+    >>> hamming_many(a, np.array([0b0110, 0], dtype=np.uint64)).tolist()
     [3, 64]
     """
     x = np.asarray(a, dtype=U64) ^ np.asarray(b, dtype=U64)
