@@ -112,7 +112,8 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
         "thresholds": {},
         "weight_grid": {},
     }
-    # the engine's resemblance query besides the bands: SimHash blocks (kept when Hamming <= k), exact key
+    # the engine's resemblance query besides the bands: SimHash blocks (kept when Hamming <= k),
+    # exact key
     others = {
         p
         for p in pairs_from_keys(sim_keys)
@@ -139,7 +140,8 @@ def run(corpora: dict[str, list[Document]], n: int, seed: int, use_peers: bool, 
             "candidates_per_query": 2 * len(lsh) / len(docs),
             **recall(lsh, truth, t),
         }
-        # the classic any-band scheme (m = 1) the optimizer picks for the same weights, for comparison
+        # the classic any-band scheme (m = 1) the optimizer picks for the same weights, for
+        # comparison
         b1, r1 = optimal_bands(t, base_cfg.num_perm, base_cfg.fp_weight, base_cfg.fn_weight)
         any_band = band_pairs(b1, r1, 1)
         row["neardup_lsh_any_band"] = {
@@ -223,7 +225,8 @@ def rensa_bands(t: float, num_perm: int) -> int:
 def _engine_pairs(
     lsh: set[tuple[int, int]], others: set[tuple[int, int]], sizes, t: float
 ) -> set[tuple[int, int]]:
-    """What the engine hands to verification: >= m bands, SimHash blocks, exact key, length filter."""
+    """What the engine hands to verification: >= m bands, SimHash blocks, exact key, length
+    filter."""
     return {(a, b) for a, b in lsh | others if _length_ok(sizes[a], sizes[b], t)}
 
 

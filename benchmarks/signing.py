@@ -24,7 +24,7 @@ from neardup.ragged import offsets_of, segment_unique, split
 from neardup.sampling import winnow_many
 from neardup.shingles import combine_many
 from neardup.signer import Document, Signer, exact_keys
-from neardup.simhash import block_keys_many, token_simhash_many
+from neardup.simhash import agreeing_blocks, block_keys_many, token_simhash_many
 
 from . import exchange, peers
 
@@ -81,7 +81,10 @@ def stages(
         ),
         "minhash": best_of(lambda: oph_many(sets, setoff, c.num_perm, c.seed), repeat),
         "simhash": best_of(
-            lambda: block_keys_many(token_simhash_many(th, off), c.simhash_k), repeat
+            lambda: block_keys_many(
+                token_simhash_many(th, off), c.simhash_k, agreeing_blocks(c.version)
+            ),
+            repeat,
         ),
         "winnow": best_of(
             lambda: segment_unique(*winnow_many(seq, so, c.winnow_window), compiled=True), repeat

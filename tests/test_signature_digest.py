@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup import Config, Document
+from neardup import Config, Document, NearDup
 from neardup.signer import Signer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,11 +26,13 @@ CORPORA = Path(os.environ.get("NEARDUP_CORPORA") or ROOT.parent / "shared" / "co
 SLICE = 300
 CORPUS_FILES = ("fa.jsonl", "ru.jsonl", "en.jsonl", "en_licenses.jsonl")
 
-#: sha256 of :func:`signature_digest`, pinned.
-SAMPLE_DIGEST = (
-    "665c944764c6781a446955a4c5a6560c5f459ac213d749e96f2edda2915c76d4"  # signature version 5
-)
-CORPORA_DIGEST = "d594a43eac25715282eecbd09cfe5adfc6086107c514de97f65e39703b19bb57"
+#: sha256 of :func:`signature_digest`, pinned: signature version 6.
+SAMPLE_DIGEST = "93a19344541488fe96cba058501a63c15c4086dccc5d538bee450e4cdb06c4ec"
+CORPORA_DIGEST = "91d7a50bf3abf1d4b6f446abcf895c9e5b05f635950457b58888e9fab86e6370"
+#: The same with ``Config(version=5)``: what this neardup signs into an index of version 5
+#: it opens is what version 5 signed (its SimHash keys of single blocks).
+SAMPLE_DIGEST_V5 = "665c944764c6781a446955a4c5a6560c5f459ac213d749e96f2edda2915c76d4"
+CORPORA_DIGEST_V5 = "d594a43eac25715282eecbd09cfe5adfc6086107c514de97f65e39703b19bb57"
 
 
 def _docs(path: Path, limit: int | None = None) -> list[Document]:
@@ -63,14 +65,47 @@ def _corpora() -> list[Document]:
 
 def test_signatures_of_the_sample_are_pinned():
     assert signature_digest(_docs(SAMPLE)) == SAMPLE_DIGEST
+    assert signature_digest(_docs(SAMPLE), Config(version=5)) == SAMPLE_DIGEST_V5
 
 
-@pytest.mark.skipif(
+_NO_CORPORA = pytest.mark.skipif(
     not all((CORPORA / n).exists() for n in CORPUS_FILES),
     reason=f"shared corpora not at {CORPORA} (NEARDUP_CORPORA)",
 )
+
+
+@_NO_CORPORA
 def test_signatures_of_the_shared_corpora_are_pinned():
     assert signature_digest(_corpora()) == CORPORA_DIGEST
+    assert signature_digest(_corpora(), Config(version=5)) == CORPORA_DIGEST_V5
+
+
+def _tags(docs: list[Document], config: Config, path: Path) -> dict:
+    with NearDup.open(str(path), config) as nd:
+        nd.index(docs, batch_size=64, progress=None)
+        return {
+            d.id: (d.tags.cluster_id, d.tags.dup_of, d.tags.max_resemblance, d.tags.is_duplicate)
+            for d in nd.engine.get([d.id for d in docs], keys=False).values()
+        }
+
+
+def _check_same_tags(docs: list[Document], tmp_path: Path) -> None:
+    """Versions 5 and 6 differ in their SimHash keys only, which propose candidates: every
+    pair within the SimHash distance is proposed by both, and verification is exact, so the
+    tags are the same."""
+    old = _tags(docs, Config(version=5), tmp_path / "v5.db")
+    new = _tags(docs, Config(), tmp_path / "v6.db")
+    assert len(new) == len(docs) and any(t[3] for t in new.values())
+    assert new == old
+
+
+def test_the_simhash_keys_of_version_6_leave_the_tags_of_the_sample_unchanged(tmp_path):
+    _check_same_tags(_docs(SAMPLE), tmp_path)
+
+
+@_NO_CORPORA
+def test_the_simhash_keys_of_version_6_leave_the_tags_of_the_corpora_unchanged(tmp_path):
+    _check_same_tags(_corpora(), tmp_path)
 
 
 def test_the_digest_sees_a_changed_key():
@@ -88,3 +123,4 @@ if __name__ == "__main__":
     print("SAMPLE_DIGEST =", repr(signature_digest(_docs(SAMPLE))))
     if all((CORPORA / n).exists() for n in CORPUS_FILES):
         print("CORPORA_DIGEST =", repr(signature_digest(_corpora())))
+    print("SAMPLE_DIGEST_V5 =", repr(signature_digest(_docs(SAMPLE), Config(version=5))))

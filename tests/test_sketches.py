@@ -17,10 +17,30 @@ from neardup.minhash import MinHash
 from neardup.sampling import min_sample, mod_sample, winnow
 from neardup.shingles import combine, shingle, shingle_strings
 from neardup.signer import exact_key
-from neardup.simhash import block_bounds, block_keys, hamming, simhash, token_simhash
+from neardup.simhash import (
+    agreeing_blocks,
+    block_bounds,
+    block_keys,
+    hamming,
+    simhash,
+    token_simhash,
+)
 from neardup.verify import containment, length_bounds, passes_length_filter, resemblance, similarity
 
 PLAIN = Canonicalizer(Config(stopwords=False))
+#: Version 6's SimHash keys (k = 3, pairs of 5 blocks) of the golden fingerprint below.
+PAIR_KEYS_V6 = [
+    1199299422725094790,
+    11006585723337222395,
+    13478248069193826898,
+    16047632988046745717,
+    7038593823259289365,
+    2633985579393107949,
+    18166570875299222134,
+    13904383066939980427,
+    16538754192186969377,
+    2690785674799438918,
+]
 ROSE_A = "a rose is a rose is a rose"
 ROSE_B = "a rose is a flower which is a rose"
 
@@ -144,12 +164,13 @@ def test_minhash_is_identical_across_processes():
 
 def test_golden_values_pin_the_hash_functions():
     # Keys stored in existing indices depend on these exact values: a change must bump
-    # SIGNATURE_VERSION. These are the values of versions 4 and 5 (5 changed the stop lists
-    # only; tokens hashed from their code points, the exact key over the token hashes);
-    # versions 2 and 3 hashed tokens with
+    # SIGNATURE_VERSION. These are the values of versions 4 to 6 (5 changed the stop lists
+    # only; 6 the SimHash keys only: pairs of 5 blocks, and version 5's single blocks
+    # still made for the indices of version 5 that it opens; tokens hashed from their code
+    # points, the exact key over the token hashes); versions 2 and 3 hashed tokens with
     # xxh64, and shingle combining, MinHash, bands and SimHash are unchanged since (the
     # combination of version 3's token hashes below).
-    assert SIGNATURE_VERSION == 5
+    assert SIGNATURE_VERSION == 6
     th = hash_strings(["a", "rose", "is", "a", "rose"], 1)
     assert th.tolist() == [
         11424993892651325269,
@@ -211,6 +232,8 @@ def test_golden_values_pin_the_hash_functions():
         2607382183812146868,
         13011666402182388671,
     ]
+    assert block_keys(fp, 3, agreeing_blocks(5)).tolist() == block_keys(fp, 3).tolist()
+    assert block_keys(fp, 3, agreeing_blocks(6)).tolist() == PAIR_KEYS_V6
 
 
 def test_optimal_bands_and_s_curve():
@@ -233,18 +256,38 @@ def test_config_rejects_bad_bands_and_stores_derived_ones():
     assert Config.from_json(c.to_json()) == c and c.bands * c.rows <= c.num_perm
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.integers(0, 2**64 - 1),
-    st.lists(st.integers(0, 63), max_size=3, unique=True),
+    st.lists(st.integers(0, 63), max_size=6, unique=True),
     st.integers(0, 6),
+    st.sampled_from([1, 2, 3]),
 )
-def test_simhash_blocks_pigeonhole(fp, flips, k):
+def test_simhash_blocks_pigeonhole(fp, flips, k, j):
+    # within distance k: at least j of the k + j blocks agree, so the key of those j does
     other = fp
     for bit in flips[:k]:
         other ^= 1 << bit
     assert hamming(fp, other) <= k
-    assert np.intersect1d(block_keys(fp, k), block_keys(other, k)).size >= 1
+    assert np.intersect1d(block_keys(fp, k, j), block_keys(other, k, j)).size >= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.lists(st.integers(0, 63), min_size=4, max_size=4, unique=True))
+def test_simhash_pair_keys_are_shared_only_by_agreeing_pairs(fp, flips):
+    # the default k = 3 with version 6's pairs: 10 keys; flipping bits in b blocks leaves
+    # C(5 - b, 2) keys shared (none once 4 blocks differ), so the keys are no looser than
+    # the guarantee needs
+    other = fp
+    for bit in flips:
+        other ^= 1 << bit
+    a, b = block_keys(fp, 3, 2), block_keys(other, 3, 2)
+    assert len(a) == 10 and len(set(a.tolist())) == 10
+    differing = {
+        next(i for i, (lo, hi) in enumerate(block_bounds(3, j=2)) if lo <= 63 - x < hi)
+        for x in flips
+    }
+    assert int((a == b).sum()) == math.comb(5 - len(differing), 2)
 
 
 def test_simhash_block_bounds_cover_64_bits():

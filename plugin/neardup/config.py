@@ -21,10 +21,15 @@ from .registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
 #: 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant);
-#: 4: tokens hashed from their code points (no string per token), the exact key over the token
-#: hashes; 5: stop lists of function words only (canonical/data), languages beyond fa/ru/en
-#: (character tokens for scripts without spaces, Arabic apart from Persian)
-SIGNATURE_VERSION = 5
+#: 4: tokens hashed from their code points (no string per token), the exact key over the
+#: token hashes; 5: stop lists of function words only (canonical/data), languages beyond
+#: fa/ru/en (character tokens for scripts without spaces, Arabic apart from Persian);
+#: 6: SimHash keys over pairs of k + 2 blocks (:func:`neardup.simhash.agreeing_blocks`).
+SIGNATURE_VERSION = 6
+#: Signature versions whose indices this neardup opens, queries and extends, signing new
+#: documents as the index's stored ``Config.version`` says: 5 differs from 6 only in the
+#: SimHash keys, which are made for the stored version.
+OPENS_VERSIONS = (5, SIGNATURE_VERSION)
 
 # -- settings with a fixed set of values: the Literal types are the one source of the choices
 Language = Literal[
@@ -315,8 +320,12 @@ class Config:
         return Config.from_dict(d)
 
     def check_same(self, other: "Config", where: str) -> None:
-        """Raise :class:`ConfigMismatch` naming the differing settings."""
+        """Raise :class:`ConfigMismatch` naming the differing settings. Signature versions
+        that both open (:data:`OPENS_VERSIONS`) do not differ here: the index signs as its
+        own says."""
         a, b = ({**_LATER_DEFAULTS, **c.to_dict()} for c in (self, other))
+        if a["version"] in OPENS_VERSIONS and b.get("version") in OPENS_VERSIONS:
+            b["version"] = a["version"]
         diff = sorted(k for k in a if a[k] != b.get(k))
         if diff:
             shown = ", ".join(f"{k}: index has {b.get(k)!r}, asked {a[k]!r}" for k in diff[:6])

@@ -137,9 +137,9 @@ class KeySet:
     """A fixed set of uint64 hashes: its sorted members, searched by :meth:`contains`, and
     the same members in an open-addressing table with linear probing (Knuth, TAOCP 6.4,
     Algorithm L) for compiled lookups (:attr:`probing`, read by
-    :func:`neardup.canonical.letters_compiled.kept_tokens`): 2^b >= 4n slots, each member at the first free
-    slot from ``h & (2^b - 1)``, the free ones holding ``empty``, the least value that is not
-    a member. A few KB for a stop list, so lookups stay in the CPU cache.
+    :func:`neardup.canonical.letters_compiled.kept_tokens`): 2^b >= 4n slots, each member at the
+    first free slot from ``h & (2^b - 1)``, the free ones holding ``empty``, the least value that
+    is not a member. A few KB for a stop list, so lookups stay in the CPU cache.
 
     >>> s = KeySet(np.array([5, 2**63, 8], dtype=np.uint64))
     >>> s.contains(np.array([8, 6, 0, 2**63], dtype=np.uint64)).tolist()

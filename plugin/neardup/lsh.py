@@ -40,7 +40,8 @@ _trapezoid = getattr(np, "trapezoid", None) or np.trapz  # NumPy >= 2.0 renamed 
 
 
 class Banding(NamedTuple):
-    """An LSH banding: ``bands`` keys of ``rows`` min-hash values; a candidate shares >= ``min_match``."""
+    """An LSH banding: ``bands`` keys of ``rows`` min-hash values; a candidate shares >=
+    ``min_match``."""
 
     bands: int
     rows: int
@@ -122,7 +123,10 @@ def optimal_lsh(
     """
     if max_bands < 1 or num_perm < 1:
         raise ValueError("max_bands and num_perm must be >= 1")
-    name = f"lsh-{float(threshold)!r}-{int(num_perm)}-{float(fp_weight)!r}-{float(fn_weight)!r}-{int(max_bands)}-{int(min_match)}"
+    name = (
+        f"lsh-{float(threshold)!r}-{int(num_perm)}-{float(fp_weight)!r}-{float(fn_weight)!r}"
+        f"-{int(max_bands)}-{int(min_match)}"
+    )
     found = cached_table(
         name,
         lambda: np.array(
@@ -185,7 +189,8 @@ def band_keys(hashvalues: np.ndarray, bands: int, rows: int) -> np.ndarray:
 
     >>> hv = np.array([7, 7, 7, 7, 1, 2], dtype=np.uint64)
     >>> k = band_keys(hv, 3, 2)
-    >>> len(k), bool(k[0] == k[1]), (k == band_keys(np.array([7, 7, 0, 0, 1, 2], dtype=np.uint64), 3, 2)).tolist()
+    >>> other = band_keys(np.array([7, 7, 0, 0, 1, 2], dtype=np.uint64), 3, 2)
+    >>> len(k), bool(k[0] == k[1]), (k == other).tolist()
     (3, False, [True, False, True])
     """
     return band_keys_many(np.asarray(hashvalues)[None, :], bands, rows)[0]

@@ -38,7 +38,8 @@ class MinHash:
     >>> b = MinHash.from_shingles(np.arange(500, 1500, dtype=np.uint64), 128, seed=1)
     >>> abs(a.jaccard(b) - 1 / 3) <= 2 * (1 / 3 * 2 / 3 / 128) ** 0.5
     True
-    >>> k = [MinHash.from_shingles(np.arange(lo, lo + 1000, dtype=np.uint64), 128, 1, "kperm") for lo in (0, 500)]
+    >>> sets = [np.arange(lo, lo + 1000, dtype=np.uint64) for lo in (0, 500)]
+    >>> k = [MinHash.from_shingles(s, 128, 1, "kperm") for s in sets]
     >>> abs(k[0].jaccard(k[1]) - 1 / 3) <= 2 * (1 / 3 * 2 / 3 / 128) ** 0.5
     True
     """

@@ -45,7 +45,7 @@ from .ragged import join, offsets_of, segment_unique, split
 from .registry import REGISTRY
 from .sampling import winnow_many
 from .shingles import Shingles, char_units, combine_many
-from .simhash import block_keys_many, token_simhash_many
+from .simhash import agreeing_blocks, block_keys_many, token_simhash_many
 from .validate import InvalidDocument, check_documents
 
 
@@ -204,13 +204,17 @@ class Signer:
     each signature of the extended family in use to its object (callable, ``min_match``).
     """
 
-    def __init__(self, config: Config, context: dict[str, Any] | None = None):
+    def __init__(
+        self, config: Config, context: dict[str, Any] | None = None, *, extended: bool = True
+    ):
+        """``extended`` False leaves out the extended family's signatures (no collection
+        statistics needed): what :meth:`shingle_sets` needs, whatever the settings."""
         self.config = config
         self.canonicalizer = Canonicalizer(config)
         self.context = context or {}
         self.extra_signatures: dict[str, Any] = {}
         extra = [s for s in config.signatures if s not in BUILTIN_SIGNATURES]
-        for name in extra:
+        for name in extra if extended else ():
             self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
     def warm_up(self, kernels: bool = True) -> None:
@@ -315,6 +319,26 @@ class Signer:
         th, off = self.canonicalizer.token_hashes_many(canon, langs)
         return self._sign(kept, th, off, langs)
 
+    def shingle_sets(self, docs: Sequence[Document]) -> list[np.ndarray]:
+        """The sorted shingle set of each document, equal to its ``Signed.shingles`` from
+        :meth:`sign_batch`, made without sketches, SimHash or keys: a stored document's
+        shingle hashes follow from its text, language as given and the index's settings,
+        so an engine may keep the text alone and make them again where exact verification
+        needs them. The documents were checked when they were signed; one that no longer
+        signs raises. The extended family's signatures never change the shingles (a
+        signer without them, ``extended=False``, makes the same)."""
+        if not docs:
+            return []
+        if not self._hashes_tokens(docs):
+            return [s.shingles for s in self.sign_batch(docs, checked=True)]
+        flags = text_flags_many([d.text for d in docs], self.canonicalizer.backend).tolist()
+        kept, canon = self._texts_for_tokens(list(docs), flags, None)
+        langs = self.canonicalizer.languages([d.text for d in kept], [d.lang for d in kept])
+        th, off = self.canonicalizer.token_hashes_many(canon, langs)
+        w = np.array([self.config.shingle_size_for(lang) for lang in langs], dtype=np.int64)
+        sets, set_off = segment_unique(*combine_many(th, off, w), compiled=True)
+        return split(sets, set_off)
+
     def _texts_for_tokens(
         self,
         docs: Sequence[Document],
@@ -398,7 +422,10 @@ class Signer:
         if "minhash" in c.signatures:
             keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
         if "simhash" in c.signatures:
-            keys["simhash"] = (block_keys_many(st.simhash, c.simhash_k), None)
+            keys["simhash"] = (
+                block_keys_many(st.simhash, c.simhash_k, agreeing_blocks(c.version)),
+                None,
+            )
         if "winnow" in c.signatures:
             keys["winnow"] = segment_unique(
                 *winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True

@@ -5,11 +5,21 @@ For weighted features (x_i, w_i) with 64-bit hashes h(x_i), bit j of the fingerp
 weight 1 + ln(tf).
 
 Near-duplicates differ in at most k bits (Manku, Jain & Das Sarma 2007: 64 bits, k = 3).
-Cutting the 64 bits into k+1 blocks, two fingerprints within distance k agree on at least
-one whole block (pigeonhole), so one exact term match per block finds every such pair.
+Cutting the 64 bits into k + j blocks, two fingerprints within distance k differ in at most k
+blocks, so they agree on at least j whole blocks (pigeonhole), and one exact term match per
+j-subset of the blocks finds every such pair: C(k + j, j) keys of about 64 j / (k + j) bits
+each. j = 1 (k + 1 = 4 blocks of 16 bits, signature versions up to 5) is Manku's first
+table; at 100,000 documents a 16-bit key is shared by chance by about 1.5 other documents
+each, and far more where fingerprints cluster (documents of one language and subject), so
+those keys proposed most of the candidates, to be dropped by the full distance test.
+Signature version 6 keys pairs of blocks (j = 2): 5 blocks of 13 or 12 bits, 10 keys of 25 or
+26 bits (:func:`agreeing_blocks`).
 """
 
 from __future__ import annotations
+
+import itertools
+import math
 
 import numpy as np
 
@@ -90,7 +100,8 @@ def hamming(a: int, b: int) -> int:
 def hamming_many(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """:func:`hamming` of many pairs of 64-bit values: the bits of ``a ^ b`` counted 16 at a time.
 
-    >>> hamming_many(np.array([0b1011, 2**64 - 1], dtype=np.uint64), np.array([0b0110, 0], dtype=np.uint64)).tolist()
+    >>> a = np.array([0b1011, 2**64 - 1], dtype=np.uint64)
+    >>> hamming_many(a, np.array([0b0110, 0], dtype=np.uint64)).tolist()
     [3, 64]
     """
     x = np.asarray(a, dtype=U64) ^ np.asarray(b, dtype=U64)
@@ -104,13 +115,25 @@ _POPCOUNT16 = (
 )
 
 
-def block_bounds(k: int, bits: int = BITS) -> list[tuple[int, int]]:
-    """k+1 contiguous bit ranges [lo, hi) covering ``bits``, sizes differing by at most 1.
+def agreeing_blocks(version: int) -> int:
+    """j, the blocks two fingerprints within distance k are sure to share, whose j-subsets
+    the keys of signature ``version`` are: one block up to version 5, pairs from 6 on.
+
+    >>> agreeing_blocks(5), agreeing_blocks(6)
+    (1, 2)
+    """
+    return 1 if version <= 5 else 2
+
+
+def block_bounds(k: int, bits: int = BITS, j: int = 1) -> list[tuple[int, int]]:
+    """k + j contiguous bit ranges [lo, hi) covering ``bits``, sizes differing by at most 1.
 
     >>> block_bounds(3)
     [(0, 16), (16, 32), (32, 48), (48, 64)]
+    >>> block_bounds(3, j=2)
+    [(0, 13), (13, 26), (26, 39), (39, 52), (52, 64)]
     """
-    n = k + 1
+    n = k + j
     sizes = [bits // n + (1 if i < bits % n else 0) for i in range(n)]
     out, lo = [], 0
     for s in sizes:
@@ -119,22 +142,39 @@ def block_bounds(k: int, bits: int = BITS) -> list[tuple[int, int]]:
     return out
 
 
-def block_keys(fingerprint: int, k: int) -> np.ndarray:
-    """One key per block: fmix64 of the block's bits tagged with the block number (a
-    bijection, so distinct (block, bits) pairs never share a key). Fingerprints that differ
-    in at most k bits share at least one key (pigeonhole):
+def block_keys(fingerprint: int, k: int, j: int = 1) -> np.ndarray:
+    """The C(k + j, j) keys of a fingerprint, one per j-subset of its k + j blocks
+    (:func:`block_bounds`), subsets in lexicographic order. A key is fmix64 of the subset's
+    bits side by side, tagged with the subset's number in the top byte (a bijection, so
+    distinct (subset, bits) pairs never share a key; for k = 0 the one subset is the whole
+    fingerprint, untagged). Fingerprints that differ in at most k bits differ in at most k
+    blocks, so they agree on at least j blocks and share the key of those j (pigeonhole):
 
-    >>> (block_keys(0xFFFF_0000_0000_0000, 3) == block_keys(0xFFFF_0000_0000_0007, 3)).tolist()
+    >>> a, b = 0xFFFF_0000_0000_0000, 0xFFFF_0000_0000_0007
+    >>> (block_keys(a, 3) == block_keys(b, 3)).tolist()
     [True, True, True, False]
+    >>> (block_keys(a, 3, 2) == block_keys(b, 3, 2)).tolist()
+    [True, True, True, False, True, True, False, True, False, False]
+    >>> c = a ^ (1 << 0) ^ (1 << 20) ^ (1 << 40) ^ (1 << 60)  # 4 of the 5 blocks differ
+    >>> bool((block_keys(a, 3, 2) == block_keys(c, 3, 2)).any())
+    False
     """
-    return block_keys_many(np.array([fingerprint], dtype=U64), k)[0]
+    return block_keys_many(np.array([fingerprint], dtype=U64), k, j)[0]
 
 
-def block_keys_many(fingerprints: np.ndarray, k: int) -> np.ndarray:
-    """:func:`block_keys` of many fingerprints: a (D, k + 1) array."""
+def block_keys_many(fingerprints: np.ndarray, k: int, j: int = 1) -> np.ndarray:
+    """:func:`block_keys` of many fingerprints: a (D, C(k + j, j)) array."""
     fps = np.asarray(fingerprints, dtype=U64)
-    out = np.empty((len(fps), k + 1), dtype=U64)
-    for i, (lo, hi) in enumerate(block_bounds(k)):
-        bits = (fps >> np.uint64(BITS - hi)) & np.uint64((1 << (hi - lo)) - 1)
-        out[:, i] = fmix64(bits ^ np.uint64((i + 1) << 56))
+    bounds = block_bounds(k, j=j)
+    blocks = [(fps >> np.uint64(BITS - hi)) & np.uint64((1 << (hi - lo)) - 1) for lo, hi in bounds]
+    subsets = list(itertools.combinations(range(len(bounds)), j))
+    out = np.empty((len(fps), math.comb(k + j, j)), dtype=U64)
+    for p, subset in enumerate(subsets):
+        bits, width = np.zeros(len(fps), dtype=U64), 0
+        for b in subset:
+            lo, hi = bounds[b]
+            bits = (bits << np.uint64(hi - lo)) | blocks[b]
+            width += hi - lo
+        tag = np.uint64((p + 1) << 56) if width <= 56 else np.uint64(0)
+        out[:, p] = fmix64(bits ^ tag)
     return out

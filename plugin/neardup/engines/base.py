@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..config import SIGNATURE_VERSION, Config
+from ..config import OPENS_VERSIONS, SIGNATURE_VERSION, Config
 from ..errors import EngineError
 from ..signer import Signed
 from ..verify import UNBOUNDED
@@ -203,8 +203,9 @@ class Engine(abc.ABC):
 
         An existing index returns its own stored config; if ``config`` is given and
         differs, :class:`neardup.config.ConfigMismatch` is raised. An index signed with
-        another :data:`~neardup.config.SIGNATURE_VERSION` is refused (its keys cannot be
-        compared with this version's). ``create=False`` refuses a missing index.
+        a signature version outside :data:`~neardup.config.OPENS_VERSIONS` is refused (its keys
+        cannot be compared with this version's); one inside is signed for as its stored
+        ``Config.version`` says. ``create=False`` refuses a missing index.
 
         The protocol is the same for every engine; engines implement its steps:
         :meth:`_read_config` (check the stored format, read the stored settings),
@@ -222,7 +223,7 @@ class Engine(abc.ABC):
                 # another process may create it meanwhile: the stored settings are what counts
                 stored = self._create_index(config or Config())
             found = self._stored_version(stored)
-            if found != SIGNATURE_VERSION:
+            if found not in OPENS_VERSIONS:
                 raise self._version_refused(found)
             if config is not None:
                 config.check_same(stored, self.location)

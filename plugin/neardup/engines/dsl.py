@@ -190,7 +190,7 @@ def index_meta(
     return {
         "config": config.to_dict(),
         "fingerprint": config.fingerprint(),
-        "signature_version": SIGNATURE_VERSION,
+        "signature_version": config.version,
         "context": dict(context or {}),
         "pipeline": pipeline,
         "layout": (layout or Layout()).to_dict(),
@@ -365,8 +365,11 @@ def tags_source(t: Tags | None) -> dict[str, Any]:
     }
 
 
-def neardup_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> dict[str, Any]:
-    """The ``neardup`` object of one signed document (see mappings/documents.json)."""
+def neardup_source(
+    s: Signed, tags: Tags | None, seq: int, indexed_at: str, version: int = SIGNATURE_VERSION
+) -> dict[str, Any]:
+    """The ``neardup`` object of one signed document (see mappings/documents.json), signed
+    as signature ``version`` (the index's) says."""
     return {
         "id": s.id,
         "lang": s.lang,
@@ -379,13 +382,18 @@ def neardup_source(s: Signed, tags: Tags | None, seq: int, indexed_at: str) -> d
         "too_short": bool(s.too_short),
         "seq": int(seq),
         "indexed_at": indexed_at,
-        "signature_version": SIGNATURE_VERSION,
+        "signature_version": version,
         **tags_source(tags),
     }
 
 
 def document_source(
-    s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN
+    s: Signed,
+    tags: Tags | None,
+    seq: int,
+    indexed_at: str,
+    layout: Layout = OWN,
+    version: int = SIGNATURE_VERSION,
 ) -> dict[str, Any]:
     """The whole stored JSON of one signed document: its own fields and ``neardup``."""
     d = s.doc
@@ -394,12 +402,18 @@ def document_source(
         src[layout.title] = d.title
     if d.fields and not layout.adopted:
         src["fields"] = dict(d.fields)
-    src[ROOT] = neardup_source(s, tags, seq, indexed_at)
+    src[ROOT] = neardup_source(s, tags, seq, indexed_at, version)
     return src
 
 
 def index_action(
-    index: str, s: Signed, tags: Tags | None, seq: int, indexed_at: str, layout: Layout = OWN
+    index: str,
+    s: Signed,
+    tags: Tags | None,
+    seq: int,
+    indexed_at: str,
+    layout: Layout = OWN,
+    version: int = SIGNATURE_VERSION,
 ) -> dict[str, Any]:
     """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
 
@@ -411,10 +425,13 @@ def index_action(
             "_op_type": "index",
             "_index": index,
             "_id": s.id,
-            "_source": document_source(s, tags, seq, indexed_at, layout),
+            "_source": document_source(s, tags, seq, indexed_at, layout, version),
         }
-    nd = {**neardup_source(s, tags, seq, indexed_at), "text_hash": text_hash(s.doc.text)}
-    upsert = document_source(s, tags, seq, indexed_at, layout)
+    nd = {
+        **neardup_source(s, tags, seq, indexed_at, version),
+        "text_hash": text_hash(s.doc.text),
+    }
+    upsert = document_source(s, tags, seq, indexed_at, layout, version)
     upsert[ROOT]["text_hash"] = nd["text_hash"]
     return {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}, "upsert": upsert}
 

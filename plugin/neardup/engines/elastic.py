@@ -473,7 +473,11 @@ class ElasticEngine(Engine):
         pipe = None
         if use_pipeline:
             pipe = dsl.pipeline_id(self.index)
-            body = dsl.pipeline_body(server.product, server.version)
+            body = dsl.pipeline_body(
+                server.product,
+                server.version,
+                self._meta.get("signature_version", SIGNATURE_VERSION),
+            )
             try:
                 self.retry.call(
                     "put ingest pipeline", self.client.ingest.put_pipeline, id=pipe, body=body
@@ -728,8 +732,11 @@ class ElasticEngine(Engine):
         with self._writing():
             seqs = self._assign_seq([s.id for s in good])
             now = _now()
+            version = self.config.version
             actions = [
-                dsl.index_action(self.index, s, tags.get(s.id), seqs[s.id], now, self.layout)
+                dsl.index_action(
+                    self.index, s, tags.get(s.id), seqs[s.id], now, self.layout, version
+                )
                 for s in good
             ]
             failures += self._bulker().run(actions, "index documents").failures

@@ -81,7 +81,8 @@ class IMatchMulti(IMatch):
         keep = setting(config, "imatch_keep", 0.67, float)
         if not 1 <= self.k <= 63 or not 0.0 < keep < 1.0:
             raise ValueError(
-                f"imatch_multi needs 1 <= imatch_lexicons <= 63 and 0 < imatch_keep < 1, got {self.k}, {keep}"
+                "imatch_multi needs 1 <= imatch_lexicons <= 63 and 0 < imatch_keep < 1, "
+                f"got {self.k}, {keep}"
             )
         cut = int(keep * 2**64)
         # bit j of member[t] says whether term t is in sub-lexicon j+1 (bit 0 is the main lexicon)

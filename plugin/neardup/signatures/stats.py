@@ -77,12 +77,14 @@ class Stats:
         if not context or context.get("kind") != KIND:
             raise ContextError(
                 f"signature {needed_by!r} needs collection statistics: build them with "
-                "neardup.signatures.build_context(config, ((text, lang) for each document)) and open the "
+                "neardup.signatures.build_context(config, ((text, lang) for each document)) "
+                "and open the "
                 "Signer with context=... (the engine stores them under meta key 'context')"
             )
         if context.get("version") != VERSION:
             raise ContextError(
-                f"collection statistics have version {context.get('version')}, this neardup reads {VERSION}; rebuild them"
+                f"collection statistics have version {context.get('version')}, "
+                f"this neardup reads {VERSION}; rebuild them"
             )
         want, have = canonical_settings(config), dict(context.get("canonical", {}))
         if have != want:
@@ -92,7 +94,8 @@ class Stats:
                 if have.get(k) != v
             )
             raise ContextError(
-                f"collection statistics were built with other canonicalization ({diff}); rebuild them"
+                "collection statistics were built with other canonicalization "
+                f"({diff}); rebuild them"
             )
         self.n_docs = max(int(context["n_docs"]), 1)
         self.avg_word_len = float(context["avg_word_len"])

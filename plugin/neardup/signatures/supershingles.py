@@ -67,7 +67,8 @@ class SuperShingles(Signature):
         self.r = setting(config, "super_r", 2)
         if not 1 <= self.r <= self.k or self.s < 1:
             raise ValueError(
-                f"super-shingles need 1 <= super_r <= super_k and super_s >= 1, got k={self.k}, s={self.s}, r={self.r}"
+                "super-shingles need 1 <= super_r <= super_k and super_s >= 1, "
+                f"got k={self.k}, s={self.s}, r={self.r}"
             )
         self.seed = config.seed
         self.min_match = self.equality_min_match = self.r

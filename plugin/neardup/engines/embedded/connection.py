@@ -31,6 +31,7 @@ from .failures import (
     sqlite_failure,
     storage_problem,
 )
+from .shingle_column import ShingleColumn
 
 
 class Transaction:
@@ -126,6 +127,9 @@ class Connection(Engine):
         self._postings_copy = False  # a read-only file's postings with the samples, in temp
         self._later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self._read_only = False
+        #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
+        self._shingle_markers = False
+        self._shingles: ShingleColumn | None = None  # reads the shingles column (once open)
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
         self._in_a_row = False
@@ -206,6 +210,7 @@ class Connection(Engine):
         return stored
 
     def _after_open(self, created: bool) -> None:
+        self._shingles = ShingleColumn(self.config)
         self._fields = tuple(self.config.signatures)
         self._field_ids = {f: i for i, f in enumerate(self._fields)}
         self._later = frozenset(f for f in CONTAINMENT_SAMPLES if f in self._field_ids)
@@ -259,8 +264,9 @@ class Connection(Engine):
             raise_if_locked(e)
             raise not_an_index(self.path, e) from None
         found = meta.get("format")
-        if found != schema.FORMAT:
+        if found not in schema.READS:
             raise EngineError(schema.format_message(self.path, found))
+        self._shingle_markers = found == schema.FORMAT
         return Config.from_json(meta["config"])
 
     def close(self) -> None:

@@ -10,7 +10,6 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ...hashing import U64
 from ...signer import Signed
 from ..base import Failure, PreparedBatch, StoredDoc, TagRow, Tags
 from . import schema
@@ -19,11 +18,12 @@ from .failures import StorageError, storage_problem
 from .fulltext import FullText
 from .keycolumn import keys_column, keys_columns, prepare_key_columns
 from .postings import Postings
+from .shingle_column import column
 
 #: Ids per ``IN (...)`` of a statement (SQLite's default limit of variables is 999).
 _CHUNK_IDS = 500
 #: The stored columns an update or a delete reads of a document.
-_OLD = "SELECT seq, title, body, keys, shingles, exact FROM docs WHERE id = ?"
+_OLD = "SELECT seq, title, body, keys, shingles, exact, lang, n_shingles FROM docs WHERE id = ?"
 
 
 def _named(cursor: sqlite3.Cursor) -> sqlite3.Cursor:
@@ -128,6 +128,8 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             self._check_batch_alive(db, e)
             return False
         pending.update(postings)
+        for s in docs:
+            self._remember_shingles(s)
         return True
 
     def batch_preparer(self) -> functools.partial:
@@ -153,7 +155,9 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             now,
             schema.exact_value(s.exact),
             json.dumps(d.fields, ensure_ascii=False) if d.fields else None,
-            np.ascontiguousarray(s.shingles, dtype="<u8").tobytes(),
+            column(s)
+            if self._shingle_markers
+            else np.ascontiguousarray(s.shingles, dtype="<u8").tobytes(),
             keys_column(self._fields, s) if keys is None else keys,
             d.title,
             d.text,
@@ -184,6 +188,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             if in_fts:
                 self._fulltext_insert(db, seq, d.title, d.text)
         pending[seq] = s.keys
+        self._remember_shingles(s)
 
     def _next_seq(self, db: sqlite3.Connection) -> int:
         """The ``seq`` of the next new document: after every stored one and after ``fts_upto``
@@ -231,19 +236,27 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         db = self._require()
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
-        cols = schema.DOC_COLUMNS + (", body" if text else "")
+        cols = schema.DOC_COLUMNS + ", body"  # (the text makes the shingles of a marker)
         for i in range(0, len(ids), _CHUNK_IDS):
             chunk = ids[i : i + _CHUNK_IDS]
             marks = ",".join("?" * len(chunk))
-            for row in _named(db.execute(f"SELECT {cols} FROM docs WHERE id IN ({marks})", chunk)):
-                d = self._stored(row, text, keys)
+            rows = _named(db.execute(f"SELECT {cols} FROM docs WHERE id IN ({marks})", chunk))
+            for d in self._stored_many(rows.fetchall(), text, keys):
                 out[d.id] = d
         return out
 
-    def _stored(self, row: sqlite3.Row, text: bool, keys: bool = True) -> StoredDoc:
-        """The stored document of a ``docs`` row (:data:`~.schema.DOC_COLUMNS`, and
-        ``body`` when ``text``)."""
-        sh = np.frombuffer(row["shingles"], dtype="<u8").astype(U64)
+    def _stored_many(
+        self, rows: Sequence[sqlite3.Row], text: bool, keys: bool = True
+    ) -> list[StoredDoc]:
+        """:meth:`_stored` of ``docs`` rows (:data:`~.schema.DOC_COLUMNS` and ``body``), the
+        shingles that are made again made together."""
+        return [
+            self._stored(row, sh, text, keys)
+            for row, sh in zip(rows, self._shingle_sets(rows), strict=True)
+        ]
+
+    def _stored(self, row: sqlite3.Row, sh: np.ndarray, text: bool, keys: bool = True) -> StoredDoc:
+        """The stored document of a ``docs`` row with its shingles ``sh``."""
         return StoredDoc(
             id=row["id"],
             lang=row["lang"],
@@ -263,7 +276,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         db = self._require()
-        cols = schema.DOC_COLUMNS + (", body" if text else "")
+        cols = schema.DOC_COLUMNS + ", body"
         last = 0
         while True:
             rows = _named(
@@ -274,8 +287,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             ).fetchall()
             if not rows:
                 return
-            for row in rows:
-                yield self._stored(row, text)
+            yield from self._stored_many(rows, text)
             last = rows[-1]["seq"]
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:

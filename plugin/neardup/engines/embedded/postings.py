@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Iterable, Iterator, Literal, Sequence
+from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 
 from ...encoding import KEY_BITS, KEY_MASK, posting_array
-from ...hashing import U64
 from ...ragged import join
+from ...signer import Signed
 from ...verify import UNBOUNDED
 from ..base import Candidate, CandidateQuery, EngineError, KeyGroup
 from .connection import Connection
 from .keycolumn import posting_jsons, unpack_keys
+from . import schema
 from .schema import CLUSTER, unsigned64
 
 #: From this many queries on, "auto" matches them together (:meth:`Postings.candidates_batched`).
@@ -143,9 +144,27 @@ class Postings(Connection):
                 f"{self.path}: {e}; the index is damaged: index the documents again into a new one"
             ) from None
 
-    def _stored_keys(self, blob: bytes, shingles: bytes, exact: bytes | str) -> dict:
-        """:meth:`_keys_of` a row's ``keys``, ``shingles`` and ``exact`` columns."""
-        return self._keys_of(blob, np.frombuffer(shingles, dtype="<u8").astype(U64), exact)
+    def _shingle_sets(self, rows: Sequence[Any]) -> list[np.ndarray]:
+        """The shingle hashes of ``docs`` rows (by name: exact, lang, shingles, n_shingles,
+        body): stored, or made again from the text (:mod:`.shingle_column`)."""
+        if self._shingles is None:
+            raise EngineError("engine is not open")
+        return self._shingles.sets(
+            [
+                (
+                    _shingle_key(r["exact"], r["lang"]),
+                    r["shingles"],
+                    r["n_shingles"],
+                    r["body"],
+                )
+                for r in rows
+            ]
+        )
+
+    def _remember_shingles(self, s: Signed) -> None:
+        """Keep the shingles of a document as it is stored, for the reads that follow."""
+        if self._shingles is not None and self._shingle_markers:
+            self._shingles.remember(_shingle_key(schema.exact_value(s.exact), s.lang), s.shingles)
 
     def _posting_rows(
         self, pending: dict[int, dict[str, np.ndarray]], upto: int
@@ -174,11 +193,12 @@ class Postings(Connection):
         row: sqlite3.Row,
         pending: dict[int, dict[str, np.ndarray]] | None = None,
     ) -> None:
-        """Delete the postings of document ``seq`` (its stored ``row``: keys, shingles,
-        exact); one stored earlier in this batch (``pending``) is not in the table yet."""
+        """Delete the postings of document ``seq`` (its stored ``row``: keys, exact and what
+        makes its shingles); one stored earlier in this batch (``pending``) is not in the
+        table yet."""
         if pending is not None:
             pending.pop(seq, None)
-        keys = self._stored_keys(row["keys"], row["shingles"], row["exact"])
+        keys = self._keys_of(row["keys"], self._shingle_sets([row])[0], row["exact"])
         db.executemany(
             "DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED)
         )
@@ -377,9 +397,10 @@ class Postings(Connection):
     def _add_samples(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """The sample postings of every document after ``seq`` ``after``, into ``table``."""
         what = "containment samples to the postings"
+        names = ("seq", "keys", "shingles", "exact", "lang", "n_shingles", "body")
         chunks = self._rows_after(
             db,
-            "keys, shingles, exact",
+            ", ".join(names[1:]),
             after,
             self.samples_chunk,
             what,
@@ -387,9 +408,10 @@ class Postings(Connection):
         )
         for rows in chunks:
             pending = {}
-            for seq, blob, shingles, exact in rows:
-                keys = self._stored_keys(blob, shingles, exact)
-                pending[seq] = {f: ks for f, ks in keys.items() if f in self._later}
+            named = [dict(zip(names, r, strict=True)) for r in rows]
+            for r, shingles in zip(named, self._shingle_sets(named), strict=True):
+                keys = self._keys_of(r["keys"], shingles, r["exact"])
+                pending[r["seq"]] = {f: ks for f, ks in keys.items() if f in self._later}
             db.executemany(
                 f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)",
                 self._posting_rows(pending, UNBOUNDED),
@@ -424,3 +446,10 @@ def _by_field(groups: Sequence[KeyGroup]) -> dict[str, list[int]]:
     for i, g in enumerate(groups):
         out.setdefault(g.field, []).append(i)
     return out
+
+
+def _shingle_key(exact: bytes | str, lang: str | None) -> tuple:
+    """The cache key of a document's shingles: they follow from its tokens in order (the
+    exact digest, xxh3-128 of their hashes) and its language (the shingle size), whichever
+    document has them."""
+    return (exact, lang)

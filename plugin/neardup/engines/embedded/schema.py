@@ -2,7 +2,8 @@
 
 A file records its format in ``meta.format``; opening a file of another format names what to
 do (:func:`format_message`). ``neardup-sqlite/1`` had ``postings(field, key, doc)``, full FTS5
-detail, hex ``exact``, ISO ``indexed_at`` and raw keys.
+detail, hex ``exact``, ISO ``indexed_at`` and raw keys; ``/2`` files (shingle hashes always
+stored) are opened and written as before (:data:`READS`).
 
 >>> format_message("x.db", "neardup-sqlite/1").split(" (")[0]
 'x.db was written by an older neardup'
@@ -21,7 +22,11 @@ from urllib.parse import quote
 
 from ..base import EngineError
 
-FORMAT = "neardup-sqlite/2"
+FORMAT = "neardup-sqlite/3"
+#: Formats this version opens: ``/2`` stores every document's shingle hashes; ``/3`` stores a
+#: marker instead where the text makes them again (:mod:`.shingle_column`). A ``/2`` file
+#: keeps storing hashes, so the neardup that made it can still open it.
+READS = ("neardup-sqlite/2", FORMAT)
 #: A new file's page size (a file keeps the page size it was made with).
 PAGE_SIZE = 65536
 TOKENIZE = "unicode61 remove_diacritics 2"
