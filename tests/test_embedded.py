@@ -796,3 +796,32 @@ def test_signing_workers_prepare_the_keys_columns_the_engine_stores(tmp_path, mo
     with NearDup.open(str(tmp_path / "p.db")) as nd:
         nd.index(docs, batch_size=10, workers=0, progress=None)
         assert [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()] == with_workers
+
+
+@pytest.mark.parametrize("threshold, expected", [(10, "compiled"), (10_000, "interpreted")])
+def test_a_catch_up_of_many_documents_runs_the_compiled_loops(
+    tmp_path, monkeypatch, threshold, expected
+):
+    """A fresh ``neardup query`` runs its own text interpreted; the first containment query's
+    catch-up over many documents switches to the compiled loops (same values, far less time)."""
+    from neardup import loops
+    from neardup.engines.embedded import connection
+    from neardup.signer import Signer
+
+    monkeypatch.setattr(connection, "CATCH_UP_COMPILED", threshold)
+    seen: list[tuple[int, str]] = []
+    made = Signer.shingle_sets
+
+    def recording(self, docs):
+        seen.append((len(docs), loops.mode()))
+        return made(self, docs)
+
+    monkeypatch.setattr(Signer, "shingle_sets", recording)
+    base = [f"w{j * j % 211}" for j in range(60)]
+    docs = [Document(f"d{i}", " ".join([*base[:i], "changed", *base[i + 1 :]])) for i in range(30)]
+    with NearDup.open(str(tmp_path / "c.db")) as nd:
+        nd.index(docs)
+    with NearDup.open(str(tmp_path / "c.db")) as nd, interpreted_loops():
+        found = nd.query(id="d1", mode="containment", threshold=0.3)
+    assert [m.id for m in found]
+    assert max(seen)[1] == expected  # the largest read: the catch-up of every document
