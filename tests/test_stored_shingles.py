@@ -5,6 +5,7 @@ verifies exactly."""
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,16 @@ def _docs(with_lang: bool) -> list[Document]:
 @pytest.mark.parametrize("with_lang", [True, False])
 @pytest.mark.parametrize(
     "config",
-    [Config(), Config(shingle_size=3, stopwords=False), Config(stem="snowball")],
+    [
+        Config(),
+        Config(shingle_size=3, stopwords=False),
+        pytest.param(
+            Config(stem="snowball"),
+            marks=pytest.mark.skipif(
+                find_spec("hazm") is None, reason="Persian stems need hazm (neardup[hazm])"
+            ),
+        ),
+    ],
     ids=["default", "w3", "stemmed"],
 )
 def test_shingle_sets_equal_the_signed_ones(config, with_lang):
