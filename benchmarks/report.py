@@ -36,7 +36,7 @@ def _git(*args: str) -> str | None:
 
 def git_commit() -> str | None:
     """The commit the measured code is at: ``HEAD``, with ``+changes`` when the code differs
-    from it."""
+    from it (result files written meanwhile are not code)."""
     head = _git("rev-parse", "--short=12", "HEAD")
     if head is None:
         return None
@@ -47,6 +47,7 @@ def git_commit() -> str | None:
         "--",
         "plugin",
         "benchmarks",
+        ":(exclude)benchmarks/results",
         "pyproject.toml",
     )
     return head + ("+changes" if changed else "")
