@@ -12,7 +12,7 @@ from typing import Any, Iterable
 import click
 
 from .indexing import _config_from, index_files, setting_options
-from .options import BATCH_SIZE, count, echo_json, engine_options, fail, input_options, json_option
+from .options import echo_json, engine_options, fail, input_options, json_option, signing_options
 from .output import clean, json_text
 from .session import opened, ready_to_sign
 
@@ -34,20 +34,7 @@ from .session import opened, ready_to_sign
     is_flag=True,
     help="Skip unreadable records (reported with file and line) instead of stopping.",
 )
-@click.option(
-    "--batch-size",
-    type=BATCH_SIZE,
-    default=500,
-    show_default=True,
-    help="Documents signed and tagged together.",
-)
-@click.option(
-    "--workers",
-    "-j",
-    type=count(0, 1024),
-    default=None,
-    help="Processes that canonicalize and sign. [default: one per CPU, none on one CPU]",
-)
+@signing_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")
 @json_option
 @click.pass_context

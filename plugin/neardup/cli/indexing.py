@@ -21,6 +21,7 @@ from .options import (
     fail,
     input_options,
     json_option,
+    signing_options,
 )
 from .output import clean, safe
 from .session import (
@@ -307,24 +308,7 @@ def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
 @click.command("index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @engine_options
-@click.option(
-    "--batch-size",
-    type=BATCH_SIZE,
-    default=500,
-    show_default=True,
-    help="Documents signed and tagged together (one bulk request on an HTTP engine).",
-)
-@click.option(
-    "--workers",
-    "-j",
-    type=count(0, 1024),
-    default=None,
-    help="Processes that canonicalize and sign while this one tags and stores (and signs "
-    "whenever it would wait for them); "
-    "0 signs here too. [default: one per idle CPU (CPUs less the load average) less one, "
-    "none on a busy machine "
-    "or one CPU; input of one batch is signed here]",
-)
+@signing_options
 @input_options
 @click.option(
     "--skip-bad",

@@ -170,6 +170,27 @@ class LanguageCode(click.ParamType):
 LANGUAGE = LanguageCode()
 
 
+def signing_options(fn: Callable) -> Callable:
+    """``--batch-size`` and ``--workers``: how documents are signed and stored (index, dedup)."""
+    fn = click.option(
+        "--workers",
+        "-j",
+        type=count(0, 1024),
+        default=None,
+        help="Processes that canonicalize and sign while this one tags and stores (and signs "
+        "whenever it would wait for them); 0 signs here too. [default: one per idle CPU (CPUs "
+        "less the load average) less one, none on a busy machine or one CPU; input of one "
+        "batch is signed here]",
+    )(fn)
+    return click.option(
+        "--batch-size",
+        type=BATCH_SIZE,
+        default=500,
+        show_default=True,
+        help="Documents signed and tagged together (one bulk request on an HTTP engine).",
+    )(fn)
+
+
 def input_options(fn: Callable) -> Callable:
     """--text-field, --id-field, --title-field, --lang-field and --encoding of the commands
     that read files, passed on as ``record_fields`` (a :class:`neardup.io.RecordFields`) and
