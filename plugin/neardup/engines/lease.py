@@ -198,28 +198,13 @@ class Lease:
         now = self.clock()
         if not force and now - self._renewed < self.duration / 3:
             return
-        seq_no, term = self._version
-        try:
-            r = self.retry.call(
-                "renew write lease",
-                self.client.index,
-                index=self.index,
-                id=LOCK_ID,
-                body=self._source(now),
-                if_seq_no=seq_no,
-                if_primary_term=term,
-                ok_status=(409,),
+        if not self._write_if("renew write lease", self._version, now):
+            self._version = None
+            self.lost = LeaseLost(
+                f"{self.index}: this writer's lease expired and another writer took it over; "
+                "its last batch may be incomplete: run the command again"
             )
-        except Exception as e:  # noqa: BLE001
-            if status_of(e) == 409:
-                self._version = None
-                self.lost = LeaseLost(
-                    f"{self.index}: this writer's lease expired and another writer took it over; "
-                    "its last batch may be incomplete: run the command again"
-                )
-                raise self.lost from None
-            raise
-        self._version, self._renewed = _version(r), now
+            raise self.lost
 
     # -- keep-alive ------------------------------------------------------------------------------
     def keep_alive(self) -> None:
@@ -297,10 +282,16 @@ class Lease:
         return True
 
     def _try_take_over(self, version: tuple[int, int], now: float) -> bool:
+        return self._write_if("take over write lease", version, now)
+
+    def _write_if(self, what: str, version: tuple[int, int], now: float) -> bool:
+        """Write the lease as held by this writer at ``now`` if it is still at ``version``
+        (optimistic concurrency: ``if_seq_no`` / ``if_primary_term``); False when another
+        writer changed it first (409)."""
         seq_no, term = version
         try:
             r = self.retry.call(
-                "take over write lease",
+                what,
                 self.client.index,
                 index=self.index,
                 id=LOCK_ID,
@@ -310,7 +301,7 @@ class Lease:
                 ok_status=(409,),
             )
         except Exception as e:  # noqa: BLE001
-            if status_of(e) == 409:  # another writer took it first
+            if status_of(e) == 409:
                 return False
             raise
         self._version, self._renewed = _version(r), now
