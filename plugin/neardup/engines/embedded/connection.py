@@ -129,6 +129,7 @@ class Connection(Engine):
         self._tokenizer_ready = False
         self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
         self._postings_copy = False  # a read-only file's postings with the samples, in temp
+        self._recent_rows: int | None = None  # rows of ``recent_postings`` (:mod:`.postings`)
         self._later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self._read_only = False
         #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
@@ -278,6 +279,7 @@ class Connection(Engine):
             self._db.close()
             self._db = None
             self._tokenizer_ready = self._fts_copy = self._postings_copy = False
+            self._recent_rows = None
 
     def refresh(self) -> None:
         """Writes are visible at once; this folds the write-ahead log into the file and
