@@ -16,12 +16,15 @@ document updated at or below it gets them at once). On a file opened read-only, 
 copies the postings into the temporary schema with the samples added.
 
 New postings go to ``recent_postings``, a table of the same layout kept small (up to
-:data:`RECENT_MAX` rows), so that inserting keys at random places touches pages that stay in
-the page cache; once it is full it is merged into ``postings`` in key order (each page of
+:data:`RECENT_PER_DOC` rows per stored document, between :data:`RECENT_MIN` and
+:data:`RECENT_MAX`), so that inserting keys at random places touches pages that stay in the
+page cache; once it is full it is merged into ``postings`` in key order (each page of
 ``postings`` read and written once per merge, not once per commit) and emptied, in the
-transaction of the batch that filled it. Every read matches both tables (a document's
-postings are in one of them, never both), so candidates are the same whenever the merges
-happen.
+transaction of the batch that filled it. (Its pages, freed, are reused by the next
+postings: the file keeps that much free space, a quarter of the postings' size at most.)
+The sample catch-up, a sorted run of many documents, goes straight into ``postings``. Every
+read matches both tables (a document's postings are in one of them, never both), so
+candidates are the same whenever the merges happen.
 
 A posting keeps the low 44 bits of a key, so a query key meets a different stored key of its
 field with probability (keys of that field in the index) / 2**44, about 1e-6 per key at a
@@ -49,8 +52,12 @@ from .schema import CLUSTER, unsigned64
 
 #: From this many queries on, "auto" matches them together (:meth:`Postings.candidates_batched`).
 BATCHED_FROM = 8
-#: Rows of ``recent_postings`` from which they are merged into ``postings`` (about 65,000
-#: documents' MinHash, SimHash and exact keys; 32 MB of pages).
+#: Rows of ``recent_postings`` from which they are merged into ``postings``: this many per
+#: stored document (a quarter of the 31 postings a document adds as indexed), at least
+#: :data:`RECENT_MIN` and at most :data:`RECENT_MAX` (about 65,000 documents' MinHash,
+#: SimHash and exact keys: 32 MB of pages, within the 64 MB page cache).
+RECENT_PER_DOC = 8
+RECENT_MIN = 1 << 16
 RECENT_MAX = 1 << 21
 
 
@@ -448,21 +455,20 @@ class Postings(Connection):
             self._add_samples(db, "temp.nd_postings", self._upto(db, "samples_upto"))
             self._postings_copy = True
             return ("temp.nd_postings",)
-        self._catch_up(
-            "samples_upto", lambda db, upto: self._add_samples(db, "recent_postings", upto)
-        )
+        self._catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
         return self._main_tables()
 
     def _insert_recent(self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
         """Insert (key, doc) postings into ``recent_postings``; merge it into ``postings``
-        once it holds :data:`RECENT_MAX` rows (inside the caller's transaction)."""
+        once it is full (:data:`RECENT_PER_DOC`; inside the caller's transaction)."""
         if len(self._main_tables()) == 1:
             db.execute(schema.RECENT_TABLE)
         if self._recent_rows is None:  # (other processes' rows count from the next opening)
             self._recent_rows = db.execute("SELECT COUNT(*) FROM recent_postings").fetchone()[0]
         cur = db.executemany("INSERT OR IGNORE INTO recent_postings(key, doc) VALUES (?,?)", rows)
         self._recent_rows += max(0, cur.rowcount)
-        if self._recent_rows >= self.recent_max:
+        top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
+        if self._recent_rows >= min(self.recent_max, max(RECENT_MIN, RECENT_PER_DOC * top)):
             self.merge_recent(db)
 
     def merge_recent(self, db: sqlite3.Connection | None = None) -> None:
@@ -493,11 +499,10 @@ class Postings(Connection):
             for r, shingles in zip(named, self._shingle_sets(named), strict=True):
                 keys = self._keys_of(r["keys"], shingles, r["exact"])
                 pending[r["seq"]] = {f: ks for f, ks in keys.items() if f in self._later}
-            rows = self._posting_rows(pending, UNBOUNDED)
-            if table == "recent_postings":
-                self._insert_recent(db, rows)
-            else:
-                db.executemany(f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)", rows)
+            db.executemany(
+                f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)",
+                self._posting_rows(pending, UNBOUNDED),
+            )
 
 
 def _group_columns(
