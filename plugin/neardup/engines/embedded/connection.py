@@ -315,8 +315,9 @@ class Connection(Engine):
 
         Inside :meth:`writes_in_a_row` the transaction goes on over the sessions that follow
         and is committed once ``commit_every`` seconds have passed since it began (and at the
-        end): each commit writes the postings pages the sessions touched, all over the index,
-        so fewer commits make a large index grow faster. Each session is a savepoint: one that
+        end): each commit writes the pages the sessions touched (new rows, the recent
+        postings, and all of ``postings`` after a merge), so fewer commits write less. Each
+        session is a savepoint: one that
         fails is undone alone, the sessions before it are committed, then the error is raised."""
         if self._writer is not None:
             yield
