@@ -224,6 +224,13 @@ FULL_PIECES = [
     "\u0627\u0653",
     "\u0647\u0654",
     "\u0670",
+    "猫",
+    "我喜欢",
+    "ภาษา",
+    "ｱ",
+    "\U00020000",
+    "\u2f00",
+    "&#x4e00;",
 ]
 CANONICALIZERS = [
     Canonicalizer(Config()),
@@ -257,6 +264,12 @@ def test_canonicalize_matches_its_definition(text, canon, lang):
         "дом \u037aб",
         "５ дом",
         "ﻻ дом",
+        "Rose\u2f00the",
+        "дом\u2f00дом",
+        "a&#x4e00;b",
+        "дом&#x4e00;дом",
+        "дом猫дом",
+        "ｱｲ дом",
     ],
 )
 def test_canonicalize_matches_its_definition_on_edge_cases(text):
@@ -911,6 +924,9 @@ def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_charac
     assert np.array_equal((table & letters._UNSETTLED) != 0, np.array(unsettled))
     assert not (dropped & ~letters._nfkc_table()).any() and not (dropped & ~rare).any()
     assert np.array_equal((table & letters.RARE) != 0, rare)
+    unspaced = np.zeros(0x110000, dtype=bool)
+    unspaced[[m.start() for m in scripts._UNSPACED.finditer(every)]] = True
+    assert np.array_equal((table & letters.UNSPACED) != 0, unspaced)
     assert not table[:128].any()  # (ASCII texts are not scanned)
 
 
