@@ -926,8 +926,24 @@ def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_charac
     assert np.array_equal((table & letters.RARE) != 0, rare)
     unspaced = np.zeros(0x110000, dtype=bool)
     unspaced[[m.start() for m in scripts._UNSPACED.finditer(every)]] = True
-    assert np.array_equal((table & letters.UNSPACED) != 0, unspaced)
+    for c in range(0x110000):  # (or NFKC makes one)
+        if not 0xD800 <= c < 0xE000 and not unspaced[c]:
+            made = unicodedata.normalize("NFKD", chr(c)) + unicodedata.normalize("NFKC", chr(c))
+            unspaced[c] = made != chr(c) * 2 and scripts._UNSPACED.search(made) is not None
+    assert unspaced[0x2F00] and np.array_equal((table & letters.UNSPACED) != 0, unspaced)
     assert not table[:128].any()  # (ASCII texts are not scanned)
+
+
+def test_nfkc_composes_no_unspaced_letter_from_characters_outside_those_scripts():
+    """Each letter of a script written without spaces that has a canonical decomposition
+    decomposes to a letter of such a script first: canonical composition (NFKC's last step)
+    makes one only from one, so a text whose characters and their NFKD hold none
+    (letters.UNSPACED clear) holds none after NFKC."""
+    for c in range(0x110000):
+        ch = chr(c)
+        if scripts._UNSPACED.match(ch) and unicodedata.decomposition(ch)[:1] not in ("", "<"):
+            first = unicodedata.normalize("NFD", ch)[0]
+            assert scripts._UNSPACED.match(first), hex(c)
 
 
 def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():

@@ -276,10 +276,11 @@ class Canonicalizer:
         those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
         drop_marks whether there are rare characters and split_unspaced whether there is a
         letter of a script written without spaces (:data:`~.letters.UNSPACED`), unless NFKC
-        changed the text (it may make one: U+037A -> U+0345, U+2F00 -> U+4E00) or HTML
-        entities were decoded: the steps between only take characters out (tags, hyphen
-        breaks, page-number lines; a character taken out leaves the steps it would need to
-        run for nothing, the same text).
+        changed the text (it may make a rare one: U+037A -> U+0345; the unspaced bit
+        counts what NFKC makes: U+2F00 -> U+4E00) or HTML entities were decoded: the steps
+        between only take characters out (tags, hyphen breaks, page-number lines; a
+        character taken out leaves the steps it would need to run for nothing, the same
+        text).
 
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
@@ -289,7 +290,7 @@ class Canonicalizer:
         rare characters at drop_marks has none at the later steps.
         """
         plain, rare = False, True
-        known = True  # whether flags & (RARE | UNSPACED) still say what the text holds
+        known = RARE | UNSPACED  # the bits of flags that still say what the text holds
         for name, step in self._step_list[self._step_at["drop_marks"] if resume else 0 :]:
             if name is None:  # (a step with no rule here)
                 text = step(text)
@@ -297,7 +298,7 @@ class Canonicalizer:
                 text, known = self._early_step(name, step, text, flags, known)
             elif name == "drop_marks":
                 if not resume:
-                    rare = bool(flags & RARE) if known else _has_rare_characters(text)
+                    rare = bool(flags & RARE) if known & RARE else _has_rare_characters(text)
                     if (
                         rare
                         and fa_rules
@@ -320,19 +321,21 @@ class Canonicalizer:
         return text, None, rare
 
     def _early_step(
-        self, name: str, step: Callable[[str], str], text: str, flags: int, known: bool
-    ) -> tuple[str, bool]:
-        """One of :data:`_EARLY_STEPS` in :meth:`_steps`: (the text after it, whether the
-        text's ``flags`` still say what it holds: ``known``)."""
+        self, name: str, step: Callable[[str], str], text: str, flags: int, known: int
+    ) -> tuple[str, int]:
+        """One of :data:`_EARLY_STEPS` in :meth:`_steps`: (the text after it, the bits of
+        the text's ``flags`` that still say what it holds: ``known``; NFKC keeps
+        :data:`~.letters.UNSPACED`, whose characters include those NFKC makes a letter
+        of an unspaced script of)."""
         if name == "nfkc":
             # (marks NFKC would only move go at drop_marks, which this text comes to: they
             # are rare)
             normalized = _nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
-            return normalized, normalized is text
+            return normalized, known if normalized is text else known & ~RARE
         if name == "strip_html":  # entities may decode to rare characters (tags only go)
             stripped = step(text)
-            return stripped, known and ("&" not in text or stripped is text)
-        return (step(text) if not known or flags & UNSPACED else text), known
+            return stripped, known if "&" not in text or stripped is text else 0
+        return (step(text) if not known & UNSPACED or flags & UNSPACED else text), known
 
     @cached_property
     def _step_list(self) -> list[tuple[str | None, Callable[[str], str]]]:

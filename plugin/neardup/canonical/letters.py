@@ -434,7 +434,8 @@ SURROGATE = 8
 #: combining class, or one it composes with, keeps the bit: :func:`_or_flags`).
 COMPOSING_MARK = 16
 #: Bit of :func:`text_flags`: a letter of a script written without spaces
-#: (:data:`.ranges.UNSPACED`, :func:`~.scripts.split_unspaced`).
+#: (:data:`.ranges.UNSPACED`, :func:`~.scripts.split_unspaced`), or a character NFKC makes
+#: one of (:func:`_becomes_unspaced`).
 UNSPACED = 64
 #: A bit of :func:`_flag_table` only (not of :func:`text_flags`): a nonzero combining class or
 #: a canonical decomposition (a mark after such a character may be moved, or composed past
@@ -700,6 +701,29 @@ def _compiled_loops(backend: Backend):
     return letters_compiled
 
 
+def _becomes_unspaced() -> np.ndarray:
+    """The code points that are, or whose NFKD or NFKC holds, a letter of a script written
+    without spaces (:data:`.ranges.UNSPACED`): U+2F00 KANGXI RADICAL ONE -> U+4E00. NFKC of
+    a text composes no such letter from characters outside those scripts (a composite
+    there decomposes to a letter there: tests/test_canonical_fast.py), so NFKC of a text
+    without one of these holds none."""
+    unspaced = re.compile(f"[{char_class(*UNSPACED_RANGES)}]")
+    found = [np.arange(lo, hi + 1) for lo, hi in UNSPACED_RANGES]
+    found.append(
+        np.array(
+            [
+                c
+                for c in np.flatnonzero(_nfkc_table()).tolist()
+                if unspaced.search(
+                    unicodedata.normalize("NFKD", chr(c)) + unicodedata.normalize("NFKC", chr(c))
+                )
+            ],
+            dtype=np.int64,
+        )
+    )
+    return np.concatenate(found)
+
+
 @lru_cache(maxsize=1)
 def _flag_table() -> np.ndarray:
     """Per code point (uint8): the bits of :func:`text_flags` (kept on disk:
@@ -719,8 +743,7 @@ def _flag_table() -> np.ndarray:
             ]
         ] |= np.uint8(_UNSETTLED)
         table[0xD800:0xE000] |= np.uint8(SURROGATE)
-        for lo, hi in UNSPACED_RANGES:
-            table[lo : hi + 1] |= np.uint8(UNSPACED)
+        table[_becomes_unspaced()] |= np.uint8(UNSPACED)
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
         table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
         return table
