@@ -68,10 +68,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
                     except (sqlite3.Error, ValueError, OverflowError) as e:
                         self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
-            db.executemany(
-                "INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)",
-                self._posting_rows(pending, self._upto(db, "samples_upto")),
-            )
+            self._insert_recent(db, self._posting_rows(pending, self._upto(db, "samples_upto")))
         return failures
 
     def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:

@@ -40,6 +40,13 @@ FTS_TABLE = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, content='docs', "
     f"content_rowid='seq', tokenize='{TOKENIZE}', {FTS_DETAIL})"
 )
+#: The postings of the latest documents (:mod:`.postings`): small, so that inserting keys at
+#: random places stays within the page cache; merged into ``postings`` in key order.
+RECENT_TABLE = """CREATE TABLE IF NOT EXISTS recent_postings(
+    key INTEGER NOT NULL,
+    doc INTEGER NOT NULL,
+    PRIMARY KEY(key, doc)
+) WITHOUT ROWID"""
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS docs(
@@ -68,6 +75,7 @@ SCHEMA = (
     doc INTEGER NOT NULL,
     PRIMARY KEY(key, doc)
 ) WITHOUT ROWID""",
+    RECENT_TABLE,
     FTS_TABLE,
     """CREATE TABLE IF NOT EXISTS clusters(
     cluster_id TEXT PRIMARY KEY,
