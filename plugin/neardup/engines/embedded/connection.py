@@ -134,6 +134,8 @@ class Connection(Engine):
         self._read_only = False
         #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
         self._shingle_markers = False
+        #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
+        self._recent_table = False
         self._shingles: ShingleColumn | None = None  # reads the shingles column (once open)
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
@@ -271,7 +273,8 @@ class Connection(Engine):
         found = meta.get("format")
         if found not in schema.READS:
             raise EngineError(schema.format_message(self.path, found))
-        self._shingle_markers = found == schema.FORMAT
+        self._shingle_markers = found in schema.MARKERS
+        self._recent_table = found == schema.FORMAT
         return Config.from_json(meta["config"])
 
     def close(self) -> None:

@@ -424,16 +424,9 @@ class Postings(Connection):
         return self._behind("samples_upto") if self._later else 0
 
     def _main_tables(self) -> tuple[str, ...]:
-        """The file's postings tables: ``postings`` and ``recent_postings`` (a file made
-        before the latter existed lacks it until it is written to)."""
-        has_recent = (
-            self._require()
-            .execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'recent_postings'"
-            )
-            .fetchone()
-        )
-        return ("postings", "recent_postings") if has_recent else ("postings",)
+        """The file's postings tables: ``postings``, and ``recent_postings`` in a file of the
+        format that has it (:data:`~.schema.READS`)."""
+        return ("postings", "recent_postings") if self._recent_table else ("postings",)
 
     def _postings_tables(self, fields: Iterable[str]) -> tuple[str, ...]:
         """The postings tables to match ``fields`` in, with every document's keys in them:
@@ -461,8 +454,9 @@ class Postings(Connection):
     def _insert_recent(self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
         """Insert (key, doc) postings into ``recent_postings``; merge it into ``postings``
         once it is full (:data:`RECENT_PER_DOC`; inside the caller's transaction)."""
-        if len(self._main_tables()) == 1:
-            db.execute(schema.RECENT_TABLE)
+        if not self._recent_table:  # a file of an earlier format: straight into postings
+            db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
+            return
         if self._recent_rows is None:  # (other processes' rows count from the next opening)
             self._recent_rows = db.execute("SELECT COUNT(*) FROM recent_postings").fetchone()[0]
         cur = db.executemany("INSERT OR IGNORE INTO recent_postings(key, doc) VALUES (?,?)", rows)
