@@ -242,6 +242,21 @@ class EmbeddedEngine(Postings, FullText, Clusters):
                 out[d.id] = d
         return out
 
+    def texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The ``body`` column of ``ids``: no shingles made again, no keys unpacked."""
+        db = self._require()
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), _CHUNK_IDS):
+            chunk = ids[i : i + _CHUNK_IDS]
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                db.execute(
+                    f"SELECT id, body FROM docs WHERE id IN ({marks}) AND body IS NOT NULL", chunk
+                )
+            )
+        return out
+
     def _stored_many(
         self, rows: Sequence[sqlite3.Row], text: bool, keys: bool = True
     ) -> list[StoredDoc]:
