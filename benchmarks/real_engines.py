@@ -257,8 +257,76 @@ def whole_path(eng: Engine, client, helpers, corpus: Path, log) -> dict:
     return {"neardup": neardup, "plain_bulk": plain, "wall_ratio": (w1 + w2) / plain["seconds"]}
 
 
+def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> list[dict]:
+    """What makes a ``_bulk`` of neardup's documents dearer than a plain one: the same signed
+    documents (as ``neardup index`` stores them, tags left out) through ``_bulk`` into fresh
+    indices, with neardup's mapping and ingest pipeline, then without the pipeline, without
+    the language subfields of title and body, and without the shingles; the raw documents with
+    the plain mapping first and last (the engine warming up shows as their difference)."""
+    from neardup.engines import dsl
+
+    signed = [nd.signer.sign(d) for d in docs]
+    name = dsl.documents_template_name(nd.engine.index)
+    got = client.indices.get_index_template(name=name)["index_templates"][0]
+    tmpl = got["index_template"]["template"]
+    pipe = tmpl["settings"]["index"].pop("default_pipeline", None)
+    full = {"settings": tmpl["settings"], "mappings": tmpl["mappings"]}
+    nolang = json.loads(json.dumps(full))
+    for f in ("title", "body"):
+        nolang["mappings"]["properties"][f].pop("fields", None)
+
+    def neardup_doc(s, i: int, shingles: bool = True) -> dict:
+        d = dsl.document_source(s, None, i + 1, "2026-01-01T00:00:00.000Z")
+        if not shingles:
+            d[dsl.ROOT]["shingles"] = ""
+        return d
+
+    def raw(s, i: int) -> dict:
+        return {"title": s.doc.title, "body": s.doc.text}
+
+    cases = [
+        ("plain mapping, raw documents", "parts-plain", PLAIN_MAPPING, raw, None),
+        ("neardup mapping and pipeline", "parts-neardup", full, neardup_doc, pipe),
+        ("neardup mapping, no pipeline", "parts-nopipe", full, neardup_doc, None),
+        ("no language subfields, no pipeline", "parts-nolang", nolang, neardup_doc, None),
+        (
+            "no language subfields, no shingles, no pipeline",
+            "parts-bare",
+            nolang,
+            lambda s, i: neardup_doc(s, i, False),
+            None,
+        ),
+        ("plain mapping, raw documents (again)", "parts-plain2", PLAIN_MAPPING, raw, None),
+    ]
+    out = []
+    for what, index, body, make, pipeline in cases:
+        log(f"{eng.url}: _bulk of {len(docs):,} documents, {what}")
+        client.indices.create(index=index, body=body)
+        actions = [
+            {"_index": index, "_id": s.id, "_source": make(s, i)}
+            | ({"pipeline": pipeline} if pipeline else {})
+            for i, s in enumerate(signed)
+        ]
+        size = sum(len(json.dumps(a["_source"], ensure_ascii=False).encode()) for a in actions)
+        clock = Clock(eng).start()
+        ok, errors = helpers.bulk(
+            client, actions, chunk_size=500, raise_on_error=False, request_timeout=120
+        )
+        client.indices.refresh(index=index)
+        part = _rate({"docs": ok, "failed": len(errors), **clock.stop()})
+        out.append({"what": what, "source_bytes_per_doc": size / len(actions), **part})
+    return out
+
+
 def run_engine(
-    name: str, docs: list, sizes: list[int], queries: list, heap: str, corpus: Path | None, log
+    name: str,
+    docs: list,
+    sizes: list[int],
+    queries: list,
+    heap: str,
+    corpus: Path | None,
+    log,
+    parts: int = 0,
 ) -> dict:
     eng = Engine(name, heap)
     try:
@@ -295,6 +363,8 @@ def run_engine(
         }
         if corpus is not None:
             out["whole_path"] = whole_path(eng, client, helpers, corpus, log)
+        if parts:
+            out["bulk_parts"] = bulk_parts(nd, client, helpers, docs[:parts], eng, log)
         nd.close()
         return out
     finally:
@@ -441,6 +511,22 @@ def _request_rows(res: dict) -> list[list[str]]:
     return rows
 
 
+def _parts_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        for p in r.get("bulk_parts", []):
+            rows.append(
+                [
+                    f"{r['engine']} {r['version']}",
+                    p["what"],
+                    _f(p["docs_per_s"]),
+                    _f(p["engine_cpu_ms_per_doc"], ".2f"),
+                    _f(p["source_bytes_per_doc"]),
+                ]
+            )
+    return rows
+
+
 #: (heading, columns, rows of a result): the tables of a run, in order
 TABLES = [
     ("Ingest and query", None, None),
@@ -478,6 +564,11 @@ TABLES = [
         ["engine", "part", "seconds", "requests", "ms/request"],
         _request_rows,
     ),
+    (
+        "What a _bulk of neardup's documents costs, part by part (the same signed documents)",
+        ["engine", "index", "docs/s", "engine CPU ms/doc", "_source bytes/doc"],
+        _parts_rows,
+    ),
 ]
 
 
@@ -503,7 +594,10 @@ def table(res: dict) -> list[Table]:
         t = Table(title=f"{title}: {head}" if not out else head)
         for i, c in enumerate(cols):
             t.add_column(
-                c, justify="left" if i < 2 and c in ("engine", "part", "documents") else "right"
+                c,
+                justify="left"
+                if i < 2 and c in ("engine", "part", "documents", "index")
+                else "right",
             )
         for row in rows:
             t.add_row(*row)
@@ -570,6 +664,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="documents of the whole-path table (benchmarks.wholepath's corpus; 0: none)",
     )
+    ap.add_argument(
+        "--bulk-parts",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="documents of the table of what a neardup _bulk costs, part by part (0: none)",
+    )
     ap.add_argument("--heap", default="1g", help="JVM heap of each engine (default 1g)")
     ap.add_argument("--no-embedded", action="store_true", help="leave the embedded engine out")
     ap.add_argument("--seed", type=int, default=7)
@@ -612,7 +713,9 @@ def main(argv: list[str] | None = None) -> int:
             corpus = Path(tmp) / "corpus.jsonl"
             res["whole_path_corpus"] = wholepath.build_corpus(corpus, a.whole_path)
         for name in [x.strip() for x in a.engines.split(",") if x.strip()]:
-            res["runs"].append(run_engine(name, docs, sizes, queries, a.heap, corpus, log))
+            res["runs"].append(
+                run_engine(name, docs, sizes, queries, a.heap, corpus, log, a.bulk_parts)
+            )
     if not a.no_embedded:
         res["runs"].append(run_embedded(docs, sizes, queries, log))
     res["machine"]["load_average_at_end"] = (
