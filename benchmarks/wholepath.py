@@ -157,9 +157,17 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     t0 = time.perf_counter()
     from neardup import api, ingest, io, signer, tagging
     from neardup.canonical import canonicalizer
-    from neardup.cli import main
+    from neardup.cli import indexing, main
     from neardup.engines import embedded
 
+    chosen: list[int] = []  # the signing workers the default chose (index without --workers)
+    default_workers = indexing.default_workers
+
+    def recorded(*a: Any, **k: Any) -> int:
+        chosen.append(default_workers(*a, **k))
+        return chosen[-1]
+
+    indexing.default_workers = recorded
     st = _Stages()
     st.seconds["import"] = time.perf_counter() - t0
     st.cpu["import"] = time.process_time()
@@ -194,6 +202,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
         "stages": st.seconds,
         "stages_cpu": st.cpu,  # this process's own: signing workers not included
         "first_wait_s": st.first.get("wait"),
+        "default_workers": chosen[0] if chosen else None,
         "exit": code,
         "peak_rss_mb": _peak_rss_mb(),
     }
@@ -462,6 +471,7 @@ def measure_neardup(
         "stages": stages,
         "stages_cpu": stages_cpu,  # the storing process's and the clusters process's own
         "first_wait_s": idx.get("first_wait_s"),
+        "default_workers": idx.get("default_workers"),
         "db_bytes": db.stat().st_size,
         "first_search_s": first_search,
         "next_search_s": next_search,
@@ -695,6 +705,7 @@ def run(
             "neardup": [x["cpu_s"] for x in nd_runs],
             **{p: [x.get("cpu_s") for x in r] for p, r in peer_runs.items()},
         },
+        "all_default_workers": [x.get("default_workers") for x in nd_runs],
         "load_before": load_before,
         "load_after": os.getloadavg()[0],
     }
@@ -778,7 +789,14 @@ def markdown(res: dict[str, Any]) -> str:
         "Loading the compiled signing loops (numba), in a fresh process that has made its "
         f"tables (median of {loops['runs']}): {loops['load_s']:.2f} s and "
         f"{loops['rss_mb']:.0f} MB resident. With signing workers the storing process first "
-        f"waits {nd['first_wait_s'] or 0:.2f} s for a signed batch.",
+        f"waits {nd['first_wait_s'] or 0:.2f} s for a signed batch."
+        + (
+            f" The default chose {nd['default_workers']} signing workers in that run (one per "
+            "idle CPU less the storing process's, read from the load average as the command "
+            "starts; 0 on a busy 2-core machine)."
+            if nd.get("default_workers") is not None
+            else ""
+        ),
         "",
         "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded "
         "engine; stages are this process's own: with signing workers, `canonicalize` and "

@@ -140,3 +140,30 @@ def test_search_folds_copies(engine_target):
         assert len(head.folded) == 1
         hits = nd.search("lending", size=10, dedupe=True, threshold=0.8)
         assert sorted(len(h.folded) for h in hits) == [0, 1]
+
+
+def test_untitled_clusters_take_the_first_line_of_the_text(engine_target):
+    """A cluster whose representative has no title shows the first line of its text, read
+    with :meth:`~neardup.engines.base.Engine.texts` (equal to the text :meth:`get` returns),
+    and only the representatives' texts are read."""
+    target, opts = engine_target
+    body = " ".join(f"word{i} central bank rates" for i in range(40))
+    docs = [
+        Document("orig", "\n  Rates held steady\n" + body),
+        Document("copy", "Rates held steady\n" + body + " traders said"),
+        Document("other", "Bread and butter\nflour water salt yeast oven baked crust crumb"),
+    ]
+    with NearDup.open(target, CONFIG, **opts) as nd:
+        nd.index(docs, progress=None)
+        nd.engine.refresh()
+        read: list[list[str]] = []
+        texts = nd.engine.texts
+        nd.engine.texts = lambda ids: read.append(list(ids)) or texts(ids)
+        cl = nd.clusters()
+        assert [(c.representative_id, c.representative_title) for c in cl] == [
+            ("orig", "Rates held steady")
+        ]
+        assert read == [["orig"]]
+        got = texts(["orig", "other", "missing"])
+        full = nd.engine.get(["orig", "other"], text=True)
+        assert got == {i: d.text for i, d in full.items()}

@@ -224,6 +224,13 @@ FULL_PIECES = [
     "\u0627\u0653",
     "\u0647\u0654",
     "\u0670",
+    "猫",
+    "我喜欢",
+    "ภาษา",
+    "ｱ",
+    "\U00020000",
+    "\u2f00",
+    "&#x4e00;",
 ]
 CANONICALIZERS = [
     Canonicalizer(Config()),
@@ -257,6 +264,12 @@ def test_canonicalize_matches_its_definition(text, canon, lang):
         "дом \u037aб",
         "５ дом",
         "ﻻ дом",
+        "Rose\u2f00the",
+        "дом\u2f00дом",
+        "a&#x4e00;b",
+        "дом&#x4e00;дом",
+        "дом猫дом",
+        "ｱｲ дом",
     ],
 )
 def test_canonicalize_matches_its_definition_on_edge_cases(text):
@@ -911,7 +924,26 @@ def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_charac
     assert np.array_equal((table & letters._UNSETTLED) != 0, np.array(unsettled))
     assert not (dropped & ~letters._nfkc_table()).any() and not (dropped & ~rare).any()
     assert np.array_equal((table & letters.RARE) != 0, rare)
+    unspaced = np.zeros(0x110000, dtype=bool)
+    unspaced[[m.start() for m in scripts._UNSPACED.finditer(every)]] = True
+    for c in range(0x110000):  # (or NFKC makes one)
+        if not 0xD800 <= c < 0xE000 and not unspaced[c]:
+            made = unicodedata.normalize("NFKD", chr(c)) + unicodedata.normalize("NFKC", chr(c))
+            unspaced[c] = made != chr(c) * 2 and scripts._UNSPACED.search(made) is not None
+    assert unspaced[0x2F00] and np.array_equal((table & letters.UNSPACED) != 0, unspaced)
     assert not table[:128].any()  # (ASCII texts are not scanned)
+
+
+def test_nfkc_composes_no_unspaced_letter_from_characters_outside_those_scripts():
+    """Each letter of a script written without spaces that has a canonical decomposition
+    decomposes to a letter of such a script first: canonical composition (NFKC's last step)
+    makes one only from one, so a text whose characters and their NFKD hold none
+    (letters.UNSPACED clear) holds none after NFKC."""
+    for c in range(0x110000):
+        ch = chr(c)
+        if scripts._UNSPACED.match(ch) and unicodedata.decomposition(ch)[:1] not in ("", "<"):
+            first = unicodedata.normalize("NFD", ch)[0]
+            assert scripts._UNSPACED.match(first), hex(c)
 
 
 def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():

@@ -340,7 +340,7 @@ def test_postings_keep_44_bits_and_the_field(tmp_path):
     nd = NearDup(eng, eng.config)
     nd.index([Document("a", TEXT)], progress=None)
     s = nd.signer.sign(Document("a", TEXT))
-    stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
+    stored = {k for k, _ in _postings(eng)}
     want = {
         posting_key(i, int(k))
         for i, f in enumerate(eng.config.signatures)
@@ -354,19 +354,19 @@ def test_postings_keep_44_bits_and_the_field(tmp_path):
     }
     assert (
         eng.samples_behind() == 1
-        and eng._postings_table({"winnow"}) == "postings"
+        and eng._postings_tables({"winnow"}) == ("postings", "recent_postings")
         and eng.samples_behind() == 0
     )
-    stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
+    stored = {k for k, _ in _postings(eng)}
     assert stored == want and max(stored) < 2**47
     eng.delete(["a"])
-    assert eng._require().execute("SELECT COUNT(*) FROM postings").fetchone()[0] == 0
+    assert _postings(eng) == []
     # the same id twice in one batch: only the last version's postings remain
     v2 = nd.signer.sign(
         Document("a", "entirely new content on astronomy telescopes and distant galaxies tonight")
     )
     assert eng.put([s, v2]) == []
-    stored = {k for (k,) in eng._require().execute("SELECT key FROM postings")}
+    stored = {k for k, _ in _postings(eng)}
     assert stored == {
         posting_key(i, int(k))
         for i, f in enumerate(eng.config.signatures)
@@ -546,7 +546,12 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
 
 
 def _postings(engine):
-    return sorted(engine._require().execute("SELECT key, doc FROM postings"))
+    """Every posting: those merged and the recent ones (a document's are in one table)."""
+    return sorted(
+        engine._require().execute(
+            "SELECT key, doc FROM postings UNION ALL SELECT key, doc FROM recent_postings"
+        )
+    )
 
 
 def _all_postings(engine):
@@ -825,3 +830,50 @@ def test_a_catch_up_of_many_documents_runs_the_compiled_loops(
         found = nd.query(id="d1", mode="containment", threshold=0.3)
     assert [m.id for m in found]
     assert max(seen)[1] == expected  # the largest read: the catch-up of every document
+
+
+def test_merging_recent_postings_changes_no_candidate_nor_tag(tmp_path):
+    """New postings go to ``recent_postings`` and are merged into ``postings`` once it is
+    full: with merges every few dozen postings (through indexing, an update, a delete and the
+    sample catch-up) the postings, the tags, the candidates and the containment matches are
+    those of an index that never merged."""
+    import json
+
+    from .corpora import SAMPLE
+
+    recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    docs = [Document(r["id"], r["text"]) for r in recs]
+    out = []
+    for name, most in (("merged.db", 37), ("recent.db", 10**9)):
+        with NearDup.open(str(tmp_path / name)) as nd:
+            e = nd.engine
+            e.recent_max = most
+            nd.index(docs[: len(docs) // 2], batch_size=7)
+            nd.index(docs[len(docs) // 2 :], batch_size=7)
+            nd.index([Document(docs[3].id, docs[4].text + " and a tail")])
+            nd.delete([docs[5].id])
+            db = e._require()
+            merged, recent = (
+                db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                for t in ("postings", "recent_postings")
+            )
+            assert (merged > 0 and recent < most) if most < 10**6 else merged == 0
+            assert _postings(e) == sorted(set(_postings(e))) != []
+            queries = _mixed_queries(nd, list(e.scan()))
+            containment = [
+                [(m.id, m.containment) for m in nd.query(id=d.id, mode="containment", top_k=50)]
+                for d in docs[:40:3]
+            ]
+            assert _postings(e) == _all_postings(e)
+            out.append(
+                (
+                    [(t.id, t.tags) for t in e.scan_tags()],
+                    e.candidates(queries),
+                    [e.candidates_sql(q) for q in queries],
+                    containment,
+                    _postings(e),
+                    sorted((p.a, p.b, p.resemblance) for p in nd.pairs(0.5)),  # (merges first)
+                )
+            )
+    assert sum(map(len, out[0][1])) > 50 and any(out[0][3]) and out[0][5]
+    assert out[0] == out[1]

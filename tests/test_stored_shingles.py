@@ -213,3 +213,26 @@ def test_the_marker_keeps_the_language_a_document_was_given():
     assert blob == b"Tru"
     got = ShingleColumn(config).sets([("k", blob, s.n_shingles, text)])[0]
     assert np.array_equal(got, s.shingles)
+
+
+def test_a_file_of_format_3_keeps_every_posting_in_postings(tmp_path):
+    """A ``/3`` file (made before ``recent_postings``) keeps its layout, so the neardup that
+    made it still finds every candidate in it; a new file stages postings in the new table."""
+    import sqlite3
+
+    docs = _docs(False)
+    counts = {}
+    for name, fmt in (("new", None), ("v3", "neardup-sqlite/3")):
+        with _open(tmp_path / f"{name}.db", fmt) as nd:
+            nd.index(docs, batch_size=50, progress=None)
+        with sqlite3.connect(tmp_path / f"{name}.db") as db:
+            counts[name] = [
+                db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                for t in ("postings", "recent_postings")
+            ]
+            format_ = db.execute("SELECT value FROM meta WHERE key='format'").fetchone()[0]
+        assert format_ == (fmt or "neardup-sqlite/4")
+    assert counts["v3"][0] == sum(counts["new"]) and counts["v3"][1] == 0
+    assert counts["new"][1] > 0
+    markers = [n for length, n in _column_lengths(tmp_path / "v3.db") if length != 8 * n]
+    assert markers

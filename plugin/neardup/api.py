@@ -646,10 +646,10 @@ class NearDup:
         out = clustering.records(groups, rows, min_size)
         untitled = [c for c in out if not c.representative_title]
         if untitled:
-            texts = self.engine.get([c.representative_id for c in untitled], text=True, keys=False)
+            texts = self.engine.texts([c.representative_id for c in untitled])
             for c in untitled:
-                d = texts.get(c.representative_id)
-                c.representative_title = first_line(d.text) if d and d.text else None
+                text = texts.get(c.representative_id)
+                c.representative_title = first_line(text) if text else None
         if write:
             self.engine.write_clusters(out)
         return out

@@ -16,6 +16,7 @@ from .html import strip_html
 from .letters import (
     DROPPED_MARK,
     RARE,
+    UNSPACED,
     Backend,
     Span,
     TextOrSpan,
@@ -107,6 +108,9 @@ def _marks_to_persian_spans(
         return [None] * len(texts)
     return persian._compiled_spans(texts, late=late, marks=True, anchors=segmentation.anchors)
 
+
+#: The steps before drop_marks that :meth:`Canonicalizer._steps` has a rule for.
+_EARLY_STEPS = frozenset({"nfkc", "strip_html", "split_unspaced"})
 
 #: The steps after the Persian one, in order (unify_digits where digits are unified).
 _LATE_STEPS = ("casefold", "yo_to_ye", "unify_digits")
@@ -209,7 +213,7 @@ class Canonicalizer:
         ] = []  # (text, rare) whose late steps are left to one map of all
         for i, (text, f) in enumerate(zip(texts, flags, strict=True)):
             text, left, rare = self._steps(
-                text, f, fa_rules=self._persian_rules(text, langs[i] if langs else None)
+                text, f, fa_rules=self._persian_rules(text, langs[i] if langs else None, f)
             )
             out.append(text)
             if left == "persian":
@@ -243,12 +247,13 @@ class Canonicalizer:
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
         return out
 
-    def _persian_rules(self, text: str, lang: str | None) -> bool:
+    def _persian_rules(self, text: str, lang: str | None, flags: int | None = None) -> bool:
         """Whether the Persian step applies to ``text`` (of ``lang``, None: not given): not to
         a text of another language than fa, ru and en (:func:`generic`), given or detected
         (Arabic is not Persian: :func:`~.scripts.language_by_script`); the script is looked
-        at only where the text has Arabic script."""
-        if not _has_arabic_script(text):
+        at only where the text has Arabic script (not where its :func:`~.letters.text_flags`
+        ``flags`` have no :data:`~.letters.RARE` character: Arabic script is one)."""
+        if (flags is not None and not flags & RARE) or not _has_arabic_script(text):
             return True
         lang = _language(lang) or self._language_of(text)
         return not generic(lang)
@@ -269,10 +274,13 @@ class Canonicalizer:
         persian (no Arabic script); where the text has none of the characters drop_marks,
         unify_digits and _punctuation_matters act on (:func:`~.letters._has_rare_characters`),
         those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
-        drop_marks whether there are rare characters unless NFKC changed the text (it may
-        make one: U+037A -> U+0345) or HTML entities were decoded: the steps between only
-        take characters out (tags, hyphen breaks, page-number lines; a rare character taken
-        out leaves the steps it would need to run for nothing, the same text).
+        drop_marks whether there are rare characters and split_unspaced whether there is a
+        letter of a script written without spaces (:data:`~.letters.UNSPACED`), unless NFKC
+        changed the text (it may make a rare one: U+037A -> U+0345; the unspaced bit
+        counts what NFKC makes: U+2F00 -> U+4E00) or HTML entities were decoded: the steps
+        between only take characters out (tags, hyphen breaks, page-number lines; a
+        character taken out leaves the steps it would need to run for nothing, the same
+        text).
 
         drop_punctuation replaces what is not in ``[^\\W_]`` by spaces. Without the
         characters of ``_PUNCTUATION_MATTERS`` the steps after it map each character on its
@@ -282,22 +290,15 @@ class Canonicalizer:
         rare characters at drop_marks has none at the later steps.
         """
         plain, rare = False, True
-        known = True  # whether flags & RARE still says if the text has rare characters
+        known = RARE | UNSPACED  # the bits of flags that still say what the text holds
         for name, step in self._step_list[self._step_at["drop_marks"] if resume else 0 :]:
             if name is None:  # (a step with no rule here)
                 text = step(text)
-            elif name == "nfkc":
-                # (marks NFKC would only move go at drop_marks, which this text comes to: they
-                # are rare)
-                normalized = _nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
-                known, text = normalized is text, normalized
-            elif name == "strip_html":  # entities may decode to rare characters (tags only go)
-                stripped = step(text)
-                known = known and ("&" not in text or stripped is text)
-                text = stripped
+            elif name in _EARLY_STEPS:
+                text, known = self._early_step(name, step, text, flags, known)
             elif name == "drop_marks":
                 if not resume:
-                    rare = bool(flags & RARE) if known else _has_rare_characters(text)
+                    rare = bool(flags & RARE) if known & RARE else _has_rare_characters(text)
                     if (
                         rare
                         and fa_rules
@@ -319,12 +320,30 @@ class Canonicalizer:
                 text = step(text)
         return text, None, rare
 
+    def _early_step(
+        self, name: str, step: Callable[[str], str], text: str, flags: int, known: int
+    ) -> tuple[str, int]:
+        """One of :data:`_EARLY_STEPS` in :meth:`_steps`: (the text after it, the bits of
+        the text's ``flags`` that still say what it holds: ``known``; NFKC keeps
+        :data:`~.letters.UNSPACED`, whose characters include those NFKC makes a letter
+        of an unspaced script of)."""
+        if name == "nfkc":
+            # (marks NFKC would only move go at drop_marks, which this text comes to: they
+            # are rare)
+            normalized = _nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
+            return normalized, known if normalized is text else known & ~RARE
+        if name == "strip_html":  # entities may decode to rare characters (tags only go)
+            stripped = step(text)
+            return stripped, known if "&" not in text or stripped is text else 0
+        return (step(text) if not known & UNSPACED or flags & UNSPACED else text), known
+
     @cached_property
     def _step_list(self) -> list[tuple[str | None, Callable[[str], str]]]:
         """:attr:`text_steps` with None for the name of each step :meth:`_steps` has no rule for."""
         ruled = {
             "nfkc",
             "strip_html",
+            "split_unspaced",
             "drop_marks",
             "casefold",
             "drop_punctuation",

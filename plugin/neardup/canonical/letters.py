@@ -19,6 +19,7 @@ import numpy as np
 
 from ..tablecache import cached_table
 from .ranges import ARABIC_BLOCK, ARABIC_SCRIPT, char_class
+from .ranges import UNSPACED as UNSPACED_RANGES
 
 #: How the maps over code points run: "compiled" (:mod:`.letters_compiled`, numba) or
 #: "reference" (numpy, the rule as written); both give the same results (tested), so the
@@ -432,6 +433,10 @@ SURROGATE = 8
 #: the loops are compiled, only a text where one follows a character with a nonzero
 #: combining class, or one it composes with, keeps the bit: :func:`_or_flags`).
 COMPOSING_MARK = 16
+#: Bit of :func:`text_flags`: a letter of a script written without spaces
+#: (:data:`.ranges.UNSPACED`, :func:`~.scripts.split_unspaced`), or a character NFKC makes
+#: one of (:func:`_becomes_unspaced`).
+UNSPACED = 64
 #: A bit of :func:`_flag_table` only (not of :func:`text_flags`): a nonzero combining class or
 #: a canonical decomposition (a mark after such a character may be moved, or composed past
 #: it: À followed by U+0323).
@@ -440,14 +445,16 @@ _UNSETTLED = 32
 
 def text_flags(text: str, backend: Backend = "reference") -> int:
     """Which of :data:`NFKC_MAY_CHANGE`, :data:`DROPPED_MARK`, :data:`COMPOSING_MARK`,
-    :data:`RARE` and :data:`SURROGATE` characters ``text`` holds (:func:`text_flags_many` of
-    one text): ``not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK)`` means
-    ``nfkc(text) == text``, ``not flags & (NFKC_MAY_CHANGE | COMPOSING_MARK)`` that
-    ``drop_marks(nfkc(text)) == drop_marks(text)``, and ``bool(flags & RARE)`` is
-    :func:`_has_rare_characters`.
+    :data:`RARE`, :data:`SURROGATE` and :data:`UNSPACED` characters ``text`` holds
+    (:func:`text_flags_many` of one text): ``not flags & (NFKC_MAY_CHANGE | DROPPED_MARK |
+    COMPOSING_MARK)`` means ``nfkc(text) == text``, ``not flags & (NFKC_MAY_CHANGE |
+    COMPOSING_MARK)`` that ``drop_marks(nfkc(text)) == drop_marks(text)``, ``bool(flags &
+    RARE)`` is :func:`_has_rare_characters` (Arabic script among them: ``not flags & RARE``
+    means no :func:`_has_arabic_script`) and ``not flags & UNSPACED`` that
+    :func:`~.scripts.split_unspaced` leaves the text as it is.
 
-    >>> [text_flags(t) for t in ("ab", "дом", "ﬁ дом", "дом ۱", "cafe\u0301", "کَتاب")]
-    [0, 0, 1, 2, 18, 6]
+    >>> [text_flags(t) for t in ("ab", "дом", "ﬁ дом", "дом ۱", "cafe\u0301", "کَتاب", "猫")]
+    [0, 0, 1, 2, 18, 6, 64]
     """
     if text.isascii():
         return 0
@@ -694,6 +701,29 @@ def _compiled_loops(backend: Backend):
     return letters_compiled
 
 
+def _becomes_unspaced() -> np.ndarray:
+    """The code points that are, or whose NFKD or NFKC holds, a letter of a script written
+    without spaces (:data:`.ranges.UNSPACED`): U+2F00 KANGXI RADICAL ONE -> U+4E00. NFKC of
+    a text composes no such letter from characters outside those scripts (a composite
+    there decomposes to a letter there: tests/test_canonical_fast.py), so NFKC of a text
+    without one of these holds none."""
+    unspaced = re.compile(f"[{char_class(*UNSPACED_RANGES)}]")
+    found = [np.arange(lo, hi + 1) for lo, hi in UNSPACED_RANGES]
+    found.append(
+        np.array(
+            [
+                c
+                for c in np.flatnonzero(_nfkc_table()).tolist()
+                if unspaced.search(
+                    unicodedata.normalize("NFKD", chr(c)) + unicodedata.normalize("NFKC", chr(c))
+                )
+            ],
+            dtype=np.int64,
+        )
+    )
+    return np.concatenate(found)
+
+
 @lru_cache(maxsize=1)
 def _flag_table() -> np.ndarray:
     """Per code point (uint8): the bits of :func:`text_flags` (kept on disk:
@@ -713,6 +743,7 @@ def _flag_table() -> np.ndarray:
             ]
         ] |= np.uint8(_UNSETTLED)
         table[0xD800:0xE000] |= np.uint8(SURROGATE)
+        table[_becomes_unspaced()] |= np.uint8(UNSPACED)
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
         table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
         return table

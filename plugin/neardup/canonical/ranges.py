@@ -36,12 +36,37 @@ RU_LETTERS: tuple[Range, ...] = ((0x0400, 0x052F),)
 EN_LETTERS: tuple[Range, ...] = ((0x41, 0x5A), (0x61, 0x7A), (0x00C0, 0x024F))
 #: The letters that end a Persian run.
 OTHER_LETTERS: tuple[Range, ...] = RU_LETTERS + EN_LETTERS
+#: Letters of scripts written without spaces between words: Thai, Lao, Tibetan, Myanmar,
+#: Khmer, kana, Han (with its extensions and compatibility forms), halfwidth katakana
+#: (Hangul is written with spaces).
+UNSPACED: tuple[Range, ...] = (
+    (0x0E00, 0x0E7F),
+    (0x0E80, 0x0EFF),
+    (0x0F00, 0x0FFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x17FF),
+    (0x3040, 0x30FF),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F),
+    (0x20000, 0x3134F),
+)
 
 
 def char_class(*ranges: Range) -> str:
     """The ranges as the inside of a regular expression's character class (``\\uXXXX``
-    escapes, for a pattern)."""
-    return "".join(f"\\u{lo:04x}-\\u{hi:04x}" for lo, hi in ranges)
+    escapes, ``\\UXXXXXXXX`` beyond the BMP, for a pattern).
+
+    >>> char_class((0x4E00, 0x9FFF), (0x20000, 0x3134F))
+    '\\\\u4e00-\\\\u9fff\\\\U00020000-\\\\U0003134f'
+    """
+    return "".join(f"{_escape(lo)}-{_escape(hi)}" for lo, hi in ranges)
+
+
+def _escape(c: int) -> str:
+    return f"\\u{c:04x}" if c <= 0xFFFF else f"\\U{c:08x}"
 
 
 def within(c: int, *ranges: Range) -> bool:

@@ -17,7 +17,7 @@ from ..hashing import code_points
 from ..ragged import offsets_of
 from ..tablecache import cached_table
 from .letters import code_point_table
-from .ranges import EN_LETTERS, FA_SCRIPT, RU_LETTERS, char_class, within
+from .ranges import EN_LETTERS, FA_SCRIPT, RU_LETTERS, UNSPACED, char_class, within
 
 _FA_CLASS = char_class(*FA_SCRIPT)
 _RU_CLASS = char_class(*RU_LETTERS)
@@ -338,12 +338,8 @@ def _script_counts(text: str, sample: int) -> list[int]:
     return counts.tolist()
 
 
-#: Letters of scripts written without spaces between words: Han, kana, Thai, Lao, Khmer,
-#: Myanmar, Tibetan (Hangul is written with spaces).
-_UNSPACED_CLASS = (
-    "\u0e00-\u0e7f\u0e80-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
-)
+#: Letters of scripts written without spaces between words (:data:`.ranges.UNSPACED`).
+_UNSPACED_CLASS = char_class(*UNSPACED)
 _UNSPACED = re.compile(f"[{_UNSPACED_CLASS}]")
 
 

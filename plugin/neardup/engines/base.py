@@ -301,6 +301,15 @@ class Engine(abc.ABC):
         """Stored documents by id (missing ids are absent from the result); ``keys=False``
         leaves their ``keys`` empty (verification reads shingles only)."""
 
+    def texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The stored text of each document of ``ids`` that has one (missing ids are
+        absent): what display titles need, without shingles or keys. Engines override this
+        with a lighter read (shingles made again from the text cost more than the read);
+        the default reads the documents with :meth:`get`."""
+        return {
+            i: d.text for i, d in self.get(ids, text=True, keys=False).items() if d.text is not None
+        }
+
     @abc.abstractmethod
     def delete(self, ids: Iterable[str]) -> int: ...
 

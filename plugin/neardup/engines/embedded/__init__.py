@@ -18,7 +18,9 @@ Tables
   them again (:mod:`.shingle_column`); ``exact`` is the 16-byte digest (a BLOB, not 32 hex
   characters), ``indexed_at`` milliseconds since the epoch (an integer), and ``cluster_id``
   is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
-* ``postings(key, doc)``: the inverted index of signature keys (:mod:`.postings`).
+* ``postings(key, doc)``: the inverted index of signature keys (:mod:`.postings`), and
+  ``recent_postings(key, doc)``: the latest documents' postings, merged into ``postings`` in
+  key order once it holds 2**21 of them; reads match both.
 * ``fts``: an FTS5 index over title and body for full-text search (:mod:`.fulltext`).
 * ``clusters``: the last N-to-N clustering.
 
@@ -42,7 +44,8 @@ Size (target: under 1.5 KB per document beyond the stored text)
   left about 2.2 KB per document unused; a 64 KiB page holds seven or eight and leaves about
   0.8 KB (``python -m benchmarks.engine --long``: 5,492 instead of 6,955 bytes per document
   beyond the text at 50k documents). Short documents lose little either way.
-* A batch inserts its postings at the end, in key order, so each b-tree page is changed once.
+* A batch inserts its postings at the end, in key order, into the small ``recent_postings``;
+  a merge adds those to ``postings`` in key order, so sorted runs fill its pages.
 * :meth:`~EmbeddedEngine.refresh` checkpoints and truncates the write-ahead log (it held up
   to one batch's pages, tens of MB, next to the file), and ``journal_size_limit`` caps what a
   checkpoint leaves behind.

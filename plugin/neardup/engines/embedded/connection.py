@@ -129,10 +129,13 @@ class Connection(Engine):
         self._tokenizer_ready = False
         self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
         self._postings_copy = False  # a read-only file's postings with the samples, in temp
+        self._recent_rows: int | None = None  # rows of ``recent_postings`` (:mod:`.postings`)
         self._later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self._read_only = False
         #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
         self._shingle_markers = False
+        #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
+        self._recent_table = False
         self._shingles: ShingleColumn | None = None  # reads the shingles column (once open)
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
@@ -270,7 +273,8 @@ class Connection(Engine):
         found = meta.get("format")
         if found not in schema.READS:
             raise EngineError(schema.format_message(self.path, found))
-        self._shingle_markers = found == schema.FORMAT
+        self._shingle_markers = found in schema.MARKERS
+        self._recent_table = found == schema.FORMAT
         return Config.from_json(meta["config"])
 
     def close(self) -> None:
@@ -278,6 +282,7 @@ class Connection(Engine):
             self._db.close()
             self._db = None
             self._tokenizer_ready = self._fts_copy = self._postings_copy = False
+            self._recent_rows = None
 
     def refresh(self) -> None:
         """Writes are visible at once; this folds the write-ahead log into the file and
@@ -313,8 +318,9 @@ class Connection(Engine):
 
         Inside :meth:`writes_in_a_row` the transaction goes on over the sessions that follow
         and is committed once ``commit_every`` seconds have passed since it began (and at the
-        end): each commit writes the postings pages the sessions touched, all over the index,
-        so fewer commits make a large index grow faster. Each session is a savepoint: one that
+        end): each commit writes the pages the sessions touched (new rows, the recent
+        postings, and all of ``postings`` after a merge), so fewer commits write less. Each
+        session is a savepoint: one that
         fails is undone alone, the sessions before it are committed, then the error is raised."""
         if self._writer is not None:
             yield

@@ -68,10 +68,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
                     except (sqlite3.Error, ValueError, OverflowError) as e:
                         self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
-            db.executemany(
-                "INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)",
-                self._posting_rows(pending, self._upto(db, "samples_upto")),
-            )
+            self._insert_recent(db, self._posting_rows(pending, self._upto(db, "samples_upto")))
         return failures
 
     def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:
@@ -243,6 +240,21 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             rows = _named(db.execute(f"SELECT {cols} FROM docs WHERE id IN ({marks})", chunk))
             for d in self._stored_many(rows.fetchall(), text, keys):
                 out[d.id] = d
+        return out
+
+    def texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """The ``body`` column of ``ids``: no shingles made again, no keys unpacked."""
+        db = self._require()
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), _CHUNK_IDS):
+            chunk = ids[i : i + _CHUNK_IDS]
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                db.execute(
+                    f"SELECT id, body FROM docs WHERE id IN ({marks}) AND body IS NOT NULL", chunk
+                )
+            )
         return out
 
     def _stored_many(

@@ -15,6 +15,17 @@ postings (``meta.samples_upto``: every document up to that ``seq`` has them, non
 document updated at or below it gets them at once). On a file opened read-only, that query
 copies the postings into the temporary schema with the samples added.
 
+New postings go to ``recent_postings``, a table of the same layout kept small (up to
+:data:`RECENT_PER_DOC` rows per stored document, between :data:`RECENT_MIN` and
+:data:`RECENT_MAX`), so that inserting keys at random places touches pages that stay in the
+page cache; once it is full it is merged into ``postings`` in key order (each page of
+``postings`` read and written once per merge, not once per commit) and emptied, in the
+transaction of the batch that filled it. (Its pages, freed, are reused by the next
+postings: the file keeps that much free space, a quarter of the postings' size at most.)
+The sample catch-up, a sorted run of many documents, goes straight into ``postings``. Every
+read matches both tables (a document's postings are in one of them, never both), so
+candidates are the same whenever the merges happen.
+
 A posting keeps the low 44 bits of a key, so a query key meets a different stored key of its
 field with probability (keys of that field in the index) / 2**44, about 1e-6 per key at a
 million documents: only a false candidate, which verification drops.
@@ -22,6 +33,7 @@ million documents: only a false candidate, which verification drops.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from typing import Any, Iterable, Iterator, Literal, Sequence
@@ -40,6 +52,29 @@ from .schema import CLUSTER, unsigned64
 
 #: From this many queries on, "auto" matches them together (:meth:`Postings.candidates_batched`).
 BATCHED_FROM = 8
+#: Rows of ``recent_postings`` from which they are merged into ``postings``: this many per
+#: stored document (a quarter of the 31 postings a document adds as indexed), at least
+#: :data:`RECENT_MIN` and at most :data:`RECENT_MAX` (about 65,000 documents' MinHash,
+#: SimHash and exact keys: 32 MB of pages, within the 64 MB page cache).
+RECENT_PER_DOC = 8
+RECENT_MIN = 1 << 16
+RECENT_MAX = 1 << 21
+
+
+def _union(tables: Sequence[str], select: str, where: str) -> str:
+    """``SELECT select FROM t WHERE where`` for each of ``tables``, as one UNION ALL (its
+    parameters repeat per table: :func:`_repeat`); SQLite does not push an ``IN`` down into
+    a view of the union, so each table is searched by its own key.
+
+    >>> _union(["a", "b"], "doc", "key = ?")
+    '(SELECT doc FROM a WHERE key = ? UNION ALL SELECT doc FROM b WHERE key = ?)'
+    """
+    return "(" + " UNION ALL ".join(f"SELECT {select} FROM {t} WHERE {where}" for t in tables) + ")"
+
+
+def _repeat(tables: Sequence[str], params: Sequence[Any]) -> list[Any]:
+    """The parameters of :func:`_union`: ``params`` once per table."""
+    return list(params) * len(tables)
 
 
 def matched_documents(
@@ -132,6 +167,8 @@ class Postings(Connection):
     candidate_form: Literal["auto", "sql", "batched"] = "auto"
     #: Documents read at a time when the sample postings catch up.
     samples_chunk = 5000
+    #: Rows of ``recent_postings`` from which they are merged (:data:`RECENT_MAX`).
+    recent_max = RECENT_MAX
 
     def _keys_of(
         self, blob: bytes, shingles: np.ndarray, exact: bytes | str
@@ -199,32 +236,38 @@ class Postings(Connection):
         if pending is not None:
             pending.pop(seq, None)
         keys = self._keys_of(row["keys"], self._shingle_sets([row])[0], row["exact"])
-        db.executemany(
-            "DELETE FROM postings WHERE key=? AND doc=?", self._posting_rows({seq: keys}, UNBOUNDED)
-        )
+        rows = list(self._posting_rows({seq: keys}, UNBOUNDED))
+        for t in self._main_tables():
+            db.executemany(f"DELETE FROM {t} WHERE key=? AND doc=?", rows)
 
     # -- candidates ------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
-        table = self._postings_table({g.field for q in queries for g in q.groups})
+        tables = self._postings_tables({g.field for q in queries for g in q.groups})
         form = self.candidate_form
         if form == "auto":
             form = "batched" if len(queries) >= BATCHED_FROM else "sql"
         if form == "batched":
-            return self.candidates_batched(queries, table)
-        return [self.candidates_sql(q, table) for q in queries]
+            return self.candidates_batched(queries, tables)
+        return [self.candidates_sql(q, tables) for q in queries]
 
-    def candidates_sql(self, q: CandidateQuery, table: str = "postings") -> list[Candidate]:
+    def candidates_sql(
+        self, q: CandidateQuery, tables: Sequence[str] | None = None
+    ) -> list[Candidate]:
         """The candidates of one query, in one statement: per key group, the documents that
-        hold at least ``min_match`` of its keys; summed over the groups, ranked, filtered."""
+        hold at least ``min_match`` of its keys; summed over the groups, ranked, filtered.
+        ``tables``: the postings tables to match in (:meth:`_postings_tables`)."""
+        tables = tables or self._main_tables()
+        matching = _union(
+            tables, "doc", "key IN (SELECT value FROM json_each(?)) AND doc > ? AND doc < ?"
+        )
         parts, params = [], []
         groups = list(filter(self._matchable, q.groups))
         for g, keys in zip(groups, self._posting_jsons(groups), strict=True):
             parts.append(
-                f"SELECT doc, COUNT(*) AS c, ? AS f FROM {table} "
-                "WHERE key IN (SELECT value FROM json_each(?)) "
-                "AND doc > ? AND doc < ? GROUP BY doc HAVING COUNT(*) >= ?"
+                f"SELECT doc, COUNT(*) AS c, ? AS f FROM {matching} "
+                "GROUP BY doc HAVING COUNT(*) >= ?"
             )
-            params += [g.field, keys, *_bounds(q), max(1, g.min_match)]
+            params += [g.field, *_repeat(tables, [keys, *_bounds(q)]), max(1, g.min_match)]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
@@ -250,7 +293,7 @@ class Postings(Connection):
         ]
 
     def candidates_batched(
-        self, queries: Sequence[CandidateQuery], table: str = "postings"
+        self, queries: Sequence[CandidateQuery], tables: Sequence[str] | None = None
     ) -> list[list[Candidate]]:
         """:meth:`candidates_sql` of many queries: the postings of all their keys read in one
         statement (each distinct key once, in key order), then matched to the key groups,
@@ -260,12 +303,13 @@ class Postings(Connection):
         if not groups:
             return [[] for _ in queries]
         keys, key_group = self._group_posting_keys([g for _, g in groups])
+        tables = tables or self._main_tables()
+        matching = _union(tables, "key, doc", "key IN (SELECT value FROM json_each(?))")
         found = (
             self._require()
             .execute(
-                f"SELECT group_concat(key || ' ' || doc, ' ') FROM {table} "
-                "WHERE key IN (SELECT value FROM json_each(?))",
-                (json.dumps(np.unique(keys).tolist()),),
+                f"SELECT group_concat(key || ' ' || doc, ' ') FROM {matching}",
+                _repeat(tables, [json.dumps(np.unique(keys).tolist())]),
             )
             .fetchone()[0]
         )  # (one string: a row apiece costs twice the lookups)
@@ -353,15 +397,22 @@ class Postings(Connection):
         for f in fields:
             if f not in self._field_ids:
                 continue
-            table = self._postings_table({f})
+            tables = self._postings_tables({f})
+            if (
+                tables == ("postings", "recent_postings")
+                and not self._read_only
+                and db.execute("SELECT 1 FROM recent_postings LIMIT 1").fetchone()
+            ):
+                self.merge_recent()  # (one pass; a count over the union would sort every key)
+                tables = ("postings",)
             lo = self._field_ids[f] << KEY_BITS
             # the shared keys first (a count over the key order, no join), then their documents
             cur = db.execute(
-                f"SELECT (SELECT group_concat(d.id, char(31)) FROM {table} p "
-                "JOIN docs d ON d.seq = p.doc WHERE p.key = k.key) "
-                f"FROM (SELECT key FROM {table} WHERE key BETWEEN ? AND ? "
+                "SELECT (SELECT group_concat(d.id, char(31)) FROM "
+                f"{_union(tables, 'doc', 'key = k.key')} p JOIN docs d ON d.seq = p.doc) "
+                f"FROM (SELECT key FROM {_union(tables, 'key', 'key BETWEEN ? AND ?')} "
                 "GROUP BY key HAVING COUNT(*) > 1) k",
-                (lo, lo | KEY_MASK),
+                _repeat(tables, (lo, lo | KEY_MASK)),
             )
             for (ids,) in cur:
                 yield ids.split("\x1f")
@@ -372,27 +423,57 @@ class Postings(Connection):
         (the next containment query adds them); 0 when the index has no sample field."""
         return self._behind("samples_upto") if self._later else 0
 
-    def _postings_table(self, fields: Iterable[str]) -> str:
-        """The postings table to match ``fields`` in, with every document's keys in it:
-        ``postings`` after adding the sample postings of the documents that follow
+    def _main_tables(self) -> tuple[str, ...]:
+        """The file's postings tables: ``postings``, and ``recent_postings`` in a file of the
+        format that has it (:data:`~.schema.READS`)."""
+        return ("postings", "recent_postings") if self._recent_table else ("postings",)
+
+    def _postings_tables(self, fields: Iterable[str]) -> tuple[str, ...]:
+        """The postings tables to match ``fields`` in, with every document's keys in them:
+        :meth:`_main_tables` after adding the sample postings of the documents that follow
         ``samples_upto`` (when ``fields`` has a sample field); on a read-only file with some
         behind, a copy in this connection's temporary schema with them added (made once)."""
         if self._postings_copy:
-            return "temp.nd_postings"
+            return ("temp.nd_postings",)
         if not self._later.intersection(fields) or not self.samples_behind():
-            return "postings"
+            return self._main_tables()
         if self._read_only:
             db = self._require()
             db.execute(
                 "CREATE TEMP TABLE nd_postings(key INTEGER NOT NULL, doc INTEGER NOT NULL, "
                 "PRIMARY KEY(key, doc)) WITHOUT ROWID"
             )
-            db.execute("INSERT INTO temp.nd_postings SELECT key, doc FROM postings")
+            for t in self._main_tables():
+                db.execute(f"INSERT INTO temp.nd_postings SELECT key, doc FROM {t}")
             self._add_samples(db, "temp.nd_postings", self._upto(db, "samples_upto"))
             self._postings_copy = True
-            return "temp.nd_postings"
+            return ("temp.nd_postings",)
         self._catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
-        return "postings"
+        return self._main_tables()
+
+    def _insert_recent(self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
+        """Insert (key, doc) postings into ``recent_postings``; merge it into ``postings``
+        once it is full (:data:`RECENT_PER_DOC`; inside the caller's transaction)."""
+        if not self._recent_table:  # a file of an earlier format: straight into postings
+            db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
+            return
+        if self._recent_rows is None:  # (other processes' rows count from the next opening)
+            self._recent_rows = db.execute("SELECT COUNT(*) FROM recent_postings").fetchone()[0]
+        cur = db.executemany("INSERT OR IGNORE INTO recent_postings(key, doc) VALUES (?,?)", rows)
+        self._recent_rows += max(0, cur.rowcount)
+        top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
+        if self._recent_rows >= min(self.recent_max, max(RECENT_MIN, RECENT_PER_DOC * top)):
+            self.merge_recent(db)
+
+    def merge_recent(self, db: sqlite3.Connection | None = None) -> None:
+        """Move ``recent_postings`` into ``postings``, in key order, and empty it."""
+        with contextlib.nullcontext(db) if db is not None else self._tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO postings(key, doc) "
+                "SELECT key, doc FROM recent_postings ORDER BY key, doc"
+            )
+            db.execute("DELETE FROM recent_postings")
+        self._recent_rows = 0
 
     def _add_samples(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """The sample postings of every document after ``seq`` ``after``, into ``table``."""

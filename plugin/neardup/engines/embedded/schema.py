@@ -3,7 +3,8 @@
 A file records its format in ``meta.format``; opening a file of another format names what to
 do (:func:`format_message`). ``neardup-sqlite/1`` had ``postings(field, key, doc)``, full FTS5
 detail, hex ``exact``, ISO ``indexed_at`` and raw keys; ``/2`` files (shingle hashes always
-stored) are opened and written as before (:data:`READS`).
+stored) and ``/3`` files (no ``recent_postings``) are opened and written as before
+(:data:`READS`).
 
 >>> format_message("x.db", "neardup-sqlite/1").split(" (")[0]
 'x.db was written by an older neardup'
@@ -22,11 +23,14 @@ from urllib.parse import quote
 
 from ..base import EngineError
 
-FORMAT = "neardup-sqlite/3"
-#: Formats this version opens: ``/2`` stores every document's shingle hashes; ``/3`` stores a
-#: marker instead where the text makes them again (:mod:`.shingle_column`). A ``/2`` file
-#: keeps storing hashes, so the neardup that made it can still open it.
-READS = ("neardup-sqlite/2", FORMAT)
+FORMAT = "neardup-sqlite/4"
+#: Formats whose shingles column holds a marker where the text makes the hashes again
+#: (:mod:`.shingle_column`); ``/2`` stores every document's shingle hashes.
+MARKERS = ("neardup-sqlite/3", FORMAT)
+#: Formats this version opens. Only ``/4`` puts new postings in ``recent_postings`` first: a
+#: ``/2`` or ``/3`` file keeps its layout (hashes stored; every posting in ``postings``), so
+#: the neardup that made it still opens it and finds every candidate in it.
+READS = ("neardup-sqlite/2", "neardup-sqlite/3", FORMAT)
 #: A new file's page size (a file keeps the page size it was made with).
 PAGE_SIZE = 65536
 TOKENIZE = "unicode61 remove_diacritics 2"
@@ -40,6 +44,13 @@ FTS_TABLE = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, content='docs', "
     f"content_rowid='seq', tokenize='{TOKENIZE}', {FTS_DETAIL})"
 )
+#: The postings of the latest documents (:mod:`.postings`): small, so that inserting keys at
+#: random places stays within the page cache; merged into ``postings`` in key order.
+RECENT_TABLE = """CREATE TABLE IF NOT EXISTS recent_postings(
+    key INTEGER NOT NULL,
+    doc INTEGER NOT NULL,
+    PRIMARY KEY(key, doc)
+) WITHOUT ROWID"""
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS docs(
@@ -68,6 +79,7 @@ SCHEMA = (
     doc INTEGER NOT NULL,
     PRIMARY KEY(key, doc)
 ) WITHOUT ROWID""",
+    RECENT_TABLE,
     FTS_TABLE,
     """CREATE TABLE IF NOT EXISTS clusters(
     cluster_id TEXT PRIMARY KEY,
