@@ -1,25 +1,31 @@
 """neardup on real engines, side by side in one run, with the embedded engine beside them.
 
     python -m benchmarks.real_engines                        # 100,000 documents, OpenSearch 2 and 3
-    python -m benchmarks.real_engines --docs 20000 --engines opensearch-2 --out /tmp/bench-engines
+    python -m benchmarks.real_engines --docs 100000 --sizes 20000 --engines opensearch-2
 
 Each engine is started by ``tests/engines/run`` (one node, heap ``--heap``). The same synthetic
-collection (:mod:`benchmarks.synth`, seeded) goes
+collection (:mod:`benchmarks.synth`, seeded) goes, a step at a time (``--sizes``: the index
+grows to each size, then to ``--docs``),
 
 * through ``neardup index`` (``NearDup.index``: signing, candidate lookups, exact
   verification, tags, with neardup's ingest pipeline) into a neardup index, and
 * as the plain raw documents (title and body, no neardup fields) through ``_bulk`` into an
   index with a plain mapping: the engine's own ingest rate, so the ratio is the plugin's cost;
 
-then ``NearDup.query`` latency (p50/p99 of ``--queries`` edited copies and new texts) and the
-store bytes per document from ``_stats`` (primaries, after a flush), for both indices. The
-embedded engine takes the same documents and queries. Prints a table and writes
-``real-engines.json`` and ``real-engines.md`` to ``--out``.
+each step timed in wall seconds, CPU of this process and CPU of the engine's JVM (the scale
+table), every request of ``neardup index`` timed by kind (where its wall time goes); then
+``NearDup.query`` latency (p50/p99 of ``--queries`` edited copies and new texts) and the store
+bytes per document from ``_stats`` (primaries, after a flush), for both indices. The whole-path
+table runs ``neardup index FILE`` then ``neardup clusters --json`` in fresh processes on
+:mod:`benchmarks.wholepath`'s corpus (``--whole-path`` documents of about 550 words) against a
+plain ``_bulk`` of the same file. The embedded engine takes the same documents and queries.
+Prints the tables and writes ``real-engines.json`` and ``real-engines.md`` to ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import itertools
 import json
 import os
@@ -32,15 +38,18 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterable
 
 from rich.console import Console
 from rich.table import Table
 
 from neardup.api import NearDup
 from neardup.config import Config
+from neardup.engines.transport import Retrying
+from neardup.signer import Document
 from tests.engines import launch
 
-from . import synth
+from . import synth, wholepath
 from .engine import base_documents, db_bytes, percentiles
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,15 +60,70 @@ PLAIN_MAPPING = {
 
 
 class Engine:
-    """``tests/engines/run ENGINE`` in the background until :meth:`close`."""
+    """``tests/engines/run ENGINE`` in the background until :meth:`close`; :meth:`cpu_s` is
+    the CPU seconds (user + system) its JVM has used so far."""
 
     def __init__(self, name: str, heap: str, timeout: float = 900.0):
         self.proc, self.url = launch.start(
             name, "--heap", heap, stdin=subprocess.DEVNULL, timeout=timeout
         )
+        import psutil
+
+        kids = psutil.Process(self.proc.pid).children(recursive=True)
+        self.jvm = next((k for k in kids if "java" in k.name()), None)
+
+    def cpu_s(self) -> float:
+        if self.jvm is None:
+            return float("nan")
+        t = self.jvm.cpu_times()
+        return t.user + t.system
 
     def close(self) -> None:
         launch.stop(self.proc)
+
+
+class Clock:
+    """Wall, this process's CPU and the engine's CPU between :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, engine: Engine | None):
+        self.engine = engine
+
+    def start(self) -> Clock:
+        self.t, self.c = time.perf_counter(), time.process_time()
+        self.j = self.engine.cpu_s() if self.engine else float("nan")
+        return self
+
+    def stop(self) -> dict:
+        return {
+            "seconds": time.perf_counter() - self.t,
+            "client_cpu_s": time.process_time() - self.c,
+            "engine_cpu_s": (self.engine.cpu_s() if self.engine else float("nan")) - self.j,
+        }
+
+
+class TimedRetrying(Retrying):
+    """The engine's one way of sending a request, timed by kind (``index documents``,
+    ``msearch``, ``refresh``, ``mget``, the write lease ...): where the wall time of
+    ``neardup index`` goes."""
+
+    def __init__(self, inner: Retrying):
+        super().__init__(inner.location, inner.backoff)
+        self.seconds: collections.Counter = collections.Counter()
+        self.calls: collections.Counter = collections.Counter()
+
+    def __call__(self, what, fn, *, ok_status=()):  # type: ignore[override]
+        t = time.perf_counter()
+        try:
+            return super().__call__(what, fn, ok_status=ok_status)
+        finally:
+            self.seconds[what] += time.perf_counter() - t
+            self.calls[what] += 1
+
+    def report(self) -> dict:
+        return {
+            k: {"seconds": round(v, 3), "requests": self.calls[k]}
+            for k, v in self.seconds.most_common()
+        }
 
 
 def commit() -> str:
@@ -95,69 +159,230 @@ def query_latency(nd: NearDup, queries: list) -> dict:
     return {**percentiles(lat), "queries_with_a_match": hits}
 
 
-def neardup_ingest(nd: NearDup, docs: list) -> dict:
-    t = time.perf_counter()
-    rep = nd.index(docs, batch_size=500, tag=True, progress=None)
-    s = time.perf_counter() - t
+def _rate(part: dict) -> dict:
+    """``part`` with its documents per second and CPU milliseconds per document."""
+    n = part["docs"]
     return {
-        "docs": rep.indexed,
-        "failed": len(rep.failed),
-        "duplicates": rep.duplicates,
-        "seconds": s,
-        "docs_per_s": rep.indexed / s,
+        **part,
+        "docs_per_s": n / part["seconds"],
+        "client_cpu_ms_per_doc": 1e3 * part["client_cpu_s"] / n,
+        "engine_cpu_ms_per_doc": 1e3 * part["engine_cpu_s"] / n,
     }
 
 
-def plain_bulk(client, helpers, docs: list) -> dict:
-    client.indices.create(index="plain", body=PLAIN_MAPPING)
-    actions = (
-        {"_index": "plain", "_id": d.id, "_source": {"title": d.title, "body": d.text}}
-        for d in docs
+def neardup_ingest(nd: NearDup, docs: list, clock: Clock) -> dict:
+    clock.start()
+    rep = nd.index(docs, batch_size=500, tag=True, progress=None)
+    return _rate(
+        {
+            "docs": rep.indexed,
+            "failed": len(rep.failed),
+            "duplicates": rep.duplicates,
+            **clock.stop(),
+        }
     )
-    t = time.perf_counter()
+
+
+def plain_bulk(client, helpers, docs: Iterable, clock: Clock, index: str = "plain") -> dict:
+    """The raw documents (title and body) through ``_bulk`` into ``index`` (plain mapping,
+    created when missing), then a refresh, as any client would load them."""
+    clock.start()
+    if not client.indices.exists(index=index):
+        client.indices.create(index=index, body=PLAIN_MAPPING)
+    actions = (
+        {"_index": index, "_id": d.id, "_source": {"title": d.title, "body": d.text}} for d in docs
+    )
     ok, errors = helpers.bulk(
         client, actions, chunk_size=500, raise_on_error=False, request_timeout=120
     )
-    client.indices.refresh(index="plain")
-    s = time.perf_counter() - t
-    return {"docs": ok, "failed": len(errors), "seconds": s, "docs_per_s": ok / s}
+    client.indices.refresh(index=index)
+    return _rate({"docs": ok, "failed": len(errors), **clock.stop()})
 
 
-def run_engine(name: str, docs: list, queries: list, heap: str, log) -> dict:
+def _total(parts: list[dict]) -> dict:
+    """The steps of a run added up."""
+    keys = ("docs", "failed", "seconds", "client_cpu_s", "engine_cpu_s")
+    out = {k: sum(p[k] for p in parts) for k in keys}
+    if "duplicates" in parts[0]:
+        out["duplicates"] = sum(p["duplicates"] for p in parts)
+    return _rate(out)
+
+
+def steps(n: int, sizes: list[int]) -> list[tuple[int, int]]:
+    """The (start, end) of each step of the scale table: the index grows to each size.
+
+    >>> steps(100, [20, 100])
+    [(0, 20), (20, 100)]
+    """
+    ends = sorted({s for s in sizes if 0 < s < n} | {n})
+    return list(zip([0, *ends[:-1]], ends, strict=True))
+
+
+def whole_path(eng: Engine, client, helpers, corpus: Path, log) -> dict:
+    """``neardup index FILE`` then ``neardup clusters --json`` on the node, each in a fresh
+    process (the command line's own ``main``, as :mod:`benchmarks.wholepath` runs it), against
+    a plain ``_bulk`` of the file's raw documents from this process."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "plugin"), str(REPO)]))
+    target = [eng.url, "--index", "wholepath"]
+    log(f"{eng.url}: whole path, neardup index + clusters of {corpus.name}")
+    j0 = eng.cpu_s()
+    w1, idx = wholepath._run_child(
+        ["neardup", "index", str(corpus), "--engine", *target, "--quiet"], env
+    )
+    j1 = eng.cpu_s()
+    w2, cl = wholepath._run_child(["neardup", "clusters", "--engine", *target, "--json"], env)
+    j2 = eng.cpu_s()
+    if idx["exit"] or cl["exit"]:
+        raise RuntimeError(f"neardup index or clusters failed on {eng.url}: {idx} {cl}")
+    log(f"{eng.url}: whole path, plain _bulk of {corpus.name}")
+
+    def raw():
+        with corpus.open(encoding="utf-8") as f:
+            for line in f:
+                d = json.loads(line)
+                yield Document(d["id"], d["text"], title=d.get("title"))
+
+    plain = plain_bulk(client, helpers, raw(), Clock(eng), index="wholepath-plain")
+    neardup = {
+        "seconds": w1 + w2,
+        "index_s": w1,
+        "clusters_s": w2,
+        "cpu_s": idx["cpu_s"] + cl["cpu_s"],
+        "engine_cpu_s": j2 - j0,
+        "engine_cpu_index_s": j1 - j0,
+        "clusters": cl.get("clusters"),
+        "docs_in_clusters": cl.get("docs_in_clusters"),
+        "peak_rss_mb": {"index": idx["peak_rss_mb"], "clusters": cl["peak_rss_mb"]},
+    }
+    return {"neardup": neardup, "plain_bulk": plain, "wall_ratio": (w1 + w2) / plain["seconds"]}
+
+
+def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> list[dict]:
+    """What makes a ``_bulk`` of neardup's documents dearer than a plain one: the same signed
+    documents (as ``neardup index`` stores them, tags left out) through ``_bulk`` into fresh
+    indices, with neardup's mapping and ingest pipeline, then without the pipeline, without
+    the language subfields of title and body, and without the shingles; the raw documents with
+    the plain mapping first and last (the engine warming up shows as their difference)."""
+    from neardup.engines import dsl
+
+    signed = [nd.signer.sign(d) for d in docs]
+    name = dsl.documents_template_name(nd.engine.index)
+    got = client.indices.get_index_template(name=name)["index_templates"][0]
+    tmpl = got["index_template"]["template"]
+    pipe = tmpl["settings"]["index"].pop("default_pipeline", None)
+    full = {"settings": tmpl["settings"], "mappings": tmpl["mappings"]}
+    nolang = json.loads(json.dumps(full))
+    for f in ("title", "body"):
+        nolang["mappings"]["properties"][f].pop("fields", None)
+
+    def neardup_doc(s, i: int, shingles: bool = True) -> dict:
+        d = dsl.document_source(s, None, i + 1, "2026-01-01T00:00:00.000Z")
+        if not shingles:
+            d[dsl.ROOT]["shingles"] = ""
+        return d
+
+    def raw(s, i: int) -> dict:
+        return {"title": s.doc.title, "body": s.doc.text}
+
+    cases = [
+        ("plain mapping, raw documents", "parts-plain", PLAIN_MAPPING, raw, None),
+        ("neardup mapping and pipeline", "parts-neardup", full, neardup_doc, pipe),
+        ("neardup mapping, no pipeline", "parts-nopipe", full, neardup_doc, None),
+        ("no language subfields, no pipeline", "parts-nolang", nolang, neardup_doc, None),
+        (
+            "no language subfields, no shingles, no pipeline",
+            "parts-bare",
+            nolang,
+            lambda s, i: neardup_doc(s, i, False),
+            None,
+        ),
+        ("plain mapping, raw documents (again)", "parts-plain2", PLAIN_MAPPING, raw, None),
+    ]
+    out = []
+    for what, index, body, make, pipeline in cases:
+        log(f"{eng.url}: _bulk of {len(docs):,} documents, {what}")
+        client.indices.create(index=index, body=body)
+        actions = [
+            {"_index": index, "_id": s.id, "_source": make(s, i)}
+            | ({"pipeline": pipeline} if pipeline else {})
+            for i, s in enumerate(signed)
+        ]
+        size = sum(len(json.dumps(a["_source"], ensure_ascii=False).encode()) for a in actions)
+        clock = Clock(eng).start()
+        ok, errors = helpers.bulk(
+            client, actions, chunk_size=500, raise_on_error=False, request_timeout=120
+        )
+        client.indices.refresh(index=index)
+        part = _rate({"docs": ok, "failed": len(errors), **clock.stop()})
+        out.append({"what": what, "source_bytes_per_doc": size / len(actions), **part})
+    return out
+
+
+def run_engine(
+    name: str,
+    docs: list,
+    sizes: list[int],
+    queries: list,
+    heap: str,
+    corpus: Path | None,
+    log,
+    parts: int = 0,
+) -> dict:
     eng = Engine(name, heap)
     try:
         nd = NearDup.open(eng.url, Config(), index="bench", pipeline=True)
         client = nd.engine.client
         from opensearchpy import helpers
 
+        timed = TimedRetrying(nd.engine.retry)
+        nd.engine.retry = timed  # every request of neardup index, timed by kind
+        clock = Clock(eng)
         version = client.info()["version"]["number"]
-        log(f"{name} {version} at {eng.url}: plain _bulk of {len(docs):,} documents")
-        plain = plain_bulk(client, helpers, docs)
-        log(f"{name}: neardup index of {len(docs):,} documents")
-        ingest = neardup_ingest(nd, docs)
+        scale = []
+        for lo, hi in steps(len(docs), sizes):
+            log(f"{name} {version}: plain _bulk of documents {lo:,} to {hi:,}")
+            plain = plain_bulk(client, helpers, docs[lo:hi], clock)
+            log(f"{name}: neardup index of documents {lo:,} to {hi:,}")
+            ingest = neardup_ingest(nd, docs[lo:hi], clock)
+            scale.append({"from": lo, "to": hi, "plain_bulk": plain, "neardup_index": ingest})
+        requests = timed.report()
         nd.engine.refresh()
         log(f"{name}: {len(queries)} queries")
+        plain = _total([s["plain_bulk"] for s in scale])
+        ingest = _total([s["neardup_index"] for s in scale])
         out = {
             "engine": name,
             "version": version,
             "plain_bulk": plain,
             "neardup_index": ingest,
             "plugin_cost": plain["docs_per_s"] / ingest["docs_per_s"],
+            "scale": scale,
+            "requests": requests,
             "query": query_latency(nd, queries),
             "store": {"neardup": store(client, "bench"), "plain": store(client, "plain")},
         }
+        if corpus is not None:
+            out["whole_path"] = whole_path(eng, client, helpers, corpus, log)
+        if parts:
+            out["bulk_parts"] = bulk_parts(nd, client, helpers, docs[:parts], eng, log)
         nd.close()
         return out
     finally:
         eng.close()
 
 
-def run_embedded(docs: list, queries: list, log) -> dict:
+def run_embedded(docs: list, sizes: list[int], queries: list, log) -> dict:
     with tempfile.TemporaryDirectory() as d:
         db = Path(d) / "bench.db"
         nd = NearDup.open(str(db), Config())
-        log(f"embedded: neardup index of {len(docs):,} documents")
-        ingest = neardup_ingest(nd, docs)
+        clock = Clock(None)
+        scale = []
+        for lo, hi in steps(len(docs), sizes):
+            log(f"embedded: neardup index of documents {lo:,} to {hi:,}")
+            scale.append(
+                {"from": lo, "to": hi, "neardup_index": neardup_ingest(nd, docs[lo:hi], clock)}
+            )
+        ingest = _total([s["neardup_index"] for s in scale])
         q = query_latency(nd, queries)
         nd.close()
         n = ingest["docs"]
@@ -165,6 +390,7 @@ def run_embedded(docs: list, queries: list, log) -> dict:
             "engine": "embedded",
             "version": "SQLite",
             "neardup_index": ingest,
+            "scale": scale,
             "query": q,
             "store": {
                 "neardup": {
@@ -174,18 +400,6 @@ def run_embedded(docs: list, queries: list, log) -> dict:
                 }
             },
         }
-
-
-def table(res: dict) -> Table:
-    t = Table(
-        title=f"neardup on real engines: {res['docs']:,} documents, {res['queries']} queries "
-        f"({res['started_at'][:10]}, {res['machine']['cpus']} CPUs, commit {res['commit']})"
-    )
-    for c in COLUMNS:
-        t.add_column(c, justify="left" if c == "engine" else "right")
-    for r in res["runs"]:
-        t.add_row(*_cells(r))
-    return t
 
 
 def _cells(r: dict) -> list[str]:
@@ -215,6 +429,182 @@ COLUMNS = [
 ]
 
 
+def _f(x: float | None, fmt: str = ",.0f") -> str:
+    return "-" if x is None or x != x else format(x, fmt)
+
+
+def _scale_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        for s in r.get("scale", []):
+            nd, plain = s["neardup_index"], s.get("plain_bulk")
+            rows.append(
+                [
+                    f"{r['engine']} {r['version']}",
+                    f"{s['from']:,} to {s['to']:,}",
+                    _f(nd["docs_per_s"]),
+                    _f(plain["docs_per_s"]) if plain else "-",
+                    f"{plain['docs_per_s'] / nd['docs_per_s']:.1f}x" if plain else "-",
+                    _f(nd["client_cpu_ms_per_doc"], ".2f"),
+                    _f(nd["engine_cpu_ms_per_doc"], ".2f"),
+                    _f(plain["engine_cpu_ms_per_doc"], ".2f") if plain else "-",
+                ]
+            )
+    return rows
+
+
+def _whole_path_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        w = r.get("whole_path")
+        if not w:
+            continue
+        nd, plain = w["neardup"], w["plain_bulk"]
+        rows.append(
+            [
+                f"{r['engine']} {r['version']}",
+                f"{nd['seconds']:.1f} ({nd['index_s']:.1f} + {nd['clusters_s']:.1f})",
+                f"{nd['cpu_s']:.1f}",
+                f"{nd['engine_cpu_s']:.1f}",
+                f"{plain['seconds']:.1f}",
+                f"{plain['client_cpu_s']:.1f}",
+                f"{plain['engine_cpu_s']:.1f}",
+                f"{w['wall_ratio']:.1f}x",
+                f"{nd['clusters']:,} / {nd['docs_in_clusters']:,}",
+            ]
+        )
+    return rows
+
+
+def _request_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        if "requests" not in r:
+            continue
+        nd = r["neardup_index"]
+        rows.append(
+            [
+                f"{r['engine']} {r['version']}",
+                "whole `neardup index`",
+                f"{nd['seconds']:.1f}",
+                "-",
+                "-",
+            ]
+        )
+        for k, v in r["requests"].items():
+            if v["seconds"] >= 0.005 * nd["seconds"]:
+                rows.append(
+                    [
+                        "",
+                        k,
+                        f"{v['seconds']:.1f}",
+                        f"{v['requests']:,}",
+                        f"{1e3 * v['seconds'] / v['requests']:.1f}",
+                    ]
+                )
+        waited = sum(v["seconds"] for v in r["requests"].values())
+        rows.append(
+            ["", "in this process (not waiting)", f"{nd['seconds'] - waited:.1f}", "-", "-"]
+        )
+        rows.append(["", "CPU: neardup process", f"{nd['client_cpu_s']:.1f}", "-", "-"])
+        rows.append(["", "CPU: engine (JVM)", f"{nd['engine_cpu_s']:.1f}", "-", "-"])
+    return rows
+
+
+def _parts_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        for p in r.get("bulk_parts", []):
+            rows.append(
+                [
+                    f"{r['engine']} {r['version']}",
+                    p["what"],
+                    _f(p["docs_per_s"]),
+                    _f(p["engine_cpu_ms_per_doc"], ".2f"),
+                    _f(p["source_bytes_per_doc"]),
+                ]
+            )
+    return rows
+
+
+#: (heading, columns, rows of a result): the tables of a run, in order
+TABLES = [
+    ("Ingest and query", None, None),
+    (
+        "Whole path: index + clusters (seconds)",
+        [
+            "engine",
+            "neardup wall (index + clusters)",
+            "neardup CPU",
+            "engine CPU",
+            "plain _bulk wall",
+            "plain client CPU",
+            "plain engine CPU",
+            "neardup / plain wall",
+            "clusters / documents in them",
+        ],
+        _whole_path_rows,
+    ),
+    (
+        "Scale: the index growing (each step into the same index)",
+        [
+            "engine",
+            "documents",
+            "neardup docs/s",
+            "plain _bulk docs/s",
+            "plain / neardup",
+            "neardup CPU ms/doc",
+            "engine CPU ms/doc (neardup)",
+            "engine CPU ms/doc (plain)",
+        ],
+        _scale_rows,
+    ),
+    (
+        "Where the wall time of neardup index goes (requests by kind)",
+        ["engine", "part", "seconds", "requests", "ms/request"],
+        _request_rows,
+    ),
+    (
+        "What a _bulk of neardup's documents costs, part by part (the same signed documents)",
+        ["engine", "index", "docs/s", "engine CPU ms/doc", "_source bytes/doc"],
+        _parts_rows,
+    ),
+]
+
+
+def tables(res: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    out = []
+    for head, cols, rows in TABLES:
+        if rows is None:
+            out.append((head, COLUMNS, [_cells(r) for r in res["runs"]]))
+        else:
+            body = rows(res)
+            if body:
+                out.append((head, cols, body))
+    return out
+
+
+def table(res: dict) -> list[Table]:
+    title = (
+        f"neardup on real engines: {res['docs']:,} documents, {res['queries']} queries "
+        f"({res['started_at'][:10]}, {res['machine']['cpus']} CPUs, commit {res['commit']})"
+    )
+    out = []
+    for head, cols, rows in tables(res):
+        t = Table(title=f"{title}: {head}" if not out else head)
+        for i, c in enumerate(cols):
+            t.add_column(
+                c,
+                justify="left"
+                if i < 2 and c in ("engine", "part", "documents", "index")
+                else "right",
+            )
+        for row in rows:
+            t.add_row(*row)
+        out.append(t)
+    return out
+
+
 def _load(res: dict) -> str:
     """The 1-minute load average at start and end of the run (other work on the machine)."""
     m = res["machine"]
@@ -224,16 +614,27 @@ def _load(res: dict) -> str:
 
 
 def markdown(res: dict) -> str:
-    """The table as Markdown (``real-engines.md`` beside the JSON)."""
+    """The tables as Markdown (``real-engines.md`` beside the JSON)."""
+    wp = res.get("whole_path_corpus")
     head = (
-        f"{res['docs']:,} documents, {res['queries']} queries, {res['started_at'][:10]}, "
+        f"{res['docs']:,} documents (scale steps {', '.join(f'{s:,}' for s in res['sizes'])}), "
+        f"{res['queries']} queries, {res['started_at'][:10]}, "
         f"{res['machine']['cpus']} CPUs ({res['machine']['platform']}), "
         f"load average {_load(res)}, engine heap {res['heap']}, commit {res['commit']}: "
-        f"`{res['command']}`\n\n"
+        f"`{res['command']}`"
     )
-    rows = ["| " + " | ".join(COLUMNS) + " |", "| --- |" + " ---: |" * (len(COLUMNS) - 1)]
-    rows += ["| " + " | ".join(_cells(r)) + " |" for r in res["runs"]]
-    return head + "\n".join(rows) + "\n"
+    if wp:
+        head += (
+            f"; whole path on {wp['documents']:,} documents of about {wp['words_per_doc']} words "
+            f"({wp['edited_copies']:,} edited copies; benchmarks.wholepath's corpus)"
+        )
+    parts = [head + "\n"]
+    for title, cols, rows in tables(res):
+        md = [f"### {title}", "", "| " + " | ".join(cols) + " |"]
+        md.append("| --- |" + " ---: |" * (len(cols) - 1))
+        md += ["| " + " | ".join(r) + " |" for r in rows]
+        parts.append("\n".join(md) + "\n")
+    return "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,6 +652,25 @@ def main(argv: list[str] | None = None) -> int:
         default="opensearch-2,opensearch-3",
         help="comma-separated (tests/engines/run names)",
     )
+    ap.add_argument(
+        "--sizes",
+        default="",
+        help="comma-separated index sizes of the scale table's steps (default: --docs only)",
+    )
+    ap.add_argument(
+        "--whole-path",
+        type=int,
+        default=11_380,
+        metavar="N",
+        help="documents of the whole-path table (benchmarks.wholepath's corpus; 0: none)",
+    )
+    ap.add_argument(
+        "--bulk-parts",
+        type=int,
+        default=5000,
+        metavar="N",
+        help="documents of the table of what a neardup _bulk costs, part by part (0: none)",
+    )
     ap.add_argument("--heap", default="1g", help="JVM heap of each engine (default 1g)")
     ap.add_argument("--no-embedded", action="store_true", help="leave the embedded engine out")
     ap.add_argument("--seed", type=int, default=7)
@@ -267,10 +687,13 @@ def main(argv: list[str] | None = None) -> int:
     docs = [s.doc for s in itertools.islice(gen, a.docs)]
     qrng = random.Random(a.seed * 1_000_003 + a.docs)
     queries = [gen.query(f"q{i}", qrng) for i in range(a.queries)]
+    sizes = [int(x) for x in a.sizes.split(",") if x.strip()]
+    sizes = [e for _, e in steps(len(docs), sizes)]
     res: dict = {
         "command": "python -m benchmarks.real_engines "
         + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
         "docs": len(docs),
+        "sizes": sizes,
         "queries": len(queries),
         "seed": a.seed,
         "heap": a.heap,
@@ -284,17 +707,25 @@ def main(argv: list[str] | None = None) -> int:
         },
         "runs": [],
     }
-    for name in [x.strip() for x in a.engines.split(",") if x.strip()]:
-        res["runs"].append(run_engine(name, docs, queries, a.heap, log))
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = None
+        if a.whole_path:
+            corpus = Path(tmp) / "corpus.jsonl"
+            res["whole_path_corpus"] = wholepath.build_corpus(corpus, a.whole_path)
+        for name in [x.strip() for x in a.engines.split(",") if x.strip()]:
+            res["runs"].append(
+                run_engine(name, docs, sizes, queries, a.heap, corpus, log, a.bulk_parts)
+            )
     if not a.no_embedded:
-        res["runs"].append(run_embedded(docs, queries, log))
+        res["runs"].append(run_embedded(docs, sizes, queries, log))
     res["machine"]["load_average_at_end"] = (
         os.getloadavg()
     )  # other work on the machine slows every row alike
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "real-engines.json").write_text(json.dumps(res, indent=2))
     (a.out / "real-engines.md").write_text(markdown(res))
-    Console(width=200).print(table(res))
+    for t in table(res):
+        Console(width=200).print(t)
     return 0
 
 

@@ -56,7 +56,7 @@ def test_later_copies_join_the_cluster_of_the_earlier_document(nd):
 def test_retag_reproduces_index_time_tags(nd):
     nd.index([Document("orig", BASE), Document("copy1", BASE + " traders said")], progress=None)
     before = {i: d.tags for i, d in nd.engine.get(["orig", "copy1"]).items()}
-    nd.engine.update_tags({i: type(t)(i) for i, t in before.items()})
+    nd.engine.update_tags({i: type(t)(cluster_id=i) for i, t in before.items()})
     assert nd.retag() == 1
     assert {i: d.tags for i, d in nd.engine.get(["orig", "copy1"]).items()} == before
 

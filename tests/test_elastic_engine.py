@@ -19,6 +19,8 @@ from neardup.signer import Document, Signer
 
 from .conftest import http_pipeline
 
+D01_TAGS = Tags(cluster_id="d00", dup_of="d00", max_resemblance=0.93, is_duplicate=True)
+
 pytestmark = pytest.mark.http
 
 WORDS = (
@@ -63,7 +65,12 @@ def pair(url, signed, tmp_path):
     h.open(Config())
     e.open(Config())
     tags = {
-        s.id: Tags(s.id if i % 2 else "c0", None if i % 2 else "d00", 0.5, not i % 2)
+        s.id: Tags(
+            cluster_id=s.id if i % 2 else "c0",
+            dup_of=None if i % 2 else "d00",
+            max_resemblance=0.5,
+            is_duplicate=not i % 2,
+        )
         for i, s in enumerate(signed)
     }
     assert h.put(signed, tags) == []
@@ -253,8 +260,8 @@ def test_scan_in_arrival_order(pair, signed):
 
 def test_tags_delete_and_meta(url, pair):
     h, e = pair
-    h.update_tags({"d01": Tags("d00", "d00", 0.93, True), "missing": Tags("x")})
-    assert h.get(["d01"])["d01"].tags == Tags("d00", "d00", 0.93, True)
+    h.update_tags({"d01": D01_TAGS, "missing": Tags(cluster_id="x")})
+    assert h.get(["d01"])["d01"].tags == D01_TAGS
     assert (
         h.delete(["d01", "d02", "missing"]) == 2
         and h.count() == len(e.get([f"d{i:02d}" for i in range(30)])) - 2

@@ -26,6 +26,7 @@ from .conftest import http_pipeline
 from .test_elastic_engine import _texts
 
 pytestmark = pytest.mark.http
+DUP_OF_D01 = Tags(cluster_id="d01", dup_of="d01", max_resemblance=0.9, is_duplicate=True)
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
 
@@ -44,11 +45,9 @@ def loaded(url):
     eng.open(Config())
     signer = Signer(eng.config)
     signed = [signer.sign(d) for d in _texts()]
-    tags = {
-        s.id: (Tags(s.id) if i % 2 else Tags("d01", "d01", 0.9, True)) for i, s in enumerate(signed)
-    }
-    tags["d00"] = Tags("d00")
-    tags["d04"] = Tags("d03", "d03", 0.85, True)
+    tags = {s.id: (Tags(cluster_id=s.id) if i % 2 else DUP_OF_D01) for i, s in enumerate(signed)}
+    tags["d00"] = Tags(cluster_id="d00")
+    tags["d04"] = Tags(cluster_id="d03", dup_of="d03", max_resemblance=0.85, is_duplicate=True)
     assert eng.put(signed[:10], tags) == [] and eng.put(signed[10:], tags) == []
     yield eng, signed, tags
     eng.close()

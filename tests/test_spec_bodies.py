@@ -428,7 +428,7 @@ def test_tagging_support_bodies(spec, signed):
 def test_bulk_lines(spec, signed, client):
     helpers = pytest.importorskip(f"{client}.helpers")
     tags = {
-        "a": Tags("a"),
+        "a": Tags(cluster_id="a"),
         "b": Tags(cluster_id="a", dup_of="a", max_resemblance=0.91, is_duplicate=True),
     }
     actions = [

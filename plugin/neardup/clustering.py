@@ -7,7 +7,9 @@ cluster still means "a representative and the later documents that resemble it m
 Transitive closure (connected components of the pair graph, :func:`connected_components`) is
 available for those who want chains; it is labelled as such.
 
->>> pairs = [Pair("a", "b", 0.9, 0.9, 0.9), Pair("b", "c", 0.85, 0.85, 0.85)]
+>>> def pair(a, b, r):
+...     return Pair(a=a, b=b, resemblance=r, containment=r, containment_ba=r)
+>>> pairs = [pair("a", "b", 0.9), pair("b", "c", 0.85)]
 >>> seq = {"a": 1, "b": 2, "c": 3}
 >>> leader_clusters(pairs, seq, 0.8)  # c resembles b (a member), not a: c is a representative
 {'b': ('a', 0.9)}
@@ -31,7 +33,7 @@ from .tagging import choose
 from .verify import passes_length_filter_many, similarity
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Pair:
     """A verified pair with its exact similarities."""
 
@@ -152,7 +154,15 @@ def verified_pairs(
     for a, b in _proposed(matched, bit.get("simhash", 0), ids, store, rule, threshold):
         sim = similarity(store[a].shingles, store[b].shingles)
         if sim.resemblance >= threshold:
-            out.append(Pair(a, b, sim.resemblance, sim.containment, sim.containment_ba))
+            out.append(
+                Pair(
+                    a=a,
+                    b=b,
+                    resemblance=sim.resemblance,
+                    containment=sim.containment,
+                    containment_ba=sim.containment_ba,
+                )
+            )
     return out, store
 
 

@@ -55,8 +55,10 @@ def choose(
 def assign(doc_id: str, best: tuple[float, int, str] | None) -> Tags:
     """Tags of ``doc_id`` given the representative :func:`choose` picked (or none)."""
     if best is None:
-        return Tags(doc_id, None, 0.0, False)
-    return Tags(best[2], best[2], float(best[0]), True)
+        return Tags(cluster_id=doc_id)
+    return Tags(
+        cluster_id=best[2], dup_of=best[2], max_resemblance=float(best[0]), is_duplicate=True
+    )
 
 
 def is_representative(tags: Tags | None) -> bool:

@@ -28,7 +28,7 @@ from ..signer import Signed
 from ..verify import UNBOUNDED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tags:
     """Index-time duplicate tags of one document (the cluster rule of :mod:`neardup.tagging`).
 
@@ -105,7 +105,7 @@ class StoredDoc:
     too_short: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TagRow:
     """The light part of a stored document: what clusters, export and reports read."""
 
@@ -117,7 +117,7 @@ class TagRow:
     indexed_at: str | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Hit:
     """One full-text search result."""
 
@@ -329,7 +329,14 @@ class Engine(abc.ABC):
         order, without shingles or keys (what clusters and reports need). Engines override
         this with a lighter read; the default reads full documents."""
         for d in self.scan(batch_size=batch_size):
-            yield TagRow(d.id, d.seq, d.tags, d.title, d.lang, d.indexed_at)
+            yield TagRow(
+                id=d.id,
+                seq=d.seq,
+                tags=d.tags,
+                title=d.title,
+                lang=d.lang,
+                indexed_at=d.indexed_at,
+            )
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
         """Ids of the documents whose ``dup_of`` is one of ``representatives``, per

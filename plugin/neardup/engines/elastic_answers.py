@@ -207,19 +207,22 @@ def tags_of(nd: dict[str, Any]) -> Tags | None:
     if cid is None:
         return None
     return Tags(
-        cid, nd.get("dup_of"), float(nd.get("max_resemblance") or 0.0), bool(nd.get("is_duplicate"))
+        cluster_id=cid,
+        dup_of=nd.get("dup_of"),
+        max_resemblance=float(nd.get("max_resemblance") or 0.0),
+        is_duplicate=bool(nd.get("is_duplicate")),
     )
 
 
 def tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
     nd = src[dsl.ROOT]
     return TagRow(
-        nd["id"],
-        int(nd.get("seq") or 0),
-        tags_of(nd),
-        source_text(src, layout.title),
-        nd.get("lang"),
-        nd.get("indexed_at"),
+        id=nd["id"],
+        seq=int(nd.get("seq") or 0),
+        tags=tags_of(nd),
+        title=source_text(src, layout.title),
+        lang=nd.get("lang"),
+        indexed_at=nd.get("indexed_at"),
     )
 
 
@@ -228,11 +231,11 @@ def hit_of(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     nd = neardup_part(s)
     snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
     return Hit(
-        h["_id"],
-        float(h.get("_score") or 0.0),
-        source_text(s, layout.title),
-        snippet,
-        nd.get("cluster_id"),
+        id=h["_id"],
+        score=float(h.get("_score") or 0.0),
+        title=source_text(s, layout.title),
+        snippet=snippet,
+        cluster_id=nd.get("cluster_id"),
     )
 
 

@@ -64,7 +64,8 @@ class FullText(Connection):
             .fetchall()
         )
         return [
-            Hit(i, -score, title, snippet(body, terms), cid) for i, score, title, body, cid in rows
+            Hit(id=i, score=-score, title=title, snippet=snippet(body, terms), cluster_id=cid)
+            for i, score, title, body, cid in rows
         ]
 
     def fulltext_behind(self) -> int:
