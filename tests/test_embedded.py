@@ -877,3 +877,37 @@ def test_merging_recent_postings_changes_no_candidate_nor_tag(tmp_path):
             )
     assert sum(map(len, out[0][1])) > 50 and any(out[0][3]) and out[0][5]
     assert out[0] == out[1]
+
+
+def test_candidates_read_through_the_narrow_index_equal_those_read_from_the_rows(tmp_path):
+    """A new file filters candidates through the covering index ``docs_filter`` (never a
+    ``docs`` row): after indexing, an update and a delete, the candidates equal those of the
+    same file without the index (read from the rows, as in older files) and the reference
+    form's; the statement reads the index alone."""
+    import json
+
+    from .corpora import SAMPLE
+
+    recs = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    docs = [Document(r["id"], r["text"]) for r in recs]
+    db_path = str(tmp_path / "f.db")
+    with NearDup.open(db_path) as nd:
+        nd.index(docs, batch_size=9)
+        nd.index([Document(docs[3].id, docs[4].text + " and a tail")])
+        nd.delete([docs[5].id])
+        e = nd.engine
+        queries = _mixed_queries(nd, list(e.scan()))
+        seen: list[str] = []
+        e._require().set_trace_callback(seen.append)
+        through_index = e.candidates_batched(queries)
+        e._require().set_trace_callback(None)
+        reference = [e.candidates_sql(q) for q in queries]
+        filtering = [s for s in seen if "INDEXED BY docs_filter" in s]
+        assert e._filter_index and filtering
+        plan = e._require().execute(f"EXPLAIN QUERY PLAN {filtering[0]}").fetchall()
+        assert any("COVERING INDEX docs_filter" in row[-1] for row in plan)
+    assert sum(map(len, through_index)) > 50 and through_index == reference
+    run_sql(db_path, "DROP INDEX docs_filter")
+    with NearDup.open(db_path) as nd:
+        assert not nd.engine._filter_index
+        assert nd.engine.candidates_batched(queries) == through_index

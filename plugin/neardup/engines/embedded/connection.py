@@ -136,6 +136,8 @@ class Connection(Engine):
         self._shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
         self._recent_table = False
+        #: the file has the narrow index candidates are filtered through (``docs_filter``)
+        self._filter_index = False
         self._shingles: ShingleColumn | None = None  # reads the shingles column (once open)
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
@@ -255,6 +257,12 @@ class Connection(Engine):
         db = db or self._require()
         try:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            self._filter_index = (
+                db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='index' AND name='docs_filter'"
+                ).fetchone()
+                is not None
+            )
             if not tables:
                 return None
             if "meta" not in tables or "docs" not in tables:

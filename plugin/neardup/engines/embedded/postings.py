@@ -344,7 +344,7 @@ class Postings(Connection):
             r[0]: r[1:]
             for r in self._require().execute(
                 f"SELECT d.seq, d.id, d.n_shingles, d.simhash, {CLUSTER}, d.is_duplicate "
-                "FROM docs d WHERE d.seq IN (SELECT value FROM json_each(?))",
+                f"FROM docs d {self._filter_by} WHERE d.seq IN (SELECT value FROM json_each(?))",
                 (json.dumps(np.unique(doc).tolist()),),
             )
         }
@@ -368,6 +368,12 @@ class Postings(Connection):
                 )
             )
         return out
+
+    @property
+    def _filter_by(self) -> str:
+        """How :meth:`_filtered` reads the documents: through the narrow ``docs_filter`` index
+        where the file has it (never a page of texts), else by their rows."""
+        return "INDEXED BY docs_filter" if self._filter_index else ""
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
         """The posting keys of each key group (:func:`~neardup.encoding.posting_array`), all
