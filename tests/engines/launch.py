@@ -9,6 +9,7 @@ from __future__ import annotations
 import select
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,28 +17,39 @@ RUN = Path(__file__).resolve().parent / "run"
 
 
 def start(
-    engine: str, *args: str, stdin: int = subprocess.PIPE, timeout: float = 900.0
+    engine: str,
+    *args: str,
+    stdin: int = subprocess.PIPE,
+    timeout: float = 900.0,
+    attempts: int = 2,
 ) -> tuple[subprocess.Popen, str]:
     """Run ``tests/engines/run ENGINE ARGS...``; the process and the URL its ready line names.
 
     Waits up to ``timeout`` seconds for the first line; when it is not ``ready URL`` (the
-    launcher exited or said something else), stops the launcher and raises RuntimeError with
-    its exit status and what it said.
+    launcher exited or said something else), stops the launcher. A launcher that exited
+    before it was ready (a JVM that died while its nodes were starting) is started again, up
+    to ``attempts`` times in all; then RuntimeError names its exit status and what it said.
     """
-    proc = subprocess.Popen(
-        [str(RUN), engine, *args], stdin=stdin, stdout=subprocess.PIPE, text=True
-    )
-    deadline, line = time.monotonic() + timeout, ""
-    while time.monotonic() < deadline and proc.poll() is None:
-        if select.select([proc.stdout], [], [], 1.0)[0]:
-            line = proc.stdout.readline()
-            break
-    if not line.startswith("ready "):
+    for attempt in range(1, attempts + 1):
+        proc = subprocess.Popen(
+            [str(RUN), engine, *args], stdin=stdin, stdout=subprocess.PIPE, text=True
+        )
+        deadline, line = time.monotonic() + timeout, ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            if select.select([proc.stdout], [], [], 1.0)[0]:
+                line = proc.stdout.readline()
+                break
+        if line.startswith("ready "):
+            return proc, line.split()[1]
+        exited = proc.poll() is not None
         stop(proc)
-        raise RuntimeError(
+        failure = (
             f"tests/engines/run {engine} did not start (exit {proc.returncode}, said {line!r})"
         )
-    return proc, line.split()[1]
+        if not exited or attempt == attempts:
+            raise RuntimeError(failure)
+        sys.stderr.write(f"{failure}; starting it again\n")
+    raise ValueError(f"attempts={attempts}: at least 1 is needed")
 
 
 def stop(proc: subprocess.Popen, wait: float = 120.0) -> None:
