@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from rich.console import Console
 
-    from neardup.allocator import keep_freed_memory
+    from neardup.runtime.allocator import keep_freed_memory
 
     from . import corpora, report
 

@@ -25,7 +25,7 @@ from neardup.api import NearDup
 from neardup.cli import main
 from neardup.cli.output import clean, json_text, safe
 from neardup.io import InputError, read_documents
-from neardup.redact import add_secret, clear_secrets, redact
+from neardup.runtime.redact import add_secret, clear_secrets, redact
 from neardup.signer import Document
 from neardup.validate import MAX_ID_BYTES, check_document, check_documents
 

@@ -16,7 +16,7 @@ from neardup.config import SIGNATURE_VERSION, Config
 from neardup.encoding import decode_shingles
 from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
-from neardup.resources import load_json
+from neardup.runtime.resources import load_json
 from neardup.signer import Document, Signer
 from neardup.verify import UNBOUNDED
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup import tablecache
+from neardup.runtime import tablecache
 from neardup.canonical import letters
-from neardup.tablecache import cached_table
+from neardup.runtime.tablecache import cached_table
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .allocator import keep_freed_memory
+from .runtime.allocator import keep_freed_memory
 from .config import Config
 from .engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
 from .signer import Document, PackedBatch, Signed, Signer, pack, unpack

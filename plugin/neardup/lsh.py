@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .hashing import _fmix64_inplace, fmix64
-from .tablecache import cached_table
+from .runtime.tablecache import cached_table
 
 #: Default bound on the bands per document (:attr:`neardup.config.Config.max_bands`): each band
 #: is one posting per document (about 26 bytes in the embedded engine).
@@ -116,7 +116,7 @@ def optimal_lsh(
     """(b, r, m) with b*r <= num_perm and b <= max_bands minimising the weighted error areas
     of P(s) = P[Binomial(b, s^r) >= m]; ``min_match`` > 0 fixes m. Ties go to fewer bands,
     then fewer rows, then smaller m. The search (about 0.1 s) runs once per machine and
-    arguments: its answer is kept on disk (:mod:`neardup.tablecache`).
+    arguments: its answer is kept on disk (:mod:`neardup.runtime.tablecache`).
 
     >>> optimal_lsh(0.8, 128, fp_weight=0.05, fn_weight=0.95, max_bands=20)
     Banding(bands=20, rows=5, min_match=4)

@@ -34,7 +34,7 @@ from .clustering import best_earlier_resemblances, tuning_low
 from .config import Config
 from .engines.base import ClusterRecord, Engine, StoredDoc
 from .highlight import shared_passages
-from .redact import redact
+from .runtime.redact import redact
 from .verify import similarity
 from .worddiff import WordChanges, WordDiff, word_changes
 

@@ -17,7 +17,7 @@ from typing import Literal, Sequence, Union, get_args
 
 import numpy as np
 
-from ..tablecache import cached_table
+from ..runtime.tablecache import cached_table
 from .ranges import ARABIC_BLOCK, ARABIC_SCRIPT, char_class
 from .ranges import UNSPACED as UNSPACED_RANGES
 
@@ -214,7 +214,7 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
 @lru_cache(maxsize=1)
 def _nfkc_table() -> np.ndarray:
     """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk:
-    :mod:`neardup.tablecache`)."""
+    :mod:`neardup.runtime.tablecache`)."""
 
     def make() -> np.ndarray:
         table = np.zeros(0x110000, dtype=bool)
@@ -320,7 +320,7 @@ def _composing_marks() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _composing_pairs() -> np.ndarray:
     """Each of :func:`_canonical_pairs` whose second is one of :func:`_composing_marks`, as
-    ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.tablecache`; those
+    ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.runtime.tablecache`; those
     excluded from composition too: more than NFKC composes)."""
 
     def make() -> np.ndarray:
@@ -727,7 +727,7 @@ def _becomes_unspaced() -> np.ndarray:
 @lru_cache(maxsize=1)
 def _flag_table() -> np.ndarray:
     """Per code point (uint8): the bits of :func:`text_flags` (kept on disk:
-    :mod:`neardup.tablecache`); the rare characters are those :func:`_rare_characters`
+    :mod:`neardup.runtime.tablecache`); the rare characters are those :func:`_rare_characters`
     matches, found by running it over every code point."""
 
     def make() -> np.ndarray:
@@ -818,7 +818,7 @@ def split_tokens(canon: str) -> list[str]:
 def code_point_table(predicate) -> np.ndarray:
     """Per code point (all of Unicode): ``predicate`` of the character, a ``str`` method
     such as ``str.isalpha``, as a bool array indexed by code point (made once per machine
-    and Python: :mod:`neardup.tablecache`).
+    and Python: :mod:`neardup.runtime.tablecache`).
 
     >>> code_point_table(str.isdigit)[[ord("7"), ord("x"), ord("\u0667")]].tolist()
     [True, False, True]

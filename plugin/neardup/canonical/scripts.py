@@ -15,7 +15,7 @@ import numpy as np
 
 from ..hashing import code_points
 from ..ragged import offsets_of
-from ..tablecache import cached_table
+from ..runtime.tablecache import cached_table
 from .letters import code_point_table
 from .ranges import EN_LETTERS, FA_SCRIPT, RU_LETTERS, UNSPACED, char_class, within
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import click
 
 from ..engines import DEFAULT_DB
-from ..redact import add_secret, add_url_secrets
+from ..runtime.redact import add_secret, add_url_secrets
 from .output import clean, json_text
 
 

@@ -211,10 +211,10 @@ def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     while they compile (:mod:`neardup.loops`: about 30 s once, a tenth of a second later).
     The Persian steps and hazm's word lists that Persian full-text search needs are made
     once per machine and version of the compiled Persian loops (a mark kept by
-    :func:`neardup.tablecache.cached_table`), so that the first search after the first index
+    :func:`neardup.runtime.tablecache.cached_table`), so that the first search after the first index
     answers at once; later runs load them only where a Persian text needs them (0.15-0.2 s
     of CPU less for every other run)."""
-    from ..tablecache import cached_table
+    from ..runtime.tablecache import cached_table
 
     with slow_notice(
         "preparing the compiled signing loops (compiled once after install, about 30 s; "

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
-from ..resources import load_json
+from ..runtime.resources import load_json
 from ..encoding import encode_shingles, render_keys
 from ..signer import Signed
 from .base import CandidateQuery, ClusterRecord, Tags

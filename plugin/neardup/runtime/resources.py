@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-_PACKAGED = Path(__file__).parent / "_data"
-_CHECKOUT = Path(__file__).resolve().parents[2]
+_PACKAGED = Path(__file__).resolve().parents[1] / "_data"
+_CHECKOUT = Path(__file__).resolve().parents[3]
 
 
 def resource_dir(kind: str) -> Path:
