@@ -16,13 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.config import Config
-from neardup.hashing import KeySet, fmix64, hash_runs, hash_strings, string_seed
-from neardup.minhash import oph_many, oph_sketch
-from neardup.ragged import offsets_of, segment_sort, segment_unique, split
-from neardup.sampling import winnow, winnow_many
-from neardup.shingles import combine, combine_many
+from neardup.sketches.hashing import KeySet, fmix64, hash_runs, hash_strings, string_seed
+from neardup.sketches.minhash import oph_many, oph_sketch
+from neardup.sketches.ragged import offsets_of, segment_sort, segment_unique, split
+from neardup.sketches.sampling import winnow, winnow_many
+from neardup.sketches.shingles import combine, combine_many
 from neardup.signer import Document, Signer
-from neardup.simhash import (
+from neardup.sketches.simhash import (
     hamming,
     hamming_many,
     simhash,
@@ -30,7 +30,7 @@ from neardup.simhash import (
     token_simhash,
     token_simhash_many,
 )
-from neardup.verify import passes_length_filter, passes_length_filter_many
+from neardup.sketches.verify import passes_length_filter, passes_length_filter_many
 
 u64 = st.integers(0, 2**64 - 1)
 # small alphabets make repeats, ties and equal neighbours common
@@ -766,7 +766,7 @@ def test_plausible_many_is_plausible_per_pair(rows):
 @settings(max_examples=200, deadline=None)
 @given(docs_of)
 def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
-    from neardup.ragged import pair_count, pairs_sharing
+    from neardup.sketches.ragged import pair_count, pairs_sharing
 
     flat, off, _ = ragged(lists)
     i, j, n = pairs_sharing(flat, off)

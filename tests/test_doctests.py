@@ -19,14 +19,14 @@ import neardup
 MODULES = ["neardup", *sorted(m.name for m in pkgutil.walk_packages(neardup.__path__, "neardup."))]
 #: modules whose docstrings must carry examples (the seeds' test vectors where they have one)
 WITH_EXAMPLES = {
-    "neardup.shingles",
-    "neardup.minhash",
-    "neardup.simhash",
-    "neardup.lsh",
-    "neardup.verify",
-    "neardup.sampling",
-    "neardup.hashing",
-    "neardup.ragged",
+    "neardup.sketches.shingles",
+    "neardup.sketches.minhash",
+    "neardup.sketches.simhash",
+    "neardup.sketches.lsh",
+    "neardup.sketches.verify",
+    "neardup.sketches.sampling",
+    "neardup.sketches.hashing",
+    "neardup.sketches.ragged",
     "neardup.registry",
 }
 

@@ -240,7 +240,7 @@ def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
         reason="Persian stop words and the join segmentation use hazm's lists (the hazm extra)",
     )
     from neardup.canonical import canonicalizer as cz
-    from neardup.hashing import hash_strings
+    from neardup.sketches.hashing import hash_strings
 
     text = "the annual report of the company was published in the spring کتاب را خواندم"
     c = cz.Canonicalizer(Config(fa_segmentation="join"))

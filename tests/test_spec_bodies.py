@@ -18,7 +18,7 @@ from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.runtime.resources import load_json
 from neardup.signer import Document, Signer
-from neardup.verify import UNBOUNDED
+from neardup.sketches.verify import UNBOUNDED
 
 # the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)
 SPEC_DIR = next(
@@ -273,8 +273,8 @@ def test_candidate_searches(spec, signed, max_clauses):
         _ok(spec, "/{index}/_search", "post", b)
         assert b["_source"] == [
             "neardup.n_shingles",
-            "neardup.simhash",
-            "neardup.shingles",
+            "neardup.sketches.simhash",
+            "neardup.sketches.shingles",
             "neardup.cluster_id",
             "neardup.seq",
         ]

@@ -25,7 +25,7 @@ from hypothesis.stateful import (
 
 from neardup import Config, Document, NearDup
 from neardup.engines.base import Tags
-from neardup.verify import resemblance
+from neardup.sketches.verify import resemblance
 
 CONFIG = Config(threshold=0.8, shingle_size=3)
 _rng = random.Random(7)

@@ -32,13 +32,13 @@ from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
 from .errors import DocumentNotFound
 from .highlight import shared_passage_texts
 from .ingest import IndexReport
-from .minhash import MinHash
-from .hashing import hash_strings
-from .shingles import combine
+from .sketches.minhash import MinHash
+from .sketches.hashing import hash_strings
+from .sketches.shingles import combine
 from .signer import Document, Signed, Signer
-from .simhash import hamming
+from .sketches.simhash import hamming
 from .tagging import Tagger, is_representative
-from .verify import intersection_size, passes_length_filter, similarity
+from .sketches.verify import intersection_size, passes_length_filter, similarity
 
 __all__ = [
     "RESEMBLANCE_FIELDS",

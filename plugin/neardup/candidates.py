@@ -6,7 +6,7 @@ A stored document B is a *candidate* for a document A at threshold t when
   condition for r(A, B) >= t, since r <= min(|A|,|B|) / max(|A|,|B|)), and
 * it shares a key with A by one of the signatures: the exact key, at least m =
   ``Config.min_match`` of the b MinHash band keys (P(s) = P[Binomial(b, s^r) >= m],
-  :func:`neardup.lsh.collision_probability`), a SimHash block key, or ``min_match`` keys of
+  :func:`neardup.sketches.lsh.collision_probability`), a SimHash block key, or ``min_match`` keys of
   an extended signature; and
 * when the only shared keys are SimHash blocks, the full Hamming distance of the two
   SimHash values is at most ``simhash_k`` (Manku et al., 2007: the block keys are the
@@ -38,8 +38,8 @@ import numpy as np
 
 from .config import CONTAINMENT_SAMPLES, Config
 from .engines.base import Candidate, CandidateQuery, Engine, KeyGroup
-from .simhash import hamming, hamming_many
-from .verify import Similarity, length_bounds, passes_length_filter, similarity
+from .sketches.simhash import hamming, hamming_many
+from .sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
 
 _SIMHASH_ONLY = frozenset({"simhash"})
 #: Signature fields that propose candidates for resemblance.

@@ -28,9 +28,9 @@ import numpy as np
 
 from .candidates import CandidateRule
 from .engines.base import ClusterRecord, Engine, StoredDoc, TagRow
-from .lsh import collision_probability
+from .sketches.lsh import collision_probability
 from .tagging import choose
-from .verify import passes_length_filter_many, similarity
+from .sketches.verify import passes_length_filter_many, similarity
 
 
 @dataclass(kw_only=True)

@@ -52,7 +52,7 @@ import numpy as np
 from .canonical import strip_html
 from .config import Config, is_language_code
 from .errors import InvalidInput
-from .ragged import join, pair_count, pairs_sharing
+from .sketches.ragged import join, pair_count, pairs_sharing
 from .signatures import REGISTRY, build_context, needs_context
 from .signatures.common import words
 from .signer import Document, Signer
@@ -420,7 +420,7 @@ MAX_PAIRS = 20_000_000
 
 def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) -> dict[Pair, int]:
     """For every pair of documents sharing a key: how many keys they share
-    (:func:`~neardup.ragged.pairs_sharing`), refused above ``max_pairs`` pairs."""
+    (:func:`~neardup.sketches.ragged.pairs_sharing`), refused above ``max_pairs`` pairs."""
     values, offsets = join(keys)
     total, biggest = pair_count(values, offsets)
     if total > max_pairs:

@@ -20,8 +20,8 @@ import numpy as np
 
 from .canonical.offsets import token_spans
 from .config import Config
-from .hashing import U64, hash_strings
-from .shingles import char_units, combine
+from .sketches.hashing import U64, hash_strings
+from .sketches.shingles import char_units, combine
 from .worddiff import WordDiff
 
 _WORD = re.compile(r"\S+")

@@ -35,7 +35,7 @@ from .config import Config
 from .engines.base import ClusterRecord, Engine, StoredDoc
 from .highlight import shared_passages
 from .runtime.redact import redact
-from .verify import similarity
+from .sketches.verify import similarity
 from .worddiff import WordChanges, WordDiff, word_changes
 
 #: Languages written right to left (ISO 639-1 / -3 codes).

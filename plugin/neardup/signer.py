@@ -4,8 +4,8 @@ Each signature is a set of 64-bit keys stored as a keyword field and matched by 
 queries in the engine:
 
 * ``exact``    one key: xxh3-128 of the canonical token hashes in order (full duplicates)
-* ``minhash``  b LSH band keys of the MinHash sketch (:mod:`neardup.lsh`)
-* ``simhash``  k+1 block keys of the 64-bit SimHash (:mod:`neardup.simhash`)
+* ``minhash``  b LSH band keys of the MinHash sketch (:mod:`neardup.sketches.lsh`)
+* ``simhash``  k+1 block keys of the 64-bit SimHash (:mod:`neardup.sketches.simhash`)
 * ``winnow``   winnowing fingerprints of the shingle sequence (containment)
 * ``modm``     Broder's MOD_m sample of the shingle set (optional; containment)
 
@@ -17,8 +17,8 @@ A document without a single canonical token (``!!!``, ``<p></p>``, only stop wor
 *wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
 block or sample keys), so those never make it a candidate; signatures of the extended family
 that read the raw text (Kosinov's punctuation strings) keep their keys, but every candidate
-is verified on shingles and a similarity with an empty set is 0 (:mod:`neardup.verify`), so a
-wordless document is never a near-duplicate of anything. It is stored and found by full-text
+is verified on shingles and a similarity with an empty set is 0 (:mod:`neardup.sketches.verify`), so
+a wordless document is never a near-duplicate of anything. It is stored and found by full-text
 search. Before signing, every document of a batch
 is checked by :func:`neardup.validate.check_document`; a document it refuses is left out and
 reported, and the rest of the batch is signed.
@@ -37,15 +37,15 @@ import xxhash
 from .canonical import Canonical, Canonicalizer
 from .canonical.letters import SURROGATE, TextOrSpan, text_flags_many
 from .config import BUILTIN_SIGNATURES, Config
-from .hashing import U64, hash_strings
+from .sketches.hashing import U64, hash_strings
 from .encoding import render_keys
-from .lsh import band_keys_many
-from .minhash import MinHash, kperm_sketch, oph_many
-from .ragged import join, offsets_of, segment_unique, split
+from .sketches.lsh import band_keys_many
+from .sketches.minhash import MinHash, kperm_sketch, oph_many
+from .sketches.ragged import join, offsets_of, segment_unique, split
 from .registry import REGISTRY
-from .sampling import winnow_many
-from .shingles import Shingles, char_units, combine_many
-from .simhash import agreeing_blocks, block_keys_many, token_simhash_many
+from .sketches.sampling import winnow_many
+from .sketches.shingles import Shingles, char_units, combine_many
+from .sketches.simhash import agreeing_blocks, block_keys_many, token_simhash_many
 from .validate import InvalidDocument, check_documents
 
 
@@ -221,7 +221,7 @@ class Signer:
         """Make now what signing makes on first use, so that worker processes forked after it
         share it: the lookup tables (code points, NFKC, the stop words of en and ru, from a
         short text of Latin and Cyrillic words) and, with ``kernels``, the compiled loops
-        (:mod:`neardup.loops`, about a quarter of a second to load); hazm (Persian) stays
+        (:mod:`neardup.sketches.loops`, about a quarter of a second to load); hazm (Persian) stays
         unloaded."""
         text = "Warm up, ﬁle № 1\u0967: ёлка и the end"
         if kernels:
@@ -269,7 +269,7 @@ class Signer:
         checked: bool = False,
     ) -> list[Signed]:
         """:meth:`sign` of many documents, with every stage after the text steps run over
-        the whole batch at once (:mod:`neardup.ragged`), tokens hashed straight from the
+        the whole batch at once (:mod:`neardup.sketches.ragged`), tokens hashed straight from the
         canonical texts where nothing needs them as strings
         (:meth:`~neardup.canonical.Canonicalizer.token_hashes_many`); the results are those
         of :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or

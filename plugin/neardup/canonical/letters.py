@@ -691,8 +691,8 @@ def _compiled_loops(backend: Backend):
     """:mod:`.letters_compiled` for the "compiled" backend, None for "reference" (the numpy
     form of the same map then serves: a process canonicalizing a text or two without
     signing, as a search query, need not load numba; so too inside
-    :func:`neardup.loops.interpreted_loops`); a ValueError for another name."""
-    from ..loops import mode
+    :func:`neardup.sketches.loops.interpreted_loops`); a ValueError for another name."""
+    from ..sketches.loops import mode
 
     if check_backend(backend) == "reference" or mode() == "interpreted":
         return None
@@ -847,19 +847,19 @@ def token_hashes(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tokens of :func:`split_tokens` in the code points ``cps`` of texts that start at
     ``bounds`` (ascending; texts separated by a non-token character): for each token in
-    order, its :func:`~neardup.hashing.hash_strings` hash, whether it is a number (all
+    order, its :func:`~neardup.sketches.hashing.hash_strings` hash, whether it is a number (all
     :func:`digit_table`) and its text. Tokens are the runs of :func:`token_char_table`
     characters, hashed from their code points in one compiled pass
     (:func:`neardup.canonical.letters_compiled.token_hashes`), without a string per token.
 
-    >>> from ..hashing import code_points, hash_strings
+    >>> from ..sketches.hashing import code_points, hash_strings
     >>> h, number, text = token_hashes(code_points("Hi, x_2 да! 42"), np.array([0, 8]), seed=1)
     >>> want = hash_strings(split_tokens("Hi, x_2 да! 42"), 1)
     >>> h.tolist() == want.tolist(), number.tolist(), text.tolist()
     (True, [False, False, True, False, True], [0, 0, 0, 1, 1])
     """
-    from ..hashing import string_seed
-    from ..loops import loops
+    from ..sketches.hashing import string_seed
+    from ..sketches.loops import loops
 
     kernels = loops("neardup.canonical.letters_compiled")
 

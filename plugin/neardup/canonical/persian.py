@@ -605,9 +605,9 @@ def _compiled_spans(
     """:func:`_compiled` of each text as a :data:`~.letters.Span` of the pass's output, the
     texts in groups joined for one compiled pass each
     (:func:`.persian_compiled.persian_pieces_many`).
-    None for every text while the loops run interpreted (:mod:`neardup.loops`): the steps
+    None for every text while the loops run interpreted (:mod:`neardup.sketches.loops`): the steps
     one by one then serve, as where the pass does not apply (faster than the pass interpreted)."""
-    from ..loops import mode
+    from ..sketches.loops import mode
 
     tables = _piece_tables(anchors) if texts and mode() == "compiled" else None
     if tables is None:
@@ -642,7 +642,7 @@ def _pass_classes() -> np.ndarray:
     >>> got == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
-    from ..loops import loops
+    from ..sketches.loops import loops
 
     k = loops("neardup.canonical.persian_compiled")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..loops import interpreted_loops
+from ..sketches.loops import interpreted_loops
 from .options import (
     LANGUAGE,
     RESULTS,

@@ -208,7 +208,7 @@ def slow_notice(message: str, quiet: bool = False, after: float = NOTICE_AFTER) 
 def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     """Load (the first time after install: compile) the signing loops before any document is
     read, saying so when it takes long, so that a progress bar never stands still at 0%
-    while they compile (:mod:`neardup.loops`: about 30 s once, a tenth of a second later).
+    while they compile (:mod:`neardup.sketches.loops`: about 30 s once, a tenth of a second later).
     The Persian steps and hazm's word lists that Persian full-text search needs are made
     once per machine and version of the compiled Persian loops (a mark kept by
     :func:`neardup.runtime.tablecache.cached_table`), so that the first search after the first index

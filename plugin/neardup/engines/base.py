@@ -25,7 +25,7 @@ import numpy as np
 from ..config import OPENS_VERSIONS, SIGNATURE_VERSION, Config
 from ..errors import EngineError
 from ..signer import Signed
-from ..verify import UNBOUNDED
+from ..sketches.verify import UNBOUNDED
 
 
 @dataclass(frozen=True, kw_only=True)

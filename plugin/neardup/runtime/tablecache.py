@@ -4,7 +4,7 @@ The canonical steps look characters up in arrays indexed by code point (token ch
 digits, letters and their scripts, characters NFKC may change). Each is derived from the
 running Python's Unicode database by a loop over all of Unicode, 50-80 ms apiece: paid by
 every process that signs a text, a one-text ``neardup query`` included. The banding of a new
-index (:func:`neardup.lsh.optimal_lsh`, a search over every (b, r, m)) takes about 0.1 s.
+index (:func:`neardup.sketches.lsh.optimal_lsh`, a search over every (b, r, m)) takes about 0.1 s.
 :func:`cached_table` makes such a table once per machine and loads it afterwards (about a
 millisecond).
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..hashing import U64, fmix64
+from ..sketches.hashing import U64, fmix64
 
 _POS_SALT = np.uint64(0x9E3779B97F4A7C15)
 WORD = re.compile(r"[^\W_]+")

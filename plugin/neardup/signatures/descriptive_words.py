@@ -31,7 +31,7 @@ import numpy as np
 import xxhash
 
 from ..canonical import Canonicalizer, strip_html
-from ..hashing import U64
+from ..sketches.hashing import U64
 from .common import Signature, digest64, sentences, setting, words
 from .stats import Stats
 

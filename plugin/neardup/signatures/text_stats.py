@@ -26,7 +26,7 @@ from collections import Counter
 import numpy as np
 
 from ..canonical import strip_html
-from ..hashing import U64
+from ..sketches.hashing import U64
 from .common import Signature, digest64, sentences, words
 
 PUNCT = (".", ",", "-", "_", ":", ";", "!", "?", "(", ")", " ")

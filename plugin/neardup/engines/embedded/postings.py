@@ -41,9 +41,9 @@ from typing import Any, Iterable, Iterator, Literal, Sequence
 import numpy as np
 
 from ...encoding import KEY_BITS, KEY_MASK, posting_array
-from ...ragged import join
+from ...sketches.ragged import join
 from ...signer import Signed
-from ...verify import UNBOUNDED
+from ...sketches.verify import UNBOUNDED
 from ..base import Candidate, CandidateQuery, EngineError, KeyGroup
 from .connection import Connection
 from .keycolumn import posting_jsons, unpack_keys

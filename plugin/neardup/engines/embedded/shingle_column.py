@@ -27,7 +27,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from ...config import Config
-from ...hashing import U64
+from ...sketches.hashing import U64
 from ...signer import Document, Signed, Signer
 
 #: Documents with fewer shingles keep their hashes (a marker would save little).

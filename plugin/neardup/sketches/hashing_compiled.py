@@ -1,10 +1,11 @@
-"""Compiled loops of :mod:`neardup.hashing` and :mod:`neardup.shingles`: the fmix64 chain of
-each run of units (:func:`neardup.hashing.hash_runs`) and of every window of token hashes
-(:func:`neardup.shingles.combine_many`), checked against the formulas in tests/test_kernels.py.
+"""Compiled loops of :mod:`neardup.sketches.hashing` and :mod:`neardup.sketches.shingles`: the
+fmix64 chain of each run of units (:func:`neardup.sketches.hashing.hash_runs`) and of every window
+of token hashes (:func:`neardup.sketches.shingles.combine_many`), checked against the formulas in
+tests/test_kernels.py.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.loops.loops`), in
-the compiled or the interpreted form.
+for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
+in the compiled or the interpreted form.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from .loops import njit_for
 from .mixing import GOLDEN, fmix64_inplace
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.loops.njit_for`).
+#: written (:func:`neardup.sketches.loops.njit_for`).
 njit = njit_for(globals())
 
-#: :func:`neardup.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
+#: :func:`neardup.sketches.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
 _fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
 
 

@@ -13,8 +13,8 @@ The form is a context variable (:mod:`contextvars`), set only inside
 :func:`interpreted_loops`: nothing depends on what the process imported before.
 
 >>> with interpreted_loops():
-...     loops("neardup.hashing_compiled").__name__, mode()
-('neardup._hashing_compiled_interpreted', 'interpreted')
+...     loops("neardup.sketches.hashing_compiled").__name__, mode()
+('neardup.sketches._hashing_compiled_interpreted', 'interpreted')
 >>> mode()
 'compiled'
 """

@@ -1,9 +1,10 @@
-"""Compiled loop of :mod:`neardup.sampling`: winnowing (:func:`neardup.sampling.winnow_many`,
-Schleimer et al. 2003), checked against the plain form in tests/test_kernels.py.
+"""Compiled loop of :mod:`neardup.sketches.sampling`: winnowing
+(:func:`neardup.sketches.sampling.winnow_many`, Schleimer et al. 2003), checked against the plain
+form in tests/test_kernels.py.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.loops.loops`), in
-the compiled or the interpreted form.
+for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
+in the compiled or the interpreted form.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 from .loops import njit_for
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.loops.njit_for`).
+#: written (:func:`neardup.sketches.loops.njit_for`).
 njit = njit_for(globals())
 
 

@@ -1,9 +1,9 @@
-"""neardup's 64-bit mixing, shared by the numpy formulas (:mod:`neardup.hashing`) and the
+"""neardup's 64-bit mixing, shared by the numpy formulas (:mod:`neardup.sketches.hashing`) and the
 compiled loops (the ``*_compiled`` modules, which compile :func:`fmix64_inplace` themselves).
 
 ``fmix64`` is MurmurHash3's 64-bit finalizer (Appleby 2011): x ^= x >> 33; x *= C1;
 x ^= x >> 33; x *= C2; x ^= x >> 33. ``GOLDEN`` = 2^64 / golden ratio (odd), the multiplier
-of the chain of :func:`neardup.hashing.hash_runs`.
+of the chain of :func:`neardup.sketches.hashing.hash_runs`.
 
 >>> hex(int(GOLDEN)), int(S33)
 ('0x9e3779b97f4a7c15', 33)

@@ -100,7 +100,7 @@ def segment_unique(
 ):
     """Sorted distinct values of each document: ``(values, offsets[, counts])``.
     ``compiled``: by one compiled pass over all documents (unless the loops run interpreted:
-    :mod:`neardup.loops`) (:func:`neardup.ragged_compiled.segment_unique`,
+    :mod:`neardup.sketches.loops`) (:func:`neardup.sketches.ragged_compiled.segment_unique`,
     without counts; for a process that signs: it loads numba), about four times as fast on
     shingle hashes as the sorts here.
 

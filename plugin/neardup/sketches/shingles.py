@@ -1,7 +1,7 @@
 """w-shingles (Broder 1997): the SET of contiguous runs of w tokens, each hashed to 64 bits.
 
 Shingle hashes are combined from per-token hashes with numpy (no string joins), by
-:func:`~neardup.hashing.hash_runs` over each window of w token hashes:
+:func:`~neardup.sketches.hashing.hash_runs` over each window of w token hashes:
 
     h_i = fmix64(fmix64(... fmix64(t_i * C + t_{i+1}) * C + ... + t_{i+w-1}) xor w)
 
@@ -42,10 +42,10 @@ def combine(units: np.ndarray, w: int) -> np.ndarray:
 def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray, np.ndarray]:
     """:func:`combine` for many documents at once (ragged: ``units`` of all documents
     concatenated, ``offsets`` their bounds; ``w`` one size or one per document); returns
-    the shingle hashes and their offsets: :func:`~neardup.hashing.hash_runs` of each window,
-    in one compiled pass (:func:`neardup.hashing_compiled.window_hashes`).
+    the shingle hashes and their offsets: :func:`~neardup.sketches.hashing.hash_runs` of each
+    window, in one compiled pass (:func:`neardup.sketches.hashing_compiled.window_hashes`).
 
-    >>> from neardup.hashing import hash_runs
+    >>> from neardup.sketches.hashing import hash_runs
     >>> u = np.array([5, 6, 7, 8, 9], dtype=np.uint64)
     >>> h, off = combine_many(u, np.array([0, 3, 3, 5]), [2, 4, 3])
     >>> off.tolist(), h.tolist() == hash_runs(u, np.array([0, 1, 3]), np.array([2, 2, 2])).tolist()
@@ -53,7 +53,7 @@ def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray,
     """
     from .loops import loops
 
-    kernels = loops("neardup.hashing_compiled")
+    kernels = loops("neardup.sketches.hashing_compiled")
 
     offsets = np.asarray(offsets, dtype=np.int64)
     widths = np.broadcast_to(np.asarray(w, dtype=np.int64), (len(offsets) - 1,))
@@ -91,7 +91,7 @@ def shingle(tokens: list[str], w: int, seed: int, kind: str = "word") -> Shingle
     which is a rose" have resemblance r_1 = 0.6, r_2 = 0.5, r_3 = 3/7; A has 5 shingles
     of 4 words, 3 of them distinct.
 
-    >>> from neardup.verify import resemblance
+    >>> from neardup.sketches.verify import resemblance
     >>> a = "a rose is a rose is a rose".split()
     >>> b = "a rose is a flower which is a rose".split()
     >>> [round(resemblance(shingle(a, w, 1).set, shingle(b, w, 1).set), 4) for w in (1, 2, 3)]

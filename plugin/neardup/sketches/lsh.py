@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .hashing import _fmix64_inplace, fmix64
-from .runtime.tablecache import cached_table
+from ..runtime.tablecache import cached_table
 
 #: Default bound on the bands per document (:attr:`neardup.config.Config.max_bands`): each band
 #: is one posting per document (about 26 bytes in the embedded engine).

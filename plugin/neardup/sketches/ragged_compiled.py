@@ -1,9 +1,9 @@
-"""Compiled loop of :mod:`neardup.ragged`: each document's sorted distinct values
-(:func:`neardup.ragged.segment_unique` with ``compiled``), checked against the sorts there.
+"""Compiled loop of :mod:`neardup.sketches.ragged`: each document's sorted distinct values
+(:func:`neardup.sketches.ragged.segment_unique` with ``compiled``), checked against the sorts there.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.loops.loops`), in
-the compiled or the interpreted form.
+for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
+in the compiled or the interpreted form.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import numpy as np
 from .loops import njit_for
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.loops.njit_for`).
+#: written (:func:`neardup.sketches.loops.njit_for`).
 njit = njit_for(globals())
 
 
 @njit(cache=True, nogil=True)
 def segment_unique(values, offsets):
     """The sorted distinct values of each document ``values[offsets[d] : offsets[d + 1]]``
-    (uint64; :func:`neardup.ragged.segment_unique`): (values, offsets). Each document's
+    (uint64; :func:`neardup.sketches.ragged.segment_unique`): (values, offsets). Each document's
     values are spread over 2^b buckets by their top b bits (2^b >= n: a counting sort), which
     leaves each at most its bucket away from its place, so an insertion sort finishes in
     about n steps for hashes (uniform: a bucket holds one value on average); a document

@@ -1,10 +1,10 @@
-"""Compiled loops of :mod:`neardup.simhash`: the weighted bit votes of each document's
-features (:func:`neardup.simhash.simhash_many`), checked against the numpy formula in
+"""Compiled loops of :mod:`neardup.sketches.simhash`: the weighted bit votes of each document's
+features (:func:`neardup.sketches.simhash.simhash_many`), checked against the numpy formula in
 tests/test_kernels.py and tests/test_batch.py.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.loops.loops`), in
-the compiled or the interpreted form.
+for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
+in the compiled or the interpreted form.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from .loops import njit_for
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.loops.njit_for`).
+#: written (:func:`neardup.sketches.loops.njit_for`).
 njit = njit_for(globals())
 
 _BYTE_LSBS = np.uint64(0x0101010101010101)

@@ -49,11 +49,12 @@ def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
     Bit j is set iff 2 * sum_i w_i * bit_j(h_i) > W with W = sum_i w_i, the sign rule above.
     Weights are rounded to multiples of 2^-20 and summed as integers, so every sum is exact
     whatever the order, and a tie (bit 0) never depends on the batch a document is signed
-    in. One compiled pass over the features (:func:`neardup.simhash_compiled.simhash_votes`).
+    in. One compiled pass over the features
+    (:func:`neardup.sketches.simhash_compiled.simhash_votes`).
     """
     from .loops import loops
 
-    kernels = loops("neardup.simhash_compiled")
+    kernels = loops("neardup.sketches.simhash_compiled")
 
     return kernels.simhash_votes(
         np.asarray(hashes, dtype=U64),
@@ -76,10 +77,11 @@ def token_simhash(token_hashes: np.ndarray) -> int:
 def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """:func:`token_simhash` of many documents at once (ragged token hashes): the distinct
     tokens and their counts tf of each document, weighted 1 + ln(tf) rounded as in
-    :func:`simhash_many`, in one compiled pass (:func:`neardup.simhash_compiled.tf_simhash`)."""
+    :func:`simhash_many`, in one compiled pass
+    (:func:`neardup.sketches.simhash_compiled.tf_simhash`)."""
     from .loops import loops
 
-    kernels = loops("neardup.simhash_compiled")
+    kernels = loops("neardup.sketches.simhash_compiled")
 
     offsets = np.asarray(offsets, dtype=np.int64)
     longest = int(np.diff(offsets).max()) if len(offsets) > 1 else 0

@@ -1,10 +1,10 @@
-"""Compiled loops of :mod:`neardup.minhash`: one-permutation hashing, the minimum of each bin
-and the densification of empty bins (:func:`neardup.minhash.oph_many`; Shrivastava 2017),
-checked against the numpy formula in tests/test_kernels.py.
+"""Compiled loops of :mod:`neardup.sketches.minhash`: one-permutation hashing, the minimum of each
+bin and the densification of empty bins (:func:`neardup.sketches.minhash.oph_many`; Shrivastava
+2017), checked against the numpy formula in tests/test_kernels.py.
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.loops.loops`), in
-the compiled or the interpreted form.
+for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
+in the compiled or the interpreted form.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from .loops import njit_for
 from .mixing import fmix64_inplace
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.loops.njit_for`).
+#: written (:func:`neardup.sketches.loops.njit_for`).
 njit = njit_for(globals())
 
-#: :func:`neardup.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
+#: :func:`neardup.sketches.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
 _fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
 
 

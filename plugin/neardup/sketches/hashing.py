@@ -39,9 +39,9 @@ def hash_runs(
 
         a_1 = u_0 xor seed,   a_{j+1} = fmix64(a_j * C + u_j),   h = fmix64(a_n xor size)
 
-    with C = :data:`neardup.mixing.GOLDEN` and size = n unless ``sizes`` gives it; the hash
+    with C = :data:`neardup.sketches.mixing.GOLDEN` and size = n unless ``sizes`` gives it; the hash
     depends on the order of the units and on the size. One compiled pass over the runs
-    (:func:`neardup.hashing_compiled.hash_runs`): about 4 ns a unit.
+    (:func:`neardup.sketches.hashing_compiled.hash_runs`): about 4 ns a unit.
 
     >>> u = np.array([7, 8, 9], dtype=np.uint64)
     >>> h = hash_runs(u, np.array([0, 1, 0]), np.array([2, 2, 3]))
@@ -50,7 +50,7 @@ def hash_runs(
     """
     from .loops import loops
 
-    kernels = loops("neardup.hashing_compiled")
+    kernels = loops("neardup.sketches.hashing_compiled")
 
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
