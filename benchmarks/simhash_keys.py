@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from neardup.config import Config
-from neardup.signer import Signer
+from neardup.signing.signer import Signer
 from neardup.sketches.simhash import block_keys_many, hamming_many
 
 SCHEMES = (1, 2, 3)

@@ -21,7 +21,7 @@ from neardup.sketches.minhash import oph_many, oph_sketch
 from neardup.sketches.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sketches.sampling import winnow, winnow_many
 from neardup.sketches.shingles import combine, combine_many
-from neardup.signer import Document, Signer
+from neardup.signing.signer import Document, Signer
 from neardup.sketches.simhash import (
     hamming,
     hamming_many,
@@ -437,7 +437,7 @@ def test_sign_batch_reports_a_bad_document_among_many_and_signs_the_others_as_al
 def test_sign_batch_refuses_lone_surrogates_found_by_the_text_scan():
     """Validation reads a batch's lone surrogates from the scan of the text steps (no text
     is encoded for it); the message is check_document's."""
-    from neardup.validate import check_document
+    from neardup.signing.validate import check_document
 
     signer = Signer(Config())
     docs = [
@@ -795,7 +795,7 @@ def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
 def test_a_packed_batch_unpacks_to_the_same_signatures(config):
     """What a signing worker sends back (signer.pack) is what it signed, field for field,
     wordless documents and every signature of the family included."""
-    from neardup.signer import pack, unpack
+    from neardup.signing.signer import pack, unpack
 
     texts = [
         "alpha beta gamma delta epsilon zeta eta theta",
@@ -827,7 +827,7 @@ def test_a_packed_batch_unpacks_to_the_same_signatures(config):
 def test_sign_batch_checked_does_not_check_again(monkeypatch):
     """``checked`` documents (read by neardup.io, which checks every record) are signed
     without running the document check a second time; the signatures are the same."""
-    import neardup.signer as signer_module
+    import neardup.signing.signer as signer_module
 
     seen: list[str] = []
     real = signer_module.check_documents

@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import synth  # noqa: E402
 from neardup.config import Config  # noqa: E402
-from neardup.signer import Document, Signer  # noqa: E402
+from neardup.signing.signer import Document, Signer  # noqa: E402
 from neardup.sketches.verify import resemblance  # noqa: E402
 
 BASE = [

@@ -27,7 +27,7 @@ WITH_EXAMPLES = {
     "neardup.sketches.sampling",
     "neardup.sketches.hashing",
     "neardup.sketches.ragged",
-    "neardup.registry",
+    "neardup.signing.registry",
 }
 
 
@@ -47,7 +47,7 @@ def test_docstring_examples(name):
 def test_every_module_is_found():
     assert {
         "neardup.config",
-        "neardup.signatures.text_stats",
+        "neardup.signing.signatures.text_stats",
         "neardup.engines.embedded",
         "neardup.cli.indexing",
     } <= set(MODULES)

@@ -258,7 +258,7 @@ def test_interpreted_loops_sign_as_the_compiled_ones():
 
     from neardup.config import Config
     from neardup.sketches.loops import interpreted_loops, mode
-    from neardup.signer import Document, Signer
+    from neardup.signing.signer import Document, Signer
 
     from .corpora import FA_ZWNJ_SAMPLE, SAMPLE
 

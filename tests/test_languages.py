@@ -22,7 +22,7 @@ from neardup.canonical import search_text, tokens_with_offsets
 from neardup.cli import main
 from neardup.highlight import shared_passages, shingle_spans
 from neardup.report import ReportOptions, build_report
-from neardup.signer import Signer
+from neardup.signing.signer import Signer
 
 SAMPLE = Path(__file__).parent / "data" / "fa_zwnj_sample.jsonl"
 TEXTS = [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines()]

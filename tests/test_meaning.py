@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from neardup import Config, NearDup
 from neardup.canonical import Canonicalizer
 from neardup.canonical.stopwords import raw_stopwords
-from neardup.signer import Signer
+from neardup.signing.signer import Signer
 
 A = (
     "Inflation went up in the first quarter and the bank will raise rates by two points "

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
-from neardup.encoding import decode_shingles
+from neardup.signing.encoding import decode_shingles
 from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.runtime.resources import load_json
-from neardup.signer import Document, Signer
+from neardup.signing.signer import Document, Signer
 from neardup.sketches.verify import UNBOUNDED
 
 # the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)

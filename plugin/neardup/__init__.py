@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .api import Comparison, IndexReport, Match, NearDup, Pair
     from .config import Config, ConfigError, ConfigMismatch
     from .errors import DocumentNotFound, EngineError, InvalidInput, NeardupError
-    from .signer import Document, Signed, Signer
+    from .signing.signer import Document, Signed, Signer
 
 _WHERE = {
     "NearDup": "api",
@@ -26,9 +26,9 @@ _WHERE = {
     "Config": "config",
     "ConfigError": "config",
     "ConfigMismatch": "config",
-    "Document": "signer",
-    "Signed": "signer",
-    "Signer": "signer",
+    "Document": "signing.signer",
+    "Signed": "signing.signer",
+    "Signer": "signing.signer",
     "NeardupError": "errors",
     "InvalidInput": "errors",
     "EngineError": "errors",

@@ -35,7 +35,7 @@ from .ingest import IndexReport
 from .sketches.minhash import MinHash
 from .sketches.hashing import hash_strings
 from .sketches.shingles import combine
-from .signer import Document, Signed, Signer
+from .signing.signer import Document, Signed, Signer
 from .sketches.simhash import hamming
 from .tagging import Tagger, is_representative
 from .sketches.verify import intersection_size, passes_length_filter, similarity
@@ -127,8 +127,8 @@ class Comparison:
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
     #: each side too short for the shingle size to tell texts apart
-    #: (:func:`~neardup.signer.too_short`): then ``exact_equal`` needs the same raw words, not
-    #: only the same canonical tokens
+    #: (:func:`~neardup.signing.signer.too_short`): then ``exact_equal`` needs the same raw words,
+    # not : only the same canonical tokens
     too_short_a: bool = False
     too_short_b: bool = False
     #: canonical tokens of each side
@@ -150,7 +150,8 @@ class DocumentTags:
     representative: str | None  # its representative (itself for a representative)
     resemblance: float | None  # to the representative (None for a representative)
     members: list[tuple[str, float]] = field(default_factory=list)  # a representative's members
-    #: too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`)
+    #: too short for the shingle size to tell texts apart
+    # (:func:`~neardup.signing.signer.too_short`)
     too_short: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -187,7 +188,7 @@ class NearDup:
         self.config = config
         self._signer: Signer | None = None
         self._context_pending = False
-        from .signatures import ContextError
+        from .signing.signatures import ContextError
 
         try:
             self._signer = Signer(config, engine.get_meta("context") or {})
@@ -197,7 +198,7 @@ class NearDup:
     @property
     def signer(self) -> Signer:
         if self._signer is None:
-            from .signatures import ContextError
+            from .signing.signatures import ContextError
 
             raise ContextError(
                 f"{self.engine.location} has no collection statistics yet for "
@@ -273,7 +274,7 @@ class NearDup:
         stop: Callable[[], bool] | None = None,
     ) -> IndexReport:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
-        ``checked``: every document passed :func:`~neardup.validate.check_document` already
+        ``checked``: every document passed :func:`~neardup.signing.validate.check_document` already
         (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
         ``stop``: asked after each stored batch; true ends the run there
         (see :func:`neardup.ingest.run`).
@@ -303,7 +304,7 @@ class NearDup:
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),
         from ``docs``; stored with the index and used for every later document."""
-        from .signatures import build_context
+        from .signing.signatures import build_context
 
         ctx = build_context(self.config, ((d.text, d.lang) for d in docs))
         self.engine.put_meta("context", ctx)

@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping, get_args
 import xxhash
 
 from .errors import ConfigError
-from .registry import NAMES as FAMILY_SIGNATURES
+from .signing.registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
 #: 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant);

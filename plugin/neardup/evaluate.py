@@ -53,9 +53,9 @@ from .canonical import strip_html
 from .config import Config, is_language_code
 from .errors import InvalidInput
 from .sketches.ragged import join, pair_count, pairs_sharing
-from .signatures import REGISTRY, build_context, needs_context
-from .signatures.common import words
-from .signer import Document, Signer
+from .signing.signatures import REGISTRY, build_context, needs_context
+from .signing.signatures.common import words
+from .signing.signer import Document, Signer
 
 Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
@@ -466,7 +466,7 @@ class MethodResult:
 def _sign_pairs(
     spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]
 ) -> MethodResult:
-    from .signatures.sketches import min_matches
+    from .signing.signatures.sketches import min_matches
 
     t0 = time.perf_counter()
     sig = REGISTRY[spec.signature](config, context)

@@ -32,7 +32,7 @@ import numpy as np
 from .runtime.allocator import keep_freed_memory
 from .config import Config
 from .engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
-from .signer import Document, PackedBatch, Signed, Signer, pack, unpack
+from .signing.signer import Document, PackedBatch, Signed, Signer, pack, unpack
 from .tagging import Tagger
 
 
@@ -198,7 +198,7 @@ def sign_batch(
     signer: Signer, docs: list[Document], checked: bool = False
 ) -> tuple[list[Signed], list[Failure]]:
     """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`.
-    ``checked``: every document passed :func:`~neardup.validate.check_document` already."""
+    ``checked``: every document passed :func:`~neardup.signing.validate.check_document` already."""
     failures: list[Failure] = []
     signed = signer.sign_batch(
         docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))), checked=checked
@@ -217,7 +217,7 @@ def signed_batches(
 ) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
     """(batch, signed, failures, prepared) in input order; ``workers`` > 0 signs in that many
     processes while the caller stores, 0 signs here. A single batch is signed here. Forked workers
-    start with the tables this process makes first (:meth:`~neardup.signer.Signer.warm_up`,
+    start with the tables this process makes first (:meth:`~neardup.signing.signer.Signer.warm_up`,
     without the compiled loops: each worker loads those while this one reads ahead) and sign
     every batch; spawned workers start from a fresh interpreter, so the first batch is
     signed here meanwhile. Forked workers get the first batch in growing pieces
@@ -461,7 +461,8 @@ def _sign_in_worker(
     docs: list[Document],
 ) -> tuple[PackedBatch, list[Failure], PreparedBatch | None]:
     """Sign in a worker process; the documents are not sent back (the parent has them), the
-    signatures go back packed (:func:`~neardup.signer.pack`), with what the engine prepared."""
+    signatures go back packed (:func:`~neardup.signing.signer.pack`), with what the engine
+    prepared."""
     assert _worker_signer is not None
     signed, failures = sign_batch(_worker_signer, docs, _worker_checked)
     prepared = _worker_preparer(signed) if _worker_preparer is not None else None

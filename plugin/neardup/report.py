@@ -436,8 +436,8 @@ def build_report(
     below = None
     if threshold == engine.config.threshold:  # (the keys propose pairs for the index's threshold)
         from .candidates import CandidateRule, extra_min_match
-        from .signatures import ContextError
-        from .signer import Signer
+        from .signing.signatures import ContextError
+        from .signing.signer import Signer
 
         try:
             signer = Signer(engine.config, engine.get_meta("context") or {})

@@ -426,7 +426,7 @@ def _has_rare_characters(text: str) -> bool:
 #: first of those marks, and one of :func:`_has_rare_characters`.
 NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
 #: Bit of :func:`text_flags`: a lone surrogate (U+D800..U+DFFF: a text with one is no valid
-#: Unicode, :func:`neardup.validate.check_document`).
+#: Unicode, :func:`neardup.signing.validate.check_document`).
 SURROGATE = 8
 #: Bit of :func:`text_flags`: one of :func:`_composing_marks` (the hamza above U+0654, the
 #: acute accent U+0301) that NFKC may compose with the character before it or move (where

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..config import OPENS_VERSIONS, SIGNATURE_VERSION, Config
 from ..errors import EngineError
-from ..signer import Signed
+from ..signing.signer import Signed
 from ..sketches.verify import UNBOUNDED
 
 
@@ -101,7 +101,7 @@ class StoredDoc:
     #: the date in the field that orders arrival (``neardup attach --order-field``), as an
     #: ISO 8601 string in UTC, where the index has one and the value is a date
     ordered_at: str | None = None
-    #: too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
+    #: too short for its shingle size to tell texts apart (:func:`neardup.signing.signer.too_short`)
     too_short: bool = False
 
 

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
 from ..runtime.resources import load_json
-from ..encoding import encode_shingles, render_keys
-from ..signer import Signed
+from ..signing.encoding import encode_shingles, render_keys
+from ..signing.signer import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
 
 #: The object every neardup field lives under.

@@ -12,7 +12,7 @@ is checked on write, so every field round-trips exactly. A batch's columns are w
 one compiled pass (:mod:`neardup.engines.embedded.packing`).
 
 A posting stores ``(field << 44) | (key mod 2**44)`` as one integer
-(:func:`~neardup.encoding.posting_array`).
+(:func:`~neardup.signing.encoding.posting_array`).
 
 >>> sh = np.array([5, 9, 12, 40], dtype=np.uint64)
 >>> keys = {"minhash": np.array([7, 1], dtype=np.uint64),
@@ -31,10 +31,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ...encoding import posting_keys
+from ...signing.encoding import posting_keys
 from ...sketches.hashing import U64
 from ...sketches.ragged import join
-from ...signer import Signed
+from ...signing.signer import Signed
 from ..base import PreparedBatch
 from .schema import exact_value
 

@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from ..sketches.hashing import U64
-from ..sketches.lsh import band_keys
-from ..sketches.minhash import kperm_sketch
+from ...sketches.hashing import U64
+from ...sketches.lsh import band_keys
+from ...sketches.minhash import kperm_sketch
 from .common import Signature
 
 

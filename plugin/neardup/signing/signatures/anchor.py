@@ -23,7 +23,7 @@ from itertools import pairwise
 import numpy as np
 import xxhash
 
-from ..sketches.hashing import U64
+from ...sketches.hashing import U64
 from .common import Signature, setting
 
 

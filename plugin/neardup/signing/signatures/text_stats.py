@@ -25,8 +25,8 @@ from collections import Counter
 
 import numpy as np
 
-from ..canonical import strip_html
-from ..sketches.hashing import U64
+from ...canonical import strip_html
+from ...sketches.hashing import U64
 from .common import Signature, digest64, sentences, words
 
 PUNCT = (".", ",", "-", "_", ":", ";", "!", "?", "(", ")", " ")

@@ -9,9 +9,9 @@ queries in the engine:
 * ``winnow``   winnowing fingerprints of the shingle sequence (containment)
 * ``modm``     Broder's MOD_m sample of the shingle set (optional; containment)
 
-plus any signature of the extended family registered in :mod:`neardup.registry`.
+plus any signature of the extended family registered in :mod:`neardup.signing.registry`.
 Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
-``"hex"`` (:mod:`neardup.encoding`).
+``"hex"`` (:mod:`neardup.signing.encoding`).
 
 A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
 *wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
@@ -20,7 +20,7 @@ that read the raw text (Kosinov's punctuation strings) keep their keys, but ever
 is verified on shingles and a similarity with an empty set is 0 (:mod:`neardup.sketches.verify`), so
 a wordless document is never a near-duplicate of anything. It is stored and found by full-text
 search. Before signing, every document of a batch
-is checked by :func:`neardup.validate.check_document`; a document it refuses is left out and
+is checked by :func:`neardup.signing.validate.check_document`; a document it refuses is left out and
 reported, and the rest of the batch is signed.
 """
 
@@ -34,18 +34,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import xxhash
 
-from .canonical import Canonical, Canonicalizer
-from .canonical.letters import SURROGATE, TextOrSpan, text_flags_many
-from .config import BUILTIN_SIGNATURES, Config
-from .sketches.hashing import U64, hash_strings
+from ..canonical import Canonical, Canonicalizer
+from ..canonical.letters import SURROGATE, TextOrSpan, text_flags_many
+from ..config import BUILTIN_SIGNATURES, Config
+from ..sketches.hashing import U64, hash_strings
 from .encoding import render_keys
-from .sketches.lsh import band_keys_many
-from .sketches.minhash import MinHash, kperm_sketch, oph_many
-from .sketches.ragged import join, offsets_of, segment_unique, split
+from ..sketches.lsh import band_keys_many
+from ..sketches.minhash import MinHash, kperm_sketch, oph_many
+from ..sketches.ragged import join, offsets_of, segment_unique, split
 from .registry import REGISTRY
-from .sketches.sampling import winnow_many
-from .sketches.shingles import Shingles, char_units, combine_many
-from .sketches.simhash import agreeing_blocks, block_keys_many, token_simhash_many
+from ..sketches.sampling import winnow_many
+from ..sketches.shingles import Shingles, char_units, combine_many
+from ..sketches.simhash import agreeing_blocks, block_keys_many, token_simhash_many
 from .validate import InvalidDocument, check_documents
 
 
@@ -272,7 +272,7 @@ class Signer:
         the whole batch at once (:mod:`neardup.sketches.ragged`), tokens hashed straight from the
         canonical texts where nothing needs them as strings
         (:meth:`~neardup.canonical.Canonicalizer.token_hashes_many`); the results are those
-        of :meth:`sign`. A document that :func:`~neardup.validate.check_document` refuses or
+        of :meth:`sign`. A document that :func:`~neardup.signing.validate.check_document` refuses or
         that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
         left out; the others are signed. ``checked``: every document passed
         ``check_document`` already (as those of :func:`neardup.io.read_documents`), so it is
@@ -286,7 +286,7 @@ class Signer:
         check: bool,
     ) -> list[Signed]:
         """:meth:`sign_batch`; ``check`` False signs without
-        :func:`~neardup.validate.check_documents` (a query text is no document to store)."""
+        :func:`~neardup.signing.validate.check_documents` (a query text is no document to store)."""
         hashed = self._hashes_tokens(docs)
         # the scan of the text steps finds lone surrogates too: validation need not encode the texts
         flags = (

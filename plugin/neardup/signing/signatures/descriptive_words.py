@@ -30,8 +30,8 @@ from collections import Counter
 import numpy as np
 import xxhash
 
-from ..canonical import Canonicalizer, strip_html
-from ..sketches.hashing import U64
+from ...canonical import Canonicalizer, strip_html
+from ...sketches.hashing import U64
 from .common import Signature, digest64, sentences, setting, words
 from .stats import Stats
 

@@ -25,8 +25,8 @@ import math
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
-from ..canonical import Canonicalizer
-from ..errors import ConfigError
+from ...canonical import Canonicalizer
+from ...errors import ConfigError
 
 KIND = "neardup.collection-stats"
 VERSION = 1
@@ -77,9 +77,9 @@ class Stats:
         if not context or context.get("kind") != KIND:
             raise ContextError(
                 f"signature {needed_by!r} needs collection statistics: build them with "
-                "neardup.signatures.build_context(config, ((text, lang) for each document)) "
-                "and open the "
-                "Signer with context=... (the engine stores them under meta key 'context')"
+                "neardup.signing.signatures.build_context(config, ((text, lang) for each "
+                "document)) and open the Signer with context=... (the engine stores them "
+                "under meta key 'context')"
             )
         if context.get("version") != VERSION:
             raise ContextError(

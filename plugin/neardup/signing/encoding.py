@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .sketches.hashing import U64
+from ..sketches.hashing import U64
 
 #: Fields whose keys are positional (band / block number matters for the keyword).
 POSITIONAL = frozenset({"minhash", "simhash"})

@@ -1,4 +1,4 @@
-"""Names of the signature family (:mod:`neardup.signatures`) and where each one's class
+"""Names of the signature family (:mod:`neardup.signing.signatures`) and where each one's class
 lives, as ``"module:Class"`` strings: this module imports nothing of neardup, so
 :mod:`neardup.config` can check signature names without importing the signatures (which
 import canonicalization, which imports the config).
@@ -23,18 +23,18 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Iterator, Mapping
 
-#: name -> "module:Class" of its :class:`~neardup.signatures.common.Signature` (called with
+#: name -> "module:Class" of its :class:`~neardup.signing.signatures.common.Signature` (called with
 #: config, context)
 FACTORIES: dict[str, str] = {
-    "super": "neardup.signatures.supershingles:SuperShingles",
-    "mega": "neardup.signatures.supershingles:MegaShingles",
-    "minhash84": "neardup.signatures.sketches:Sketch84",
-    "minhash70": "neardup.signatures.sketches:Sketch70",
-    "imatch": "neardup.signatures.imatch:IMatch",
-    "imatch_multi": "neardup.signatures.imatch:IMatchMulti",
-    "descriptive_words": "neardup.signatures.descriptive_words:DescriptiveWords",
-    "text_stats": "neardup.signatures.text_stats:TextStatistics",
-    "anchor": "neardup.signatures.anchor:Anchor",
+    "super": "neardup.signing.signatures.supershingles:SuperShingles",
+    "mega": "neardup.signing.signatures.supershingles:MegaShingles",
+    "minhash84": "neardup.signing.signatures.sketches:Sketch84",
+    "minhash70": "neardup.signing.signatures.sketches:Sketch70",
+    "imatch": "neardup.signing.signatures.imatch:IMatch",
+    "imatch_multi": "neardup.signing.signatures.imatch:IMatchMulti",
+    "descriptive_words": "neardup.signing.signatures.descriptive_words:DescriptiveWords",
+    "text_stats": "neardup.signing.signatures.text_stats:TextStatistics",
+    "anchor": "neardup.signing.signatures.anchor:Anchor",
 }
 
 #: old name -> name: the names signatures were stored under before they were named by method
@@ -46,7 +46,7 @@ ALIASES: dict[str, str] = {
 #: every name ``Config.signatures`` accepts from the family, aliases included
 NAMES: tuple[str, ...] = (*FACTORIES, *ALIASES)
 
-#: signatures that need collection statistics (``neardup.signatures.build_context``),
+#: signatures that need collection statistics (``neardup.signing.signatures.build_context``),
 #: aliases included
 NEEDS_CONTEXT = frozenset(
     n for n in NAMES if ALIASES.get(n, n) in {"imatch", "imatch_multi", "descriptive_words"}

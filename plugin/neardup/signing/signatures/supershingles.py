@@ -22,9 +22,9 @@ from math import comb
 import numpy as np
 import xxhash
 
-from ..sketches.hashing import U64
-from ..sketches.lsh import band_keys
-from ..sketches.minhash import kperm_sketch
+from ...sketches.hashing import U64
+from ...sketches.lsh import band_keys
+from ...sketches.minhash import kperm_sketch
 from .common import Signature, setting
 
 

@@ -28,7 +28,7 @@ import hashlib
 import numpy as np
 import xxhash
 
-from ..sketches.hashing import U64
+from ...sketches.hashing import U64
 from .common import Signature, setting
 from .stats import Stats
 

@@ -2,7 +2,7 @@
 
 :func:`check_document` is pure: it returns why a document cannot be stored, or None. The
 reader (:mod:`neardup.io`) turns a reason into an :class:`~neardup.io.InputError` naming
-the file and line; :meth:`neardup.signer.Signer.sign_batch` turns it into a failure of that
+the file and line; :meth:`neardup.signing.signer.Signer.sign_batch` turns it into a failure of that
 one document. Either way no engine ever receives a document it would refuse as a whole
 request (an HTTP bulk request fails entirely on one id over 512 bytes or one string that is
 not valid Unicode), so one bad document never costs the others of its batch.
@@ -31,7 +31,7 @@ import math
 import re
 from typing import Any, Sequence
 
-from .errors import InvalidInput
+from ..errors import InvalidInput
 
 MAX_ID_BYTES = 512
 MAX_DEPTH = 20
@@ -170,7 +170,7 @@ def _check_key(what: str, key: object) -> str | None:
 def check_document(
     doc: Any, *, text_has_no_surrogate: bool = False, id_checked: bool = False
 ) -> str | None:
-    """Why ``doc`` (a :class:`~neardup.signer.Document`) cannot be stored, or None.
+    """Why ``doc`` (a :class:`~neardup.signing.signer.Document`) cannot be stored, or None.
     ``text_has_no_surrogate``: the caller knows its text holds no lone surrogate (read from
     UTF-8 JSON without a surrogate escape), so that scan is skipped; ``id_checked``: it knows
     the id is valid (:func:`check_documents`)."""

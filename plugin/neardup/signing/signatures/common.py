@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..sketches.hashing import U64, fmix64
+from ...sketches.hashing import U64, fmix64
 
 _POS_SALT = np.uint64(0x9E3779B97F4A7C15)
 WORD = re.compile(r"[^\W_]+")
@@ -84,7 +84,7 @@ class Signature(abc.ABC):
 
     @abc.abstractmethod
     def parts(self, p) -> dict[str, np.ndarray]:
-        """Keys of each component of ``p`` (a :class:`~neardup.signer.Prepared`)."""
+        """Keys of each component of ``p`` (a :class:`~neardup.signing.signer.Prepared`)."""
 
     def __call__(self, p) -> np.ndarray:
         parts = self.parts(p)
