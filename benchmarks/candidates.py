@@ -25,7 +25,8 @@ from neardup.config import Config
 from neardup.sketches.lsh import band_keys, collision_probability, optimal_bands, optimal_lsh
 from neardup.sketches.minhash import oph_sketch
 from neardup.ppjoin import ppjoin
-from neardup.signing.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 from neardup.sketches.simhash import hamming
 from neardup.sketches.verify import length_bounds, similarity
 

@@ -21,7 +21,8 @@ from neardup.sketches.minhash import oph_many, oph_sketch
 from neardup.sketches.ragged import offsets_of, segment_sort, segment_unique, split
 from neardup.sketches.sampling import winnow, winnow_many
 from neardup.sketches.shingles import combine, combine_many
-from neardup.signing.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 from neardup.sketches.simhash import (
     hamming,
     hamming_many,
@@ -793,9 +794,9 @@ def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
     ],
 )
 def test_a_packed_batch_unpacks_to_the_same_signatures(config):
-    """What a signing worker sends back (signer.pack) is what it signed, field for field,
+    """What a signing worker sends back (records.pack) is what it signed, field for field,
     wordless documents and every signature of the family included."""
-    from neardup.signing.signer import pack, unpack
+    from neardup.signing.records import pack, unpack
 
     texts = [
         "alpha beta gamma delta epsilon zeta eta theta",

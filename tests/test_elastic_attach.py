@@ -19,7 +19,7 @@ from neardup.engines.base import EngineError
 from neardup.engines.dsl import Layout
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.elastic_options import IndexSetup
-from neardup.signing.signer import Document
+from neardup.signing.records import Document
 
 from .conftest import http_pipeline
 from .test_elastic_engine import _texts

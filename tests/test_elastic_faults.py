@@ -16,7 +16,8 @@ from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.elastic_options import Connection
 from neardup.runtime.retry import Backoff
-from neardup.signing.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 
 pytestmark = pytest.mark.http
 

@@ -20,7 +20,8 @@ from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.lease import LeaseLost
-from neardup.signing.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 
 from .conftest import http_pipeline
 from .test_elastic_engine import _texts

@@ -26,7 +26,7 @@ from neardup.cli import main
 from neardup.cli.output import clean, json_text, safe
 from neardup.io import InputError, read_documents
 from neardup.runtime.redact import add_secret, clear_secrets, redact
-from neardup.signing.signer import Document
+from neardup.signing.records import Document
 from neardup.signing.validate import MAX_ID_BYTES, check_document, check_documents
 
 WORDS = (

@@ -258,7 +258,8 @@ def test_interpreted_loops_sign_as_the_compiled_ones():
 
     from neardup.config import Config
     from neardup.sketches.loops import interpreted_loops, mode
-    from neardup.signing.signer import Document, Signer
+    from neardup.signing.signer import Signer
+    from neardup.signing.records import Document
 
     from .corpora import FA_ZWNJ_SAMPLE, SAMPLE
 

@@ -17,7 +17,8 @@ from neardup.signing.encoding import decode_shingles
 from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.runtime.resources import load_json
-from neardup.signing.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 from neardup.sketches.verify import UNBOUNDED
 
 # the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)

@@ -188,7 +188,7 @@ def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_r
     level: the documents index allows one level more than MAX_DEPTH, so the stated limit is
     the user's."""
     from neardup.api import NearDup
-    from neardup.signing.signer import Document
+    from neardup.signing.records import Document
     from neardup.signing.validate import MAX_DEPTH
 
     target, opts = engine_target

@@ -35,7 +35,8 @@ from .ingest import IndexReport
 from .sketches.minhash import MinHash
 from .sketches.hashing import hash_strings
 from .sketches.shingles import combine
-from .signing.signer import Document, Signed, Signer
+from .signing.signer import Signer
+from .signing.records import Document, Signed
 from .sketches.simhash import hamming
 from .tagging import Tagger, is_representative
 from .sketches.verify import intersection_size, passes_length_filter, similarity

@@ -47,7 +47,7 @@ RESEMBLANCE_FIELDS = ("exact", "minhash", "simhash")
 
 
 class SignedLike(Protocol):
-    """What the rule reads of a document: a :class:`~neardup.signing.signer.Signed` or a
+    """What the rule reads of a document: a :class:`~neardup.signing.records.Signed` or a
     :class:`~neardup.engines.base.StoredDoc`."""
 
     id: str

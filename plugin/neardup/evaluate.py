@@ -55,7 +55,8 @@ from .errors import InvalidInput
 from .sketches.ragged import join, pair_count, pairs_sharing
 from .signing.signatures import REGISTRY, build_context, needs_context
 from .signing.signatures.common import words
-from .signing.signer import Document, Signer
+from .signing.signer import Signer
+from .signing.records import Document
 
 Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)

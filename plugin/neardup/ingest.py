@@ -32,7 +32,8 @@ import numpy as np
 from .runtime.allocator import keep_freed_memory
 from .config import Config
 from .engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
-from .signing.signer import Document, PackedBatch, Signed, Signer, pack, unpack
+from .signing.signer import Signer
+from .signing.records import Document, PackedBatch, Signed, pack, unpack
 from .tagging import Tagger
 
 
@@ -461,7 +462,7 @@ def _sign_in_worker(
     docs: list[Document],
 ) -> tuple[PackedBatch, list[Failure], PreparedBatch | None]:
     """Sign in a worker process; the documents are not sent back (the parent has them), the
-    signatures go back packed (:func:`~neardup.signing.signer.pack`), with what the engine
+    signatures go back packed (:func:`~neardup.signing.records.pack`), with what the engine
     prepared."""
     assert _worker_signer is not None
     signed, failures = sign_batch(_worker_signer, docs, _worker_checked)

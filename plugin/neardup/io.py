@@ -54,7 +54,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 from .config import is_language_code
 from .errors import InvalidInput
-from .signing.signer import Document
+from .signing.records import Document
 from .signing.validate import check_document
 
 JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}

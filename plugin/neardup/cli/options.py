@@ -302,7 +302,7 @@ def wordless_query(
 ) -> str | None:
     """Why a query can have no near-duplicate because it has no words, or None. ``signed``:
     the query text signed already (not signed again)."""
-    from ..signing.signer import Document
+    from ..signing.records import Document
 
     if text is not None:
         if (signed or nd.signer.sign(Document("", text, lang=lang))).wordless:

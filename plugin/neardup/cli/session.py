@@ -253,7 +253,7 @@ def _warm_up_persian(config: Any) -> Any:
 def _warm_up(config: Any, texts: tuple[str, ...]) -> None:
     """Sign and tag ``texts`` (each twice) on a throw-away index: every step they take runs once."""
     from ..api import NearDup
-    from ..signing.signer import Document
+    from ..signing.records import Document
 
     with NearDup.open(":memory:", config) as scratch:
         scratch.index([Document(str(i), text) for i, text in enumerate(texts * 2)], workers=0)

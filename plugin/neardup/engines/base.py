@@ -24,7 +24,7 @@ import numpy as np
 
 from ..config import OPENS_VERSIONS, SIGNATURE_VERSION, Config
 from ..errors import EngineError
-from ..signing.signer import Signed
+from ..signing.records import Signed
 from ..sketches.verify import UNBOUNDED
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from ..config import SIGNATURE_VERSION, Config
 from ..runtime.resources import load_json
 from ..signing.encoding import encode_shingles, render_keys
-from ..signing.signer import Signed
+from ..signing.records import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
 
 #: The object every neardup field lives under.

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
 from ..signing.encoding import decode_shingles, parse_keys
-from ..signing.signer import Document, Signed
+from ..signing.records import Document, Signed
 from . import dsl
 from .base import (
     Candidate,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -38,7 +38,6 @@ from ..canonical import Canonical, Canonicalizer
 from ..canonical.letters import SURROGATE, TextOrSpan, text_flags_many
 from ..config import BUILTIN_SIGNATURES, Config
 from ..sketches.hashing import U64, hash_strings
-from .encoding import render_keys
 from ..sketches.lsh import band_keys_many
 from ..sketches.minhash import MinHash, kperm_sketch, oph_many
 from ..sketches.ragged import join, offsets_of, segment_unique, split
@@ -46,88 +45,8 @@ from .registry import REGISTRY
 from ..sketches.sampling import winnow_many
 from ..sketches.shingles import Shingles, char_units, combine_many
 from ..sketches.simhash import agreeing_blocks, block_keys_many, token_simhash_many
+from .records import Document, Signed
 from .validate import InvalidDocument, check_documents
-
-
-@dataclass
-class Document:
-    """A document to index or query: id, text and whatever else the user keeps.
-
-    ``tokens``, when given, are the document's canonical tokens, already made by a
-    :class:`~neardup.canonical.Canonicalizer` with this index's config (for pipelines
-    that canonicalize once and reuse the tokens); signing then skips canonicalization.
-    """
-
-    id: str
-    text: str
-    title: str | None = None
-    lang: str | None = None
-    fields: dict[str, Any] = field(default_factory=dict)
-    tokens: list[str] | None = None
-
-
-@dataclass
-class PackedBatch:
-    """The :class:`Signed` of a batch, without their documents, as a few flat arrays
-    (:func:`pack`): what a signing worker sends back, pickled in a few calls rather than a
-    few per document."""
-
-    langs: list[str]
-    n_tokens: list[int]
-    exact: list[str]
-    simhash: list[int]
-    shingles: tuple[np.ndarray, np.ndarray]  # (values, offsets)
-    keys: dict[str, tuple[np.ndarray, np.ndarray]]  # field -> (values, offsets)
-    fields: list[tuple[str, ...]]  # each document's key fields
-    too_short: list[bool]
-
-
-def pack(signed: Sequence[Signed]) -> PackedBatch:
-    """``signed`` as a :class:`PackedBatch` (see :func:`unpack`)."""
-    fields = list(dict.fromkeys(f for s in signed for f in s.keys))
-    return PackedBatch(
-        langs=[s.lang for s in signed],
-        n_tokens=[s.n_tokens for s in signed],
-        exact=[s.exact for s in signed],
-        simhash=[s.simhash for s in signed],
-        shingles=join([s.shingles for s in signed]),
-        keys={f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
-        fields=[tuple(s.keys) for s in signed],
-        too_short=[s.too_short for s in signed],
-    )
-
-
-def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:
-    """The :class:`Signed` of :func:`pack`, for ``docs`` (the documents signed, in order);
-    each array a view of the batch's.
-
-    >>> docs = [Document("a", "alpha beta gamma delta epsilon zeta"), Document("b", "omega")]
-    >>> signed = Signer(Config()).sign_batch(docs)
-    >>> again = unpack(pack(signed), [s.doc for s in signed])
-    >>> [(s.id, s.n_tokens, np.array_equal(s.shingles, t.shingles), s.keys.keys() == t.keys.keys())
-    ...  for s, t in zip(again, signed)]
-    [('a', 6, True, True), ('b', 1, True, True)]
-    """
-    sh, so = packed.shingles
-    out = []
-    for i, d in enumerate(docs):
-        keys = {
-            f: packed.keys[f][0][packed.keys[f][1][i] : packed.keys[f][1][i + 1]]
-            for f in packed.fields[i]
-        }
-        out.append(
-            Signed(
-                doc=d,
-                lang=packed.langs[i],
-                n_tokens=packed.n_tokens[i],
-                shingles=sh[so[i] : so[i + 1]],
-                exact=packed.exact[i],
-                simhash=packed.simhash[i],
-                keys=keys,
-                too_short=packed.too_short[i],
-            )
-        )
-    return out
 
 
 @dataclass
@@ -142,37 +61,6 @@ class Prepared:
     minhash: MinHash
     config: Config
     context: dict[str, Any]
-
-
-@dataclass
-class Signed:
-    """Everything neardup stores for one document."""
-
-    doc: Document
-    lang: str
-    n_tokens: int
-    shingles: np.ndarray  # sorted distinct uint64 shingle hashes, S(A, w)
-    exact: str
-    simhash: int
-    keys: dict[str, np.ndarray]  # field -> uint64 keys
-    #: Too short for its shingle size to tell texts apart (:func:`too_short`).
-    too_short: bool = False
-
-    @property
-    def id(self) -> str:
-        return self.doc.id
-
-    @property
-    def n_shingles(self) -> int:
-        return len(self.shingles)
-
-    @property
-    def wordless(self) -> bool:
-        """No canonical token: signed with no keys, never a near-duplicate of anything."""
-        return self.n_tokens == 0
-
-    def keywords(self, field_name: str) -> list[str]:
-        return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)))
 
 
 def _per_document(

@@ -170,7 +170,7 @@ def _check_key(what: str, key: object) -> str | None:
 def check_document(
     doc: Any, *, text_has_no_surrogate: bool = False, id_checked: bool = False
 ) -> str | None:
-    """Why ``doc`` (a :class:`~neardup.signing.signer.Document`) cannot be stored, or None.
+    """Why ``doc`` (a :class:`~neardup.signing.records.Document`) cannot be stored, or None.
     ``text_has_no_surrogate``: the caller knows its text holds no lone surrogate (read from
     UTF-8 JSON without a surrogate escape), so that scan is skipped; ``id_checked``: it knows
     the id is valid (:func:`check_documents`)."""

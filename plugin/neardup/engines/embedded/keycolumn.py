@@ -34,7 +34,7 @@ import numpy as np
 from ...signing.encoding import posting_keys
 from ...sketches.hashing import U64
 from ...sketches.ragged import join
-from ...signing.signer import Signed
+from ...signing.records import Signed
 from ..base import PreparedBatch
 from .schema import exact_value
 

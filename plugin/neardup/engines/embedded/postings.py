@@ -42,7 +42,7 @@ import numpy as np
 
 from ...signing.encoding import KEY_BITS, KEY_MASK, posting_array
 from ...sketches.ragged import join
-from ...signing.signer import Signed
+from ...signing.records import Signed
 from ...sketches.verify import UNBOUNDED
 from ..base import Candidate, CandidateQuery, EngineError, KeyGroup
 from .connection import Connection

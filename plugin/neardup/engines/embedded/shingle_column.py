@@ -28,7 +28,8 @@ import numpy as np
 
 from ...config import Config
 from ...sketches.hashing import U64
-from ...signing.signer import Document, Signed, Signer
+from ...signing.signer import Signer
+from ...signing.records import Document, Signed
 
 #: Documents with fewer shingles keep their hashes (a marker would save little).
 MIN_MADE = 16
