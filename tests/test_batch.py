@@ -749,7 +749,7 @@ def test_length_filter_many_is_the_length_filter_per_pair(pairs, t):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), u64, st.integers(0, 6)), max_size=30))
 def test_plausible_many_is_plausible_per_pair(rows):
-    from neardup.candidates import CandidateRule
+    from neardup.matching.candidates import CandidateRule
 
     rule = CandidateRule(Config(threshold=0.8))
     only = np.array([o for o, _, _ in rows], dtype=bool)

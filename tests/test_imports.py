@@ -121,7 +121,7 @@ LAYERS = (
     ("text", {"canonical"}),
     ("signing", {"signing"}),
     ("storage", {"engines"}),
-    ("core", {"candidates", "tagging", "clustering", "ingest", "highlight", "api"}),
+    ("core", {"matching", "ingest", "highlight", "api"}),
     ("applications", {"io", "evaluate", "report", "dashboards", "cli"}),
 )
 

@@ -356,7 +356,7 @@ def test_report_fills_the_below_threshold_series(tmp_path):
     near = " ".join(words[:-6] + ["quite", "different", "ending", "words", "here", "now"])
     nd = NearDup.open(str(tmp_path / "r.db"), Config())
     nd.index([Document("a", LONG), Document("c", near)], progress=None)
-    from neardup.clustering import best_earlier_resemblances, tuning_low
+    from neardup.matching.clustering import best_earlier_resemblances, tuning_low
 
     below = best_earlier_resemblances(nd.engine, nd.rule, tuning_low(0.8))
     assert set(below) == {"c"}

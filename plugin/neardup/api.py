@@ -10,9 +10,9 @@
 'a'
 
 :class:`NearDup` is a facade; the work is done by one module per step of the flow:
-:mod:`neardup.ingest` (batches, workers, updates), :mod:`neardup.candidates` (the candidate
-rule and exact verification), :mod:`neardup.tagging` (the cluster rule) and
-:mod:`neardup.clustering` (N-to-N).
+:mod:`neardup.ingest` (batches, workers, updates), :mod:`neardup.matching.candidates` (the candidate
+rule and exact verification), :mod:`neardup.matching.tagging` (the cluster rule) and
+:mod:`neardup.matching.clustering` (N-to-N).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import clustering, ingest
-from .candidates import RESEMBLANCE_FIELDS, CandidateRule, engine_fetch, extra_min_match
-from .clustering import Pair, UnionFind
+from .matching import clustering
+from . import ingest
+from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule, engine_fetch, extra_min_match
+from .matching.clustering import Pair, UnionFind
 from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
@@ -38,7 +39,7 @@ from .sketches.shingles import combine
 from .signing.signer import Signer
 from .signing.records import Document, Signed
 from .sketches.simhash import hamming
-from .tagging import Tagger, is_representative
+from .matching.tagging import Tagger, is_representative
 from .sketches.verify import intersection_size, passes_length_filter, similarity
 
 __all__ = [
@@ -209,7 +210,7 @@ class NearDup:
 
     @property
     def rule(self) -> CandidateRule:
-        """The candidate rule of this index (:mod:`neardup.candidates`)."""
+        """The candidate rule of this index (:mod:`neardup.matching.candidates`)."""
         return CandidateRule(self.config, extra_min_match(self._signer))
 
     @property
@@ -259,7 +260,8 @@ class NearDup:
 
     def expected_recall(self, threshold: float) -> float:
         """Share of pairs of resemblance ``threshold`` the index's band keys propose
-        (:func:`neardup.clustering.expected_recall`); below the index's threshold it drops."""
+        (:func:`neardup.matching.clustering.expected_recall`); below the index's threshold it
+        drops."""
         return clustering.expected_recall(self.rule, threshold)
 
     # -- writing ------------------------------------------------------------------------------
@@ -282,7 +284,7 @@ class NearDup:
 
         Unchanged documents keep their place and tags, changed ones are updated in place
         and what depended on them re-tagged, new ones are tagged by the cluster rule
-        (:mod:`neardup.tagging`). If reading ``docs`` fails midway, the documents read so
+        (:mod:`neardup.matching.tagging`). If reading ``docs`` fails midway, the documents read so
         far are stored before the error propagates. Signatures that need collection
         statistics get them from the first collection indexed (read in full before signing).
         """
@@ -593,7 +595,7 @@ class NearDup:
         max_group: int = 1000,
     ) -> list[Pair]:
         """Every verified pair with resemblance >= threshold, from key collisions in the engine
-        (:func:`neardup.clustering.verified_pairs`)."""
+        (:func:`neardup.matching.clustering.verified_pairs`)."""
         t = self.config.threshold if threshold is None else threshold
         return clustering.verified_pairs(
             self.engine, self.rule, t, fields=fields, max_group=max_group
@@ -603,10 +605,11 @@ class NearDup:
         self, low: float | None = None, width: float = 0.05
     ) -> list[dict[str, Any]]:
         """How the documents' best resemblances to an earlier document spread, from ``low``
-        (default t - 0.3, :func:`~neardup.clustering.tuning_low`) to 1, in bins of ``width``:
-        where to put the threshold (:func:`~neardup.clustering.resemblance_histogram`). Below
-        the index's threshold the keys propose a pair with the probability each bin's
-        ``expected_recall`` says, so those bins are lower bounds."""
+        (default t - 0.3, :func:`~neardup.matching.clustering.tuning_low`) to 1, in bins of
+        ``width``: where to put the threshold
+        (:func:`~neardup.matching.clustering.resemblance_histogram`). Below the index's threshold
+        the keys propose a pair with the probability each bin's ``expected_recall`` says, so those
+        bins are lower bounds."""
         low = clustering.tuning_low(self.config.threshold) if low is None else low
         best = clustering.best_earlier_resemblances(self.engine, self.rule, low)
         dups = [r.id for r in self.engine.scan_tags() if r.tags is not None and r.tags.is_duplicate]

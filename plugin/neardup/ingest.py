@@ -6,7 +6,7 @@ each other's half-written state):
 1. documents already stored with the same signature are *unchanged*: they keep their place
    and tags (their text, title and fields are refreshed if those changed);
 2. documents stored with another signature are *updates*: replaced in place (same ``seq``),
-   then :meth:`~neardup.tagging.Tagger.repair` re-tags them and what depended on them;
+   then :meth:`~neardup.matching.tagging.Tagger.repair` re-tags them and what depended on them;
 3. new documents follow everything stored, in input order, and are tagged by the rule.
 
 So re-running a file changes nothing, resuming after a crash (half a file, then all of it)
@@ -34,7 +34,7 @@ from .config import Config
 from .engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
 from .signing.signer import Signer
 from .signing.records import Document, PackedBatch, Signed, pack, unpack
-from .tagging import Tagger
+from .matching.tagging import Tagger
 
 
 @dataclass

@@ -6,7 +6,7 @@ diff against the representative. Large collections are sampled, and the page say
 
 * counts come from one streaming pass over ``engine.scan()`` (at most ``max_scan`` documents);
 * clusters are those of the index-time tags (``cluster_id`` / ``dup_of``: the cluster rule of
-  :mod:`neardup.tagging`) seen in the scan, or, for an index without tags, the stored
+  :mod:`neardup.matching.tagging`) seen in the scan, or, for an index without tags, the stored
   N-to-N clusters (``engine.read_clusters``, at most ``max_clusters``);
 * only the ``top`` largest clusters are shown, with at most ``members`` members each, and
   texts are cut at ``max_words`` words.
@@ -30,7 +30,7 @@ import jinja2
 from markupsafe import Markup
 
 from . import charts
-from .clustering import best_earlier_resemblances, tuning_low
+from .matching.clustering import best_earlier_resemblances, tuning_low
 from .config import Config
 from .engines.base import ClusterRecord, Engine, StoredDoc
 from .highlight import shared_passages
@@ -105,7 +105,8 @@ class Stats:
 
 def resemblance_edges(threshold: float, bins: int = 20) -> list[float]:
     """Bin edges over [lo, 1], lo = threshold - 0.3 down to a multiple of 0.05
-    (:func:`~neardup.clustering.tuning_low`), so that the pairs below the threshold show."""
+    (:func:`~neardup.matching.clustering.tuning_low`), so that the pairs below the threshold
+    show."""
     lo = tuning_low(threshold)
     return [round(lo + (1 - lo) * i / bins, 6) for i in range(bins + 1)]
 
@@ -128,7 +129,7 @@ def scan_stats(
     """Stream the index once: totals, per-language split, resemblance bins, tag clusters.
     The bins count each duplicate at its resemblance to its representative and, with
     ``below`` (document -> best resemblance to an earlier document,
-    :func:`~neardup.clustering.best_earlier_resemblances`), each other document at its best
+    :func:`~neardup.matching.clustering.best_earlier_resemblances`), each other document at its best
     resemblance ("below threshold").
 
     Memory is bounded by the number of languages and bins, plus, when ``keep_members`` is
@@ -435,7 +436,7 @@ def build_report(
     opts = options
     below = None
     if threshold == engine.config.threshold:  # (the keys propose pairs for the index's threshold)
-        from .candidates import CandidateRule, extra_min_match
+        from .matching.candidates import CandidateRule, extra_min_match
         from .signing.signatures import ContextError
         from .signing.signer import Signer
 

@@ -32,9 +32,9 @@ import heapq
 from typing import Iterable, Sequence
 
 from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
-from .engines.base import Engine, Tags
-from .sketches.ragged import join, pairs_sharing
-from .sketches.verify import UNBOUNDED, passes_length_filter, similarity
+from ..engines.base import Engine, Tags
+from ..sketches.ragged import join, pairs_sharing
+from ..sketches.verify import UNBOUNDED, passes_length_filter, similarity
 
 #: Candidates asked of the engine per document before :func:`all_candidates` grows the limit.
 TAG_LIMIT = 500
@@ -140,8 +140,9 @@ class Tagger:
 
     def _batch_candidates(self, docs: Sequence[SignedLike]) -> dict[int, dict[int, frozenset[str]]]:
         """For each document of ``docs``, the earlier ones that share enough keys with it
-        (:meth:`~neardup.candidates.CandidateRule.matched_counts`): i -> {j: matched fields},
-        the pairs of each field found at once (:func:`~neardup.sketches.ragged.pairs_sharing`)."""
+        (:meth:`~neardup.matching.candidates.CandidateRule.matched_counts`): i -> {j: matched
+        fields}, the pairs of each field found at once
+        (:func:`~neardup.sketches.ragged.pairs_sharing`)."""
         shared: dict[tuple[int, int], dict[str, int]] = {}
         for f in self.rule.needs():
             values, offsets = join([d.keys.get(f, ()) for d in docs])

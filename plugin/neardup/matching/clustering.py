@@ -1,7 +1,7 @@
 """N-to-N: clusters of a whole index.
 
-At the index's threshold the clusters *are* the tags (:mod:`neardup.tagging`): one cluster per
-representative with its members, read without verifying anything again. At another threshold
+At the index's threshold the clusters *are* the tags (:mod:`neardup.matching.tagging`): one cluster
+per representative with its members, read without verifying anything again. At another threshold
 the same rule runs over the verified pairs at that threshold (:func:`leader_clusters`), so a
 cluster still means "a representative and the later documents that resemble it most".
 Transitive closure (connected components of the pair graph, :func:`connected_components`) is
@@ -27,10 +27,10 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .candidates import CandidateRule
-from .engines.base import ClusterRecord, Engine, StoredDoc, TagRow
-from .sketches.lsh import collision_probability
+from ..engines.base import ClusterRecord, Engine, StoredDoc, TagRow
+from ..sketches.lsh import collision_probability
 from .tagging import choose
-from .sketches.verify import passes_length_filter_many, similarity
+from ..sketches.verify import passes_length_filter_many, similarity
 
 
 @dataclass(kw_only=True)

@@ -36,10 +36,10 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from .config import CONTAINMENT_SAMPLES, Config
-from .engines.base import Candidate, CandidateQuery, Engine, KeyGroup
-from .sketches.simhash import hamming, hamming_many
-from .sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
+from ..config import CONTAINMENT_SAMPLES, Config
+from ..engines.base import Candidate, CandidateQuery, Engine, KeyGroup
+from ..sketches.simhash import hamming, hamming_many
+from ..sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
 
 _SIMHASH_ONLY = frozenset({"simhash"})
 #: Signature fields that propose candidates for resemblance.
