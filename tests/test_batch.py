@@ -485,7 +485,7 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
-    from neardup import ingest
+    from neardup.indexing import ingest
     from neardup.api import NearDup
 
     from .corpora import SAMPLE
@@ -521,7 +521,7 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
     """With workers that get little CPU, the storing process signs the batches no worker has
     started rather than wait; the index is that of one process (tags in input order)."""
     global _SIGN_IN_WORKER
-    from neardup import ingest
+    from neardup.indexing import ingest
     from neardup.api import NearDup
 
     from .corpora import SAMPLE
@@ -558,7 +558,7 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
 def test_workers_are_spawned_while_another_thread_runs():
     import threading
 
-    from neardup.ingest import start_method
+    from neardup.indexing.ingest import start_method
 
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)

@@ -121,7 +121,7 @@ LAYERS = (
     ("text", {"canonical"}),
     ("signing", {"signing"}),
     ("storage", {"engines"}),
-    ("core", {"matching", "ingest", "highlight", "api"}),
+    ("core", {"matching", "indexing", "highlight", "api"}),
     ("applications", {"io", "evaluate", "report", "dashboards", "cli"}),
 )
 

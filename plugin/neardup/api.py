@@ -10,8 +10,8 @@
 'a'
 
 :class:`NearDup` is a facade; the work is done by one module per step of the flow:
-:mod:`neardup.ingest` (batches, workers, updates), :mod:`neardup.matching.candidates` (the candidate
-rule and exact verification), :mod:`neardup.matching.tagging` (the cluster rule) and
+:mod:`neardup.indexing.ingest` (batches, workers, updates), :mod:`neardup.matching.candidates` (the
+candidate rule and exact verification), :mod:`neardup.matching.tagging` (the cluster rule) and
 :mod:`neardup.matching.clustering` (N-to-N).
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .matching import clustering
-from . import ingest
+from .indexing import ingest
 from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule, engine_fetch, extra_min_match
 from .matching.clustering import Pair, UnionFind
 from .config import Config
@@ -32,7 +32,7 @@ from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
 from .errors import DocumentNotFound
 from .highlight import shared_passage_texts
-from .ingest import IndexReport
+from .indexing.ingest import IndexReport
 from .sketches.minhash import MinHash
 from .sketches.hashing import hash_strings
 from .sketches.shingles import combine
@@ -276,11 +276,11 @@ class NearDup:
         checked: bool = False,
         stop: Callable[[], bool] | None = None,
     ) -> IndexReport:
-        """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
+        """Sign, tag and store documents, batch by batch (see :mod:`neardup.indexing.ingest`);
         ``checked``: every document passed :func:`~neardup.signing.validate.check_document` already
         (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
         ``stop``: asked after each stored batch; true ends the run there
-        (see :func:`neardup.ingest.run`).
+        (see :func:`neardup.indexing.ingest.run`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place
         and what depended on them re-tagged, new ones are tagged by the cluster rule

@@ -29,12 +29,12 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .runtime.allocator import keep_freed_memory
-from .config import Config
-from .engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
-from .signing.signer import Signer
-from .signing.records import Document, PackedBatch, Signed, pack, unpack
-from .matching.tagging import Tagger
+from ..runtime.allocator import keep_freed_memory
+from ..config import Config
+from ..engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
+from ..signing.signer import Signer
+from ..signing.records import Document, PackedBatch, Signed, pack, unpack
+from ..matching.tagging import Tagger
 
 
 @dataclass
