@@ -191,10 +191,7 @@ def test_mappings_have_the_contract_fields():
         "updated_at": "date",
     }.items():
         assert clusters[name].kind == kind
-    assert (
-        not docs["neardup.sketches.shingles"].searchable
-        and not docs["neardup.sketches.simhash"].aggregatable
-    )
+    assert not docs["neardup.shingles"].searchable and not docs["neardup.simhash"].aggregatable
 
 
 def test_index_pattern_field_lists(target):

@@ -274,8 +274,8 @@ def test_candidate_searches(spec, signed, max_clauses):
         _ok(spec, "/{index}/_search", "post", b)
         assert b["_source"] == [
             "neardup.n_shingles",
-            "neardup.sketches.simhash",
-            "neardup.sketches.shingles",
+            "neardup.simhash",
+            "neardup.shingles",
             "neardup.cluster_id",
             "neardup.seq",
         ]
