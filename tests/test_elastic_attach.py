@@ -547,7 +547,7 @@ def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone)
     signed them."""
     import re
 
-    from neardup.report import ReportOptions, build_report
+    from neardup.report.html import ReportOptions, build_report
 
     url = osmem_clone.url
     arts = _user_index(url)

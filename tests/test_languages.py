@@ -20,8 +20,8 @@ from benchmarks.persian import all_joined, all_spaces, mixed
 from neardup import Config, Document, NearDup
 from neardup.canonical import search_text, tokens_with_offsets
 from neardup.cli import main
-from neardup.highlight import shared_passages, shingle_spans
-from neardup.report import ReportOptions, build_report
+from neardup.report.highlight import shared_passages, shingle_spans
+from neardup.report.html import ReportOptions, build_report
 from neardup.signing.signer import Signer
 
 SAMPLE = Path(__file__).parent / "data" / "fa_zwnj_sample.jsonl"
@@ -222,7 +222,7 @@ def test_snippet_marks_other_inflections_and_letter_forms():
 
 
 def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
-    from neardup.highlight import shared_passage_texts
+    from neardup.report.highlight import shared_passage_texts
 
     other = "Совсем другой текст о погоде в Москве и о снеге на улицах города сегодня"
     a = TEXTS[4] + "\n\n" + other

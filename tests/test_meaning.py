@@ -350,7 +350,7 @@ def test_histogram_shows_pairs_below_the_threshold(tmp_path):
 
 def test_report_fills_the_below_threshold_series(tmp_path):
     from neardup import Document
-    from neardup.report import scan_stats, build_report
+    from neardup.report.html import scan_stats, build_report
 
     words = LONG.split()
     near = " ".join(words[:-6] + ["quite", "different", "ending", "words", "here", "now"])

@@ -335,7 +335,7 @@ def test_tags_equal_a_fresh_index_after_any_sequence(engine_target, tmp_path):
 
 
 def test_the_report_shows_the_clusters_of_the_rule(nd):
-    from neardup.report import scan_stats, tag_cluster_records
+    from neardup.report.html import scan_stats, tag_cluster_records
 
     docs = [Document(f"d{i}", edit(base_text(i // 4), i, i % 4)) for i in range(20)]
     nd.index(docs, batch_size=6, progress=None)

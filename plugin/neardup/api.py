@@ -31,7 +31,7 @@ from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
 from .errors import DocumentNotFound
-from .highlight import shared_passage_texts
+from .report.highlight import shared_passage_texts
 from .indexing.ingest import IndexReport
 from .sketches.minhash import MinHash
 from .sketches.hashing import hash_strings

@@ -12,7 +12,7 @@ diff against the representative. Large collections are sampled, and the page say
   texts are cut at ``max_words`` words.
 
 This module computes what the page shows (counts, charts, each shown cluster's members
-with their resemblance and word diff from :mod:`neardup.worddiff`); the page itself is the
+with their resemblance and word diff from :mod:`neardup.report.worddiff`); the page itself is the
 jinja2 template ``templates/report.html``, rendered with autoescaping.
 """
 
@@ -30,12 +30,12 @@ import jinja2
 from markupsafe import Markup
 
 from . import charts
-from .matching.clustering import best_earlier_resemblances, tuning_low
-from .config import Config
-from .engines.base import ClusterRecord, Engine, StoredDoc
+from ..matching.clustering import best_earlier_resemblances, tuning_low
+from ..config import Config
+from ..engines.base import ClusterRecord, Engine, StoredDoc
 from .highlight import shared_passages
-from .runtime.redact import redact
-from .sketches.verify import similarity
+from ..runtime.redact import redact
+from ..sketches.verify import similarity
 from .worddiff import WordChanges, WordDiff, word_changes
 
 #: Languages written right to left (ISO 639-1 / -3 codes).
@@ -226,8 +226,9 @@ class _Member:
     doc: StoredDoc
     resemblance: float
     containment: float
-    diff: WordDiff  # shared passages marked (neardup.highlight)
-    changes: WordChanges  # what changed from the representative, word by word (neardup.worddiff)
+    diff: WordDiff  # shared passages marked (neardup.report.highlight)
+    # what changed from the representative, word by word (neardup.report.worddiff)
+    changes: WordChanges
 
 
 @dataclass
@@ -406,7 +407,7 @@ def _escape(value: Any) -> Any:
 def _environment() -> jinja2.Environment:
     """The template's environment: autoescaping on, and every value escaped by :func:`_escape`."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("neardup", "templates"),
+        loader=jinja2.PackageLoader("neardup.report", "templates"),
         autoescape=True,
         finalize=_escape,
         undefined=jinja2.StrictUndefined,
@@ -436,9 +437,9 @@ def build_report(
     opts = options
     below = None
     if threshold == engine.config.threshold:  # (the keys propose pairs for the index's threshold)
-        from .matching.candidates import CandidateRule, extra_min_match
-        from .signing.signatures import ContextError
-        from .signing.signer import Signer
+        from ..matching.candidates import CandidateRule, extra_min_match
+        from ..signing.signatures import ContextError
+        from ..signing.signer import Signer
 
         try:
             signer = Signer(engine.config, engine.get_meta("context") or {})

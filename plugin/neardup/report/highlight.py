@@ -18,10 +18,10 @@ import re
 
 import numpy as np
 
-from .canonical.offsets import token_spans
-from .config import Config
-from .sketches.hashing import U64, hash_strings
-from .sketches.shingles import char_units, combine
+from ..canonical.offsets import token_spans
+from ..config import Config
+from ..sketches.hashing import U64, hash_strings
+from ..sketches.shingles import char_units, combine
 from .worddiff import WordDiff
 
 _WORD = re.compile(r"\S+")
@@ -125,7 +125,7 @@ def shared_passages(
     shingles_b: np.ndarray | None = None,
 ) -> WordDiff:
     """Both texts rendered with the passages behind their shared shingles marked (the
-    :class:`~neardup.worddiff.WordDiff` of the report). ``shingles_a`` / ``shingles_b``: the
+    :class:`~neardup.report.worddiff.WordDiff` of the report). ``shingles_a`` / ``shingles_b``: the
     texts' shingle hashes as stored (made here when not given). Only the first
     ``max_words`` words of each are spanned (and a margin, so every shown word's shingles
     are whole): memory follows what is shown, not the length of the texts."""
