@@ -26,7 +26,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from rich.console import Console  # noqa: E402
 
-from neardup.allocator import keep_freed_memory  # noqa: E402
+from neardup.runtime.allocator import keep_freed_memory  # noqa: E402
 
 from . import candidates, corpora, nton, peers, report, signing, wholepath  # noqa: E402
 
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds of engine ingest before it stops growing the collection",
     )
     a = ap.parse_args(argv)
-    # as neardup's command line and workers run (neardup.allocator); the peers' processes are
-    # their own
+    # as neardup's command line and workers run (neardup.runtime.allocator); the peers'
+    # processes are their own
     keep_freed_memory()
     mode = dict(MODES["quick" if a.quick else "full"])
     if a.sizes:

@@ -22,12 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from neardup.config import Config
-from neardup.lsh import band_keys, collision_probability, optimal_bands, optimal_lsh
-from neardup.minhash import oph_sketch
+from neardup.sketches.lsh import band_keys, collision_probability, optimal_bands, optimal_lsh
+from neardup.sketches.minhash import oph_sketch
 from neardup.ppjoin import ppjoin
-from neardup.signer import Document, Signer
-from neardup.simhash import hamming
-from neardup.verify import length_bounds, similarity
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
+from neardup.sketches.simhash import hamming
+from neardup.sketches.verify import length_bounds, similarity
 
 from . import exchange, peers, synth
 

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from neardup.signer import Document
+from neardup.signing.records import Document
 
 #: name -> (file, language): long English licenses, Persian, Russian, English Reuters news.
 CORPORA = {

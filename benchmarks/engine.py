@@ -27,7 +27,7 @@ from typing import Iterator
 
 import numpy as np
 
-from neardup.allocator import keep_freed_memory
+from neardup.runtime.allocator import keep_freed_memory
 from neardup.api import NearDup
 from neardup.config import Config
 
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         help="documents of about 550 words (en/ru collages, 30%% edited copies)",
     )
     a = ap.parse_args(argv)
-    keep_freed_memory()  # as neardup's command line runs (neardup.allocator)
+    keep_freed_memory()  # as neardup's command line runs (neardup.runtime.allocator)
     sizes = [int(x) for x in a.sizes.split(",") if x]
     from .report import provenance
 

@@ -135,7 +135,7 @@ def worker(corpus_path: str, out_path: str) -> None:
     """Index the documents of ``corpus_path`` (JSON: a list of {"id", "text"}) with the
     default settings into an in-memory index; write each document's tags and exact key."""
     from neardup import Config, Document, NearDup
-    from neardup.signer import Signer
+    from neardup.signing.signer import Signer
 
     docs = json.loads(Path(corpus_path).read_text(encoding="utf-8"))
     t0 = time.perf_counter()
@@ -184,7 +184,7 @@ def truth_pairs(docs: list[dict[str, str]]) -> tuple[set[tuple[str, str]], dict[
     document's plain tokens."""
     from neardup import Config, Document
     from neardup.evaluate import jaccard_truth
-    from neardup.signer import Signer
+    from neardup.signing.signer import Signer
 
     plain = Config(threshold=THRESHOLD, stopwords=False)
     signed = Signer(plain).sign_batch([Document(d["id"], d["text"]) for d in docs])

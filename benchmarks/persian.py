@@ -44,8 +44,8 @@ import xxhash
 
 from neardup import Config, Document, NearDup
 from neardup.canonical import Canonicalizer
-from neardup.signer import Signer
-from neardup.verify import similarity
+from neardup.signing.signer import Signer
+from neardup.sketches.verify import similarity
 
 from .corpora import corpora_dir
 

@@ -46,7 +46,7 @@ from rich.table import Table
 from neardup.api import NearDup
 from neardup.config import Config
 from neardup.engines.transport import Retrying
-from neardup.signer import Document
+from neardup.signing.records import Document
 from tests.engines import launch
 
 from . import synth, wholepath

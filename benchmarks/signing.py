@@ -17,14 +17,15 @@ from typing import Callable, Sequence
 import numpy as np
 
 from neardup.config import Config
-from neardup.hashing import hash_strings
-from neardup.lsh import band_keys_many
-from neardup.minhash import kperm_sketch, oph_many
-from neardup.ragged import offsets_of, segment_unique, split
-from neardup.sampling import winnow_many
-from neardup.shingles import combine_many
-from neardup.signer import Document, Signer, exact_keys
-from neardup.simhash import agreeing_blocks, block_keys_many, token_simhash_many
+from neardup.sketches.hashing import hash_strings
+from neardup.sketches.lsh import band_keys_many
+from neardup.sketches.minhash import kperm_sketch, oph_many
+from neardup.sketches.ragged import offsets_of, segment_unique, split
+from neardup.sketches.sampling import winnow_many
+from neardup.sketches.shingles import combine_many
+from neardup.signing.signer import Signer, exact_keys
+from neardup.signing.records import Document
+from neardup.sketches.simhash import agreeing_blocks, block_keys_many, token_simhash_many
 
 from . import exchange, peers
 
@@ -196,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from rich.console import Console
 
-    from neardup.allocator import keep_freed_memory
+    from neardup.runtime.allocator import keep_freed_memory
 
     from . import corpora, report
 

@@ -2,7 +2,7 @@
 
 Two 64-bit fingerprints within Hamming distance k agree on at least j of k + j blocks
 (pigeonhole), so keys over the j-subsets of the blocks find every such pair
-(:func:`neardup.simhash.block_keys`). This signs a stream of documents of about 550 words
+(:func:`neardup.sketches.simhash.block_keys`). This signs a stream of documents of about 550 words
 (:func:`benchmarks.engine.long_generator`) and counts, at each checkpoint, the earlier
 documents sharing a SimHash key with each document (what the engine proposes by SimHash,
 before the length filter), for j = 1 (4 x 16-bit keys, signature versions up to 5), j = 2
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from neardup.config import Config
-from neardup.signer import Signer
-from neardup.simhash import block_keys_many, hamming_many
+from neardup.signing.signer import Signer
+from neardup.sketches.simhash import block_keys_many, hamming_many
 
 SCHEMES = (1, 2, 3)
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from neardup.signer import Document
+from neardup.signing.records import Document
 
 _SENTENCE_END = re.compile(r"(?<=[.!?؟…])\s+|\n+")
 _ZWNJ = "\u200c"

@@ -184,7 +184,10 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     from contextlib import redirect_stdout
 
     t0 = time.perf_counter()
-    from neardup import api, ingest, io, signer, tagging
+    from neardup import api, io
+    from neardup.indexing import ingest
+    from neardup.matching import tagging
+    from neardup.signing import signer
     from neardup.canonical import canonicalizer
     from neardup.cli import indexing, main
     from neardup.engines import embedded
@@ -252,7 +255,7 @@ def child_kernels() -> dict[str, Any]:
     """What loading the compiled signing loops adds to a fresh process that has made its
     tables: seconds, and resident MB (``Signer.warm_up`` without them, then with them)."""
     from neardup import Config
-    from neardup.signer import Signer
+    from neardup.signing.signer import Signer
 
     signer = Signer(Config())
     signer.warm_up(kernels=False)

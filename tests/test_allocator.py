@@ -1,4 +1,4 @@
-"""The allocator setting of neardup's processes (neardup.allocator)."""
+"""The allocator setting of neardup's processes (neardup.runtime.allocator)."""
 
 import platform
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from neardup.allocator import keep_freed_memory
+from neardup.runtime.allocator import keep_freed_memory
 
 
 @pytest.mark.skipif(
@@ -18,7 +18,7 @@ def test_keep_freed_memory_applies_on_glibc_and_a_freed_batch_buffer_is_reused()
     back from the heap at the same address (by default it would be a new mapping each time,
     whose pages fault in again)."""
     code = (
-        "import ctypes; from neardup.allocator import keep_freed_memory; "
+        "import ctypes; from neardup.runtime.allocator import keep_freed_memory; "
         "ok = keep_freed_memory(); libc = ctypes.CDLL(None); "
         "libc.malloc.restype = ctypes.c_void_p; libc.malloc.argtypes = [ctypes.c_size_t]; "
         "libc.free.argtypes = [ctypes.c_void_p]; "

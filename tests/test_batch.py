@@ -16,13 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.config import Config
-from neardup.hashing import KeySet, fmix64, hash_runs, hash_strings, string_seed
-from neardup.minhash import oph_many, oph_sketch
-from neardup.ragged import offsets_of, segment_sort, segment_unique, split
-from neardup.sampling import winnow, winnow_many
-from neardup.shingles import combine, combine_many
-from neardup.signer import Document, Signer
-from neardup.simhash import (
+from neardup.sketches.hashing import KeySet, fmix64, hash_runs, hash_strings, string_seed
+from neardup.sketches.minhash import oph_many, oph_sketch
+from neardup.sketches.ragged import offsets_of, segment_sort, segment_unique, split
+from neardup.sketches.sampling import winnow, winnow_many
+from neardup.sketches.shingles import combine, combine_many
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
+from neardup.sketches.simhash import (
     hamming,
     hamming_many,
     simhash,
@@ -30,7 +31,7 @@ from neardup.simhash import (
     token_simhash,
     token_simhash_many,
 )
-from neardup.verify import passes_length_filter, passes_length_filter_many
+from neardup.sketches.verify import passes_length_filter, passes_length_filter_many
 
 u64 = st.integers(0, 2**64 - 1)
 # small alphabets make repeats, ties and equal neighbours common
@@ -437,7 +438,7 @@ def test_sign_batch_reports_a_bad_document_among_many_and_signs_the_others_as_al
 def test_sign_batch_refuses_lone_surrogates_found_by_the_text_scan():
     """Validation reads a batch's lone surrogates from the scan of the text steps (no text
     is encoded for it); the message is check_document's."""
-    from neardup.validate import check_document
+    from neardup.signing.validate import check_document
 
     signer = Signer(Config())
     docs = [
@@ -484,7 +485,7 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
-    from neardup import ingest
+    from neardup.indexing import ingest
     from neardup.api import NearDup
 
     from .corpora import SAMPLE
@@ -520,7 +521,7 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
     """With workers that get little CPU, the storing process signs the batches no worker has
     started rather than wait; the index is that of one process (tags in input order)."""
     global _SIGN_IN_WORKER
-    from neardup import ingest
+    from neardup.indexing import ingest
     from neardup.api import NearDup
 
     from .corpora import SAMPLE
@@ -557,7 +558,7 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
 def test_workers_are_spawned_while_another_thread_runs():
     import threading
 
-    from neardup.ingest import start_method
+    from neardup.indexing.ingest import start_method
 
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)
@@ -748,7 +749,7 @@ def test_length_filter_many_is_the_length_filter_per_pair(pairs, t):
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), u64, st.integers(0, 6)), max_size=30))
 def test_plausible_many_is_plausible_per_pair(rows):
-    from neardup.candidates import CandidateRule
+    from neardup.matching.candidates import CandidateRule
 
     rule = CandidateRule(Config(threshold=0.8))
     only = np.array([o for o, _, _ in rows], dtype=bool)
@@ -766,7 +767,7 @@ def test_plausible_many_is_plausible_per_pair(rows):
 @settings(max_examples=200, deadline=None)
 @given(docs_of)
 def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
-    from neardup.ragged import pair_count, pairs_sharing
+    from neardup.sketches.ragged import pair_count, pairs_sharing
 
     flat, off, _ = ragged(lists)
     i, j, n = pairs_sharing(flat, off)
@@ -793,9 +794,9 @@ def test_pairs_sharing_counts_the_distinct_values_each_pair_shares(lists):
     ],
 )
 def test_a_packed_batch_unpacks_to_the_same_signatures(config):
-    """What a signing worker sends back (signer.pack) is what it signed, field for field,
+    """What a signing worker sends back (records.pack) is what it signed, field for field,
     wordless documents and every signature of the family included."""
-    from neardup.signer import pack, unpack
+    from neardup.signing.records import pack, unpack
 
     texts = [
         "alpha beta gamma delta epsilon zeta eta theta",
@@ -827,7 +828,7 @@ def test_a_packed_batch_unpacks_to_the_same_signatures(config):
 def test_sign_batch_checked_does_not_check_again(monkeypatch):
     """``checked`` documents (read by neardup.io, which checks every record) are signed
     without running the document check a second time; the signatures are the same."""
-    import neardup.signer as signer_module
+    import neardup.signing.signer as signer_module
 
     seen: list[str] = []
     real = signer_module.check_documents

@@ -13,8 +13,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import synth  # noqa: E402
 from neardup.config import Config  # noqa: E402
-from neardup.signer import Document, Signer  # noqa: E402
-from neardup.verify import resemblance  # noqa: E402
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document  # noqa: E402
+from neardup.sketches.verify import resemblance  # noqa: E402
 
 BASE = [
     Document(

@@ -20,7 +20,7 @@ from neardup.canonical import canonicalizer, letters, persian, scripts
 from neardup.canonical import Canonicalizer, stopwords_for
 from neardup.canonical.scripts import token_language
 from neardup.config import Config
-from neardup.hashing import hash_strings
+from neardup.sketches.hashing import hash_strings
 
 from .conftest import CORPORA
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 from neardup.api import NearDup
-from neardup.signer import Document
+from neardup.signing.records import Document
 
 from .test_hardening import eargs, good_docs, prepare
 

@@ -26,7 +26,7 @@ from neardup.dashboards import (
     source_field,
     visualizations,
 )
-from neardup.resources import load_json
+from neardup.runtime.resources import load_json
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = {

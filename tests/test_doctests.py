@@ -19,15 +19,15 @@ import neardup
 MODULES = ["neardup", *sorted(m.name for m in pkgutil.walk_packages(neardup.__path__, "neardup."))]
 #: modules whose docstrings must carry examples (the seeds' test vectors where they have one)
 WITH_EXAMPLES = {
-    "neardup.shingles",
-    "neardup.minhash",
-    "neardup.simhash",
-    "neardup.lsh",
-    "neardup.verify",
-    "neardup.sampling",
-    "neardup.hashing",
-    "neardup.ragged",
-    "neardup.registry",
+    "neardup.sketches.shingles",
+    "neardup.sketches.minhash",
+    "neardup.sketches.simhash",
+    "neardup.sketches.lsh",
+    "neardup.sketches.verify",
+    "neardup.sketches.sampling",
+    "neardup.sketches.hashing",
+    "neardup.sketches.ragged",
+    "neardup.signing.registry",
 }
 
 
@@ -47,7 +47,7 @@ def test_docstring_examples(name):
 def test_every_module_is_found():
     assert {
         "neardup.config",
-        "neardup.signatures.text_stats",
+        "neardup.signing.signatures.text_stats",
         "neardup.engines.embedded",
         "neardup.cli.indexing",
     } <= set(MODULES)

@@ -19,7 +19,7 @@ from neardup.engines.base import EngineError
 from neardup.engines.dsl import Layout
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.elastic_options import IndexSetup
-from neardup.signer import Document
+from neardup.signing.records import Document
 
 from .conftest import http_pipeline
 from .test_elastic_engine import _texts
@@ -547,7 +547,7 @@ def test_the_report_of_an_attached_index_uses_its_order_field_dates(osmem_clone)
     signed them."""
     import re
 
-    from neardup.report import ReportOptions, build_report
+    from neardup.report.html import ReportOptions, build_report
 
     url = osmem_clone.url
     arts = _user_index(url)

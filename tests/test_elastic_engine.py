@@ -15,7 +15,8 @@ from neardup.config import SIGNATURE_VERSION, Config, ConfigMismatch
 from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
-from neardup.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 
 from .conftest import http_pipeline
 

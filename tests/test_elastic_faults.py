@@ -15,8 +15,9 @@ from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.elastic_options import Connection
-from neardup.retry import Backoff
-from neardup.signer import Document, Signer
+from neardup.runtime.retry import Backoff
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 
 pytestmark = pytest.mark.http
 
@@ -295,7 +296,7 @@ def test_faults_during_bulk_store_every_document_exactly_once(request, proxy, fa
 def test_credentials_in_the_url_never_appear_in_messages(fault_proxy):
     import base64
 
-    from neardup.redact import redact
+    from neardup.runtime.redact import redact
 
     fault_proxy.require_auth = "Basic " + base64.b64encode(b"elastic:s3cret-pw").decode()
     url = fault_proxy.url.replace("http://", "http://elastic:s3cret-pw@")
@@ -402,7 +403,7 @@ class _Silent:
 
 
 def test_timeout_bounds_each_request_against_a_node_that_never_answers():
-    from neardup.retry import Backoff
+    from neardup.runtime.retry import Backoff
 
     node = _Silent(None)
     try:
@@ -426,7 +427,7 @@ def test_a_slow_node_is_waited_for_up_to_the_timeout():
     """A node that answers after 10.5 s (more than the clients' transport default of 10 s) is
     waited for with --timeout 13, and given up on at once with --timeout 2 (no retry then)."""
     from neardup.engines.transport import Retrying, connect
-    from neardup.retry import Backoff
+    from neardup.runtime.retry import Backoff
 
     node = _Silent(10.5)
     try:

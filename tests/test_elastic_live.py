@@ -16,7 +16,8 @@ from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, KeyGroup
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
-from neardup.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 
 pytestmark = pytest.mark.http
 

@@ -12,7 +12,7 @@ from neardup.cli import main
 from neardup.config import Config
 from neardup.engines import dsl
 from neardup.engines.elastic import ElasticEngine
-from neardup.signer import Signer
+from neardup.signing.signer import Signer
 
 from .ingest_parsers import pipeline_errors
 from .test_elastic_engine import _texts
@@ -228,7 +228,7 @@ import json, sys
 import elasticsearch
 from neardup.config import Config
 from neardup.engines.elastic import ElasticEngine
-from neardup.signer import Document, Signer
+from neardup.signing.signer import Document, Signer
 eng = ElasticEngine.from_options(
     sys.argv[1], index=sys.argv[2], pipeline=False, max_retries=1, initial_backoff=0.01
 )

@@ -20,7 +20,8 @@ from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.lease import LeaseLost
-from neardup.signer import Document, Signer
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
 
 from .conftest import http_pipeline
 from .test_elastic_engine import _texts
@@ -200,7 +201,7 @@ def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
 _WRITER = r"""
 import json, sys
 from neardup.engines.elastic import ElasticEngine
-from neardup.signer import Document, Signer
+from neardup.signing.signer import Document, Signer
 url, name = sys.argv[1], sys.argv[2]
 eng = ElasticEngine.from_options(url, index="tg", pipeline=sys.argv[3] == "1")
 eng.open()

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.encoding import posting_key
+from neardup.signing.encoding import posting_key
 from neardup.engines.embedded.keycolumn import joined_keys, pack_keys, pack_keys_many, unpack_keys
-from neardup.loops import interpreted_loops
-from neardup.ragged import join
+from neardup.sketches.loops import interpreted_loops
+from neardup.sketches.ragged import join
 from neardup.engines.embedded import EmbeddedEngine
 
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
@@ -809,9 +809,9 @@ def test_a_catch_up_of_many_documents_runs_the_compiled_loops(
 ):
     """A fresh ``neardup query`` runs its own text interpreted; the first containment query's
     catch-up over many documents switches to the compiled loops (same values, far less time)."""
-    from neardup import loops
+    from neardup.sketches import loops
     from neardup.engines.embedded import connection
-    from neardup.signer import Signer
+    from neardup.signing.signer import Signer
 
     monkeypatch.setattr(connection, "CATCH_UP_COMPILED", threshold)
     seen: list[tuple[int, str]] = []

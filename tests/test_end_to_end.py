@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from neardup import Config, Document, NearDup
-from neardup.verify import passes_length_filter, similarity
+from neardup.sketches.verify import passes_length_filter, similarity
 
 from .corpora import corpus
 

@@ -8,13 +8,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import hashing_compiled
+from neardup.sketches import hashing_compiled
 from neardup.canonical import letters_compiled, scripts_compiled
 from neardup.canonical.letters import split_tokens, token_hashes
 from neardup.canonical.scripts import _CODES, detect_language, detect_languages, script_code
-from neardup.hashing import KeySet, code_points, fmix64, hash_strings
-from neardup.mixing import GOLDEN
-from neardup.ragged import offsets_of
+from neardup.sketches.hashing import KeySet, code_points, fmix64, hash_strings
+from neardup.sketches.mixing import GOLDEN
+from neardup.sketches.ragged import offsets_of
 
 MASK = 2**64 - 1
 # letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone
@@ -202,11 +202,11 @@ def test_loading_the_kernels_leaves_scipy_and_numba_blas_usable():
 
 COMPILED_MODULES = [
     "neardup.engines.embedded.packing",
-    "neardup.hashing_compiled",
-    "neardup.simhash_compiled",
-    "neardup.minhash_compiled",
-    "neardup.sampling_compiled",
-    "neardup.ragged_compiled",
+    "neardup.sketches.hashing_compiled",
+    "neardup.sketches.simhash_compiled",
+    "neardup.sketches.minhash_compiled",
+    "neardup.sketches.sampling_compiled",
+    "neardup.sketches.ragged_compiled",
     "neardup.canonical.letters_compiled",
     "neardup.canonical.scripts_compiled",
     "neardup.canonical.persian_compiled",
@@ -221,7 +221,7 @@ def test_each_module_of_loops_has_an_interpreted_twin_outside_sys_modules():
     import sys
     import types
 
-    from neardup.loops import interpreted, interpreted_loops, loops
+    from neardup.sketches.loops import interpreted, interpreted_loops, loops
 
     for name in COMPILED_MODULES:
         twin = interpreted(name)
@@ -257,8 +257,9 @@ def test_interpreted_loops_sign_as_the_compiled_ones():
     import json
 
     from neardup.config import Config
-    from neardup.loops import interpreted_loops, mode
-    from neardup.signer import Document, Signer
+    from neardup.sketches.loops import interpreted_loops, mode
+    from neardup.signing.signer import Signer
+    from neardup.signing.records import Document
 
     from .corpora import FA_ZWNJ_SAMPLE, SAMPLE
 

@@ -20,9 +20,9 @@ from benchmarks.persian import all_joined, all_spaces, mixed
 from neardup import Config, Document, NearDup
 from neardup.canonical import search_text, tokens_with_offsets
 from neardup.cli import main
-from neardup.highlight import shared_passages, shingle_spans
-from neardup.report import ReportOptions, build_report
-from neardup.signer import Signer
+from neardup.report.highlight import shared_passages, shingle_spans
+from neardup.report.html import ReportOptions, build_report
+from neardup.signing.signer import Signer
 
 SAMPLE = Path(__file__).parent / "data" / "fa_zwnj_sample.jsonl"
 TEXTS = [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
@@ -222,7 +222,7 @@ def test_snippet_marks_other_inflections_and_letter_forms():
 
 
 def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
-    from neardup.highlight import shared_passage_texts
+    from neardup.report.highlight import shared_passage_texts
 
     other = "Совсем другой текст о погоде в Москве и о снеге на улицах города сегодня"
     a = TEXTS[4] + "\n\n" + other
@@ -240,7 +240,7 @@ def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
         reason="Persian stop words and the join segmentation use hazm's lists (the hazm extra)",
     )
     from neardup.canonical import canonicalizer as cz
-    from neardup.hashing import hash_strings
+    from neardup.sketches.hashing import hash_strings
 
     text = "the annual report of the company was published in the spring کتاب را خواندم"
     c = cz.Canonicalizer(Config(fa_segmentation="join"))

@@ -12,7 +12,7 @@ import pytest
 
 from neardup import Config, Document, NearDup
 from neardup.config import ConfigError
-from neardup.lsh import (
+from neardup.sketches.lsh import (
     Banding,
     _areas,
     band_keys,
@@ -20,7 +20,7 @@ from neardup.lsh import (
     optimal_bands,
     optimal_lsh,
 )
-from neardup.minhash import MinHash
+from neardup.sketches.minhash import MinHash
 
 
 def binomial_tail(s: float, b: int, r: int, m: int) -> float:

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from neardup import Config, NearDup
 from neardup.canonical import Canonicalizer
 from neardup.canonical.stopwords import raw_stopwords
-from neardup.signer import Signer
+from neardup.signing.signer import Signer
 
 A = (
     "Inflation went up in the first quarter and the bank will raise rates by two points "
@@ -350,13 +350,13 @@ def test_histogram_shows_pairs_below_the_threshold(tmp_path):
 
 def test_report_fills_the_below_threshold_series(tmp_path):
     from neardup import Document
-    from neardup.report import scan_stats, build_report
+    from neardup.report.html import scan_stats, build_report
 
     words = LONG.split()
     near = " ".join(words[:-6] + ["quite", "different", "ending", "words", "here", "now"])
     nd = NearDup.open(str(tmp_path / "r.db"), Config())
     nd.index([Document("a", LONG), Document("c", near)], progress=None)
-    from neardup.clustering import best_earlier_resemblances, tuning_low
+    from neardup.matching.clustering import best_earlier_resemblances, tuning_low
 
     below = best_earlier_resemblances(nd.engine, nd.rule, tuning_low(0.8))
     assert set(below) == {"c"}

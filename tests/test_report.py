@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.report import (
+from neardup.report.html import (
     ReportOptions,
     build_report,
     resemblance_edges,
@@ -20,7 +20,7 @@ from neardup.report import (
     text_attrs,
     title_attrs,
 )
-from neardup.worddiff import word_changes, word_diff
+from neardup.report.worddiff import word_changes, word_diff
 
 from ._report_data import EN_TRIO, FA_PAIR, HOSTILE_TITLE, build_index, sample_docs
 

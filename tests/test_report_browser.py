@@ -171,7 +171,7 @@ def report_page(tmp_path_factory):
             "Debian chromium is not installed (/usr/bin/chromium); .ci/browser.sh installs it "
             "(apt-get install -y chromium), set NEARDUP_CHROMIUM to use another build"
         )
-    from neardup.report import ReportOptions, write_report
+    from neardup.report.html import ReportOptions, write_report
 
     tmp = tmp_path_factory.mktemp("report-browser")
     nd = build_index(tmp / "index.db")

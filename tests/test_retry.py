@@ -1,4 +1,4 @@
-"""The one retry policy (neardup.retry.Backoff): bounded by attempts and by time, the
+"""The one retry policy (neardup.runtime.retry.Backoff): bounded by attempts and by time, the
 delays it waits, the rounds of items sent again, and the loops that use it (requests to a
 cluster, a locked SQLite file)."""
 
@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from neardup.retry import Backoff
+from neardup.runtime.retry import Backoff
 
 
 class Clock:

@@ -1,6 +1,6 @@
 from neardup.config import Config
-from neardup.signatures.anchor import anchor_positions, anchor_shingles
-from neardup.signer import Signer
+from neardup.signing.signatures.anchor import anchor_positions, anchor_shingles
+from neardup.signing.signer import Signer
 
 
 def test_digram_rule_hand_example():

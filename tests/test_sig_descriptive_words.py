@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from neardup.config import Config
-from neardup.signatures import REGISTRY, build_context, needs_context
-from neardup.signatures.stats import Stats
-from neardup.signer import Signer
+from neardup.signing.signatures import REGISTRY, build_context, needs_context
+from neardup.signing.signatures.stats import Stats
+from neardup.signing.signer import Signer
 
 from .test_sig_imatch import COLLECTION
 

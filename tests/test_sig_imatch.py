@@ -4,10 +4,10 @@ import json
 import pytest
 
 from neardup.config import Config
-from neardup.signatures import REGISTRY, ContextError, build_context, needs_context
-from neardup.signatures.imatch import build_lexicon
-from neardup.signatures.stats import Stats
-from neardup.signer import Signer
+from neardup.signing.signatures import REGISTRY, ContextError, build_context, needs_context
+from neardup.signing.signatures.imatch import build_lexicon
+from neardup.signing.signatures.stats import Stats
+from neardup.signing.signer import Signer
 
 COLLECTION = [
     "zebra elephant giraffe antelope the cat",

@@ -3,8 +3,8 @@ import math
 import numpy as np
 
 from neardup.config import Config
-from neardup.signatures import REGISTRY
-from neardup.signatures.sketches import min_matches, sketch_keys
+from neardup.signing.signatures import REGISTRY
+from neardup.signing.signatures.sketches import min_matches, sketch_keys
 
 
 def test_sizes_and_identity():

@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.config import Config
-from neardup.signatures import REGISTRY, match_curve, match_probability
-from neardup.signatures.supershingles import mega_shingles, super_shingles
-from neardup.signer import Signer
+from neardup.signing.signatures import REGISTRY, match_curve, match_probability
+from neardup.signing.signatures.supershingles import mega_shingles, super_shingles
+from neardup.signing.signer import Signer
 
 TEXT = " ".join(f"word{i} filler{i % 7}" for i in range(400))
 

@@ -1,8 +1,8 @@
 from neardup.config import Config
-from neardup.signatures import REGISTRY
-from neardup.signatures.common import digest64
-from neardup.signatures.text_stats import test_strings as text_stats_strings
-from neardup.signer import Signer
+from neardup.signing.signatures import REGISTRY
+from neardup.signing.signatures.common import digest64
+from neardup.signing.signatures.text_stats import test_strings as text_stats_strings
+from neardup.signing.signer import Signer
 
 
 def keys(text):

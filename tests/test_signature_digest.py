@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from neardup import Config, Document, NearDup
-from neardup.signer import Signer
+from neardup.signing.signer import Signer
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "examples" / "sample.jsonl"

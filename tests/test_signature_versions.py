@@ -9,7 +9,7 @@ import pytest
 
 from neardup import Config, Document, NearDup
 from neardup.config import OPENS_VERSIONS, SIGNATURE_VERSION
-from neardup.simhash import agreeing_blocks, block_keys
+from neardup.sketches.simhash import agreeing_blocks, block_keys
 
 BASE = (
     "the committee approved the new budget for schools hospitals and roads after a long "

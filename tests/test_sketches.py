@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from neardup.canonical import Canonicalizer
 from neardup.config import SIGNATURE_VERSION, Config, ConfigError
-from neardup.hashing import hash_strings
-from neardup.lsh import band_keys, collision_probability, optimal_bands
-from neardup.minhash import MinHash
-from neardup.sampling import min_sample, mod_sample, winnow
-from neardup.shingles import combine, shingle, shingle_strings
-from neardup.signer import exact_key
-from neardup.simhash import (
+from neardup.sketches.hashing import hash_strings
+from neardup.sketches.lsh import band_keys, collision_probability, optimal_bands
+from neardup.sketches.minhash import MinHash
+from neardup.sketches.sampling import min_sample, mod_sample, winnow
+from neardup.sketches.shingles import combine, shingle, shingle_strings
+from neardup.signing.signer import exact_key
+from neardup.sketches.simhash import (
     agreeing_blocks,
     block_bounds,
     block_keys,
@@ -25,7 +25,13 @@ from neardup.simhash import (
     simhash,
     token_simhash,
 )
-from neardup.verify import containment, length_bounds, passes_length_filter, resemblance, similarity
+from neardup.sketches.verify import (
+    containment,
+    length_bounds,
+    passes_length_filter,
+    resemblance,
+    similarity,
+)
 
 PLAIN = Canonicalizer(Config(stopwords=False))
 #: Version 6's SimHash keys (k = 3, pairs of 5 blocks) of the golden fingerprint below.
@@ -145,7 +151,7 @@ def test_minhash_estimate_within_four_sigma(scheme, n, overlap, seed):
 
 def test_minhash_is_identical_across_processes():
     code = (
-        "import numpy as np; from neardup.minhash import MinHash; "
+        "import numpy as np; from neardup.sketches.minhash import MinHash; "
         "print(MinHash.from_shingles(np.arange(1, 500, dtype=np.uint64), 64, 7, '{s}')"
         ".hashvalues.tolist())"
     )

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
-from neardup.encoding import decode_shingles
+from neardup.signing.encoding import decode_shingles
 from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
-from neardup.resources import load_json
-from neardup.signer import Document, Signer
-from neardup.verify import UNBOUNDED
+from neardup.runtime.resources import load_json
+from neardup.signing.signer import Signer
+from neardup.signing.records import Document
+from neardup.sketches.verify import UNBOUNDED
 
 # the checkout's sibling "shared" directory (or, from a git worktree, the nearest ancestor's)
 SPEC_DIR = next(

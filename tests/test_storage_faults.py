@@ -188,8 +188,8 @@ def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_r
     level: the documents index allows one level more than MAX_DEPTH, so the stated limit is
     the user's."""
     from neardup.api import NearDup
-    from neardup.signer import Document
-    from neardup.validate import MAX_DEPTH
+    from neardup.signing.records import Document
+    from neardup.signing.validate import MAX_DEPTH
 
     target, opts = engine_target
     nd = NearDup.open(target, create=True, **opts)
@@ -223,7 +223,7 @@ def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_r
 
 def test_the_documents_index_allows_the_stated_depth():
     from neardup.engines.dsl import documents_template
-    from neardup.validate import MAX_DEPTH
+    from neardup.signing.validate import MAX_DEPTH
 
     settings = documents_template("neardup", {}, None)["template"]["settings"]["index"]
     assert settings["mapping"]["depth"]["limit"] == MAX_DEPTH + 1

@@ -1,5 +1,5 @@
 """Shingle hashes made again from a stored text equal those signing made
-(:meth:`neardup.signer.Signer.shingle_sets`), so an engine that keeps the text alone still
+(:meth:`neardup.signing.signer.Signer.shingle_sets`), so an engine that keeps the text alone still
 verifies exactly."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from neardup import Config, Document
-from neardup.signer import Signer
+from neardup.signing.signer import Signer
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = (

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup import tablecache
+from neardup.runtime import tablecache
 from neardup.canonical import letters
-from neardup.tablecache import cached_table
+from neardup.runtime.tablecache import cached_table
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_the_real_tables_load_equal_to_made(cache: Path):
 
 def test_the_banding_is_searched_once_then_read(cache: Path, monkeypatch: pytest.MonkeyPatch):
     """optimal_lsh keeps its search's answer on disk; read back, it is the search's answer."""
-    from neardup import lsh
+    from neardup.sketches import lsh
 
     searches: list[tuple] = []
     search = lsh.search_lsh

@@ -25,7 +25,7 @@ from hypothesis.stateful import (
 
 from neardup import Config, Document, NearDup
 from neardup.engines.base import Tags
-from neardup.verify import resemblance
+from neardup.sketches.verify import resemblance
 
 CONFIG = Config(threshold=0.8, shingle_size=3)
 _rng = random.Random(7)
@@ -163,7 +163,7 @@ def test_clusters_at_the_index_threshold_are_the_tags(nd):
     assert sorted(sorted(c.members) for c in nd.clusters()) == expected
     # the same rule recomputed from verified pairs gives the same clusters
     seq = {d.id: i for i, d in enumerate(docs)}
-    from neardup.clustering import groups_from_leaders, leader_clusters
+    from neardup.matching.clustering import groups_from_leaders, leader_clusters
 
     leaders = groups_from_leaders(leader_clusters(nd.pairs(), seq, CONFIG.threshold))
     assert sorted(sorted([r] + [m for m, _ in ms]) for r, ms in leaders.items()) == expected
@@ -335,7 +335,7 @@ def test_tags_equal_a_fresh_index_after_any_sequence(engine_target, tmp_path):
 
 
 def test_the_report_shows_the_clusters_of_the_rule(nd):
-    from neardup.report import scan_stats, tag_cluster_records
+    from neardup.report.html import scan_stats, tag_cluster_records
 
     docs = [Document(f"d{i}", edit(base_text(i // 4), i, i % 4)) for i in range(20)]
     nd.index(docs, batch_size=6, progress=None)
@@ -347,7 +347,7 @@ def test_the_report_shows_the_clusters_of_the_rule(nd):
 
 
 def test_a_full_candidate_list_is_asked_again_with_a_larger_limit(nd):
-    from neardup.candidates import all_candidates
+    from neardup.matching.candidates import all_candidates
 
     a = base_text(40)
     docs = [Document(f"c{i}", edit(a, i, 1)) for i in range(12)]

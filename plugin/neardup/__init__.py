@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from .api import Comparison, IndexReport, Match, NearDup, Pair
     from .config import Config, ConfigError, ConfigMismatch
     from .errors import DocumentNotFound, EngineError, InvalidInput, NeardupError
-    from .signer import Document, Signed, Signer
+    from .signing.signer import Signer
+    from .signing.records import Document, Signed
 
 _WHERE = {
     "NearDup": "api",
@@ -26,9 +27,9 @@ _WHERE = {
     "Config": "config",
     "ConfigError": "config",
     "ConfigMismatch": "config",
-    "Document": "signer",
-    "Signed": "signer",
-    "Signer": "signer",
+    "Document": "signing.records",
+    "Signed": "signing.records",
+    "Signer": "signing.signer",
     "NeardupError": "errors",
     "InvalidInput": "errors",
     "EngineError": "errors",

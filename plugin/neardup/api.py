@@ -10,9 +10,9 @@
 'a'
 
 :class:`NearDup` is a facade; the work is done by one module per step of the flow:
-:mod:`neardup.ingest` (batches, workers, updates), :mod:`neardup.candidates` (the candidate
-rule and exact verification), :mod:`neardup.tagging` (the cluster rule) and
-:mod:`neardup.clustering` (N-to-N).
+:mod:`neardup.indexing.ingest` (batches, workers, updates), :mod:`neardup.matching.candidates` (the
+candidate rule and exact verification), :mod:`neardup.matching.tagging` (the cluster rule) and
+:mod:`neardup.matching.clustering` (N-to-N).
 """
 
 from __future__ import annotations
@@ -23,22 +23,24 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from . import clustering, ingest
-from .candidates import RESEMBLANCE_FIELDS, CandidateRule, engine_fetch, extra_min_match
-from .clustering import Pair, UnionFind
+from .matching import clustering
+from .indexing import ingest
+from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule, engine_fetch, extra_min_match
+from .matching.clustering import Pair, UnionFind
 from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
 from .errors import DocumentNotFound
-from .highlight import shared_passage_texts
-from .ingest import IndexReport
-from .minhash import MinHash
-from .hashing import hash_strings
-from .shingles import combine
-from .signer import Document, Signed, Signer
-from .simhash import hamming
-from .tagging import Tagger, is_representative
-from .verify import intersection_size, passes_length_filter, similarity
+from .report.highlight import shared_passage_texts
+from .indexing.ingest import IndexReport
+from .sketches.minhash import MinHash
+from .sketches.hashing import hash_strings
+from .sketches.shingles import combine
+from .signing.signer import Signer
+from .signing.records import Document, Signed
+from .sketches.simhash import hamming
+from .matching.tagging import Tagger, is_representative
+from .sketches.verify import intersection_size, passes_length_filter, similarity
 
 __all__ = [
     "RESEMBLANCE_FIELDS",
@@ -127,8 +129,8 @@ class Comparison:
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
     #: each side too short for the shingle size to tell texts apart
-    #: (:func:`~neardup.signer.too_short`): then ``exact_equal`` needs the same raw words, not
-    #: only the same canonical tokens
+    #: (:func:`~neardup.signing.signer.too_short`): then ``exact_equal`` needs the same raw words,
+    # not : only the same canonical tokens
     too_short_a: bool = False
     too_short_b: bool = False
     #: canonical tokens of each side
@@ -150,7 +152,8 @@ class DocumentTags:
     representative: str | None  # its representative (itself for a representative)
     resemblance: float | None  # to the representative (None for a representative)
     members: list[tuple[str, float]] = field(default_factory=list)  # a representative's members
-    #: too short for the shingle size to tell texts apart (:func:`~neardup.signer.too_short`)
+    #: too short for the shingle size to tell texts apart
+    # (:func:`~neardup.signing.signer.too_short`)
     too_short: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -187,7 +190,7 @@ class NearDup:
         self.config = config
         self._signer: Signer | None = None
         self._context_pending = False
-        from .signatures import ContextError
+        from .signing.signatures import ContextError
 
         try:
             self._signer = Signer(config, engine.get_meta("context") or {})
@@ -197,7 +200,7 @@ class NearDup:
     @property
     def signer(self) -> Signer:
         if self._signer is None:
-            from .signatures import ContextError
+            from .signing.signatures import ContextError
 
             raise ContextError(
                 f"{self.engine.location} has no collection statistics yet for "
@@ -207,7 +210,7 @@ class NearDup:
 
     @property
     def rule(self) -> CandidateRule:
-        """The candidate rule of this index (:mod:`neardup.candidates`)."""
+        """The candidate rule of this index (:mod:`neardup.matching.candidates`)."""
         return CandidateRule(self.config, extra_min_match(self._signer))
 
     @property
@@ -257,7 +260,8 @@ class NearDup:
 
     def expected_recall(self, threshold: float) -> float:
         """Share of pairs of resemblance ``threshold`` the index's band keys propose
-        (:func:`neardup.clustering.expected_recall`); below the index's threshold it drops."""
+        (:func:`neardup.matching.clustering.expected_recall`); below the index's threshold it
+        drops."""
         return clustering.expected_recall(self.rule, threshold)
 
     # -- writing ------------------------------------------------------------------------------
@@ -272,15 +276,15 @@ class NearDup:
         checked: bool = False,
         stop: Callable[[], bool] | None = None,
     ) -> IndexReport:
-        """Sign, tag and store documents, batch by batch (see :mod:`neardup.ingest`);
-        ``checked``: every document passed :func:`~neardup.validate.check_document` already
+        """Sign, tag and store documents, batch by batch (see :mod:`neardup.indexing.ingest`);
+        ``checked``: every document passed :func:`~neardup.signing.validate.check_document` already
         (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
         ``stop``: asked after each stored batch; true ends the run there
-        (see :func:`neardup.ingest.run`).
+        (see :func:`neardup.indexing.ingest.run`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place
         and what depended on them re-tagged, new ones are tagged by the cluster rule
-        (:mod:`neardup.tagging`). If reading ``docs`` fails midway, the documents read so
+        (:mod:`neardup.matching.tagging`). If reading ``docs`` fails midway, the documents read so
         far are stored before the error propagates. Signatures that need collection
         statistics get them from the first collection indexed (read in full before signing).
         """
@@ -303,7 +307,7 @@ class NearDup:
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),
         from ``docs``; stored with the index and used for every later document."""
-        from .signatures import build_context
+        from .signing.signatures import build_context
 
         ctx = build_context(self.config, ((d.text, d.lang) for d in docs))
         self.engine.put_meta("context", ctx)
@@ -591,7 +595,7 @@ class NearDup:
         max_group: int = 1000,
     ) -> list[Pair]:
         """Every verified pair with resemblance >= threshold, from key collisions in the engine
-        (:func:`neardup.clustering.verified_pairs`)."""
+        (:func:`neardup.matching.clustering.verified_pairs`)."""
         t = self.config.threshold if threshold is None else threshold
         return clustering.verified_pairs(
             self.engine, self.rule, t, fields=fields, max_group=max_group
@@ -601,10 +605,11 @@ class NearDup:
         self, low: float | None = None, width: float = 0.05
     ) -> list[dict[str, Any]]:
         """How the documents' best resemblances to an earlier document spread, from ``low``
-        (default t - 0.3, :func:`~neardup.clustering.tuning_low`) to 1, in bins of ``width``:
-        where to put the threshold (:func:`~neardup.clustering.resemblance_histogram`). Below
-        the index's threshold the keys propose a pair with the probability each bin's
-        ``expected_recall`` says, so those bins are lower bounds."""
+        (default t - 0.3, :func:`~neardup.matching.clustering.tuning_low`) to 1, in bins of
+        ``width``: where to put the threshold
+        (:func:`~neardup.matching.clustering.resemblance_histogram`). Below the index's threshold
+        the keys propose a pair with the probability each bin's ``expected_recall`` says, so those
+        bins are lower bounds."""
         low = clustering.tuning_low(self.config.threshold) if low is None else low
         best = clustering.best_earlier_resemblances(self.engine, self.rule, low)
         dups = [r.id for r in self.engine.scan_tags() if r.tags is not None and r.tags.is_duplicate]

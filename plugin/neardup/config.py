@@ -17,14 +17,14 @@ from typing import Any, Literal, Mapping, get_args
 import xxhash
 
 from .errors import ConfigError
-from .registry import NAMES as FAMILY_SIGNATURES
+from .signing.registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
 #: 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant);
 #: 4: tokens hashed from their code points (no string per token), the exact key over the
 #: token hashes; 5: stop lists of function words only (canonical/data), languages beyond
 #: fa/ru/en (character tokens for scripts without spaces, Arabic apart from Persian);
-#: 6: SimHash keys over pairs of k + 2 blocks (:func:`neardup.simhash.agreeing_blocks`).
+#: 6: SimHash keys over pairs of k + 2 blocks (:func:`neardup.sketches.simhash.agreeing_blocks`).
 SIGNATURE_VERSION = 6
 #: Signature versions whose indices this neardup opens, queries and extends, signing new
 #: documents as the index's stored ``Config.version`` says: 5 differs from 6 only in the
@@ -110,7 +110,7 @@ class Config:
     MinHash LSH: ``bands`` keys of ``rows`` min-hash values each; a document is a candidate
     when it shares at least ``min_match`` (m) of them, P(s) = P[Binomial(b, s^r) >= m].
     ``bands``, ``rows`` and ``min_match`` are resolved at construction: when bands and rows
-    are not given, :func:`neardup.lsh.optimal_lsh` chooses (b, r, m) for ``threshold``,
+    are not given, :func:`neardup.sketches.lsh.optimal_lsh` chooses (b, r, m) for ``threshold``,
     minimising the ``fp_weight``/``fn_weight``-weighted error areas with b <= ``max_bands``
     (a given ``min_match`` is kept and b, r chosen for it). Given bands and rows without
     ``min_match`` mean m = 1, the classic any-band scheme -- and so does every index stored
@@ -243,7 +243,7 @@ class Config:
                 "give both bands and rows, or neither (then they are chosen for the threshold)"
             )
         else:
-            from .lsh import optimal_lsh
+            from .sketches.lsh import optimal_lsh
 
             if self.min_match > min(self.max_bands, self.num_perm):
                 raise ConfigError(

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .errors import EngineError
-from .retry import Backoff
-from .resources import load_json
+from .runtime.retry import Backoff
+from .runtime.resources import load_json
 
 TARGETS = ("kibana", "opensearch-dashboards")
 DASHBOARD_TITLE = "Near-duplicate clusters"

@@ -2,9 +2,10 @@
 problem, each also the built-in exception callers caught before (a ``ValueError`` for bad
 input or settings, a ``RuntimeError`` for an engine, a ``KeyError`` for a missing
 document), so ``except ValueError`` keeps working. Modules define their own errors as
-subclasses of these (:class:`neardup.io.InputError`, :class:`neardup.validate.InvalidDocument`,
-:class:`neardup.config.ConfigMismatch`, ...). The command line turns every one of them into
-one ``error: ...`` line and an exit status, in one place (:mod:`neardup.cli.errors`).
+subclasses of these (:class:`neardup.io.InputError`,
+:class:`neardup.signing.validate.InvalidDocument`, :class:`neardup.config.ConfigMismatch`, ...). The
+command line turns every one of them into one ``error: ...`` line and an exit status, in one place
+(:mod:`neardup.cli.errors`).
 
 >>> issubclass(DocumentNotFound, KeyError), str(DocumentNotFound("no document with id 'a'"))
 (True, "no document with id 'a'")

@@ -52,10 +52,11 @@ import numpy as np
 from .canonical import strip_html
 from .config import Config, is_language_code
 from .errors import InvalidInput
-from .ragged import join, pair_count, pairs_sharing
-from .signatures import REGISTRY, build_context, needs_context
-from .signatures.common import words
-from .signer import Document, Signer
+from .sketches.ragged import join, pair_count, pairs_sharing
+from .signing.signatures import REGISTRY, build_context, needs_context
+from .signing.signatures.common import words
+from .signing.signer import Signer
+from .signing.records import Document
 
 Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
@@ -420,7 +421,7 @@ MAX_PAIRS = 20_000_000
 
 def shared_key_counts(keys: Sequence[np.ndarray], max_pairs: int = MAX_PAIRS) -> dict[Pair, int]:
     """For every pair of documents sharing a key: how many keys they share
-    (:func:`~neardup.ragged.pairs_sharing`), refused above ``max_pairs`` pairs."""
+    (:func:`~neardup.sketches.ragged.pairs_sharing`), refused above ``max_pairs`` pairs."""
     values, offsets = join(keys)
     total, biggest = pair_count(values, offsets)
     if total > max_pairs:
@@ -466,7 +467,7 @@ class MethodResult:
 def _sign_pairs(
     spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]
 ) -> MethodResult:
-    from .signatures.sketches import min_matches
+    from .signing.signatures.sketches import min_matches
 
     t0 = time.perf_counter()
     sig = REGISTRY[spec.signature](config, context)

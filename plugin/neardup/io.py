@@ -6,7 +6,7 @@ Records (JSONL lines, CSV rows, Parquet rows) need a text field (``text``, or th
 for CSV and Parquet); ``title`` and ``lang`` are optional; every other field is kept in
 :attr:`Document.fields`. A bad record raises :class:`InputError` naming the file and line
 (or, with ``skip_bad``, is reported through ``on_error`` and skipped). Every record is
-checked by :func:`neardup.validate.check_document` here, so a document no engine can store
+checked by :func:`neardup.signing.validate.check_document` here, so a document no engine can store
 is reported with its file and line.
 
 What is read
@@ -54,8 +54,8 @@ from typing import IO, Callable, Iterable, Iterator
 
 from .config import is_language_code
 from .errors import InvalidInput
-from .signer import Document
-from .validate import check_document
+from .signing.records import Document
+from .signing.validate import check_document
 
 JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
 CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}

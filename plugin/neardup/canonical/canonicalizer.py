@@ -10,8 +10,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..config import LANGUAGES, Config, is_language_code, language_of_code
-from ..hashing import KeySet, hash_strings
-from ..ragged import offsets_of
+from ..sketches.hashing import KeySet, hash_strings
+from ..sketches.ragged import offsets_of
 from .html import strip_html
 from .letters import (
     DROPPED_MARK,
@@ -410,7 +410,7 @@ class Canonicalizer:
         """The canonical token hashes of many texts of :meth:`text_and_language` (``canons``,
         as ``str`` or as the spans of :meth:`spans_for_tokens`; ``langs``): (hashes, offsets),
         the hashes of document i at ``offsets[i]:offsets[i+1]``, equal to
-        :func:`~neardup.hashing.hash_strings` of :meth:`_token_steps` of its tokens.
+        :func:`~neardup.sketches.hashing.hash_strings` of :meth:`_token_steps` of its tokens.
 
         Made without a string per token: the texts' code points in one array, the tokens as
         runs of token characters, each hashed from its code points as it is found
@@ -453,7 +453,7 @@ class Canonicalizer:
                     group[i] = at[id(stop)]
         if not sets and c.digits != "drop":
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
-        from ..loops import loops  # (numba loads on first use)
+        from ..sketches.loops import loops  # (numba loads on first use)
 
         kernels = loops("neardup.canonical.letters_compiled")
 
@@ -561,15 +561,15 @@ def stopwords_to_drop(
 def stop_hashes(
     langs: frozenset[str], doc_lang: str, seed: int, fa_segmentation: str = "anchors"
 ) -> KeySet:
-    """:func:`stopwords_to_drop` as a set of token hashes (:func:`~neardup.hashing.hash_strings`);
-    the same words give the same object."""
+    """:func:`stopwords_to_drop` as a set of token hashes
+    (:func:`~neardup.sketches.hashing.hash_strings`); the same words give the same object."""
     return _key_set(stopwords_to_drop(langs, doc_lang, fa_segmentation), seed)
 
 
 @lru_cache(maxsize=16)
 def _probing_tables(sets: tuple[KeySet, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The probing tables (:attr:`~neardup.hashing.KeySet.probing`) of ``sets`` end to end, as
-    :func:`.letters_compiled.kept_tokens` reads them: (tables, bounds, empty values)."""
+    """The probing tables (:attr:`~neardup.sketches.hashing.KeySet.probing`) of ``sets`` end to end,
+    as :func:`.letters_compiled.kept_tokens` reads them: (tables, bounds, empty values)."""
     parts = [s.probing for s in sets]
     table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
     return (

@@ -17,7 +17,7 @@ from typing import Literal, Sequence, Union, get_args
 
 import numpy as np
 
-from ..tablecache import cached_table
+from ..runtime.tablecache import cached_table
 from .ranges import ARABIC_BLOCK, ARABIC_SCRIPT, char_class
 from .ranges import UNSPACED as UNSPACED_RANGES
 
@@ -214,7 +214,7 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
 @lru_cache(maxsize=1)
 def _nfkc_table() -> np.ndarray:
     """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk:
-    :mod:`neardup.tablecache`)."""
+    :mod:`neardup.runtime.tablecache`)."""
 
     def make() -> np.ndarray:
         table = np.zeros(0x110000, dtype=bool)
@@ -320,7 +320,7 @@ def _composing_marks() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _composing_pairs() -> np.ndarray:
     """Each of :func:`_canonical_pairs` whose second is one of :func:`_composing_marks`, as
-    ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.tablecache`; those
+    ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.runtime.tablecache`; those
     excluded from composition too: more than NFKC composes)."""
 
     def make() -> np.ndarray:
@@ -426,7 +426,7 @@ def _has_rare_characters(text: str) -> bool:
 #: first of those marks, and one of :func:`_has_rare_characters`.
 NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
 #: Bit of :func:`text_flags`: a lone surrogate (U+D800..U+DFFF: a text with one is no valid
-#: Unicode, :func:`neardup.validate.check_document`).
+#: Unicode, :func:`neardup.signing.validate.check_document`).
 SURROGATE = 8
 #: Bit of :func:`text_flags`: one of :func:`_composing_marks` (the hamza above U+0654, the
 #: acute accent U+0301) that NFKC may compose with the character before it or move (where
@@ -691,8 +691,8 @@ def _compiled_loops(backend: Backend):
     """:mod:`.letters_compiled` for the "compiled" backend, None for "reference" (the numpy
     form of the same map then serves: a process canonicalizing a text or two without
     signing, as a search query, need not load numba; so too inside
-    :func:`neardup.loops.interpreted_loops`); a ValueError for another name."""
-    from ..loops import mode
+    :func:`neardup.sketches.loops.interpreted_loops`); a ValueError for another name."""
+    from ..sketches.loops import mode
 
     if check_backend(backend) == "reference" or mode() == "interpreted":
         return None
@@ -727,7 +727,7 @@ def _becomes_unspaced() -> np.ndarray:
 @lru_cache(maxsize=1)
 def _flag_table() -> np.ndarray:
     """Per code point (uint8): the bits of :func:`text_flags` (kept on disk:
-    :mod:`neardup.tablecache`); the rare characters are those :func:`_rare_characters`
+    :mod:`neardup.runtime.tablecache`); the rare characters are those :func:`_rare_characters`
     matches, found by running it over every code point."""
 
     def make() -> np.ndarray:
@@ -818,7 +818,7 @@ def split_tokens(canon: str) -> list[str]:
 def code_point_table(predicate) -> np.ndarray:
     """Per code point (all of Unicode): ``predicate`` of the character, a ``str`` method
     such as ``str.isalpha``, as a bool array indexed by code point (made once per machine
-    and Python: :mod:`neardup.tablecache`).
+    and Python: :mod:`neardup.runtime.tablecache`).
 
     >>> code_point_table(str.isdigit)[[ord("7"), ord("x"), ord("\u0667")]].tolist()
     [True, False, True]
@@ -847,19 +847,19 @@ def token_hashes(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tokens of :func:`split_tokens` in the code points ``cps`` of texts that start at
     ``bounds`` (ascending; texts separated by a non-token character): for each token in
-    order, its :func:`~neardup.hashing.hash_strings` hash, whether it is a number (all
+    order, its :func:`~neardup.sketches.hashing.hash_strings` hash, whether it is a number (all
     :func:`digit_table`) and its text. Tokens are the runs of :func:`token_char_table`
     characters, hashed from their code points in one compiled pass
     (:func:`neardup.canonical.letters_compiled.token_hashes`), without a string per token.
 
-    >>> from ..hashing import code_points, hash_strings
+    >>> from ..sketches.hashing import code_points, hash_strings
     >>> h, number, text = token_hashes(code_points("Hi, x_2 да! 42"), np.array([0, 8]), seed=1)
     >>> want = hash_strings(split_tokens("Hi, x_2 да! 42"), 1)
     >>> h.tolist() == want.tolist(), number.tolist(), text.tolist()
     (True, [False, False, True, False, True], [0, 0, 0, 1, 1])
     """
-    from ..hashing import string_seed
-    from ..loops import loops
+    from ..sketches.hashing import string_seed
+    from ..sketches.loops import loops
 
     kernels = loops("neardup.canonical.letters_compiled")
 

@@ -6,22 +6,22 @@ and where a mark may compose. Each is the "compiled" backend of a rule whose ref
 in :mod:`.letters` (tests/test_kernels.py, tests/test_canonical_fast.py check them equal).
 
 All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.loops.loops`), in
-the compiled or the interpreted form.
+for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
+in the compiled or the interpreted form.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..loops import njit_for
-from ..mixing import GOLDEN, fmix64_inplace
+from ..sketches.loops import njit_for
+from ..sketches.mixing import GOLDEN, fmix64_inplace
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.loops.njit_for`).
+#: written (:func:`neardup.sketches.loops.njit_for`).
 njit = njit_for(globals())
 
-#: :func:`neardup.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
+#: :func:`neardup.sketches.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
 _fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
 
 
@@ -69,7 +69,7 @@ def token_hashes(cps, table, digits, bounds, seed):
 @njit(cache=True, nogil=True, inline="always")
 def _member(v, table, lo, hi, empty):
     """Whether ``v`` is in the linear-probing table ``table[lo:hi]`` (2^b slots, free ones
-    holding ``empty``; :attr:`neardup.hashing.KeySet.probing`)."""
+    holding ``empty``; :attr:`neardup.sketches.hashing.KeySet.probing`)."""
     if hi == lo or v == empty:
         return False
     mask = np.uint64(hi - lo - 1)

@@ -34,7 +34,7 @@ import xxhash
 
 from ..config import Config, FaJoinRule, FaSegmentation
 from ..errors import NeardupError
-from ..tablecache import cached_table
+from ..runtime.tablecache import cached_table
 from .letters import (
     Backend,
     check_backend,
@@ -335,7 +335,7 @@ def _hazm_is_0_10() -> bool:
 
 def _hazm_cached(what: str, make) -> frozenset[str]:
     """The strings ``make()`` derives from hazm's data, made once per machine and hazm version
-    (hazm imported then) and kept on disk (:func:`neardup.tablecache.cached_table`)."""
+    (hazm imported then) and kept on disk (:func:`neardup.runtime.tablecache.cached_table`)."""
     from importlib.metadata import version
 
     return frozenset(
@@ -520,7 +520,7 @@ def _piece_tables(
     patterns need one). The steps it composes each replace single characters (checked:
     their patterns match one character exactly), so mapping each character is making the
     steps in turn. It is derived from the code points the tables name, and kept on disk
-    under a digest of the tables (:mod:`neardup.tablecache`)."""
+    under a digest of the tables (:mod:`neardup.runtime.tablecache`)."""
     hazm = _hazm_normalizer()
     patterns = hazm.diacritic_patterns + hazm.special_patterns + hazm.replacement_patterns
 
@@ -605,9 +605,9 @@ def _compiled_spans(
     """:func:`_compiled` of each text as a :data:`~.letters.Span` of the pass's output, the
     texts in groups joined for one compiled pass each
     (:func:`.persian_compiled.persian_pieces_many`).
-    None for every text while the loops run interpreted (:mod:`neardup.loops`): the steps
+    None for every text while the loops run interpreted (:mod:`neardup.sketches.loops`): the steps
     one by one then serve, as where the pass does not apply (faster than the pass interpreted)."""
-    from ..loops import mode
+    from ..sketches.loops import mode
 
     tables = _piece_tables(anchors) if texts and mode() == "compiled" else None
     if tables is None:
@@ -642,7 +642,7 @@ def _pass_classes() -> np.ndarray:
     >>> got == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
-    from ..loops import loops
+    from ..sketches.loops import loops
 
     k = loops("neardup.canonical.persian_compiled")
 

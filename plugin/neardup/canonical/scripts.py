@@ -13,9 +13,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..hashing import code_points
-from ..ragged import offsets_of
-from ..tablecache import cached_table
+from ..sketches.hashing import code_points
+from ..sketches.ragged import offsets_of
+from ..runtime.tablecache import cached_table
 from .letters import code_point_table
 from .ranges import EN_LETTERS, FA_SCRIPT, RU_LETTERS, UNSPACED, char_class, within
 
@@ -87,7 +87,7 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
     rest = [i for i, lang in enumerate(out) if lang is None]
     if not rest:
         return out
-    from ..loops import loops
+    from ..sketches.loops import loops
 
     kernels = loops("neardup.canonical.scripts_compiled")
 

@@ -16,7 +16,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click  # noqa: E402
 
-from ..allocator import keep_freed_memory  # noqa: E402
+from ..runtime.allocator import keep_freed_memory  # noqa: E402
 
 #: command name -> "module:attribute" (relative to neardup.cli)
 COMMANDS = {
@@ -46,7 +46,7 @@ class LazyGroup(click.Group):
     traceback with credentials redacted."""
 
     def invoke(self, ctx: click.Context):
-        from ..redact import clear_secrets
+        from ..runtime.redact import clear_secrets
         from .output import guard_standard_streams
 
         clear_secrets()
@@ -123,4 +123,5 @@ def main() -> None:
       neardup query --file a.txt      # near-duplicates of one text
       neardup search "words" --dedupe # full-text search, copies folded
     """
-    keep_freed_memory()  # each batch reuses the memory of the one before (neardup.allocator)
+    # each batch reuses the memory of the one before (neardup.runtime.allocator)
+    keep_freed_memory()

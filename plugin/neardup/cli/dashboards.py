@@ -234,7 +234,7 @@ def install_cmd(
       neardup dashboards install http://localhost:5601 --user admin --password "$PW" --tenant global
     """
     from ..dashboards import install
-    from ..redact import add_secret, add_url_secrets
+    from ..runtime.redact import add_secret, add_url_secrets
 
     for secret in (api_key, password):
         add_secret(secret)

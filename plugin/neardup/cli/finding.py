@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..loops import interpreted_loops
+from ..sketches.loops import interpreted_loops
 from .options import (
     LANGUAGE,
     RESULTS,
@@ -92,7 +92,7 @@ def query_cmd(
             nd.engine
         )  # (the embedded engine says when it adds the containment samples' postings)
         with slow_notice(_SIGNING):
-            from ..signer import Document
+            from ..signing.records import Document
 
             # signed once: the wordless check below reads the same signature
             signed = None if text is None else nd.signer.sign(Document("", text, lang=lang))
@@ -209,7 +209,7 @@ def compare_cmd(
       neardup compare --ids doc-1 doc-7 --json
     """
     from ..errors import DocumentNotFound
-    from ..signer import Document
+    from ..signing.records import Document
 
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
     settings = {

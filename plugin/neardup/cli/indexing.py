@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator
 import click
 
 from ..config import CHOICES, SIGNATURES
-from ..ingest import default_workers
+from ..indexing.ingest import default_workers
 from .errors import interrupted
 from .options import (
     BATCH_SIZE,
@@ -273,8 +273,8 @@ def index_files(
 ) -> Any:
     """Read ``paths`` (every record checked, refused ones added to ``errors``, the ids read to
     ``ids`` if given) and index them into ``nd`` under a progress bar of the bytes read; the
-    :class:`~neardup.ingest.IndexReport`. ``workers`` None:
-    :func:`~neardup.ingest.default_workers`."""
+    :class:`~neardup.indexing.ingest.IndexReport`. ``workers`` None:
+    :func:`~neardup.indexing.ingest.default_workers`."""
     from ..io import read_documents, total_bytes
 
     total = total_bytes(paths)

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import click
 
 from ..engines import DEFAULT_DB
-from ..redact import add_secret, add_url_secrets
+from ..runtime.redact import add_secret, add_url_secrets
 from .output import clean, json_text
 
 
@@ -302,7 +302,7 @@ def wordless_query(
 ) -> str | None:
     """Why a query can have no near-duplicate because it has no words, or None. ``signed``:
     the query text signed already (not signed again)."""
-    from ..signer import Document
+    from ..signing.records import Document
 
     if text is not None:
         if (signed or nd.signer.sign(Document("", text, lang=lang))).wordless:

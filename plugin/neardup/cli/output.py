@@ -3,7 +3,7 @@
 Data (ids, titles, snippets, file names, engine addresses) is never read as rich markup and
 never reaches a terminal as control sequences:
 
-* :func:`clean` redacts credentials (:func:`neardup.redact.redact`) and replaces control
+* :func:`clean` redacts credentials (:func:`neardup.runtime.redact.redact`) and replaces control
   characters -- C0 except tab and newline, DEL, C1 (so ``ESC ]0;... BEL``, which sets a
   terminal's title, or ``ESC [31m``, a colour, is shown as text), bidirectional overrides,
   embeddings and isolates (which reorder what is shown), line and paragraph
@@ -27,7 +27,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from ..redact import redact
+from ..runtime.redact import redact
 
 _CONTROL = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]"

@@ -87,7 +87,7 @@ def report_cmd(
       neardup report --engine https://localhost:9200 --index docs --top 50 -o docs.html
     """
     from ..api import NearDup
-    from ..report import ReportOptions, write_report
+    from ..report.html import ReportOptions, write_report
 
     if output == "-":  # (a page with its charts is a file; '-' is no name for it)
         raise click.BadParameter(

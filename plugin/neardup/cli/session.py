@@ -76,8 +76,8 @@ def console():
 def progress(total: int | None, label: str, quiet: bool):
     """A progress bar on stderr (none with ``quiet``), drawn from the thread that advances
     it, at most ten times a second: no refresh thread, so the process stays single-threaded
-    and its signing workers can be forked (:func:`neardup.ingest.start_method`). When stderr
-    is no terminal, a line when it starts and one with its time when it ends instead."""
+    and its signing workers can be forked (:func:`neardup.indexing.ingest.start_method`). When
+    stderr is no terminal, a line when it starts and one with its time when it ends instead."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -208,13 +208,13 @@ def slow_notice(message: str, quiet: bool = False, after: float = NOTICE_AFTER) 
 def ready_to_sign(nd: Any, quiet: bool = False) -> None:
     """Load (the first time after install: compile) the signing loops before any document is
     read, saying so when it takes long, so that a progress bar never stands still at 0%
-    while they compile (:mod:`neardup.loops`: about 30 s once, a tenth of a second later).
+    while they compile (:mod:`neardup.sketches.loops`: about 30 s once, a tenth of a second later).
     The Persian steps and hazm's word lists that Persian full-text search needs are made
     once per machine and version of the compiled Persian loops (a mark kept by
-    :func:`neardup.tablecache.cached_table`), so that the first search after the first index
+    :func:`neardup.runtime.tablecache.cached_table`), so that the first search after the first index
     answers at once; later runs load them only where a Persian text needs them (0.15-0.2 s
     of CPU less for every other run)."""
-    from ..tablecache import cached_table
+    from ..runtime.tablecache import cached_table
 
     with slow_notice(
         "preparing the compiled signing loops (compiled once after install, about 30 s; "
@@ -253,7 +253,7 @@ def _warm_up_persian(config: Any) -> Any:
 def _warm_up(config: Any, texts: tuple[str, ...]) -> None:
     """Sign and tag ``texts`` (each twice) on a throw-away index: every step they take runs once."""
     from ..api import NearDup
-    from ..signer import Document
+    from ..signing.records import Document
 
     with NearDup.open(":memory:", config) as scratch:
         scratch.index([Document(str(i), text) for i, text in enumerate(texts * 2)], workers=0)

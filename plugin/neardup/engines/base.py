@@ -3,8 +3,8 @@
 Two implementations: :class:`neardup.engines.embedded.EmbeddedEngine` (SQLite, the default)
 and :class:`neardup.engines.elastic.ElasticEngine` (Elasticsearch 8/9, OpenSearch 2/3).
 Engines only store and match keys; canonicalization, signing, exact verification
-(:mod:`neardup.candidates`), tagging (:mod:`neardup.tagging`) and clustering
-(:mod:`neardup.clustering`) are engine-agnostic.
+(:mod:`neardup.matching.candidates`), tagging (:mod:`neardup.matching.tagging`) and clustering
+(:mod:`neardup.matching.clustering`) are engine-agnostic.
 
 A candidate query is a disjunction of key groups: a document is a candidate when, for at
 least one group, it shares at least ``min_match`` of the group's keys, and its shingle
@@ -24,13 +24,14 @@ import numpy as np
 
 from ..config import OPENS_VERSIONS, SIGNATURE_VERSION, Config
 from ..errors import EngineError
-from ..signer import Signed
-from ..verify import UNBOUNDED
+from ..signing.records import Signed
+from ..sketches.verify import UNBOUNDED
 
 
 @dataclass(frozen=True, kw_only=True)
 class Tags:
-    """Index-time duplicate tags of one document (the cluster rule of :mod:`neardup.tagging`).
+    """Index-time duplicate tags of one document (the cluster rule of
+    :mod:`neardup.matching.tagging`).
 
     A duplicate has ``cluster_id`` = ``dup_of`` = its representative and
     ``max_resemblance`` = its exact resemblance to that representative (>= t). A
@@ -101,7 +102,7 @@ class StoredDoc:
     #: the date in the field that orders arrival (``neardup attach --order-field``), as an
     #: ISO 8601 string in UTC, where the index has one and the value is a date
     ordered_at: str | None = None
-    #: too short for its shingle size to tell texts apart (:func:`neardup.signer.too_short`)
+    #: too short for its shingle size to tell texts apart (:func:`neardup.signing.signer.too_short`)
     too_short: bool = False
 
 

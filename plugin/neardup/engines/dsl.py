@@ -22,9 +22,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
-from ..resources import load_json
-from ..encoding import encode_shingles, render_keys
-from ..signer import Signed
+from ..runtime.resources import load_json
+from ..signing.encoding import encode_shingles, render_keys
+from ..signing.records import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
 
 #: The object every neardup field lives under.

@@ -36,8 +36,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
-from ..encoding import decode_shingles, parse_keys
-from ..signer import Document, Signed
+from ..signing.encoding import decode_shingles, parse_keys
+from ..signing.records import Document, Signed
 from . import dsl
 from .base import (
     Candidate,

@@ -11,7 +11,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from ..encoding import decode_shingles
+from ..signing.encoding import decode_shingles
 from . import dsl
 from .base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
-from ..retry import Backoff
+from ..runtime.retry import Backoff
 from .base import EngineError
 from .transport import Retrying, status_of
 

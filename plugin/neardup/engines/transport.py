@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from ..redact import redact
-from ..retry import Backoff
+from ..runtime.redact import redact
+from ..runtime.retry import Backoff
 from .base import EngineError
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 from ...config import CONTAINMENT_SAMPLES, Config
-from ...loops import compiled_loops
+from ...sketches.loops import compiled_loops
 from ..base import Engine, EngineError
 from . import schema
 from .failures import (

@@ -10,7 +10,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ...signer import Signed
+from ...signing.records import Signed
 from ..base import Failure, PreparedBatch, StoredDoc, TagRow, Tags
 from . import schema
 from .clusters import Clusters

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ...retry import Backoff
+from ...runtime.retry import Backoff
 from ..base import EngineError
 
 #: SQLite's primary result codes (https://sqlite.org/rescode.html) -> the kind of failure.

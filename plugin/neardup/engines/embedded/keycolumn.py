@@ -12,7 +12,7 @@ is checked on write, so every field round-trips exactly. A batch's columns are w
 one compiled pass (:mod:`neardup.engines.embedded.packing`).
 
 A posting stores ``(field << 44) | (key mod 2**44)`` as one integer
-(:func:`~neardup.encoding.posting_array`).
+(:func:`~neardup.signing.encoding.posting_array`).
 
 >>> sh = np.array([5, 9, 12, 40], dtype=np.uint64)
 >>> keys = {"minhash": np.array([7, 1], dtype=np.uint64),
@@ -31,10 +31,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ...encoding import posting_keys
-from ...hashing import U64
-from ...ragged import join
-from ...signer import Signed
+from ...signing.encoding import posting_keys
+from ...sketches.hashing import U64
+from ...sketches.ragged import join
+from ...signing.records import Signed
 from ..base import PreparedBatch
 from .schema import exact_value
 
@@ -59,7 +59,7 @@ def joined_keys(
     fields: Sequence[str], keys: Sequence[Mapping[str, Any]]
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each field's keys of many documents (``keys[i]`` of document i; a field it lacks has
-    none) as one ragged array (:func:`~neardup.ragged.join`)."""
+    none) as one ragged array (:func:`~neardup.sketches.ragged.join`)."""
     return {f: join([k.get(f, ()) for k in keys]) for f in fields}
 
 
@@ -71,9 +71,9 @@ def pack_keys_many(
 ) -> list[bytes]:
     """:func:`pack_keys` of many documents in one compiled pass
     (:func:`neardup.engines.embedded.packing.pack_keys`): each field's keys and the shingles
-    as ragged arrays (:func:`joined_keys`, :func:`~neardup.ragged.join`), ``exact[i]`` the
+    as ragged arrays (:func:`joined_keys`, :func:`~neardup.sketches.ragged.join`), ``exact[i]`` the
     digest of document i."""
-    from ...loops import loops
+    from ...sketches.loops import loops
 
     kernels = loops("neardup.engines.embedded.packing")
     parts = [keys[f] for f in fields]

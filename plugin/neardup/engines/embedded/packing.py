@@ -1,19 +1,19 @@
 """The compiled loop that writes the embedded engine's keys column, a batch at a time
 (:func:`neardup.engines.embedded.keycolumn.pack_keys_many`, the format stated there).
 
-Written like every module of loops and run through :func:`neardup.loops.loops`: compiled
+Written like every module of loops and run through :func:`neardup.sketches.loops.loops`: compiled
 by numba (``cache=True``), or the same source interpreted inside
-:func:`neardup.loops.interpreted_loops`. Tags: 0 raw, 1 subset, 2 exact.
+:func:`neardup.sketches.loops.interpreted_loops`. Tags: 0 raw, 1 subset, 2 exact.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...loops import njit_for
+from ...sketches.loops import njit_for
 
 #: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.loops.njit_for`).
+#: written (:func:`neardup.sketches.loops.njit_for`).
 njit = njit_for(globals())
 
 #: The tags of :mod:`~neardup.engines.embedded.keycolumn` (this module imports nothing of it,

@@ -40,10 +40,10 @@ from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 
-from ...encoding import KEY_BITS, KEY_MASK, posting_array
-from ...ragged import join
-from ...signer import Signed
-from ...verify import UNBOUNDED
+from ...signing.encoding import KEY_BITS, KEY_MASK, posting_array
+from ...sketches.ragged import join
+from ...signing.records import Signed
+from ...sketches.verify import UNBOUNDED
 from ..base import Candidate, CandidateQuery, EngineError, KeyGroup
 from .connection import Connection
 from .keycolumn import posting_jsons, unpack_keys
@@ -376,7 +376,7 @@ class Postings(Connection):
         return "INDEXED BY docs_filter" if self._filter_index else ""
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
-        """The posting keys of each key group (:func:`~neardup.encoding.posting_array`), all
+        """The posting keys of each key group (:func:`~neardup.signing.encoding.posting_array`), all
         in one array (those of a field made together), and the group each came from."""
         keys, owner = [], []
         for f, at in _by_field(groups).items():

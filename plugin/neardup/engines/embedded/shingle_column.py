@@ -4,7 +4,7 @@ Exact verification needs each candidate's full set of shingle hashes, 8 bytes ap
 3.5 KB for a document of 550 words, more than everything else the index keeps of it beyond
 the text. Random 64-bit hashes do not compress, but they follow from what is stored already:
 the text, the language the document was signed with as given, and the index's settings
-(:meth:`neardup.signer.Signer.shingle_sets` makes them exactly as signing did). So the
+(:meth:`neardup.signing.signer.Signer.shingle_sets` makes them exactly as signing did). So the
 column holds either
 
 * the sorted hashes as a little-endian uint64 BLOB, ``8 * n_shingles`` bytes: documents that
@@ -27,8 +27,9 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from ...config import Config
-from ...hashing import U64
-from ...signer import Document, Signed, Signer
+from ...sketches.hashing import U64
+from ...signing.signer import Signer
+from ...signing.records import Document, Signed
 
 #: Documents with fewer shingles keep their hashes (a marker would save little).
 MIN_MADE = 16

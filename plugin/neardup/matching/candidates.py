@@ -1,0 +1,215 @@
+"""Candidates and their verification: the one rule every path uses.
+
+A stored document B is a *candidate* for a document A at threshold t when
+
+* its shingle count passes the length filter ``t*|A| <= |B| <= |A|/t`` (a necessary
+  condition for r(A, B) >= t, since r <= min(|A|,|B|) / max(|A|,|B|)), and
+* it shares a key with A by one of the signatures: the exact key, at least m =
+  ``Config.min_match`` of the b MinHash band keys (P(s) = P[Binomial(b, s^r) >= m],
+  :func:`neardup.sketches.lsh.collision_probability`), a SimHash block key, or ``min_match`` keys of
+  an extended signature; and
+* when the only shared keys are SimHash blocks, the full Hamming distance of the two
+  SimHash values is at most ``simhash_k`` (Manku et al., 2007: the block keys are the
+  pigeonhole filter, the distance is the test).
+
+The engine applies the first two inside its index (:class:`CandidateQuery`); the third is
+applied here to what it returns. The relation is symmetric, so "B is a candidate of A" and
+"A is a candidate of B" agree, which is what lets tagging, its repairs and N-to-N clustering
+reach the same clusters. A candidate is only a proposal: :meth:`CandidateRule.verify`
+computes the exact resemblance and containment of the full shingle sets.
+
+>>> import numpy as np
+>>> from neardup.config import Config
+>>> rule = CandidateRule(Config(threshold=0.8, bands=16, rows=8, min_match=2))
+>>> a = {"minhash": np.array([1, 2, 3], dtype=np.uint64), "exact": np.array([9], dtype=np.uint64)}
+>>> sorted(rule.matched(a, {"minhash": np.array([1, 2, 7], dtype=np.uint64)}))
+['minhash']
+>>> sorted(rule.matched(a, {"minhash": np.array([1, 5, 7], dtype=np.uint64)}))  # 1 of m = 2 bands
+[]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from ..config import CONTAINMENT_SAMPLES, Config
+from ..engines.base import Candidate, CandidateQuery, Engine, KeyGroup
+from ..sketches.simhash import hamming, hamming_many
+from ..sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
+
+_SIMHASH_ONLY = frozenset({"simhash"})
+#: Signature fields that propose candidates for resemblance.
+RESEMBLANCE_FIELDS = ("exact", "minhash", "simhash")
+
+
+class SignedLike(Protocol):
+    """What the rule reads of a document: a :class:`~neardup.signing.records.Signed` or a
+    :class:`~neardup.engines.base.StoredDoc`."""
+
+    id: str
+    keys: dict[str, np.ndarray]
+    shingles: np.ndarray
+    simhash: int
+
+    @property
+    def n_shingles(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class CandidateRule:
+    """The candidate relation of one index: which keys must be shared, how many, and the
+    SimHash distance test. ``extra`` maps the fields of extended signatures to their
+    ``min_match``."""
+
+    config: Config
+    extra: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "extra", dict(self.extra))
+        need = {"exact": 1, "minhash": max(1, int(self.config.min_match)), "simhash": 1}
+        need.update({f: max(1, int(m)) for f, m in self.extra.items()})
+        object.__setattr__(self, "_needs", need)
+
+    # -- what must be shared ---------------------------------------------------------------------
+    def needs(self) -> dict[str, int]:
+        """Field -> keys a candidate must share (resemblance mode)."""
+        return dict(self._needs)
+
+    def query(
+        self,
+        keys: Mapping[str, np.ndarray],
+        n_shingles: int,
+        *,
+        mode: str = "resemblance",
+        threshold: float | None = None,
+        exclude_id: str | None = None,
+        limit: int = 1000,
+        before_seq: int | None = None,
+        after_seq: int | None = None,
+        representatives: bool = False,
+    ) -> CandidateQuery:
+        """The engine query for one document.
+
+        resemblance: the groups of :meth:`needs`; ``t*|A| <= |B| <= |A|/t``.
+        containment: SimHash is dropped (it measures the whole document); the samples L
+        (winnowing fingerprints, MOD_m) are added with ``ceil(f * t * |L(A)|)`` shared keys,
+        f = ``containment_fraction``; ``|B| >= t*|A|``.
+        """
+        t = self.config.threshold if threshold is None else threshold
+        if mode not in ("resemblance", "containment"):
+            raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
+        groups = [
+            KeyGroup(f, _keys(keys[f]), m)
+            for f, m in self._needs.items()
+            if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")
+        ]
+        if mode == "containment":
+            for f in CONTAINMENT_SAMPLES:
+                sample = keys.get(f)
+                if sample is not None and len(sample):
+                    need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
+                    groups.append(KeyGroup(f, _keys(sample), need))
+        lo, hi = length_bounds(n_shingles, t, mode)
+        return CandidateQuery(
+            groups=tuple(groups),
+            min_shingles=lo,
+            max_shingles=hi,
+            exclude_id=exclude_id,
+            limit=limit,
+            before_seq=before_seq,
+            after_seq=after_seq,
+            representatives=representatives,
+        )
+
+    # -- the same test on two documents in memory ----------------------------------------------
+    def matched(self, a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> frozenset[str]:
+        """The fields by which ``b`` is a candidate of ``a`` (resemblance mode, keys only)."""
+        shared = {}
+        for f in self._needs:
+            ka, kb = a.get(f), b.get(f)
+            if ka is not None and kb is not None and len(ka) and len(kb):
+                shared[f] = int(np.intersect1d(ka, kb).size)
+        return self.matched_counts(shared)
+
+    def matched_counts(self, shared: Mapping[str, int]) -> frozenset[str]:
+        """The fields whose count of shared distinct keys reaches what the rule needs."""
+        needs = self._needs
+        return frozenset(f for f, n in shared.items() if f in needs and n >= needs[f])
+
+    def plausible(self, matched: frozenset[str] | None, simhash_a: int, simhash_b: int) -> bool:
+        """False for a candidate proposed by SimHash blocks alone whose distance is > k."""
+        if matched is not None and matched == _SIMHASH_ONLY:
+            return hamming(simhash_a, simhash_b) <= self.config.simhash_k
+        return True
+
+    def plausible_many(
+        self, simhash_only: np.ndarray, simhash_a: np.ndarray, simhash_b: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`plausible` of many pairs; ``simhash_only`` marks those proposed by SimHash
+        blocks alone."""
+        return ~np.asarray(simhash_only, dtype=bool) | (
+            hamming_many(simhash_a, simhash_b) <= self.config.simhash_k
+        )
+
+    def is_candidate(self, a: SignedLike, b: SignedLike, threshold: float | None = None) -> bool:
+        """What the engine query and :meth:`plausible` decide together, for two documents
+        in memory (documents of one batch, not stored yet)."""
+        t = self.config.threshold if threshold is None else threshold
+        if not passes_length_filter(a.n_shingles, b.n_shingles, t):
+            return False
+        m = self.matched(a.keys, b.keys)
+        return bool(m) and self.plausible(m, a.simhash, b.simhash)
+
+    # -- verification ----------------------------------------------------------------------------
+    def verify(
+        self,
+        shingles: np.ndarray,
+        simhash_value: int,
+        cands: Sequence[Candidate],
+        fetch: Callable[[list[str]], Mapping[str, np.ndarray]],
+    ) -> list[tuple[Candidate, Similarity]]:
+        """Exact similarity of the plausible candidates. Shingles an engine did not return
+        with the hit are read with ``fetch(ids) -> {id: shingles}``."""
+        cands = [c for c in cands if self.plausible(c.matched, simhash_value, c.simhash)]
+        have = {c.id: c.shingles for c in cands if c.shingles is not None}
+        missing = [c.id for c in cands if c.shingles is None]
+        if missing:
+            have.update(fetch(missing))
+        return [(c, similarity(shingles, have[c.id])) for c in cands if c.id in have]
+
+
+def _keys(keys: Any) -> np.ndarray:
+    """Keys as a flat uint64 array (no copy when they are one)."""
+    return np.asarray(keys, dtype=np.uint64).ravel()
+
+
+def engine_fetch(engine: Engine) -> Callable[[list[str]], dict[str, np.ndarray]]:
+    """``fetch`` for :meth:`CandidateRule.verify`: shingles of stored documents."""
+    return lambda ids: {i: d.shingles for i, d in engine.get(ids, keys=False).items()}
+
+
+def all_candidates(
+    engine: Engine, queries: Sequence[CandidateQuery], grow: int = 8
+) -> list[list[Candidate]]:
+    """Run ``queries``; a query that came back full (``limit`` hits) runs again with a
+    ``grow`` times larger limit until it is not, so no candidate is cut off."""
+    queries = list(queries)
+    results = engine.candidates(queries)
+    todo = [i for i, r in enumerate(results) if len(r) >= queries[i].limit]
+    while todo:
+        for i in todo:
+            queries[i] = replace(queries[i], limit=queries[i].limit * grow)
+        for i, r in zip(todo, engine.candidates([queries[i] for i in todo]), strict=True):
+            results[i] = r
+        todo = [i for i in todo if len(results[i]) >= queries[i].limit]
+    return results
+
+
+def extra_min_match(signer: Any) -> dict[str, int]:
+    """Field -> ``min_match`` of a signer's extended signatures (none when it has no signer yet)."""
+    sigs = getattr(signer, "extra_signatures", None) or {}
+    return {f: max(1, int(s.min_match)) for f, s in sigs.items()}

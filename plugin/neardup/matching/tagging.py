@@ -1,0 +1,210 @@
+"""The cluster rule: one definition for tags, ``clusters``, the report, dashboards and collapse.
+
+In arrival order (``seq``: the order in which documents first entered the index), a document
+joins the cluster of the earlier **representative** it resembles most: exact resemblance
+r >= t, ties to the earlier one. Then ``cluster_id`` = ``dup_of`` = that representative and
+its resemblance to it is stored. Otherwise it is a representative: ``cluster_id`` = its own
+id, no ``dup_of``. This is the greedy "leader" clustering of streaming deduplication
+(Hartigan, *Clustering Algorithms*, 1975, ch. 3), with exact resemblance as the measure.
+
+What follows, and is tested:
+
+* every member resembles its representative at >= t (clusters do not chain);
+* a later arrival never changes an earlier document's tags;
+* every tagged document has a ``cluster_id``, so ``collapse`` on it never lumps untagged
+  documents together;
+* the tags are a function of the surviving documents and their order alone: after any mix of
+  index, re-index, resume, update and delete they equal those of a fresh index. Updates and
+  deletes are repaired incrementally by :meth:`Tagger.repair`, which re-tags exactly the
+  documents whose tags can depend on what changed.
+
+>>> choose([(0.9, 5, "b"), (0.95, 7, "c"), (0.95, 3, "a"), (0.5, 1, "z")], 0.8)
+(0.95, 3, 'a')
+>>> assign("d", None)
+Tags(cluster_id='d', dup_of=None, max_resemblance=0.0, is_duplicate=False)
+>>> assign("d", (0.95, 3, "a"))
+Tags(cluster_id='a', dup_of='a', max_resemblance=0.95, is_duplicate=True)
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Iterable, Sequence
+
+from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
+from ..engines.base import Engine, Tags
+from ..sketches.ragged import join, pairs_sharing
+from ..sketches.verify import UNBOUNDED, passes_length_filter, similarity
+
+#: Candidates asked of the engine per document before :func:`all_candidates` grows the limit.
+TAG_LIMIT = 500
+
+
+def choose(
+    verified: Iterable[tuple[float, int, str]], threshold: float
+) -> tuple[float, int, str] | None:
+    """The representative to join among ``(resemblance, seq, id)`` of earlier
+    representatives: the highest resemblance >= ``threshold``, ties to the smallest ``seq``."""
+    best = None
+    for r, seq, i in verified:
+        if r >= threshold and (best is None or (r, -seq) > (best[0], -best[1])):
+            best = (r, seq, i)
+    return best
+
+
+def assign(doc_id: str, best: tuple[float, int, str] | None) -> Tags:
+    """Tags of ``doc_id`` given the representative :func:`choose` picked (or none)."""
+    if best is None:
+        return Tags(cluster_id=doc_id)
+    return Tags(
+        cluster_id=best[2], dup_of=best[2], max_resemblance=float(best[0]), is_duplicate=True
+    )
+
+
+def is_representative(tags: Tags | None) -> bool:
+    return tags is not None and not tags.is_duplicate
+
+
+class Tagger:
+    """Applies the rule against an engine's stored documents."""
+
+    def __init__(self, engine: Engine, rule: CandidateRule):
+        self.engine = engine
+        self.rule = rule
+        self.threshold = rule.config.threshold
+
+    # -- tagging documents in order ----------------------------------------------------------
+    def tag_ordered(
+        self, docs: Sequence[SignedLike], seqs: Sequence[int | None] | None = None
+    ) -> dict[str, Tags]:
+        """Tags of ``docs``, which arrive in this order after every stored document they
+        are compared with. ``seqs`` gives each one's stored ``seq`` (re-tagging stored
+        documents; the engine then only proposes representatives before it), or None for new
+        documents that follow everything stored. Among ``docs`` themselves the rule is applied
+        in memory, with the tags computed here (the stored ones may be stale)."""
+        seqs = list(seqs) if seqs is not None else [None] * len(docs)
+        batch_ids = {d.id for d in docs}
+        queries = [
+            self.rule.query(
+                d.keys,
+                d.n_shingles,
+                exclude_id=d.id,
+                limit=TAG_LIMIT,
+                before_seq=s,
+                representatives=True,
+            )
+            for d, s in zip(docs, seqs, strict=True)
+        ]
+        results = [
+            [
+                c
+                for c in found
+                if c.id not in batch_ids and self.rule.plausible(c.matched, d.simhash, c.simhash)
+            ]
+            for d, found in zip(docs, all_candidates(self.engine, queries), strict=True)
+        ]
+        # the shingles of every candidate of the batch in one read, not one per document
+        have = engine_fetch(self.engine)(
+            sorted({c.id for found in results for c in found if c.shingles is None})
+        )
+        earlier = self._batch_candidates(docs)
+        representative = [False] * len(docs)
+        tags: dict[str, Tags] = {}
+        for i, d in enumerate(docs):
+            verified = [
+                (sim.resemblance, c.seq, c.id)
+                for c, sim in self.rule.verify(
+                    d.shingles,
+                    d.simhash,
+                    results[i],
+                    lambda ids: {x: have[x] for x in ids if x in have},
+                )
+            ]
+            for j, matched in earlier.get(i, {}).items():
+                o = docs[j]  # an earlier document of this batch: after every stored document
+                if (
+                    representative[j]
+                    and passes_length_filter(d.n_shingles, o.n_shingles, self.threshold)
+                    and self.rule.plausible(matched, d.simhash, o.simhash)
+                ):
+                    verified.append(
+                        (
+                            similarity(d.shingles, o.shingles).resemblance,
+                            UNBOUNDED + j if seqs[j] is None else seqs[j],
+                            o.id,
+                        )
+                    )
+            tags[d.id] = assign(d.id, choose(verified, self.threshold))
+            representative[i] = is_representative(tags[d.id])
+        return tags
+
+    def _batch_candidates(self, docs: Sequence[SignedLike]) -> dict[int, dict[int, frozenset[str]]]:
+        """For each document of ``docs``, the earlier ones that share enough keys with it
+        (:meth:`~neardup.matching.candidates.CandidateRule.matched_counts`): i -> {j: matched
+        fields}, the pairs of each field found at once
+        (:func:`~neardup.sketches.ragged.pairs_sharing`)."""
+        shared: dict[tuple[int, int], dict[str, int]] = {}
+        for f in self.rule.needs():
+            values, offsets = join([d.keys.get(f, ()) for d in docs])
+            if len(values) and len(docs) > 1:
+                js, is_, counts = pairs_sharing(values, offsets)
+                for j, i, n in zip(js.tolist(), is_.tolist(), counts.tolist(), strict=True):
+                    shared.setdefault((i, j), {})[f] = n
+        out: dict[int, dict[int, frozenset[str]]] = {}
+        for (i, j), counts in shared.items():
+            matched = self.rule.matched_counts(counts)
+            if matched:
+                out.setdefault(i, {})[j] = matched
+        return out
+
+    # -- repairs after updates and deletes -------------------------------------------------------
+    def repair(self, seeds: Iterable[str], changed: Iterable[str] = ()) -> set[str]:
+        """Re-tag what can depend on a change, in arrival order; returns the ids whose tags
+        changed.
+
+        ``seeds`` are stored documents to re-tag (the members of deleted representatives);
+        ``changed`` are stored documents whose text was replaced in place (they keep their
+        ``seq`` and are re-tagged too). When a document's influence on later ones changes
+        (it became or stopped being a representative, or it is a representative whose text
+        changed), its former members and every later candidate of it are re-tagged in turn.
+        Members have no influence, so the cascade stops at them.
+        """
+        changed = set(changed)
+        heap: list[tuple[int, str]] = []
+        self._push(heap, set(seeds) | changed)
+        done: set[str] = set()
+        retagged: set[str] = set()
+        while heap:
+            _, doc_id = heapq.heappop(heap)
+            if doc_id in done:
+                continue
+            done.add(doc_id)
+            d = self.engine.get([doc_id]).get(doc_id)
+            if d is None:
+                continue
+            new = self.tag_ordered([d], [d.seq])[doc_id]
+            old = d.tags
+            if new != old:
+                self.engine.update_tags({doc_id: new})
+                retagged.add(doc_id)
+            moved = doc_id in changed or is_representative(old) != is_representative(new)
+            if moved and is_representative(old):
+                self._push(
+                    heap, {m for ms in self.engine.members([doc_id]).values() for m in ms} - done
+                )
+            if moved and is_representative(new):
+                q = self.rule.query(
+                    d.keys, d.n_shingles, exclude_id=doc_id, limit=TAG_LIMIT, after_seq=d.seq
+                )
+                later = all_candidates(self.engine, [q])[0]
+                self._push(
+                    heap,
+                    {c.id for c in later if self.rule.plausible(c.matched, d.simhash, c.simhash)}
+                    - done,
+                )
+        return retagged
+
+    def _push(self, heap: list[tuple[int, str]], ids: set[str]) -> None:
+        if ids:
+            for d in self.engine.get(sorted(ids)).values():
+                heapq.heappush(heap, (d.seq, d.id))

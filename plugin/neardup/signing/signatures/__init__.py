@@ -1,0 +1,67 @@
+"""The signature family of the source documents, selectable by name in
+``Config.signatures`` and stored as keyword fields ``keys.<name>``.
+
+``REGISTRY[name](config, context)`` (:mod:`neardup.signing.registry`, which maps names to classes
+without importing them) returns a :class:`~.common.Signature`: a callable
+``Prepared -> np.ndarray`` of uint64 keys, with ``min_match`` (keys two documents must
+share to be candidates), ``components`` and ``parts()`` (keys per component).
+
+=================  ==================================================  ===========  =========
+name               what                                                 min_match    context
+=================  ==================================================  ===========  =========
+super              6 super-shingles of 84 min-hashes (Broder)           2            no
+mega               15 mega-shingles (pairs of super-shingles)           1            no
+minhash84          84-function min-hash sketch (002)                    ~t*84        no
+minhash70          70-function min-hash sketch (004)                    ~t*70        no
+imatch             I-Match, SHA-1 of lexicon terms (Chowdhury 2002)     1            yes
+imatch_multi       I-Match over 1 + 10 randomized lexicons (Kolcz 2004) 1            yes
+descriptive_words  8 full-duplicate signatures of 001 (Sharapova)       1            yes
+text_stats         6 statistical local signatures of 003 (Kosinov)      1            no
+anchor             anchor-bounded shingles, "Spamooborona" (004)        1            no
+=================  ==================================================  ===========  =========
+
+``sharapova`` and ``kosinov``, the names of ``descriptive_words`` and ``text_stats`` in
+indexes built before they were named by method, are accepted as aliases
+(:mod:`neardup.signing.registry`).
+
+Signatures marked "context" need collection statistics: ``build_context(config,
+((text, lang), ...))`` over the indexed collection, stored by the engine under meta key
+``"context"`` and passed to ``Signer(config, context)``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import registry
+from ..registry import NEEDS_CONTEXT, REGISTRY
+from .common import Signature
+from .stats import ContextError, collection_stats
+from .supershingles import match_curve, match_probability
+
+
+def needs_context(config) -> bool:
+    """True when a signature of ``config.signatures`` needs collection statistics."""
+    return any(registry.needs_context(s) for s in config.signatures)
+
+
+def build_context(config, texts: Iterable[tuple[str, str | None]]) -> dict:
+    """Collection statistics (JSON-serializable) over ``(text, lang)`` of the collection.
+
+    Canonicalizes every text with ``config``'s settings; one pass, memory proportional to
+    the vocabulary. Store the result with ``engine.put_meta("context", ctx)`` and sign
+    with ``Signer(config, ctx)``.
+    """
+    return collection_stats(config, texts)
+
+
+__all__ = [
+    "REGISTRY",
+    "NEEDS_CONTEXT",
+    "Signature",
+    "ContextError",
+    "needs_context",
+    "build_context",
+    "match_probability",
+    "match_curve",
+]

@@ -1,0 +1,48 @@
+"""Compiled loop of :mod:`neardup.sketches.sampling`: winnowing
+(:func:`neardup.sketches.sampling.winnow_many`, Schleimer et al. 2003), checked against the plain
+form in tests/test_kernels.py.
+
+All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
+for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
+in the compiled or the interpreted form.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .loops import njit_for
+
+#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
+#: written (:func:`neardup.sketches.loops.njit_for`).
+njit = njit_for(globals())
+
+
+@njit(cache=True, nogil=True)
+def winnow(seq, offsets, window):
+    """Per document of ``seq`` (ragged): the positions of the rightmost minimum of every
+    window of ``min(window, n)`` consecutive values, each recorded once; (positions, counts).
+    The minimum of the window before stands while it is inside (the new value takes its
+    place where it is not larger: it is further right); only a window whose minimum has just
+    left is scanned (Schleimer, Wilkerson and Aiken 2003): about n + n/w * w steps, not n * w."""
+    pos = np.empty(len(seq), dtype=np.int64)
+    counts = np.zeros(len(offsets) - 1, dtype=np.int64)
+    k = 0
+    for d in range(len(offsets) - 1):
+        lo, hi = offsets[d], offsets[d + 1]
+        w = min(window, hi - lo)
+        first, m = k, lo - 1
+        for i in range(lo, hi - w + 1 if hi > lo else lo):
+            e = i + w - 1  # the window's new value
+            if m < i:  # its minimum left: the window scanned
+                m = i
+                for j in range(i + 1, i + w):
+                    m = j if seq[j] <= seq[m] else m
+            elif seq[e] <= seq[m]:
+                m = e
+            else:
+                continue  # the same minimum, recorded
+            pos[k] = m
+            k += 1
+        counts[d] = k - first
+    return pos[:k].copy(), counts
