@@ -22,15 +22,16 @@ DATA_DIRS = ("mappings", "ingest_pipeline")
 
 
 def loop_modules() -> list[Extension]:
-    """One extension per C source ``_<rule>_loops.c`` beside the rule it compiles."""
+    """One extension per C source ``_<name>.c``: the compiled form of the module of loops
+    ``<name>.py`` beside it (neardup.sketches.loops), with the shared header of the loops."""
     found = []
-    for source in sorted(PACKAGE.rglob("_*_loops.c")):
+    for source in sorted(PACKAGE.rglob("_*.c")):
         relative = source.relative_to(ROOT / "plugin").with_suffix("")
         found.append(
             Extension(
                 ".".join(relative.parts),
                 sources=[str(source.relative_to(ROOT))],
-                include_dirs=[str(PACKAGE.relative_to(ROOT))],
+                include_dirs=[str((PACKAGE / "sketches").relative_to(ROOT))],
                 extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-std=c99"],
             )
         )
@@ -43,6 +44,8 @@ class OptionalBuildExt(build_ext):
     def run(self):
         if os.environ.get("NEARDUP_NO_EXTENSIONS"):
             print("NEARDUP_NO_EXTENSIONS is set: the loops stay interpreted", file=sys.stderr)
+            for ext in self.extensions:  # (none left over from an earlier build in build/)
+                Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
             return
         try:
             super().run()

@@ -669,6 +669,14 @@ def measure_kernels(env: dict[str, str], n: int = 5) -> dict[str, Any]:
     }
 
 
+def _neardup_path() -> str:
+    """The folder neardup is imported from: the installed package (with the compiled loops
+    pip built), or the checkout's plugin/ in an editable install."""
+    import neardup
+
+    return str(Path(neardup.__file__).resolve().parents[1])
+
+
 def byte_compile() -> None:
     """Byte-compile neardup and the benchmarks, as ``pip install`` does for a wheel: from an
     editable install, in an environment that sets PYTHONDONTWRITEBYTECODE, every fresh
@@ -676,7 +684,7 @@ def byte_compile() -> None:
     clusters``). The peers are installed, so compiled already."""
     import compileall
 
-    for d in (HERE, HERE.parent / "plugin" / "neardup"):
+    for d in (HERE, Path(_neardup_path()) / "neardup"):
         compileall.compile_dir(str(d), quiet=1)
 
 
@@ -789,7 +797,7 @@ def run(
     env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(
-            [str(HERE.parent), str(HERE.parent / "plugin"), os.environ.get("PYTHONPATH", "")]
+            [str(HERE.parent), _neardup_path(), os.environ.get("PYTHONPATH", "")]
         ),
         OMP_NUM_THREADS="1",
         OPENBLAS_NUM_THREADS="1",

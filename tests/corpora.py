@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+#: The folder the neardup under test is imported from (for the PYTHONPATH of a child
+#: process): the installed package (its compiled loops built by pip), or the checkout's
+#: plugin/ in an editable install.
+NEARDUP_PATH = Path(__import__("neardup").__file__).resolve().parents[1]
 CORPORA = Path(os.environ.get("NEARDUP_CORPORA") or REPO.parent / "shared" / "corpora")
 SAMPLE = REPO / "examples" / "sample.jsonl"
 FA_ZWNJ_SAMPLE = Path(__file__).parent / "data" / "fa_zwnj_sample.jsonl"

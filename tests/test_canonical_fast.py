@@ -1003,7 +1003,7 @@ def test_no_result_depends_on_what_the_process_imported():
 
     code = (
         "from neardup.canonical import letters; a = letters.text_flags('\u0643\u0647\u0654 x'); "
-        "import neardup.canonical.letters_compiled; "
+        "import neardup.canonical.letters_loops; "
         "print(a, letters.text_flags('\u0643\u0647\u0654 x'))"
     )
     out = subprocess.run(

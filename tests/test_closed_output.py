@@ -15,6 +15,8 @@ from neardup.signing.records import Document
 
 from .test_hardening import eargs, good_docs, prepare
 
+from .corpora import NEARDUP_PATH
+
 ROOT = Path(__file__).resolve().parents[1]
 
 COMMANDS = (
@@ -45,7 +47,7 @@ def test_every_command_fails_loudly_on_a_closed_standard_output(engine_target, t
     nd.index(good_docs(20) + [Document("copy-1", good_docs(2)[1].text)])
     nd.engine.refresh()
     nd.close()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugin")}
+    env = {**os.environ, "PYTHONPATH": str(NEARDUP_PATH)}
     jsonl = tmp_path / "more.jsonl"
     jsonl.write_text(
         json.dumps({"id": "more", "text": "a text of some words to index again"}) + "\n"

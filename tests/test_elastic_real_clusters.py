@@ -259,7 +259,6 @@ def test_the_8x_client_serves_elasticsearch_8_and_9(es_proxy, server):
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     path = _es8_client_path()
     if path is None:
@@ -268,7 +267,9 @@ def test_the_8x_client_serves_elasticsearch_8_and_9(es_proxy, server):
             "NEARDUP_ES8_CLIENT to a pip --target dir"
         )
     es_proxy.es_version = server
-    plugin = str(Path(__file__).resolve().parents[1] / "plugin")
+    from .corpora import NEARDUP_PATH
+
+    plugin = str(NEARDUP_PATH)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(x for x in (path, plugin) if x)}
     out = subprocess.run(
         [sys.executable, "-c", _ES_CLIENT_RUN, es_proxy.url, "v" + server.replace(".", "")],

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -29,7 +28,9 @@ from .test_elastic_engine import _texts
 pytestmark = pytest.mark.http
 DUP_OF_D01 = Tags(cluster_id="d01", dup_of="d01", max_resemblance=0.9, is_duplicate=True)
 
-PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
+from .corpora import NEARDUP_PATH
+
+PLUGIN = NEARDUP_PATH  # the neardup under test, for child processes
 
 
 def _engine(url: str, **kw) -> ElasticEngine:

@@ -245,7 +245,7 @@ def test_keys_columns_of_a_batch_are_the_format(docs):
         [e for _, _, e in docs],
     )
     assert blobs == [_keys_blob_by_definition(fields, k, s, e) for k, s, e in docs]
-    with interpreted_loops():  # the same source, run by Python
+    with interpreted_loops():  # the loop's interpreted form (Python)
         assert blobs == pack_keys_many(
             fields,
             joined_keys(fields, [k for k, _, _ in docs]),
@@ -801,35 +801,6 @@ def test_signing_workers_prepare_the_keys_columns_the_engine_stores(tmp_path, mo
     with NearDup.open(str(tmp_path / "p.db")) as nd:
         nd.index(docs, batch_size=10, workers=0, progress=None)
         assert [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()] == with_workers
-
-
-@pytest.mark.parametrize("threshold, expected", [(10, "compiled"), (10_000, "interpreted")])
-def test_a_catch_up_of_many_documents_runs_the_compiled_loops(
-    tmp_path, monkeypatch, threshold, expected
-):
-    """A fresh ``neardup query`` runs its own text interpreted; the first containment query's
-    catch-up over many documents switches to the compiled loops (same values, far less time)."""
-    from neardup.sketches import loops
-    from neardup.engines.embedded import connection
-    from neardup.signing.signer import Signer
-
-    monkeypatch.setattr(connection, "CATCH_UP_COMPILED", threshold)
-    seen: list[tuple[int, str]] = []
-    made = Signer.shingle_sets
-
-    def recording(self, docs):
-        seen.append((len(docs), loops.mode()))
-        return made(self, docs)
-
-    monkeypatch.setattr(Signer, "shingle_sets", recording)
-    base = [f"w{j * j % 211}" for j in range(60)]
-    docs = [Document(f"d{i}", " ".join([*base[:i], "changed", *base[i + 1 :]])) for i in range(30)]
-    with NearDup.open(str(tmp_path / "c.db")) as nd:
-        nd.index(docs)
-    with NearDup.open(str(tmp_path / "c.db")) as nd, interpreted_loops():
-        found = nd.query(id="d1", mode="containment", threshold=0.3)
-    assert [m.id for m in found]
-    assert max(seen)[1] == expected  # the largest read: the catch-up of every document
 
 
 def test_merging_recent_postings_changes_no_candidate_nor_tag(tmp_path):

@@ -22,7 +22,9 @@ from .conftest import RealCluster, real_engine
 from .test_elastic_engine import _texts
 
 pytestmark = pytest.mark.http
-PLUGIN = Path(__file__).resolve().parents[1] / "plugin"
+from .corpora import NEARDUP_PATH
+
+PLUGIN = NEARDUP_PATH  # the neardup under test, for child processes
 N_DOCS = 3000
 
 

@@ -624,9 +624,7 @@ def test_a_full_disk_is_a_clear_error_and_what_was_committed_stays(tmp_path, mon
         calls = {"n": 0, "stored": 0}
 
         def put(self, docs, tags=None, error=error, calls=calls, prepared=None):
-            if (
-                self.path == ":memory:"
-            ):  # (the scratch index on which index compiles the signing loops)
+            if self.path == ":memory:":  # (the scratch index on which index warms up, once)
                 return real_put(self, docs, tags, prepared=prepared)
             calls["n"] += 1
             if calls["n"] == 3:

@@ -24,6 +24,8 @@ from neardup.api import NearDup
 
 from .test_hardening import WORDS, eargs, prepare
 
+from .corpora import NEARDUP_PATH
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -62,7 +64,7 @@ def _cli(*args: str) -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT / "plugin")}
+    return {**os.environ, "PYTHONPATH": str(NEARDUP_PATH)}
 
 
 def _index_args(path: Path, target: str, opts: dict, batch_size: int, workers: int) -> list[str]:

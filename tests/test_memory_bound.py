@@ -17,6 +17,8 @@ import pytest
 
 from .test_hardening import eargs, prepare
 
+from .corpora import NEARDUP_PATH
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The stated bound (docs/errors-and-limits.md): bytes of resident memory per character of
@@ -38,7 +40,7 @@ COMMANDS = (
 
 def _peak_kb(args: list[str], cwd: Path) -> int:
     """Peak resident memory (KiB) of the command line run with ``args``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugin")}
+    env = {**os.environ, "PYTHONPATH": str(NEARDUP_PATH)}
     p = subprocess.Popen(
         [sys.executable, "-m", "neardup.cli", *args],
         env=env,
@@ -73,7 +75,7 @@ def test_every_command_stays_within_the_stated_multiple_of_the_largest_document(
         prepare(t, o)
         path = tmp_path / f"{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records))
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "plugin")}
+        env = {**os.environ, "PYTHONPATH": str(NEARDUP_PATH)}
         subprocess.run(
             [
                 sys.executable,

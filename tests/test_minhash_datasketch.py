@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from neardup.minhash import MinHash
+from neardup.sketches.minhash import MinHash
 
 datasketch = pytest.importorskip("datasketch")
 

@@ -6,9 +6,10 @@ indexing and querying run the same steps) and a ``backend`` ("compiled" or "refe
 page numbers, marks, punctuation, the Persian step, casefold, ё, digits) on the string, then
 numbers, stop words and stems on the tokens. Each step's reference form is a plain function in
 its module (the rule, documented and doctested); "compiled" runs the same rule as a loop over
-code points (the ``*_compiled`` modules), tested equal. Language is decided per token by script
-(Arabic script -> fa, Cyrillic -> ru, Latin -> en), so mixed text gets each word's own stop
-words and stemmer, and Persian rules apply to its Persian runs only
+code points (the ``*_loops`` modules, compiled: :mod:`neardup.sketches.loops`), tested equal.
+Language is decided per token by script (Arabic script -> fa, Cyrillic -> ru, Latin -> en), so
+mixed text gets each word's own stop words and stemmer, and Persian rules apply to its Persian
+runs only
 (:func:`~.scripts.map_persian_runs`); the document language is the majority script unless
 given.
 

@@ -415,7 +415,7 @@ class Canonicalizer:
         Made without a string per token: the texts' code points in one array, the tokens as
         runs of token characters, each hashed from its code points as it is found
         (:func:`~.letters.token_hashes`); then numbers (a digit table) and stop words (their
-        hashes) dropped in one more pass (:func:`.letters_compiled.kept_tokens`).
+        hashes) dropped in one more pass (:func:`.letters_loops.kept_tokens`).
 
         >>> c = Canonicalizer(Config())
         >>> texts = ["A rose is a rose.", "Roses!"]
@@ -453,9 +453,9 @@ class Canonicalizer:
                     group[i] = at[id(stop)]
         if not sets and c.digits != "drop":
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
-        from ..sketches.loops import loops  # (numba loads on first use)
+        from ..sketches.loops import loops
 
-        kernels = loops("neardup.canonical.letters_compiled")
+        kernels = loops("neardup.canonical.letters_loops")
 
         hashes, counts = kernels.kept_tokens(
             hashes,
@@ -569,7 +569,7 @@ def stop_hashes(
 @lru_cache(maxsize=16)
 def _probing_tables(sets: tuple[KeySet, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The probing tables (:attr:`~neardup.sketches.hashing.KeySet.probing`) of ``sets`` end to end,
-    as :func:`.letters_compiled.kept_tokens` reads them: (tables, bounds, empty values)."""
+    as :func:`.letters_loops.kept_tokens` reads them: (tables, bounds, empty values)."""
     parts = [s.probing for s in sets]
     table = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.uint64)
     return (

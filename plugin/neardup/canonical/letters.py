@@ -21,7 +21,7 @@ from ..runtime.tablecache import cached_table
 from .ranges import ARABIC_BLOCK, ARABIC_SCRIPT, char_class
 from .ranges import UNSPACED as UNSPACED_RANGES
 
-#: How the maps over code points run: "compiled" (:mod:`.letters_compiled`, numba) or
+#: How the maps over code points run: "compiled" (:mod:`.letters_loops`, in C) or
 #: "reference" (numpy, the rule as written); both give the same results (tested), so the
 #: choice is not part of :class:`~neardup.config.Config`. Chosen by the caller
 #: (:class:`~.canonicalizer.Canonicalizer`), never by what the process has imported.
@@ -141,7 +141,7 @@ def late_steps_table(unify: bool) -> np.ndarray:
     with ``unify`` :func:`unify_digits`, of the character alone, when that is one character;
     -1 when it is more ("ß" -> "ss"). The three map each character on its own (full case
     folding has no context), so where no character maps to -1, mapping each character is
-    making the three steps (:func:`neardup.canonical.persian_compiled.persian_pieces_many` does so).
+    making the three steps (:func:`neardup.canonical.persian_loops.persian_pieces_many` does so).
 
     >>> t = late_steps_table(True); [chr(t[ord(c)]) for c in "Ё۱a"], int(t[ord("ß")])
     (['е', '1', 'a'], -1)
@@ -466,7 +466,7 @@ def text_flags_many(texts: Sequence[str], backend: Backend = "reference") -> np.
     """:func:`text_flags` of each text (uint8), the texts that are not all ASCII read
     together: their code points in one array, each looked up in one table of the bits
     (:func:`_flag_table`) and or-ed per text in one compiled pass
-    (:func:`.letters_compiled.or_flags`). ``unicodedata.is_normalized`` and the regular
+    (:func:`.letters_loops.or_flags`). ``unicodedata.is_normalized`` and the regular
     expression of the rare characters read such a text at 4 to 10 ns a character; this
     reads it at under 1 ns.
 
@@ -513,7 +513,7 @@ def _marks_may_compose(
 ) -> np.ndarray:
     """Per text ``cps[starts[d] : ends[d]]``: whether one of :data:`COMPOSING_MARK` follows a
     character with the bit ``_UNSETTLED`` or one it composes with (``prev << 21 | mark`` in
-    :func:`_composing_pairs`). The reference of :func:`.letters_compiled.marks_may_compose`.
+    :func:`_composing_pairs`). The reference of :func:`.letters_loops.marks_may_compose`.
 
     >>> cps = np.frombuffer("\u0627\u0654 \u0647\u0654".encode("utf-32-le"), dtype="<u4")
     >>> _marks_may_compose(cps, np.array([0, 3]), np.array([2, 5]), _flag_table()).tolist()
@@ -688,17 +688,15 @@ def check_backend(backend: str) -> Backend:
 
 
 def _compiled_loops(backend: Backend):
-    """:mod:`.letters_compiled` for the "compiled" backend, None for "reference" (the numpy
-    form of the same map then serves: a process canonicalizing a text or two without
-    signing, as a search query, need not load numba; so too inside
-    :func:`neardup.sketches.loops.interpreted_loops`); a ValueError for another name."""
-    from ..sketches.loops import mode
+    """The compiled form of :mod:`.letters_loops` for the "compiled" backend where it runs
+    (:func:`neardup.sketches.loops.compiled`), None for "reference" or where the loops run
+    interpreted (the numpy form of the same map then serves: faster than the loop
+    interpreted); a ValueError for another name."""
+    from ..sketches.loops import compiled
 
-    if check_backend(backend) == "reference" or mode() == "interpreted":
+    if check_backend(backend) == "reference":
         return None
-    from . import letters_compiled
-
-    return letters_compiled
+    return compiled("neardup.canonical.letters_loops")
 
 
 def _becomes_unspaced() -> np.ndarray:
@@ -767,7 +765,7 @@ def _late_steps_many(
     texts: Sequence[str], table: np.ndarray, backend: Backend = "reference"
 ) -> list[str | None]:
     """:func:`late_steps` of each text, all in one compiled pass over their code points
-    (:func:`.letters_compiled.map_code_points`); the map keeps each text's length, so they are
+    (:func:`.letters_loops.map_code_points`); the map keeps each text's length, so they are
     cut apart where they were joined. ``str.casefold`` reads a text that is not all ASCII at
     about 15 ns a character.
 
@@ -850,7 +848,7 @@ def token_hashes(
     order, its :func:`~neardup.sketches.hashing.hash_strings` hash, whether it is a number (all
     :func:`digit_table`) and its text. Tokens are the runs of :func:`token_char_table`
     characters, hashed from their code points in one compiled pass
-    (:func:`neardup.canonical.letters_compiled.token_hashes`), without a string per token.
+    (:func:`neardup.canonical.letters_loops.token_hashes`), without a string per token.
 
     >>> from ..sketches.hashing import code_points, hash_strings
     >>> h, number, text = token_hashes(code_points("Hi, x_2 да! 42"), np.array([0, 8]), seed=1)
@@ -861,7 +859,7 @@ def token_hashes(
     from ..sketches.hashing import string_seed
     from ..sketches.loops import loops
 
-    kernels = loops("neardup.canonical.letters_compiled")
+    kernels = loops("neardup.canonical.letters_loops")
 
     return kernels.token_hashes(
         np.asarray(cps, dtype=np.uint32),

@@ -510,7 +510,7 @@ def normalize_persian(
 def _piece_tables(
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The tables of :func:`.persian_compiled.persian_pieces_many`: whitespace (``str.isspace``,
+    """The tables of :func:`.persian_loops.persian_pieces_many`: whitespace (``str.isspace``,
     Python's ``\\s``), the letter map and the two anchor sets of ``anchors``; None where the
     tables hold a pattern wider than one character (none in hazm 0.10's).
 
@@ -604,15 +604,16 @@ def _compiled_spans(
 ) -> list[tuple[Span, bool] | None]:
     """:func:`_compiled` of each text as a :data:`~.letters.Span` of the pass's output, the
     texts in groups joined for one compiled pass each
-    (:func:`.persian_compiled.persian_pieces_many`).
-    None for every text while the loops run interpreted (:mod:`neardup.sketches.loops`): the steps
-    one by one then serve, as where the pass does not apply (faster than the pass interpreted)."""
-    from ..sketches.loops import mode
+    (:func:`.persian_loops.persian_pieces_many`).
+    None for every text where the loops run interpreted (:func:`neardup.sketches.loops.compiled`):
+    the steps one by one then serve, as where the pass does not apply (faster than the pass
+    interpreted)."""
+    from ..sketches.loops import compiled
 
-    tables = _piece_tables(anchors) if texts and mode() == "compiled" else None
+    kernels = compiled("neardup.canonical.persian_loops") if texts else None
+    tables = _piece_tables(anchors) if kernels is not None else None
     if tables is None:
         return [None] * len(texts)
-    from . import persian_compiled as kernels
 
     space, letter_map, first, second = tables
     classes, late = _pass_classes(), _NO_LATE if late is None else late
@@ -631,20 +632,20 @@ def _compiled_spans(
 @lru_cache(maxsize=1)
 def _pass_classes() -> np.ndarray:
     """The classes of each code point (uint8) the compiled pass reads, bits of
-    :mod:`.persian_compiled`: ``WORD`` (``str.isalnum``, the punctuation step's word
+    :mod:`.persian_loops`: ``WORD`` (``str.isalnum``, the punctuation step's word
     characters but the underscore), ``MARK`` (:func:`~.letters._mark_code_points`),
     ``ARABIC`` (a word character U+0600..U+06FF or U+FB50..U+FEFF: Arabic script the
     punctuation step leaves) and ``OTHER`` (a word character of the Cyrillic and Latin class
     that ends a Persian run, :data:`.scripts._OTHER_LETTER`).
 
-    >>> from neardup.canonical import persian_compiled as k
+    >>> from neardup.canonical import persian_loops as k
     >>> got = [int(_pass_classes()[ord(c)]) for c in "a،ك\u064e"]
     >>> got == [k.WORD | k.OTHER, 0, k.WORD | k.ARABIC, k.MARK]
     True
     """
     from ..sketches.loops import loops
 
-    k = loops("neardup.canonical.persian_compiled")
+    k = loops("neardup.canonical.persian_loops")
 
     word = token_char_table()
     cp = np.arange(0x110000)

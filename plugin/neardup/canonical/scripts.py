@@ -76,7 +76,7 @@ def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
 
 def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 4000) -> list[str]:
     """:func:`detect_language` of each text. The letters of the non-ASCII ones are counted in
-    one compiled pass (:func:`.scripts_compiled.script_counts`) over their first ``2 * sample``
+    one compiled pass (:func:`.scripts_loops.script_counts`) over their first ``2 * sample``
     characters; a text with fewer letters there and more characters after them is counted
     alone.
 
@@ -89,7 +89,7 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
         return out
     from ..sketches.loops import loops
 
-    kernels = loops("neardup.canonical.scripts_compiled")
+    kernels = loops("neardup.canonical.scripts_loops")
 
     cap = 2 * sample
     heads = [texts[i][:cap] for i in rest]

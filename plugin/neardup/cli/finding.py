@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from ..sketches.loops import interpreted_loops
 from .options import (
     LANGUAGE,
     RESULTS,
@@ -84,10 +83,7 @@ def query_cmd(
     if text is not None and not text.strip():
         fail("the query text is empty")
     mode = "containment" if containment else "resemblance"
-    with (
-        opened(target, engine_opts) as nd,
-        interpreted_loops(),
-    ):  # one text: loading numba would cost more than it saves
+    with opened(target, engine_opts) as nd:
         announce_waits(
             nd.engine
         )  # (the embedded engine says when it adds the containment samples' postings)
@@ -229,10 +225,7 @@ def compare_cmd(
                 "without an index; "
                 f"{target} has its own settings (see neardup info)"
             )
-    with (
-        opened(target, engine_opts, config=config, create=config is not None) as nd,
-        interpreted_loops(),
-    ):  # two texts: numba would cost more than it saves
+    with opened(target, engine_opts, config=config, create=config is not None) as nd:
         try:
             with slow_notice(_SIGNING):
                 if use_ids:

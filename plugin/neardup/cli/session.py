@@ -206,31 +206,26 @@ def slow_notice(message: str, quiet: bool = False, after: float = NOTICE_AFTER) 
 
 
 def ready_to_sign(nd: Any, quiet: bool = False) -> None:
-    """Load (the first time after install: compile) the signing loops before any document is
-    read, saying so when it takes long, so that a progress bar never stands still at 0%
-    while they compile (:mod:`neardup.sketches.loops`: about 30 s once, a tenth of a second later).
-    The Persian steps and hazm's word lists that Persian full-text search needs are made
-    once per machine and version of the compiled Persian loops (a mark kept by
-    :func:`neardup.runtime.tablecache.cached_table`), so that the first search after the first index
-    answers at once; later runs load them only where a Persian text needs them (0.15-0.2 s
-    of CPU less for every other run)."""
+    """Make what signing makes once per machine before any document is read, saying so when
+    it takes long, so that a progress bar never stands still at 0% meanwhile: every signing
+    path's tables (kept on disk), and the Persian steps and hazm's word lists that Persian
+    full-text search needs, once per machine and version of the Persian loops (a mark kept
+    by :func:`neardup.runtime.tablecache.cached_table`), so that the first search after the
+    first index answers at once; later runs load them only where a text needs them. (The
+    compiled loops are built at install: nothing compiles here.)"""
     from ..runtime.tablecache import cached_table
 
     with slow_notice(
-        "preparing the compiled signing loops (compiled once after install, about 30 s; "
-        "later runs load them)",
-        quiet=quiet,
-        after=2 * NOTICE_AFTER,
+        "preparing the signing tables (once after install)", quiet=quiet, after=2 * NOTICE_AFTER
     ):
-        _warm_up(nd.config, _WARM_UP_TEXTS[:2])
         cached_table("warmed-up-persian", lambda: _warm_up_persian(nd.config), _persian_source())
 
 
 def _persian_source() -> str:
-    """The file of the compiled Persian loops: a new version compiles again, and is warmed up."""
+    """The file of the Persian loops: a new version is warmed up again."""
     import importlib.util
 
-    spec = importlib.util.find_spec("neardup.canonical.persian_compiled")
+    spec = importlib.util.find_spec("neardup.canonical.persian_loops")
     return str(spec.origin) if spec is not None and spec.origin else __file__
 
 

@@ -41,7 +41,7 @@ def hash_runs(
 
     with C = :data:`neardup.sketches.mixing.GOLDEN` and size = n unless ``sizes`` gives it; the hash
     depends on the order of the units and on the size. One compiled pass over the runs
-    (:func:`neardup.sketches.hashing_compiled.hash_runs`): about 4 ns a unit.
+    (:func:`neardup.sketches.hashing_loops.hash_runs`): about 4 ns a unit.
 
     >>> u = np.array([7, 8, 9], dtype=np.uint64)
     >>> h = hash_runs(u, np.array([0, 1, 0]), np.array([2, 2, 3]))
@@ -50,7 +50,7 @@ def hash_runs(
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.hashing_compiled")
+    kernels = loops("neardup.sketches.hashing_loops")
 
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -137,7 +137,7 @@ class KeySet:
     """A fixed set of uint64 hashes: its sorted members, searched by :meth:`contains`, and
     the same members in an open-addressing table with linear probing (Knuth, TAOCP 6.4,
     Algorithm L) for compiled lookups (:attr:`probing`, read by
-    :func:`neardup.canonical.letters_compiled.kept_tokens`): 2^b >= 4n slots, each member at the
+    :func:`neardup.canonical.letters_loops.kept_tokens`): 2^b >= 4n slots, each member at the
     first free slot from ``h & (2^b - 1)``, the free ones holding ``empty``, the least value that
     is not a member. A few KB for a stop list, so lookups stay in the CPU cache.
 

@@ -1,76 +1,101 @@
-"""Which form of the signing loops this context runs: compiled (numba) or interpreted (the
-same source run by Python, with numba never imported).
+"""Which form of the signing loops runs: compiled (C, built when pip installs neardup) or
+interpreted (Python).
 
-Each module of compiled loops (the ``*_compiled`` modules beside the rules they speed up, and
-:mod:`neardup.engines.embedded.packing`) builds its functions with :func:`njit_for` and has an
-interpreted twin: the same file loaded once more by :func:`interpreted`, its functions left as
-written. Loading numba and the cached machine code costs a fresh process about 0.3-1 s of CPU, which
-pays for itself from a few dozen documents on; a command that signs a text or two (``neardup
-query``, ``compare``) runs the loops interpreted inside :func:`interpreted_loops` instead. Both
-forms run the one source, so they give the same values bit for bit (tests/test_kernels.py).
+Each module of loops has two forms with the same functions, giving the same values bit for
+bit (tests/test_loops.py, tests/test_canonical_fast.py):
 
-The form is a context variable (:mod:`contextvars`), set only inside
-:func:`interpreted_loops`: nothing depends on what the process imported before.
+* the interpreted form, ``<package>.<name>`` (Python loops over numpy arrays): the one
+  readable statement of each loop, and the reference;
+* the compiled form, ``<package>._<name>`` (C, through the buffer protocol), built at install
+  by setup.py as an optional extension: where no C compiler works the install goes on
+  without it, as msgpack's and PyYAML's do.
+
+:func:`loops` gives the compiled form, unless the context asks for the interpreted one
+(:func:`interpreted_loops`: the explicit switch) or the compiled form is not installed; then
+the interpreted form runs (much slower), and neardup says so once, on stderr, with the
+command that fixes it. The form asked for is a context variable: nothing depends on what
+the process imported before.
 
 >>> with interpreted_loops():
-...     loops("neardup.sketches.hashing_compiled").__name__, mode()
-('neardup.sketches._hashing_compiled_interpreted', 'interpreted')
->>> mode()
-'compiled'
+...     loops("neardup.sketches.hashing_loops").__name__, mode()
+('neardup.sketches.hashing_loops', 'interpreted')
+>>> compiled_name("neardup.sketches.hashing_loops")
+'neardup.sketches._hashing_loops'
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
+import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from types import ModuleType
-from typing import Any, Callable, Iterator, Literal
+from typing import Iterator, Literal
 
 Mode = Literal["compiled", "interpreted"]
 
 _MODE: ContextVar[Mode] = ContextVar("neardup_loops_mode", default="compiled")
 
+#: The modules of loops, by the name of their interpreted form.
+MODULES = (
+    "neardup.sketches.hashing_loops",
+    "neardup.sketches.minhash_loops",
+    "neardup.sketches.ragged_loops",
+    "neardup.sketches.sampling_loops",
+    "neardup.sketches.simhash_loops",
+    "neardup.canonical.letters_loops",
+    "neardup.canonical.persian_loops",
+    "neardup.canonical.scripts_loops",
+    "neardup.engines.embedded.packing",
+)
+
+#: What neardup says, once, where the compiled form is missing.
+FALLBACK_NOTICE = (
+    "neardup: its compiled loops are not installed (no C compiler at install), so it runs them"
+    " interpreted, much slower; to fix, in the neardup checkout:"
+    " apt-get install -y gcc python3-dev && pip install --force-reinstall --no-deps ."
+)
+
 
 def mode() -> Mode:
-    """ "compiled" or "interpreted": the form :func:`loops` gives in this context."""
+    """ "compiled" or "interpreted": the form this context asks for."""
     return _MODE.get()
 
 
-def loops(name: str) -> ModuleType:
-    """The module of compiled loops ``name`` in the form this context runs: the module itself,
-    or its interpreted twin inside :func:`interpreted_loops`."""
+def compiled_name(name: str) -> str:
+    """The name of the compiled form of the module of loops ``name``: ``<package>._<leaf>``."""
+    package, _, leaf = name.rpartition(".")
+    return f"{package}._{leaf}"
+
+
+def compiled(name: str) -> ModuleType | None:
+    """The compiled form of the module of loops ``name`` where this context runs it: None
+    inside :func:`interpreted_loops`, or where it is not installed (said once on stderr)."""
     if _MODE.get() == "interpreted":
-        return interpreted(name)
-    return importlib.import_module(name)
+        return None
+    module = _compiled_module(name)
+    if module is None:
+        _say_interpreted()
+    return module
+
+
+def loops(name: str) -> ModuleType:
+    """The module of loops ``name`` in the form this context runs: :func:`compiled`, else the
+    interpreted form."""
+    return compiled(name) or importlib.import_module(name)
+
+
+def installed() -> bool:
+    """Whether the compiled form of every module of loops is installed (loads each)."""
+    return all(_compiled_module(name) is not None for name in MODULES)
 
 
 @contextmanager
 def interpreted_loops() -> Iterator[None]:
-    """Run the loops interpreted inside the block (for a text or two: no numba to load)."""
-    import numpy as np
-
+    """Run the loops interpreted inside the block (the reference form; tests compare the
+    two forms with it)."""
     token = _MODE.set("interpreted")
-    try:
-        with np.errstate(over="ignore"):  # uint64 products wrap, as compiled
-            yield
-    finally:
-        _MODE.reset(token)
-
-
-@contextmanager
-def compiled_loops() -> Iterator[None]:
-    """Run the loops compiled inside the block, inside :func:`interpreted_loops` too: for work
-    over many documents (an engine's catch-up after indexing), where loading numba pays for
-    itself. The values are the same in either form; only the time differs.
-
-    >>> with interpreted_loops(), compiled_loops():
-    ...     mode()
-    'compiled'
-    """
-    token = _MODE.set("compiled")
     try:
         yield
     finally:
@@ -78,31 +103,14 @@ def compiled_loops() -> Iterator[None]:
 
 
 @cache
-def interpreted(name: str) -> ModuleType:
-    """The module ``name`` loaded once more from its file as ``<package>._<leaf>_interpreted``
-    (not entered in the import system), with ``INTERPRETED`` set so that its :func:`njit_for`
-    leaves every function as written."""
-    spec = importlib.util.find_spec(name)
-    assert spec is not None and spec.origin is not None
-    package, _, leaf = name.rpartition(".")
-    twin = importlib.util.spec_from_file_location(f"{package}._{leaf}_interpreted", spec.origin)
-    assert twin is not None and twin.loader is not None
-    module = importlib.util.module_from_spec(twin)
-    module.INTERPRETED = True  # type: ignore[attr-defined]
-    twin.loader.exec_module(module)
-    return module
+def _compiled_module(name: str) -> ModuleType | None:
+    """The compiled form of ``name``, imported once; None where it is not installed."""
+    try:
+        return importlib.import_module(compiled_name(name))
+    except ImportError:
+        return None
 
 
-def _as_written(*args: Any, **options: Any) -> Any:  # noqa: ARG001 - numba's options
-    return args[0] if args and callable(args[0]) else (lambda f: f)
-
-
-def njit_for(module_globals: dict[str, Any]) -> Callable[..., Any]:
-    """The decorator of a module of loops given its ``globals()``: :func:`numba.njit`, or in
-    its interpreted twin (``INTERPRETED`` set by :func:`interpreted`) one that leaves each
-    function as written."""
-    if module_globals.get("INTERPRETED", False):
-        return _as_written
-    from numba import njit as compiled
-
-    return compiled
+@cache
+def _say_interpreted() -> None:
+    print(FALLBACK_NOTICE, file=sys.stderr)

@@ -86,10 +86,10 @@ def oph_sketch(shingles: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
 
 def oph_many(shingles: np.ndarray, offsets: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     """:func:`oph_sketch` of many documents at once (ragged input), as a (D, K) array, in two
-    compiled passes: the minimum of each bin (:func:`neardup.sketches.minhash_compiled.oph_bins`;
+    compiled passes: the minimum of each bin (:func:`neardup.sketches.minhash_loops.oph_bins`;
     bin = floor(h * K / 2^64) from the high 32 bits, Lemire's range reduction), then optimal
     densification of each document with a shingle
-    (:func:`neardup.sketches.minhash_compiled.oph_densify`): empty bin e takes the value of the
+    (:func:`neardup.sketches.minhash_loops.oph_densify`): empty bin e takes the value of the
     first bin filled among its probes bin(fmix64(((e << 20) + a) XOR base)), a = 1, 2, ..., base =
     seed XOR 0xD1B54A32D192ED03.
 
@@ -99,7 +99,7 @@ def oph_many(shingles: np.ndarray, offsets: np.ndarray, num_perm: int, seed: int
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.minhash_compiled")
+    kernels = loops("neardup.sketches.minhash_loops")
 
     offsets = np.asarray(offsets, dtype=np.int64)
     out = kernels.oph_bins(np.asarray(shingles, dtype=U64), offsets, int(num_perm), np.uint64(seed))

@@ -1,5 +1,6 @@
 """neardup's 64-bit mixing, shared by the numpy formulas (:mod:`neardup.sketches.hashing`) and the
-compiled loops (the ``*_compiled`` modules, which compile :func:`fmix64_inplace` themselves).
+loops (the ``*_loops`` modules, whose interpreted form runs :func:`fmix64_inplace` on one uint64;
+their compiled form is its C translation).
 
 ``fmix64`` is MurmurHash3's 64-bit finalizer (Appleby 2011): x ^= x >> 33; x *= C1;
 x ^= x >> 33; x *= C2; x ^= x >> 33. ``GOLDEN`` = 2^64 / golden ratio (odd), the multiplier
@@ -18,8 +19,8 @@ GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def fmix64_inplace(x):
-    """fmix64 overwriting ``x`` (a uint64 array the caller owns; or one uint64, compiled in
-    the ``*_compiled`` modules); returns ``x``."""
+    """fmix64 overwriting ``x`` (a uint64 array the caller owns; or one uint64, in the
+    ``*_loops`` modules); returns ``x``."""
     x ^= x >> S33
     x *= C1
     x ^= x >> S33

@@ -99,10 +99,10 @@ def segment_unique(
     values: np.ndarray, offsets: np.ndarray, return_counts: bool = False, compiled: bool = False
 ):
     """Sorted distinct values of each document: ``(values, offsets[, counts])``.
-    ``compiled``: by one compiled pass over all documents (unless the loops run interpreted:
-    :mod:`neardup.sketches.loops`) (:func:`neardup.sketches.ragged_compiled.segment_unique`,
-    without counts; for a process that signs: it loads numba), about four times as fast on
-    shingle hashes as the sorts here.
+    ``compiled``: by one compiled pass over all documents, where the compiled loops run
+    (:func:`neardup.sketches.loops.compiled`; :func:`neardup.sketches.ragged_loops.segment_unique`,
+    without counts), about four times as fast on shingle hashes as the sorts here (which are
+    faster than the loop interpreted).
 
     >>> v, o = np.array([3, 1, 3, 9, 2], dtype=np.uint64), offsets_of([3, 0, 2])
     >>> plain = [x.tolist() for x in segment_unique(v, o)]
@@ -110,14 +110,11 @@ def segment_unique(
     >>> plain == fast == [[1, 3, 2, 9], [0, 2, 2, 4]]
     True
     """
-    from .loops import mode
+    from .loops import compiled as compiled_loops
 
-    if (
-        compiled and not return_counts and mode() == "compiled"
-    ):  # (interpreted, the sorts here are faster)
-        from . import ragged_compiled
-
-        return ragged_compiled.segment_unique(
+    kernels = compiled_loops("neardup.sketches.ragged_loops") if compiled else None
+    if kernels is not None and not return_counts:
+        return kernels.segment_unique(
             np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64)
         )
     s = segment_sort(values, offsets)

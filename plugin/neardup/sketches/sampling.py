@@ -56,7 +56,7 @@ def winnow_many(
     sequence: np.ndarray, offsets: np.ndarray, window: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`winnow` of many documents at once (ragged): fingerprints and their offsets, in
-    one compiled pass (:func:`neardup.sketches.sampling_compiled.winnow`).
+    one compiled pass (:func:`neardup.sketches.sampling_loops.winnow`).
 
     >>> h = [77, 74, 42, 17, 98, 50, 17, 98, 8, 88, 67, 39, 77, 74, 42, 17, 98]
     >>> values, offsets = winnow_many(np.array(h + [5, 3, 9]), np.array([0, 17, 20]), 4)
@@ -65,7 +65,7 @@ def winnow_many(
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.sampling_compiled")
+    kernels = loops("neardup.sketches.sampling_loops")
 
     if window < 1:
         raise ValueError(f"the winnowing window must be >= 1, not {window}")

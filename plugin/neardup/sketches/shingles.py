@@ -43,7 +43,7 @@ def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray,
     """:func:`combine` for many documents at once (ragged: ``units`` of all documents
     concatenated, ``offsets`` their bounds; ``w`` one size or one per document); returns
     the shingle hashes and their offsets: :func:`~neardup.sketches.hashing.hash_runs` of each
-    window, in one compiled pass (:func:`neardup.sketches.hashing_compiled.window_hashes`).
+    window, in one compiled pass (:func:`neardup.sketches.hashing_loops.window_hashes`).
 
     >>> from neardup.sketches.hashing import hash_runs
     >>> u = np.array([5, 6, 7, 8, 9], dtype=np.uint64)
@@ -53,7 +53,7 @@ def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray,
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.hashing_compiled")
+    kernels = loops("neardup.sketches.hashing_loops")
 
     offsets = np.asarray(offsets, dtype=np.int64)
     widths = np.broadcast_to(np.asarray(w, dtype=np.int64), (len(offsets) - 1,))

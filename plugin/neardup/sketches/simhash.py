@@ -50,11 +50,11 @@ def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
     Weights are rounded to multiples of 2^-20 and summed as integers, so every sum is exact
     whatever the order, and a tie (bit 0) never depends on the batch a document is signed
     in. One compiled pass over the features
-    (:func:`neardup.sketches.simhash_compiled.simhash_votes`).
+    (:func:`neardup.sketches.simhash_loops.simhash_votes`).
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.simhash_compiled")
+    kernels = loops("neardup.sketches.simhash_loops")
 
     return kernels.simhash_votes(
         np.asarray(hashes, dtype=U64),
@@ -78,10 +78,10 @@ def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndar
     """:func:`token_simhash` of many documents at once (ragged token hashes): the distinct
     tokens and their counts tf of each document, weighted 1 + ln(tf) rounded as in
     :func:`simhash_many`, in one compiled pass
-    (:func:`neardup.sketches.simhash_compiled.tf_simhash`)."""
+    (:func:`neardup.sketches.simhash_loops.tf_simhash`)."""
     from .loops import loops
 
-    kernels = loops("neardup.sketches.simhash_compiled")
+    kernels = loops("neardup.sketches.simhash_loops")
 
     offsets = np.asarray(offsets, dtype=np.int64)
     longest = int(np.diff(offsets).max()) if len(offsets) > 1 else 0

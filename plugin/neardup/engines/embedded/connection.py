@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 from ...config import CONTAINMENT_SAMPLES, Config
-from ...sketches.loops import compiled_loops
 from ..base import Engine, EngineError
 from . import schema
 from .failures import (
@@ -33,9 +32,6 @@ from .failures import (
     storage_problem,
 )
 from .shingle_column import ShingleColumn
-
-#: Documents behind from which a catch-up runs the compiled loops (:func:`compiled_loops`)
-CATCH_UP_COMPILED = 200
 
 
 class Transaction:
@@ -435,11 +431,7 @@ class Connection(Engine):
         with self._tx() as db:
             top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
             upto = self._upto(db, key)
-            behind = db.execute("SELECT COUNT(*) FROM docs WHERE seq > ?", (upto,)).fetchone()[0]
-            # many documents: the compiled loops pay for their loading even in a command that
-            # runs interpreted for its own text or two (a fresh ``neardup query``)
-            with compiled_loops() if behind >= CATCH_UP_COMPILED else contextlib.nullcontext():
-                add(db, upto)
+            add(db, upto)
             db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(max(top, upto))))
 
     def _rows_after(

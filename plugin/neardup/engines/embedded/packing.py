@@ -1,27 +1,20 @@
 """The compiled loop that writes the embedded engine's keys column, a batch at a time
 (:func:`neardup.engines.embedded.keycolumn.pack_keys_many`, the format stated there).
 
-Written like every module of loops and run through :func:`neardup.sketches.loops.loops`: compiled
-by numba (``cache=True``), or the same source interpreted inside
-:func:`neardup.sketches.loops.interpreted_loops`. Tags: 0 raw, 1 subset, 2 exact.
+Its interpreted form (this module, the statement of the loop) and its compiled one (the C
+module ``_packing`` beside it, built at install) run through
+:func:`neardup.sketches.loops.loops`. Tags: 0 raw, 1 subset, 2 exact.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...sketches.loops import njit_for
 
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
-
-#: The tags of :mod:`~neardup.engines.embedded.keycolumn` (this module imports nothing of it,
-#: so that reading a keys column never loads numba).
+#: The tags of :mod:`~neardup.engines.embedded.keycolumn` (this module imports nothing of it).
 RAW, SUBSET, EXACT = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
 def _subset_positions(values, lo, m, shingles, s_lo, n, at):
     """Whether ``values[lo : lo + m]`` is strictly increasing and all among the sorted
     ``shingles[s_lo : s_lo + n]``; their positions there into ``at`` (a merge walk)."""
@@ -38,7 +31,6 @@ def _subset_positions(values, lo, m, shingles, s_lo, n, at):
     return True
 
 
-@njit(cache=True, nogil=True)
 def _put_bitmap(out, pos, at, m, n):
     """The little-endian bitmap of the positions ``at[:m]`` among ``n`` shingles; the end."""
     for j in range(m):
@@ -46,7 +38,6 @@ def _put_bitmap(out, pos, at, m, n):
     return pos + (n + 7) // 8
 
 
-@njit(cache=True, nogil=True)
 def _put_raw(out, pos, values, lo, hi):
     """A varint count, then ``values[lo:hi]`` as little-endian uint64; the end."""
     c = hi - lo
@@ -64,7 +55,6 @@ def _put_raw(out, pos, values, lo, hi):
     return pos
 
 
-@njit(cache=True, nogil=True)
 def pack_keys(values, offsets, shingles, shingle_offsets, exact, has_exact):
     """The keys column of each document d: per field f (its keys
     ``values[offsets[f, d] : offsets[f, d + 1]]``) a tag byte, then nothing for the one key

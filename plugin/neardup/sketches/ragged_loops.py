@@ -1,23 +1,16 @@
-"""Compiled loop of :mod:`neardup.sketches.ragged`: each document's sorted distinct values
+"""The loop of :mod:`neardup.sketches.ragged`: each document's sorted distinct values
 (:func:`neardup.sketches.ragged.segment_unique` with ``compiled``), checked against the sorts there.
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_ragged_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .loops import njit_for
 
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
-
-
-@njit(cache=True, nogil=True)
 def segment_unique(values, offsets):
     """The sorted distinct values of each document ``values[offsets[d] : offsets[d + 1]]``
     (uint64; :func:`neardup.sketches.ragged.segment_unique`): (values, offsets). Each document's
@@ -57,7 +50,6 @@ def segment_unique(values, offsets):
     return out[:k], new_off
 
 
-@njit(cache=True, nogil=True)
 def _bucketed(values, seg, starts):
     """``values`` into ``seg`` by their top b bits (2^b >= n; counts and starts in
     ``starts``), or sorted there where a bucket would hold more than 32."""

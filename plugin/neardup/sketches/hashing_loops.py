@@ -1,29 +1,23 @@
-"""Compiled loops of :mod:`neardup.sketches.hashing` and :mod:`neardup.sketches.shingles`: the
+"""The loops of :mod:`neardup.sketches.hashing` and :mod:`neardup.sketches.shingles`: the
 fmix64 chain of each run of units (:func:`neardup.sketches.hashing.hash_runs`) and of every window
 of token hashes (:func:`neardup.sketches.shingles.combine_many`), checked against the formulas in
 tests/test_kernels.py.
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_hashing_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .loops import njit_for
 from .mixing import GOLDEN, fmix64_inplace
 
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
-
-#: :func:`neardup.sketches.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
-_fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
+#: :func:`neardup.sketches.hashing.fmix64` of one uint64 (numpy's wrapping arithmetic).
+_fmix64 = fmix64_inplace
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _run_hash(units, s, n, seed, size):
     """h = fmix64(a_n xor size), a_1 = u_0 xor seed, a_{j+1} = fmix64(a_j * C + u_j), of
     the run ``units[s : s + n]`` (n >= 1)."""
@@ -33,7 +27,7 @@ def _run_hash(units, s, n, seed, size):
     return _fmix64(acc ^ size)
 
 
-@njit(cache=True, nogil=True)
+@np.errstate(over="ignore")  # uint64 products wrap, as in C
 def hash_runs(units, starts, lengths, sizes, seed):
     """:func:`_run_hash` of each run ``units[s : s + n]`` (n >= 1)."""
     out = np.empty(len(starts), dtype=np.uint64)
@@ -42,7 +36,7 @@ def hash_runs(units, starts, lengths, sizes, seed):
     return out
 
 
-@njit(cache=True, nogil=True)
+@np.errstate(over="ignore")  # uint64 products wrap, as in C
 def window_hashes(units, offsets, widths):
     """:func:`hash_runs` (seed 0, size = length) of every window of ``widths[d]`` consecutive
     units of each document ``units[offsets[d] : offsets[d + 1]]`` (one window of all its n

@@ -1,24 +1,17 @@
-"""Compiled loop of :mod:`neardup.canonical.scripts`: letters counted by script
+"""The loop of :mod:`neardup.canonical.scripts`: letters counted by script
 (:func:`.scripts.detect_languages`), checked against :func:`.scripts.detect_language` in
 tests/test_kernels.py.
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_scripts_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..sketches.loops import njit_for
 
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
-
-
-@njit(cache=True, nogil=True)
 def script_counts(cps, bounds, letter, script, sample, codes):
     """(D, codes): per text ``cps[bounds[d] : bounds[d + 1]]``, its first ``sample`` code
     points with ``letter`` set, counted by their ``script`` code (0 .. codes - 1)."""

@@ -105,4 +105,4 @@ static PyMethodDef methods[] = {
      "column of each document; (bytes, bounds)."},
     {NULL, NULL, 0, NULL}};
 
-NEARDUP_MODULE(_packing_loops, methods, "Compiled form of neardup.engines.embedded.packing.")
+NEARDUP_MODULE(_packing, methods, "Compiled form of neardup.engines.embedded.packing.")

@@ -1,26 +1,20 @@
-"""Compiled loops of :mod:`neardup.sketches.simhash`: the weighted bit votes of each document's
+"""The loops of :mod:`neardup.sketches.simhash`: the weighted bit votes of each document's
 features (:func:`neardup.sketches.simhash.simhash_many`), checked against the numpy formula in
 tests/test_kernels.py and tests/test_batch.py.
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_simhash_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .loops import njit_for
-
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
 
 _BYTE_LSBS = np.uint64(0x0101010101010101)
 
 
-@njit(cache=True, nogil=True)
 def _votes(hashes, weights, lo, hi, sums, lanes):
     """The SimHash of ``hashes[lo:hi]``: bit b is set iff 2 * sum_i w_i * bit_b(h_i) > sum_i
     w_i (integer weights, so the sums are exact); ``sums`` is scratch space for 64 sums,
@@ -52,7 +46,6 @@ def _votes(hashes, weights, lo, hi, sums, lanes):
     return fp
 
 
-@njit(cache=True, nogil=True)
 def _lanes_to_sums(lanes, weight, sums):
     """Byte k of ``lanes[j]`` times ``weight`` onto ``sums[8k + j]``; the lanes emptied."""
     for j in range(8):
@@ -61,7 +54,6 @@ def _lanes_to_sums(lanes, weight, sums):
     lanes[:] = 0
 
 
-@njit(cache=True, nogil=True)
 def simhash_votes(hashes, weights, offsets):
     """Per document: :func:`_votes` of its hashes and weights (0 for an empty document)."""
     d = len(offsets) - 1
@@ -74,7 +66,6 @@ def simhash_votes(hashes, weights, offsets):
     return out
 
 
-@njit(cache=True, nogil=True)
 def tf_simhash(hashes, offsets, weight_of_tf):
     """:func:`simhash_votes` of each document's distinct values, the one seen tf times
     weighted ``weight_of_tf[tf]``: the counts come from an open-addressing table per

@@ -1,24 +1,19 @@
-"""Compiled Persian pass (the "compiled" backend of :func:`.persian.normalize_persian` and of
+"""The Persian pass (the "compiled" backend of :func:`.persian.normalize_persian` and of
 the punctuation and Persian steps of :class:`.Canonicalizer`): drop_marks, the punctuation step
 and the Persian steps as one loop over the characters, many texts a call. The reference form of
 each step is the regular expressions of :mod:`.persian` and :mod:`.letters`;
 tests/test_canonical_fast.py checks the pass against the steps one by one.
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_persian_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..sketches.loops import njit_for
 from .ranges import ARABIC_BLOCK, FA_SCRIPT, OTHER_LETTERS, PERSIAN_DIGITS, PERSIAN_LETTERS
-
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
 
 #: Bits of the class table of the Persian pass (:func:`neardup.canonical.persian._pass_classes`).
 WORD, MARK, ARABIC, OTHER = 1, 2, 4, 8
@@ -29,7 +24,6 @@ _ZWNJ, _SPACE, _NONE = 0x200C, 32, -2
 _AB, _FA, _DIGIT = ARABIC_BLOCK, PERSIAN_LETTERS, PERSIAN_DIGITS
 
 
-@njit(cache=True, nogil=True)
 def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, step, marks, late):
     """The Persian pass over each text ``cps[bounds[d] : bounds[d + 1]]``
     (:func:`neardup.canonical.persian._compiled`): with ``marks``, drop_marks first
@@ -77,7 +71,6 @@ def persian_pieces_many(cps, bounds, classes, letter_map, space, first, second, 
     return out[:k], at, status
 
 
-@njit(cache=True, nogil=True)
 def _text_into(src, classes, letter_map, space, first, second, step, marks, kept, out, k):
     """The pass of :func:`persian_pieces_many` over one text, written to ``out`` from ``k``:
     (where it ends, False where a character maps to -2)."""
@@ -97,7 +90,6 @@ def _text_into(src, classes, letter_map, space, first, second, step, marks, kept
     )
 
 
-@njit(cache=True, nogil=True)
 def _without_marks(src, classes, kept):
     """``src`` without its ``MARK`` characters (written to ``kept``), and the or of the
     classes of those left."""
@@ -112,7 +104,6 @@ def _without_marks(src, classes, kept):
     return kept[:m], acc
 
 
-@njit(cache=True, nogil=True)
 def _late_in_place(out, lo, hi, late):
     """Each ``out[lo:hi]`` through ``late``: True, or False where one maps to -1 (those
     before it are then mapped already)."""
@@ -124,7 +115,6 @@ def _late_in_place(out, lo, hi, late):
     return True
 
 
-@njit(cache=True, nogil=True)
 def _grown(out, used, need):
     """``out`` with room for at least ``need`` values (twice as much), its first ``used`` kept."""
     bigger = np.empty(max(2 * len(out), need), dtype=out.dtype)
@@ -132,13 +122,11 @@ def _grown(out, used, need):
     return bigger
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _in(c, r):
     """Whether the code point ``c`` lies in the range ``r``."""
     return r[0] <= c <= r[1]
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _within(c, ranges):
     """Whether the code point ``c`` lies in one of ``ranges`` (:func:`.ranges.within`)."""
     for lo, hi in ranges:
@@ -147,7 +135,6 @@ def _within(c, ranges):
     return False
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _run_end(a, i):
     """Where the run of ``a[i]`` that starts at ``i`` ends."""
     j = i + 1
@@ -156,7 +143,6 @@ def _run_end(a, i):
     return j
 
 
-@njit(cache=True, nogil=True)
 def _punctuation(src, classes, out, k):
     """The punctuation step (:func:`neardup.canonical.letters.drop_punctuation`, its pattern
     ``_PUNCT``) of ``src``, written to ``out`` from ``k``; returns where it ends. Each run of
@@ -194,14 +180,12 @@ def _punctuation(src, classes, out, k):
     return k
 
 
-@njit(cache=True, nogil=True)
 def _punctuation_of(src, classes):
     """The punctuation step of ``src`` as a new array."""
     out = np.empty(len(src) + 1, dtype=np.uint32)
     return out[: _punctuation(src, classes, out, 0)]
 
 
-@njit(cache=True, nogil=True)
 def _by_runs(p, classes, letter_map, space, first, second, out, k):
     """The Persian steps (:func:`_stream`) on each Persian run of ``p`` (from an
     Arabic-script character to the last one before a Cyrillic or Latin letter), the rest as
@@ -228,7 +212,6 @@ def _by_runs(p, classes, letter_map, space, first, second, out, k):
     return k, True
 
 
-@njit(cache=True, nogil=True)
 def _stream(src, lo, hi, punct, classes, letter_map, space, first, second, out, k):
     """:func:`neardup.canonical.persian.normalize_persian` of ``src[lo:hi]`` (after the
     punctuation step, :func:`_punctuation_at`, with ``punct``; then ``lo`` is 0 and ``hi`` the
@@ -294,7 +277,6 @@ def _stream(src, lo, hi, punct, classes, letter_map, space, first, second, out, 
     return _spaces_out(out, k, zwnj + np.int64(in_digits) + spaces), True
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _punctuation_at(src, x, i, classes):
     """The punctuation step (:func:`_punctuation`) at ``x = src[i - 1]``, not a word
     character, in a text that starts at 0: (the character it gives, where the next one
@@ -315,7 +297,6 @@ def _punctuation_at(src, x, i, classes):
     return x, i
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _mapped(x, sp, letter_map):
     """Step 1 of a character ``x`` (``sp``: a space character): a space, or ``letter_map[x]``
     for a character of the BMP, else ``x``."""
@@ -324,7 +305,6 @@ def _mapped(x, sp, letter_map):
     return np.int64(letter_map[x]) if x < 0x10000 else x
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _zwnj_spaces(s, c, zwnj, before):
     """Step 2: the ``s`` spaces before ``c`` with the ``zwnj`` ZWNJ held after ``before``:
     none for them between two Arabic-block characters, else one for each."""
@@ -332,7 +312,6 @@ def _zwnj_spaces(s, c, zwnj, before):
     return s + zwnj * np.int64(not between)
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _digit_spaces(s, c, in_digits):
     """Step 3: the ``s`` spaces before ``c`` with one more where a run of Persian digits
     ends or starts there, and whether a run goes on after ``c`` (``c`` < 0: only spaces)."""
@@ -345,7 +324,6 @@ def _digit_spaces(s, c, in_digits):
     return s + np.int64(digit != in_digits), digit
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _joined_spaces(spaces, before, c):
     """Step 4: the ``spaces`` held between ``before`` and ``c``, none between two Persian
     letters."""
@@ -354,7 +332,6 @@ def _joined_spaces(spaces, before, c):
     return spaces
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _let_out(held, nxt, first, second, out, k):
     """Step 6: the character ``held`` (none where < 0) written to ``out`` from ``k``, after
     a space where it is a ``first`` anchor letter and ``nxt`` a ``second`` one (the arrays
@@ -367,7 +344,6 @@ def _let_out(held, nxt, first, second, out, k):
     return k + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _spaces_out(out, k, s):
     """``s`` spaces written to ``out`` from ``k``; where they end."""
     for _ in range(s):

@@ -1,31 +1,26 @@
-"""Compiled loops of :mod:`neardup.canonical.letters` and the canonical tokens: tokens as runs
+"""The loops of :mod:`neardup.canonical.letters` and the canonical tokens: tokens as runs
 of token characters hashed as they are found (:func:`.letters.token_hashes`), numbers and stop
 words dropped (:meth:`.Canonicalizer.token_hashes_many`), one map per code point
 (:func:`.letters.late_steps`), the classes of characters a text holds (:func:`.letters.text_flags`)
 and where a mark may compose. Each is the "compiled" backend of a rule whose reference form is
 in :mod:`.letters` (tests/test_kernels.py, tests/test_canonical_fast.py check them equal).
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_letters_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..sketches.loops import njit_for
 from ..sketches.mixing import GOLDEN, fmix64_inplace
 
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
-
-#: :func:`neardup.sketches.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
-_fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
+#: :func:`neardup.sketches.hashing.fmix64` of one uint64 (numpy's wrapping arithmetic).
+_fmix64 = fmix64_inplace
 
 
-@njit(cache=True, nogil=True)
+@np.errstate(over="ignore")  # uint64 products wrap, as in C
 def token_hashes(cps, table, digits, bounds, seed):
     """Runs of ``table`` code points, each hashed as :func:`hash_runs` (size = length): for
     each maximal run, its hash, whether all its code points are ``digits``, and the text it
@@ -66,7 +61,6 @@ def token_hashes(cps, table, digits, bounds, seed):
     return hashes, number, doc
 
 
-@njit(cache=True, nogil=True, inline="always")
 def _member(v, table, lo, hi, empty):
     """Whether ``v`` is in the linear-probing table ``table[lo:hi]`` (2^b slots, free ones
     holding ``empty``; :attr:`neardup.sketches.hashing.KeySet.probing`)."""
@@ -83,7 +77,6 @@ def _member(v, table, lo, hi, empty):
         j = (j + np.uint64(1)) & mask
 
 
-@njit(cache=True, nogil=True)
 def kept_tokens(hashes, number, doc, drop_numbers, group, table, bounds, empties, docs):
     """The tokens of :func:`token_hashes` kept, in order: not a number (with ``drop_numbers``)
     and not in the set of their text's ``group`` (-1: none; set g at ``table[bounds[g] :
@@ -105,7 +98,6 @@ def kept_tokens(hashes, number, doc, drop_numbers, group, table, bounds, empties
     return out[:k].copy(), counts
 
 
-@njit(cache=True, nogil=True)
 def map_code_points(cps, bounds, table):
     """Per text ``cps[bounds[d] : bounds[d + 1]]``: each code point ``c`` to ``table[c]``
     (int32, one per code point), or the text as it is, and False, where some ``c`` maps to a
@@ -124,7 +116,6 @@ def map_code_points(cps, bounds, table):
     return out, ok
 
 
-@njit(cache=True, nogil=True)
 def or_flags(cps, bounds, table):
     """Per text ``cps[bounds[d] : bounds[d + 1]]``: the bitwise or of ``table[c]`` (uint8)
     over its code points ``c``, which classes of characters it holds (no branch on them)."""
@@ -137,7 +128,6 @@ def or_flags(cps, bounds, table):
     return out
 
 
-@njit(cache=True, nogil=True)
 def positions_in(cps, table):
     """The indices i where ``table[cps[i]]`` (bool) holds: ``np.flatnonzero(table[cps])``
     without the array of every lookup."""
@@ -149,7 +139,6 @@ def positions_in(cps, table):
     return out[:k].copy()
 
 
-@njit(cache=True, nogil=True)
 def marks_may_compose(cps, starts, ends, table, mark, combining, pairs):
     """Per text ``cps[starts[d] : ends[d]]``: whether a character whose ``table`` entry has
     the bit ``mark`` follows one whose entry has the bit ``combining``, or one it forms a

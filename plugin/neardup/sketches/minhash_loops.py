@@ -1,28 +1,23 @@
-"""Compiled loops of :mod:`neardup.sketches.minhash`: one-permutation hashing, the minimum of each
+"""The loops of :mod:`neardup.sketches.minhash`: one-permutation hashing, the minimum of each
 bin and the densification of empty bins (:func:`neardup.sketches.minhash.oph_many`; Shrivastava
 2017), checked against the numpy formula in tests/test_kernels.py.
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_minhash_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .loops import njit_for
 from .mixing import fmix64_inplace
 
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
-
-#: :func:`neardup.sketches.hashing.fmix64` of one uint64: the numpy formula's own source, compiled.
-_fmix64 = njit(cache=True, nogil=True, inline="always")(fmix64_inplace)
+#: :func:`neardup.sketches.hashing.fmix64` of one uint64 (numpy's wrapping arithmetic).
+_fmix64 = fmix64_inplace
 
 
-@njit(cache=True, nogil=True)
+@np.errstate(over="ignore")  # uint64 products wrap, as in C
 def oph_bins(shingles, offsets, num_perm, seed):
     """Per document: the minimum of h = fmix64(x xor seed) over its shingles x in each of the
     ``num_perm`` bins floor(h * K / 2^64) (taken from the high 32 bits); 2^64 - 1 where a
@@ -39,7 +34,7 @@ def oph_bins(shingles, offsets, num_perm, seed):
     return out
 
 
-@njit(cache=True, nogil=True)
+@np.errstate(over="ignore")  # uint64 products wrap, as in C
 def oph_densify(sketches, base):
     """Optimal densification (Shrivastava 2017) of each row of :func:`oph_bins` holding a
     filled bin, in place: empty bin e (2^64 - 1) takes the value of the first bin filled

@@ -1,24 +1,17 @@
-"""Compiled loop of :mod:`neardup.sketches.sampling`: winnowing
+"""The loop of :mod:`neardup.sketches.sampling`: winnowing
 (:func:`neardup.sketches.sampling.winnow_many`, Schleimer et al. 2003), checked against the plain
 form in tests/test_kernels.py.
 
-All arithmetic is on uint64 (wrapping, as numpy's) or int64, so the results are the same, bit
-for bit, as the formulas they compute. Loaded on first use (:func:`neardup.sketches.loops.loops`),
-in the compiled or the interpreted form.
+This module is their interpreted form, the statement of each loop; the C module ``_sampling_loops``
+beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
+All arithmetic is on uint64 (wrapping) or int64, so both give the same values, bit for bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .loops import njit_for
 
-#: numba's ``njit``, or in this module's interpreted twin one that leaves each function as
-#: written (:func:`neardup.sketches.loops.njit_for`).
-njit = njit_for(globals())
-
-
-@njit(cache=True, nogil=True)
 def winnow(seq, offsets, window):
     """Per document of ``seq`` (ragged): the positions of the rightmost minimum of every
     window of ``min(window, n)`` consecutive values, each recorded once; (positions, counts).
