@@ -8,6 +8,7 @@ tests/test_batch.py; the Persian pass in tests/test_canonical_fast.py.)"""
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -428,3 +429,25 @@ def test_a_fresh_query_process_runs_the_compiled_loops(tmp_path):
     loaded = p.stderr.strip().splitlines()[-1]
     assert "neardup.sketches._hashing_loops" in loaded and "numba" not in p.stderr
 
+
+def test_clusters_of_an_index_loads_no_signing(tmp_path):
+    """A process that only reads the clusters of an index loads neither signing nor its
+    loops, canonicalization, indexing or the report: a light start."""
+    db = str(tmp_path / "c.db")
+    _run(
+        "import sys, runpy; sys.argv = ['neardup', 'index', "
+        f"{str(SAMPLE)!r}, '--engine', {db!r}, '--quiet']\n"
+        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+    )
+    p = _run(
+        f"import sys, runpy; sys.argv = ['neardup', 'clusters', '--engine', {db!r}, '--json']\n"
+        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = ('neardup.canonical', 'neardup.signing.signer', 'neardup.indexing', "
+        "'neardup.report', 'matplotlib', 'jinja2')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy) or m.endswith('_loops')),"
+        " file=sys.stderr)"
+    )
+    assert json.loads(p.stdout)  # the clusters, read
+    assert p.stderr.strip().splitlines()[-1] == "[]"

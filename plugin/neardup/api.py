@@ -17,30 +17,43 @@ candidate rule and exact verification), :mod:`neardup.matching.tagging` (the clu
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .matching import clustering
-from .indexing import ingest
-from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule, engine_fetch, extra_min_match
-from .matching.clustering import Pair, UnionFind
 from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
 from .errors import DocumentNotFound
-from .report.highlight import shared_passage_texts
-from .indexing.ingest import IndexReport
-from .sketches.minhash import MinHash
-from .sketches.hashing import hash_strings
-from .sketches.shingles import combine
-from .signing.signer import Signer
 from .signing.records import Document, Signed
-from .sketches.simhash import hamming
-from .matching.tagging import Tagger, is_representative
 from .sketches.verify import intersection_size, passes_length_filter, similarity
+
+if TYPE_CHECKING:
+    from .indexing.ingest import IndexReport
+    from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule
+    from .matching.clustering import Pair, UnionFind
+    from .matching.tagging import Tagger
+    from .signing.signer import Signer
+
+#: Where the names this module re-exports live, imported on first use (PEP 562), as is
+#: everything signing, indexing and clustering need: a process that only reads an index
+#: (``neardup clusters``, ``show``, ``export``) loads none of it.
+_ELSEWHERE = {
+    "RESEMBLANCE_FIELDS": "matching.candidates",
+    "IndexReport": "indexing.ingest",
+    "Pair": "matching.clustering",
+    "UnionFind": "matching.clustering",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ELSEWHERE:
+        return getattr(importlib.import_module(f"{__package__}.{_ELSEWHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "RESEMBLANCE_FIELDS",
@@ -80,6 +93,9 @@ MAX_SHARED_SHINGLES = 1000
 
 def shingle_hashes(tokens: Sequence[str], w: int, seed: int) -> np.ndarray:
     """The word shingle hashes of ``tokens`` in order (those the signer stores, with repeats)."""
+    from .sketches.hashing import hash_strings
+    from .sketches.shingles import combine
+
     return (
         combine(hash_strings(tokens if isinstance(tokens, list) else list(tokens), seed), w)
         if tokens
@@ -188,33 +204,52 @@ class NearDup:
     def __init__(self, engine: Engine, config: Config):
         self.engine = engine
         self.config = config
-        self._signer: Signer | None = None
-        self._context_pending = False
-        from .signing.signatures import ContextError
+        self._signer: Signer | None = None  # made on first use: reading loads no signing
 
-        try:
-            self._signer = Signer(config, engine.get_meta("context") or {})
-        except ContextError:  # a new index whose signatures need collection statistics first
-            self._context_pending = True
+    def _made_signer(self) -> Signer | None:
+        """This index's signer, made on first use; None for a new index whose signatures
+        need collection statistics first."""
+        if self._signer is None:
+            from .signing.signatures import ContextError
+            from .signing.signer import Signer
+
+            try:
+                self._signer = Signer(self.config, self.engine.get_meta("context") or {})
+            except ContextError:
+                return None
+        return self._signer
+
+    @property
+    def _context_pending(self) -> bool:
+        return self._made_signer() is None
 
     @property
     def signer(self) -> Signer:
-        if self._signer is None:
+        signer = self._made_signer()
+        if signer is None:
             from .signing.signatures import ContextError
 
             raise ContextError(
                 f"{self.engine.location} has no collection statistics yet for "
                 f"{', '.join(self.config.signatures)}: index documents first"
             )
-        return self._signer
+        return signer
 
     @property
     def rule(self) -> CandidateRule:
         """The candidate rule of this index (:mod:`neardup.matching.candidates`)."""
-        return CandidateRule(self.config, extra_min_match(self._signer))
+        from .matching.candidates import CandidateRule, extra_min_match
+
+        from .config import BUILTIN_SIGNATURES
+
+        extended = any(s not in BUILTIN_SIGNATURES for s in self.config.signatures)
+        extra = extra_min_match(self._made_signer()) if extended else {}
+        return CandidateRule(self.config, extra)
 
     @property
     def tagger(self) -> Tagger:
+        from .matching.tagging import Tagger
+
         return Tagger(self.engine, self.rule)
 
     @classmethod
@@ -262,6 +297,8 @@ class NearDup:
         """Share of pairs of resemblance ``threshold`` the index's band keys propose
         (:func:`neardup.matching.clustering.expected_recall`); below the index's threshold it
         drops."""
+        from .matching import clustering
+
         return clustering.expected_recall(self.rule, threshold)
 
     # -- writing ------------------------------------------------------------------------------
@@ -288,6 +325,8 @@ class NearDup:
         far are stored before the error propagates. Signatures that need collection
         statistics get them from the first collection indexed (read in full before signing).
         """
+        from .indexing import ingest
+
         if self._context_pending:
             docs = list(docs)
             self.build_context(docs)
@@ -307,12 +346,13 @@ class NearDup:
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),
         from ``docs``; stored with the index and used for every later document."""
+        from .signing.signer import Signer
+
         from .signing.signatures import build_context
 
         ctx = build_context(self.config, ((d.text, d.lang) for d in docs))
         self.engine.put_meta("context", ctx)
         self._signer = Signer(self.config, ctx)
-        self._context_pending = False
         return ctx
 
     def delete(self, ids: Iterable[str], *, delete_source_documents: bool = False) -> DeleteReport:
@@ -321,6 +361,8 @@ class NearDup:
 
         On an index neardup attached in place the documents are the user's own: deleting
         them is refused unless ``delete_source_documents``."""
+        from .matching.tagging import is_representative
+
         ids = list(dict.fromkeys(ids))
         if self.engine.adopted and not delete_source_documents:
             from .engines.base import EngineError
@@ -385,6 +427,8 @@ class NearDup:
         (how much of the query is inside each match). Below the index's threshold the band
         keys find fewer pairs: :meth:`expected_recall` says how many.
         """
+        from .matching.candidates import engine_fetch
+
         t = self.config.threshold if threshold is None else threshold
         if id is not None:
             stored = self.engine.get([id]).get(id)
@@ -436,6 +480,10 @@ class NearDup:
     def compare(self, a: str | Document, b: str | Document, *, ids: bool = False) -> Comparison:
         """Explain one pair: exact similarities, shared shingles and the raw passages behind them,
         which signatures collide."""
+        from .report.highlight import shared_passage_texts
+        from .sketches.minhash import MinHash
+        from .sketches.simhash import hamming
+
         da, db = (
             (self._doc_by_id(a), self._doc_by_id(b)) if ids else (_as_doc(a, "a"), _as_doc(b, "b"))
         )
@@ -565,6 +613,8 @@ class NearDup:
         ``lang``, the document's own fields, and its tags under ``neardup``. ``which``:
         ``all``, ``unique`` (representatives only: the deduplicated collection, in which
         every dropped document has a kept one with resemblance >= t) or ``duplicates``."""
+        from .matching.tagging import is_representative
+
         if which not in ("all", "unique", "duplicates"):
             raise ValueError(f"which must be all, unique or duplicates, not {which!r}")
         for d in self.engine.scan(text=True, batch_size=batch_size):
@@ -596,6 +646,8 @@ class NearDup:
     ) -> list[Pair]:
         """Every verified pair with resemblance >= threshold, from key collisions in the engine
         (:func:`neardup.matching.clustering.verified_pairs`)."""
+        from .matching import clustering
+
         t = self.config.threshold if threshold is None else threshold
         return clustering.verified_pairs(
             self.engine, self.rule, t, fields=fields, max_group=max_group
@@ -610,6 +662,8 @@ class NearDup:
         (:func:`~neardup.matching.clustering.resemblance_histogram`). Below the index's threshold
         the keys propose a pair with the probability each bin's ``expected_recall`` says, so those
         bins are lower bounds."""
+        from .matching import clustering
+
         low = clustering.tuning_low(self.config.threshold) if low is None else low
         best = clustering.best_earlier_resemblances(self.engine, self.rule, low)
         dups = [r.id for r in self.engine.scan_tags() if r.tags is not None and r.tags.is_duplicate]
@@ -633,6 +687,8 @@ class NearDup:
         (transitive closure: members may resemble each other only through a chain).
         ``write`` stores the records where dashboards and reports read them.
         """
+        from .matching import clustering
+
         t = self.config.threshold if threshold is None else threshold
         rows = {r.id: r for r in self.engine.scan_tags()}
         untagged = any(r.tags is None for r in rows.values())
@@ -677,6 +733,8 @@ class NearDup:
         copies are found on the fly among the top ``pool`` hits by the candidate rule and
         exact verification.
         """
+        from .matching.clustering import UnionFind
+
         if not dedupe:
             return self.engine.search(query, size)
         if threshold is None and self.engine.collapses_search:

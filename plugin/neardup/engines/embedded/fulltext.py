@@ -23,10 +23,24 @@ from __future__ import annotations
 import sqlite3
 from typing import Sequence
 
-from ...canonical.search import search_text, snippet
 from ..base import EngineError, Hit
 from .connection import Connection
 from .schema import CLUSTER, FTS_DETAIL, FTS_TABLE, TOKENIZE
+
+
+def search_text(text: str) -> str:
+    """:func:`neardup.canonical.search_text` (imported on first use: an index opened only to
+    be read loads no canonicalization)."""
+    from ...canonical.search import search_text as made
+
+    return made(text)
+
+
+def snippet(text: str | None, terms: list[str]) -> str:
+    """:func:`neardup.canonical.search.snippet`, imported on first use."""
+    from ...canonical.search import snippet as made
+
+    return made(text, terms)
 
 
 def fts_query(terms: Sequence[str]) -> str:

@@ -22,14 +22,16 @@ canonicalize them again.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Hashable, Sequence
+from typing import TYPE_CHECKING, Hashable, Sequence
 
 import numpy as np
 
 from ...config import Config
 from ...sketches.hashing import U64
-from ...signing.signer import Signer
 from ...signing.records import Document, Signed
+
+if TYPE_CHECKING:
+    from ...signing.signer import Signer
 
 #: Documents with fewer shingles keep their hashes (a marker would save little).
 MIN_MADE = 16
@@ -39,7 +41,7 @@ _MARK = b"T"
 def column(s: Signed) -> bytes:
     """The column of a signed document: a marker where its shingles follow from its text.
 
-    >>> from neardup import Config
+    >>> from neardup import Config, Signer
     >>> words = " ".join(f"w{i}" for i in range(20))
     >>> column(Signer(Config(shingle_size=1)).sign(Document("a", words, lang="en")))
     b'Ten'
@@ -126,6 +128,8 @@ class ShingleColumn:
             if out[i] is None:
                 todo.append(i)
         if self._signer is None and todo:
+            from ...signing.signer import Signer  # (on first use: reading loads no signing)
+
             self._signer = Signer(self.config, extended=False)
         for start in range(0, len(todo), self.batch):
             some = todo[start : start + self.batch]
