@@ -155,7 +155,8 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     from contextlib import redirect_stdout
 
     t0 = time.perf_counter()
-    from neardup import api, io
+    from neardup import api
+    from neardup.io import reading as io
     from neardup.indexing import ingest
     from neardup.matching import tagging
     from neardup.signing import signer

@@ -278,8 +278,8 @@ class NearDup:
     ) -> IndexReport:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.indexing.ingest`);
         ``checked``: every document passed :func:`~neardup.signing.validate.check_document` already
-        (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
-        ``stop``: asked after each stored batch; true ends the run there
+        (those of :func:`~neardup.io.reading.read_documents` have), so signing does not check it
+        again. ``stop``: asked after each stored batch; true ends the run there
         (see :func:`neardup.indexing.ingest.run`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place

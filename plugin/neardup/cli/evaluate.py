@@ -28,7 +28,7 @@ def _corpus(paths: tuple[str, ...], limit: int | None):
     from pathlib import Path
 
     from ..evaluate import Corpus, load_corpus
-    from ..io import InputError, kind_of, read_documents
+    from ..io.reading import InputError, kind_of, read_documents
 
     if len(paths) == 1 and Path(paths[0]).is_file() and kind_of(Path(paths[0])) == "jsonl":
         return load_corpus(paths[0], limit)

@@ -163,7 +163,7 @@ class Signer:
         of :meth:`sign`. A document that :func:`~neardup.signing.validate.check_document` refuses or
         that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
         left out; the others are signed. ``checked``: every document passed
-        ``check_document`` already (as those of :func:`neardup.io.read_documents`), so it is
+        ``check_document`` already (as those of :func:`neardup.io.reading.read_documents`), so it is
         not run again."""
         return self._sign_docs(docs, on_error, check=not checked)
 

@@ -52,10 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from .config import is_language_code
-from .errors import InvalidInput
-from .signing.records import Document
-from .signing.validate import check_document
+from ..config import is_language_code
+from ..errors import InvalidInput
+from ..signing.records import Document
+from ..signing.validate import check_document
 
 JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
 CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
