@@ -110,7 +110,6 @@ LAYERS = (
             "errors",
             "runtime",
             "signing.registry",
-            "ppjoin",
             "report.worddiff",
             "report.charts",
             "signing.validate",
@@ -122,7 +121,7 @@ LAYERS = (
     ("signing", {"signing"}),
     ("storage", {"engines"}),
     ("core", {"matching", "indexing", "report.highlight", "api"}),
-    ("applications", {"io", "evaluate", "report", "dashboards", "cli"}),
+    ("applications", {"io", "evaluation", "report", "dashboards", "cli"}),
 )
 
 

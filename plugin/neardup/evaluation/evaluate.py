@@ -19,7 +19,8 @@ lowest score it gives to a found true pair minus HFM.
 
 Ground truth (``truth``):
 
-* ``jaccard``: exact resemblance of canonical w-shingle sets >= t, by :func:`neardup.ppjoin.ppjoin`;
+* ``jaccard``: exact resemblance of canonical w-shingle sets >= t, by
+  :func:`neardup.evaluation.ppjoin.ppjoin`;
 * ``levenshtein``: 1 - d_Lev(A, B) / max(|A|, |B|) >= t on the tag-stripped texts, among
   documents of >= 20 words (Kosinov's ROMIP truth); every method is then scored on those
   documents only;
@@ -49,14 +50,14 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .canonical import strip_html
-from .config import Config, is_language_code
-from .errors import InvalidInput
-from .sketches.ragged import join, pair_count, pairs_sharing
-from .signing.signatures import REGISTRY, build_context, needs_context
-from .signing.signatures.common import words
-from .signing.signer import Signer
-from .signing.records import Document
+from ..canonical import strip_html
+from ..config import Config, is_language_code
+from ..errors import InvalidInput
+from ..sketches.ragged import join, pair_count, pairs_sharing
+from ..signing.signatures import REGISTRY, build_context, needs_context
+from ..signing.signatures.common import words
+from ..signing.signer import Signer
+from ..signing.records import Document
 
 Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
@@ -467,7 +468,7 @@ class MethodResult:
 def _sign_pairs(
     spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]
 ) -> MethodResult:
-    from .signing.signatures.sketches import min_matches
+    from ..signing.signatures.sketches import min_matches
 
     t0 = time.perf_counter()
     sig = REGISTRY[spec.signature](config, context)
@@ -500,8 +501,8 @@ def _engine_pairs(
     target: str | None,
     engine_opts: dict,
 ) -> MethodResult:
-    from .api import RESEMBLANCE_FIELDS, NearDup
-    from .engines import open_engine
+    from ..api import RESEMBLANCE_FIELDS, NearDup
+    from ..engines import open_engine
 
     t0 = time.perf_counter()
     engine = open_engine(target or ":memory:", **engine_opts)
