@@ -168,3 +168,12 @@ def test_callers_read_what_engines_declare_and_never_probe_them():
         "adopted",
     ):
         assert hasattr(Engine, name), name
+
+
+def test_hazm_missing_is_told_as_any_neardup_error():
+    from neardup.canonical.persian import HazmMissing
+    from neardup.cli.errors import describe
+
+    e = HazmMissing("Persian stemming uses hazm: pip install 'neardup[hazm]'")
+    assert isinstance(e, NeardupError) and isinstance(e, ImportError)
+    assert describe(e) == str(e)
