@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from ..config import CONTAINMENT_SAMPLES, Config
 from ..engines.base import Candidate, CandidateQuery, Engine, KeyGroup
 from ..sketches.simhash import hamming, hamming_many
 from ..sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
+
+if TYPE_CHECKING:
+    from ..signing.signer import Signer
 
 _SIMHASH_ONLY = frozenset({"simhash"})
 #: Signature fields that propose candidates for resemblance.
@@ -209,7 +212,9 @@ def all_candidates(
     return results
 
 
-def extra_min_match(signer: Any) -> dict[str, int]:
-    """Field -> ``min_match`` of a signer's extended signatures (none when it has no signer yet)."""
-    sigs = getattr(signer, "extra_signatures", None) or {}
-    return {f: max(1, int(s.min_match)) for f, s in sigs.items()}
+def extra_min_match(signer: Signer | None) -> dict[str, int]:
+    """Field -> ``min_match`` of a signer's extended signatures (none without a signer: an
+    index whose collection statistics are not made yet)."""
+    if signer is None:
+        return {}
+    return {f: max(1, int(s.min_match)) for f, s in signer.extra_signatures.items()}
