@@ -123,14 +123,13 @@ class Comparison:
     simhash_hamming: int
     exact_equal: bool
     collisions: dict[str, dict[str, int]]  # field -> {"shared": n, "of": total in a}
-    shared_shingles: list[
-        str
-    ]  # canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
+    #: canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
+    shared_shingles: list[str]
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
     #: each side too short for the shingle size to tell texts apart
-    #: (:func:`~neardup.signing.signer.too_short`): then ``exact_equal`` needs the same raw words,
-    # not : only the same canonical tokens
+    #: (:func:`~neardup.signing.signer.too_short`): then ``exact_equal`` needs the same raw
+    #: words, not only the same canonical tokens
     too_short_a: bool = False
     too_short_b: bool = False
     #: canonical tokens of each side
@@ -153,7 +152,7 @@ class DocumentTags:
     resemblance: float | None  # to the representative (None for a representative)
     members: list[tuple[str, float]] = field(default_factory=list)  # a representative's members
     #: too short for the shingle size to tell texts apart
-    # (:func:`~neardup.signing.signer.too_short`)
+    #: (:func:`~neardup.signing.signer.too_short`)
     too_short: bool = False
 
     def to_dict(self) -> dict[str, Any]:
