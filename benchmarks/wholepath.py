@@ -44,6 +44,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .provenance import provenance as run_provenance
+
 HERE = Path(__file__).resolve().parent
 _PERSIAN = ["فارسی", "کتاب", "ایران"]  # a few Arabic-script characters in a handful of documents
 
@@ -719,10 +721,19 @@ def run(
 
 
 # -- output --------------------------------------------------------------------------------------
+def wholepath_peers(wp: dict) -> tuple[dict, dict]:
+    """The peers of a whole-path result and their ratios (peer / neardup, wall and CPU). A
+    result from before the peers were several had datasketch alone, a new ``MinHash`` per
+    document: "datasketch new", with its wall ratio."""
+    if "peers" in wp:
+        return wp["peers"], wp.get("ratios", {})
+    return {"datasketch_new": wp["datasketch"]}, {
+        "datasketch_new": {"wall": wp["ratio"], "cpu": None}
+    }
+
+
 def markdown(res: dict[str, Any]) -> str:
     nd, one, c = res["neardup"], res.get("neardup_one_process"), res["corpus"]
-    from .report import wholepath_peers
-
     peers, ratios = wholepath_peers(res)
     ok = {p: x for p, x in peers.items() if "error" not in x}
     cols: list[tuple[str, dict[str, Any]]] = [("neardup", nd)] + (
@@ -878,9 +889,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = tuple(p for p in a.peers.split(",") if p)
     if unknown := [p for p in chosen if p not in PEERS]:
         ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}")
-    from .report import provenance as _provenance
-
-    provenance = _provenance()  # taken before the run: the date it started, the commit it measures
+    provenance = (
+        run_provenance()
+    )  # taken before the run: the date it started, the commit it measures
     res = run(
         a.docs,
         a.repeat,
