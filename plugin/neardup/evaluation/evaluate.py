@@ -42,17 +42,17 @@ Methods:
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..canonical import strip_html
 from ..config import Config, is_language_code
 from ..errors import InvalidInput
+from ..io.reading import InputError, json_records
 from ..sketches.ragged import join, pair_count, pairs_sharing
 from ..signing.signatures import REGISTRY, build_context, needs_context
 from ..signing.signatures.common import words
@@ -152,21 +152,12 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
     return Corpus(ids=ids, texts=texts, langs=langs, labels=labels if has_pairs else None)
 
 
-def _jsonl(path: str | Path, limit: int | None = None):
-    """(line number, object) of each non-empty line; errors name the file and line."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if limit is not None and n > limit:
-                return
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise EvaluationError(f"{path}:{n}: not JSON ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise EvaluationError(f"{path}:{n}: a record must be a JSON object")
-            yield n, rec
+def _jsonl(path: str | Path, limit: int | None = None) -> Iterator[tuple[int, dict]]:
+    """:func:`neardup.io.reading.json_records`, its errors as :class:`EvaluationError`."""
+    try:
+        yield from json_records(path, limit)
+    except InputError as e:
+        raise EvaluationError(str(e)) from None
 
 
 def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
