@@ -115,7 +115,7 @@ LAYERS = (
             "signing.validate",
         },
     ),
-    ("sketches", {"sketches", "signing.encoding"}),
+    ("sketches", {"sketches", "signing.encoding", "signing.signature"}),
     ("settings", {"config"}),
     ("text", {"canonical"}),
     ("signing", {"signing"}),
