@@ -115,7 +115,10 @@ LAYERS = (
             "signing.validate",
         },
     ),
-    ("sketches", {"sketches", "signing.encoding", "signing.signature"}),
+    (
+        "sketches",
+        {"sketches", "signing.encoding", "signing.signature", "signing.builtin"},
+    ),
     ("settings", {"config"}),
     ("text", {"canonical"}),
     ("signing", {"signing"}),

@@ -36,6 +36,7 @@ from .indexing.ingest import IndexReport
 from .sketches.minhash import MinHash
 from .sketches.hashing import hash_strings
 from .sketches.shingles import combine
+from .signing.encoding import POSITIONAL
 from .signing.signer import Signer
 from .signing.records import Document, Signed
 from .sketches.simhash import hamming
@@ -448,7 +449,7 @@ class NearDup:
             ka, kb = sa.keys[f], sb.keys.get(f, np.empty(0, dtype=np.uint64))
             shared = (
                 int(np.count_nonzero(ka == kb[: len(ka)]))
-                if f in ("minhash", "simhash") and len(ka) == len(kb)
+                if f in POSITIONAL and len(ka) == len(kb)
                 else intersection_size(np.unique(ka), np.unique(kb))
             )
             collisions[f] = {"shared": shared, "of": int(len(ka))}

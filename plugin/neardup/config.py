@@ -17,6 +17,7 @@ from typing import Any, Literal, Mapping, get_args
 import xxhash
 
 from .errors import ConfigError
+from .signing.builtin import BUILTIN
 from .signing.registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
@@ -81,11 +82,10 @@ def language_of_code(code: str) -> str:
     return re.split("[-_]", code, maxsplit=1)[0].lower()
 
 
-SIGNATURES = ("exact", "minhash", "simhash", "winnow")
-#: Built-in signatures: the defaults plus Broder's MOD_m sample.
-BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
+#: The signatures of an index unless chosen otherwise (the table's defaults).
+SIGNATURES = tuple(name for name, sig in BUILTIN.items() if sig.default)
 #: Samples of the shingle set that propose candidates for containment (not resemblance).
-CONTAINMENT_SAMPLES = ("winnow", "modm")
+CONTAINMENT_SAMPLES = tuple(name for name, sig in BUILTIN.items() if sig.sample)
 
 
 #: Settings added after indices were first stored: left out of :meth:`Config.to_dict` (hence
@@ -178,7 +178,7 @@ class Config:
                 "default_lang must be auto or a language code (en, de, ar, zh, ...), "
                 f"not {self.default_lang!r}"
             )
-        known = set(BUILTIN_SIGNATURES) | set(FAMILY_SIGNATURES)
+        known = set(BUILTIN) | set(FAMILY_SIGNATURES)
         unknown = set(self.signatures) - known
         if unknown:
             raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(known)}")

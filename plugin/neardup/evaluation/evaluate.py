@@ -56,6 +56,7 @@ from ..io.reading import InputError, json_records
 from ..sketches.ragged import join, pair_count, pairs_sharing
 from ..signing.signatures import REGISTRY, build_context, needs_context
 from ..signing.signatures.common import words
+from ..signing.builtin import BUILTIN
 from ..signing.signer import Signer
 from ..signing.records import Document
 
@@ -379,10 +380,10 @@ class MethodSpec:
 def parse_method(name: str) -> MethodSpec:
     head, _, tail = name.partition(":")
     if head == "engine":
-        if tail and tail not in ("exact", "minhash", "simhash", "winnow") and tail not in REGISTRY:
+        if tail and tail not in BUILTIN and tail not in REGISTRY:
             raise EvaluationError(
-                f"engine field {tail!r} is not a signature; known: exact, minhash, simhash, "
-                f"winnow, {', '.join(REGISTRY)}"
+                f"engine field {tail!r} is not a signature; known: "
+                f"{', '.join([*BUILTIN, *REGISTRY])}"
             )
         return MethodSpec(name, "engine", tail or None)
     if head not in REGISTRY:
