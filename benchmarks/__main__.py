@@ -28,7 +28,7 @@ from rich.console import Console  # noqa: E402
 
 from neardup.runtime.allocator import keep_freed_memory  # noqa: E402
 
-from . import candidates, corpora, nton, peers, report, signing, wholepath  # noqa: E402
+from . import candidates, corpora, nton, peers, provenance, report, signing, wholepath  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
         "mode": "quick" if a.quick else "full",
         "settings": mode,
-        **report.provenance(),
+        **provenance.provenance(),
     }
     docs = corpora.load_all()
     use_peers = not a.no_peers

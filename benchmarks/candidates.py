@@ -5,7 +5,7 @@ SimHash blocks + exact key, length filter: what the engine hands to verification
 datasketch ``MinHashLSH`` and rensa ``RMinHashLSH``, all at 128 permutations on the same
 shingle sets.
 
-Ground truth: every pair with exact Jaccard >= t (PP-join, :mod:`neardup.ppjoin`).
+Ground truth: every pair with exact Jaccard >= t (PP-join, :mod:`neardup.evaluation.ppjoin`).
 After exact verification of the candidates precision is 1.0 by construction; the benchmark
 asserts it. No candidate set can be smaller than the true pairs it finds: recall r at J >= t
 needs at least r * (true pairs per query) candidates per query (``truth`` in each row).
@@ -24,7 +24,7 @@ import numpy as np
 from neardup.config import Config
 from neardup.sketches.lsh import band_keys, collision_probability, optimal_bands, optimal_lsh
 from neardup.sketches.minhash import oph_sketch
-from neardup.ppjoin import ppjoin
+from neardup.evaluation.ppjoin import ppjoin
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document
 from neardup.sketches.simhash import hamming

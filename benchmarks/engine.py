@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     keep_freed_memory()  # as neardup's command line runs (neardup.runtime.allocator)
     sizes = [int(x) for x in a.sizes.split(",") if x]
-    from .report import provenance
+    from .provenance import provenance
 
     prov = {
         "command": "python -m benchmarks.engine "

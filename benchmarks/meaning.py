@@ -183,7 +183,7 @@ def truth_pairs(docs: list[dict[str, str]]) -> tuple[set[tuple[str, str]], dict[
     """Ground truth: pairs with exact Jaccard of plain word 5-shingles >= t, and each
     document's plain tokens."""
     from neardup import Config, Document
-    from neardup.evaluate import jaccard_truth
+    from neardup.evaluation.evaluate import jaccard_truth
     from neardup.signing.signer import Signer
 
     plain = Config(threshold=THRESHOLD, stopwords=False)

@@ -21,7 +21,7 @@ from pathlib import Path
 from neardup.api import NearDup
 from neardup.canonical import Canonicalizer
 from neardup.config import Config
-from neardup.ppjoin import ppjoin
+from neardup.evaluation.ppjoin import ppjoin
 
 from . import exchange, peers, synth
 from .engine import base_documents

@@ -52,6 +52,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .provenance import provenance as run_provenance
+
 HERE = Path(__file__).resolve().parent
 _PERSIAN = ["فارسی", "کتاب", "ایران"]  # a few Arabic-script characters in a handful of documents
 
@@ -184,7 +186,8 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
     from contextlib import redirect_stdout
 
     t0 = time.perf_counter()
-    from neardup import api, io
+    from neardup import api
+    from neardup.io import reading as io
     from neardup.indexing import ingest
     from neardup.matching import tagging
     from neardup.signing import signer
@@ -835,12 +838,21 @@ def run(
 
 
 # -- output --------------------------------------------------------------------------------------
+def wholepath_peers(wp: dict) -> tuple[dict, dict]:
+    """The peers of a whole-path result and their ratios (peer / neardup, wall and CPU). A
+    result from before the peers were several had datasketch alone, a new ``MinHash`` per
+    document: "datasketch new", with its wall ratio."""
+    if "peers" in wp:
+        return wp["peers"], wp.get("ratios", {})
+    return {"datasketch_new": wp["datasketch"]}, {
+        "datasketch_new": {"wall": wp["ratio"], "cpu": None}
+    }
+
+
 def _comparison_md(title: str, res: dict[str, Any]) -> list[str]:
     """The lines of one corpus's comparison (:func:`compare`): the headline, the stage table,
     the CPU stages, the peers not measured."""
     nd, one, c = res["neardup"], res.get("neardup_one_process"), res["corpus"]
-    from .report import wholepath_peers
-
     peers, ratios = wholepath_peers(res)
     ok = {p: x for p, x in peers.items() if "error" not in x}
     cols: list[tuple[str, dict[str, Any]]] = [("neardup", nd)] + (
@@ -1028,9 +1040,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = tuple(p for p in a.peers.split(",") if p)
     if unknown := [p for p in chosen if p not in PEERS]:
         ap.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}")
-    from .report import provenance as _provenance
-
-    provenance = _provenance()  # taken before the run: the date it started, the commit it measures
+    provenance = (
+        run_provenance()
+    )  # taken before the run: the date it started, the commit it measures
     res = run(
         a.docs,
         a.repeat,

@@ -826,7 +826,7 @@ def test_a_packed_batch_unpacks_to_the_same_signatures(config):
 
 
 def test_sign_batch_checked_does_not_check_again(monkeypatch):
-    """``checked`` documents (read by neardup.io, which checks every record) are signed
+    """``checked`` documents (read by neardup.io.reading, which checks every record) are signed
     without running the document check a second time; the signatures are the same."""
     import neardup.signing.signer as signer_module
 

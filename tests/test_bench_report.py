@@ -10,17 +10,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import report  # noqa: E402
+from benchmarks import provenance, report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_provenance_names_date_machine_and_commit():
-    p = report.provenance()
+    p = provenance.provenance()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", p["started_at"])
     assert p["machine"]["python"] and p["machine"]["cpus"] >= 1 and p["machine"]["platform"]
     assert p["commit"] is None or re.fullmatch(r"[0-9a-f]{7,40}(\+changes)?", p["commit"])
-    line = report.provenance_line({**p, "commit": "abc1234"})
+    line = provenance.provenance_line({**p, "commit": "abc1234"})
     assert line.startswith(f"Date: {p['started_at']}. Machine: ") and line.endswith(
         "Commit: abc1234."
     )

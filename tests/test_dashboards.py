@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from neardup.dashboards import (
+from neardup.dashboards.saved_objects import (
     DASHBOARD_TITLE,
     PRODUCTS,
     TARGETS,

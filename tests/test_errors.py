@@ -48,14 +48,14 @@ def test_every_exception_class_has_the_one_root():
     [
         ("neardup.config.ConfigError", ConfigError, ValueError),
         ("neardup.config.ConfigMismatch", ConfigError, ValueError),
-        ("neardup.io.InputError", InvalidInput, ValueError),
+        ("neardup.io.reading.InputError", InvalidInput, ValueError),
         ("neardup.signing.validate.InvalidDocument", InvalidInput, ValueError),
-        ("neardup.evaluate.EvaluationError", InvalidInput, ValueError),
+        ("neardup.evaluation.evaluate.EvaluationError", InvalidInput, ValueError),
         ("neardup.signing.signatures.stats.ContextError", ConfigError, ValueError),
         ("neardup.engines.base.EngineError", EngineError, RuntimeError),
         ("neardup.engines.calls.BulkRefused", EngineError, RuntimeError),
         ("neardup.engines.lease.LeaseLost", EngineError, RuntimeError),
-        ("neardup.dashboards.DashboardError", EngineError, RuntimeError),
+        ("neardup.dashboards.saved_objects.DashboardError", EngineError, RuntimeError),
     ],
 )
 def test_the_old_names_are_kinds_of_the_root_and_their_old_bases(name, kind, builtin):
@@ -168,3 +168,12 @@ def test_callers_read_what_engines_declare_and_never_probe_them():
         "adopted",
     ):
         assert hasattr(Engine, name), name
+
+
+def test_hazm_missing_is_told_as_any_neardup_error():
+    from neardup.canonical.persian import HazmMissing
+    from neardup.cli.errors import describe
+
+    e = HazmMissing("Persian stemming uses hazm: pip install 'neardup[hazm]'")
+    assert isinstance(e, NeardupError) and isinstance(e, ImportError)
+    assert describe(e) == str(e)

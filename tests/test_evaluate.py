@@ -3,7 +3,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from neardup.evaluate import (
+from neardup.evaluation.evaluate import (
     ac1,
     confusion,
     equality_pairs,
@@ -39,7 +39,7 @@ def test_hfm_and_separation():
 
 
 def test_pair_explosion_is_refused():
-    from neardup.evaluate import EvaluationError, shared_key_counts
+    from neardup.evaluation.evaluate import EvaluationError, shared_key_counts
 
     keys = [np.array([7], dtype=np.uint64)] * 10  # 45 pairs share key 7
     assert len(shared_key_counts(keys)) == 45
@@ -149,7 +149,7 @@ def test_levenshtein_truth_counts_documents_of_20_words(tmp_path):
 
 
 def test_bad_input_names_file_and_line(tmp_path):
-    from neardup.evaluate import EvaluationError
+    from neardup.evaluation.evaluate import EvaluationError
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n')

@@ -110,19 +110,21 @@ LAYERS = (
             "errors",
             "runtime",
             "signing.registry",
-            "ppjoin",
             "report.worddiff",
             "report.charts",
             "signing.validate",
         },
     ),
-    ("sketches", {"sketches", "signing.encoding"}),
+    (
+        "sketches",
+        {"sketches", "signing.encoding", "signing.signature", "signing.builtin"},
+    ),
     ("settings", {"config"}),
     ("text", {"canonical"}),
     ("signing", {"signing"}),
     ("storage", {"engines"}),
     ("core", {"matching", "indexing", "report.highlight", "api"}),
-    ("applications", {"io", "evaluate", "report", "dashboards", "cli"}),
+    ("applications", {"io", "evaluation", "report", "dashboards", "cli"}),
 )
 
 

@@ -2,7 +2,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.ppjoin import brute_force, ppjoin, token_ranks
+from neardup.evaluation.ppjoin import brute_force, ppjoin, token_ranks
 
 sets_strategy = st.lists(st.lists(st.integers(0, 40), max_size=25), min_size=0, max_size=25)
 thresholds = st.sampled_from([0.2, 0.4, 0.5, 0.6, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0])

@@ -139,14 +139,13 @@ class Comparison:
     simhash_hamming: int
     exact_equal: bool
     collisions: dict[str, dict[str, int]]  # field -> {"shared": n, "of": total in a}
-    shared_shingles: list[
-        str
-    ]  # canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
+    #: canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
+    shared_shingles: list[str]
     #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
     shared_passages: list[str] = field(default_factory=list)
     #: each side too short for the shingle size to tell texts apart
-    #: (:func:`~neardup.signing.signer.too_short`): then ``exact_equal`` needs the same raw words,
-    # not : only the same canonical tokens
+    #: (:func:`~neardup.signing.signer.too_short`): then ``exact_equal`` needs the same raw
+    #: words, not only the same canonical tokens
     too_short_a: bool = False
     too_short_b: bool = False
     #: canonical tokens of each side
@@ -169,7 +168,7 @@ class DocumentTags:
     resemblance: float | None  # to the representative (None for a representative)
     members: list[tuple[str, float]] = field(default_factory=list)  # a representative's members
     #: too short for the shingle size to tell texts apart
-    # (:func:`~neardup.signing.signer.too_short`)
+    #: (:func:`~neardup.signing.signer.too_short`)
     too_short: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -240,9 +239,9 @@ class NearDup:
         """The candidate rule of this index (:mod:`neardup.matching.candidates`)."""
         from .matching.candidates import CandidateRule, extra_min_match
 
-        from .config import BUILTIN_SIGNATURES
+        from .signing.builtin import BUILTIN
 
-        extended = any(s not in BUILTIN_SIGNATURES for s in self.config.signatures)
+        extended = any(s not in BUILTIN for s in self.config.signatures)
         extra = extra_min_match(self._made_signer()) if extended else {}
         return CandidateRule(self.config, extra)
 
@@ -315,8 +314,8 @@ class NearDup:
     ) -> IndexReport:
         """Sign, tag and store documents, batch by batch (see :mod:`neardup.indexing.ingest`);
         ``checked``: every document passed :func:`~neardup.signing.validate.check_document` already
-        (those of :func:`~neardup.io.read_documents` have), so signing does not check it again.
-        ``stop``: asked after each stored batch; true ends the run there
+        (those of :func:`~neardup.io.reading.read_documents` have), so signing does not check it
+        again. ``stop``: asked after each stored batch; true ends the run there
         (see :func:`neardup.indexing.ingest.run`).
 
         Unchanged documents keep their place and tags, changed ones are updated in place
@@ -481,6 +480,7 @@ class NearDup:
         """Explain one pair: exact similarities, shared shingles and the raw passages behind them,
         which signatures collide."""
         from .report.highlight import shared_passage_texts
+        from .signing.encoding import POSITIONAL
         from .sketches.minhash import MinHash
         from .sketches.simhash import hamming
 
@@ -497,7 +497,7 @@ class NearDup:
             ka, kb = sa.keys[f], sb.keys.get(f, np.empty(0, dtype=np.uint64))
             shared = (
                 int(np.count_nonzero(ka == kb[: len(ka)]))
-                if f in ("minhash", "simhash") and len(ka) == len(kb)
+                if f in POSITIONAL and len(ka) == len(kb)
                 else intersection_size(np.unique(ka), np.unique(kb))
             )
             collisions[f] = {"shared": shared, "of": int(len(ka))}

@@ -17,6 +17,7 @@ from typing import Any, Literal, Mapping, get_args
 import xxhash
 
 from .errors import ConfigError
+from .signing.builtin import BUILTIN
 from .signing.registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
@@ -32,9 +33,8 @@ SIGNATURE_VERSION = 6
 OPENS_VERSIONS = (5, SIGNATURE_VERSION)
 
 # -- settings with a fixed set of values: the Literal types are the one source of the choices
-Language = Literal[
-    "fa", "ru", "en"
-]  # the languages with rules of their own (stop lists, Persian letters, stemmers)
+#: The languages with rules of their own (stop lists, Persian letters, stemmers).
+Language = Literal["fa", "ru", "en"]
 DefaultLang = str  # "auto" (detect by script) or a language code (:func:`is_language_code`)
 Digits = Literal["unify", "drop", "keep"]  # unify: to ASCII
 Stem = Literal["none", "snowball", "lemma"]  # snowball: ru, en; lemma: ru (pymorphy3)
@@ -82,11 +82,10 @@ def language_of_code(code: str) -> str:
     return re.split("[-_]", code, maxsplit=1)[0].lower()
 
 
-SIGNATURES = ("exact", "minhash", "simhash", "winnow")
-#: Built-in signatures: the defaults plus Broder's MOD_m sample.
-BUILTIN_SIGNATURES = SIGNATURES + ("modm",)
+#: The signatures of an index unless chosen otherwise (the table's defaults).
+SIGNATURES = tuple(name for name, sig in BUILTIN.items() if sig.default)
 #: Samples of the shingle set that propose candidates for containment (not resemblance).
-CONTAINMENT_SAMPLES = ("winnow", "modm")
+CONTAINMENT_SAMPLES = tuple(name for name, sig in BUILTIN.items() if sig.sample)
 
 
 #: Settings added after indices were first stored: left out of :meth:`Config.to_dict` (hence
@@ -120,20 +119,16 @@ class Config:
 
     version: int = SIGNATURE_VERSION
     # -- canonicalization ------------------------------------------------------------
-    default_lang: DefaultLang = (
-        "auto"  # "auto" (detect by script) or a language code (:func:`is_language_code`)
-    )
+    #: "auto" (detect by script) or a language code (:func:`is_language_code`)
+    default_lang: DefaultLang = "auto"
     strip_html: bool = True
     stopwords: bool = True
     digits: Digits = "unify"  # unify (to ASCII) | drop | keep
     stem: Stem = "none"  # none | snowball (ru, en) | lemma (ru: pymorphy3)
     fa_segmentation: FaSegmentation = "anchors"  # Persian runs: anchors | join | none
     fa_join_rules: tuple[FaJoinRule, ...] = ("lexicon", "second")  # joins of fa_segmentation="join"
-    fa_anchors: tuple[int, int, int] = (
-        3,
-        2,
-        14,
-    )  # (first_mod, second_mod, seed) of the anchor letter pairs
+    #: (first_mod, second_mod, seed) of the anchor letter pairs
+    fa_anchors: tuple[int, int, int] = (3, 2, 14)
     # -- shingles ----------------------------------------------------------------------
     shingle: Shingle = "word"  # word | char
     shingle_size: int = 5
@@ -146,9 +141,8 @@ class Config:
     threshold: float = 0.8
     bands: int = 0
     rows: int = 0
-    min_match: int = (
-        0  # m: band keys a candidate shares (0: chosen with bands/rows; 1 when they are given)
-    )
+    #: m: band keys a candidate shares (0: chosen with bands/rows; 1 when they are given)
+    min_match: int = 0
     max_bands: int = 20  # bound on the optimizer's b: each band is one posting per document
     fp_weight: float = 0.05
     fn_weight: float = 0.95
@@ -184,7 +178,7 @@ class Config:
                 "default_lang must be auto or a language code (en, de, ar, zh, ...), "
                 f"not {self.default_lang!r}"
             )
-        known = set(BUILTIN_SIGNATURES) | set(FAMILY_SIGNATURES)
+        known = set(BUILTIN) | set(FAMILY_SIGNATURES)
         unknown = set(self.signatures) - known
         if unknown:
             raise ConfigError(f"unknown signature(s) {sorted(unknown)}; known: {sorted(known)}")

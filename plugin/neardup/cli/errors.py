@@ -28,7 +28,8 @@ _KEPT = (
 
 
 def describe(e: BaseException) -> str | None:
-    """A clear message for an expected failure, or None for a bug."""
+    """A clear message for an expected failure, or None for a bug. Every error of neardup
+    (``NeardupError``, hazm missing for an option that needs it included) is its message."""
     if isinstance(e, NeardupError):
         return str(e)
     if isinstance(e, sqlite3.Error):
@@ -55,10 +56,6 @@ def describe(e: BaseException) -> str | None:
         )
     if isinstance(e, MemoryError):
         return "out of memory: use a smaller --batch-size or fewer --workers"
-    from ..canonical.persian import HazmMissing
-
-    if isinstance(e, HazmMissing):  # an option that needs the hazm extra
-        return str(e)
     return None
 
 

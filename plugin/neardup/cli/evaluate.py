@@ -23,12 +23,13 @@ def _floats(value: str) -> list[float]:
 
 
 def _corpus(paths: tuple[str, ...], limit: int | None):
-    """The documents of ``paths``: one JSONL file as :func:`~neardup.evaluate.load_corpus`
-    reads it (documents or pairs), else what 'neardup index' reads (files and folders)."""
+    """The documents of ``paths``: one JSONL file as
+    :func:`~neardup.evaluation.evaluate.load_corpus` reads it (documents or pairs), else what
+    'neardup index' reads (files and folders)."""
     from pathlib import Path
 
-    from ..evaluate import Corpus, load_corpus
-    from ..io import InputError, kind_of, read_documents
+    from ..evaluation.evaluate import Corpus, load_corpus
+    from ..io.reading import InputError, kind_of, read_documents
 
     if len(paths) == 1 and Path(paths[0]).is_file() and kind_of(Path(paths[0])) == "jsonl":
         return load_corpus(paths[0], limit)
@@ -130,7 +131,7 @@ def evaluate_cmd(
       neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
     """
     from ..config import Config
-    from ..evaluate import DEFAULT_METHODS, evaluate, load_labels, to_markdown
+    from ..evaluation.evaluate import DEFAULT_METHODS, evaluate, load_labels, to_markdown
 
     ctx = click.get_current_context()
     explicit_engine = ctx.get_parameter_source("target") in (

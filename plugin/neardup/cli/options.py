@@ -193,11 +193,11 @@ def signing_options(fn: Callable) -> Callable:
 
 def input_options(fn: Callable) -> Callable:
     """--text-field, --id-field, --title-field, --lang-field and --encoding of the commands
-    that read files, passed on as ``record_fields`` (a :class:`neardup.io.RecordFields`) and
+    that read files, passed on as ``record_fields`` (a :class:`neardup.io.reading.RecordFields`) and
     ``encoding``."""
 
     def check_encoding(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        from ..io import check_encoding as problem_of
+        from ..io.reading import check_encoding as problem_of
 
         problem = None if value is None else problem_of(value)
         if problem:
@@ -245,7 +245,7 @@ def input_options(fn: Callable) -> Callable:
     def wrapper(
         *args: Any, text_field: str, id_field: str, title_field: str, lang_field: str, **kwargs: Any
     ) -> Any:
-        from ..io import RecordFields
+        from ..io.reading import RecordFields
 
         names = {
             "--text-field": text_field,

@@ -32,18 +32,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from ..config import CONTAINMENT_SAMPLES, Config
+from ..config import Config
 from ..engines.base import Candidate, CandidateQuery, Engine, KeyGroup
+from ..signing.builtin import BUILTIN, SimHashBlocks
 from ..sketches.simhash import hamming, hamming_many
 from ..sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
 
-_SIMHASH_ONLY = frozenset({"simhash"})
+if TYPE_CHECKING:
+    from ..signing.signer import Signer
+
 #: Signature fields that propose candidates for resemblance.
-RESEMBLANCE_FIELDS = ("exact", "minhash", "simhash")
+RESEMBLANCE_FIELDS = tuple(name for name, sig in BUILTIN.items() if sig.resemblance)
+#: Fields whose shared keys bound the Hamming distance of the SimHash fingerprints.
+_SIMHASH_ONLY = frozenset({SimHashBlocks.name})
 
 
 class SignedLike(Protocol):
@@ -70,9 +75,12 @@ class CandidateRule:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", dict(self.extra))
-        need = {"exact": 1, "minhash": max(1, int(self.config.min_match)), "simhash": 1}
+        builtin = [sig(self.config) for sig in BUILTIN.values() if sig.resemblance]
+        need = {sig.name: max(1, int(sig.min_match)) for sig in builtin}
         need.update({f: max(1, int(m)) for f, m in self.extra.items()})
         object.__setattr__(self, "_needs", need)
+        whole = frozenset(sig.name for sig in builtin if not sig.containment)
+        object.__setattr__(self, "_whole_document", whole)
 
     # -- what must be shared ---------------------------------------------------------------------
     def needs(self) -> dict[str, int]:
@@ -105,10 +113,12 @@ class CandidateRule:
         groups = [
             KeyGroup(f, _keys(keys[f]), m)
             for f, m in self._needs.items()
-            if f in keys and len(keys[f]) and not (mode == "containment" and f == "simhash")
+            if f in keys
+            and len(keys[f])
+            and not (mode == "containment" and f in self._whole_document)
         ]
         if mode == "containment":
-            for f in CONTAINMENT_SAMPLES:
+            for f in (name for name, sig in BUILTIN.items() if sig.sample):
                 sample = keys.get(f)
                 if sample is not None and len(sample):
                     need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
@@ -209,7 +219,9 @@ def all_candidates(
     return results
 
 
-def extra_min_match(signer: Any) -> dict[str, int]:
-    """Field -> ``min_match`` of a signer's extended signatures (none when it has no signer yet)."""
-    sigs = getattr(signer, "extra_signatures", None) or {}
-    return {f: max(1, int(s.min_match)) for f, s in sigs.items()}
+def extra_min_match(signer: Signer | None) -> dict[str, int]:
+    """Field -> ``min_match`` of a signer's extended signatures (none without a signer: an
+    index whose collection statistics are not made yet)."""
+    if signer is None:
+        return {}
+    return {f: max(1, int(s.min_match)) for f, s in signer.extra_signatures.items()}

@@ -28,9 +28,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..sketches.hashing import U64
+from .builtin import BUILTIN
 
 #: Fields whose keys are positional (band / block number matters for the keyword).
-POSITIONAL = frozenset({"minhash", "simhash"})
+POSITIONAL = frozenset(name for name, sig in BUILTIN.items() if sig.positional)
 #: Bits of a signature key kept in a posting (the field number sits above them).
 KEY_BITS = 44
 KEY_MASK = (1 << KEY_BITS) - 1

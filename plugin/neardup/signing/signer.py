@@ -1,27 +1,21 @@
 """Signing: raw text -> canonical tokens -> shingles -> every signature neardup stores.
 
 Each signature is a set of 64-bit keys stored as a keyword field and matched by term
-queries in the engine:
-
-* ``exact``    one key: xxh3-128 of the canonical token hashes in order (full duplicates)
-* ``minhash``  b LSH band keys of the MinHash sketch (:mod:`neardup.sketches.lsh`)
-* ``simhash``  k+1 block keys of the 64-bit SimHash (:mod:`neardup.sketches.simhash`)
-* ``winnow``   winnowing fingerprints of the shingle sequence (containment)
-* ``modm``     Broder's MOD_m sample of the shingle set (optional; containment)
-
-plus any signature of the extended family registered in :mod:`neardup.signing.registry`.
-Positional keys (band i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as
-``"hex"`` (:mod:`neardup.signing.encoding`).
+queries in the engine: the built-in ones of :data:`neardup.signing.builtin.BUILTIN` (exact,
+MinHash bands, SimHash blocks, winnowing, MOD_m), made for a whole batch at once, and any
+of the extended family registered in :mod:`neardup.signing.registry`. Positional keys (band
+i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as ``"hex"``
+(:mod:`neardup.signing.encoding`).
 
 A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
 *wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
 block or sample keys), so those never make it a candidate; signatures of the extended family
 that read the raw text (Kosinov's punctuation strings) keep their keys, but every candidate
-is verified on shingles and a similarity with an empty set is 0 (:mod:`neardup.sketches.verify`), so
-a wordless document is never a near-duplicate of anything. It is stored and found by full-text
-search. Before signing, every document of a batch
-is checked by :func:`neardup.signing.validate.check_document`; a document it refuses is left out and
-reported, and the rest of the batch is signed.
+is verified on shingles and a similarity with an empty set is 0
+(:mod:`neardup.sketches.verify`), so a wordless document is never a near-duplicate of
+anything. It is stored and found by full-text search. Before signing, every document of a
+batch is checked by :func:`neardup.signing.validate.check_document`; a document it refuses
+is left out and reported, and the rest of the batch is signed.
 """
 
 from __future__ import annotations
@@ -32,19 +26,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
-import xxhash
 
 from ..canonical import Canonical, Canonicalizer
 from ..canonical.letters import SURROGATE, TextOrSpan, text_flags_many
-from ..config import BUILTIN_SIGNATURES, Config
+from ..config import Config
 from ..sketches.hashing import U64, hash_strings
-from ..sketches.lsh import band_keys_many
 from ..sketches.minhash import MinHash, kperm_sketch, oph_many
 from ..sketches.ragged import join, offsets_of, segment_unique, split
 from .registry import REGISTRY
-from ..sketches.sampling import winnow_many
 from ..sketches.shingles import Shingles, char_units, combine_many
-from ..sketches.simhash import agreeing_blocks, block_keys_many, token_simhash_many
+from ..sketches.simhash import token_simhash_many
+from .builtin import BUILTIN, exact_keys
 from .records import Document, Signed
 from .validate import InvalidDocument, check_documents
 
@@ -101,7 +93,9 @@ class Signer:
         self.canonicalizer = Canonicalizer(config)
         self.context = context or {}
         self.extra_signatures: dict[str, Any] = {}
-        extra = [s for s in config.signatures if s not in BUILTIN_SIGNATURES]
+        #: the built-in signatures of the config, in the order their keys are stored
+        self.builtin = [sig(config) for name, sig in BUILTIN.items() if name in config.signatures]
+        extra = [s for s in config.signatures if s not in BUILTIN]
         for name in extra if extended else ():
             self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
@@ -163,7 +157,7 @@ class Signer:
         of :meth:`sign`. A document that :func:`~neardup.signing.validate.check_document` refuses or
         that cannot be canonicalized goes to ``on_error`` (raised when it is None) and is
         left out; the others are signed. ``checked``: every document passed
-        ``check_document`` already (as those of :func:`neardup.io.read_documents`), so it is
+        ``check_document`` already (as those of :func:`neardup.io.reading.read_documents`), so it is
         not run again."""
         return self._sign_docs(docs, on_error, check=not checked)
 
@@ -267,8 +261,8 @@ class Signer:
             [d.text for d in docs], th, off, langs, canon, prepared=bool(self.extra_signatures)
         )
         c = self.config
-        exacts = exact_keys(th, off)
-        fields = self._field_keys(st, exacts)
+        exacts = st.exacts
+        fields = self._field_keys(st)
         counts = np.diff(off).tolist()
         set_off, simhashes = st.set_offsets.tolist(), st.simhash.tolist()
         short = too_short(
@@ -297,31 +291,15 @@ class Signer:
             )
         return out
 
-    def _field_keys(
-        self, st: _Stages, exacts: Sequence[str]
-    ) -> list[tuple[str, np.ndarray, list[int] | None]]:
-        """The keys of each built-in field of a batch, in the order stored: (field, values,
-        each document's offsets into them, or None where ``values`` is a D x n matrix)."""
-        c = self.config
-        keys: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-        if "exact" in c.signatures:  # the exact field's key: the digest's first half
-            values = np.array([int(e[:16], 16) for e in exacts], dtype=U64)
-            keys["exact"] = (values, np.arange(len(exacts) + 1))
-        if "minhash" in c.signatures:
-            keys["minhash"] = (band_keys_many(st.sketches, c.bands, c.rows), None)
-        if "simhash" in c.signatures:
-            keys["simhash"] = (
-                block_keys_many(st.simhash, c.simhash_k, agreeing_blocks(c.version)),
-                None,
-            )
-        if "winnow" in c.signatures:
-            keys["winnow"] = segment_unique(
-                *winnow_many(st.sequence, st.seq_offsets, c.winnow_window), compiled=True
-            )
-        if "modm" in c.signatures:
-            keep = st.sets % np.uint64(c.mod_m) == 0
-            keys["modm"] = (st.sets[keep], offsets_of(keep)[st.set_offsets])
-        return [(f, v, None if o is None else o.tolist()) for f, (v, o) in keys.items()]
+    def _field_keys(self, st: _Stages) -> list[tuple[str, np.ndarray, list[int] | None]]:
+        """The keys of each built-in signature of the config for a whole batch, in the order
+        stored (:data:`~neardup.signing.builtin.BUILTIN`'s): (field, values, each document's
+        offsets into them, or None where ``values`` is a D x n matrix)."""
+        out = []
+        for sig in self.builtin:
+            values, offsets = sig.batch(st)
+            out.append((sig.name, values, None if offsets is None else offsets.tolist()))
+        return out
 
     def _stages(
         self,
@@ -351,6 +329,7 @@ class Signer:
             set_offsets=set_off,
             sketches=sketches,
             simhash=token_simhash_many(th, off),
+            exacts=exact_keys(th, off),
         )
         if not prepared:
             return st, []
@@ -402,32 +381,6 @@ def _hashed(canon: Sequence[Canonical], seed: int) -> tuple[np.ndarray, np.ndarr
     return th, offsets_of([len(x.tokens) for x in canon]), [x.lang for x in canon]
 
 
-def exact_key(token_hashes: np.ndarray) -> str:
-    """The exact signature: xxh3-128 (hex) of the document's canonical token hashes, in order,
-    as little-endian 64-bit integers (two documents with the same canonical token stream
-    share it; a wordless document hashes the empty string).
-
-    >>> a_rose, rose_a = hash_strings(["a", "rose"], 1), hash_strings(["rose", "a"], 1)
-    >>> exact_key(a_rose) == exact_key(hash_strings(["a", "rose"], 1)) != exact_key(rose_a)
-    True
-    """
-    return exact_keys(token_hashes, np.array([0, len(token_hashes)]))[0]
-
-
-def exact_keys(token_hashes: np.ndarray, offsets: np.ndarray) -> list[str]:
-    """:func:`exact_key` of each document's token hashes (document i's at
-    ``offsets[i]:offsets[i+1]``), hashed from slices of one buffer.
-
-    >>> th = hash_strings(["a", "rose", "is"], 1)
-    >>> exact_keys(th, np.array([0, 2, 3])) == [exact_key(th[:2]), exact_key(th[2:])]
-    True
-    """
-    buf = memoryview(np.ascontiguousarray(token_hashes, dtype="<u8")).cast("B")
-    bounds = (np.asarray(offsets, dtype=np.int64) * 8).tolist()
-    return [xxhash.xxh3_128_hexdigest(buf[a:b]) for a, b in itertools.pairwise(bounds)]
-
-
-#: Built-in key fields in the order their keys are rendered.
 def _nth(values: np.ndarray, offsets: list[int] | None, i: int) -> np.ndarray:
     """Document i's keys: row i of a matrix (``offsets`` None), or its ragged slice."""
     return values[i] if offsets is None else values[offsets[i] : offsets[i + 1]]
@@ -441,3 +394,4 @@ class _Stages:
     set_offsets: np.ndarray
     sketches: np.ndarray  # (D, num_perm)
     simhash: np.ndarray  # (D,) uint64
+    exacts: list[str]  # xxh3-128 (hex) of each document's token hashes

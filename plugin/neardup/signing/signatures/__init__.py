@@ -2,7 +2,7 @@
 ``Config.signatures`` and stored as keyword fields ``keys.<name>``.
 
 ``REGISTRY[name](config, context)`` (:mod:`neardup.signing.registry`, which maps names to classes
-without importing them) returns a :class:`~.common.Signature`: a callable
+without importing them) returns a :class:`~neardup.signing.signature.Signature`: a callable
 ``Prepared -> np.ndarray`` of uint64 keys, with ``min_match`` (keys two documents must
 share to be candidates), ``components`` and ``parts()`` (keys per component).
 
@@ -35,7 +35,7 @@ from typing import Iterable
 
 from .. import registry
 from ..registry import NEEDS_CONTEXT, REGISTRY
-from .common import Signature
+from ..signature import Signature
 from .stats import ContextError, collection_stats
 from .supershingles import match_curve, match_probability
 

@@ -24,7 +24,8 @@ import numpy as np
 import xxhash
 
 from ...sketches.hashing import U64
-from .common import Signature, setting
+from ..signature import Signature
+from .common import setting
 
 
 def anchor_positions(text: str, modulus: int = 50, letters: str = "") -> np.ndarray:

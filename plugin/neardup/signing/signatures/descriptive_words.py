@@ -32,7 +32,8 @@ import xxhash
 
 from ...canonical import Canonicalizer, strip_html
 from ...sketches.hashing import U64
-from .common import Signature, digest64, sentences, setting, words
+from ..signature import Signature
+from .common import digest64, sentences, setting, words
 from .stats import Stats
 
 COMPONENTS = ("crc32", "tf", "tfidf", "tfridf", "tfidfopt", "long2", "heavy2", "support")

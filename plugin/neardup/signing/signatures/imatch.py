@@ -29,7 +29,8 @@ import numpy as np
 import xxhash
 
 from ...sketches.hashing import U64
-from .common import Signature, setting
+from ..signature import Signature
+from .common import setting
 from .stats import Stats
 
 MAX_WORD_LEN = 25

@@ -25,7 +25,8 @@ import xxhash
 from ...sketches.hashing import U64
 from ...sketches.lsh import band_keys
 from ...sketches.minhash import kperm_sketch
-from .common import Signature, setting
+from ..signature import Signature
+from .common import setting
 
 
 def match_probability(rho: float | np.ndarray, k: int = 6, s: int = 14, r: int = 2) -> np.ndarray:

@@ -27,7 +27,8 @@ import numpy as np
 
 from ...canonical import strip_html
 from ...sketches.hashing import U64
-from .common import Signature, digest64, sentences, words
+from ..signature import Signature
+from .common import digest64, sentences, words
 
 PUNCT = (".", ",", "-", "_", ":", ";", "!", "?", "(", ")", " ")
 COMPONENTS = ("punct", "lengths", "means", "freq", "seq", "all")

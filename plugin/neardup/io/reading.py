@@ -52,10 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from .config import is_language_code
-from .errors import InvalidInput
-from .signing.records import Document
-from .signing.validate import check_document
+from ..config import is_language_code
+from ..errors import InvalidInput
+from ..signing.records import Document
+from ..signing.validate import check_document
 
 JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
 CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
@@ -423,31 +423,72 @@ def _parse_line(
     fields: RecordFields = DEFAULT_FIELDS,
     encoding: str | None = None,
 ) -> Iterator[Document | InputError]:
+    rec = _json_value(raw, where, encoding)
+    if isinstance(rec, InputError):
+        yield rec
+    elif rec is not _BLANK:
+        yield _record(rec, where, default_id, _SURROGATE_ESCAPE.search(raw) is None, fields)
+
+
+#: What :func:`_json_value` gives for a blank line.
+_BLANK = object()
+
+
+def _json_value(raw: bytes, where: str, encoding: str | None = None) -> object:
+    """The JSON value of one line of JSON Lines, :data:`_BLANK` for a blank line, or the
+    :class:`InputError` saying why it cannot be read."""
     if raw.startswith(_BOM) and encoding in (None, "utf-8"):
         raw = raw[len(_BOM) :]
     if not raw.strip():
-        return
+        return _BLANK
     try:
         line = raw.decode(encoding or "utf-8")
     except UnicodeDecodeError as e:
-        yield InputError(where, _not_decodable(encoding, e))
-        return
+        return InputError(where, _not_decodable(encoding, e))
     try:
-        rec = json.loads(line)
+        return json.loads(line)
     except json.JSONDecodeError as e:
-        yield InputError(where, f"not JSON ({e.msg} at column {e.colno})")
-        return
+        return InputError(where, f"not JSON ({e.msg} at column {e.colno})")
     except RecursionError:
-        yield InputError(
+        return InputError(
             where,
             "record is nested too deeply to read (JSON arrays or objects inside each other "
             "hundreds of levels deep)",
         )
-        return
     except ValueError as e:  # e.g. an integer of more than 4300 digits
-        yield InputError(where, f"not readable JSON ({e})")
-        return
-    yield _record(rec, where, default_id, _SURROGATE_ESCAPE.search(raw) is None, fields)
+        return InputError(where, f"not readable JSON ({e})")
+
+
+def json_records(path: str | os.PathLike, limit: int | None = None) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of each non-blank line of a JSON Lines file (compressed ones
+    too), the first ``limit`` lines only when given; a line that is not a JSON object raises
+    :class:`InputError` naming the file and line.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    ...     _ = f.write('{"id": "a"}\\n\\n{"id": "b"}\\n[1]\\n')
+    >>> records = json_records(f.name)
+    >>> next(records), next(records)
+    ((1, {'id': 'a'}), (3, {'id': 'b'}))
+    >>> next(records)
+    Traceback (most recent call last):
+    neardup.io.reading.InputError: ...:4: a record must be a JSON object
+    >>> os.unlink(f.name)
+    """
+    stream, raw = _open(Path(path))
+    with raw, stream:
+        for n, line in enumerate(stream, 1):
+            if limit is not None and n > limit:
+                return
+            problem = _not_json_lines(line) if n == 1 else None
+            rec = InputError(f"{path}:1", problem) if problem else _json_value(line, f"{path}:{n}")
+            if isinstance(rec, InputError):
+                raise rec
+            if rec is _BLANK:
+                continue
+            if not isinstance(rec, dict):
+                raise InputError(f"{path}:{n}", "a record must be a JSON object")
+            yield n, rec
 
 
 def _not_decodable(encoding: str | None, e: UnicodeDecodeError) -> str:

@@ -19,7 +19,8 @@ lowest score it gives to a found true pair minus HFM.
 
 Ground truth (``truth``):
 
-* ``jaccard``: exact resemblance of canonical w-shingle sets >= t, by :func:`neardup.ppjoin.ppjoin`;
+* ``jaccard``: exact resemblance of canonical w-shingle sets >= t, by
+  :func:`neardup.evaluation.ppjoin.ppjoin`;
 * ``levenshtein``: 1 - d_Lev(A, B) / max(|A|, |B|) >= t on the tag-stripped texts, among
   documents of >= 20 words (Kosinov's ROMIP truth); every method is then scored on those
   documents only;
@@ -41,22 +42,23 @@ Methods:
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .canonical import strip_html
-from .config import Config, is_language_code
-from .errors import InvalidInput
-from .sketches.ragged import join, pair_count, pairs_sharing
-from .signing.signatures import REGISTRY, build_context, needs_context
-from .signing.signatures.common import words
-from .signing.signer import Signer
-from .signing.records import Document
+from ..canonical import strip_html
+from ..config import Config, is_language_code
+from ..errors import InvalidInput
+from ..io.reading import InputError, json_records
+from ..sketches.ragged import join, pair_count, pairs_sharing
+from ..signing.signatures import REGISTRY, build_context, needs_context
+from ..signing.signatures.common import words
+from ..signing.builtin import BUILTIN
+from ..signing.signer import Signer
+from ..signing.records import Document
 
 Pair = tuple[int, int]
 THRESHOLDS = (1.0, 0.95, 0.90, 0.85)
@@ -151,21 +153,12 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
     return Corpus(ids=ids, texts=texts, langs=langs, labels=labels if has_pairs else None)
 
 
-def _jsonl(path: str | Path, limit: int | None = None):
-    """(line number, object) of each non-empty line; errors name the file and line."""
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if limit is not None and n > limit:
-                return
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise EvaluationError(f"{path}:{n}: not JSON ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise EvaluationError(f"{path}:{n}: a record must be a JSON object")
-            yield n, rec
+def _jsonl(path: str | Path, limit: int | None = None) -> Iterator[tuple[int, dict]]:
+    """:func:`neardup.io.reading.json_records`, its errors as :class:`EvaluationError`."""
+    try:
+        yield from json_records(path, limit)
+    except InputError as e:
+        raise EvaluationError(str(e)) from None
 
 
 def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
@@ -387,10 +380,10 @@ class MethodSpec:
 def parse_method(name: str) -> MethodSpec:
     head, _, tail = name.partition(":")
     if head == "engine":
-        if tail and tail not in ("exact", "minhash", "simhash", "winnow") and tail not in REGISTRY:
+        if tail and tail not in BUILTIN and tail not in REGISTRY:
             raise EvaluationError(
-                f"engine field {tail!r} is not a signature; known: exact, minhash, simhash, "
-                f"winnow, {', '.join(REGISTRY)}"
+                f"engine field {tail!r} is not a signature; known: "
+                f"{', '.join([*BUILTIN, *REGISTRY])}"
             )
         return MethodSpec(name, "engine", tail or None)
     if head not in REGISTRY:
@@ -467,7 +460,7 @@ class MethodResult:
 def _sign_pairs(
     spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]
 ) -> MethodResult:
-    from .signing.signatures.sketches import min_matches
+    from ..signing.signatures.sketches import min_matches
 
     t0 = time.perf_counter()
     sig = REGISTRY[spec.signature](config, context)
@@ -500,8 +493,8 @@ def _engine_pairs(
     target: str | None,
     engine_opts: dict,
 ) -> MethodResult:
-    from .api import RESEMBLANCE_FIELDS, NearDup
-    from .engines import open_engine
+    from ..api import RESEMBLANCE_FIELDS, NearDup
+    from ..engines import open_engine
 
     t0 = time.perf_counter()
     engine = open_engine(target or ":memory:", **engine_opts)

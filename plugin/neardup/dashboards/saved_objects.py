@@ -23,9 +23,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .errors import EngineError
-from .runtime.retry import Backoff
-from .runtime.resources import load_json
+from ..errors import EngineError
+from ..runtime.retry import Backoff
+from ..runtime.resources import load_json
 
 TARGETS = ("kibana", "opensearch-dashboards")
 DASHBOARD_TITLE = "Near-duplicate clusters"
@@ -247,7 +247,7 @@ def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], st
     (``neardup attach --order-field``), else ``neardup.indexed_at``. ``engine`` is an open
     :class:`~neardup.engines.elastic.ElasticEngine`."""
 
-    from .engines.transport import response_body
+    from ..engines.transport import response_body
 
     def mapping(index: str) -> Mapping[str, Any]:
         m = response_body(engine.client.indices.get_mapping(index=index))
@@ -619,7 +619,7 @@ def saved_objects(
     (``mappings``: the live ones, see :func:`live_mappings`; default: the templates)."""
     if target not in PRODUCTS:
         raise DashboardError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    from .engines.dsl import clusters_index as clusters_of, index_name_problem
+    from ..engines.dsl import clusters_index as clusters_of, index_name_problem
 
     problem = index_name_problem(index)
     if problem:

@@ -1,0 +1,2 @@
+"""How well the methods find near-duplicates: recall, precision, F1 and AC1 against ground
+truth (``evaluate``), and the exact all-pairs join that makes ground truth (``ppjoin``)."""

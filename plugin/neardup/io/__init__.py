@@ -1,0 +1,2 @@
+"""Documents in and out of files: reading JSON Lines, CSV, Parquet, plain text and
+directories of them into documents (``reading``)."""
