@@ -445,7 +445,7 @@ def test_a_real_ctrl_c_during_index_exits_130_with_the_resume_hint(tmp_path):
 
     lines = SAMPLE.read_text(encoding="utf-8").splitlines()
     with open(tmp_path / "big.jsonl", "w", encoding="utf-8") as f:
-        for k in range(150):
+        for k in range(600):
             for line in lines:
                 rec = json.loads(line)
                 f.write(json.dumps({**rec, "id": f"{k}-{rec['id']}"}, ensure_ascii=False) + "\n")
@@ -464,7 +464,10 @@ def test_a_real_ctrl_c_during_index_exits_130_with_the_resume_hint(tmp_path):
         stderr=subprocess.PIPE,
         env=env,
     )
-    time.sleep(3)
+    started = time.monotonic()  # the signal once indexing runs: the index made, a moment after
+    while not (tmp_path / "x.db").exists() and time.monotonic() - started < 60:
+        time.sleep(0.05)
+    time.sleep(1)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     if p.returncode == 0:
