@@ -285,7 +285,7 @@ def test_the_compiled_sketch_loops_give_what_the_interpreted_ones_give(seed):
     widths = rng.integers(1, 8, 12)
     assert _same(h_c.window_hashes(units, off, widths), h_i.window_hashes(units, off, widths))
     k = int(rng.choice([8, 64, 128]))
-    a, b = m_c.oph_bins(units, off, k, np.uint64(seed)), m_i.oph_bins(units, off, k, seed)
+    a, b = (m.oph_bins(units, off, k, np.uint64(seed)) for m in (m_c, m_i))
     assert _same(a, b)
     m_c.oph_densify(a, np.uint64(99)), m_i.oph_densify(b, np.uint64(99))
     assert _same(a, b)

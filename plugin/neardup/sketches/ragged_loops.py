@@ -60,7 +60,7 @@ def _bucketed(values, seg, starts):
     shift = np.uint64(64 - b)
     starts[: (1 << b) + 1] = 0
     for i in range(n):
-        starts[(values[i] >> shift) + 1] += 1
+        starts[int(values[i] >> shift) + 1] += 1  # (int: uint64 + int is float in numpy 1)
     most = 0
     for j in range(1 << b):
         most = max(most, starts[j + 1])
