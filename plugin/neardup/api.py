@@ -26,7 +26,7 @@ import numpy as np
 from .matching import clustering
 from .indexing import ingest
 from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule, engine_fetch, extra_min_match
-from .matching.clustering import Pair, UnionFind
+from .matching.clustering import Pair
 from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
@@ -37,7 +37,6 @@ from .indexing.ingest import IndexReport
 from .signing.signer import Signer
 from .signing.records import Document, Signed
 from .matching.tagging import Tagger, is_representative
-from .sketches.verify import similarity
 
 __all__ = [
     "RESEMBLANCE_FIELDS",
@@ -47,7 +46,6 @@ __all__ = [
     "Match",
     "NearDup",
     "Pair",
-    "UnionFind",
     "first_line",
 ]
 
@@ -563,17 +561,10 @@ class NearDup:
             return self.engine.search_collapsed(query, size)
         hits = self.engine.search(query, pool or max(50, 5 * size))
         if threshold is None and hits and all(h.cluster_id for h in hits):
-            return _fold(hits, lambda h: h.cluster_id)[:size]
+            return clustering.fold_hits(hits, lambda h: h.cluster_id)[:size]
         t = self.config.threshold if threshold is None else threshold
         docs = self.engine.get([h.id for h in hits])
-        rule = self.rule
-        uf = UnionFind()
-        present = [h for h in hits if h.id in docs]
-        for x, y in itertools.combinations(present, 2):
-            a, b = docs[x.id], docs[y.id]
-            if rule.is_candidate(a, b, t) and similarity(a.shingles, b.shingles).resemblance >= t:
-                uf.union(x.id, y.id)
-        return _fold(hits, lambda h: uf.find(h.id))[:size]
+        return clustering.fold_hits(hits, clustering.copies_among(hits, docs, self.rule, t))[:size]
 
 
 def first_line(text: str, width: int = 80) -> str:
@@ -588,17 +579,6 @@ def first_line(text: str, width: int = 80) -> str:
     if line is None:
         line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
-
-
-def _fold(hits: list[Hit], group_of: Callable[[Hit], str]) -> list[Hit]:
-    heads: dict[str, Hit] = {}
-    for h in hits:  # hits arrive best first
-        g = group_of(h)
-        if g in heads:
-            heads[g].folded.append(h.id)
-        else:
-            heads[g] = h
-    return list(heads.values())
 
 
 def _as_doc(x: str | Document, name: str) -> Document:

@@ -22,12 +22,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .candidates import CandidateRule
-from ..engines.base import ClusterRecord, Engine, StoredDoc, TagRow
+from ..engines.base import ClusterRecord, Engine, Hit, StoredDoc, TagRow
 from ..sketches.lsh import collision_probability
 from .tagging import choose
 from ..sketches.verify import passes_length_filter_many, similarity
@@ -361,3 +361,39 @@ def resemblance_histogram(
         for b in bins:
             b["expected_recall"] = round(expected_recall(rule, max(b["from"], 1e-9)), 4)
     return bins
+
+
+# -- search results ----------------------------------------------------------------------------
+def fold_hits(hits: Sequence[Hit], group_of: Callable[[Hit], str]) -> list[Hit]:
+    """Search hits (best first) with each group's later hits folded under its first: their ids
+    go to the first hit's ``folded``.
+
+    >>> hits = [Hit(id=i, score=1.0, title=None, snippet="") for i in "abc"]
+    >>> [(h.id, h.folded) for h in fold_hits(hits, lambda h: "x" if h.id in "ac" else h.id)]
+    [('a', ['c']), ('b', [])]
+    """
+    heads: dict[str, Hit] = {}
+    for h in hits:
+        g = group_of(h)
+        if g in heads:
+            heads[g].folded.append(h.id)
+        else:
+            heads[g] = h
+    return list(heads.values())
+
+
+def copies_among(
+    hits: Sequence[Hit], docs: Mapping[str, StoredDoc], rule: CandidateRule, threshold: float
+) -> Callable[[Hit], str]:
+    """The group of each hit when near-duplicates among ``hits`` go together: connected
+    components (:class:`UnionFind`) of the pairs the candidate rule proposes whose resemblance
+    is >= ``threshold`` (``docs``: the stored documents of the hits, by id)."""
+    uf = UnionFind()
+    present = [h for h in hits if h.id in docs]
+    for x, y in itertools.combinations(present, 2):
+        a, b = docs[x.id], docs[y.id]
+        if rule.is_candidate(a, b, threshold) and (
+            similarity(a.shingles, b.shingles).resemblance >= threshold
+        ):
+            uf.union(x.id, y.id)
+    return lambda h: uf.find(h.id)
