@@ -31,6 +31,7 @@ from .config import Config
 from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
 from .errors import DocumentNotFound
+from .io.records import export_record
 from .report import explain
 from .report.explain import Comparison
 from .indexing.ingest import IndexReport
@@ -451,18 +452,7 @@ class NearDup:
                 which == "duplicates" and (rep or d.tags is None)
             ):
                 continue
-            t = d.tags
-            rec: dict[str, Any] = {"id": d.id, "title": d.title, "text": d.text, "lang": d.lang}
-            rec.update({k: v for k, v in (d.fields or {}).items() if k not in rec})
-            rec["neardup"] = {
-                "cluster_id": t.cluster_id if t else None,
-                "dup_of": t.dup_of if t else None,
-                "resemblance": t.max_resemblance if t and t.is_duplicate else None,
-                "is_duplicate": t.is_duplicate if t else None,
-                "seq": d.seq,
-                "too_short": d.too_short,
-            }
-            yield rec
+            yield export_record(d)
 
     # -- N-to-N ------------------------------------------------------------------------------
     def pairs(
