@@ -50,7 +50,7 @@ def test_every_exception_class_has_the_one_root():
         ("neardup.config.ConfigMismatch", ConfigError, ValueError),
         ("neardup.io.reading.InputError", InvalidInput, ValueError),
         ("neardup.signing.validate.InvalidDocument", InvalidInput, ValueError),
-        ("neardup.evaluation.evaluate.EvaluationError", InvalidInput, ValueError),
+        ("neardup.evaluation.corpus.EvaluationError", InvalidInput, ValueError),
         ("neardup.signing.signatures.stats.ContextError", ConfigError, ValueError),
         ("neardup.engines.base.EngineError", EngineError, RuntimeError),
         ("neardup.engines.calls.BulkRefused", EngineError, RuntimeError),
