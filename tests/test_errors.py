@@ -55,7 +55,7 @@ def test_every_exception_class_has_the_one_root():
         ("neardup.engines.base.EngineError", EngineError, RuntimeError),
         ("neardup.engines.calls.BulkRefused", EngineError, RuntimeError),
         ("neardup.engines.lease.LeaseLost", EngineError, RuntimeError),
-        ("neardup.dashboards.saved_objects.DashboardError", EngineError, RuntimeError),
+        ("neardup.dashboards.fields.DashboardError", EngineError, RuntimeError),
     ],
 )
 def test_the_old_names_are_kinds_of_the_root_and_their_old_bases(name, kind, builtin):
