@@ -48,7 +48,7 @@ def test_every_exception_class_has_the_one_root():
     [
         ("neardup.config.ConfigError", ConfigError, ValueError),
         ("neardup.config.ConfigMismatch", ConfigError, ValueError),
-        ("neardup.io.reading.InputError", InvalidInput, ValueError),
+        ("neardup.io.files.InputError", InvalidInput, ValueError),
         ("neardup.signing.validate.InvalidDocument", InvalidInput, ValueError),
         ("neardup.evaluation.corpus.EvaluationError", InvalidInput, ValueError),
         ("neardup.signing.signatures.stats.ContextError", ConfigError, ValueError),

@@ -29,7 +29,8 @@ def _corpus(paths: tuple[str, ...], limit: int | None):
     from pathlib import Path
 
     from ..evaluation.corpus import Corpus, load_corpus
-    from ..io.reading import InputError, kind_of, read_documents
+    from ..io.reading import read_documents
+    from ..io.files import InputError, kind_of
 
     if len(paths) == 1 and Path(paths[0]).is_file() and kind_of(Path(paths[0])) == "jsonl":
         return load_corpus(paths[0], limit)

@@ -10,7 +10,8 @@ from typing import Any, Iterator
 from ..canonical import strip_html
 from ..config import is_language_code
 from ..errors import InvalidInput
-from ..io.reading import InputError, json_records
+from ..io.reading import json_records
+from ..io.files import InputError
 from ..signing.signatures.common import words
 
 
