@@ -47,7 +47,6 @@ __all__ = [
     "Match",
     "NearDup",
     "Pair",
-    "first_line",
 ]
 
 
@@ -502,27 +501,9 @@ class NearDup:
         ``write`` stores the records where dashboards and reports read them.
         """
         t = self.config.threshold if threshold is None else threshold
-        rows = {r.id: r for r in self.engine.scan_tags()}
-        untagged = any(r.tags is None for r in rows.values())
-        if t == self.config.threshold and not connected and not untagged:
-            groups = clustering.groups_from_tags(rows.values())
-        else:
-            pairs, _ = clustering.verified_pairs(self.engine, self.rule, t)
-            seq = {i: r.seq for i, r in rows.items()}
-            pairs = [p for p in pairs if p.a in seq and p.b in seq]
-            if connected:
-                groups = clustering.groups_from_components(
-                    clustering.connected_components(pairs), pairs, seq
-                )
-            else:
-                groups = clustering.groups_from_leaders(clustering.leader_clusters(pairs, seq, t))
-        out = clustering.records(groups, rows, min_size)
-        untitled = [c for c in out if not c.representative_title]
-        if untitled:
-            texts = self.engine.texts([c.representative_id for c in untitled])
-            for c in untitled:
-                text = texts.get(c.representative_id)
-                c.representative_title = first_line(text) if text else None
+        out = clustering.cluster_records(
+            self.engine, self.rule, t, connected=connected, min_size=min_size
+        )
         if write:
             self.engine.write_clusters(out)
         return out
@@ -555,20 +536,6 @@ class NearDup:
         t = self.config.threshold if threshold is None else threshold
         docs = self.engine.get([h.id for h in hits])
         return clustering.fold_hits(hits, clustering.copies_among(hits, docs, self.rule, t))[:size]
-
-
-def first_line(text: str, width: int = 80) -> str:
-    """A display title for a document without one: its first non-empty line, shortened.
-
-    >>> first_line("\\n  Apache License\\n Version 2.0")
-    'Apache License'
-    """
-    head = text[:4096]  # most often the line is there: no need to split the whole text
-    lines = head.splitlines()[: None if len(head) == len(text) else -1]  # (the last line may go on)
-    line = next((ln.strip() for ln in lines if ln.strip()), None)
-    if line is None:
-        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
 
 def _as_doc(x: str | Document, name: str) -> Document:
