@@ -101,15 +101,7 @@ def compare(signer: Signer, da: Document, db: Document) -> Comparison:
     c = signer.config
     mha = MinHash.from_shingles(sa.shingles, c.num_perm, c.seed, c.minhash_scheme)
     mhb = MinHash.from_shingles(sb.shingles, c.num_perm, c.seed, c.minhash_scheme)
-    collisions = {}
-    for f in sa.keys:
-        ka, kb = sa.keys[f], sb.keys.get(f, np.empty(0, dtype=np.uint64))
-        shared = (
-            int(np.count_nonzero(ka == kb[: len(ka)]))
-            if f in POSITIONAL and len(ka) == len(kb)
-            else intersection_size(np.unique(ka), np.unique(kb))
-        )
-        collisions[f] = {"shared": shared, "of": int(len(ka))}
+    collisions = {f: _collision(f, sa.keys[f], sb.keys.get(f)) for f in sa.keys}
     w = c.shingle_size_for(sa.lang)
     shared_strings: list[str] = []
     if c.shingle == "word":  # (one text's tokens held at a time: the other's as shingle hashes)
@@ -144,3 +136,19 @@ def compare(signer: Signer, da: Document, db: Document) -> Comparison:
         tokens_a=sa.n_tokens,
         tokens_b=sb.n_tokens,
     )
+
+
+def _collision(field: str, ka: np.ndarray, kb: np.ndarray | None) -> dict[str, int]:
+    """How many of a's keys ``ka`` of one field b shares (``kb``): at the same position for a
+    positional field, else as sets.
+
+    >>> u = lambda *v: np.array(v, dtype=np.uint64)
+    >>> _collision("minhash", u(1, 2, 3), u(1, 9, 3)), _collision("winnow", u(1, 2), u(2, 1))
+    ({'shared': 2, 'of': 3}, {'shared': 2, 'of': 2})
+    """
+    kb = np.empty(0, dtype=np.uint64) if kb is None else kb
+    if field in POSITIONAL and len(ka) == len(kb):
+        shared = int(np.count_nonzero(ka == kb))
+    else:
+        shared = intersection_size(np.unique(ka), np.unique(kb))
+    return {"shared": shared, "of": int(len(ka))}
