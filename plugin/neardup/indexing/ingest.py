@@ -100,17 +100,7 @@ class Ingest:
     ) -> None:
         with self.engine.writer():
             existing = self.engine.get([s.id for s in signed], text=True)
-            new, updates, refresh = [], [], []
-            for s in signed:
-                old = existing.get(s.id)
-                if old is None:
-                    new.append(s)
-                elif not same_signature(old, s):
-                    updates.append(s)
-                else:
-                    report.unchanged += 1
-                    if not _same_content(old, s):
-                        refresh.append(s)
+            new, updates, refresh = _sorted_out(signed, existing, report)
             kept = {
                 s.id: existing[s.id].tags
                 for s in updates + refresh
@@ -119,14 +109,25 @@ class Ingest:
             if refresh:
                 report.failed.extend(self.engine.put(refresh, kept, prepared=prepared))
             if updates:
-                failures = self.engine.put(updates, kept, prepared=prepared)
-                report.failed.extend(failures)
-                failed = {f.id for f in failures}
-                ok = [s.id for s in updates if s.id not in failed]
-                report.updated += len(ok)
-                if self.tagger is not None and ok:
-                    report.retagged += len(self.tagger.repair((), ok) - set(ok))
+                self._store_updates(updates, kept, report, prepared)
             self._store_new(new, report, prepared)
+
+    def _store_updates(
+        self,
+        updates: list[Signed],
+        kept: dict[str, Tags],
+        report: IndexReport,
+        prepared: PreparedBatch | None,
+    ) -> None:
+        """Replace documents stored with another signature in place, then repair the tags of
+        what depended on them."""
+        failures = self.engine.put(updates, kept, prepared=prepared)
+        report.failed.extend(failures)
+        failed = {f.id for f in failures}
+        ok = [s.id for s in updates if s.id not in failed]
+        report.updated += len(ok)
+        if self.tagger is not None and ok:
+            report.retagged += len(self.tagger.repair((), ok) - set(ok))
 
     def _store_new(
         self, new: list[Signed], report: IndexReport, prepared: PreparedBatch | None
@@ -136,15 +137,40 @@ class Ingest:
         tags = self.tagger.tag_ordered(new) if self.tagger is not None else {}
         failures = self.engine.put(new, tags, prepared=prepared)
         failed = {f.id for f in failures}
-        if failed and self.tagger is not None and any(t.dup_of in failed for t in tags.values()):
-            # a document this batch joined was refused: tag the stored ones again without it
-            kept = [s for s in new if s.id not in failed]
-            again = self.tagger.tag_ordered(kept)
-            self.engine.update_tags({i: t for i, t in again.items() if tags.get(i) != t})
-            tags = again
+        if failed and any(t.dup_of in failed for t in tags.values()):
+            tags = self._tag_again_without(new, failed, tags)
         report.failed.extend(failures)
         report.indexed += len(new) - len(failed)
         report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
+
+    def _tag_again_without(
+        self, new: list[Signed], failed: set[str], tags: dict[str, Tags]
+    ) -> dict[str, Tags]:
+        """A document of this batch that others joined was refused: the stored ones are
+        tagged again without it (only tags that change are written)."""
+        assert self.tagger is not None  # (tags came from it)
+        again = self.tagger.tag_ordered([s for s in new if s.id not in failed])
+        self.engine.update_tags({i: t for i, t in again.items() if tags.get(i) != t})
+        return again
+
+
+def _sorted_out(
+    signed: list[Signed], existing: dict[str, StoredDoc], report: IndexReport
+) -> tuple[list[Signed], list[Signed], list[Signed]]:
+    """(new, updates, refresh) of a batch: not stored yet; stored with another signature;
+    stored with the same one, whose text, title or fields changed (counted unchanged)."""
+    new, updates, refresh = [], [], []
+    for s in signed:
+        old = existing.get(s.id)
+        if old is None:
+            new.append(s)
+        elif not same_signature(old, s):
+            updates.append(s)
+        else:
+            report.unchanged += 1
+            if not _same_content(old, s):
+                refresh.append(s)
+    return new, updates, refresh
 
 
 def run(
