@@ -118,7 +118,7 @@ def signed_batches(
     here: list[Document] | None = first  # the batch signed here while spawned workers start
     if method == "fork":
         # the forked workers share the tables instead of each making them
-        signer.warm_up(kernels=False)
+        signer.warm_up(compiled=False)
         here, it = None, itertools.chain(pieces(first, batch_size // 8), [second], it)
     else:
         it = itertools.chain([second], it)
