@@ -261,9 +261,9 @@ def child_kernels() -> dict[str, Any]:
     from neardup.signing.signer import Signer
 
     signer = Signer(Config())
-    signer.warm_up(kernels=False)
+    signer.warm_up(compiled=False)
     rss, t0 = _rss_mb(), time.perf_counter()
-    signer.warm_up(kernels=True)
+    signer.warm_up(compiled=True)
     return {"load_s": time.perf_counter() - t0, "rss_mb": _rss_mb() - rss}
 
 

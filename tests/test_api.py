@@ -171,7 +171,7 @@ def test_context_signatures_build_collection_statistics_once(tmp_path):
 @given(st.text(alphabet=" \n\r\x0b\x85\u2028ab", max_size=6000), st.integers(0, 8200))
 def test_first_line_reads_the_head_as_the_whole_text_would(text, pad):
     """The display title from the first 4 KB is the one from splitting the whole text."""
-    from neardup.api import first_line
+    from neardup.matching.clustering import first_line
 
     x = " " * pad + text
     whole = next((ln.strip() for ln in x.splitlines() if ln.strip()), "")

@@ -485,8 +485,8 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
-    from neardup.indexing import ingest
     from neardup.api import NearDup
+    from neardup.indexing import workers
 
     from .corpora import SAMPLE
 
@@ -496,7 +496,7 @@ def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
     ]
     one = NearDup.open(str(tmp_path / "one.db"))
     one.index(docs, batch_size=23)
-    monkeypatch.setattr(ingest, "start_method", lambda: method)
+    monkeypatch.setattr(workers, "start_method", lambda: method)
     two = NearDup.open(str(tmp_path / "two.db"))
     two.index(docs, batch_size=23, workers=2)
     rows = lambda nd: (
@@ -521,8 +521,8 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
     """With workers that get little CPU, the storing process signs the batches no worker has
     started rather than wait; the index is that of one process (tags in input order)."""
     global _SIGN_IN_WORKER
-    from neardup.indexing import ingest
     from neardup.api import NearDup
+    from neardup.indexing import workers
 
     from .corpora import SAMPLE
 
@@ -533,15 +533,15 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
     one = NearDup.open(str(tmp_path / "one.db"))
     one.index(docs, batch_size=7)
     here: list[int] = []
-    sign_batch = ingest.sign_batch
+    sign_batch = workers.sign_batch
 
     def recorded(signer, batch, checked=False):
         here.append(os.getpid())  # (in a worker, its own list)
         return sign_batch(signer, batch, checked)
 
-    _SIGN_IN_WORKER = ingest._sign_in_worker
-    monkeypatch.setattr(ingest, "_sign_in_worker", _slow_worker_sign)
-    monkeypatch.setattr(ingest, "sign_batch", recorded)
+    _SIGN_IN_WORKER = workers._sign_in_worker
+    monkeypatch.setattr(workers, "_sign_in_worker", _slow_worker_sign)
+    monkeypatch.setattr(workers, "sign_batch", recorded)
     two = NearDup.open(str(tmp_path / "two.db"))
     two.index(docs, batch_size=7, workers=2)
     assert (
@@ -558,7 +558,7 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
 def test_workers_are_spawned_while_another_thread_runs():
     import threading
 
-    from neardup.indexing.ingest import start_method
+    from neardup.indexing.workers import start_method
 
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)

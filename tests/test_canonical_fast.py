@@ -145,18 +145,18 @@ def test_a_character_without_rare_ones_passes_the_steps_they_skip():
     its casefold (which comes between) passes unify_digits."""
     for cp in range(sys.maxunicode + 1):
         ch = chr(cp)
-        if letters._has_rare_characters(
+        if letters.has_rare_characters(
             "\u0400" + ch
         ):  # (a non-ASCII companion: ASCII texts are never scanned)
             continue
-        assert letters.drop_marks(ch) == ch and not letters._punctuation_matters("\u0400" + ch), (
-            hex(cp)
+        assert letters.drop_marks(ch) == ch and not letters.punctuation_matters("\u0400" + ch), hex(
+            cp
         )
         assert letters.unify_digits("\u0400" + ch.casefold()) == "\u0400" + ch.casefold(), hex(cp)
     assert (
-        letters._has_rare_characters("\u0400\u0301")
-        and letters._has_rare_characters("\u0400\u0667")
-        and letters._has_rare_characters("\u0400\u0345")
+        letters.has_rare_characters("\u0400\u0301")
+        and letters.has_rare_characters("\u0400\u0667")
+        and letters.has_rare_characters("\u0400\u0345")
     )
 
 
@@ -826,14 +826,14 @@ def test_nfkc_by_words_on_the_corpora():
 )
 def test_nfkc_flagged_is_nfkc(text):
     flags = letters.text_flags(text)
-    got = letters._nfkc_flagged(text, flags)
+    got = letters.nfkc_flagged(text, flags)
     assert got == letters.nfkc(text) == unicodedata.normalize("NFKC", text)
     assert (got is text) == (
         got == text
     )  # the same object where nothing changes: the rare bit still holds for it
     # where drop_marks follows (the text steps): the marks it drops left to it
     assert letters.drop_marks(
-        letters._nfkc_flagged(text, flags & ~letters.DROPPED_MARK)
+        letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)
     ) == letters.drop_marks(got)
 
 
@@ -858,9 +858,9 @@ def test_a_composing_mark_is_normalized_where_it_may_compose(text):
     want = unicodedata.normalize("NFKC", text)
     for backend in letters.BACKENDS:
         flags = letters.text_flags(text, backend)
-        assert letters._nfkc_flagged(text, flags, backend) == want
+        assert letters.nfkc_flagged(text, flags, backend) == want
         assert letters.drop_marks(
-            letters._nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)
+            letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)
         ) == letters.drop_marks(want)
 
 
@@ -898,7 +898,7 @@ def test_composing_pairs_hold_every_composition_of_a_composing_mark():
 
 def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_character():
     """The two bits of each code point: NFKC may change it (letters._nfkc_table), and the
-    pattern of the rare characters matches it (the definition _has_rare_characters reads
+    pattern of the rare characters matches it (the definition has_rare_characters reads
     through the table)."""
     table = letters._flag_table()
     every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
@@ -1042,7 +1042,7 @@ FLAG_PIECES = [
 @given(texts(FLAG_PIECES, max_size=30))
 def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
     """text_flags: the bits of the characters' table entries, or-ed (the composing-mark bit
-    only where the mark may compose), and _has_rare_characters the regular expression's
+    only where the mark may compose), and has_rare_characters the regular expression's
     answer; late_steps: casefold, yo_to_ye, unify_digits, or None where a character maps to
     more than one; the same from both backends (compiled and numpy)."""
     table = letters._flag_table()
@@ -1070,7 +1070,7 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
         )
         got = letters.late_steps(text, late, backend)
         assert got == (None if multi else stepped)
-    assert letters._has_rare_characters(text) == (
+    assert letters.has_rare_characters(text) == (
         not text.isascii() and letters._rare_characters().search(text) is not None
     )
 
@@ -1140,7 +1140,7 @@ def test_joined_spans_are_the_joined_texts(items, cut):
     for i, (as_span, w) in enumerate(items):
         pick = 0 if i < len(spans[0]) and i % 2 else 1
         mixed.append(spans[pick][i] if as_span else w)
-    cps, bounds = letters._joined_spans(mixed)
+    cps, bounds = letters.joined_spans(mixed)
     want, want_bounds = letters._joined_code_points(words, True)
     assert cps.tolist() == want.tolist() and bounds.tolist() == want_bounds.tolist()
     assert letters.decoded(mixed) == words

@@ -15,16 +15,18 @@ from neardup.dashboards.saved_objects import (
     DASHBOARD_TITLE,
     PRODUCTS,
     TARGETS,
-    DashboardError,
-    dynamic_field,
     export,
-    install,
-    load_mappings,
-    mapped_fields,
     object_id,
     saved_objects,
-    source_field,
     visualizations,
+)
+from neardup.dashboards.install import install
+from neardup.dashboards.fields import (
+    DashboardError,
+    dynamic_field,
+    load_mappings,
+    mapped_fields,
+    source_field,
 )
 from neardup.runtime.resources import load_json
 

@@ -48,14 +48,14 @@ def test_every_exception_class_has_the_one_root():
     [
         ("neardup.config.ConfigError", ConfigError, ValueError),
         ("neardup.config.ConfigMismatch", ConfigError, ValueError),
-        ("neardup.io.reading.InputError", InvalidInput, ValueError),
+        ("neardup.io.files.InputError", InvalidInput, ValueError),
         ("neardup.signing.validate.InvalidDocument", InvalidInput, ValueError),
-        ("neardup.evaluation.evaluate.EvaluationError", InvalidInput, ValueError),
+        ("neardup.evaluation.corpus.EvaluationError", InvalidInput, ValueError),
         ("neardup.signing.signatures.stats.ContextError", ConfigError, ValueError),
         ("neardup.engines.base.EngineError", EngineError, RuntimeError),
         ("neardup.engines.calls.BulkRefused", EngineError, RuntimeError),
         ("neardup.engines.lease.LeaseLost", EngineError, RuntimeError),
-        ("neardup.dashboards.saved_objects.DashboardError", EngineError, RuntimeError),
+        ("neardup.dashboards.fields.DashboardError", EngineError, RuntimeError),
     ],
 )
 def test_the_old_names_are_kinds_of_the_root_and_their_old_bases(name, kind, builtin):

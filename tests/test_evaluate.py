@@ -9,10 +9,9 @@ from neardup.evaluation.evaluate import (
     equality_pairs,
     evaluate,
     hfm_separation,
-    load_corpus,
-    load_labels,
     to_markdown,
 )
+from neardup.evaluation.corpus import load_corpus, load_labels
 
 import numpy as np
 
@@ -39,7 +38,8 @@ def test_hfm_and_separation():
 
 
 def test_pair_explosion_is_refused():
-    from neardup.evaluation.evaluate import EvaluationError, shared_key_counts
+    from neardup.evaluation.evaluate import shared_key_counts
+    from neardup.evaluation.corpus import EvaluationError
 
     keys = [np.array([7], dtype=np.uint64)] * 10  # 45 pairs share key 7
     assert len(shared_key_counts(keys)) == 45
@@ -149,7 +149,7 @@ def test_levenshtein_truth_counts_documents_of_20_words(tmp_path):
 
 
 def test_bad_input_names_file_and_line(tmp_path):
-    from neardup.evaluation.evaluate import EvaluationError
+    from neardup.evaluation.corpus import EvaluationError
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "text": "x"}\n{"id": "b"}\n')

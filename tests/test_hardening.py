@@ -24,7 +24,8 @@ from click.testing import CliRunner
 from neardup.api import NearDup
 from neardup.cli import main
 from neardup.cli.output import clean, json_text, safe
-from neardup.io.reading import InputError, read_documents
+from neardup.io.reading import read_documents
+from neardup.io.files import InputError
 from neardup.runtime.redact import add_secret, clear_secrets, redact
 from neardup.signing.records import Document
 from neardup.signing.validate import MAX_ID_BYTES, check_document, check_documents

@@ -123,7 +123,7 @@ LAYERS = (
     ("text", {"canonical"}),
     ("signing", {"signing"}),
     ("storage", {"engines"}),
-    ("core", {"matching", "indexing", "report.highlight", "api"}),
+    ("core", {"matching", "indexing", "report.highlight", "report.explain", "io.records", "api"}),
     ("applications", {"io", "evaluation", "report", "dashboards", "cli"}),
 )
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from neardup.dashboards.saved_objects import DashboardError, saved_objects
+from neardup.dashboards.saved_objects import saved_objects
+from neardup.dashboards.fields import DashboardError
 from neardup.engines.base import EngineError
 from neardup.engines.dsl import clusters_index, index_name_problem
 from neardup.engines.elastic import ElasticEngine

@@ -12,15 +12,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .api import Comparison, IndexReport, Match, NearDup, Pair
+    from .api import IndexReport, Match, NearDup, Pair
     from .config import Config, ConfigError, ConfigMismatch
     from .errors import DocumentNotFound, EngineError, InvalidInput, NeardupError
+    from .report.explain import Comparison
     from .signing.signer import Signer
     from .signing.records import Document, Signed
 
 _WHERE = {
     "NearDup": "api",
-    "Comparison": "api",
+    "Comparison": "report.explain",
     "IndexReport": "api",
     "Match": "api",
     "Pair": "api",

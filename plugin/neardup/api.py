@@ -29,23 +29,22 @@ from .engines import Engine, open_engine
 from .engines.base import CandidateQuery, ClusterRecord, Hit, StoredDoc, Tags
 from .errors import DocumentNotFound
 from .signing.records import Document, Signed
-from .sketches.verify import intersection_size, passes_length_filter, similarity
 
 if TYPE_CHECKING:
     from .indexing.ingest import IndexReport
     from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule
-    from .matching.clustering import Pair, UnionFind
+    from .matching.clustering import Pair
     from .matching.tagging import Tagger
+    from .report.explain import Comparison
     from .signing.signer import Signer
 
 #: Where the names this module re-exports live, imported on first use (PEP 562), as is
-#: everything signing, indexing and clustering need: a process that only reads an index
-#: (``neardup clusters``, ``show``, ``export``) loads none of it.
+#: everything signing, indexing and clustering need: a process that only reads an index's
+#: clusters loads none of it.
 _ELSEWHERE = {
     "RESEMBLANCE_FIELDS": "matching.candidates",
     "IndexReport": "indexing.ingest",
     "Pair": "matching.clustering",
-    "UnionFind": "matching.clustering",
 }
 
 
@@ -57,15 +56,12 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "RESEMBLANCE_FIELDS",
-    "Comparison",
     "DeleteReport",
     "DocumentTags",
     "IndexReport",
     "Match",
     "NearDup",
     "Pair",
-    "UnionFind",
-    "first_line",
 ]
 
 
@@ -81,76 +77,6 @@ class Match:
     n_shingles: int
     title: str | None = None
     cluster_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-#: The most shared canonical shingles :meth:`NearDup.compare` lists (``intersection`` counts
-#: them all): a text of millions of words would otherwise list millions of strings.
-MAX_SHARED_SHINGLES = 1000
-
-
-def shingle_hashes(tokens: Sequence[str], w: int, seed: int) -> np.ndarray:
-    """The word shingle hashes of ``tokens`` in order (those the signer stores, with repeats)."""
-    from .sketches.hashing import hash_strings
-    from .sketches.shingles import combine
-
-    return (
-        combine(hash_strings(tokens if isinstance(tokens, list) else list(tokens), seed), w)
-        if tokens
-        else np.empty(0, dtype=np.uint64)
-    )
-
-
-def shared_shingle_strings(
-    ta: Sequence[str], hb: np.ndarray, w: int, seed: int, limit: int = MAX_SHARED_SHINGLES
-) -> list[str]:
-    """The word shingles of tokens ``ta`` that another text has too (``hb``: its
-    :func:`shingle_hashes`): the first ``limit`` distinct ones in ``ta``'s order, sorted.
-    Matched on their hashes, so only the strings listed are made.
-
-    >>> shared_shingle_strings("a b c d e".split(), shingle_hashes("x b c d y".split(), 2, 1), 2, 1)
-    ['b c', 'c d']
-    """
-    if not ta or not len(hb):
-        return []
-    ha = shingle_hashes(ta, w, seed)
-    pos = np.flatnonzero(np.isin(ha, hb))
-    _, first = np.unique(ha[pos], return_index=True)  # each distinct shingle at its first place
-    width = min(w, len(ta))
-    return sorted(" ".join(ta[i : i + width]) for i in np.sort(pos[first])[:limit].tolist())
-
-
-@dataclass(kw_only=True)
-class Comparison:
-    """Why two documents are (or are not) near-duplicates."""
-
-    a: str
-    b: str
-    resemblance: float
-    containment: float  # c(a, b): share of a inside b (as Match.containment and Pair.containment)
-    containment_ba: float  # c(b, a)
-    intersection: int
-    shingles_a: int
-    shingles_b: int
-    passes_length_filter: bool
-    minhash_estimate: float
-    simhash_hamming: int
-    exact_equal: bool
-    collisions: dict[str, dict[str, int]]  # field -> {"shared": n, "of": total in a}
-    #: canonical shingles (for Persian, anchor pieces): the first MAX_SHARED_SHINGLES, sorted
-    shared_shingles: list[str]
-    #: the raw passages of ``a`` behind the shingles it shares with ``b``, in order
-    shared_passages: list[str] = field(default_factory=list)
-    #: each side too short for the shingle size to tell texts apart
-    #: (:func:`~neardup.signing.signer.too_short`): then ``exact_equal`` needs the same raw
-    #: words, not only the same canonical tokens
-    too_short_a: bool = False
-    too_short_b: bool = False
-    #: canonical tokens of each side
-    tokens_a: int = 0
-    tokens_b: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -477,66 +403,15 @@ class NearDup:
         return out
 
     def compare(self, a: str | Document, b: str | Document, *, ids: bool = False) -> Comparison:
-        """Explain one pair: exact similarities, shared shingles and the raw passages behind them,
-        which signatures collide."""
-        from .report.highlight import shared_passage_texts
-        from .signing.encoding import POSITIONAL
-        from .sketches.minhash import MinHash
-        from .sketches.simhash import hamming
+        """Explain one pair (:func:`neardup.report.explain.compare`): exact similarities,
+        shared shingles and the raw passages behind them, which signatures collide. ``ids``:
+        ``a`` and ``b`` are ids of stored documents, else texts or documents."""
+        from .report import explain
 
         da, db = (
             (self._doc_by_id(a), self._doc_by_id(b)) if ids else (_as_doc(a, "a"), _as_doc(b, "b"))
         )
-        sa, sb = self.signer.sign(da), self.signer.sign(db)
-        sim = similarity(sa.shingles, sb.shingles)
-        c = self.config
-        mha = MinHash.from_shingles(sa.shingles, c.num_perm, c.seed, c.minhash_scheme)
-        mhb = MinHash.from_shingles(sb.shingles, c.num_perm, c.seed, c.minhash_scheme)
-        collisions = {}
-        for f in sa.keys:
-            ka, kb = sa.keys[f], sb.keys.get(f, np.empty(0, dtype=np.uint64))
-            shared = (
-                int(np.count_nonzero(ka == kb[: len(ka)]))
-                if f in POSITIONAL and len(ka) == len(kb)
-                else intersection_size(np.unique(ka), np.unique(kb))
-            )
-            collisions[f] = {"shared": shared, "of": int(len(ka))}
-        w = c.shingle_size_for(sa.lang)
-        shared_strings: list[str] = []
-        if c.shingle == "word":  # (one text's tokens held at a time: the other's as shingle hashes)
-            hb = shingle_hashes(
-                self.signer.canonicalizer.tokens(db.text, db.lang or sb.lang), w, c.seed
-            )
-            shared_strings = shared_shingle_strings(
-                self.signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed
-            )
-            del hb
-        passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
-        # a text too short to tell texts apart is an exact copy only of the same raw words
-        exact = sa.exact == sb.exact and (
-            not (sa.too_short or sb.too_short) or da.text.split() == db.text.split()
-        )
-        return Comparison(
-            a=da.id,
-            b=db.id,
-            resemblance=sim.resemblance,
-            containment=sim.containment,
-            containment_ba=sim.containment_ba,
-            intersection=sim.intersection,
-            shingles_a=sim.size_a,
-            shingles_b=sim.size_b,
-            passes_length_filter=passes_length_filter(sim.size_a, sim.size_b, c.threshold),
-            minhash_estimate=mha.jaccard(mhb),
-            simhash_hamming=hamming(sa.simhash, sb.simhash),
-            exact_equal=exact,
-            collisions=collisions,
-            shared_shingles=shared_strings,
-            shared_passages=passages,
-            too_short_a=sa.too_short,
-            too_short_b=sb.too_short,
-            tokens_a=sa.n_tokens,
-            tokens_b=sb.n_tokens,
-        )
+        return explain.compare(self.signer, da, db)
 
     def _doc_by_id(self, doc_id: str) -> Document:
         d = self.engine.get([doc_id], text=True).get(doc_id)
@@ -613,6 +488,7 @@ class NearDup:
         ``lang``, the document's own fields, and its tags under ``neardup``. ``which``:
         ``all``, ``unique`` (representatives only: the deduplicated collection, in which
         every dropped document has a kept one with resemblance >= t) or ``duplicates``."""
+        from .io.records import export_record
         from .matching.tagging import is_representative
 
         if which not in ("all", "unique", "duplicates"):
@@ -623,18 +499,7 @@ class NearDup:
                 which == "duplicates" and (rep or d.tags is None)
             ):
                 continue
-            t = d.tags
-            rec: dict[str, Any] = {"id": d.id, "title": d.title, "text": d.text, "lang": d.lang}
-            rec.update({k: v for k, v in (d.fields or {}).items() if k not in rec})
-            rec["neardup"] = {
-                "cluster_id": t.cluster_id if t else None,
-                "dup_of": t.dup_of if t else None,
-                "resemblance": t.max_resemblance if t and t.is_duplicate else None,
-                "is_duplicate": t.is_duplicate if t else None,
-                "seq": d.seq,
-                "too_short": d.too_short,
-            }
-            yield rec
+            yield export_record(d)
 
     # -- N-to-N ------------------------------------------------------------------------------
     def pairs(
@@ -690,27 +555,9 @@ class NearDup:
         from .matching import clustering
 
         t = self.config.threshold if threshold is None else threshold
-        rows = {r.id: r for r in self.engine.scan_tags()}
-        untagged = any(r.tags is None for r in rows.values())
-        if t == self.config.threshold and not connected and not untagged:
-            groups = clustering.groups_from_tags(rows.values())
-        else:
-            pairs, _ = clustering.verified_pairs(self.engine, self.rule, t)
-            seq = {i: r.seq for i, r in rows.items()}
-            pairs = [p for p in pairs if p.a in seq and p.b in seq]
-            if connected:
-                groups = clustering.groups_from_components(
-                    clustering.connected_components(pairs), pairs, seq
-                )
-            else:
-                groups = clustering.groups_from_leaders(clustering.leader_clusters(pairs, seq, t))
-        out = clustering.records(groups, rows, min_size)
-        untitled = [c for c in out if not c.representative_title]
-        if untitled:
-            texts = self.engine.texts([c.representative_id for c in untitled])
-            for c in untitled:
-                text = texts.get(c.representative_id)
-                c.representative_title = first_line(text) if text else None
+        out = clustering.cluster_records(
+            self.engine, self.rule, t, connected=connected, min_size=min_size
+        )
         if write:
             self.engine.write_clusters(out)
         return out
@@ -733,7 +580,7 @@ class NearDup:
         copies are found on the fly among the top ``pool`` hits by the candidate rule and
         exact verification.
         """
-        from .matching.clustering import UnionFind
+        from .matching import clustering
 
         if not dedupe:
             return self.engine.search(query, size)
@@ -741,42 +588,10 @@ class NearDup:
             return self.engine.search_collapsed(query, size)
         hits = self.engine.search(query, pool or max(50, 5 * size))
         if threshold is None and hits and all(h.cluster_id for h in hits):
-            return _fold(hits, lambda h: h.cluster_id)[:size]
+            return clustering.fold_hits(hits, lambda h: h.cluster_id)[:size]
         t = self.config.threshold if threshold is None else threshold
         docs = self.engine.get([h.id for h in hits])
-        rule = self.rule
-        uf = UnionFind()
-        present = [h for h in hits if h.id in docs]
-        for x, y in itertools.combinations(present, 2):
-            a, b = docs[x.id], docs[y.id]
-            if rule.is_candidate(a, b, t) and similarity(a.shingles, b.shingles).resemblance >= t:
-                uf.union(x.id, y.id)
-        return _fold(hits, lambda h: uf.find(h.id))[:size]
-
-
-def first_line(text: str, width: int = 80) -> str:
-    """A display title for a document without one: its first non-empty line, shortened.
-
-    >>> first_line("\\n  Apache License\\n Version 2.0")
-    'Apache License'
-    """
-    head = text[:4096]  # most often the line is there: no need to split the whole text
-    lines = head.splitlines()[: None if len(head) == len(text) else -1]  # (the last line may go on)
-    line = next((ln.strip() for ln in lines if ln.strip()), None)
-    if line is None:
-        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
-
-
-def _fold(hits: list[Hit], group_of: Callable[[Hit], str]) -> list[Hit]:
-    heads: dict[str, Hit] = {}
-    for h in hits:  # hits arrive best first
-        g = group_of(h)
-        if g in heads:
-            heads[g].folded.append(h.id)
-        else:
-            heads[g] = h
-    return list(heads.values())
+        return clustering.fold_hits(hits, clustering.copies_among(hits, docs, self.rule, t))[:size]
 
 
 def _as_doc(x: str | Document, name: str) -> Document:

@@ -2,7 +2,7 @@
 problem, each also the built-in exception callers caught before (a ``ValueError`` for bad
 input or settings, a ``RuntimeError`` for an engine, a ``KeyError`` for a missing
 document), so ``except ValueError`` keeps working. Modules define their own errors as
-subclasses of these (:class:`neardup.io.reading.InputError`,
+subclasses of these (:class:`neardup.io.files.InputError`,
 :class:`neardup.signing.validate.InvalidDocument`, :class:`neardup.config.ConfigMismatch`, ...). The
 command line turns every one of them into one ``error: ...`` line and an exit status, in one place
 (:mod:`neardup.cli.errors`).

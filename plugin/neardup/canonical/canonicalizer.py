@@ -23,17 +23,17 @@ from .letters import (
     check_backend,
     decoded,
     digit_table,
-    _joined_spans,
-    _late_steps_spans,
+    joined_spans,
+    late_steps_spans,
     drop_marks,
     drop_page_numbers,
     late_steps_table,
     drop_punctuation,
-    _has_arabic_script,
-    _has_rare_characters,
+    has_arabic_script,
+    has_rare_characters,
     nfkc,
-    _nfkc_flagged,
-    _punctuation_matters,
+    nfkc_flagged,
+    punctuation_matters,
     rejoin_hyphenation,
     split_tokens,
     text_flags_many,
@@ -86,7 +86,7 @@ def persian_step(
     >>> persian_step("«کتاب‌ها» and ۱۲") == "«کتابها» and  ۱۲ "  # (digits set apart)
     True
     """
-    if not _has_arabic_script(text):
+    if not has_arabic_script(text):
         return text
     return map_persian_runs(
         text, partial(normalize_persian, segmentation=segmentation, backend=backend)
@@ -100,13 +100,13 @@ def _marks_to_persian_spans(
 ) -> list[tuple[Span, bool] | None]:
     """``persian_step(drop_punctuation(drop_marks(text)))`` of each text, and then the steps
     of ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one, in
-    compiled passes over groups of the texts (:func:`~.persian._compiled_spans`), each as a
+    compiled passes over groups of the texts (:func:`~.persian.compiled_spans`), each as a
     :data:`~.letters.Span` of the pass's output and whether ``late`` was applied; None where
     the pass does not apply (not cut at anchors; a character that needs one of hazm's steps
     the pass does not make)."""
     if segmentation.way != "anchors":
         return [None] * len(texts)
-    return persian._compiled_spans(texts, late=late, marks=True, anchors=segmentation.anchors)
+    return persian.compiled_spans(texts, late=late, marks=True, anchors=segmentation.anchors)
 
 
 #: The steps before drop_marks that :meth:`Canonicalizer._steps` has a rule for.
@@ -241,7 +241,7 @@ class Canonicalizer:
                     out[i] = self._late_by_steps(decoded([out[i]])[0], True)
         for (i, rare), made in zip(
             late_left,
-            _late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend),
+            late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend),
             strict=True,
         ):
             out[i] = made if made is not None else self._late_by_steps(out[i], rare)
@@ -253,7 +253,7 @@ class Canonicalizer:
         (Arabic is not Persian: :func:`~.scripts.language_by_script`); the script is looked
         at only where the text has Arabic script (not where its :func:`~.letters.text_flags`
         ``flags`` have no :data:`~.letters.RARE` character: Arabic script is one)."""
-        if (flags is not None and not flags & RARE) or not _has_arabic_script(text):
+        if (flags is not None and not flags & RARE) or not has_arabic_script(text):
             return True
         lang = _language(lang) or self._language_of(text)
         return not generic(lang)
@@ -272,7 +272,7 @@ class Canonicalizer:
 
         Where drop_punctuation only turns separators into spaces, it is skipped, and so is
         persian (no Arabic script); where the text has none of the characters drop_marks,
-        unify_digits and _punctuation_matters act on (:func:`~.letters._has_rare_characters`),
+        unify_digits and punctuation_matters act on (:func:`~.letters.has_rare_characters`),
         those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
         drop_marks whether there are rare characters and split_unspaced whether there is a
         letter of a script written without spaces (:data:`~.letters.UNSPACED`), unless NFKC
@@ -298,19 +298,19 @@ class Canonicalizer:
                 text, known = self._early_step(name, step, text, flags, known)
             elif name == "drop_marks":
                 if not resume:
-                    rare = bool(flags & RARE) if known & RARE else _has_rare_characters(text)
+                    rare = bool(flags & RARE) if known & RARE else has_rare_characters(text)
                     if (
                         rare
                         and fa_rules
                         and self.segmentation.way == "anchors"
-                        and _punctuation_matters(text)
+                        and punctuation_matters(text)
                     ):
                         return text, "persian", True
                 text = step(text) if rare else text
             elif name == "casefold" and not text.isascii():
                 return text, "casefold", rare
             elif name == "drop_punctuation":
-                plain = not rare or not _punctuation_matters(text)
+                plain = not rare or not punctuation_matters(text)
                 text = text if plain else step(text)
             elif name == "persian":
                 text = text if plain or not fa_rules else step(text)
@@ -330,7 +330,7 @@ class Canonicalizer:
         if name == "nfkc":
             # (marks NFKC would only move go at drop_marks, which this text comes to: they
             # are rare)
-            normalized = _nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
+            normalized = nfkc_flagged(text, flags & ~DROPPED_MARK, self.backend)
             return normalized, known if normalized is text else known & ~RARE
         if name == "strip_html":  # entities may decode to rare characters (tags only go)
             stripped = step(text)
@@ -425,7 +425,7 @@ class Canonicalizer:
         """
         if not self.hashes_tokens:
             raise ValueError("token hashes are made from strings when tokens are stemmed")
-        cps, starts = _joined_spans(canons)  # each text and a space
+        cps, starts = joined_spans(canons)  # each text and a space
         hashes, number, doc = token_hashes(cps, starts, self.config.seed)
         c = self.config
         per_text = stop_languages_read_text(

@@ -398,23 +398,23 @@ def rejoin_hyphenation(text: str) -> str:
     return "".join(parts)
 
 
-def _has_arabic_script(text: str) -> bool:
+def has_arabic_script(text: str) -> bool:
     return not text.isascii() and _ARABIC_SCRIPT.search(text) is not None
 
 
-def _punctuation_matters(text: str) -> bool:
+def punctuation_matters(text: str) -> bool:
     return not text.isascii() and _PUNCTUATION_MATTERS.search(text) is not None
 
 
-def _has_rare_characters(text: str) -> bool:
+def has_rare_characters(text: str) -> bool:
     """Whether ``text`` holds a character that :func:`drop_marks`, :func:`unify_digits` or
-    :func:`_punctuation_matters` acts on (a mark, a decimal digit other than ASCII, Arabic
+    :func:`punctuation_matters` acts on (a mark, a decimal digit other than ASCII, Arabic
     script, U+0345): a text without one passes those steps, and the Persian step, unchanged,
     and so does its casefold (checked over all of Unicode in tests/test_canonical_fast.py).
     One scan instead of one per step: the characters :func:`_rare_characters` matches, read
     from a table (:func:`text_flags`).
 
-    >>> [_has_rare_characters(t) for t in ("Ёж и дом", "дом\u0301", "۱۲")]
+    >>> [has_rare_characters(t) for t in ("Ёж и дом", "дом\u0301", "۱۲")]
     [False, True, True]
     """
     return bool(text_flags(text) & RARE)
@@ -423,7 +423,7 @@ def _has_rare_characters(text: str) -> bool:
 #: Bits of :func:`text_flags`: a character NFKC may change (:func:`_nfkc_unstable`) other than
 #: the marks it only moves and drop_marks drops (:func:`_dropped_marks`) and the marks it
 #: only composes with the character before or moves (:func:`_composing_marks`), one of the
-#: first of those marks, and one of :func:`_has_rare_characters`.
+#: first of those marks, and one of :func:`has_rare_characters`.
 NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
 #: Bit of :func:`text_flags`: a lone surrogate (U+D800..U+DFFF: a text with one is no valid
 #: Unicode, :func:`neardup.signing.validate.check_document`).
@@ -449,8 +449,8 @@ def text_flags(text: str, backend: Backend = "reference") -> int:
     (:func:`text_flags_many` of one text): ``not flags & (NFKC_MAY_CHANGE | DROPPED_MARK |
     COMPOSING_MARK)`` means ``nfkc(text) == text``, ``not flags & (NFKC_MAY_CHANGE |
     COMPOSING_MARK)`` that ``drop_marks(nfkc(text)) == drop_marks(text)``, ``bool(flags &
-    RARE)`` is :func:`_has_rare_characters` (Arabic script among them: ``not flags & RARE``
-    means no :func:`_has_arabic_script`) and ``not flags & UNSPACED`` that
+    RARE)`` is :func:`has_rare_characters` (Arabic script among them: ``not flags & RARE``
+    means no :func:`has_arabic_script`) and ``not flags & UNSPACED`` that
     :func:`~.scripts.split_unspaced` leaves the text as it is.
 
     >>> [text_flags(t) for t in ("ab", "дом", "ﬁ дом", "дом ۱", "cafe\u0301", "کَتاب", "猫")]
@@ -616,14 +616,14 @@ def decoded(texts: Sequence[TextOrSpan]) -> list[str]:
     return out
 
 
-def _joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
+def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
     """The code points of the texts each followed by a space, in one array, and where each
     starts (and the last ends): :func:`_joined_code_points` of their :func:`decoded` with
     ``separated``, the spans that lie end to end in one buffer copied as one, the ``str``
     ones next to each other encoded at once.
 
     >>> cps, bounds = _joined_code_points(["ab", "дом"], True)
-    >>> a, b = _joined_spans(["x", "", *_spans_of(cps, bounds), "y"])
+    >>> a, b = joined_spans(["x", "", *_spans_of(cps, bounds), "y"])
     >>> decoded(_spans_of(a, b)), b.tolist()
     (['x', '', 'ab', 'дом', 'y'], [0, 2, 3, 6, 10, 12])
     """
@@ -664,14 +664,14 @@ def _joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
     return cps, bounds
 
 
-def _nfkc_flagged(text: str, flags: int, backend: Backend = "reference") -> str:
+def nfkc_flagged(text: str, flags: int, backend: Backend = "reference") -> str:
     """:func:`nfkc` of a text whose :func:`text_flags` are ``flags``: the text itself where
     it has no character NFKC may change, else its words normalized (:func:`_nfkc_words`,
     without ``unicodedata.is_normalized`` first: that check normalizes the whole text
     where it meets a character that may compose, as Persian texts' hamza above), and the
     same object where that changes nothing.
 
-    >>> t = "ﬁle дом"; _nfkc_flagged(t, text_flags(t)), _nfkc_flagged("дом", 0)
+    >>> t = "ﬁle дом"; nfkc_flagged(t, text_flags(t)), nfkc_flagged("дом", 0)
     ('file дом', 'дом')
     """
     if not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK):
@@ -772,14 +772,14 @@ def _late_steps_many(
     >>> _late_steps_many(["Ёж", "ß", "ДОМ"], late_steps_table(True))
     ['еж', None, 'дом']
     """
-    made = _late_steps_spans(texts, table, backend)
+    made = late_steps_spans(texts, table, backend)
     return [
         None if m is None else t
         for m, t in zip(made, decoded([m or "" for m in made]), strict=True)
     ]
 
 
-def _late_steps_spans(
+def late_steps_spans(
     texts: Sequence[str], table: np.ndarray, backend: Backend = "reference"
 ) -> list[Span | None]:
     """:func:`_late_steps_many` as :data:`Span` of the map's output (not decoded)."""

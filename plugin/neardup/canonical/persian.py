@@ -582,7 +582,7 @@ def _compiled(
     marks: bool = False,
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> tuple[str, bool] | None:
-    """:func:`_compiled_spans` of one text, decoded: with ``marks`` drop_marks first; with
+    """:func:`compiled_spans` of one text, decoded: with ``marks`` drop_marks first; with
     ``step`` the punctuation step and the Persian step after it
     (``persian_step(drop_punctuation(text))``), else :func:`normalize_persian` with anchors;
     then the characters through ``late`` (:func:`~.letters.late_steps_table`) where each maps
@@ -591,11 +591,11 @@ def _compiled(
     >>> _compiled("دانش\u200cآموزان", step=False)[0] == normalize_persian("دانشآموزان")
     True
     """
-    made = _compiled_spans([text], step, late, marks, anchors)[0]
+    made = compiled_spans([text], step, late, marks, anchors)[0]
     return None if made is None else (decoded([made[0]])[0], made[1])
 
 
-def _compiled_spans(
+def compiled_spans(
     texts: Sequence[str],
     step: bool = True,
     late: np.ndarray | None = None,

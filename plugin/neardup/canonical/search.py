@@ -19,9 +19,9 @@ from .letters import (
     ZWNJ,
     drop_marks,
     drop_punctuation,
-    _has_arabic_script,
+    has_arabic_script,
     nfkc,
-    _punctuation_matters,
+    punctuation_matters,
     split_tokens,
     unify_digits,
     yo_to_ye,
@@ -37,11 +37,11 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
     if not text:
         return ""
     t = drop_marks(nfkc(text))
-    if _punctuation_matters(
+    if punctuation_matters(
         t
     ):  # else drop_punctuation would only put spaces where split_tokens splits anyway
         t = drop_punctuation(t)
-        if _has_arabic_script(t):
+        if has_arabic_script(t):
             t = map_persian_runs(t, split_persian)
     words = split_tokens(unify_digits(yo_to_ye(t.casefold())))
     return " ".join(search_text_words(words, lang) if stem else words)
@@ -84,7 +84,7 @@ def _word_terms(word: str) -> frozenset[str]:
     """The terms :func:`search_text` gives one raw word, lightly: letters mapped without
     hazm's spacing rules (enough to find the word again in a snippet)."""
     t = drop_punctuation(drop_marks(nfkc(word)))
-    if _has_arabic_script(t):
+    if has_arabic_script(t):
         t = FA_LETTER_MAP(t).replace(ZWNJ, " ")
     return frozenset(search_text_words(split_tokens(unify_digits(yo_to_ye(t.casefold())))))
 

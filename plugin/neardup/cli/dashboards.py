@@ -233,7 +233,7 @@ def install_cmd(
       neardup dashboards install https://kibana:5601 --api-key "$KEY" --ca-certs ca.pem --index docs
       neardup dashboards install http://localhost:5601 --user admin --password "$PW" --tenant global
     """
-    from ..dashboards.saved_objects import install
+    from ..dashboards.install import install
     from ..runtime.redact import add_secret, add_url_secrets
 
     for secret in (api_key, password):

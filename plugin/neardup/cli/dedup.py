@@ -71,7 +71,7 @@ def dedup_cmd(
       neardup dedup pages/ -o - --json 2>summary.json | gzip > unique.jsonl.gz
       neardup dedup new.jsonl -o new-unique.jsonl --engine archive.db   # against an index kept
     """
-    from ..io.reading import InputError
+    from ..io.files import InputError
 
     keep = ctx.get_parameter_source("target") == click.core.ParameterSource.COMMANDLINE
     tmp = None if keep else tempfile.TemporaryDirectory(prefix="neardup-dedup-")

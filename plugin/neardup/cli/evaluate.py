@@ -24,12 +24,13 @@ def _floats(value: str) -> list[float]:
 
 def _corpus(paths: tuple[str, ...], limit: int | None):
     """The documents of ``paths``: one JSONL file as
-    :func:`~neardup.evaluation.evaluate.load_corpus` reads it (documents or pairs), else what
+    :func:`~neardup.evaluation.corpus.load_corpus` reads it (documents or pairs), else what
     'neardup index' reads (files and folders)."""
     from pathlib import Path
 
-    from ..evaluation.evaluate import Corpus, load_corpus
-    from ..io.reading import InputError, kind_of, read_documents
+    from ..evaluation.corpus import Corpus, load_corpus
+    from ..io.reading import read_documents
+    from ..io.files import InputError, kind_of
 
     if len(paths) == 1 and Path(paths[0]).is_file() and kind_of(Path(paths[0])) == "jsonl":
         return load_corpus(paths[0], limit)
@@ -131,7 +132,8 @@ def evaluate_cmd(
       neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
     """
     from ..config import Config
-    from ..evaluation.evaluate import DEFAULT_METHODS, evaluate, load_labels, to_markdown
+    from ..evaluation.evaluate import DEFAULT_METHODS, evaluate, to_markdown
+    from ..evaluation.corpus import load_labels
 
     ctx = click.get_current_context()
     explicit_engine = ctx.get_parameter_source("target") in (

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator
 import click
 
 from ..config import CHOICES, SIGNATURES
-from ..indexing.ingest import default_workers
+from ..indexing.workers import default_workers
 from .errors import interrupted
 from .options import (
     BATCH_SIZE,
@@ -274,8 +274,9 @@ def index_files(
     """Read ``paths`` (every record checked, refused ones added to ``errors``, the ids read to
     ``ids`` if given) and index them into ``nd`` under a progress bar of the bytes read; the
     :class:`~neardup.indexing.ingest.IndexReport`. ``workers`` None:
-    :func:`~neardup.indexing.ingest.default_workers`."""
-    from ..io.reading import read_documents, total_bytes
+    :func:`~neardup.indexing.workers.default_workers`."""
+    from ..io.reading import read_documents
+    from ..io.files import total_bytes
 
     total = total_bytes(paths)
     with progress(total, label, quiet) as bar:
@@ -366,7 +367,8 @@ def index_cmd(
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..config import ConfigError
-    from ..io.reading import InputError, locate
+    from ..io.reading import locate
+    from ..io.files import InputError
 
     try:
         config = _config_from(ctx, settings)

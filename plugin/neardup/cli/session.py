@@ -76,7 +76,7 @@ def console():
 def progress(total: int | None, label: str, quiet: bool):
     """A progress bar on stderr (none with ``quiet``), drawn from the thread that advances
     it, at most ten times a second: no refresh thread, so the process stays single-threaded
-    and its signing workers can be forked (:func:`neardup.indexing.ingest.start_method`). When
+    and its signing workers can be forked (:func:`neardup.indexing.workers.start_method`). When
     stderr is no terminal, a line when it starts and one with its time when it ends instead."""
     from rich.progress import (
         BarColumn,

@@ -12,28 +12,30 @@ importing product runs exactly the migrations that bring it up to date:
 migrations of OpenSearch Dashboards 2.x for these types); Kibana objects also carry
 ``coreMigrationVersion`` 8.0.0 (Kibana 8.x and later migrate them forward).
 
-:func:`install` posts the NDJSON to ``POST /api/saved_objects/_import?overwrite=true``.
+:func:`neardup.dashboards.install.install` posts the NDJSON to ``POST
+/api/saved_objects/_import?overwrite=true``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..errors import EngineError
-from ..runtime.retry import Backoff
-from ..runtime.resources import load_json
+from .fields import (
+    DashboardError,
+    FieldSpec,
+    live_mappings,
+    load_mappings,
+    mapped_fields,
+    source_field,
+)
 
 TARGETS = ("kibana", "opensearch-dashboards")
 DASHBOARD_TITLE = "Near-duplicate clusters"
 DEFAULT_SOURCE_FIELD = "fields.source"
 
-#: Names of the index templates under ``mappings/`` (documents, clusters).
-DOCS_MAPPING = "documents.json"
-CLUSTERS_MAPPING = "clusters.json"
 
 _NAMESPACE = uuid.UUID("6f1c2d0e-8a43-4b7e-9a55-3b1f2f5e0d11")
 _INDEX_REF = "kibanaSavedObjectMeta.searchSourceJSON.index"
@@ -76,199 +78,8 @@ PRODUCTS: dict[str, Product] = {
 }
 
 
-class DashboardError(EngineError):
-    """Saved objects could not be built or imported."""
-
-
 # ---------------------------------------------------------------------------------------
 # fields of the index templates
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One field as the dashboards products describe it in an index pattern."""
-
-    name: str
-    es_type: str
-    indexed: bool = True
-    doc_values: bool = True
-    parent: str | None = None  # the field this one is a multi-field of
-
-    @property
-    def kind(self) -> str:
-        return _KIND.get(
-            self.es_type, "string" if self.es_type in ("keyword", "text") else "unknown"
-        )
-
-    @property
-    def searchable(self) -> bool:
-        return self.indexed and self.es_type not in ("binary", "object")
-
-    @property
-    def aggregatable(self) -> bool:
-        return self.doc_values and self.es_type not in ("text", "binary", "object")
-
-    def to_index_pattern(self) -> dict[str, Any]:
-        out = {
-            "name": self.name,
-            "type": self.kind,
-            "esTypes": [self.es_type],
-            "count": 0,
-            "scripted": False,
-            "searchable": self.searchable,
-            "aggregatable": self.aggregatable,
-            "readFromDocValues": self.aggregatable,
-        }
-        if self.parent:
-            out["subType"] = {"multi": {"parent": self.parent}}
-        return out
-
-
-_KIND = {
-    "integer": "number",
-    "long": "number",
-    "float": "number",
-    "double": "number",
-    "half_float": "number",
-    "scaled_float": "number",
-    "short": "number",
-    "byte": "number",
-    "unsigned_long": "number",
-    "boolean": "boolean",
-    "date": "date",
-    "date_nanos": "date",
-    "binary": "attachment",
-}
-
-
-def mapping_of(template: Mapping[str, Any], where: str = "template") -> Mapping[str, Any]:
-    """The ``mappings`` of an index template, a composable template or a create-index body."""
-    for candidate in (template.get("template", {}).get("mappings"), template.get("mappings")):
-        if isinstance(candidate, Mapping):
-            return candidate
-    raise DashboardError(f"{where}: no 'mappings' (expected at 'mappings' or 'template.mappings')")
-
-
-def mapped_fields(mapping: Mapping[str, Any]) -> dict[str, FieldSpec]:
-    """Every concrete field of a mapping, dotted names, multi-fields included."""
-    out: dict[str, FieldSpec] = {}
-
-    def walk(props: Mapping[str, Any], prefix: str) -> None:
-        for name, spec in props.items():
-            full = prefix + name
-            if "properties" in spec:
-                walk(spec["properties"], full + ".")
-                continue
-            if spec.get("enabled") is False:
-                continue
-            es_type = spec.get("type", "object")
-            if es_type == "object":
-                continue
-            out[full] = _spec(full, spec)
-            for sub, subspec in spec.get("fields", {}).items():
-                out[f"{full}.{sub}"] = _spec(f"{full}.{sub}", subspec, parent=full)
-
-    walk(mapping.get("properties", {}), "")
-    return out
-
-
-def _spec(name: str, spec: Mapping[str, Any], parent: str | None = None) -> FieldSpec:
-    return FieldSpec(
-        name=name,
-        es_type=spec.get("type", "object"),
-        indexed=spec.get("index", True) is not False,
-        doc_values=spec.get("doc_values", True) is not False,
-        parent=parent,
-    )
-
-
-def _dynamic_allowed(mapping: Mapping[str, Any], name: str) -> bool:
-    """Whether a new field ``name`` is mapped dynamically (``dynamic`` of its nearest object)."""
-    dynamic = mapping.get("dynamic", True)
-    props = mapping.get("properties", {})
-    for part in name.split(".")[:-1]:
-        spec = props.get(part)
-        if spec is None:
-            break
-        dynamic = spec.get("dynamic", dynamic)
-        props = spec.get("properties", {})
-    return dynamic in (True, "true")
-
-
-def dynamic_field(mapping: Mapping[str, Any], name: str) -> FieldSpec | None:
-    """The aggregatable field a dynamically mapped string ``name`` gets in this mapping.
-
-    A ``dynamic_templates`` entry whose ``path_match`` covers ``name`` decides its type;
-    without one, dynamic mapping gives text with a ``.keyword`` subfield (the documented
-    default for JSON strings), and the subfield is the one to aggregate on.
-    """
-    for entry in mapping.get("dynamic_templates", []):
-        for tpl in entry.values():
-            pattern = tpl.get("path_match") or tpl.get("match")
-            target = name if "path_match" in tpl else name.rsplit(".", 1)[-1]
-            if (
-                pattern
-                and _glob(pattern, target)
-                and not (tpl.get("path_unmatch") and _glob(tpl["path_unmatch"], name))
-            ):
-                es_type = tpl.get("mapping", {}).get("type", "keyword")
-                if es_type == "text" and "keyword" in tpl.get("mapping", {}).get("fields", {}):
-                    return FieldSpec(name + ".keyword", "keyword", parent=name)
-                return FieldSpec(name, es_type)
-    if not _dynamic_allowed(mapping, name):
-        return None
-    return FieldSpec(name + ".keyword", "keyword", parent=name)
-
-
-def _glob(pattern: str, name: str) -> bool:
-    return re.fullmatch(".*".join(re.escape(p) for p in pattern.split("*")), name) is not None
-
-
-def source_field(mapping: Mapping[str, Any], name: str) -> FieldSpec:
-    """The aggregatable field for the user's source field (``fields.site`` -> itself or
-    ``.keyword``)."""
-    fields = mapped_fields(mapping)
-    for candidate in (name, name + ".keyword"):
-        spec = fields.get(candidate)
-        if spec and spec.aggregatable:
-            return spec
-    spec = dynamic_field(mapping, name)
-    if spec is None or not spec.aggregatable:
-        raise DashboardError(
-            f"--source-field {name!r}: not an aggregatable field of the documents mapping "
-            f"(fields: {', '.join(sorted(f for f, s in fields.items() if s.aggregatable))})"
-        )
-    return spec
-
-
-def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], str]:
-    """The documents and clusters mappings as the cluster has them (an adopted index has the
-    user's own fields), and the time field: the index's order field when it is a date
-    (``neardup attach --order-field``), else ``neardup.indexed_at``. ``engine`` is an open
-    :class:`~neardup.engines.elastic.ElasticEngine`."""
-
-    from ..engines.transport import response_body
-
-    def mapping(index: str) -> Mapping[str, Any]:
-        m = response_body(engine.client.indices.get_mapping(index=index))
-        return next(iter(m.values()))["mappings"]
-
-    docs, clusters = mapping(engine.index), mapping(engine.clusters_index)
-    order = engine.layout.order if engine.layout is not None else None
-    spec = mapped_fields(docs).get(order) if order else None
-    return (
-        docs,
-        clusters,
-        order if spec is not None and spec.kind == "date" else "neardup.indexed_at",
-    )
-
-
-def load_mappings() -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The documents and clusters mappings from the templates under ``mappings/``."""
-    return (
-        mapping_of(load_json("mappings", DOCS_MAPPING), f"mappings/{DOCS_MAPPING}"),
-        mapping_of(load_json("mappings", CLUSTERS_MAPPING), f"mappings/{CLUSTERS_MAPPING}"),
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -768,178 +579,3 @@ def export(
 
 # ---------------------------------------------------------------------------------------
 # import
-
-
-def detect_target(
-    url: str, *, headers: Mapping[str, str] | None = None, http: Any = None, timeout: float = 10.0
-) -> str:
-    """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of
-    ``/api/status``."""
-    http = http or _pool(None, True)
-    resp = _request(
-        http,
-        "GET",
-        url.rstrip("/") + "/api/status",
-        headers=dict(headers or {}),
-        timeout=timeout,
-        retries=2,
-        what="status",
-    )
-    if "osd-name" in resp.headers:
-        return "opensearch-dashboards"
-    if "kbn-name" in resp.headers:
-        return "kibana"
-    raise DashboardError(
-        f"{url} does not answer like Kibana or OpenSearch Dashboards (no kbn-name/osd-name "
-        "header on /api/status): pass --target"
-    )
-
-
-def install(
-    url: str,
-    ndjson: str | bytes | None = None,
-    *,
-    target: str = "auto",
-    index: str = "neardup",
-    engine: Any = None,
-    source: str = DEFAULT_SOURCE_FIELD,
-    api_key: str | None = None,
-    basic_auth: tuple[str, str] | None = None,
-    ca_certs: str | None = None,
-    verify_certs: bool = True,
-    space: str | None = None,
-    tenant: str | None = None,
-    timeout: float = 30.0,
-    retries: int = 5,
-    backoff: float = 0.5,
-) -> dict[str, Any]:
-    """Import saved objects with ``POST /api/saved_objects/_import?overwrite=true``.
-
-    ``ndjson`` defaults to :func:`export` of ``index`` for the target product (``auto``:
-    asked from the server). ``space`` is a Kibana space; ``tenant`` an OpenSearch security
-    tenant (``global``, ``private`` or a custom one; sent as the ``securitytenant`` header).
-    Retries connection errors, 429 and 5xx with exponential backoff, then raises
-    :class:`DashboardError`; an import the server answers with errors raises too, naming each
-    refused object. Returns the server's answer (``successCount`` ...).
-    """
-    headers: dict[str, str] = {}
-    if api_key:
-        headers["Authorization"] = f"ApiKey {api_key}"
-    elif basic_auth:
-        import urllib3
-
-        headers.update(urllib3.util.make_headers(basic_auth=f"{basic_auth[0]}:{basic_auth[1]}"))
-    if tenant:
-        headers["securitytenant"] = tenant
-    http = _pool(ca_certs, verify_certs)
-    if target == "auto":
-        target = detect_target(url, headers=headers, http=http, timeout=timeout)
-    if target not in PRODUCTS:
-        raise DashboardError(
-            f"unknown target {target!r}: choose auto or one of {', '.join(TARGETS)}"
-        )
-    if ndjson is None:
-        ndjson = export(index, target=target, source=source, engine=engine)
-    headers[PRODUCTS[target].xsrf_header] = "true"
-    base = url.rstrip("/") + (f"/s/{space}" if space else "")
-    body = ndjson.encode() if isinstance(ndjson, str) else ndjson
-    resp = _request(
-        http,
-        "POST",
-        base + "/api/saved_objects/_import?overwrite=true",
-        headers=headers,
-        fields={"file": ("neardup.ndjson", body, "application/ndjson")},
-        timeout=timeout,
-        retries=retries,
-        backoff=backoff,
-        what="import",
-    )
-    try:
-        answer = json.loads(resp.data)
-    except ValueError:
-        raise DashboardError(
-            f"import into {url}: the answer is not JSON: {resp.data[:200]!r}"
-        ) from None
-    if not answer.get("success", False):
-        problems = (
-            "; ".join(
-                f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): "
-                f"{json.dumps(e.get('error'))}"
-                for e in answer.get("errors", [])
-            )
-            or json.dumps(answer)[:500]
-        )
-        raise DashboardError(
-            f"import into {url} ({PRODUCTS[target].name}) refused objects: {problems}"
-        )
-    answer["target"] = target
-    return answer
-
-
-def _pool(ca_certs: str | None, verify_certs: bool) -> Any:
-    import urllib3
-
-    if not verify_certs:
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        return urllib3.PoolManager(cert_reqs="CERT_NONE")
-    return (
-        urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=ca_certs)
-        if ca_certs
-        else urllib3.PoolManager()
-    )
-
-
-_RETRY_STATUS = {429, 500, 502, 503, 504}
-
-
-class _Passing(DashboardError):
-    """A failure worth another attempt (connection, 429, 5xx); its message is the reason."""
-
-
-def _request(
-    http: Any,
-    method: str,
-    url: str,
-    *,
-    headers: dict[str, str],
-    timeout: float,
-    retries: int,
-    what: str,
-    fields: dict[str, Any] | None = None,
-    backoff: float = 0.5,
-) -> Any:
-    import urllib3
-
-    def attempt() -> Any:
-        try:
-            if fields is not None:
-                resp = http.request(
-                    method, url, fields=fields, headers=headers, timeout=timeout, retries=False
-                )
-            else:
-                resp = http.request(method, url, headers=headers, timeout=timeout, retries=False)
-        except urllib3.exceptions.HTTPError as e:
-            raise _Passing(f"{type(e).__name__}: {e}") from None
-        if resp.status in _RETRY_STATUS:
-            raise _Passing(f"HTTP {resp.status}: {resp.data[:200].decode(errors='replace')}")
-        return resp
-
-    try:
-        resp = Backoff(max_retries=retries, initial=backoff, maximum=float("inf")).call(
-            attempt, retry_if=lambda e: isinstance(e, _Passing)
-        )
-    except _Passing as e:
-        raise DashboardError(
-            f"{what} {url}: failed after {retries + 1} attempts; last error: {e}"
-        ) from None
-    if 300 <= resp.status < 400:
-        raise DashboardError(
-            f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
-            "give that address (with its base path) instead"
-        )
-    if resp.status >= 400:
-        hint = " (check --api-key / --user / --password)" if resp.status in (401, 403) else ""
-        raise DashboardError(
-            f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}"
-        )
-    return resp

@@ -11,31 +11,23 @@ each other's half-written state):
 
 So re-running a file changes nothing, resuming after a crash (half a file, then all of it)
 gives the tags of one run, and an edited document is tagged as if it had always read so.
-Signing can run in worker processes (``workers`` > 0), in input order, beside the process
-that tags and stores, which signs a batch itself (one no worker has started yet, or the next
-of the input) whenever it would otherwise wait for one; workers end with their parent.
+Signing can run in worker processes beside the process that tags and stores
+(:mod:`neardup.indexing.workers`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import itertools
-import os
-import threading
-import time
-from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..runtime.allocator import keep_freed_memory
 from ..config import Config
 from ..engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
 from ..signing.signer import Signer
-from ..signing.records import Document, PackedBatch, Signed, pack, unpack
+from ..signing.records import Document, Signed
 from ..matching.tagging import Tagger
+from .workers import signed_batches
 
 
 @dataclass
@@ -108,17 +100,7 @@ class Ingest:
     ) -> None:
         with self.engine.writer():
             existing = self.engine.get([s.id for s in signed], text=True)
-            new, updates, refresh = [], [], []
-            for s in signed:
-                old = existing.get(s.id)
-                if old is None:
-                    new.append(s)
-                elif not same_signature(old, s):
-                    updates.append(s)
-                else:
-                    report.unchanged += 1
-                    if not _same_content(old, s):
-                        refresh.append(s)
+            new, updates, refresh = _sorted_out(signed, existing, report)
             kept = {
                 s.id: existing[s.id].tags
                 for s in updates + refresh
@@ -127,14 +109,25 @@ class Ingest:
             if refresh:
                 report.failed.extend(self.engine.put(refresh, kept, prepared=prepared))
             if updates:
-                failures = self.engine.put(updates, kept, prepared=prepared)
-                report.failed.extend(failures)
-                failed = {f.id for f in failures}
-                ok = [s.id for s in updates if s.id not in failed]
-                report.updated += len(ok)
-                if self.tagger is not None and ok:
-                    report.retagged += len(self.tagger.repair((), ok) - set(ok))
+                self._store_updates(updates, kept, report, prepared)
             self._store_new(new, report, prepared)
+
+    def _store_updates(
+        self,
+        updates: list[Signed],
+        kept: dict[str, Tags],
+        report: IndexReport,
+        prepared: PreparedBatch | None,
+    ) -> None:
+        """Replace documents stored with another signature in place, then repair the tags of
+        what depended on them."""
+        failures = self.engine.put(updates, kept, prepared=prepared)
+        report.failed.extend(failures)
+        failed = {f.id for f in failures}
+        ok = [s.id for s in updates if s.id not in failed]
+        report.updated += len(ok)
+        if self.tagger is not None and ok:
+            report.retagged += len(self.tagger.repair((), ok) - set(ok))
 
     def _store_new(
         self, new: list[Signed], report: IndexReport, prepared: PreparedBatch | None
@@ -144,398 +137,40 @@ class Ingest:
         tags = self.tagger.tag_ordered(new) if self.tagger is not None else {}
         failures = self.engine.put(new, tags, prepared=prepared)
         failed = {f.id for f in failures}
-        if failed and self.tagger is not None and any(t.dup_of in failed for t in tags.values()):
-            # a document this batch joined was refused: tag the stored ones again without it
-            kept = [s for s in new if s.id not in failed]
-            again = self.tagger.tag_ordered(kept)
-            self.engine.update_tags({i: t for i, t in again.items() if tags.get(i) != t})
-            tags = again
+        if failed and any(t.dup_of in failed for t in tags.values()):
+            tags = self._tag_again_without(new, failed, tags)
         report.failed.extend(failures)
         report.indexed += len(new) - len(failed)
         report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
 
-
-# -- batches and signing -------------------------------------------------------------------------
-def batches(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    """Batches of ``size`` distinct ids. An id repeated in the input keeps the place of its
-    first occurrence and takes the content of its last: within a batch the later document
-    replaces the earlier one where it stands; across batches the later one updates the
-    stored one in place (:class:`Ingest`), which keeps its arrival number. So arrival order
-    is the order of first occurrences whatever the batch size. If reading fails (an
-    :class:`Exception`), the documents read so far come out before the error; an interrupt
-    (``KeyboardInterrupt``) gives no partial batch.
-
-    >>> docs = [Document("a", "1"), Document("b", "2"), Document("a", "3")]
-    >>> [[(d.id, d.text) for d in b] for b in batches(docs, 5)]
-    [[('a', '3'), ('b', '2')]]
-    """
-    batch: dict[str, Document] = {}
-    try:
-        for d in docs:
-            batch[d.id] = d  # (a repeated id keeps its first place in the dict)
-            if len(batch) >= size:
-                yield list(batch.values())
-                batch = {}
-    except Exception:
-        if batch:
-            yield list(batch.values())
-        raise
-    if batch:
-        yield list(batch.values())
+    def _tag_again_without(
+        self, new: list[Signed], failed: set[str], tags: dict[str, Tags]
+    ) -> dict[str, Tags]:
+        """A document of this batch that others joined was refused: the stored ones are
+        tagged again without it (only tags that change are written)."""
+        assert self.tagger is not None  # (tags came from it)
+        again = self.tagger.tag_ordered([s for s in new if s.id not in failed])
+        self.engine.update_tags({i: t for i, t in again.items() if tags.get(i) != t})
+        return again
 
 
-def pieces(batch: list[Document], first: int) -> Iterator[list[Document]]:
-    """``batch`` cut into pieces of ``first`` documents, then twice as many each time.
-
-    >>> [len(p) for p in pieces([Document(str(i), "x") for i in range(500)], 62)]
-    [62, 124, 248, 66]
-    """
-    at, n = 0, max(1, first)
-    while at < len(batch):
-        yield batch[at : at + n]
-        at, n = at + n, 2 * n
-
-
-def sign_batch(
-    signer: Signer, docs: list[Document], checked: bool = False
-) -> tuple[list[Signed], list[Failure]]:
-    """Sign ``docs``; a document that cannot be signed becomes a :class:`Failure`.
-    ``checked``: every document passed :func:`~neardup.signing.validate.check_document` already."""
-    failures: list[Failure] = []
-    signed = signer.sign_batch(
-        docs, on_error=lambda d, e: failures.append(Failure(d.id, str(e))), checked=checked
-    )
-    return signed, failures
-
-
-def signed_batches(
-    signer: Signer,
-    config: Config,
-    docs: Iterable[Document],
-    batch_size: int,
-    workers: int,
-    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
-    checked: bool = False,
-) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
-    """(batch, signed, failures, prepared) in input order; ``workers`` > 0 signs in that many
-    processes while the caller stores, 0 signs here. A single batch is signed here. Forked workers
-    start with the tables this process makes first (:meth:`~neardup.signing.signer.Signer.warm_up`,
-    without the compiled loops: each worker loads those while this one reads ahead) and sign
-    every batch; spawned workers start from a fresh interpreter, so the first batch is
-    signed here meanwhile. Forked workers get the first batch in growing pieces
-    (:func:`pieces`), so that storing starts as soon as they have started. The workers also
-    run ``preparer`` (the engine's :meth:`~neardup.engines.base.Engine.batch_preparer`) on
-    what they sign: ``prepared`` (None for a batch signed here). ``checked``: as for
-    :func:`sign_batch`. If reading fails midway, what was read comes out first."""
-    sign = functools.partial(_sign_here, checked=checked)
-    it = batches(docs, batch_size)
-    first = next(it, None)
-    if first is None:
-        return
-    if workers <= 0:
-        for b in itertools.chain([first], it):
-            yield (b, *sign(signer, b))
-        return
-    try:
-        second = next(it, None)
-    except Exception:  # a reading error comes out after the batch read before it
-        yield (first, *sign(signer, first))
-        raise
-    if second is None:
-        yield (first, *sign(signer, first))
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    method = start_method()
-    here: list[Document] | None = first  # the batch signed here while spawned workers start
-    if method == "fork":
-        # the forked workers share the tables instead of each making them
-        signer.warm_up(kernels=False)
-        here, it = None, itertools.chain(pieces(first, batch_size // 8), [second], it)
-    else:
-        it = itertools.chain([second], it)
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context(method),
-        initializer=_init_worker,
-        initargs=(config, signer.context, os.getpid(), preparer, checked),
-    )
-    yield from _signed_in_pool(pool, workers, signer, sign, _Source(it), here)
-
-
-def _signed_in_pool(
-    pool,
-    workers: int,
-    signer: Signer,
-    sign: Callable,
-    source: _Source,
-    here: list[Document] | None,
-) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
-    """The batches of ``source`` signed by ``pool``'s ``workers``, in input order, for
-    :func:`signed_batches`; ``here`` (if any) is signed in this process while they start.
-    The pool is shut down at the end, however it comes."""
-    pending: deque = deque()
-    ahead = _SIGNED_AHEAD * workers  # batches signed and not yet stored, at most
-    try:
-        while (b := source.take()) is not None:
-            # a worker started here begins with interrupts held, then ignores them
-            with _interrupts_held():
-                fut = pool.submit(_sign_in_worker, b)  # the workers start at their first batch
-            pending.append((b, fut))
-            if here is not None and len(pending) >= workers:
-                yield (here, *sign(signer, here))
-                here = None
-            while len(pending) > 2 * workers:
-                yield _next_signed(pending, signer, sign, source.take, ahead)
-        # (a batch whose signing failed raises at its turn: no later batch is stored before it)
-        if here is not None:
-            yield (here, *sign(signer, here))
-        while pending:
-            yield _next_signed(pending, signer, sign, source.take, ahead)
-    finally:
-        # stopped early (an error, an interrupt, the caller done): the batches not begun are
-        # dropped, the running ones end, and the workers with them
-        pool.shutdown(wait=True, cancel_futures=True)
-    if source.error is not None:
-        raise source.error
-
-
-class _Source:
-    """The input's batches one at a time: :meth:`take` gives None at the end, and at a reading
-    error, which it keeps in ``error`` (raised once what was read before is stored)."""
-
-    def __init__(self, it: Iterator[list[Document]]):
-        self._it: Iterator[list[Document]] | None = it
-        self.error: Exception | None = None
-
-    def take(self) -> list[Document] | None:
-        if self._it is None:
-            return None
-        try:
-            return next(self._it)
-        except StopIteration:
-            pass
-        except Exception as e:  # reading failed: what was read before is still stored, in order
-            self.error = e
-        self._it = None
-        return None
-
-
-#: Batches signed ahead of the one being stored, per worker, at most (memory stays bounded
-#: when a worker is slow: this process then signs up to that many itself, then waits).
-_SIGNED_AHEAD = 4
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """SIGINT held (blocked) in this thread: a worker process started meanwhile inherits the
-    mask, so a Ctrl-C to the whole process group cannot reach it before it ignores SIGINT
-    (:func:`_init_worker`); here it is delivered when released."""
-    import signal
-
-    if (
-        not hasattr(signal, "pthread_sigmask")
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-def _next_signed(
-    pending: deque,
-    signer: Signer,
-    sign: Callable[[Signer, list[Document]], tuple],
-    take: Callable[[], list[Document] | None] = lambda: None,
-    ahead: int = 0,
-) -> tuple:
-    """The first of ``pending`` ((batch, future or what this process signed) in input order),
-    signed. Instead of waiting for a worker, this process signs: first the earliest batch no
-    worker has started yet (taken back from the pool), else, while fewer than ``ahead``
-    batches are pending, the next batch of the input (``take``; None at its end), which it
-    keeps in order behind the others. On a busy machine the workers get what CPU the other
-    processes leave them, and the pipeline never waits on them while this process could sign.
-    Only where a batch is signed changes, not the order: tags follow the input order.
-
-    >>> from concurrent.futures import Future
-    >>> f = Future()  # a batch no worker has started
-    >>> q = deque([(["a"], f)])
-    >>> signed = lambda signer, b: (["signed " + x for x in b], [])
-    >>> _next_signed(q, None, signed), f.cancelled(), len(q)
-    ((['a'], ['signed a'], []), True, 0)
-    >>> f = Future(); _ = f.set_running_or_notify_cancel()  # the first batch, with a worker
-    >>> def take():  # the next batch of the input; meanwhile the worker is done
-    ...     f.set_result((pack([]), []))
-    ...     return ["b"]
-    >>> q = deque([([], f)])
-    >>> _next_signed(q, None, signed, take, 3), q
-    (([], [], [], None), deque([(['b'], (['signed b'], []))]))
-    """
-    from concurrent.futures import Future
-
-    b0, head = pending[0]
-    while isinstance(head, Future) and not head.done():
-        for i, (b, f) in enumerate(pending):
-            if isinstance(f, Future) and f.cancel():
-                pending[i] = (b, sign(signer, b))
-                break
-        else:  # every batch left is with a worker: sign the next one of the input here
-            nxt = take() if len(pending) < ahead else None
-            if nxt is None:
-                break  # (none left, or enough signed ahead): wait for the first
-            pending.append((nxt, sign(signer, nxt)))
-        head = pending[0][1]
-    pending.popleft()
-    return (b0, *(_reattach(b0, *head.result()) if isinstance(head, Future) else head))
-
-
-def start_method() -> str:
-    """How signing workers start: ``fork`` where the platform forks safely (not macOS) and
-    this process runs no other thread, so that they begin with every module imported and
-    every table made; else ``spawn`` (a fresh interpreter). With another thread running (a
-    write lease kept alive), a lock it held at the fork would stay held in the workers.
-    numpy's OpenBLAS threads are not Python threads: OpenBLAS shuts them down at a fork (its
-    ``pthread_atfork`` handler) and the workers start their own."""
-    import multiprocessing
-    import sys
-
-    if (
-        sys.platform != "darwin"
-        and "fork" in multiprocessing.get_all_start_methods()
-        and threading.active_count() == 1
-    ):
-        return "fork"
-    return "spawn"
-
-
-_worker_signer: Signer | None = None
-_worker_preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None
-_worker_checked = False
-
-
-def _init_worker(
-    config: Config,
-    context: dict[str, Any],
-    parent: int,
-    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
-    checked: bool = False,
-) -> None:
-    global _worker_signer, _worker_preparer, _worker_checked
-    keep_freed_memory()  # (a forked worker has its parent's setting; a spawned one sets it)
-    _worker_signer = Signer(config, context)
-    _worker_preparer = preparer
-    _worker_checked = checked
-    # (at the same priority as their parent: a niced worker on a busy machine starves, and the
-    # batch it holds stops the pipeline; the parent signs itself rather than wait for one)
-    # Ctrl-C reaches the whole process group: the parent decides what an interrupt stops
-    # (it stops storing at a batch's end and shuts the workers down); a worker goes on
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
-
-
-def _exit_with_parent(parent: int, every: float = 0.5) -> None:
-    """End this worker when its parent is gone (killed, even with SIGKILL): the worker is
-    then re-parented, so ``os.getppid()`` changes."""
-    import time
-
-    while os.getppid() == parent:
-        time.sleep(every)
-    os._exit(1)
-
-
-def _sign_here(
-    signer: Signer, docs: list[Document], checked: bool = False
-) -> tuple[list[Signed], list[Failure], None]:
-    """:func:`sign_batch` in this process: nothing prepared (the engine does it as it stores)."""
-    return (*sign_batch(signer, docs, checked), None)
-
-
-def _sign_in_worker(
-    docs: list[Document],
-) -> tuple[PackedBatch, list[Failure], PreparedBatch | None]:
-    """Sign in a worker process; the documents are not sent back (the parent has them), the
-    signatures go back packed (:func:`~neardup.signing.records.pack`), with what the engine
-    prepared."""
-    assert _worker_signer is not None
-    signed, failures = sign_batch(_worker_signer, docs, _worker_checked)
-    prepared = _worker_preparer(signed) if _worker_preparer is not None else None
-    return pack(signed), failures, prepared
-
-
-def _reattach(
-    docs: list[Document],
-    packed: PackedBatch,
-    failures: list[Failure],
-    prepared: PreparedBatch | None = None,
-) -> tuple[list[Signed], list[Failure], PreparedBatch | None]:
-    failed = {f.id for f in failures}
-    return unpack(packed, [d for d in docs if d.id not in failed]), failures, prepared
-
-
-def default_workers(cpus: int | None = None, idle: float | None = None) -> int:
-    """Signing processes beside the one that tags and stores: one per idle CPU less the one
-    the storing process itself takes (it signs too whenever it would wait), none on a single
-    CPU. Idle CPUs: ``idle``, else :func:`idle_cpus` (the CPU idle now, a short sample; not
-    the load average, which still counts a run that has just ended), rounded. On a machine
-    that is busy already, workers would only share the CPUs the others leave while costing
-    their own start and the copying of every batch to them, so the storing process signs
-    alone.
-
-    >>> default_workers(8, 7.7), default_workers(8, 2.4), default_workers(2, 1.8)
-    (7, 1, 1)
-    >>> default_workers(2, 1.0), default_workers(2, 0.0), default_workers(1, 1.0)
-    (0, 0, 0)
-    """
-    n = (os.cpu_count() or 1) if cpus is None else cpus
-    if n <= 1:
-        return 0
-    free = idle_cpus(n) if idle is None else idle
-    return max(0, int(min(free, n) + 0.5) - 1)
-
-
-def idle_cpus(cpus: int, seconds: float = 0.1) -> float:
-    """How many of ``cpus`` CPUs are idle now: their idle share over ``seconds``, from two
-    samples of the first line of ``/proc/stat`` (idle + iowait over all the time counted);
-    where there is no ``/proc/stat``, ``cpus`` less the one-minute load average.
-
-    >>> 0.0 <= idle_cpus(2, 0.02) <= 2.0
-    True
-    """
-    first = _cpu_times()
-    if first is not None:
-        time.sleep(seconds)
-        second = _cpu_times()
-        if second is not None:
-            total = sum(second) - sum(first)
-            idle = second[3] + second[4] - first[3] - first[4]
-            if total > 0:
-                return cpus * max(0, idle) / total
-    try:
-        return max(0.0, cpus - os.getloadavg()[0])
-    except (OSError, AttributeError):  # (no load average on this platform)
-        return float(cpus)
-
-
-def _cpu_times() -> list[int] | None:
-    """The machine's CPU time so far by kind (user, nice, system, idle, iowait, irq, softirq,
-    steal; in clock ticks), from ``/proc/stat``; None where it cannot be read."""
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            fields = f.readline().split()
-    except OSError:
-        return None
-    if len(fields) < 9 or fields[0] != "cpu":
-        return None
-    return [int(x) for x in fields[1:9]]
+def _sorted_out(
+    signed: list[Signed], existing: dict[str, StoredDoc], report: IndexReport
+) -> tuple[list[Signed], list[Signed], list[Signed]]:
+    """(new, updates, refresh) of a batch: not stored yet; stored with another signature;
+    stored with the same one, whose text, title or fields changed (counted unchanged)."""
+    new, updates, refresh = [], [], []
+    for s in signed:
+        old = existing.get(s.id)
+        if old is None:
+            new.append(s)
+        elif not same_signature(old, s):
+            updates.append(s)
+        else:
+            report.unchanged += 1
+            if not _same_content(old, s):
+                refresh.append(s)
+    return new, updates, refresh
 
 
 def run(
@@ -551,10 +186,10 @@ def run(
     stop: Callable[[], bool] | None = None,
 ) -> IndexReport:
     """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one;
-    ``checked``: as for :func:`sign_batch`); returns what was done. ``stop`` is asked after
-    each stored batch: when it answers true, the run ends there (``report.stopped``), with
-    every batch before stored and committed and none after, so what is stored is a prefix of
-    the input and running again goes on from it."""
+    ``checked``: as for :func:`~neardup.indexing.workers.sign_batch`); returns what was done.
+    ``stop`` is asked after each stored batch: when it answers true, the run ends there
+    (``report.stopped``), with every batch before stored and committed and none after, so what is
+    stored is a prefix of the input and running again goes on from it."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
         preparer = ingest.engine.batch_preparer() if workers > 0 else None
@@ -573,15 +208,4 @@ def run(
     return report
 
 
-__all__ = [
-    "IndexReport",
-    "Ingest",
-    "Tags",
-    "batches",
-    "default_workers",
-    "pieces",
-    "run",
-    "same_signature",
-    "sign_batch",
-    "signed_batches",
-]
+__all__ = ["IndexReport", "Ingest", "Tags", "run", "same_signature"]

@@ -1,2 +1,3 @@
-"""Documents in and out of files: reading JSON Lines, CSV, Parquet, plain text and
-directories of them into documents (``reading``)."""
+"""Documents in and out of files: which files the paths given name (``files``), reading JSON
+Lines, CSV, Parquet and plain text into documents (``reading``), and the records neardup
+writes out (``records``)."""

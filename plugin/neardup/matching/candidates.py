@@ -110,19 +110,14 @@ class CandidateRule:
         t = self.config.threshold if threshold is None else threshold
         if mode not in ("resemblance", "containment"):
             raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
+        whole = self._whole_document if mode == "containment" else frozenset()
         groups = [
             KeyGroup(f, _keys(keys[f]), m)
             for f, m in self._needs.items()
-            if f in keys
-            and len(keys[f])
-            and not (mode == "containment" and f in self._whole_document)
+            if len(keys.get(f, ())) and f not in whole
         ]
         if mode == "containment":
-            for f in (name for name, sig in BUILTIN.items() if sig.sample):
-                sample = keys.get(f)
-                if sample is not None and len(sample):
-                    need = max(1, math.ceil(self.config.containment_fraction * t * len(sample)))
-                    groups.append(KeyGroup(f, _keys(sample), need))
+            groups += self._sample_groups(keys, t)
         lo, hi = length_bounds(n_shingles, t, mode)
         return CandidateQuery(
             groups=tuple(groups),
@@ -134,6 +129,16 @@ class CandidateRule:
             after_seq=after_seq,
             representatives=representatives,
         )
+
+    def _sample_groups(self, keys: Mapping[str, np.ndarray], t: float) -> list[KeyGroup]:
+        """The containment groups of the samples of the shingle set: ``ceil(f * t * |L(A)|)``
+        shared keys of each sample L the document has."""
+        f = self.config.containment_fraction
+        return [
+            KeyGroup(name, _keys(keys[name]), max(1, math.ceil(f * t * len(keys[name]))))
+            for name, sig in BUILTIN.items()
+            if sig.sample and len(keys.get(name, ()))
+        ]
 
     # -- the same test on two documents in memory ----------------------------------------------
     def matched(self, a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> frozenset[str]:

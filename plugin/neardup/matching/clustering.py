@@ -22,12 +22,12 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .candidates import CandidateRule
-from ..engines.base import ClusterRecord, Engine, StoredDoc, TagRow
+from ..engines.base import ClusterRecord, Engine, Hit, StoredDoc, TagRow
 from ..sketches.lsh import collision_probability
 from .tagging import choose
 from ..sketches.verify import passes_length_filter_many, similarity
@@ -361,3 +361,101 @@ def resemblance_histogram(
         for b in bins:
             b["expected_recall"] = round(expected_recall(rule, max(b["from"], 1e-9)), 4)
     return bins
+
+
+# -- search results ----------------------------------------------------------------------------
+def fold_hits(hits: Sequence[Hit], group_of: Callable[[Hit], str]) -> list[Hit]:
+    """Search hits (best first) with each group's later hits folded under its first: their ids
+    go to the first hit's ``folded``.
+
+    >>> hits = [Hit(id=i, score=1.0, title=None, snippet="") for i in "abc"]
+    >>> [(h.id, h.folded) for h in fold_hits(hits, lambda h: "x" if h.id in "ac" else h.id)]
+    [('a', ['c']), ('b', [])]
+    """
+    heads: dict[str, Hit] = {}
+    for h in hits:
+        g = group_of(h)
+        if g in heads:
+            heads[g].folded.append(h.id)
+        else:
+            heads[g] = h
+    return list(heads.values())
+
+
+def copies_among(
+    hits: Sequence[Hit], docs: Mapping[str, StoredDoc], rule: CandidateRule, threshold: float
+) -> Callable[[Hit], str]:
+    """The group of each hit when near-duplicates among ``hits`` go together: connected
+    components (:class:`UnionFind`) of the pairs the candidate rule proposes whose resemblance
+    is >= ``threshold`` (``docs``: the stored documents of the hits, by id)."""
+    uf = UnionFind()
+    present = [h for h in hits if h.id in docs]
+    for x, y in itertools.combinations(present, 2):
+        a, b = docs[x.id], docs[y.id]
+        if rule.is_candidate(a, b, threshold) and (
+            similarity(a.shingles, b.shingles).resemblance >= threshold
+        ):
+            uf.union(x.id, y.id)
+    return lambda h: uf.find(h.id)
+
+
+# -- cluster records -----------------------------------------------------------------------------
+def cluster_records(
+    engine: Engine,
+    rule: CandidateRule,
+    threshold: float,
+    *,
+    connected: bool = False,
+    min_size: int = 2,
+) -> list[ClusterRecord]:
+    """The clusters of the whole index at ``threshold``, largest first: the tags' clusters at
+    the index's threshold (every document tagged), else the cluster rule over the verified
+    pairs at ``threshold``, or with ``connected`` their connected components. A
+    representative without a title takes the first line of its text (:func:`first_line`)."""
+    rows = {r.id: r for r in engine.scan_tags()}
+    out = records(_groups_at(engine, rule, rows, threshold, connected), rows, min_size)
+    _title_from_text(engine, [c for c in out if not c.representative_title])
+    return out
+
+
+def _groups_at(
+    engine: Engine,
+    rule: CandidateRule,
+    rows: Mapping[str, TagRow],
+    threshold: float,
+    connected: bool,
+) -> dict[str, list[tuple[str, float]]]:
+    """The groups of :func:`cluster_records` (``rows``: every document's tags, by id)."""
+    untagged = any(r.tags is None for r in rows.values())
+    if threshold == rule.config.threshold and not connected and not untagged:
+        return groups_from_tags(rows.values())
+    pairs, _ = verified_pairs(engine, rule, threshold)
+    seq = {i: r.seq for i, r in rows.items()}
+    pairs = [p for p in pairs if p.a in seq and p.b in seq]
+    if connected:
+        return groups_from_components(connected_components(pairs), pairs, seq)
+    return groups_from_leaders(leader_clusters(pairs, seq, threshold))
+
+
+def _title_from_text(engine: Engine, untitled: Sequence[ClusterRecord]) -> None:
+    """Each of ``untitled`` takes the first line of its representative's text as its title."""
+    if not untitled:
+        return
+    texts = engine.texts([c.representative_id for c in untitled])
+    for c in untitled:
+        text = texts.get(c.representative_id)
+        c.representative_title = first_line(text) if text else None
+
+
+def first_line(text: str, width: int = 80) -> str:
+    """A display title for a document without one: its first non-empty line, shortened.
+
+    >>> first_line("\\n  Apache License\\n Version 2.0")
+    'Apache License'
+    """
+    head = text[:4096]  # most often the line is there: no need to split the whole text
+    lines = head.splitlines()[: None if len(head) == len(text) else -1]  # (the last line may go on)
+    line = next((ln.strip() for ln in lines if ln.strip()), None)
+    if line is None:
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"

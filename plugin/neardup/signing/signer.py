@@ -99,14 +99,14 @@ class Signer:
         for name in extra if extended else ():
             self.extra_signatures[name] = REGISTRY[name](config, self.context)
 
-    def warm_up(self, kernels: bool = True) -> None:
+    def warm_up(self, compiled: bool = True) -> None:
         """Make now what signing makes on first use, so that worker processes forked after it
         share it: the lookup tables (code points, NFKC, the stop words of en and ru, from a
-        short text of Latin and Cyrillic words) and, with ``kernels``, the compiled loops
+        short text of Latin and Cyrillic words) and, with ``compiled``, the compiled loops
         (:mod:`neardup.sketches.loops`, about a quarter of a second to load); hazm (Persian) stays
         unloaded."""
         text = "Warm up, ﬁle № 1\u0967: ёлка и the end"
-        if kernels:
+        if compiled:
             self._sign_docs([Document("", text)], None, check=False)
         else:  # (the numpy forms of the maps: the same tables)
             self.canonicalizer.warm_up(

@@ -1,7 +1,7 @@
 """One rule for what a document may hold, checked wherever documents enter neardup.
 
 :func:`check_document` is pure: it returns why a document cannot be stored, or None. The
-reader (:mod:`neardup.io.reading`) turns a reason into an :class:`~neardup.io.reading.InputError`
+reader (:mod:`neardup.io.reading`) turns a reason into an :class:`~neardup.io.files.InputError`
 naming the file and line; :meth:`neardup.signing.signer.Signer.sign_batch` turns it into a failure
 of that one document. Either way no engine ever receives a document it would refuse as a whole
 request (an HTTP bulk request fails entirely on one id over 512 bytes or one string that is

@@ -45,7 +45,8 @@ class FullText(Connection):
     fulltext_chunk = 2000
 
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
-        from ...canonical.search import query_words, required_terms, search_text, snippet  # (on first use: reading loads no canonicalization)
+        # (imported on first use: an index opened to be read loads no canonicalization)
+        from ...canonical.search import query_words, required_terms, search_text, snippet
 
         if not isinstance(query, str):
             raise EngineError("the embedded engine takes words, not a query-DSL body")

@@ -1,0 +1,191 @@
+"""Importing saved objects into Kibana or OpenSearch Dashboards over HTTP
+(``POST /api/saved_objects/_import``): the target product asked from the server, API key or
+basic auth, TLS, retries of connection errors, 429 and 5xx with backoff
+(:class:`~neardup.runtime.retry.Backoff`), and a clear :class:`DashboardError` naming each
+refused object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from ..runtime.retry import Backoff
+from .fields import (
+    DashboardError,
+)
+from .saved_objects import DEFAULT_SOURCE_FIELD, PRODUCTS, TARGETS, export
+
+
+def detect_target(
+    url: str, *, headers: Mapping[str, str] | None = None, http: Any = None, timeout: float = 10.0
+) -> str:
+    """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of
+    ``/api/status``."""
+    http = http or _pool(None, True)
+    resp = _request(
+        http,
+        "GET",
+        url.rstrip("/") + "/api/status",
+        headers=dict(headers or {}),
+        timeout=timeout,
+        retries=2,
+        what="status",
+    )
+    if "osd-name" in resp.headers:
+        return "opensearch-dashboards"
+    if "kbn-name" in resp.headers:
+        return "kibana"
+    raise DashboardError(
+        f"{url} does not answer like Kibana or OpenSearch Dashboards (no kbn-name/osd-name "
+        "header on /api/status): pass --target"
+    )
+
+
+def install(
+    url: str,
+    ndjson: str | bytes | None = None,
+    *,
+    target: str = "auto",
+    index: str = "neardup",
+    engine: Any = None,
+    source: str = DEFAULT_SOURCE_FIELD,
+    api_key: str | None = None,
+    basic_auth: tuple[str, str] | None = None,
+    ca_certs: str | None = None,
+    verify_certs: bool = True,
+    space: str | None = None,
+    tenant: str | None = None,
+    timeout: float = 30.0,
+    retries: int = 5,
+    backoff: float = 0.5,
+) -> dict[str, Any]:
+    """Import saved objects with ``POST /api/saved_objects/_import?overwrite=true``.
+
+    ``ndjson`` defaults to :func:`export` of ``index`` for the target product (``auto``:
+    asked from the server). ``space`` is a Kibana space; ``tenant`` an OpenSearch security
+    tenant (``global``, ``private`` or a custom one; sent as the ``securitytenant`` header).
+    Retries connection errors, 429 and 5xx with exponential backoff, then raises
+    :class:`DashboardError`; an import the server answers with errors raises too, naming each
+    refused object. Returns the server's answer (``successCount`` ...).
+    """
+    headers: dict[str, str] = {}
+    if api_key:
+        headers["Authorization"] = f"ApiKey {api_key}"
+    elif basic_auth:
+        import urllib3
+
+        headers.update(urllib3.util.make_headers(basic_auth=f"{basic_auth[0]}:{basic_auth[1]}"))
+    if tenant:
+        headers["securitytenant"] = tenant
+    http = _pool(ca_certs, verify_certs)
+    if target == "auto":
+        target = detect_target(url, headers=headers, http=http, timeout=timeout)
+    if target not in PRODUCTS:
+        raise DashboardError(
+            f"unknown target {target!r}: choose auto or one of {', '.join(TARGETS)}"
+        )
+    if ndjson is None:
+        ndjson = export(index, target=target, source=source, engine=engine)
+    headers[PRODUCTS[target].xsrf_header] = "true"
+    base = url.rstrip("/") + (f"/s/{space}" if space else "")
+    body = ndjson.encode() if isinstance(ndjson, str) else ndjson
+    resp = _request(
+        http,
+        "POST",
+        base + "/api/saved_objects/_import?overwrite=true",
+        headers=headers,
+        fields={"file": ("neardup.ndjson", body, "application/ndjson")},
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        what="import",
+    )
+    try:
+        answer = json.loads(resp.data)
+    except ValueError:
+        raise DashboardError(
+            f"import into {url}: the answer is not JSON: {resp.data[:200]!r}"
+        ) from None
+    if not answer.get("success", False):
+        problems = (
+            "; ".join(
+                f"{e.get('type')} {e.get('id')} ({e.get('title', '')}): "
+                f"{json.dumps(e.get('error'))}"
+                for e in answer.get("errors", [])
+            )
+            or json.dumps(answer)[:500]
+        )
+        raise DashboardError(
+            f"import into {url} ({PRODUCTS[target].name}) refused objects: {problems}"
+        )
+    answer["target"] = target
+    return answer
+
+
+def _pool(ca_certs: str | None, verify_certs: bool) -> Any:
+    import urllib3
+
+    if not verify_certs:
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        return urllib3.PoolManager(cert_reqs="CERT_NONE")
+    return (
+        urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=ca_certs)
+        if ca_certs
+        else urllib3.PoolManager()
+    )
+
+
+_RETRY_STATUS = {429, 500, 502, 503, 504}
+
+
+class _Passing(DashboardError):
+    """A failure worth another attempt (connection, 429, 5xx); its message is the reason."""
+
+
+def _request(
+    http: Any,
+    method: str,
+    url: str,
+    *,
+    headers: dict[str, str],
+    timeout: float,
+    retries: int,
+    what: str,
+    fields: dict[str, Any] | None = None,
+    backoff: float = 0.5,
+) -> Any:
+    import urllib3
+
+    def attempt() -> Any:
+        try:
+            if fields is not None:
+                resp = http.request(
+                    method, url, fields=fields, headers=headers, timeout=timeout, retries=False
+                )
+            else:
+                resp = http.request(method, url, headers=headers, timeout=timeout, retries=False)
+        except urllib3.exceptions.HTTPError as e:
+            raise _Passing(f"{type(e).__name__}: {e}") from None
+        if resp.status in _RETRY_STATUS:
+            raise _Passing(f"HTTP {resp.status}: {resp.data[:200].decode(errors='replace')}")
+        return resp
+
+    try:
+        resp = Backoff(max_retries=retries, initial=backoff, maximum=float("inf")).call(
+            attempt, retry_if=lambda e: isinstance(e, _Passing)
+        )
+    except _Passing as e:
+        raise DashboardError(
+            f"{what} {url}: failed after {retries + 1} attempts; last error: {e}"
+        ) from None
+    if 300 <= resp.status < 400:
+        raise DashboardError(
+            f"{what} {url}: HTTP {resp.status} redirect to {resp.headers.get('location')!r}; "
+            "give that address (with its base path) instead"
+        )
+    if resp.status >= 400:
+        hint = " (check --api-key / --user / --password)" if resp.status in (401, 403) else ""
+        raise DashboardError(
+            f"{what} {url}: HTTP {resp.status}{hint}: {resp.data[:300].decode(errors='replace')}"
+        )
+    return resp
