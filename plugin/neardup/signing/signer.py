@@ -102,9 +102,9 @@ class Signer:
     def warm_up(self, compiled: bool = True) -> None:
         """Make now what signing makes on first use, so that worker processes forked after it
         share it: the lookup tables (code points, NFKC, the stop words of en and ru, from a
-        short text of Latin and Cyrillic words) and, with ``compiled``, the compiled loops
-        (:mod:`neardup.sketches.loops`, about a quarter of a second to load); hazm (Persian) stays
-        unloaded."""
+        short text of Latin and Cyrillic words) and, with ``compiled``, the loops run once
+        (:mod:`neardup.sketches.loops`: their C modules load in milliseconds); hazm (Persian)
+        stays unloaded."""
         text = "Warm up, ﬁle № 1\u0967: ёлка и the end"
         if compiled:
             self._sign_docs([Document("", text)], None, check=False)
