@@ -32,6 +32,7 @@ import contextlib
 import dataclasses
 import functools
 import itertools
+import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -73,6 +74,7 @@ from .elastic_answers import (
 )
 from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
 from .elastic_options import Connection as ConnectionSettings
+from .key_match import Entry, KeyMatcher, merged
 from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
@@ -95,6 +97,22 @@ def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclasses.dataclass
+class _Hold:
+    """One turn of a run's writer with the lease (:meth:`ElasticEngine.writes_in_a_row`):
+    documents stored from ``start_seq`` on are held in ``recent`` and matched here; the
+    engine answers for those stored before. ``stale``: a document stored before was
+    changed (replaced, re-tagged, deleted) and the engine must refresh before it answers."""
+
+    start_seq: int
+    recent: KeyMatcher = dataclasses.field(default_factory=KeyMatcher)
+    stale: bool = False
+    started: float = dataclasses.field(default_factory=time.monotonic)
+
+    def expired(self, hold: float) -> bool:
+        return time.monotonic() - self.started >= hold
 
 
 class ElasticEngine(Engine):
@@ -158,6 +176,9 @@ class ElasticEngine(Engine):
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
+        self._in_run = False  # inside writes_in_a_row
+        #: the lease kept over a run's sessions, and the documents stored meanwhile
+        self._hold: _Hold | None = None
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -659,7 +680,10 @@ class ElasticEngine(Engine):
         Waits while another writer holds the lease (``on_wait`` and the log say who); once
         held, reads the largest ``seq`` (numbers are assigned after it) and refreshes before
         releasing, so the next holder's candidate queries see every write of this one.
-        Sessions nest; write calls outside a session open one of their own."""
+        Sessions nest; write calls outside a session open one of their own. Inside
+        :meth:`writes_in_a_row` the lease is kept over the sessions that follow, for up to
+        :attr:`~neardup.engines.elastic_options.LeaseTimes.hold` seconds, and the documents
+        they store are matched in this process (:meth:`candidates`)."""
         if self._session_depth:
             self._session_depth += 1
             try:
@@ -667,20 +691,74 @@ class ElasticEngine(Engine):
             finally:
                 self._session_depth -= 1
             return
+        if self._hold is None:
+            self._take_lease()
+        self._session_depth = 1
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self._session_depth = 0
+            if self._hold is None or not ok:
+                self._hand_over(quiet=not ok)
+            elif self._hold.expired(self.lease_times.hold):
+                self._hand_over()  # (other writers get their turn)
+
+    def _take_lease(self) -> None:
+        """Take the lease (waiting for another writer's), and start what a holder knows: the
+        next arrival number, and in a run (:meth:`writes_in_a_row`) the documents matched here."""
         lease = self._lease_of()
         lease.acquire()
         lease.keep_alive()
-        self._session_depth, self._dirty = 1, False
+        self._dirty = False
         try:
             if lease.took_over:  # a holder that died may not have made its last writes visible
                 self.refresh()
             self._next_seq = max(self._next_seq, self._max_seq() + 1)
-            yield
-            if self._dirty:  # the next holder's reads must see every write of this session
-                self.refresh()
-        finally:
-            self._session_depth = 0
+        except BaseException:
             lease.release()
+            raise
+        if self._in_run:
+            self._hold = _Hold(start_seq=self._next_seq)
+
+    def _hand_over(self, quiet: bool = False) -> None:
+        """End the lease holder's turn: refresh what it wrote (the next holder's reads must
+        see every write), then release the lease. ``quiet``: a session that failed hands
+        over too, and a refresh that fails then does not hide its error."""
+        self._hold = None
+        try:
+            if self._dirty:
+                self.refresh()
+        except Exception:
+            if not quiet:
+                raise
+        finally:
+            if self._lease is not None and self._lease.held:
+                self._lease.release()
+
+    @contextlib.contextmanager
+    def writes_in_a_row(self) -> Iterator[None]:
+        """Around the writer sessions of one run (an ``index`` or ``attach`` pass): the lease
+        is kept from one session to the next (handed over at most every ``hold`` seconds),
+        the documents the run stores are matched in this process, so the engine is asked only
+        about documents stored before (or by another writer between two turns), and the
+        index is refreshed when the lease is handed over, not after every batch."""
+        if self._in_run or self._session_depth:
+            yield
+            return
+        self._in_run = True
+        try:
+            yield
+        finally:
+            self._in_run = False
+            if self._hold is not None:
+                self._hand_over()
+
+    def _see_writes(self) -> None:
+        """Make this session's writes visible before a search that must see them."""
+        if self._dirty:
+            self.refresh()
 
     def _lease_of(self) -> Lease:
         if self._lease is None:
@@ -740,9 +818,38 @@ class ElasticEngine(Engine):
                 for s in good
             ]
             failures += self._bulker().run(actions, "index documents").failures
-            if self.index_setup.refresh_on_write:
+            self._remember(good, tags, seqs, {f.id for f in failures})
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
         return failures
+
+    def _remember(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags],
+        seqs: dict[str, int],
+        failed: set[str],
+    ) -> None:
+        """Documents a run stored, matched here from now on (:class:`_Hold`)."""
+        hold = self._hold
+        if hold is None:
+            return
+        stored = [s for s in docs if s.id not in failed]
+        if any(seqs[s.id] < hold.start_seq for s in stored):
+            hold.stale = True  # the engine holds an older version of a document stored before
+        hold.recent.add(
+            [
+                Entry(
+                    id=s.id,
+                    seq=seqs[s.id],
+                    n_shingles=int(s.n_shingles),
+                    simhash=int(s.simhash),
+                    keys=s.keys,
+                    tags=tags.get(s.id),
+                )
+                for s in stored
+            ]
+        )
 
     def _assign_seq(self, ids: list[str]) -> dict[str, int]:
         """Existing documents keep their arrival number; new ones get the next ones."""
@@ -775,7 +882,8 @@ class ElasticEngine(Engine):
                 .run_or_raise(actions, "delete documents", ignore_missing=True)
                 .deleted
             )
-            if self.index_setup.refresh_on_write:
+            self._forget(ids)
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
         return deleted
 
@@ -785,8 +893,25 @@ class ElasticEngine(Engine):
         with self._writing():
             actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
             self._bulker().run_or_raise(actions, "update tags", ignore_missing=True)
-            if self.index_setup.refresh_on_write:
+            if self._hold is not None:
+                for i, t in tags.items():
+                    if i in self._hold.recent:
+                        self._hold.recent.set_tags(i, t)
+                    else:
+                        self._hold.stale = True
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
+
+    def _forget(self, ids: Sequence[str]) -> None:
+        """Deleted documents: no longer matched here; one stored before the run makes the
+        engine's answers stale until a refresh."""
+        if self._hold is None:
+            return
+        for i in ids:
+            if i in self._hold.recent:
+                self._hold.recent.remove(i)
+            else:
+                self._hold.stale = True
 
     def refresh(self) -> None:
         """Make every write searchable; a refresh some shard copy failed (a node lost, a primary
@@ -808,6 +933,33 @@ class ElasticEngine(Engine):
 
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query. Inside a run (:meth:`writes_in_a_row`) the documents it
+        stored are matched here (:class:`~neardup.engines.key_match.KeyMatcher`, the rule of
+        the engine's query), and the engine is asked only about those stored before, and
+        not at all when the index held none."""
+        hold = self._hold
+        if hold is None:
+            return self._stored_candidates(queries)
+        local = hold.recent.candidates(queries)
+        if hold.start_seq <= 1:  # (nothing was stored before this turn)
+            return local
+        if hold.stale:
+            self.refresh()
+            hold.stale = False
+        before = [
+            dataclasses.replace(
+                q,
+                before_seq=hold.start_seq
+                if q.before_seq is None
+                else min(q.before_seq, hold.start_seq),
+            )
+            for q in queries
+        ]
+        remote = self._stored_candidates(before)
+        return [merged(a, b, q.limit) for a, b, q in zip(local, remote, queries, strict=True)]
+
+    def _stored_candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query from the engine's index (one search each, by ``_msearch``)."""
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [(i, dsl.candidate_body(q, self.paging.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
@@ -849,6 +1001,7 @@ class ElasticEngine(Engine):
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        self._see_writes()
         for f in fields:
             if f not in self.config.signatures:
                 continue
@@ -933,16 +1086,19 @@ class ElasticEngine(Engine):
         return self._order_type_cache[0]
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
+        self._see_writes()
         body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
         for h in self._pager().snapshot(self.index, body_of, batch_size):
             yield self._stored(h["_source"], text)
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        self._see_writes()
         body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.layout)
         for h in self._pager().snapshot(self.index, body_of, batch_size):
             yield tag_row(h["_source"], self.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        self._see_writes()
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
             body_of = functools.partial(dsl.members_body, chunk, self.paging.page_size)
@@ -959,6 +1115,7 @@ class ElasticEngine(Engine):
 
     def count(self) -> int:
         """Documents neardup has signed."""
+        self._see_writes()
         return int(
             self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body())[
                 "count"
@@ -968,6 +1125,7 @@ class ElasticEngine(Engine):
     def unsigned(self) -> int:
         """Documents of the index without neardup's fields (written by other clients): every
         read skips them; ``neardup attach`` signs them."""
+        self._see_writes()
         return int(
             self.retry.call(
                 "count", self.client.count, index=self.index, body=dsl.count_body(False)
@@ -976,6 +1134,7 @@ class ElasticEngine(Engine):
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+        self._see_writes()
         body = dsl.fulltext_body(query, size, self.layout)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [hit_of(h, self.layout) for h in r["hits"]["hits"]]
@@ -985,6 +1144,7 @@ class ElasticEngine(Engine):
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
+        self._see_writes()
         tagged, untagged = dsl.collapsed_bodies(query, size, layout=self.layout)
         a, b = self._msearch_index([tagged, untagged])
         hits = []

@@ -70,10 +70,12 @@ class IndexSetup:
 @dataclass(frozen=True, kw_only=True)
 class LeaseTimes:
     """The write lease: ``duration`` seconds it lasts unrenewed, ``timeout`` how long to
-    wait for another writer (None: as long as it takes)."""
+    wait for another writer (None: as long as it takes), ``hold`` how long a run of many
+    writes (``neardup index``) keeps it before handing it over between two batches."""
 
     duration: float = 60.0
     timeout: float | None = None
+    hold: float = 30.0
 
 
 #: The retry policy of requests and bulk items unless one is given.
@@ -86,6 +88,7 @@ _FLAT = {
     **{f.name: ("index_setup", f.name) for f in dataclasses.fields(IndexSetup)},
     "lease_duration": ("lease", "duration"),
     "lease_timeout": ("lease", "timeout"),
+    "lease_hold": ("lease", "hold"),
     "max_retries": ("retry", "max_retries"),
     "initial_backoff": ("retry", "initial"),
     "max_backoff": ("retry", "maximum"),
