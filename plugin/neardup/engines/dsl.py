@@ -15,6 +15,7 @@ user's, named by a :class:`Layout`, and neardup only ever writes ``neardup.*`` t
 
 from __future__ import annotations
 
+import base64
 import copy
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -23,9 +24,10 @@ import numpy as np
 
 from ..config import SIGNATURE_VERSION, Config
 from ..resources import load_json
-from ..encoding import encode_shingles, render_keys
+from ..encoding import render_keys
 from ..signer import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
+from .embedded import shingle_column
 
 #: The object every neardup field lives under.
 ROOT = "neardup"
@@ -376,7 +378,8 @@ def neardup_source(
         "exact": s.exact,
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
         "keys": {f: s.keywords(f) for f in s.keys},
-        "shingles": encode_shingles(s.shingles),
+        # the hashes, or a marker where they follow from the text (made again to verify)
+        "shingles": base64.b64encode(shingle_column.column(s)).decode("ascii"),
         "n_shingles": int(s.n_shingles),
         "n_tokens": int(s.n_tokens),
         "too_short": bool(s.too_short),

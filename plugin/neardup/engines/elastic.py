@@ -28,6 +28,7 @@ processes, and refreshes before handing the lease on, so the next writer sees ev
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import functools
@@ -37,7 +38,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
-from ..encoding import decode_shingles, parse_keys
+from ..encoding import parse_keys
 from ..signer import Document, Signed
 from . import dsl
 from .base import (
@@ -69,11 +70,13 @@ from .elastic_answers import (
     order_date,
     source_field,
     source_text,
+    stored_shingles,
     tag_row,
     tags_of,
 )
 from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
 from .elastic_options import Connection as ConnectionSettings
+from .embedded.shingle_column import ShingleCache, ShingleColumn, column
 from .key_match import Entry, KeyMatcher, merged
 from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
@@ -93,6 +96,16 @@ def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
         else:
             good.append(s)
     return good, failures
+
+
+def _set_key(exact: str | None, lang: str | None) -> tuple[str | None, str | None]:
+    """What a shingle set is cached by: the exact digest of its tokens and the language
+    they were shingled in determine it."""
+    return (exact, lang)
+
+
+#: Bytes of shingle hashes kept in memory (made again from texts, or stored by this process).
+SHINGLE_CACHE_BYTES = 64 << 20
 
 
 def _now() -> str:
@@ -179,6 +192,7 @@ class ElasticEngine(Engine):
         self._in_run = False  # inside writes_in_a_row
         #: the lease kept over a run's sessions, and the documents stored meanwhile
         self._hold: _Hold | None = None
+        self._shingles: ShingleColumn | None = None  # (made at the first read: the config)
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -823,6 +837,13 @@ class ElasticEngine(Engine):
                 self.refresh()
         return failures
 
+    @property
+    def _shingle_sets(self) -> ShingleColumn:
+        """Shingle sets made again from stored texts, and those this process stored."""
+        if self._shingles is None:
+            self._shingles = ShingleColumn(self.config, ShingleCache(SHINGLE_CACHE_BYTES))
+        return self._shingles
+
     def _remember(
         self,
         docs: Sequence[Signed],
@@ -831,10 +852,13 @@ class ElasticEngine(Engine):
         failed: set[str],
     ) -> None:
         """Documents a run stored, matched here from now on (:class:`_Hold`)."""
+        stored = [s for s in docs if s.id not in failed]
+        for s in stored:
+            if len(column(s)) != 8 * s.n_shingles:  # (a marker: kept to verify against)
+                self._shingle_sets.remember(_set_key(s.exact, s.lang), s.shingles)
         hold = self._hold
         if hold is None:
             return
-        stored = [s for s in docs if s.id not in failed]
         if any(seqs[s.id] < hold.start_seq for s in stored):
             hold.stale = True  # the engine holds an older version of a document stored before
         hold.recent.add(
@@ -1024,13 +1048,41 @@ class ElasticEngine(Engine):
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
-            body = dsl.mget_body(chunk, text, self.layout)
+            body = dsl.mget_body(chunk, True, self.layout)  # (the text makes the shingles)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
-            for d in r.get("docs", []):
-                if d.get("found") and is_signed(d.get("_source")):
-                    sd = self._stored(d["_source"], text, keys)
-                    out[sd.id] = sd
+            found = [
+                d["_source"]
+                for d in r.get("docs", [])
+                if d.get("found") and is_signed(d.get("_source"))
+            ]
+            for sd in self._stored_docs(found, text, keys):
+                out[sd.id] = sd
         return out
+
+    def _stored_docs(
+        self, sources: Sequence[dict[str, Any]], text: bool, with_keys: bool = True
+    ) -> list[StoredDoc]:
+        """The documents of ``_source`` objects read with their text; shingles stored as a
+        marker are made again from the text (:mod:`~neardup.engines.embedded.shingle_column`),
+        all of a read at once, through a bounded cache that also holds what this process
+        stored."""
+        docs = [self._stored(src, text, with_keys) for src in sources]
+        todo = [i for i, d in enumerate(docs) if d.shingles is None]
+        if todo:
+            rows = []
+            for i in todo:
+                nd = sources[i][dsl.ROOT]
+                rows.append(
+                    (
+                        _set_key(nd.get("exact"), nd.get("lang")),
+                        base64.b64decode(nd["shingles"]),
+                        docs[i].n_shingles,
+                        source_text(sources[i], self.layout.text),
+                    )
+                )
+            for i, made in zip(todo, self._shingle_sets.sets(rows), strict=True):
+                docs[i].shingles = made
+        return docs
 
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
         nd, lay = src[dsl.ROOT], self.layout
@@ -1039,7 +1091,7 @@ class ElasticEngine(Engine):
             id=nd["id"],
             lang=nd.get("lang"),
             n_shingles=int(nd.get("n_shingles") or 0),
-            shingles=decode_shingles(nd.get("shingles")),
+            shingles=stored_shingles(nd),  # (None: made from the text, _stored_docs)
             simhash=int(nd.get("simhash") or "0", 16),
             exact=nd.get("exact"),
             keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures}
@@ -1087,9 +1139,14 @@ class ElasticEngine(Engine):
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         self._see_writes()
-        body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
+        body_of = functools.partial(dsl.scan_body, batch_size, text=True, layout=self.layout)
+        page: list[dict[str, Any]] = []
         for h in self._pager().snapshot(self.index, body_of, batch_size):
-            yield self._stored(h["_source"], text)
+            page.append(h["_source"])
+            if len(page) >= batch_size:
+                yield from self._stored_docs(page, text)
+                page = []
+        yield from self._stored_docs(page, text)
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
         self._see_writes()
