@@ -260,6 +260,21 @@ def test_candidates_match_embedded(pair, signed):
     assert any(c.shingles is None for x in got for c in x)  # (texts of 16 shingles or more)
 
 
+def test_one_search_over_a_batch_keys_finds_what_a_search_per_query_finds(pair, signed):
+    """The batch's queries as one search over all their keys (the default), matched here,
+    give the candidates ``_msearch`` of one search per query gives, in order; with a page
+    smaller than the hits too."""
+    h, _ = pair
+    qs = _queries(signed)
+    batched = h.candidates(qs)
+    h.paging = dataclasses.replace(h.paging, batched_candidates=False)
+    each = h.candidates(qs)
+    assert [_view(x) for x in batched] == [_view(x) for x in each]
+    h.paging = dataclasses.replace(h.paging, batched_candidates=True, page_size=3)
+    assert [_view(x) for x in h.candidates(qs)] == [_view(x) for x in each]
+    assert sum(len(x) for x in each) > 3
+
+
 def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
     h, e = pair
     h.paging = dataclasses.replace(

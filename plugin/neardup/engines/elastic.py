@@ -59,6 +59,7 @@ from .elastic_answers import (
     candidate_of,
     check_fields,
     cluster_record,
+    entry_of,
     error_reason,
     field_mapping,
     field_text,
@@ -983,7 +984,10 @@ class ElasticEngine(Engine):
         return [merged(a, b, q.limit) for a, b, q in zip(local, remote, queries, strict=True)]
 
     def _stored_candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
-        """Candidates of each query from the engine's index (one search each, by ``_msearch``)."""
+        """Candidates of each query from the engine's index: many queries in one search over
+        all their keys (:meth:`_candidates_by_keys`), else one search each by ``_msearch``."""
+        if self.paging.batched_candidates and len(queries) > 1:
+            return self._candidates_by_keys(queries)
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [(i, dsl.candidate_body(q, self.paging.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
@@ -991,6 +995,41 @@ class ElasticEngine(Engine):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
                 out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
         return out
+
+    def _candidates_by_keys(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """The stored documents holding any key of ``queries`` (:func:`dsl.keys_body`, page
+        after page), matched to each query here by the rule of the engine's candidate query
+        (:class:`~neardup.engines.key_match.KeyMatcher`): one search for a whole batch instead
+        of one per document."""
+        held = KeyMatcher()
+        size, after = self.paging.page_size, None
+        while (body := dsl.keys_body(queries, size, after)) is not None:
+            hits = self._search_every_shard(body, "candidate search")
+            held.add([entry_of(h) for h in hits])
+            if len(hits) < size:
+                break
+            after = hits[-1]["sort"]
+        return held.candidates(queries)
+
+    def _search_every_shard(self, body: dict[str, Any], what: str) -> list[dict[str, Any]]:
+        """The hits of one search; an answer from only some of the shards (a node lost, a
+        primary not yet promoted) is asked again with backoff, then refused."""
+        answer: list[dict[str, Any]] = []
+
+        def send(_: Sequence[int], last: bool) -> list[int]:
+            r = self.retry.call(what, self.client.search, index=self.index, body=body)
+            missing = missing_shards(r)
+            if missing and not last:
+                return [0]
+            if missing:
+                raise EngineError(
+                    f"{self.location}: {what} answered from only some shards ({missing})"
+                )
+            answer.extend(r["hits"]["hits"])
+            return []
+
+        self.backoff.resend([0], send)
+        return answer
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order; items refused with 429, and answers from only some of the

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..encoding import parse_keys
 from .embedded.shingle_column import given_lang, is_marker, stored_hashes
+from .key_match import Entry
 from . import dsl
 from .base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
 
@@ -221,6 +223,21 @@ def candidate_of(h: dict[str, Any]) -> Candidate:
         cluster_id=nd.get("cluster_id"),
         matched=frozenset(h.get("matched_queries") or ()) or None,
         seq=int(nd.get("seq") or 0),
+    )
+
+
+def entry_of(h: dict[str, Any]) -> Entry:
+    """A hit of :func:`~neardup.engines.dsl.keys_body` as the matcher holds it."""
+    nd = neardup_part(h.get("_source"))
+    keys = nd.get("keys") or {}
+    return Entry(
+        id=h["_id"],
+        seq=int(nd.get("seq") or 0),
+        n_shingles=int(nd.get("n_shingles") or 0),
+        simhash=int(nd.get("simhash") or "0", 16),
+        keys={f: parse_keys(f, v) for f, v in keys.items()},
+        tags=tags_of(nd),
+        shingles=stored_shingles(nd),
     )
 
 
