@@ -1236,6 +1236,7 @@ class ElasticEngine(Engine):
         return [hit_of(h, self.layout) for h in r["hits"]["hits"]]
 
     collapses_search = True
+    writes_wait_on_a_server = True
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
