@@ -508,3 +508,14 @@ def test_bulk_lines(spec, signed, client):
     assert set(lines[k + 1]) == {"doc", "upsert"} and set(lines[k + 1]["doc"]) == {"neardup"}
     assert set(lines[k + 1]["upsert"]) == {"content", "headline", "neardup"}
     assert src["keys"]["minhash"] == signed[0].keywords("minhash") and len(src["simhash"]) == 16
+
+
+def test_a_long_query_is_cut_within_the_clause_limit(spec):
+    words = " ".join(f"w{i}" for i in range(500))
+    for clauses in (1024, 100):
+        body = dsl.fulltext_body(words, 10, max_clauses=clauses)
+        _ok(spec, "/{index}/_search", "post", body)
+        mm = body["query"]["multi_match"]
+        assert len(mm["query"].split()) * len(mm["fields"]) <= clauses
+        assert mm["query"].split() == [f"w{i}" for i in range(len(mm["query"].split()))]
+        assert mm["minimum_should_match"] == "8<60%"

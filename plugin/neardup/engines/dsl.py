@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
 from ..config import SIGNATURE_VERSION, Config
 from ..resources import load_json
 from ..encoding import render_keys
@@ -835,20 +836,34 @@ def snippet_of(
     )
 
 
+def query_terms_limit(layout: Layout = OWN, max_clauses: int = 1024) -> int:
+    """Distinct words a query keeps (:func:`~neardup.canonical.search.query_words`): at most
+    :data:`~neardup.canonical.search.MAX_QUERY_TERMS`, and few enough that one clause per
+    word and searched field stays within the engine's clause limit (``maxClauseCount``).
+
+    >>> query_terms_limit(), query_terms_limit(max_clauses=400)
+    (100, 50)
+    """
+    return max(1, min(MAX_QUERY_TERMS, max_clauses // len(layout.search_fields())))
+
+
 def fulltext_body(
-    query: str | Mapping[str, Any], size: int, layout: Layout = OWN
+    query: str | Mapping[str, Any], size: int, layout: Layout = OWN, max_clauses: int = 1024
 ) -> dict[str, Any]:
     """Words -> ``multi_match`` over title and text (and, in neardup's own index, their
-    language subfields), every word required (as in the embedded engine); a dict is the
-    query DSL: a whole search body when it has ``query``, else the query clause itself."""
+    language fields), cut to :func:`query_terms_limit` distinct words; a hit needs all of
+    up to 8 words, else most of them (:data:`~neardup.canonical.search.MINIMUM_SHOULD_MATCH`,
+    as in the embedded engine). A dict is the query DSL: a whole search body when it has
+    ``query``, else the query clause itself."""
     if isinstance(query, str):
         body: dict[str, Any] = {
             "query": {
                 "multi_match": {
-                    "query": query,
+                    "query": query_words(query, query_terms_limit(layout, max_clauses)),
                     "fields": layout.search_fields(),
                     "type": "cross_fields",
-                    "operator": "and",
+                    "operator": "or",
+                    "minimum_should_match": MINIMUM_SHOULD_MATCH,
                 }
             }
         }
@@ -871,12 +886,16 @@ def fulltext_body(
 
 
 def collapsed_bodies(
-    query: str | Mapping[str, Any], size: int, inner: int = 100, layout: Layout = OWN
+    query: str | Mapping[str, Any],
+    size: int,
+    inner: int = 100,
+    layout: Layout = OWN,
+    max_clauses: int = 1024,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two bodies for query-time dedupe: tagged hits collapsed on ``neardup.cluster_id``
     (near-copies in ``inner_hits``), and untagged hits as they are; the caller merges them by
     score."""
-    base = fulltext_body(query, size, layout)
+    base = fulltext_body(query, size, layout, max_clauses)
     tagged = copy.deepcopy(base)
     tagged["query"] = {
         "bool": {"must": [base["query"]], "filter": [{"exists": {"field": n("cluster_id")}}]}

@@ -1231,7 +1231,7 @@ class ElasticEngine(Engine):
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
         self._see_writes()
-        body = dsl.fulltext_body(query, size, self.layout)
+        body = dsl.fulltext_body(query, size, self.layout, self.paging.max_clauses)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [hit_of(h, self.layout) for h in r["hits"]["hits"]]
 
@@ -1242,7 +1242,9 @@ class ElasticEngine(Engine):
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
         self._see_writes()
-        tagged, untagged = dsl.collapsed_bodies(query, size, layout=self.layout)
+        tagged, untagged = dsl.collapsed_bodies(
+            query, size, layout=self.layout, max_clauses=self.paging.max_clauses
+        )
         a, b = self._msearch_index([tagged, untagged])
         hits = []
         for h in a["hits"]["hits"]:
