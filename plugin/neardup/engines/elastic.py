@@ -678,9 +678,13 @@ class ElasticEngine(Engine):
             yield
             if self._dirty:  # the next holder's reads must see every write of this session
                 self.refresh()
-        finally:
+        except BaseException:
             self._session_depth = 0
-            lease.release()
+            with contextlib.suppress(EngineError):  # the first cause is the one told
+                lease.release()  # (the lease expires by itself; its process is gone after)
+            raise
+        self._session_depth = 0
+        lease.release()
 
     def _lease_of(self) -> Lease:
         if self._lease is None:
@@ -692,6 +696,7 @@ class ElasticEngine(Engine):
                 duration=self.lease_times.duration,
                 timeout=self.lease_times.timeout,
                 on_wait=self._waiting,
+                on_take_over=self._took_over,
                 sleep=self.backoff.sleep,
             )
         return self._lease
@@ -701,6 +706,11 @@ class ElasticEngine(Engine):
         if self.on_wait is not None and holder.owner not in self._waited_for:
             self._waited_for.add(holder.owner)
             self.on_wait(f"waiting for another writer ({holder.describe()})")
+
+    def _took_over(self, holder: Holder, why: str) -> None:
+        """The lease's report of a lease taken over from a writer that is gone."""
+        if self.on_wait is not None:
+            self.on_wait(f"took over the write lease of {holder.describe()}: {why}")
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
