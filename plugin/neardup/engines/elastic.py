@@ -416,16 +416,26 @@ class ElasticEngine(Engine):
         )
 
     def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
-        """Pipeline, templates, state index with the settings document, both indices, health."""
-        pipe = self._install(server, use_pipeline)
+        """State index with the settings document, pipeline, templates, both indices, health.
+
+        The clusters and state indices, where they exist, must be neardup's own
+        (:meth:`_check_own`) before anything is made. The state index is made first, so a
+        cluster that refuses to create indices refuses it before any template is installed;
+        a new documents index the cluster refuses takes its templates and pipeline away."""
+        self._check_own(self.clusters_index, "clusters")
         self._ensure_state_index()
+        pipe = self._install(server, use_pipeline)
         if new:
-            self._create_settings()
-            self._create(
-                self.index,
-                "documents index",
-                dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
-            )
+            try:
+                self._create_settings()
+                self._create(
+                    self.index,
+                    "documents index",
+                    dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
+                )
+            except BaseException:
+                self._uninstall(pipe)
+                raise
         elif pipe and not self._meta.get(
             "pipeline"
         ):  # an index built without the pipeline gets it now
@@ -509,6 +519,47 @@ class ElasticEngine(Engine):
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
+    def _uninstall(self, pipe: str | None) -> None:
+        """Take away the templates (and pipeline) :meth:`_install` put for a documents index
+        that could not be made; what cannot be removed now is said in ``actions``."""
+        removals = [
+            ("index template", self.client.indices.delete_index_template, {"name": name})
+            for name in (
+                dsl.documents_template_name(self.index),
+                dsl.clusters_template_name(self.index),
+            )
+        ]
+        if pipe:
+            removals.append(("ingest pipeline", self.client.ingest.delete_pipeline, {"id": pipe}))
+        for what, fn, kw in removals:
+            try:
+                self.retry.call(f"delete {what}", fn, **kw, ok_status=(404,))
+            except Exception:  # noqa: BLE001 -- the first cause is the one raised
+                self.actions.append(f"{what} {next(iter(kw.values()))} left: remove it by hand")
+
+    def _check_own(self, index: str, role: str) -> dict[str, Any] | None:
+        """The mappings of ``index`` (the clusters or state index of this one) by concrete
+        index, None when it does not exist; one that exists but was not made by neardup
+        (:func:`~neardup.engines.dsl.made_by_neardup`) is refused: neardup never writes into
+        an index it did not create."""
+        try:
+            m = self.retry.call(
+                "get mapping", self.client.indices.get_mapping, index=index, ok_status=(404,)
+            )
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) == 404:
+                return None
+            raise
+        if all(dsl.made_by_neardup((v.get("mappings") or {}).get("_meta")) for v in m.values()):
+            return m
+        raise EngineError(
+            f"{self.url}: index {index} exists and was not created by neardup (its mapping has "
+            f"no _meta.managed_by: neardup); neardup keeps the {role} of index {self.index} there "
+            "and never writes into an index it did not create: choose another name for the "
+            f"documents index (--index NAME: its {role} go to {dsl.clusters_index('NAME')} and "
+            f"{dsl.state_index('NAME')}), or move that index away"
+        )
+
     def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
         try:
             self.retry.call(
@@ -526,10 +577,9 @@ class ElasticEngine(Engine):
             raise EngineError(f"{self.url}: cannot create {what} {index}: {describe(e)}") from None
 
     def _ensure_state_index(self) -> None:
-        """The state index (write lease, settings), created with its own mapping if absent."""
-        if bool(
-            self.retry.call("index exists", self.client.indices.exists, index=self.state_index)
-        ):
+        """The state index (write lease, settings), created with its own mapping if absent;
+        one that exists must be neardup's own."""
+        if self._check_own(self.state_index, "state") is not None:
             return
         body = dsl.state_index_body()
         try:
@@ -1019,6 +1069,10 @@ class ElasticEngine(Engine):
 
     # -- clusters --------------------------------------------------------------------------------
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
+        """Store the clusters in ``<index>-clusters`` (which must be neardup's own): each
+        one replaced by id, and those neardup wrote before that are no longer clusters
+        deleted; documents without neardup's mark (``managed_by``) are never touched."""
+        self._mark_clusters_index()
         with self._writing():
             now = _now()
             new_ids = {c.cluster_id for c in clusters}
@@ -1029,6 +1083,23 @@ class ElasticEngine(Engine):
             ]
             self._bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
             self.refresh()
+
+    def _mark_clusters_index(self) -> None:
+        """Refuse a clusters index neardup did not create; map ``managed_by`` in one made
+        before the mark (its mapping is strict)."""
+        m = self._check_own(self.clusters_index, "clusters")
+        if m is None:
+            return
+        if all(
+            "managed_by" in ((v.get("mappings") or {}).get("properties") or {}) for v in m.values()
+        ):
+            return
+        self.retry.call(
+            "put mapping",
+            self.client.indices.put_mapping,
+            index=self.clusters_index,
+            body={"properties": {"managed_by": {"type": "keyword"}}},
+        )
 
     def _cluster_ids(self) -> Iterator[str]:
         body_of = functools.partial(dsl.cluster_ids_body, self.paging.page_size)
