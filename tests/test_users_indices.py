@@ -14,6 +14,7 @@ On osmem and, with ``NEARDUP_TEST_ENGINE``, on the real engine.
 from __future__ import annotations
 
 import json
+import urllib.error
 
 import pytest
 
@@ -101,3 +102,160 @@ def test_clusters_replace_only_documents_neardup_marked(osmem_clone, tmp_path):
     mine = request(url, "GET", "/cw-clusters/_search?size=100&q=managed_by:neardup")
     assert len(mine["hits"]["hits"]) == written
     assert json.loads(again.output[again.output.index("[") :]) is not None
+
+
+# -- attach: checked before any change -------------------------------------------------------
+def _articles(url: str, name: str, n: int = 3, **index_body) -> None:
+    """A user's index of articles (``body``, ``headline``) with ``n`` documents."""
+    mappings = {"properties": {"body": {"type": "text"}, "headline": {"type": "text"}}}
+    request(url, "PUT", f"/{name}", {"mappings": mappings, **index_body})
+    for i in range(n):
+        doc = {"body": good_text(i), "headline": f"{name} {i}"}
+        request(url, "PUT", f"/{name}/_doc/{name}-{i}", doc)
+    request(url, "POST", f"/{name}/_refresh")
+
+
+def _state(url: str, names: list[str]) -> dict:
+    """What attach could change: the mappings and settings of ``names``, every index and
+    every neardup template and pipeline."""
+
+    def pipelines() -> list[str]:
+        try:
+            return sorted(p for p in request(url, "GET", "/_ingest/pipeline") if "neardup" in p)
+        except urllib.error.HTTPError:  # (osmem has no ingest pipelines)
+            return []
+
+    indices = sorted(
+        x["index"]
+        for x in request(url, "GET", "/_cat/indices?format=json&h=index&expand_wildcards=all")
+        if not x["index"].startswith(".")
+    )
+    return {
+        "mappings": {n: request(url, "GET", f"/{n}/_mapping") for n in names},
+        "settings": {
+            n: {k: v for k, v in s["settings"]["index"].items() if k not in ("uuid",)}
+            for n, s in request(url, "GET", f"/{','.join(names)}/_settings").items()
+        },
+        "indices": indices,
+        "templates": neardup_templates(url),
+        "pipelines": pipelines(),
+    }
+
+
+def _refused_untouched(url: str, target: str, members: list[str], wanted: str) -> None:
+    before = _state(url, members)
+    counts = {m: count(url, m) for m in members}
+    line = one_line(run("attach", target, "-e", url, "--text-field", "body", "-q"))
+    assert wanted in line, line
+    assert _state(url, members) == before
+    assert {m: count(url, m) for m in members} == counts
+
+
+def test_attach_refuses_an_alias_over_several_indices_and_changes_nothing(osmem_clone):
+    url = osmem_clone.url
+    _articles(url, "old")
+    _articles(url, "new")
+    request(
+        url,
+        "POST",
+        "/_aliases",
+        {
+            "actions": [
+                {"add": {"index": "old", "alias": "articles"}},
+                {"add": {"index": "new", "alias": "articles", "is_write_index": True}},
+            ]
+        },
+    )
+    _refused_untouched(url, "articles", ["old", "new"], "alias over 2 indices (new, old)")
+    one = run("attach", "old", "-e", url, "--text-field", "body", "-q", "--json")
+    assert one.exit_code == 0, one.output  # each member by its own name
+    assert json.loads(one.output)["signed"] == 3 and count(url, "old") == 3
+
+
+def test_attach_through_an_alias_over_one_index_signs_in_place(osmem_clone):
+    url = osmem_clone.url
+    _articles(url, "only")
+    request(url, "POST", "/_aliases", {"actions": [{"add": {"index": "only", "alias": "al"}}]})
+    r = run("attach", "al", "-e", url, "--text-field", "body", "-q", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["signed"] == 3 and count(url, "only") == 3
+    src = request(url, "GET", "/only/_doc/only-1")["_source"]
+    assert src["headline"] == "only 1" and src["neardup"]["id"] == "only-1"
+
+
+@pytest.mark.parametrize(
+    "kind,body,wanted",
+    [
+        ("source", {"mappings": {"_source": {"enabled": False}}}, "has _source disabled"),
+        (
+            "excludes",
+            {"mappings": {"_source": {"excludes": ["bo*"]}}},
+            "leaves body out of _source",
+        ),
+        ("write block", {"settings": {"index.blocks.write": True}}, "index.blocks.write"),
+        (
+            "field limit",
+            {"settings": {"index.mapping.total_fields.limit": 20}},
+            "over its index.mapping.total_fields.limit of 20",
+        ),
+        ("closed", {}, "is closed: open it (POST art/_open)"),
+        ("users clusters index", {}, "index art-clusters exists and was not created by neardup"),
+        ("users state index", {}, "index art-neardup-state exists and was not created"),
+    ],
+)
+def test_attach_refuses_what_it_cannot_serve_and_changes_nothing(osmem_clone, kind, body, wanted):
+    url = osmem_clone.url
+    mappings = {"body": {"type": "text"}, "headline": {"type": "text"}}
+    mine = body.get("mappings") or {}
+    request(url, "PUT", "/art", {"mappings": {**mine, "properties": mappings}})
+    for i in range(3):
+        request(url, "PUT", f"/art/_doc/a{i}?refresh=true", {"body": good_text(i)})
+    if body.get("settings"):
+        request(url, "PUT", "/art/_settings", body["settings"])
+    members = ["art"]
+    if kind == "closed":
+        request(url, "POST", "/art/_close")
+        before = _state(url, members)
+        line = one_line(run("attach", "art", "-e", url, "--text-field", "body", "-q"))
+        assert wanted in line and _state(url, members) == before, line
+        request(url, "POST", "/art/_open")
+        return
+    if kind.startswith("users"):
+        _users_index(url, "art-clusters" if "clusters" in kind else "art-neardup-state")
+    try:
+        _refused_untouched(url, "art", members, wanted)
+    finally:
+        if kind == "write block":
+            request(url, "PUT", "/art/_settings", {"index.blocks.write": None})
+
+
+def test_attach_counts_fields_as_the_engine_does(osmem_clone):
+    """A limit of exactly the fields the index and neardup map together is enough: the count
+    attach checks before changing anything is the engine's own."""
+    from neardup.config import Config
+    from neardup.engines import dsl
+    from neardup.engines.elastic_answers import count_fields
+
+    url = osmem_clone.url
+    props = {
+        "body": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+        "meta": {"properties": {"a": {"type": "long"}, "b": {"type": "keyword"}}},
+    }
+    adds = count_fields({dsl.ROOT: dsl.neardup_mapping(Config().signatures)})
+    exact = count_fields(props) + adds
+    for name, limit in (("tight", exact - 1), ("exact", exact)):
+        request(
+            url,
+            "PUT",
+            f"/{name}",
+            {
+                "settings": {"index.mapping.total_fields.limit": limit},
+                "mappings": {"properties": props},
+            },
+        )
+        request(url, "PUT", f"/{name}/_doc/1?refresh=true", {"body": good_text(1)})
+    line = one_line(run("attach", "tight", "-e", url, "--text-field", "body", "-q"))
+    assert f"over its index.mapping.total_fields.limit of {exact - 1}" in line, line
+    r = run("attach", "exact", "-e", url, "--text-field", "body", "-q", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["signed"] == 1

@@ -57,6 +57,8 @@ from .elastic_answers import (
     candidate_of,
     check_fields,
     cluster_record,
+    count_fields,
+    flat_settings,
     error_reason,
     field_mapping,
     field_text,
@@ -66,10 +68,13 @@ from .elastic_answers import (
     missing_shards,
     neardup_part,
     order_date,
+    settings_problem,
     source_field,
+    source_problem,
     source_text,
     tag_row,
     tags_of,
+    target_problem,
 )
 from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
 from .elastic_options import Connection as ConnectionSettings
@@ -260,8 +265,7 @@ class ElasticEngine(Engine):
     def _attach(self, layout: dsl.Layout, config: Config | None) -> Config:
         self.connect()
         self.actions = []
-        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.index)):
-            raise EngineError(f"{self.location}: no such index to attach")
+        self._check_target()
         m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         user_meta = dict(mappings.get("_meta") or {})
@@ -273,7 +277,64 @@ class ElasticEngine(Engine):
                 "--text-field"
             )
         check_fields(self.location, mappings, layout)
-        return self._adopt(layout, config or Config(), user_meta)
+        config = config or Config()
+        self._preflight(mappings, layout, config)
+        return self._adopt(layout, config, user_meta)
+
+    def _check_target(self) -> None:
+        """The name ``attach`` was given resolves to one open index (or an alias over one):
+        an alias over several indices, a data stream and a closed index are refused
+        (:func:`~neardup.engines.elastic_answers.target_problem`) before anything changes."""
+        try:
+            resolved = self.retry.call(
+                "resolve index",
+                self.client.indices.resolve_index,
+                name=self.index,
+                ok_status=(400, 404, 405),
+            )
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) not in (400, 404, 405):
+                raise
+            resolved = None  # (an engine without _resolve/index: the mapping tells the rest)
+        if resolved is not None:
+            problem = target_problem(self.location, resolved)
+            if problem:
+                raise EngineError(problem)
+        elif not bool(
+            self.retry.call("index exists", self.client.indices.exists, index=self.index)
+        ):
+            raise EngineError(f"{self.location}: no such index to attach")
+
+    def _preflight(self, mappings: dict[str, Any], layout: dsl.Layout, config: Config) -> None:
+        """Everything ``attach`` needs, checked before it changes anything: ``_source``, the
+        index's blocks and field limit, and the clusters and state indices (absent, or
+        neardup's own)."""
+        problem = source_problem(self.location, mappings, layout.text or "")
+        if problem:
+            raise EngineError(problem)
+        got = self.retry.call(
+            "get settings",
+            self.client.indices.get_settings,
+            index=self.index,
+            include_defaults=True,
+            flat_settings=True,
+        )
+        for answer in got.values():
+            flat = {
+                **flat_settings(answer.get("defaults") or {}),
+                **flat_settings(answer.get("settings") or {}),
+            }
+            problem = settings_problem(
+                self.location,
+                self.index,
+                flat,
+                adds=count_fields({dsl.ROOT: dsl.neardup_mapping(config.signatures)}),
+                has=count_fields(mappings.get("properties") or {}),
+            )
+            if problem:
+                raise EngineError(problem)
+        self._check_own(self.clusters_index, "clusters")
+        self._check_own(self.state_index, "state")
 
     def _resume_attached(self, layout: dsl.Layout, config: Config | None) -> Config:
         """Attach again an index attached (or built) before: its stored layout must agree with
@@ -304,30 +365,44 @@ class ElasticEngine(Engine):
         return cfg
 
     def _adopt(self, layout: dsl.Layout, config: Config, user_meta: dict[str, Any]) -> Config:
-        """Adopt an index of the user's: neardup's fields added to its mapping beside the
-        user's (``user_meta`` kept), the state and clusters indices made, the pipeline set."""
+        """Adopt an index of the user's: the state index with the settings document and the
+        clusters index made, then neardup's fields added to its mapping beside the user's
+        (``user_meta`` kept), then the pipeline set. The mapping, the one change to the
+        user's index that cannot be undone, comes after the side indices: when it is refused
+        they are taken away again, so a refusal leaves no trace."""
         self.layout = layout
         self._config = config
         self._meta = dsl.index_meta(self._config, layout=layout)
-        self._ensure_state_index()
-        self._create_settings()
-        body = dsl.attach_mapping(
-            self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta
-        )
-        self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
+        made: list[str] = []  # side indices made here, removed again if the mapping is refused
+        try:
+            if self._check_own(self.state_index, "state") is None:
+                made.append(self.state_index)
+            self._ensure_state_index()
+            self._create_settings()
+            if self._check_own(self.clusters_index, "clusters") is None:
+                made.append(self.clusters_index)
+                self.retry.call(
+                    "create clusters index",
+                    self.client.indices.create,
+                    index=self.clusters_index,
+                    body=dsl.clusters_template(self.index)["template"],
+                )
+                self.actions.append(f"clusters index {self.clusters_index} created")
+            body = dsl.attach_mapping(
+                self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta
+            )
+            self.retry.call(
+                "put mapping", self.client.indices.put_mapping, index=self.index, body=body
+            )
+        except BaseException:
+            for index in made:
+                with contextlib.suppress(Exception):  # the first cause is the one raised
+                    self.retry.call(
+                        "delete index", self.client.indices.delete, index=index, ok_status=(404,)
+                    )
+            raise
         self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
         self._attach_pipeline()
-        if not bool(
-            self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)
-        ):
-            cl = dsl.clusters_template(self.index)["template"]
-            self.retry.call(
-                "create clusters index",
-                self.client.indices.create,
-                index=self.clusters_index,
-                body=cl,
-            )
-            self.actions.append(f"clusters index {self.clusters_index} created")
         self._next_seq = self._max_seq() + 1
         return self._config
 
