@@ -259,3 +259,30 @@ def test_attach_counts_fields_as_the_engine_does(osmem_clone):
     r = run("attach", "exact", "-e", url, "--text-field", "body", "-q", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["signed"] == 1
+
+
+def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
+    """Signing a document the adopted index holds is an update of that document alone (no
+    ``upsert``): one removed meanwhile is refused, never made again from its text; a document
+    the index did not hold (``neardup index`` into an adopted index) is created."""
+    from neardup.config import Config
+    from neardup.engines import dsl
+    from neardup.engines.elastic import ElasticEngine
+    from neardup.signer import Document, Signer
+
+    url = osmem_clone.url
+    _articles(url, "art", n=2)
+    eng = ElasticEngine.from_options(url, "art", pipeline=False)
+    cfg = eng.attach(dsl.Layout(text="body", title="headline"))
+    try:
+        signed = [Signer(cfg).sign(d) for d in eng.unsigned_documents()]
+        held = dsl.index_action("art", signed[0], None, 1, "t", eng.layout, create=False)
+        assert held["_op_type"] == "update" and "upsert" not in held
+        new = Signer(Config()).sign(Document("fresh", good_text(9), title="fresh one"))
+        assert eng.put([*signed, new]) == []
+        src = request(url, "GET", "/art/_doc/fresh")["_source"]
+        assert src["body"] == good_text(9) and src["headline"] == "fresh one"
+        assert request(url, "GET", "/art/_doc/art-0")["_source"]["headline"] == "art 0"
+        assert count(url, "art") == 3
+    finally:
+        eng.close()

@@ -436,12 +436,16 @@ def index_action(
     indexed_at: str,
     layout: Layout = OWN,
     version: int = SIGNATURE_VERSION,
+    *,
+    create: bool = True,
 ) -> dict[str, Any]:
     """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
 
     neardup's own index: ``index`` the whole document. An adopted index: ``update`` only
     ``neardup`` of an existing document (the user's fields are never rewritten); a new
-    document is created from the text and title in the user's field names (``upsert``)."""
+    document (``create``: the index did not hold it) is created from the text and title in
+    the user's field names (``upsert``). Without ``create`` a document removed meanwhile is
+    refused (404), never made again from the signed text alone."""
     if not layout.adopted:
         return {
             "_op_type": "index",
@@ -453,9 +457,11 @@ def index_action(
         **neardup_source(s, tags, seq, indexed_at, version),
         "text_hash": text_hash(s.doc.text),
     }
-    upsert = document_source(s, tags, seq, indexed_at, layout, version)
-    upsert[ROOT]["text_hash"] = nd["text_hash"]
-    return {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}, "upsert": upsert}
+    action = {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}}
+    if create:
+        action["upsert"] = document_source(s, tags, seq, indexed_at, layout, version)
+        action["upsert"][ROOT]["text_hash"] = nd["text_hash"]
+    return action
 
 
 def update_tags_action(index: str, doc_id: str, t: Tags) -> dict[str, Any]:

@@ -865,12 +865,20 @@ class ElasticEngine(Engine):
         if not good:
             return failures
         with self._writing():
-            seqs = self._assign_seq([s.id for s in good])
+            found: set[str] = set()
+            seqs = self._assign_seq([s.id for s in good], found)
             now = _now()
             version = self.config.version
             actions = [
                 dsl.index_action(
-                    self.index, s, tags.get(s.id), seqs[s.id], now, self.layout, version
+                    self.index,
+                    s,
+                    tags.get(s.id),
+                    seqs[s.id],
+                    now,
+                    self.layout,
+                    version,
+                    create=s.id not in found,
                 )
                 for s in good
             ]
@@ -879,14 +887,17 @@ class ElasticEngine(Engine):
                 self.refresh()
         return failures
 
-    def _assign_seq(self, ids: list[str]) -> dict[str, int]:
-        """Existing documents keep their arrival number; new ones get the next ones."""
+    def _assign_seq(self, ids: list[str], found: set[str] | None = None) -> dict[str, int]:
+        """Existing documents keep their arrival number; new ones get the next ones. The ids
+        of the documents the index holds (signed or not) are added to ``found``."""
         uniq = list(dict.fromkeys(ids))
         old: dict[str, int] = {}
         for chunk in chunks(uniq, 1000):
             body = dsl.existing_seq_body(chunk)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
+                if d.get("found") and found is not None:
+                    found.add(d["_id"])
                 seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
                 if seq is not None:
                     old[d["_id"]] = int(seq)
