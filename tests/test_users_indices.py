@@ -263,8 +263,8 @@ def test_attach_counts_fields_as_the_engine_does(osmem_clone):
 
 def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
     """Signing a document the adopted index holds is an update of that document alone (no
-    ``upsert``): one removed meanwhile is refused, never made again from its text; a document
-    the index did not hold (``neardup index`` into an adopted index) is created."""
+    ``upsert``): one removed after attach read it is refused, never made again from its text;
+    a document the index did not hold (``neardup index`` into an adopted index) is created."""
     from neardup.config import Config
     from neardup.engines import dsl
     from neardup.engines.elastic import ElasticEngine
@@ -278,11 +278,13 @@ def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
         signed = [Signer(cfg).sign(d) for d in eng.unsigned_documents()]
         held = dsl.index_action("art", signed[0], None, 1, "t", eng.layout, create=False)
         assert held["_op_type"] == "update" and "upsert" not in held
+        request(url, "DELETE", "/art/_doc/art-1?refresh=true")  # removed after it was read
         new = Signer(Config()).sign(Document("fresh", good_text(9), title="fresh one"))
-        assert eng.put([*signed, new]) == []
+        refused = eng.put([*signed, new])
+        assert [f.id for f in refused] == ["art-1"] and "404" in refused[0].reason, refused
         src = request(url, "GET", "/art/_doc/fresh")["_source"]
         assert src["body"] == good_text(9) and src["headline"] == "fresh one"
         assert request(url, "GET", "/art/_doc/art-0")["_source"]["headline"] == "art 0"
-        assert count(url, "art") == 3
+        assert count(url, "art") == 2  # art-0 and fresh: art-1 stays removed
     finally:
         eng.close()

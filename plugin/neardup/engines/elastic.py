@@ -163,6 +163,9 @@ class ElasticEngine(Engine):
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
+        #: ids :meth:`unsigned_documents` read from the adopted index and :meth:`put` has not
+        #: written yet: signed by an update of the document the index holds, never re-created
+        self._held: set[str] = set()
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -470,6 +473,7 @@ class ElasticEngine(Engine):
                     on_textless(src_id, json_kind(raw))
                 continue
             lang = source_text(src, lay.lang) if lay.lang else None
+            self._held.add(src_id)
             yield Document(
                 src_id,
                 text,
@@ -878,10 +882,11 @@ class ElasticEngine(Engine):
                     now,
                     self.layout,
                     version,
-                    create=s.id not in found,
+                    create=s.id not in found and s.id not in self._held,
                 )
                 for s in good
             ]
+            self._held.difference_update(seqs)
             failures += self._bulker().run(actions, "index documents").failures
             if self.index_setup.refresh_on_write:
                 self.refresh()
