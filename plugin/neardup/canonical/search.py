@@ -108,3 +108,51 @@ def snippet(text: str | None, terms: list[str], words: int = 16) -> str:
         f"[{m[0]}]" if hit[start + k] else m[0] for k, m in enumerate(found[start : start + words])
     ]
     return ("… " if start else "") + " ".join(shown) + (" …" if start + words < len(found) else "")
+
+
+# -- long queries ------------------------------------------------------------------------------
+#: Query terms every engine looks for at most: a longer query (a pasted paragraph) keeps its
+#: first distinct words up to this many (an HTTP engine's clause limit may cut further, see
+#: :func:`neardup.engines.dsl.fulltext_body`).
+MAX_QUERY_TERMS = 100
+#: A query of up to this many distinct terms needs every one of them in a hit.
+ALL_TERMS_UP_TO = 8
+#: A longer query needs this share (percent, rounded down) of its distinct terms in a hit.
+MOST_TERMS_PERCENT = 60
+#: The rule of :func:`required_terms` in the query DSL's ``minimum_should_match`` syntax.
+MINIMUM_SHOULD_MATCH = f"{ALL_TERMS_UP_TO}<{MOST_TERMS_PERCENT}%"
+
+
+def required_terms(n: int) -> int:
+    """Distinct query terms a hit must contain, of ``n``: all of them up to
+    :data:`ALL_TERMS_UP_TO`, else :data:`MOST_TERMS_PERCENT` percent rounded down (the query
+    DSL's ``minimum_should_match`` of :data:`MINIMUM_SHOULD_MATCH`). Hits rank by BM25 over the
+    terms they contain, so the documents holding most of a long query's words come first.
+
+    >>> [required_terms(n) for n in (0, 1, 8, 9, 10, 100)]
+    [0, 1, 8, 5, 6, 60]
+    """
+    return n if n <= ALL_TERMS_UP_TO else n * MOST_TERMS_PERCENT // 100
+
+
+def query_words(text: str, limit: int = MAX_QUERY_TERMS) -> str:
+    """The query ``text`` cut to its first raw words that bring at most ``limit`` distinct
+    terms (:func:`search_text` terms); a word repeating only terms already kept is dropped, so
+    every engine counts each query term once.
+
+    >>> query_words("the cat, the dog and the cats", 3)
+    'the cat, dog'
+    >>> query_words("ايران ایران", 5)
+    'ايران'
+    """
+    kept: list[str] = []
+    seen: set[str] = set()
+    for m in _WORD.finditer(text):
+        new = _word_terms(m[0]) - seen
+        if not new:
+            continue
+        if len(seen) + len(new) > limit:
+            break
+        seen |= new
+        kept.append(m[0])
+    return " ".join(kept)

@@ -4,8 +4,10 @@
 indexes :func:`~neardup.canonical.search_text` of them (letters unified, ZWNJ, ё, digits,
 Snowball stems) and queries are analyzed the same way; bm25 ranks by the same analyzed terms
 (their counts in the index: ``detail=full``) and snippets are made from the raw text in
-Python. An index made with ``detail=none`` (scored on the raw words) gets its full-text
-index rebuilt by the next search.
+Python. A query keeps its first :data:`~neardup.canonical.search.MAX_QUERY_TERMS` distinct
+terms; a hit holds all of them, or for a long query most of them
+(:func:`~neardup.canonical.search.required_terms`), ranked by bm25. An index made with
+``detail=none`` (scored on the raw words) gets its full-text index rebuilt by the next search.
 
 It follows behind: indexing documents does not analyze their text for it; the first
 full-text search after new documents adds them (``meta.fts_upto``: every document up to that
@@ -14,8 +16,8 @@ updated or deleted at or below ``fts_upto`` are updated in it at once. On a file
 read-only, a search behind builds the whole full-text index in the connection's temporary
 schema instead (the same index, so the same results).
 
->>> fts_query(['a"b', "c"])
-'"a""b" "c"'
+>>> fts_query(['a"b', "c"]), fts_query(["a", "b"], "OR")
+('"a""b" "c"', '"a" OR "b"')
 """
 
 from __future__ import annotations
@@ -23,15 +25,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Sequence
 
-from ...canonical.search import search_text, snippet
+from ...canonical.search import query_words, required_terms, search_text, snippet
 from ..base import EngineError, Hit
 from .connection import Connection
 from .schema import CLUSTER, FTS_DETAIL, FTS_TABLE, TOKENIZE
 
 
-def fts_query(terms: Sequence[str]) -> str:
-    """Terms -> an FTS5 query: each term quoted (no operator injection), all required."""
-    return " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+def fts_query(terms: Sequence[str], operator: str = "AND") -> str:
+    """Terms -> an FTS5 query: each term quoted (no operator injection), all required
+    (``AND``, FTS5's implicit operator) or any of them (``OR``)."""
+    joiner = " " if operator == "AND" else f" {operator} "
+    return joiner.join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 class FullText(Connection):
@@ -46,20 +50,28 @@ class FullText(Connection):
             raise EngineError("the embedded engine takes words, not a query-DSL body")
         if not self.fulltext:
             raise EngineError(f"{self.path} was opened without full-text search")
-        terms = self._tokens(search_text(query))
-        match = fts_query(terms)
-        if not match:
+        terms = list(dict.fromkeys(self._tokens(search_text(query_words(query)))))
+        if not terms:
             return []
         t = self._fulltext_table()
+        need = required_terms(len(terms))
+        where, args = f"{t} MATCH ?", [fts_query(terms)]
+        if need < len(terms):  # most of the terms: any of them, in rows holding ``need``
+            where += (
+                f" AND {t}.rowid IN (SELECT rowid FROM ("
+                + " UNION ALL ".join([f"SELECT rowid FROM {t} WHERE {t} MATCH ?"] * len(terms))
+                + ") GROUP BY rowid HAVING count(*) >= ?)"
+            )
+            args = [fts_query(terms, "OR"), *(fts_query([x]) for x in terms), need]
         # The index holds search_text, the content table the raw text: FTS5's snippet() would
         # tokenize the raw text against the index's positions, so the snippet is made here.
         rows = (
             self._require()
             .execute(
                 f"SELECT d.id, bm25({t}) AS score, d.title, d.body, {CLUSTER} "
-                f"FROM {t} JOIN docs d ON d.seq = {t}.rowid WHERE {t} MATCH ? "
+                f"FROM {t} JOIN docs d ON d.seq = {t}.rowid WHERE {where} "
                 "ORDER BY score LIMIT ?",
-                (match, size),
+                (*args, size),
             )
             .fetchall()
         )
