@@ -68,6 +68,7 @@ from .elastic_answers import (
     order_date,
     source_field,
     source_text,
+    stored_text,
     tag_row,
     tags_of,
 )
@@ -279,7 +280,11 @@ class ElasticEngine(Engine):
         """Attach again an index attached (or built) before: its stored layout must agree with
         the fields asked for; fields added to the mapping since, and the pipeline, installed."""
         cfg = self.open(config, create=False)
-        given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+        given = {
+            k: v
+            for k, v in layout.to_dict().items()
+            if v is not None and k not in ("adopted", "languages")
+        }
         wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
         if self.layout != wanted:
             stored = (
@@ -893,8 +898,8 @@ class ElasticEngine(Engine):
             if with_keys
             else {},
             tags=tags_of(nd),
-            title=source_text(src, lay.title),
-            text=source_text(src, lay.text) if text else None,
+            title=stored_text(src, lay, lay.title),
+            text=stored_text(src, lay, lay.text) if text else None,
             fields=dict(src.get("fields") or {}) if not lay.adopted else {},
             indexed_at=nd.get("indexed_at"),
             seq=int(nd.get("seq") or 0),
