@@ -862,3 +862,14 @@ def test_progress_hears_every_byte_in_few_calls(tmp_path, suffix, opener):
     assert len(reports) <= 2 + path.stat().st_size // 65536 + 1 and all(
         r >= 65536 for r in reports[1:-1]
     )
+
+
+# -- search --dsl takes a JSON object only ---------------------------------------------------------
+@pytest.mark.parametrize("query", ["[]", "null", "1", '"words"', "true", '[{"match_all": {}}]'])
+def test_search_dsl_that_is_not_an_object_is_one_line(engine_target, query):
+    target, opts = engine_target
+    prepare(target, opts)
+    r = run("search", query, "--dsl", *eargs(target, opts))
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 1 and "Traceback" not in r.output and "bug" not in r.output, r.output
+    assert len(lines) == 1 and "--dsl: QUERY must be a JSON object" in lines[0], r.output

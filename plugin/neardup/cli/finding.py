@@ -319,6 +319,23 @@ def _shortened(passage: str, keep: int = 120) -> str:
     return f"{text[:keep]} … [{len(text) - 2 * keep} characters] … {text[-keep:]}"
 
 
+def _json_kind(v: object) -> str:
+    """The JSON name of a parsed value's kind, for a message.
+
+    >>> [_json_kind(v) for v in ([], None, 1, 2.5, "x", True, {})]
+    ['an array', 'null', 'a number', 'a number', 'a string', 'a boolean', 'an object']
+    """
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    return "an array" if isinstance(v, list) else "an object"
+
+
 def _read_text(path: str) -> str:
     """A text file's content ('-': standard input), UTF-8 with or without a BOM, CRLF as LF."""
     try:
@@ -371,6 +388,11 @@ def search_cmd(
             q = json.loads(query)
         except json.JSONDecodeError as e:
             fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
+        if not isinstance(q, dict):
+            fail(
+                f"--dsl: QUERY must be a JSON object (a query clause, or a search body with "
+                f'"query"), not {_json_kind(q)}: {{"match": {{"body": "license"}}}}'
+            )
     with opened(target, engine_opts, create=False) as nd:
         announce_waits(
             nd.engine
