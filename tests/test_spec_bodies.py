@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
-from neardup.encoding import decode_shingles
+from neardup.engines.elastic_answers import stored_shingles
 from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.resources import load_json
@@ -524,7 +524,9 @@ def test_bulk_lines(spec, signed, client):
         "is_duplicate",
         "max_resemblance",
     }
-    assert np.array_equal(decode_shingles(src["shingles"]), signed[0].shingles)
+    # the hashes, or (a text that makes 16 or more) a marker: they are made from the text
+    held = stored_shingles(src)
+    assert held is None if signed[0].n_shingles >= 16 else np.array_equal(held, signed[0].shingles)
     # an adopted index: only neardup.* of an existing document, the user's field names for a new one
     k = next(
         i

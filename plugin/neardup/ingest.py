@@ -25,7 +25,7 @@ import os
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class IndexReport:
     failed: list[Failure] = field(default_factory=list)
     skipped: int = 0
     stopped: bool = (
-        False  # asked to stop (an interrupt): the input after the last stored batch was not read
+        False  # asked to stop (an interrupt): the input after the last stored batch not stored
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -392,6 +392,69 @@ def _next_signed(
     return (b0, *(_reattach(b0, *head.result()) if isinstance(head, Future) else head))
 
 
+def signed_ahead(batches_in: Generator[Any, None, None], ahead: int = 1) -> Iterator[Any]:
+    """The items of ``batches_in`` (signed batches), made in a thread up to ``ahead`` items
+    before the caller takes them: the next batch is read and signed while the caller stores
+    the last one and waits on the engine (a request's wait releases the GIL). Items and a
+    reading or signing error come out in order; when the caller stops taking them (closes
+    this generator, an error, an interrupt), the thread ends after the item it is making, and
+    what it made is dropped.
+
+    >>> list(signed_ahead(x for x in [1, 2, 3]))
+    [1, 2, 3]
+    >>> def failing():
+    ...     yield 1
+    ...     raise ValueError("line 2: not JSON")
+    >>> out = []
+    >>> try:
+    ...     for x in signed_ahead(failing()):
+    ...         out.append(x)
+    ... except ValueError as e:
+    ...     out.append(str(e))
+    >>> out
+    [1, 'line 2: not JSON']
+    """
+    import queue
+
+    items: queue.Queue = queue.Queue(maxsize=max(1, ahead))
+    done = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not done.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def make() -> None:
+        try:
+            for item in batches_in:
+                if not put(("item", item)):
+                    break
+            else:
+                put(("end", None))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller, in order
+            put(("error", e))
+        finally:
+            batches_in.close()
+
+    worker = threading.Thread(target=make, name="neardup-signing", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        done.set()
+        worker.join()
+
+
 def start_method() -> str:
     """How signing workers start: ``fork`` where the platform forks safely (not macOS) and
     this process runs no other thread, so that they begin with every module imported and
@@ -514,15 +577,18 @@ def run(
     checked: bool = False,
     stop: Callable[[], bool] | None = None,
 ) -> IndexReport:
-    """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one;
-    ``checked``: as for :func:`sign_batch`); returns what was done. ``stop`` is asked after
-    each stored batch: when it answers true, the run ends there (``report.stopped``), with
-    every batch before stored and committed and none after, so what is stored is a prefix of
-    the input and running again goes on from it."""
+    """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one, or,
+    for an engine whose writes wait on a server, a thread one batch ahead:
+    :func:`signed_ahead`; ``checked``: as for :func:`sign_batch`); returns what was done.
+    ``stop`` is asked after each stored batch: when it answers true, the run ends there
+    (``report.stopped``), with every batch before stored and committed and none after, so what
+    is stored is a prefix of the input and running again goes on from it."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
         preparer = ingest.engine.batch_preparer() if workers > 0 else None
         batches_in = signed_batches(signer, config, docs, batch_size, workers, preparer, checked)
+        if workers <= 0 and ingest.engine.writes_wait_on_a_server:
+            batches_in = signed_ahead(batches_in)
         try:
             for batch, signed, failures, prepared in batches_in:
                 report.failed.extend(failures)

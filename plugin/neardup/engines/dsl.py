@@ -15,6 +15,7 @@ user's, named by a :class:`Layout`, and neardup only ever writes ``neardup.*`` t
 
 from __future__ import annotations
 
+import base64
 import copy
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -24,9 +25,10 @@ import numpy as np
 from ..canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
 from ..config import SIGNATURE_VERSION, Config
 from ..resources import load_json
-from ..encoding import encode_shingles, render_keys
+from ..encoding import render_keys
 from ..signer import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
+from .embedded import shingle_column
 
 #: The object every neardup field lives under.
 ROOT = "neardup"
@@ -411,7 +413,8 @@ def neardup_source(
         "exact": s.exact,
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
         "keys": {f: s.keywords(f) for f in s.keys},
-        "shingles": encode_shingles(s.shingles),
+        # the hashes, or a marker where they follow from the text (made again to verify)
+        "shingles": base64.b64encode(shingle_column.column(s)).decode("ascii"),
         "n_shingles": int(s.n_shingles),
         "n_tokens": int(s.n_tokens),
         "too_short": bool(s.too_short),
@@ -594,6 +597,77 @@ def candidate_body(
         "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}],
         "track_total_hits": False,
     }
+
+
+#: What a hit of :func:`keys_body` carries: the keys, to be matched to each query here.
+KEYS_SOURCE = [*CANDIDATE_SOURCE, n("keys"), n("is_duplicate")]
+#: Keywords per ``terms`` clause (the engines' ``index.max_terms_count`` is 65,536).
+MAX_TERMS = 65536
+
+
+def keys_body(
+    queries: Sequence[CandidateQuery], size: int, search_after: Sequence[Any] | None = None
+) -> dict[str, Any] | None:
+    """One page of the stored documents that hold any key of any of ``queries`` (one
+    ``terms`` clause per field) and pass the filters all of them share, in arrival order,
+    with their keys: the hits are matched to each query in the caller, by the rule of
+    :func:`candidate_query` (:class:`~neardup.engines.key_match.KeyMatcher`). None when the
+    queries have no keys.
+
+    >>> import numpy as np
+    >>> from neardup.engines.base import KeyGroup
+    >>> def q(keys, lo):
+    ...     group = KeyGroup("exact", np.array(keys, dtype=np.uint64), 1)
+    ...     return CandidateQuery(groups=(group,), min_shingles=lo, max_shingles=2 * lo,
+    ...                           before_seq=9)
+    >>> b = keys_body([q([1, 2], 10), q([2, 3], 4)], 100)
+    >>> [k[-1:] for k in b["query"]["bool"]["should"][0]["terms"]["neardup.keys.exact"]]
+    ['1', '2', '3']
+    >>> [list(f["range"].values()) for f in b["query"]["bool"]["filter"]]
+    [[{'gte': 4, 'lte': 20}], [{'lt': 9}]]
+    """
+    per_field: dict[str, dict[str, None]] = {}
+    for q in queries:
+        for g in q.groups:
+            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel())
+            if kws:
+                per_field.setdefault(g.field, {}).update(dict.fromkeys(kws))
+    if not per_field:
+        return None
+    should = [
+        {"terms": {n(f"keys.{f}"): list(kws)[at : at + MAX_TERMS]}}
+        for f, kws in per_field.items()
+        for at in range(0, len(kws), MAX_TERMS)
+    ]
+    shared = CandidateQuery(
+        groups=(),
+        min_shingles=min(q.min_shingles for q in queries),
+        max_shingles=max(q.max_shingles for q in queries),
+        before_seq=_loosest([q.before_seq for q in queries], max),
+        after_seq=_loosest([q.after_seq for q in queries], min),
+        representatives=all(q.representatives for q in queries),
+    )
+    body: dict[str, Any] = {
+        "query": {
+            "bool": {
+                "filter": _candidate_filters(shared),
+                "should": should,
+                "minimum_should_match": 1,
+            }
+        },
+        "size": int(size),
+        "_source": list(KEYS_SOURCE),
+        "sort": [{n("seq"): {"order": "asc"}}],
+        "track_total_hits": False,
+    }
+    if search_after:
+        body["search_after"] = list(search_after)
+    return body
+
+
+def _loosest(bounds: Sequence[int | None], pick: Any) -> int | None:
+    """The bound every query's filter lies within (None when one query has none)."""
+    return None if any(b is None for b in bounds) else pick(bounds)
 
 
 def msearch_lines(index: str, bodies: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

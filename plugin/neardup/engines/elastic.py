@@ -28,15 +28,17 @@ processes, and refreshes before handing the lease on, so the next writer sees ev
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import functools
 import itertools
+import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
-from ..encoding import decode_shingles, parse_keys
+from ..encoding import parse_keys
 from ..signer import Document, Signed
 from . import dsl
 from .base import (
@@ -57,6 +59,7 @@ from .elastic_answers import (
     candidate_of,
     check_fields,
     cluster_record,
+    entry_of,
     error_reason,
     field_mapping,
     field_text,
@@ -69,11 +72,14 @@ from .elastic_answers import (
     source_field,
     source_text,
     stored_text,
+    stored_shingles,
     tag_row,
     tags_of,
 )
 from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
 from .elastic_options import Connection as ConnectionSettings
+from .embedded.shingle_column import ShingleCache, ShingleColumn, column
+from .key_match import Entry, KeyMatcher, merged
 from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
@@ -94,8 +100,34 @@ def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
     return good, failures
 
 
+def _set_key(exact: str | None, lang: str | None) -> tuple[str | None, str | None]:
+    """What a shingle set is cached by: the exact digest of its tokens and the language
+    they were shingled in determine it."""
+    return (exact, lang)
+
+
+#: Bytes of shingle hashes kept in memory (made again from texts, or stored by this process).
+SHINGLE_CACHE_BYTES = 64 << 20
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclasses.dataclass
+class _Hold:
+    """One turn of a run's writer with the lease (:meth:`ElasticEngine.writes_in_a_row`):
+    documents stored from ``start_seq`` on are held in ``recent`` and matched here; the
+    engine answers for those stored before. ``stale``: a document stored before was
+    changed (replaced, re-tagged, deleted) and the engine must refresh before it answers."""
+
+    start_seq: int
+    recent: KeyMatcher = dataclasses.field(default_factory=KeyMatcher)
+    stale: bool = False
+    started: float = dataclasses.field(default_factory=time.monotonic)
+
+    def expired(self, hold: float) -> bool:
+        return time.monotonic() - self.started >= hold
 
 
 class ElasticEngine(Engine):
@@ -159,6 +191,10 @@ class ElasticEngine(Engine):
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
+        self._in_run = False  # inside writes_in_a_row
+        #: the lease kept over a run's sessions, and the documents stored meanwhile
+        self._hold: _Hold | None = None
+        self._shingles: ShingleColumn | None = None  # (made at the first read: the config)
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -664,7 +700,10 @@ class ElasticEngine(Engine):
         Waits while another writer holds the lease (``on_wait`` and the log say who); once
         held, reads the largest ``seq`` (numbers are assigned after it) and refreshes before
         releasing, so the next holder's candidate queries see every write of this one.
-        Sessions nest; write calls outside a session open one of their own."""
+        Sessions nest; write calls outside a session open one of their own. Inside
+        :meth:`writes_in_a_row` the lease is kept over the sessions that follow, for up to
+        :attr:`~neardup.engines.elastic_options.LeaseTimes.hold` seconds, and the documents
+        they store are matched in this process (:meth:`candidates`)."""
         if self._session_depth:
             self._session_depth += 1
             try:
@@ -672,20 +711,74 @@ class ElasticEngine(Engine):
             finally:
                 self._session_depth -= 1
             return
+        if self._hold is None:
+            self._take_lease()
+        self._session_depth = 1
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self._session_depth = 0
+            if self._hold is None or not ok:
+                self._hand_over(quiet=not ok)
+            elif self._hold.expired(self.lease_times.hold):
+                self._hand_over()  # (other writers get their turn)
+
+    def _take_lease(self) -> None:
+        """Take the lease (waiting for another writer's), and start what a holder knows: the
+        next arrival number, and in a run (:meth:`writes_in_a_row`) the documents matched here."""
         lease = self._lease_of()
         lease.acquire()
         lease.keep_alive()
-        self._session_depth, self._dirty = 1, False
+        self._dirty = False
         try:
             if lease.took_over:  # a holder that died may not have made its last writes visible
                 self.refresh()
             self._next_seq = max(self._next_seq, self._max_seq() + 1)
-            yield
-            if self._dirty:  # the next holder's reads must see every write of this session
-                self.refresh()
-        finally:
-            self._session_depth = 0
+        except BaseException:
             lease.release()
+            raise
+        if self._in_run:
+            self._hold = _Hold(start_seq=self._next_seq)
+
+    def _hand_over(self, quiet: bool = False) -> None:
+        """End the lease holder's turn: refresh what it wrote (the next holder's reads must
+        see every write), then release the lease. ``quiet``: a session that failed hands
+        over too, and a refresh that fails then does not hide its error."""
+        self._hold = None
+        try:
+            if self._dirty:
+                self.refresh()
+        except Exception:
+            if not quiet:
+                raise
+        finally:
+            if self._lease is not None and self._lease.held:
+                self._lease.release()
+
+    @contextlib.contextmanager
+    def writes_in_a_row(self) -> Iterator[None]:
+        """Around the writer sessions of one run (an ``index`` or ``attach`` pass): the lease
+        is kept from one session to the next (handed over at most every ``hold`` seconds),
+        the documents the run stores are matched in this process, so the engine is asked only
+        about documents stored before (or by another writer between two turns), and the
+        index is refreshed when the lease is handed over, not after every batch."""
+        if self._in_run or self._session_depth:
+            yield
+            return
+        self._in_run = True
+        try:
+            yield
+        finally:
+            self._in_run = False
+            if self._hold is not None:
+                self._hand_over()
+
+    def _see_writes(self) -> None:
+        """Make this session's writes visible before a search that must see them."""
+        if self._dirty:
+            self.refresh()
 
     def _lease_of(self) -> Lease:
         if self._lease is None:
@@ -745,9 +838,48 @@ class ElasticEngine(Engine):
                 for s in good
             ]
             failures += self._bulker().run(actions, "index documents").failures
-            if self.index_setup.refresh_on_write:
+            self._remember(good, tags, seqs, {f.id for f in failures})
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
         return failures
+
+    @property
+    def _shingle_sets(self) -> ShingleColumn:
+        """Shingle sets made again from stored texts, and those this process stored."""
+        if self._shingles is None:
+            self._shingles = ShingleColumn(self.config, ShingleCache(SHINGLE_CACHE_BYTES))
+        return self._shingles
+
+    def _remember(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags],
+        seqs: dict[str, int],
+        failed: set[str],
+    ) -> None:
+        """Documents a run stored, matched here from now on (:class:`_Hold`)."""
+        stored = [s for s in docs if s.id not in failed]
+        for s in stored:
+            if len(column(s)) != 8 * s.n_shingles:  # (a marker: kept to verify against)
+                self._shingle_sets.remember(_set_key(s.exact, s.lang), s.shingles)
+        hold = self._hold
+        if hold is None:
+            return
+        if any(seqs[s.id] < hold.start_seq for s in stored):
+            hold.stale = True  # the engine holds an older version of a document stored before
+        hold.recent.add(
+            [
+                Entry(
+                    id=s.id,
+                    seq=seqs[s.id],
+                    n_shingles=int(s.n_shingles),
+                    simhash=int(s.simhash),
+                    keys=s.keys,
+                    tags=tags.get(s.id),
+                )
+                for s in stored
+            ]
+        )
 
     def _assign_seq(self, ids: list[str]) -> dict[str, int]:
         """Existing documents keep their arrival number; new ones get the next ones."""
@@ -780,7 +912,8 @@ class ElasticEngine(Engine):
                 .run_or_raise(actions, "delete documents", ignore_missing=True)
                 .deleted
             )
-            if self.index_setup.refresh_on_write:
+            self._forget(ids)
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
         return deleted
 
@@ -790,8 +923,25 @@ class ElasticEngine(Engine):
         with self._writing():
             actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
             self._bulker().run_or_raise(actions, "update tags", ignore_missing=True)
-            if self.index_setup.refresh_on_write:
+            if self._hold is not None:
+                for i, t in tags.items():
+                    if i in self._hold.recent:
+                        self._hold.recent.set_tags(i, t)
+                    else:
+                        self._hold.stale = True
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
+
+    def _forget(self, ids: Sequence[str]) -> None:
+        """Deleted documents: no longer matched here; one stored before the run makes the
+        engine's answers stale until a refresh."""
+        if self._hold is None:
+            return
+        for i in ids:
+            if i in self._hold.recent:
+                self._hold.recent.remove(i)
+            else:
+                self._hold.stale = True
 
     def refresh(self) -> None:
         """Make every write searchable; a refresh some shard copy failed (a node lost, a primary
@@ -813,6 +963,36 @@ class ElasticEngine(Engine):
 
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query. Inside a run (:meth:`writes_in_a_row`) the documents it
+        stored are matched here (:class:`~neardup.engines.key_match.KeyMatcher`, the rule of
+        the engine's query), and the engine is asked only about those stored before, and
+        not at all when the index held none."""
+        hold = self._hold
+        if hold is None:
+            return self._stored_candidates(queries)
+        local = hold.recent.candidates(queries)
+        if hold.start_seq <= 1:  # (nothing was stored before this turn)
+            return local
+        if hold.stale:
+            self.refresh()
+            hold.stale = False
+        before = [
+            dataclasses.replace(
+                q,
+                before_seq=hold.start_seq
+                if q.before_seq is None
+                else min(q.before_seq, hold.start_seq),
+            )
+            for q in queries
+        ]
+        remote = self._stored_candidates(before)
+        return [merged(a, b, q.limit) for a, b, q in zip(local, remote, queries, strict=True)]
+
+    def _stored_candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query from the engine's index: many queries in one search over
+        all their keys (:meth:`_candidates_by_keys`), else one search each by ``_msearch``."""
+        if self.paging.batched_candidates and len(queries) > 1:
+            return self._candidates_by_keys(queries)
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [(i, dsl.candidate_body(q, self.paging.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
@@ -820,6 +1000,41 @@ class ElasticEngine(Engine):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
                 out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
         return out
+
+    def _candidates_by_keys(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """The stored documents holding any key of ``queries`` (:func:`dsl.keys_body`, page
+        after page), matched to each query here by the rule of the engine's candidate query
+        (:class:`~neardup.engines.key_match.KeyMatcher`): one search for a whole batch instead
+        of one per document."""
+        held = KeyMatcher()
+        size, after = self.paging.page_size, None
+        while (body := dsl.keys_body(queries, size, after)) is not None:
+            hits = self._search_every_shard(body, "candidate search")
+            held.add([entry_of(h) for h in hits])
+            if len(hits) < size:
+                break
+            after = hits[-1]["sort"]
+        return held.candidates(queries)
+
+    def _search_every_shard(self, body: dict[str, Any], what: str) -> list[dict[str, Any]]:
+        """The hits of one search; an answer from only some of the shards (a node lost, a
+        primary not yet promoted) is asked again with backoff, then refused."""
+        answer: list[dict[str, Any]] = []
+
+        def send(_: Sequence[int], last: bool) -> list[int]:
+            r = self.retry.call(what, self.client.search, index=self.index, body=body)
+            missing = missing_shards(r)
+            if missing and not last:
+                return [0]
+            if missing:
+                raise EngineError(
+                    f"{self.location}: {what} answered from only some shards ({missing})"
+                )
+            answer.extend(r["hits"]["hits"])
+            return []
+
+        self.backoff.resend([0], send)
+        return answer
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order; items refused with 429, and answers from only some of the
@@ -854,6 +1069,7 @@ class ElasticEngine(Engine):
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        self._see_writes()
         for f in fields:
             if f not in self.config.signatures:
                 continue
@@ -876,13 +1092,41 @@ class ElasticEngine(Engine):
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
-            body = dsl.mget_body(chunk, text, self.layout)
+            body = dsl.mget_body(chunk, True, self.layout)  # (the text makes the shingles)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
-            for d in r.get("docs", []):
-                if d.get("found") and is_signed(d.get("_source")):
-                    sd = self._stored(d["_source"], text, keys)
-                    out[sd.id] = sd
+            found = [
+                d["_source"]
+                for d in r.get("docs", [])
+                if d.get("found") and is_signed(d.get("_source"))
+            ]
+            for sd in self._stored_docs(found, text, keys):
+                out[sd.id] = sd
         return out
+
+    def _stored_docs(
+        self, sources: Sequence[dict[str, Any]], text: bool, with_keys: bool = True
+    ) -> list[StoredDoc]:
+        """The documents of ``_source`` objects read with their text; shingles stored as a
+        marker are made again from the text (:mod:`~neardup.engines.embedded.shingle_column`),
+        all of a read at once, through a bounded cache that also holds what this process
+        stored."""
+        docs = [self._stored(src, text, with_keys) for src in sources]
+        todo = [i for i, d in enumerate(docs) if d.shingles is None]
+        if todo:
+            rows = []
+            for i in todo:
+                nd = sources[i][dsl.ROOT]
+                rows.append(
+                    (
+                        _set_key(nd.get("exact"), nd.get("lang")),
+                        base64.b64decode(nd["shingles"]),
+                        docs[i].n_shingles,
+                        stored_text(sources[i], self.layout, self.layout.text),
+                    )
+                )
+            for i, made in zip(todo, self._shingle_sets.sets(rows), strict=True):
+                docs[i].shingles = made
+        return docs
 
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
         nd, lay = src[dsl.ROOT], self.layout
@@ -891,7 +1135,7 @@ class ElasticEngine(Engine):
             id=nd["id"],
             lang=nd.get("lang"),
             n_shingles=int(nd.get("n_shingles") or 0),
-            shingles=decode_shingles(nd.get("shingles")),
+            shingles=stored_shingles(nd),  # (None: made from the text, _stored_docs)
             simhash=int(nd.get("simhash") or "0", 16),
             exact=nd.get("exact"),
             keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures}
@@ -938,16 +1182,24 @@ class ElasticEngine(Engine):
         return self._order_type_cache[0]
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
-        body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
+        self._see_writes()
+        body_of = functools.partial(dsl.scan_body, batch_size, text=True, layout=self.layout)
+        page: list[dict[str, Any]] = []
         for h in self._pager().snapshot(self.index, body_of, batch_size):
-            yield self._stored(h["_source"], text)
+            page.append(h["_source"])
+            if len(page) >= batch_size:
+                yield from self._stored_docs(page, text)
+                page = []
+        yield from self._stored_docs(page, text)
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        self._see_writes()
         body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.layout)
         for h in self._pager().snapshot(self.index, body_of, batch_size):
             yield tag_row(h["_source"], self.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        self._see_writes()
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
             body_of = functools.partial(dsl.members_body, chunk, self.paging.page_size)
@@ -964,6 +1216,7 @@ class ElasticEngine(Engine):
 
     def count(self) -> int:
         """Documents neardup has signed."""
+        self._see_writes()
         return int(
             self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body())[
                 "count"
@@ -973,6 +1226,7 @@ class ElasticEngine(Engine):
     def unsigned(self) -> int:
         """Documents of the index without neardup's fields (written by other clients): every
         read skips them; ``neardup attach`` signs them."""
+        self._see_writes()
         return int(
             self.retry.call(
                 "count", self.client.count, index=self.index, body=dsl.count_body(False)
@@ -981,15 +1235,18 @@ class ElasticEngine(Engine):
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+        self._see_writes()
         body = dsl.fulltext_body(query, size, self.layout, self.paging.max_clauses)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [hit_of(h, self.layout) for h in r["hits"]["hits"]]
 
     collapses_search = True
+    writes_wait_on_a_server = True
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
+        self._see_writes()
         tagged, untagged = dsl.collapsed_bodies(
             query, size, layout=self.layout, max_clauses=self.paging.max_clauses
         )

@@ -7,11 +7,16 @@ Pure functions of response bodies (dicts), used by :class:`~neardup.engines.elas
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import datetime, timezone
 from typing import Any
 
-from ..encoding import decode_shingles
+import numpy as np
+
+from ..encoding import parse_keys
+from .embedded.shingle_column import given_lang, is_marker, stored_hashes
+from .key_match import Entry
 from . import dsl
 from .base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
 
@@ -188,6 +193,31 @@ def stored_text(src: dict[str, Any], layout: dsl.Layout, field: str | None) -> A
     return next((t for f in layout.stored(field) if (t := source_text(src, f)) is not None), None)
 
 
+def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
+    """The shingle hashes a ``neardup`` object holds, or None where it holds a marker instead
+    (they are made again from the text, :mod:`~neardup.engines.embedded.shingle_column`) or
+    none was read.
+
+    >>> from neardup.encoding import encode_shingles
+    >>> stored_shingles({"shingles": encode_shingles(np.array([3, 5])), "n_shingles": 2}).tolist()
+    [3, 5]
+    >>> stored_shingles({"shingles": "VGVu", "n_shingles": 20}) is None  # b"Ten": made from text
+    True
+    """
+    value = nd.get("shingles")
+    if value is None:
+        return None
+    blob = base64.b64decode(value)
+    if is_marker(blob, int(nd.get("n_shingles") or 0)):
+        return None
+    return stored_hashes(blob)
+
+
+def marker_lang(nd: dict[str, Any]) -> str | None:
+    """The language a document was given when signed, from its shingles marker."""
+    return given_lang(base64.b64decode(nd.get("shingles") or ""))
+
+
 def candidate_of(h: dict[str, Any]) -> Candidate:
     nd = neardup_part(h.get("_source"))
     return Candidate(
@@ -195,10 +225,25 @@ def candidate_of(h: dict[str, Any]) -> Candidate:
         n_shingles=int(nd.get("n_shingles") or 0),
         simhash=int(nd.get("simhash") or "0", 16),
         score=float(h.get("_score") or 0.0),
-        shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
+        shingles=stored_shingles(nd),
         cluster_id=nd.get("cluster_id"),
         matched=frozenset(h.get("matched_queries") or ()) or None,
         seq=int(nd.get("seq") or 0),
+    )
+
+
+def entry_of(h: dict[str, Any]) -> Entry:
+    """A hit of :func:`~neardup.engines.dsl.keys_body` as the matcher holds it."""
+    nd = neardup_part(h.get("_source"))
+    keys = nd.get("keys") or {}
+    return Entry(
+        id=h["_id"],
+        seq=int(nd.get("seq") or 0),
+        n_shingles=int(nd.get("n_shingles") or 0),
+        simhash=int(nd.get("simhash") or "0", 16),
+        keys={f: parse_keys(f, v) for f, v in keys.items()},
+        tags=tags_of(nd),
+        shingles=stored_shingles(nd),
     )
 
 
