@@ -166,6 +166,7 @@ def test_mapping_fields_follow_the_contract():
         "first_seen",
         "last_seen",
         "updated_at",
+        "managed_by",
     }
 
 

@@ -299,8 +299,30 @@ def clusters_template(index: str) -> dict[str, Any]:
     """Composable index template for ``<index>-clusters`` (mappings/clusters.json)."""
     body = copy.deepcopy(load_json("mappings", "clusters.json"))
     body["index_patterns"] = [clusters_index(index)]
-    body["template"]["mappings"]["_meta"] = {"neardup": {"documents_index": index}}
+    body["template"]["mappings"]["_meta"] = {
+        ROOT: {"documents_index": index},
+        "managed_by": MANAGED_BY,
+    }
     return body
+
+
+#: The mark of what neardup made: ``_meta.managed_by`` of the indices it creates (the
+#: documents index carries ``_meta.neardup``) and ``managed_by`` of each clusters document.
+MANAGED_BY = "neardup"
+
+
+def made_by_neardup(meta: Mapping[str, Any] | None) -> bool:
+    """Whether an index whose mapping ``_meta`` is ``meta`` was made by neardup: it carries
+    ``managed_by: neardup`` or neardup's own ``neardup`` object (indices made before the
+    mark).
+
+    >>> made_by_neardup({"managed_by": "neardup"}), made_by_neardup({"neardup": {}})
+    (True, True)
+    >>> made_by_neardup({}), made_by_neardup(None), made_by_neardup({"owner": "me"})
+    (False, False, False)
+    """
+    meta = meta or {}
+    return meta.get("managed_by") == MANAGED_BY or isinstance(meta.get(ROOT), dict)
 
 
 def default_pipeline_settings(pipeline: str) -> dict[str, Any]:
@@ -452,12 +474,16 @@ def index_action(
     indexed_at: str,
     layout: Layout = OWN,
     version: int = SIGNATURE_VERSION,
+    *,
+    create: bool = True,
 ) -> dict[str, Any]:
     """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
 
     neardup's own index: ``index`` the whole document. An adopted index: ``update`` only
     ``neardup`` of an existing document (the user's fields are never rewritten); a new
-    document is created from the text and title in the user's field names (``upsert``)."""
+    document (``create``: the index did not hold it) is created from the text and title in
+    the user's field names (``upsert``). Without ``create`` a document removed meanwhile is
+    refused (404), never made again from the signed text alone."""
     if not layout.adopted:
         return {
             "_op_type": "index",
@@ -469,9 +495,11 @@ def index_action(
         **neardup_source(s, tags, seq, indexed_at, version),
         "text_hash": text_hash(s.doc.text),
     }
-    upsert = document_source(s, tags, seq, indexed_at, layout, version)
-    upsert[ROOT]["text_hash"] = nd["text_hash"]
-    return {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}, "upsert": upsert}
+    action = {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}}
+    if create:
+        action["upsert"] = document_source(s, tags, seq, indexed_at, layout, version)
+        action["upsert"][ROOT]["text_hash"] = nd["text_hash"]
+    return action
 
 
 def update_tags_action(index: str, doc_id: str, t: Tags) -> dict[str, Any]:
@@ -483,11 +511,12 @@ def delete_action(index: str, doc_id: str) -> dict[str, Any]:
 
 
 def cluster_action(index: str, c: ClusterRecord, updated_at: str) -> dict[str, Any]:
+    """A bulk action storing one cluster, marked as neardup's (``managed_by``)."""
     return {
         "_op_type": "index",
         "_index": clusters_index(index),
         "_id": c.cluster_id,
-        "_source": {**c.to_dict(), "updated_at": updated_at},
+        "_source": {**c.to_dict(), "updated_at": updated_at, "managed_by": MANAGED_BY},
     }
 
 
@@ -812,11 +841,12 @@ def existing_seq_body(ids: Sequence[str]) -> dict[str, Any]:
 
 
 def cluster_ids_body(size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
+    """The ids of the clusters neardup wrote (those marked ``managed_by``), page by page."""
     body: dict[str, Any] = {
         "size": int(size),
         "_source": False,
         "sort": [{"cluster_id": {"order": "asc"}}],
-        "query": {"match_all": {}},
+        "query": {"term": {"managed_by": MANAGED_BY}},
         "track_total_hits": False,
     }
     if search_after:

@@ -59,7 +59,9 @@ from .elastic_answers import (
     candidate_of,
     check_fields,
     cluster_record,
+    count_fields,
     entry_of,
+    flat_settings,
     error_reason,
     field_mapping,
     field_text,
@@ -69,12 +71,15 @@ from .elastic_answers import (
     missing_shards,
     neardup_part,
     order_date,
+    settings_problem,
     source_field,
+    source_problem,
     source_text,
     stored_text,
     stored_shingles,
     tag_row,
     tags_of,
+    target_problem,
 )
 from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
 from .elastic_options import Connection as ConnectionSettings
@@ -191,6 +196,9 @@ class ElasticEngine(Engine):
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
+        #: ids :meth:`unsigned_documents` read from the adopted index and :meth:`put` has not
+        #: written yet: signed by an update of the document the index holds, never re-created
+        self._held: set[str] = set()
         self._in_run = False  # inside writes_in_a_row
         #: the lease kept over a run's sessions, and the documents stored meanwhile
         self._hold: _Hold | None = None
@@ -297,8 +305,7 @@ class ElasticEngine(Engine):
     def _attach(self, layout: dsl.Layout, config: Config | None) -> Config:
         self.connect()
         self.actions = []
-        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.index)):
-            raise EngineError(f"{self.location}: no such index to attach")
+        self._check_target()
         m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         user_meta = dict(mappings.get("_meta") or {})
@@ -310,7 +317,64 @@ class ElasticEngine(Engine):
                 "--text-field"
             )
         check_fields(self.location, mappings, layout)
-        return self._adopt(layout, config or Config(), user_meta)
+        config = config or Config()
+        self._preflight(mappings, layout, config)
+        return self._adopt(layout, config, user_meta)
+
+    def _check_target(self) -> None:
+        """The name ``attach`` was given resolves to one open index (or an alias over one):
+        an alias over several indices, a data stream and a closed index are refused
+        (:func:`~neardup.engines.elastic_answers.target_problem`) before anything changes."""
+        try:
+            resolved = self.retry.call(
+                "resolve index",
+                self.client.indices.resolve_index,
+                name=self.index,
+                ok_status=(400, 404, 405),
+            )
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) not in (400, 404, 405):
+                raise
+            resolved = None  # (an engine without _resolve/index: the mapping tells the rest)
+        if resolved is not None:
+            problem = target_problem(self.location, resolved)
+            if problem:
+                raise EngineError(problem)
+        elif not bool(
+            self.retry.call("index exists", self.client.indices.exists, index=self.index)
+        ):
+            raise EngineError(f"{self.location}: no such index to attach")
+
+    def _preflight(self, mappings: dict[str, Any], layout: dsl.Layout, config: Config) -> None:
+        """Everything ``attach`` needs, checked before it changes anything: ``_source``, the
+        index's blocks and field limit, and the clusters and state indices (absent, or
+        neardup's own)."""
+        problem = source_problem(self.location, mappings, layout.text or "")
+        if problem:
+            raise EngineError(problem)
+        got = self.retry.call(
+            "get settings",
+            self.client.indices.get_settings,
+            index=self.index,
+            include_defaults=True,
+            flat_settings=True,
+        )
+        for answer in got.values():
+            flat = {
+                **flat_settings(answer.get("defaults") or {}),
+                **flat_settings(answer.get("settings") or {}),
+            }
+            problem = settings_problem(
+                self.location,
+                self.index,
+                flat,
+                adds=count_fields({dsl.ROOT: dsl.neardup_mapping(config.signatures)}),
+                has=count_fields(mappings.get("properties") or {}),
+            )
+            if problem:
+                raise EngineError(problem)
+        self._check_own(self.clusters_index, "clusters")
+        self._check_own(self.state_index, "state")
 
     def _resume_attached(self, layout: dsl.Layout, config: Config | None) -> Config:
         """Attach again an index attached (or built) before: its stored layout must agree with
@@ -345,30 +409,44 @@ class ElasticEngine(Engine):
         return cfg
 
     def _adopt(self, layout: dsl.Layout, config: Config, user_meta: dict[str, Any]) -> Config:
-        """Adopt an index of the user's: neardup's fields added to its mapping beside the
-        user's (``user_meta`` kept), the state and clusters indices made, the pipeline set."""
+        """Adopt an index of the user's: the state index with the settings document and the
+        clusters index made, then neardup's fields added to its mapping beside the user's
+        (``user_meta`` kept), then the pipeline set. The mapping, the one change to the
+        user's index that cannot be undone, comes after the side indices: when it is refused
+        they are taken away again, so a refusal leaves no trace."""
         self.layout = layout
         self._config = config
         self._meta = dsl.index_meta(self._config, layout=layout)
-        self._ensure_state_index()
-        self._create_settings()
-        body = dsl.attach_mapping(
-            self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta
-        )
-        self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
+        made: list[str] = []  # side indices made here, removed again if the mapping is refused
+        try:
+            if self._check_own(self.state_index, "state") is None:
+                made.append(self.state_index)
+            self._ensure_state_index()
+            self._create_settings()
+            if self._check_own(self.clusters_index, "clusters") is None:
+                made.append(self.clusters_index)
+                self.retry.call(
+                    "create clusters index",
+                    self.client.indices.create,
+                    index=self.clusters_index,
+                    body=dsl.clusters_template(self.index)["template"],
+                )
+                self.actions.append(f"clusters index {self.clusters_index} created")
+            body = dsl.attach_mapping(
+                self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta
+            )
+            self.retry.call(
+                "put mapping", self.client.indices.put_mapping, index=self.index, body=body
+            )
+        except BaseException:
+            for index in made:
+                with contextlib.suppress(Exception):  # the first cause is the one raised
+                    self.retry.call(
+                        "delete index", self.client.indices.delete, index=index, ok_status=(404,)
+                    )
+            raise
         self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
         self._attach_pipeline()
-        if not bool(
-            self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)
-        ):
-            cl = dsl.clusters_template(self.index)["template"]
-            self.retry.call(
-                "create clusters index",
-                self.client.indices.create,
-                index=self.clusters_index,
-                body=cl,
-            )
-            self.actions.append(f"clusters index {self.clusters_index} created")
         self._next_seq = self._max_seq() + 1
         return self._config
 
@@ -436,6 +514,7 @@ class ElasticEngine(Engine):
                     on_textless(src_id, json_kind(raw))
                 continue
             lang = source_text(src, lay.lang) if lay.lang else None
+            self._held.add(src_id)
             yield Document(
                 src_id,
                 text,
@@ -457,16 +536,26 @@ class ElasticEngine(Engine):
         )
 
     def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
-        """Pipeline, templates, state index with the settings document, both indices, health."""
-        pipe = self._install(server, use_pipeline)
+        """State index with the settings document, pipeline, templates, both indices, health.
+
+        The clusters and state indices, where they exist, must be neardup's own
+        (:meth:`_check_own`) before anything is made. The state index is made first, so a
+        cluster that refuses to create indices refuses it before any template is installed;
+        a new documents index the cluster refuses takes its templates and pipeline away."""
+        self._check_own(self.clusters_index, "clusters")
         self._ensure_state_index()
+        pipe = self._install(server, use_pipeline)
         if new:
-            self._create_settings()
-            self._create(
-                self.index,
-                "documents index",
-                dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
-            )
+            try:
+                self._create_settings()
+                self._create(
+                    self.index,
+                    "documents index",
+                    dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
+                )
+            except BaseException:
+                self._uninstall(pipe)
+                raise
         elif pipe and not self._meta.get(
             "pipeline"
         ):  # an index built without the pipeline gets it now
@@ -550,6 +639,47 @@ class ElasticEngine(Engine):
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
+    def _uninstall(self, pipe: str | None) -> None:
+        """Take away the templates (and pipeline) :meth:`_install` put for a documents index
+        that could not be made; what cannot be removed now is said in ``actions``."""
+        removals = [
+            ("index template", self.client.indices.delete_index_template, {"name": name})
+            for name in (
+                dsl.documents_template_name(self.index),
+                dsl.clusters_template_name(self.index),
+            )
+        ]
+        if pipe:
+            removals.append(("ingest pipeline", self.client.ingest.delete_pipeline, {"id": pipe}))
+        for what, fn, kw in removals:
+            try:
+                self.retry.call(f"delete {what}", fn, **kw, ok_status=(404,))
+            except Exception:  # noqa: BLE001 -- the first cause is the one raised
+                self.actions.append(f"{what} {next(iter(kw.values()))} left: remove it by hand")
+
+    def _check_own(self, index: str, role: str) -> dict[str, Any] | None:
+        """The mappings of ``index`` (the clusters or state index of this one) by concrete
+        index, None when it does not exist; one that exists but was not made by neardup
+        (:func:`~neardup.engines.dsl.made_by_neardup`) is refused: neardup never writes into
+        an index it did not create."""
+        try:
+            m = self.retry.call(
+                "get mapping", self.client.indices.get_mapping, index=index, ok_status=(404,)
+            )
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) == 404:
+                return None
+            raise
+        if all(dsl.made_by_neardup((v.get("mappings") or {}).get("_meta")) for v in m.values()):
+            return m
+        raise EngineError(
+            f"{self.url}: index {index} exists and was not created by neardup (its mapping has "
+            f"no _meta.managed_by: neardup); neardup keeps the {role} of index {self.index} there "
+            "and never writes into an index it did not create: choose another name for the "
+            f"documents index (--index NAME: its {role} go to {dsl.clusters_index('NAME')} and "
+            f"{dsl.state_index('NAME')}), or move that index away"
+        )
+
     def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
         try:
             self.retry.call(
@@ -567,10 +697,9 @@ class ElasticEngine(Engine):
             raise EngineError(f"{self.url}: cannot create {what} {index}: {describe(e)}") from None
 
     def _ensure_state_index(self) -> None:
-        """The state index (write lease, settings), created with its own mapping if absent."""
-        if bool(
-            self.retry.call("index exists", self.client.indices.exists, index=self.state_index)
-        ):
+        """The state index (write lease, settings), created with its own mapping if absent;
+        one that exists must be neardup's own."""
+        if self._check_own(self.state_index, "state") is not None:
             return
         body = dsl.state_index_body()
         try:
@@ -737,7 +866,8 @@ class ElasticEngine(Engine):
                 self.refresh()
             self._next_seq = max(self._next_seq, self._max_seq() + 1)
         except BaseException:
-            lease.release()
+            with contextlib.suppress(EngineError):  # the first cause is the one told
+                lease.release()
             raise
         if self._in_run:
             self._hold = _Hold(start_seq=self._next_seq)
@@ -755,7 +885,10 @@ class ElasticEngine(Engine):
                 raise
         finally:
             if self._lease is not None and self._lease.held:
-                self._lease.release()
+                # a failed session's error is the one told, not a release refused after it
+                # (by the same block): the lease is taken over once this process is gone
+                with contextlib.suppress(*((EngineError,) if quiet else ())):
+                    self._lease.release()
 
     @contextlib.contextmanager
     def writes_in_a_row(self) -> Iterator[None]:
@@ -790,6 +923,7 @@ class ElasticEngine(Engine):
                 duration=self.lease_times.duration,
                 timeout=self.lease_times.timeout,
                 on_wait=self._waiting,
+                on_take_over=self._took_over,
                 sleep=self.backoff.sleep,
             )
         return self._lease
@@ -799,6 +933,11 @@ class ElasticEngine(Engine):
         if self.on_wait is not None and holder.owner not in self._waited_for:
             self._waited_for.add(holder.owner)
             self.on_wait(f"waiting for another writer ({holder.describe()})")
+
+    def _took_over(self, holder: Holder, why: str) -> None:
+        """The lease's report of a lease taken over from a writer that is gone."""
+        if self.on_wait is not None:
+            self.on_wait(f"took over the write lease of {holder.describe()}: {why}")
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -828,15 +967,24 @@ class ElasticEngine(Engine):
         if not good:
             return failures
         with self._writing():
-            seqs = self._assign_seq([s.id for s in good])
+            found: set[str] = set()
+            seqs = self._assign_seq([s.id for s in good], found)
             now = _now()
             version = self.config.version
             actions = [
                 dsl.index_action(
-                    self.index, s, tags.get(s.id), seqs[s.id], now, self.layout, version
+                    self.index,
+                    s,
+                    tags.get(s.id),
+                    seqs[s.id],
+                    now,
+                    self.layout,
+                    version,
+                    create=s.id not in found and s.id not in self._held,
                 )
                 for s in good
             ]
+            self._held.difference_update(seqs)
             failures += self._bulker().run(actions, "index documents").failures
             self._remember(good, tags, seqs, {f.id for f in failures})
             if self.index_setup.refresh_on_write and self._hold is None:
@@ -881,14 +1029,17 @@ class ElasticEngine(Engine):
             ]
         )
 
-    def _assign_seq(self, ids: list[str]) -> dict[str, int]:
-        """Existing documents keep their arrival number; new ones get the next ones."""
+    def _assign_seq(self, ids: list[str], found: set[str] | None = None) -> dict[str, int]:
+        """Existing documents keep their arrival number; new ones get the next ones. The ids
+        of the documents the index holds (signed or not) are added to ``found``."""
         uniq = list(dict.fromkeys(ids))
         old: dict[str, int] = {}
         for chunk in chunks(uniq, 1000):
             body = dsl.existing_seq_body(chunk)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
+                if d.get("found") and found is not None:
+                    found.add(d["_id"])
                 seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
                 if seq is not None:
                     old[d["_id"]] = int(seq)
@@ -1273,6 +1424,10 @@ class ElasticEngine(Engine):
 
     # -- clusters --------------------------------------------------------------------------------
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
+        """Store the clusters in ``<index>-clusters`` (which must be neardup's own): each
+        one replaced by id, and those neardup wrote before that are no longer clusters
+        deleted; documents without neardup's mark (``managed_by``) are never touched."""
+        self._mark_clusters_index()
         with self._writing():
             now = _now()
             new_ids = {c.cluster_id for c in clusters}
@@ -1283,6 +1438,23 @@ class ElasticEngine(Engine):
             ]
             self._bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
             self.refresh()
+
+    def _mark_clusters_index(self) -> None:
+        """Refuse a clusters index neardup did not create; map ``managed_by`` in one made
+        before the mark (its mapping is strict)."""
+        m = self._check_own(self.clusters_index, "clusters")
+        if m is None:
+            return
+        if all(
+            "managed_by" in ((v.get("mappings") or {}).get("properties") or {}) for v in m.values()
+        ):
+            return
+        self.retry.call(
+            "put mapping",
+            self.client.indices.put_mapping,
+            index=self.clusters_index,
+            body={"properties": {"managed_by": {"type": "keyword"}}},
+        )
 
     def _cluster_ids(self) -> Iterator[str]:
         body_of = functools.partial(dsl.cluster_ids_body, self.paging.page_size)
