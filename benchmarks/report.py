@@ -396,13 +396,12 @@ def _wholepath_tables(res: dict) -> list[Table]:
         title=f"6. Whole path, {c['documents']:,} en/ru documents (~{c['words_per_doc']} words): "
         f"neardup index + clusters vs the peers' plain pipelines, seconds ({xs}; wall)"
     )
-    t.caption = (
-        "median of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; {}".format(
-            wp["repeat"],
-            nd["peak_rss_mb"]["index"],
-            nd["peak_rss_mb"]["clusters"],
-            ", ".join(f"{PEERS[p][1]} {x['peak_rss_mb']['all']:.0f} MB" for p, x in peers.items()),
-        )
+    t.caption = "{} of {} runs; peak RSS: neardup index {:.0f} MB, clusters {:.0f} MB; {}".format(
+        wp.get("kept", "best"),
+        wp["repeat"],
+        nd["peak_rss_mb"]["index"],
+        nd["peak_rss_mb"]["clusters"],
+        ", ".join(f"{PEERS[p][1]} {x['peak_rss_mb']['all']:.0f} MB" for p, x in peers.items()),
     )
     cols = [("neardup", nd)] + [(PEERS[p][1], x) for p, x in peers.items()]
     t.add_column("stage", justify="left")
