@@ -52,26 +52,24 @@ TAG_FIELDS = [
     n("lang"),
     n("indexed_at"),
 ]
-#: The per-language subfields of ``title`` and ``body`` in neardup's own index (their analyzers
-#: ``neardup_<lang>`` in mappings/documents.json).
+#: The languages whose documents keep title and text in a field of their own (``title_fa``,
+#: ``body_fa``...), analyzed once by ``neardup_<lang>`` (mappings/documents.json); a document
+#: in another language (or none) keeps them in ``title`` and ``body`` (``neardup_default``).
+#: Indices made before (no ``languages`` in their layout) keep both in ``title`` and ``body``,
+#: analyzed again by each language's analyzer in their ``.fa``, ``.ru`` and ``.en``
+#: subfields.
 TEXT_LANGS = ("fa", "ru", "en")
-#: Full-text fields of neardup's own index: the plain analyzer plus the per-language subfields.
-TEXT_FIELDS = [
-    "title^2",
-    *(f"title.{lang}^2" for lang in TEXT_LANGS),
-    "body",
-    *(f"body.{lang}" for lang in TEXT_LANGS),
-]
 
 
 @dataclass(frozen=True)
 class Layout:
     """Where a documents index keeps the document's own fields (neardup's are under ``neardup``).
 
-    neardup's own index: ``body``, ``title``, ``fields`` (the default). An adopted index:
-    the user's text field, optional title and language fields, and the field that orders
-    arrival (``order``; None: index order); ``adopted`` indices are only ever updated in
-    ``neardup.*``.
+    neardup's own index: ``body``, ``title``, ``fields`` (the default), the text and title of
+    a document in one of ``languages`` in ``body_<lang>`` and ``title_<lang>`` instead. An
+    adopted index: the user's text field, optional title and language fields, and the field
+    that orders arrival (``order``; None: index order); ``adopted`` indices are only ever
+    updated in ``neardup.*``.
     """
 
     text: str = "body"
@@ -79,19 +77,51 @@ class Layout:
     lang: str | None = None
     order: str | None = None
     adopted: bool = False
+    languages: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> "Layout":
-        return cls(**{k: v for k, v in (d or {}).items() if k in cls.__dataclass_fields__})
+        given = {k: v for k, v in (d or {}).items() if k in cls.__dataclass_fields__}
+        given["languages"] = tuple(given.get("languages") or ())  # (a list in JSON)
+        return cls(**given)
+
+    def field_of(self, field: str, lang: str | None) -> str:
+        """The field holding ``field`` (``text`` or ``title``) of a document in ``lang``.
+
+        >>> OWN.field_of("body", "fa"), OWN.field_of("body", "de"), Layout().field_of("body", "fa")
+        ('body_fa', 'body', 'body')
+        """
+        return f"{field}_{lang}" if lang in self.languages else field
+
+    def stored(self, field: str | None) -> list[str]:
+        """The ``_source`` keys that may hold ``field`` (``text`` or ``title``): in a layout
+        with ``languages``, the field and its language fields (a document has one of them)."""
+        if not field:
+            return []
+        return [field, *(f"{field}_{x}" for x in self.languages)]
+
+    def analyzed(self, field: str | None) -> list[str]:
+        """The full-text fields searched for ``field`` (``text`` or ``title``): its
+        :meth:`stored` fields; in neardup's own index made before ``languages``, the field and
+        its language subfields; in an adopted index, the field itself."""
+        if not field:
+            return []
+        if self.adopted:
+            return [field]
+        if self.languages:
+            return self.stored(field)
+        return [field, *(f"{field}.{x}" for x in TEXT_LANGS)]
 
     @property
     def own_fields(self) -> list[str]:
         """The document's own fields a StoredDoc reads (besides ``neardup``)."""
-        out = [f for f in (self.title, self.lang, self.order if self.adopted else None) if f]
-        return out if self.adopted else [*out, "fields"]
+        out = [*self.stored(self.title), *([self.lang] if self.lang else [])]
+        if self.adopted:
+            return [*out, *([self.order] if self.order else [])]
+        return [*out, "fields"]
 
     def describe(self) -> str:
         """The fields as the options of ``neardup attach`` that name them.
@@ -111,12 +141,16 @@ class Layout:
         )
 
     def search_fields(self) -> list[str]:
-        if not self.adopted:
-            return list(TEXT_FIELDS)
-        return ([f"{self.title}^2"] if self.title else []) + [self.text]
+        """Title fields (boosted 2x) and text fields a query searches.
+
+        >>> OWN.search_fields()[:2], OWN.search_fields()[4:]
+        (['title^2', 'title_fa^2'], ['body', 'body_fa', 'body_ru', 'body_en'])
+        """
+        return [*(f"{f}^2" for f in self.analyzed(self.title)), *self.analyzed(self.text)]
 
 
-OWN = Layout()
+#: The layout of an index neardup makes.
+OWN = Layout(languages=TEXT_LANGS)
 #: Placeholder in ingest_pipeline/neardup.json replaced by the index's signature version.
 VERSION_MARKER = "@SIGNATURE_VERSION@"
 #: OpenSearch has the fingerprint processor since 2.16; every supported Elasticsearch has it.
@@ -196,7 +230,7 @@ def index_meta(
         "signature_version": config.version,
         "context": dict(context or {}),
         "pipeline": pipeline,
-        "layout": (layout or Layout()).to_dict(),
+        "layout": (layout or OWN).to_dict(),
     }
 
 
@@ -423,9 +457,9 @@ def document_source(
 ) -> dict[str, Any]:
     """The whole stored JSON of one signed document: its own fields and ``neardup``."""
     d = s.doc
-    src: dict[str, Any] = {layout.text: d.text}
+    src: dict[str, Any] = {layout.field_of(layout.text, s.lang): d.text}
     if d.title is not None and layout.title:
-        src[layout.title] = d.title
+        src[layout.field_of(layout.title, s.lang)] = d.title
     if d.fields and not layout.adopted:
         src["fields"] = dict(d.fields)
     src[ROOT] = neardup_source(s, tags, seq, indexed_at, version)
@@ -716,7 +750,7 @@ def max_seq_body() -> dict[str, Any]:
 
 def source_filter(text: bool, layout: Layout = OWN) -> dict[str, Any]:
     """What a StoredDoc needs: ``neardup``, the title/language/fields, the text if ``text``."""
-    return {"includes": [ROOT, *layout.own_fields, *([layout.text] if text else [])]}
+    return {"includes": [ROOT, *layout.own_fields, *(layout.stored(layout.text) if text else [])]}
 
 
 def _by_seq(
@@ -758,7 +792,7 @@ def tag_scan_body(
     body = {
         "size": int(size),
         "query": {"bool": {"filter": [signed_query()]}},
-        "_source": [*TAG_FIELDS, *([layout.title] if layout.title else [])],
+        "_source": [*TAG_FIELDS, *layout.stored(layout.title)],
     }
     return _by_seq(body, search_after, pit)
 
@@ -835,24 +869,22 @@ def read_clusters_body(size: int, search_after: Sequence[Any] | None = None) -> 
 
 # -- full-text search --------------------------------------------------------------------------
 def highlight_fields(layout: Layout = OWN, lang: str | None = None) -> list[str]:
-    """The highlighted text fields, in the order a hit's snippet is taken from them: in
-    neardup's own index the language subfields first (the document's language, then the
-    others: they mark inflected forms and letter variants the plain field misses, and give a
-    fragment only where they match), then the text field itself (which always gives one).
-    An adopted index: its text field."""
-    if layout.adopted:
-        return [layout.text]
-    langs = sorted(TEXT_LANGS, key=lambda x: x != lang)  # stable: the document's language first
-    return [*(f"{layout.text}.{x}" for x in langs), layout.text]
+    """The highlighted text fields, in the order a hit's snippet is taken from them: the
+    language fields first (the document's language, then the others), then the text field
+    itself. In an index with ``languages`` a document has one of them, which gives a fragment
+    whether or not it matches; in one made before, the subfields mark inflected forms and
+    letter variants the plain field misses and give a fragment only where they match, and the
+    plain field always gives one. An adopted index: its text field."""
+    plain, *per_lang = layout.analyzed(layout.text)
+    return [*sorted(per_lang, key=lambda f: f[len(plain) + 1 :] != lang), plain]
 
 
 def highlight(layout: Layout = OWN) -> dict[str, Any]:
     fields: dict[str, Any] = {
         f: {"fragment_size": 160, "number_of_fragments": 1} for f in highlight_fields(layout)
     }
-    fields[layout.text]["no_match_size"] = (
-        160  # the beginning of the text when no word of it is marked
-    )
+    for f in layout.stored(layout.text):  # the beginning of the text when no word is marked
+        fields[f]["no_match_size"] = 160
     return {"pre_tags": ["["], "post_tags": ["]"], "fields": fields}
 
 
@@ -908,9 +940,7 @@ def fulltext_body(
             f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}"
         )
     body.setdefault("size", int(size))
-    body.setdefault(
-        "_source", [n("cluster_id"), n("lang"), *([layout.title] if layout.title else [])]
-    )
+    body.setdefault("_source", [n("cluster_id"), n("lang"), *layout.stored(layout.title)])
     body.setdefault("highlight", highlight(layout))
     return body
 

@@ -75,6 +75,7 @@ from .elastic_answers import (
     source_field,
     source_problem,
     source_text,
+    stored_text,
     stored_shingles,
     tag_row,
     tags_of,
@@ -379,7 +380,11 @@ class ElasticEngine(Engine):
         """Attach again an index attached (or built) before: its stored layout must agree with
         the fields asked for; fields added to the mapping since, and the pipeline, installed."""
         cfg = self.open(config, create=False)
-        given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+        given = {
+            k: v
+            for k, v in layout.to_dict().items()
+            if v is not None and k not in ("adopted", "languages")
+        }
         wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
         if self.layout != wanted:
             stored = (
@@ -1267,7 +1272,7 @@ class ElasticEngine(Engine):
                         _set_key(nd.get("exact"), nd.get("lang")),
                         base64.b64decode(nd["shingles"]),
                         docs[i].n_shingles,
-                        source_text(sources[i], self.layout.text),
+                        stored_text(sources[i], self.layout, self.layout.text),
                     )
                 )
             for i, made in zip(todo, self._shingle_sets.sets(rows), strict=True):
@@ -1288,8 +1293,8 @@ class ElasticEngine(Engine):
             if with_keys
             else {},
             tags=tags_of(nd),
-            title=source_text(src, lay.title),
-            text=source_text(src, lay.text) if text else None,
+            title=stored_text(src, lay, lay.title),
+            text=stored_text(src, lay, lay.text) if text else None,
             fields=dict(src.get("fields") or {}) if not lay.adopted else {},
             indexed_at=nd.get("indexed_at"),
             seq=int(nd.get("seq") or 0),

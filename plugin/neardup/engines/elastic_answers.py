@@ -187,6 +187,12 @@ def source_text(src: dict[str, Any], path: str | None) -> Any:
     return field_text(source_field(src, path))
 
 
+def stored_text(src: dict[str, Any], layout: dsl.Layout, field: str | None) -> Any:
+    """The text of ``field`` (the layout's ``text`` or ``title``) in a ``_source``: from the
+    first of its :meth:`~neardup.engines.dsl.Layout.stored` fields that gives one."""
+    return next((t for f in layout.stored(field) if (t := source_text(src, f)) is not None), None)
+
+
 def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
     """The shingle hashes a ``neardup`` object holds, or None where it holds a marker instead
     (they are made again from the text, :mod:`~neardup.engines.embedded.shingle_column`) or
@@ -265,7 +271,7 @@ def tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
         id=nd["id"],
         seq=int(nd.get("seq") or 0),
         tags=tags_of(nd),
-        title=source_text(src, layout.title),
+        title=stored_text(src, layout, layout.title),
         lang=nd.get("lang"),
         indexed_at=nd.get("indexed_at"),
     )
@@ -278,7 +284,7 @@ def hit_of(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     return Hit(
         id=h["_id"],
         score=float(h.get("_score") or 0.0),
-        title=source_text(s, layout.title),
+        title=stored_text(s, layout, layout.title),
         snippet=snippet,
         cluster_id=nd.get("cluster_id"),
     )
