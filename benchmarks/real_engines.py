@@ -1,6 +1,7 @@
 """neardup on real engines, side by side in one run, with the embedded engine beside them.
 
-    python -m benchmarks.real_engines                        # 100,000 documents, OpenSearch 2 and 3
+    python -m benchmarks.real_engines          # 100,000 documents, 20,000 more; OpenSearch 2, 3
+    python -m benchmarks.real_engines --quick  # 3,000 documents: everything runs
     python -m benchmarks.real_engines --docs 100000 --sizes 20000 --engines opensearch-2
 
 Each engine is started by ``tests/engines/run`` (one node, heap ``--heap``). The same synthetic
@@ -19,7 +20,12 @@ bytes per document from ``_stats`` (primaries, after a flush), for both indices.
 table runs ``neardup index FILE`` then ``neardup clusters --json`` in fresh processes on
 :mod:`benchmarks.wholepath`'s corpus (``--whole-path`` documents of about 550 words) against a
 plain ``_bulk`` of the same file. The embedded engine takes the same documents and queries.
-Prints the tables and writes ``real-engines.json`` and ``real-engines.md`` to ``--out``.
+The first table holds the targets: ratios to the plain ``_bulk`` of the same documents (the
+whole path's wall time, the last step's documents per second: the incremental one, store bytes
+per document, engine CPU per document) with their bounds, and the query p99. A table compares
+the candidate lookups of stored documents as one search over each batch's keys and as one
+search per document (``_msearch``). Prints the tables and writes ``real-engines.json`` and
+``real-engines.md`` to ``--out``.
 """
 
 from __future__ import annotations
@@ -318,6 +324,43 @@ def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> li
     return out
 
 
+def candidate_requests(nd: NearDup, docs: list, batch: int = 500) -> dict:
+    """The candidate queries tagging makes for ``docs`` (stored ones: each excluded from its
+    own), ``batch`` at a time against the whole index, sent as one search over a batch's keys
+    and as one search per document by ``_msearch``: seconds and requests of each, and whether
+    both found the same candidates."""
+    import dataclasses
+
+    from neardup.matching.tagging import TAG_LIMIT
+
+    eng = nd.engine
+    queries = [
+        nd.rule.query(s.keys, s.n_shingles, exclude_id=s.id, limit=TAG_LIMIT, representatives=True)
+        for s in (nd.signer.sign(d) for d in docs)
+    ]
+    out: dict = {"docs": len(docs)}
+    found = {}
+    timed = eng.retry
+    for name, batched in (("batched", True), ("msearch", False)):
+        eng.paging = dataclasses.replace(eng.paging, batched_candidates=batched)
+        calls = dict(timed.calls) if isinstance(timed, TimedRetrying) else {}
+        t = time.perf_counter()
+        got = []
+        for at in range(0, len(queries), batch):
+            got += eng.candidates(queries[at : at + batch])
+        sent = (
+            sum(timed.calls.values()) - sum(calls.values())
+            if isinstance(timed, TimedRetrying)
+            else None
+        )
+        out[name] = {"seconds": time.perf_counter() - t, "requests": sent}
+        found[name] = [[c.id for c in x] for x in got]
+    eng.paging = dataclasses.replace(eng.paging, batched_candidates=True)
+    out["same"] = found["batched"] == found["msearch"]
+    out["candidates"] = sum(len(x) for x in found["batched"])
+    return out
+
+
 def run_engine(
     name: str,
     docs: list,
@@ -347,6 +390,8 @@ def run_engine(
             scale.append({"from": lo, "to": hi, "plain_bulk": plain, "neardup_index": ingest})
         requests = timed.report()
         nd.engine.refresh()
+        log(f"{name}: candidate lookups, one search per batch and one per document")
+        lookups = candidate_requests(nd, docs[-min(len(docs), 2000) :])
         log(f"{name}: {len(queries)} queries")
         plain = _total([s["plain_bulk"] for s in scale])
         ingest = _total([s["neardup_index"] for s in scale])
@@ -358,6 +403,7 @@ def run_engine(
             "plugin_cost": plain["docs_per_s"] / ingest["docs_per_s"],
             "scale": scale,
             "requests": requests,
+            "candidate_lookups": lookups,
             "query": query_latency(nd, queries),
             "store": {"neardup": store(client, "bench"), "plain": store(client, "plain")},
         }
@@ -527,8 +573,89 @@ def _parts_rows(res: dict) -> list[list[str]]:
     return rows
 
 
+#: The targets, as (what, the ratio's name, the bound, whether the ratio must stay below it).
+TARGETS = [
+    ("whole path: neardup wall / plain _bulk wall", "whole_path", 2.0, True),
+    ("incremental (last step): neardup docs/s / plain _bulk docs/s", "incremental", 1 / 3, False),
+    ("store bytes/doc: neardup / plain", "store", 1.5, True),
+    ("engine CPU/doc: neardup / plain _bulk (all steps)", "engine_cpu", 2.0, True),
+]
+
+
+def ratios(r: dict) -> dict:
+    """The ratios the targets bound, of one engine's run (None where not measured)."""
+    out: dict = dict.fromkeys(t[1] for t in TARGETS)
+    if "plain_bulk" not in r:
+        return out
+    if r.get("whole_path"):
+        out["whole_path"] = r["whole_path"]["wall_ratio"]
+    last = r["scale"][-1]
+    out["incremental"] = last["neardup_index"]["docs_per_s"] / last["plain_bulk"]["docs_per_s"]
+    out["store"] = r["store"]["neardup"]["bytes_per_doc"] / r["store"]["plain"]["bytes_per_doc"]
+    out["engine_cpu"] = (
+        r["neardup_index"]["engine_cpu_ms_per_doc"] / r["plain_bulk"]["engine_cpu_ms_per_doc"]
+    )
+    return out
+
+
+def _target_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        got = ratios(r)
+        if all(v is None for v in got.values()):
+            continue
+        for what, key, bound, below in TARGETS:
+            v = got[key]
+            if v is None:
+                continue
+            met = v <= bound if below else v >= bound
+            rows.append(
+                [
+                    f"{r['engine']} {r['version']}",
+                    what,
+                    f"{v:.2f}",
+                    f"{'<=' if below else '>='} {bound:.2f}",
+                    "met" if met else f"missed ({v / bound:.1f}x the bound)",
+                ]
+            )
+        q = r["query"]
+        rows.append(
+            [f"{r['engine']} {r['version']}", "query p99 ms", f"{q['p99_ms']:.1f}", "-", "-"]
+        )
+    return rows
+
+
+def _lookup_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        c = r.get("candidate_lookups")
+        if not c:
+            continue
+        for key, what in (
+            ("batched", "one search over each batch's keys"),
+            ("msearch", "one search per document (_msearch)"),
+        ):
+            rows.append(
+                [
+                    f"{r['engine']} {r['version']}",
+                    what,
+                    f"{c['docs']:,}",
+                    f"{c[key]['seconds']:.2f}",
+                    _f(c[key]["requests"]),
+                    f"{c['candidates']:,}",
+                    "yes" if c["same"] else "NO",
+                ]
+            )
+    return rows
+
+
 #: (heading, columns, rows of a result): the tables of a run, in order
 TABLES = [
+    (
+        "Targets: ratios to the plain _bulk of the same documents",
+        ["engine", "ratio", "measured", "target", "met"],
+        _target_rows,
+    ),
     ("Ingest and query", None, None),
     (
         "Whole path: index + clusters (seconds)",
@@ -563,6 +690,11 @@ TABLES = [
         "Where the wall time of neardup index goes (requests by kind)",
         ["engine", "part", "seconds", "requests", "ms/request"],
         _request_rows,
+    ),
+    (
+        "Candidate lookups of stored documents against the whole index (tagging's queries)",
+        ["engine", "sent as", "documents", "seconds", "requests", "candidates", "same"],
+        _lookup_rows,
     ),
     (
         "What a _bulk of neardup's documents costs, part by part (the same signed documents)",
@@ -642,7 +774,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.real_engines", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument(
-        "--docs", type=int, default=100_000, help="documents in the collection (default 100000)"
+        "--docs",
+        type=int,
+        default=120_000,
+        help="documents in the collection (default 120000: 100000, then 20000 more)",
     )
     ap.add_argument(
         "--queries", type=int, default=300, help="queries timed per engine (default 300)"
@@ -654,8 +789,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--sizes",
-        default="",
-        help="comma-separated index sizes of the scale table's steps (default: --docs only)",
+        default="100000",
+        help="comma-separated index sizes of the scale table's steps, the last step being the "
+        "incremental one (default 100000)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small run (3,000 documents in steps of 2,500 and 500, a whole path of 1,000, "
+        "50 queries, no parts table) to check that everything runs",
     )
     ap.add_argument(
         "--whole-path",
@@ -681,6 +823,8 @@ def main(argv: list[str] | None = None) -> int:
         help="folder for real-engines.json",
     )
     a = ap.parse_args(argv)
+    if a.quick:
+        a.docs, a.sizes, a.whole_path, a.queries, a.bulk_parts = 3000, "2500", 1000, 50, 0
     console = Console(stderr=True)
     log = lambda m: console.log(m)  # noqa: E731
     gen = synth.Generator(base_documents(), seed=a.seed)

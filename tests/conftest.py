@@ -243,7 +243,12 @@ class FaultProxy:
       503 makes every item 503 unavailable_shards_exception instead (a primary shard not
       active: a cluster restarting); ``reject_bulk_items_error`` replaces the error of
       every item (with its ``status``), e.g. a ``cluster_block_exception``
-    * ``fail_any``: answer that many requests of any kind with ``fail_status``
+    * ``fail_any``: answer that many requests of any kind with ``fail_status`` (and the
+      engine's ``error`` object ``fail_error`` when set, e.g. a ``cluster_block_exception``;
+      only requests whose path holds ``fail_path`` when that is set)
+    * ``max_content_length``: answer a ``_bulk`` request whose body is longer than that many
+      bytes as the engine's HTTP layer does, 413 with an empty body, and report the limit as the
+      engine's default ``http.max_content_length`` in ``GET _cluster/settings``
     * ``require_auth``: answer 401 unless the request carries this Authorization header
     * ``drop_bulk`` / ``drop_bulk_before``: close the connection without an answer on that many
       ``_bulk`` requests, after forwarding them (the writes happened) / before (they did not)
@@ -283,6 +288,10 @@ class FaultProxy:
         self.reject_bulk_items_error: dict[str, Any] | None = None
         self.fail_any = 0
         self.fail_status = 503
+        self.fail_error: dict[str, Any] | None = None
+        self.fail_path: str | None = None
+        self.max_content_length: int | None = None
+        self.too_large: list[int] = []  # the size of each request answered 413
         self.require_auth: str | None = None  # the Authorization header every request must carry
         self.drop_bulk = 0
         self.drop_bulk_before = 0
@@ -439,10 +448,32 @@ class FaultProxy:
                     "status": 401,
                 },
             )
-        if self._take("fail_any"):
-            return self._record(
-                method, path, self.fail_status, _json_error(self.fail_status, "injected failure")
+        if (self.fail_path is None or self.fail_path in path) and self._take("fail_any"):
+            error = (
+                {"error": {**self.fail_error, "root_cause": [self.fail_error]}}
+                if self.fail_error
+                else _json_error(self.fail_status, "injected failure")
             )
+            return self._record(
+                method, path, self.fail_status, {**error, "status": self.fail_status}
+            )
+        if self.max_content_length is not None:
+            if is_bulk and len(body) > self.max_content_length:
+                self.log.append((method, path, 413))
+                self.too_large.append(len(body))
+                return 413, {"content-type": "text/plain"}, b""
+            if method == "GET" and path.split("?")[0] == "/_cluster/settings":
+                limit = f"{self.max_content_length}b"
+                return self._record(
+                    method,
+                    path,
+                    200,
+                    {
+                        "persistent": {},
+                        "transient": {},
+                        "defaults": {"http.max_content_length": limit},
+                    },
+                )
         if is_bulk and self._take("drop_bulk_before"):
             self.log.append((method, path, 0))
             return None

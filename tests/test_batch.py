@@ -849,3 +849,31 @@ def test_sign_batch_checked_does_not_check_again(monkeypatch):
     assert [(s.id, s.exact, s.simhash, s.shingles.tolist()) for s in checked] == [
         (s.id, s.exact, s.simhash, s.shingles.tolist()) for s in unchecked
     ]
+
+
+def test_signed_ahead_signs_the_next_batch_while_the_caller_works_and_stops_with_it():
+    """The thread makes the next item while the caller holds the last one; when the caller
+    stops early, the source is closed and nothing more is made."""
+    import threading
+
+    from neardup.indexing.workers import signed_ahead
+
+    made: list[int] = []
+    closed = threading.Event()
+    second_made = threading.Event()
+
+    def source():
+        try:
+            for i in range(10):
+                made.append(i)
+                if i == 1:
+                    second_made.set()
+                yield i
+        finally:
+            closed.set()
+
+    it = signed_ahead(source())
+    assert next(it) == 0
+    assert second_made.wait(5)  # made while the caller holds the first
+    it.close()
+    assert closed.is_set() and len(made) <= 3

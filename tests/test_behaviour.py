@@ -68,6 +68,50 @@ def test_identical_near_duplicates_tags_and_clusters(engine_target, reference):
     assert got["queries"] == reference["queries"]
 
 
+def test_runs_into_an_index_that_holds_documents_and_two_writers_in_turn(engine_target, reference):
+    """A run into an index that already holds documents, by two writers one after the
+    other (each keeps its engine open: the first writes again after the second), gives the
+    tags of one run: the documents a run stored and those stored before are both found."""
+    target, opts = engine_target
+    docs = sample_docs()
+    with NearDup.open(target, CONFIG, **opts) as a, NearDup.open(target, **opts) as b:
+        assert a.index(docs[:50], batch_size=40, progress=None).indexed == 50
+        assert b.index(docs[50:90], batch_size=40, progress=None).indexed == 40
+        again = a.index(docs[40:], batch_size=40, progress=None)  # 40..89 unchanged, 90.. new
+        assert (again.indexed, again.unchanged, again.updated) == (len(docs) - 90, 50, 0)
+        assert a.count() == len(docs)
+        got = snapshot(a, docs)
+    assert got["pairs"] == reference["pairs"]
+    assert got["clusters"] == reference["clusters"]
+    assert got["tags"] == reference["tags"]
+    assert got["queries"] == reference["queries"]
+
+
+def test_a_run_that_updates_documents_stored_before_tags_as_the_embedded_engine(
+    engine_target, tmp_path
+):
+    """Documents stored before a run, replaced by it with other texts, and a document sent
+    twice in one run: the same tags as the embedded engine's."""
+    target, opts = engine_target
+    docs = sample_docs()
+    edits = [
+        Document(d.id, docs[(i * 7) % len(docs)].text, lang=d.lang)
+        for i, d in enumerate(docs[:30:3])
+    ]
+    second = [*edits, *docs[60:100], docs[61], *docs[100:]]
+
+    def tags_after(where: str, **kw) -> dict:
+        with NearDup.open(where, CONFIG, **kw) as nd:
+            nd.index(docs[:60], batch_size=25, progress=None)
+            nd.index(second, batch_size=25, progress=None)
+            stored = nd.engine.get([d.id for d in docs])
+            return {i: d.tags for i, d in stored.items()}
+
+    want = tags_after(str(tmp_path / "ref.db"))
+    assert any(t.is_duplicate for t in want.values())
+    assert tags_after(target, **opts) == want
+
+
 def test_settings_live_with_the_index(engine_target):
     target, opts = engine_target
     NearDup.open(target, Config(threshold=0.7), **opts).close()

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config, ConfigMismatch
+from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
+from neardup.engines.embedded.shingle_column import column
 from neardup.engines.embedded import EmbeddedEngine
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document
@@ -103,12 +105,9 @@ def test_open_creates_templates_indices_and_meta(url):
     assert nd["shingles"]["type"] == "binary" and set(nd["keys"]["properties"]) == set(
         cfg.signatures
     )
-    assert set(m["properties"]) == {"title", "body", "fields", "neardup"}
-    assert {"title", "body"} <= set(m["properties"]) and set(m["properties"]["body"]["fields"]) == {
-        "fa",
-        "ru",
-        "en",
-    }
+    text = [*dsl.OWN.stored("title"), *dsl.OWN.stored("body")]  # one field per language
+    assert set(m["properties"]) == {*text, "fields", "neardup"}
+    assert "fields" not in m["properties"]["body"]  # analyzed once, in its own field
     assert bool(c.indices.exists(index="docs-clusters"))
     eng.close()
     # reopen: the stored settings come back; other settings are refused
@@ -149,6 +148,35 @@ def test_refuses_foreign_index(url):
     eng.client.indices.create(index="foreign")
     with pytest.raises(EngineError, match="not a neardup index"):
         _engine(url, index="foreign").open()
+
+
+def test_shingles_are_made_from_the_text_and_stored_hashes_still_read(url, signed):
+    """``_source`` keeps a marker, not the hashes, for a text that makes them; reading gives
+    them exactly (from the text, in a fresh engine with an empty cache). A document stored
+    with its hashes, as indices made before keep them, reads as it did."""
+    from neardup.signing.encoding import encode_shingles
+
+    eng = _engine(url)
+    eng.open(Config())
+    long = next(s for s in signed if s.n_shingles >= 16)
+    old = next(s for s in signed if s is not long)
+    assert eng.put([long, old]) == []
+    src = eng.client.get(index="docs", id=old.id)
+    src = dict(getattr(src, "body", src)["_source"])
+    src["neardup"] = {**src["neardup"], "shingles": encode_shingles(old.shingles)}
+    eng.client.index(index="docs", id=old.id, body=src, refresh="true")
+    raw = eng.client.get(index="docs", id=long.id)
+    marker = getattr(raw, "body", raw)["_source"]["neardup"]["shingles"]
+    assert len(marker) < 8 and 8 * long.n_shingles > 100
+    eng.close()
+    fresh = _engine(url)
+    fresh.open()
+    got = fresh.get([long.id, old.id])
+    assert np.array_equal(got[long.id].shingles, long.shingles)
+    assert np.array_equal(got[old.id].shingles, old.shingles)
+    scanned = {d.id: d.shingles for d in fresh.scan()}
+    assert all(np.array_equal(scanned[s.id], s.shingles) for s in (long, old))
+    fresh.close()
 
 
 def test_put_get_roundtrip_and_seq(pair, signed):
@@ -221,11 +249,30 @@ def test_candidates_match_embedded(pair, signed):
     got, ref = h.candidates(qs), e.candidates(qs)
     assert [_view(x) for x in got] == [_view(x) for x in ref]
     assert any(len(x) > 1 for x in got)  # the corpus has real near-duplicates
-    stored = e.get([c.id for x in got for c in x])
+    # the shingles a hit carries are exact; where the index keeps a marker instead, the
+    # verifier reads the document, whose shingles are made again from its text
+    ids = [c.id for x in got for c in x]
+    stored, read = e.get(ids), h.get(ids)
     for c in (c for x in got for c in x):
-        assert np.array_equal(
-            c.shingles, stored[c.id].shingles
-        )  # verifier needs no second round trip
+        if c.shingles is not None:
+            assert np.array_equal(c.shingles, stored[c.id].shingles)
+        assert np.array_equal(read[c.id].shingles, stored[c.id].shingles)
+    assert any(c.shingles is None for x in got for c in x)  # (texts of 16 shingles or more)
+
+
+def test_one_search_over_a_batch_keys_finds_what_a_search_per_query_finds(pair, signed):
+    """The batch's queries as one search over all their keys (the default), matched here,
+    give the candidates ``_msearch`` of one search per query gives, in order; with a page
+    smaller than the hits too."""
+    h, _ = pair
+    qs = _queries(signed)
+    batched = h.candidates(qs)
+    h.paging = dataclasses.replace(h.paging, batched_candidates=False)
+    each = h.candidates(qs)
+    assert [_view(x) for x in batched] == [_view(x) for x in each]
+    h.paging = dataclasses.replace(h.paging, batched_candidates=True, page_size=3)
+    assert [_view(x) for x in h.candidates(qs)] == [_view(x) for x in each]
+    assert sum(len(x) for x in each) > 3
 
 
 def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
@@ -397,3 +444,80 @@ def test_api_end_to_end_on_http(url):
     got = {i: d.tags for i, d in nd.engine.get([d.id for d in docs]).items()}
     want = {i: d.tags for i, d in ref.engine.get([d.id for d in docs]).items()}
     assert got == want
+
+
+def _template_before_language_fields(index, meta, pipeline, signatures=()):
+    """The documents template as neardup made it before one field per language: title and
+    body analyzed by the default analyzer, and again by each language's in subfields."""
+    body = _TEMPLATE(index, meta, pipeline, signatures)
+    props = body["template"]["mappings"]["properties"]
+    for f in ("title", "body"):
+        for x in dsl.TEXT_LANGS:
+            del props[f"{f}_{x}"]
+        sub = {x: {"type": "text", "analyzer": f"neardup_{x}"} for x in dsl.TEXT_LANGS}
+        props[f] = {"type": "text", "fields": {**props[f].get("fields", {}), **sub}}
+    return body
+
+
+_TEMPLATE = dsl.documents_template
+
+
+def test_an_index_made_before_language_fields_keeps_working(url, monkeypatch):
+    """An index whose stored layout has no ``languages`` (title and body with language
+    subfields, a strict mapping without ``body_fa``...) is written, read and searched as
+    before: the text goes to ``body``, a query searches the subfields."""
+    monkeypatch.setattr(dsl, "documents_template", _template_before_language_fields)
+    old = _engine(url, index="old")
+    old.layout = dsl.Layout()  # as the index's settings document stored it
+    old.open(Config())
+    old.close()
+    monkeypatch.undo()
+    eng = _engine(url, index="old")
+    eng.open()
+    assert eng.layout == dsl.Layout() and not eng.layout.languages
+    signer = Signer(eng.config)
+    docs = [
+        Document("ru", "Президент подписал новые законы о городских школах", title="Законы"),
+        Document("en", "The runners were running quickly through the gardens", title="Run"),
+    ]
+    assert eng.put([signer.sign(d) for d in docs]) == []
+    eng.refresh()
+    stored = eng.get(["ru", "en"], text=True)
+    assert stored["ru"].text == docs[0].text and stored["en"].title == "Run"
+    assert [h.id for h in eng.search("gardens")] == ["en"]
+    assert eng.search("Президент")[0].title == "Законы"
+    if http_pipeline():  # a real engine: the subfields stem, the strict mapping holds
+        assert [h.id for h in eng.search("школа")] == ["ru"]
+        mapping = eng.client.indices.get_mapping(index="old")["old"]["mappings"]["properties"]
+        assert "body_ru" not in mapping and set(mapping["body"]["fields"]) == set(dsl.TEXT_LANGS)
+    eng.close()
+
+
+def test_documents_of_every_language_are_read_back_with_text_and_shingles(url):
+    """Each language's text is stored in its own field: a fresh reader gets it back, and
+    the shingles made again from it are the signed ones."""
+    words = {
+        "fa": "کتاب تاریخ ایران باستان را در کتابخانه شهر خواندم و یادداشت برداشتم",
+        "ru": "Президент подписал новые законы о городских школах и больницах страны",
+        "en": "The runners were running quickly through the gardens of the old city",
+        "de": "Die Läufer liefen schnell durch die Gärten der alten Stadt am Fluss",
+    }
+    eng = _engine(url, index="langs")
+    eng.open(Config())
+    signer = Signer(eng.config)
+    signed = [
+        signer.sign(Document(k, f"{v} {' '.join(reversed(v.split()))} {v[::-1]}", title=k))
+        for k, v in words.items()
+    ]
+    assert {s.lang for s in signed} >= {"fa", "ru", "en"}
+    assert all(len(column(s)) < 8 * s.n_shingles for s in signed)  # shingles made from the text
+    assert eng.put(signed) == []
+    eng.refresh()
+    eng.close()
+    fresh = _engine(url, index="langs")
+    fresh.open()
+    got = fresh.get(list(words), text=True)
+    for s in signed:
+        assert got[s.id].text == s.doc.text and got[s.id].title == s.id
+        assert got[s.id].shingles.tolist() == s.shingles.tolist(), s.id
+    fresh.close()

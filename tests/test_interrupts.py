@@ -85,7 +85,7 @@ def test_ctrl_c_at_any_moment_leaves_a_prefix_and_resuming_gives_the_one_run_ind
     engine_target, tmp_path, workers
 ):
     target, opts = engine_target
-    records = _records(1000 if opts else 8000)  # (an HTTP engine takes longer per batch)
+    records = _records(3000 if opts else 8000)  # (an HTTP engine takes longer per batch)
     path = tmp_path / "in.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     order = _first_order(records)

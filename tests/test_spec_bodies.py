@@ -6,6 +6,8 @@ clients' bulk ``expand_action``), so what is checked here is what goes on the wi
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
-from neardup.signing.encoding import decode_shingles
+from neardup.engines.elastic_answers import stored_shingles
 from neardup.engines import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.runtime.resources import load_json
@@ -106,9 +108,9 @@ def test_index_templates(spec):
 
 def test_mapping_fields_follow_the_contract():
     top = load_json("mappings", "documents.json")["template"]["mappings"]["properties"]
-    assert (
-        set(top) == {"title", "body", "fields", "neardup"} and top["neardup"]["dynamic"] == "strict"
-    )
+    per_lang = {f"{f}_{x}" for f in ("title", "body") for x in dsl.TEXT_LANGS}
+    assert set(top) == {"title", "body", *per_lang, "fields", "neardup"}
+    assert top["neardup"]["dynamic"] == "strict"
     props = top["neardup"]["properties"]  # everything neardup adds is under one object
     assert props["simhash"] == {"type": "keyword", "index": False, "doc_values": False}
     assert props["shingles"]["type"] == "binary" and props["shingles"].get("doc_values") is False
@@ -125,13 +127,14 @@ def test_mapping_fields_follow_the_contract():
     assert {k: v["type"] for k, v in props["keys"]["properties"].items()} == dict.fromkeys(
         ("exact", "minhash", "simhash", "winnow"), "keyword"
     )
-    for f in ("title", "body"):
-        assert {k: v.get("analyzer") for k, v in top[f]["fields"].items() if k != "keyword"} == {
-            "fa": "neardup_fa",
-            "ru": "neardup_ru",
-            "en": "neardup_en",
+    for f in ("title", "body"):  # one field per language, each analyzed once, by its analyzer
+        assert {k: top[k]["analyzer"] for k in dsl.OWN.stored(f)} == {
+            f: "neardup_default",
+            f"{f}_fa": "neardup_fa",
+            f"{f}_ru": "neardup_ru",
+            f"{f}_en": "neardup_en",
         }
-        assert tuple(k for k in top[f]["fields"] if k != "keyword") == dsl.TEXT_LANGS
+        assert all(set(top[k].get("fields", {})) <= {"keyword"} for k in dsl.OWN.stored(f))
     analysis = load_json("mappings", "documents.json")["template"]["settings"]["analysis"]
     assert analysis["char_filter"]["neardup_yo"] == {
         "type": "mapping",
@@ -164,6 +167,7 @@ def test_mapping_fields_follow_the_contract():
         "first_seen",
         "last_seen",
         "updated_at",
+        "managed_by",
     }
 
 
@@ -236,7 +240,8 @@ def test_fingerprint_processor_options_are_the_documented_ones():
     }
     assert os_["hash_method"] in {"MD5@2.16.0", "SHA-1@2.16.0", "SHA-256@2.16.0", "SHA3-256@2.16.0"}
     assert (
-        es["fields"] == os_["fields"] == ["body"]
+        es["fields"] == os_["fields"] == dsl.OWN.stored("body")  # whichever one it has
+        and es["ignore_missing"] is os_["ignore_missing"] is True
         and es["target_field"] == os_["target_field"] == "neardup.fingerprint"
     )
 
@@ -336,36 +341,58 @@ def test_other_searches(spec):
     _ok(spec, "/{index}/_mget", "post", dsl.existing_seq_body(["a"]))
 
 
-def test_search_highlights_the_language_subfields(spec):
+def test_search_highlights_the_language_fields(spec):
     body = dsl.fulltext_body("ёлки", 10)
     _ok(spec, "/{index}/_search", "post", body)
     fields = body["highlight"]["fields"]
-    assert set(fields) == {"body", "body.fa", "body.ru", "body.en"}
-    assert [f for f, o in fields.items() if "no_match_size" in o] == [
-        "body"
-    ]  # subfields give a fragment only where they match
-    assert "neardup.lang" in body["_source"]
-    hl = {
-        "body": ["Зелёная ёлка стояла в лесу"],
-        "body.ru": ["Зелёная [ёлка] стояла в лесу"],
-        "body.en": ["The [gardens]"],
-    }
+    assert set(fields) == {"body", "body_fa", "body_ru", "body_en"}
+    assert all(o["no_match_size"] for o in fields.values())  # a document has one of them
+    assert "neardup.lang" in body["_source"] and "title_fa" in body["_source"]
+    hl = {"body_ru": ["Зелёная [ёлка] стояла в лесу"]}
     assert (
-        dsl.snippet_of(hl, dsl.OWN, "ru") == "Зелёная [ёлка] стояла в лесу"
-    )  # the document's language first
-    assert dsl.snippet_of(hl, dsl.OWN, "en") == "The [gardens]"
-    assert (
-        dsl.snippet_of(hl, dsl.OWN, None) == "Зелёная [ёлка] стояла в лесу"
-    )  # no language: fa, ru, en, body
-    assert (
-        dsl.snippet_of({"body": ["plain start"], "body.ru": [""]}, dsl.OWN, "ru") == "plain start"
-    )  # empty ones skipped
+        dsl.snippet_of(hl, dsl.OWN, "ru") == dsl.snippet_of(hl, dsl.OWN, None) == hl["body_ru"][0]
+    )
     assert dsl.snippet_of(None) == "" and dsl.snippet_of({}, dsl.OWN, "fa") == ""
     adopted = dsl.Layout(text="content", adopted=True)
     assert set(dsl.highlight(adopted)["fields"]) == {
         "content"
     }  # a user's field has no neardup subfields
     assert dsl.snippet_of({"content.ru": ["x [y]"], "content": ["x y"]}, adopted, "ru") == "x y"
+
+
+def test_an_index_made_before_language_fields_highlights_its_subfields(spec):
+    old = dsl.Layout.from_dict({"text": "body", "title": "title"})  # its stored layout
+    assert old.search_fields() == [
+        *(f"title{x}^2" for x in ("", ".fa", ".ru", ".en")),
+        *(f"body{x}" for x in ("", ".fa", ".ru", ".en")),
+    ]
+    body = dsl.fulltext_body("ёлки", 10, old)
+    _ok(spec, "/{index}/_search", "post", body)
+    fields = body["highlight"]["fields"]
+    assert set(fields) == {"body", "body.fa", "body.ru", "body.en"}
+    assert [f for f, o in fields.items() if "no_match_size" in o] == [
+        "body"
+    ]  # subfields give a fragment only where they match
+    hl = {
+        "body": ["Зелёная ёлка стояла в лесу"],
+        "body.ru": ["Зелёная [ёлка] стояла в лесу"],
+        "body.en": ["The [gardens]"],
+    }
+    assert dsl.snippet_of(hl, old, "ru") == "Зелёная [ёлка] стояла в лесу"  # its language first
+    assert dsl.snippet_of(hl, old, "en") == "The [gardens]"
+    assert dsl.snippet_of(hl, old, None) == "Зелёная [ёлка] стояла в лесу"  # fa, ru, en, body
+    assert dsl.snippet_of({"body": ["plain start"], "body.ru": [""]}, old, "ru") == "plain start"
+
+
+def test_documents_keep_title_and_text_in_the_field_of_their_language(signed):
+    s = signed[0]
+    for lang, want in (("fa", "_fa"), ("ru", "_ru"), ("en", "_en"), ("de", ""), (None, "")):
+        one = dataclasses.replace(s, lang=lang)
+        src = dsl.document_source(one, None, 1, "2024-01-01T00:00:00Z")
+        assert {k for k in src if k not in ("neardup", "fields")} <= {f"body{want}", f"title{want}"}
+        assert src[f"body{want}"] == s.doc.text
+        old = dsl.document_source(one, None, 1, "2024-01-01T00:00:00Z", dsl.Layout())
+        assert old["body"] == s.doc.text  # an index made before: always body
 
 
 def test_tagging_support_bodies(spec, signed):
@@ -480,7 +507,7 @@ def test_bulk_lines(spec, signed, client):
         if kind == "update":
             assert spec.errors_for(update, lines[i + 1]) == []
         i += 1 if kind == "delete" else 2
-    assert set(lines[1]) == {"body", "title", "fields", "neardup"}
+    assert set(lines[1]) == {"body_en", "title_en", "fields", "neardup"}  # its language's fields
     src = lines[1]["neardup"]
     assert set(src) >= {
         "id",
@@ -499,7 +526,9 @@ def test_bulk_lines(spec, signed, client):
         "is_duplicate",
         "max_resemblance",
     }
-    assert np.array_equal(decode_shingles(src["shingles"]), signed[0].shingles)
+    # the hashes, or (a text that makes 16 or more) a marker: they are made from the text
+    held = stored_shingles(src)
+    assert held is None if signed[0].n_shingles >= 16 else np.array_equal(held, signed[0].shingles)
     # an adopted index: only neardup.* of an existing document, the user's field names for a new one
     k = next(
         i

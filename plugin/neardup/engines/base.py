@@ -198,6 +198,9 @@ class Engine(abc.ABC):
     layout: Any = None
     #: whether :meth:`search_collapsed` folds hits by cluster in the engine
     collapses_search: bool = False
+    #: whether writes and candidate searches wait on a server (an HTTP engine): a run then
+    #: signs the next batch meanwhile (:func:`neardup.indexing.workers.signed_ahead`)
+    writes_wait_on_a_server: bool = False
 
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """Open the index; create it with ``config`` (default settings) if absent.

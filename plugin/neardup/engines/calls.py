@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .base import EngineError, Failure
-from .transport import Retrying, describe, status_of
+from .transport import Retrying, describe, status_of, what_lifts
 
 #: Statuses of a bulk item refused for a passing reason, sent again with backoff: 429
 #: (``es_rejected_execution_exception``, a full queue) and 503 (``unavailable_shards_exception``,
@@ -246,17 +246,16 @@ class BulkStreamer:
                 out.sent += ok
                 if ok:
                     out.deleted += info.get("result") == "deleted"
+                elif _error_type(info) in INDEX_REFUSALS:  # (a block's 429 is not "busy")
+                    raise EngineError(
+                        f"{self.retry.location}: {what}: the index refuses writes "
+                        f"({item_reason(info)}): {what_lifts(item_reason(info))}; what was "
+                        "stored before is kept: run the same command again once the block is "
+                        "lifted"
+                    )
                 elif info.get("status") in RETRIED_ITEM_STATUS and not last:
                     again.append(action)
                 elif not (ignore_missing and info.get("status") == 404):
-                    if _error_type(info) in INDEX_REFUSALS:
-                        raise EngineError(
-                            f"{self.retry.location}: {what}: the index refuses writes "
-                            f"({item_reason(info)}): it is read-only, or the cluster's disk is "
-                            "over its flood-stage watermark (the engine then blocks writes until "
-                            "space is freed); what was stored before is kept: free space or lift "
-                            "the block and run the same command again"
-                        )
                     out.failures.append(
                         Failure(str(info.get("_id", action.get("_id"))), item_reason(info))
                     )
@@ -281,8 +280,14 @@ class BulkStreamer:
                         f"{self.retry.location}: {what} failed: {describe(e)}"
                     ) from None
                 raise
+            too_large = status_of(e) == 413
             if len(actions) == 1:
+                if too_large:
+                    return [(False, self._too_large(actions[0]))]
                 return [(False, _refused_item(actions[0], e))]
+            if too_large:  # refused for its size alone: halves, each sent as it is
+                half = len(actions) // 2
+                return self._send(actions[:half], what) + self._send(actions[half:], what)
             return [r for a in actions for r in self._send([a], what)]
         if len(results) != len(actions):  # the helper yields one result per action
             raise EngineError(
@@ -290,6 +295,78 @@ class BulkStreamer:
                 "answered"
             )
         return results
+
+    def _too_large(self, action: dict[str, Any]) -> dict[str, Any]:
+        """The refusal of one document whose bulk request alone the engine (or a proxy in
+        front of it) refused with 413: its size, the engine's limit, and what can be done."""
+        size = request_bytes(self.helpers, [action])
+        limit = self._content_limit()
+        if limit is None:
+            where = (
+                "over the limit on a request's size (http.max_content_length, 100mb by default, "
+                "or a proxy's in front of the engine)"
+            )
+        elif size > limit:
+            where = f"over the engine's limit of {limit:,} bytes (http.max_content_length)"
+        else:
+            where = (
+                f"under the engine's limit of {limit:,} bytes (http.max_content_length), so a "
+                "proxy in front of it allows less"
+            )
+        op = action.get("_op_type", "index")
+        reason = (
+            f"413 request too large: the bulk request holding this document alone is {size:,} "
+            f"bytes, {where}; a smaller --batch-size cannot send it: shorten the document or "
+            "raise the limit"
+        )
+        return {op: {"_id": action.get("_id"), "status": 413, "error": reason}}
+
+    def _content_limit(self) -> int | None:
+        """The engine's ``http.max_content_length`` in bytes (a node's own setting, else the
+        cluster's default), or None when it cannot be read (no monitor privilege)."""
+        try:
+            r = self.retry.call(
+                "read http.max_content_length",
+                self.client.cluster.get_settings,
+                include_defaults=True,
+                flat_settings=True,
+            )
+        except EngineError:
+            return None
+        for part in ("transient", "persistent", "defaults"):
+            value = (r.get(part) or {}).get("http.max_content_length")
+            if value is not None:
+                return byte_size(str(value))
+        return None
+
+
+def byte_size(value: str) -> int | None:
+    """Bytes of an engine's byte-size setting (``100mb``, ``512kb``, ``1gb``, ``2048b``: units
+    of 1024, as Elasticsearch and OpenSearch read them), None when it is not one.
+
+    >>> byte_size("100mb"), byte_size("512kb"), byte_size("2048"), byte_size("lots")
+    (104857600, 524288, 2048, None)
+    """
+    units = {"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
+    v = value.strip().lower()
+    unit = next((u for u in sorted(units, key=len, reverse=True) if v.endswith(u)), "b")
+    number = v[: len(v) - len(unit)] if v.endswith(unit) else v
+    try:
+        return int(float(number) * units[unit])
+    except ValueError:
+        return None
+
+
+def request_bytes(helpers: Any, actions: Sequence[dict[str, Any]]) -> int:
+    """The size of the bulk request body of ``actions`` in bytes, as the clients write it
+    (compact JSON in UTF-8, one line for the action and one for its source)."""
+    size = 0
+    for action in actions:
+        for part in helpers.expand_action(dict(action)):
+            if part is not None:
+                size += len(json.dumps(part, ensure_ascii=False, separators=(",", ":")).encode())
+                size += 1
+    return size
 
 
 class _Bulk:

@@ -15,6 +15,7 @@ user's, named by a :class:`Layout`, and neardup only ever writes ``neardup.*`` t
 
 from __future__ import annotations
 
+import base64
 import copy
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -24,9 +25,10 @@ import numpy as np
 from ..canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
 from ..config import SIGNATURE_VERSION, Config
 from ..runtime.resources import load_json
-from ..signing.encoding import encode_shingles, render_keys
+from ..signing.encoding import render_keys
 from ..signing.records import Signed
 from .base import CandidateQuery, ClusterRecord, Tags
+from .embedded import shingle_column
 
 #: The object every neardup field lives under.
 ROOT = "neardup"
@@ -50,26 +52,24 @@ TAG_FIELDS = [
     n("lang"),
     n("indexed_at"),
 ]
-#: The per-language subfields of ``title`` and ``body`` in neardup's own index (their analyzers
-#: ``neardup_<lang>`` in mappings/documents.json).
+#: The languages whose documents keep title and text in a field of their own (``title_fa``,
+#: ``body_fa``...), analyzed once by ``neardup_<lang>`` (mappings/documents.json); a document
+#: in another language (or none) keeps them in ``title`` and ``body`` (``neardup_default``).
+#: Indices made before (no ``languages`` in their layout) keep both in ``title`` and ``body``,
+#: analyzed again by each language's analyzer in their ``.fa``, ``.ru`` and ``.en``
+#: subfields.
 TEXT_LANGS = ("fa", "ru", "en")
-#: Full-text fields of neardup's own index: the plain analyzer plus the per-language subfields.
-TEXT_FIELDS = [
-    "title^2",
-    *(f"title.{lang}^2" for lang in TEXT_LANGS),
-    "body",
-    *(f"body.{lang}" for lang in TEXT_LANGS),
-]
 
 
 @dataclass(frozen=True)
 class Layout:
     """Where a documents index keeps the document's own fields (neardup's are under ``neardup``).
 
-    neardup's own index: ``body``, ``title``, ``fields`` (the default). An adopted index:
-    the user's text field, optional title and language fields, and the field that orders
-    arrival (``order``; None: index order); ``adopted`` indices are only ever updated in
-    ``neardup.*``.
+    neardup's own index: ``body``, ``title``, ``fields`` (the default), the text and title of
+    a document in one of ``languages`` in ``body_<lang>`` and ``title_<lang>`` instead. An
+    adopted index: the user's text field, optional title and language fields, and the field
+    that orders arrival (``order``; None: index order); ``adopted`` indices are only ever
+    updated in ``neardup.*``.
     """
 
     text: str = "body"
@@ -77,19 +77,51 @@ class Layout:
     lang: str | None = None
     order: str | None = None
     adopted: bool = False
+    languages: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> "Layout":
-        return cls(**{k: v for k, v in (d or {}).items() if k in cls.__dataclass_fields__})
+        given = {k: v for k, v in (d or {}).items() if k in cls.__dataclass_fields__}
+        given["languages"] = tuple(given.get("languages") or ())  # (a list in JSON)
+        return cls(**given)
+
+    def field_of(self, field: str, lang: str | None) -> str:
+        """The field holding ``field`` (``text`` or ``title``) of a document in ``lang``.
+
+        >>> OWN.field_of("body", "fa"), OWN.field_of("body", "de"), Layout().field_of("body", "fa")
+        ('body_fa', 'body', 'body')
+        """
+        return f"{field}_{lang}" if lang in self.languages else field
+
+    def stored(self, field: str | None) -> list[str]:
+        """The ``_source`` keys that may hold ``field`` (``text`` or ``title``): in a layout
+        with ``languages``, the field and its language fields (a document has one of them)."""
+        if not field:
+            return []
+        return [field, *(f"{field}_{x}" for x in self.languages)]
+
+    def analyzed(self, field: str | None) -> list[str]:
+        """The full-text fields searched for ``field`` (``text`` or ``title``): its
+        :meth:`stored` fields; in neardup's own index made before ``languages``, the field and
+        its language subfields; in an adopted index, the field itself."""
+        if not field:
+            return []
+        if self.adopted:
+            return [field]
+        if self.languages:
+            return self.stored(field)
+        return [field, *(f"{field}.{x}" for x in TEXT_LANGS)]
 
     @property
     def own_fields(self) -> list[str]:
         """The document's own fields a StoredDoc reads (besides ``neardup``)."""
-        out = [f for f in (self.title, self.lang, self.order if self.adopted else None) if f]
-        return out if self.adopted else [*out, "fields"]
+        out = [*self.stored(self.title), *([self.lang] if self.lang else [])]
+        if self.adopted:
+            return [*out, *([self.order] if self.order else [])]
+        return [*out, "fields"]
 
     def describe(self) -> str:
         """The fields as the options of ``neardup attach`` that name them.
@@ -109,12 +141,16 @@ class Layout:
         )
 
     def search_fields(self) -> list[str]:
-        if not self.adopted:
-            return list(TEXT_FIELDS)
-        return ([f"{self.title}^2"] if self.title else []) + [self.text]
+        """Title fields (boosted 2x) and text fields a query searches.
+
+        >>> OWN.search_fields()[:2], OWN.search_fields()[4:]
+        (['title^2', 'title_fa^2'], ['body', 'body_fa', 'body_ru', 'body_en'])
+        """
+        return [*(f"{f}^2" for f in self.analyzed(self.title)), *self.analyzed(self.text)]
 
 
-OWN = Layout()
+#: The layout of an index neardup makes.
+OWN = Layout(languages=TEXT_LANGS)
 #: Placeholder in ingest_pipeline/neardup.json replaced by the index's signature version.
 VERSION_MARKER = "@SIGNATURE_VERSION@"
 #: OpenSearch has the fingerprint processor since 2.16; every supported Elasticsearch has it.
@@ -194,7 +230,7 @@ def index_meta(
         "signature_version": config.version,
         "context": dict(context or {}),
         "pipeline": pipeline,
-        "layout": (layout or Layout()).to_dict(),
+        "layout": (layout or OWN).to_dict(),
     }
 
 
@@ -263,8 +299,30 @@ def clusters_template(index: str) -> dict[str, Any]:
     """Composable index template for ``<index>-clusters`` (mappings/clusters.json)."""
     body = copy.deepcopy(load_json("mappings", "clusters.json"))
     body["index_patterns"] = [clusters_index(index)]
-    body["template"]["mappings"]["_meta"] = {"neardup": {"documents_index": index}}
+    body["template"]["mappings"]["_meta"] = {
+        ROOT: {"documents_index": index},
+        "managed_by": MANAGED_BY,
+    }
     return body
+
+
+#: The mark of what neardup made: ``_meta.managed_by`` of the indices it creates (the
+#: documents index carries ``_meta.neardup``) and ``managed_by`` of each clusters document.
+MANAGED_BY = "neardup"
+
+
+def made_by_neardup(meta: Mapping[str, Any] | None) -> bool:
+    """Whether an index whose mapping ``_meta`` is ``meta`` was made by neardup: it carries
+    ``managed_by: neardup`` or neardup's own ``neardup`` object (indices made before the
+    mark).
+
+    >>> made_by_neardup({"managed_by": "neardup"}), made_by_neardup({"neardup": {}})
+    (True, True)
+    >>> made_by_neardup({}), made_by_neardup(None), made_by_neardup({"owner": "me"})
+    (False, False, False)
+    """
+    meta = meta or {}
+    return meta.get("managed_by") == MANAGED_BY or isinstance(meta.get(ROOT), dict)
 
 
 def default_pipeline_settings(pipeline: str) -> dict[str, Any]:
@@ -377,7 +435,8 @@ def neardup_source(
         "exact": s.exact,
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
         "keys": {f: s.keywords(f) for f in s.keys},
-        "shingles": encode_shingles(s.shingles),
+        # the hashes, or a marker where they follow from the text (made again to verify)
+        "shingles": base64.b64encode(shingle_column.column(s)).decode("ascii"),
         "n_shingles": int(s.n_shingles),
         "n_tokens": int(s.n_tokens),
         "too_short": bool(s.too_short),
@@ -398,9 +457,9 @@ def document_source(
 ) -> dict[str, Any]:
     """The whole stored JSON of one signed document: its own fields and ``neardup``."""
     d = s.doc
-    src: dict[str, Any] = {layout.text: d.text}
+    src: dict[str, Any] = {layout.field_of(layout.text, s.lang): d.text}
     if d.title is not None and layout.title:
-        src[layout.title] = d.title
+        src[layout.field_of(layout.title, s.lang)] = d.title
     if d.fields and not layout.adopted:
         src["fields"] = dict(d.fields)
     src[ROOT] = neardup_source(s, tags, seq, indexed_at, version)
@@ -415,12 +474,16 @@ def index_action(
     indexed_at: str,
     layout: Layout = OWN,
     version: int = SIGNATURE_VERSION,
+    *,
+    create: bool = True,
 ) -> dict[str, Any]:
     """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
 
     neardup's own index: ``index`` the whole document. An adopted index: ``update`` only
     ``neardup`` of an existing document (the user's fields are never rewritten); a new
-    document is created from the text and title in the user's field names (``upsert``)."""
+    document (``create``: the index did not hold it) is created from the text and title in
+    the user's field names (``upsert``). Without ``create`` a document removed meanwhile is
+    refused (404), never made again from the signed text alone."""
     if not layout.adopted:
         return {
             "_op_type": "index",
@@ -432,9 +495,11 @@ def index_action(
         **neardup_source(s, tags, seq, indexed_at, version),
         "text_hash": text_hash(s.doc.text),
     }
-    upsert = document_source(s, tags, seq, indexed_at, layout, version)
-    upsert[ROOT]["text_hash"] = nd["text_hash"]
-    return {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}, "upsert": upsert}
+    action = {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}}
+    if create:
+        action["upsert"] = document_source(s, tags, seq, indexed_at, layout, version)
+        action["upsert"][ROOT]["text_hash"] = nd["text_hash"]
+    return action
 
 
 def update_tags_action(index: str, doc_id: str, t: Tags) -> dict[str, Any]:
@@ -446,11 +511,12 @@ def delete_action(index: str, doc_id: str) -> dict[str, Any]:
 
 
 def cluster_action(index: str, c: ClusterRecord, updated_at: str) -> dict[str, Any]:
+    """A bulk action storing one cluster, marked as neardup's (``managed_by``)."""
     return {
         "_op_type": "index",
         "_index": clusters_index(index),
         "_id": c.cluster_id,
-        "_source": {**c.to_dict(), "updated_at": updated_at},
+        "_source": {**c.to_dict(), "updated_at": updated_at, "managed_by": MANAGED_BY},
     }
 
 
@@ -562,6 +628,77 @@ def candidate_body(
     }
 
 
+#: What a hit of :func:`keys_body` carries: the keys, to be matched to each query here.
+KEYS_SOURCE = [*CANDIDATE_SOURCE, n("keys"), n("is_duplicate")]
+#: Keywords per ``terms`` clause (the engines' ``index.max_terms_count`` is 65,536).
+MAX_TERMS = 65536
+
+
+def keys_body(
+    queries: Sequence[CandidateQuery], size: int, search_after: Sequence[Any] | None = None
+) -> dict[str, Any] | None:
+    """One page of the stored documents that hold any key of any of ``queries`` (one
+    ``terms`` clause per field) and pass the filters all of them share, in arrival order,
+    with their keys: the hits are matched to each query in the caller, by the rule of
+    :func:`candidate_query` (:class:`~neardup.engines.key_match.KeyMatcher`). None when the
+    queries have no keys.
+
+    >>> import numpy as np
+    >>> from neardup.engines.base import KeyGroup
+    >>> def q(keys, lo):
+    ...     group = KeyGroup("exact", np.array(keys, dtype=np.uint64), 1)
+    ...     return CandidateQuery(groups=(group,), min_shingles=lo, max_shingles=2 * lo,
+    ...                           before_seq=9)
+    >>> b = keys_body([q([1, 2], 10), q([2, 3], 4)], 100)
+    >>> [k[-1:] for k in b["query"]["bool"]["should"][0]["terms"]["neardup.keys.exact"]]
+    ['1', '2', '3']
+    >>> [list(f["range"].values()) for f in b["query"]["bool"]["filter"]]
+    [[{'gte': 4, 'lte': 20}], [{'lt': 9}]]
+    """
+    per_field: dict[str, dict[str, None]] = {}
+    for q in queries:
+        for g in q.groups:
+            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel())
+            if kws:
+                per_field.setdefault(g.field, {}).update(dict.fromkeys(kws))
+    if not per_field:
+        return None
+    should = [
+        {"terms": {n(f"keys.{f}"): list(kws)[at : at + MAX_TERMS]}}
+        for f, kws in per_field.items()
+        for at in range(0, len(kws), MAX_TERMS)
+    ]
+    shared = CandidateQuery(
+        groups=(),
+        min_shingles=min(q.min_shingles for q in queries),
+        max_shingles=max(q.max_shingles for q in queries),
+        before_seq=_loosest([q.before_seq for q in queries], max),
+        after_seq=_loosest([q.after_seq for q in queries], min),
+        representatives=all(q.representatives for q in queries),
+    )
+    body: dict[str, Any] = {
+        "query": {
+            "bool": {
+                "filter": _candidate_filters(shared),
+                "should": should,
+                "minimum_should_match": 1,
+            }
+        },
+        "size": int(size),
+        "_source": list(KEYS_SOURCE),
+        "sort": [{n("seq"): {"order": "asc"}}],
+        "track_total_hits": False,
+    }
+    if search_after:
+        body["search_after"] = list(search_after)
+    return body
+
+
+def _loosest(bounds: Sequence[int | None], pick: Any) -> int | None:
+    """The bound every query's filter lies within (None when one query has none)."""
+    return None if any(b is None for b in bounds) else pick(bounds)
+
+
 def msearch_lines(index: str, bodies: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Header/body pairs of an ``_msearch`` request."""
     lines: list[dict[str, Any]] = []
@@ -613,7 +750,7 @@ def max_seq_body() -> dict[str, Any]:
 
 def source_filter(text: bool, layout: Layout = OWN) -> dict[str, Any]:
     """What a StoredDoc needs: ``neardup``, the title/language/fields, the text if ``text``."""
-    return {"includes": [ROOT, *layout.own_fields, *([layout.text] if text else [])]}
+    return {"includes": [ROOT, *layout.own_fields, *(layout.stored(layout.text) if text else [])]}
 
 
 def _by_seq(
@@ -655,7 +792,7 @@ def tag_scan_body(
     body = {
         "size": int(size),
         "query": {"bool": {"filter": [signed_query()]}},
-        "_source": [*TAG_FIELDS, *([layout.title] if layout.title else [])],
+        "_source": [*TAG_FIELDS, *layout.stored(layout.title)],
     }
     return _by_seq(body, search_after, pit)
 
@@ -704,11 +841,12 @@ def existing_seq_body(ids: Sequence[str]) -> dict[str, Any]:
 
 
 def cluster_ids_body(size: int, search_after: Sequence[Any] | None = None) -> dict[str, Any]:
+    """The ids of the clusters neardup wrote (those marked ``managed_by``), page by page."""
     body: dict[str, Any] = {
         "size": int(size),
         "_source": False,
         "sort": [{"cluster_id": {"order": "asc"}}],
-        "query": {"match_all": {}},
+        "query": {"term": {"managed_by": MANAGED_BY}},
         "track_total_hits": False,
     }
     if search_after:
@@ -731,24 +869,22 @@ def read_clusters_body(size: int, search_after: Sequence[Any] | None = None) -> 
 
 # -- full-text search --------------------------------------------------------------------------
 def highlight_fields(layout: Layout = OWN, lang: str | None = None) -> list[str]:
-    """The highlighted text fields, in the order a hit's snippet is taken from them: in
-    neardup's own index the language subfields first (the document's language, then the
-    others: they mark inflected forms and letter variants the plain field misses, and give a
-    fragment only where they match), then the text field itself (which always gives one).
-    An adopted index: its text field."""
-    if layout.adopted:
-        return [layout.text]
-    langs = sorted(TEXT_LANGS, key=lambda x: x != lang)  # stable: the document's language first
-    return [*(f"{layout.text}.{x}" for x in langs), layout.text]
+    """The highlighted text fields, in the order a hit's snippet is taken from them: the
+    language fields first (the document's language, then the others), then the text field
+    itself. In an index with ``languages`` a document has one of them, which gives a fragment
+    whether or not it matches; in one made before, the subfields mark inflected forms and
+    letter variants the plain field misses and give a fragment only where they match, and the
+    plain field always gives one. An adopted index: its text field."""
+    plain, *per_lang = layout.analyzed(layout.text)
+    return [*sorted(per_lang, key=lambda f: f[len(plain) + 1 :] != lang), plain]
 
 
 def highlight(layout: Layout = OWN) -> dict[str, Any]:
     fields: dict[str, Any] = {
         f: {"fragment_size": 160, "number_of_fragments": 1} for f in highlight_fields(layout)
     }
-    fields[layout.text]["no_match_size"] = (
-        160  # the beginning of the text when no word of it is marked
-    )
+    for f in layout.stored(layout.text):  # the beginning of the text when no word is marked
+        fields[f]["no_match_size"] = 160
     return {"pre_tags": ["["], "post_tags": ["]"], "fields": fields}
 
 
@@ -804,9 +940,7 @@ def fulltext_body(
             f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}"
         )
     body.setdefault("size", int(size))
-    body.setdefault(
-        "_source", [n("cluster_id"), n("lang"), *([layout.title] if layout.title else [])]
-    )
+    body.setdefault("_source", [n("cluster_id"), n("lang"), *layout.stored(layout.title)])
     body.setdefault("highlight", highlight(layout))
     return body
 

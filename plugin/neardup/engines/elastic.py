@@ -28,15 +28,17 @@ processes, and refreshes before handing the lease on, so the next writer sees ev
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 import functools
 import itertools
+import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
-from ..signing.encoding import decode_shingles, parse_keys
+from ..signing.encoding import parse_keys
 from ..signing.records import Document, Signed
 from . import dsl
 from .base import (
@@ -57,6 +59,9 @@ from .elastic_answers import (
     candidate_of,
     check_fields,
     cluster_record,
+    count_fields,
+    entry_of,
+    flat_settings,
     error_reason,
     field_mapping,
     field_text,
@@ -66,13 +71,20 @@ from .elastic_answers import (
     missing_shards,
     neardup_part,
     order_date,
+    settings_problem,
     source_field,
+    source_problem,
     source_text,
+    stored_text,
+    stored_shingles,
     tag_row,
     tags_of,
+    target_problem,
 )
 from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
 from .elastic_options import Connection as ConnectionSettings
+from .embedded.shingle_column import ShingleCache, ShingleColumn, column
+from .key_match import Entry, KeyMatcher, merged
 from .lease import Holder, Lease
 from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
@@ -93,8 +105,34 @@ def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
     return good, failures
 
 
+def _set_key(exact: str | None, lang: str | None) -> tuple[str | None, str | None]:
+    """What a shingle set is cached by: the exact digest of its tokens and the language
+    they were shingled in determine it."""
+    return (exact, lang)
+
+
+#: Bytes of shingle hashes kept in memory (made again from texts, or stored by this process).
+SHINGLE_CACHE_BYTES = 64 << 20
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclasses.dataclass
+class _Hold:
+    """One turn of a run's writer with the lease (:meth:`ElasticEngine.writes_in_a_row`):
+    documents stored from ``start_seq`` on are held in ``recent`` and matched here; the
+    engine answers for those stored before. ``stale``: a document stored before was
+    changed (replaced, re-tagged, deleted) and the engine must refresh before it answers."""
+
+    start_seq: int
+    recent: KeyMatcher = dataclasses.field(default_factory=KeyMatcher)
+    stale: bool = False
+    started: float = dataclasses.field(default_factory=time.monotonic)
+
+    def expired(self, hold: float) -> bool:
+        return time.monotonic() - self.started >= hold
 
 
 class ElasticEngine(Engine):
@@ -103,7 +141,7 @@ class ElasticEngine(Engine):
     Its settings come a concern at a time, each a record built by keyword
     (:mod:`~neardup.engines.elastic_options`): ``connection`` (credentials, TLS, the request
     timeout; ``user:password@`` in ``url`` is used as basic auth), ``retry`` (the one retry
-    policy, :class:`~neardup.retry.Backoff`, for requests and bulk items), ``paging``
+    policy, :class:`~neardup.runtime.retry.Backoff`, for requests and bulk items), ``paging``
     (request sizes), ``index_setup`` (pipeline, templates, shards and replicas, health wait,
     refresh) and ``lease`` (the write lease's duration and wait). ``on_wait(message)`` is
     told once per writer it waits for. :meth:`from_options` takes the same settings flat.
@@ -158,6 +196,13 @@ class ElasticEngine(Engine):
         self._lease: Lease | None = None
         self._session_depth = 0
         self._dirty = False  # writes not yet made visible by a refresh
+        #: ids :meth:`unsigned_documents` read from the adopted index and :meth:`put` has not
+        #: written yet: signed by an update of the document the index holds, never re-created
+        self._held: set[str] = set()
+        self._in_run = False  # inside writes_in_a_row
+        #: the lease kept over a run's sessions, and the documents stored meanwhile
+        self._hold: _Hold | None = None
+        self._shingles: ShingleColumn | None = None  # (made at the first read: the config)
         #: what the last ``open`` did, for ``neardup init``
         self.actions: list[str] = []
 
@@ -260,8 +305,7 @@ class ElasticEngine(Engine):
     def _attach(self, layout: dsl.Layout, config: Config | None) -> Config:
         self.connect()
         self.actions = []
-        if not bool(self.retry.call("index exists", self.client.indices.exists, index=self.index)):
-            raise EngineError(f"{self.location}: no such index to attach")
+        self._check_target()
         m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.index)
         mappings = next(iter(m.values()), {}).get("mappings", {}) if m else {}
         user_meta = dict(mappings.get("_meta") or {})
@@ -273,13 +317,74 @@ class ElasticEngine(Engine):
                 "--text-field"
             )
         check_fields(self.location, mappings, layout)
-        return self._adopt(layout, config or Config(), user_meta)
+        config = config or Config()
+        self._preflight(mappings, layout, config)
+        return self._adopt(layout, config, user_meta)
+
+    def _check_target(self) -> None:
+        """The name ``attach`` was given resolves to one open index (or an alias over one):
+        an alias over several indices, a data stream and a closed index are refused
+        (:func:`~neardup.engines.elastic_answers.target_problem`) before anything changes."""
+        try:
+            resolved = self.retry.call(
+                "resolve index",
+                self.client.indices.resolve_index,
+                name=self.index,
+                ok_status=(400, 404, 405),
+            )
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) not in (400, 404, 405):
+                raise
+            resolved = None  # (an engine without _resolve/index: the mapping tells the rest)
+        if resolved is not None:
+            problem = target_problem(self.location, resolved)
+            if problem:
+                raise EngineError(problem)
+        elif not bool(
+            self.retry.call("index exists", self.client.indices.exists, index=self.index)
+        ):
+            raise EngineError(f"{self.location}: no such index to attach")
+
+    def _preflight(self, mappings: dict[str, Any], layout: dsl.Layout, config: Config) -> None:
+        """Everything ``attach`` needs, checked before it changes anything: ``_source``, the
+        index's blocks and field limit, and the clusters and state indices (absent, or
+        neardup's own)."""
+        problem = source_problem(self.location, mappings, layout.text or "")
+        if problem:
+            raise EngineError(problem)
+        got = self.retry.call(
+            "get settings",
+            self.client.indices.get_settings,
+            index=self.index,
+            include_defaults=True,
+            flat_settings=True,
+        )
+        for answer in got.values():
+            flat = {
+                **flat_settings(answer.get("defaults") or {}),
+                **flat_settings(answer.get("settings") or {}),
+            }
+            problem = settings_problem(
+                self.location,
+                self.index,
+                flat,
+                adds=count_fields({dsl.ROOT: dsl.neardup_mapping(config.signatures)}),
+                has=count_fields(mappings.get("properties") or {}),
+            )
+            if problem:
+                raise EngineError(problem)
+        self._check_own(self.clusters_index, "clusters")
+        self._check_own(self.state_index, "state")
 
     def _resume_attached(self, layout: dsl.Layout, config: Config | None) -> Config:
         """Attach again an index attached (or built) before: its stored layout must agree with
         the fields asked for; fields added to the mapping since, and the pipeline, installed."""
         cfg = self.open(config, create=False)
-        given = {k: v for k, v in layout.to_dict().items() if v is not None and k != "adopted"}
+        given = {
+            k: v
+            for k, v in layout.to_dict().items()
+            if v is not None and k not in ("adopted", "languages")
+        }
         wanted = dsl.Layout.from_dict({**self.layout.to_dict(), **given})
         if self.layout != wanted:
             stored = (
@@ -304,30 +409,44 @@ class ElasticEngine(Engine):
         return cfg
 
     def _adopt(self, layout: dsl.Layout, config: Config, user_meta: dict[str, Any]) -> Config:
-        """Adopt an index of the user's: neardup's fields added to its mapping beside the
-        user's (``user_meta`` kept), the state and clusters indices made, the pipeline set."""
+        """Adopt an index of the user's: the state index with the settings document and the
+        clusters index made, then neardup's fields added to its mapping beside the user's
+        (``user_meta`` kept), then the pipeline set. The mapping, the one change to the
+        user's index that cannot be undone, comes after the side indices: when it is refused
+        they are taken away again, so a refusal leaves no trace."""
         self.layout = layout
         self._config = config
         self._meta = dsl.index_meta(self._config, layout=layout)
-        self._ensure_state_index()
-        self._create_settings()
-        body = dsl.attach_mapping(
-            self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta
-        )
-        self.retry.call("put mapping", self.client.indices.put_mapping, index=self.index, body=body)
+        made: list[str] = []  # side indices made here, removed again if the mapping is refused
+        try:
+            if self._check_own(self.state_index, "state") is None:
+                made.append(self.state_index)
+            self._ensure_state_index()
+            self._create_settings()
+            if self._check_own(self.clusters_index, "clusters") is None:
+                made.append(self.clusters_index)
+                self.retry.call(
+                    "create clusters index",
+                    self.client.indices.create,
+                    index=self.clusters_index,
+                    body=dsl.clusters_template(self.index)["template"],
+                )
+                self.actions.append(f"clusters index {self.clusters_index} created")
+            body = dsl.attach_mapping(
+                self._config.signatures, dsl.meta_pointer(self.index, self._meta), user_meta
+            )
+            self.retry.call(
+                "put mapping", self.client.indices.put_mapping, index=self.index, body=body
+            )
+        except BaseException:
+            for index in made:
+                with contextlib.suppress(Exception):  # the first cause is the one raised
+                    self.retry.call(
+                        "delete index", self.client.indices.delete, index=index, ok_status=(404,)
+                    )
+            raise
         self.actions.append(f"mapping of {self.index}: neardup.* added (user fields unchanged)")
         self._attach_pipeline()
-        if not bool(
-            self.retry.call("index exists", self.client.indices.exists, index=self.clusters_index)
-        ):
-            cl = dsl.clusters_template(self.index)["template"]
-            self.retry.call(
-                "create clusters index",
-                self.client.indices.create,
-                index=self.clusters_index,
-                body=cl,
-            )
-            self.actions.append(f"clusters index {self.clusters_index} created")
         self._next_seq = self._max_seq() + 1
         return self._config
 
@@ -395,6 +514,7 @@ class ElasticEngine(Engine):
                     on_textless(src_id, json_kind(raw))
                 continue
             lang = source_text(src, lay.lang) if lay.lang else None
+            self._held.add(src_id)
             yield Document(
                 src_id,
                 text,
@@ -416,16 +536,26 @@ class ElasticEngine(Engine):
         )
 
     def _set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
-        """Pipeline, templates, state index with the settings document, both indices, health."""
-        pipe = self._install(server, use_pipeline)
+        """State index with the settings document, pipeline, templates, both indices, health.
+
+        The clusters and state indices, where they exist, must be neardup's own
+        (:meth:`_check_own`) before anything is made. The state index is made first, so a
+        cluster that refuses to create indices refuses it before any template is installed;
+        a new documents index the cluster refuses takes its templates and pipeline away."""
+        self._check_own(self.clusters_index, "clusters")
         self._ensure_state_index()
+        pipe = self._install(server, use_pipeline)
         if new:
-            self._create_settings()
-            self._create(
-                self.index,
-                "documents index",
-                dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
-            )
+            try:
+                self._create_settings()
+                self._create(
+                    self.index,
+                    "documents index",
+                    dsl.shard_settings(self.index_setup.shards, self.index_setup.replicas),
+                )
+            except BaseException:
+                self._uninstall(pipe)
+                raise
         elif pipe and not self._meta.get(
             "pipeline"
         ):  # an index built without the pipeline gets it now
@@ -509,6 +639,47 @@ class ElasticEngine(Engine):
         self.actions.append(f"index template {name2} -> {self.clusters_index}")
         return pipe
 
+    def _uninstall(self, pipe: str | None) -> None:
+        """Take away the templates (and pipeline) :meth:`_install` put for a documents index
+        that could not be made; what cannot be removed now is said in ``actions``."""
+        removals = [
+            ("index template", self.client.indices.delete_index_template, {"name": name})
+            for name in (
+                dsl.documents_template_name(self.index),
+                dsl.clusters_template_name(self.index),
+            )
+        ]
+        if pipe:
+            removals.append(("ingest pipeline", self.client.ingest.delete_pipeline, {"id": pipe}))
+        for what, fn, kw in removals:
+            try:
+                self.retry.call(f"delete {what}", fn, **kw, ok_status=(404,))
+            except Exception:  # noqa: BLE001 -- the first cause is the one raised
+                self.actions.append(f"{what} {next(iter(kw.values()))} left: remove it by hand")
+
+    def _check_own(self, index: str, role: str) -> dict[str, Any] | None:
+        """The mappings of ``index`` (the clusters or state index of this one) by concrete
+        index, None when it does not exist; one that exists but was not made by neardup
+        (:func:`~neardup.engines.dsl.made_by_neardup`) is refused: neardup never writes into
+        an index it did not create."""
+        try:
+            m = self.retry.call(
+                "get mapping", self.client.indices.get_mapping, index=index, ok_status=(404,)
+            )
+        except Exception as e:  # noqa: BLE001
+            if status_of(e) == 404:
+                return None
+            raise
+        if all(dsl.made_by_neardup((v.get("mappings") or {}).get("_meta")) for v in m.values()):
+            return m
+        raise EngineError(
+            f"{self.url}: index {index} exists and was not created by neardup (its mapping has "
+            f"no _meta.managed_by: neardup); neardup keeps the {role} of index {self.index} there "
+            "and never writes into an index it did not create: choose another name for the "
+            f"documents index (--index NAME: its {role} go to {dsl.clusters_index('NAME')} and "
+            f"{dsl.state_index('NAME')}), or move that index away"
+        )
+
     def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
         try:
             self.retry.call(
@@ -526,10 +697,9 @@ class ElasticEngine(Engine):
             raise EngineError(f"{self.url}: cannot create {what} {index}: {describe(e)}") from None
 
     def _ensure_state_index(self) -> None:
-        """The state index (write lease, settings), created with its own mapping if absent."""
-        if bool(
-            self.retry.call("index exists", self.client.indices.exists, index=self.state_index)
-        ):
+        """The state index (write lease, settings), created with its own mapping if absent;
+        one that exists must be neardup's own."""
+        if self._check_own(self.state_index, "state") is not None:
             return
         body = dsl.state_index_body()
         try:
@@ -659,7 +829,10 @@ class ElasticEngine(Engine):
         Waits while another writer holds the lease (``on_wait`` and the log say who); once
         held, reads the largest ``seq`` (numbers are assigned after it) and refreshes before
         releasing, so the next holder's candidate queries see every write of this one.
-        Sessions nest; write calls outside a session open one of their own."""
+        Sessions nest; write calls outside a session open one of their own. Inside
+        :meth:`writes_in_a_row` the lease is kept over the sessions that follow, for up to
+        :attr:`~neardup.engines.elastic_options.LeaseTimes.hold` seconds, and the documents
+        they store are matched in this process (:meth:`candidates`)."""
         if self._session_depth:
             self._session_depth += 1
             try:
@@ -667,20 +840,78 @@ class ElasticEngine(Engine):
             finally:
                 self._session_depth -= 1
             return
+        if self._hold is None:
+            self._take_lease()
+        self._session_depth = 1
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            self._session_depth = 0
+            if self._hold is None or not ok:
+                self._hand_over(quiet=not ok)
+            elif self._hold.expired(self.lease_times.hold):
+                self._hand_over()  # (other writers get their turn)
+
+    def _take_lease(self) -> None:
+        """Take the lease (waiting for another writer's), and start what a holder knows: the
+        next arrival number, and in a run (:meth:`writes_in_a_row`) the documents matched here."""
         lease = self._lease_of()
         lease.acquire()
         lease.keep_alive()
-        self._session_depth, self._dirty = 1, False
+        self._dirty = False
         try:
             if lease.took_over:  # a holder that died may not have made its last writes visible
                 self.refresh()
             self._next_seq = max(self._next_seq, self._max_seq() + 1)
-            yield
-            if self._dirty:  # the next holder's reads must see every write of this session
+        except BaseException:
+            with contextlib.suppress(EngineError):  # the first cause is the one told
+                lease.release()
+            raise
+        if self._in_run:
+            self._hold = _Hold(start_seq=self._next_seq)
+
+    def _hand_over(self, quiet: bool = False) -> None:
+        """End the lease holder's turn: refresh what it wrote (the next holder's reads must
+        see every write), then release the lease. ``quiet``: a session that failed hands
+        over too, and a refresh that fails then does not hide its error."""
+        self._hold = None
+        try:
+            if self._dirty:
                 self.refresh()
+        except Exception:
+            if not quiet:
+                raise
         finally:
-            self._session_depth = 0
-            lease.release()
+            if self._lease is not None and self._lease.held:
+                # a failed session's error is the one told, not a release refused after it
+                # (by the same block): the lease is taken over once this process is gone
+                with contextlib.suppress(*((EngineError,) if quiet else ())):
+                    self._lease.release()
+
+    @contextlib.contextmanager
+    def writes_in_a_row(self) -> Iterator[None]:
+        """Around the writer sessions of one run (an ``index`` or ``attach`` pass): the lease
+        is kept from one session to the next (handed over at most every ``hold`` seconds),
+        the documents the run stores are matched in this process, so the engine is asked only
+        about documents stored before (or by another writer between two turns), and the
+        index is refreshed when the lease is handed over, not after every batch."""
+        if self._in_run or self._session_depth:
+            yield
+            return
+        self._in_run = True
+        try:
+            yield
+        finally:
+            self._in_run = False
+            if self._hold is not None:
+                self._hand_over()
+
+    def _see_writes(self) -> None:
+        """Make this session's writes visible before a search that must see them."""
+        if self._dirty:
+            self.refresh()
 
     def _lease_of(self) -> Lease:
         if self._lease is None:
@@ -692,6 +923,7 @@ class ElasticEngine(Engine):
                 duration=self.lease_times.duration,
                 timeout=self.lease_times.timeout,
                 on_wait=self._waiting,
+                on_take_over=self._took_over,
                 sleep=self.backoff.sleep,
             )
         return self._lease
@@ -701,6 +933,11 @@ class ElasticEngine(Engine):
         if self.on_wait is not None and holder.owner not in self._waited_for:
             self._waited_for.add(holder.owner)
             self.on_wait(f"waiting for another writer ({holder.describe()})")
+
+    def _took_over(self, holder: Holder, why: str) -> None:
+        """The lease's report of a lease taken over from a writer that is gone."""
+        if self.on_wait is not None:
+            self.on_wait(f"took over the write lease of {holder.describe()}: {why}")
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -730,28 +967,79 @@ class ElasticEngine(Engine):
         if not good:
             return failures
         with self._writing():
-            seqs = self._assign_seq([s.id for s in good])
+            found: set[str] = set()
+            seqs = self._assign_seq([s.id for s in good], found)
             now = _now()
             version = self.config.version
             actions = [
                 dsl.index_action(
-                    self.index, s, tags.get(s.id), seqs[s.id], now, self.layout, version
+                    self.index,
+                    s,
+                    tags.get(s.id),
+                    seqs[s.id],
+                    now,
+                    self.layout,
+                    version,
+                    create=s.id not in found and s.id not in self._held,
                 )
                 for s in good
             ]
+            self._held.difference_update(seqs)
             failures += self._bulker().run(actions, "index documents").failures
-            if self.index_setup.refresh_on_write:
+            self._remember(good, tags, seqs, {f.id for f in failures})
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
         return failures
 
-    def _assign_seq(self, ids: list[str]) -> dict[str, int]:
-        """Existing documents keep their arrival number; new ones get the next ones."""
+    @property
+    def _shingle_sets(self) -> ShingleColumn:
+        """Shingle sets made again from stored texts, and those this process stored."""
+        if self._shingles is None:
+            self._shingles = ShingleColumn(self.config, ShingleCache(SHINGLE_CACHE_BYTES))
+        return self._shingles
+
+    def _remember(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags],
+        seqs: dict[str, int],
+        failed: set[str],
+    ) -> None:
+        """Documents a run stored, matched here from now on (:class:`_Hold`)."""
+        stored = [s for s in docs if s.id not in failed]
+        for s in stored:
+            if len(column(s)) != 8 * s.n_shingles:  # (a marker: kept to verify against)
+                self._shingle_sets.remember(_set_key(s.exact, s.lang), s.shingles)
+        hold = self._hold
+        if hold is None:
+            return
+        if any(seqs[s.id] < hold.start_seq for s in stored):
+            hold.stale = True  # the engine holds an older version of a document stored before
+        hold.recent.add(
+            [
+                Entry(
+                    id=s.id,
+                    seq=seqs[s.id],
+                    n_shingles=int(s.n_shingles),
+                    simhash=int(s.simhash),
+                    keys=s.keys,
+                    tags=tags.get(s.id),
+                )
+                for s in stored
+            ]
+        )
+
+    def _assign_seq(self, ids: list[str], found: set[str] | None = None) -> dict[str, int]:
+        """Existing documents keep their arrival number; new ones get the next ones. The ids
+        of the documents the index holds (signed or not) are added to ``found``."""
         uniq = list(dict.fromkeys(ids))
         old: dict[str, int] = {}
         for chunk in chunks(uniq, 1000):
             body = dsl.existing_seq_body(chunk)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
             for d in r.get("docs", []):
+                if d.get("found") and found is not None:
+                    found.add(d["_id"])
                 seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
                 if seq is not None:
                     old[d["_id"]] = int(seq)
@@ -775,7 +1063,8 @@ class ElasticEngine(Engine):
                 .run_or_raise(actions, "delete documents", ignore_missing=True)
                 .deleted
             )
-            if self.index_setup.refresh_on_write:
+            self._forget(ids)
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
         return deleted
 
@@ -785,8 +1074,25 @@ class ElasticEngine(Engine):
         with self._writing():
             actions = [dsl.update_tags_action(self.index, i, t) for i, t in tags.items()]
             self._bulker().run_or_raise(actions, "update tags", ignore_missing=True)
-            if self.index_setup.refresh_on_write:
+            if self._hold is not None:
+                for i, t in tags.items():
+                    if i in self._hold.recent:
+                        self._hold.recent.set_tags(i, t)
+                    else:
+                        self._hold.stale = True
+            if self.index_setup.refresh_on_write and self._hold is None:
                 self.refresh()
+
+    def _forget(self, ids: Sequence[str]) -> None:
+        """Deleted documents: no longer matched here; one stored before the run makes the
+        engine's answers stale until a refresh."""
+        if self._hold is None:
+            return
+        for i in ids:
+            if i in self._hold.recent:
+                self._hold.recent.remove(i)
+            else:
+                self._hold.stale = True
 
     def refresh(self) -> None:
         """Make every write searchable; a refresh some shard copy failed (a node lost, a primary
@@ -808,6 +1114,36 @@ class ElasticEngine(Engine):
 
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query. Inside a run (:meth:`writes_in_a_row`) the documents it
+        stored are matched here (:class:`~neardup.engines.key_match.KeyMatcher`, the rule of
+        the engine's query), and the engine is asked only about those stored before, and
+        not at all when the index held none."""
+        hold = self._hold
+        if hold is None:
+            return self._stored_candidates(queries)
+        local = hold.recent.candidates(queries)
+        if hold.start_seq <= 1:  # (nothing was stored before this turn)
+            return local
+        if hold.stale:
+            self.refresh()
+            hold.stale = False
+        before = [
+            dataclasses.replace(
+                q,
+                before_seq=hold.start_seq
+                if q.before_seq is None
+                else min(q.before_seq, hold.start_seq),
+            )
+            for q in queries
+        ]
+        remote = self._stored_candidates(before)
+        return [merged(a, b, q.limit) for a, b, q in zip(local, remote, queries, strict=True)]
+
+    def _stored_candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query from the engine's index: many queries in one search over
+        all their keys (:meth:`_candidates_by_keys`), else one search each by ``_msearch``."""
+        if self.paging.batched_candidates and len(queries) > 1:
+            return self._candidates_by_keys(queries)
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [(i, dsl.candidate_body(q, self.paging.max_clauses)) for i, q in enumerate(queries)]
         todo = [(i, b) for i, b in todo if b is not None]
@@ -815,6 +1151,41 @@ class ElasticEngine(Engine):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
                 out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
         return out
+
+    def _candidates_by_keys(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """The stored documents holding any key of ``queries`` (:func:`dsl.keys_body`, page
+        after page), matched to each query here by the rule of the engine's candidate query
+        (:class:`~neardup.engines.key_match.KeyMatcher`): one search for a whole batch instead
+        of one per document."""
+        held = KeyMatcher()
+        size, after = self.paging.page_size, None
+        while (body := dsl.keys_body(queries, size, after)) is not None:
+            hits = self._search_every_shard(body, "candidate search")
+            held.add([entry_of(h) for h in hits])
+            if len(hits) < size:
+                break
+            after = hits[-1]["sort"]
+        return held.candidates(queries)
+
+    def _search_every_shard(self, body: dict[str, Any], what: str) -> list[dict[str, Any]]:
+        """The hits of one search; an answer from only some of the shards (a node lost, a
+        primary not yet promoted) is asked again with backoff, then refused."""
+        answer: list[dict[str, Any]] = []
+
+        def send(_: Sequence[int], last: bool) -> list[int]:
+            r = self.retry.call(what, self.client.search, index=self.index, body=body)
+            missing = missing_shards(r)
+            if missing and not last:
+                return [0]
+            if missing:
+                raise EngineError(
+                    f"{self.location}: {what} answered from only some shards ({missing})"
+                )
+            answer.extend(r["hits"]["hits"])
+            return []
+
+        self.backoff.resend([0], send)
+        return answer
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order; items refused with 429, and answers from only some of the
@@ -849,6 +1220,7 @@ class ElasticEngine(Engine):
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        self._see_writes()
         for f in fields:
             if f not in self.config.signatures:
                 continue
@@ -871,13 +1243,41 @@ class ElasticEngine(Engine):
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
-            body = dsl.mget_body(chunk, text, self.layout)
+            body = dsl.mget_body(chunk, True, self.layout)  # (the text makes the shingles)
             r = self.retry.call("mget", self.client.mget, index=self.index, body=body)
-            for d in r.get("docs", []):
-                if d.get("found") and is_signed(d.get("_source")):
-                    sd = self._stored(d["_source"], text, keys)
-                    out[sd.id] = sd
+            found = [
+                d["_source"]
+                for d in r.get("docs", [])
+                if d.get("found") and is_signed(d.get("_source"))
+            ]
+            for sd in self._stored_docs(found, text, keys):
+                out[sd.id] = sd
         return out
+
+    def _stored_docs(
+        self, sources: Sequence[dict[str, Any]], text: bool, with_keys: bool = True
+    ) -> list[StoredDoc]:
+        """The documents of ``_source`` objects read with their text; shingles stored as a
+        marker are made again from the text (:mod:`~neardup.engines.embedded.shingle_column`),
+        all of a read at once, through a bounded cache that also holds what this process
+        stored."""
+        docs = [self._stored(src, text, with_keys) for src in sources]
+        todo = [i for i, d in enumerate(docs) if d.shingles is None]
+        if todo:
+            rows = []
+            for i in todo:
+                nd = sources[i][dsl.ROOT]
+                rows.append(
+                    (
+                        _set_key(nd.get("exact"), nd.get("lang")),
+                        base64.b64decode(nd["shingles"]),
+                        docs[i].n_shingles,
+                        stored_text(sources[i], self.layout, self.layout.text),
+                    )
+                )
+            for i, made in zip(todo, self._shingle_sets.sets(rows), strict=True):
+                docs[i].shingles = made
+        return docs
 
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
         nd, lay = src[dsl.ROOT], self.layout
@@ -886,15 +1286,15 @@ class ElasticEngine(Engine):
             id=nd["id"],
             lang=nd.get("lang"),
             n_shingles=int(nd.get("n_shingles") or 0),
-            shingles=decode_shingles(nd.get("shingles")),
+            shingles=stored_shingles(nd),  # (None: made from the text, _stored_docs)
             simhash=int(nd.get("simhash") or "0", 16),
             exact=nd.get("exact"),
             keys={f: parse_keys(f, keys.get(f, [])) for f in self.config.signatures}
             if with_keys
             else {},
             tags=tags_of(nd),
-            title=source_text(src, lay.title),
-            text=source_text(src, lay.text) if text else None,
+            title=stored_text(src, lay, lay.title),
+            text=stored_text(src, lay, lay.text) if text else None,
             fields=dict(src.get("fields") or {}) if not lay.adopted else {},
             indexed_at=nd.get("indexed_at"),
             seq=int(nd.get("seq") or 0),
@@ -933,16 +1333,24 @@ class ElasticEngine(Engine):
         return self._order_type_cache[0]
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
-        body_of = functools.partial(dsl.scan_body, batch_size, text=text, layout=self.layout)
+        self._see_writes()
+        body_of = functools.partial(dsl.scan_body, batch_size, text=True, layout=self.layout)
+        page: list[dict[str, Any]] = []
         for h in self._pager().snapshot(self.index, body_of, batch_size):
-            yield self._stored(h["_source"], text)
+            page.append(h["_source"])
+            if len(page) >= batch_size:
+                yield from self._stored_docs(page, text)
+                page = []
+        yield from self._stored_docs(page, text)
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        self._see_writes()
         body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.layout)
         for h in self._pager().snapshot(self.index, body_of, batch_size):
             yield tag_row(h["_source"], self.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        self._see_writes()
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
             body_of = functools.partial(dsl.members_body, chunk, self.paging.page_size)
@@ -959,6 +1367,7 @@ class ElasticEngine(Engine):
 
     def count(self) -> int:
         """Documents neardup has signed."""
+        self._see_writes()
         return int(
             self.retry.call("count", self.client.count, index=self.index, body=dsl.count_body())[
                 "count"
@@ -968,6 +1377,7 @@ class ElasticEngine(Engine):
     def unsigned(self) -> int:
         """Documents of the index without neardup's fields (written by other clients): every
         read skips them; ``neardup attach`` signs them."""
+        self._see_writes()
         return int(
             self.retry.call(
                 "count", self.client.count, index=self.index, body=dsl.count_body(False)
@@ -976,15 +1386,18 @@ class ElasticEngine(Engine):
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+        self._see_writes()
         body = dsl.fulltext_body(query, size, self.layout, self.paging.max_clauses)
         r = self.retry.call("search", self.client.search, index=self.index, body=body)
         return [hit_of(h, self.layout) for h in r["hits"]["hits"]]
 
     collapses_search = True
+    writes_wait_on_a_server = True
 
     def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
+        self._see_writes()
         tagged, untagged = dsl.collapsed_bodies(
             query, size, layout=self.layout, max_clauses=self.paging.max_clauses
         )
@@ -1011,6 +1424,10 @@ class ElasticEngine(Engine):
 
     # -- clusters --------------------------------------------------------------------------------
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
+        """Store the clusters in ``<index>-clusters`` (which must be neardup's own): each
+        one replaced by id, and those neardup wrote before that are no longer clusters
+        deleted; documents without neardup's mark (``managed_by``) are never touched."""
+        self._mark_clusters_index()
         with self._writing():
             now = _now()
             new_ids = {c.cluster_id for c in clusters}
@@ -1021,6 +1438,23 @@ class ElasticEngine(Engine):
             ]
             self._bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
             self.refresh()
+
+    def _mark_clusters_index(self) -> None:
+        """Refuse a clusters index neardup did not create; map ``managed_by`` in one made
+        before the mark (its mapping is strict)."""
+        m = self._check_own(self.clusters_index, "clusters")
+        if m is None:
+            return
+        if all(
+            "managed_by" in ((v.get("mappings") or {}).get("properties") or {}) for v in m.values()
+        ):
+            return
+        self.retry.call(
+            "put mapping",
+            self.client.indices.put_mapping,
+            index=self.clusters_index,
+            body={"properties": {"managed_by": {"type": "keyword"}}},
+        )
 
     def _cluster_ids(self) -> Iterator[str]:
         body_of = functools.partial(dsl.cluster_ids_body, self.paging.page_size)

@@ -7,11 +7,16 @@ Pure functions of response bodies (dicts), used by :class:`~neardup.engines.elas
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import datetime, timezone
 from typing import Any
 
-from ..signing.encoding import decode_shingles
+import numpy as np
+
+from ..signing.encoding import parse_keys
+from .embedded.shingle_column import given_lang, is_marker, stored_hashes
+from .key_match import Entry
 from . import dsl
 from .base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
 
@@ -182,6 +187,37 @@ def source_text(src: dict[str, Any], path: str | None) -> Any:
     return field_text(source_field(src, path))
 
 
+def stored_text(src: dict[str, Any], layout: dsl.Layout, field: str | None) -> Any:
+    """The text of ``field`` (the layout's ``text`` or ``title``) in a ``_source``: from the
+    first of its :meth:`~neardup.engines.dsl.Layout.stored` fields that gives one."""
+    return next((t for f in layout.stored(field) if (t := source_text(src, f)) is not None), None)
+
+
+def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
+    """The shingle hashes a ``neardup`` object holds, or None where it holds a marker instead
+    (they are made again from the text, :mod:`~neardup.engines.embedded.shingle_column`) or
+    none was read.
+
+    >>> from neardup.signing.encoding import encode_shingles
+    >>> stored_shingles({"shingles": encode_shingles(np.array([3, 5])), "n_shingles": 2}).tolist()
+    [3, 5]
+    >>> stored_shingles({"shingles": "VGVu", "n_shingles": 20}) is None  # b"Ten": made from text
+    True
+    """
+    value = nd.get("shingles")
+    if value is None:
+        return None
+    blob = base64.b64decode(value)
+    if is_marker(blob, int(nd.get("n_shingles") or 0)):
+        return None
+    return stored_hashes(blob)
+
+
+def marker_lang(nd: dict[str, Any]) -> str | None:
+    """The language a document was given when signed, from its shingles marker."""
+    return given_lang(base64.b64decode(nd.get("shingles") or ""))
+
+
 def candidate_of(h: dict[str, Any]) -> Candidate:
     nd = neardup_part(h.get("_source"))
     return Candidate(
@@ -189,10 +225,25 @@ def candidate_of(h: dict[str, Any]) -> Candidate:
         n_shingles=int(nd.get("n_shingles") or 0),
         simhash=int(nd.get("simhash") or "0", 16),
         score=float(h.get("_score") or 0.0),
-        shingles=decode_shingles(nd.get("shingles")) if "shingles" in nd else None,
+        shingles=stored_shingles(nd),
         cluster_id=nd.get("cluster_id"),
         matched=frozenset(h.get("matched_queries") or ()) or None,
         seq=int(nd.get("seq") or 0),
+    )
+
+
+def entry_of(h: dict[str, Any]) -> Entry:
+    """A hit of :func:`~neardup.engines.dsl.keys_body` as the matcher holds it."""
+    nd = neardup_part(h.get("_source"))
+    keys = nd.get("keys") or {}
+    return Entry(
+        id=h["_id"],
+        seq=int(nd.get("seq") or 0),
+        n_shingles=int(nd.get("n_shingles") or 0),
+        simhash=int(nd.get("simhash") or "0", 16),
+        keys={f: parse_keys(f, v) for f, v in keys.items()},
+        tags=tags_of(nd),
+        shingles=stored_shingles(nd),
     )
 
 
@@ -220,7 +271,7 @@ def tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
         id=nd["id"],
         seq=int(nd.get("seq") or 0),
         tags=tags_of(nd),
-        title=source_text(src, layout.title),
+        title=stored_text(src, layout, layout.title),
         lang=nd.get("lang"),
         indexed_at=nd.get("indexed_at"),
     )
@@ -233,7 +284,7 @@ def hit_of(h: dict[str, Any], layout: dsl.Layout) -> Hit:
     return Hit(
         id=h["_id"],
         score=float(h.get("_score") or 0.0),
-        title=source_text(s, layout.title),
+        title=stored_text(s, layout, layout.title),
         snippet=snippet,
         cluster_id=nd.get("cluster_id"),
     )
@@ -266,3 +317,141 @@ def error_reason(resp: dict[str, Any]) -> str:
         root = (err.get("root_cause") or [{}])[0]
         return f"{resp.get('status')} {err.get('type')}: {root.get('reason') or err.get('reason')}"
     return f"{resp.get('status')} {err}"
+
+
+def count_fields(properties: dict[str, Any]) -> int:
+    """The fields a mapping's ``properties`` count against ``index.mapping.total_fields.limit``
+    as the engines count them: every field and object, and every multi-field, at any depth.
+
+    >>> count_fields({"a": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+    ...               "b": {"properties": {"c": {"type": "long"}}}})
+    4
+    """
+    n = 0
+    for spec in properties.values():
+        n += 1 + count_fields(spec.get("properties") or {})
+        n += count_fields(spec.get("fields") or {})
+    return n
+
+
+def target_problem(location: str, resolved: dict[str, Any]) -> str | None:
+    """Why ``attach`` cannot serve what a name resolves to (``_resolve/index``), or None: it
+    signs documents in place, one index at a time, so an alias over several indices, a data
+    stream and a closed index are refused; a missing name too.
+
+    >>> target_problem("u/a", {"aliases": [{"name": "a", "indices": ["new", "old"]}]})[:45]
+    'u/a is an alias over 2 indices (new, old): at'
+    >>> target_problem("u/a", {"indices": [{"name": "a", "attributes": ["open"]}]}) is None
+    True
+    """
+    aliases = resolved.get("aliases") or []
+    streams = resolved.get("data_streams") or []
+    indices = resolved.get("indices") or []
+    if streams:
+        backing = ", ".join(streams[0].get("backing_indices") or [])
+        return (
+            f"{location} is a data stream: attach adds neardup's fields to documents in place, "
+            f"one index at a time, and a data stream only appends; attach its backing indices "
+            f"by their names ({backing}) instead"
+        )
+    for alias in aliases:
+        members = sorted(alias.get("indices") or [])
+        if len(members) > 1:
+            return (
+                f"{location} is an alias over {len(members)} indices ({', '.join(members)}): "
+                "attach signs every document in place, in the index that holds it, one index "
+                f"at a time; attach each of them by its own name (neardup attach {members[0]} "
+                "...), nothing was changed"
+            )
+    for ix in indices:
+        if "closed" in (ix.get("attributes") or []):
+            return (
+                f"{location} is closed: open it (POST {ix.get('name')}/_open) and attach again; "
+                "nothing was changed"
+            )
+    if not (aliases or indices):
+        return f"{location}: no such index to attach"
+    return None
+
+
+def source_problem(location: str, mappings: dict[str, Any], text_field: str) -> str | None:
+    """Why the index's ``_source`` cannot serve ``attach`` (None: it can): neardup reads the
+    text from ``_source`` and keeps its fields there, so ``_source`` disabled, or filtered so
+    that the text field or ``neardup`` is left out, is refused.
+
+    >>> source_problem("u/a", {"_source": {"enabled": False}}, "body")[:33]
+    'u/a has _source disabled: neardup'
+    >>> source_problem("u/a", {"_source": {"excludes": ["bo*"]}}, "body")[:40]
+    "u/a leaves body out of _source ('bo*'): "
+    >>> source_problem("u/a", {}, "body") is None
+    True
+    """
+    import fnmatch
+
+    src = mappings.get("_source") or {}
+    if src.get("enabled") is False:
+        return (
+            f"{location} has _source disabled: neardup reads each document's text from _source "
+            "and keeps its own fields there, and _source can only be enabled when an index is "
+            "made: reindex into an index with _source enabled and attach that; nothing was changed"
+        )
+    includes, excludes = list(src.get("includes") or []), list(src.get("excludes") or [])
+    for field in (text_field, f"{dsl.ROOT}.shingles"):
+        dropped = [p for p in excludes if fnmatch.fnmatchcase(field, p)]
+        if includes and not any(fnmatch.fnmatchcase(field, p) for p in includes):
+            dropped = [f"not in includes {includes}"]
+        if dropped:
+            return (
+                f"{location} leaves {field} out of _source ({', '.join(map(repr, dropped))}): "
+                "neardup reads the text and keeps its own fields there; nothing was changed"
+            )
+    return None
+
+
+def flat_settings(settings: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Index settings as dotted keys, whether the engine answered them nested or flat.
+
+    >>> flat_settings({"index": {"blocks": {"write": "true"}}, "index.number_of_shards": "1"})
+    {'index.blocks.write': 'true', 'index.number_of_shards': '1'}
+    """
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            out.update(flat_settings(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+#: Index blocks that stop ``attach`` (it changes the mapping and writes every document).
+ATTACH_BLOCKS = ("read_only", "read_only_allow_delete", "write", "metadata")
+
+
+def settings_problem(
+    location: str, index: str, settings: dict[str, Any], adds: int, has: int
+) -> str | None:
+    """Why the index's settings (flat, defaults included) stop ``attach`` (None: they do
+    not): a block on writes or on the mapping, or a field limit the ``adds`` fields neardup
+    maps would pass with the ``has`` the index maps.
+
+    >>> settings_problem("u/a", "a", {"index.mapping.total_fields.limit": "50"}, 40, 20)[:60]
+    'u/a maps 20 fields and attach adds 40 under neardup.*, over '
+    >>> settings_problem("u/a", "a", {"index.blocks.write": "true"}, 40, 20)[:52]
+    'u/a has the block index.blocks.write: lift it with P'
+    """
+    for block in ATTACH_BLOCKS:
+        if str(settings.get(f"index.blocks.{block}", "false")).lower() == "true":
+            return (
+                f"{location} has the block index.blocks.{block}: lift it with PUT "
+                f'{index}/_settings {{"index.blocks.{block}": null}} and attach again; nothing '
+                "was changed"
+            )
+    limit = int(settings.get("index.mapping.total_fields.limit") or 1000)
+    if has + adds > limit:
+        return (
+            f"{location} maps {has} fields and attach adds {adds} under {dsl.ROOT}.*, over its "
+            f"index.mapping.total_fields.limit of {limit}: raise it (PUT {index}/_settings "
+            f'{{"index.mapping.total_fields.limit": {has + adds}}}) and attach again; nothing '
+            "was changed"
+        )
+    return None

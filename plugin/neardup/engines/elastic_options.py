@@ -1,6 +1,6 @@
 """The settings of an :class:`~neardup.engines.elastic.ElasticEngine`, one small record a
 concern, built by keyword: the connection (:class:`Connection`), the retry policy
-(:class:`~neardup.retry.Backoff`), request sizes (:class:`Paging`), how the indices are set
+(:class:`~neardup.runtime.retry.Backoff`), request sizes (:class:`Paging`), how the indices are set
 up (:class:`IndexSetup`) and the write lease (:class:`LeaseTimes`).
 
 :func:`grouped` sorts the flat options a command line or ``NearDup.open(url, **options)``
@@ -40,13 +40,16 @@ class Connection:
 class Paging:
     """Request sizes: ``chunk_size`` documents per bulk request, ``msearch_batch`` queries
     per ``_msearch``, ``max_clauses`` the engine's boolean clause limit, ``page_size`` hits
-    and ``agg_page_size`` (key, id) pairs per page."""
+    and ``agg_page_size`` (key, id) pairs per page. ``batched_candidates``: the candidate
+    queries of a batch go as one search over all their keys, whose hits are matched to each
+    query here (False: one search per query, by ``_msearch``)."""
 
     chunk_size: int = 500
     msearch_batch: int = 100
     max_clauses: int = 1024
     page_size: int = 1000
     agg_page_size: int = 10000
+    batched_candidates: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,10 +73,12 @@ class IndexSetup:
 @dataclass(frozen=True, kw_only=True)
 class LeaseTimes:
     """The write lease: ``duration`` seconds it lasts unrenewed, ``timeout`` how long to
-    wait for another writer (None: as long as it takes)."""
+    wait for another writer (None: as long as it takes), ``hold`` how long a run of many
+    writes (``neardup index``) keeps it before handing it over between two batches."""
 
     duration: float = 60.0
     timeout: float | None = None
+    hold: float = 30.0
 
 
 #: The retry policy of requests and bulk items unless one is given.
@@ -86,6 +91,7 @@ _FLAT = {
     **{f.name: ("index_setup", f.name) for f in dataclasses.fields(IndexSetup)},
     "lease_duration": ("lease", "duration"),
     "lease_timeout": ("lease", "timeout"),
+    "lease_hold": ("lease", "hold"),
     "max_retries": ("retry", "max_retries"),
     "initial_backoff": ("retry", "initial"),
     "max_backoff": ("retry", "maximum"),

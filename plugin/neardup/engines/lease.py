@@ -74,7 +74,9 @@ class Lease:
 
     ``on_wait(holder, waited_seconds)`` is called each time the lease is found held by
     another writer (also logged at INFO on ``neardup.engines.lease``); ``timeout`` bounds
-    the wait (None: wait as long as it takes).
+    the wait (None: wait as long as it takes). A lease whose owner is gone is taken over at
+    once, and ``on_take_over(holder, why)`` told: on this host when its process no longer
+    exists, on another host when it has expired (:func:`owner_gone`).
     """
 
     def __init__(
@@ -88,6 +90,7 @@ class Lease:
         max_poll: float = 5.0,
         timeout: float | None = None,
         on_wait: Callable[[Holder, float], None] | None = None,
+        on_take_over: Callable[[Holder, str], None] | None = None,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
     ):
@@ -99,6 +102,7 @@ class Lease:
         self.max_poll = max_poll
         self.timeout = timeout
         self.on_wait = on_wait
+        self.on_take_over = on_take_over
         self.clock = clock
         self.sleep = sleep
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
@@ -173,14 +177,14 @@ class Lease:
             if holder.owner == self.owner:  # our own create went through before a lost answer
                 self._version, self._renewed = version, now
                 return
-            if holder.expires_at_ms <= now * 1000 and self._try_take_over(version, now):
+            why = owner_gone(holder, now)
+            if why is not None and self._try_take_over(version, now):
                 self.took_over = True
                 log.warning(
-                    "took over the write lease of %s on %s: it expired at %s",
-                    holder.describe(),
-                    self.index,
-                    _iso(holder.expires_at_ms / 1000),
+                    "took over the write lease of %s on %s: %s", holder.describe(), self.index, why
                 )
+                if self.on_take_over is not None:
+                    self.on_take_over(holder, why)
                 return
             raise _Held(holder)
 
@@ -319,6 +323,40 @@ class Lease:
         if not r.get("found"):
             return None
         return Holder.from_source(r.get("_source") or {}), _version(r)
+
+
+def owner_gone(holder: Holder, now: float) -> str | None:
+    """Why the holder of a lease is gone (None: it may still be writing): on this host, its
+    process no longer exists; anywhere, its lease expired (it neither renewed nor released
+    it in time).
+
+    >>> import os, socket
+    >>> here = socket.gethostname()
+    >>> owner_gone(Holder("a", here, os.getpid(), "t", 2_000), now=1.0) is None
+    True
+    >>> owner_gone(Holder("b", "elsewhere", 1, "t", 2_000), now=1.0) is None
+    True
+    >>> owner_gone(Holder("c", "elsewhere", 1, "t", 500), now=1.0)
+    'its lease expired at 1970-01-01T00:00:00+00:00'
+    """
+    if holder.host == socket.gethostname() and holder.pid != os.getpid() and not _alive(holder.pid):
+        return f"its process (pid {holder.pid} on this host) no longer exists"
+    if holder.expires_at_ms <= now * 1000:
+        return f"its lease expired at {_iso(holder.expires_at_ms / 1000)}"
+    return None
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (signal 0 checks without sending)."""
+    if pid <= 0:
+        return True  # (not a process id: nothing can be said of it)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists (another user's), or cannot be told: not gone
+    return True
 
 
 def _version(body: Mapping[str, Any]) -> tuple[int, int]:

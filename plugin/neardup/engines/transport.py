@@ -10,6 +10,7 @@ what is left into :class:`~neardup.engines.base.EngineError` naming the server.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -48,7 +49,93 @@ def is_connection_error(exc: BaseException) -> bool:
 
 
 def retryable(exc: BaseException) -> bool:
-    return is_connection_error(exc) or status_of(exc) in RETRY_STATUS
+    """Worth trying again: the network, or a status of a passing state (:data:`RETRY_STATUS`)
+    that is not a block (a flood-stage block comes as 429 and stays until it is lifted)."""
+    if is_connection_error(exc):
+        return True
+    return status_of(exc) in RETRY_STATUS and error_type(exc) not in BLOCKS
+
+
+def error_type(exc: BaseException) -> str | None:
+    """The engine's ``error.type`` in the answer of a client exception (None: no JSON
+    error, e.g. a 413 from the HTTP layer, or the network)."""
+    info = getattr(exc, "info", None) or getattr(exc, "body", None)
+    err = info.get("error") if isinstance(info, dict) else None
+    return str(err.get("type")) if isinstance(err, dict) and err.get("type") else None
+
+
+#: Error types of a block: the cluster or an index refuses a kind of request until an
+#: operator, or the engine itself (disk watermarks), lifts it.
+BLOCKS = ("cluster_block_exception", "index_create_block_exception")
+
+#: What lifts each block, by the words of its description in the engine's reason
+#: (OpenSearch and Elasticsearch name their blocks alike, e.g. ``FORBIDDEN/8/index write
+#: (api)``); the first match is told.
+_LIFTS = (
+    (
+        "flood-stage watermark",
+        "a node's disk passed its flood-stage watermark, so the engine made the index read-only "
+        "(index.blocks.read_only_allow_delete): free disk space (the engine lifts the block "
+        "itself once usage falls below the high watermark), or lift it with PUT "
+        'INDEX/_settings {"index.blocks.read_only_allow_delete": null}',
+    ),
+    (
+        "create-index blocked",
+        "the cluster refuses to create indices (cluster.blocks.create_index, which OpenSearch "
+        "sets itself when a node's disk passes its high watermark): free disk space, or lift it "
+        'with PUT _cluster/settings {"persistent": {"cluster.blocks.create_index": null}}',
+    ),
+    (
+        "cluster read-only / allow delete",
+        'the cluster is read-only: lift it with PUT _cluster/settings {"persistent": '
+        '{"cluster.blocks.read_only_allow_delete": null}}',
+    ),
+    (
+        "cluster read-only",
+        'the cluster is read-only: lift it with PUT _cluster/settings {"persistent": '
+        '{"cluster.blocks.read_only": null}}',
+    ),
+    (
+        "index write",
+        'the index refuses writes: lift it with PUT INDEX/_settings {"index.blocks.write": null}',
+    ),
+    (
+        "index read-only",
+        'the index is read-only: lift it with PUT INDEX/_settings {"index.blocks.read_only": null}',
+    ),
+    (
+        "index metadata",
+        "the index refuses changes to its mapping and settings: lift it with PUT INDEX/_settings "
+        '{"index.blocks.metadata": null}',
+    ),
+    (
+        "index read",
+        'the index refuses reads: lift it with PUT INDEX/_settings {"index.blocks.read": null}',
+    ),
+    ("index closed", "the index is closed: open it with POST INDEX/_open"),
+    ("index_closed_exception", "the index is closed: open it with POST INDEX/_open"),
+    (
+        "no cluster-manager",
+        "the cluster has no elected cluster manager: wait until its nodes elect one",
+    ),
+    ("no master", "the cluster has no elected master: wait until its nodes elect one"),
+    ("state not recovered", "the cluster has not recovered its state yet: wait until it has"),
+)
+
+
+def what_lifts(reason: str) -> str:
+    """What lifts the block an engine's ``reason`` names (INDEX: the index it names).
+
+    >>> what_lifts("index [docs] blocked by: [FORBIDDEN/8/index write (api)];")
+    'the index refuses writes: lift it with PUT docs/_settings {"index.blocks.write": null}'
+    >>> what_lifts("blocked by: [FORBIDDEN/10/cluster create-index blocked (api)];")[:40]
+    'the cluster refuses to create indices (c'
+    """
+    named = re.search(r"index \[([^\]]+)\] blocked", reason)
+    for words, lift in _LIFTS:
+        if words in reason:
+            return lift.replace("INDEX/", f"{named.group(1)}/") if named else lift
+    return "lift the block the reason names (index.blocks.* or cluster.blocks.* settings)"
 
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
@@ -148,10 +235,23 @@ class Retrying:
                     f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): "
                     f"{describe(e)}"
                 ) from None
-            if st in (401, 403):
+            kind = error_type(e)
+            if kind in BLOCKS:
+                raise EngineError(
+                    f"{self.location} refused {what}: blocked ({describe(e)}): "
+                    f"{what_lifts(describe(e))}; what was stored before is kept: run the same "
+                    "command again once the block is lifted"
+                ) from None
+            if st == 401 or kind == "security_exception":
                 raise EngineError(
                     f"{self.location} refused {what}: {describe(e)}; check --api-key or "
-                    "--user/--password"
+                    "--user/--password, and the privileges of that user or key"
+                ) from None
+            if st == 413:
+                raise EngineError(
+                    f"{self.location}: {what} refused: the request is larger than the engine "
+                    "accepts (http.max_content_length, 100mb by default; a proxy in front of "
+                    f"it may allow less): {describe(e)}"
                 ) from None
             if st is not None:
                 raise EngineError(f"{self.location}: {what} failed: {describe(e)}") from None

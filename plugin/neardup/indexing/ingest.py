@@ -27,7 +27,7 @@ from ..engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
 from ..signing.signer import Signer
 from ..signing.records import Document, Signed
 from ..matching.tagging import Tagger
-from .workers import signed_batches
+from .workers import signed_ahead, signed_batches
 
 
 @dataclass
@@ -43,7 +43,7 @@ class IndexReport:
     failed: list[Failure] = field(default_factory=list)
     skipped: int = 0
     stopped: bool = (
-        False  # asked to stop (an interrupt): the input after the last stored batch was not read
+        False  # asked to stop (an interrupt): the input after the last stored batch not stored
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -185,15 +185,19 @@ def run(
     checked: bool = False,
     stop: Callable[[], bool] | None = None,
 ) -> IndexReport:
-    """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one;
-    ``checked``: as for :func:`~neardup.indexing.workers.sign_batch`); returns what was done.
-    ``stop`` is asked after each stored batch: when it answers true, the run ends there
-    (``report.stopped``), with every batch before stored and committed and none after, so what is
-    stored is a prefix of the input and running again goes on from it."""
+    """Sign and store ``docs`` batch by batch (``workers`` processes sign, 0: this one, or,
+    for an engine whose writes wait on a server, a thread one batch ahead:
+    :func:`~neardup.indexing.workers.signed_ahead`; ``checked``: as for
+    :func:`~neardup.indexing.workers.sign_batch`); returns what was done. ``stop`` is asked
+    after each stored batch: when it answers true, the run ends there (``report.stopped``),
+    with every batch before stored and committed and none after, so what is stored is a
+    prefix of the input and running again goes on from it."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
         preparer = ingest.engine.batch_preparer() if workers > 0 else None
         batches_in = signed_batches(signer, config, docs, batch_size, workers, preparer, checked)
+        if workers <= 0 and ingest.engine.writes_wait_on_a_server:
+            batches_in = signed_ahead(batches_in)
         try:
             for batch, signed, failures, prepared in batches_in:
                 report.failed.extend(failures)

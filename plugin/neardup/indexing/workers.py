@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, Sequence
 
 from ..config import Config
 from ..engines.base import Failure, PreparedBatch
@@ -262,6 +262,69 @@ def _next_signed(
     return (b0, *(_reattach(b0, *head.result()) if isinstance(head, Future) else head))
 
 
+def signed_ahead(batches_in: Generator[Any, None, None], ahead: int = 1) -> Iterator[Any]:
+    """The items of ``batches_in`` (signed batches), made in a thread up to ``ahead`` items
+    before the caller takes them: the next batch is read and signed while the caller stores
+    the last one and waits on the engine (a request's wait releases the GIL). Items and a
+    reading or signing error come out in order; when the caller stops taking them (closes
+    this generator, an error, an interrupt), the thread ends after the item it is making, and
+    what it made is dropped.
+
+    >>> list(signed_ahead(x for x in [1, 2, 3]))
+    [1, 2, 3]
+    >>> def failing():
+    ...     yield 1
+    ...     raise ValueError("line 2: not JSON")
+    >>> out = []
+    >>> try:
+    ...     for x in signed_ahead(failing()):
+    ...         out.append(x)
+    ... except ValueError as e:
+    ...     out.append(str(e))
+    >>> out
+    [1, 'line 2: not JSON']
+    """
+    import queue
+
+    items: queue.Queue = queue.Queue(maxsize=max(1, ahead))
+    done = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not done.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def make() -> None:
+        try:
+            for item in batches_in:
+                if not put(("item", item)):
+                    break
+            else:
+                put(("end", None))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller, in order
+            put(("error", e))
+        finally:
+            batches_in.close()
+
+    worker = threading.Thread(target=make, name="neardup-signing", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        done.set()
+        worker.join()
+
+
 def start_method() -> str:
     """How signing workers start: ``fork`` where the platform forks safely (not macOS) and
     this process runs no other thread, so that they begin with every module imported and
@@ -404,3 +467,14 @@ def _cpu_times() -> list[int] | None:
     if len(fields) < 9 or fields[0] != "cpu":
         return None
     return [int(x) for x in fields[1:9]]
+
+
+__all__ = [
+    "batches",
+    "default_workers",
+    "pieces",
+    "sign_batch",
+    "signed_ahead",
+    "signed_batches",
+    "start_method",
+]

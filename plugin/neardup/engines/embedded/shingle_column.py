@@ -134,7 +134,7 @@ class ShingleColumn:
         for start in range(0, len(todo), self.batch):
             some = todo[start : start + self.batch]
             docs = [
-                Document(str(rows[i][0]), rows[i][3] or "", lang=_given_lang(rows[i][1]))
+                Document(str(rows[i][0]), rows[i][3] or "", lang=given_lang(rows[i][1]))
                 for i in some
             ]
             assert self._signer is not None
@@ -149,5 +149,10 @@ class ShingleColumn:
         return out  # type: ignore[return-value]
 
 
-def _given_lang(mark: bytes) -> str | None:
+def given_lang(mark: bytes) -> str | None:
+    """The language a marker records (None: it was detected).
+
+    >>> given_lang(b"Tfa"), given_lang(b"T")
+    ('fa', None)
+    """
     return mark[len(_MARK) :].decode("utf-8") or None

@@ -1,0 +1,255 @@
+"""Candidate queries answered in memory, by the rule of the engine's candidate query.
+
+An HTTP engine finds candidates with :func:`~neardup.engines.dsl.candidate_query`: a stored
+document matches a :class:`~neardup.engines.base.CandidateQuery` when, for at least one key
+group, it holds at least ``min_match`` of the group's distinct keywords (for positional fields,
+``minhash`` and ``simhash``, a keyword is the pair (position, key): ``"i:hex"``), passes the
+length range and the arrival-order and representative filters, and is not ``exclude_id``.
+Its score is the number of keywords it shares within the groups it matches; hits come most
+keys first, then by arrival. :class:`KeyMatcher` applies that rule to documents it holds:
+
+* the documents a run stored itself, so that the engine is asked only about what was stored
+  before (no refresh is needed between batches for the next batch's candidates); and
+* the keys of the documents one request over a whole batch's keys returned, matched to each
+  document of the batch here.
+
+Postings are kept per (field, position) as sorted key arrays, one segment per :meth:`add`,
+merged into one when there are more than :data:`MAX_SEGMENTS`; a query's keys are looked up
+with :func:`numpy.searchsorted` in each.
+
+>>> import numpy as np
+>>> from neardup.engines.base import CandidateQuery, KeyGroup
+>>> m = KeyMatcher()
+>>> keys = lambda *k: {"minhash": np.array(k, dtype=np.uint64)}
+>>> m.add([Entry(id="a", seq=1, n_shingles=10, simhash=0, keys=keys(1, 2, 3)),
+...        Entry(id="b", seq=2, n_shingles=10, simhash=0, keys=keys(1, 9, 3))])
+>>> q = CandidateQuery(groups=(KeyGroup("minhash", np.array([1, 2, 7], dtype=np.uint64), 2),))
+>>> [(c.id, c.score, sorted(c.matched)) for c in m.candidates([q])[0]]
+[('a', 2.0, ['minhash'])]
+>>> q = CandidateQuery(groups=(KeyGroup("minhash", np.array([1, 9, 3], dtype=np.uint64), 1),))
+>>> [(c.id, c.score) for c in m.candidates([q])[0]]  # most keys first, then by arrival
+[('b', 3.0), ('a', 2.0)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..signing.encoding import POSITIONAL
+from .base import Candidate, CandidateQuery, Tags
+
+#: Segments of one (field, position) before they are merged into one.
+MAX_SEGMENTS = 8
+
+
+@dataclass(kw_only=True)
+class Entry:
+    """What the matcher keeps of one document: its keys and what a candidate carries."""
+
+    id: str
+    seq: int
+    n_shingles: int
+    simhash: int
+    keys: Mapping[str, np.ndarray]
+    tags: Tags | None = None
+    shingles: np.ndarray | None = None
+
+
+@dataclass
+class _Segment:
+    keys: np.ndarray  # sorted uint64
+    rows: np.ndarray  # int64, the row of each key
+
+
+@dataclass
+class KeyMatcher:
+    """Documents by their signature keys; :meth:`candidates` answers candidate queries over
+    them as the engine would (see the module docstring). A document added again replaces
+    the one held (its old row no longer matches); :meth:`remove` drops one."""
+
+    entries: list[Entry | None] = field(default_factory=list)
+    _row_of: dict[str, int] = field(default_factory=dict)
+    _postings: dict[tuple[str, int], list[_Segment]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self._row_of)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._row_of
+
+    def get(self, doc_id: str) -> Entry | None:
+        row = self._row_of.get(doc_id)
+        return None if row is None else self.entries[row]
+
+    def add(self, entries: Sequence[Entry]) -> None:
+        """Hold ``entries`` (a document held already is replaced)."""
+        if not entries:
+            return
+        first = len(self.entries)
+        for e in entries:
+            self.remove(e.id)
+            self._row_of[e.id] = len(self.entries)
+            self.entries.append(e)
+        per_space: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        for row, e in enumerate(self.entries[first:], start=first):
+            if e is None or self._row_of.get(e.id) != row:
+                continue  # (an id given twice: the last one is held)
+            for f, ks in e.keys.items():
+                ks = np.asarray(ks, dtype=np.uint64).ravel()
+                if not len(ks):
+                    continue
+                for space, kk in _spaces(f, ks):
+                    keys, rows = per_space.setdefault(space, ([], []))
+                    keys.append(kk)
+                    rows.append(np.full(len(kk), row, dtype=np.int64))
+        for space, (keys, rows) in per_space.items():
+            k, r = np.concatenate(keys), np.concatenate(rows)
+            order = np.lexsort((r, k))
+            segs = self._postings.setdefault(space, [])
+            segs.append(_Segment(k[order], r[order]))
+            if len(segs) > MAX_SEGMENTS:
+                k = np.concatenate([s.keys for s in segs])
+                r = np.concatenate([s.rows for s in segs])
+                order = np.lexsort((r, k))
+                self._postings[space] = [_Segment(k[order], r[order])]
+
+    def remove(self, doc_id: str) -> None:
+        """Stop matching ``doc_id`` (its postings stay, and are skipped)."""
+        row = self._row_of.pop(doc_id, None)
+        if row is not None:
+            self.entries[row] = None
+
+    def set_tags(self, doc_id: str, tags: Tags | None) -> None:
+        e = self.get(doc_id)
+        if e is not None:
+            e.tags = tags
+
+    def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """The held documents each query matches, most keys first, then by ``seq``, at most
+        ``limit`` of them."""
+        out: list[list[Candidate]] = [[] for _ in queries]
+        if not self._row_of or not queries:
+            return out
+        fields, needs, asked = _asked(queries)
+        nf, nrows = len(fields), len(self.entries)
+        code = self._shared(fields, asked, nrows)
+        if code is None:
+            return out
+        codes, counts = np.unique(code, return_counts=True)
+        found: dict[tuple[int, int], tuple[float, set[int]]] = {}
+        pairs, fids = (codes // nf).tolist(), (codes % nf).tolist()
+        for p, fi, c in zip(pairs, fids, counts.tolist(), strict=True):
+            qi, row = divmod(p, nrows)
+            if c >= needs[(qi, fi)]:
+                score, matched = found.get((qi, row), (0.0, set()))
+                matched.add(fi)
+                found[(qi, row)] = (score + c, matched)
+        names = list(fields)
+        for (qi, row), (score, matched) in found.items():
+            e = self.entries[row]
+            if e is not None and _passes(e, queries[qi]):
+                out[qi].append(_candidate(e, score, frozenset(names[f] for f in matched)))
+        for qi, hits in enumerate(out):
+            hits.sort(key=lambda c: (-c.score, c.seq))
+            del hits[queries[qi].limit :]
+        return out
+
+    def _shared(
+        self,
+        fields: dict[str, int],
+        asked: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]],
+        nrows: int,
+    ) -> np.ndarray | None:
+        """One code ``(query * nrows + row) * fields + field`` per keyword a query shares with
+        a held document (None: none shared)."""
+        codes = []
+        nf = len(fields)
+        for space, (keys, qs) in asked.items():
+            k, qv = np.concatenate(keys), np.concatenate(qs)
+            fid = fields[space[0]]
+            for s in self._postings.get(space, ()):
+                lo = np.searchsorted(s.keys, k, "left")
+                n = np.searchsorted(s.keys, k, "right") - lo
+                total = int(n.sum())
+                if total:
+                    at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(total)
+                    codes.append((np.repeat(qv, n) * nrows + s.rows[at]) * nf + fid)
+        return np.concatenate(codes) if codes else None
+
+
+def _asked(
+    queries: Sequence[CandidateQuery],
+) -> tuple[
+    dict[str, int],
+    dict[tuple[int, int], int],
+    dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]],
+]:
+    """The fields the queries name (numbered), what each (query, field) needs, and the
+    distinct keys asked in each space with the query asking each."""
+    fields: dict[str, int] = {}
+    needs: dict[tuple[int, int], int] = {}
+    asked: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for qi, q in enumerate(queries):
+        for g in q.groups:
+            ks = np.asarray(g.keys, dtype=np.uint64).ravel()
+            if not len(ks):
+                continue
+            fid = fields.setdefault(g.field, len(fields))
+            needs[(qi, fid)] = max(1, int(g.min_match))
+            for space, kk in _spaces(g.field, ks):
+                keys, qs = asked.setdefault(space, ([], []))
+                keys.append(kk)
+                qs.append(np.full(len(kk), qi, dtype=np.int64))
+    return fields, needs, asked
+
+
+def _candidate(e: Entry, score: float, matched: frozenset[str]) -> Candidate:
+    return Candidate(
+        id=e.id,
+        n_shingles=e.n_shingles,
+        simhash=e.simhash,
+        score=score,
+        shingles=e.shingles,
+        cluster_id=e.tags.cluster_id if e.tags is not None else None,
+        matched=matched,
+        seq=e.seq,
+    )
+
+
+def _spaces(field_name: str, keys: np.ndarray) -> list[tuple[tuple[str, int], np.ndarray]]:
+    """The keys of a field by the space they match in: one per position for positional
+    fields (a keyword there is (position, key)), one for the others (distinct keys)."""
+    if field_name in POSITIONAL:
+        return [((field_name, i), keys[i : i + 1]) for i in range(len(keys))]
+    return [((field_name, -1), np.unique(keys))]
+
+
+def _passes(e: Entry, q: CandidateQuery) -> bool:
+    """The filters of :func:`~neardup.engines.dsl.candidate_query` on one document."""
+    if not (q.min_shingles <= e.n_shingles <= q.max_shingles):
+        return False
+    if q.exclude_id is not None and e.id == q.exclude_id:
+        return False
+    if q.before_seq is not None and not e.seq < q.before_seq:
+        return False
+    if q.after_seq is not None and not e.seq > q.after_seq:
+        return False
+    return not q.representatives or (e.tags is not None and not e.tags.is_duplicate)
+
+
+def merged(local: Sequence[Candidate], remote: Sequence[Candidate], limit: int) -> list[Candidate]:
+    """Hits from memory and from the engine as one answer: a document held in memory is
+    taken from there (the engine may hold an older version of it), most keys first, then
+    by ``seq``, at most ``limit``.
+
+    >>> c = lambda i, s, q: Candidate(id=i, n_shingles=1, simhash=0, score=s, seq=q)
+    >>> [x.id for x in merged([c("a", 2, 5)], [c("a", 9, 5), c("b", 2, 1)], 5)]
+    ['b', 'a']
+    """
+    held = {c.id for c in local}
+    out = list(local) + [c for c in remote if c.id not in held]
+    out.sort(key=lambda c: (-c.score, c.seq))
+    return out[:limit]
