@@ -174,7 +174,7 @@ def test_bad_json_line_names_file_and_line_and_keeps_earlier_docs(tmp_path):
     assert res.exit_code == 1 and f"{f}:4" in res.output and "not JSON" in res.output
     assert json.loads(run("info", "-e", db, "--json").stdout)["documents"] == 3
     res = run("index", f, "-e", db, "--skip-bad", "--json")
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["skipped"] == 1 and out["documents"] == 4
 
 
@@ -202,7 +202,7 @@ def test_invalid_utf8_and_binary_files(tmp_path):
         "a perfectly fine plain text file with words", encoding="utf-8"
     )
     res = run("index", tmp_path, "-e", tmp_path / "x.db", "--skip-bad", "--json")
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["indexed"] == 1 and out["skipped"] == 2
     assert any("not valid UTF-8" in s for s in out["skipped_records"]) and any(
         "binary" in s for s in out["skipped_records"]

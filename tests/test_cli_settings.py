@@ -58,7 +58,7 @@ def test_init_and_index_build_the_same_config(tmp_path):
         r = runner.invoke(main, args)
         assert r.exit_code == 0, r.output
         r = runner.invoke(main, ["info", "-e", db, "--json"])
-        made[cmd] = json.loads(r.output)["config"]
+        made[cmd] = json.loads(r.stdout)["config"]
     assert made["init"] == made["index"]
     c = made["init"]
     assert (

@@ -21,7 +21,7 @@ def run(*args, ok=True):
 
 
 def tags(db):
-    recs = [json.loads(line) for line in run("export", "-e", db, "-q").output.splitlines()]
+    recs = [json.loads(line) for line in run("export", "-e", db, "-q").stdout.splitlines()]
     return {
         r["id"]: (r["neardup"]["cluster_id"], r["neardup"]["dup_of"], r["neardup"]["resemblance"])
         for r in recs
@@ -37,10 +37,10 @@ def db(tmp_path):
 
 def test_rerun_changes_no_tag_and_clusters_are_the_tags(db):
     first = tags(db)
-    out = json.loads(run("index", SAMPLE, "-e", db, "--json").output)
+    out = json.loads(run("index", SAMPLE, "-e", db, "--json").stdout)
     assert out["indexed"] == 0 and out["unchanged"] == len(first) and out["retagged"] == 0
     assert tags(db) == first
-    clusters = json.loads(run("clusters", "-e", db, "--json").output)
+    clusters = json.loads(run("clusters", "-e", db, "--json").stdout)
     by_tags: dict[str, set] = {}
     for i, (cid, _, _) in first.items():
         by_tags.setdefault(cid, set()).add(i)
@@ -76,10 +76,10 @@ def test_export_unique_is_one_document_per_cluster(db, tmp_path):
 def test_show_and_delete_a_representative(db):
     t = tags(db)
     rep = next(cid for i, (cid, dup, _) in t.items() if dup is not None)
-    shown = json.loads(run("show", rep, "-e", db, "--json").output)
+    shown = json.loads(run("show", rep, "-e", db, "--json").stdout)
     members = [m["id"] for m in shown["members"]]
     assert shown["representative"] == rep and members and all(t[m][1] == rep for m in members)
-    member = json.loads(run("show", members[0], "-e", db, "--json").output)
+    member = json.loads(run("show", members[0], "-e", db, "--json").stdout)
     assert member["dup_of"] == rep and member["resemblance"] >= 0.8
     r = run("delete", rep, "missing-id", "-e", db, "--json", ok=False)
     assert (
@@ -99,8 +99,8 @@ def test_show_and_delete_a_representative(db):
 def test_clusters_below_the_index_threshold_say_what_may_be_missed(db):
     res = CliRunner().invoke(main, ["clusters", "-e", str(db), "-t", "0.6", "--json"])
     assert res.exit_code == 0 and "probability" in res.stderr and "may be missed" in res.stderr
-    closure = json.loads(run("clusters", "-e", db, "--connected", "--json").output)
-    rule = json.loads(run("clusters", "-e", db, "--json").output)
+    closure = json.loads(run("clusters", "-e", db, "--connected", "--json").stdout)
+    rule = json.loads(run("clusters", "-e", db, "--json").stdout)
     assert sum(c["size"] for c in closure) >= sum(c["size"] for c in rule)
 
 

@@ -458,7 +458,7 @@ def test_cli_export_and_install(tmp_path):
             main, ["dashboards", "install", srv.url, "--file", str(out), "--json"]
         )
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["successCount"] == 11
+    assert json.loads(res.stdout)["successCount"] == 11
     assert out.read_bytes() in srv.posts()[0]["body"]
     res = CliRunner().invoke(main, ["dashboards", "export", "--source-field", "nope"])
     assert res.exit_code == 1 and "not an aggregatable field" in res.output

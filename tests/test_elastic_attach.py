@@ -145,7 +145,7 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
         "-q",
     )
     assert r.exit_code == 0, r.output
-    data = json.loads(r.output)
+    data = json.loads(r.stdout)
     assert (
         data["signed"] == 30
         and data["documents"] == 30
@@ -197,7 +197,7 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     # every command works on it
     r = _run("clusters", "--engine", client_url, "--index", "articles", "--json")
     assert r.exit_code == 0, r.output
-    clusters = json.loads(r.output)
+    clusters = json.loads(r.stdout)
     want = [c.members for c in ref.clusters(write=False)]
     assert [
         c["members"] for c in (clusters["clusters"] if isinstance(clusters, dict) else clusters)
@@ -216,7 +216,7 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     )
     assert r.exit_code == 0, r.output
     ref_hits = ref.search("river", size=50, dedupe=True)
-    hits = json.loads(r.output)
+    hits = json.loads(r.stdout)
     hits = hits["hits"] if isinstance(hits, dict) else hits
     assert sorted(h["id"] for h in hits) == sorted(h.id for h in ref_hits)
     assert (
@@ -253,7 +253,7 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     assert urllib.request.urlopen(req).status in (200, 201)
 
     # info counts the documents without neardup's fields, and names the command that signs them
-    info = json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)
+    info = json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").stdout)
     assert (
         info["documents"] == 30 and info["unsigned"] == 3
     )  # two without a text, and the user's new one
@@ -263,9 +263,9 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     )
     assert "3 more without neardup's fields" in out and hint in out
     r = _run(*hint.split()[1:], "--engine", client_url, "--json", "-q")
-    assert r.exit_code == 0 and json.loads(r.output)["signed"] == 1, r.output
+    assert r.exit_code == 0 and json.loads(r.stdout)["signed"] == 1, r.output
     assert (
-        json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").output)[
+        json.loads(_run("info", "--engine", client_url, "--index", "articles", "--json").stdout)[
             "unsigned"
         ]
         == 2
@@ -302,7 +302,7 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
         "-q",
     )
     assert r.exit_code == 0, r.output
-    data = json.loads(r.output)
+    data = json.loads(r.stdout)
     assert (
         data["signed"] == 25
         and data["documents"] == 30
@@ -324,8 +324,8 @@ def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osme
     # run again without the field options: the stored ones
     again = _run("attach", "articles", "--engine", url, "--json", "-q")
     assert again.exit_code == 0, again.output
-    assert json.loads(again.output)["signed"] == 0 and any(
-        "resuming" in a for a in json.loads(again.output)["actions"]
+    assert json.loads(again.stdout)["signed"] == 0 and any(
+        "resuming" in a for a in json.loads(again.stdout)["actions"]
     )
 
     # --watch: documents another writer adds are signed on the next pass
@@ -378,7 +378,7 @@ def test_delete_on_an_attached_index_asks_before_deleting_the_users_documents(os
         "--yes-delete-source-documents",
         "--json",
     )
-    assert r.exit_code == 0 and sorted(json.loads(r.output)["deleted"]) == sorted(
+    assert r.exit_code == 0 and sorted(json.loads(r.stdout)["deleted"]) == sorted(
         [first, second]
     ), r.output
     with pytest.raises(urllib.error.HTTPError):
@@ -390,7 +390,7 @@ def test_delete_on_an_attached_index_asks_before_deleting_the_users_documents(os
     nd.index(src, progress=None)
     nd.close()
     r = _run("delete", src[0].id, "--engine", url, "--index", "own", "--json")
-    assert r.exit_code == 0 and json.loads(r.output)["deleted"] == [src[0].id], r.output
+    assert r.exit_code == 0 and json.loads(r.stdout)["deleted"] == [src[0].id], r.output
 
 
 def test_attach_checks_the_fields(osmem_clone):
@@ -447,7 +447,7 @@ def test_dashboards_read_the_live_mapping_of_an_attached_index(osmem_clone):
         "opensearch-dashboards",
     )
     assert r.exit_code == 0, r.output
-    objs = [json.loads(x) for x in r.output.splitlines() if x.strip()]
+    objs = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
     pattern = next(
         o for o in objs if o["type"] == "index-pattern" and o["attributes"]["title"] == "articles"
     )
@@ -518,7 +518,7 @@ def test_attach_gives_each_json_type_its_text_and_counts_the_rest_exactly(osmem_
     assert not json.loads(urllib.request.urlopen(req).read())["errors"]
     r = _run("attach", "odd", "--engine", url, "--text-field", "body", "--json", "-q")
     assert r.exit_code == 0, r.output
-    data = json.loads(r.output)
+    data = json.loads(r.stdout)
     assert data["signed"] == 4 and data["documents"] == 4, data
     assert data["without_text"] == 6, data
     assert data["without_text_by_kind"] == {
@@ -619,7 +619,7 @@ def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
     assert r.exit_code == 0, r.output
     assert any(
         "final_pipeline of articles set to neardup-articles" in a
-        for a in json.loads(r.output)["actions"]
+        for a in json.loads(r.stdout)["actions"]
     )
     settings = json.loads(_raw(url, "/articles/_settings"))["articles"]["settings"]["index"]
     assert settings["final_pipeline"] == "neardup-articles"

@@ -22,7 +22,7 @@ def test_init_is_idempotent_and_refuses_other_settings(osmem_clone):
     url = osmem_clone.url
     r = _run("init", "--engine", url, "--index", "news", "--no-pipeline", "-t", "0.7", "--json")
     assert r.exit_code == 0, r.output
-    data = json.loads(r.output)
+    data = json.loads(r.stdout)
     assert data["server"].startswith("opensearch") and data["documents"] == 0
     assert any("documents index news created" in a for a in data["actions"])
     assert any("news-clusters created" in a for a in data["actions"])
@@ -54,7 +54,7 @@ def test_init_index_retag_over_http(osmem_clone, tmp_path):
     assert r.exit_code == 0, r.output
     r = _run("retag", "--engine", url, "--index", "docs", "--json", "-q")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output) == {"index": f"{url}/docs", "documents": 3, "duplicates": 1}
+    assert json.loads(r.stdout) == {"index": f"{url}/docs", "documents": 3, "duplicates": 1}
 
 
 def test_info_counts_documents_another_client_wrote(osmem_clone, tmp_path):
@@ -76,13 +76,13 @@ def test_info_counts_documents_another_client_wrote(osmem_clone, tmp_path):
         headers={"content-type": "application/json"},
     )
     assert urllib.request.urlopen(req).status in (200, 201)
-    info = json.loads(_run("info", "--engine", url, "--index", "docs", "--json").output)
+    info = json.loads(_run("info", "--engine", url, "--index", "docs", "--json").stdout)
     assert info["documents"] == 1 and info["unsigned"] == 1
     out = _run("info", "--engine", url, "--index", "docs").output
     assert "1 more without neardup's fields" in out and "written by another client" in out
     db = tmp_path / "x.db"
     assert _run("index", str(src), "--engine", str(db), "-q").exit_code == 0
-    local = json.loads(_run("info", "--engine", str(db), "--json").output)
+    local = json.loads(_run("info", "--engine", str(db), "--json").stdout)
     assert (
         local["documents"] == 1 and "unsigned" not in local
     )  # an embedded index has no other writers' documents
@@ -93,7 +93,7 @@ def test_retag_embedded_and_missing_index(tmp_path):
     db = tmp_path / "x.db"
     assert _run("init", "--engine", str(db)).exit_code == 0
     r = _run("retag", "--engine", str(db), "--json", "-q")
-    assert r.exit_code == 0 and json.loads(r.output)["documents"] == 0
+    assert r.exit_code == 0 and json.loads(r.stdout)["documents"] == 0
     missing = _run("retag", "--engine", str(tmp_path / "absent.db"))
     assert missing.exit_code == 1 and "no such neardup index" in missing.output
 

@@ -66,7 +66,7 @@ def test_init_with_its_pipeline_runs_end_to_end_on_opensearch(os_ingest, tmp_pat
     url = os_ingest.url
     r = _run("init", "--engine", url, "--index", "news", "--json")
     assert r.exit_code == 0, r.output
-    data = json.loads(r.output)
+    data = json.loads(r.stdout)
     assert any("ingest pipeline neardup-news installed" in a for a in data["actions"])
     stored = os_ingest.pipelines["neardup-news"]
     assert (

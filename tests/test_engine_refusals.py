@@ -226,7 +226,7 @@ def test_a_413_names_the_size_the_limit_and_batch_size(fault_proxy, tmp_path):
     sent = fault_proxy.too_large[-1]  # the request of "big" alone
     assert abs(stated - sent) <= sent // 100, (sent, reason)
     fault_proxy.max_content_length = None
-    info = json.loads(run("info", "-e", fault_proxy.url, "--index", "t", "--json").output)
+    info = json.loads(run("info", "-e", fault_proxy.url, "--index", "t", "--json").stdout)
     assert info["documents"] == 40, info
 
 

@@ -184,7 +184,7 @@ def test_cli_json(tmp_path):
         ],
     )
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert out["rows"]["engine"][1]["common"] == 1 and out["truth_kind"] == "jaccard"
     bad = CliRunner().invoke(main, ["evaluate", str(path), "--methods", "nosuch"])
     assert bad.exit_code == 1 and "unknown method 'nosuch'" in bad.output

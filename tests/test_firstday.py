@@ -70,8 +70,8 @@ def test_the_same_folder_typed_two_ways_stores_its_documents_once(
         run("init", *e, "--no-pipeline")  # (the test server has no ingest pipelines)
     names = _corpus(tmp_path / "corpus")
     monkeypatch.chdir(tmp_path)
-    first = json.loads(run("index", "corpus/", *e, "--json").output)
-    again = json.loads(run("index", str((tmp_path / "corpus").resolve()), *e, "--json").output)
+    first = json.loads(run("index", "corpus/", *e, "--json").stdout)
+    again = json.loads(run("index", str((tmp_path / "corpus").resolve()), *e, "--json").stdout)
     assert (
         first["indexed"] == 3
         and again["indexed"] == 0
@@ -79,9 +79,9 @@ def test_the_same_folder_typed_two_ways_stores_its_documents_once(
         and again["documents"] == 3
     )
     assert (
-        json.loads(run("index", "./corpus/sub/c.txt", *e, "--json").output)["documents"] == 4
+        json.loads(run("index", "./corpus/sub/c.txt", *e, "--json").stdout)["documents"] == 4
     )  # a file named: its name
-    exported = [json.loads(line)["id"] for line in run("export", *e, "-q").output.splitlines()]
+    exported = [json.loads(line)["id"] for line in run("export", *e, "-q").stdout.splitlines()]
     assert sorted(exported) == sorted(names + ["c.txt"])
 
 
@@ -183,7 +183,7 @@ def test_csv_rows_without_id_get_file_and_row_and_bad_rows_are_named(tmp_path):
         "third,with,too many\n",
         encoding="utf-8",
     )
-    out = json.loads(run("index", src, "-e", tmp_path / "x.db", "--skip-bad", "--json").output)
+    out = json.loads(run("index", src, "-e", tmp_path / "x.db", "--skip-bad", "--json").stdout)
     assert out["indexed"] == 2 and out["skipped_records"] == [
         f"{src}:5: row has 3 fields, the header 2"
     ]
@@ -244,7 +244,7 @@ def test_dedup_writes_the_representatives_and_leaves_no_index(tmp_path, monkeypa
     tempfile.tempdir = None
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "unique.jsonl"
-    summary = json.loads(run("dedup", SAMPLE, "-o", out, "--json", "-q").output)
+    summary = json.loads(run("dedup", SAMPLE, "-o", out, "--json", "-q").stdout)
     tempfile.tempdir = None
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert (
@@ -369,8 +369,8 @@ def test_query_and_compare_name_the_similarities_alike(sample_db, tmp_path):
     b.write_text(
         first["text"] + " zebra quantum violin harbor marble orchard lantern", encoding="utf-8"
     )
-    matches = json.loads(run("query", "--file", a, "-e", sample_db, "--json").output)
-    pair = json.loads(run("compare", a, b, "-e", sample_db, "--json").output)
+    matches = json.loads(run("query", "--file", a, "-e", sample_db, "--json").stdout)
+    pair = json.loads(run("compare", a, b, "-e", sample_db, "--json").stdout)
     similarity = {"resemblance", "containment", "containment_ba", "intersection"}
     assert similarity <= set(matches[0]) and similarity <= set(pair)
     assert pair["containment"] == 1.0 > pair["containment_ba"]  # all of a is in b

@@ -161,8 +161,8 @@ def test_credentials_are_never_printed(fault_proxy, tmp_path):
             what,
             outputs[what].output,
         )
-    assert json.loads(outputs["index --json"].output)["index"].startswith(fault_proxy.url)
-    assert json.loads(outputs["info --json"].output)["index"].startswith(fault_proxy.url)
+    assert json.loads(outputs["index --json"].stdout)["index"].startswith(fault_proxy.url)
+    assert json.loads(outputs["info --json"].stdout)["index"].startswith(fault_proxy.url)
     assert (
         outputs["engine error"].exit_code == 1 and "wrong-pw" not in outputs["engine error"].output
     )
@@ -264,7 +264,7 @@ def test_hostile_ids_titles_and_texts_are_printed_literally(engine_target, tmp_p
         and "\U0001f680" not in table
     )
     assert "[bold]" in outs[5].output + outs[6].output
-    js = json.loads(run("query", base, *e, "--json").output)
+    js = json.loads(run("query", base, *e, "--json").stdout)
     assert {m["id"] for m in js} == set(HOSTILE)  # --json keeps the data exactly
     assert {m["title"] for m in js} == set(HOSTILE.values())
 
@@ -698,7 +698,7 @@ def test_wordless_documents_are_never_near_duplicates(engine_target, tmp_path):
     n_wordless = out["wordless"]
     assert out["indexed"] == len(recs) and out["duplicates"] == 1 and n_wordless == len(WORDLESS)
     assert f"{n_wordless} documents had no words" in run("index", src, *e, "-q").output
-    clusters = json.loads(run("clusters", *e, "--json").output)
+    clusters = json.loads(run("clusters", *e, "--json").stdout)
     assert [sorted(c["members"]) for c in clusters] == [["a", "a-copy"]]
     for text in ("!!!", "<p></p>"):
         q = run("query", text, *e, "--json")

@@ -59,7 +59,7 @@ def test_compare_gives_at_least_095_for_sampled_copies(tmp_path):
                 main, ["compare", str(a), str(b), "-e", str(db), "--json"], catch_exceptions=False
             )
             assert res.exit_code == 0, res.output
-            assert json.loads(res.output)["resemblance"] >= 0.95
+            assert json.loads(res.stdout)["resemblance"] >= 0.95
 
 
 def test_150_copies_with_everything_varied_at_once_are_found(tmp_path):

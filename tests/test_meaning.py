@@ -156,7 +156,7 @@ def _compare_files(tmp_path, a: str, b: str, *args: str) -> dict:
     )
     assert res.exit_code == 0, res.output
     assert not (tmp_path / "none.db").exists()  # compared without an index, none made
-    return json.loads(res.output)
+    return json.loads(res.stdout)
 
 
 def test_compare_works_without_an_index_and_the_issue_pair_differs(tmp_path):
@@ -279,7 +279,7 @@ def test_a_lang_outside_fa_ru_en_is_accepted_everywhere(tmp_path):
         ["query", "-e", str(tmp_path / "x.db"), "--lang", "de", SAMPLE[0]["text"], "--json"],
         catch_exceptions=False,
     )
-    assert res.exit_code == 0 and json.loads(res.output)[0]["id"] == "de-0", res.output
+    assert res.exit_code == 0 and json.loads(res.stdout)[0]["id"] == "de-0", res.output
     res = CliRunner().invoke(main, ["query", "-e", str(tmp_path / "x.db"), "--lang", "german", "x"])
     assert res.exit_code != 0 and "no language code" in res.output
 
@@ -341,7 +341,7 @@ def test_histogram_shows_pairs_below_the_threshold(tmp_path):
         ["clusters", "--histogram", "-e", str(tmp_path / "h.db"), "--json"],
         catch_exceptions=False,
     )
-    assert res.exit_code == 0 and json.loads(res.output)["bins"] == bins
+    assert res.exit_code == 0 and json.loads(res.stdout)["bins"] == bins
     res = CliRunner().invoke(
         main, ["clusters", "--histogram", "-e", str(tmp_path / "h.db")], catch_exceptions=False
     )
@@ -399,7 +399,7 @@ def test_evaluate_scores_against_the_users_labels_from_a_folder(tmp_path):
         catch_exceptions=False,
     )
     assert res.exit_code == 0, res.output
-    got = json.loads(res.output)
+    got = json.loads(res.stdout)
     row = got["rows"]["engine"][0]
     # x~y and x_copy~y are found but unlabelled: they count neither way; y~z is labelled a
     # duplicate and is missed

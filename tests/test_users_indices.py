@@ -101,7 +101,7 @@ def test_clusters_replace_only_documents_neardup_marked(osmem_clone, tmp_path):
     assert "old" not in ids and "theirs" in ids and len(ids) == written + 1, ids
     mine = request(url, "GET", "/cw-clusters/_search?size=100&q=managed_by:neardup")
     assert len(mine["hits"]["hits"]) == written
-    assert json.loads(again.output[again.output.index("[") :]) is not None
+    assert json.loads(again.stdout) is not None
 
 
 # -- attach: checked before any change -------------------------------------------------------
@@ -169,7 +169,7 @@ def test_attach_refuses_an_alias_over_several_indices_and_changes_nothing(osmem_
     _refused_untouched(url, "articles", ["old", "new"], "alias over 2 indices (new, old)")
     one = run("attach", "old", "-e", url, "--text-field", "body", "-q", "--json")
     assert one.exit_code == 0, one.output  # each member by its own name
-    assert json.loads(one.output)["signed"] == 3 and count(url, "old") == 3
+    assert json.loads(one.stdout)["signed"] == 3 and count(url, "old") == 3
 
 
 def test_attach_through_an_alias_over_one_index_signs_in_place(osmem_clone):
@@ -178,7 +178,7 @@ def test_attach_through_an_alias_over_one_index_signs_in_place(osmem_clone):
     request(url, "POST", "/_aliases", {"actions": [{"add": {"index": "only", "alias": "al"}}]})
     r = run("attach", "al", "-e", url, "--text-field", "body", "-q", "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["signed"] == 3 and count(url, "only") == 3
+    assert json.loads(r.stdout)["signed"] == 3 and count(url, "only") == 3
     src = request(url, "GET", "/only/_doc/only-1")["_source"]
     assert src["headline"] == "only 1" and src["neardup"]["id"] == "only-1"
 
@@ -258,7 +258,7 @@ def test_attach_counts_fields_as_the_engine_does(osmem_clone):
     assert f"over its index.mapping.total_fields.limit of {exact - 1}" in line, line
     r = run("attach", "exact", "-e", url, "--text-field", "body", "-q", "--json")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["signed"] == 1
+    assert json.loads(r.stdout)["signed"] == 1
 
 
 def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
