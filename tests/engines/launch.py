@@ -34,13 +34,19 @@ def start(
         proc = subprocess.Popen(
             [str(RUN), engine, *args], stdin=stdin, stdout=subprocess.PIPE, text=True
         )
-        deadline, line = time.monotonic() + timeout, ""
+        deadline, line, closed = time.monotonic() + timeout, "", False
         while time.monotonic() < deadline and proc.poll() is None:
             if select.select([proc.stdout], [], [], 1.0)[0]:
                 line = proc.stdout.readline()
+                closed = not line  # its output ended: it is exiting
                 break
         if line.startswith("ready "):
             return proc, line.split()[1]
+        if closed:  # wait for the exit status, which comes after the end of its output
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
         exited = proc.poll() is not None
         stop(proc)
         failure = (
