@@ -254,7 +254,7 @@ def _rss_mb() -> float:
         return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
 
 
-def child_kernels() -> dict[str, Any]:
+def child_compiled_loops() -> dict[str, Any]:
     """What loading the compiled signing loops adds to a fresh process that has made its
     tables: seconds, and resident MB (``Signer.warm_up`` without them, then with them)."""
     from neardup import Config
@@ -661,10 +661,10 @@ def measure_fresh_query(
     return out
 
 
-def measure_kernels(env: dict[str, str], n: int = 5) -> dict[str, Any]:
-    """Median of :func:`child_kernels` over ``n`` fresh processes."""
+def measure_compiled_loops(env: dict[str, str], n: int = 5) -> dict[str, Any]:
+    """Median of :func:`child_compiled_loops` over ``n`` fresh processes."""
 
-    runs = [_run_child(["kernels"], env)[1] for _ in range(n)]
+    runs = [_run_child(["compiled-loops"], env)[1] for _ in range(n)]
     return {
         "runs": n,
         "form": "C modules built at install",
@@ -824,8 +824,8 @@ def run(
             f"fresh-process query: fa {query['fa_s']:.2f} s, ru {query['ru_s']:.2f} s "
             f"(CPU {query['fa_cpu_s']:.2f}, {query['ru_cpu_s']:.2f} s)"
         )
-        kernels = measure_kernels(env)
-        log(f"compiled loops: {kernels['load_s']:.3f} s, {kernels['rss_mb']:.0f} MB")
+        compiled = measure_compiled_loops(env)
+        log(f"compiled loops: {compiled['load_s']:.3f} s, {compiled['rss_mb']:.0f} MB")
     res = dict(found[kinds[0]])
     res["corpus_kind"] = kinds[0]
     if kinds[0] != "real" and "real" in found:
@@ -833,7 +833,7 @@ def run(
     res.update(
         workers_from="a short sample of /proc/stat",
         fresh_query=query,
-        compiled_loops=kernels,
+        compiled_loops=compiled,
         load_before=load_before,
         load_after=os.getloadavg()[0],
     )
@@ -1006,7 +1006,7 @@ def main(argv: list[str] | None = None) -> int:
         kind, rest = argv[1], argv[2:]
         children: dict[str, Callable[..., dict[str, Any]]] = {
             "neardup": child_neardup,
-            "kernels": child_kernels,
+            "compiled-loops": child_compiled_loops,
             "datasketch": child_datasketch,
             "rensa": child_rensa,
             "rensa-plain": child_rensa_plain,

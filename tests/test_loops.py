@@ -79,12 +79,12 @@ def _chain(units: list[int], seed: int) -> int:
     st.lists(st.lists(st.integers(0, 0x10FFFF), min_size=1, max_size=12), min_size=1, max_size=6),
     st.integers(0, MASK),
 )
-@pytest.mark.parametrize("kernels", HASHING, ids=lambda m: m.__name__)
-def test_hash_runs_is_the_chain(kernels, runs, seed):
+@pytest.mark.parametrize("loops_module", HASHING, ids=lambda m: m.__name__)
+def test_hash_runs_is_the_chain(loops_module, runs, seed):
     units = np.array([u for r in runs for u in r], dtype=np.uint32)
     starts = offsets_of([len(r) for r in runs])[:-1]
     lengths = np.array([len(r) for r in runs], dtype=np.int64)
-    got = kernels.hash_runs(units, starts, lengths, lengths, np.uint64(seed))
+    got = loops_module.hash_runs(units, starts, lengths, lengths, np.uint64(seed))
     assert got.tolist() == [_chain(r, seed) for r in runs]
 
 
@@ -112,9 +112,9 @@ values_of = st.integers(0, 40) | st.integers(0, MASK)
     st.booleans(),
     st.data(),
 )
-@pytest.mark.parametrize("kernels", LETTERS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("loops_module", LETTERS, ids=lambda m: m.__name__)
 def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(
-    kernels, sets, tokens, drop_numbers, data
+    loops_module, sets, tokens, drop_numbers, data
 ):
     """A token is kept unless it is a number (with drop_numbers) or a member of its text's
     set (group -1: none), in order, with the count per text; the sets as probing tables."""
@@ -130,7 +130,7 @@ def test_kept_tokens_drop_numbers_and_members_of_the_texts_set(
     h = np.array([v for v, _, _ in tokens], dtype=np.uint64)
     number = np.array([n for _, n, _ in tokens], dtype=np.bool_)
     doc = np.array([d for _, _, d in tokens], dtype=np.int64)
-    kept, counts = kernels.kept_tokens(
+    kept, counts = loops_module.kept_tokens(
         h, number, doc, drop_numbers, group, table, bounds, empties, docs
     )
     want = [
@@ -147,12 +147,12 @@ code_point_texts = st.lists(st.lists(st.integers(0, 63), max_size=12), max_size=
 
 @settings(max_examples=200, deadline=None)
 @given(code_point_texts, st.lists(st.integers(-2, 0x10FFFF), min_size=64, max_size=64))
-@pytest.mark.parametrize("kernels", LETTERS, ids=lambda m: m.__name__)
-def test_map_code_points_maps_each_text_or_keeps_it(kernels, texts, table):
+@pytest.mark.parametrize("loops_module", LETTERS, ids=lambda m: m.__name__)
+def test_map_code_points_maps_each_text_or_keeps_it(loops_module, texts, table):
     """Each text's code points to their table entries, or the text as it is (not ok) where
     one maps below zero."""
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
-    out, ok = kernels.map_code_points(
+    out, ok = loops_module.map_code_points(
         cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.int32)
     )
     want = [[table[c] for c in t] if all(table[c] >= 0 for c in t) else t for t in texts]
@@ -162,8 +162,8 @@ def test_map_code_points_maps_each_text_or_keeps_it(kernels, texts, table):
 
 @settings(max_examples=200, deadline=None)
 @given(code_point_texts, st.lists(st.integers(0, 255), min_size=64, max_size=64))
-@pytest.mark.parametrize("kernels", LETTERS, ids=lambda m: m.__name__)
-def test_or_flags_is_the_or_of_the_entries_of_each_text(kernels, texts, table):
+@pytest.mark.parametrize("loops_module", LETTERS, ids=lambda m: m.__name__)
+def test_or_flags_is_the_or_of_the_entries_of_each_text(loops_module, texts, table):
     want = []
     for t in texts:
         acc = 0
@@ -172,7 +172,7 @@ def test_or_flags_is_the_or_of_the_entries_of_each_text(kernels, texts, table):
         want.append(acc)
     cps = np.array([c for t in texts for c in t], dtype=np.uint32)
     assert (
-        kernels.or_flags(
+        loops_module.or_flags(
             cps, offsets_of([len(t) for t in texts]), np.array(table, dtype=np.uint8)
         ).tolist()
         == want
@@ -190,12 +190,12 @@ def _counts_by_definition(text: str, sample: int) -> list[int]:
 
 @settings(max_examples=200, deadline=None)
 @given(texts_of, st.integers(1, 30))
-@pytest.mark.parametrize("kernels", SCRIPTS, ids=lambda m: m.__name__)
-def test_script_counts_are_the_first_letters_by_script(kernels, texts, sample):
+@pytest.mark.parametrize("loops_module", SCRIPTS, ids=lambda m: m.__name__)
+def test_script_counts_are_the_first_letters_by_script(loops_module, texts, sample):
     from neardup.canonical.scripts import _code_point_tables
 
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(
+    counts = loops_module.script_counts(
         code_points("".join(texts)),
         offsets_of([len(t) for t in texts]),
         letter,

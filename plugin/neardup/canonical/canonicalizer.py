@@ -455,9 +455,9 @@ class Canonicalizer:
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
         from ..sketches.loops import loops
 
-        kernels = loops("neardup.canonical.letters_loops")
+        letters_loops = loops("neardup.canonical.letters_loops")
 
-        hashes, counts = kernels.kept_tokens(
+        hashes, counts = letters_loops.kept_tokens(
             hashes,
             number,
             doc,

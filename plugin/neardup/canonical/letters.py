@@ -182,12 +182,14 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
     reorders or composes across such a whitespace character (UAX #15: it is a
     normalization boundary on both sides). The characters are found in one pass over the
     text's code points (numpy, or compiled: ``backend``)."""
-    cps, kernels = (
+    cps, letters_loops = (
         np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"),
         _compiled_loops(backend),
     )
     hits = (
-        kernels.positions_in(cps, _nfkc_table()) if kernels else np.flatnonzero(_nfkc_table()[cps])
+        letters_loops.positions_in(cps, _nfkc_table())
+        if letters_loops
+        else np.flatnonzero(_nfkc_table()[cps])
     ).tolist()
     if not hits:
         return text
@@ -489,17 +491,17 @@ def _or_flags(cps: np.ndarray, bounds: np.ndarray, backend: Backend = "reference
     (:func:`_marks_may_compose`): otherwise each follows a starter NFKC keeps, that
     decomposes to nothing and that it does not compose with (UAX #15), and NFKC moves and
     composes nothing."""
-    table, kernels = _flag_table(), _compiled_loops(backend)
+    table, letters_loops = _flag_table(), _compiled_loops(backend)
     flags = (
-        kernels.or_flags(cps, bounds, table)
-        if kernels
+        letters_loops.or_flags(cps, bounds, table)
+        if letters_loops
         else np.bitwise_or.reduceat(table[cps], bounds[:-1])
     )
     marked = np.flatnonzero(flags & np.uint8(COMPOSING_MARK))
     if len(marked):
         starts, ends = bounds[marked], bounds[marked + 1]
-        if kernels:
-            keep = kernels.marks_may_compose(
+        if letters_loops:
+            keep = letters_loops.marks_may_compose(
                 cps, starts, ends, table, COMPOSING_MARK, _UNSETTLED, _composing_pairs()
             )
         else:
@@ -784,10 +786,10 @@ def late_steps_spans(
 ) -> list[Span | None]:
     """:func:`_late_steps_many` as :data:`Span` of the map's output (not decoded)."""
     made: list[Span | None] = []
-    kernels = _compiled_loops(backend)
+    letters_loops = _compiled_loops(backend)
     for _, cps, bounds in _grouped_code_points(texts, list(range(len(texts))), separated=True):
-        if kernels:
-            out, ok = kernels.map_code_points(cps, bounds, table)
+        if letters_loops:
+            out, ok = letters_loops.map_code_points(cps, bounds, table)
         else:
             mapped = table[cps]
             ok = (
@@ -859,9 +861,9 @@ def token_hashes(
     from ..sketches.hashing import string_seed
     from ..sketches.loops import loops
 
-    kernels = loops("neardup.canonical.letters_loops")
+    letters_loops = loops("neardup.canonical.letters_loops")
 
-    return kernels.token_hashes(
+    return letters_loops.token_hashes(
         np.asarray(cps, dtype=np.uint32),
         token_char_table(),
         digit_table(),

@@ -3,7 +3,7 @@ of token characters hashed as they are found (:func:`.letters.token_hashes`), nu
 words dropped (:meth:`.Canonicalizer.token_hashes_many`), one map per code point
 (:func:`.letters.late_steps`), the classes of characters a text holds (:func:`.letters.text_flags`)
 and where a mark may compose. Each is the "compiled" backend of a rule whose reference form is
-in :mod:`.letters` (tests/test_kernels.py, tests/test_canonical_fast.py check them equal).
+in :mod:`.letters` (tests/test_loops.py, tests/test_canonical_fast.py check them equal).
 
 This module is their interpreted form, the statement of each loop; the C module ``_letters_loops``
 beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).

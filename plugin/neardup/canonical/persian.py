@@ -610,8 +610,8 @@ def compiled_spans(
     interpreted)."""
     from ..sketches.loops import compiled
 
-    kernels = compiled("neardup.canonical.persian_loops") if texts else None
-    tables = _piece_tables(anchors) if kernels is not None else None
+    persian_loops = compiled("neardup.canonical.persian_loops") if texts else None
+    tables = _piece_tables(anchors) if persian_loops is not None else None
     if tables is None:
         return [None] * len(texts)
 
@@ -619,7 +619,7 @@ def compiled_spans(
     classes, late = _pass_classes(), _NO_LATE if late is None else late
     made: list[tuple[Span, bool] | None] = []
     for _, cps, bounds in _grouped_code_points(texts, list(range(len(texts)))):
-        out, at, status = kernels.persian_pieces_many(
+        out, at, status = persian_loops.persian_pieces_many(
             cps, bounds, classes, letter_map, space, first, second, step, marks, late
         )
         made += [

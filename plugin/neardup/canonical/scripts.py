@@ -89,12 +89,12 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
         return out
     from ..sketches.loops import loops
 
-    kernels = loops("neardup.canonical.scripts_loops")
+    scripts_loops = loops("neardup.canonical.scripts_loops")
 
     cap = 2 * sample
     heads = [texts[i][:cap] for i in rest]
     letter, script = _code_point_tables()
-    counts = kernels.script_counts(
+    counts = scripts_loops.script_counts(
         code_points("".join(heads)),
         offsets_of([len(h) for h in heads]),
         letter,

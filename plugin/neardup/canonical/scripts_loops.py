@@ -1,6 +1,6 @@
 """The loop of :mod:`neardup.canonical.scripts`: letters counted by script
 (:func:`.scripts.detect_languages`), checked against :func:`.scripts.detect_language` in
-tests/test_kernels.py.
+tests/test_loops.py.
 
 This module is their interpreted form, the statement of each loop; the C module ``_scripts_loops``
 beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).

@@ -50,7 +50,7 @@ def hash_runs(
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.hashing_loops")
+    hashing_loops = loops("neardup.sketches.hashing_loops")
 
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -61,7 +61,7 @@ def hash_runs(
         or int((starts + lengths).max()) > len(units)
     ):
         raise ValueError("every run must hold at least one unit and lie within the units")
-    return kernels.hash_runs(np.asarray(units), starts, lengths, size, np.uint64(seed))
+    return hashing_loops.hash_runs(np.asarray(units), starts, lengths, size, np.uint64(seed))
 
 
 def code_points(text: str) -> np.ndarray:

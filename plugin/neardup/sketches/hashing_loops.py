@@ -1,7 +1,7 @@
 """The loops of :mod:`neardup.sketches.hashing` and :mod:`neardup.sketches.shingles`: the
 fmix64 chain of each run of units (:func:`neardup.sketches.hashing.hash_runs`) and of every window
 of token hashes (:func:`neardup.sketches.shingles.combine_many`), checked against the formulas in
-tests/test_kernels.py.
+tests/test_loops.py and tests/test_batch.py.
 
 This module is their interpreted form, the statement of each loop; the C module ``_hashing_loops``
 beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).

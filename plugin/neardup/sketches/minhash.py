@@ -99,11 +99,13 @@ def oph_many(shingles: np.ndarray, offsets: np.ndarray, num_perm: int, seed: int
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.minhash_loops")
+    minhash_loops = loops("neardup.sketches.minhash_loops")
 
     offsets = np.asarray(offsets, dtype=np.int64)
-    out = kernels.oph_bins(np.asarray(shingles, dtype=U64), offsets, int(num_perm), np.uint64(seed))
-    kernels.oph_densify(out, np.uint64(seed) ^ _DENSIFY_SALT)
+    out = minhash_loops.oph_bins(
+        np.asarray(shingles, dtype=U64), offsets, int(num_perm), np.uint64(seed)
+    )
+    minhash_loops.oph_densify(out, np.uint64(seed) ^ _DENSIFY_SALT)
     return out
 
 

@@ -1,6 +1,6 @@
 """The loops of :mod:`neardup.sketches.minhash`: one-permutation hashing, the minimum of each
 bin and the densification of empty bins (:func:`neardup.sketches.minhash.oph_many`; Shrivastava
-2017), checked against the numpy formula in tests/test_kernels.py.
+2017), checked against the reference in tests/test_batch.py.
 
 This module is their interpreted form, the statement of each loop; the C module ``_minhash_loops``
 beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).

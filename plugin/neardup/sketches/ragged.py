@@ -112,9 +112,9 @@ def segment_unique(
     """
     from .loops import compiled as compiled_loops
 
-    kernels = compiled_loops("neardup.sketches.ragged_loops") if compiled else None
-    if kernels is not None and not return_counts:
-        return kernels.segment_unique(
+    ragged_loops = compiled_loops("neardup.sketches.ragged_loops") if compiled else None
+    if ragged_loops is not None and not return_counts:
+        return ragged_loops.segment_unique(
             np.asarray(values, dtype=U64), np.asarray(offsets, dtype=np.int64)
         )
     s = segment_sort(values, offsets)

@@ -65,10 +65,10 @@ def winnow_many(
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.sampling_loops")
+    sampling_loops = loops("neardup.sketches.sampling_loops")
 
     if window < 1:
         raise ValueError(f"the winnowing window must be >= 1, not {window}")
     seq = np.asarray(sequence)
-    pos, counts = kernels.winnow(seq, np.asarray(offsets, dtype=np.int64), int(window))
+    pos, counts = sampling_loops.winnow(seq, np.asarray(offsets, dtype=np.int64), int(window))
     return seq[pos], offsets_of(counts)

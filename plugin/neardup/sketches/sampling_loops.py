@@ -1,6 +1,6 @@
 """The loop of :mod:`neardup.sketches.sampling`: winnowing
 (:func:`neardup.sketches.sampling.winnow_many`, Schleimer et al. 2003), checked against the plain
-form in tests/test_kernels.py.
+form in tests/test_batch.py.
 
 This module is their interpreted form, the statement of each loop; the C module ``_sampling_loops``
 beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).

@@ -53,13 +53,13 @@ def combine_many(units: np.ndarray, offsets: np.ndarray, w) -> tuple[np.ndarray,
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.hashing_loops")
+    hashing_loops = loops("neardup.sketches.hashing_loops")
 
     offsets = np.asarray(offsets, dtype=np.int64)
     widths = np.broadcast_to(np.asarray(w, dtype=np.int64), (len(offsets) - 1,))
     if len(widths) and int(widths.min()) < 1:
         raise ValueError("the shingle size must be at least 1")
-    return kernels.window_hashes(
+    return hashing_loops.window_hashes(
         np.asarray(units, dtype=U64), offsets, np.ascontiguousarray(widths)
     )
 

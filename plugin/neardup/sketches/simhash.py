@@ -54,9 +54,9 @@ def simhash_many(hashes: np.ndarray, weights: np.ndarray, offsets: np.ndarray) -
     """
     from .loops import loops
 
-    kernels = loops("neardup.sketches.simhash_loops")
+    simhash_loops = loops("neardup.sketches.simhash_loops")
 
-    return kernels.simhash_votes(
+    return simhash_loops.simhash_votes(
         np.asarray(hashes, dtype=U64),
         _integer_weights(weights),
         np.asarray(offsets, dtype=np.int64),
@@ -81,13 +81,13 @@ def token_simhash_many(token_hashes: np.ndarray, offsets: np.ndarray) -> np.ndar
     (:func:`neardup.sketches.simhash_loops.tf_simhash`)."""
     from .loops import loops
 
-    kernels = loops("neardup.sketches.simhash_loops")
+    simhash_loops = loops("neardup.sketches.simhash_loops")
 
     offsets = np.asarray(offsets, dtype=np.int64)
     longest = int(np.diff(offsets).max()) if len(offsets) > 1 else 0
     weight_of_tf = np.zeros(longest + 1, dtype=np.int64)
     weight_of_tf[1:] = _integer_weights(1.0 + np.log(np.arange(1, longest + 1, dtype=np.int64)))
-    return kernels.tf_simhash(np.asarray(token_hashes, dtype=U64), offsets, weight_of_tf)
+    return simhash_loops.tf_simhash(np.asarray(token_hashes, dtype=U64), offsets, weight_of_tf)
 
 
 def hamming(a: int, b: int) -> int:

@@ -1,6 +1,6 @@
 """The loops of :mod:`neardup.sketches.simhash`: the weighted bit votes of each document's
 features (:func:`neardup.sketches.simhash.simhash_many`), checked against the numpy formula in
-tests/test_kernels.py and tests/test_batch.py.
+tests/test_batch.py.
 
 This module is their interpreted form, the statement of each loop; the C module ``_simhash_loops``
 beside it is their compiled form, built at install (:mod:`neardup.sketches.loops` chooses).
