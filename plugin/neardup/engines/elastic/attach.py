@@ -17,6 +17,8 @@ from ...signing.records import Document
 from ..base import EngineError
 from ..transport import status_of
 from . import dsl
+from . import templates
+from .layout import Layout, ROOT
 from .answers import (
     count_fields,
     field_text,
@@ -61,7 +63,7 @@ class Attach:
         elif not self.ix.exists(self.ix.name):
             raise EngineError(f"{self.ix.location}: no such index to attach")
 
-    def preflight(self, mappings: dict[str, Any], layout: dsl.Layout, config: Config) -> None:
+    def preflight(self, mappings: dict[str, Any], layout: Layout, config: Config) -> None:
         """Everything ``attach`` needs, checked before it changes anything: ``_source``, the
         index's blocks and field limit, and the clusters and state indices (absent, or
         neardup's own)."""
@@ -84,7 +86,7 @@ class Attach:
                 self.ix.location,
                 self.ix.name,
                 flat,
-                adds=count_fields({dsl.ROOT: dsl.neardup_mapping(config.signatures)}),
+                adds=count_fields({ROOT: templates.neardup_mapping(config.signatures)}),
                 has=count_fields(mappings.get("properties") or {}),
             )
             if problem:
@@ -92,7 +94,7 @@ class Attach:
         self.setup.check_own(self.ix.clusters, "clusters")
         self.setup.check_own(self.ix.state, "state")
 
-    def resume(self, layout: dsl.Layout) -> None:
+    def resume(self, layout: Layout) -> None:
         """Attach again an index attached (or built) before, now open: its stored layout must
         agree with the fields asked for; fields added to the mapping since, and the pipeline,
         installed."""
@@ -101,7 +103,7 @@ class Attach:
             for k, v in layout.to_dict().items()
             if v is not None and k not in ("adopted", "languages")
         }
-        wanted = dsl.Layout.from_dict({**self.ix.layout.to_dict(), **given})
+        wanted = Layout.from_dict({**self.ix.layout.to_dict(), **given})
         if self.ix.layout != wanted:
             stored = (
                 self.ix.layout.describe()
@@ -119,11 +121,11 @@ class Attach:
             "put mapping",
             self.ix.client.indices.put_mapping,
             index=self.ix.name,
-            body={"properties": {dsl.ROOT: dsl.neardup_mapping(self.ix.config.signatures)}},
+            body={"properties": {ROOT: templates.neardup_mapping(self.ix.config.signatures)}},
         )  # fields added since
         self.pipeline()
 
-    def adopt(self, layout: dsl.Layout, config: Config, user_meta: dict[str, Any]) -> None:
+    def adopt(self, layout: Layout, config: Config, user_meta: dict[str, Any]) -> None:
         """Adopt an index of the user's: the state index with the settings document and the
         clusters index made, then neardup's fields added to its mapping beside the user's
         (``user_meta`` kept), then the pipeline set. The mapping, the one change to the
@@ -131,7 +133,7 @@ class Attach:
         they are taken away again, so a refusal leaves no trace."""
         self.ix.layout = layout
         self.ix.opened = config
-        self.ix.meta = dsl.index_meta(self.ix.opened, layout=layout)
+        self.ix.meta = templates.index_meta(self.ix.opened, layout=layout)
         made: list[str] = []  # side indices made here, removed again if the mapping is refused
         try:
             if self.setup.check_own(self.ix.state, "state") is None:
@@ -144,11 +146,11 @@ class Attach:
                     "create clusters index",
                     self.ix.client.indices.create,
                     index=self.ix.clusters,
-                    body=dsl.clusters_template(self.ix.name)["template"],
+                    body=templates.clusters_template(self.ix.name)["template"],
                 )
                 self.ix.actions.append(f"clusters index {self.ix.clusters} created")
-            body = dsl.attach_mapping(
-                config.signatures, dsl.meta_pointer(self.ix.name, self.ix.meta), user_meta
+            body = templates.attach_mapping(
+                config.signatures, templates.meta_pointer(self.ix.name, self.ix.meta), user_meta
             )
             self.ix.retry.call(
                 "put mapping", self.ix.client.indices.put_mapping, index=self.ix.name, body=body
@@ -166,12 +168,13 @@ class Attach:
         self.pipeline()
 
     def pipeline(self) -> None:
-        """The adopted index's ``final_pipeline`` (dsl.attached_pipeline_body): a write by another
-        client that changes the signed text drops the stale ``neardup`` fields. Left out with
-        ``pipeline=False``, or when the index has a final pipeline of its own."""
+        """The adopted index's ``final_pipeline`` (:func:`~.templates.attached_pipeline_body`):
+        a write by another client that changes the signed text drops the stale ``neardup``
+        fields. Left out with ``pipeline=False``, or when the index has a final pipeline of its
+        own."""
         if self.ix.index_setup.pipeline is False:
             return
-        pipe = dsl.pipeline_id(self.ix.name)
+        pipe = templates.pipeline_id(self.ix.name)
         got = self.ix.retry.call(
             "get settings", self.ix.client.indices.get_settings, index=self.ix.name
         )
@@ -189,7 +192,7 @@ class Attach:
                 "put ingest pipeline",
                 self.ix.client.ingest.put_pipeline,
                 id=pipe,
-                body=dsl.attached_pipeline_body(self.ix.layout),
+                body=templates.attached_pipeline_body(self.ix.layout),
             )
         except EngineError as e:
             if self.ix.index_setup.pipeline:  # asked for: its failure is the command's
@@ -204,7 +207,7 @@ class Attach:
                 "put settings",
                 self.ix.client.indices.put_settings,
                 index=self.ix.name,
-                body=dsl.final_pipeline_settings(pipe),
+                body=templates.final_pipeline_settings(pipe),
             )
             self.ix.actions.append(
                 f"final_pipeline of {self.ix.name} set to {pipe}: a document whose text another "

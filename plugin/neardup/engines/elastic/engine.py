@@ -35,7 +35,8 @@ from ..base import (
     TagRow,
 )
 from ..transport import Backoff, Retrying, Server
-from . import dsl
+from . import templates
+from .layout import Layout, ROOT
 from .answers import check_fields
 from .attach import Attach
 from .candidates import Candidates
@@ -80,7 +81,7 @@ class ElasticEngine(Engine):
         lease: LeaseTimes | None = None,
         on_wait: Callable[[str], None] | None = None,
     ):
-        problem = dsl.index_name_problem(index)
+        problem = templates.index_name_problem(index)
         if problem:
             raise EngineError(
                 f"invalid index name {index!r}: {problem}; "
@@ -161,11 +162,11 @@ class ElasticEngine(Engine):
         self.ix.lease_times = value
 
     @property  # type: ignore[override]
-    def layout(self) -> dsl.Layout:
+    def layout(self) -> Layout:
         return self.ix.layout
 
     @layout.setter
-    def layout(self, value: dsl.Layout) -> None:
+    def layout(self, value: Layout) -> None:
         self.ix.layout = value
 
     @property  # type: ignore[override]
@@ -228,7 +229,7 @@ class ElasticEngine(Engine):
         self.ix.disconnect()
 
     # -- adopting an existing index ----------------------------------------------------------------
-    def attach(self, layout: dsl.Layout, config: Config | None = None) -> Config:
+    def attach(self, layout: Layout, config: Config | None = None) -> Config:
         """Adopt the existing index in place (``neardup attach``): one mapping update adds the
         ``neardup`` object (and the ``_meta`` pointer, merged into the user's ``_meta``);
         the state index with the settings document and the clusters index are created.
@@ -236,18 +237,18 @@ class ElasticEngine(Engine):
         as it is (attaching again resumes), if its layout is the same; a field of ``layout``
         that is None (not given) is the stored one there."""
         try:
-            return self._attach(dsl.Layout.from_dict({**layout.to_dict(), "adopted": True}), config)
+            return self._attach(Layout.from_dict({**layout.to_dict(), "adopted": True}), config)
         except BaseException:
             self.close()
             raise
 
-    def _attach(self, layout: dsl.Layout, config: Config | None) -> Config:
+    def _attach(self, layout: Layout, config: Config | None) -> Config:
         self.connect()
         self.ix.actions = []
         self.adoption.check_target()
         mappings = self.ix.mappings()
         user_meta = dict(mappings.get("_meta") or {})
-        if dsl.ROOT in user_meta:  # adopted (or built) by neardup before: resume
+        if ROOT in user_meta:  # adopted (or built) by neardup before: resume
             opened = self.open(config, create=False)
             self.adoption.resume(layout)
             return opened
@@ -287,12 +288,12 @@ class ElasticEngine(Engine):
         with self.sessions.writing():
             meta = dict(self.ix.meta)
             meta[key] = value
-            src = dsl.settings_source(meta, utc_now())
+            src = templates.settings_source(meta, utc_now())
             self.retry.call(
                 "write settings",
                 self.client.index,
                 index=self.state_index,
-                id=dsl.SETTINGS_ID,
+                id=templates.SETTINGS_ID,
                 body=src,
                 refresh="true",
             )

@@ -18,7 +18,8 @@ from ...config import Config
 from ..base import EngineError
 from ..embedded.shingle_column import ShingleCache, ShingleColumn
 from ..transport import Backoff, Retrying, Server, connect, split_credentials
-from . import dsl
+from . import templates
+from .layout import OWN
 from .calls import BulkStreamer, Pager
 from .options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging
 from .options import Connection as ConnectionSettings
@@ -71,8 +72,8 @@ class Index:
             connection = dataclasses.replace(connection, basic_auth=url_auth)
         self.connection = connection
         self.name = name
-        self.clusters = dsl.clusters_index(name)
-        self.state = dsl.state_index(name)
+        self.clusters = templates.clusters_index(name)
+        self.state = templates.state_index(name)
         self.location = f"{self.url}/{name}"
         self.paging = paging or Paging()
         self.index_setup = index_setup or IndexSetup()
@@ -88,7 +89,7 @@ class Index:
         #: the settings document's data (``config``, ``fingerprint``, ``pipeline``...)
         self.meta: dict[str, Any] = {}
         #: where the document's own fields are (neardup's own index, or an adopted one's)
-        self.layout = dsl.OWN
+        self.layout = OWN
         #: what the last ``open`` or ``attach`` did, for ``neardup init``
         self.actions: list[str] = []
         self._shingles: ShingleColumn | None = None  # (made at the first read: the config)

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from ...signing.encoding import parse_keys
 from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
 from . import dsl
+from .layout import ROOT
 from .answers import (
     cluster_record,
     error_reason,
@@ -70,7 +71,7 @@ class Reads:
         if todo:
             rows = []
             for i in todo:
-                nd = sources[i][dsl.ROOT]
+                nd = sources[i][ROOT]
                 rows.append(
                     (
                         set_key(nd.get("exact"), nd.get("lang")),
@@ -84,7 +85,7 @@ class Reads:
         return docs
 
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
-        nd, lay = src[dsl.ROOT], self.ix.layout
+        nd, lay = src[ROOT], self.ix.layout
         keys = nd.get("keys") or {}
         return StoredDoc(
             id=nd["id"],

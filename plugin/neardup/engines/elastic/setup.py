@@ -13,7 +13,8 @@ from typing import Any, Callable
 from ...config import SIGNATURE_VERSION, Config
 from ..base import EngineError
 from ..transport import Server, describe, status_of
-from . import dsl
+from . import templates
+from .layout import Layout
 from .index import Index, utc_now
 
 
@@ -33,15 +34,17 @@ class SetUp:
         if not self.ix.exists(self.ix.name):
             return None
         self.ix.meta = self._read_settings()
-        self.ix.layout = dsl.Layout.from_dict(self.ix.meta.get("layout"))
+        self.ix.layout = Layout.from_dict(self.ix.meta.get("layout"))
         return Config.from_dict(self.ix.meta["config"])
 
     def create_index(self, config: Config) -> Config:
         """Make the missing index with ``config`` (:meth:`set_up`)."""
         self.ix.opened = config
         use = self.ix.index_setup.pipeline is not False
-        self.ix.meta = dsl.index_meta(
-            config, pipeline=dsl.pipeline_id(self.ix.name) if use else None, layout=self.ix.layout
+        self.ix.meta = templates.index_meta(
+            config,
+            pipeline=templates.pipeline_id(self.ix.name) if use else None,
+            layout=self.ix.layout,
         )
         self.set_up(
             self.ix.connect(), use, new=True
@@ -78,7 +81,9 @@ class SetUp:
                 self._create(
                     self.ix.name,
                     "documents index",
-                    dsl.shard_settings(self.ix.index_setup.shards, self.ix.index_setup.replicas),
+                    templates.shard_settings(
+                        self.ix.index_setup.shards, self.ix.index_setup.replicas
+                    ),
                 )
             except BaseException:
                 self._uninstall(pipe)
@@ -90,7 +95,7 @@ class SetUp:
                 "put settings",
                 self.ix.client.indices.put_settings,
                 index=self.ix.name,
-                body=dsl.default_pipeline_settings(pipe),
+                body=templates.default_pipeline_settings(pipe),
             )
             self.put_meta("pipeline", pipe)
             self.ix.actions.append(f"default_pipeline of {self.ix.name} set to {pipe}")
@@ -107,18 +112,20 @@ class SetUp:
     def create_settings(self) -> None:
         """The settings document of a new index; one made meanwhile by another process must
         agree."""
-        src = dsl.settings_source(self.ix.meta, utc_now())
+        src = templates.settings_source(self.ix.meta, utc_now())
         try:
             self.ix.retry.call(
                 "create settings document",
                 self.ix.client.create,
                 index=self.ix.state,
-                id=dsl.SETTINGS_ID,
+                id=templates.SETTINGS_ID,
                 body=src,
                 refresh="true",
                 ok_status=(409,),
             )
-            self.ix.actions.append(f"settings document {self.ix.state}/{dsl.SETTINGS_ID} created")
+            self.ix.actions.append(
+                f"settings document {self.ix.state}/{templates.SETTINGS_ID} created"
+            )
         except Exception as e:  # noqa: BLE001
             if status_of(e) != 409:
                 raise
@@ -131,8 +138,8 @@ class SetUp:
         """Pipeline (optional) and both templates; PUT is idempotent."""
         pipe = None
         if use_pipeline:
-            pipe = dsl.pipeline_id(self.ix.name)
-            body = dsl.pipeline_body(
+            pipe = templates.pipeline_id(self.ix.name)
+            body = templates.pipeline_body(
                 server.product,
                 server.version,
                 self.ix.meta.get("signature_version", SIGNATURE_VERSION),
@@ -148,23 +155,23 @@ class SetUp:
                 ) from None
             fp = (
                 " with fingerprint"
-                if dsl.supports_fingerprint(server.product, server.version)
+                if templates.supports_fingerprint(server.product, server.version)
                 else ""
             )
             self.ix.actions.append(f"ingest pipeline {pipe} installed{fp}")
-        docs_t = dsl.documents_template(
+        docs_t = templates.documents_template(
             self.ix.name,
-            dsl.meta_pointer(self.ix.name, self.ix.meta),
+            templates.meta_pointer(self.ix.name, self.ix.meta),
             pipe,
             self.ix.config.signatures,
         )
-        name = dsl.documents_template_name(self.ix.name)
+        name = templates.documents_template_name(self.ix.name)
         self.ix.retry.call(
             "put index template", self.ix.client.indices.put_index_template, name=name, body=docs_t
         )
         self.ix.actions.append(f"index template {name} -> {self.ix.name}")
-        cl_t = dsl.clusters_template(self.ix.name)
-        name2 = dsl.clusters_template_name(self.ix.name)
+        cl_t = templates.clusters_template(self.ix.name)
+        name2 = templates.clusters_template_name(self.ix.name)
         self.ix.retry.call(
             "put index template", self.ix.client.indices.put_index_template, name=name2, body=cl_t
         )
@@ -177,8 +184,8 @@ class SetUp:
         removals = [
             ("index template", self.ix.client.indices.delete_index_template, {"name": name})
             for name in (
-                dsl.documents_template_name(self.ix.name),
-                dsl.clusters_template_name(self.ix.name),
+                templates.documents_template_name(self.ix.name),
+                templates.clusters_template_name(self.ix.name),
             )
         ]
         if pipe:
@@ -194,7 +201,7 @@ class SetUp:
     def check_own(self, index: str, role: str) -> dict[str, Any] | None:
         """The mappings of ``index`` (the clusters or state index of this one) by concrete
         index, None when it does not exist; one that exists but was not made by neardup
-        (:func:`~neardup.engines.elastic.dsl.made_by_neardup`) is refused: neardup never writes into
+        (:func:`~.templates.made_by_neardup`) is refused: neardup never writes into
         an index it did not create."""
         try:
             m = self.ix.retry.call(
@@ -204,14 +211,17 @@ class SetUp:
             if status_of(e) == 404:
                 return None
             raise
-        if all(dsl.made_by_neardup((v.get("mappings") or {}).get("_meta")) for v in m.values()):
+        if all(
+            templates.made_by_neardup((v.get("mappings") or {}).get("_meta")) for v in m.values()
+        ):
             return m
         raise EngineError(
             f"{self.ix.url}: index {index} exists and was not created by neardup (its mapping "
             f"has no _meta.managed_by: neardup); neardup keeps the {role} of index {self.ix.name} "
             "there and never writes into an index it did not create: choose another name for the "
-            f"documents index (--index NAME: its {role} go to {dsl.clusters_index('NAME')} and "
-            f"{dsl.state_index('NAME')}), or move that index away"
+            f"documents index (--index NAME: its {role} go to "
+            f"{templates.clusters_index('NAME')} and {templates.state_index('NAME')}), or move "
+            "that index away"
         )
 
     def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
@@ -237,7 +247,7 @@ class SetUp:
         one that exists must be neardup's own."""
         if self.check_own(self.ix.state, "state") is not None:
             return
-        body = dsl.state_index_body()
+        body = templates.state_index_body()
         try:
             self.ix.retry.call(
                 "create state index",
@@ -278,7 +288,7 @@ class SetUp:
         older versions kept them in ``_meta`` itself)."""
         pointer = self._read_meta()
         if "config" in pointer or (
-            pointer.get("settings") and pointer.get("layout") != dsl.LAYOUT_VERSION
+            pointer.get("settings") and pointer.get("layout") != templates.LAYOUT_VERSION
         ):
             raise EngineError(
                 f"{self.ix.location} was built by an older neardup (its fields at the top level); "
@@ -298,7 +308,7 @@ class SetUp:
                 "read settings",
                 self.ix.client.get,
                 index=self.ix.state,
-                id=dsl.SETTINGS_ID,
+                id=templates.SETTINGS_ID,
                 ok_status=(404,),
             )
         except Exception as e:  # noqa: BLE001
@@ -308,7 +318,8 @@ class SetUp:
         data = (r.get("_source") or {}).get("data") if r.get("found") else None
         if not data or "config" not in data:
             raise EngineError(
-                f"{self.ix.location}: its settings document {self.ix.state}/{dsl.SETTINGS_ID} is "
-                "missing; run 'neardup init' on it again"
+                f"{self.ix.location}: its settings document "
+                f"{self.ix.state}/{templates.SETTINGS_ID} is missing; run 'neardup init' on it "
+                "again"
             )
         return dict(data)
