@@ -477,7 +477,7 @@ def test_index_with_worker_processes_matches_one_process(tmp_path):
     assert [c.members for c in one.clusters()] == [c.members for c in two.clusters()]
     # the keys columns the workers encoded in advance are those the engine makes itself
     columns = lambda nd: (
-        nd.engine._require().execute("SELECT id, keys FROM docs ORDER BY seq").fetchall()
+        nd.engine.connection.require().execute("SELECT id, keys FROM docs ORDER BY seq").fetchall()
     )  # noqa: E731
     assert columns(one) == columns(two)
 
@@ -500,7 +500,7 @@ def test_forked_and_spawned_workers_index_alike(tmp_path, monkeypatch, method):
     two = NearDup.open(str(tmp_path / "two.db"))
     two.index(docs, batch_size=23, workers=2)
     rows = lambda nd: (
-        nd.engine._require()
+        nd.engine.connection.require()
         .execute("SELECT id, cluster_id, dup_of, exact, shingles, keys FROM docs ORDER BY seq")
         .fetchall()
     )  # noqa: E731
@@ -548,7 +548,7 @@ def test_the_storing_process_signs_instead_of_waiting_for_slow_workers(tmp_path,
         here.count(os.getpid()) >= 2
     )  # not just the first batch: it signed while the workers were busy
     rows = lambda nd: (
-        nd.engine._require()
+        nd.engine.connection.require()
         .execute("SELECT id, cluster_id, dup_of, exact, shingles, keys FROM docs ORDER BY seq")
         .fetchall()
     )  # noqa: E731
@@ -582,11 +582,13 @@ def test_keys_prepared_in_advance_are_used_only_for_the_same_fields(tmp_path):
     prepared = engine.batch_preparer()(signed)
     assert isinstance(prepared, KeyColumns) and set(prepared.columns) == {"0", "1"}
     plain = [engine._doc_row(s, None, 0) for s in signed]  # (keys column: [14])
-    assert keys_columns(engine._fields, signed, prepared) == [row[14] for row in plain]
+    assert keys_columns(engine.connection.fields, signed, prepared) == [row[14] for row in plain]
     other = KeyColumns(fields=("minhash",), columns={"1": b"made for other fields"})
-    assert keys_columns(engine._fields, signed, other) == [row[14] for row in plain]  # ignored
+    assert keys_columns(engine.connection.fields, signed, other) == [
+        row[14] for row in plain
+    ]  # ignored
     taken = KeyColumns(fields=prepared.fields, columns={"0": b"taken as made"})
-    assert keys_columns(engine._fields, signed, taken) == [b"taken as made", plain[1][14]]
+    assert keys_columns(engine.connection.fields, signed, taken) == [b"taken as made", plain[1][14]]
     engine.put(signed, prepared=taken)  # stored as prepared (a damaged column, here)
     with pytest.raises(EngineError, match="damaged"):
         engine.get(["0"])

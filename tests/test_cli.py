@@ -79,9 +79,9 @@ def test_clusters_of_the_sample_in_json_and_csv(sample_db):
 def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behind(
     tmp_path, monkeypatch
 ):
-    from neardup.engines.embedded import EmbeddedEngine
+    from neardup.engines.embedded.postings import Postings
 
-    monkeypatch.setattr(EmbeddedEngine, "samples_chunk", 10)
+    monkeypatch.setattr(Postings, "samples_chunk", 10)
     db = tmp_path / "x.db"
     run("index", SAMPLE, "-e", db, "-q")
     some = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["id"]

@@ -354,7 +354,7 @@ def test_postings_keep_44_bits_and_the_field(tmp_path):
     }
     assert (
         eng.samples_behind() == 1
-        and eng._postings_tables({"winnow"}) == ("postings", "recent_postings")
+        and eng.postings.tables_for({"winnow"}) == ("postings", "recent_postings")
         and eng.samples_behind() == 0
     )
     stored = {k for k, _ in _postings(eng)}
@@ -488,19 +488,19 @@ def test_many_candidate_queries_at_once_equal_one_at_a_time(tmp_path):
         nd.index([Document(r["id"], r["text"]) for r in recs])
         e = nd.engine
         queries = _mixed_queries(nd, list(e.scan()))
-        one = [e.candidates_sql(q) for q in queries]  # the reference form
+        one = [e.postings.candidates_sql(q) for q in queries]  # the reference form
         assert (
             sum(map(len, one)) > 50 and sum(len(r) > 1 for r in one) > 5
         )  # the queries do find candidates
         assert len(queries) >= 8 and e.candidates(queries) == one  # "auto": batched
-        assert e.candidates_batched(queries) == one
-        e.candidate_form = "sql"
+        assert e.postings.candidates_batched(queries) == one
+        e.postings.candidate_form = "sql"
         assert e.candidates(queries[:9]) == one[:9]
-        e.candidate_form = "batched"
+        e.postings.candidate_form = "batched"
         assert e.candidates(queries[:2]) == one[:2]
         with e.writer():
             assert e.candidates(queries) == one
-            assert e._require().in_transaction
+            assert e.connection.require().in_transaction
             e.put_meta("probe", 1)
         assert e.get_meta("probe") == 1
 
@@ -548,7 +548,7 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
 def _postings(engine):
     """Every posting: those merged and the recent ones (a document's are in one table)."""
     return sorted(
-        engine._require().execute(
+        engine.connection.require().execute(
             "SELECT key, doc FROM postings UNION ALL SELECT key, doc FROM recent_postings"
         )
     )
@@ -558,7 +558,7 @@ def _all_postings(engine):
     """(key, seq) of every key of every stored document: what ``postings`` holds when no field
     is behind."""
     return sorted(
-        (posting_key(engine._field_ids[f], int(k)), d.seq)
+        (posting_key(engine.connection.field_ids[f], int(k)), d.seq)
         for d in engine.scan()
         for f, ks in d.keys.items()
         for k in ks
@@ -621,13 +621,19 @@ def test_catching_up_reads_the_documents_behind_in_chunks_and_says_so_when_many(
         nd.index([Document(f"d{i}", f"word{i} shared text") for i in range(5)])
         e, said = nd.engine, []
         e.on_wait = said.append
-        chunks = list(e._rows_after(e._require(), "id", 1, 2, "things", "the first look"))
+        chunks = list(
+            e.connection.rows_after(e.connection.require(), "id", 1, 2, "things", "the first look")
+        )
         assert [[i for _, i in rows] for rows in chunks] == [["d1", "d2"], ["d3", "d4"]]
         assert said == [
             f"adding 4 documents' things of {e.path} (once, for the first look after indexing)"
         ]
         assert (
-            list(e._rows_after(e._require(), "id", 1, 4, "things", "the first look"))
+            list(
+                e.connection.rows_after(
+                    e.connection.require(), "id", 1, 4, "things", "the first look"
+                )
+            )
             and len(said) == 1
         )  # 4 is not many
 
@@ -639,7 +645,7 @@ def test_the_first_search_adds_the_documents_once(tmp_path):
     with NearDup.open(path) as nd:
         assert len(nd.search("shared", size=50)) == 30
         upto = (
-            nd.engine._require()
+            nd.engine.connection.require()
             .execute("SELECT value FROM meta WHERE key = 'fts_upto'")
             .fetchone()[0]
         )
@@ -818,12 +824,12 @@ def test_merging_recent_postings_changes_no_candidate_nor_tag(tmp_path):
     for name, most in (("merged.db", 37), ("recent.db", 10**9)):
         with NearDup.open(str(tmp_path / name)) as nd:
             e = nd.engine
-            e.recent_max = most
+            e.postings.recent_max = most
             nd.index(docs[: len(docs) // 2], batch_size=7)
             nd.index(docs[len(docs) // 2 :], batch_size=7)
             nd.index([Document(docs[3].id, docs[4].text + " and a tail")])
             nd.delete([docs[5].id])
-            db = e._require()
+            db = e.connection.require()
             merged, recent = (
                 db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
                 for t in ("postings", "recent_postings")
@@ -840,7 +846,7 @@ def test_merging_recent_postings_changes_no_candidate_nor_tag(tmp_path):
                 (
                     [(t.id, t.tags) for t in e.scan_tags()],
                     e.candidates(queries),
-                    [e.candidates_sql(q) for q in queries],
+                    [e.postings.candidates_sql(q) for q in queries],
                     containment,
                     _postings(e),
                     sorted((p.a, p.b, p.resemblance) for p in nd.pairs(0.5)),  # (merges first)
@@ -869,16 +875,16 @@ def test_candidates_read_through_the_narrow_index_equal_those_read_from_the_rows
         e = nd.engine
         queries = _mixed_queries(nd, list(e.scan()))
         seen: list[str] = []
-        e._require().set_trace_callback(seen.append)
-        through_index = e.candidates_batched(queries)
-        e._require().set_trace_callback(None)
-        reference = [e.candidates_sql(q) for q in queries]
+        e.connection.require().set_trace_callback(seen.append)
+        through_index = e.postings.candidates_batched(queries)
+        e.connection.require().set_trace_callback(None)
+        reference = [e.postings.candidates_sql(q) for q in queries]
         filtering = [s for s in seen if "INDEXED BY docs_filter" in s]
-        assert e._filter_index and filtering
-        plan = e._require().execute(f"EXPLAIN QUERY PLAN {filtering[0]}").fetchall()
+        assert e.connection.filter_index and filtering
+        plan = e.connection.require().execute(f"EXPLAIN QUERY PLAN {filtering[0]}").fetchall()
         assert any("COVERING INDEX docs_filter" in row[-1] for row in plan)
     assert sum(map(len, through_index)) > 50 and through_index == reference
     run_sql(db_path, "DROP INDEX docs_filter")
     with NearDup.open(db_path) as nd:
-        assert not nd.engine._filter_index
-        assert nd.engine.candidates_batched(queries) == through_index
+        assert not nd.engine.connection.filter_index
+        assert nd.engine.postings.candidates_batched(queries) == through_index

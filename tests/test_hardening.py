@@ -653,9 +653,10 @@ def test_a_really_full_database_keeps_whole_batches(tmp_path, monkeypatch):
     def small(self, *a, **k):
         cfg = real_open(self, *a, **k)
         pages, size = (
-            self._db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size")
+            self.connection.require().execute(f"PRAGMA {p}").fetchone()[0]
+            for p in ("page_count", "page_size")
         )
-        self._db.execute(
+        self.connection.require().execute(
             f"PRAGMA max_page_count={pages + max(3, (640 << 10) // size)}"
         )  # 640 KB more, whatever the page size
         return cfg

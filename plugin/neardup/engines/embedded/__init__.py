@@ -5,7 +5,8 @@ One module a job: :mod:`.schema` (the format version, the tables, how values are
 lock retries, transactions and savepoints), :mod:`.keycolumn` and :mod:`.packing` (the keys
 column and posting keys), :mod:`.postings` (postings and candidates, in SQL and batched),
 :mod:`.fulltext` (the FTS5 index and its catch-up), :mod:`.clusters` (the clusters table) and
-:mod:`.engine` (the ``docs`` table, and :class:`EmbeddedEngine` made of the parts).
+:mod:`.engine` (the ``docs`` table, and :class:`EmbeddedEngine` made of the parts). Each part
+holds the one :class:`~.connection.Connection` the engine opens, rather than inheriting it.
 
 Tables
 

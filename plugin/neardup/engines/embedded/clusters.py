@@ -11,12 +11,16 @@ from .connection import Connection
 from .schema import now_iso
 
 
-class Clusters(Connection):
-    """The ``clusters`` table, written whole and read back by column name."""
+class Clusters:
+    """The ``clusters`` table, written whole and read back by column name, through the
+    connection ``conn``."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
 
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
         now = now_iso()
-        with self._tx() as db:
+        with self.conn.tx() as db:
             db.execute("DELETE FROM clusters")
             db.executemany(
                 "INSERT INTO clusters VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -42,7 +46,7 @@ class Clusters(Connection):
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
         names = [f.name for f in dataclasses.fields(ClusterRecord)]
         rows = (
-            self._require()
+            self.conn.require()
             .execute(
                 f"SELECT {', '.join(names)} FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
                 (-1 if limit is None else limit,),

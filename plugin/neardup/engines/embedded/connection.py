@@ -10,7 +10,6 @@ write-ahead log back into the file and truncates it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import sqlite3
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 from ...config import CONTAINMENT_SAMPLES, Config
-from ..base import Engine, EngineError
+from ..base import EngineError
 from . import schema
 from .failures import (
     READ_ONLY_HINT,
@@ -98,13 +97,11 @@ class Transaction:
             self.db.execute("ROLLBACK")
 
 
-class Connection(Engine):
-    """The SQLite connection of an embedded engine, its opening and its transactions."""
-
-    _rebuild_hint = (
-        "re-sign by indexing the source documents again into a new file "
-        "(neardup index SOURCE -e new.db)"
-    )
+class Connection:
+    """The SQLite connection of an embedded engine, its opening and its transactions, and
+    what the open file is (its format's flags, its signature fields); every part of the
+    engine (:mod:`.postings`, :mod:`.fulltext`, :mod:`.clusters`, :mod:`.engine`) holds the
+    same one."""
 
     def __init__(
         self,
@@ -119,22 +116,18 @@ class Connection(Engine):
         self.fulltext = fulltext
         self._timeout = timeout
         self._db: sqlite3.Connection | None = None
-        self._config: Config | None = None
-        self._fields: tuple[str, ...] = ()
-        self._field_ids: dict[str, int] = {}
-        self._tokenizer_ready = False
-        self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
-        self._postings_copy = False  # a read-only file's postings with the samples, in temp
-        self._recent_rows: int | None = None  # rows of ``recent_postings`` (:mod:`.postings`)
-        self._later: frozenset[str] = frozenset()  # fields whose postings follow behind
-        self._read_only = False
+        #: the signature fields of the open index, numbered as its postings number them
+        self.fields: tuple[str, ...] = ()
+        self.field_ids: dict[str, int] = {}
+        self.later: frozenset[str] = frozenset()  # fields whose postings follow behind
+        self.read_only = False
         #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
-        self._shingle_markers = False
+        self.shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
-        self._recent_table = False
+        self.recent_table = False
         #: the file has the narrow index candidates are filtered through (``docs_filter``)
-        self._filter_index = False
-        self._shingles: ShingleColumn | None = None  # reads the shingles column (once open)
+        self.filter_index = False
+        self.shingles: ShingleColumn | None = None  # reads the shingles column (once open)
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
         self._in_a_row = False
@@ -145,20 +138,20 @@ class Connection(Engine):
         self.on_wait: Callable[[str], None] | None = None  # (Engine.on_wait)
 
     # -- opening ---------------------------------------------------------------------------
-    def open(self, config: Config | None = None, *, create: bool = True) -> Config:
-        """:meth:`Engine.open`; while another process holds the file's lock (it is creating
-        the index, or switching it to WAL), wait and try again, up to the connection timeout."""
+    def open_when_unlocked(self, open_: Callable[[], Config]) -> Config:
+        """``open_()`` (:meth:`Engine.open`); while another process holds the file's lock (it
+        is creating the index, or switching it to WAL), wait and try again, up to the
+        connection timeout."""
         try:
             return lock_wait(self._timeout, 1.0).call(
-                functools.partial(super().open, config, create=create),
-                retry_if=lambda e: isinstance(e, Locked),
+                open_, retry_if=lambda e: isinstance(e, Locked)
             )
         except Locked as e:
             raise EngineError(f"{self.path}: cannot open: {e.args[0]}") from None
 
     # The protocol (read, create when absent, refuse another signature version, compare
     # settings) is Engine.open; these are its SQLite steps.
-    def _read_config(self) -> Config | None:
+    def read_config(self) -> Config | None:
         """An existing file is checked through a read-only connection first, so a file that
         is not a neardup index of this format is refused before anything is written to it;
         a file on read-only storage (the file or its folder not writable) is opened
@@ -175,16 +168,16 @@ class Connection(Engine):
         try:
             peek = sqlite3.connect(ro_uri, uri=True, timeout=self._timeout)
             try:
-                self._read_stored_config(peek)
+                self.read_stored_config(peek)
             finally:
                 peek.close()
         except sqlite3.DatabaseError as e:
             raise_if_locked(e)
             raise not_an_index(self.path, e) from None
         self._connect(ro_uri if read_only else None, new=False)
-        return self._read_stored_config()
+        return self.read_stored_config()
 
-    def _create_index(self, config: Config) -> Config:
+    def create_index(self, config: Config) -> Config:
         """The tables and the settings, in one transaction; another process may have created
         the index since it was read: the first one wins (INSERT OR IGNORE, then read again)."""
         if self._db is None:  # no file yet (an existing one without tables is open already)
@@ -195,10 +188,10 @@ class Connection(Engine):
                     "is not writable (read-only storage?)"
                 )
             self._connect(None, new=True)
-            stored = self._read_stored_config()
+            stored = self.read_stored_config()
             if stored is not None:
                 return stored
-        with self._tx() as db:
+        with self.tx() as db:
             for stmt in schema.SCHEMA:
                 db.execute(stmt)
             for key, value in (
@@ -209,16 +202,18 @@ class Connection(Engine):
                 ("samples_upto", "0"),
             ):
                 db.execute("INSERT OR IGNORE INTO meta VALUES(?, ?)", (key, value))
-        stored = self._read_stored_config()
+        stored = self.read_stored_config()
         if stored is None:
             raise EngineError(f"{self.path}: the index could not be created")
         return stored
 
-    def _after_open(self, created: bool) -> None:
-        self._shingles = ShingleColumn(self.config)
-        self._fields = tuple(self.config.signatures)
-        self._field_ids = {f: i for i, f in enumerate(self._fields)}
-        self._later = frozenset(f for f in CONTAINMENT_SAMPLES if f in self._field_ids)
+    def opened(self, config: Config) -> None:
+        """What the open index's settings ``config`` make of it: its fields, numbered, those
+        that follow behind, and its shingle sets."""
+        self.shingles = ShingleColumn(config)
+        self.fields = tuple(config.signatures)
+        self.field_ids = {f: i for i, f in enumerate(self.fields)}
+        self.later = frozenset(f for f in CONTAINMENT_SAMPLES if f in self.field_ids)
 
     def _connect(self, ro_uri: str | None, *, new: bool) -> None:
         """The connection of this engine: read-only through ``ro_uri``, else read-write in
@@ -233,7 +228,7 @@ class Connection(Engine):
             raise StorageError(
                 storage_problem(self.path, e) or f"{self.path}: cannot open: {e}"
             ) from None
-        self._db, self._read_only = db, bool(ro_uri)
+        self._db, self.read_only = db, bool(ro_uri)
         try:
             if not ro_uri:
                 if new:  # before the first write fixes it
@@ -247,13 +242,13 @@ class Connection(Engine):
             raise_if_locked(e)
             raise not_an_index(self.path, e) from None
 
-    def _read_stored_config(self, db: sqlite3.Connection | None = None) -> Config | None:
+    def read_stored_config(self, db: sqlite3.Connection | None = None) -> Config | None:
         """The stored config (None for a database without tables); refuses a database that is
         not a neardup index of this format. ``db``: another connection to read through."""
-        db = db or self._require()
+        db = db or self.require()
         try:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            self._filter_index = (
+            self.filter_index = (
                 db.execute(
                     "SELECT 1 FROM sqlite_master WHERE type='index' AND name='docs_filter'"
                 ).fetchone()
@@ -277,21 +272,19 @@ class Connection(Engine):
         found = meta.get("format")
         if found not in schema.READS:
             raise EngineError(schema.format_message(self.path, found))
-        self._shingle_markers = found in schema.MARKERS
-        self._recent_table = found == schema.FORMAT
+        self.shingle_markers = found in schema.MARKERS
+        self.recent_table = found == schema.FORMAT
         return Config.from_json(meta["config"])
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
             self._db = None
-            self._tokenizer_ready = self._fts_copy = self._postings_copy = False
-            self._recent_rows = None
 
     def refresh(self) -> None:
         """Writes are visible at once; this folds the write-ahead log into the file and
         truncates it (best effort: skipped while another connection is reading)."""
-        db = self._require()
+        db = self.require()
         if self.path == ":memory:" or db.in_transaction:
             return
         try:
@@ -302,17 +295,17 @@ class Connection(Engine):
         finally:
             db.execute(f"PRAGMA busy_timeout={int(self._timeout * 1000)}")
 
-    def _require(self) -> sqlite3.Connection:
+    def require(self) -> sqlite3.Connection:
         if self._db is None:
             raise EngineError("engine is not open")
         return self._db
 
     # -- transactions ----------------------------------------------------------------------
-    def _tx(self) -> ContextManager[sqlite3.Connection]:
+    def tx(self) -> ContextManager[sqlite3.Connection]:
         """A write transaction, or the writer session's when inside one (it holds the lock)."""
         if self._writer is not None:
             return contextlib.nullcontext(self._writer)
-        return Transaction(self._require())
+        return Transaction(self.require())
 
     @contextlib.contextmanager
     def writer(self) -> Iterator[None]:
@@ -329,8 +322,8 @@ class Connection(Engine):
         if self._writer is not None:
             yield
             return
-        db = self._require()
-        if self._read_only:
+        db = self.require()
+        if self.read_only:
             raise StorageError(
                 f"{self.path} is on read-only storage (the file or its folder is not writable): "
                 f"{READ_ONLY_HINT}"
@@ -396,19 +389,20 @@ class Connection(Engine):
 
     # -- meta ------------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any | None:
-        db = self._require()
+        db = self.require()
         row = db.execute("SELECT value FROM meta WHERE key = ?", ("user:" + key,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def put_meta(self, key: str, value: Any) -> None:
-        with self._tx() as db:
+        """Store ``value`` (JSON) under ``key`` with the index."""
+        with self.tx() as db:
             db.execute(
                 "INSERT OR REPLACE INTO meta VALUES(?, ?)",
                 ("user:" + key, json.dumps(value, ensure_ascii=False)),
             )
 
     # -- what follows behind indexing: the full-text index and the sample postings ----------
-    def _upto(self, db: sqlite3.Connection, key: str) -> int:
+    def upto(self, db: sqlite3.Connection, key: str) -> int:
         """``meta.fts_upto`` or ``meta.samples_upto``: the ``seq`` up to which the full-text
         index, or the postings of the sample fields, hold every document; an index made
         before the key was kept holds them all."""
@@ -417,24 +411,24 @@ class Connection(Engine):
             return int(row[0])
         return db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
 
-    def _behind(self, key: str) -> int:
+    def behind(self, key: str) -> int:
         """Documents after ``meta.<key>`` (``fts_upto``, ``samples_upto``)."""
-        db = self._require()
+        db = self.require()
         return db.execute(
-            "SELECT COUNT(*) FROM docs WHERE seq > ?", (self._upto(db, key),)
+            "SELECT COUNT(*) FROM docs WHERE seq > ?", (self.upto(db, key),)
         ).fetchone()[0]
 
-    def _catch_up(self, key: str, add: Callable[[sqlite3.Connection, int], None]) -> None:
+    def catch_up(self, key: str, add: Callable[[sqlite3.Connection, int], None]) -> None:
         """``add(db, upto)`` the documents after ``meta.<key>`` and move it to the last one, in
         one write transaction (another process may have done it meanwhile: ``key`` is read
         again inside)."""
-        with self._tx() as db:
+        with self.tx() as db:
             top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
-            upto = self._upto(db, key)
+            upto = self.upto(db, key)
             add(db, upto)
             db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(max(top, upto))))
 
-    def _rows_after(
+    def rows_after(
         self, db: sqlite3.Connection, columns: str, after: int, chunk: int, what: str, when: str
     ) -> Iterator[list[tuple]]:
         """``(seq, columns...)`` of the documents after ``seq`` ``after``, ``chunk`` rows at a

@@ -5,15 +5,29 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sqlite3
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ...signing.records import Signed
-from ..base import Failure, PreparedBatch, StoredDoc, TagRow, Tags
+from ...config import Config
+from ..base import (
+    Candidate,
+    CandidateQuery,
+    ClusterRecord,
+    Engine,
+    Failure,
+    Hit,
+    PreparedBatch,
+    StoredDoc,
+    TagRow,
+    Tags,
+)
 from . import schema
 from .clusters import Clusters
+from .connection import Connection
 from .failures import StorageError, storage_problem
 from .fulltext import FullText
 from .keycolumn import keys_column, keys_columns, prepare_key_columns
@@ -44,8 +58,123 @@ def _tags(row: sqlite3.Row) -> Tags | None:
     )
 
 
-class EmbeddedEngine(Postings, FullText, Clusters):
-    """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory."""
+class EmbeddedEngine(Engine):
+    """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory.
+
+    Made of parts that each hold the one :class:`~.connection.Connection` (opening,
+    transactions, what the open file is): :class:`~.postings.Postings` (the inverted index
+    and candidates), :class:`~.fulltext.FullText` and :class:`~.clusters.Clusters`; the
+    ``docs`` table is read and written here. ``timeout``: seconds to wait for another
+    process's lock when opening; ``commit_every``: see :meth:`writes_in_a_row`."""
+
+    _rebuild_hint = (
+        "re-sign by indexing the source documents again into a new file "
+        "(neardup index SOURCE -e new.db)"
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike = "neardup.db",
+        *,
+        fulltext: bool = True,
+        timeout: float = 30.0,
+        commit_every: float = 2.0,
+    ):
+        self.connection = Connection(
+            path, fulltext=fulltext, timeout=timeout, commit_every=commit_every
+        )
+        self.path = self.connection.path
+        self.location = self.path
+        self.fulltext = fulltext
+        self.postings = Postings(self.connection)
+        self.fulltext_index = FullText(self.connection)
+        self.clusters_table = Clusters(self.connection)
+
+    @property  # type: ignore[override]
+    def on_wait(self) -> Callable[[str], None] | None:
+        """Told what the engine waits for (another process's lock, a catch-up)."""
+        return self.connection.on_wait
+
+    @on_wait.setter
+    def on_wait(self, value: Callable[[str], None] | None) -> None:
+        self.connection.on_wait = value
+
+    @property
+    def commit_every(self) -> float:
+        """Seconds a transaction may run on over the sessions of :meth:`writes_in_a_row`."""
+        return self.connection.commit_every
+
+    @commit_every.setter
+    def commit_every(self, value: float) -> None:
+        self.connection.commit_every = value
+
+    # -- opening and the connection ---------------------------------------------------------
+    def open(self, config: Config | None = None, *, create: bool = True) -> Config:
+        """:meth:`Engine.open`; while another process holds the file's lock (it is creating
+        the index, or switching it to WAL), wait and try again, up to the connection timeout."""
+        return self.connection.open_when_unlocked(
+            functools.partial(super().open, config, create=create)
+        )
+
+    # The protocol (read, create when absent, refuse another signature version, compare
+    # settings) is Engine.open; its SQLite steps are the connection's.
+    def _read_config(self) -> Config | None:
+        return self.connection.read_config()
+
+    def _create_index(self, config: Config) -> Config:
+        return self.connection.create_index(config)
+
+    def _after_open(self, created: bool) -> None:
+        self.connection.opened(self.config)
+
+    def close(self) -> None:
+        self.connection.close()
+        self.postings.reset()
+        self.fulltext_index.reset()
+
+    def refresh(self) -> None:
+        """Writes are visible at once; this folds the write-ahead log into the file
+        (:meth:`~.connection.Connection.refresh`)."""
+        self.connection.refresh()
+
+    def writer(self) -> ContextManager[None]:
+        """One transaction for the session (:meth:`~.connection.Connection.writer`)."""
+        return self.connection.writer()
+
+    def writes_in_a_row(self) -> ContextManager[None]:
+        """Sessions share transactions (:meth:`~.connection.Connection.writes_in_a_row`)."""
+        return self.connection.writes_in_a_row()
+
+    def get_meta(self, key: str) -> Any | None:
+        return self.connection.get_meta(key)
+
+    def put_meta(self, key: str, value: Any) -> None:
+        self.connection.put_meta(key, value)
+
+    # -- the parts ---------------------------------------------------------------------------
+    def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        return self.postings.candidates(queries)
+
+    def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        return self.postings.collisions(fields)
+
+    def samples_behind(self) -> int:
+        """Documents whose sample postings follow behind (the next containment query adds
+        them; :meth:`.postings.Postings.samples_behind`)."""
+        return self.postings.samples_behind()
+
+    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+        return self.fulltext_index.search(query, size)
+
+    def fulltext_behind(self) -> int:
+        """Documents not in the full-text index yet (the next search adds them)."""
+        return self.fulltext_index.fulltext_behind()
+
+    def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
+        self.clusters_table.write_clusters(clusters)
+
+    def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
+        return self.clusters_table.read_clusters(limit)
 
     # -- writes ----------------------------------------------------------------------------
     def put(
@@ -60,7 +189,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         now = schema.now_ms()
         # seq -> keys, their postings inserted in key order at the end
         pending: dict[int, dict[str, np.ndarray]] = {}
-        with self._tx() as db:
+        with self.connection.tx() as db:
             if not self._put_new(db, docs, tags, now, pending, prepared):
                 for s in docs:
                     try:
@@ -68,7 +197,9 @@ class EmbeddedEngine(Postings, FullText, Clusters):
                     except (sqlite3.Error, ValueError, OverflowError) as e:
                         self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
-            self._insert_recent(db, self._posting_rows(pending, self._upto(db, "samples_upto")))
+            self.postings.insert_recent(
+                db, self.postings.posting_rows(pending, self.connection.upto(db, "samples_upto"))
+            )
         return failures
 
     def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:
@@ -109,7 +240,9 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         seq = self._next_seq(db)
         rows, postings = [], {}
         try:
-            for s, keys in zip(docs, keys_columns(self._fields, docs, prepared), strict=True):
+            for s, keys in zip(
+                docs, keys_columns(self.connection.fields, docs, prepared), strict=True
+            ):
                 rows.append((seq, *self._doc_row(s, tags.get(s.id), now, keys)))
                 postings[seq] = s.keys
                 seq += 1
@@ -126,13 +259,13 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             return False
         pending.update(postings)
         for s in docs:
-            self._remember_shingles(s)
+            self.postings.remember_shingles(s)
         return True
 
     def batch_preparer(self) -> functools.partial:
         """The keys column of each document (:func:`~.keycolumn.prepare_key_columns` with this
         index's fields)."""
-        return functools.partial(prepare_key_columns, self._fields)
+        return functools.partial(prepare_key_columns, self.connection.fields)
 
     def _doc_row(self, s: Signed, t: Tags | None, now: int, keys: bytes | None = None) -> tuple:
         """The ``docs`` row of a document (:data:`~.schema.INSERT_COLUMNS`); ``keys``: its
@@ -153,9 +286,9 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             schema.exact_value(s.exact),
             json.dumps(d.fields, ensure_ascii=False) if d.fields else None,
             column(s)
-            if self._shingle_markers
+            if self.connection.shingle_markers
             else np.ascontiguousarray(s.shingles, dtype="<u8").tobytes(),
-            keys_column(self._fields, s) if keys is None else keys,
+            keys_column(self.connection.fields, s) if keys is None else keys,
             d.title,
             d.text,
         )
@@ -171,46 +304,46 @@ class EmbeddedEngine(Postings, FullText, Clusters):
     ) -> None:
         d = s.doc
         old = _named(db.execute(_OLD, (d.id,))).fetchone()
-        row = self._doc_row(s, t, now, keys_columns(self._fields, [s], prepared)[0])
+        row = self._doc_row(s, t, now, keys_columns(self.connection.fields, [s], prepared)[0])
         if old is None:
             seq = self._next_seq(db)
             db.execute(schema.INSERT_DOC, (seq, *row))
         else:
             seq = old["seq"]
-            self._delete_postings(db, seq, old, pending)
-            in_fts = self._in_fulltext(db, seq)
+            self.postings.delete_postings(db, seq, old, pending)
+            in_fts = self.fulltext_index.holds(db, seq)
             if in_fts:
-                self._fulltext_delete(db, seq, old["title"], old["body"])
+                self.fulltext_index.delete(db, seq, old["title"], old["body"])
             db.execute(schema.UPDATE_DOC, (*row, seq))
             if in_fts:
-                self._fulltext_insert(db, seq, d.title, d.text)
+                self.fulltext_index.insert(db, seq, d.title, d.text)
         pending[seq] = s.keys
-        self._remember_shingles(s)
+        self.postings.remember_shingles(s)
 
     def _next_seq(self, db: sqlite3.Connection) -> int:
         """The ``seq`` of the next new document: after every stored one and after ``fts_upto``
         (a deleted last document's ``seq`` is not given again while the full-text index
         counts it as indexed)."""
         top = db.execute("SELECT max(seq) FROM docs").fetchone()[0] or 0
-        return max(top, self._upto(db, "fts_upto")) + 1
+        return max(top, self.connection.upto(db, "fts_upto")) + 1
 
     def delete(self, ids: Iterable[str]) -> int:
         n = 0
-        with self._tx() as db:
+        with self.connection.tx() as db:
             for i in ids:
                 row = _named(db.execute(_OLD, (i,))).fetchone()
                 if row is None:
                     continue
                 seq = row["seq"]
-                self._delete_postings(db, seq, row)
-                if self._in_fulltext(db, seq):
-                    self._fulltext_delete(db, seq, row["title"], row["body"])
+                self.postings.delete_postings(db, seq, row)
+                if self.fulltext_index.holds(db, seq):
+                    self.fulltext_index.delete(db, seq, row["title"], row["body"])
                 db.execute("DELETE FROM docs WHERE seq=?", (seq,))
                 n += 1
         return n
 
     def update_tags(self, tags: dict[str, Tags]) -> None:
-        with self._tx() as db:
+        with self.connection.tx() as db:
             db.executemany(
                 "UPDATE docs SET cluster_id=?, dup_of=?, max_resemblance=?, is_duplicate=? "
                 "WHERE id=?",
@@ -230,7 +363,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
     def get(
         self, ids: Iterable[str], *, text: bool = False, keys: bool = True
     ) -> dict[str, StoredDoc]:
-        db = self._require()
+        db = self.connection.require()
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredDoc] = {}
         cols = schema.DOC_COLUMNS + ", body"  # (the text makes the shingles of a marker)
@@ -244,7 +377,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
 
     def texts(self, ids: Iterable[str]) -> dict[str, str]:
         """The ``body`` column of ``ids``: no shingles made again, no keys unpacked."""
-        db = self._require()
+        db = self.connection.require()
         ids = list(dict.fromkeys(ids))
         out: dict[str, str] = {}
         for i in range(0, len(ids), _CHUNK_IDS):
@@ -264,7 +397,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         shingles that are made again made together."""
         return [
             self._stored(row, sh, text, keys)
-            for row, sh in zip(rows, self._shingle_sets(rows), strict=True)
+            for row, sh in zip(rows, self.postings.shingle_sets(rows), strict=True)
         ]
 
     def _stored(self, row: sqlite3.Row, sh: np.ndarray, text: bool, keys: bool = True) -> StoredDoc:
@@ -276,7 +409,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             shingles=sh,
             simhash=schema.unsigned64(row["simhash"]),
             exact=schema.exact_text(row["exact"]),
-            keys=self._keys_of(row["keys"], sh, row["exact"]) if keys else {},
+            keys=self.postings.keys_of(row["keys"], sh, row["exact"]) if keys else {},
             tags=_tags(row),
             title=row["title"],
             text=row["body"] if text else None,
@@ -287,7 +420,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         )
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
-        db = self._require()
+        db = self.connection.require()
         cols = schema.DOC_COLUMNS + ", body"
         last = 0
         while True:
@@ -303,7 +436,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             last = rows[-1]["seq"]
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
-        db = self._require()
+        db = self.connection.require()
         last = 0
         while True:
             rows = _named(
@@ -327,7 +460,7 @@ class EmbeddedEngine(Postings, FullText, Clusters):
             last = rows[-1]["seq"]
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
-        db = self._require()
+        db = self.connection.require()
         reps = list(dict.fromkeys(representatives))
         out: dict[str, list[str]] = {}
         for i in range(0, len(reps), _CHUNK_IDS):
@@ -340,4 +473,4 @@ class EmbeddedEngine(Postings, FullText, Clusters):
         return out
 
     def count(self) -> int:
-        return self._require().execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        return self.connection.require().execute("SELECT COUNT(*) FROM docs").fetchone()[0]

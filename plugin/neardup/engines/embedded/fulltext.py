@@ -37,8 +37,17 @@ def fts_query(terms: Sequence[str], operator: str = "AND") -> str:
     return joiner.join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-class FullText(Connection):
-    """Full-text search of the embedded engine."""
+class FullText:
+    """Full-text search of the embedded engine, through the connection ``conn``."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._tokenizer_ready = False
+        self._fts_copy = False  # a read-only file's full-text index, made in the temp schema
+
+    def reset(self) -> None:
+        """Forget what was made in the connection just closed (its temporary tables)."""
+        self._tokenizer_ready = self._fts_copy = False
 
     #: Documents read at a time when the full-text index catches up (more than one chunk
     #: behind: the catch-up says so through ``on_wait``).
@@ -50,8 +59,8 @@ class FullText(Connection):
 
         if not isinstance(query, str):
             raise EngineError("the embedded engine takes words, not a query-DSL body")
-        if not self.fulltext:
-            raise EngineError(f"{self.path} was opened without full-text search")
+        if not self.conn.fulltext:
+            raise EngineError(f"{self.conn.path} was opened without full-text search")
         terms = list(dict.fromkeys(self._tokens(search_text(query_words(query)))))
         if not terms:
             return []
@@ -68,7 +77,7 @@ class FullText(Connection):
         # The index holds search_text, the content table the raw text: FTS5's snippet() would
         # tokenize the raw text against the index's positions, so the snippet is made here.
         rows = (
-            self._require()
+            self.conn.require()
             .execute(
                 f"SELECT d.id, bm25({t}) AS score, d.title, d.body, {CLUSTER} "
                 f"FROM {t} JOIN docs d ON d.seq = {t}.rowid WHERE {where} "
@@ -84,7 +93,7 @@ class FullText(Connection):
 
     def fulltext_behind(self) -> int:
         """Documents not in the full-text index yet (the next search adds them)."""
-        return self._behind("fts_upto")
+        return self.conn.behind("fts_upto")
 
     def _fulltext_table(self) -> str:
         """The full-text table to search, with every document in it: ``fts`` after adding
@@ -95,8 +104,8 @@ class FullText(Connection):
         stale = self._fts_scored_on_raw_text()
         if not stale and not self.fulltext_behind():
             return "fts"
-        if self._read_only:
-            db = self._require()
+        if self.conn.read_only:
+            db = self.conn.require()
             db.execute(
                 "CREATE VIRTUAL TABLE temp.fts_all USING fts5(title, body, content='', "
                 f"tokenize='{TOKENIZE}', {FTS_DETAIL})"
@@ -105,17 +114,21 @@ class FullText(Connection):
             self._fts_copy = True
             return "fts_all"
         if stale:  # made by an earlier version: built again, from the first document
-            with self._tx() as db:
+            with self.conn.tx() as db:
                 db.execute("DROP TABLE fts")
                 db.execute(FTS_TABLE)
                 db.execute("INSERT OR REPLACE INTO meta VALUES('fts_upto', '0')")
-        self._catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
+        self.conn.catch_up("fts_upto", lambda db, upto: self._add_to_fulltext(db, "fts", upto))
         return "fts"
 
     def _fts_scored_on_raw_text(self) -> bool:
         """Whether the stored full-text index keeps no positions (``detail=none``, before
         :data:`~.schema.FTS_DETAIL`), so its bm25() would count the terms in the raw text."""
-        row = self._require().execute("SELECT sql FROM sqlite_master WHERE name = 'fts'").fetchone()
+        row = (
+            self.conn.require()
+            .execute("SELECT sql FROM sqlite_master WHERE name = 'fts'")
+            .fetchone()
+        )
         return row is not None and FTS_DETAIL not in row[0]
 
     def _add_to_fulltext(self, db: sqlite3.Connection, table: str, after: int) -> None:
@@ -123,7 +136,7 @@ class FullText(Connection):
         ``after``, into ``table``."""
         from ...canonical.search import search_text
 
-        chunks = self._rows_after(
+        chunks = self.conn.rows_after(
             db,
             "title, body",
             after,
@@ -137,7 +150,7 @@ class FullText(Connection):
                 [(seq, search_text(title), search_text(body)) for seq, title, body in rows],
             )
 
-    def _fulltext_delete(self, db: sqlite3.Connection, seq: int, title, body) -> None:
+    def delete(self, db: sqlite3.Connection, seq: int, title, body) -> None:
         """Take document ``seq`` (its stored title and body) out of the full-text index."""
         from ...canonical.search import search_text
 
@@ -146,7 +159,7 @@ class FullText(Connection):
             (seq, search_text(title), search_text(body)),
         )
 
-    def _fulltext_insert(self, db: sqlite3.Connection, seq: int, title, body) -> None:
+    def insert(self, db: sqlite3.Connection, seq: int, title, body) -> None:
         from ...canonical.search import search_text
 
         db.execute(
@@ -154,14 +167,14 @@ class FullText(Connection):
             (seq, search_text(title), search_text(body)),
         )
 
-    def _in_fulltext(self, db: sqlite3.Connection, seq: int) -> bool:
+    def holds(self, db: sqlite3.Connection, seq: int) -> bool:
         """Whether document ``seq`` is in the full-text index (at or below ``fts_upto``)."""
-        return self.fulltext and seq <= self._upto(db, "fts_upto")
+        return self.conn.fulltext and seq <= self.conn.upto(db, "fts_upto")
 
     def _tokens(self, words: str) -> list[str]:
         """``words`` split into terms by the full-text tokenizer itself (an FTS5 table in the
         connection's temp schema and its fts5vocab view), so every term is one token."""
-        db = self._require()
+        db = self.conn.require()
         if not self._tokenizer_ready:
             db.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.neardup_q "

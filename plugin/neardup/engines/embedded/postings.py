@@ -160,8 +160,19 @@ def _bounds(q: CandidateQuery) -> tuple[int, int]:
     return q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq
 
 
-class Postings(Connection):
-    """Postings of the embedded engine: written, deleted, matched."""
+class Postings:
+    """Postings of the embedded engine: written, deleted, matched, through the connection
+    ``conn``."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._postings_copy = False  # a read-only file's postings with the samples, in temp
+        self._recent_rows: int | None = None  # rows of ``recent_postings``
+
+    def reset(self) -> None:
+        """Forget what was read of the connection just closed."""
+        self._postings_copy = False
+        self._recent_rows = None
 
     #: "sql" (the reference), "batched", or "auto" (see the module docstring).
     candidate_form: Literal["auto", "sql", "batched"] = "auto"
@@ -170,23 +181,24 @@ class Postings(Connection):
     #: Rows of ``recent_postings`` from which they are merged (:data:`RECENT_MAX`).
     recent_max = RECENT_MAX
 
-    def _keys_of(
+    def keys_of(
         self, blob: bytes, shingles: np.ndarray, exact: bytes | str
     ) -> dict[str, np.ndarray]:
         """A stored document's keys (:func:`~.keycolumn.unpack_keys` of its keys column)."""
         try:
-            return unpack_keys(self._fields, blob, shingles, exact)
+            return unpack_keys(self.conn.fields, blob, shingles, exact)
         except (ValueError, IndexError) as e:
             raise EngineError(
-                f"{self.path}: {e}; the index is damaged: index the documents again into a new one"
+                f"{self.conn.path}: {e}; the index is damaged: index the documents again into a "
+                "new one"
             ) from None
 
-    def _shingle_sets(self, rows: Sequence[Any]) -> list[np.ndarray]:
+    def shingle_sets(self, rows: Sequence[Any]) -> list[np.ndarray]:
         """The shingle hashes of ``docs`` rows (by name: exact, lang, shingles, n_shingles,
         body): stored, or made again from the text (:mod:`.shingle_column`)."""
-        if self._shingles is None:
+        if self.conn.shingles is None:
             raise EngineError("engine is not open")
-        return self._shingles.sets(
+        return self.conn.shingles.sets(
             [
                 (
                     _shingle_key(r["exact"], r["lang"]),
@@ -198,20 +210,24 @@ class Postings(Connection):
             ]
         )
 
-    def _remember_shingles(self, s: Signed) -> None:
+    def remember_shingles(self, s: Signed) -> None:
         """Keep the shingles of a document as it is stored, for the reads that follow."""
-        if self._shingles is not None and self._shingle_markers:
-            self._shingles.remember(_shingle_key(schema.exact_value(s.exact), s.lang), s.shingles)
+        if self.conn.shingles is not None and self.conn.shingle_markers:
+            self.conn.shingles.remember(
+                _shingle_key(schema.exact_value(s.exact), s.lang), s.shingles
+            )
 
-    def _posting_rows(
+    def posting_rows(
         self, pending: dict[int, dict[str, np.ndarray]], upto: int
     ) -> Iterable[tuple[int, int]]:
         """(key, doc) rows of ``pending`` (seq -> keys) in key order, one field at a time in
         numpy; the sample fields only of documents at or below ``upto`` (``samples_upto``)."""
         keys, docs = [], []
-        for f, fid in self._field_ids.items():
+        for f, fid in self.conn.field_ids.items():
             seqs = [
-                q for q, ks in pending.items() if f in ks and (q <= upto or f not in self._later)
+                q
+                for q, ks in pending.items()
+                if f in ks and (q <= upto or f not in self.conn.later)
             ]
             if seqs:
                 parts = [pending[q][f].ravel() for q in seqs]
@@ -223,7 +239,7 @@ class Postings(Connection):
         order = np.lexsort((d, k))
         return zip(k[order].tolist(), d[order].tolist(), strict=True)
 
-    def _delete_postings(
+    def delete_postings(
         self,
         db: sqlite3.Connection,
         seq: int,
@@ -235,14 +251,14 @@ class Postings(Connection):
         table yet."""
         if pending is not None:
             pending.pop(seq, None)
-        keys = self._keys_of(row["keys"], self._shingle_sets([row])[0], row["exact"])
-        rows = list(self._posting_rows({seq: keys}, UNBOUNDED))
+        keys = self.keys_of(row["keys"], self.shingle_sets([row])[0], row["exact"])
+        rows = list(self.posting_rows({seq: keys}, UNBOUNDED))
         for t in self._main_tables():
             db.executemany(f"DELETE FROM {t} WHERE key=? AND doc=?", rows)
 
     # -- candidates ------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
-        tables = self._postings_tables({g.field for q in queries for g in q.groups})
+        tables = self.tables_for({g.field for q in queries for g in q.groups})
         form = self.candidate_form
         if form == "auto":
             form = "batched" if len(queries) >= BATCHED_FROM else "sql"
@@ -255,7 +271,7 @@ class Postings(Connection):
     ) -> list[Candidate]:
         """The candidates of one query, in one statement: per key group, the documents that
         hold at least ``min_match`` of its keys; summed over the groups, ranked, filtered.
-        ``tables``: the postings tables to match in (:meth:`_postings_tables`)."""
+        ``tables``: the postings tables to match in (:meth:`tables_for`)."""
         tables = tables or self._main_tables()
         matching = _union(
             tables, "doc", "key IN (SELECT value FROM json_each(?)) AND doc > ? AND doc < ?"
@@ -289,7 +305,7 @@ class Postings(Connection):
                 matched=frozenset(fs.split(",")),
                 seq=seq,
             )
-            for i, n, sh, cid, score, fs, seq in self._require().execute(sql, params)
+            for i, n, sh, cid, score, fs, seq in self.conn.require().execute(sql, params)
         ]
 
     def candidates_batched(
@@ -322,7 +338,7 @@ class Postings(Connection):
         each, read in one statement."""
         matching = _union(tables, "key, doc", "key IN (SELECT value FROM json_each(?))")
         found = (
-            self._require()
+            self.conn.require()
             .execute(
                 f"SELECT group_concat(key || ' ' || doc, ' ') FROM {matching}",
                 _repeat(tables, [json.dumps(keys.tolist())]),
@@ -346,7 +362,7 @@ class Postings(Connection):
             return out
         rows = {
             r[0]: r[1:]
-            for r in self._require().execute(
+            for r in self.conn.require().execute(
                 f"SELECT d.seq, d.id, d.n_shingles, d.simhash, {CLUSTER}, d.is_duplicate "
                 f"FROM docs d {self._filter_by} WHERE d.seq IN (SELECT value FROM json_each(?))",
                 (json.dumps(np.unique(doc).tolist()),),
@@ -377,7 +393,7 @@ class Postings(Connection):
     def _filter_by(self) -> str:
         """How :meth:`_filtered` reads the documents: through the narrow ``docs_filter`` index
         where the file has it (never a page of texts), else by their rows."""
-        return "INDEXED BY docs_filter" if self._filter_index else ""
+        return "INDEXED BY docs_filter" if self.conn.filter_index else ""
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
         """The posting keys of each key group (:func:`~neardup.signing.encoding.posting_array`), all
@@ -385,37 +401,37 @@ class Postings(Connection):
         keys, owner = [], []
         for f, at in _by_field(groups).items():
             values, offsets = join([groups[i].keys for i in at])
-            keys.append(posting_array(self._field_ids[f], values))
+            keys.append(posting_array(self.conn.field_ids[f], values))
             owner.append(np.repeat(np.array(at, dtype=np.int64), np.diff(offsets)))
         return np.concatenate(keys), np.concatenate(owner)
 
     def _matchable(self, g: KeyGroup) -> bool:
         """A key group this index can match: a field it stores, and some keys."""
-        return g.field in self._field_ids and len(g.keys) > 0
+        return g.field in self.conn.field_ids and len(g.keys) > 0
 
     def _posting_jsons(self, groups: Sequence[KeyGroup]) -> list[str]:
         """The :func:`~.keycolumn.posting_jsons` of each key group, a field's made together."""
         out: list[str] = [""] * len(groups)
         for f, at in _by_field(groups).items():
-            made = posting_jsons(self._field_ids[f], *join([groups[i].keys for i in at]))
+            made = posting_jsons(self.conn.field_ids[f], *join([groups[i].keys for i in at]))
             for i, one in zip(at, made, strict=True):
                 out[i] = one
         return out
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
-        db = self._require()
+        db = self.conn.require()
         for f in fields:
-            if f not in self._field_ids:
+            if f not in self.conn.field_ids:
                 continue
-            tables = self._postings_tables({f})
+            tables = self.tables_for({f})
             if (
                 tables == ("postings", "recent_postings")
-                and not self._read_only
+                and not self.conn.read_only
                 and db.execute("SELECT 1 FROM recent_postings LIMIT 1").fetchone()
             ):
                 self.merge_recent()  # (one pass; a count over the union would sort every key)
                 tables = ("postings",)
-            lo = self._field_ids[f] << KEY_BITS
+            lo = self.conn.field_ids[f] << KEY_BITS
             # the shared keys first (a count over the key order, no join), then their documents
             cur = db.execute(
                 "SELECT (SELECT group_concat(d.id, char(31)) FROM "
@@ -431,40 +447,40 @@ class Postings(Connection):
     def samples_behind(self) -> int:
         """Documents whose sample postings (winnowing, MOD_m) are not in ``postings`` yet
         (the next containment query adds them); 0 when the index has no sample field."""
-        return self._behind("samples_upto") if self._later else 0
+        return self.conn.behind("samples_upto") if self.conn.later else 0
 
     def _main_tables(self) -> tuple[str, ...]:
         """The file's postings tables: ``postings``, and ``recent_postings`` in a file of the
         format that has it (:data:`~.schema.READS`)."""
-        return ("postings", "recent_postings") if self._recent_table else ("postings",)
+        return ("postings", "recent_postings") if self.conn.recent_table else ("postings",)
 
-    def _postings_tables(self, fields: Iterable[str]) -> tuple[str, ...]:
+    def tables_for(self, fields: Iterable[str]) -> tuple[str, ...]:
         """The postings tables to match ``fields`` in, with every document's keys in them:
         :meth:`_main_tables` after adding the sample postings of the documents that follow
         ``samples_upto`` (when ``fields`` has a sample field); on a read-only file with some
         behind, a copy in this connection's temporary schema with them added (made once)."""
         if self._postings_copy:
             return ("temp.nd_postings",)
-        if not self._later.intersection(fields) or not self.samples_behind():
+        if not self.conn.later.intersection(fields) or not self.samples_behind():
             return self._main_tables()
-        if self._read_only:
-            db = self._require()
+        if self.conn.read_only:
+            db = self.conn.require()
             db.execute(
                 "CREATE TEMP TABLE nd_postings(key INTEGER NOT NULL, doc INTEGER NOT NULL, "
                 "PRIMARY KEY(key, doc)) WITHOUT ROWID"
             )
             for t in self._main_tables():
                 db.execute(f"INSERT INTO temp.nd_postings SELECT key, doc FROM {t}")
-            self._add_samples(db, "temp.nd_postings", self._upto(db, "samples_upto"))
+            self._add_samples(db, "temp.nd_postings", self.conn.upto(db, "samples_upto"))
             self._postings_copy = True
             return ("temp.nd_postings",)
-        self._catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
+        self.conn.catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
         return self._main_tables()
 
-    def _insert_recent(self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
+    def insert_recent(self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
         """Insert (key, doc) postings into ``recent_postings``; merge it into ``postings``
         once it is full (:data:`RECENT_PER_DOC`; inside the caller's transaction)."""
-        if not self._recent_table:  # a file of an earlier format: straight into postings
+        if not self.conn.recent_table:  # a file of an earlier format: straight into postings
             db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
             return
         if self._recent_rows is None:  # (other processes' rows count from the next opening)
@@ -477,7 +493,7 @@ class Postings(Connection):
 
     def merge_recent(self, db: sqlite3.Connection | None = None) -> None:
         """Move ``recent_postings`` into ``postings``, in key order, and empty it."""
-        with contextlib.nullcontext(db) if db is not None else self._tx() as db:
+        with contextlib.nullcontext(db) if db is not None else self.conn.tx() as db:
             db.execute(
                 "INSERT OR IGNORE INTO postings(key, doc) "
                 "SELECT key, doc FROM recent_postings ORDER BY key, doc"
@@ -489,7 +505,7 @@ class Postings(Connection):
         """The sample postings of every document after ``seq`` ``after``, into ``table``."""
         what = "containment samples to the postings"
         names = ("seq", "keys", "shingles", "exact", "lang", "n_shingles", "body")
-        chunks = self._rows_after(
+        chunks = self.conn.rows_after(
             db,
             ", ".join(names[1:]),
             after,
@@ -500,12 +516,12 @@ class Postings(Connection):
         for rows in chunks:
             pending = {}
             named = [dict(zip(names, r, strict=True)) for r in rows]
-            for r, shingles in zip(named, self._shingle_sets(named), strict=True):
-                keys = self._keys_of(r["keys"], shingles, r["exact"])
-                pending[r["seq"]] = {f: ks for f, ks in keys.items() if f in self._later}
+            for r, shingles in zip(named, self.shingle_sets(named), strict=True):
+                keys = self.keys_of(r["keys"], shingles, r["exact"])
+                pending[r["seq"]] = {f: ks for f, ks in keys.items() if f in self.conn.later}
             db.executemany(
                 f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)",
-                self._posting_rows(pending, UNBOUNDED),
+                self.posting_rows(pending, UNBOUNDED),
             )
 
 
