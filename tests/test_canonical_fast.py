@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from neardup.canonical import canonicalizer, letters, persian, scripts
+from neardup.canonical import canonicalizer, letters, persian, scripts, spans
 from neardup.canonical import Canonicalizer, stopwords_for
 from neardup.canonical.scripts import token_language
 from neardup.config import Config
@@ -297,7 +297,7 @@ def test_texts_for_tokens_of_a_batch_are_those_of_each_text(
 
     canon = Canonicalizer(canon.config, backend="compiled" if compiled else "reference")
     with (
-        mock.patch.object(letters, "_GROUP_CHARS", group_chars),
+        mock.patch.object(spans, "_GROUP_CHARS", group_chars),
         mock.patch.object(
             persian,
             "_piece_tables",
@@ -1110,12 +1110,12 @@ def test_token_hashes_of_the_spans_are_those_of_the_texts(batch, canon, lang):
     """The texts a compiled pass made, read where they lie in its output (spans), give the
     token hashes their decoded strings give; decoded, they are the texts for tokens."""
     langs = [lang] * len(batch)
-    spans = canon.spans_for_tokens(batch, langs)
+    made = canon.spans_for_tokens(batch, langs)
     texts_ = canon._texts_for_tokens(batch, langs)
-    assert letters.decoded(spans) == texts_
+    assert spans.decoded(made) == texts_
     doc_langs = canon.languages(batch, langs)
     got, want = (
-        canon.token_hashes_many(spans, doc_langs),
+        canon.token_hashes_many(made, doc_langs),
         canon.token_hashes_many(texts_, doc_langs),
     )
     assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
@@ -1132,18 +1132,18 @@ def test_joined_spans_are_the_joined_texts(items, cut):
     followed by a space."""
     words = [w for _, w in items]
     bufs = [
-        letters._joined_code_points(words[: len(words) // 2 + cut], True),
-        letters._joined_code_points(words, True),
+        spans.joined_code_points(words[: len(words) // 2 + cut], True),
+        spans.joined_code_points(words, True),
     ]
-    spans = {0: letters._spans_of(*bufs[0]), 1: letters._spans_of(*bufs[1])}
+    of_buffer = {0: spans.spans_of(*bufs[0]), 1: spans.spans_of(*bufs[1])}
     mixed = []
     for i, (as_span, w) in enumerate(items):
-        pick = 0 if i < len(spans[0]) and i % 2 else 1
-        mixed.append(spans[pick][i] if as_span else w)
-    cps, bounds = letters.joined_spans(mixed)
-    want, want_bounds = letters._joined_code_points(words, True)
+        pick = 0 if i < len(of_buffer[0]) and i % 2 else 1
+        mixed.append(of_buffer[pick][i] if as_span else w)
+    cps, bounds = spans.joined_spans(mixed)
+    want, want_bounds = spans.joined_code_points(words, True)
     assert cps.tolist() == want.tolist() and bounds.tolist() == want_bounds.tolist()
-    assert letters.decoded(mixed) == words
+    assert spans.decoded(mixed) == words
 
 
 def test_token_hashes_many_on_the_corpora():

@@ -13,17 +13,14 @@ from ..config import LANGUAGES, Config, is_language_code, language_of_code
 from ..sketches.hashing import KeySet, hash_strings
 from ..sketches.ragged import offsets_of
 from .html import strip_html
+from .spans import Span, TextOrSpan, decoded, joined_spans
 from .letters import (
     DROPPED_MARK,
     RARE,
     UNSPACED,
     Backend,
-    Span,
-    TextOrSpan,
     check_backend,
-    decoded,
     digit_table,
-    joined_spans,
     late_steps_spans,
     drop_marks,
     drop_page_numbers,
@@ -101,7 +98,7 @@ def _marks_to_persian_spans(
     """``persian_step(drop_punctuation(drop_marks(text)))`` of each text, and then the steps
     of ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one, in
     compiled passes over groups of the texts (:func:`~.persian.compiled_spans`), each as a
-    :data:`~.letters.Span` of the pass's output and whether ``late`` was applied; None where
+    :data:`~.spans.Span` of the pass's output and whether ``late`` was applied; None where
     the pass does not apply (not cut at anchors; a character that needs one of hazm's steps
     the pass does not make)."""
     if segmentation.way != "anchors":
@@ -200,7 +197,7 @@ class Canonicalizer:
         flags: Sequence[int] | None = None,
     ) -> list[TextOrSpan]:
         """:meth:`_texts_for_tokens`, the texts a compiled pass made left as
-        :data:`~.letters.Span` of its output (:meth:`token_hashes_many` reads them there)."""
+        :data:`~.spans.Span` of its output (:meth:`token_hashes_many` reads them there)."""
         for lang in langs or ():
             _check_language(lang)
         flags = text_flags_many(texts, self.backend).tolist() if flags is None else list(flags)

@@ -42,15 +42,12 @@ from .letters import (
     FA_LETTERS,
     ZWNJ,
     CharMap,
-    Span,
     _SPACE,
     code_point_table,
-    decoded,
-    _grouped_code_points,
     _mark_code_points,
-    _spans_of,
     token_char_table,
 )
+from .spans import Span, decoded, grouped_code_points, spans_of
 from .ranges import (
     ARABIC_BLOCK,
     ARABIC_SCRIPT,
@@ -602,7 +599,7 @@ def compiled_spans(
     marks: bool = False,
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> list[tuple[Span, bool] | None]:
-    """:func:`_compiled` of each text as a :data:`~.letters.Span` of the pass's output, the
+    """:func:`_compiled` of each text as a :data:`~.spans.Span` of the pass's output, the
     texts in groups joined for one compiled pass each
     (:func:`.persian_loops.persian_pieces_many`).
     None for every text where the loops run interpreted (:func:`neardup.sketches.loops.compiled`):
@@ -618,13 +615,13 @@ def compiled_spans(
     space, letter_map, first, second = tables
     classes, late = _pass_classes(), _NO_LATE if late is None else late
     made: list[tuple[Span, bool] | None] = []
-    for _, cps, bounds in _grouped_code_points(texts, list(range(len(texts)))):
+    for _, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
         out, at, status = persian_loops.persian_pieces_many(
             cps, bounds, classes, letter_map, space, first, second, step, marks, late
         )
         made += [
             (span, s == 2) if s else None
-            for span, s in zip(_spans_of(out, at), status.tolist(), strict=True)
+            for span, s in zip(spans_of(out, at), status.tolist(), strict=True)
         ]
     return made
 
