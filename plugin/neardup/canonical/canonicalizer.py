@@ -12,12 +12,10 @@ import numpy as np
 from ..config import LANGUAGES, Config, is_language_code, language_of_code
 from ..sketches.hashing import KeySet, hash_strings
 from ..sketches.ragged import offsets_of
+from .flags import DROPPED_MARK, RARE, UNSPACED, has_rare_characters, nfkc_flagged, text_flags_many
 from .html import strip_html
 from .spans import Span, TextOrSpan, decoded, joined_spans
 from .letters import (
-    DROPPED_MARK,
-    RARE,
-    UNSPACED,
     Backend,
     check_backend,
     digit_table,
@@ -27,13 +25,10 @@ from .letters import (
     late_steps_table,
     drop_punctuation,
     has_arabic_script,
-    has_rare_characters,
     nfkc,
-    nfkc_flagged,
     punctuation_matters,
     rejoin_hyphenation,
     split_tokens,
-    text_flags_many,
     token_char_table,
     token_hashes,
     unify_digits,
@@ -178,11 +173,11 @@ class Canonicalizer:
     ) -> list[str]:
         """:meth:`text_and_language`'s text of each text (``langs[i]`` given with
         ``texts[i]``, checked as there): the scan for NFKC and the rare characters
-        (:func:`~.letters.text_flags_many`), the compiled pass from drop_marks to the Persian
+        (:func:`~.flags.text_flags_many`), the compiled pass from drop_marks to the Persian
         step (:func:`_marks_to_persian_spans`) and the map of casefold and the steps after
         it (:func:`~.letters._late_steps_many`) each made over all the texts at once, the
         other steps text by text (:meth:`_steps`). ``flags``: the texts'
-        :func:`~.letters.text_flags_many`, where the caller has them.
+        :func:`~.flags.text_flags_many`, where the caller has them.
 
         >>> texts = ["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"]
         >>> Canonicalizer(Config())._texts_for_tokens(texts)
@@ -248,8 +243,8 @@ class Canonicalizer:
         """Whether the Persian step applies to ``text`` (of ``lang``, None: not given): not to
         a text of another language than fa, ru and en (:func:`generic`), given or detected
         (Arabic is not Persian: :func:`~.scripts.language_by_script`); the script is looked
-        at only where the text has Arabic script (not where its :func:`~.letters.text_flags`
-        ``flags`` have no :data:`~.letters.RARE` character: Arabic script is one)."""
+        at only where the text has Arabic script (not where its :func:`~.flags.text_flags`
+        ``flags`` have no :data:`~.flags.RARE` character: Arabic script is one)."""
         if (flags is not None and not flags & RARE) or not has_arabic_script(text):
             return True
         lang = _language(lang) or self._language_of(text)
@@ -259,7 +254,7 @@ class Canonicalizer:
         self, text: str, flags: int, resume: bool = False, fa_rules: bool = True
     ) -> tuple[str, str | None, bool]:
         """:meth:`text`, or a text with the same tokens, of a text whose
-        :func:`~.letters.text_flags` are ``flags``: (the text, None, whether it has rare
+        :func:`~.flags.text_flags` are ``flags``: (the text, None, whether it has rare
         characters), or the text so far where the rest is left to :meth:`_texts_for_tokens`:
         (text, "persian", True) before drop_marks where the text has rare characters and
         punctuation matters (the compiled pass of :func:`_marks_to_persian_spans`), (text,
@@ -269,10 +264,10 @@ class Canonicalizer:
 
         Where drop_punctuation only turns separators into spaces, it is skipped, and so is
         persian (no Arabic script); where the text has none of the characters drop_marks,
-        unify_digits and punctuation_matters act on (:func:`~.letters.has_rare_characters`),
+        unify_digits and punctuation_matters act on (:func:`~.flags.has_rare_characters`),
         those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
         drop_marks whether there are rare characters and split_unspaced whether there is a
-        letter of a script written without spaces (:data:`~.letters.UNSPACED`), unless NFKC
+        letter of a script written without spaces (:data:`~.flags.UNSPACED`), unless NFKC
         changed the text (it may make a rare one: U+037A -> U+0345; the unspaced bit
         counts what NFKC makes: U+2F00 -> U+4E00) or HTML entities were decoded: the steps
         between only take characters out (tags, hyphen breaks, page-number lines; a
@@ -322,7 +317,7 @@ class Canonicalizer:
     ) -> tuple[str, int]:
         """One of :data:`_EARLY_STEPS` in :meth:`_steps`: (the text after it, the bits of
         the text's ``flags`` that still say what it holds: ``known``; NFKC keeps
-        :data:`~.letters.UNSPACED`, whose characters include those NFKC makes a letter
+        :data:`~.flags.UNSPACED`, whose characters include those NFKC makes a letter
         of an unspaced script of)."""
         if name == "nfkc":
             # (marks NFKC would only move go at drop_marks, which this text comes to: they

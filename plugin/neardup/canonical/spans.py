@@ -9,7 +9,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-#: Code points joined at most for one pass of :func:`.letters.text_flags_many` and
+#: Code points joined at most for one pass of :func:`.flags.text_flags_many` and
 #: :func:`.letters.late_steps_spans` (a text longer goes alone): buffers of a few hundred
 #: KB, which the allocator hands out again, where a whole batch's would be new memory every
 #: time (on some machines its first touch costs more than the pass).
