@@ -132,7 +132,8 @@ def evaluate_cmd(
       neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
     """
     from ..config import Config
-    from ..evaluation.evaluate import DEFAULT_METHODS, evaluate, to_markdown
+    from ..evaluation.evaluate import DEFAULT_METHODS, evaluate
+    from ..evaluation.markdown import to_markdown
     from ..evaluation.corpus import load_labels
 
     ctx = click.get_current_context()
