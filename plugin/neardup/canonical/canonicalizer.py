@@ -420,29 +420,14 @@ class Canonicalizer:
         cps, starts = joined_spans(canons)  # each text and a space
         hashes, number, doc = token_hashes(cps, starts, self.config.seed)
         c = self.config
-        per_text = stop_languages_read_text(
-            c.fa_segmentation
-        )  # (else the stop words are one set per language)
+        # the stop words of a text depend on the text (else they are one set per language)
+        per_text = stop_languages_read_text(c.fa_segmentation)
         if per_text:
             canons = decoded(canons)
-        sets: list[KeySet] = []
-        group = np.full(
-            len(canons), -1, dtype=np.int64
-        )  # documents grouped by the stop words they drop
         if c.stopwords:
-            at: dict[int, int] = {}  # id of a set -> its group
-            of_lang: dict[str, KeySet] = {}
-            for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
-                stop = (
-                    self._stop_hashes(t, lang)
-                    if per_text
-                    else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
-                )
-                if len(stop):
-                    if id(stop) not in at:
-                        at[id(stop)] = len(sets)
-                        sets.append(stop)
-                    group[i] = at[id(stop)]
+            sets, group = self._stop_groups(canons, langs, per_text)
+        else:  # (no document grouped by the stop words it drops)
+            sets, group = [], np.full(len(canons), -1, dtype=np.int64)
         if not sets and c.digits != "drop":
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
         from ..sketches.loops import loops
@@ -459,6 +444,29 @@ class Canonicalizer:
             len(canons),
         )
         return hashes, offsets_of(counts)
+
+    def _stop_groups(
+        self, canons: Sequence[str] | Sequence[TextOrSpan], langs: Sequence[str], per_text: bool
+    ) -> tuple[list[KeySet], np.ndarray]:
+        """The sets of stop word hashes :meth:`token_hashes_many` drops, and the documents
+        grouped by the set they drop (its index, -1 for none); a set per text where
+        ``per_text``, else one per language."""
+        sets: list[KeySet] = []
+        group = np.full(len(canons), -1, dtype=np.int64)
+        at: dict[int, int] = {}  # id of a set -> its group
+        of_lang: dict[str, KeySet] = {}
+        for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
+            stop = (
+                self._stop_hashes(t, lang)
+                if per_text
+                else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
+            )
+            if len(stop):
+                if id(stop) not in at:
+                    at[id(stop)] = len(sets)
+                    sets.append(stop)
+                group[i] = at[id(stop)]
+        return sets, group
 
     def _stop_hashes(self, canon: str, lang: str) -> KeySet:
         """The hashes of the stop words :meth:`token_hashes_many` drops from ``canon``."""
