@@ -241,29 +241,41 @@ def nfkc_unstable() -> frozenset[str]:
     composes with nothing before it; next to characters outside this set they stay as they
     are. Checked against NFKC over all of Unicode in tests/test_canonical_fast.py."""
     second = _composition_seconds()
+    decomposed, cps = _by_decomposition()
+    cps |= set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
+    cps |= second
+    # canonical decompositions of starters: kept unless stable as above
+    cps |= {cp for cp in decomposed if _starter_may_change(cp, second)}
+    return frozenset(map(chr, cps))
+
+
+def _by_decomposition() -> tuple[list[int], set[int]]:
+    """The code points that are starters with a canonical decomposition, and those with a
+    compatibility decomposition or a nonzero combining class (none above U+2FFFF has
+    either)."""
     decomposed: list[int] = []
-    cps: set[int] = (
-        set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
-    )
-    for cp in range(0x30000):  # no character above has a decomposition or a combining class
+    cps: set[int] = set()
+    for cp in range(0x30000):
         ch = chr(cp)
         d = unicodedata.decomposition(ch)
         if d and not d.startswith("<") and not unicodedata.combining(ch):
             decomposed.append(cp)
-            continue
-        if d or unicodedata.combining(ch):
+        elif d or unicodedata.combining(ch):
             cps.add(cp)
-    cps |= second
-    for cp in decomposed:  # canonical decompositions of starters: kept unless stable as above
-        ch = chr(cp)
-        first = unicodedata.normalize("NFD", ch)[0]
-        if (
-            unicodedata.normalize("NFKC", ch) != ch
-            or unicodedata.combining(first)
-            or ord(first) in second
-        ):
-            cps.add(cp)
-    return frozenset(map(chr, cps))
+    return decomposed, cps
+
+
+def _starter_may_change(cp: int, second: frozenset[int]) -> bool:
+    """Whether NFKC may change a starter with a canonical decomposition: it changes it
+    alone, or its decomposition starts with a mark or a character that may compose with
+    the one before (``second``)."""
+    ch = chr(cp)
+    first = unicodedata.normalize("NFD", ch)[0]
+    return bool(
+        unicodedata.normalize("NFKC", ch) != ch
+        or unicodedata.combining(first)
+        or ord(first) in second
+    )
 
 
 @lru_cache(maxsize=1)
