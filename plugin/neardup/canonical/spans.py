@@ -121,7 +121,7 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
         if words:
             chunks.append(joined_code_points(words, True)[0])
             words = []
-        if view and view[0] is buf and view[2] == lo:
+        if _goes_on(view, buf, lo):
             view[2] = hi + 1
         else:
             if view:
@@ -131,11 +131,20 @@ def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
         chunks.append(view[0][view[1] : view[2]])
     if words:
         chunks.append(joined_code_points(words, True)[0])
-    cps = (
-        np.concatenate(chunks).astype(np.uint32, copy=False)
-        if chunks
-        else np.zeros(0, dtype=np.uint32)
-    )
+    cps = _concatenated(chunks)
     bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=bounds[1:])
     return cps, bounds
+
+
+def _goes_on(view: list, buf: np.ndarray, lo: int) -> bool:
+    """Whether a span of ``buf`` from ``lo`` starts where ``view`` ([buffer, lo, hi] of
+    spans end to end) ends, in the same buffer."""
+    return bool(view) and view[0] is buf and view[2] == lo
+
+
+def _concatenated(chunks: list[np.ndarray]) -> np.ndarray:
+    """The chunks of code points in one uint32 array."""
+    if not chunks:
+        return np.zeros(0, dtype=np.uint32)
+    return np.concatenate(chunks).astype(np.uint32, copy=False)
