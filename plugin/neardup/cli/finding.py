@@ -373,23 +373,10 @@ def search_cmd(
       neardup search "apache license" --dedupe
       neardup search '{"match": {"body": "license"}}' --dsl -e http://localhost:9200 --dedupe
     """
-    import json
-
-    q: Any = query
-    if dsl:
-        try:
-            q = json.loads(query)
-        except json.JSONDecodeError as e:
-            fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
-        if not isinstance(q, dict):
-            fail(
-                f"--dsl: QUERY must be a JSON object (a query clause, or a search body with "
-                f'"query"), not {_json_kind(q)}: {{"match": {{"body": "license"}}}}'
-            )
+    q: Any = _dsl_query(query) if dsl else query
     with opened(target, engine_opts, create=False) as nd:
-        announce_waits(
-            nd.engine
-        )  # (the embedded engine says when it adds documents to its full-text index)
+        # (the embedded engine says when it adds documents to its full-text index)
+        announce_waits(nd.engine)
         with slow_notice(
             "searching (the first search after indexing adds the new documents to the "
             "full-text index)"
@@ -398,18 +385,39 @@ def search_cmd(
         if as_json:
             echo_json([{**h.__dict__, "folded_count": len(h.folded)} for h in hits])
             return
-        con = console()
-        if not hits:
-            con.print("no results")
-        for n, h in enumerate(hits, 1):
-            folded = (
-                f"  [magenta](+{len(h.folded)} "
-                f"near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]"
-                if h.folded
-                else ""
-            )
-            con.print(
-                f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  "
-                f"[dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}"
-            )
-            con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)
+        _print_hits(hits)
+
+
+def _dsl_query(query: str) -> dict:
+    """``--dsl``: QUERY as the JSON object it must be, else a clear error."""
+    import json
+
+    try:
+        q = json.loads(query)
+    except json.JSONDecodeError as e:
+        fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
+    if not isinstance(q, dict):
+        fail(
+            f"--dsl: QUERY must be a JSON object (a query clause, or a search body with "
+            f'"query"), not {_json_kind(q)}: {{"match": {{"body": "license"}}}}'
+        )
+    return q
+
+
+def _print_hits(hits: list) -> None:
+    """The hits of ``search``, numbered, with the near-copies folded under each."""
+    con = console()
+    if not hits:
+        con.print("no results")
+    for n, h in enumerate(hits, 1):
+        folded = (
+            f"  [magenta](+{len(h.folded)} "
+            f"near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]"
+            if h.folded
+            else ""
+        )
+        con.print(
+            f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  "
+            f"[dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}"
+        )
+        con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)

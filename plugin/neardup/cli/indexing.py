@@ -220,17 +220,10 @@ def init_cmd(
     """
     from ..engines import is_url, open_engine
 
-    opts = dict(engine_opts)
-    if is_url(target):
-        opts["setup"] = True  # templates and pipeline again, even for an existing index
-        if no_pipeline:
-            opts["pipeline"] = False
-        opts.update(
-            {k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None}
-        )
-    elif shards is not None or replicas is not None:
+    if not is_url(target) and (shards is not None or replicas is not None):
         fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
         return
+    opts = _init_options(target, engine_opts, no_pipeline, shards, replicas)
     config = _config_from(ctx, settings)
     engine = open_engine(target, **opts)
     cfg = engine.open(config, create=True)
@@ -254,6 +247,23 @@ def init_cmd(
     for a in actions:
         click.echo(clean(f"  - {a}"))
     click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
+
+
+def _init_options(
+    target: str, engine_opts: dict, no_pipeline: bool, shards: int | None, replicas: int | None
+) -> dict:
+    """The engine options of ``init``: on Elasticsearch/OpenSearch, the templates and the
+    pipeline made again (or no pipeline) and the shards and replicas asked for."""
+    from ..engines import is_url
+
+    opts = dict(engine_opts)
+    if not is_url(target):
+        return opts
+    opts["setup"] = True  # templates and pipeline again, even for an existing index
+    if no_pipeline:
+        opts["pipeline"] = False
+    opts.update({k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None})
+    return opts
 
 
 def index_files(
