@@ -269,7 +269,7 @@ def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> li
     indices, with neardup's mapping and ingest pipeline, then without the pipeline, without
     the language subfields of title and body, and without the shingles; the raw documents with
     the plain mapping first and last (the engine warming up shows as their difference)."""
-    from neardup.engines import dsl
+    from neardup.engines.elastic import dsl
 
     signed = [nd.signer.sign(d) for d in docs]
     name = dsl.documents_template_name(nd.engine.index)

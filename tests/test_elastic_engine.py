@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config, ConfigMismatch
-from neardup.engines import dsl
+from neardup.engines.elastic import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded.shingle_column import column

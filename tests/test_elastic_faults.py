@@ -14,7 +14,7 @@ import pytest
 from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
 from neardup.engines.elastic import ElasticEngine
-from neardup.engines.elastic_options import Connection
+from neardup.engines.elastic.options import Connection
 from neardup.runtime.retry import Backoff
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
-from neardup.engines import dsl
+from neardup.engines.elastic import dsl
 from neardup.engines.base import CandidateQuery, KeyGroup
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine

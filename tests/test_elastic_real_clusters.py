@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from neardup.cli import main
 from neardup.config import Config
-from neardup.engines import dsl
+from neardup.engines.elastic import dsl
 from neardup.engines.elastic import ElasticEngine
 from neardup.signing.signer import Signer
 

@@ -18,7 +18,7 @@ import pytest
 from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
-from neardup.engines.lease import LeaseLost
+from neardup.engines.elastic.lease import LeaseLost
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document
 

@@ -53,8 +53,8 @@ def test_every_exception_class_has_the_one_root():
         ("neardup.evaluation.corpus.EvaluationError", InvalidInput, ValueError),
         ("neardup.signing.signatures.stats.ContextError", ConfigError, ValueError),
         ("neardup.engines.base.EngineError", EngineError, RuntimeError),
-        ("neardup.engines.calls.BulkRefused", EngineError, RuntimeError),
-        ("neardup.engines.lease.LeaseLost", EngineError, RuntimeError),
+        ("neardup.engines.elastic.calls.BulkRefused", EngineError, RuntimeError),
+        ("neardup.engines.elastic.lease.LeaseLost", EngineError, RuntimeError),
         ("neardup.dashboards.fields.DashboardError", EngineError, RuntimeError),
     ],
 )

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from neardup.signing.encoding import render_keys
 from neardup.engines.base import CandidateQuery, KeyGroup, Tags
-from neardup.engines.key_match import Entry, KeyMatcher, merged
+from neardup.engines.elastic.key_match import Entry, KeyMatcher, merged
 
 FIELDS = ("exact", "minhash", "simhash")
 keys_st = st.lists(st.integers(0, 5), min_size=0, max_size=6)

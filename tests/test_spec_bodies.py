@@ -1,7 +1,7 @@
 """Every request body the HTTP engine sends, validated against the OpenSearch API
 specification (/work/shared/opensearch-api-spec, OpenAPI 3.1; see tests/openapi_spec.py).
 
-The bodies come from the same pure builders the engine calls (neardup.engines.dsl and the
+The bodies come from the same pure builders the engine calls (neardup.engines.elastic.dsl and the
 clients' bulk ``expand_action``), so what is checked here is what goes on the wire."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
-from neardup.engines.elastic_answers import stored_shingles
-from neardup.engines import dsl
+from neardup.engines.elastic.answers import stored_shingles
+from neardup.engines.elastic import dsl
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.runtime.resources import load_json
 from neardup.signing.signer import Signer

@@ -233,8 +233,8 @@ def test_attach_counts_fields_as_the_engine_does(osmem_clone):
     """A limit of exactly the fields the index and neardup map together is enough: the count
     attach checks before changing anything is the engine's own."""
     from neardup.config import Config
-    from neardup.engines import dsl
-    from neardup.engines.elastic_answers import count_fields
+    from neardup.engines.elastic import dsl
+    from neardup.engines.elastic.answers import count_fields
 
     url = osmem_clone.url
     props = {
@@ -266,7 +266,7 @@ def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
     ``upsert``): one removed after attach read it is refused, never made again from its text;
     a document the index did not hold (``neardup index`` into an adopted index) is created."""
     from neardup.config import Config
-    from neardup.engines import dsl
+    from neardup.engines.elastic import dsl
     from neardup.engines.elastic import ElasticEngine
     from neardup.signing.records import Document
     from neardup.signing.signer import Signer

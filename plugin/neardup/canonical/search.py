@@ -113,7 +113,7 @@ def snippet(text: str | None, terms: list[str], words: int = 16) -> str:
 # -- long queries ------------------------------------------------------------------------------
 #: Query terms every engine looks for at most: a longer query (a pasted paragraph) keeps its
 #: first distinct words up to this many (an HTTP engine's clause limit may cut further, see
-#: :func:`neardup.engines.dsl.fulltext_body`).
+#: :func:`neardup.engines.elastic.dsl.fulltext_body`).
 MAX_QUERY_TERMS = 100
 #: A query of up to this many distinct terms needs every one of them in a hit.
 ALL_TERMS_UP_TO = 8

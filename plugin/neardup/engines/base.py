@@ -192,7 +192,7 @@ class Engine(abc.ABC):
     actions: Sequence[str] = ()
     #: the server that answered (:class:`~neardup.engines.transport.Server`), None for a file
     server: Any = None
-    #: where a document's own fields are (:class:`~neardup.engines.dsl.Layout`): None for an
+    #: where a document's own fields are (:class:`~neardup.engines.elastic.dsl.Layout`): None for an
     #: engine that holds neardup's documents only; ``layout.adopted`` for an index neardup
     #: attached in place (its documents are the user's own)
     layout: Any = None

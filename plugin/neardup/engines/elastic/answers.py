@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..signing.encoding import parse_keys
-from .embedded.shingle_column import given_lang, is_marker, stored_hashes
+from ...signing.encoding import parse_keys
+from ..embedded.shingle_column import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
-from .base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
+from ..base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
 
 
 def cluster_record(s: dict[str, Any]) -> ClusterRecord:
@@ -189,7 +189,7 @@ def source_text(src: dict[str, Any], path: str | None) -> Any:
 
 def stored_text(src: dict[str, Any], layout: dsl.Layout, field: str | None) -> Any:
     """The text of ``field`` (the layout's ``text`` or ``title``) in a ``_source``: from the
-    first of its :meth:`~neardup.engines.dsl.Layout.stored` fields that gives one."""
+    first of its :meth:`~neardup.engines.elastic.dsl.Layout.stored` fields that gives one."""
     return next((t for f in layout.stored(field) if (t := source_text(src, f)) is not None), None)
 
 
@@ -233,7 +233,7 @@ def candidate_of(h: dict[str, Any]) -> Candidate:
 
 
 def entry_of(h: dict[str, Any]) -> Entry:
-    """A hit of :func:`~neardup.engines.dsl.keys_body` as the matcher holds it."""
+    """A hit of :func:`~neardup.engines.elastic.dsl.keys_body` as the matcher holds it."""
     nd = neardup_part(h.get("_source"))
     keys = nd.get("keys") or {}
     return Entry(

@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .base import EngineError, Failure
-from .transport import Retrying, describe, status_of, what_lifts
+from ..base import EngineError, Failure
+from ..transport import Retrying, describe, status_of, what_lifts
 
 #: Statuses of a bulk item refused for a passing reason, sent again with backoff: 429
 #: (``es_rejected_execution_exception``, a full queue) and 503 (``unavailable_shards_exception``,

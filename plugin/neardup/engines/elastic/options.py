@@ -21,7 +21,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..runtime.retry import Backoff
+from ...runtime.retry import Backoff
 
 
 @dataclass(frozen=True, kw_only=True)

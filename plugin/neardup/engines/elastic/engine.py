@@ -3,7 +3,7 @@
 Canonicalization and signing run in Python (hazm cannot run inside the engine); the
 engine stores the signed documents (field names in ``mappings/documents.json``) and finds
 candidates by term match. Request bodies are built by the pure functions of
-:mod:`neardup.engines.dsl`; this module only sends them, retries, and parses answers.
+:mod:`neardup.engines.elastic.dsl`; this module only sends them, retries, and parses answers.
 
 * ``open`` reads only (reading commands need read privileges only). Creating an index,
   or ``setup`` (what ``neardup init`` runs), installs the index templates, the ingest
@@ -12,15 +12,15 @@ candidates by term match. Request bodies are built by the pure functions of
   ``<index>-clusters`` indices idempotently; an existing index with other settings is
   refused with ConfigMismatch. ``attach`` adopts a user's index in place.
 * ``put`` checks each document (id length, valid Unicode) and stores the rest through
-  :class:`~neardup.engines.calls.BulkStreamer` (``_id`` = document id, so retries are
+  :class:`~neardup.engines.elastic.calls.BulkStreamer` (``_id`` = document id, so retries are
   idempotent); refused documents come back as Failures, none dropped.
 * ``candidates`` sends one search per query through ``_msearch``; ``collisions`` pages
   (key, id) pairs with a ``composite`` aggregation; ``scan`` reads over a point in time
   with ``search_after`` on ``neardup.seq`` (scroll where PIT is missing), all through
-  :class:`~neardup.engines.calls.Pager`; every request goes through one call-with-retry.
+  :class:`~neardup.engines.elastic.calls.Pager`; every request goes through one call-with-retry.
 
 Writers in different processes take turns through a lease document in
-``<index>-neardup-state`` (:mod:`neardup.engines.lease`): every write runs inside
+``<index>-neardup-state`` (:mod:`neardup.engines.elastic.lease`): every write runs inside
 :meth:`ElasticEngine.writer` (an explicit session, or one per write call), which reads the
 index's largest ``seq`` after taking the lease, so arrival numbers never repeat across
 processes, and refreshes before handing the lease on, so the next writer sees every write.
@@ -37,11 +37,11 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from ..config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
-from ..signing.encoding import parse_keys
-from ..signing.records import Document, Signed
+from ...config import SIGNATURE_VERSION, Config, ConfigMismatch, is_language_code
+from ...signing.encoding import parse_keys
+from ...signing.records import Document, Signed
 from . import dsl
-from .base import (
+from ..base import (
     Candidate,
     CandidateQuery,
     ClusterRecord,
@@ -55,7 +55,7 @@ from .base import (
     TagRow,
 )
 from .calls import BulkStreamer, Pager, chunks, document_problem
-from .elastic_answers import (
+from .answers import (
     candidate_of,
     check_fields,
     cluster_record,
@@ -81,17 +81,17 @@ from .elastic_answers import (
     tags_of,
     target_problem,
 )
-from .elastic_options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
-from .elastic_options import Connection as ConnectionSettings
-from .embedded.shingle_column import ShingleCache, ShingleColumn, column
+from .options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging, grouped
+from .options import Connection as ConnectionSettings
+from ..embedded.shingle_column import ShingleCache, ShingleColumn, column
 from .key_match import Entry, KeyMatcher, merged
 from .lease import Holder, Lease
-from .transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
+from ..transport import Backoff, Retrying, Server, connect, describe, split_credentials, status_of
 
 
 def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
     """The documents to send, and a Failure for each that would make the engine refuse a
-    whole request (:func:`~neardup.engines.calls.document_problem`): refused here, alone."""
+    whole request (:func:`~neardup.engines.elastic.calls.document_problem`): refused here, alone."""
     good, failures = [], []
     for s in docs:
         d = s.doc
@@ -139,7 +139,7 @@ class ElasticEngine(Engine):
     """Engine on an Elasticsearch or OpenSearch index (clusters in ``<index>-clusters``).
 
     Its settings come a concern at a time, each a record built by keyword
-    (:mod:`~neardup.engines.elastic_options`): ``connection`` (credentials, TLS, the request
+    (:mod:`~neardup.engines.elastic.options`): ``connection`` (credentials, TLS, the request
     timeout; ``user:password@`` in ``url`` is used as basic auth), ``retry`` (the one retry
     policy, :class:`~neardup.runtime.retry.Backoff`, for requests and bulk items), ``paging``
     (request sizes), ``index_setup`` (pipeline, templates, shards and replicas, health wait,
@@ -220,7 +220,7 @@ class ElasticEngine(Engine):
     @classmethod
     def from_options(cls, url: str, index: str = "neardup", **options: Any) -> ElasticEngine:
         """The engine of flat settings (``max_retries=2, page_size=100, ...``: the fields of
-        the records, see :func:`~neardup.engines.elastic_options.grouped`), as a command line
+        the records, see :func:`~neardup.engines.elastic.options.grouped`), as a command line
         or ``NearDup.open(url, **options)`` gives them; ``on_wait`` as for the engine."""
         on_wait = options.pop("on_wait", None)
         return cls(url, index, on_wait=on_wait, **grouped(**options))
@@ -324,7 +324,7 @@ class ElasticEngine(Engine):
     def _check_target(self) -> None:
         """The name ``attach`` was given resolves to one open index (or an alias over one):
         an alias over several indices, a data stream and a closed index are refused
-        (:func:`~neardup.engines.elastic_answers.target_problem`) before anything changes."""
+        (:func:`~neardup.engines.elastic.answers.target_problem`) before anything changes."""
         try:
             resolved = self.retry.call(
                 "resolve index",
@@ -660,7 +660,7 @@ class ElasticEngine(Engine):
     def _check_own(self, index: str, role: str) -> dict[str, Any] | None:
         """The mappings of ``index`` (the clusters or state index of this one) by concrete
         index, None when it does not exist; one that exists but was not made by neardup
-        (:func:`~neardup.engines.dsl.made_by_neardup`) is refused: neardup never writes into
+        (:func:`~neardup.engines.elastic.dsl.made_by_neardup`) is refused: neardup never writes into
         an index it did not create."""
         try:
             m = self.retry.call(
@@ -831,7 +831,7 @@ class ElasticEngine(Engine):
         releasing, so the next holder's candidate queries see every write of this one.
         Sessions nest; write calls outside a session open one of their own. Inside
         :meth:`writes_in_a_row` the lease is kept over the sessions that follow, for up to
-        :attr:`~neardup.engines.elastic_options.LeaseTimes.hold` seconds, and the documents
+        :attr:`~neardup.engines.elastic.options.LeaseTimes.hold` seconds, and the documents
         they store are matched in this process (:meth:`candidates`)."""
         if self._session_depth:
             self._session_depth += 1
@@ -1115,7 +1115,7 @@ class ElasticEngine(Engine):
     # -- candidates ----------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """Candidates of each query. Inside a run (:meth:`writes_in_a_row`) the documents it
-        stored are matched here (:class:`~neardup.engines.key_match.KeyMatcher`, the rule of
+        stored are matched here (:class:`~neardup.engines.elastic.key_match.KeyMatcher`, the rule of
         the engine's query), and the engine is asked only about those stored before, and
         not at all when the index held none."""
         hold = self._hold
@@ -1155,7 +1155,7 @@ class ElasticEngine(Engine):
     def _candidates_by_keys(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """The stored documents holding any key of ``queries`` (:func:`dsl.keys_body`, page
         after page), matched to each query here by the rule of the engine's candidate query
-        (:class:`~neardup.engines.key_match.KeyMatcher`): one search for a whole batch instead
+        (:class:`~.key_match.KeyMatcher`): one search for a whole batch instead
         of one per document."""
         held = KeyMatcher()
         size, after = self.paging.page_size, None

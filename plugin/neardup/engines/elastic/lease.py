@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
-from ..runtime.retry import Backoff
-from .base import EngineError
-from .transport import Retrying, status_of
+from ...runtime.retry import Backoff
+from ..base import EngineError
+from ..transport import Retrying, status_of
 
 log = logging.getLogger("neardup.engines.lease")
 

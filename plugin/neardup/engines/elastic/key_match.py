@@ -1,6 +1,6 @@
 """Candidate queries answered in memory, by the rule of the engine's candidate query.
 
-An HTTP engine finds candidates with :func:`~neardup.engines.dsl.candidate_query`: a stored
+An HTTP engine finds candidates with :func:`~neardup.engines.elastic.dsl.candidate_query`: a stored
 document matches a :class:`~neardup.engines.base.CandidateQuery` when, for at least one key
 group, it holds at least ``min_match`` of the group's distinct keywords (for positional fields,
 ``minhash`` and ``simhash``, a keyword is the pair (position, key): ``"i:hex"``), passes the
@@ -38,8 +38,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..signing.encoding import POSITIONAL
-from .base import Candidate, CandidateQuery, Tags
+from ...signing.encoding import POSITIONAL
+from ..base import Candidate, CandidateQuery, Tags
 
 #: Segments of one (field, position) before they are merged into one.
 MAX_SEGMENTS = 8
@@ -228,7 +228,7 @@ def _spaces(field_name: str, keys: np.ndarray) -> list[tuple[tuple[str, int], np
 
 
 def _passes(e: Entry, q: CandidateQuery) -> bool:
-    """The filters of :func:`~neardup.engines.dsl.candidate_query` on one document."""
+    """The filters of :func:`~neardup.engines.elastic.dsl.candidate_query` on one document."""
     if not (q.min_shingles <= e.n_shingles <= q.max_shingles):
         return False
     if q.exclude_id is not None and e.id == q.exclude_id:

@@ -22,13 +22,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
-from ..config import SIGNATURE_VERSION, Config
-from ..runtime.resources import load_json
-from ..signing.encoding import render_keys
-from ..signing.records import Signed
-from .base import CandidateQuery, ClusterRecord, Tags
-from .embedded import shingle_column
+from ...canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
+from ...config import SIGNATURE_VERSION, Config
+from ...runtime.resources import load_json
+from ...signing.encoding import render_keys
+from ...signing.records import Signed
+from ..base import CandidateQuery, ClusterRecord, Tags
+from ..embedded import shingle_column
 
 #: The object every neardup field lives under.
 ROOT = "neardup"
@@ -640,7 +640,7 @@ def keys_body(
     """One page of the stored documents that hold any key of any of ``queries`` (one
     ``terms`` clause per field) and pass the filters all of them share, in arrival order,
     with their keys: the hits are matched to each query in the caller, by the rule of
-    :func:`candidate_query` (:class:`~neardup.engines.key_match.KeyMatcher`). None when the
+    :func:`candidate_query` (:class:`~neardup.engines.elastic.key_match.KeyMatcher`). None when the
     queries have no keys.
 
     >>> import numpy as np
