@@ -214,9 +214,7 @@ def _read_jsonl_stream(
             return
         if on_bytes:
             pos = _bytes_read(raw, stream, pos, line)
-            if pos - done >= _PROGRESS_BYTES or lineno == 1:
-                on_bytes(pos - done)
-                done = pos
+            done = _report_bytes(on_bytes, pos, done, lineno == 1)
         yield from _parse_line(
             line, f"{where_name}:{lineno}", f"{id_name}:{lineno}", fields, encoding
         )
@@ -235,6 +233,15 @@ def _bytes_read(raw: IO[bytes] | None, stream: IO[bytes], pos: int, line: bytes)
     """The bytes of the file read after ``line``: where ``raw``, the compressed file beneath
     ``stream``, is; else ``pos`` and the line."""
     return raw.tell() if raw is not None and raw is not stream else pos + len(line)
+
+
+def _report_bytes(on_bytes: Callable[[int], None], pos: int, done: int, first: bool) -> int:
+    """Tell ``on_bytes`` of the bytes read up to ``pos`` since ``done`` once they are
+    :data:`_PROGRESS_BYTES` or more (or after the first line); the bytes told of so far."""
+    if pos - done >= _PROGRESS_BYTES or first:
+        on_bytes(pos - done)
+        return pos
+    return done
 
 
 #: Bytes read between two reports to ``on_bytes`` (a progress bar need not hear of every line).
