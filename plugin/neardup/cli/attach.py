@@ -143,7 +143,7 @@ def attach_cmd(
     from ..api import NearDup
     from ..config import Config
     from ..engines import is_url, open_engine
-    from ..engines.elastic.dsl import Layout
+    from ..engines.elastic.layout import Layout
 
     if not is_url(target):
         fail(

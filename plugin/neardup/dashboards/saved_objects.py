@@ -430,7 +430,7 @@ def saved_objects(
     (``mappings``: the live ones, see :func:`live_mappings`; default: the templates)."""
     if target not in PRODUCTS:
         raise DashboardError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    from ..engines.elastic.dsl import clusters_index as clusters_of, index_name_problem
+    from ..engines.elastic.templates import clusters_index as clusters_of, index_name_problem
 
     problem = index_name_problem(index)
     if problem:

@@ -18,6 +18,7 @@ from ...signing.encoding import parse_keys
 from ..embedded.shingle_column import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
+from .layout import Layout, ROOT
 from ..base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
 
 
@@ -50,11 +51,11 @@ def field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
     return spec
 
 
-def check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -> None:
+def check_fields(location: str, mappings: dict[str, Any], layout: Layout) -> None:
     """The fields named for attach exist with usable types; ``neardup`` is free."""
-    if dsl.ROOT in (mappings.get("properties") or {}):
+    if ROOT in (mappings.get("properties") or {}):
         raise EngineError(
-            f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its "
+            f"{location}: the index already has a field named '{ROOT}'; neardup keeps its "
             "fields under it"
         )
     wanted = {
@@ -94,7 +95,7 @@ def check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) ->
 
 def neardup_part(src: dict[str, Any] | None) -> dict[str, Any]:
     """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
-    v = (src or {}).get(dsl.ROOT)
+    v = (src or {}).get(ROOT)
     return v if isinstance(v, dict) else {}
 
 
@@ -187,9 +188,9 @@ def source_text(src: dict[str, Any], path: str | None) -> Any:
     return field_text(source_field(src, path))
 
 
-def stored_text(src: dict[str, Any], layout: dsl.Layout, field: str | None) -> Any:
+def stored_text(src: dict[str, Any], layout: Layout, field: str | None) -> Any:
     """The text of ``field`` (the layout's ``text`` or ``title``) in a ``_source``: from the
-    first of its :meth:`~neardup.engines.elastic.dsl.Layout.stored` fields that gives one."""
+    first of its :meth:`~neardup.engines.elastic.layout.Layout.stored` fields that gives one."""
     return next((t for f in layout.stored(field) if (t := source_text(src, f)) is not None), None)
 
 
@@ -265,8 +266,8 @@ def tags_of(nd: dict[str, Any]) -> Tags | None:
     )
 
 
-def tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
-    nd = src[dsl.ROOT]
+def tag_row(src: dict[str, Any], layout: Layout) -> TagRow:
+    nd = src[ROOT]
     return TagRow(
         id=nd["id"],
         seq=int(nd.get("seq") or 0),
@@ -277,7 +278,7 @@ def tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
     )
 
 
-def hit_of(h: dict[str, Any], layout: dsl.Layout) -> Hit:
+def hit_of(h: dict[str, Any], layout: Layout) -> Hit:
     s = h.get("_source") or {}
     nd = neardup_part(s)
     snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
@@ -396,7 +397,7 @@ def source_problem(location: str, mappings: dict[str, Any], text_field: str) -> 
             "made: reindex into an index with _source enabled and attach that; nothing was changed"
         )
     includes, excludes = list(src.get("includes") or []), list(src.get("excludes") or [])
-    for field in (text_field, f"{dsl.ROOT}.shingles"):
+    for field in (text_field, f"{ROOT}.shingles"):
         dropped = [p for p in excludes if fnmatch.fnmatchcase(field, p)]
         if includes and not any(fnmatch.fnmatchcase(field, p) for p in includes):
             dropped = [f"not in includes {includes}"]
@@ -449,7 +450,7 @@ def settings_problem(
     limit = int(settings.get("index.mapping.total_fields.limit") or 1000)
     if has + adds > limit:
         return (
-            f"{location} maps {has} fields and attach adds {adds} under {dsl.ROOT}.*, over its "
+            f"{location} maps {has} fields and attach adds {adds} under {ROOT}.*, over its "
             f"index.mapping.total_fields.limit of {limit}: raise it (PUT {index}/_settings "
             f'{{"index.mapping.total_fields.limit": {has + adds}}}) and attach again; nothing '
             "was changed"
