@@ -140,44 +140,64 @@ def scan_stats(
     )
     nbins = len(st.edges) - 1
     st.res_dup, st.res_other = [0] * nbins, [0] * nbins
-    lo = st.edges[0]
     for doc in engine.scan(text=False, batch_size=1000):
         if limit is not None and st.scanned >= limit:
             break
         st.scanned += 1
-        tags = doc.tags
-        dup = bool(tags and tags.is_duplicate)
-        counts = st.by_lang.setdefault(doc.lang or "und", [0, 0])
-        counts[0] += 1
-        when = doc_date(doc, st.dated_by)
-        if when:
-            st.first_indexed = min(st.first_indexed or when, when)
-            st.last_indexed = max(st.last_indexed or when, when)
-        best = tags.max_resemblance if dup else (below or {}).get(doc.id, 0.0)
-        if best > 0 and best >= lo:
-            b = min(nbins - 1, int((best - lo) / (1 - lo) * nbins)) if lo < 1 else nbins - 1
-            (st.res_dup if dup else st.res_other)[b] += 1
-        if dup:
-            st.duplicates += 1
-            counts[1] += 1
-            if keep_members is not None:
-                tc = st.tag_clusters.setdefault(tags.cluster_id, _TagCluster())
-                tc.size += 1
-                if len(tc.members) < keep_members:
-                    tc.members.append(doc.id)
-                r = tags.max_resemblance
-                tc.res_min, tc.res_max, tc.res_sum = (
-                    min(tc.res_min, r),
-                    max(tc.res_max, r),
-                    tc.res_sum + r,
-                )
-                tc.languages.add(doc.lang or "und")
-                tc.last_seen = max(tc.last_seen or "", when or "") or None
+        _count_document(st, doc, keep_members, below or {})
         if progress and st.scanned % 1000 == 0:
             progress(1000)
     if progress:
         progress(st.scanned % 1000)
     return st
+
+
+def _count_document(st: Stats, doc: Any, keep_members: int | None, below: dict[str, float]) -> None:
+    """One document of the scan counted in ``st``: its language, date, resemblance bin and,
+    for a duplicate, its tag cluster."""
+    tags = doc.tags
+    dup = bool(tags and tags.is_duplicate)
+    counts = st.by_lang.setdefault(doc.lang or "und", [0, 0])
+    counts[0] += 1
+    when = doc_date(doc, st.dated_by)
+    if when:
+        st.first_indexed = min(st.first_indexed or when, when)
+        st.last_indexed = max(st.last_indexed or when, when)
+    _count_resemblance(st, tags.max_resemblance if dup else below.get(doc.id, 0.0), dup)
+    if dup:
+        st.duplicates += 1
+        counts[1] += 1
+        if keep_members is not None:
+            _add_member(st.tag_clusters, doc, when, keep_members)
+
+
+def _count_resemblance(st: Stats, best: float, dup: bool) -> None:
+    """A document's best resemblance counted in its bin, of duplicates or of the others
+    (none below the first edge)."""
+    lo, nbins = st.edges[0], len(st.edges) - 1
+    if best > 0 and best >= lo:
+        (st.res_dup if dup else st.res_other)[_bin_of(best, lo, nbins)] += 1
+
+
+def _bin_of(r: float, lo: float, nbins: int) -> int:
+    """The bin of resemblance ``r`` (>= ``lo``) among ``nbins`` equal bins from ``lo`` to 1."""
+    return min(nbins - 1, int((r - lo) / (1 - lo) * nbins)) if lo < 1 else nbins - 1
+
+
+def _add_member(
+    clusters: dict[str, _TagCluster], doc: Any, when: str | None, keep_members: int
+) -> None:
+    """Duplicate ``doc`` counted in the record of its tag cluster (its first
+    ``keep_members`` members kept by id)."""
+    tags = doc.tags
+    tc = clusters.setdefault(tags.cluster_id, _TagCluster())
+    tc.size += 1
+    if len(tc.members) < keep_members:
+        tc.members.append(doc.id)
+    r = tags.max_resemblance
+    tc.res_min, tc.res_max, tc.res_sum = min(tc.res_min, r), max(tc.res_max, r), tc.res_sum + r
+    tc.languages.add(doc.lang or "und")
+    tc.last_seen = max(tc.last_seen or "", when or "") or None
 
 
 def tag_cluster_records(st: Stats, engine: Engine, detail: int) -> list[ClusterRecord]:
