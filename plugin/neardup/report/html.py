@@ -348,33 +348,12 @@ def _cluster_view(
     """One cluster's shown members with their resemblance to the representative and word diff."""
     rep = docs.get(rec.representative_id)
     shown = [m for m in rec.members if m != rec.representative_id][: opts.members]
-    members = []
-    for mid in shown:
-        d = docs.get(mid)
-        if d is not None and rep is not None:
-            sim = similarity(rep.shingles, d.shingles)
-            diff = shared_passages(
-                rep.text or "",
-                d.text or "",
-                config,
-                rep.lang,
-                d.lang,
-                max_words=opts.max_words,
-                shingles_a=rep.shingles,
-                shingles_b=d.shingles,
-            )
-            changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
-            members.append(
-                _Member(
-                    doc=d,
-                    resemblance=sim.resemblance,
-                    containment=sim.containment_ba,
-                    diff=diff,
-                    changes=changes,
-                )
-            )
-    title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
-    lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
+    members = [
+        _member(rep, docs[mid], opts, config)
+        for mid in shown
+        if docs.get(mid) is not None and rep is not None
+    ]
+    title, lang = _title_and_lang(rec, rep)
     return _ClusterView(
         rank=rank,
         record=rec,
@@ -384,6 +363,38 @@ def _cluster_view(
         languages=", ".join(rec.languages),
         members=members,
         hidden=rec.size - 1 - len(members),
+    )
+
+
+def _title_and_lang(rec: ClusterRecord, rep: StoredDoc | None) -> tuple[str, str | None]:
+    """A cluster's title (its representative's, else its id) and language (its
+    representative's, else the one language of its members)."""
+    title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
+    lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
+    return title, lang
+
+
+def _member(rep: StoredDoc, d: StoredDoc, opts: ReportOptions, config: Config) -> _Member:
+    """Member ``d`` as shown under representative ``rep``: resemblance, containment, the
+    passages they share and the words that changed."""
+    sim = similarity(rep.shingles, d.shingles)
+    diff = shared_passages(
+        rep.text or "",
+        d.text or "",
+        config,
+        rep.lang,
+        d.lang,
+        max_words=opts.max_words,
+        shingles_a=rep.shingles,
+        shingles_b=d.shingles,
+    )
+    changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
+    return _Member(
+        doc=d,
+        resemblance=sim.resemblance,
+        containment=sim.containment_ba,
+        diff=diff,
+        changes=changes,
     )
 
 
