@@ -466,18 +466,8 @@ def build_report(
 ) -> str:
     """The report page as one HTML string."""
     opts = options
-    below = None
-    if threshold == engine.config.threshold:  # (the keys propose pairs for the index's threshold)
-        from ..matching.candidates import CandidateRule, extra_min_match
-        from ..signing.signatures import ContextError
-        from ..signing.signer import Signer
-
-        try:
-            signer = Signer(engine.config, engine.get_meta("context") or {})
-        except ContextError:  # (signatures that still need collection statistics: none signed yet)
-            signer = None
-        rule = CandidateRule(engine.config, extra_min_match(signer))
-        below = best_earlier_resemblances(engine, rule, tuning_low(threshold))
+    # (the keys propose pairs for the index's threshold only)
+    below = _best_earlier(engine, threshold) if threshold == engine.config.threshold else None
     st = scan_stats(
         engine,
         threshold=threshold,
@@ -492,12 +482,12 @@ def build_report(
     stored = stored[: opts.max_clusters]
     clusters = stored or tag_cluster_records(st, engine, opts.top)
     langs = sorted(st.by_lang, key=lambda k: -st.by_lang[k][0])
-    views = []
-    for rank, rec in enumerate(clusters[: opts.top], 1):
-        ids = [rec.representative_id] + [m for m in rec.members if m != rec.representative_id][
-            : opts.members
-        ]
-        views.append(_cluster_view(rank, rec, engine.get(ids, text=True), opts, engine.config))
+    views = [
+        _cluster_view(
+            rank, rec, engine.get(_shown_ids(rec, opts.members), text=True), opts, engine.config
+        )
+        for rank, rec in enumerate(clusters[: opts.top], 1)
+    ]
     return (
         _environment()
         .get_template("report.html")
@@ -533,6 +523,28 @@ def build_report(
             clusters=views,
         )
     )
+
+
+def _best_earlier(engine: Engine, threshold: float) -> dict[str, float]:
+    """Each document's best resemblance to an earlier one that the candidate rule proposes
+    (:func:`~neardup.matching.clustering.best_earlier_resemblances`), down to the tuning
+    chart's lowest bin."""
+    from ..matching.candidates import CandidateRule, extra_min_match
+    from ..signing.signatures import ContextError
+    from ..signing.signer import Signer
+
+    try:
+        signer = Signer(engine.config, engine.get_meta("context") or {})
+    except ContextError:  # (signatures that still need collection statistics: none signed yet)
+        signer = None
+    rule = CandidateRule(engine.config, extra_min_match(signer))
+    return best_earlier_resemblances(engine, rule, tuning_low(threshold))
+
+
+def _shown_ids(rec: ClusterRecord, members: int) -> list[str]:
+    """The ids shown of a cluster: its representative and its first ``members`` others."""
+    others = [m for m in rec.members if m != rec.representative_id]
+    return [rec.representative_id] + others[:members]
 
 
 def write_report(
