@@ -59,6 +59,11 @@ class Candidates:
         all their keys (:meth:`_candidates_by_keys`), else one search each by ``_msearch``."""
         if self.ix.paging.batched_candidates and len(queries) > 1:
             return self._candidates_by_keys(queries)
+        return self._candidates_by_query(queries)
+
+    def _candidates_by_query(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """One search per query (:func:`~.dsl.candidate_body`), sent by ``_msearch``; a query
+        that can match nothing is not sent."""
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [
             (i, dsl.candidate_body(q, self.ix.paging.max_clauses)) for i, q in enumerate(queries)

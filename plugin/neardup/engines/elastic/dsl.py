@@ -286,8 +286,8 @@ def keys_body(
     """One page of the stored documents that hold any key of any of ``queries`` (one
     ``terms`` clause per field) and pass the filters all of them share, in arrival order,
     with their keys: the hits are matched to each query in the caller, by the rule of
-    :func:`candidate_query` (:class:`~neardup.engines.elastic.key_match.KeyMatcher`). None when the
-    queries have no keys.
+    :func:`candidate_query` (:class:`~neardup.engines.elastic.key_match.KeyMatcher`). None when
+    the queries have no keys.
 
     >>> import numpy as np
     >>> from neardup.engines.base import KeyGroup
@@ -301,12 +301,7 @@ def keys_body(
     >>> [list(f["range"].values()) for f in b["query"]["bool"]["filter"]]
     [[{'gte': 4, 'lte': 20}], [{'lt': 9}]]
     """
-    per_field: dict[str, dict[str, None]] = {}
-    for q in queries:
-        for g in q.groups:
-            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel())
-            if kws:
-                per_field.setdefault(g.field, {}).update(dict.fromkeys(kws))
+    per_field = _keywords_by_field(queries)
     if not per_field:
         return None
     should = [
@@ -314,14 +309,7 @@ def keys_body(
         for f, kws in per_field.items()
         for at in range(0, len(kws), MAX_TERMS)
     ]
-    shared = CandidateQuery(
-        groups=(),
-        min_shingles=min(q.min_shingles for q in queries),
-        max_shingles=max(q.max_shingles for q in queries),
-        before_seq=_loosest([q.before_seq for q in queries], max),
-        after_seq=_loosest([q.after_seq for q in queries], min),
-        representatives=all(q.representatives for q in queries),
-    )
+    shared = _shared_filters(queries)
     body: dict[str, Any] = {
         "query": {
             "bool": {
@@ -338,6 +326,30 @@ def keys_body(
     if search_after:
         body["search_after"] = list(search_after)
     return body
+
+
+def _keywords_by_field(queries: Sequence[CandidateQuery]) -> dict[str, dict[str, None]]:
+    """The distinct keywords of each field the queries ask for, in the order first asked."""
+    per_field: dict[str, dict[str, None]] = {}
+    for q in queries:
+        for g in q.groups:
+            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel())
+            if kws:
+                per_field.setdefault(g.field, {}).update(dict.fromkeys(kws))
+    return per_field
+
+
+def _shared_filters(queries: Sequence[CandidateQuery]) -> CandidateQuery:
+    """A query without keys whose filters every one of ``queries`` passes: the loosest
+    length and arrival bounds, representatives only when all of them ask for that."""
+    return CandidateQuery(
+        groups=(),
+        min_shingles=min(q.min_shingles for q in queries),
+        max_shingles=max(q.max_shingles for q in queries),
+        before_seq=_loosest([q.before_seq for q in queries], max),
+        after_seq=_loosest([q.after_seq for q in queries], min),
+        representatives=all(q.representatives for q in queries),
+    )
 
 
 def _loosest(bounds: Sequence[int | None], pick: Any) -> int | None:

@@ -120,15 +120,11 @@ class Index:
     def connect(self) -> Server:
         """The server (the client made at the first call: the product is asked once)."""
         if self.connected is None:
-            c = self.connection
             self.connected, self.server, self.helpers = connect(
                 self.url,
                 retry=self.retry,
-                api_key=c.api_key,
-                basic_auth=c.basic_auth,
-                ca_certs=c.ca_certs,
-                verify_certs=c.verify_certs,
-                request_timeout=c.request_timeout,
+                access=self.connection,
+                request_timeout=self.connection.request_timeout,
             )
         assert self.server is not None
         return self.server

@@ -86,7 +86,6 @@ class Reads:
 
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
         nd, lay = src[ROOT], self.ix.layout
-        keys = nd.get("keys") or {}
         return StoredDoc(
             id=nd["id"],
             lang=nd.get("lang"),
@@ -94,9 +93,7 @@ class Reads:
             shingles=stored_shingles(nd),  # (None: made from the text, _stored_docs)
             simhash=int(nd.get("simhash") or "0", 16),
             exact=nd.get("exact"),
-            keys={f: parse_keys(f, keys.get(f, [])) for f in self.ix.config.signatures}
-            if with_keys
-            else {},
+            keys=self._keys(nd) if with_keys else {},
             tags=tags_of(nd),
             title=stored_text(src, lay, lay.title),
             text=stored_text(src, lay, lay.text) if text else None,
@@ -106,6 +103,11 @@ class Reads:
             ordered_at=self._order_date(src) if lay.order else None,
             too_short=bool(nd.get("too_short")),
         )
+
+    def _keys(self, nd: dict[str, Any]) -> dict[str, Any]:
+        """The key sets of the ``neardup`` object ``nd``, one per signature of the index."""
+        keys = nd.get("keys") or {}
+        return {f: parse_keys(f, keys.get(f, [])) for f in self.ix.config.signatures}
 
     def _order_date(self, src: dict[str, Any]) -> str | None:
         """The order field's value as a date (:func:`order_date`); a number is one only in a
