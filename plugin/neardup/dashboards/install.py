@@ -99,6 +99,14 @@ def install(
         backoff=backoff,
         what="import",
     )
+    answer = _answer(url, target, resp)
+    answer["target"] = target
+    return answer
+
+
+def _answer(url: str, target: str, resp: Any) -> dict[str, Any]:
+    """The server's answer to an import; one that is not JSON, or that refused objects
+    (each named with its error), raises :class:`DashboardError`."""
     try:
         answer = json.loads(resp.data)
     except ValueError:
@@ -117,7 +125,6 @@ def install(
         raise DashboardError(
             f"import into {url} ({PRODUCTS[target].name}) refused objects: {problems}"
         )
-    answer["target"] = target
     return answer
 
 
