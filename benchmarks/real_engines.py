@@ -269,10 +269,11 @@ def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> li
     indices, with neardup's mapping and ingest pipeline, then without the pipeline, without
     the language subfields of title and body, and without the shingles; the raw documents with
     the plain mapping first and last (the engine warming up shows as their difference)."""
-    from neardup.engines.elastic import dsl
+    from neardup.engines.elastic import dsl, templates
+    from neardup.engines.elastic.layout import ROOT
 
     signed = [nd.signer.sign(d) for d in docs]
-    name = dsl.documents_template_name(nd.engine.index)
+    name = templates.documents_template_name(nd.engine.index)
     got = client.indices.get_index_template(name=name)["index_templates"][0]
     tmpl = got["index_template"]["template"]
     pipe = tmpl["settings"]["index"].pop("default_pipeline", None)
@@ -284,7 +285,7 @@ def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> li
     def neardup_doc(s, i: int, shingles: bool = True) -> dict:
         d = dsl.document_source(s, None, i + 1, "2026-01-01T00:00:00.000Z")
         if not shingles:
-            d[dsl.ROOT]["shingles"] = ""
+            d[ROOT]["shingles"] = ""
         return d
 
     def raw(s, i: int) -> dict:

@@ -16,7 +16,7 @@ from neardup.api import NearDup
 from neardup.cli import main
 from neardup.cli.attach import watch
 from neardup.engines.base import EngineError
-from neardup.engines.elastic.dsl import Layout
+from neardup.engines.elastic.layout import Layout
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.elastic.options import IndexSetup
 from neardup.signing.records import Document

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config, ConfigMismatch
-from neardup.engines.elastic import dsl
+from neardup.engines.elastic import templates
+from neardup.engines.elastic.layout import Layout, OWN, TEXT_LANGS
 from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded.shingle_column import column
@@ -105,7 +106,7 @@ def test_open_creates_templates_indices_and_meta(url):
     assert nd["shingles"]["type"] == "binary" and set(nd["keys"]["properties"]) == set(
         cfg.signatures
     )
-    text = [*dsl.OWN.stored("title"), *dsl.OWN.stored("body")]  # one field per language
+    text = [*OWN.stored("title"), *OWN.stored("body")]  # one field per language
     assert set(m["properties"]) == {*text, "fields", "neardup"}
     assert "fields" not in m["properties"]["body"]  # analyzed once, in its own field
     assert bool(c.indices.exists(index="docs-clusters"))
@@ -452,29 +453,29 @@ def _template_before_language_fields(index, meta, pipeline, signatures=()):
     body = _TEMPLATE(index, meta, pipeline, signatures)
     props = body["template"]["mappings"]["properties"]
     for f in ("title", "body"):
-        for x in dsl.TEXT_LANGS:
+        for x in TEXT_LANGS:
             del props[f"{f}_{x}"]
-        sub = {x: {"type": "text", "analyzer": f"neardup_{x}"} for x in dsl.TEXT_LANGS}
+        sub = {x: {"type": "text", "analyzer": f"neardup_{x}"} for x in TEXT_LANGS}
         props[f] = {"type": "text", "fields": {**props[f].get("fields", {}), **sub}}
     return body
 
 
-_TEMPLATE = dsl.documents_template
+_TEMPLATE = templates.documents_template
 
 
 def test_an_index_made_before_language_fields_keeps_working(url, monkeypatch):
     """An index whose stored layout has no ``languages`` (title and body with language
     subfields, a strict mapping without ``body_fa``...) is written, read and searched as
     before: the text goes to ``body``, a query searches the subfields."""
-    monkeypatch.setattr(dsl, "documents_template", _template_before_language_fields)
+    monkeypatch.setattr(templates, "documents_template", _template_before_language_fields)
     old = _engine(url, index="old")
-    old.layout = dsl.Layout()  # as the index's settings document stored it
+    old.layout = Layout()  # as the index's settings document stored it
     old.open(Config())
     old.close()
     monkeypatch.undo()
     eng = _engine(url, index="old")
     eng.open()
-    assert eng.layout == dsl.Layout() and not eng.layout.languages
+    assert eng.layout == Layout() and not eng.layout.languages
     signer = Signer(eng.config)
     docs = [
         Document("ru", "Президент подписал новые законы о городских школах", title="Законы"),
@@ -489,7 +490,7 @@ def test_an_index_made_before_language_fields_keeps_working(url, monkeypatch):
     if http_pipeline():  # a real engine: the subfields stem, the strict mapping holds
         assert [h.id for h in eng.search("школа")] == ["ru"]
         mapping = eng.client.indices.get_mapping(index="old")["old"]["mappings"]["properties"]
-        assert "body_ru" not in mapping and set(mapping["body"]["fields"]) == set(dsl.TEXT_LANGS)
+        assert "body_ru" not in mapping and set(mapping["body"]["fields"]) == set(TEXT_LANGS)
     eng.close()
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
 from neardup.engines.elastic import dsl
+from neardup.engines.elastic import templates
 from neardup.engines.base import CandidateQuery, KeyGroup
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.embedded import EmbeddedEngine
@@ -43,9 +44,9 @@ def engine(live_url):
     c = eng.client
     for call in (
         lambda: c.indices.delete(index=f"{index},{index}-clusters"),
-        lambda: c.indices.delete_index_template(name=dsl.documents_template_name(index)),
-        lambda: c.indices.delete_index_template(name=dsl.clusters_template_name(index)),
-        lambda: c.ingest.delete_pipeline(id=dsl.pipeline_id(index)),
+        lambda: c.indices.delete_index_template(name=templates.documents_template_name(index)),
+        lambda: c.indices.delete_index_template(name=templates.clusters_template_name(index)),
+        lambda: c.ingest.delete_pipeline(id=templates.pipeline_id(index)),
     ):
         try:
             call()
@@ -64,11 +65,11 @@ def _signed_source(engine, text="the pipeline accepts documents signed by neardu
 
 
 def test_pipeline_installed_as_default(engine):
-    pipe = dsl.pipeline_id(engine.index)
+    pipe = templates.pipeline_id(engine.index)
     got = _body(engine.client.ingest.get_pipeline(id=pipe))[pipe]
     kinds = [next(iter(p)) for p in got["processors"]]
     assert kinds[:3] == ["fail", "fail", "set"]
-    assert ("fingerprint" in kinds) == dsl.supports_fingerprint(
+    assert ("fingerprint" in kinds) == templates.supports_fingerprint(
         engine.server.product, engine.server.version
     )
     settings = _body(engine.client.indices.get_settings(index=engine.index))[engine.index][
@@ -78,7 +79,7 @@ def test_pipeline_installed_as_default(engine):
 
 
 def test_simulate_stamps_and_refuses(engine):
-    pipe = dsl.pipeline_id(engine.index)
+    pipe = templates.pipeline_id(engine.index)
     good = _signed_source(engine)
     unsigned = {"body": "raw text never signed"}
     wrong = dict(good, neardup=dict(good["neardup"], signature_version=SIGNATURE_VERSION + 1))
@@ -97,7 +98,7 @@ def test_simulate_stamps_and_refuses(engine):
     g, u, w = r["docs"]
     src = g["doc"]["_source"]["neardup"]
     assert src["indexed_at"] != "2000-01-01T00:00:00.000+00:00"  # the engine's clock
-    if dsl.supports_fingerprint(engine.server.product, engine.server.version):
+    if templates.supports_fingerprint(engine.server.product, engine.server.version):
         assert src["fingerprint"]
     assert "no neardup signature" in str(u["error"]) and "signature_version" in str(w["error"])
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from neardup.cli import main
 from neardup.config import Config
-from neardup.engines.elastic import dsl
+from neardup.engines.elastic import templates
 from neardup.engines.elastic import ElasticEngine
 from neardup.signing.signer import Signer
 
@@ -37,14 +37,14 @@ def _run(*args: str):
 # -- 1. pipeline bodies against each engine's parser ----------------------------------------------
 @pytest.mark.parametrize("product,version", VERSIONS)
 def test_pipeline_body_passes_the_engines_own_parser(product, version):
-    body = dsl.pipeline_body(product, version)
+    body = templates.pipeline_body(product, version)
     assert pipeline_errors(product, version, "neardup-x", body) == []
     assert ("_meta" in body) == (product == "elasticsearch")
 
 
 @pytest.mark.parametrize("product,version", VERSIONS)
 def test_parser_model_refuses_what_the_engine_refuses(product, version):
-    body = dsl.pipeline_body(product, version)
+    body = templates.pipeline_body(product, version)
     wrong = {**body, "_meta": {"managed_by": "neardup"}, "owner": "x"}
     errors = pipeline_errors(product, version, "p", wrong)
     want = "[_meta, owner]" if product == "opensearch" else "[owner]"
@@ -55,7 +55,7 @@ def test_parser_model_refuses_what_the_engine_refuses(product, version):
         "[processors] required property is missing"
     ]
     other = "opensearch" if product == "elasticsearch" else "elasticsearch"
-    fp = [p for p in dsl.pipeline_body(other, (9, 0, 0))["processors"] if "fingerprint" in p]
+    fp = [p for p in templates.pipeline_body(other, (9, 0, 0))["processors"] if "fingerprint" in p]
     assert any(
         "doesn't support" in e or "No processor type" in e
         for e in pipeline_errors(product, version, "p", {"processors": fp})
@@ -89,7 +89,10 @@ def test_the_old_pipeline_body_is_refused_by_the_front(os_ingest):
     import urllib.error
     import urllib.request
 
-    body = {**dsl.pipeline_body("opensearch", os_ingest.ingest), "_meta": {"managed_by": "neardup"}}
+    body = {
+        **templates.pipeline_body("opensearch", os_ingest.ingest),
+        "_meta": {"managed_by": "neardup"},
+    }
     req = urllib.request.Request(
         f"{os_ingest.url}/_ingest/pipeline/p",
         json.dumps(body).encode(),

@@ -140,7 +140,11 @@ def test_writes_in_a_session_are_seen_by_the_next_batch(url):
         assert first[2].id in [c.id for c in eng.candidates([_query(s)])[0]]
         assert eng.put([signer.sign(Document(f"x{d.id}", d.text)) for d in second]) == []
     assert [d.seq for d in eng.scan()] == list(range(1, 13))
-    assert eng._lease is not None and not eng._lease.held and eng._lease.holder() is None
+    assert (
+        eng.sessions.lease is not None
+        and not eng.sessions.lease.held
+        and eng.sessions.lease.holder() is None
+    )
     eng.close()
 
 
@@ -180,7 +184,7 @@ def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
         url, lease_duration=3.0
     )  # long enough that opening b never outlasts it, even on a busy machine
     a.open(Config())
-    stalled = a._lease_of()
+    stalled = a.sessions.lease_of()
     stalled.acquire()  # a writer that never releases (killed, or stalled)
     taken = time.monotonic()
     b = _engine(url, lease_timeout=0.2)
@@ -191,10 +195,10 @@ def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
     time.sleep(max(0.0, taken + 3.2 - time.monotonic()))  # the stalled lease has expired
     b.lease_times = dataclasses.replace(b.lease_times, timeout=None)
     with b.writer():
-        assert b._lease.holder().owner == b._lease.owner
+        assert b.sessions.lease.holder().owner == b.sessions.lease.owner
         with pytest.raises(LeaseLost, match="took it over"):
             stalled.renew(force=True)
-    assert b._lease.holder() is None
+    assert b.sessions.lease.holder() is None
     a.close()
     b.close()
 
@@ -252,7 +256,10 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
         with pytest.raises(EngineError, match="another writer holds the write lease"):
             with b.writer():
                 pass
-        assert a._lease.lost is None and a._lease.holder().owner == a._lease.owner
+        assert (
+            a.sessions.lease.lost is None
+            and a.sessions.lease.holder().owner == a.sessions.lease.owner
+        )
         a.put(
             [
                 Signer(a.config).sign(
@@ -260,10 +267,10 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
                 )
             ]
         )
-    assert a._lease._thread is None and a._lease.holder() is None
+    assert a.sessions.lease._thread is None and a.sessions.lease.holder() is None
     b.lease_times = dataclasses.replace(b.lease_times, timeout=None)
     with b.writer():
-        assert b._lease.holder().owner == b._lease.owner
+        assert b.sessions.lease.holder().owner == b.sessions.lease.owner
     a.close()
     b.close()
 
@@ -301,7 +308,7 @@ def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone, tmp_path, 
     t.join()
     assert r.exit_code == 0, r.output
     assert (
-        f"waiting for another writer (owner {holder._lease.owner.split(':')[0]} pid {os.getpid()}, "
-        "since" in r.stderr
+        f"waiting for another writer (owner {holder.sessions.lease.owner.split(':')[0]} "
+        f"pid {os.getpid()}, since" in r.stderr
     )
     holder.close()

@@ -8,7 +8,7 @@ import pytest
 from neardup.dashboards.saved_objects import saved_objects
 from neardup.dashboards.fields import DashboardError
 from neardup.engines.base import EngineError
-from neardup.engines.elastic.dsl import clusters_index, index_name_problem
+from neardup.engines.elastic.templates import clusters_index, index_name_problem
 from neardup.engines.elastic import ElasticEngine
 
 GOOD = ["neardup", "docs-2024", "a_b", "x.y", "é"]

@@ -17,6 +17,8 @@ import pytest
 from neardup.config import SIGNATURE_VERSION, Config
 from neardup.engines.elastic.answers import stored_shingles
 from neardup.engines.elastic import dsl
+from neardup.engines.elastic import templates
+from neardup.engines.elastic.layout import Layout, OWN, TEXT_LANGS
 from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
 from neardup.runtime.resources import load_json
 from neardup.signing.signer import Signer
@@ -91,11 +93,11 @@ def test_validator_rejects_bad_bodies(spec, path, method, body):
 
 # -- templates, mapping updates, pipeline -----------------------------------------------------
 def test_index_templates(spec):
-    meta = dsl.index_meta(Config(), {"lexicon": ["x"]})
-    docs = dsl.documents_template("docs", meta, "neardup-docs")
+    meta = templates.index_meta(Config(), {"lexicon": ["x"]})
+    docs = templates.documents_template("docs", meta, "neardup-docs")
     _ok(spec, "/_index_template/{name}", "put", docs)
-    _ok(spec, "/_index_template/{name}", "put", dsl.documents_template("docs", meta, None))
-    _ok(spec, "/_index_template/{name}", "put", dsl.clusters_template("docs"))
+    _ok(spec, "/_index_template/{name}", "put", templates.documents_template("docs", meta, None))
+    _ok(spec, "/_index_template/{name}", "put", templates.clusters_template("docs"))
     assert (
         docs["index_patterns"] == ["docs"]
         and docs["template"]["settings"]["index"]["default_pipeline"] == "neardup-docs"
@@ -103,12 +105,12 @@ def test_index_templates(spec):
     assert (
         docs["template"]["mappings"]["_meta"]["neardup"]["signature_version"] == SIGNATURE_VERSION
     )
-    assert dsl.clusters_template("docs")["index_patterns"] == ["docs-clusters"]
+    assert templates.clusters_template("docs")["index_patterns"] == ["docs-clusters"]
 
 
 def test_mapping_fields_follow_the_contract():
     top = load_json("mappings", "documents.json")["template"]["mappings"]["properties"]
-    per_lang = {f"{f}_{x}" for f in ("title", "body") for x in dsl.TEXT_LANGS}
+    per_lang = {f"{f}_{x}" for f in ("title", "body") for x in TEXT_LANGS}
     assert set(top) == {"title", "body", *per_lang, "fields", "neardup"}
     assert top["neardup"]["dynamic"] == "strict"
     props = top["neardup"]["properties"]  # everything neardup adds is under one object
@@ -128,13 +130,13 @@ def test_mapping_fields_follow_the_contract():
         ("exact", "minhash", "simhash", "winnow"), "keyword"
     )
     for f in ("title", "body"):  # one field per language, each analyzed once, by its analyzer
-        assert {k: top[k]["analyzer"] for k in dsl.OWN.stored(f)} == {
+        assert {k: top[k]["analyzer"] for k in OWN.stored(f)} == {
             f: "neardup_default",
             f"{f}_fa": "neardup_fa",
             f"{f}_ru": "neardup_ru",
             f"{f}_en": "neardup_en",
         }
-        assert all(set(top[k].get("fields", {})) <= {"keyword"} for k in dsl.OWN.stored(f))
+        assert all(set(top[k].get("fields", {})) <= {"keyword"} for k in OWN.stored(f))
     analysis = load_json("mappings", "documents.json")["template"]["settings"]["analysis"]
     assert analysis["char_filter"]["neardup_yo"] == {
         "type": "mapping",
@@ -176,9 +178,9 @@ def test_put_mapping_meta_and_settings(spec):
         spec,
         "/{index}/_mapping",
         "put",
-        {"_meta": {"neardup": dsl.index_meta(Config(), {"idf": {"a": 1.5}}, "neardup-x")}},
+        {"_meta": {"neardup": templates.index_meta(Config(), {"idf": {"a": 1.5}}, "neardup-x")}},
     )
-    _ok(spec, "/{index}/_settings", "put", dsl.default_pipeline_settings("neardup-x"))
+    _ok(spec, "/{index}/_settings", "put", templates.default_pipeline_settings("neardup-x"))
 
 
 @pytest.mark.parametrize(
@@ -192,10 +194,10 @@ def test_put_mapping_meta_and_settings(spec):
     ],
 )
 def test_pipeline(spec, product, version, fingerprint):
-    body = dsl.pipeline_body(product, version)
+    body = templates.pipeline_body(product, version)
     _ok(spec, "/_ingest/pipeline/{id}", "put", body)
     text = json.dumps(body)
-    assert dsl.VERSION_MARKER not in text and f"!= {SIGNATURE_VERSION}" in text
+    assert templates.VERSION_MARKER not in text and f"!= {SIGNATURE_VERSION}" in text
     kinds = [next(iter(p)) for p in body["processors"]]
     assert kinds[:3] == ["fail", "fail", "set"] and ("fingerprint" in kinds) == fingerprint
     container = spec.component("ingest._common", "ProcessorContainer")
@@ -240,7 +242,7 @@ def test_fingerprint_processor_options_are_the_documented_ones():
     }
     assert os_["hash_method"] in {"MD5@2.16.0", "SHA-1@2.16.0", "SHA-256@2.16.0", "SHA3-256@2.16.0"}
     assert (
-        es["fields"] == os_["fields"] == dsl.OWN.stored("body")  # whichever one it has
+        es["fields"] == os_["fields"] == OWN.stored("body")  # whichever one it has
         and es["ignore_missing"] is os_["ignore_missing"] is True
         and es["target_field"] == os_["target_field"] == "neardup.fingerprint"
     )
@@ -349,11 +351,9 @@ def test_search_highlights_the_language_fields(spec):
     assert all(o["no_match_size"] for o in fields.values())  # a document has one of them
     assert "neardup.lang" in body["_source"] and "title_fa" in body["_source"]
     hl = {"body_ru": ["Зелёная [ёлка] стояла в лесу"]}
-    assert (
-        dsl.snippet_of(hl, dsl.OWN, "ru") == dsl.snippet_of(hl, dsl.OWN, None) == hl["body_ru"][0]
-    )
-    assert dsl.snippet_of(None) == "" and dsl.snippet_of({}, dsl.OWN, "fa") == ""
-    adopted = dsl.Layout(text="content", adopted=True)
+    assert dsl.snippet_of(hl, OWN, "ru") == dsl.snippet_of(hl, OWN, None) == hl["body_ru"][0]
+    assert dsl.snippet_of(None) == "" and dsl.snippet_of({}, OWN, "fa") == ""
+    adopted = Layout(text="content", adopted=True)
     assert set(dsl.highlight(adopted)["fields"]) == {
         "content"
     }  # a user's field has no neardup subfields
@@ -361,7 +361,7 @@ def test_search_highlights_the_language_fields(spec):
 
 
 def test_an_index_made_before_language_fields_highlights_its_subfields(spec):
-    old = dsl.Layout.from_dict({"text": "body", "title": "title"})  # its stored layout
+    old = Layout.from_dict({"text": "body", "title": "title"})  # its stored layout
     assert old.search_fields() == [
         *(f"title{x}^2" for x in ("", ".fa", ".ru", ".en")),
         *(f"body{x}" for x in ("", ".fa", ".ru", ".en")),
@@ -391,7 +391,7 @@ def test_documents_keep_title_and_text_in_the_field_of_their_language(signed):
         src = dsl.document_source(one, None, 1, "2024-01-01T00:00:00Z")
         assert {k for k in src if k not in ("neardup", "fields")} <= {f"body{want}", f"title{want}"}
         assert src[f"body{want}"] == s.doc.text
-        old = dsl.document_source(one, None, 1, "2024-01-01T00:00:00Z", dsl.Layout())
+        old = dsl.document_source(one, None, 1, "2024-01-01T00:00:00Z", Layout())
         assert old["body"] == s.doc.text  # an index made before: always body
 
 
@@ -418,8 +418,8 @@ def test_tagging_support_bodies(spec, signed):
         dsl.count_body(False),
     ):
         _ok(spec, "/_search", "post", b)
-    _ok(spec, "/{index}", "put", dsl.state_index_body())
-    lay = dsl.Layout(text="content", title="headline", order="published", adopted=True)
+    _ok(spec, "/{index}", "put", templates.state_index_body())
+    lay = Layout(text="content", title="headline", order="published", adopted=True)
     _ok(
         spec,
         "/_search",
@@ -430,10 +430,12 @@ def test_tagging_support_bodies(spec, signed):
         spec,
         "/{index}/_search",
         "post",
-        dsl.unsigned_body(200, None, None, dsl.Layout(text="body", adopted=True)),
+        dsl.unsigned_body(200, None, None, Layout(text="body", adopted=True)),
     )
-    m = dsl.attach_mapping(
-        Config().signatures, dsl.meta_pointer("articles", dsl.index_meta(Config())), {"owner": "x"}
+    m = templates.attach_mapping(
+        Config().signatures,
+        templates.meta_pointer("articles", templates.index_meta(Config())),
+        {"owner": "x"},
     )
     _ok(spec, "/{index}/_mapping", "put", m)
     assert (
@@ -447,7 +449,7 @@ def test_tagging_support_bodies(spec, signed):
         spec,
         "/{index}/_create/{id}",
         "put",
-        dsl.settings_source(dsl.index_meta(Config()), "2026-01-01T00:00:00Z"),
+        templates.settings_source(templates.index_meta(Config()), "2026-01-01T00:00:00Z"),
     )
 
 
@@ -463,7 +465,7 @@ def test_bulk_lines(spec, signed, client):
         dsl.index_action("docs", s, tags.get(s.id), i + 1, "2026-01-01T00:00:00.000+00:00")
         for i, s in enumerate(signed)
     ]
-    adopted = dsl.Layout(text="content", title="headline", order="published", adopted=True)
+    adopted = Layout(text="content", title="headline", order="published", adopted=True)
     actions.append(
         dsl.index_action("articles", signed[0], None, 9, "2026-01-01T00:00:00.000+00:00", adopted)
     )

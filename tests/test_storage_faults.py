@@ -222,7 +222,7 @@ def test_documents_at_the_nesting_limit_are_stored_by_both_engines_and_past_it_r
 
 
 def test_the_documents_index_allows_the_stated_depth():
-    from neardup.engines.elastic.dsl import documents_template
+    from neardup.engines.elastic.templates import documents_template
     from neardup.signing.validate import MAX_DEPTH
 
     settings = documents_template("neardup", {}, None)["template"]["settings"]["index"]

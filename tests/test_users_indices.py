@@ -233,15 +233,16 @@ def test_attach_counts_fields_as_the_engine_does(osmem_clone):
     """A limit of exactly the fields the index and neardup map together is enough: the count
     attach checks before changing anything is the engine's own."""
     from neardup.config import Config
-    from neardup.engines.elastic import dsl
+    from neardup.engines.elastic import templates
     from neardup.engines.elastic.answers import count_fields
+    from neardup.engines.elastic.layout import ROOT
 
     url = osmem_clone.url
     props = {
         "body": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
         "meta": {"properties": {"a": {"type": "long"}, "b": {"type": "keyword"}}},
     }
-    adds = count_fields({dsl.ROOT: dsl.neardup_mapping(Config().signatures)})
+    adds = count_fields({ROOT: templates.neardup_mapping(Config().signatures)})
     exact = count_fields(props) + adds
     for name, limit in (("tight", exact - 1), ("exact", exact)):
         request(
@@ -266,15 +267,15 @@ def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
     ``upsert``): one removed after attach read it is refused, never made again from its text;
     a document the index did not hold (``neardup index`` into an adopted index) is created."""
     from neardup.config import Config
-    from neardup.engines.elastic import dsl
-    from neardup.engines.elastic import ElasticEngine
+    from neardup.engines.elastic import ElasticEngine, dsl
+    from neardup.engines.elastic.layout import Layout
     from neardup.signing.records import Document
     from neardup.signing.signer import Signer
 
     url = osmem_clone.url
     _articles(url, "art", n=2)
     eng = ElasticEngine.from_options(url, "art", pipeline=False)
-    cfg = eng.attach(dsl.Layout(text="body", title="headline"))
+    cfg = eng.attach(Layout(text="body", title="headline"))
     try:
         signed = [Signer(cfg).sign(d) for d in eng.unsigned_documents()]
         held = dsl.index_action("art", signed[0], None, 1, "t", eng.layout, create=False)

@@ -141,13 +141,7 @@ def dynamic_field(mapping: Mapping[str, Any], name: str) -> FieldSpec | None:
     """
     for entry in mapping.get("dynamic_templates", []):
         for tpl in entry.values():
-            pattern = tpl.get("path_match") or tpl.get("match")
-            target = name if "path_match" in tpl else name.rsplit(".", 1)[-1]
-            if (
-                pattern
-                and _glob(pattern, target)
-                and not (tpl.get("path_unmatch") and _glob(tpl["path_unmatch"], name))
-            ):
+            if _template_covers(tpl, name):
                 es_type = tpl.get("mapping", {}).get("type", "keyword")
                 if es_type == "text" and "keyword" in tpl.get("mapping", {}).get("fields", {}):
                     return FieldSpec(name + ".keyword", "keyword", parent=name)
@@ -155,6 +149,18 @@ def dynamic_field(mapping: Mapping[str, Any], name: str) -> FieldSpec | None:
     if not _dynamic_allowed(mapping, name):
         return None
     return FieldSpec(name + ".keyword", "keyword", parent=name)
+
+
+def _template_covers(tpl: Mapping[str, Any], name: str) -> bool:
+    """Whether the dynamic template ``tpl`` maps the field ``name``: its ``path_match`` (the
+    dotted path) or ``match`` (the last name) covers it, and its ``path_unmatch`` does not."""
+    pattern = tpl.get("path_match") or tpl.get("match")
+    target = name if "path_match" in tpl else name.rsplit(".", 1)[-1]
+    return bool(
+        pattern
+        and _glob(pattern, target)
+        and not (tpl.get("path_unmatch") and _glob(tpl["path_unmatch"], name))
+    )
 
 
 def _glob(pattern: str, name: str) -> bool:

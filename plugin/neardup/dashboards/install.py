@@ -1,6 +1,7 @@
 """Importing saved objects into Kibana or OpenSearch Dashboards over HTTP
 (``POST /api/saved_objects/_import``): the target product asked from the server, API key or
-basic auth, TLS, retries of connection errors, 429 and 5xx with backoff
+basic auth and TLS as the engines apply them (:class:`~neardup.engines.transport.Access`),
+retries of connection errors, 429 and 5xx with backoff
 (:class:`~neardup.runtime.retry.Backoff`), and a clear :class:`DashboardError` naming each
 refused object."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from ..engines.transport import Access
 from ..runtime.retry import Backoff
 from .fields import (
     DashboardError,
@@ -21,7 +23,7 @@ def detect_target(
 ) -> str:
     """``kibana`` or ``opensearch-dashboards``, from the ``kbn-name``/``osd-name`` header of
     ``/api/status``."""
-    http = http or _pool(None, True)
+    http = http or Access().pool()
     resp = _request(
         http,
         "GET",
@@ -68,16 +70,13 @@ def install(
     :class:`DashboardError`; an import the server answers with errors raises too, naming each
     refused object. Returns the server's answer (``successCount`` ...).
     """
-    headers: dict[str, str] = {}
-    if api_key:
-        headers["Authorization"] = f"ApiKey {api_key}"
-    elif basic_auth:
-        import urllib3
-
-        headers.update(urllib3.util.make_headers(basic_auth=f"{basic_auth[0]}:{basic_auth[1]}"))
+    access = Access(
+        api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs
+    )
+    headers = access.headers()
     if tenant:
         headers["securitytenant"] = tenant
-    http = _pool(ca_certs, verify_certs)
+    http = access.pool()
     if target == "auto":
         target = detect_target(url, headers=headers, http=http, timeout=timeout)
     if target not in PRODUCTS:
@@ -100,6 +99,14 @@ def install(
         backoff=backoff,
         what="import",
     )
+    answer = _answer(url, target, resp)
+    answer["target"] = target
+    return answer
+
+
+def _answer(url: str, target: str, resp: Any) -> dict[str, Any]:
+    """The server's answer to an import; one that is not JSON, or that refused objects
+    (each named with its error), raises :class:`DashboardError`."""
     try:
         answer = json.loads(resp.data)
     except ValueError:
@@ -118,21 +125,7 @@ def install(
         raise DashboardError(
             f"import into {url} ({PRODUCTS[target].name}) refused objects: {problems}"
         )
-    answer["target"] = target
     return answer
-
-
-def _pool(ca_certs: str | None, verify_certs: bool) -> Any:
-    import urllib3
-
-    if not verify_certs:
-        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        return urllib3.PoolManager(cert_reqs="CERT_NONE")
-    return (
-        urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=ca_certs)
-        if ca_certs
-        else urllib3.PoolManager()
-    )
 
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}

@@ -430,7 +430,7 @@ def saved_objects(
     (``mappings``: the live ones, see :func:`live_mappings`; default: the templates)."""
     if target not in PRODUCTS:
         raise DashboardError(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    from ..engines.elastic.dsl import clusters_index as clusters_of, index_name_problem
+    from ..engines.elastic.templates import clusters_index as clusters_of, index_name_problem
 
     problem = index_name_problem(index)
     if problem:
@@ -456,98 +456,112 @@ def saved_objects(
             mapped_fields(clusters_mapping),
         ),
     }
-    out: list[dict[str, Any]] = []
-    for pid, title, pattern_time, fields in patterns.values():
-        attrs: dict[str, Any] = {"title": title, "fields": "[]", "fieldFormatMap": "{}"}
-        if product.index_pattern_fields:
-            attrs["fields"] = _dumps([f.to_index_pattern() for _, f in sorted(fields.items())])
-        if pattern_time:
-            attrs["timeFieldName"] = pattern_time
-        out.append(
-            _versioned(
-                {"id": pid, "type": "index-pattern", "attributes": attrs, "references": []}, product
-            )
-        )
-
+    out = [_index_pattern(product, *pattern) for pattern in patterns.values()]
     panels, refs = [], []
     for i, vis in enumerate(visualizations(src, label, time_field)):
         vid = object_id(index, f"vis/{vis.role}")
-        vis_state = {
-            "title": vis.title,
-            "type": vis.vis_type,
-            "params": vis.params,
-            "aggs": vis.aggs,
-        }
-        out.append(
-            _versioned(
-                {
-                    "id": vid,
-                    "type": "visualization",
-                    "attributes": {
-                        "title": vis.title,
-                        "description": vis.description,
-                        "visState": _dumps(vis_state),
-                        "uiStateJSON": "{}",
-                        "version": 1,
-                        "kibanaSavedObjectMeta": {"searchSourceJSON": _search_source(vis.query)},
-                    },
-                    "references": [
-                        {
-                            "name": _INDEX_REF,
-                            "type": "index-pattern",
-                            "id": patterns[vis.on_clusters][0],
-                        }
-                    ],
-                },
-                product,
-            )
-        )
-        x, y, w, h = _LAYOUT[vis.role]
-        panels.append(
-            {
-                "version": "7.10.0",
-                "type": "visualization",
-                "panelIndex": str(i + 1),
-                "gridData": {"x": x, "y": y, "w": w, "h": h, "i": str(i + 1)},
-                "embeddableConfig": {},
-                "panelRefName": f"panel_{i}",
-            }
-        )
+        out.append(_visualization(product, vid, vis, patterns[vis.on_clusters][0]))
+        panels.append(_panel(i, vis.role))
         refs.append({"name": f"panel_{i}", "type": "visualization", "id": vid})
-
-    out.append(
-        _versioned(
-            {
-                "id": object_id(index, "dashboard"),
-                "type": "dashboard",
-                "attributes": {
-                    "title": DASHBOARD_TITLE
-                    if index == "neardup"
-                    else f"{DASHBOARD_TITLE} ({index})",
-                    "description": (
-                        f"Near-duplicate documents of the {index} index "
-                        f"and the clusters in {clusters_index}."
-                    ),
-                    "hits": 0,
-                    "version": 1,
-                    "panelsJSON": _dumps(panels),
-                    "optionsJSON": _dumps({"hidePanelTitles": False, "useMargins": True}),
-                    "timeRestore": True,
-                    "timeFrom": "now-1y",
-                    "timeTo": "now",
-                    "refreshInterval": {"pause": True, "value": 0},
-                    "kibanaSavedObjectMeta": {
-                        "searchSourceJSON": _dumps(
-                            {"query": {"query": "", "language": "kuery"}, "filter": []}
-                        )
-                    },
-                },
-                "references": refs,
-            },
-            product,
-        )
-    )
+    out.append(_dashboard(product, index, clusters_index, panels, refs))
     return out
+
+
+def _index_pattern(
+    product: Product,
+    pid: str,
+    title: str,
+    pattern_time: str | None,
+    fields: dict[str, FieldSpec],
+) -> dict[str, Any]:
+    """The index pattern ``pid`` over ``title`` (its fields listed where the product asks)."""
+    attrs: dict[str, Any] = {"title": title, "fields": "[]", "fieldFormatMap": "{}"}
+    if product.index_pattern_fields:
+        attrs["fields"] = _dumps([f.to_index_pattern() for _, f in sorted(fields.items())])
+    if pattern_time:
+        attrs["timeFieldName"] = pattern_time
+    return _versioned(
+        {"id": pid, "type": "index-pattern", "attributes": attrs, "references": []}, product
+    )
+
+
+def _visualization(
+    product: Product, vid: str, vis: Visualization, pattern_id: str
+) -> dict[str, Any]:
+    """The saved visualization ``vid`` of ``vis`` over the index pattern ``pattern_id``."""
+    vis_state = {
+        "title": vis.title,
+        "type": vis.vis_type,
+        "params": vis.params,
+        "aggs": vis.aggs,
+    }
+    return _versioned(
+        {
+            "id": vid,
+            "type": "visualization",
+            "attributes": {
+                "title": vis.title,
+                "description": vis.description,
+                "visState": _dumps(vis_state),
+                "uiStateJSON": "{}",
+                "version": 1,
+                "kibanaSavedObjectMeta": {"searchSourceJSON": _search_source(vis.query)},
+            },
+            "references": [{"name": _INDEX_REF, "type": "index-pattern", "id": pattern_id}],
+        },
+        product,
+    )
+
+
+def _panel(i: int, role: str) -> dict[str, Any]:
+    """The dashboard panel ``i`` (its place by the visualization's ``role``)."""
+    x, y, w, h = _LAYOUT[role]
+    return {
+        "version": "7.10.0",
+        "type": "visualization",
+        "panelIndex": str(i + 1),
+        "gridData": {"x": x, "y": y, "w": w, "h": h, "i": str(i + 1)},
+        "embeddableConfig": {},
+        "panelRefName": f"panel_{i}",
+    }
+
+
+def _dashboard(
+    product: Product,
+    index: str,
+    clusters_index: str,
+    panels: list[dict[str, Any]],
+    refs: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The dashboard of ``index`` holding ``panels``."""
+    return _versioned(
+        {
+            "id": object_id(index, "dashboard"),
+            "type": "dashboard",
+            "attributes": {
+                "title": DASHBOARD_TITLE if index == "neardup" else f"{DASHBOARD_TITLE} ({index})",
+                "description": (
+                    f"Near-duplicate documents of the {index} index "
+                    f"and the clusters in {clusters_index}."
+                ),
+                "hits": 0,
+                "version": 1,
+                "panelsJSON": _dumps(panels),
+                "optionsJSON": _dumps({"hidePanelTitles": False, "useMargins": True}),
+                "timeRestore": True,
+                "timeFrom": "now-1y",
+                "timeTo": "now",
+                "refreshInterval": {"pause": True, "value": 0},
+                "kibanaSavedObjectMeta": {
+                    "searchSourceJSON": _dumps(
+                        {"query": {"query": "", "language": "kuery"}, "filter": []}
+                    )
+                },
+            },
+            "references": refs,
+        },
+        product,
+    )
 
 
 def to_ndjson(objects: Iterable[Mapping[str, Any]]) -> str:

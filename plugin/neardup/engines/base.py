@@ -192,9 +192,9 @@ class Engine(abc.ABC):
     actions: Sequence[str] = ()
     #: the server that answered (:class:`~neardup.engines.transport.Server`), None for a file
     server: Any = None
-    #: where a document's own fields are (:class:`~neardup.engines.elastic.dsl.Layout`): None for an
-    #: engine that holds neardup's documents only; ``layout.adopted`` for an index neardup
-    #: attached in place (its documents are the user's own)
+    #: where a document's own fields are (:class:`~neardup.engines.elastic.layout.Layout`):
+    #: None for an engine that holds neardup's documents only; ``layout.adopted`` for an index
+    #: neardup attached in place (its documents are the user's own)
     layout: Any = None
     #: whether :meth:`search_collapsed` folds hits by cluster in the engine
     collapses_search: bool = False

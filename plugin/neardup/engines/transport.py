@@ -2,16 +2,19 @@
 
 ``connect`` asks ``GET /`` which product answers and builds the matching client:
 ``opensearch-py`` when ``version.distribution`` is ``opensearch`` (the elasticsearch
-client refuses non-Elasticsearch servers), else ``elasticsearch``. :class:`Retrying`
+client refuses non-Elasticsearch servers), else ``elasticsearch``. Credentials and TLS are
+read and applied in one place, :class:`Access`: for those clients, and for the plain HTTP
+pool of the dashboards' installer (:meth:`Access.pool`). :class:`Retrying`
 wraps calls with exponential backoff on 429/502/503/504 and connection errors and turns
 what is left into :class:`~neardup.engines.base.EngineError` naming the server.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -258,6 +261,66 @@ class Retrying:
             raise
 
 
+@dataclass(frozen=True, kw_only=True)
+class Access:
+    """Credentials and TLS for one server: an API key (a string, or ``(id, key)``) or basic
+    auth (never shown in a repr), the CA bundle and whether certificates are verified. The
+    engine's clients (:func:`connect`) and the dashboards' HTTP pool (:meth:`pool`) both
+    take them from here.
+
+    >>> Access(api_key="abc").headers()
+    {'authorization': 'ApiKey abc'}
+    >>> Access(api_key=("id", "key")).headers()
+    {'authorization': 'ApiKey aWQ6a2V5'}
+    >>> Access(basic_auth=("admin", "s3cret")).headers(), Access(basic_auth=("a", "b"))
+    ({'authorization': 'Basic YWRtaW46czNjcmV0'}, Access(ca_certs=None, verify_certs=True))
+    >>> Access(verify_certs=False).tls()
+    {'ca_certs': None, 'verify_certs': False, 'ssl_show_warn': False}
+    """
+
+    api_key: Any = field(default=None, repr=False)
+    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
+    ca_certs: str | None = None
+    verify_certs: bool = True
+
+    def tls(self) -> dict[str, Any]:
+        """The TLS options of both clients (no warning per request when verification is off:
+        it was asked for)."""
+        out: dict[str, Any] = {"ca_certs": self.ca_certs, "verify_certs": self.verify_certs}
+        if not self.verify_certs:
+            out["ssl_show_warn"] = False
+        return out
+
+    def headers(self, *, basic: bool = True) -> dict[str, str]:
+        """The ``authorization`` header: the API key, else (``basic``) basic auth; none
+        without credentials."""
+        if self.api_key:
+            key = self.api_key
+            token = (
+                key
+                if isinstance(key, str)
+                else base64.b64encode(f"{key[0]}:{key[1]}".encode()).decode()
+            )
+            return {"authorization": f"ApiKey {token}"}
+        if basic and self.basic_auth:
+            user, password = self.basic_auth
+            token = base64.b64encode(f"{user}:{password}".encode()).decode()
+            return {"authorization": f"Basic {token}"}
+        return {}
+
+    def pool(self) -> Any:
+        """A urllib3 pool that verifies as asked (the CA bundle, or the system's; verification
+        off: no certificate asked, and urllib3's insecure-request warning off)."""
+        import urllib3
+
+        if not self.verify_certs:
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            return urllib3.PoolManager(cert_reqs="CERT_NONE")
+        if self.ca_certs:
+            return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_certs=self.ca_certs)
+        return urllib3.PoolManager()
+
+
 @dataclass
 class Server:
     """What answered ``GET /``."""
@@ -278,24 +341,20 @@ def parse_server(info: dict) -> Server:
 def connect(
     url: str,
     *,
-    api_key: Any = None,
-    basic_auth: tuple[str, str] | None = None,
-    ca_certs: str | None = None,
-    verify_certs: bool = True,
+    access: Access = Access(),
     request_timeout: float = 30.0,
     retry: Retrying,
 ) -> tuple[Any, Server, Any]:
-    """(client, server, helpers module) for ``url``: ``GET /`` through the elasticsearch
-    client's transport tells which product answers; OpenSearch gets opensearch-py."""
+    """(client, server, helpers module) for ``url`` with the credentials and TLS of
+    ``access``: ``GET /`` through the elasticsearch client's transport tells which product
+    answers; OpenSearch gets opensearch-py."""
     from elasticsearch import Elasticsearch
 
-    ssl: dict[str, Any] = {"ca_certs": ca_certs, "verify_certs": verify_certs}
-    if not verify_certs:
-        ssl["ssl_show_warn"] = False
+    ssl = access.tls()
     es = Elasticsearch(
         url,
-        api_key=api_key,
-        basic_auth=basic_auth,
+        api_key=access.api_key,
+        basic_auth=access.basic_auth,
         request_timeout=request_timeout,
         max_retries=0,
         retry_on_timeout=False,
@@ -319,19 +378,10 @@ def connect(
             f"{redact(url)} runs OpenSearch; install its client: pip install "
             "'opensearch-py>=2.4,<4'"
         ) from None
-    headers = {}
-    if api_key:
-        import base64
-
-        token = (
-            api_key
-            if isinstance(api_key, str)
-            else base64.b64encode(f"{api_key[0]}:{api_key[1]}".encode()).decode()
-        )
-        headers["authorization"] = f"ApiKey {token}"
+    headers = access.headers(basic=False)  # (basic auth as the client's own http_auth)
     client = OpenSearch(
         hosts=[url],
-        http_auth=basic_auth,
+        http_auth=access.basic_auth,
         timeout=request_timeout,
         max_retries=0,
         retry_on_status=(),

@@ -8,6 +8,7 @@ Pure functions of response bodies (dicts), used by :class:`~neardup.engines.elas
 from __future__ import annotations
 
 import base64
+import fnmatch
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -18,6 +19,7 @@ from ...signing.encoding import parse_keys
 from ..embedded.shingle_column import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
+from .layout import Layout, ROOT
 from ..base import Candidate, ClusterRecord, EngineError, Hit, TagRow, Tags
 
 
@@ -50,11 +52,11 @@ def field_mapping(mappings: dict[str, Any], path: str) -> dict[str, Any] | None:
     return spec
 
 
-def check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) -> None:
+def check_fields(location: str, mappings: dict[str, Any], layout: Layout) -> None:
     """The fields named for attach exist with usable types; ``neardup`` is free."""
-    if dsl.ROOT in (mappings.get("properties") or {}):
+    if ROOT in (mappings.get("properties") or {}):
         raise EngineError(
-            f"{location}: the index already has a field named '{dsl.ROOT}'; neardup keeps its "
+            f"{location}: the index already has a field named '{ROOT}'; neardup keeps its "
             "fields under it"
         )
     wanted = {
@@ -94,7 +96,7 @@ def check_fields(location: str, mappings: dict[str, Any], layout: dsl.Layout) ->
 
 def neardup_part(src: dict[str, Any] | None) -> dict[str, Any]:
     """The ``neardup`` object of a ``_source`` ({} for documents without one)."""
-    v = (src or {}).get(dsl.ROOT)
+    v = (src or {}).get(ROOT)
     return v if isinstance(v, dict) else {}
 
 
@@ -156,11 +158,17 @@ def field_text(v: Any) -> str | None:
     if isinstance(v, (int, float)):
         return json.dumps(v)
     if isinstance(v, list):
-        items = [x for x in v if x is not None]
-        if not items or not all(map(_is_scalar_text, items)):
-            return None
-        return "\n".join(field_text(x) or "" for x in items)
+        return _list_text(v)
     return None
+
+
+def _list_text(v: list[Any]) -> str | None:
+    """The text of an array (:func:`field_text`): its strings and numbers joined with
+    newlines, nulls skipped; None when it holds nothing else or anything else."""
+    items = [x for x in v if x is not None]
+    if not items or not all(map(_is_scalar_text, items)):
+        return None
+    return "\n".join(field_text(x) or "" for x in items)
 
 
 def _is_scalar_text(x: Any) -> bool:
@@ -187,9 +195,9 @@ def source_text(src: dict[str, Any], path: str | None) -> Any:
     return field_text(source_field(src, path))
 
 
-def stored_text(src: dict[str, Any], layout: dsl.Layout, field: str | None) -> Any:
+def stored_text(src: dict[str, Any], layout: Layout, field: str | None) -> Any:
     """The text of ``field`` (the layout's ``text`` or ``title``) in a ``_source``: from the
-    first of its :meth:`~neardup.engines.elastic.dsl.Layout.stored` fields that gives one."""
+    first of its :meth:`~neardup.engines.elastic.layout.Layout.stored` fields that gives one."""
     return next((t for f in layout.stored(field) if (t := source_text(src, f)) is not None), None)
 
 
@@ -265,8 +273,8 @@ def tags_of(nd: dict[str, Any]) -> Tags | None:
     )
 
 
-def tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
-    nd = src[dsl.ROOT]
+def tag_row(src: dict[str, Any], layout: Layout) -> TagRow:
+    nd = src[ROOT]
     return TagRow(
         id=nd["id"],
         seq=int(nd.get("seq") or 0),
@@ -277,7 +285,7 @@ def tag_row(src: dict[str, Any], layout: dsl.Layout) -> TagRow:
     )
 
 
-def hit_of(h: dict[str, Any], layout: dsl.Layout) -> Hit:
+def hit_of(h: dict[str, Any], layout: Layout) -> Hit:
     s = h.get("_source") or {}
     nd = neardup_part(s)
     snippet = dsl.snippet_of(h.get("highlight"), layout, nd.get("lang"))
@@ -345,15 +353,31 @@ def target_problem(location: str, resolved: dict[str, Any]) -> str | None:
     True
     """
     aliases = resolved.get("aliases") or []
-    streams = resolved.get("data_streams") or []
     indices = resolved.get("indices") or []
-    if streams:
-        backing = ", ".join(streams[0].get("backing_indices") or [])
-        return (
-            f"{location} is a data stream: attach adds neardup's fields to documents in place, "
-            f"one index at a time, and a data stream only appends; attach its backing indices "
-            f"by their names ({backing}) instead"
-        )
+    problem = (
+        _stream_problem(location, resolved.get("data_streams") or [])
+        or _alias_problem(location, aliases)
+        or _closed_problem(location, indices)
+    )
+    if problem is None and not (aliases or indices):
+        return f"{location}: no such index to attach"
+    return problem
+
+
+def _stream_problem(location: str, streams: list[dict[str, Any]]) -> str | None:
+    """A data stream cannot be attached (:func:`target_problem`)."""
+    if not streams:
+        return None
+    backing = ", ".join(streams[0].get("backing_indices") or [])
+    return (
+        f"{location} is a data stream: attach adds neardup's fields to documents in place, "
+        f"one index at a time, and a data stream only appends; attach its backing indices "
+        f"by their names ({backing}) instead"
+    )
+
+
+def _alias_problem(location: str, aliases: list[dict[str, Any]]) -> str | None:
+    """An alias over several indices cannot be attached (:func:`target_problem`)."""
     for alias in aliases:
         members = sorted(alias.get("indices") or [])
         if len(members) > 1:
@@ -363,14 +387,17 @@ def target_problem(location: str, resolved: dict[str, Any]) -> str | None:
                 f"at a time; attach each of them by its own name (neardup attach {members[0]} "
                 "...), nothing was changed"
             )
+    return None
+
+
+def _closed_problem(location: str, indices: list[dict[str, Any]]) -> str | None:
+    """A closed index cannot be attached (:func:`target_problem`)."""
     for ix in indices:
         if "closed" in (ix.get("attributes") or []):
             return (
                 f"{location} is closed: open it (POST {ix.get('name')}/_open) and attach again; "
                 "nothing was changed"
             )
-    if not (aliases or indices):
-        return f"{location}: no such index to attach"
     return None
 
 
@@ -386,8 +413,6 @@ def source_problem(location: str, mappings: dict[str, Any], text_field: str) -> 
     >>> source_problem("u/a", {}, "body") is None
     True
     """
-    import fnmatch
-
     src = mappings.get("_source") or {}
     if src.get("enabled") is False:
         return (
@@ -396,16 +421,22 @@ def source_problem(location: str, mappings: dict[str, Any], text_field: str) -> 
             "made: reindex into an index with _source enabled and attach that; nothing was changed"
         )
     includes, excludes = list(src.get("includes") or []), list(src.get("excludes") or [])
-    for field in (text_field, f"{dsl.ROOT}.shingles"):
-        dropped = [p for p in excludes if fnmatch.fnmatchcase(field, p)]
-        if includes and not any(fnmatch.fnmatchcase(field, p) for p in includes):
-            dropped = [f"not in includes {includes}"]
+    for field in (text_field, f"{ROOT}.shingles"):
+        dropped = _left_out(field, includes, excludes)
         if dropped:
             return (
                 f"{location} leaves {field} out of _source ({', '.join(map(repr, dropped))}): "
                 "neardup reads the text and keeps its own fields there; nothing was changed"
             )
     return None
+
+
+def _left_out(field: str, includes: list[str], excludes: list[str]) -> list[str]:
+    """Why a ``_source`` filter leaves ``field`` out: the excludes that match it, or its
+    absence from the includes (none: it is kept)."""
+    if includes and not any(fnmatch.fnmatchcase(field, p) for p in includes):
+        return [f"not in includes {includes}"]
+    return [p for p in excludes if fnmatch.fnmatchcase(field, p)]
 
 
 def flat_settings(settings: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -449,7 +480,7 @@ def settings_problem(
     limit = int(settings.get("index.mapping.total_fields.limit") or 1000)
     if has + adds > limit:
         return (
-            f"{location} maps {has} fields and attach adds {adds} under {dsl.ROOT}.*, over its "
+            f"{location} maps {has} fields and attach adds {adds} under {ROOT}.*, over its "
             f"index.mapping.total_fields.limit of {limit}: raise it (PUT {index}/_settings "
             f'{{"index.mapping.total_fields.limit": {has + adds}}}) and attach again; nothing '
             "was changed"

@@ -1,42 +1,30 @@
-"""Request bodies neardup sends to Elasticsearch / OpenSearch, as pure functions.
+"""Request bodies of the HTTP engine's reads and writes, as pure functions: the documents it
+stores (bulk actions for documents, tags, deletes and clusters), candidate queries (one per
+document, or one over a batch's keys), collisions, scans, counts and full-text search.
 
 Nothing here talks to a server: every function maps neardup values to a JSON-ready dict
 (or list of action lines), so tests can validate each body against the OpenSearch API
-specification and the engine adapter (:mod:`neardup.engines.elastic`) stays a thin layer
-of I/O. Index templates and the ingest pipeline come from the JSON files under
-``mappings/`` and ``ingest_pipeline/``; only names, ``_meta`` and the pipeline hook are
-filled in here.
-
-One layout: everything neardup writes is under one object, ``neardup.*`` (signature,
-arrival number, tags), next to the document's own fields. In neardup's own index those are
-``title``, ``body`` and ``fields``; in an index adopted with ``neardup attach`` they are the
-user's, named by a :class:`Layout`, and neardup only ever writes ``neardup.*`` there.
+specification and the engine's parts stay a thin layer of I/O. Where the document's fields
+are is a :class:`~.layout.Layout`; what sets an index up (templates, pipeline, names) is
+:mod:`.templates`.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
-from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ...canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
-from ...config import SIGNATURE_VERSION, Config
-from ...runtime.resources import load_json
+from ...config import SIGNATURE_VERSION
 from ...signing.encoding import render_keys
 from ...signing.records import Signed
 from ..base import CandidateQuery, ClusterRecord, Tags
 from ..embedded import shingle_column
-
-#: The object every neardup field lives under.
-ROOT = "neardup"
-
-
-def n(name: str) -> str:
-    """Path of a neardup field (``seq`` -> ``neardup.seq``)."""
-    return f"{ROOT}.{name}"
+from .layout import OWN, ROOT, Layout, n
+from .templates import MANAGED_BY, clusters_index
 
 
 #: Fields the verifier needs from a candidate hit (no second round trip).
@@ -52,337 +40,6 @@ TAG_FIELDS = [
     n("lang"),
     n("indexed_at"),
 ]
-#: The languages whose documents keep title and text in a field of their own (``title_fa``,
-#: ``body_fa``...), analyzed once by ``neardup_<lang>`` (mappings/documents.json); a document
-#: in another language (or none) keeps them in ``title`` and ``body`` (``neardup_default``).
-#: Indices made before (no ``languages`` in their layout) keep both in ``title`` and ``body``,
-#: analyzed again by each language's analyzer in their ``.fa``, ``.ru`` and ``.en``
-#: subfields.
-TEXT_LANGS = ("fa", "ru", "en")
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where a documents index keeps the document's own fields (neardup's are under ``neardup``).
-
-    neardup's own index: ``body``, ``title``, ``fields`` (the default), the text and title of
-    a document in one of ``languages`` in ``body_<lang>`` and ``title_<lang>`` instead. An
-    adopted index: the user's text field, optional title and language fields, and the field
-    that orders arrival (``order``; None: index order); ``adopted`` indices are only ever
-    updated in ``neardup.*``.
-    """
-
-    text: str = "body"
-    title: str | None = "title"
-    lang: str | None = None
-    order: str | None = None
-    adopted: bool = False
-    languages: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> "Layout":
-        given = {k: v for k, v in (d or {}).items() if k in cls.__dataclass_fields__}
-        given["languages"] = tuple(given.get("languages") or ())  # (a list in JSON)
-        return cls(**given)
-
-    def field_of(self, field: str, lang: str | None) -> str:
-        """The field holding ``field`` (``text`` or ``title``) of a document in ``lang``.
-
-        >>> OWN.field_of("body", "fa"), OWN.field_of("body", "de"), Layout().field_of("body", "fa")
-        ('body_fa', 'body', 'body')
-        """
-        return f"{field}_{lang}" if lang in self.languages else field
-
-    def stored(self, field: str | None) -> list[str]:
-        """The ``_source`` keys that may hold ``field`` (``text`` or ``title``): in a layout
-        with ``languages``, the field and its language fields (a document has one of them)."""
-        if not field:
-            return []
-        return [field, *(f"{field}_{x}" for x in self.languages)]
-
-    def analyzed(self, field: str | None) -> list[str]:
-        """The full-text fields searched for ``field`` (``text`` or ``title``): its
-        :meth:`stored` fields; in neardup's own index made before ``languages``, the field and
-        its language subfields; in an adopted index, the field itself."""
-        if not field:
-            return []
-        if self.adopted:
-            return [field]
-        if self.languages:
-            return self.stored(field)
-        return [field, *(f"{field}.{x}" for x in TEXT_LANGS)]
-
-    @property
-    def own_fields(self) -> list[str]:
-        """The document's own fields a StoredDoc reads (besides ``neardup``)."""
-        out = [*self.stored(self.title), *([self.lang] if self.lang else [])]
-        if self.adopted:
-            return [*out, *([self.order] if self.order else [])]
-        return [*out, "fields"]
-
-    def describe(self) -> str:
-        """The fields as the options of ``neardup attach`` that name them.
-
-        >>> Layout(text="body", title="headline", order="published", adopted=True).describe()
-        '--text-field body --title-field headline --order-field published'
-        """
-        return " ".join(
-            f"--{name}-field {value}"
-            for name, value in (
-                ("text", self.text),
-                ("title", self.title),
-                ("lang", self.lang),
-                ("order", self.order),
-            )
-            if value
-        )
-
-    def search_fields(self) -> list[str]:
-        """Title fields (boosted 2x) and text fields a query searches.
-
-        >>> OWN.search_fields()[:2], OWN.search_fields()[4:]
-        (['title^2', 'title_fa^2'], ['body', 'body_fa', 'body_ru', 'body_en'])
-        """
-        return [*(f"{f}^2" for f in self.analyzed(self.title)), *self.analyzed(self.text)]
-
-
-#: The layout of an index neardup makes.
-OWN = Layout(languages=TEXT_LANGS)
-#: Placeholder in ingest_pipeline/neardup.json replaced by the index's signature version.
-VERSION_MARKER = "@SIGNATURE_VERSION@"
-#: OpenSearch has the fingerprint processor since 2.16; every supported Elasticsearch has it.
-OPENSEARCH_FINGERPRINT_SINCE = (2, 16)
-
-
-# -- names ---------------------------------------------------------------------------------
-def clusters_index(index: str) -> str:
-    """The index of the clusters of ``index``."""
-    return f"{index}-clusters"
-
-
-#: Characters an index name may not hold (Elasticsearch's create index API: \\ / * ? " < > |
-#: space , #, and ':' since 7.0; OpenSearch's rule is the same).
-_FORBIDDEN_IN_NAMES = frozenset('\\/*?"<>| ,#:')
-
-
-def index_name_problem(index: str) -> str | None:
-    """Why ``index`` cannot name an index of neardup's, or None: Elasticsearch's documented
-    rule (lowercase only; none of :data:`_FORBIDDEN_IN_NAMES`; not starting with ``-``, ``_``
-    or ``+``; not ``.`` or ``..``; at most 255 bytes), applied to the name and to the
-    longest name made from it (:func:`state_index`).
-
-    >>> index_name_problem("docs-2024"), index_name_problem("Docs"), index_name_problem("a,b")
-    (None, 'it has uppercase letters', "it holds ','")
-    """
-    if not index or index in (".", ".."):
-        return "it is empty, '.' or '..'"
-    if index != index.lower():
-        return "it has uppercase letters"
-    bad = sorted(set(index) & _FORBIDDEN_IN_NAMES)
-    if bad:
-        return "it holds " + " ".join(repr(c) for c in bad)
-    if index.startswith(("-", "_", "+")):
-        return "it starts with '-', '_' or '+'"
-    if len(state_index(index).encode()) > 255:
-        return f"it is too long ({state_index(index)!r} would be over 255 bytes)"
-    return None
-
-
-def documents_template_name(index: str) -> str:
-    return f"neardup-{index}-documents"
-
-
-def clusters_template_name(index: str) -> str:
-    return f"neardup-{index}-clusters"
-
-
-def pipeline_id(index: str) -> str:
-    return f"neardup-{index}"
-
-
-def state_index(index: str) -> str:
-    """The small index holding the write lease and the settings document of ``index``."""
-    return f"{index}-neardup-state"
-
-
-def state_index_body() -> dict[str, Any]:
-    """Settings and mapping of the state index (mappings/state.json)."""
-    return copy.deepcopy(load_json("mappings", "state.json"))
-
-
-# -- templates and pipeline -------------------------------------------------------------------
-def index_meta(
-    config: Config,
-    context: Mapping[str, Any] | None = None,
-    pipeline: str | None = None,
-    layout: "Layout | None" = None,
-) -> dict[str, Any]:
-    """The settings document of an index (``data`` of ``<index>-neardup-state/_doc/settings``):
-    settings, their fingerprint, signature version, collection context (I-Match lexicon,
-    frequency vocabularies: megabytes, kept out of the cluster state), and the ingest
-    pipeline it was built with (None: none)."""
-    return {
-        "config": config.to_dict(),
-        "fingerprint": config.fingerprint(),
-        "signature_version": config.version,
-        "context": dict(context or {}),
-        "pipeline": pipeline,
-        "layout": (layout or OWN).to_dict(),
-    }
-
-
-#: id of the settings document in the state index
-SETTINGS_ID = "settings"
-
-
-def meta_pointer(index: str, settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``_meta.neardup`` of the documents index: a small pointer to the settings document
-    (the mapping ``_meta`` is cluster state, sent to every node)."""
-    return {
-        "settings": f"{state_index(index)}/{SETTINGS_ID}",
-        "fingerprint": settings.get("fingerprint"),
-        "signature_version": settings.get("signature_version"),
-        "layout": LAYOUT_VERSION,
-    }
-
-
-#: The document layout version (2: neardup fields under ``neardup.*``).
-LAYOUT_VERSION = 2
-
-
-def settings_source(settings: Mapping[str, Any], updated_at: str) -> dict[str, Any]:
-    return {"kind": "settings", "updated_at": updated_at, "data": dict(settings)}
-
-
-def neardup_mapping(signatures: Iterable[str]) -> dict[str, Any]:
-    """The mapping of the ``neardup`` object (mappings/documents.json), with a keyword field
-    per signature under ``neardup.keys`` (no dynamic templates: adopting an index must not
-    touch the user's)."""
-    m = copy.deepcopy(
-        load_json("mappings", "documents.json")["template"]["mappings"]["properties"][ROOT]
-    )
-    keys = m["properties"]["keys"]
-    for f in signatures:
-        keys["properties"].setdefault(f, {"type": "keyword"})
-    return m
-
-
-def documents_template(
-    index: str, meta: Mapping[str, Any], pipeline: str | None, signatures: Iterable[str] = ()
-) -> dict[str, Any]:
-    """Composable index template for the documents index (mappings/documents.json)."""
-    body = copy.deepcopy(load_json("mappings", "documents.json"))
-    body["index_patterns"] = [index]
-    body["template"]["mappings"]["_meta"] = {ROOT: dict(meta)}
-    body["template"]["mappings"]["properties"][ROOT] = neardup_mapping(signatures)
-    if pipeline:
-        body["template"]["settings"].setdefault("index", {})["default_pipeline"] = pipeline
-    return body
-
-
-def attach_mapping(
-    signatures: Iterable[str], meta: Mapping[str, Any], user_meta: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """The one mapping update that adopts an index: the ``neardup`` object and the pointer in
-    ``_meta`` (merged into the user's own ``_meta``, which a put-mapping replaces whole).
-    Nothing else of the user's mapping is named, so nothing else changes."""
-    return {
-        "_meta": {**dict(user_meta or {}), ROOT: dict(meta)},
-        "properties": {ROOT: neardup_mapping(signatures)},
-    }
-
-
-def clusters_template(index: str) -> dict[str, Any]:
-    """Composable index template for ``<index>-clusters`` (mappings/clusters.json)."""
-    body = copy.deepcopy(load_json("mappings", "clusters.json"))
-    body["index_patterns"] = [clusters_index(index)]
-    body["template"]["mappings"]["_meta"] = {
-        ROOT: {"documents_index": index},
-        "managed_by": MANAGED_BY,
-    }
-    return body
-
-
-#: The mark of what neardup made: ``_meta.managed_by`` of the indices it creates (the
-#: documents index carries ``_meta.neardup``) and ``managed_by`` of each clusters document.
-MANAGED_BY = "neardup"
-
-
-def made_by_neardup(meta: Mapping[str, Any] | None) -> bool:
-    """Whether an index whose mapping ``_meta`` is ``meta`` was made by neardup: it carries
-    ``managed_by: neardup`` or neardup's own ``neardup`` object (indices made before the
-    mark).
-
-    >>> made_by_neardup({"managed_by": "neardup"}), made_by_neardup({"neardup": {}})
-    (True, True)
-    >>> made_by_neardup({}), made_by_neardup(None), made_by_neardup({"owner": "me"})
-    (False, False, False)
-    """
-    meta = meta or {}
-    return meta.get("managed_by") == MANAGED_BY or isinstance(meta.get(ROOT), dict)
-
-
-def default_pipeline_settings(pipeline: str) -> dict[str, Any]:
-    """Index settings that make ``pipeline`` run on every document written to the index."""
-    return {"index": {"default_pipeline": pipeline}}
-
-
-def supports_fingerprint(product: str, version: tuple[int, ...]) -> bool:
-    return product == "elasticsearch" or tuple(version[:2]) >= OPENSEARCH_FINGERPRINT_SINCE
-
-
-def pipeline_body(
-    product: str, version: tuple[int, ...], signature_version: int = SIGNATURE_VERSION
-) -> dict[str, Any]:
-    """The ingest pipeline (ingest_pipeline/neardup.json) with the version substituted, the
-    top-level keys the engine's parser reads (``_meta`` on Elasticsearch only) and, where the
-    engine has it, the fingerprint processor of that product appended."""
-    body = _substitute(
-        load_json("ingest_pipeline", "neardup.json"), VERSION_MARKER, str(int(signature_version))
-    )
-    if (
-        product != "elasticsearch"
-    ):  # pipeline _meta is Elasticsearch's (7.14+); OpenSearch's parser refuses it
-        body.pop("_meta", None)
-    if supports_fingerprint(product, version):
-        body["processors"].append(
-            copy.deepcopy(load_json("ingest_pipeline", "fingerprint.json")[product])
-        )
-    return body
-
-
-def attached_pipeline_body(layout: Layout) -> dict[str, Any]:
-    """The pipeline of an adopted index (ingest_pipeline/attached.json), the index's
-    ``final_pipeline``: a write whose text no longer hashes to ``neardup.text_hash`` (a
-    document replaced, or changed with the ``_update`` API, by another client) loses its stale
-    ``neardup`` fields, and ``neardup attach --watch`` signs it again."""
-    body = load_json("ingest_pipeline", "attached.json")
-    cond = body["processors"][0]["remove"]["if"]
-    cond["params"]["path"] = layout.text.split(".")
-    return body
-
-
-def shard_settings(shards: int | None, replicas: int | None) -> dict[str, Any] | None:
-    """The create-index body giving a new documents index its shards and replicas (None: the
-    template's).
-
-    >>> shard_settings(3, 1)
-    {'settings': {'index': {'number_of_shards': 3, 'number_of_replicas': 1}}}
-    """
-    index = {
-        k: v
-        for k, v in (("number_of_shards", shards), ("number_of_replicas", replicas))
-        if v is not None
-    }
-    return {"settings": {"index": index}} if index else None
-
-
-def final_pipeline_settings(pipeline: str) -> dict[str, Any]:
-    """Index settings that run ``pipeline`` last on every document written to the index."""
-    return {"index": {"final_pipeline": pipeline}}
 
 
 def text_hash(text: str) -> int:
@@ -398,17 +55,6 @@ def text_hash(text: str) -> int:
     for i in range(0, len(data), 2):
         h = (31 * h + (data[i] | data[i + 1] << 8)) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def _substitute(obj: Any, marker: str, value: str) -> Any:
-    """``obj`` (parsed JSON) with every occurrence of ``marker`` in its strings replaced."""
-    if isinstance(obj, str):
-        return obj.replace(marker, value)
-    if isinstance(obj, list):
-        return [_substitute(x, marker, value) for x in obj]
-    if isinstance(obj, dict):
-        return {k: _substitute(v, marker, value) for k, v in obj.items()}
-    return obj
 
 
 # -- documents ---------------------------------------------------------------------------------
@@ -640,8 +286,8 @@ def keys_body(
     """One page of the stored documents that hold any key of any of ``queries`` (one
     ``terms`` clause per field) and pass the filters all of them share, in arrival order,
     with their keys: the hits are matched to each query in the caller, by the rule of
-    :func:`candidate_query` (:class:`~neardup.engines.elastic.key_match.KeyMatcher`). None when the
-    queries have no keys.
+    :func:`candidate_query` (:class:`~neardup.engines.elastic.key_match.KeyMatcher`). None when
+    the queries have no keys.
 
     >>> import numpy as np
     >>> from neardup.engines.base import KeyGroup
@@ -655,12 +301,7 @@ def keys_body(
     >>> [list(f["range"].values()) for f in b["query"]["bool"]["filter"]]
     [[{'gte': 4, 'lte': 20}], [{'lt': 9}]]
     """
-    per_field: dict[str, dict[str, None]] = {}
-    for q in queries:
-        for g in q.groups:
-            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel())
-            if kws:
-                per_field.setdefault(g.field, {}).update(dict.fromkeys(kws))
+    per_field = _keywords_by_field(queries)
     if not per_field:
         return None
     should = [
@@ -668,14 +309,7 @@ def keys_body(
         for f, kws in per_field.items()
         for at in range(0, len(kws), MAX_TERMS)
     ]
-    shared = CandidateQuery(
-        groups=(),
-        min_shingles=min(q.min_shingles for q in queries),
-        max_shingles=max(q.max_shingles for q in queries),
-        before_seq=_loosest([q.before_seq for q in queries], max),
-        after_seq=_loosest([q.after_seq for q in queries], min),
-        representatives=all(q.representatives for q in queries),
-    )
+    shared = _shared_filters(queries)
     body: dict[str, Any] = {
         "query": {
             "bool": {
@@ -692,6 +326,30 @@ def keys_body(
     if search_after:
         body["search_after"] = list(search_after)
     return body
+
+
+def _keywords_by_field(queries: Sequence[CandidateQuery]) -> dict[str, dict[str, None]]:
+    """The distinct keywords of each field the queries ask for, in the order first asked."""
+    per_field: dict[str, dict[str, None]] = {}
+    for q in queries:
+        for g in q.groups:
+            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel())
+            if kws:
+                per_field.setdefault(g.field, {}).update(dict.fromkeys(kws))
+    return per_field
+
+
+def _shared_filters(queries: Sequence[CandidateQuery]) -> CandidateQuery:
+    """A query without keys whose filters every one of ``queries`` passes: the loosest
+    length and arrival bounds, representatives only when all of them ask for that."""
+    return CandidateQuery(
+        groups=(),
+        min_shingles=min(q.min_shingles for q in queries),
+        max_shingles=max(q.max_shingles for q in queries),
+        before_seq=_loosest([q.before_seq for q in queries], max),
+        after_seq=_loosest([q.after_seq for q in queries], min),
+        representatives=all(q.representatives for q in queries),
+    )
 
 
 def _loosest(bounds: Sequence[int | None], pick: Any) -> int | None:

@@ -93,6 +93,13 @@ class KeyMatcher:
             self.remove(e.id)
             self._row_of[e.id] = len(self.entries)
             self.entries.append(e)
+        for space, (keys, rows) in self._postings_from(first).items():
+            self._insert(space, np.concatenate(keys), np.concatenate(rows))
+
+    def _postings_from(
+        self, first: int
+    ) -> dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]]:
+        """The (keys, rows) of each key space of the entries held from row ``first`` on."""
         per_space: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]] = {}
         for row, e in enumerate(self.entries[first:], start=first):
             if e is None or self._row_of.get(e.id) != row:
@@ -105,16 +112,19 @@ class KeyMatcher:
                     keys, rows = per_space.setdefault(space, ([], []))
                     keys.append(kk)
                     rows.append(np.full(len(kk), row, dtype=np.int64))
-        for space, (keys, rows) in per_space.items():
-            k, r = np.concatenate(keys), np.concatenate(rows)
+        return per_space
+
+    def _insert(self, space: tuple[str, int], k: np.ndarray, r: np.ndarray) -> None:
+        """Add the postings (keys ``k``, rows ``r``) of ``space`` as a sorted segment; past
+        :data:`MAX_SEGMENTS` segments, merged into one."""
+        order = np.lexsort((r, k))
+        segs = self._postings.setdefault(space, [])
+        segs.append(_Segment(k[order], r[order]))
+        if len(segs) > MAX_SEGMENTS:
+            k = np.concatenate([s.keys for s in segs])
+            r = np.concatenate([s.rows for s in segs])
             order = np.lexsort((r, k))
-            segs = self._postings.setdefault(space, [])
-            segs.append(_Segment(k[order], r[order]))
-            if len(segs) > MAX_SEGMENTS:
-                k = np.concatenate([s.keys for s in segs])
-                r = np.concatenate([s.rows for s in segs])
-                order = np.lexsort((r, k))
-                self._postings[space] = [_Segment(k[order], r[order])]
+            self._postings[space] = [_Segment(k[order], r[order])]
 
     def remove(self, doc_id: str) -> None:
         """Stop matching ``doc_id`` (its postings stay, and are skipped)."""
@@ -138,15 +148,7 @@ class KeyMatcher:
         code = self._shared(fields, asked, nrows)
         if code is None:
             return out
-        codes, counts = np.unique(code, return_counts=True)
-        found: dict[tuple[int, int], tuple[float, set[int]]] = {}
-        pairs, fids = (codes // nf).tolist(), (codes % nf).tolist()
-        for p, fi, c in zip(pairs, fids, counts.tolist(), strict=True):
-            qi, row = divmod(p, nrows)
-            if c >= needs[(qi, fi)]:
-                score, matched = found.get((qi, row), (0.0, set()))
-                matched.add(fi)
-                found[(qi, row)] = (score + c, matched)
+        found = _matched(code, nf, nrows, needs)
         names = list(fields)
         for (qi, row), (score, matched) in found.items():
             e = self.entries[row]
@@ -178,6 +180,23 @@ class KeyMatcher:
                     at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(total)
                     codes.append((np.repeat(qv, n) * nrows + s.rows[at]) * nf + fid)
         return np.concatenate(codes) if codes else None
+
+
+def _matched(
+    code: np.ndarray, nf: int, nrows: int, needs: dict[tuple[int, int], int]
+) -> dict[tuple[int, int], tuple[float, set[int]]]:
+    """For each (query, row) whose shared keywords (``code``, of :meth:`KeyMatcher._shared`)
+    reach what some field needs: the keywords shared in those fields, and the fields."""
+    codes, counts = np.unique(code, return_counts=True)
+    found: dict[tuple[int, int], tuple[float, set[int]]] = {}
+    pairs, fids = (codes // nf).tolist(), (codes % nf).tolist()
+    for p, fi, c in zip(pairs, fids, counts.tolist(), strict=True):
+        qi, row = divmod(p, nrows)
+        if c >= needs[(qi, fi)]:
+            score, matched = found.get((qi, row), (0.0, set()))
+            matched.add(fi)
+            found[(qi, row)] = (score + c, matched)
+    return found
 
 
 def _asked(

@@ -18,21 +18,19 @@ TypeError: unknown Elasticsearch/OpenSearch engine option 'pagesize'
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ...runtime.retry import Backoff
+from ..transport import Access
 
 
 @dataclass(frozen=True, kw_only=True)
-class Connection:
-    """How to reach the cluster: credentials (never shown in a repr), TLS and the timeout of
-    one request in seconds. ``user:password@`` in the URL is used as ``basic_auth``."""
+class Connection(Access):
+    """How to reach the cluster: credentials (never shown in a repr) and TLS
+    (:class:`~neardup.engines.transport.Access`), and the timeout of one request in seconds.
+    ``user:password@`` in the URL is used as ``basic_auth``."""
 
-    api_key: Any = field(default=None, repr=False)
-    basic_auth: tuple[str, str] | None = field(default=None, repr=False)
-    ca_certs: str | None = None
-    verify_certs: bool = True
     request_timeout: float = 30.0
 
 

@@ -303,17 +303,7 @@ class Postings(Connection):
         if not groups:
             return [[] for _ in queries]
         keys, key_group = self._group_posting_keys([g for _, g in groups])
-        tables = tables or self._main_tables()
-        matching = _union(tables, "key, doc", "key IN (SELECT value FROM json_each(?))")
-        found = (
-            self._require()
-            .execute(
-                f"SELECT group_concat(key || ' ' || doc, ' ') FROM {matching}",
-                _repeat(tables, [json.dumps(np.unique(keys).tolist())]),
-            )
-            .fetchone()[0]
-        )  # (one string: a row apiece costs twice the lookups)
-        hits = np.fromstring(found or "", dtype=np.int64, sep=" ").reshape(-1, 2)
+        hits = self._postings_of(np.unique(keys), tables or self._main_tables())
         field_names = sorted({g.field for _, g in groups})
         bounds = np.array([_bounds(q) for q in queries], dtype=np.int64).reshape(-1, 2)
         matched = matched_documents(
@@ -326,6 +316,20 @@ class Postings(Connection):
             bounds[:, 1],
         )
         return self._filtered(queries, matched, field_names)
+
+    def _postings_of(self, keys: np.ndarray, tables: Sequence[str]) -> np.ndarray:
+        """The (key, doc) postings of the distinct posting ``keys`` in ``tables``, one row
+        each, read in one statement."""
+        matching = _union(tables, "key, doc", "key IN (SELECT value FROM json_each(?))")
+        found = (
+            self._require()
+            .execute(
+                f"SELECT group_concat(key || ' ' || doc, ' ') FROM {matching}",
+                _repeat(tables, [json.dumps(keys.tolist())]),
+            )
+            .fetchone()[0]
+        )  # (one string: a row apiece costs twice the lookups)
+        return np.fromstring(found or "", dtype=np.int64, sep=" ").reshape(-1, 2)
 
     def _filtered(
         self,

@@ -127,26 +127,32 @@ class ShingleColumn:
             out[i] = self.cache.get(key)
             if out[i] is None:
                 todo.append(i)
-        if self._signer is None and todo:
+        for start in range(0, len(todo), self.batch):
+            some = todo[start : start + self.batch]
+            for i, made in zip(some, self._made_again([rows[i] for i in some]), strict=True):
+                out[i] = made
+        return out  # type: ignore[return-value]
+
+    def _made_again(
+        self, rows: Sequence[tuple[Hashable, bytes, int, str | None]]
+    ) -> list[np.ndarray]:
+        """The shingle sets of marker ``rows`` made again from their texts (and cached); a
+        text that makes another number of shingles than was stored is refused."""
+        if self._signer is None:
             from ...signing.signer import Signer  # (on first use: reading loads no signing)
 
             self._signer = Signer(self.config, extended=False)
-        for start in range(0, len(todo), self.batch):
-            some = todo[start : start + self.batch]
-            docs = [
-                Document(str(rows[i][0]), rows[i][3] or "", lang=given_lang(rows[i][1]))
-                for i in some
-            ]
-            assert self._signer is not None
-            for i, made in zip(some, self._signer.shingle_sets(docs), strict=True):
-                if len(made) != rows[i][2]:
-                    raise ValueError(
-                        f"document {rows[i][0]}: its text makes {len(made)} shingles, "
-                        f"{rows[i][2]} were stored"
-                    )
-                self.cache.put(rows[i][0], made)
-                out[i] = made
-        return out  # type: ignore[return-value]
+        docs = [
+            Document(str(key), text or "", lang=given_lang(blob)) for key, blob, _, text in rows
+        ]
+        made_sets = self._signer.shingle_sets(docs)
+        for (key, _, n, _), made in zip(rows, made_sets, strict=True):
+            if len(made) != n:
+                raise ValueError(
+                    f"document {key}: its text makes {len(made)} shingles, {n} were stored"
+                )
+            self.cache.put(key, made)
+        return made_sets
 
 
 def given_lang(mark: bytes) -> str | None:

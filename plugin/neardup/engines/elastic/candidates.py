@@ -1,0 +1,159 @@
+"""Candidates from the HTTP engine: one search per query through ``_msearch``, or one search
+over all the keys of a batch matched here by the rule of the engine's query
+(:class:`~.key_match.KeyMatcher`); inside a run, the documents it stored are matched in this
+process and the engine is asked only about those stored before. ``collisions`` pages (key,
+id) pairs with a ``composite`` aggregation. An answer from only some of the shards is asked
+again with backoff, then refused: it would miss near-duplicates on the other shards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Iterator, Sequence
+
+from ..base import Candidate, CandidateQuery, EngineError
+from . import dsl
+from .answers import candidate_of, entry_of, error_reason, missing_shards
+from .calls import chunks
+from .index import Index
+from .key_match import KeyMatcher, merged
+from .sessions import Sessions
+
+
+class Candidates:
+    """The candidate queries on ``ix``, with the run's own documents of ``sessions``."""
+
+    def __init__(self, ix: Index, sessions: Sessions) -> None:
+        self.ix = ix
+        self.sessions = sessions
+
+    def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query. Inside a run (:meth:`writes_in_a_row`) the documents it
+        stored are matched here (:class:`~.key_match.KeyMatcher`, the rule of
+        the engine's query), and the engine is asked only about those stored before, and
+        not at all when the index held none."""
+        hold = self.sessions.hold
+        if hold is None:
+            return self._stored_candidates(queries)
+        local = hold.recent.candidates(queries)
+        if hold.start_seq <= 1:  # (nothing was stored before this turn)
+            return local
+        if hold.stale:
+            self.sessions.refresh()
+            hold.stale = False
+        before = [
+            dataclasses.replace(
+                q,
+                before_seq=hold.start_seq
+                if q.before_seq is None
+                else min(q.before_seq, hold.start_seq),
+            )
+            for q in queries
+        ]
+        remote = self._stored_candidates(before)
+        return [merged(a, b, q.limit) for a, b, q in zip(local, remote, queries, strict=True)]
+
+    def _stored_candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """Candidates of each query from the engine's index: many queries in one search over
+        all their keys (:meth:`_candidates_by_keys`), else one search each by ``_msearch``."""
+        if self.ix.paging.batched_candidates and len(queries) > 1:
+            return self._candidates_by_keys(queries)
+        return self._candidates_by_query(queries)
+
+    def _candidates_by_query(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """One search per query (:func:`~.dsl.candidate_body`), sent by ``_msearch``; a query
+        that can match nothing is not sent."""
+        out: list[list[Candidate]] = [[] for _ in queries]
+        todo = [
+            (i, dsl.candidate_body(q, self.ix.paging.max_clauses)) for i, q in enumerate(queries)
+        ]
+        todo = [(i, b) for i, b in todo if b is not None]
+        for batch in chunks(todo, self.ix.paging.msearch_batch):
+            for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
+                out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
+        return out
+
+    def _candidates_by_keys(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
+        """The stored documents holding any key of ``queries`` (:func:`dsl.keys_body`, page
+        after page), matched to each query here by the rule of the engine's candidate query
+        (:class:`~.key_match.KeyMatcher`): one search for a whole batch instead
+        of one per document."""
+        held = KeyMatcher()
+        size, after = self.ix.paging.page_size, None
+        while (body := dsl.keys_body(queries, size, after)) is not None:
+            hits = self._search_every_shard(body, "candidate search")
+            held.add([entry_of(h) for h in hits])
+            if len(hits) < size:
+                break
+            after = hits[-1]["sort"]
+        return held.candidates(queries)
+
+    def _search_every_shard(self, body: dict[str, Any], what: str) -> list[dict[str, Any]]:
+        """The hits of one search; an answer from only some of the shards (a node lost, a
+        primary not yet promoted) is asked again with backoff, then refused."""
+        answer: list[dict[str, Any]] = []
+
+        def send(_: Sequence[int], last: bool) -> list[int]:
+            r = self.ix.retry.call(what, self.ix.client.search, index=self.ix.name, body=body)
+            missing = missing_shards(r)
+            if missing and not last:
+                return [0]
+            if missing:
+                raise EngineError(
+                    f"{self.ix.location}: {what} answered from only some shards ({missing})"
+                )
+            answer.extend(r["hits"]["hits"])
+            return []
+
+        self.ix.backoff.resend([0], send)
+        return answer
+
+    def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Responses in order; items refused with 429, and answers from only some of the
+        shards (a node lost, a primary not yet promoted), are sent again with backoff."""
+        results: list[dict[str, Any] | None] = [None] * len(bodies)
+
+        def send(pending: Sequence[int], last: bool) -> list[int]:
+            lines = dsl.msearch_lines(self.ix.name, [bodies[i] for i in pending])
+            r = self.ix.retry.call("msearch", self.ix.client.msearch, body=lines)
+            again = []
+            for i, resp in zip(pending, r["responses"], strict=True):
+                if "error" in resp:
+                    if resp.get("status") in (429, 503) and not last:
+                        again.append(i)
+                        continue
+                    raise EngineError(
+                        f"{self.ix.location}: candidate search failed: {error_reason(resp)}"
+                    )
+                missing = missing_shards(resp)
+                if missing:  # a partial answer would miss near-duplicates on the other shards
+                    if not last:
+                        again.append(i)
+                        continue
+                    raise EngineError(
+                        f"{self.ix.location}: candidate search answered from only some shards "
+                        f"({missing})"
+                    )
+                results[i] = resp
+            return again
+
+        self.ix.backoff.resend(range(len(bodies)), send)
+        return results  # type: ignore[return-value]
+
+    def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        self.sessions.see_writes()
+        for f in fields:
+            if f not in self.ix.config.signatures:
+                continue
+            key, group = None, []
+            body_of = functools.partial(dsl.collisions_body, f, self.ix.paging.agg_page_size)
+            for b in self.ix.pager().buckets(self.ix.name, body_of, "pairs", "collisions"):
+                k, doc = b["key"]["key"], b["key"]["id"]
+                if k != key:
+                    if len(group) > 1:
+                        yield group
+                    key, group = k, []
+                group.append(doc)
+            if len(group) > 1:
+                yield group

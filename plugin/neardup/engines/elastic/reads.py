@@ -1,0 +1,230 @@
+"""Reads of the HTTP engine: stored documents by id, scans over a point in time with
+``search_after`` on ``neardup.seq`` (scroll where PIT is missing), members of clusters,
+counts, full-text search (plain and folded by cluster) and the stored clusters, every read
+after the session's own writes are made visible. Shingles stored as a marker are made again
+from the stored text (:mod:`~neardup.engines.embedded.shingle_column`).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import itertools
+from typing import Any, Iterable, Iterator, Sequence
+
+from ...signing.encoding import parse_keys
+from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
+from . import dsl
+from .layout import ROOT
+from .answers import (
+    cluster_record,
+    error_reason,
+    field_mapping,
+    hit_of,
+    is_signed,
+    neardup_part,
+    order_date,
+    stored_shingles,
+    stored_text,
+    tag_row,
+    tags_of,
+)
+from .calls import chunks
+from .index import Index, set_key
+from .sessions import Sessions
+
+
+class Reads:
+    """The reads of ``ix``, after the writes of ``sessions`` are visible."""
+
+    def __init__(self, ix: Index, sessions: Sessions) -> None:
+        self.ix = ix
+        self.sessions = sessions
+        self._order_type_read: tuple[str | None] | None = None  # (read once: _order_type)
+
+    def get(
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+    ) -> dict[str, StoredDoc]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, StoredDoc] = {}
+        for chunk in chunks(ids, 500):
+            body = dsl.mget_body(chunk, True, self.ix.layout)  # (the text makes the shingles)
+            r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
+            found = [
+                d["_source"]
+                for d in r.get("docs", [])
+                if d.get("found") and is_signed(d.get("_source"))
+            ]
+            for sd in self._stored_docs(found, text, keys):
+                out[sd.id] = sd
+        return out
+
+    def _stored_docs(
+        self, sources: Sequence[dict[str, Any]], text: bool, with_keys: bool = True
+    ) -> list[StoredDoc]:
+        """The documents of ``_source`` objects read with their text; shingles stored as a
+        marker are made again from the text (:mod:`~neardup.engines.embedded.shingle_column`),
+        all of a read at once, through a bounded cache that also holds what this process
+        stored."""
+        docs = [self._stored(src, text, with_keys) for src in sources]
+        todo = [i for i, d in enumerate(docs) if d.shingles is None]
+        if todo:
+            rows = []
+            for i in todo:
+                nd = sources[i][ROOT]
+                rows.append(
+                    (
+                        set_key(nd.get("exact"), nd.get("lang")),
+                        base64.b64decode(nd["shingles"]),
+                        docs[i].n_shingles,
+                        stored_text(sources[i], self.ix.layout, self.ix.layout.text),
+                    )
+                )
+            for i, made in zip(todo, self.ix.shingle_sets.sets(rows), strict=True):
+                docs[i].shingles = made
+        return docs
+
+    def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
+        nd, lay = src[ROOT], self.ix.layout
+        return StoredDoc(
+            id=nd["id"],
+            lang=nd.get("lang"),
+            n_shingles=int(nd.get("n_shingles") or 0),
+            shingles=stored_shingles(nd),  # (None: made from the text, _stored_docs)
+            simhash=int(nd.get("simhash") or "0", 16),
+            exact=nd.get("exact"),
+            keys=self._keys(nd) if with_keys else {},
+            tags=tags_of(nd),
+            title=stored_text(src, lay, lay.title),
+            text=stored_text(src, lay, lay.text) if text else None,
+            fields=dict(src.get("fields") or {}) if not lay.adopted else {},
+            indexed_at=nd.get("indexed_at"),
+            seq=int(nd.get("seq") or 0),
+            ordered_at=self._order_date(src) if lay.order else None,
+            too_short=bool(nd.get("too_short")),
+        )
+
+    def _keys(self, nd: dict[str, Any]) -> dict[str, Any]:
+        """The key sets of the ``neardup`` object ``nd``, one per signature of the index."""
+        keys = nd.get("keys") or {}
+        return {f: parse_keys(f, keys.get(f, [])) for f in self.ix.config.signatures}
+
+    def _order_date(self, src: dict[str, Any]) -> str | None:
+        """The order field's value as a date (:func:`order_date`); a number is one only in a
+        ``date`` or ``date_nanos`` field (epoch milliseconds), as the mapping says."""
+        v: Any = src
+        for part in (self.ix.layout.order or "").split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        if isinstance(v, list):
+            v = v[0] if v else None
+        if (
+            isinstance(v, (int, float))
+            and not isinstance(v, bool)
+            and self._order_type() not in ("date", "date_nanos")
+        ):
+            return None
+        return order_date(v)
+
+    def _order_type(self) -> str | None:
+        """The mapped type of the adopted index's order field (read once)."""
+        if self._order_type_read is None:
+            spec = field_mapping(self.ix.mappings(), self.ix.layout.order or "")
+            self._order_type_read = ((spec or {}).get("type"),)
+        return self._order_type_read[0]
+
+    def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
+        self.sessions.see_writes()
+        body_of = functools.partial(dsl.scan_body, batch_size, text=True, layout=self.ix.layout)
+        page: list[dict[str, Any]] = []
+        for h in self.ix.pager().snapshot(self.ix.name, body_of, batch_size):
+            page.append(h["_source"])
+            if len(page) >= batch_size:
+                yield from self._stored_docs(page, text)
+                page = []
+        yield from self._stored_docs(page, text)
+
+    def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
+        self.sessions.see_writes()
+        body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.ix.layout)
+        for h in self.ix.pager().snapshot(self.ix.name, body_of, batch_size):
+            yield tag_row(h["_source"], self.ix.layout)
+
+    def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
+        self.sessions.see_writes()
+        out: dict[str, list[str]] = {}
+        for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
+            body_of = functools.partial(dsl.members_body, chunk, self.ix.paging.page_size)
+            for h in self.ix.pager().hits(
+                self.ix.name, body_of, self.ix.paging.page_size, "members"
+            ):
+                nd = neardup_part(h["_source"])
+                out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
+        return out
+
+    def count(self) -> int:
+        """Documents neardup has signed."""
+        self.sessions.see_writes()
+        return int(
+            self.ix.retry.call(
+                "count", self.ix.client.count, index=self.ix.name, body=dsl.count_body()
+            )["count"]
+        )
+
+    def unsigned(self) -> int:
+        """Documents of the index without neardup's fields (written by other clients): every
+        read skips them; ``neardup attach`` signs them."""
+        self.sessions.see_writes()
+        return int(
+            self.ix.retry.call(
+                "count", self.ix.client.count, index=self.ix.name, body=dsl.count_body(False)
+            )["count"]
+        )
+
+    # -- full-text search -------------------------------------------------------------------------
+    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+        self.sessions.see_writes()
+        body = dsl.fulltext_body(query, size, self.ix.layout, self.ix.paging.max_clauses)
+        r = self.ix.retry.call("search", self.ix.client.search, index=self.ix.name, body=body)
+        return [hit_of(h, self.ix.layout) for h in r["hits"]["hits"]]
+
+    def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
+        """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
+        copies in ``folded``), untagged hits stay as they are; merged by score."""
+        self.sessions.see_writes()
+        tagged, untagged = dsl.collapsed_bodies(
+            query, size, layout=self.ix.layout, max_clauses=self.ix.paging.max_clauses
+        )
+        a, b = self._msearch_index([tagged, untagged])
+        hits = []
+        for h in a["hits"]["hits"]:
+            hit = hit_of(h, self.ix.layout)
+            inner = (
+                ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
+            )
+            hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
+            hits.append(hit)
+        hits.extend(hit_of(h, self.ix.layout) for h in b["hits"]["hits"])
+        hits.sort(key=lambda h: -h.score)  # stable: ties keep engine order
+        return hits[:size]
+
+    def _msearch_index(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        lines = dsl.msearch_lines(self.ix.name, bodies)
+        r = self.ix.retry.call("search", self.ix.client.msearch, body=lines)
+        for resp in r["responses"]:
+            if "error" in resp:
+                raise EngineError(f"{self.ix.location}: search failed: {error_reason(resp)}")
+        return r["responses"]
+
+    def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
+        size = (
+            self.ix.paging.page_size
+            if limit is None
+            else max(1, min(self.ix.paging.page_size, limit))
+        )
+        hits = self.ix.pager().hits(
+            self.ix.clusters,
+            functools.partial(dsl.read_clusters_body, size),
+            size,
+            "read clusters",
+        )
+        return [cluster_record(h["_source"]) for h in itertools.islice(hits, limit)]

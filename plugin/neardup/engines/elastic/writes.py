@@ -1,0 +1,229 @@
+"""Writes of the HTTP engine: documents stored (checked first, so the engine never refuses a
+whole request for one of them), tags updated, documents deleted and clusters replaced, each
+inside a write session (:mod:`.sessions`) and sent through
+:class:`~neardup.engines.elastic.calls.BulkStreamer` (``_id`` = document id, so retries are
+idempotent); refused documents come back as Failures, none dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Iterable, Iterator, Sequence
+
+from ...signing.records import Signed
+from ..base import ClusterRecord, Failure, PreparedBatch, Tags
+from ..embedded.shingle_column import column
+from . import dsl
+from .answers import neardup_part
+from .calls import chunks, document_problem
+from .index import Index, utc_now, set_key
+from .key_match import Entry
+from .sessions import Sessions
+from .setup import SetUp
+
+
+def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
+    """The documents to send, and a Failure for each that would make the engine refuse a
+    whole request (:func:`~neardup.engines.elastic.calls.document_problem`): refused here, alone."""
+    good, failures = [], []
+    for s in docs:
+        d = s.doc
+        problem = document_problem(
+            s.id, (d.text, d.title, d.fields or None) if d is not None else ()
+        )
+        if problem:
+            failures.append(Failure(s.id, problem))
+        else:
+            good.append(s)
+    return good, failures
+
+
+class Writes:
+    """The writes to ``ix``, each in a session of ``sessions``; the clusters index must be
+    neardup's own (``setup``)."""
+
+    def __init__(self, ix: Index, setup: SetUp, sessions: Sessions) -> None:
+        self.ix = ix
+        self.setup = setup
+        self.sessions = sessions
+        #: ids :meth:`~.attach.Attach.unsigned_documents` read from the adopted index and
+        #: :meth:`put` has not written yet: signed by an update of the document the index
+        #: holds, never re-created
+        self.held: set[str] = set()
+
+    def put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> list[Failure]:
+        """Store signed documents; every one refused (before sending: an id over 512 bytes,
+        text that is not valid Unicode; by the engine: its reason) is returned, the others
+        are stored. Nothing is prepared in advance (``prepared`` is always None here)."""
+        tags = tags or {}
+        docs = list(docs)
+        if not docs:
+            return []
+        good, failures = _checked(docs)
+        if not good:
+            return failures
+        with self.sessions.writing():
+            found: set[str] = set()
+            seqs = self._assign_seq([s.id for s in good], found)
+            now = utc_now()
+            version = self.ix.config.version
+            actions = [
+                dsl.index_action(
+                    self.ix.name,
+                    s,
+                    tags.get(s.id),
+                    seqs[s.id],
+                    now,
+                    self.ix.layout,
+                    version,
+                    create=s.id not in found and s.id not in self.held,
+                )
+                for s in good
+            ]
+            self.held.difference_update(seqs)
+            failures += self.ix.bulker().run(actions, "index documents").failures
+            self._remember(good, tags, seqs, {f.id for f in failures})
+            if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
+                self.sessions.refresh()
+        return failures
+
+    def _remember(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags],
+        seqs: dict[str, int],
+        failed: set[str],
+    ) -> None:
+        """Documents a run stored, matched here from now on (:class:`~.sessions.Hold`)."""
+        stored = [s for s in docs if s.id not in failed]
+        for s in stored:
+            if len(column(s)) != 8 * s.n_shingles:  # (a marker: kept to verify against)
+                self.ix.shingle_sets.remember(set_key(s.exact, s.lang), s.shingles)
+        hold = self.sessions.hold
+        if hold is None:
+            return
+        if any(seqs[s.id] < hold.start_seq for s in stored):
+            hold.stale = True  # the engine holds an older version of a document stored before
+        hold.recent.add(
+            [
+                Entry(
+                    id=s.id,
+                    seq=seqs[s.id],
+                    n_shingles=int(s.n_shingles),
+                    simhash=int(s.simhash),
+                    keys=s.keys,
+                    tags=tags.get(s.id),
+                )
+                for s in stored
+            ]
+        )
+
+    def _assign_seq(self, ids: list[str], found: set[str] | None = None) -> dict[str, int]:
+        """Existing documents keep their arrival number; new ones get the next ones. The ids
+        of the documents the index holds (signed or not) are added to ``found``."""
+        uniq = list(dict.fromkeys(ids))
+        old: dict[str, int] = {}
+        for chunk in chunks(uniq, 1000):
+            body = dsl.existing_seq_body(chunk)
+            r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
+            for d in r.get("docs", []):
+                if d.get("found") and found is not None:
+                    found.add(d["_id"])
+                seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
+                if seq is not None:
+                    old[d["_id"]] = int(seq)
+        out = {}
+        for i in uniq:
+            if i in old:
+                out[i] = old[i]
+            else:
+                out[i] = self.sessions.next_seq
+                self.sessions.next_seq += 1
+        return out
+
+    def delete(self, ids: Iterable[str]) -> int:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return 0
+        with self.sessions.writing():
+            actions = [dsl.delete_action(self.ix.name, i) for i in ids]
+            deleted = (
+                self.ix.bulker()
+                .run_or_raise(actions, "delete documents", ignore_missing=True)
+                .deleted
+            )
+            self._forget(ids)
+            if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
+                self.sessions.refresh()
+        return deleted
+
+    def update_tags(self, tags: dict[str, Tags]) -> None:
+        if not tags:
+            return
+        with self.sessions.writing():
+            actions = [dsl.update_tags_action(self.ix.name, i, t) for i, t in tags.items()]
+            self.ix.bulker().run_or_raise(actions, "update tags", ignore_missing=True)
+            if self.sessions.hold is not None:
+                for i, t in tags.items():
+                    if i in self.sessions.hold.recent:
+                        self.sessions.hold.recent.set_tags(i, t)
+                    else:
+                        self.sessions.hold.stale = True
+            if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
+                self.sessions.refresh()
+
+    def _forget(self, ids: Sequence[str]) -> None:
+        """Deleted documents: no longer matched here; one stored before the run makes the
+        engine's answers stale until a refresh."""
+        if self.sessions.hold is None:
+            return
+        for i in ids:
+            if i in self.sessions.hold.recent:
+                self.sessions.hold.recent.remove(i)
+            else:
+                self.sessions.hold.stale = True
+
+    # -- clusters --------------------------------------------------------------------------------
+    def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
+        """Store the clusters in ``<index>-clusters`` (which must be neardup's own): each
+        one replaced by id, and those neardup wrote before that are no longer clusters
+        deleted; documents without neardup's mark (``managed_by``) are never touched."""
+        self._mark_clusters_index()
+        with self.sessions.writing():
+            now = utc_now()
+            new_ids = {c.cluster_id for c in clusters}
+            stale = [i for i in self._cluster_ids() if i not in new_ids]
+            actions = [dsl.cluster_action(self.ix.name, c, now) for c in clusters]
+            actions += [{"_op_type": "delete", "_index": self.ix.clusters, "_id": i} for i in stale]
+            self.ix.bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
+            self.sessions.refresh()
+
+    def _mark_clusters_index(self) -> None:
+        """Refuse a clusters index neardup did not create; map ``managed_by`` in one made
+        before the mark (its mapping is strict)."""
+        m = self.setup.check_own(self.ix.clusters, "clusters")
+        if m is None:
+            return
+        if all(
+            "managed_by" in ((v.get("mappings") or {}).get("properties") or {}) for v in m.values()
+        ):
+            return
+        self.ix.retry.call(
+            "put mapping",
+            self.ix.client.indices.put_mapping,
+            index=self.ix.clusters,
+            body={"properties": {"managed_by": {"type": "keyword"}}},
+        )
+
+    def _cluster_ids(self) -> Iterator[str]:
+        body_of = functools.partial(dsl.cluster_ids_body, self.ix.paging.page_size)
+        for h in self.ix.pager().hits(
+            self.ix.clusters, body_of, self.ix.paging.page_size, "read clusters"
+        ):
+            yield h["_id"]
