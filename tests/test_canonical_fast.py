@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from neardup.canonical import canonicalizer, letters, persian, scripts
+from neardup.canonical import canonicalizer, flags, letters, persian, scripts, spans
 from neardup.canonical import Canonicalizer, stopwords_for
 from neardup.canonical.scripts import token_language
 from neardup.config import Config
@@ -121,7 +121,7 @@ def test_page_number_lines_as_with_the_lookbehind_pattern(text):
 def test_punctuation_and_space_patterns_as_the_one_pass_ones(text):
     assert letters._PUNCT.sub(" ", text) == PUNCT.sub(" ", text)
     assert letters._NON_WORD.sub(" ", text) == NON_WORD.sub(" ", text)
-    assert letters._SPACE.sub(" ", text) == SPACE.sub(" ", text)
+    assert letters.SPACE_RUNS.sub(" ", text) == SPACE.sub(" ", text)
     assert persian._ZWNJ_INSIDE.sub("", text) == ZWNJ_INSIDE.sub("", text)
 
 
@@ -145,7 +145,7 @@ def test_a_character_without_rare_ones_passes_the_steps_they_skip():
     its casefold (which comes between) passes unify_digits."""
     for cp in range(sys.maxunicode + 1):
         ch = chr(cp)
-        if letters.has_rare_characters(
+        if flags.has_rare_characters(
             "\u0400" + ch
         ):  # (a non-ASCII companion: ASCII texts are never scanned)
             continue
@@ -154,9 +154,9 @@ def test_a_character_without_rare_ones_passes_the_steps_they_skip():
         )
         assert letters.unify_digits("\u0400" + ch.casefold()) == "\u0400" + ch.casefold(), hex(cp)
     assert (
-        letters.has_rare_characters("\u0400\u0301")
-        and letters.has_rare_characters("\u0400\u0667")
-        and letters.has_rare_characters("\u0400\u0345")
+        flags.has_rare_characters("\u0400\u0301")
+        and flags.has_rare_characters("\u0400\u0667")
+        and flags.has_rare_characters("\u0400\u0345")
     )
 
 
@@ -297,7 +297,7 @@ def test_texts_for_tokens_of_a_batch_are_those_of_each_text(
 
     canon = Canonicalizer(canon.config, backend="compiled" if compiled else "reference")
     with (
-        mock.patch.object(letters, "_GROUP_CHARS", group_chars),
+        mock.patch.object(spans, "_GROUP_CHARS", group_chars),
         mock.patch.object(
             persian,
             "_piece_tables",
@@ -779,11 +779,11 @@ NFKC_PIECES = [
 @settings(max_examples=600, deadline=None)
 @given(texts(NFKC_PIECES, max_size=40))
 def test_nfkc_by_words_is_unicodedata_nfkc(text):
-    assert letters._nfkc_words(text) == unicodedata.normalize("NFKC", text)
+    assert letters.nfkc_words(text) == unicodedata.normalize("NFKC", text)
     sparse = (
         "plain words " * 30 + text + " more plain text" * 30
     )  # few words to normalize: one by one
-    assert letters._nfkc_words(sparse) == unicodedata.normalize("NFKC", sparse)
+    assert letters.nfkc_words(sparse) == unicodedata.normalize("NFKC", sparse)
     assert letters.nfkc(text * 30) == unicodedata.normalize(
         "NFKC", text * 30
     )  # the long, remembered path
@@ -792,7 +792,7 @@ def test_nfkc_by_words_is_unicodedata_nfkc(text):
 def test_nfkc_by_words_on_every_character_between_words_and_after_a_space():
     """Each code point NFKC changes, or that could join a neighbour, is among the characters
     the word windows look for (over all of Unicode, so a newer Unicode database is checked too)."""
-    unstable = letters._nfkc_unstable()
+    unstable = letters.nfkc_unstable()
     for cp in range(0x110000):
         if 0xD800 <= cp < 0xE000:
             continue
@@ -807,7 +807,7 @@ def test_nfkc_by_words_on_every_character_between_words_and_after_a_space():
         ):
             if unicodedata.normalize("NFKC", t) != t:
                 assert unstable.intersection(t), hex(cp)
-                assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t), hex(cp)
+                assert letters.nfkc_words(t) == unicodedata.normalize("NFKC", t), hex(cp)
 
 
 def test_nfkc_by_words_on_the_corpora():
@@ -817,7 +817,7 @@ def test_nfkc_by_words_on_the_corpora():
             with path.open(encoding="utf-8") as f:
                 for line in f:
                     t = json.loads(line)["text"]
-                    assert letters._nfkc_words(t) == unicodedata.normalize("NFKC", t)
+                    assert letters.nfkc_words(t) == unicodedata.normalize("NFKC", t)
 
 
 @settings(max_examples=300, deadline=None)
@@ -825,15 +825,15 @@ def test_nfkc_by_words_on_the_corpora():
     texts(NFKC_PIECES + ["\u037a", "\u0667", "\u0645", "\u0345", "５", "\U0001d7ce"], max_size=40)
 )
 def test_nfkc_flagged_is_nfkc(text):
-    flags = letters.text_flags(text)
-    got = letters.nfkc_flagged(text, flags)
+    bits = flags.text_flags(text)
+    got = flags.nfkc_flagged(text, bits)
     assert got == letters.nfkc(text) == unicodedata.normalize("NFKC", text)
     assert (got is text) == (
         got == text
     )  # the same object where nothing changes: the rare bit still holds for it
     # where drop_marks follows (the text steps): the marks it drops left to it
     assert letters.drop_marks(
-        letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK)
+        flags.nfkc_flagged(text, bits & ~flags.DROPPED_MARK)
     ) == letters.drop_marks(got)
 
 
@@ -857,18 +857,18 @@ def test_nfkc_flagged_is_nfkc(text):
 def test_a_composing_mark_is_normalized_where_it_may_compose(text):
     want = unicodedata.normalize("NFKC", text)
     for backend in letters.BACKENDS:
-        flags = letters.text_flags(text, backend)
-        assert letters.nfkc_flagged(text, flags, backend) == want
+        bits = flags.text_flags(text, backend)
+        assert flags.nfkc_flagged(text, bits, backend) == want
         assert letters.drop_marks(
-            letters.nfkc_flagged(text, flags & ~letters.DROPPED_MARK, backend)
+            flags.nfkc_flagged(text, bits & ~flags.DROPPED_MARK, backend)
         ) == letters.drop_marks(want)
 
 
 def test_composing_pairs_hold_every_composition_of_a_composing_mark():
     """Over the letters of the three scripts and Unicode's composing marks: where NFKC
     composes a letter with the mark after it, the pair is in the table the compiled scan reads."""
-    pairs = set(letters._composing_pairs().tolist())
-    marks = sorted(letters._composing_marks())
+    pairs = set(letters.composing_pairs().tolist())
+    marks = sorted(letters.composing_marks())
     assert len(pairs) > 500 and {"\u0654", "\u0301", "\u0653"} <= set(marks)
     bases = [
         chr(c)
@@ -897,40 +897,40 @@ def test_composing_pairs_hold_every_composition_of_a_composing_mark():
 
 
 def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_character():
-    """The two bits of each code point: NFKC may change it (letters._nfkc_table), and the
+    """The two bits of each code point: NFKC may change it (letters.nfkc_table), and the
     pattern of the rare characters matches it (the definition has_rare_characters reads
     through the table)."""
-    table = letters._flag_table()
+    table = flags.flag_table()
     every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
     rare = np.zeros(0x110000, dtype=bool)
-    rare[[m.start() for m in letters._rare_characters().finditer(every)]] = True
+    rare[[m.start() for m in letters.rare_characters().finditer(every)]] = True
     dropped = np.zeros(0x110000, dtype=bool)
-    dropped[[ord(ch) for ch in letters._dropped_marks()]] = True
+    dropped[[ord(ch) for ch in letters.dropped_marks()]] = True
     composing = np.zeros(0x110000, dtype=bool)
-    composing[[ord(ch) for ch in letters._composing_marks()]] = True
+    composing[[ord(ch) for ch in letters.composing_marks()]] = True
     assert composing[[0x654, 0x301, 0x653]].all() and not (composing & dropped).any()
     assert np.array_equal(
-        (table & letters.NFKC_MAY_CHANGE) != 0, letters._nfkc_table() & ~dropped & ~composing
+        (table & flags.NFKC_MAY_CHANGE) != 0, letters.nfkc_table() & ~dropped & ~composing
     )
-    assert np.array_equal((table & letters.DROPPED_MARK) != 0, dropped)
-    assert np.array_equal((table & letters.COMPOSING_MARK) != 0, composing)
-    assert not (composing & ~letters._nfkc_table()).any()
+    assert np.array_equal((table & flags.DROPPED_MARK) != 0, dropped)
+    assert np.array_equal((table & flags.COMPOSING_MARK) != 0, composing)
+    assert not (composing & ~letters.nfkc_table()).any()
     unsettled = [
         bool(
             unicodedata.combining(chr(c)) or unicodedata.decomposition(chr(c))[:1] not in ("", "<")
         )
         for c in range(0x110000)
     ]
-    assert np.array_equal((table & letters._UNSETTLED) != 0, np.array(unsettled))
-    assert not (dropped & ~letters._nfkc_table()).any() and not (dropped & ~rare).any()
-    assert np.array_equal((table & letters.RARE) != 0, rare)
+    assert np.array_equal((table & flags._UNSETTLED) != 0, np.array(unsettled))
+    assert not (dropped & ~letters.nfkc_table()).any() and not (dropped & ~rare).any()
+    assert np.array_equal((table & flags.RARE) != 0, rare)
     unspaced = np.zeros(0x110000, dtype=bool)
     unspaced[[m.start() for m in scripts._UNSPACED.finditer(every)]] = True
     for c in range(0x110000):  # (or NFKC makes one)
         if not 0xD800 <= c < 0xE000 and not unspaced[c]:
             made = unicodedata.normalize("NFKD", chr(c)) + unicodedata.normalize("NFKC", chr(c))
             unspaced[c] = made != chr(c) * 2 and scripts._UNSPACED.search(made) is not None
-    assert unspaced[0x2F00] and np.array_equal((table & letters.UNSPACED) != 0, unspaced)
+    assert unspaced[0x2F00] and np.array_equal((table & flags.UNSPACED) != 0, unspaced)
     assert not table[:128].any()  # (ASCII texts are not scanned)
 
 
@@ -938,7 +938,7 @@ def test_nfkc_composes_no_unspaced_letter_from_characters_outside_those_scripts(
     """Each letter of a script written without spaces that has a canonical decomposition
     decomposes to a letter of such a script first: canonical composition (NFKC's last step)
     makes one only from one, so a text whose characters and their NFKD hold none
-    (letters.UNSPACED clear) holds none after NFKC."""
+    (flags.UNSPACED clear) holds none after NFKC."""
     for c in range(0x110000):
         ch = chr(c)
         if scripts._UNSPACED.match(ch) and unicodedata.decomposition(ch)[:1] not in ("", "<"):
@@ -950,7 +950,7 @@ def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():
     """Each mark of _dropped_marks, between letters of several scripts, with others of them
     and with marks of other combining classes: NFKC and then drop_marks give what
     drop_marks alone gives (over all of Unicode's marks, so a newer database is checked too)."""
-    dropped = sorted(letters._dropped_marks())
+    dropped = sorted(letters.dropped_marks())
     assert (
         {"\u064b", "\u064e", "\u0651", "\u0670"} <= set(dropped)
         and "\u0654" not in dropped
@@ -968,7 +968,7 @@ def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():
             f" {m}\u0655\u0627",
         ):
             if not set(t) & (
-                set(letters._nfkc_unstable()) - set(dropped)
+                set(letters.nfkc_unstable()) - set(dropped)
             ):  # only dropped marks for NFKC to act on
                 assert letters.drop_marks(unicodedata.normalize("NFKC", t)) == letters.drop_marks(
                     t
@@ -990,10 +990,10 @@ def test_text_flags_are_the_same_from_both_backends(text):
     """The composing-mark bit is cleared in the reference form as in the compiled one where
     the mark cannot compose (ه + hamza above: NFKC leaves it): one answer per text, whatever
     was imported before."""
-    got = {backend: letters.text_flags(text, backend) for backend in letters.BACKENDS}
+    got = {backend: flags.text_flags(text, backend) for backend in letters.BACKENDS}
     assert len(set(got.values())) == 1, got
     if text.startswith("\u0643"):
-        assert got["reference"] == letters.RARE  # (the hamza above may not compose with ه)
+        assert got["reference"] == flags.RARE  # (the hamza above may not compose with ه)
 
 
 def test_no_result_depends_on_what_the_process_imported():
@@ -1002,9 +1002,9 @@ def test_no_result_depends_on_what_the_process_imported():
     import sys
 
     code = (
-        "from neardup.canonical import letters; a = letters.text_flags('\u0643\u0647\u0654 x'); "
+        "from neardup.canonical import flags; a = flags.text_flags('\u0643\u0647\u0654 x'); "
         "import neardup.canonical.letters_loops; "
-        "print(a, letters.text_flags('\u0643\u0647\u0654 x'))"
+        "print(a, flags.text_flags('\u0643\u0647\u0654 x'))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
@@ -1045,15 +1045,15 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
     only where the mark may compose), and has_rare_characters the regular expression's
     answer; late_steps: casefold, yo_to_ye, unify_digits, or None where a character maps to
     more than one; the same from both backends (compiled and numpy)."""
-    table = letters._flag_table()
+    table = flags.flag_table()
     want_flags = 0
     for ch in text:
-        want_flags |= int(table[ord(ch)]) & ~letters._UNSETTLED
+        want_flags |= int(table[ord(ch)]) & ~flags._UNSETTLED
     if text.isascii():
         want_flags = 0
-    pairs = set(letters._composing_pairs().tolist())
+    pairs = set(letters.composing_pairs().tolist())
     composes = any(
-        table[ord(m)] & letters.COMPOSING_MARK
+        table[ord(m)] & flags.COMPOSING_MARK
         and (
             unicodedata.combining(p)
             or unicodedata.decomposition(p)[:1] not in ("", "<")
@@ -1065,13 +1065,13 @@ def test_text_flags_and_late_steps_with_and_without_the_compiled_loops(text):
     stepped = letters.unify_digits(letters.yo_to_ye(text.casefold()))
     multi = any(len(ch.casefold()) > 1 for ch in text)
     for backend in letters.BACKENDS:
-        assert letters.text_flags(text, backend) == (
-            want_flags if composes else want_flags & ~letters.COMPOSING_MARK
+        assert flags.text_flags(text, backend) == (
+            want_flags if composes else want_flags & ~flags.COMPOSING_MARK
         )
         got = letters.late_steps(text, late, backend)
         assert got == (None if multi else stepped)
-    assert letters.has_rare_characters(text) == (
-        not text.isascii() and letters._rare_characters().search(text) is not None
+    assert flags.has_rare_characters(text) == (
+        not text.isascii() and letters.rare_characters().search(text) is not None
     )
 
 
@@ -1110,12 +1110,12 @@ def test_token_hashes_of_the_spans_are_those_of_the_texts(batch, canon, lang):
     """The texts a compiled pass made, read where they lie in its output (spans), give the
     token hashes their decoded strings give; decoded, they are the texts for tokens."""
     langs = [lang] * len(batch)
-    spans = canon.spans_for_tokens(batch, langs)
+    made = canon.spans_for_tokens(batch, langs)
     texts_ = canon._texts_for_tokens(batch, langs)
-    assert letters.decoded(spans) == texts_
+    assert spans.decoded(made) == texts_
     doc_langs = canon.languages(batch, langs)
     got, want = (
-        canon.token_hashes_many(spans, doc_langs),
+        canon.token_hashes_many(made, doc_langs),
         canon.token_hashes_many(texts_, doc_langs),
     )
     assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
@@ -1132,18 +1132,18 @@ def test_joined_spans_are_the_joined_texts(items, cut):
     followed by a space."""
     words = [w for _, w in items]
     bufs = [
-        letters._joined_code_points(words[: len(words) // 2 + cut], True),
-        letters._joined_code_points(words, True),
+        spans.joined_code_points(words[: len(words) // 2 + cut], True),
+        spans.joined_code_points(words, True),
     ]
-    spans = {0: letters._spans_of(*bufs[0]), 1: letters._spans_of(*bufs[1])}
+    of_buffer = {0: spans.spans_of(*bufs[0]), 1: spans.spans_of(*bufs[1])}
     mixed = []
     for i, (as_span, w) in enumerate(items):
-        pick = 0 if i < len(spans[0]) and i % 2 else 1
-        mixed.append(spans[pick][i] if as_span else w)
-    cps, bounds = letters.joined_spans(mixed)
-    want, want_bounds = letters._joined_code_points(words, True)
+        pick = 0 if i < len(of_buffer[0]) and i % 2 else 1
+        mixed.append(of_buffer[pick][i] if as_span else w)
+    cps, bounds = spans.joined_spans(mixed)
+    want, want_bounds = spans.joined_code_points(words, True)
     assert cps.tolist() == want.tolist() and bounds.tolist() == want_bounds.tolist()
-    assert letters.decoded(mixed) == words
+    assert spans.decoded(mixed) == words
 
 
 def test_token_hashes_many_on_the_corpora():

@@ -9,8 +9,8 @@ from neardup.evaluation.evaluate import (
     equality_pairs,
     evaluate,
     hfm_separation,
-    to_markdown,
 )
+from neardup.evaluation.markdown import to_markdown
 from neardup.evaluation.corpus import load_corpus, load_labels
 
 import numpy as np

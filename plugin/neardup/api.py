@@ -286,31 +286,38 @@ class NearDup:
 
         On an index neardup attached in place the documents are the user's own: deleting
         them is refused unless ``delete_source_documents``."""
-        from .matching.tagging import is_representative
-
         ids = list(dict.fromkeys(ids))
         if self.engine.adopted and not delete_source_documents:
-            from .engines.base import EngineError
-
-            raise EngineError(
-                f"{self.engine.location} is an index neardup attached in place: its documents "
-                f"are your own, and deleting {len(ids)} of them would remove them from it for "
-                "good, with all their fields (not only neardup's). Give "
-                "--yes-delete-source-documents (delete_source_documents=True) to delete them"
-            )
+            self._refuse_deleting_source_documents(len(ids))
         report = DeleteReport()
         with self.engine.writer():
             found = self.engine.get(ids)
             report.missing = [i for i in ids if i not in found]
             report.deleted = [i for i in ids if i in found]
-            reps = [i for i in report.deleted if is_representative(found[i].tags)]
-            members = {m for ms in self.engine.members(reps).values() for m in ms} - set(
-                report.deleted
-            )
+            members = self._members_left(found, report.deleted)
             self.engine.delete(report.deleted)
             report.retagged = sorted(self.tagger.repair(members))
         self.engine.refresh()
         return report
+
+    def _refuse_deleting_source_documents(self, n: int) -> None:
+        """An EngineError: deleting ``n`` documents of an index attached in place."""
+        from .engines.base import EngineError
+
+        raise EngineError(
+            f"{self.engine.location} is an index neardup attached in place: its documents "
+            f"are your own, and deleting {n} of them would remove them from it for "
+            "good, with all their fields (not only neardup's). Give "
+            "--yes-delete-source-documents (delete_source_documents=True) to delete them"
+        )
+
+    def _members_left(self, found: Mapping[str, StoredDoc], deleted: list[str]) -> set[str]:
+        """The members of the deleted representatives among ``found`` that are not deleted
+        themselves: the documents whose tags must be made again."""
+        from .matching.tagging import is_representative
+
+        reps = [i for i in deleted if is_representative(found[i].tags)]
+        return {m for ms in self.engine.members(reps).values() for m in ms} - set(deleted)
 
     def retag(self, *, batch_size: int = 500, progress: Callable[[int], None] | None = None) -> int:
         """Recompute every document's tags in arrival order, as a fresh index would; returns
@@ -318,21 +325,20 @@ class NearDup:
         dups = 0
         tagger = self.tagger
         with self.engine.writer():
-            batch: list[StoredDoc] = []
-            for d in itertools.chain(self.engine.scan(batch_size=batch_size), [None]):
-                if d is not None:
-                    batch.append(d)
-                if batch and (d is None or len(batch) >= batch_size):
-                    tags = tagger.tag_ordered(batch, [x.seq for x in batch])
-                    self.engine.update_tags(
-                        {x.id: tags[x.id] for x in batch if x.tags != tags[x.id]}
-                    )
-                    dups += sum(t.is_duplicate for t in tags.values())
-                    if progress:
-                        progress(len(batch))
-                    batch = []
+            docs = iter(self.engine.scan(batch_size=batch_size))
+            while batch := list(itertools.islice(docs, max(1, batch_size))):
+                dups += self._retag_batch(tagger, batch)
+                if progress:
+                    progress(len(batch))
         self.engine.refresh()
         return dups
+
+    def _retag_batch(self, tagger: Tagger, batch: list[StoredDoc]) -> int:
+        """The tags of ``batch`` made again in arrival order, stored where they changed;
+        returns the number of duplicates among them."""
+        tags = tagger.tag_ordered(batch, [x.seq for x in batch])
+        self.engine.update_tags({x.id: tags[x.id] for x in batch if x.tags != tags[x.id]})
+        return sum(t.is_duplicate for t in tags.values())
 
     # -- 1-to-N ------------------------------------------------------------------------------
     def query(
@@ -355,25 +361,7 @@ class NearDup:
         from .matching.candidates import engine_fetch
 
         t = self.config.threshold if threshold is None else threshold
-        if id is not None:
-            stored = self.engine.get([id]).get(id)
-            if stored is None:
-                raise DocumentNotFound(f"no document with id {id!r} in {self.engine.location}")
-            keys, n, shingles, simhash_value = (
-                stored.keys,
-                stored.n_shingles,
-                stored.shingles,
-                stored.simhash,
-            )
-        elif text is not None:
-            if isinstance(text, Signed):
-                s = text
-            else:
-                doc = text if isinstance(text, Document) else Document("", text, lang=lang)
-                s = self.signer.sign(doc)
-            keys, n, shingles, simhash_value = s.keys, s.n_shingles, s.shingles, s.simhash
-        else:
-            raise ValueError("give a text or an id")
+        keys, n, shingles, simhash_value = self._query_signature(text, id, lang)
         rule = self.rule
         q = rule.query(keys, n, mode=mode, threshold=t, exclude_id=id, limit=max(200, 20 * top_k))
         out = []
@@ -395,12 +383,36 @@ class NearDup:
                 )
         out.sort(key=lambda m: (-(m.resemblance if mode == "resemblance" else m.containment), m.id))
         out = out[:top_k]
-        if out:
-            stored = self.engine.get([m.id for m in out])
-            for m in out:
-                if m.id in stored:
-                    m.title = stored[m.id].title
+        self._add_titles(out)
         return out
+
+    def _query_signature(
+        self, text: str | Document | Signed | None, doc_id: str | None, lang: str | None
+    ) -> tuple[Any, int, Any, Any]:
+        """The keys, shingle count, shingles and SimHash of a query: those stored for
+        ``doc_id``, else those of ``text`` (signed here unless it comes signed)."""
+        if doc_id is not None:
+            stored = self.engine.get([doc_id]).get(doc_id)
+            if stored is None:
+                raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
+            return stored.keys, stored.n_shingles, stored.shingles, stored.simhash
+        if text is None:
+            raise ValueError("give a text or an id")
+        if isinstance(text, Signed):
+            s = text
+        else:
+            doc = text if isinstance(text, Document) else Document("", text, lang=lang)
+            s = self.signer.sign(doc)
+        return s.keys, s.n_shingles, s.shingles, s.simhash
+
+    def _add_titles(self, matches: list[Match]) -> None:
+        """Each match's stored title, where it has one."""
+        if not matches:
+            return
+        stored = self.engine.get([m.id for m in matches])
+        for m in matches:
+            if m.id in stored:
+                m.title = stored[m.id].title
 
     def compare(self, a: str | Document, b: str | Document, *, ids: bool = False) -> Comparison:
         """Explain one pair (:func:`neardup.report.explain.compare`): exact similarities,
@@ -589,9 +601,16 @@ class NearDup:
         hits = self.engine.search(query, pool or max(50, 5 * size))
         if threshold is None and hits and all(h.cluster_id for h in hits):
             return clustering.fold_hits(hits, lambda h: h.cluster_id)[:size]
+        return self._fold_copies(hits, threshold)[:size]
+
+    def _fold_copies(self, hits: list[Hit], threshold: float | None) -> list[Hit]:
+        """``hits`` with the copies among them (the candidate rule and exact verification at
+        ``threshold``, the index's by default) folded under the best of each."""
+        from .matching import clustering
+
         t = self.config.threshold if threshold is None else threshold
         docs = self.engine.get([h.id for h in hits])
-        return clustering.fold_hits(hits, clustering.copies_among(hits, docs, self.rule, t))[:size]
+        return clustering.fold_hits(hits, clustering.copies_among(hits, docs, self.rule, t))
 
 
 def _as_doc(x: str | Document, name: str) -> Document:

@@ -12,31 +12,23 @@ import numpy as np
 from ..config import LANGUAGES, Config, is_language_code, language_of_code
 from ..sketches.hashing import KeySet, hash_strings
 from ..sketches.ragged import offsets_of
+from .flags import DROPPED_MARK, RARE, UNSPACED, has_rare_characters, nfkc_flagged, text_flags_many
 from .html import strip_html
+from .spans import Span, TextOrSpan, decoded, joined_spans
 from .letters import (
-    DROPPED_MARK,
-    RARE,
-    UNSPACED,
     Backend,
-    Span,
-    TextOrSpan,
     check_backend,
-    decoded,
     digit_table,
-    joined_spans,
     late_steps_spans,
     drop_marks,
     drop_page_numbers,
     late_steps_table,
     drop_punctuation,
     has_arabic_script,
-    has_rare_characters,
     nfkc,
-    nfkc_flagged,
     punctuation_matters,
     rejoin_hyphenation,
     split_tokens,
-    text_flags_many,
     token_char_table,
     token_hashes,
     unify_digits,
@@ -101,7 +93,7 @@ def _marks_to_persian_spans(
     """``persian_step(drop_punctuation(drop_marks(text)))`` of each text, and then the steps
     of ``late`` (:func:`~.letters.late_steps_table`) where they map each character to one, in
     compiled passes over groups of the texts (:func:`~.persian.compiled_spans`), each as a
-    :data:`~.letters.Span` of the pass's output and whether ``late`` was applied; None where
+    :data:`~.spans.Span` of the pass's output and whether ``late`` was applied; None where
     the pass does not apply (not cut at anchors; a character that needs one of hazm's steps
     the pass does not make)."""
     if segmentation.way != "anchors":
@@ -181,11 +173,11 @@ class Canonicalizer:
     ) -> list[str]:
         """:meth:`text_and_language`'s text of each text (``langs[i]`` given with
         ``texts[i]``, checked as there): the scan for NFKC and the rare characters
-        (:func:`~.letters.text_flags_many`), the compiled pass from drop_marks to the Persian
+        (:func:`~.flags.text_flags_many`), the compiled pass from drop_marks to the Persian
         step (:func:`_marks_to_persian_spans`) and the map of casefold and the steps after
         it (:func:`~.letters._late_steps_many`) each made over all the texts at once, the
         other steps text by text (:meth:`_steps`). ``flags``: the texts'
-        :func:`~.letters.text_flags_many`, where the caller has them.
+        :func:`~.flags.text_flags_many`, where the caller has them.
 
         >>> texts = ["Ёлка, <b>ДОМ</b>!", "A ﬁne day", "کتاب‌ها، ۱۲"]
         >>> Canonicalizer(Config())._texts_for_tokens(texts)
@@ -200,7 +192,7 @@ class Canonicalizer:
         flags: Sequence[int] | None = None,
     ) -> list[TextOrSpan]:
         """:meth:`_texts_for_tokens`, the texts a compiled pass made left as
-        :data:`~.letters.Span` of its output (:meth:`token_hashes_many` reads them there)."""
+        :data:`~.spans.Span` of its output (:meth:`token_hashes_many` reads them there)."""
         for lang in langs or ():
             _check_language(lang)
         flags = text_flags_many(texts, self.backend).tolist() if flags is None else list(flags)
@@ -251,8 +243,8 @@ class Canonicalizer:
         """Whether the Persian step applies to ``text`` (of ``lang``, None: not given): not to
         a text of another language than fa, ru and en (:func:`generic`), given or detected
         (Arabic is not Persian: :func:`~.scripts.language_by_script`); the script is looked
-        at only where the text has Arabic script (not where its :func:`~.letters.text_flags`
-        ``flags`` have no :data:`~.letters.RARE` character: Arabic script is one)."""
+        at only where the text has Arabic script (not where its :func:`~.flags.text_flags`
+        ``flags`` have no :data:`~.flags.RARE` character: Arabic script is one)."""
         if (flags is not None and not flags & RARE) or not has_arabic_script(text):
             return True
         lang = _language(lang) or self._language_of(text)
@@ -262,7 +254,7 @@ class Canonicalizer:
         self, text: str, flags: int, resume: bool = False, fa_rules: bool = True
     ) -> tuple[str, str | None, bool]:
         """:meth:`text`, or a text with the same tokens, of a text whose
-        :func:`~.letters.text_flags` are ``flags``: (the text, None, whether it has rare
+        :func:`~.flags.text_flags` are ``flags``: (the text, None, whether it has rare
         characters), or the text so far where the rest is left to :meth:`_texts_for_tokens`:
         (text, "persian", True) before drop_marks where the text has rare characters and
         punctuation matters (the compiled pass of :func:`_marks_to_persian_spans`), (text,
@@ -272,10 +264,10 @@ class Canonicalizer:
 
         Where drop_punctuation only turns separators into spaces, it is skipped, and so is
         persian (no Arabic script); where the text has none of the characters drop_marks,
-        unify_digits and punctuation_matters act on (:func:`~.letters.has_rare_characters`),
+        unify_digits and punctuation_matters act on (:func:`~.flags.has_rare_characters`),
         those steps are skipped too. ``flags`` tell NFKC where it has nothing to do, and
         drop_marks whether there are rare characters and split_unspaced whether there is a
-        letter of a script written without spaces (:data:`~.letters.UNSPACED`), unless NFKC
+        letter of a script written without spaces (:data:`~.flags.UNSPACED`), unless NFKC
         changed the text (it may make a rare one: U+037A -> U+0345; the unspaced bit
         counts what NFKC makes: U+2F00 -> U+4E00) or HTML entities were decoded: the steps
         between only take characters out (tags, hyphen breaks, page-number lines; a
@@ -325,7 +317,7 @@ class Canonicalizer:
     ) -> tuple[str, int]:
         """One of :data:`_EARLY_STEPS` in :meth:`_steps`: (the text after it, the bits of
         the text's ``flags`` that still say what it holds: ``known``; NFKC keeps
-        :data:`~.letters.UNSPACED`, whose characters include those NFKC makes a letter
+        :data:`~.flags.UNSPACED`, whose characters include those NFKC makes a letter
         of an unspaced script of)."""
         if name == "nfkc":
             # (marks NFKC would only move go at drop_marks, which this text comes to: they
@@ -428,29 +420,14 @@ class Canonicalizer:
         cps, starts = joined_spans(canons)  # each text and a space
         hashes, number, doc = token_hashes(cps, starts, self.config.seed)
         c = self.config
-        per_text = stop_languages_read_text(
-            c.fa_segmentation
-        )  # (else the stop words are one set per language)
+        # the stop words of a text depend on the text (else they are one set per language)
+        per_text = stop_languages_read_text(c.fa_segmentation)
         if per_text:
             canons = decoded(canons)
-        sets: list[KeySet] = []
-        group = np.full(
-            len(canons), -1, dtype=np.int64
-        )  # documents grouped by the stop words they drop
         if c.stopwords:
-            at: dict[int, int] = {}  # id of a set -> its group
-            of_lang: dict[str, KeySet] = {}
-            for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
-                stop = (
-                    self._stop_hashes(t, lang)
-                    if per_text
-                    else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
-                )
-                if len(stop):
-                    if id(stop) not in at:
-                        at[id(stop)] = len(sets)
-                        sets.append(stop)
-                    group[i] = at[id(stop)]
+            sets, group = self._stop_groups(canons, langs, per_text)
+        else:  # (no document grouped by the stop words it drops)
+            sets, group = [], np.full(len(canons), -1, dtype=np.int64)
         if not sets and c.digits != "drop":
             return hashes, offsets_of(np.bincount(doc, minlength=len(canons)))
         from ..sketches.loops import loops
@@ -467,6 +444,29 @@ class Canonicalizer:
             len(canons),
         )
         return hashes, offsets_of(counts)
+
+    def _stop_groups(
+        self, canons: Sequence[str] | Sequence[TextOrSpan], langs: Sequence[str], per_text: bool
+    ) -> tuple[list[KeySet], np.ndarray]:
+        """The sets of stop word hashes :meth:`token_hashes_many` drops, and the documents
+        grouped by the set they drop (its index, -1 for none); a set per text where
+        ``per_text``, else one per language."""
+        sets: list[KeySet] = []
+        group = np.full(len(canons), -1, dtype=np.int64)
+        at: dict[int, int] = {}  # id of a set -> its group
+        of_lang: dict[str, KeySet] = {}
+        for i, (t, lang) in enumerate(zip(canons, langs, strict=True)):
+            stop = (
+                self._stop_hashes(t, lang)
+                if per_text
+                else of_lang.get(lang) or of_lang.setdefault(lang, self._stop_hashes(t, lang))
+            )
+            if len(stop):
+                if id(stop) not in at:
+                    at[id(stop)] = len(sets)
+                    sets.append(stop)
+                group[i] = at[id(stop)]
+        return sets, group
 
     def _stop_hashes(self, canon: str, lang: str) -> KeySet:
         """The hashes of the stop words :meth:`token_hashes_many` drops from ``canon``."""

@@ -9,17 +9,16 @@ pattern is checked against its one-pass definition in tests/test_canonical_fast.
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Literal, Sequence, Union, get_args
+from typing import Literal, Sequence, get_args
 
 import numpy as np
 
 from ..runtime.tablecache import cached_table
 from .ranges import ARABIC_BLOCK, ARABIC_SCRIPT, char_class
-from .ranges import UNSPACED as UNSPACED_RANGES
+from .spans import Span, decoded, grouped_code_points, spans_of
 
 #: How the maps over code points run: "compiled" (:mod:`.letters_loops`, in C) or
 #: "reference" (numpy, the rule as written); both give the same results (tested), so the
@@ -54,7 +53,7 @@ _MARKS = re.compile(
 )
 # The runs of whitespace that are not a single space (two or more characters, or one other
 # than a space): replacing them by a space turns every run of whitespace into one.
-_SPACE = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
+SPACE_RUNS = re.compile(r"\s(?:\s+|(?<=[^\S ]))")
 # Runs of non-word characters, of underscores, and of ZWNJ not between two Arabic-script
 # letters: "[^\w\u200c]+|_+|(?<![\u0600-\u06ff])\u200c+|\u200c+(?![\u0600-\u06ff])", written
 # with every alternative starting with a single character, and leaving out runs that are
@@ -171,25 +170,25 @@ def nfkc(text: str, backend: Backend = "reference") -> str:
     return (
         text
         if text.isascii() or unicodedata.is_normalized("NFKC", text)
-        else _nfkc_words(text, backend)
+        else nfkc_words(text, backend)
     )
 
 
-def _nfkc_words(text: str, backend: Backend = "reference") -> str:
+def nfkc_words(text: str, backend: Backend = "reference") -> str:
     """``unicodedata.normalize("NFKC", text)``, normalizing only the words (runs between
     whitespace characters NFKC leaves alone) that hold a character NFKC may change or join
-    (:func:`_nfkc_unstable`), which is most often none or a few: NFKC never changes,
+    (:func:`nfkc_unstable`), which is most often none or a few: NFKC never changes,
     reorders or composes across such a whitespace character (UAX #15: it is a
     normalization boundary on both sides). The characters are found in one pass over the
     text's code points (numpy, or compiled: ``backend``)."""
     cps, letters_loops = (
         np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4"),
-        _compiled_loops(backend),
+        compiled_loops(backend),
     )
     hits = (
-        letters_loops.positions_in(cps, _nfkc_table())
+        letters_loops.positions_in(cps, nfkc_table())
         if letters_loops
-        else np.flatnonzero(_nfkc_table()[cps])
+        else np.flatnonzero(nfkc_table()[cps])
     ).tolist()
     if not hits:
         return text
@@ -214,13 +213,13 @@ def _nfkc_words(text: str, backend: Backend = "reference") -> str:
 
 
 @lru_cache(maxsize=1)
-def _nfkc_table() -> np.ndarray:
-    """Per code point: is it one of :func:`_nfkc_unstable` (kept on disk:
+def nfkc_table() -> np.ndarray:
+    """Per code point: is it one of :func:`nfkc_unstable` (kept on disk:
     :mod:`neardup.runtime.tablecache`)."""
 
     def make() -> np.ndarray:
         table = np.zeros(0x110000, dtype=bool)
-        table[[ord(ch) for ch in _nfkc_unstable()]] = True
+        table[[ord(ch) for ch in nfkc_unstable()]] = True
         return table
 
     return cached_table("nfkc-unstable", make, __file__)
@@ -233,7 +232,7 @@ def _word_end() -> re.Pattern:
 
 
 @lru_cache(maxsize=1)
-def _nfkc_unstable() -> frozenset[str]:
+def nfkc_unstable() -> frozenset[str]:
     """Every character NFKC may change in a text: those with a decomposition (canonical or
     compatibility) or a nonzero combining class, those that compose with the character
     before them (second members of canonical pairs, Hangul vowel and trailing jamo), and
@@ -242,29 +241,41 @@ def _nfkc_unstable() -> frozenset[str]:
     composes with nothing before it; next to characters outside this set they stay as they
     are. Checked against NFKC over all of Unicode in tests/test_canonical_fast.py."""
     second = _composition_seconds()
+    decomposed, cps = _by_decomposition()
+    cps |= set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
+    cps |= second
+    # canonical decompositions of starters: kept unless stable as above
+    cps |= {cp for cp in decomposed if _starter_may_change(cp, second)}
+    return frozenset(map(chr, cps))
+
+
+def _by_decomposition() -> tuple[list[int], set[int]]:
+    """The code points that are starters with a canonical decomposition, and those with a
+    compatibility decomposition or a nonzero combining class (none above U+2FFFF has
+    either)."""
     decomposed: list[int] = []
-    cps: set[int] = (
-        set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3)) | set(range(0xAC00, 0xD7A4))
-    )
-    for cp in range(0x30000):  # no character above has a decomposition or a combining class
+    cps: set[int] = set()
+    for cp in range(0x30000):
         ch = chr(cp)
         d = unicodedata.decomposition(ch)
         if d and not d.startswith("<") and not unicodedata.combining(ch):
             decomposed.append(cp)
-            continue
-        if d or unicodedata.combining(ch):
+        elif d or unicodedata.combining(ch):
             cps.add(cp)
-    cps |= second
-    for cp in decomposed:  # canonical decompositions of starters: kept unless stable as above
-        ch = chr(cp)
-        first = unicodedata.normalize("NFD", ch)[0]
-        if (
-            unicodedata.normalize("NFKC", ch) != ch
-            or unicodedata.combining(first)
-            or ord(first) in second
-        ):
-            cps.add(cp)
-    return frozenset(map(chr, cps))
+    return decomposed, cps
+
+
+def _starter_may_change(cp: int, second: frozenset[int]) -> bool:
+    """Whether NFKC may change a starter with a canonical decomposition: it changes it
+    alone, or its decomposition starts with a mark or a character that may compose with
+    the one before (``second``)."""
+    ch = chr(cp)
+    first = unicodedata.normalize("NFD", ch)[0]
+    return bool(
+        unicodedata.normalize("NFKC", ch) != ch
+        or unicodedata.combining(first)
+        or ord(first) in second
+    )
 
 
 @lru_cache(maxsize=1)
@@ -287,8 +298,8 @@ def _composition_seconds() -> frozenset[int]:
 
 
 @lru_cache(maxsize=1)
-def _dropped_marks() -> frozenset[str]:
-    """The characters of :func:`_nfkc_unstable` that NFKC only moves among the marks next
+def dropped_marks() -> frozenset[str]:
+    """The characters of :func:`nfkc_unstable` that NFKC only moves among the marks next
     to them and that :func:`drop_marks` drops: marks of its list with a nonzero combining
     class, no decomposition, and that compose with nothing (not second in a canonical pair).
     In a text whose only such characters are these, NFKC and then drop_marks give what
@@ -297,7 +308,7 @@ def _dropped_marks() -> frozenset[str]:
     second = _composition_seconds()
     return frozenset(
         ch
-        for ch in _nfkc_unstable()
+        for ch in nfkc_unstable()
         if _MARKS.match(ch)
         and unicodedata.combining(ch)
         and not unicodedata.decomposition(ch)
@@ -306,27 +317,27 @@ def _dropped_marks() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def _composing_marks() -> frozenset[str]:
-    """The characters of :func:`_nfkc_unstable` that NFKC changes only by composing them with
+def composing_marks() -> frozenset[str]:
+    """The characters of :func:`nfkc_unstable` that NFKC changes only by composing them with
     the character before (they are second in a canonical pair) or by moving them among the
     marks beside them: marks with a nonzero combining class and no decomposition, not
-    :func:`_dropped_marks` (U+0654, the hamza above; U+0301, the acute accent)."""
+    :func:`dropped_marks` (U+0654, the hamza above; U+0301, the acute accent)."""
     second = _composition_seconds()
     return frozenset(
         ch
-        for ch in _nfkc_unstable()
+        for ch in nfkc_unstable()
         if unicodedata.combining(ch) and not unicodedata.decomposition(ch) and ord(ch) in second
     )
 
 
 @lru_cache(maxsize=1)
-def _composing_pairs() -> np.ndarray:
-    """Each of :func:`_canonical_pairs` whose second is one of :func:`_composing_marks`, as
+def composing_pairs() -> np.ndarray:
+    """Each of :func:`_canonical_pairs` whose second is one of :func:`composing_marks`, as
     ``first << 21 | second`` (uint64, sorted; kept on disk: :mod:`neardup.runtime.tablecache`; those
     excluded from composition too: more than NFKC composes)."""
 
     def make() -> np.ndarray:
-        marks = {ord(ch) for ch in _composing_marks()}
+        marks = {ord(ch) for ch in composing_marks()}
         return np.array(
             sorted(first << 21 | second for first, second in _canonical_pairs() if second in marks),
             dtype=np.uint64,
@@ -337,9 +348,9 @@ def _composing_pairs() -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _stable_spaces() -> frozenset[str]:
-    """The whitespace characters that end words for :func:`_nfkc_words`: those NFKC leaves
+    """The whitespace characters that end words for :func:`nfkc_words`: those NFKC leaves
     alone (U+00A0, a compatibility form of the space, is not one)."""
-    unstable = _nfkc_table()
+    unstable = nfkc_table()
     return frozenset(ch for ch in map(chr, range(0x3001)) if ch.isspace() and not unstable[ord(ch)])
 
 
@@ -349,10 +360,10 @@ def drop_marks(text: str) -> str:
     return text if text.isascii() else _MARKS.sub("", text)
 
 
-def _mark_code_points() -> list[int]:
+def mark_code_points() -> list[int]:
     """The code points :func:`drop_marks` takes out (all in the BMP).
 
-    >>> marks = _mark_code_points()
+    >>> marks = mark_code_points()
     >>> [hex(c) for c in marks][:2], drop_marks("".join(map(chr, marks))) == ""
     (['0xad', '0x300'], True)
     """
@@ -408,280 +419,6 @@ def punctuation_matters(text: str) -> bool:
     return not text.isascii() and _PUNCTUATION_MATTERS.search(text) is not None
 
 
-def has_rare_characters(text: str) -> bool:
-    """Whether ``text`` holds a character that :func:`drop_marks`, :func:`unify_digits` or
-    :func:`punctuation_matters` acts on (a mark, a decimal digit other than ASCII, Arabic
-    script, U+0345): a text without one passes those steps, and the Persian step, unchanged,
-    and so does its casefold (checked over all of Unicode in tests/test_canonical_fast.py).
-    One scan instead of one per step: the characters :func:`_rare_characters` matches, read
-    from a table (:func:`text_flags`).
-
-    >>> [has_rare_characters(t) for t in ("Ёж и дом", "дом\u0301", "۱۲")]
-    [False, True, True]
-    """
-    return bool(text_flags(text) & RARE)
-
-
-#: Bits of :func:`text_flags`: a character NFKC may change (:func:`_nfkc_unstable`) other than
-#: the marks it only moves and drop_marks drops (:func:`_dropped_marks`) and the marks it
-#: only composes with the character before or moves (:func:`_composing_marks`), one of the
-#: first of those marks, and one of :func:`has_rare_characters`.
-NFKC_MAY_CHANGE, RARE, DROPPED_MARK = 1, 2, 4
-#: Bit of :func:`text_flags`: a lone surrogate (U+D800..U+DFFF: a text with one is no valid
-#: Unicode, :func:`neardup.signing.validate.check_document`).
-SURROGATE = 8
-#: Bit of :func:`text_flags`: one of :func:`_composing_marks` (the hamza above U+0654, the
-#: acute accent U+0301) that NFKC may compose with the character before it or move (where
-#: the loops are compiled, only a text where one follows a character with a nonzero
-#: combining class, or one it composes with, keeps the bit: :func:`_or_flags`).
-COMPOSING_MARK = 16
-#: Bit of :func:`text_flags`: a letter of a script written without spaces
-#: (:data:`.ranges.UNSPACED`, :func:`~.scripts.split_unspaced`), or a character NFKC makes
-#: one of (:func:`_becomes_unspaced`).
-UNSPACED = 64
-#: A bit of :func:`_flag_table` only (not of :func:`text_flags`): a nonzero combining class or
-#: a canonical decomposition (a mark after such a character may be moved, or composed past
-#: it: À followed by U+0323).
-_UNSETTLED = 32
-
-
-def text_flags(text: str, backend: Backend = "reference") -> int:
-    """Which of :data:`NFKC_MAY_CHANGE`, :data:`DROPPED_MARK`, :data:`COMPOSING_MARK`,
-    :data:`RARE`, :data:`SURROGATE` and :data:`UNSPACED` characters ``text`` holds
-    (:func:`text_flags_many` of one text): ``not flags & (NFKC_MAY_CHANGE | DROPPED_MARK |
-    COMPOSING_MARK)`` means ``nfkc(text) == text``, ``not flags & (NFKC_MAY_CHANGE |
-    COMPOSING_MARK)`` that ``drop_marks(nfkc(text)) == drop_marks(text)``, ``bool(flags &
-    RARE)`` is :func:`has_rare_characters` (Arabic script among them: ``not flags & RARE``
-    means no :func:`has_arabic_script`) and ``not flags & UNSPACED`` that
-    :func:`~.scripts.split_unspaced` leaves the text as it is.
-
-    >>> [text_flags(t) for t in ("ab", "дом", "ﬁ дом", "дом ۱", "cafe\u0301", "کَتاب", "猫")]
-    [0, 0, 1, 2, 18, 6, 64]
-    """
-    if text.isascii():
-        return 0
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    return int(_or_flags(cps, np.array([0, len(cps)], dtype=np.int64), backend)[0])
-
-
-def text_flags_many(texts: Sequence[str], backend: Backend = "reference") -> np.ndarray:
-    """:func:`text_flags` of each text (uint8), the texts that are not all ASCII read
-    together: their code points in one array, each looked up in one table of the bits
-    (:func:`_flag_table`) and or-ed per text in one compiled pass
-    (:func:`.letters_loops.or_flags`). ``unicodedata.is_normalized`` and the regular
-    expression of the rare characters read such a text at 4 to 10 ns a character; this
-    reads it at under 1 ns.
-
-    >>> text_flags_many(["ab", "ﬁ", "", "дом ۱"]).tolist()
-    [0, 1, 0, 2]
-    """
-    out = np.zeros(len(texts), dtype=np.uint8)
-    for group, cps, bounds in _grouped_code_points(
-        texts, [i for i, t in enumerate(texts) if not t.isascii()]
-    ):
-        out[group] = _or_flags(cps, bounds, backend)
-    return out
-
-
-def _or_flags(cps: np.ndarray, bounds: np.ndarray, backend: Backend = "reference") -> np.ndarray:
-    """The or of the :func:`_flag_table` bits of each text ``cps[bounds[d] : bounds[d + 1]]``
-    (none empty), with numpy or compiled (``backend``). The :data:`COMPOSING_MARK` bit stays
-    only where such a mark follows a character with a nonzero combining class or a canonical
-    decomposition (it may be moved, or composed past it) or one it composes with
-    (:func:`_marks_may_compose`): otherwise each follows a starter NFKC keeps, that
-    decomposes to nothing and that it does not compose with (UAX #15), and NFKC moves and
-    composes nothing."""
-    table, letters_loops = _flag_table(), _compiled_loops(backend)
-    flags = (
-        letters_loops.or_flags(cps, bounds, table)
-        if letters_loops
-        else np.bitwise_or.reduceat(table[cps], bounds[:-1])
-    )
-    marked = np.flatnonzero(flags & np.uint8(COMPOSING_MARK))
-    if len(marked):
-        starts, ends = bounds[marked], bounds[marked + 1]
-        if letters_loops:
-            keep = letters_loops.marks_may_compose(
-                cps, starts, ends, table, COMPOSING_MARK, _UNSETTLED, _composing_pairs()
-            )
-        else:
-            keep = _marks_may_compose(cps, starts, ends, table)
-        flags[marked[~keep]] &= np.uint8(~COMPOSING_MARK & 0xFF)
-    return flags & np.uint8(~_UNSETTLED & 0xFF)
-
-
-def _marks_may_compose(
-    cps: np.ndarray, starts: np.ndarray, ends: np.ndarray, table: np.ndarray
-) -> np.ndarray:
-    """Per text ``cps[starts[d] : ends[d]]``: whether one of :data:`COMPOSING_MARK` follows a
-    character with the bit ``_UNSETTLED`` or one it composes with (``prev << 21 | mark`` in
-    :func:`_composing_pairs`). The reference of :func:`.letters_loops.marks_may_compose`.
-
-    >>> cps = np.frombuffer("\u0627\u0654 \u0647\u0654".encode("utf-32-le"), dtype="<u4")
-    >>> _marks_may_compose(cps, np.array([0, 3]), np.array([2, 5]), _flag_table()).tolist()
-    [True, False]
-    """
-    out = np.zeros(len(starts), dtype=np.bool_)
-    pairs = _composing_pairs()
-    for d, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-        text = cps[start:end]
-        at = np.flatnonzero(table[text[1:]] & np.uint8(COMPOSING_MARK)) + 1
-        prev = text[at - 1]
-        keys = prev.astype(np.uint64) << np.uint64(21) | text[at].astype(np.uint64)
-        out[d] = bool((table[prev] & np.uint8(_UNSETTLED)).any()) or bool(
-            np.isin(keys, pairs).any()
-        )
-    return out
-
-
-#: Code points joined at most for one pass of :func:`text_flags_many` and
-#: :func:`_late_steps_many` (a text longer goes alone): buffers of a few hundred KB, which the
-#: allocator hands out again, where a whole batch's would be new memory every time (on
-#: some machines its first touch costs more than the pass).
-_GROUP_CHARS = 1 << 16
-
-
-def groups(indices: list[int], texts: Sequence[str]) -> list[list[int]]:
-    """``indices`` cut into runs whose texts hold at most :data:`_GROUP_CHARS` characters
-    together (or one text)."""
-    out: list[list[int]] = []
-    size = 0
-    for i in indices:
-        n = len(texts[i])
-        if not out or size + n > _GROUP_CHARS:
-            out.append([])
-            size = 0
-        out[-1].append(i)
-        size += n
-    return out
-
-
-def _grouped_code_points(texts: Sequence[str], indices: list[int], separated: bool = False):
-    """For each of :func:`groups` of ``indices``: (the group, its texts'
-    :func:`_joined_code_points`)."""
-    for group in groups(indices, texts):
-        yield (group, *_joined_code_points([texts[i] for i in group], separated))
-
-
-def _joined_code_points(
-    texts: Sequence[str], separated: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
-    """The code points of the texts in one array (one encode), each followed by a space
-    where ``separated`` (:func:`_spans_of` are then their spans), and where each starts (and
-    the last ends)."""
-    bounds = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(
-        np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + int(separated),
-        out=bounds[1:],
-    )
-    joined = " ".join(texts) + " " if separated and texts else "".join(texts)
-    return np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4"), bounds
-
-
-#: A text as a span of code points: (buffer, lo, hi), the text ``buffer[lo:hi]``, followed
-#: in the buffer by a space (the texts a compiled pass makes lie end to end in its output,
-#: each followed by a space: a batch's are read from there, not decoded and encoded again).
-Span = tuple[np.ndarray, int, int]
-#: A text as a ``str`` or as a :data:`Span`.
-TextOrSpan = Union[str, Span]
-
-
-def _spans_of(cps: np.ndarray, bounds: np.ndarray) -> list[Span]:
-    """The :data:`Span` of each text ``cps[bounds[d] : bounds[d + 1] - 1]`` of a separated
-    output (each followed by a space)."""
-    at = np.asarray(bounds).tolist()
-    return [(cps, a, b - 1) for a, b in itertools.pairwise(at)]
-
-
-def decoded(texts: Sequence[TextOrSpan]) -> list[str]:
-    """Each text as a ``str`` (a :data:`Span`'s buffer decoded once, its texts cut from it).
-
-    >>> cps, bounds = _joined_code_points(["ab", "дом"], True)
-    >>> decoded(["x", *_spans_of(cps, bounds)])
-    ['x', 'ab', 'дом']
-    """
-    buffers: dict[int, str] = {}
-    out = []
-    for t in texts:
-        if type(t) is str:
-            out.append(t)
-            continue
-        buf, lo, hi = t
-        if id(buf) not in buffers:
-            buffers[id(buf)] = (
-                np.asarray(buf)
-                .astype("<u4", copy=False)
-                .tobytes()
-                .decode("utf-32-le", "surrogatepass")
-            )
-        out.append(buffers[id(buf)][lo:hi])
-    return out
-
-
-def joined_spans(texts: Sequence[TextOrSpan]) -> tuple[np.ndarray, np.ndarray]:
-    """The code points of the texts each followed by a space, in one array, and where each
-    starts (and the last ends): :func:`_joined_code_points` of their :func:`decoded` with
-    ``separated``, the spans that lie end to end in one buffer copied as one, the ``str``
-    ones next to each other encoded at once.
-
-    >>> cps, bounds = _joined_code_points(["ab", "дом"], True)
-    >>> a, b = joined_spans(["x", "", *_spans_of(cps, bounds), "y"])
-    >>> decoded(_spans_of(a, b)), b.tolist()
-    (['x', '', 'ab', 'дом', 'y'], [0, 2, 3, 6, 10, 12])
-    """
-    chunks: list[np.ndarray] = []
-    words: list[str] = []
-    view: list = []  # [buffer, lo, hi] of spans end to end, each with its space
-    lengths = []
-    for t in texts:
-        if type(t) is str:
-            lengths.append(len(t))
-            if view:
-                chunks.append(view[0][view[1] : view[2]])
-                view = []
-            words.append(t)
-            continue
-        buf, lo, hi = t
-        lengths.append(hi - lo)
-        if words:
-            chunks.append(_joined_code_points(words, True)[0])
-            words = []
-        if view and view[0] is buf and view[2] == lo:
-            view[2] = hi + 1
-        else:
-            if view:
-                chunks.append(view[0][view[1] : view[2]])
-            view = [buf, lo, hi + 1]
-    if view:
-        chunks.append(view[0][view[1] : view[2]])
-    if words:
-        chunks.append(_joined_code_points(words, True)[0])
-    cps = (
-        np.concatenate(chunks).astype(np.uint32, copy=False)
-        if chunks
-        else np.zeros(0, dtype=np.uint32)
-    )
-    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.asarray(lengths, dtype=np.int64) + 1, out=bounds[1:])
-    return cps, bounds
-
-
-def nfkc_flagged(text: str, flags: int, backend: Backend = "reference") -> str:
-    """:func:`nfkc` of a text whose :func:`text_flags` are ``flags``: the text itself where
-    it has no character NFKC may change, else its words normalized (:func:`_nfkc_words`,
-    without ``unicodedata.is_normalized`` first: that check normalizes the whole text
-    where it meets a character that may compose, as Persian texts' hamza above), and the
-    same object where that changes nothing.
-
-    >>> t = "ﬁle дом"; nfkc_flagged(t, text_flags(t)), nfkc_flagged("дом", 0)
-    ('file дом', 'дом')
-    """
-    if not flags & (NFKC_MAY_CHANGE | DROPPED_MARK | COMPOSING_MARK):
-        return text
-    out = _nfkc_words(text, backend)
-    return text if out == text else out
-
-
 def check_backend(backend: str) -> Backend:
     """``backend`` where it is one of :data:`BACKENDS`, else a ValueError naming them."""
     if backend not in BACKENDS:
@@ -689,7 +426,7 @@ def check_backend(backend: str) -> Backend:
     return backend  # type: ignore[return-value]
 
 
-def _compiled_loops(backend: Backend):
+def compiled_loops(backend: Backend):
     """The compiled form of :mod:`.letters_loops` for the "compiled" backend where it runs
     (:func:`neardup.sketches.loops.compiled`), None for "reference" or where the loops run
     interpreted (the numpy form of the same map then serves: faster than the loop
@@ -699,56 +436,6 @@ def _compiled_loops(backend: Backend):
     if check_backend(backend) == "reference":
         return None
     return compiled("neardup.canonical.letters_loops")
-
-
-def _becomes_unspaced() -> np.ndarray:
-    """The code points that are, or whose NFKD or NFKC holds, a letter of a script written
-    without spaces (:data:`.ranges.UNSPACED`): U+2F00 KANGXI RADICAL ONE -> U+4E00. NFKC of
-    a text composes no such letter from characters outside those scripts (a composite
-    there decomposes to a letter there: tests/test_canonical_fast.py), so NFKC of a text
-    without one of these holds none."""
-    unspaced = re.compile(f"[{char_class(*UNSPACED_RANGES)}]")
-    found = [np.arange(lo, hi + 1) for lo, hi in UNSPACED_RANGES]
-    found.append(
-        np.array(
-            [
-                c
-                for c in np.flatnonzero(_nfkc_table()).tolist()
-                if unspaced.search(
-                    unicodedata.normalize("NFKD", chr(c)) + unicodedata.normalize("NFKC", chr(c))
-                )
-            ],
-            dtype=np.int64,
-        )
-    )
-    return np.concatenate(found)
-
-
-@lru_cache(maxsize=1)
-def _flag_table() -> np.ndarray:
-    """Per code point (uint8): the bits of :func:`text_flags` (kept on disk:
-    :mod:`neardup.runtime.tablecache`); the rare characters are those :func:`_rare_characters`
-    matches, found by running it over every code point."""
-
-    def make() -> np.ndarray:
-        table = _nfkc_table().astype(np.uint8) * np.uint8(NFKC_MAY_CHANGE)
-        table[[ord(ch) for ch in _dropped_marks()]] = DROPPED_MARK
-        table[[ord(ch) for ch in _composing_marks()]] = COMPOSING_MARK
-        table[
-            [
-                cp
-                for cp in range(0x30000)
-                if unicodedata.combining(chr(cp))
-                or unicodedata.decomposition(chr(cp))[:1] not in ("", "<")
-            ]
-        ] |= np.uint8(_UNSETTLED)
-        table[0xD800:0xE000] |= np.uint8(SURROGATE)
-        table[_becomes_unspaced()] |= np.uint8(UNSPACED)
-        every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        table[[m.start() for m in _rare_characters().finditer(every)]] |= np.uint8(RARE)
-        return table
-
-    return cached_table("text-flags", make, __file__)
 
 
 def late_steps(text: str, table: np.ndarray, backend: Backend = "reference") -> str | None:
@@ -786,8 +473,8 @@ def late_steps_spans(
 ) -> list[Span | None]:
     """:func:`_late_steps_many` as :data:`Span` of the map's output (not decoded)."""
     made: list[Span | None] = []
-    letters_loops = _compiled_loops(backend)
-    for _, cps, bounds in _grouped_code_points(texts, list(range(len(texts))), separated=True):
+    letters_loops = compiled_loops(backend)
+    for _, cps, bounds in grouped_code_points(texts, list(range(len(texts))), separated=True):
         if letters_loops:
             out, ok = letters_loops.map_code_points(cps, bounds, table)
         else:
@@ -798,13 +485,13 @@ def late_steps_spans(
             out = np.where(np.repeat(ok, np.diff(bounds)), mapped, cps)
         made += [
             span if good else None
-            for span, good in zip(_spans_of(out, bounds), ok.tolist(), strict=True)
+            for span, good in zip(spans_of(out, bounds), ok.tolist(), strict=True)
         ]
     return made
 
 
 @lru_cache(maxsize=1)
-def _rare_characters() -> re.Pattern:
+def rare_characters() -> re.Pattern:
     digits = "".join(f"\\U{cp:08x}" for cp in sorted(_digit_table()))
     return re.compile(f"[{_MARKS.pattern[1:-1]}{_PUNCTUATION_MATTERS.pattern[1:-1]}{digits}]")
 

@@ -1,7 +1,7 @@
 """The loops of :mod:`neardup.canonical.letters` and the canonical tokens: tokens as runs
 of token characters hashed as they are found (:func:`.letters.token_hashes`), numbers and stop
 words dropped (:meth:`.Canonicalizer.token_hashes_many`), one map per code point
-(:func:`.letters.late_steps`), the classes of characters a text holds (:func:`.letters.text_flags`)
+(:func:`.letters.late_steps`), the classes of characters a text holds (:func:`.flags.text_flags`)
 and where a mark may compose. Each is the "compiled" backend of a rule whose reference form is
 in :mod:`.letters` (tests/test_loops.py, tests/test_canonical_fast.py check them equal).
 

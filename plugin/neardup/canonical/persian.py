@@ -42,15 +42,12 @@ from .letters import (
     FA_LETTERS,
     ZWNJ,
     CharMap,
-    Span,
-    _SPACE,
+    SPACE_RUNS,
     code_point_table,
-    decoded,
-    _grouped_code_points,
-    _mark_code_points,
-    _spans_of,
+    mark_code_points,
     token_char_table,
 )
+from .spans import Span, decoded, grouped_code_points, spans_of
 from .ranges import (
     ARABIC_BLOCK,
     ARABIC_SCRIPT,
@@ -499,7 +496,7 @@ def normalize_persian(
             return made[0]
     hazm = _hazm_normalizer()
     anchors = segmentation.way == "anchors"
-    text = (hazm.normalize_letters if anchors else hazm.normalize)(_SPACE.sub(" ", text))
+    text = (hazm.normalize_letters if anchors else hazm.normalize)(SPACE_RUNS.sub(" ", text))
     text = _ZWNJ_INSIDE.sub("", FA_LETTER_MAP(text)).replace(ZWNJ, " ")
     if segmentation.way == "anchors":
         return anchor_pieces(text, segmentation.anchors)
@@ -602,7 +599,7 @@ def compiled_spans(
     marks: bool = False,
     anchors: tuple[int, int, int] = DEFAULT.anchors,
 ) -> list[tuple[Span, bool] | None]:
-    """:func:`_compiled` of each text as a :data:`~.letters.Span` of the pass's output, the
+    """:func:`_compiled` of each text as a :data:`~.spans.Span` of the pass's output, the
     texts in groups joined for one compiled pass each
     (:func:`.persian_loops.persian_pieces_many`).
     None for every text where the loops run interpreted (:func:`neardup.sketches.loops.compiled`):
@@ -618,13 +615,13 @@ def compiled_spans(
     space, letter_map, first, second = tables
     classes, late = _pass_classes(), _NO_LATE if late is None else late
     made: list[tuple[Span, bool] | None] = []
-    for _, cps, bounds in _grouped_code_points(texts, list(range(len(texts)))):
+    for _, cps, bounds in grouped_code_points(texts, list(range(len(texts)))):
         out, at, status = persian_loops.persian_pieces_many(
             cps, bounds, classes, letter_map, space, first, second, step, marks, late
         )
         made += [
             (span, s == 2) if s else None
-            for span, s in zip(_spans_of(out, at), status.tolist(), strict=True)
+            for span, s in zip(spans_of(out, at), status.tolist(), strict=True)
         ]
     return made
 
@@ -633,7 +630,7 @@ def compiled_spans(
 def _pass_classes() -> np.ndarray:
     """The classes of each code point (uint8) the compiled pass reads, bits of
     :mod:`.persian_loops`: ``WORD`` (``str.isalnum``, the punctuation step's word
-    characters but the underscore), ``MARK`` (:func:`~.letters._mark_code_points`),
+    characters but the underscore), ``MARK`` (:func:`~.letters.mark_code_points`),
     ``ARABIC`` (a word character U+0600..U+06FF or U+FB50..U+FEFF: Arabic script the
     punctuation step leaves) and ``OTHER`` (a word character of the Cyrillic and Latin class
     that ends a Persian run, :data:`.scripts._OTHER_LETTER`).
@@ -654,7 +651,7 @@ def _pass_classes() -> np.ndarray:
         return np.logical_or.reduce([(lo <= cp) & (cp <= hi) for lo, hi in ranges])
 
     classes = np.where(word, k.WORD, 0).astype(np.uint8)
-    classes[_mark_code_points()] |= k.MARK
+    classes[mark_code_points()] |= k.MARK
     classes[word & within(*ARABIC_SCRIPT)] |= k.ARABIC
     classes[word & within(*OTHER_LETTERS)] |= k.OTHER
     return classes
@@ -672,7 +669,7 @@ def split_persian(text: str) -> str:
     knows; without hazm installed, only the letter steps: "میخواهم" stays one word). For
     full-text search, where a query word should find the compounds it is part of."""
     hazm = _hazm_normalizer()
-    text = _SPACE.sub(" ", text)
+    text = SPACE_RUNS.sub(" ", text)
     # the spacing hazm would fix is undone here: every ZWNJ becomes a space
     text = hazm.seperate_mi(hazm.decrease_repeated_chars(hazm.normalize_letters(text)))
     return FA_LETTER_MAP(text).replace(ZWNJ, " ")

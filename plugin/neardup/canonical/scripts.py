@@ -103,12 +103,19 @@ def detect_languages(texts: Sequence[str], default: str = "en", sample: int = 40
         _CODES,
     )
     for i, head, c in zip(rest, heads, counts.tolist(), strict=True):
-        out[i] = (
-            detect_language(texts[i], default, sample)
-            if sum(c) < sample and len(texts[i]) > len(head)
-            else language_by_script(c, texts[i], default)
-        )
+        out[i] = _language_of_counts(texts[i], head, c, default, sample)
     return out
+
+
+def _language_of_counts(
+    text: str, head: str, counts: Sequence[int], default: str, sample: int
+) -> str:
+    """The language of ``text`` from the letters of its ``head`` counted by script, or by
+    :func:`detect_language` where the head has fewer than ``sample`` letters and the text
+    goes on after it."""
+    if sum(counts) < sample and len(text) > len(head):
+        return detect_language(text, default, sample)
+    return language_by_script(counts, text, default)
 
 
 # Script codes of letters (:func:`script_code`): Arabic script is split into the letters only
@@ -159,15 +166,7 @@ def script_code(ch: str) -> int:
         return script_code(folded)
     s = script_of(ch)
     if s == "fa":
-        for letters, code in (
-            (_FA_ONLY_LETTERS, _FA_ONLY),
-            (_FA_FORM_LETTERS, _FA_FORM),
-            (_AR_ONLY_LETTERS, _AR_ONLY),
-            (_AR_FORM_LETTERS, _AR_FORM),
-        ):
-            if ch in letters:
-                return code
-        return _ARAB
+        return _arabic_script_code(ch)
     if s:
         return _CYRL if s == "ru" else _LATN
     o = ord(ch)
@@ -175,6 +174,20 @@ def script_code(ch: str) -> int:
         if lo <= o <= hi:
             return code
     return _OTHER
+
+
+def _arabic_script_code(ch: str) -> int:
+    """The script code of a letter of Arabic script: Persian only, Persian form, Arabic
+    only, Arabic form, or the rest."""
+    for letters, code in (
+        (_FA_ONLY_LETTERS, _FA_ONLY),
+        (_FA_FORM_LETTERS, _FA_FORM),
+        (_AR_ONLY_LETTERS, _AR_ONLY),
+        (_AR_FORM_LETTERS, _AR_FORM),
+    ):
+        if ch in letters:
+            return code
+    return _ARAB
 
 
 #: Letters of scripts beyond Arabic, Cyrillic and Latin (the rest are _OTHER).
@@ -291,8 +304,13 @@ def _latin(text: str, head: int = 240) -> str:
         return "und"
     if en:
         return "en"
-    latin = [ch.isascii() for ch in text[:head] if ch.isalpha() and script_code(ch) == _LATN]
-    return "und" if latin and 50 * latin.count(False) >= len(latin) else "en"
+    return "und" if _accented_latin(text[:head]) else "en"
+
+
+def _accented_latin(text: str) -> bool:
+    """Whether at least 1 in 50 of the Latin letters of ``text`` are outside ASCII."""
+    latin = [ch.isascii() for ch in text if ch.isalpha() and script_code(ch) == _LATN]
+    return bool(latin) and 50 * latin.count(False) >= len(latin)
 
 
 @lru_cache(maxsize=1)

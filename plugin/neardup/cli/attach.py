@@ -174,43 +174,53 @@ def attach_cmd(
         if as_json:
             echo_json(data)
         else:
-            for a in engine.actions:
-                click.echo(f"  - {a}")
-            click.echo(
-                f"{data['index']}: {report.indexed} documents signed "
-                f"({report.duplicates} near-duplicates of earlier ones), "
-                f"{data['documents']} signed in all"
-                + (
-                    f", {data['without_text']} without text in {engine.layout.text} left unsigned "
-                    f"({', '.join(f'{n} {k}' for k, n in sorted(textless.items()))})"
-                    if data["without_text"]
-                    else ""
-                )
-            )
-            for f in report.failed[:20]:
-                click.echo(f"  refused {f.id}: {f.reason}", err=True)
+            _print_first_pass(engine, report, data, textless)
         if watching:
-            click.echo(
-                f"watching {engine.location} for new documents every {interval:g} s (Ctrl-C stops)",
-                err=True,
-            )
-            try:
-                watch(
-                    nd,
-                    batch_size,
-                    interval,
-                    stop=lambda rounds: False,
-                    on_round=lambda r: (
-                        r.indexed
-                        and click.echo(
-                            f"signed {r.indexed} new documents ({r.duplicates} near-duplicates)"
-                        )
-                    ),
-                )
-            except KeyboardInterrupt:
-                pass
+            _watch(nd, batch_size, interval)
     finally:
         nd.close()
+
+
+def _print_first_pass(engine: Any, report: Any, data: dict, textless: dict[str, int]) -> None:
+    """What the first pass of ``attach`` did: the actions, the documents signed and left
+    unsigned, the first refused ones."""
+    for a in engine.actions:
+        click.echo(f"  - {a}")
+    click.echo(
+        f"{data['index']}: {report.indexed} documents signed "
+        f"({report.duplicates} near-duplicates of earlier ones), "
+        f"{data['documents']} signed in all"
+        + (
+            f", {data['without_text']} without text in {engine.layout.text} left unsigned "
+            f"({', '.join(f'{n} {k}' for k, n in sorted(textless.items()))})"
+            if data["without_text"]
+            else ""
+        )
+    )
+    for f in report.failed[:20]:
+        click.echo(f"  refused {f.id}: {f.reason}", err=True)
+
+
+def _watch(nd: Any, batch_size: int, interval: float) -> None:
+    """``attach --watch``: sign the documents added to the index every ``interval`` seconds
+    until Ctrl-C."""
+    click.echo(
+        f"watching {nd.engine.location} for new documents every {interval:g} s (Ctrl-C stops)",
+        err=True,
+    )
+    try:
+        watch(
+            nd,
+            batch_size,
+            interval,
+            stop=lambda rounds: False,
+            on_round=lambda r: (
+                r.indexed
+                and click.echo(f"signed {r.indexed} new documents ({r.duplicates} near-duplicates)")
+            ),
+        )
+    except KeyboardInterrupt:
+        pass
 
 
 def _first_pass(nd: Any, batch_size: int, quiet: bool) -> Any:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import csv
 import io as _io
+from typing import TYPE_CHECKING
 
 import click
 
 from .options import THRESHOLD, count, echo_json, engine_options, json_option
 from .output import one_line, safe, terminal_text
 from .session import console, opened, recall_note, slow_notice
+
+if TYPE_CHECKING:
+    from ..engines.base import ClusterRecord
 
 
 def _histogram(nd, as_json: bool) -> None:
@@ -122,68 +126,79 @@ def clusters_cmd(
             echo_json([c.to_dict() for c in cl])
             return
         if as_csv:
-            buf = _io.StringIO()
-            w = csv.writer(buf)
-            w.writerow(
-                [
-                    "cluster_id",
-                    "size",
-                    "representative_id",
-                    "representative_title",
-                    "min_resemblance",
-                    "mean_resemblance",
-                    "max_resemblance",
-                    "languages",
-                    "members",
-                ]
-            )
-            for c in cl:
-                w.writerow(
-                    [
-                        c.cluster_id,
-                        c.size,
-                        c.representative_id,
-                        c.representative_title or "",
-                        f"{c.min_resemblance:.4f}",
-                        f"{c.mean_resemblance:.4f}",
-                        f"{c.max_resemblance:.4f}",
-                        " ".join(c.languages),
-                        " ".join(c.members),
-                    ]
-                )
-            click.echo(terminal_text(buf.getvalue()), nl=False)
+            click.echo(terminal_text(_clusters_csv(cl)), nl=False)
             return
-        from rich.table import Table
+        _print_clusters(cl, nd.count(), connected, threshold or nd.config.threshold, top)
 
-        docs = nd.count()
-        dup_docs = sum(c.size for c in cl)
-        kind = "connected components" if connected else "clusters"
-        t = Table(
-            title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, "
-            f"resemblance >= {threshold or nd.config.threshold}"
+
+def _clusters_csv(cl: list) -> str:
+    """The clusters as CSV: a header row, then a row per cluster with its members."""
+    buf = _io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(
+        [
+            "cluster_id",
+            "size",
+            "representative_id",
+            "representative_title",
+            "min_resemblance",
+            "mean_resemblance",
+            "max_resemblance",
+            "languages",
+            "members",
+        ]
+    )
+    for c in cl:
+        w.writerow(
+            [
+                c.cluster_id,
+                c.size,
+                c.representative_id,
+                c.representative_title or "",
+                f"{c.min_resemblance:.4f}",
+                f"{c.mean_resemblance:.4f}",
+                f"{c.max_resemblance:.4f}",
+                " ".join(c.languages),
+                " ".join(c.members),
+            ]
         )
-        con = console()
-        avail = max(24, con.width - 36)
-        for col, kw in (
-            ("size", {"justify": "right"}),
-            ("mean r", {}),
-            ("min r", {}),
-            ("lang", {}),
-            ("representative (title, id)", {}),
-        ):
-            t.add_column(col, no_wrap=True, **kw)
-        for c in cl[:top]:
-            title = one_line(c.representative_title or "")
-            label = f"{title} ({one_line(c.representative_id)})".strip()
-            label = label if len(label) <= avail else label[: avail - 1] + "…"
-            t.add_row(
-                str(c.size),
-                f"{c.mean_resemblance:.3f}",
-                f"{c.min_resemblance:.3f}",
-                safe(",".join(c.languages)),
-                safe(label),
-            )
-        con.print(t)
-        if len(cl) > top:
-            con.print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")
-        con.print("members of each cluster: --json or --csv")
+    return buf.getvalue()
+
+
+def _print_clusters(cl: list, docs: int, connected: bool, threshold: float, top: int) -> None:
+    """The ``top`` largest clusters (or connected components) as a table, with what is left
+    out."""
+    from rich.table import Table
+
+    kind = "connected components" if connected else "clusters"
+    dup_docs = sum(c.size for c in cl)
+    t = Table(title=f"{len(cl)} {kind}, {dup_docs} of {docs} documents, resemblance >= {threshold}")
+    con = console()
+    avail = max(24, con.width - 36)
+    for col, kw in (
+        ("size", {"justify": "right"}),
+        ("mean r", {}),
+        ("min r", {}),
+        ("lang", {}),
+        ("representative (title, id)", {}),
+    ):
+        t.add_column(col, no_wrap=True, **kw)
+    for c in cl[:top]:
+        t.add_row(
+            str(c.size),
+            f"{c.mean_resemblance:.3f}",
+            f"{c.min_resemblance:.3f}",
+            safe(",".join(c.languages)),
+            safe(_representative_label(c, avail)),
+        )
+    con.print(t)
+    if len(cl) > top:
+        con.print(f"... {len(cl) - top} more clusters (--top N, --json or --csv for all)")
+    con.print("members of each cluster: --json or --csv")
+
+
+def _representative_label(c: ClusterRecord, avail: int) -> str:
+    """A cluster's representative as "title (id)" on one line, cut to ``avail`` characters."""
+    title = one_line(c.representative_title or "")
+    label = f"{title} ({one_line(c.representative_id)})".strip()
+    return label if len(label) <= avail else label[: avail - 1] + "…"

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from .options import SECONDS, count, echo_json, fail, json_option, tls_options
 from .output import clean, json_text
+
+if TYPE_CHECKING:
+    from ..engines.elastic import ElasticEngine
 
 _TARGET_HELP = "Product the saved objects are for."
 
@@ -239,22 +244,12 @@ def install_cmd(
     for secret in (api_key, password):
         add_secret(secret)
     add_url_secrets(url)
-    if not url.startswith(("http://", "https://")):
-        fail(f"URL must start with http:// or https://, not {url!r}")
-    if user and password is None:
-        fail("--user needs --password (or NEARDUP_DASHBOARDS_PASSWORD)")
+    _check_url_and_user(url, user, password)
     body = None
     if ndjson_file:
         with open(ndjson_file, encoding="utf-8") as f:
             body = f.read()
-    engine = None
-    if engine_url and body is None:
-        from ..engines.elastic import ElasticEngine
-
-        engine = ElasticEngine.from_options(
-            engine_url, **{**_engine_from_env(engine_url), "index": index_name}
-        )
-        engine.open(create=False)
+    engine = _source_engine(engine_url, index_name) if engine_url and body is None else None
     try:
         answer = install(
             url,
@@ -287,3 +282,23 @@ def install_cmd(
                 f'open the dashboard "Near-duplicate clusters"'
             )
         )
+
+
+def _check_url_and_user(url: str, user: str | None, password: str | None) -> None:
+    """A clear error for a URL that is not HTTP(S), or a user without a password."""
+    if not url.startswith(("http://", "https://")):
+        fail(f"URL must start with http:// or https://, not {url!r}")
+    if user and password is None:
+        fail("--user needs --password (or NEARDUP_DASHBOARDS_PASSWORD)")
+
+
+def _source_engine(engine_url: str, index_name: str) -> ElasticEngine:
+    """The engine holding index ``index_name`` at ``engine_url`` (credentials from the
+    environment), opened without creating anything: the saved objects are made for it."""
+    from ..engines.elastic import ElasticEngine
+
+    engine = ElasticEngine.from_options(
+        engine_url, **{**_engine_from_env(engine_url), "index": index_name}
+    )
+    engine.open(create=False)
+    return engine

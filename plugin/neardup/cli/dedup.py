@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import click
 
@@ -79,9 +79,10 @@ def dedup_cmd(
         target, engine_opts = str(Path(tmp.name) / "dedup.db"), {}
     errors: list[InputError] = []
     read: list[str] = []
+    silent = quiet or as_json  # (no progress bar)
     try:
         with opened(target, engine_opts, _config_from(ctx, settings), create=True) as nd:
-            ready_to_sign(nd, quiet=quiet or as_json)
+            ready_to_sign(nd, quiet=silent)
             try:
                 report = index_files(
                     nd,
@@ -91,7 +92,7 @@ def dedup_cmd(
                     encoding=encoding,
                     skip_bad=skip_bad,
                     errors=errors,
-                    quiet=quiet or as_json,
+                    quiet=silent,
                     batch_size=batch_size,
                     workers=workers,
                     ids=read,
@@ -103,40 +104,63 @@ def dedup_cmd(
                 )
             nd.engine.refresh()
             wanted = set(read)
-            written = _write(output, (rec for rec in nd.export("unique") if rec["id"] in wanted))
+            written = _write(output, _unique_among(nd, wanted))
             location = nd.engine.location if keep else None
     finally:
         if tmp is not None:
             tmp.cleanup()
-    bad = [e for e in errors if e.fatal]
-    summary = {
-        "read": len(wanted),
-        "written": written,
-        "dropped": len(wanted) - written,
-        "output": output,
-        "index": location,
-        "skipped_records": [str(e) for e in bad],
-        "skipped_files": [str(e) for e in errors if not e.fatal],
-        "failed": [{"id": f.id, "reason": f.reason} for f in report.failed],
-    }
+    summary = _summary(len(wanted), written, output, location, errors, report.failed)
     if as_json:
-        if output == "-":  # the documents are on standard output
-            click.echo(json_text(summary), err=True)
-        else:
-            echo_json(summary)
+        _echo_summary_json(summary)
     elif not quiet:
-        kept = f"; the index {location} keeps them" if location else "; no index kept"
-        click.echo(
-            clean(
-                f"wrote {written} of {len(wanted)} documents to "
-                f"{'standard output' if output == '-' else output} "
-                f"({len(wanted) - written} near-duplicates dropped, "
-                f"{len(bad)} records skipped){kept}"
-            ),
-            err=True,
-        )
+        _say_written(summary)
     if report.failed:
         sys.exit(2)
+
+
+def _summary(
+    read: int, written: int, output: str, location: str | None, errors: list, failed: list
+) -> dict[str, Any]:
+    """What ``dedup`` did (its --json output): documents read, written and dropped, where,
+    and the records, files and documents left out."""
+    return {
+        "read": read,
+        "written": written,
+        "dropped": read - written,
+        "output": output,
+        "index": location,
+        "skipped_records": [str(e) for e in errors if e.fatal],
+        "skipped_files": [str(e) for e in errors if not e.fatal],
+        "failed": [{"id": f.id, "reason": f.reason} for f in failed],
+    }
+
+
+def _echo_summary_json(summary: dict[str, Any]) -> None:
+    """The summary as JSON: on standard error where the documents are on standard output."""
+    if summary["output"] == "-":
+        click.echo(json_text(summary), err=True)
+    else:
+        echo_json(summary)
+
+
+def _say_written(summary: dict[str, Any]) -> None:
+    """The line ``dedup`` ends with on standard error: what it wrote and dropped."""
+    location, output = summary["index"], summary["output"]
+    kept = f"; the index {location} keeps them" if location else "; no index kept"
+    click.echo(
+        clean(
+            f"wrote {summary['written']} of {summary['read']} documents to "
+            f"{'standard output' if output == '-' else output} "
+            f"({summary['dropped']} near-duplicates dropped, "
+            f"{len(summary['skipped_records'])} records skipped){kept}"
+        ),
+        err=True,
+    )
+
+
+def _unique_among(nd: Any, ids: set[str]) -> Iterator[dict[str, Any]]:
+    """The records of ``export --unique`` of the documents ``ids``."""
+    return (rec for rec in nd.export("unique") if rec["id"] in ids)
 
 
 def _write(output: str, records: Iterable[dict[str, Any]]) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import IO, Iterable
 
 import click
 
@@ -115,25 +116,13 @@ def export_cmd(
     with opened(target, engine_opts) as nd:
         total = nd.count()
         out = sys.stdout if output == "-" else None
-        n = 0
         try:
             f = out or Path(output).open("w", encoding="utf-8")
         except OSError as e:
             fail(f"{output}: cannot write ({e.strerror})")
         try:
-            with progress(total, "exporting", quiet or as_json) as bar:
-                task = bar.add_task("exporting", total=total)
-                for rec in nd.export(which):
-                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                    n += 1
-                    bar.advance(task)
-        except BrokenPipeError:
-            raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
-        except OSError as e:
-            fail(
-                f"{'standard output' if out is not None else output}: "
-                f"write failed after {n} documents ({e.strerror})"
-            )
+            where = "standard output" if out is not None else output
+            n = _write_records(nd.export(which), f, where, total, quiet or as_json)
         finally:
             if out is None:
                 f.close()
@@ -143,11 +132,33 @@ def export_cmd(
                 err=output == "-",
             )
         elif not quiet:
-            click.echo(
-                f"exported {n} of {total} documents ({which})"
-                + ("" if output == "-" else f" to {output}"),
-                err=True,
-            )
+            _say_exported(n, total, which, output)
+
+
+def _write_records(records: Iterable[dict], f: IO[str], where: str, total: int, quiet: bool) -> int:
+    """Write ``records`` to ``f`` as JSON Lines under a progress bar; the number written. A
+    write that fails names ``where`` and how many were written before."""
+    n = 0
+    try:
+        with progress(total, "exporting", quiet) as bar:
+            task = bar.add_task("exporting", total=total)
+            for rec in records:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                n += 1
+                bar.advance(task)
+    except BrokenPipeError:
+        raise  # the reader went away (| head): a quiet end (neardup.cli.LazyGroup.main)
+    except OSError as e:
+        fail(f"{where}: write failed after {n} documents ({e.strerror})")
+    return n
+
+
+def _say_exported(n: int, total: int, which: str, output: str) -> None:
+    """The line ``export`` ends with on standard error."""
+    click.echo(
+        f"exported {n} of {total} documents ({which})" + ("" if output == "-" else f" to {output}"),
+        err=True,
+    )
 
 
 @click.command("delete")

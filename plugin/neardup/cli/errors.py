@@ -33,22 +33,9 @@ def describe(e: BaseException) -> str | None:
     if isinstance(e, NeardupError):
         return str(e)
     if isinstance(e, sqlite3.Error):
-        from ..engines.embedded import storage_problem
-
-        # (classified by SQLite's result code, once, in the engine; the file is not known here)
-        problem = storage_problem("the index", e)
-        if problem is not None:
-            return problem
-        if isinstance(e, sqlite3.DatabaseError):
-            return f"the index cannot be used ({e}): it may be damaged, or not a neardup index"
-        return None
+        return _sqlite_problem(e)
     if isinstance(e, OSError):
-        where = f"{os.fsdecode(e.filename)}: " if e.filename is not None else ""
-        if e.errno in _DISK_FULL:
-            return f"{where}no space left ({e.strerror}): {_KEPT}"
-        if isinstance(e, PermissionError):
-            return f"{where}permission denied"
-        return f"{where}{e.strerror or e}"
+        return _os_problem(e)
     if isinstance(e, RecursionError):
         return (
             "input nested too deeply to process (objects or arrays inside each other hundreds of "
@@ -57,6 +44,29 @@ def describe(e: BaseException) -> str | None:
     if isinstance(e, MemoryError):
         return "out of memory: use a smaller --batch-size or fewer --workers"
     return None
+
+
+def _sqlite_problem(e: sqlite3.Error) -> str | None:
+    """What an error of the embedded index's SQLite means, or None for a bug."""
+    from ..engines.embedded import storage_problem
+
+    # (classified by SQLite's result code, once, in the engine; the file is not known here)
+    problem = storage_problem("the index", e)
+    if problem is not None:
+        return problem
+    if isinstance(e, sqlite3.DatabaseError):
+        return f"the index cannot be used ({e}): it may be damaged, or not a neardup index"
+    return None
+
+
+def _os_problem(e: OSError) -> str:
+    """An error of the machine (a full disk, a file not allowed) with the file it names."""
+    where = f"{os.fsdecode(e.filename)}: " if e.filename is not None else ""
+    if e.errno in _DISK_FULL:
+        return f"{where}no space left ({e.strerror}): {_KEPT}"
+    if isinstance(e, PermissionError):
+        return f"{where}permission denied"
+    return f"{where}{e.strerror or e}"
 
 
 def caused_by_interrupt(e: BaseException) -> bool:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .options import THRESHOLD, count, echo_json, engine_options, fail, json_option
 from .output import terminal_text
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 
 def _floats(value: str) -> list[float]:
@@ -20,6 +24,34 @@ def _floats(value: str) -> list[float]:
     if bad:
         raise click.BadParameter(f"{value!r}: thresholds are numbers from 0 to 1, not {bad[0]}")
     return out
+
+
+def _index_config(threshold: float, shingle_size: int | None) -> Config:
+    """The settings the methods sign with: the defaults, ``threshold`` and the shingle size
+    given."""
+    from ..config import Config
+
+    kw: dict[str, Any] = {"threshold": threshold}
+    if shingle_size:
+        kw["shingle_size"] = shingle_size
+    return Config(**kw)
+
+
+def _default_truth(labelled: bool) -> str:
+    """The ground truth unless ``--truth`` says: the labels where there are any, else
+    Jaccard."""
+    return "labels" if labelled else "jaccard"
+
+
+def _method_names(methods: str) -> list[str]:
+    """The methods of ``--methods`` (comma-separated)."""
+    return [m.strip() for m in methods.split(",") if m.strip()]
+
+
+def _say_step(msg: str) -> None:
+    """A step of the evaluation, on a terminal's standard error only."""
+    if sys.stderr.isatty():
+        click.echo(f"... {msg}", err=True)
 
 
 def _corpus(paths: tuple[str, ...], limit: int | None):
@@ -131,8 +163,8 @@ def evaluate_cmd(
       neardup evaluate pairs.jsonl --truth labels --json > report.json
       neardup evaluate corpus.jsonl --engine http://localhost:9200 --index eval-scratch
     """
-    from ..config import Config
-    from ..evaluation.evaluate import DEFAULT_METHODS, evaluate, to_markdown
+    from ..evaluation.evaluate import DEFAULT_METHODS, evaluate
+    from ..evaluation.markdown import to_markdown
     from ..evaluation.corpus import load_labels
 
     ctx = click.get_current_context()
@@ -144,16 +176,9 @@ def evaluate_cmd(
     try:
         corp = _corpus(corpus, limit)
         labels = load_labels(labels_path, corp) if labels_path else None
-        kind = truth or ("labels" if labels is not None or corp.labels is not None else "jaccard")
-        kw = {"threshold": index_threshold or min(ths)}
-        if shingle_size:
-            kw["shingle_size"] = shingle_size
-        config = Config(**kw)
-        names = (
-            [m.strip() for m in methods.split(",") if m.strip()]
-            if methods
-            else list(DEFAULT_METHODS)
-        )
+        kind = truth or _default_truth(labels is not None or corp.labels is not None)
+        config = _index_config(index_threshold or min(ths), shingle_size)
+        names = _method_names(methods) if methods else list(DEFAULT_METHODS)
         ev = evaluate(
             corp,
             methods=names,
@@ -164,9 +189,7 @@ def evaluate_cmd(
             target=target if explicit_engine else None,
             engine_opts=engine_opts if explicit_engine else {},
             name=" ".join(corpus),
-            progress=lambda msg: (
-                click.echo(f"... {msg}", err=True) if sys.stderr.isatty() else None
-            ),
+            progress=_say_step,
         )
     except (OSError, ValueError) as e:  # (a bad corpus file or argument; other errors: .errors)
         fail(str(e))

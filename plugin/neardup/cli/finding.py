@@ -76,17 +76,11 @@ def query_cmd(
       neardup query --file draft.txt --containment -t 0.5
       neardup query --id doc-42 -k 20 --json
     """
-    if sum(x is not None for x in (text, file_, doc_id)) != 1:
-        fail("give exactly one of TEXT, --file or --id")
-    if file_:
-        text = _read_text(file_)
-    if text is not None and not text.strip():
-        fail("the query text is empty")
+    text = _query_text(text, file_, doc_id)
     mode = "containment" if containment else "resemblance"
     with opened(target, engine_opts) as nd:
-        announce_waits(
-            nd.engine
-        )  # (the embedded engine says when it adds the containment samples' postings)
+        # (the embedded engine says when it adds the containment samples' postings)
+        announce_waits(nd.engine)
         with slow_notice(_SIGNING):
             from ..signing.records import Document
 
@@ -100,39 +94,59 @@ def query_cmd(
                 threshold=threshold,
                 top_k=top_k,
             )
-        if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
-            click.echo(recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
+        _note_recall(nd, mode, threshold)
         note = None if matches else wordless_query(nd, text, doc_id, lang, signed)
         if note:
             click.echo(clean(note), err=True)
         if as_json:
             echo_json([m.to_dict() for m in matches])
             return
-        from rich.table import Table
+        _print_matches(matches, f"{mode} >= {threshold or nd.config.threshold}")
 
-        t = Table(
-            title=f"{len(matches)} near-duplicate(s) by {mode} "
-            f">= {threshold or nd.config.threshold}"
+
+def _note_recall(nd: Any, mode: str, threshold: float | None) -> None:
+    """Below the index's threshold, say how many of the resembling pairs the band keys find
+    (:func:`recall_note`)."""
+    if mode == "resemblance" and threshold is not None and threshold < nd.config.threshold:
+        click.echo(recall_note(nd, threshold, nd.expected_recall(threshold)), err=True)
+
+
+def _query_text(text: str | None, file_: str | None, doc_id: str | None) -> str | None:
+    """The text of ``query``: TEXT, or the file's, or None for --id; a clear error unless
+    exactly one is given, or for an empty text."""
+    if sum(x is not None for x in (text, file_, doc_id)) != 1:
+        fail("give exactly one of TEXT, --file or --id")
+    if file_:
+        text = _read_text(file_)
+    if text is not None and not text.strip():
+        fail("the query text is empty")
+    return text
+
+
+def _print_matches(matches: list, by: str) -> None:
+    """The matches of ``query`` as a table; ``by``: the rule and threshold they passed."""
+    from rich.table import Table
+
+    t = Table(title=f"{len(matches)} near-duplicate(s) by {by}")
+    for col in (
+        "id",
+        "resemblance",
+        "containment q⊂d",
+        "containment_ba d⊂q",
+        "shared",
+        "title",
+    ):
+        t.add_column(col, overflow="fold")
+    for m in matches:
+        t.add_row(
+            safe(m.id),
+            f"{m.resemblance:.3f}",
+            f"{m.containment:.3f}",
+            f"{m.containment_ba:.3f}",
+            str(m.intersection),
+            safe(m.title or ""),
         )
-        for col in (
-            "id",
-            "resemblance",
-            "containment q⊂d",
-            "containment_ba d⊂q",
-            "shared",
-            "title",
-        ):
-            t.add_column(col, overflow="fold")
-        for m in matches:
-            t.add_row(
-                safe(m.id),
-                f"{m.resemblance:.3f}",
-                f"{m.containment:.3f}",
-                f"{m.containment_ba:.3f}",
-                str(m.intersection),
-                safe(m.title or ""),
-            )
-        console().print(t)
+    console().print(t)
 
 
 @click.command("compare")
@@ -205,7 +219,6 @@ def compare_cmd(
       neardup compare --ids doc-1 doc-7 --json
     """
     from ..errors import DocumentNotFound
-    from ..signing.records import Document
 
     use_ids = ids or not (Path(a).is_file() and Path(b).is_file())
     settings = {
@@ -228,61 +241,68 @@ def compare_cmd(
     with opened(target, engine_opts, config=config, create=config is not None) as nd:
         try:
             with slow_notice(_SIGNING):
-                if use_ids:
-                    cmp = nd.compare(a, b, ids=True)
-                else:
-                    cmp = nd.compare(
-                        *(
-                            Document(id=p, text=_read_text(p), title=Path(p).name, lang=lang)
-                            for p in (a, b)
-                        )
-                    )
+                cmp = _comparison(nd, a, b, use_ids, lang)
         except DocumentNotFound as e:
             fail(f"{e} (and no such file)")
         if as_json:
             echo_json(cmp.to_dict())
             return
-        con = console()
-        con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
-        con.print(
-            f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of "
-            f"{cmp.shingles_a} + {cmp.shingles_b} shingles)"
-        )
-        con.print(f"  containment    a⊂b {cmp.containment:.4f}")
-        con.print(f"  containment_ba b⊂a {cmp.containment_ba:.4f}")
-        con.print(
-            f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} "
-            f"at t = {nd.config.threshold}"
-        )
-        con.print(
-            f"  MinHash estimate {cmp.minhash_estimate:.4f}   "
-            f"SimHash Hamming distance {cmp.simhash_hamming}   "
-            f"exact copy: {'yes' if cmp.exact_equal else 'no'}"
-        )
-        for name, short, n in (
-            (cmp.a, cmp.too_short_a, cmp.tokens_a),
-            (cmp.b, cmp.too_short_b, cmp.tokens_b),
-        ):
-            if short:
-                con.print(
-                    f"  [yellow]too short[/]: {safe(name)} has {n} canonical tokens, fewer "
-                    "than twice the shingle size: its resemblance is all or nothing, and it is "
-                    "an exact copy only of the same raw words",
-                    highlight=False,
-                    soft_wrap=True,
-                )
-        con.print(
-            "  signature keys shared: "
-            + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items())
-        )
-        if cmp.shared_passages:
-            con.print(f"  shared passages of {safe(cmp.a)}:")
-        for s in cmp.shared_passages[:show]:
+        _print_comparison(cmp, nd.config.threshold, show)
+
+
+def _comparison(nd: Any, a: str, b: str, use_ids: bool, lang: str | None) -> Any:
+    """The comparison of stored documents ``a`` and ``b`` (``use_ids``), else of the files."""
+    from ..signing.records import Document
+
+    if use_ids:
+        return nd.compare(a, b, ids=True)
+    return nd.compare(
+        *(Document(id=p, text=_read_text(p), title=Path(p).name, lang=lang) for p in (a, b))
+    )
+
+
+def _print_comparison(cmp: Any, threshold: float, show: int) -> None:
+    """A comparison for the terminal: the similarities, the estimates, whether a text is too
+    short, the signature keys shared and the first ``show`` shared passages."""
+    con = console()
+    con.print(f"[bold]{safe(cmp.a)}[/] vs [bold]{safe(cmp.b)}[/]")
+    con.print(
+        f"  resemblance      {cmp.resemblance:.4f}   ({cmp.intersection} shared of "
+        f"{cmp.shingles_a} + {cmp.shingles_b} shingles)"
+    )
+    con.print(f"  containment    a⊂b {cmp.containment:.4f}")
+    con.print(f"  containment_ba b⊂a {cmp.containment_ba:.4f}")
+    con.print(
+        f"  length filter    {'passes' if cmp.passes_length_filter else 'fails'} at t = {threshold}"
+    )
+    con.print(
+        f"  MinHash estimate {cmp.minhash_estimate:.4f}   "
+        f"SimHash Hamming distance {cmp.simhash_hamming}   "
+        f"exact copy: {'yes' if cmp.exact_equal else 'no'}"
+    )
+    for name, short, n in (
+        (cmp.a, cmp.too_short_a, cmp.tokens_a),
+        (cmp.b, cmp.too_short_b, cmp.tokens_b),
+    ):
+        if short:
             con.print(
-                f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True
-            )  # the terminal wraps it
-        if len(cmp.shared_passages) > show:
-            con.print(f"    ... {len(cmp.shared_passages) - show} more shared passages")
+                f"  [yellow]too short[/]: {safe(name)} has {n} canonical tokens, fewer "
+                "than twice the shingle size: its resemblance is all or nothing, and it is "
+                "an exact copy only of the same raw words",
+                highlight=False,
+                soft_wrap=True,
+            )
+    con.print(
+        "  signature keys shared: "
+        + ", ".join(f"{f} {v['shared']}/{v['of']}" for f, v in cmp.collisions.items())
+    )
+    if cmp.shared_passages:
+        con.print(f"  shared passages of {safe(cmp.a)}:")
+    for s in cmp.shared_passages[:show]:
+        # (the terminal wraps it)
+        con.print(f"    · {safe(_shortened(s))}", highlight=False, soft_wrap=True)
+    if len(cmp.shared_passages) > show:
+        con.print(f"    ... {len(cmp.shared_passages) - show} more shared passages")
 
 
 def _compare_config(settings: dict):
@@ -373,23 +393,10 @@ def search_cmd(
       neardup search "apache license" --dedupe
       neardup search '{"match": {"body": "license"}}' --dsl -e http://localhost:9200 --dedupe
     """
-    import json
-
-    q: Any = query
-    if dsl:
-        try:
-            q = json.loads(query)
-        except json.JSONDecodeError as e:
-            fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
-        if not isinstance(q, dict):
-            fail(
-                f"--dsl: QUERY must be a JSON object (a query clause, or a search body with "
-                f'"query"), not {_json_kind(q)}: {{"match": {{"body": "license"}}}}'
-            )
+    q: Any = _dsl_query(query) if dsl else query
     with opened(target, engine_opts, create=False) as nd:
-        announce_waits(
-            nd.engine
-        )  # (the embedded engine says when it adds documents to its full-text index)
+        # (the embedded engine says when it adds documents to its full-text index)
+        announce_waits(nd.engine)
         with slow_notice(
             "searching (the first search after indexing adds the new documents to the "
             "full-text index)"
@@ -398,18 +405,39 @@ def search_cmd(
         if as_json:
             echo_json([{**h.__dict__, "folded_count": len(h.folded)} for h in hits])
             return
-        con = console()
-        if not hits:
-            con.print("no results")
-        for n, h in enumerate(hits, 1):
-            folded = (
-                f"  [magenta](+{len(h.folded)} "
-                f"near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]"
-                if h.folded
-                else ""
-            )
-            con.print(
-                f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  "
-                f"[dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}"
-            )
-            con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)
+        _print_hits(hits)
+
+
+def _dsl_query(query: str) -> dict:
+    """``--dsl``: QUERY as the JSON object it must be, else a clear error."""
+    import json
+
+    try:
+        q = json.loads(query)
+    except json.JSONDecodeError as e:
+        fail(f"--dsl: QUERY is not JSON ({e.msg} at column {e.colno})")
+    if not isinstance(q, dict):
+        fail(
+            f"--dsl: QUERY must be a JSON object (a query clause, or a search body with "
+            f'"query"), not {_json_kind(q)}: {{"match": {{"body": "license"}}}}'
+        )
+    return q
+
+
+def _print_hits(hits: list) -> None:
+    """The hits of ``search``, numbered, with the near-copies folded under each."""
+    con = console()
+    if not hits:
+        con.print("no results")
+    for n, h in enumerate(hits, 1):
+        folded = (
+            f"  [magenta](+{len(h.folded)} "
+            f"near-cop{'y' if len(h.folded) == 1 else 'ies'} folded)[/]"
+            if h.folded
+            else ""
+        )
+        con.print(
+            f"{n:>2}. [bold]{safe(one_line(h.title or h.id))}[/]  "
+            f"[dim]{safe(one_line(h.id))} score {h.score:.2f}[/]{folded}"
+        )
+        con.print("    " + one_line(h.snippet)[:300], highlight=False, markup=False)

@@ -131,13 +131,9 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
     }
     if not given:
         return None
-    kw: dict[str, Any] = {}
+    kw: dict[str, Any] = _shingle_settings(opts)
     if opts.get("lang"):
         kw["default_lang"] = opts["lang"]
-    if opts.get("char_shingles"):
-        kw["shingle"], kw["shingle_size"] = "char", opts["char_shingles"]
-    elif opts.get("shingle_size"):
-        kw["shingle_size"] = opts["shingle_size"]
     for k in (
         "threshold",
         "num_perm",
@@ -150,12 +146,27 @@ def _config_from(ctx: click.Context, opts: dict[str, Any]):
         if opts.get(k) is not None:
             kw[k] = opts[k]
     if opts.get("signatures"):
-        kw["signatures"] = tuple(s.strip() for s in opts["signatures"].split(",") if s.strip())
+        kw["signatures"] = _signature_names(opts["signatures"])
     if opts.get("no_stopwords"):
         kw["stopwords"] = False
     if opts.get("bands_rows"):
         kw["bands"], kw["rows"] = opts["bands_rows"]
     return Config(**kw)
+
+
+def _shingle_settings(opts: dict[str, Any]) -> dict[str, Any]:
+    """The shingle settings of the options: --char-shingles N (characters), else
+    --shingle-size."""
+    if opts.get("char_shingles"):
+        return {"shingle": "char", "shingle_size": opts["char_shingles"]}
+    if opts.get("shingle_size"):
+        return {"shingle_size": opts["shingle_size"]}
+    return {}
+
+
+def _signature_names(value: str) -> tuple[str, ...]:
+    """The signatures of ``--signatures`` (comma-separated)."""
+    return tuple(s.strip() for s in value.split(",") if s.strip())
 
 
 def _bands_rows(value: str | None) -> tuple[int, int] | None:
@@ -220,17 +231,10 @@ def init_cmd(
     """
     from ..engines import is_url, open_engine
 
-    opts = dict(engine_opts)
-    if is_url(target):
-        opts["setup"] = True  # templates and pipeline again, even for an existing index
-        if no_pipeline:
-            opts["pipeline"] = False
-        opts.update(
-            {k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None}
-        )
-    elif shards is not None or replicas is not None:
+    if not is_url(target) and (shards is not None or replicas is not None):
         fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
         return
+    opts = _init_options(target, engine_opts, no_pipeline, shards, replicas)
     config = _config_from(ctx, settings)
     engine = open_engine(target, **opts)
     cfg = engine.open(config, create=True)
@@ -254,6 +258,23 @@ def init_cmd(
     for a in actions:
         click.echo(clean(f"  - {a}"))
     click.echo(f"ready: {count} documents, settings {data['fingerprint']}")
+
+
+def _init_options(
+    target: str, engine_opts: dict, no_pipeline: bool, shards: int | None, replicas: int | None
+) -> dict:
+    """The engine options of ``init``: on Elasticsearch/OpenSearch, the templates and the
+    pipeline made again (or no pipeline) and the shards and replicas asked for."""
+    from ..engines import is_url
+
+    opts = dict(engine_opts)
+    if not is_url(target):
+        return opts
+    opts["setup"] = True  # templates and pipeline again, even for an existing index
+    if no_pipeline:
+        opts["pipeline"] = False
+    opts.update({k: v for k, v in (("shards", shards), ("replicas", replicas)) if v is not None})
+    return opts
 
 
 def index_files(
@@ -367,7 +388,6 @@ def index_cmd(
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..config import ConfigError
-    from ..io.reading import locate
     from ..io.files import InputError
 
     try:
@@ -400,14 +420,9 @@ def index_cmd(
                 "past bad records"
             )
         nd.engine.refresh()
-        left_out = [e for e in errors if not e.fatal]
-        errors = [e for e in errors if e.fatal]
+        errors, left_out = _bad_records_and_left_out(errors)
         report.skipped = len(errors)
-        where = (
-            locate(paths, {f.id for f in report.failed}, record_fields, encoding)
-            if report.failed
-            else {}
-        )
+        where = _failed_places(paths, report.failed, record_fields, encoding)
         if as_json:
             _echo_index_json(nd, report, where, errors, left_out)
         else:
@@ -416,6 +431,22 @@ def index_cmd(
             interrupted("index")
         if report.failed:
             sys.exit(2)
+
+
+def _bad_records_and_left_out(errors: list) -> tuple[list, list]:
+    """The problems of reading: (bad records skipped, entries of directories left out)."""
+    return [e for e in errors if e.fatal], [e for e in errors if not e.fatal]
+
+
+def _failed_places(
+    paths: tuple[str, ...], failed: list, record_fields: Any, encoding: str | None
+) -> dict[str, str]:
+    """Where each document the engine refused was read (none refused: nothing read again)."""
+    from ..io.reading import locate
+
+    if not failed:
+        return {}
+    return locate(paths, {f.id for f in failed}, record_fields, encoding)
 
 
 def _echo_index_json(nd: Any, report: Any, where: dict, errors: list, left_out: list) -> None:

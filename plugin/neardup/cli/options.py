@@ -193,7 +193,7 @@ def signing_options(fn: Callable) -> Callable:
 
 def input_options(fn: Callable) -> Callable:
     """--text-field, --id-field, --title-field, --lang-field and --encoding of the commands
-    that read files, passed on as ``record_fields`` (a :class:`neardup.io.reading.RecordFields`) and
+    that read files, passed on as ``record_fields`` (a :class:`neardup.io.fields.RecordFields`) and
     ``encoding``."""
 
     def check_encoding(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -245,7 +245,7 @@ def input_options(fn: Callable) -> Callable:
     def wrapper(
         *args: Any, text_field: str, id_field: str, title_field: str, lang_field: str, **kwargs: Any
     ) -> Any:
-        from ..io.reading import RecordFields
+        from ..io.fields import RecordFields
 
         names = {
             "--text-field": text_field,

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .options import count, echo_json, engine_options, fail, json_option
 from .output import clean
 from .session import progress
+
+if TYPE_CHECKING:
+    from ..engines import Engine
 
 
 @click.command("report")
@@ -113,17 +117,12 @@ def report_cmd(
         with progress(total, "reading the index for the report", quiet or as_json) as bar:
             task = bar.add_task("reading", total=total)
             write_report(nd, output, opts, progress=lambda n: bar.advance(task, n))
-        tagged = any(
-            row.tags is not None and row.tags.is_duplicate for row in nd.engine.scan_tags()
-        )  # (as the report decides)
         data = {
             "output": output,
             "url": Path(output).resolve().as_uri(),
             "index": nd.engine.location,
             "documents": nd.engine.count(),
-            "clusters_from": "tags"
-            if tagged or not nd.engine.read_clusters(limit=1)
-            else "stored clusters",
+            "clusters_from": _clusters_from(nd.engine),
         }
     except OSError as e:
         fail(f"cannot write {output}: {e.strerror or e}")
@@ -133,3 +132,10 @@ def report_cmd(
         echo_json(data)
     else:
         click.echo(clean(f"wrote {output}  (open it in a browser: {data['url']})"))
+
+
+def _clusters_from(engine: Engine) -> str:
+    """Where the report's clusters came from, as the report decides: the tags where any
+    document is tagged a duplicate or no clusters are stored, else the stored clusters."""
+    tagged = any(row.tags is not None and row.tags.is_duplicate for row in engine.scan_tags())
+    return "tags" if tagged or not engine.read_clusters(limit=1) else "stored clusters"

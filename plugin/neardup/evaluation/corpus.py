@@ -80,8 +80,7 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
             base = str(rec.get("id", n))
             a = add(str(rec.get("id1") or f"{base}#1"), str(rec["text1"]), lang)
             b = add(str(rec.get("id2") or f"{base}#2"), str(rec["text2"]), lang)
-            if a != b and _positive(rec.get("label")):
-                labels.add((min(a, b), max(a, b)))
+            labels.update(_true_pair(a, b, rec.get("label")))
         elif "text" in rec:
             if not isinstance(rec["text"], str):
                 raise EvaluationError(f"{path}:{n}: 'text' must be a string")
@@ -91,6 +90,57 @@ def load_corpus(path: str | Path, limit: int | None = None) -> Corpus:
                 f"{path}:{n}: a record needs 'text' (a document) or 'text1' and 'text2' (a pair)"
             )
     return Corpus(ids=ids, texts=texts, langs=langs, labels=labels if has_pairs else None)
+
+
+def _true_pair(a: int, b: int, label: object) -> list[Pair]:
+    """The pair (a, b) in order where its label is positive and they are two documents."""
+    return [(min(a, b), max(a, b))] if a != b and _positive(label) else []
+
+
+def _label_members(rec: dict, where: str) -> list[str] | None:
+    """The ids a JSONL label record says are duplicates (a cluster's members, or a pair),
+    None for a pair labelled not duplicates, else an EvaluationError naming ``where``."""
+    if "members" in rec:
+        return [str(m) for m in rec["members"]]
+    if "id1" in rec and "id2" in rec:
+        if "label" in rec and not _positive(rec["label"]):
+            return None
+        return [str(rec["id1"]), str(rec["id2"])]
+    raise EvaluationError(f"{where}: a label record needs 'id1' and 'id2', or 'members'")
+
+
+def _label_columns(header: list[str], path: str | Path) -> list[int]:
+    """Where the columns id_a (or id1), id_b (or id2) and label are in a labels file's
+    ``header`` (lowercase), else an EvaluationError."""
+    cols = [
+        next((header.index(n) for n in names if n in header), None)
+        for names in (("id_a", "id1"), ("id_b", "id2"), ("label",))
+    ]
+    if None in cols:
+        raise EvaluationError(
+            f"{path}:1: the header must name the columns id_a, id_b and label, not {header}"
+        )
+    return cols  # type: ignore[return-value]
+
+
+def _label_row(
+    row: list[str], cols: list[int], n_header: int, index: dict[str, int], where: str
+) -> tuple[int, int, bool]:
+    """One row of a labels file: the positions of its two documents (in order) and whether
+    they are duplicates, else an EvaluationError naming ``where``."""
+    if len(row) <= max(cols):
+        raise EvaluationError(f"{where}: {len(row)} columns, the header has {n_header}")
+    a, b, label = (row[c].strip() for c in cols)
+    missing = [m for m in (a, b) if m not in index]
+    if missing:
+        raise EvaluationError(f"{where}: id(s) {missing} are not in the corpus")
+    kind = label.lower()
+    if kind not in POSITIVE_LABELS and kind not in NEGATIVE_LABELS:
+        raise EvaluationError(
+            f"{where}: label {label!r} is neither 1/true (duplicates) nor 0/false (not duplicates)"
+        )
+    i, j = sorted((index[a], index[b]))
+    return i, j, kind in POSITIVE_LABELS
 
 
 def _jsonl(path: str | Path, limit: int | None = None) -> Iterator[tuple[int, dict]]:
@@ -113,20 +163,21 @@ def load_labels(path: str | Path, corpus: Corpus) -> set[Pair]:
     index = {d: i for i, d in enumerate(corpus.ids)}
     out: set[Pair] = set()
     for n, rec in _jsonl(path):
-        if "members" in rec:
-            members = [str(m) for m in rec["members"]]
-        elif "id1" in rec and "id2" in rec:
-            if "label" in rec and not _positive(rec["label"]):
-                continue
-            members = [str(rec["id1"]), str(rec["id2"])]
-        else:
-            raise EvaluationError(f"{path}:{n}: a label record needs 'id1' and 'id2', or 'members'")
-        missing = [m for m in members if m not in index]
-        if missing:
-            raise EvaluationError(f"{path}:{n}: id(s) {missing[:3]} are not in the corpus")
-        idx = sorted({index[m] for m in members})
-        out.update((a, b) for k, a in enumerate(idx) for b in idx[k + 1 :])
+        members = _label_members(rec, f"{path}:{n}")
+        if members is None:
+            continue
+        out.update(_pairs_of(members, index, f"{path}:{n}"))
     return out
+
+
+def _pairs_of(members: list[str], index: dict[str, int], where: str) -> Iterator[Pair]:
+    """Every pair of the positions of ``members`` (a < b), else an EvaluationError naming
+    ``where`` for ids not in the corpus."""
+    missing = [m for m in members if m not in index]
+    if missing:
+        raise EvaluationError(f"{where}: id(s) {missing[:3]} are not in the corpus")
+    idx = sorted({index[m] for m in members})
+    return ((a, b) for k, a in enumerate(idx) for b in idx[k + 1 :])
 
 
 def load_label_csv(path: str | Path, corpus: Corpus) -> tuple[set[Pair], set[Pair]]:
@@ -148,34 +199,13 @@ def load_label_csv(path: str | Path, corpus: Corpus) -> tuple[set[Pair], set[Pai
     with open(path, encoding="utf-8-sig", newline="") as fh:
         rows = csv.reader(fh, delimiter="\t" if Path(path).suffix.lower() == ".tsv" else ",")
         header = [h.strip().lower() for h in next(rows, [])]
-        cols = [
-            next((header.index(n) for n in names if n in header), None)
-            for names in (("id_a", "id1"), ("id_b", "id2"), ("label",))
-        ]
-        if None in cols:
-            raise EvaluationError(
-                f"{path}:1: the header must name the columns id_a, id_b and label, not {header}"
-            )
+        cols = _label_columns(header, path)
         for n, row in enumerate(rows, 2):
             if not any(cell.strip() for cell in row):
                 continue
-            if len(row) <= max(cols):
-                raise EvaluationError(
-                    f"{path}:{n}: {len(row)} columns, the header has {len(header)}"
-                )
-            a, b, label = (row[c].strip() for c in cols)
-            missing = [m for m in (a, b) if m not in index]
-            if missing:
-                raise EvaluationError(f"{path}:{n}: id(s) {missing} are not in the corpus")
-            kind = label.lower()
-            if kind not in POSITIVE_LABELS and kind not in NEGATIVE_LABELS:
-                raise EvaluationError(
-                    f"{path}:{n}: label {label!r} is neither 1/true (duplicates) "
-                    "nor 0/false (not duplicates)"
-                )
-            i, j = sorted((index[a], index[b]))
+            i, j, positive = _label_row(row, cols, len(header), index, f"{path}:{n}")
             if i != j:
-                (pos if kind in POSITIVE_LABELS else neg).add((i, j))
+                (pos if positive else neg).add((i, j))
     both = pos & neg
     if both:
         i, j = min(both)

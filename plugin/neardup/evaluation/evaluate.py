@@ -334,32 +334,41 @@ def _engine_pairs(
             engine.put_meta("context", context)
         nd = NearDup(engine, cfg)
         if engine.count() == 0:
-            report = nd.index(
-                (
-                    Document(i, t, lang=l)
-                    for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs, strict=True)
-                ),
-                progress=None,
-            )
-            if report.failed:
-                raise EvaluationError(
-                    f"the engine refused {len(report.failed)} document(s), "
-                    f"first: {report.failed[0].id}: {report.failed[0].reason}"
-                )
+            _index_corpus(nd, corpus)
         engine.refresh()
         pos = {d: i for i, d in enumerate(corpus.ids)}
         fields = (spec.signature,) if spec.signature else RESEMBLANCE_FIELDS
-        found = {}
-        for t in thresholds:
-            got = {}
-            for p in nd.pairs(threshold=t, fields=fields):
-                if p.a in pos and p.b in pos:
-                    i, j = pos[p.a], pos[p.b]
-                    got[(min(i, j), max(i, j))] = p.resemblance
-            found[t] = got
+        found = {t: _found_at(nd, t, fields, pos) for t in thresholds}
     finally:
         engine.close()
     return MethodResult(spec.name, time.perf_counter() - t0, found)
+
+
+def _index_corpus(nd, corpus: Corpus) -> None:
+    """Every document of ``corpus`` indexed by ``nd``; an EvaluationError where one is refused."""
+    report = nd.index(
+        (
+            Document(i, t, lang=l)
+            for i, t, l in zip(corpus.ids, corpus.texts, corpus.langs, strict=True)
+        ),
+        progress=None,
+    )
+    if report.failed:
+        raise EvaluationError(
+            f"the engine refused {len(report.failed)} document(s), "
+            f"first: {report.failed[0].id}: {report.failed[0].reason}"
+        )
+
+
+def _found_at(nd, threshold: float, fields, pos: dict[str, int]) -> dict[Pair, float]:
+    """The pairs ``nd`` finds at ``threshold`` as (i, j) positions of ``pos`` (i < j), each
+    with its resemblance."""
+    got = {}
+    for p in nd.pairs(threshold=threshold, fields=fields):
+        if p.a in pos and p.b in pos:
+            i, j = pos[p.a], pos[p.b]
+            got[(min(i, j), max(i, j))] = p.resemblance
+    return got
 
 
 # -- the runner ----------------------------------------------------------------------------------
@@ -410,10 +419,7 @@ def evaluate(
         raise EvaluationError("the corpus needs at least two documents")
     base = config or Config()
     config, engine_config = _method_configs(base, specs)
-    context = None
-    if needs_context(config):
-        say("collection statistics")
-        context = build_context(config, zip(corpus.texts, corpus.langs, strict=True))
+    context = _context(config, corpus, say)
 
     say("canonicalizing and shingling")
     t0 = time.perf_counter()
@@ -422,11 +428,7 @@ def evaluate(
     prepare_seconds = time.perf_counter() - t0
 
     n_words = corpus.n_words
-    scope = (
-        [i for i, n in enumerate(n_words) if n >= MIN_WORDS_LEVENSHTEIN]
-        if truth == "levenshtein"
-        else list(range(len(corpus)))
-    )
+    scope = _scope(truth, n_words)
     in_scope = set(scope)
     say(f"ground truth ({truth})")
     t0 = time.perf_counter()
@@ -434,40 +436,25 @@ def evaluate(
         truth, corpus, prepared, scope, thresholds, labels, config.strip_html
     )
     truth_seconds = time.perf_counter() - t0
-    # labels that say which pairs are not duplicates too: the labelled pairs are the pairs scored
-    labelled = (
-        (labels if labels is not None else corpus.labels or set()) | corpus.negatives
-        if truth == "labels" and corpus.negatives
-        else None
-    )
+    labelled = _labelled(truth, labels, corpus)
 
     results: list[MethodResult] = []
     for spec in specs:
         say(f"method {spec.name}")
         if spec.kind == "engine":
-            r = _engine_pairs(
-                spec,
-                corpus,
-                engine_config,
-                context if needs_context(engine_config) else None,
-                thresholds,
-                target,
-                engine_opts or {},
+            r = _engine_method(
+                spec, corpus, engine_config, context, thresholds, target, engine_opts
             )
         else:
             r = _sign_pairs(spec, prepared, config, context, thresholds)
-        if truth == "levenshtein":
-            r.found = {t: _within(f, in_scope) for t, f in r.found.items()}
-        if labelled is not None:
-            r.found = {t: {p: s for p, s in f.items() if p in labelled} for t, f in r.found.items()}
+        r.found = _scored(r.found, in_scope if truth == "levenshtein" else None, labelled)
         results.append(r)
 
-    m = len(labelled) if labelled is not None else n_pairs(len(scope))
     ev = Evaluation(
         corpus=name,
         documents=len(corpus),
         scope=len(scope),
-        pairs=m,
+        pairs=_pairs_scored(labelled, scope),
         truth_kind=truth,
         thresholds=thresholds,
         prepare_seconds=prepare_seconds,
@@ -475,13 +462,75 @@ def evaluate(
     )
     truth_sets = {t: set(v) for t, v in true_pairs.items()}
     _score(ev, results, truth_sets)
-    ev.bands = _band_rows(
-        [band_of(n) if i in in_scope else None for i, n in enumerate(n_words)],
-        results,
-        truth_sets,
-        thresholds,
-    )
+    ev.bands = _band_rows(_bands(n_words, in_scope), results, truth_sets, thresholds)
     return ev
+
+
+def _bands(n_words: Sequence[int], in_scope: set[int]) -> list[str | None]:
+    """Each document's length band (:func:`band_of`), None for one not scored."""
+    return [band_of(n) if i in in_scope else None for i, n in enumerate(n_words)]
+
+
+def _engine_method(
+    spec: MethodSpec,
+    corpus: Corpus,
+    config: Config,
+    context: dict | None,
+    thresholds: Sequence[float],
+    target: str | None,
+    engine_opts: dict | None,
+) -> MethodResult:
+    """:func:`_engine_pairs` with the collection statistics where ``config`` needs them."""
+    return _engine_pairs(
+        spec,
+        corpus,
+        config,
+        context if needs_context(config) else None,
+        thresholds,
+        target,
+        engine_opts or {},
+    )
+
+
+def _context(config: Config, corpus: Corpus, say: Callable[[str], None]) -> dict | None:
+    """The collection statistics of ``corpus`` where a signature of ``config`` needs them."""
+    if not needs_context(config):
+        return None
+    say("collection statistics")
+    return build_context(config, zip(corpus.texts, corpus.langs, strict=True))
+
+
+def _scope(truth: str, n_words: Sequence[int]) -> list[int]:
+    """The documents scored: those of at least :data:`MIN_WORDS_LEVENSHTEIN` words for the
+    Levenshtein truth, else all."""
+    if truth == "levenshtein":
+        return [i for i, n in enumerate(n_words) if n >= MIN_WORDS_LEVENSHTEIN]
+    return list(range(len(n_words)))
+
+
+def _pairs_scored(labelled: set[Pair] | None, scope: Sequence[int]) -> int:
+    """m, the number of pairs scored: the labelled ones, else every pair of the scope."""
+    return len(labelled) if labelled is not None else n_pairs(len(scope))
+
+
+def _labelled(truth: str, labels: set[Pair] | None, corpus: Corpus) -> set[Pair] | None:
+    """The pairs scored where the labels say which pairs are not duplicates too (the
+    labelled pairs, both kinds), else None (every pair is scored)."""
+    if truth != "labels" or not corpus.negatives:
+        return None
+    return (labels if labels is not None else corpus.labels or set()) | corpus.negatives
+
+
+def _scored(
+    found: dict[float, dict[Pair, float]], docs: set[int] | None, labelled: set[Pair] | None
+) -> dict[float, dict[Pair, float]]:
+    """The found pairs that are scored: both documents in ``docs`` and the pair in
+    ``labelled`` (each where given)."""
+    if docs is not None:
+        found = {t: _within(f, docs) for t, f in found.items()}
+    if labelled is not None:
+        found = {t: {p: s for p, s in f.items() if p in labelled} for t, f in found.items()}
+    return found
 
 
 def _check_thresholds(thresholds: Sequence[float]) -> list[float]:
@@ -517,11 +566,17 @@ def _ground_truth(
         texts = [strip_html(t) if strip else t for t in corpus.texts]
         return levenshtein_truth(texts, scope, thresholds)
     if truth == "labels":
-        lab = labels if labels is not None else corpus.labels
-        if lab is None:
-            raise EvaluationError("truth 'labels' needs a pairs file with labels or --labels FILE")
-        return {t: {p: 1.0 for p in lab} for t in thresholds}
+        return _label_truth(labels if labels is not None else corpus.labels, thresholds)
     raise EvaluationError(f"truth must be jaccard, levenshtein or labels, not {truth!r}")
+
+
+def _label_truth(
+    labels: set[Pair] | None, thresholds: Sequence[float]
+) -> dict[float, dict[Pair, float]]:
+    """The labelled pairs, similarity 1.0, at every threshold."""
+    if labels is None:
+        raise EvaluationError("truth 'labels' needs a pairs file with labels or --labels FILE")
+    return {t: dict.fromkeys(labels, 1.0) for t in thresholds}
 
 
 def _within(found: dict[Pair, float], docs: set[int]) -> dict[Pair, float]:
@@ -563,10 +618,9 @@ def _band_rows(
             continue
         mb = n_pairs(docs)
         for t in thresholds:
-            tb = {p for p in truth_sets[t] if band[p[0]] == b and band[p[1]] == b}
+            tb = _in_band(truth_sets[t], band, b)
             for r in results:
-                fb = {p for p in r.found[t] if band[p[0]] == b and band[p[1]] == b}
-                c = confusion(tb, fb, mb, t)
+                c = confusion(tb, _in_band(r.found[t], band, b), mb, t)
                 out.append(
                     {
                         "band": b,
@@ -583,118 +637,6 @@ def _band_rows(
     return out
 
 
-# -- output ------------------------------------------------------------------------------------
-def _f(x: float | None, digits: int = 2) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|",
-    ]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def to_markdown(ev: Evaluation) -> str:
-    """Kosinov's tables: one per method, AC1 agreement, length bands, times."""
-    truth_name = {
-        "jaccard": "Jaccard similarity of shingles >= threshold",
-        "levenshtein": "Levenshtein similarity >= threshold "
-        f"(documents of >= {MIN_WORDS_LEVENSHTEIN} words)",
-        "labels": "labelled pairs",
-    }[ev.truth_kind]
-    out = [
-        f"## Evaluation of {ev.corpus or 'corpus'}",
-        f"{ev.documents} documents ({ev.scope} scored, {ev.pairs} pairs); "
-        f"ground truth: {truth_name}. "
-        f"Canonicalizing and shingling: {ev.prepare_seconds:.1f} s; "
-        f"ground truth: {ev.truth_seconds:.1f} s.",
-    ]
-    header = [
-        "Threshold",
-        "Truth",
-        "Found",
-        "Common",
-        "Unique truth",
-        "Unique method",
-        "Recall",
-        "Precision",
-        "F1",
-        "Accuracy",
-        "HFM",
-        "Separation",
-    ]
-    for name, rows in ev.rows.items():
-        out.append(f"\n### {name}\n")
-        out.append(
-            _table(
-                header,
-                (
-                    [
-                        _f(c.threshold),
-                        c.truth,
-                        c.found,
-                        c.common,
-                        c.unique_truth,
-                        c.unique_method,
-                        _f(c.recall),
-                        _f(c.precision),
-                        _f(c.f1),
-                        _f(c.accuracy, 4),
-                        _f(c.hfm),
-                        _f(c.separation),
-                    ]
-                    for c in rows
-                ),
-            )
-        )
-    names = list(ev.rows)
-    if len(names) > 1:
-        for t in ev.thresholds:
-            out.append(f"\n### Agreement between methods (AC1), threshold {_f(t)}\n")
-            ag = ev.agreement[t]
-            out.append(
-                _table(
-                    ["", *names[1:]],
-                    (
-                        [a, *(_f(ag[a][b]) if j > i else "" for j, b in enumerate(names) if j > 0)]
-                        for i, a in enumerate(names[:-1])
-                    ),
-                )
-            )
-    if ev.bands:
-        out.append("\n### By document length (words)\n")
-        out.append(
-            _table(
-                [
-                    "Band",
-                    "Documents",
-                    "Threshold",
-                    "Method",
-                    "Truth",
-                    "Found",
-                    "Recall",
-                    "Precision",
-                    "F1",
-                ],
-                (
-                    [
-                        r["band"],
-                        r["documents"],
-                        _f(r["threshold"]),
-                        r["method"],
-                        r["truth"],
-                        r["found"],
-                        _f(r["recall"]),
-                        _f(r["precision"]),
-                        _f(r["f1"]),
-                    ]
-                    for r in ev.bands
-                ),
-            )
-        )
-    out.append("\n### Time\n")
-    out.append(_table(["Method", "Seconds"], ([n, f"{s:.2f}"] for n, s in ev.seconds.items())))
-    return "\n".join(out) + "\n"
+def _in_band(pairs: Iterable[Pair], band: Sequence[str | None], b: str) -> set[Pair]:
+    """The pairs whose two documents are both in length band ``b``."""
+    return {p for p in pairs if band[p[0]] == b and band[p[1]] == b}

@@ -120,33 +120,38 @@ def _walk(root: Path) -> Iterator[Path | InputError]:
             continue
         path = Path(e.path)
         try:
-            if e.name.startswith("."):
-                yield InputError(
-                    str(path),
-                    f"hidden {'directory' if e.is_dir(follow_symlinks=False) else 'file'} "
-                    "(not read)",
-                    fatal=False,
-                )
-            elif e.is_dir(follow_symlinks=False):
-                problem = _scan(path, stack)
-                if problem:
-                    yield problem
-            elif e.is_symlink() and e.is_dir():
-                yield InputError(
-                    str(path), "symbolic link to a directory (not followed)", fatal=False
-                )
-            elif not e.is_file():
-                yield InputError(
-                    str(path),
-                    "broken symbolic link" if e.is_symlink() else "not a regular file",
-                    fatal=False,
-                )
-            elif kind_of(path) is None:
-                yield InputError(str(path), _not_document(path), fatal=False)
-            else:
-                yield path
+            item = _entry(e, path, stack)
         except OSError as err:
-            yield InputError(str(path), f"cannot read ({_os_problem(err)})")
+            item = InputError(str(path), f"cannot read ({_os_problem(err)})")
+        if item is not None:
+            yield item
+
+
+def _entry(
+    e: os.DirEntry, path: Path, stack: list[Iterator[os.DirEntry]]
+) -> Path | InputError | None:
+    """Directory entry ``e`` (at ``path``) as :func:`_walk` gives it: a file to read, or why
+    it is left out; a directory is pushed on ``stack`` to be walked (None, or why it cannot
+    be)."""
+    if e.name.startswith("."):
+        return InputError(
+            str(path),
+            f"hidden {'directory' if e.is_dir(follow_symlinks=False) else 'file'} (not read)",
+            fatal=False,
+        )
+    if e.is_dir(follow_symlinks=False):
+        return _scan(path, stack)
+    if e.is_symlink() and e.is_dir():
+        return InputError(str(path), "symbolic link to a directory (not followed)", fatal=False)
+    if not e.is_file():
+        return InputError(
+            str(path),
+            "broken symbolic link" if e.is_symlink() else "not a regular file",
+            fatal=False,
+        )
+    if kind_of(path) is None:
+        return InputError(str(path), _not_document(path), fatal=False)
+    return path
 
 
 def _scan(d: Path, stack: list[Iterator[os.DirEntry]]) -> InputError | None:

@@ -2,11 +2,12 @@
 standard input.
 
 Records (JSONL lines, CSV rows, Parquet rows) need a text field (``text``, or the one
-:class:`RecordFields` names); ``id`` defaults to ``<file name>:<line>`` (``<file name>:<row>``
-for CSV and Parquet); ``title`` and ``lang`` are optional; every other field is kept in
-:attr:`Document.fields`. A bad record raises :class:`InputError` naming the file and line
-(or, with ``skip_bad``, is reported through ``on_error`` and skipped). Every record is
-checked by :func:`neardup.signing.validate.check_document` here, so a document no engine can store
+:class:`~neardup.io.fields.RecordFields` names); ``id`` defaults to ``<file name>:<line>``
+(``<file name>:<row>`` for CSV and Parquet); ``title`` and ``lang`` are optional; every
+other field is kept in :attr:`Document.fields`. A bad record raises :class:`InputError`
+naming the file and line (or, with ``skip_bad``, is reported through ``on_error`` and
+skipped). Every record is checked by :func:`neardup.signing.validate.check_document` here
+(:func:`~neardup.io.fields.record_document`), so a document no engine can store
 is reported with its file and line.
 
 What is read
@@ -45,13 +46,12 @@ import os
 import re
 import sys
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
-from ..config import is_language_code
 from ..signing.records import Document
 from ..signing.validate import check_document
+from .fields import DEFAULT_FIELDS, MAX_CHARS, RecordFields, check_text, record_document
 from .files import (
     COMPRESSED,
     CSV_SUFFIXES,
@@ -65,26 +65,9 @@ from .files import (
     kind_of,
 )
 
-MAX_CHARS = 50_000_000
 _BOM = b"\xef\xbb\xbf"
 _UTF16 = (b"\xff\xfe", b"\xfe\xff")
 _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
-
-
-@dataclass(frozen=True)
-class RecordFields:
-    """Which field of a record holds the text, the id, the title and the language."""
-
-    text: str = "text"
-    id: str = "id"
-    title: str = "title"
-    lang: str = "lang"
-
-    def names(self) -> tuple[str, str, str, str]:
-        return (self.id, self.text, self.title, self.lang)
-
-
-DEFAULT_FIELDS = RecordFields()
 
 
 def read_documents(
@@ -106,28 +89,10 @@ def read_documents(
     ``on_error``.
     """
     if encoding is not None:
-        encoding = codecs.lookup(
-            encoding
-        ).name  # (LookupError for an unknown one: checked by the caller)
+        # (LookupError for an unknown one: checked by the caller)
+        encoding = codecs.lookup(encoding).name
     for f, name in iter_sources(paths):
-        items: Iterable[Document | InputError]
-        if isinstance(f, InputError):
-            items = (f,)
-        elif str(f) == STDIN:
-            items = _read_jsonl_stream(
-                sys.stdin.buffer, "<stdin>", "stdin", on_bytes, fields=fields, encoding=encoding
-            )
-        else:
-            kind = kind_of(f)
-            if kind == "jsonl":
-                items = _read_jsonl(f, name, on_bytes, fields, encoding)
-            elif kind == "csv":
-                items = _read_csv(f, name, on_bytes, fields, encoding)
-            elif kind == "parquet":
-                items = _read_parquet(f, name, on_bytes, fields)
-            else:
-                items = _read_text(f, name, on_bytes, encoding)
-        for item in items:
+        for item in _read_source(f, name, on_bytes, fields, encoding):
             if isinstance(item, InputError):
                 if item.fatal and not skip_bad:
                     raise item
@@ -135,6 +100,31 @@ def read_documents(
                     on_error(item)
             else:
                 yield item
+
+
+def _read_source(
+    f: Path | InputError,
+    name: str,
+    on_bytes: Callable[[int], None] | None,
+    fields: RecordFields,
+    encoding: str | None,
+) -> Iterable[Document | InputError]:
+    """The documents (and problems) of one source of :func:`iter_sources`, read as its kind
+    says: standard input as JSON Lines."""
+    if isinstance(f, InputError):
+        return (f,)
+    if str(f) == STDIN:
+        return _read_jsonl_stream(
+            sys.stdin.buffer, "<stdin>", "stdin", on_bytes, fields=fields, encoding=encoding
+        )
+    kind = kind_of(f)
+    if kind == "jsonl":
+        return _read_jsonl(f, name, on_bytes, fields, encoding)
+    if kind == "csv":
+        return _read_csv(f, name, on_bytes, fields, encoding)
+    if kind == "parquet":
+        return _read_parquet(f, name, on_bytes, fields)
+    return _read_text(f, name, on_bytes, encoding)
 
 
 def check_encoding(encoding: str) -> str | None:
@@ -211,34 +201,47 @@ def _read_jsonl_stream(
         try:
             line = next(lines, None)
         except _CORRUPT as e:
-            what = (
-                "cannot read"
-                if raw is stream or raw is None
-                else "compressed data is corrupt or truncated"
-            )
-            yield InputError(
-                f"{where_name}:{lineno + 1}",
-                f"{what} ({_os_problem(e) if isinstance(e, OSError) else e})",
-            )
+            yield InputError(f"{where_name}:{lineno + 1}", _stream_problem(e, raw, stream))
             return
         if line is None:
             if on_bytes and pos > done:
                 on_bytes(pos - done)
             return
         lineno += 1
-        if lineno == 1:
-            problem = _not_json_lines(line)
-            if problem:
-                yield InputError(f"{where_name}:1", problem)
-                return
+        problem = _not_json_lines(line) if lineno == 1 else None
+        if problem:
+            yield InputError(f"{where_name}:1", problem)
+            return
         if on_bytes:
-            pos = raw.tell() if raw is not None and raw is not stream else pos + len(line)
-            if pos - done >= _PROGRESS_BYTES or lineno == 1:
-                on_bytes(pos - done)
-                done = pos
+            pos = _bytes_read(raw, stream, pos, line)
+            done = _report_bytes(on_bytes, pos, done, lineno == 1)
         yield from _parse_line(
             line, f"{where_name}:{lineno}", f"{id_name}:{lineno}", fields, encoding
         )
+
+
+def _stream_problem(e: BaseException, raw: IO[bytes] | None, stream: IO[bytes]) -> str:
+    """What reading a JSON Lines stream met: ``e`` reading the file, or corrupt compressed
+    data (``raw``, the compressed file beneath ``stream``)."""
+    what = (
+        "cannot read" if raw is stream or raw is None else "compressed data is corrupt or truncated"
+    )
+    return f"{what} ({_os_problem(e) if isinstance(e, OSError) else e})"
+
+
+def _bytes_read(raw: IO[bytes] | None, stream: IO[bytes], pos: int, line: bytes) -> int:
+    """The bytes of the file read after ``line``: where ``raw``, the compressed file beneath
+    ``stream``, is; else ``pos`` and the line."""
+    return raw.tell() if raw is not None and raw is not stream else pos + len(line)
+
+
+def _report_bytes(on_bytes: Callable[[int], None], pos: int, done: int, first: bool) -> int:
+    """Tell ``on_bytes`` of the bytes read up to ``pos`` since ``done`` once they are
+    :data:`_PROGRESS_BYTES` or more (or after the first line); the bytes told of so far."""
+    if pos - done >= _PROGRESS_BYTES or first:
+        on_bytes(pos - done)
+        return pos
+    return done
 
 
 #: Bytes read between two reports to ``on_bytes`` (a progress bar need not hear of every line).
@@ -279,7 +282,7 @@ def _parse_line(
     if isinstance(rec, InputError):
         yield rec
     elif rec is not _BLANK:
-        yield _record(rec, where, default_id, _SURROGATE_ESCAPE.search(raw) is None, fields)
+        yield record_document(rec, where, default_id, _SURROGATE_ESCAPE.search(raw) is None, fields)
 
 
 #: What :func:`_json_value` gives for a blank line.
@@ -357,88 +360,6 @@ def _not_decodable(encoding: str | None, e: UnicodeDecodeError) -> str:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _record(
-    rec: object,
-    where: str,
-    default_id: str,
-    no_surrogate: bool = False,
-    fields: RecordFields = DEFAULT_FIELDS,
-    blank_is_absent: bool = False,
-) -> Document | InputError:
-    """A record (a dict) -> a :class:`Document`, or the problem; ``blank_is_absent``: an
-    empty id, title or language counts as absent (a CSV cell)."""
-    if not isinstance(rec, dict):
-        return InputError(where, f"a record must be a JSON object, not {_json_type(rec)}")
-    f = fields
-
-    def get(name: str) -> object:
-        v = rec.get(name)
-        return None if blank_is_absent and v == "" else v
-
-    text = rec.get(f.text)
-    if text is None:
-        known = ", ".join(repr(k) for k in list(rec)[:8])
-        return InputError(
-            where,
-            f"record has no {f.text!r} field (its fields: {known or 'none'}; "
-            "name the text field with --text-field)",
-        )
-    if not isinstance(text, str):
-        return InputError(where, f"{f.text!r} must be a string, not {_json_type(text)}")
-    problem = check_text(text)
-    if problem:
-        return InputError(where, problem)
-    lang = get(f.lang)
-    if lang is not None and not is_language_code(lang):
-        return InputError(
-            where,
-            f"unknown language code {lang!r} in {f.lang!r} (give a code of two or three "
-            "letters: en, fa, ru, de, ar, zh, ...; or leave it out to detect)",
-        )
-    doc_id = get(f.id)
-    if doc_id is None and (f.id not in rec or blank_is_absent):
-        doc_id = default_id
-    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or doc_id == "":
-        return InputError(
-            where,
-            f"{f.id!r} must be a non-empty string or an integer, "
-            f"not {_json_type(doc_id)} {json.dumps(doc_id, default=str)[:40]}",
-        )
-    title = get(f.title)
-    if (
-        title is None
-        and f.title == "title"
-        and isinstance(rec.get("meta"), dict)
-        and isinstance(rec["meta"].get("title"), str)
-    ):
-        title = rec["meta"]["title"]
-    if title is not None and (isinstance(title, bool) or not isinstance(title, (str, int, float))):
-        return InputError(where, f"{f.title!r} must be a string, not {_json_type(title)}")
-    kept = {k: v for k, v in rec.items() if k not in f.names()}
-    doc = Document(
-        id=str(doc_id),
-        text=text,
-        title=None if title is None else str(title),
-        lang=lang,
-        fields=kept,
-    )
-    problem = check_document(doc, text_has_no_surrogate=no_surrogate)
-    return InputError(where, problem) if problem else doc
-
-
-def _json_type(v: object) -> str:
-    if v is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "an array",
-        dict: "an object",
-    }.get(type(v), type(v).__name__)
-
-
 def _read_csv(
     path: Path,
     name: str,
@@ -458,50 +379,63 @@ def _read_csv(
     with raw, stream:
         text = io.TextIOWrapper(stream, encoding=encoding or "utf-8-sig", newline="")
         reader = csv.reader(text, delimiter=delimiter)
-        row_no, line = 0, 1
+        line = [1]
         try:
-            header = next(reader, None)
-            if header is None:
-                return
-            if len(set(header)) != len(header):
-                twice = sorted({h for h in header if header.count(h) > 1})
-                yield InputError(
-                    f"{path}:1", f"the header names a field twice ({', '.join(twice)})"
-                )
-                return
-            if fields.text not in header:
-                yield InputError(
-                    f"{path}:1",
-                    f"the header has no {fields.text!r} column "
-                    f"(columns: {', '.join(map(repr, header[:12]))}; "
-                    "name the text column with --text-field)",
-                )
-                return
-            line = reader.line_num + 1
-            for row in reader:
-                row_no += 1
-                where = f"{path}:{line}"
-                line = reader.line_num + 1
-                if not row or row == [""]:
-                    continue
-                if len(row) != len(header):
-                    yield InputError(where, f"row has {len(row)} fields, the header {len(header)}")
-                    continue
-                yield _record(
-                    dict(zip(header, row, strict=True)),
-                    where,
-                    f"{name}:{row_no}",
-                    fields=fields,
-                    blank_is_absent=True,
-                )
+            yield from _csv_records(reader, path, name, fields, line)
         except UnicodeDecodeError as e:
-            yield InputError(f"{path}:{line}", _not_decodable(encoding, e))
+            yield InputError(f"{path}:{line[0]}", _not_decodable(encoding, e))
         except csv.Error as e:
-            yield InputError(f"{path}:{line}", f"not readable CSV ({e})")
+            yield InputError(f"{path}:{line[0]}", f"not readable CSV ({e})")
         except _CORRUPT as e:
-            yield InputError(f"{path}:{line}", f"cannot read ({e})")
+            yield InputError(f"{path}:{line[0]}", f"cannot read ({e})")
     if on_bytes:
         on_bytes(_size(path))
+
+
+def _csv_records(
+    reader, path: Path, name: str, fields: RecordFields, line: list[int]
+) -> Iterator[Document | InputError]:
+    """The records of the rows of a CSV ``reader`` (a header row first); ``line[0]`` is kept
+    at the line of the row being read, for the place of an error reading it."""
+    header = next(reader, None)
+    if header is None:
+        return
+    problem = _header_problem(header, fields)
+    if problem:
+        yield InputError(f"{path}:1", problem)
+        return
+    line[0] = reader.line_num + 1
+    row_no = 0
+    for row in reader:
+        row_no += 1
+        where = f"{path}:{line[0]}"
+        line[0] = reader.line_num + 1
+        if not row or row == [""]:
+            continue
+        if len(row) != len(header):
+            yield InputError(where, f"row has {len(row)} fields, the header {len(header)}")
+            continue
+        yield record_document(
+            dict(zip(header, row, strict=True)),
+            where,
+            f"{name}:{row_no}",
+            fields=fields,
+            blank_is_absent=True,
+        )
+
+
+def _header_problem(header: list[str], fields: RecordFields) -> str | None:
+    """Why a CSV file with this header row cannot be read as records, or None."""
+    if len(set(header)) != len(header):
+        twice = sorted({h for h in header if header.count(h) > 1})
+        return f"the header names a field twice ({', '.join(twice)})"
+    if fields.text not in header:
+        return (
+            f"the header has no {fields.text!r} column "
+            f"(columns: {', '.join(map(repr, header[:12]))}; "
+            "name the text column with --text-field)"
+        )
+    return None
 
 
 def _read_parquet(
@@ -520,35 +454,44 @@ def _read_parquet(
             "(or pip install pyarrow)",
         )
         return
-    row = 0
+    row = [0]
     try:
-        pf = pq.ParquetFile(path)
-        names = pf.schema_arrow.names
-        if fields.text not in names:
-            yield InputError(
-                str(path),
-                f"no {fields.text!r} column (columns: {', '.join(map(repr, names[:12]))}; "
-                "name the text column with --text-field)",
-            )
-            return
-        for batch in pf.iter_batches(batch_size=1024):
-            for rec in batch.to_pylist():
-                row += 1
-                rec = {k: v if k in fields.names() else _jsonable(v) for k, v in rec.items()}
-                yield _record(rec, f"{path}:row {row}", f"{name}:{row}", fields=fields)
+        yield from _parquet_records(pq.ParquetFile(path), path, name, fields, row)
     except OSError as e:
-        yield InputError(
-            f"{path}" + (f":row {row + 1}" if row else ""), f"cannot read as Parquet ({e})"
-        )
+        yield InputError(_row_place(path, row[0]), f"cannot read as Parquet ({e})")
         return
     except Exception as e:  # noqa: BLE001 - pyarrow's errors of a damaged file (ArrowInvalid and others)
         yield InputError(
-            f"{path}" + (f":row {row + 1}" if row else ""),
-            f"cannot read as Parquet ({type(e).__name__}: {e})",
+            _row_place(path, row[0]), f"cannot read as Parquet ({type(e).__name__}: {e})"
         )
         return
     if on_bytes:
         on_bytes(_size(path))
+
+
+def _parquet_records(
+    pf, path: Path, name: str, fields: RecordFields, row: list[int]
+) -> Iterator[Document | InputError]:
+    """The records of the rows of Parquet file ``pf``, a row group at a time; ``row[0]`` is
+    kept at the rows read, for the place of an error reading the next."""
+    names = pf.schema_arrow.names
+    if fields.text not in names:
+        yield InputError(
+            str(path),
+            f"no {fields.text!r} column (columns: {', '.join(map(repr, names[:12]))}; "
+            "name the text column with --text-field)",
+        )
+        return
+    for batch in pf.iter_batches(batch_size=1024):
+        for rec in batch.to_pylist():
+            row[0] += 1
+            rec = {k: v if k in fields.names() else _jsonable(v) for k, v in rec.items()}
+            yield record_document(rec, f"{path}:row {row[0]}", f"{name}:{row[0]}", fields=fields)
+
+
+def _row_place(path: Path, rows_read: int) -> str:
+    """Where reading a Parquet file failed: the file, and the row after ``rows_read``."""
+    return f"{path}" + (f":row {rows_read + 1}" if rows_read else "")
 
 
 def _jsonable(v: object) -> object:
@@ -575,39 +518,14 @@ def _read_text(
     if path.suffix.lower() in UNSUPPORTED:
         yield InputError(str(path), _not_document(path))
         return
-    try:
-        stream, raw = _open(path)
-        with raw, stream:
-            data = stream.read(4 * MAX_CHARS + 1)
-    except OSError as e:
-        yield InputError(str(path), f"cannot read ({_os_problem(e)})")
-        return
-    except _CORRUPT as e:
-        yield InputError(str(path), f"compressed data is corrupt or truncated ({e})")
+    data = _file_bytes(path)
+    if isinstance(data, InputError):
+        yield data
         return
     if on_bytes:
         on_bytes(_size(path))
-    if len(data) > 4 * MAX_CHARS:
-        yield InputError(
-            str(path),
-            f"file is larger than {4 * MAX_CHARS:,} bytes "
-            f"(the limit is {MAX_CHARS:,} characters of text)",
-        )
-        return
-    utf16 = encoding is None and data.startswith(_UTF16)
-    if encoding is None and not utf16 and b"\x00" in data[:8192]:
-        yield InputError(str(path), "binary file (contains NUL bytes)")
-        return
-    try:
-        text = data.decode(
-            encoding if encoding and encoding != "utf-8" else "utf-16" if utf16 else "utf-8-sig"
-        )
-    except UnicodeDecodeError as e:
-        yield InputError(
-            str(path), "not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e)
-        )
-        return
-    problem = check_text(text)
+    text = _file_text(data, encoding)
+    problem = text if isinstance(text, _Unreadable) else check_text(text)
     if problem:
         yield InputError(str(path), problem)
         return
@@ -615,6 +533,51 @@ def _read_text(
     doc = Document(id=name, text=text, title=Path(plain).stem, lang=None, fields={"path": name})
     problem = check_document(doc)
     yield InputError(str(path), problem) if problem else doc
+
+
+def _file_bytes(path: Path) -> bytes | InputError:
+    """The bytes of a text file (decompressed), up to one more than its limit; or why they
+    cannot be read."""
+    try:
+        stream, raw = _open(path)
+        with raw, stream:
+            return stream.read(4 * MAX_CHARS + 1)
+    except OSError as e:
+        return InputError(str(path), f"cannot read ({_os_problem(e)})")
+    except _CORRUPT as e:
+        return InputError(str(path), f"compressed data is corrupt or truncated ({e})")
+
+
+class _Unreadable(str):
+    """Why a file's bytes are no text."""
+
+
+def _file_text(data: bytes, encoding: str | None) -> str | _Unreadable:
+    """The text of a text file's bytes in ``encoding`` (default UTF-8, or UTF-16 where they
+    start with its byte order mark), or why they are none."""
+    if len(data) > 4 * MAX_CHARS:
+        return _Unreadable(
+            f"file is larger than {4 * MAX_CHARS:,} bytes "
+            f"(the limit is {MAX_CHARS:,} characters of text)"
+        )
+    utf16 = encoding is None and data.startswith(_UTF16)
+    if encoding is None and not utf16 and b"\x00" in data[:8192]:
+        return _Unreadable("binary file (contains NUL bytes)")
+    try:
+        return data.decode(_text_codec(encoding, utf16))
+    except UnicodeDecodeError as e:
+        return _Unreadable(
+            "not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e)
+        )
+
+
+def _text_codec(encoding: str | None, utf16: bool) -> str:
+    """The codec a text file is decoded with: ``encoding`` where given (UTF-8 with or without
+    a byte order mark for "utf-8"), else UTF-16 where it starts with its byte order mark,
+    else UTF-8."""
+    if encoding and encoding != "utf-8":
+        return encoding
+    return "utf-16" if utf16 else "utf-8-sig"
 
 
 def locate(
@@ -641,30 +604,29 @@ def locate(
                 if kind == "csv"
                 else _read_parquet(f, name, None, fields)
             )
-            out.update(
-                (item.id, str(f))
-                for item in reader
-                if isinstance(item, Document) and item.id in want
-            )
+            out.update((doc_id, str(f)) for doc_id in _ids_among(reader, want))
         else:
-            try:
-                stream, raw = _open(f)
-                with raw, stream:
-                    for lineno, line in enumerate(stream, 1):
-                        for item in _parse_line(
-                            line, f"{f}:{lineno}", f"{name}:{lineno}", fields, encoding
-                        ):
-                            if isinstance(item, Document) and item.id in want:
-                                out[item.id] = f"{f}:{lineno}"
-            except _CORRUPT:
-                continue
+            out.update(_jsonl_places(f, name, want, fields, encoding))
     return out
 
 
-def check_text(text: str) -> str | None:
-    """Why ``text`` cannot be indexed, or None."""
-    if not text.strip():
-        return "empty or whitespace-only text"
-    if len(text) > MAX_CHARS:
-        return f"text has {len(text):,} characters, more than the limit of {MAX_CHARS:,}"
-    return None
+def _ids_among(items: Iterable[Document | InputError], want: set[str]) -> Iterator[str]:
+    """The ids of the documents among ``items`` that are in ``want``."""
+    return (item.id for item in items if isinstance(item, Document) and item.id in want)
+
+
+def _jsonl_places(
+    f: Path, name: str, want: set[str], fields: RecordFields, encoding: str | None
+) -> dict[str, str]:
+    """``file:line`` of each of ``want`` read from JSON Lines file ``f`` (the last line for
+    an id read more than once; those before a corrupt part where the file has one)."""
+    out: dict[str, str] = {}
+    try:
+        stream, raw = _open(f)
+        with raw, stream:
+            for lineno, line in enumerate(stream, 1):
+                items = _parse_line(line, f"{f}:{lineno}", f"{name}:{lineno}", fields, encoding)
+                out.update((doc_id, f"{f}:{lineno}") for doc_id in _ids_among(items, want))
+    except _CORRUPT:
+        pass
+    return out

@@ -141,15 +141,9 @@ def verified_pairs(
     if fields is not None:
         needs = {f: needs.get(f, 1) for f in fields}
     bit = {f: 1 << k for k, f in enumerate(needs)}
-    matched: dict[tuple[str, str], int] = {}  # pair -> the bits of the fields it is matched by
-    for f, need in needs.items():
-        for p, n in _shared_keys(engine.collisions([f]), max_group).items():
-            if n >= need:
-                matched[p] = matched.get(p, 0) | bit[f]
+    matched = _matched_pairs(engine, needs, bit, max_group)
     ids = sorted({i for p in matched for i in p})
-    store: dict[str, StoredDoc] = {}
-    for i in range(0, len(ids), 2000):
-        store.update(engine.get(ids[i : i + 2000], keys=False))
+    store = _stored(engine, ids)
     out = []
     for a, b in _proposed(matched, bit.get("simhash", 0), ids, store, rule, threshold):
         sim = similarity(store[a].shingles, store[b].shingles)
@@ -164,6 +158,27 @@ def verified_pairs(
                 )
             )
     return out, store
+
+
+def _matched_pairs(
+    engine: Engine, needs: Mapping[str, int], bit: Mapping[str, int], max_group: int
+) -> dict[tuple[str, str], int]:
+    """Pair -> the bits of the fields whose key collisions match it (at least the field's
+    ``min_match`` keys shared)."""
+    matched: dict[tuple[str, str], int] = {}
+    for f, need in needs.items():
+        for p, n in _shared_keys(engine.collisions([f]), max_group).items():
+            if n >= need:
+                matched[p] = matched.get(p, 0) | bit[f]
+    return matched
+
+
+def _stored(engine: Engine, ids: list[str]) -> dict[str, StoredDoc]:
+    """The stored documents of ``ids`` without their keys, read 2,000 at a time."""
+    store: dict[str, StoredDoc] = {}
+    for i in range(0, len(ids), 2000):
+        store.update(engine.get(ids[i : i + 2000], keys=False))
+    return store
 
 
 def _shared_keys(groups: Iterable[list[str]], max_group: int) -> dict[tuple[str, str], int]:
@@ -220,34 +235,49 @@ def records(
 ) -> list[ClusterRecord]:
     """Cluster records from representative -> [(member, resemblance), ...], largest first.
     The members list starts with the representative, then arrival order."""
-    out = []
-    for rep, members in groups.items():
-        if len(members) + 1 < min_size:
-            continue
-        ids = [rep] + [
-            m for m, _ in sorted(members, key=lambda x: rows[x[0]].seq if x[0] in rows else 0)
-        ]
-        rs = [r for _, r in members] or [1.0]
-        info = [rows[i] for i in ids if i in rows]
-        seen = [r.indexed_at for r in info if r.indexed_at]
-        title = rows[rep].title if rep in rows else None
-        out.append(
-            ClusterRecord(
-                cluster_id=rep,
-                size=len(ids),
-                representative_id=rep,
-                representative_title=title,
-                members=ids,
-                min_resemblance=float(min(rs)),
-                mean_resemblance=math.fsum(rs) / len(rs),
-                max_resemblance=float(max(rs)),
-                languages=sorted({r.lang for r in info if r.lang}),
-                first_seen=min(seen) if seen else None,
-                last_seen=max(seen) if seen else None,
-            )
-        )
+    out = [
+        _record(rep, members, rows)
+        for rep, members in groups.items()
+        if len(members) + 1 >= min_size
+    ]
     out.sort(key=lambda c: (-c.size, c.cluster_id))
     return out
+
+
+def _record(
+    rep: str, members: Sequence[tuple[str, float]], rows: Mapping[str, TagRow]
+) -> ClusterRecord:
+    """The record of the cluster of representative ``rep``: its members in arrival order
+    after it, their resemblances, languages and when they were first and last seen."""
+    ids = [rep] + _in_arrival_order([m for m, _ in members], rows)
+    rs = [r for _, r in members] or [1.0]
+    info = [rows[i] for i in ids if i in rows]
+    first_seen, last_seen = _seen(info)
+    return ClusterRecord(
+        cluster_id=rep,
+        size=len(ids),
+        representative_id=rep,
+        representative_title=rows[rep].title if rep in rows else None,
+        members=ids,
+        min_resemblance=float(min(rs)),
+        mean_resemblance=math.fsum(rs) / len(rs),
+        max_resemblance=float(max(rs)),
+        languages=sorted({r.lang for r in info if r.lang}),
+        first_seen=first_seen,
+        last_seen=last_seen,
+    )
+
+
+def _in_arrival_order(ids: list[str], rows: Mapping[str, TagRow]) -> list[str]:
+    """``ids`` by their arrival numbers (those without a row first, in their order)."""
+    return sorted(ids, key=lambda i: rows[i].seq if i in rows else 0)
+
+
+def _seen(info: Sequence[TagRow]) -> tuple[Any, Any]:
+    """When the first and the last of these documents were indexed (None, None where none
+    says)."""
+    seen = [r.indexed_at for r in info if r.indexed_at]
+    return (min(seen), max(seen)) if seen else (None, None)
 
 
 def groups_from_tags(rows: Iterable[TagRow]) -> dict[str, list[tuple[str, float]]]:

@@ -32,7 +32,7 @@ import heapq
 from typing import Iterable, Sequence
 
 from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
-from ..engines.base import Engine, Tags
+from ..engines.base import Engine, StoredDoc, Tags
 from ..sketches.ragged import join, pairs_sharing
 from ..sketches.verify import UNBOUNDED, passes_length_filter, similarity
 
@@ -189,20 +189,23 @@ class Tagger:
                 retagged.add(doc_id)
             moved = doc_id in changed or is_representative(old) != is_representative(new)
             if moved and is_representative(old):
-                self._push(
-                    heap, {m for ms in self.engine.members([doc_id]).values() for m in ms} - done
-                )
+                self._push(heap, self._former_members(doc_id) - done)
             if moved and is_representative(new):
-                q = self.rule.query(
-                    d.keys, d.n_shingles, exclude_id=doc_id, limit=TAG_LIMIT, after_seq=d.seq
-                )
-                later = all_candidates(self.engine, [q])[0]
-                self._push(
-                    heap,
-                    {c.id for c in later if self.rule.plausible(c.matched, d.simhash, c.simhash)}
-                    - done,
-                )
+                self._push(heap, self._later_candidates(d, doc_id) - done)
         return retagged
+
+    def _former_members(self, doc_id: str) -> set[str]:
+        """The stored members of representative ``doc_id``."""
+        return {m for ms in self.engine.members([doc_id]).values() for m in ms}
+
+    def _later_candidates(self, d: StoredDoc, doc_id: str) -> set[str]:
+        """The documents after ``d`` (stored as ``doc_id``; by arrival) that the candidate
+        rule proposes for it."""
+        q = self.rule.query(
+            d.keys, d.n_shingles, exclude_id=doc_id, limit=TAG_LIMIT, after_seq=d.seq
+        )
+        later = all_candidates(self.engine, [q])[0]
+        return {c.id for c in later if self.rule.plausible(c.matched, d.simhash, c.simhash)}
 
     def _push(self, heap: list[tuple[int, str]], ids: set[str]) -> None:
         if ids:

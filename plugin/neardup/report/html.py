@@ -140,44 +140,64 @@ def scan_stats(
     )
     nbins = len(st.edges) - 1
     st.res_dup, st.res_other = [0] * nbins, [0] * nbins
-    lo = st.edges[0]
     for doc in engine.scan(text=False, batch_size=1000):
         if limit is not None and st.scanned >= limit:
             break
         st.scanned += 1
-        tags = doc.tags
-        dup = bool(tags and tags.is_duplicate)
-        counts = st.by_lang.setdefault(doc.lang or "und", [0, 0])
-        counts[0] += 1
-        when = doc_date(doc, st.dated_by)
-        if when:
-            st.first_indexed = min(st.first_indexed or when, when)
-            st.last_indexed = max(st.last_indexed or when, when)
-        best = tags.max_resemblance if dup else (below or {}).get(doc.id, 0.0)
-        if best > 0 and best >= lo:
-            b = min(nbins - 1, int((best - lo) / (1 - lo) * nbins)) if lo < 1 else nbins - 1
-            (st.res_dup if dup else st.res_other)[b] += 1
-        if dup:
-            st.duplicates += 1
-            counts[1] += 1
-            if keep_members is not None:
-                tc = st.tag_clusters.setdefault(tags.cluster_id, _TagCluster())
-                tc.size += 1
-                if len(tc.members) < keep_members:
-                    tc.members.append(doc.id)
-                r = tags.max_resemblance
-                tc.res_min, tc.res_max, tc.res_sum = (
-                    min(tc.res_min, r),
-                    max(tc.res_max, r),
-                    tc.res_sum + r,
-                )
-                tc.languages.add(doc.lang or "und")
-                tc.last_seen = max(tc.last_seen or "", when or "") or None
+        _count_document(st, doc, keep_members, below or {})
         if progress and st.scanned % 1000 == 0:
             progress(1000)
     if progress:
         progress(st.scanned % 1000)
     return st
+
+
+def _count_document(st: Stats, doc: Any, keep_members: int | None, below: dict[str, float]) -> None:
+    """One document of the scan counted in ``st``: its language, date, resemblance bin and,
+    for a duplicate, its tag cluster."""
+    tags = doc.tags
+    dup = bool(tags and tags.is_duplicate)
+    counts = st.by_lang.setdefault(doc.lang or "und", [0, 0])
+    counts[0] += 1
+    when = doc_date(doc, st.dated_by)
+    if when:
+        st.first_indexed = min(st.first_indexed or when, when)
+        st.last_indexed = max(st.last_indexed or when, when)
+    _count_resemblance(st, tags.max_resemblance if dup else below.get(doc.id, 0.0), dup)
+    if dup:
+        st.duplicates += 1
+        counts[1] += 1
+        if keep_members is not None:
+            _add_member(st.tag_clusters, doc, when, keep_members)
+
+
+def _count_resemblance(st: Stats, best: float, dup: bool) -> None:
+    """A document's best resemblance counted in its bin, of duplicates or of the others
+    (none below the first edge)."""
+    lo, nbins = st.edges[0], len(st.edges) - 1
+    if best > 0 and best >= lo:
+        (st.res_dup if dup else st.res_other)[_bin_of(best, lo, nbins)] += 1
+
+
+def _bin_of(r: float, lo: float, nbins: int) -> int:
+    """The bin of resemblance ``r`` (>= ``lo``) among ``nbins`` equal bins from ``lo`` to 1."""
+    return min(nbins - 1, int((r - lo) / (1 - lo) * nbins)) if lo < 1 else nbins - 1
+
+
+def _add_member(
+    clusters: dict[str, _TagCluster], doc: Any, when: str | None, keep_members: int
+) -> None:
+    """Duplicate ``doc`` counted in the record of its tag cluster (its first
+    ``keep_members`` members kept by id)."""
+    tags = doc.tags
+    tc = clusters.setdefault(tags.cluster_id, _TagCluster())
+    tc.size += 1
+    if len(tc.members) < keep_members:
+        tc.members.append(doc.id)
+    r = tags.max_resemblance
+    tc.res_min, tc.res_max, tc.res_sum = min(tc.res_min, r), max(tc.res_max, r), tc.res_sum + r
+    tc.languages.add(doc.lang or "und")
+    tc.last_seen = max(tc.last_seen or "", when or "") or None
 
 
 def tag_cluster_records(st: Stats, engine: Engine, detail: int) -> list[ClusterRecord]:
@@ -328,33 +348,12 @@ def _cluster_view(
     """One cluster's shown members with their resemblance to the representative and word diff."""
     rep = docs.get(rec.representative_id)
     shown = [m for m in rec.members if m != rec.representative_id][: opts.members]
-    members = []
-    for mid in shown:
-        d = docs.get(mid)
-        if d is not None and rep is not None:
-            sim = similarity(rep.shingles, d.shingles)
-            diff = shared_passages(
-                rep.text or "",
-                d.text or "",
-                config,
-                rep.lang,
-                d.lang,
-                max_words=opts.max_words,
-                shingles_a=rep.shingles,
-                shingles_b=d.shingles,
-            )
-            changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
-            members.append(
-                _Member(
-                    doc=d,
-                    resemblance=sim.resemblance,
-                    containment=sim.containment_ba,
-                    diff=diff,
-                    changes=changes,
-                )
-            )
-    title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
-    lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
+    members = [
+        _member(rep, docs[mid], opts, config)
+        for mid in shown
+        if docs.get(mid) is not None and rep is not None
+    ]
+    title, lang = _title_and_lang(rec, rep)
     return _ClusterView(
         rank=rank,
         record=rec,
@@ -364,6 +363,38 @@ def _cluster_view(
         languages=", ".join(rec.languages),
         members=members,
         hidden=rec.size - 1 - len(members),
+    )
+
+
+def _title_and_lang(rec: ClusterRecord, rep: StoredDoc | None) -> tuple[str, str | None]:
+    """A cluster's title (its representative's, else its id) and language (its
+    representative's, else the one language of its members)."""
+    title = rec.representative_title or (rep.title if rep else None) or rec.representative_id
+    lang = rep.lang if rep else (rec.languages[0] if len(rec.languages) == 1 else None)
+    return title, lang
+
+
+def _member(rep: StoredDoc, d: StoredDoc, opts: ReportOptions, config: Config) -> _Member:
+    """Member ``d`` as shown under representative ``rep``: resemblance, containment, the
+    passages they share and the words that changed."""
+    sim = similarity(rep.shingles, d.shingles)
+    diff = shared_passages(
+        rep.text or "",
+        d.text or "",
+        config,
+        rep.lang,
+        d.lang,
+        max_words=opts.max_words,
+        shingles_a=rep.shingles,
+        shingles_b=d.shingles,
+    )
+    changes = word_changes(rep.text or "", d.text or "", max_words=opts.max_words)
+    return _Member(
+        doc=d,
+        resemblance=sim.resemblance,
+        containment=sim.containment_ba,
+        diff=diff,
+        changes=changes,
     )
 
 
@@ -435,18 +466,8 @@ def build_report(
 ) -> str:
     """The report page as one HTML string."""
     opts = options
-    below = None
-    if threshold == engine.config.threshold:  # (the keys propose pairs for the index's threshold)
-        from ..matching.candidates import CandidateRule, extra_min_match
-        from ..signing.signatures import ContextError
-        from ..signing.signer import Signer
-
-        try:
-            signer = Signer(engine.config, engine.get_meta("context") or {})
-        except ContextError:  # (signatures that still need collection statistics: none signed yet)
-            signer = None
-        rule = CandidateRule(engine.config, extra_min_match(signer))
-        below = best_earlier_resemblances(engine, rule, tuning_low(threshold))
+    # (the keys propose pairs for the index's threshold only)
+    below = _best_earlier(engine, threshold) if threshold == engine.config.threshold else None
     st = scan_stats(
         engine,
         threshold=threshold,
@@ -461,12 +482,12 @@ def build_report(
     stored = stored[: opts.max_clusters]
     clusters = stored or tag_cluster_records(st, engine, opts.top)
     langs = sorted(st.by_lang, key=lambda k: -st.by_lang[k][0])
-    views = []
-    for rank, rec in enumerate(clusters[: opts.top], 1):
-        ids = [rec.representative_id] + [m for m in rec.members if m != rec.representative_id][
-            : opts.members
-        ]
-        views.append(_cluster_view(rank, rec, engine.get(ids, text=True), opts, engine.config))
+    views = [
+        _cluster_view(
+            rank, rec, engine.get(_shown_ids(rec, opts.members), text=True), opts, engine.config
+        )
+        for rank, rec in enumerate(clusters[: opts.top], 1)
+    ]
     return (
         _environment()
         .get_template("report.html")
@@ -502,6 +523,28 @@ def build_report(
             clusters=views,
         )
     )
+
+
+def _best_earlier(engine: Engine, threshold: float) -> dict[str, float]:
+    """Each document's best resemblance to an earlier one that the candidate rule proposes
+    (:func:`~neardup.matching.clustering.best_earlier_resemblances`), down to the tuning
+    chart's lowest bin."""
+    from ..matching.candidates import CandidateRule, extra_min_match
+    from ..signing.signatures import ContextError
+    from ..signing.signer import Signer
+
+    try:
+        signer = Signer(engine.config, engine.get_meta("context") or {})
+    except ContextError:  # (signatures that still need collection statistics: none signed yet)
+        signer = None
+    rule = CandidateRule(engine.config, extra_min_match(signer))
+    return best_earlier_resemblances(engine, rule, tuning_low(threshold))
+
+
+def _shown_ids(rec: ClusterRecord, members: int) -> list[str]:
+    """The ids shown of a cluster: its representative and its first ``members`` others."""
+    others = [m for m in rec.members if m != rec.representative_id]
+    return [rec.representative_id] + others[:members]
 
 
 def write_report(

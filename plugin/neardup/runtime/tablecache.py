@@ -42,9 +42,12 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "neardup"
 
 
-def cached_table(name: str, make: Callable[[], np.ndarray], source: str) -> np.ndarray:
+def cached_table(
+    name: str, make: Callable[[], np.ndarray], source: str, *more_sources: str
+) -> np.ndarray:
     """``make()``, kept on disk under ``name`` for the module file ``source`` that defines it
-    (its size and modification time are part of the file name). The result is read-only.
+    and any ``more_sources`` whose rules it reads (the size and modification time of each are
+    part of the file name). The result is read-only.
 
     >>> import tempfile, os; os.environ["NEARDUP_CACHE_DIR"] = tempfile.mkdtemp()
     >>> calls = []
@@ -54,9 +57,10 @@ def cached_table(name: str, make: Callable[[], np.ndarray], source: str) -> np.n
     >>> del os.environ["NEARDUP_CACHE_DIR"]
     """
     try:
-        st = os.stat(source)
         v = sys.version_info
-        stamp = f"u{unicodedata.unidata_version}-py{v[0]}.{v[1]}-{st.st_size:x}-{st.st_mtime_ns:x}"
+        stamp = f"u{unicodedata.unidata_version}-py{v[0]}.{v[1]}" + "".join(
+            f"-{st.st_size:x}-{st.st_mtime_ns:x}" for st in map(os.stat, (source, *more_sources))
+        )
         path: Path | None = cache_dir() / f"{name}-{stamp}.npy"
     except (OSError, RuntimeError):  # (RuntimeError: no home directory to put the cache in)
         path = None

@@ -50,17 +50,23 @@ class PackedBatch:
 
 def pack(signed: Sequence[Signed]) -> PackedBatch:
     """``signed`` as a :class:`PackedBatch` (see :func:`unpack`)."""
-    fields = list(dict.fromkeys(f for s in signed for f in s.keys))
     return PackedBatch(
         langs=[s.lang for s in signed],
         n_tokens=[s.n_tokens for s in signed],
         exact=[s.exact for s in signed],
         simhash=[s.simhash for s in signed],
         shingles=join([s.shingles for s in signed]),
-        keys={f: join([s.keys.get(f, ()) for s in signed]) for f in fields},
+        keys=_joined_keys(signed),
         fields=[tuple(s.keys) for s in signed],
         too_short=[s.too_short for s in signed],
     )
+
+
+def _joined_keys(signed: Sequence[Signed]) -> dict:
+    """Field -> the keys of every document for it joined (none for a document without it),
+    the fields in the order they first appear."""
+    fields = list(dict.fromkeys(f for s in signed for f in s.keys))
+    return {f: join([s.keys.get(f, ()) for s in signed]) for f in fields}
 
 
 def unpack(packed: PackedBatch, docs: Sequence[Document]) -> list[Signed]:

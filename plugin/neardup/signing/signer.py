@@ -28,7 +28,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..canonical import Canonical, Canonicalizer
-from ..canonical.letters import SURROGATE, TextOrSpan, text_flags_many
+from ..canonical.flags import SURROGATE, text_flags_many
+from ..canonical.spans import TextOrSpan
 from ..config import Config
 from ..sketches.hashing import U64, hash_strings
 from ..sketches.minhash import MinHash, kperm_sketch, oph_many

@@ -94,28 +94,37 @@ def check_fields(fields: object) -> str | None:
         return None
     if not isinstance(fields, dict):
         return f"fields must be an object, not {type(fields).__name__}"
-    if not fields:
-        return None
     stack: list[tuple[Any, tuple, int]] = [(fields, (), 0)]
     while stack:
         container, path, depth = stack.pop()
         is_dict = isinstance(container, dict)
         for k, v in container.items() if is_dict else enumerate(container):
-            if is_dict:
-                problem = _check_key(f"a key in field {_name(path)!r}" if path else "field", k)
-                if problem:
-                    return problem
+            problem = (_key_problem(path, k) if is_dict else None) or _value_problem(
+                path + (k,), depth, v
+            )
+            if problem:
+                return problem
             if isinstance(v, (dict, list, tuple)):
-                if depth + 1 >= MAX_DEPTH:
-                    return (
-                        f"field {_name(path + (k,))!r} is nested more than {MAX_DEPTH} levels deep"
-                    )
                 stack.append((v, path + (k,), depth + 1))
-            elif type(v) is not str or not v.isascii():
-                problem = _check_scalar(v)
-                if problem:
-                    return f"field {_name(path + (k,))!r} {problem}"
     return None
+
+
+def _key_problem(path: tuple, key: object) -> str | None:
+    """Why ``key``, a key of the object at ``path`` of the fields, cannot be stored, or None."""
+    return _check_key(f"a key in field {_name(path)!r}" if path else "field", key)
+
+
+def _value_problem(path: tuple, depth: int, value: object) -> str | None:
+    """Why ``value``, at ``path`` of the fields inside ``depth`` containers, cannot be
+    stored, or None: too deep a container, or a scalar no engine stores."""
+    if isinstance(value, (dict, list, tuple)):
+        if depth + 1 >= MAX_DEPTH:
+            return f"field {_name(path)!r} is nested more than {MAX_DEPTH} levels deep"
+        return None
+    if type(value) is str and value.isascii():
+        return None
+    problem = _check_scalar(value)
+    return f"field {_name(path)!r} {problem}" if problem else None
 
 
 def _name(path: tuple) -> str:
@@ -145,15 +154,21 @@ def _check_scalar(value: object) -> str | None:
     return f"holds a {type(value).__name__}, which is not a JSON value"
 
 
-def _check_key(what: str, key: object) -> str | None:
-    if (
+def _plain_key(key: object) -> bool:
+    """Whether ``key`` is a name of ASCII characters, not blank, without a dot at either end
+    or two together: the common case, storable as it is."""
+    return bool(
         type(key) is str
         and key.isascii()
         and key.strip()
         and key[0] != "."
         and key[-1] != "."
         and ".." not in key
-    ):
+    )
+
+
+def _check_key(what: str, key: object) -> str | None:
+    if _plain_key(key):
         return None
     if not isinstance(key, str):
         return f"{what} has a key that is not a string ({key!r})"
@@ -179,16 +194,21 @@ def check_document(
         return problem
     if not isinstance(doc.text, str):
         return f"text must be a string, not {type(doc.text).__name__}"
-    for name in ("text", "title", "lang"):
-        value = getattr(doc, name)
-        if value is None and name != "text":
-            continue
-        if not isinstance(value, str):
-            return f"{name} must be a string, not {type(value).__name__}"
-        problem = None if name == "text" and text_has_no_surrogate else check_string(name, value)
+    for name, value in (("text", doc.text), ("title", doc.title), ("lang", doc.lang)):
+        problem = _string_problem(name, value, name == "text" and text_has_no_surrogate)
         if problem:
             return problem
     return check_fields(doc.fields)
+
+
+def _string_problem(name: str, value: object, no_surrogate: bool) -> str | None:
+    """Why ``value``, the text, title or language of a document, cannot be stored, or None
+    (a title or language may be None; ``no_surrogate``: known to hold no lone surrogate)."""
+    if value is None and name != "text":
+        return None
+    if not isinstance(value, str):
+        return f"{name} must be a string, not {type(value).__name__}"
+    return None if no_surrogate else check_string(name, value)
 
 
 def check_documents(docs: Sequence[Any], text_has_no_surrogate: Sequence[bool]) -> list[str | None]:

@@ -91,24 +91,22 @@ class DescriptiveWords(Signature):
         sents = [words(self.canon.text(s)) for s in sentences(raw)]
         sents = [s for s in sents if s]
         joined = [" ".join(s) for s in sents]
-        longest = sorted(
-            sorted(range(len(sents)), key=lambda i: (-len(sents[i]), joined[i]))[:2],
-            key=lambda i: joined[i],
-        )
-        heavy = sorted(
-            sorted(
-                range(len(sents)),
-                key=lambda i: (-sum(tf.get(w, 0) * st.idf(w) for w in sents[i]), joined[i]),
-            )[:2],
-            key=lambda i: joined[i],
-        )
+        longest = _two_first(joined, lambda i: -len(sents[i]))
+        heavy = _two_first(joined, lambda i: -sum(tf.get(w, 0) * st.idf(w) for w in sents[i]))
         return {
             "crc32": crc_of(p.tokens),
             "tf": crc_of(top_words(tf, lambda w: 1.0, self.top)),
             "tfidf": crc_of(top_words(tf, st.idf, self.top)),
             "tfridf": crc_of(top_words(tf, st.ridf, self.top)),
             "tfidfopt": crc_of(top_words(tf, st.idf_opt, self.top)),
-            "long2": crc_of([joined[i] for i in longest]) if sents else crc_of([]),
-            "heavy2": crc_of([joined[i] for i in heavy]) if sents else crc_of([]),
+            "long2": crc_of([joined[i] for i in longest]),  # (none: crc_of([]))
+            "heavy2": crc_of([joined[i] for i in heavy]),
             "support": block_keys(self.support_vector(p.tokens), self.blocks),
         }
+
+
+def _two_first(joined: list[str], rank) -> list[int]:
+    """The two sentences first by ``rank`` (ties: by their text), in the order of their
+    text."""
+    first = sorted(range(len(joined)), key=lambda i: (rank(i), joined[i]))[:2]
+    return sorted(first, key=lambda i: joined[i])
