@@ -51,7 +51,6 @@ from rich.table import Table
 
 from neardup.api import NearDup
 from neardup.config import Config
-from neardup.engines.transport import Retrying
 from neardup.signing.records import Document
 from tests.engines import launch
 
@@ -107,23 +106,19 @@ class Clock:
         }
 
 
-class TimedRetrying(Retrying):
-    """The engine's one way of sending a request, timed by kind (``index documents``,
-    ``msearch``, ``refresh``, ``mget``, the write lease ...): where the wall time of
-    ``neardup index`` goes."""
+class RequestTimer:
+    """Every request of ``neardup index`` timed by kind (``index documents``, ``msearch``,
+    ``refresh``, ``mget``, the write lease ...), as the engine's one way of sending a request
+    reports it (:attr:`neardup.engines.transport.Retrying.observe`): where the wall time
+    goes."""
 
-    def __init__(self, inner: Retrying):
-        super().__init__(inner.location, inner.backoff)
+    def __init__(self) -> None:
         self.seconds: collections.Counter = collections.Counter()
         self.calls: collections.Counter = collections.Counter()
 
-    def __call__(self, what, fn, *, ok_status=()):  # type: ignore[override]
-        t = time.perf_counter()
-        try:
-            return super().__call__(what, fn, ok_status=ok_status)
-        finally:
-            self.seconds[what] += time.perf_counter() - t
-            self.calls[what] += 1
+    def __call__(self, what: str, seconds: float) -> None:
+        self.seconds[what] += seconds
+        self.calls[what] += 1
 
     def report(self) -> dict:
         return {
@@ -341,17 +336,17 @@ def candidate_requests(nd: NearDup, docs: list, batch: int = 500) -> dict:
     ]
     out: dict = {"docs": len(docs)}
     found = {}
-    timed = eng.retry
+    timed = eng.retry.observe
     for name, batched in (("batched", True), ("msearch", False)):
         eng.paging = dataclasses.replace(eng.paging, batched_candidates=batched)
-        calls = dict(timed.calls) if isinstance(timed, TimedRetrying) else {}
+        calls = dict(timed.calls) if isinstance(timed, RequestTimer) else {}
         t = time.perf_counter()
         got = []
         for at in range(0, len(queries), batch):
             got += eng.candidates(queries[at : at + batch])
         sent = (
             sum(timed.calls.values()) - sum(calls.values())
-            if isinstance(timed, TimedRetrying)
+            if isinstance(timed, RequestTimer)
             else None
         )
         out[name] = {"seconds": time.perf_counter() - t, "requests": sent}
@@ -378,8 +373,8 @@ def run_engine(
         client = nd.engine.client
         from opensearchpy import helpers
 
-        timed = TimedRetrying(nd.engine.retry)
-        nd.engine.retry = timed  # every request of neardup index, timed by kind
+        timed = RequestTimer()
+        nd.engine.retry.observe = timed  # every request of neardup index, timed by kind
         clock = Clock(eng)
         version = client.info()["version"]["number"]
         scale = []
