@@ -566,7 +566,7 @@ def _file_text(data: bytes, encoding: str | None) -> str | _Unreadable:
         return data.decode(_text_codec(encoding, utf16))
     except UnicodeDecodeError as e:
         return _Unreadable(
-            "not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e)
+            f"not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e)
         )
 
 
