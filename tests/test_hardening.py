@@ -873,3 +873,14 @@ def test_search_dsl_that_is_not_an_object_is_one_line(engine_target, query):
     lines = r.output.strip().splitlines()
     assert r.exit_code == 1 and "Traceback" not in r.output and "bug" not in r.output, r.output
     assert len(lines) == 1 and "--dsl: QUERY must be a JSON object" in lines[0], r.output
+
+
+def test_a_text_file_that_is_not_valid_utf16_names_the_byte(tmp_path):
+    d = tmp_path / "docs"
+    d.mkdir()
+    good = ("\ufeff" + good_text(1)).encode("utf-16-le")
+    (d / "bad.txt").write_bytes(good + "\ud800".encode("utf-16-le", "surrogatepass"))
+    r = run("index", d / "bad.txt", "-e", str(tmp_path / "nd.db"), "-q")
+    assert r.exit_code == 1
+    said = " ".join(r.output.split())
+    assert f"bad.txt: not valid UTF-16 (byte {len(good)})" in said, r.output

@@ -219,12 +219,10 @@ class Canonicalizer:
             ),
             strict=True,
         ):
-            if (
-                made is None
-            ):  # (a character the pass leaves to the steps): one by one from drop_marks
-                out[i], left, rare = self._steps(
-                    out[i], flags[i], resume=True
-                )  # (the pass is only made where Persian rules apply)
+            # (a character the pass leaves to the steps): one by one from drop_marks
+            if made is None:
+                # (the pass is only made where Persian rules apply)
+                out[i], left, rare = self._steps(out[i], flags[i], resume=True)
                 if left == "casefold":
                     late_left.append((i, rare))
             else:
@@ -499,9 +497,8 @@ class Canonicalizer:
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
             out = []
-            plain = generic(
-                doc_lang
-            )  # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
+            # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
+            plain = generic(doc_lang)
             for t in toks:
                 tl = doc_lang if plain else token_language(t) or doc_lang
                 if c.stopwords and t in stopwords_for(tl, c.fa_segmentation):
@@ -534,9 +531,8 @@ def stopwords_for(lang: str, fa_segmentation: str = "anchors") -> frozenset[str]
     plain = Canonicalizer(config, backend="reference")  # (a few hundred words)
     words = list(raw_stopwords(lang))
     out: set[str] = set()
-    for canon in plain._texts_for_tokens(
-        words, [lang] * len(words)
-    ):  # (plain.tokens of each word, all at once)
+    # (plain.tokens of each word, all at once)
+    for canon in plain._texts_for_tokens(words, [lang] * len(words)):
         out.update(plain._token_steps(canon, split_tokens(canon), lang))
     return frozenset(out)
 

@@ -30,9 +30,8 @@ BACKENDS: tuple[str, ...] = get_args(Backend)
 ZWNJ = "\u200c"
 # A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
 _HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
-_ASCII_HYPHEN_BREAK = re.compile(
-    r"-(?<=\w-)\s*\n\s*(?=\w)"
-)  # the same on text without U+00AD and U+2010 (a literal first: fast)
+# the same on text without U+00AD and U+2010 (a literal first: fast)
+_ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")
 # A line holding only a page number ("- 12 -", "Page 3", "стр. 4", "صفحه ۱۲"), with the
 # newline before it; the newline after it stays for the next line. The indentation is
 # taken possessively ([ \t]*+): nothing after it can start with a space or tab, so giving
@@ -63,9 +62,8 @@ _PUNCT = re.compile(
     rf"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]|__*|\u200c(?<![{_AB}]\u200c)\u200c*"
     rf"|\u200c\u200c*(?![{_AB}])"
 )
-_NON_WORD = re.compile(
-    r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]"
-)  # _PUNCT for texts without ZWNJ and underscores
+# _PUNCT for texts without ZWNJ and underscores
+_NON_WORD = re.compile(r"[^\w\u200c][^\w\u200c]+|[^\w\u200c ]")
 _ARABIC_SCRIPT = re.compile(f"[{char_class(*ARABIC_SCRIPT)}]")
 # Characters for which drop_punctuation can change the tokens, and not only put spaces
 # where tokenizing splits anyway (see Canonicalizer._text_for_tokens): Arabic script (a
@@ -398,9 +396,8 @@ def rejoin_hyphenation(text: str) -> str:
     if "\n" not in text:
         return text
     parts, start, joined_at = [], 0, -1
-    wide = not text.isascii() and (
-        "\u00ad" in text or "\u2010" in text
-    )  # else only "-" can start a break
+    # whether U+00AD or U+2010 may start a break too (else only "-" can)
+    wide = not text.isascii() and ("\u00ad" in text or "\u2010" in text)
     for m in (_HYPHEN_BREAK if wide else _ASCII_HYPHEN_BREAK).finditer(text):
         if m.start() - 1 != joined_at:  # joined_at: the second word character of the last join
             parts.append(text[start : m.start()])
@@ -479,9 +476,8 @@ def late_steps_spans(
             out, ok = letters_loops.map_code_points(cps, bounds, table)
         else:
             mapped = table[cps]
-            ok = (
-                np.add.reduceat((mapped < 0).astype(np.int64), bounds[:-1]) == 0
-            )  # (each text has its space: none empty)
+            # (each text has its space: none empty)
+            ok = np.add.reduceat((mapped < 0).astype(np.int64), bounds[:-1]) == 0
             out = np.where(np.repeat(ok, np.diff(bounds)), mapped, cps)
         made += [
             span if good else None

@@ -523,9 +523,8 @@ def _piece_tables(
 
     def make() -> np.ndarray:
         every = np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-        doubled = "".join(
-            c + c for c in every
-        )  # (a pattern that can match a run, or two characters, matches more here)
+        # (a pattern that can match a run, or two characters, matches more here)
+        doubled = "".join(c + c for c in every)
         touched = (
             set(hazm.letter_map.table)
             | set(hazm.number_map.table)
@@ -535,9 +534,8 @@ def _piece_tables(
         for p, _ in patterns:
             found = [m for text in (every, doubled) for m in p.finditer(text)]
             if any(m.end() - m.start() != 1 for m in found):
-                return np.zeros(
-                    0, dtype=np.int32
-                )  # (none in hazm 0.10) a pattern wider than a character: the pass is off
+                # (none in hazm 0.10) a pattern wider than a character: the pass is off
+                return np.zeros(0, dtype=np.int32)
             touched.update(ord(m[0]) for m in found)
         if max(touched) >= 0x10000:
             return np.zeros(0, dtype=np.int32)  # (none in hazm 0.10) the compiled pass is off
@@ -562,9 +560,8 @@ def _piece_tables(
     table = cached_table(f"persian-letters-{digest}", make, __file__)
     if not len(table):
         return None
-    first, second = (
-        np.zeros(0x701, dtype=np.bool_) for _ in range(2)
-    )  # (0x700: any code point above)
+    # (0x700: any code point above)
+    first, second = (np.zeros(0x701, dtype=np.bool_) for _ in range(2))
     for chars, flags in zip(
         re.findall(r"\[([^\]]*)\]", _anchor_re(*anchors).pattern), (first, second), strict=True
     ):

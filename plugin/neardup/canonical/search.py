@@ -37,9 +37,9 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
     if not text:
         return ""
     t = drop_marks(nfkc(text))
-    if punctuation_matters(
-        t
-    ):  # else drop_punctuation would only put spaces where split_tokens splits anyway
+    # (where punctuation does not matter, drop_punctuation would only put spaces where
+    # split_tokens splits anyway)
+    if punctuation_matters(t):
         t = drop_punctuation(t)
         if has_arabic_script(t):
             t = map_persian_runs(t, split_persian)
@@ -51,9 +51,8 @@ def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
     """Each Russian or English word's Snowball stem (others as they are)."""
     memo = _terms_memo(lang or "en")
     miss = set(words).difference(memo)
-    if (
-        len(memo) + len(miss) > _MEMO_WORDS
-    ):  # the memo is full: words it does not hold are analyzed each time
+    # the memo is full: words it does not hold are analyzed each time
+    if len(memo) + len(miss) > _MEMO_WORDS:
         return [memo[w] if w in memo else _term(w, lang) for w in words]
     for w in miss:
         memo[w] = _term(w, lang)

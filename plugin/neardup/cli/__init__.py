@@ -62,9 +62,8 @@ class LazyGroup(click.Group):
         except Exception as e:  # noqa: BLE001 - the last boundary before the terminal
             from .errors import caused_by_interrupt, interrupted, report_unexpected
 
-            if caused_by_interrupt(
-                e
-            ):  # (Ctrl-C inside a compiled loop or a library comes out wrapped)
+            # (Ctrl-C inside a compiled loop or a library comes out wrapped)
+            if caused_by_interrupt(e):
                 interrupted(ctx.invoked_subcommand)
             report_unexpected(e)
 

@@ -132,9 +132,8 @@ def reader_gone() -> None:
 
 def report_unexpected(e: BaseException) -> None:
     """Print ``e`` (a message, or a redacted traceback for a bug) and exit with status 1."""
-    if isinstance(
-        e, BrokenPipeError
-    ):  # the reader of our output went away (| head): nothing to say
+    # the reader of our output went away (| head): nothing to say
+    if isinstance(e, BrokenPipeError):
         reader_gone()
     message = describe(e)
     if message is None:

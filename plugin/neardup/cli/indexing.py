@@ -316,9 +316,9 @@ def index_files(
             docs,
             batch_size=batch_size,
             workers=default_workers() if workers is None else workers,
-            checked=True,
+            checked=True,  # read_documents checks every record
             **index_args,
-        )  # read_documents checks every record
+        )
 
 
 def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -198,11 +199,19 @@ class Retrying:
 
     ``retry.call("search", client.search, index=i, body=b)`` is the one way the engine sends
     a request: arguments are bound when the call is made (no closures over loop variables)
-    and the JSON body of either client's response comes back."""
+    and the JSON body of either client's response comes back. ``observe``, when set, is
+    called as ``observe(what, seconds)`` after each request, retries included, whether it
+    failed or not: how a caller times the requests by kind."""
 
-    def __init__(self, location: str, backoff: Backoff):
+    def __init__(
+        self,
+        location: str,
+        backoff: Backoff,
+        observe: Callable[[str, float], None] | None = None,
+    ):
         self.location = redact(location)
         self.backoff = backoff
+        self.observe = observe
 
     def call(
         self,
@@ -218,6 +227,15 @@ class Retrying:
         return response_body(resp)
 
     def __call__(self, what: str, fn: Callable[[], T], *, ok_status: tuple[int, ...] = ()) -> T:
+        if self.observe is None:
+            return self._send(what, fn, ok_status)
+        t = time.perf_counter()
+        try:
+            return self._send(what, fn, ok_status)
+        finally:
+            self.observe(what, time.perf_counter() - t)
+
+    def _send(self, what: str, fn: Callable[[], T], ok_status: tuple[int, ...]) -> T:
         retried = [0]
 
         def retry_if(e: Exception) -> bool:

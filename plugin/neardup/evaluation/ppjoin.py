@@ -70,22 +70,7 @@ def ppjoin(sets: Sequence[np.ndarray], threshold: float) -> list[tuple[int, int,
     for x in order:
         xs = lists[x]
         nx = len(xs)
-        probe = nx - _ceil(t * nx) + 1
-        min_size = t * nx - 1e-9
-        seen: dict[int, int] = {}
-        for i in range(probe):
-            for y, j in index.get(xs[i], ()):
-                ny = len(lists[y])
-                if ny < min_size:
-                    continue
-                a = seen.get(y, 0)
-                if a < 0:
-                    continue  # pruned
-                alpha = _ceil(t / (1.0 + t) * (nx + ny))
-                if a + 1 + min(nx - i - 1, ny - j - 1) >= alpha:
-                    seen[y] = a + 1
-                else:
-                    seen[y] = -1
+        seen = _prefix_overlaps(xs, lists, index, t)
         for y, a in seen.items():
             if a > 0:
                 o = overlap(ranks[x], ranks[y])
@@ -95,6 +80,29 @@ def ppjoin(sets: Sequence[np.ndarray], threshold: float) -> list[tuple[int, int,
         for i in range(nx - _ceil(2.0 * t / (1.0 + t) * nx) + 1):
             index[xs[i]].append((x, i))
     return sorted(out)
+
+
+def _prefix_overlaps(
+    xs: list[int], lists: list[list[int]], index: dict[int, list[tuple[int, int]]], t: float
+) -> dict[int, int]:
+    """Candidate -> the overlap of its indexed prefix with the probing prefix of record
+    ``xs`` (-1: pruned by the positional filter, which bounds the overlap the rest can add
+    below alpha = ceil(t / (1 + t) * (|x| + |y|)); candidates shorter than t * |x| are
+    skipped)."""
+    nx = len(xs)
+    min_size = t * nx - 1e-9
+    seen: dict[int, int] = {}
+    for i in range(nx - _ceil(t * nx) + 1):
+        for y, j in index.get(xs[i], ()):
+            ny = len(lists[y])
+            if ny < min_size:
+                continue
+            a = seen.get(y, 0)
+            if a < 0:
+                continue  # pruned
+            alpha = _ceil(t / (1.0 + t) * (nx + ny))
+            seen[y] = a + 1 if a + 1 + min(nx - i - 1, ny - j - 1) >= alpha else -1
+    return seen
 
 
 def brute_force(sets: Sequence[np.ndarray], threshold: float) -> list[tuple[int, int, float]]:

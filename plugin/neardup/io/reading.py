@@ -256,9 +256,8 @@ def _not_json_lines(first: bytes) -> str | None:
             "UTF-8 (convert it, e.g. iconv -f UTF-16 -t UTF-8)"
         )
     head = first[len(_BOM) :] if first.startswith(_BOM) else first
-    if head.strip() == b"[" or re.match(
-        rb"\s*\[\s*\{", head
-    ):  # an array of records, pretty-printed or on one line
+    # an array of records, pretty-printed or on one line
+    if head.strip() == b"[" or re.match(rb"\s*\[\s*\{", head):
         return (
             "the file is one JSON array, not JSON Lines (one object per line): convert it, "
             "e.g. jq -c '.[]' FILE > FILE.jsonl"
@@ -567,7 +566,7 @@ def _file_text(data: bytes, encoding: str | None) -> str | _Unreadable:
         return data.decode(_text_codec(encoding, utf16))
     except UnicodeDecodeError as e:
         return _Unreadable(
-            "not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e)
+            f"not valid UTF-16 (byte {e.start})" if utf16 else _not_decodable(encoding, e)
         )
 
 

@@ -50,9 +50,8 @@ def shingle_spans(
     width = min(w, len(units))
     first, last = owner[: len(seq)], owner[width - 1 : width - 1 + len(seq)]
     spans = np.empty((len(seq), 2), dtype=np.int64)
-    spans[:, 0] = np.where(
-        first == 0, 0, tok_start[first]
-    )  # text before the first token goes with its shingle
+    # text before the first token goes with its shingle
+    spans[:, 0] = np.where(first == 0, 0, tok_start[first])
     spans[:, 1] = np.where(last == len(tok_end) - 1, len(text), tok_end[last])  # and after the last
     return seq, spans
 

@@ -67,28 +67,44 @@ def word_diff(a: str, b: str, *, min_run: int = 3, max_words: int | None = 2000)
     tb, cut_b = tokens(b, max_words)
     wa = [t.strip().casefold() for t in ta]
     wb = [t.strip().casefold() for t in tb]
-    ma, mb = [False] * len(ta), [False] * len(tb)
-    sm = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-    for block in sm.get_matching_blocks():
-        words = sum(1 for w in wa[block.a : block.a + block.size] if w)
-        if words < min_run:
-            continue
-        for k in range(block.size):
-            ma[block.a + k] = mb[block.b + k] = True
+    ma, mb = _shared_runs(wa, wb, min_run)
     # whitespace between two marked words belongs to the passage; elsewhere it stays unmarked
     for toks, marks in ((wa, ma), (wb, mb)):
-        for i, w in enumerate(toks):
-            if not w and marks[i] and not (0 < i < len(toks) - 1 and marks[i - 1] and marks[i + 1]):
-                marks[i] = False
+        _unmark_loose_space(toks, marks)
     shared = sum(1 for w, m in zip(wb, mb, strict=True) if m and w)
     return WordDiff(
         a_html=_render(ta, ma),
         b_html=_render(tb, mb),
         shared_words=shared,
-        words_a=sum(1 for w in wa if w),
-        words_b=sum(1 for w in wb if w),
+        words_a=_word_count(wa),
+        words_b=_word_count(wb),
         truncated=cut_a or cut_b,
     )
+
+
+def _word_count(toks: list[str]) -> int:
+    """The words among ``toks`` (``""``: whitespace)."""
+    return sum(1 for w in toks if w)
+
+
+def _shared_runs(wa: list[str], wb: list[str], min_run: int) -> tuple[list[bool], list[bool]]:
+    """Per token of each text: whether it is in a run the texts share (in order) of at
+    least ``min_run`` words (``""``: whitespace, no word)."""
+    ma, mb = [False] * len(wa), [False] * len(wb)
+    sm = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
+    for block in sm.get_matching_blocks():
+        if _word_count(wa[block.a : block.a + block.size]) < min_run:
+            continue
+        for k in range(block.size):
+            ma[block.a + k] = mb[block.b + k] = True
+    return ma, mb
+
+
+def _unmark_loose_space(toks: list[str], marks: list[bool]) -> None:
+    """Whitespace marked but not between two marked tokens unmarked."""
+    for i, w in enumerate(toks):
+        if not w and marks[i] and not (0 < i < len(toks) - 1 and marks[i - 1] and marks[i + 1]):
+            marks[i] = False
 
 
 @dataclass(frozen=True)
@@ -147,9 +163,21 @@ def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 20
     sm = difflib.SequenceMatcher(
         None, [w.casefold() for w in wa], [w.casefold() for w in wb], autojunk=False
     )
+    out, added, removed = _changes(sm.get_opcodes(), wa, wb, context)
+    return WordChanges(
+        html=" ".join(x for x in out if x), added=added, removed=removed, truncated=cut_a or cut_b
+    )
+
+
+def _changes(
+    opcodes: list[tuple[str, int, int, int, int]], wa: list[str], wb: list[str], context: int
+) -> tuple[list[str], int, int]:
+    """The pieces of :func:`word_changes`' HTML for ``opcodes`` (of
+    :meth:`difflib.SequenceMatcher.get_opcodes` over ``wa`` and ``wb``), and the words added
+    and removed."""
     out: list[str] = []
     added = removed = 0
-    for op, i1, i2, j1, j2 in sm.get_opcodes():
+    for op, i1, i2, j1, j2 in opcodes:
         if op == "equal":
             out.append(_same_run(wb[j1:j2], context, at_start=j1 == 0, at_end=j2 == len(wb)))
             continue
@@ -159,6 +187,4 @@ def word_changes(a: str, b: str, *, context: int = 8, max_words: int | None = 20
         if j2 > j1:
             out.append(f"<ins>{html.escape(' '.join(wb[j1:j2]))}</ins>")
             added += j2 - j1
-    return WordChanges(
-        html=" ".join(x for x in out if x), added=added, removed=removed, truncated=cut_a or cut_b
-    )
+    return out, added, removed

@@ -78,9 +78,8 @@ def redact(text: object) -> str:
         s = _USERINFO.sub(_userinfo, s)
     if "=" in s:
         s = _PARAM.sub(lambda m: m.group("name") + MASK, s)
-    if ("authorization" in s.lower()) and (
-        ":" in s or "=" in s
-    ):  # (a scan of the regex at every position otherwise)
+    # (a scan of the regex at every position otherwise)
+    if ("authorization" in s.lower()) and (":" in s or "=" in s):
         s = _HEADER.sub(lambda m: m.group("name") + MASK, s)
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in s:

@@ -147,9 +147,8 @@ def pairs_sharing(
     """
     val, doc = _value_groups(values, offsets)
     size, first = _group_sizes(val)
-    after = (
-        np.repeat(first + size, size) - np.arange(len(val)) - 1
-    )  # same-value entries after each one
+    # same-value entries after each one
+    after = np.repeat(first + size, size) - np.arange(len(val)) - 1
     left = np.repeat(np.arange(len(val)), after)
     right = left + 1 + np.arange(len(left)) - np.repeat(np.cumsum(after) - after, after)
     n = len(offsets) - 1
