@@ -231,6 +231,22 @@ def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
     assert shared_passage_texts(other, TEXTS[4], Config()) == []
 
 
+@pytest.mark.parametrize("i", range(len(TEXTS)))
+def test_shared_passages_from_a_signed_documents_shingles_are_the_same(i):
+    """``compare`` passes the signed ``b``'s shingles instead of making them again from its
+    text: the same passages, for every text and an edited copy of it."""
+    from neardup.report.highlight import shared_passage_texts
+    from neardup.signing.signer import Signer
+
+    config = Config()
+    b = all_spaces(TEXTS[i]) + " " + TEXTS[(i + 1) % len(TEXTS)]
+    a = TEXTS[i] + "\n\n" + "Совсем другой текст о погоде в Москве и о снеге на улицах"
+    signed = Signer(config).sign(Document("b", b))
+    assert shared_passage_texts(a, b, config) == shared_passage_texts(
+        a, b, config, shingles_b=signed.shingles
+    )
+
+
 def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
     """With words as Persian tokens (segmentation "join"), a mostly English text drops the
     Persian stop words of its Persian part too, in both token paths (strings and hashes);

@@ -110,7 +110,9 @@ def compare(signer: Signer, da: Document, db: Document) -> Comparison:
             signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed
         )
         del hb
-    passages = shared_passage_texts(da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang)
+    passages = shared_passage_texts(
+        da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang, shingles_b=sb.shingles
+    )
     # a text too short to tell texts apart is an exact copy only of the same raw words
     exact = sa.exact == sb.exact and (
         not (sa.too_short or sb.too_short) or da.text.split() == db.text.split()

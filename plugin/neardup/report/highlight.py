@@ -172,10 +172,19 @@ def _marked(
 
 
 def shared_passage_texts(
-    a: str, b: str, config: Config, lang_a: str | None = None, lang_b: str | None = None
+    a: str,
+    b: str,
+    config: Config,
+    lang_a: str | None = None,
+    lang_b: str | None = None,
+    *,
+    shingles_b: np.ndarray | None = None,
 ) -> list[str]:
     """The raw passages of ``a`` behind the shingles it shares with ``b``, in order, with
     their whitespace collapsed (what ``neardup compare`` can show instead of canonical
-    shingles, which for Persian are anchor pieces)."""
-    seq_b, _ = shingle_spans(b, config, lang_b)
-    return [" ".join(a[s:e].split()) for s, e in shared_spans(a, config, np.unique(seq_b), lang_a)]
+    shingles, which for Persian are anchor pieces). ``shingles_b``: ``b``'s shingle hashes
+    where the caller has them (a signed document's ``shingles``), so that only ``a`` is
+    mapped back to its raw text."""
+    if shingles_b is None:
+        shingles_b = np.unique(shingle_spans(b, config, lang_b)[0])
+    return [" ".join(a[s:e].split()) for s, e in shared_spans(a, config, shingles_b, lang_a)]
