@@ -75,13 +75,13 @@ def pack_keys_many(
     digest of document i."""
     from ...sketches.loops import loops
 
-    kernels = loops("neardup.engines.embedded.packing")
+    packing = loops("neardup.engines.embedded.packing")
     parts = [keys[f] for f in fields]
     values, offsets = join([p[0] for p in parts])
     offsets = np.array([p[1] + offsets[i] for i, p in enumerate(parts)], dtype=np.int64).reshape(
         len(fields), len(exact) + 1
     )
-    blob, bounds = kernels.pack_keys(values, offsets, *shingles, *_digest_keys(exact))
+    blob, bounds = packing.pack_keys(values, offsets, *shingles, *_digest_keys(exact))
     data = blob.tobytes()
     return [data[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 
