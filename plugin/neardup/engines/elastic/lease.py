@@ -269,21 +269,7 @@ class Lease:
 
     # -- requests ----------------------------------------------------------------------------------
     def _try_create(self, now: float) -> bool:
-        try:
-            r = self.retry.call(
-                "take write lease",
-                self.client.create,
-                index=self.index,
-                id=LOCK_ID,
-                body=self._source(now),
-                ok_status=(409,),
-            )
-        except Exception as e:  # noqa: BLE001
-            if status_of(e) == 409:
-                return False
-            raise
-        self._version, self._renewed = _version(r), now
-        return True
+        return self._write("take write lease", self.client.create, now)
 
     def _try_take_over(self, version: tuple[int, int], now: float) -> bool:
         return self._write_if("take over write lease", version, now)
@@ -293,16 +279,20 @@ class Lease:
         (optimistic concurrency: ``if_seq_no`` / ``if_primary_term``); False when another
         writer changed it first (409)."""
         seq_no, term = version
+        return self._write(what, self.client.index, now, if_seq_no=seq_no, if_primary_term=term)
+
+    def _write(self, what: str, send: Any, now: float, **conditions: Any) -> bool:
+        """``send`` (the client's ``create`` or ``index``) the lease as held by this writer at
+        ``now`` under ``conditions``; False when another writer got there first (409)."""
         try:
             r = self.retry.call(
                 what,
-                self.client.index,
+                send,
                 index=self.index,
                 id=LOCK_ID,
                 body=self._source(now),
-                if_seq_no=seq_no,
-                if_primary_term=term,
                 ok_status=(409,),
+                **conditions,
             )
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 409:
