@@ -23,6 +23,7 @@ from neardup.cli import main
 from neardup.report.highlight import shared_passages, shingle_spans
 from neardup.report.html import ReportOptions, build_report
 from neardup.signing.signer import Signer
+from tests.corpora import corpus
 
 SAMPLE = Path(__file__).parent / "data" / "fa_zwnj_sample.jsonl"
 TEXTS = [json.loads(line)["text"] for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
@@ -270,3 +271,18 @@ def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
     assert (
         cz.Canonicalizer(Config()).tokens(text) != tokens
     )  # (the setting is the index's, not the process's)
+
+
+def test_alignment_fast_path_gives_the_reference_spans():
+    """``offsets.align`` (the usual token taken without a search) equals ``align_reference``
+    (every token searched) on every test text, edited copies, and real corpus documents."""
+    from neardup.canonical.offsets import align, align_reference, tokens_and_pieces
+
+    texts = list(TEXTS) + [all_spaces(t) for t in TEXTS]
+    texts += ["<p>Hello, WORLD!</p> 1,000 ١٢٣ co-\noperate e-mail  the end", "", "   "]
+    for name in ("en", "ru", "fa"):
+        texts += [d["text"] for d in corpus(name, limit=60)]
+    config = Config()
+    for text in texts:
+        words, pieces, _ = tokens_and_pieces(text, config)
+        assert align(words, pieces, len(text)) == align_reference(words, pieces, len(text))

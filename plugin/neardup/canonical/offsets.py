@@ -66,6 +66,16 @@ def token_spans(
     """:func:`tokens_with_offsets` as the tokens, their raw starts and their raw ends (two
     ``array('q')``), and the document language: a few bytes per token beyond its text, so
     long documents are explained in memory proportional to their words."""
+    words, pieces, doc_lang = tokens_and_pieces(text, config, lang)
+    starts, ends = align(words, pieces, len(text))
+    return words, starts, ends, doc_lang
+
+
+def tokens_and_pieces(
+    text: str, config: Config, lang: str | None = None
+) -> tuple[list[str], Pieces, str]:
+    """The canonical tokens of ``text``, its piece tokens (:class:`Pieces`) and the document
+    language: what :func:`align` aligns."""
     from .canonicalizer import Canonicalizer
 
     canon = Canonicalizer(config).canonicalize(text, lang)
@@ -87,23 +97,75 @@ def token_spans(
     stream = "".join(parts)
     del parts
 
-    def piece_of(pos: int) -> int:  # the piece token holding stream position ``pos``
-        return bisect.bisect_right(part_at, pos) - 1
+    return list(canon.tokens), Pieces(stream, part_at, part_start, part_end), canon.lang
 
-    words = list(canon.tokens)
+
+class Pieces(NamedTuple):
+    """The piece tokens of a text in stream order: their concatenation (``stream``), where
+    each starts in it (``at``, strictly increasing) and the raw span of its piece."""
+
+    stream: str
+    at: array
+    start: array
+    end: array
+
+    def of(self, pos: int) -> int:
+        """The piece token holding stream position ``pos``."""
+        return bisect.bisect_right(self.at, pos) - 1
+
+
+def align_reference(words: list[str], p: Pieces, text_len: int) -> tuple[array, array]:
+    """The raw start and end of each of ``words``, found in turn in ``p.stream`` (the rule of
+    the module docstring, a token at a time): it spans the pieces of the piece tokens it
+    covers; a token no piece gives is zero-width at the next piece (the text's end after the
+    last). :func:`align` is the same, faster."""
     starts, ends = array("q"), array("q")
     cursor = 0
     for t in words:
-        a = _find(stream, t, cursor, part_at)
+        a = _find(p.stream, t, cursor, p.at)
         if a < 0:  # no piece gives it: zero width at the next piece
-            pos = part_start[piece_of(cursor)] if cursor < len(stream) else len(text)
+            pos = p.start[p.of(cursor)] if cursor < len(p.stream) else text_len
             starts.append(pos)
             ends.append(pos)
             continue
-        starts.append(part_start[piece_of(a)])
-        ends.append(part_end[piece_of(a + len(t) - 1)])
+        starts.append(p.start[p.of(a)])
+        ends.append(p.end[p.of(a + len(t) - 1)])
         cursor = a + len(t)
-    return words, starts, ends, canon.lang
+    return starts, ends
+
+
+def align(words: list[str], p: Pieces, text_len: int) -> tuple[array, array]:
+    """:func:`align_reference`, with the usual case first: a token that is exactly the piece
+    token at the cursor takes that piece's span without a search (tests/test_languages.py
+    checks that both give the same spans).
+
+    >>> p = Pieces("ab", array("q", [0, 1]), array("q", [0, 2]), array("q", [1, 3]))
+    >>> [list(x) for x in align(["a", "b", "z"], p, 3)]
+    [[0, 2, 3], [1, 3, 3]]
+    """
+    stream, at, n_parts = p.stream, p.at, len(p.at)
+    starts, ends = array("q"), array("q")
+    cursor = k = 0  # k: the first piece token starting at or after the cursor
+    for t in words:
+        n = len(t)
+        if k < n_parts and at[k] == cursor and stream.startswith(t, cursor):
+            following = at[k + 1] if k + 1 < n_parts else len(stream)
+            if following == cursor + n:  # t is the piece token at the cursor, whole
+                starts.append(p.start[k])
+                ends.append(p.end[k])
+                cursor, k = cursor + n, k + 1
+                continue
+        a = _find(stream, t, cursor, at)
+        if a < 0:
+            pos = p.start[p.of(cursor)] if cursor < len(stream) else text_len
+            starts.append(pos)
+            ends.append(pos)
+            continue
+        starts.append(p.start[p.of(a)])
+        ends.append(p.end[p.of(a + n - 1)])
+        cursor = a + n
+        k = bisect.bisect_left(at, cursor)
+    return starts, ends
 
 
 def _find(stream: str, token: str, cursor: int, starts: array) -> int:
