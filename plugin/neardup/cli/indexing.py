@@ -550,17 +550,7 @@ def _unsigned_hint(engine: Any) -> str:
     """What signs the documents of an HTTP index that have no neardup fields."""
     layout = engine.layout
     if engine.adopted:  # attaching again resumes, with the same fields
-        fields = " ".join(
-            f"--{name}-field {safe(f)}"
-            for name, f in (
-                ("text", layout.text),
-                ("title", layout.title),
-                ("lang", layout.lang),
-                ("order", layout.order),
-            )
-            if f
-        )
-        command = f"neardup attach {safe(engine.index)} {fields}"
+        command = f"neardup attach {safe(engine.index)} {layout.describe(safe)}"
         return f"'{command}' signs them (with --watch, as they come)"
     return "written by another client; index them with 'neardup index' to include them"
 

@@ -9,7 +9,7 @@ only ever writes ``neardup.*`` there.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 #: The object every neardup field lives under.
 ROOT = "neardup"
@@ -91,14 +91,15 @@ class Layout:
             return [*out, *([self.order] if self.order else [])]
         return [*out, "fields"]
 
-    def describe(self) -> str:
-        """The fields as the options of ``neardup attach`` that name them.
+    def describe(self, quote: Callable[[str], str] = str) -> str:
+        """The fields as the options of ``neardup attach`` that name them, each field name
+        passed through ``quote`` (the command line escapes them for its markup).
 
         >>> Layout(text="body", title="headline", order="published", adopted=True).describe()
         '--text-field body --title-field headline --order-field published'
         """
         return " ".join(
-            f"--{name}-field {value}"
+            f"--{name}-field {quote(value)}"
             for name, value in (
                 ("text", self.text),
                 ("title", self.title),
