@@ -275,6 +275,29 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
     b.close()
 
 
+def test_a_batch_reads_its_documents_once(url, monkeypatch):
+    """A batch of ``index`` reads the stored versions of its ids once (one ``_mget``), and
+    the write after it reuses what that read found."""
+    from neardup import NearDup
+
+    docs = _texts(15)
+    batches = [tuple(d.id for d in docs[i : i + 5]) for i in range(0, 15, 5)]
+    with NearDup.open(url, Config(), index="once", pipeline=http_pipeline()) as nd:
+        read: list[tuple[str, ...]] = []
+        mget = nd.engine.client.mget
+
+        def recorded(**kw):
+            read.append(tuple(d["_id"] for d in kw["body"]["docs"]))
+            return mget(**kw)
+
+        monkeypatch.setattr(nd.engine.client, "mget", recorded)
+        for _ in range(2):  # new documents, then the same again (unchanged)
+            read.clear()
+            nd.index(docs, batch_size=5, progress=None)
+            assert [read.count(b) for b in batches] == [1, 1, 1], read
+        assert [d.seq for d in nd.engine.scan()] == list(range(1, 16))
+
+
 @pytest.mark.parametrize("command", ["retag", "index"])
 def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone, tmp_path, command):
     from click.testing import CliRunner

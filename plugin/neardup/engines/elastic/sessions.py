@@ -60,6 +60,15 @@ class Sessions:
         self._in_run = False  # inside writes_in_a_row
         #: the lease kept over a run's sessions, and the documents stored meanwhile
         self.hold: Hold | None = None
+        #: what this session read of documents by id: id -> (found, its ``seq`` or None), so
+        #: a write of the same ids right after needs no second read; forgotten when the
+        #: session ends (the lease is this process's only while it lasts)
+        self.known: dict[str, tuple[bool, int | None]] = {}
+
+    @property
+    def in_session(self) -> bool:
+        """Whether a writer session is open (what it reads stays true until it ends)."""
+        return self._depth > 0
 
     def max_seq(self) -> int:
         """The largest arrival number the index holds (0 when it holds none)."""
@@ -96,6 +105,7 @@ class Sessions:
             ok = True
         finally:
             self._depth = 0
+            self.known.clear()
             if self.hold is None or not ok:
                 self._hand_over(quiet=not ok)
             elif self.hold.expired(self.ix.lease_times.hold):

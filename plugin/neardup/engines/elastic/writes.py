@@ -88,7 +88,13 @@ class Writes:
             ]
             self.held.difference_update(seqs)
             failures += self.ix.bulker().run(actions, "index documents").failures
-            self._remember(good, tags, seqs, {f.id for f in failures})
+            refused = {f.id for f in failures}
+            for i, seq in seqs.items():  # (what a write of the same ids next would read)
+                if i in refused:
+                    self.sessions.known.pop(i, None)
+                else:
+                    self.sessions.known[i] = (True, seq)
+            self._remember(good, tags, seqs, refused)
             if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
                 self.sessions.refresh()
         return failures
@@ -126,25 +132,25 @@ class Writes:
 
     def _assign_seq(self, ids: list[str], found: set[str] | None = None) -> dict[str, int]:
         """Existing documents keep their arrival number; new ones get the next ones. The ids
-        of the documents the index holds (signed or not) are added to ``found``."""
+        of the documents the index holds (signed or not) are added to ``found``. Ids this
+        session already read (:attr:`.sessions.Sessions.known`) are not read again."""
         uniq = list(dict.fromkeys(ids))
-        old: dict[str, int] = {}
-        for chunk in chunks(uniq, 1000):
+        known = self.sessions.known
+        for chunk in chunks([i for i in uniq if i not in known], 1000):
             body = dsl.existing_seq_body(chunk)
             r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
             for d in r.get("docs", []):
-                if d.get("found") and found is not None:
-                    found.add(d["_id"])
                 seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
-                if seq is not None:
-                    old[d["_id"]] = int(seq)
+                known[d["_id"]] = (bool(d.get("found")), int(seq) if seq is not None else None)
         out = {}
         for i in uniq:
-            if i in old:
-                out[i] = old[i]
-            else:
-                out[i] = self.sessions.next_seq
+            was_found, seq = known[i]
+            if was_found and found is not None:
+                found.add(i)
+            if seq is None:
+                seq = self.sessions.next_seq
                 self.sessions.next_seq += 1
+            out[i] = seq
         return out
 
     def delete(self, ids: Iterable[str]) -> int:
@@ -159,6 +165,8 @@ class Writes:
                 .deleted
             )
             self._forget(ids)
+            for i in ids:
+                self.sessions.known.pop(i, None)
             if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
                 self.sessions.refresh()
         return deleted
