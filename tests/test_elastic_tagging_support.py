@@ -275,6 +275,67 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
     b.close()
 
 
+def test_a_run_matches_its_own_documents_over_every_turn_of_the_lease(url, tmp_path, monkeypatch):
+    """Handing the lease over between two batches of a run (here after each one) keeps the
+    run's own documents matched in this process when no other writer took the lease
+    between: a run into an empty index asks the engine for no candidate, and tags as the
+    embedded engine does."""
+    from neardup import NearDup
+
+    from .test_behaviour import CONFIG, sample_docs
+
+    docs = sample_docs()
+    with NearDup.open(str(tmp_path / "ref.db"), CONFIG) as ref:
+        ref.index(docs, batch_size=20, progress=None)
+        want = {i: d.tags for i, d in ref.engine.get([d.id for d in docs]).items()}
+    opts = {"index": "turns", "pipeline": http_pipeline(), "lease_hold": 0.0}
+    with NearDup.open(url, CONFIG, **opts) as nd:
+        asked: list[int] = []
+        monkeypatch.setattr(
+            nd.engine.finder,
+            "_stored_candidates",
+            lambda queries: asked.append(len(queries)) or [[] for _ in queries],
+        )
+        turns: list[bool] = []
+        take = nd.engine.sessions.lease_of().acquire
+
+        def acquire() -> None:
+            take()
+            turns.append(nd.engine.sessions.lease.resumed)
+
+        monkeypatch.setattr(nd.engine.sessions.lease, "acquire", acquire)
+        assert nd.index(docs, batch_size=20, progress=None).indexed == len(docs)
+        got = {i: d.tags for i, d in nd.engine.get([d.id for d in docs]).items()}
+    assert len(turns) == len(docs) // 20 and turns[1:] == [True] * (len(turns) - 1)
+    assert asked == []
+    assert got == want and any(t.is_duplicate for t in want.values())
+
+
+def test_a_turn_of_another_writer_between_ends_what_the_run_held(url):
+    """When another writer took the lease between two turns of a run, the run's next turn
+    holds nothing of the last: the engine answers for every document stored before it."""
+    a, b = _engine(url, lease_hold=0.0), _engine(url)
+    a.open(Config())
+    b.open(Config())
+    signer = Signer(a.config)
+    docs = [signer.sign(d) for d in _texts(9)]
+    with a.writes_in_a_row():
+        with a.writer():
+            assert a.put(docs[:3]) == []
+        with a.writer():
+            assert a.sessions.hold.start_seq == 1 and len(a.sessions.hold.recent) == 3
+            assert a.put(docs[3:6]) == []
+        assert b.put(docs[6:7]) == []
+        with a.writer():
+            assert a.sessions.hold.start_seq == 8 and len(a.sessions.hold.recent) == 0
+            s = signer.sign(Document("again", docs[6].doc.text))
+            assert docs[6].id in [c.id for c in a.candidates([_query(s)])[0]]
+            assert a.put(docs[7:]) == []
+    assert [d.seq for d in a.scan()] == list(range(1, 10))
+    a.close()
+    b.close()
+
+
 def test_a_batch_reads_its_documents_once(url, monkeypatch):
     """A batch of ``index`` reads the stored versions of its ids once (one ``_mget``), and
     the write after it reuses what that read found."""

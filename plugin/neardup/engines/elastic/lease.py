@@ -117,6 +117,10 @@ class Lease:
         self.lost: LeaseLost | None = None  # set when the keep-alive found the lease taken over
         #: whether the last acquire took over an expired lease (its holder may not have refreshed)
         self.took_over = False
+        #: whether the last acquire took the lease right after this writer released it, no
+        #: other writer holding it between (:meth:`_follows_release`)
+        self.resumed = False
+        self._released: tuple[int, int] | None = None  # (seq_no, term) of our last release
 
     @property
     def held(self) -> bool:
@@ -138,7 +142,7 @@ class Lease:
         """Take the lease, waiting with backoff while another live writer holds it."""
         if self.held:
             return
-        self.lost, self.took_over = None, False
+        self.lost, self.took_over, self.resumed = None, False, False
         started = self.clock()
 
         def waiting(attempt: int, e: Exception) -> None:
@@ -169,6 +173,7 @@ class Lease:
             now = self.clock()
             self._acquired_at = _iso(now)
             if self._try_create(now):
+                self.resumed = self._follows_release()
                 return
             current = self._read()
             if current is None:  # released between our create and our read: try again at once
@@ -247,9 +252,9 @@ class Lease:
         if self._version is None:
             return
         seq_no, term = self._version
-        self._version = None
+        self._version = self._released = None
         try:
-            self.retry.call(
+            r = self.retry.call(
                 "release write lease",
                 self.client.delete,
                 index=self.index,
@@ -261,6 +266,9 @@ class Lease:
         except Exception as e:  # noqa: BLE001 - taken over or gone: not ours any more
             if status_of(e) not in (404, 409):
                 raise
+            return
+        if isinstance(r, Mapping) and r.get("result") == "deleted" and "_seq_no" in r:
+            self._released = _version(r)
 
     def holder(self) -> Holder | None:
         """The current holder (None: free)."""
@@ -268,6 +276,17 @@ class Lease:
         return current[0] if current else None
 
     # -- requests ----------------------------------------------------------------------------------
+    def _follows_release(self) -> bool:
+        """Whether the lease document just created is the next write to its shard after this
+        writer's own release (same primary term, ``_seq_no`` one more): no other writer took
+        the lease between, so none wrote. Anything else (a release whose answer was lost, a
+        new primary) answers False, the safe answer."""
+        released, self._released = self._released, None
+        if released is None or self._version is None:
+            return False
+        (seq_no, term), (was_seq_no, was_term) = self._version, released
+        return term == was_term and seq_no == was_seq_no + 1
+
     def _try_create(self, now: float) -> bool:
         return self._write("take write lease", self.client.create, now)
 

@@ -22,6 +22,11 @@ from .lease import Holder, Lease
 from .setup import SetUp
 
 
+#: The most documents a run's :class:`Hold` carries over a hand-over of the lease (about
+#: 2.5 KB each); a larger one starts again, and the engine answers for what it held.
+MAX_CARRIED = 100_000
+
+
 @dataclasses.dataclass
 class Hold:
     """One turn of a run's writer with the lease (:meth:`Sessions.writes_in_a_row`):
@@ -60,6 +65,8 @@ class Sessions:
         self._in_run = False  # inside writes_in_a_row
         #: the lease kept over a run's sessions, and the documents stored meanwhile
         self.hold: Hold | None = None
+        #: the hold of the run's last turn, taken up again when no writer wrote between
+        self._carried: Hold | None = None
         #: what this session read of documents by id: id -> (found, its ``seq`` or None), so
         #: a write of the same ids right after needs no second read; forgotten when the
         #: session ends (the lease is this process's only while it lasts)
@@ -118,22 +125,31 @@ class Sessions:
         lease.acquire()
         lease.keep_alive()
         self.dirty = False
+        carried, self._carried = self._carried, None
         try:
             if lease.took_over:  # a holder that died may not have made its last writes visible
                 self.refresh()
-            self.next_seq = max(self.next_seq, self.max_seq() + 1)
+            stored = self.max_seq()
         except BaseException:
             with contextlib.suppress(EngineError):  # the first cause is the one told
                 lease.release()
             raise
-        if self._in_run:
+        untouched = lease.resumed and stored < self.next_seq
+        self.next_seq = max(self.next_seq, stored + 1)
+        if not self._in_run:
+            return
+        if carried is not None and untouched:  # (no writer between: what it held still holds)
+            self.hold = dataclasses.replace(carried, stale=False, started=time.monotonic())
+        else:
             self.hold = Hold(start_seq=self.next_seq)
 
     def _hand_over(self, quiet: bool = False) -> None:
         """End the lease holder's turn: refresh what it wrote (the next holder's reads must
         see every write), then release the lease. ``quiet``: a session that failed hands
-        over too, and a refresh that fails then does not hide its error."""
-        self.hold = None
+        over too, and a refresh that fails then does not hide its error. Inside a run, the
+        turn's :class:`Hold` is carried to the next turn, taken up there if no other writer
+        took the lease between."""
+        held, self.hold, self._carried = self.hold, None, None
         try:
             if self.dirty:
                 self.refresh()
@@ -146,6 +162,8 @@ class Sessions:
                 # (by the same block): the lease is taken over once this process is gone
                 with contextlib.suppress(*((EngineError,) if quiet else ())):
                     self.lease.release()
+        if self._in_run and not quiet and held is not None and len(held.recent) <= MAX_CARRIED:
+            self._carried = held
 
     @contextlib.contextmanager
     def writes_in_a_row(self) -> Iterator[None]:
@@ -162,6 +180,7 @@ class Sessions:
             yield
         finally:
             self._in_run = False
+            self._carried = None
             if self.hold is not None:
                 self._hand_over()
 
