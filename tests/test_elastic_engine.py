@@ -288,7 +288,7 @@ def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
 
 def test_collisions_match_embedded(url, pair):
     h, e = pair
-    h.paging = dataclasses.replace(h.paging, agg_page_size=7)  # groups straddle composite pages
+    h.paging = dataclasses.replace(h.paging, page_size=7)  # groups straddle pages of keys
     for fields in (("minhash",), ("exact", "simhash", "winnow")):
         got = sorted(sorted(g) for g in h.collisions(fields))
         ref = sorted(sorted(g) for g in e.collisions(fields))

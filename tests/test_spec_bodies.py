@@ -129,6 +129,10 @@ def test_mapping_fields_follow_the_contract():
     assert {k: v["type"] for k, v in props["keys"]["properties"].items()} == dict.fromkeys(
         ("exact", "minhash", "simhash", "winnow"), "keyword"
     )
+    # keys are searched, never aggregated (collisions are grouped in the client): no doc values
+    assert all(v["doc_values"] is False for v in props["keys"]["properties"].values())
+    extra = templates.neardup_mapping(["exact", "modm"])["properties"]["keys"]["properties"]
+    assert extra["modm"] == {"type": "keyword", "doc_values": False}
     for f in ("title", "body"):  # one field per language, each analyzed once, by its analyzer
         assert {k: top[k]["analyzer"] for k in OWN.stored(f)} == {
             f: "neardup_default",
@@ -322,8 +326,8 @@ def test_candidate_query_shape(signed):
 
 def test_other_searches(spec):
     for b in (
-        dsl.collisions_body("minhash", 1000),
-        dsl.collisions_body("winnow", 10, {"key": "00ab", "id": "x"}),
+        dsl.field_keys_body("minhash", 1000),
+        dsl.field_keys_body("winnow", 10, [7], {"id": "p", "keep_alive": "1m"}),
         dsl.max_seq_body(),
         dsl.scan_body(500, text=True),
         dsl.cluster_ids_body(100, ["c1"]),

@@ -1,20 +1,23 @@
 """Candidates from the HTTP engine: one search per query through ``_msearch``, or one search
 over all the keys of a batch matched here by the rule of the engine's query
 (:class:`~.key_match.KeyMatcher`); inside a run, the documents it stored are matched in this
-process and the engine is asked only about those stored before. ``collisions`` pages (key,
-id) pairs with a ``composite`` aggregation. An answer from only some of the shards is asked
-again with backoff, then refused: it would miss near-duplicates on the other shards.
+process and the engine is asked only about those stored before. ``collisions`` reads a
+field's keys of every document over a point in time and groups them here. An answer from
+only some of the shards is asked again with backoff, then refused: it would miss
+near-duplicates on the other shards.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
 
 from ..base import Candidate, CandidateQuery, EngineError
 from . import dsl
-from .answers import candidate_of, entry_of, error_reason, missing_shards
+from .answers import candidate_of, entry_of, error_reason, missing_shards, neardup_part
 from .calls import chunks
 from .index import Index
 from .key_match import KeyMatcher, merged
@@ -142,18 +145,48 @@ class Candidates:
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
+        """The groups of documents sharing a key of each field: the field's keys of every
+        document, read over one point in time (:func:`~.dsl.field_keys_body`), grouped here
+        (:func:`key_groups`)."""
         self.sessions.see_writes()
+        size = self.ix.paging.page_size
         for f in fields:
             if f not in self.ix.config.signatures:
                 continue
-            key, group = None, []
-            body_of = functools.partial(dsl.collisions_body, f, self.ix.paging.agg_page_size)
-            for b in self.ix.pager().buckets(self.ix.name, body_of, "pairs", "collisions"):
-                k, doc = b["key"]["key"], b["key"]["id"]
-                if k != key:
-                    if len(group) > 1:
-                        yield group
-                    key, group = k, []
-                group.append(doc)
-            if len(group) > 1:
-                yield group
+            body_of = functools.partial(dsl.field_keys_body, f, size)
+            hits = self.ix.pager().snapshot(self.ix.name, body_of, size)
+            yield from key_groups(_field_keys(h, f) for h in hits)
+
+
+def _field_keys(hit: dict[str, Any], field: str) -> tuple[str, list[str]]:
+    nd = neardup_part(hit.get("_source"))
+    keys = (nd.get("keys") or {}).get(field) or []
+    return str(nd.get("id", hit.get("_id"))), keys if isinstance(keys, list) else [keys]
+
+
+def key_groups(docs: Iterable[tuple[str, Sequence[str]]]) -> Iterator[list[str]]:
+    """The ids of the documents holding each key held by more than one, from (id, keys)
+    pairs: groups in key order, ids in the order they came (a key a document holds twice
+    counts once), as a ``terms`` aggregation on the key and the id would pair them.
+
+    >>> list(key_groups([("a", ["k1", "k2"]), ("b", ["k2", "k2"]), ("c", ["k1", "k3"])]))
+    [['a', 'c'], ['a', 'b']]
+    """
+    ids: list[str] = []
+    keys: list[bytes] = []
+    rows: list[int] = []
+    for doc_id, held in docs:
+        distinct = set(held)
+        ids.append(doc_id)
+        keys.extend(k.encode("utf-8") for k in distinct)
+        rows.extend([len(ids) - 1] * len(distinct))
+    if not keys:
+        return
+    _, which = np.unique(np.array(keys, dtype=bytes), return_inverse=True)
+    row = np.array(rows, dtype=np.int64)
+    order = np.lexsort((row, which.ravel()))
+    which, row = which.ravel()[order], row[order]
+    starts = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
+    ends = np.r_[starts[1:], len(which)]
+    for a, b in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
+        yield [ids[r] for r in row[a:b]]

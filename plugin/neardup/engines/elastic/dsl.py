@@ -367,29 +367,21 @@ def msearch_lines(index: str, bodies: Sequence[Mapping[str, Any]]) -> list[dict[
 
 
 # -- collisions, scans, counts -----------------------------------------------------------------
-def collisions_body(
-    field: str, size: int, after: Mapping[str, Any] | None = None
+def field_keys_body(
+    field: str,
+    size: int,
+    search_after: Sequence[Any] | None = None,
+    pit: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One page of (key, id) pairs of a signature field, sorted by key then id.
-
-    A ``composite`` aggregation pages through every pair exactly on any number of shards;
-    consecutive pairs with the same key form a collision group.
-    """
-    comp: dict[str, Any] = {
+    """A page of the id and the keys of one signature field of every document that has them,
+    in arrival order (``neardup.seq``), for PIT + search_after or scroll: the collisions of the
+    field are grouped from them in the client, so the keys need no doc values."""
+    body = {
         "size": int(size),
-        "sources": [
-            {"key": {"terms": {"field": n(f"keys.{field}")}}},
-            {"id": {"terms": {"field": n("id")}}},
-        ],
+        "query": {"bool": {"filter": [signed_query(), {"exists": {"field": n(f"keys.{field}")}}]}},
+        "_source": [n("id"), n(f"keys.{field}")],
     }
-    if after:
-        comp["after"] = dict(after)
-    return {
-        "size": 0,
-        "track_total_hits": False,
-        "query": {"exists": {"field": n(f"keys.{field}")}},
-        "aggs": {"pairs": {"composite": comp}},
-    }
+    return _by_seq(body, search_after, pit)
 
 
 def signed_query() -> dict[str, Any]:

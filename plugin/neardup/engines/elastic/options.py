@@ -38,7 +38,7 @@ class Connection(Access):
 class Paging:
     """Request sizes: ``chunk_size`` documents per bulk request, ``msearch_batch`` queries
     per ``_msearch``, ``max_clauses`` the engine's boolean clause limit, ``page_size`` hits
-    and ``agg_page_size`` (key, id) pairs per page. ``batched_candidates``: the candidate
+    per page. ``batched_candidates``: the candidate
     queries of a batch go as one search over all their keys, whose hits are matched to each
     query here (False: one search per query, by ``_msearch``)."""
 
@@ -46,7 +46,6 @@ class Paging:
     msearch_batch: int = 100
     max_clauses: int = 1024
     page_size: int = 1000
-    agg_page_size: int = 10000
     batched_candidates: bool = True
 
 

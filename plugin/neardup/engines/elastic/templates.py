@@ -123,13 +123,14 @@ def settings_source(settings: Mapping[str, Any], updated_at: str) -> dict[str, A
 def neardup_mapping(signatures: Iterable[str]) -> dict[str, Any]:
     """The mapping of the ``neardup`` object (mappings/documents.json), with a keyword field
     per signature under ``neardup.keys`` (no dynamic templates: adopting an index must not
-    touch the user's)."""
+    touch the user's). Keys are searched, never sorted or aggregated (collisions are grouped
+    in the client), so they keep no doc values."""
     m = copy.deepcopy(
         load_json("mappings", "documents.json")["template"]["mappings"]["properties"][ROOT]
     )
     keys = m["properties"]["keys"]
     for f in signatures:
-        keys["properties"].setdefault(f, {"type": "keyword"})
+        keys["properties"].setdefault(f, {"type": "keyword", "doc_values": False})
     return m
 
 
