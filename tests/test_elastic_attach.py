@@ -272,6 +272,40 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     )
 
 
+def test_attaching_again_keeps_what_was_mapped_before_and_adds_the_rest(osmem_clone, monkeypatch):
+    """An index attached when its signature keys kept doc values (and before a field was
+    added) is attached again: fields mapped before keep their mapping (an engine refuses to
+    change ``doc_values``), the new ones are added."""
+    from neardup.engines.elastic import templates
+
+    url = osmem_clone.url
+    _user_index(url)
+    made = templates.neardup_mapping
+
+    def before(signatures):
+        m = made(signatures)
+        for key in m["properties"]["keys"]["properties"].values():
+            del key["doc_values"]
+        del m["properties"]["fingerprint"]
+        return m
+
+    with monkeypatch.context() as m:
+        m.setattr(templates, "neardup_mapping", before)
+        eng = ElasticEngine(url, index="articles")
+        eng.attach(Layout(text="body", title="headline", order="published"))
+        eng.close()
+    r = _run("attach", "articles", "--engine", url, "--json", "-q")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["signed"] == 30
+    props = json.loads(_raw(url, "/articles/_mapping"))["articles"]["mappings"]["properties"]
+    nd = props["neardup"]["properties"]
+    assert "fingerprint" in nd
+    assert all(k.get("doc_values", True) for k in nd["keys"]["properties"].values())
+    got = NearDup.open(url, index="articles", create=False)
+    assert got.count() == 30 and got.pairs()
+    got.close()
+
+
 def test_attach_resumes_after_an_interruption_and_watch_signs_new_documents(osmem_clone):
     url = osmem_clone.url
     arts = _user_index(url)

@@ -117,12 +117,15 @@ class Attach:
         self.ix.actions.append(
             f"index {self.ix.name} already attached ({self.ix.layout.describe()}) - resuming"
         )
-        self.ix.retry.call(
-            "put mapping",
-            self.ix.client.indices.put_mapping,
-            index=self.ix.name,
-            body={"properties": {ROOT: templates.neardup_mapping(self.ix.config.signatures)}},
-        )  # fields added since
+        wanted = {ROOT: templates.neardup_mapping(self.ix.config.signatures)}
+        added = templates.fields_added(wanted, self.ix.mappings().get("properties") or {})
+        if added:  # fields added since (those mapped before keep their mapping)
+            self.ix.retry.call(
+                "put mapping",
+                self.ix.client.indices.put_mapping,
+                index=self.ix.name,
+                body={"properties": added},
+            )
         self.pipeline()
 
     def adopt(self, layout: Layout, config: Config, user_meta: dict[str, Any]) -> None:

@@ -147,6 +147,28 @@ def documents_template(
     return body
 
 
+def fields_added(wanted: Mapping[str, Any], mapped: Mapping[str, Any]) -> dict[str, Any]:
+    """The properties of ``wanted`` that ``mapped`` (a mapping's ``properties``) lacks, objects
+    entered: a field mapped already keeps its mapping (an engine refuses to change most of
+    its parameters, ``doc_values`` among them), so a mapping update names only new ones.
+
+    >>> fields_added({"k": {"properties": {"a": {"type": "keyword", "doc_values": False},
+    ...                                    "b": {"type": "keyword"}}}},
+    ...              {"k": {"properties": {"a": {"type": "keyword"}}}})
+    {'k': {'properties': {'b': {'type': 'keyword'}}}}
+    """
+    out: dict[str, Any] = {}
+    for name, field in wanted.items():
+        have = mapped.get(name)
+        if have is None:
+            out[name] = field
+        elif "properties" in field:
+            inner = fields_added(field["properties"], have.get("properties") or {})
+            if inner:
+                out[name] = {**field, "properties": inner}
+    return out
+
+
 def attach_mapping(
     signatures: Iterable[str], meta: Mapping[str, Any], user_meta: Mapping[str, Any] | None
 ) -> dict[str, Any]:
