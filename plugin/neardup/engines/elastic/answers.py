@@ -100,6 +100,17 @@ def neardup_part(src: dict[str, Any] | None) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
+def found_seq(doc: dict[str, Any]) -> tuple[bool, int | None]:
+    """(found, its arrival number or None) of a document of an ``_mget`` answer.
+
+    >>> found_seq({"found": True, "_source": {"neardup": {"seq": 7}}}), found_seq({})
+    ((True, 7), (False, None))
+    """
+    found = bool(doc.get("found"))
+    seq = neardup_part(doc.get("_source")).get("seq") if found else None
+    return found, int(seq) if seq is not None else None
+
+
 def order_date(value: Any) -> str | None:
     """A date of an order field as ISO 8601 in UTC (``YYYY-MM-DDTHH:MM:SSZ``), or None where
     ``value`` is not one: an ISO 8601 date or date-time string (a ``Z`` or offset, or none:

@@ -20,6 +20,7 @@ from .answers import (
     cluster_record,
     error_reason,
     field_mapping,
+    found_seq,
     hit_of,
     is_signed,
     neardup_part,
@@ -52,9 +53,7 @@ class Reads:
             r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
             docs = r.get("docs", [])
             if self.sessions.in_session:  # (a write of these ids in this session reads no more)
-                self.sessions.known.update(
-                    (d["_id"], (bool(d.get("found")), _seq_of(d))) for d in docs if "_id" in d
-                )
+                self.sessions.known.update((d["_id"], found_seq(d)) for d in docs if "_id" in d)
             found = [d["_source"] for d in docs if d.get("found") and is_signed(d.get("_source"))]
             for sd in self._stored_docs(found, text, keys):
                 out[sd.id] = sd
@@ -229,9 +228,3 @@ class Reads:
             "read clusters",
         )
         return [cluster_record(h["_source"]) for h in itertools.islice(hits, limit)]
-
-
-def _seq_of(doc: dict[str, Any]) -> int | None:
-    """The arrival number of an mget answer's document (None: not found, or not signed)."""
-    seq = neardup_part(doc.get("_source")).get("seq") if doc.get("found") else None
-    return int(seq) if seq is not None else None

@@ -72,6 +72,15 @@ class Sessions:
         #: session ends (the lease is this process's only while it lasts)
         self.known: dict[str, tuple[bool, int | None]] = {}
 
+    def wrote(self, seqs: dict[str, int], refused: set[str]) -> None:
+        """Documents this session stored (id -> arrival number; ``refused`` not stored), as
+        :attr:`known` now holds them."""
+        for i, seq in seqs.items():
+            if i in refused:
+                self.known.pop(i, None)
+            else:
+                self.known[i] = (True, seq)
+
     @property
     def in_session(self) -> bool:
         """Whether a writer session is open (what it reads stays true until it ends)."""
@@ -162,8 +171,14 @@ class Sessions:
                 # (by the same block): the lease is taken over once this process is gone
                 with contextlib.suppress(*((EngineError,) if quiet else ())):
                     self.lease.release()
-        if self._in_run and not quiet and held is not None and len(held.recent) <= MAX_CARRIED:
-            self._carried = held
+        self._carried = self._carried_over(held, quiet)
+
+    def _carried_over(self, held: Hold | None, quiet: bool) -> Hold | None:
+        """What a hand-over keeps for the run's next turn: its hold, unless the run ends, the
+        turn failed, or it holds more than :data:`MAX_CARRIED` documents."""
+        if not self._in_run or quiet or held is None or len(held.recent) > MAX_CARRIED:
+            return None
+        return held
 
     @contextlib.contextmanager
     def writes_in_a_row(self) -> Iterator[None]:

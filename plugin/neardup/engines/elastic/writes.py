@@ -14,7 +14,7 @@ from ...signing.records import Signed
 from ..base import ClusterRecord, Failure, PreparedBatch, Tags
 from ..embedded.shingle_column import column
 from . import dsl
-from .answers import neardup_part
+from .answers import found_seq
 from .calls import chunks, document_problem
 from .index import Index, utc_now, set_key
 from .key_match import Entry
@@ -89,11 +89,7 @@ class Writes:
             self.held.difference_update(seqs)
             failures += self.ix.bulker().run(actions, "index documents").failures
             refused = {f.id for f in failures}
-            for i, seq in seqs.items():  # (what a write of the same ids next would read)
-                if i in refused:
-                    self.sessions.known.pop(i, None)
-                else:
-                    self.sessions.known[i] = (True, seq)
+            self.sessions.wrote(seqs, refused)
             self._remember(good, tags, seqs, refused)
             if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
                 self.sessions.refresh()
@@ -136,12 +132,7 @@ class Writes:
         session already read (:attr:`.sessions.Sessions.known`) are not read again."""
         uniq = list(dict.fromkeys(ids))
         known = self.sessions.known
-        for chunk in chunks([i for i in uniq if i not in known], 1000):
-            body = dsl.existing_seq_body(chunk)
-            r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
-            for d in r.get("docs", []):
-                seq = neardup_part(d.get("_source")).get("seq") if d.get("found") else None
-                known[d["_id"]] = (bool(d.get("found")), int(seq) if seq is not None else None)
+        self._read_seqs([i for i in uniq if i not in known])
         out = {}
         for i in uniq:
             was_found, seq = known[i]
@@ -152,6 +143,14 @@ class Writes:
                 self.sessions.next_seq += 1
             out[i] = seq
         return out
+
+    def _read_seqs(self, ids: list[str]) -> None:
+        """Whether the index holds each of ``ids``, and its arrival number, into the
+        session's :attr:`~.sessions.Sessions.known`."""
+        for chunk in chunks(ids, 1000):
+            body = dsl.existing_seq_body(chunk)
+            r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
+            self.sessions.known.update((d["_id"], found_seq(d)) for d in r.get("docs", []))
 
     def delete(self, ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(ids))
