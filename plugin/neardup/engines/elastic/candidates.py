@@ -182,11 +182,12 @@ def key_groups(docs: Iterable[tuple[str, Sequence[str]]]) -> Iterator[list[str]]
         rows.extend([len(ids) - 1] * len(distinct))
     if not keys:
         return
-    _, which = np.unique(np.array(keys, dtype=bytes), return_inverse=True)
+    which = np.unique(np.array(keys, dtype=bytes), return_inverse=True)[1].ravel()
     row = np.array(rows, dtype=np.int64)
-    order = np.lexsort((row, which.ravel()))
-    which, row = which.ravel()[order], row[order]
+    order = np.lexsort((row, which))
+    which, row = which[order], row[order]
     starts = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
     ends = np.r_[starts[1:], len(which)]
-    for a, b in zip(starts[ends - starts > 1], ends[ends - starts > 1], strict=True):
+    shared = ends - starts > 1
+    for a, b in zip(starts[shared], ends[shared], strict=True):
         yield [ids[r] for r in row[a:b]]

@@ -195,7 +195,7 @@ class Sessions:
             yield
         finally:
             self._in_run = False
-            self._carried = None
+            self._carried = None  # (the run's last hold is not kept past its end)
             if self.hold is not None:
                 self._hand_over()
 
