@@ -396,3 +396,27 @@ def test_the_cli_says_who_holds_the_lease_while_it_waits(osmem_clone, tmp_path, 
         f"pid {os.getpid()}, since" in r.stderr
     )
     holder.close()
+
+
+def test_a_run_verifies_against_its_own_documents_without_reading_them(url, monkeypatch):
+    """Candidates among the documents a run stored are verified with the shingles the run
+    kept of them: each batch reads its own ids once (to sort out what is stored), and no
+    document of an earlier batch is read again."""
+    from neardup import NearDup
+
+    from .test_behaviour import CONFIG, sample_docs
+
+    docs = sample_docs()
+    batches = [tuple(d.id for d in docs[i : i + 20]) for i in range(0, len(docs), 20)]
+    with NearDup.open(url, CONFIG, index="own", pipeline=http_pipeline()) as nd:
+        read: list[tuple[str, ...]] = []
+        mget = nd.engine.client.mget
+
+        def recorded(**kw):
+            read.append(tuple(d["_id"] for d in kw["body"]["docs"]))
+            return mget(**kw)
+
+        monkeypatch.setattr(nd.engine.client, "mget", recorded)
+        report = nd.index(docs, batch_size=20, progress=None)
+    assert report.duplicates > 0
+    assert read == batches

@@ -40,6 +40,7 @@ class Candidates:
         if hold is None:
             return self._stored_candidates(queries)
         local = hold.recent.candidates(queries)
+        self._held_shingles(hold.recent, local)
         if hold.start_seq <= 1:  # (nothing was stored before this turn)
             return local
         if hold.stale:
@@ -56,6 +57,17 @@ class Candidates:
         ]
         remote = self._stored_candidates(before)
         return [merged(a, b, q.limit) for a, b, q in zip(local, remote, queries, strict=True)]
+
+    def _held_shingles(self, recent: KeyMatcher, found: list[list[Candidate]]) -> None:
+        """Give the run's own documents among ``found`` the shingles the run kept of them
+        (:meth:`~neardup.engines.embedded.shingle_column.ShingleColumn.cached`): verifying
+        against them then reads nothing from the engine. Those the bounded cache no longer
+        holds are read as any stored document's."""
+        for hits in found:
+            for c in hits:
+                e = recent.get(c.id) if c.shingles is None else None
+                if e is not None and e.shingle_key is not None:
+                    c.shingles = self.ix.shingle_sets.cached(e.shingle_key)
 
     def _stored_candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """Candidates of each query from the engine's index: many queries in one search over

@@ -34,7 +34,7 @@ with :func:`numpy.searchsorted` in each.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -47,7 +47,9 @@ MAX_SEGMENTS = 8
 
 @dataclass(kw_only=True)
 class Entry:
-    """What the matcher keeps of one document: its keys and what a candidate carries."""
+    """What the matcher keeps of one document: its keys and what a candidate carries;
+    ``shingle_key``: what a cache of shingle sets holds its set by, when one may (its
+    candidates then carry no shingles, and the holder looks them up there)."""
 
     id: str
     seq: int
@@ -56,6 +58,7 @@ class Entry:
     keys: Mapping[str, np.ndarray]
     tags: Tags | None = None
     shingles: np.ndarray | None = None
+    shingle_key: Hashable | None = None
 
 
 @dataclass

@@ -104,9 +104,11 @@ class Writes:
     ) -> None:
         """Documents a run stored, matched here from now on (:class:`~.sessions.Hold`)."""
         stored = [s for s in docs if s.id not in failed]
+        cached: dict[str, tuple[str | None, str | None]] = {}
         for s in stored:
             if len(column(s)) != 8 * s.n_shingles:  # (a marker: kept to verify against)
-                self.ix.shingle_sets.remember(set_key(s.exact, s.lang), s.shingles)
+                cached[s.id] = set_key(s.exact, s.lang)
+                self.ix.shingle_sets.remember(cached[s.id], s.shingles)
         hold = self.sessions.hold
         if hold is None:
             return
@@ -121,6 +123,7 @@ class Writes:
                     simhash=int(s.simhash),
                     keys=s.keys,
                     tags=tags.get(s.id),
+                    shingle_key=cached.get(s.id),
                 )
                 for s in stored
             ]

@@ -113,6 +113,10 @@ class ShingleColumn:
         """Keep the set of a document as it is stored (its key as it will be read)."""
         self.cache.put(key, np.asarray(shingles, dtype=U64))
 
+    def cached(self, key: Hashable) -> np.ndarray | None:
+        """The set the cache holds by ``key`` (None: not held, or no longer)."""
+        return self.cache.get(key)
+
     def sets(
         self,
         rows: Sequence[tuple[Hashable, bytes, int, str | None]],
