@@ -420,3 +420,64 @@ def test_a_run_verifies_against_its_own_documents_without_reading_them(url, monk
         report = nd.index(docs, batch_size=20, progress=None)
     assert report.duplicates > 0
     assert read == batches
+
+
+def test_a_copy_of_a_document_refused_in_the_batch_before_is_tagged_without_it(url, tmp_path):
+    """The next batch is tagged while the one before is stored: when the engine refuses a
+    document of it (here a field mapped as text in one document and given as an object in
+    the next), a copy of that document in the next batch does not join it, and every
+    stored tag is the embedded engine's for the documents stored."""
+    from neardup import NearDup
+
+    from .test_hardening import good_text
+
+    refused = Document("refused", good_text(7), fields={"x": {"an": "object"}})
+    docs = [
+        Document("first", good_text(1), fields={"x": "a string"}),
+        refused,
+        Document("copy", good_text(7) + " once more", fields={"x": "a string"}),
+        Document("other", good_text(2), fields={"x": "a string"}),
+    ]
+    stored = [d for d in docs if d is not refused]
+    with NearDup.open(str(tmp_path / "ref.db"), Config()) as ref:
+        ref.index(stored, batch_size=2, progress=None)
+        want = {i: d.tags for i, d in ref.engine.get([d.id for d in stored]).items()}
+    with NearDup.open(url, Config(), index="refusal", pipeline=http_pipeline()) as nd:
+        report = nd.index(docs, batch_size=2, progress=None)
+        got = {i: d.tags for i, d in nd.engine.get([d.id for d in docs]).items()}
+    assert [f.id for f in report.failed] == ["refused"]
+    assert report.indexed == 3 and report.duplicates == 0
+    assert got == want and not got["copy"].is_duplicate
+
+
+def test_the_next_batch_is_read_and_tagged_while_a_batch_is_stored(url, monkeypatch):
+    """A run keeps one ``_bulk`` in flight: the next batch is read (and tagged) before the
+    engine has answered the batch before it."""
+    from neardup import NearDup
+
+    docs = _texts(10)
+    second = {d.id for d in docs[5:]}
+    with NearDup.open(url, Config(), index="overlap", pipeline=http_pipeline()) as nd:
+        client, helpers = nd.engine.client, nd.engine.ix.helpers
+        mget = client.mget
+        read_second, overlapped = threading.Event(), []
+
+        class Helpers:  # the client's helpers, the first bulk waiting for the second read
+            def __getattr__(self, name):
+                return getattr(helpers, name)
+
+            def streaming_bulk(self, *a, **kw):
+                if not overlapped:
+                    overlapped.append(read_second.wait(timeout=10))
+                return helpers.streaming_bulk(*a, **kw)
+
+        def recorded_mget(**kw):
+            if {d["_id"] for d in kw["body"]["docs"]} == second:
+                read_second.set()
+            return mget(**kw)
+
+        monkeypatch.setattr(nd.engine.ix, "helpers", Helpers())
+        monkeypatch.setattr(client, "mget", recorded_mget)
+        assert nd.index(docs, batch_size=5, progress=None).indexed == 10
+        assert [d.seq for d in nd.engine.scan()] == list(range(1, 11))
+    assert overlapped == [True]

@@ -164,6 +164,52 @@ class PreparedBatch:
     of its own). A document it does not cover is prepared when stored."""
 
 
+class PendingPut:
+    """Documents handed to :meth:`Engine.start_put`: stored already, or on their way.
+
+    :meth:`failures` waits until the engine has answered and gives the refused documents;
+    an error of the write is raised there, each time it is asked. ``wait`` is what waits;
+    a put that stored at once is :meth:`settled`.
+
+    >>> p = PendingPut.settled([Failure("a", "too large")])
+    >>> p.in_flight, [f.id for f in p.failures()]
+    (False, ['a'])
+    """
+
+    def __init__(self, ids: Sequence[str], wait: Callable[[], list[Failure]]) -> None:
+        #: the ids of the documents handed over
+        self.ids = frozenset(ids)
+        self._wait: Callable[[], list[Failure]] | None = wait
+        self._failures: list[Failure] = []
+        self._error: BaseException | None = None
+
+    @classmethod
+    def settled(cls, failures: list[Failure], ids: Sequence[str] = ()) -> PendingPut:
+        """A put the engine has answered already."""
+        p = cls(ids, lambda: failures)
+        p.failures()
+        return p
+
+    @property
+    def in_flight(self) -> bool:
+        """Whether the engine may still be storing them."""
+        return self._wait is not None
+
+    def failures(self) -> list[Failure]:
+        """The refused documents (after waiting for the engine's answer)."""
+        if self._wait is not None:
+            try:
+                failures = self._wait()
+            except Exception as e:  # noqa: BLE001 -- the write's own error, told each time
+                self._error = e
+            else:
+                self._failures = failures
+            self._wait = None  # (an interrupt while waiting leaves it in flight)
+        if self._error is not None:
+            raise self._error
+        return self._failures
+
+
 class Engine(abc.ABC):
     """A store of signed documents with term-match candidate retrieval."""
 
@@ -293,6 +339,21 @@ class Engine(abc.ABC):
     ) -> list[Failure]:
         """Upsert signed documents (by id) with their tags; returns the refused ones.
         ``prepared``: what :meth:`batch_preparer` made of the batch they come from."""
+
+    def start_put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> PendingPut:
+        """:meth:`put`, answered later where the engine stores in the background: inside
+        :meth:`writes_in_a_row`, an engine may send the documents and return at once, so the
+        next batch is tagged while they are stored. Until the answer, they are candidates
+        as if stored (a refused one stops being one when :meth:`PendingPut.failures`
+        answers); a later write, a refresh or a read of the same ids waits for it. The
+        default stores them now."""
+        return PendingPut.settled(self.put(docs, tags, prepared=prepared), [s.id for s in docs])
 
     @abc.abstractmethod
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:

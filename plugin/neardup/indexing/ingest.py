@@ -17,13 +17,14 @@ Signing can run in worker processes beside the process that tags and stores
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from ..config import Config
-from ..engines.base import Engine, Failure, PreparedBatch, StoredDoc, Tags
+from ..engines.base import Engine, Failure, PendingPut, PreparedBatch, StoredDoc, Tags
 from ..signing.signer import Signer
 from ..signing.records import Document, Signed
 from ..matching.tagging import Tagger
@@ -79,28 +80,39 @@ def _same_content(old: StoredDoc, new: Signed) -> bool:
     )
 
 
+@dataclass(kw_only=True)
+class _Sent:
+    """A batch whose new documents the engine may still be storing
+    (:meth:`~neardup.engines.base.Engine.start_put`), counted once it answers."""
+
+    signed: list[Signed]  # the whole batch
+    failed: set[str]  # what was refused of it before (unchanged and updated documents)
+    new: list[Signed]
+    tags: dict[str, Tags]
+    pending: PendingPut
+
+
 class Ingest:
-    """Stores signed batches with the rule's tags (see the module docstring)."""
+    """Stores signed batches with the rule's tags (see the module docstring). The new
+    documents of a batch may still be on their way to the engine when :meth:`store`
+    returns (an engine that stores in the background); they are counted, and a refusal
+    among them handled, by the next :meth:`store` or by :meth:`finish`."""
 
     def __init__(self, engine: Engine, tagger: Tagger | None):
         self.engine = engine
         self.tagger = tagger
+        self._sent: _Sent | None = None
 
     def store(
         self, signed: list[Signed], report: IndexReport, prepared: PreparedBatch | None = None
     ) -> None:
         """Store a signed batch (``prepared``: what the engine made of it in advance)."""
         already = len(report.failed)
-        self._store(signed, report, prepared)
-        failed = {f.id for f in report.failed[already:]}
-        report.wordless += sum(1 for s in signed if s.wordless and s.id not in failed)
-
-    def _store(
-        self, signed: list[Signed], report: IndexReport, prepared: PreparedBatch | None
-    ) -> None:
         with self.engine.writer():
             existing = self.engine.get([s.id for s in signed], text=True)
             new, updates, refresh = _sorted_out(signed, existing, report)
+            if updates or refresh:  # (what they change is repaired after every earlier batch)
+                self.finish(report)
             kept = {
                 s.id: existing[s.id].tags
                 for s in updates + refresh
@@ -110,7 +122,45 @@ class Ingest:
                 report.failed.extend(self.engine.put(refresh, kept, prepared=prepared))
             if updates:
                 self._store_updates(updates, kept, report, prepared)
-            self._store_new(new, report, prepared)
+            tags = self._tags(new)  # (while the batch before may still be stored)
+            if self.finish(report):  # it lost documents: the new ones are tagged without them
+                tags = self._tags(new)
+            pending = (
+                self.engine.start_put(new, tags, prepared=prepared)
+                if new
+                else PendingPut.settled([])
+            )
+        self._sent = _Sent(
+            signed=signed,
+            failed={f.id for f in report.failed[already:]},
+            new=new,
+            tags=tags,
+            pending=pending,
+        )
+        if not pending.in_flight:
+            self.finish(report)
+
+    def finish(self, report: IndexReport) -> bool:
+        """Count the batch the engine may still be storing, once it answers; a document of
+        it that others joined and the engine refused leaves them tagged again without it.
+        True when the engine refused any of its documents."""
+        sent, self._sent = self._sent, None
+        if sent is None:
+            return False
+        failures = sent.pending.failures()
+        failed = {f.id for f in failures}
+        tags = sent.tags
+        if failed and any(t.dup_of in failed for t in tags.values()):
+            tags = self._tag_again_without(sent.new, failed, tags)
+        report.failed.extend(failures)
+        report.indexed += len(sent.new) - len(failed)
+        report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
+        failed |= sent.failed
+        report.wordless += sum(1 for s in sent.signed if s.wordless and s.id not in failed)
+        return bool(failures)
+
+    def _tags(self, new: list[Signed]) -> dict[str, Tags]:
+        return self.tagger.tag_ordered(new) if self.tagger is not None and new else {}
 
     def _store_updates(
         self,
@@ -128,20 +178,6 @@ class Ingest:
         report.updated += len(ok)
         if self.tagger is not None and ok:
             report.retagged += len(self.tagger.repair((), ok) - set(ok))
-
-    def _store_new(
-        self, new: list[Signed], report: IndexReport, prepared: PreparedBatch | None
-    ) -> None:
-        if not new:
-            return
-        tags = self.tagger.tag_ordered(new) if self.tagger is not None else {}
-        failures = self.engine.put(new, tags, prepared=prepared)
-        failed = {f.id for f in failures}
-        if failed and any(t.dup_of in failed for t in tags.values()):
-            tags = self._tag_again_without(new, failed, tags)
-        report.failed.extend(failures)
-        report.indexed += len(new) - len(failed)
-        report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
 
     def _tag_again_without(
         self, new: list[Signed], failed: set[str], tags: dict[str, Tags]
@@ -207,6 +243,11 @@ def run(
                 if stop is not None and stop():
                     report.stopped = True
                     break
+            ingest.finish(report)
+        except BaseException:
+            with contextlib.suppress(Exception):  # (the first cause is the one told)
+                ingest.finish(report)  # what was sent is stored, and tagged by the rule
+            raise
         finally:
             batches_in.close()  # the signing workers end before the last commit
     return report

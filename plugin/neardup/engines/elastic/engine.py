@@ -17,6 +17,8 @@ and :class:`~.reads.Reads`. This module builds them and answers the
 
 from __future__ import annotations
 
+import contextlib
+
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 from ...config import SIGNATURE_VERSION, Config, ConfigMismatch
@@ -29,6 +31,7 @@ from ..base import (
     EngineError,
     Failure,
     Hit,
+    PendingPut,
     PreparedBatch,
     StoredDoc,
     Tags,
@@ -220,6 +223,8 @@ class ElasticEngine(Engine):
         self.sessions.next_seq = self.sessions.max_seq() + 1
 
     def close(self) -> None:
+        with contextlib.suppress(EngineError):  # (an error of the last write was told, or is)
+            self.writes.close()
         lease = self.sessions.lease
         if lease is not None and lease.held:
             try:
@@ -320,6 +325,15 @@ class ElasticEngine(Engine):
         prepared: PreparedBatch | None = None,
     ) -> list[Failure]:
         return self.writes.put(docs, tags, prepared=prepared)
+
+    def start_put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> PendingPut:
+        return self.writes.start_put(docs, tags, prepared=prepared)
 
     def delete(self, ids: Iterable[str]) -> int:
         return self.writes.delete(ids)

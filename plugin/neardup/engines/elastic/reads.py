@@ -47,6 +47,7 @@ class Reads:
         self, ids: Iterable[str], *, text: bool = False, keys: bool = True
     ) -> dict[str, StoredDoc]:
         ids = list(dict.fromkeys(ids))
+        self.sessions.settle_for(ids)  # (a read by id sees what was sent of them)
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
             body = dsl.mget_body(chunk, True, self.ix.layout)  # (the text makes the shingles)

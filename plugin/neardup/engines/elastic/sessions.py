@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
-from ..base import EngineError
+from ..base import EngineError, PendingPut
 from . import dsl
 from .index import Index
 from .key_match import KeyMatcher
@@ -71,6 +71,10 @@ class Sessions:
         #: a write of the same ids right after needs no second read; forgotten when the
         #: session ends (the lease is this process's only while it lasts)
         self.known: dict[str, tuple[bool, int | None]] = {}
+        #: the run's last batch of documents sent and not answered yet
+        #: (:meth:`~.writes.Writes.start_put`): settled before any other write, a refresh,
+        #: a hand-over of the lease, and a read of its ids
+        self.in_flight: PendingPut | None = None
 
     def wrote(self, seqs: dict[str, int], refused: set[str]) -> None:
         """Documents this session stored (id -> arrival number; ``refused`` not stored), as
@@ -80,6 +84,23 @@ class Sessions:
                 self.known.pop(i, None)
             else:
                 self.known[i] = (True, seq)
+
+    def settle(self) -> None:
+        """Wait for the documents in flight, if any (their refusals and errors are told
+        to whoever handed them over, by :meth:`PendingPut.failures`)."""
+        pending = self.in_flight
+        if pending is None:
+            return
+        try:
+            pending.failures()
+        finally:
+            if not pending.in_flight:  # (answered, or failed: not waited for again)
+                self.in_flight = None
+
+    def settle_for(self, ids: Iterable[str]) -> None:
+        """:meth:`settle` when any of ``ids`` is in flight: a read of them sees them."""
+        if self.in_flight is not None and not self.in_flight.ids.isdisjoint(ids):
+            self.settle()
 
     @property
     def in_session(self) -> bool:
@@ -160,6 +181,7 @@ class Sessions:
         took the lease between."""
         held, self.hold, self._carried = self.hold, None, None
         try:
+            self.settle()
             if self.dirty:
                 self.refresh()
         except Exception:
@@ -235,6 +257,7 @@ class Sessions:
         """The current session (renewed) or a session for this one call."""
         with self.writer():
             assert self.lease is not None
+            self.settle()  # (writes reach the engine in the order they were made)
             self.lease.renew()
             self.dirty = True
             yield
@@ -242,6 +265,8 @@ class Sessions:
     def refresh(self) -> None:
         """Make every write searchable; a refresh some shard copy failed (a node lost, a primary
         being promoted) is sent again, so the next candidate search sees the last batch."""
+
+        self.settle()
 
         def send(_: Sequence[int], last: bool) -> list[int]:
             r = self.ix.retry.call(

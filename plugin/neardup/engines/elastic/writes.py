@@ -8,10 +8,11 @@ idempotent); refused documents come back as Failures, none dropped.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, Sequence
 
 from ...signing.records import Signed
-from ..base import ClusterRecord, Failure, PreparedBatch, Tags
+from ..base import ClusterRecord, Failure, PendingPut, PreparedBatch, Tags
 from ..embedded.shingle_column import column
 from . import dsl
 from .answers import found_seq
@@ -50,6 +51,8 @@ class Writes:
         #: :meth:`put` has not written yet: signed by an update of the document the index
         #: holds, never re-created
         self.held: set[str] = set()
+        #: the thread :meth:`start_put` sends from (made when first needed)
+        self._sender: ThreadPoolExecutor | None = None
 
     def put(
         self,
@@ -61,13 +64,28 @@ class Writes:
         """Store signed documents; every one refused (before sending: an id over 512 bytes,
         text that is not valid Unicode; by the engine: its reason) is returned, the others
         are stored. Nothing is prepared in advance (``prepared`` is always None here)."""
-        tags = tags or {}
+        return self._put(docs, tags or {}, background=False).failures()
+
+    def start_put(
+        self,
+        docs: Sequence[Signed],
+        tags: dict[str, Tags] | None = None,
+        *,
+        prepared: PreparedBatch | None = None,
+    ) -> PendingPut:
+        """:meth:`put`, sent from a thread of its own inside a run (a
+        :class:`~.sessions.Hold`), so that the run tags its next batch meanwhile: the
+        documents are held as stored at once, and those the engine refuses are no longer
+        held once :meth:`PendingPut.failures` has answered. One request is in flight at a
+        time (:attr:`.sessions.Sessions.in_flight`). Outside a run, :meth:`put`."""
+        return self._put(docs, tags or {}, background=self.sessions.hold is not None)
+
+    def _put(self, docs: Sequence[Signed], tags: dict[str, Tags], background: bool) -> PendingPut:
         docs = list(docs)
-        if not docs:
-            return []
+        ids = [s.id for s in docs]
         good, failures = _checked(docs)
         if not good:
-            return failures
+            return PendingPut.settled(failures, ids)
         with self.sessions.writing():
             found: set[str] = set()
             seqs = self._assign_seq([s.id for s in good], found)
@@ -87,13 +105,53 @@ class Writes:
                 for s in good
             ]
             self.held.difference_update(seqs)
+            if background:
+                return self._sent(good, tags, seqs, actions, failures)
             failures += self.ix.bulker().run(actions, "index documents").failures
             refused = {f.id for f in failures}
             self.sessions.wrote(seqs, refused)
             self._remember(good, tags, seqs, refused)
             if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
                 self.sessions.refresh()
-        return failures
+        return PendingPut.settled(failures, ids)
+
+    def _sent(
+        self,
+        good: list[Signed],
+        tags: dict[str, Tags],
+        seqs: dict[str, int],
+        actions: list[dict],
+        failures: list[Failure],
+    ) -> PendingPut:
+        """The bulk of ``actions`` handed to the sending thread; the documents are held as
+        stored until the answer says otherwise."""
+        self.sessions.wrote(seqs, set())
+        self._remember(good, tags, seqs, set())
+        hold = self.sessions.hold
+        if self._sender is None:
+            self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-bulk")
+        sent = self._sender.submit(self.ix.bulker().run, actions, "index documents")
+
+        def answered() -> list[Failure]:
+            refused = sent.result().failures
+            for f in refused:  # (not stored after all: matched no more, read again)
+                self.sessions.known.pop(f.id, None)
+                if hold is not None and f.id in hold.recent:
+                    hold.recent.remove(f.id)
+            return failures + refused
+
+        pending = PendingPut([*seqs, *(f.id for f in failures)], answered)
+        self.sessions.in_flight = pending
+        return pending
+
+    def close(self) -> None:
+        """Wait for what is in flight, and end the sending thread."""
+        try:
+            self.sessions.settle()
+        finally:
+            if self._sender is not None:
+                self._sender.shutdown(wait=True)
+                self._sender = None
 
     def _remember(
         self,
