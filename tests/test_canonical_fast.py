@@ -925,11 +925,11 @@ def test_text_flags_table_is_the_nfkc_table_and_the_rare_pattern_on_every_charac
     assert not (dropped & ~letters.nfkc_table()).any() and not (dropped & ~rare).any()
     assert np.array_equal((table & flags.RARE) != 0, rare)
     unspaced = np.zeros(0x110000, dtype=bool)
-    unspaced[[m.start() for m in scripts._UNSPACED.finditer(every)]] = True
+    unspaced[[m.start() for m in scripts._unspaced().finditer(every)]] = True
     for c in range(0x110000):  # (or NFKC makes one)
         if not 0xD800 <= c < 0xE000 and not unspaced[c]:
             made = unicodedata.normalize("NFKD", chr(c)) + unicodedata.normalize("NFKC", chr(c))
-            unspaced[c] = made != chr(c) * 2 and scripts._UNSPACED.search(made) is not None
+            unspaced[c] = made != chr(c) * 2 and scripts._unspaced().search(made) is not None
     assert unspaced[0x2F00] and np.array_equal((table & flags.UNSPACED) != 0, unspaced)
     assert not table[:128].any()  # (ASCII texts are not scanned)
 
@@ -941,9 +941,9 @@ def test_nfkc_composes_no_unspaced_letter_from_characters_outside_those_scripts(
     (flags.UNSPACED clear) holds none after NFKC."""
     for c in range(0x110000):
         ch = chr(c)
-        if scripts._UNSPACED.match(ch) and unicodedata.decomposition(ch)[:1] not in ("", "<"):
+        if scripts._unspaced().match(ch) and unicodedata.decomposition(ch)[:1] not in ("", "<"):
             first = unicodedata.normalize("NFD", ch)[0]
-            assert scripts._UNSPACED.match(first), hex(c)
+            assert scripts._unspaced().match(first), hex(c)
 
 
 def test_nfkc_only_moves_the_dropped_marks_and_drop_marks_drops_them():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal, Sequence, get_args
 
 import numpy as np
@@ -28,9 +28,9 @@ Backend = Literal["compiled", "reference"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
 
 ZWNJ = "\u200c"
-# A hyphen at a line end with a word character on either side (see rejoin_hyphenation).
-_HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
-# the same on text without U+00AD and U+2010 (a literal first: fast)
+# A hyphen at a line end with a word character on either side (see rejoin_hyphenation),
+# on text without U+00AD and U+2010 (a literal first: fast); :func:`_hyphen_break` is the
+# same for any hyphen
 _ASCII_HYPHEN_BREAK = re.compile(r"-(?<=\w-)\s*\n\s*(?=\w)")
 # A line holding only a page number ("- 12 -", "Page 3", "стр. 4", "صفحه ۱۲"), with the
 # newline before it; the newline after it stays for the next line. The indentation is
@@ -95,13 +95,18 @@ class CharMap:
     """``text.translate(table)``, translating only the runs of characters in the table.
 
     ``str.translate`` looks every character of a non-ASCII text up in the table, which
-    costs about as much as the rest of a step; a regex finds the (few) runs to translate.
+    costs about as much as the rest of a step; a regex finds the (few) runs to translate,
+    compiled on the first call (a few ms for a large table), so a map no text reaches costs
+    nothing.
     """
 
     def __init__(self, table: dict[int, str]):
         self.table = table
-        chars = "".join(re.escape(chr(cp)) for cp in sorted(table))
-        self._runs = re.compile(f"[{chars}][{chars}]*")
+
+    @cached_property
+    def _runs(self) -> re.Pattern[str]:
+        chars = "".join(re.escape(chr(cp)) for cp in sorted(self.table))
+        return re.compile(f"[{chars}][{chars}]*")
 
     def __call__(self, text: str) -> str:
         return self._runs.sub(self._translate, text)
@@ -386,6 +391,13 @@ def drop_punctuation(text: str) -> str:
     return _PUNCT.sub(" ", text)
 
 
+@lru_cache(maxsize=1)
+def _hyphen_break() -> re.Pattern[str]:
+    """A hyphen (``-``, U+00AD or U+2010) at a line end with a word character on either side,
+    compiled on first use (a few ms), so text without U+00AD and U+2010 never pays for it."""
+    return re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])\s*\n\s*(?=\w)")
+
+
 def rejoin_hyphenation(text: str) -> str:
     r"""Join words broken by a hyphen at a line end: "inter-\nnational" -> "international" (001).
 
@@ -398,7 +410,7 @@ def rejoin_hyphenation(text: str) -> str:
     parts, start, joined_at = [], 0, -1
     # whether U+00AD or U+2010 may start a break too (else only "-" can)
     wide = not text.isascii() and ("\u00ad" in text or "\u2010" in text)
-    for m in (_HYPHEN_BREAK if wide else _ASCII_HYPHEN_BREAK).finditer(text):
+    for m in (_hyphen_break() if wide else _ASCII_HYPHEN_BREAK).finditer(text):
         if m.start() - 1 != joined_at:  # joined_at: the second word character of the last join
             parts.append(text[start : m.start()])
             start = joined_at = m.end()

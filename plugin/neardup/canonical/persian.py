@@ -285,7 +285,7 @@ class PrebuiltNormalizer:
         if not _hazm_is_0_10():
             return self._full().decrease_repeated_chars(text)
         words = hazm_words()
-        for m in _REPEATED_WORD.finditer(text):
+        for m in _repeated_word().finditer(text):
             word = m.group()
             if word not in words:
                 no_repeat = _MORE_THAN_TWO.sub(r"\1", word)
@@ -312,13 +312,20 @@ class PrebuiltNormalizer:
         return text
 
 
-#: hazm 0.10's ``more_than_two_repeat_pattern`` and ``repeated_chars_pattern``.
+#: hazm 0.10's ``more_than_two_repeat_pattern`` (and, in :func:`_repeated_word`,
+#: ``repeated_chars_pattern``).
 _MORE_THAN_TWO = re.compile(r"([آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی])\1{2,}")
-_REPEATED_WORD = re.compile(
-    r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*"
-    + _MORE_THAN_TWO.pattern
-    + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*"
-)
+
+
+@lru_cache(maxsize=1)
+def _repeated_word() -> re.Pattern[str]:
+    """hazm 0.10's ``repeated_chars_pattern``, compiled on first use (a few ms), so text
+    without Persian never pays for it."""
+    return re.compile(
+        r"[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*"
+        + _MORE_THAN_TWO.pattern
+        + "[آابپتثجچحخدذرزژسشصضطظعغفقکگلمنوهی]*"
+    )
 
 
 @lru_cache(maxsize=1)

@@ -28,9 +28,6 @@ SCRIPT_RES = {
     "en": re.compile(f"[{_EN_CLASS}]"),
 }
 _ASCII_LETTER = re.compile("[A-Za-z]")
-# A Persian run: from an Arabic-script character to the last one before a Cyrillic or Latin
-# letter (spaces, digits and punctuation between Persian words stay inside the run).
-_FA_RUN = re.compile(f"[{_FA_CLASS}](?:[^{_RU_CLASS}{_EN_CLASS}]*[{_FA_CLASS}])?")
 _OTHER_LETTER = re.compile(f"[{_RU_CLASS}{_EN_CLASS}]")
 
 
@@ -57,7 +54,15 @@ def map_persian_runs(text: str, fn) -> str:
     Persian."""
     if not _OTHER_LETTER.search(text):
         return fn(text)
-    return _FA_RUN.sub(lambda m: fn(m[0]), text)
+    return _fa_run().sub(lambda m: fn(m[0]), text)
+
+
+@lru_cache(maxsize=1)
+def _fa_run() -> re.Pattern[str]:
+    """A Persian run: from an Arabic-script character to the last one before a Cyrillic or
+    Latin letter (spaces, digits and punctuation between Persian words stay inside the run).
+    Compiled on first use (a few ms), so text without Persian never pays for it."""
+    return re.compile(f"[{_FA_CLASS}](?:[^{_RU_CLASS}{_EN_CLASS}]*[{_FA_CLASS}])?")
 
 
 def detect_language(text: str, default: str = "en", sample: int = 4000) -> str:
@@ -358,7 +363,13 @@ def _script_counts(text: str, sample: int) -> list[int]:
 
 #: Letters of scripts written without spaces between words (:data:`.ranges.UNSPACED`).
 _UNSPACED_CLASS = char_class(*UNSPACED)
-_UNSPACED = re.compile(f"[{_UNSPACED_CLASS}]")
+
+
+@lru_cache(maxsize=1)
+def _unspaced() -> re.Pattern[str]:
+    """One letter of :data:`_UNSPACED_CLASS`, compiled on first use (its class is long: over
+    10 ms), so ASCII text never pays for it."""
+    return re.compile(f"[{_UNSPACED_CLASS}]")
 
 
 def split_unspaced(text: str) -> str:
@@ -370,6 +381,6 @@ def split_unspaced(text: str) -> str:
     >>> split_unspaced("我喜欢猫 and 猫が好き")
     ' 我  喜  欢  猫  and  猫  が  好  き '
     """
-    if text.isascii() or not _UNSPACED.search(text):
+    if text.isascii() or not _unspaced().search(text):
         return text
-    return _UNSPACED.sub(r" \g<0> ", text)
+    return _unspaced().sub(r" \g<0> ", text)

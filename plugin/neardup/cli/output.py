@@ -25,8 +25,6 @@ import re
 import sys
 from typing import Any
 
-from rich.markup import escape
-
 from ..runtime.redact import redact
 
 _CONTROL = re.compile(
@@ -47,7 +45,10 @@ def clean(text: object) -> str:
 
 
 def safe(text: object) -> str:
-    """:func:`clean`, with rich markup escaped: for data inside a markup string."""
+    """:func:`clean`, with rich markup escaped: for data inside a markup string (rich loads
+    here, so output that prints no markup, such as JSON, does not import it)."""
+    from rich.markup import escape
+
     return escape(clean(text))
 
 

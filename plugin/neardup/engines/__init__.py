@@ -2,14 +2,19 @@
 
 * a path (default ``neardup.db``) -> :class:`~neardup.engines.embedded.EmbeddedEngine`
 * ``http(s)://host:port`` (or ``NEARDUP_URL``) -> :class:`~neardup.engines.elastic.ElasticEngine`
+
+``Engine`` and ``EngineError`` (:mod:`neardup.engines.base`, which imports numpy and the
+config) load when first named (PEP 562), so the command line reads :data:`DEFAULT_DB` for
+its options without them.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .base import Engine, EngineError
+if TYPE_CHECKING:
+    from .base import Engine, EngineError
 
 DEFAULT_DB = "neardup.db"
 
@@ -28,6 +33,14 @@ def open_engine(target: str | None = None, **options: Any) -> Engine:
     from .embedded import EmbeddedEngine
 
     return EmbeddedEngine(target, **options)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Engine", "EngineError"):
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Engine", "EngineError", "open_engine", "is_url", "DEFAULT_DB"]

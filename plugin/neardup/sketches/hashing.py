@@ -150,8 +150,10 @@ class KeySet:
     """
 
     def __init__(self, keys: np.ndarray):
-        self.keys = np.unique(np.asarray(keys, dtype=U64))
-        members = set(self.keys.tolist())
+        members = set(np.asarray(keys, dtype=U64).tolist())
+        # the sorted distinct members, made without np.unique: its first call imports
+        # numpy.ma (~10 ms), which a query that only drops stop words never needs
+        self.keys = np.array(sorted(members), dtype=U64)
         empty = 0
         while empty in members:
             empty += 1

@@ -18,6 +18,7 @@ Signature version 6 keys pairs of blocks (j = 2): 5 blocks of 13 or 12 bits, 10 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -107,14 +108,20 @@ def hamming_many(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     [3, 64]
     """
     x = np.asarray(a, dtype=U64) ^ np.asarray(b, dtype=U64)
-    return _POPCOUNT16[x.view(np.uint16).reshape(-1, 4)].sum(axis=1, dtype=np.int64)
+    return _popcount16()[x.view(np.uint16).reshape(-1, 4)].sum(axis=1, dtype=np.int64)
 
 
-_POPCOUNT16 = (
-    np.unpackbits(np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2), axis=1)
-    .sum(axis=1)
-    .astype(np.uint8)
-)
+@functools.lru_cache(maxsize=1)
+def _popcount16() -> np.ndarray:
+    """The bits set in each 16-bit value (64 KB), made on first use (a few ms), so a process
+    that compares no fingerprints never makes it."""
+    table = (
+        np.unpackbits(np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2), axis=1)
+        .sum(axis=1)
+        .astype(np.uint8)
+    )
+    table.flags.writeable = False
+    return table
 
 
 def agreeing_blocks(version: int) -> int:

@@ -27,17 +27,31 @@ indexes built before they were named by method, are accepted as aliases
 Signatures marked "context" need collection statistics: ``build_context(config,
 ((text, lang), ...))`` over the indexed collection, stored by the engine under meta key
 ``"context"`` and passed to ``Signer(config, context)``.
+
+The family's classes import when ``REGISTRY`` first looks one up, and ``match_probability``
+and ``match_curve`` when first named (PEP 562), so signing with the built-in signatures
+loads none of them.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .. import registry
 from ..registry import NEEDS_CONTEXT, REGISTRY
 from ..signature import Signature
 from .stats import ContextError, collection_stats
-from .supershingles import match_curve, match_probability
+
+if TYPE_CHECKING:
+    from .supershingles import match_curve, match_probability
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("match_curve", "match_probability"):
+        from . import supershingles
+
+        return getattr(supershingles, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def needs_context(config) -> bool:
