@@ -540,10 +540,6 @@ def _request_rows(res: dict) -> list[list[str]]:
                         f"{1e3 * v['seconds'] / v['requests']:.1f}",
                     ]
                 )
-        waited = sum(v["seconds"] for v in r["requests"].values())
-        rows.append(
-            ["", "in this process (not waiting)", f"{nd['seconds'] - waited:.1f}", "-", "-"]
-        )
         rows.append(["", "CPU: neardup process", f"{nd['client_cpu_s']:.1f}", "-", "-"])
         rows.append(["", "CPU: engine (JVM)", f"{nd['engine_cpu_s']:.1f}", "-", "-"])
     return rows
