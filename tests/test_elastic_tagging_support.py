@@ -336,6 +336,19 @@ def test_a_turn_of_another_writer_between_ends_what_the_run_held(url):
     b.close()
 
 
+def _recorded_reads(nd, monkeypatch) -> list[tuple[str, ...]]:
+    """The ids of every ``_mget`` the engine of ``nd`` sends from now on, a tuple each."""
+    read: list[tuple[str, ...]] = []
+    mget = nd.engine.client.mget
+
+    def recorded(**kw):
+        read.append(tuple(d["_id"] for d in kw["body"]["docs"]))
+        return mget(**kw)
+
+    monkeypatch.setattr(nd.engine.client, "mget", recorded)
+    return read
+
+
 def test_a_batch_reads_its_documents_once(url, monkeypatch):
     """A batch of ``index`` reads the stored versions of its ids once (one ``_mget``), and
     the write after it reuses what that read found."""
@@ -344,14 +357,7 @@ def test_a_batch_reads_its_documents_once(url, monkeypatch):
     docs = _texts(15)
     batches = [tuple(d.id for d in docs[i : i + 5]) for i in range(0, 15, 5)]
     with NearDup.open(url, Config(), index="once", pipeline=http_pipeline()) as nd:
-        read: list[tuple[str, ...]] = []
-        mget = nd.engine.client.mget
-
-        def recorded(**kw):
-            read.append(tuple(d["_id"] for d in kw["body"]["docs"]))
-            return mget(**kw)
-
-        monkeypatch.setattr(nd.engine.client, "mget", recorded)
+        read = _recorded_reads(nd, monkeypatch)
         for _ in range(2):  # new documents, then the same again (unchanged)
             read.clear()
             nd.index(docs, batch_size=5, progress=None)
@@ -409,14 +415,7 @@ def test_a_run_verifies_against_its_own_documents_without_reading_them(url, monk
     docs = sample_docs()
     batches = [tuple(d.id for d in docs[i : i + 20]) for i in range(0, len(docs), 20)]
     with NearDup.open(url, CONFIG, index="own", pipeline=http_pipeline()) as nd:
-        read: list[tuple[str, ...]] = []
-        mget = nd.engine.client.mget
-
-        def recorded(**kw):
-            read.append(tuple(d["_id"] for d in kw["body"]["docs"]))
-            return mget(**kw)
-
-        monkeypatch.setattr(nd.engine.client, "mget", recorded)
+        read = _recorded_reads(nd, monkeypatch)
         report = nd.index(docs, batch_size=20, progress=None)
     assert report.duplicates > 0
     assert read == batches
