@@ -273,6 +273,28 @@ def test_persian_stop_words_dropped_from_mixed_text_where_persian_keeps_words():
     )  # (the setting is the index's, not the process's)
 
 
+def test_pieces_made_at_once_are_the_pieces_made_one_by_one():
+    """``offsets.piece_tokens`` (distinct pieces canonicalized in one call, laid out with
+    numpy) equals ``piece_tokens_reference`` (a piece at a time) on every test text in each
+    language, texts with every kind of whitespace, and real corpus documents."""
+    from neardup.canonical.offsets import piece_tokens, piece_tokens_reference
+
+    texts = list(TEXTS) + [all_spaces(t) for t in TEXTS]
+    texts += [
+        "",
+        "   ",
+        "x",
+        " \u00a0a\u2003b\u3000\u200bc\n\u0085d ",
+        "<p>Hi,</p>\tco-\nop 1,0 ١٢",
+    ]
+    cases = [(text, lang) for text in texts for lang in ("fa", "ru", "en")]
+    cases += [(d["text"], name) for name in ("en", "ru", "fa") for d in corpus(name, limit=12)]
+    for config in (Config(), Config(digits="drop", stem="snowball")):
+        for text, lang in cases:
+            made = piece_tokens(text, config, lang)
+            assert made == piece_tokens_reference(text, config, lang), (text[:60], lang)
+
+
 def test_alignment_fast_path_gives_the_reference_spans():
     """``offsets.align`` (the usual token taken without a search) equals ``align_reference``
     (every token searched) on every test text, edited copies, and real corpus documents."""

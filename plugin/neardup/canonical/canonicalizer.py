@@ -365,6 +365,21 @@ class Canonicalizer:
     def tokens(self, text: str, lang: str | None = None) -> list[str]:
         return self.canonicalize(text, lang).tokens
 
+    def tokens_many(self, texts: Sequence[str], langs: Sequence[str | None]) -> list[list[str]]:
+        """:meth:`tokens` of each text (``langs[i]`` given with ``texts[i]``, or None), the
+        string steps made over all of them at once (:meth:`_texts_for_tokens`): for many
+        short texts, a fraction of the time of one call each.
+
+        >>> c = Canonicalizer(Config(stopwords=False))
+        >>> c.tokens_many(["Ёлка,", "<b>ДОМ</b>!", "co-op", ""], ["ru", None, "en", "en"])
+        [['елка'], ['дом'], ['co', 'op'], []]
+        """
+        canons = self._texts_for_tokens(texts, langs)
+        return [
+            self._token_steps(canon, split_tokens(canon), lang)
+            for canon, lang in zip(canons, self.languages(texts, langs), strict=True)
+        ]
+
     def canonicalize(self, text: str, lang: str | None = None) -> Canonical:
         canon, doc_lang = self.text_and_language(text, lang)
         return Canonical(self._token_steps(canon, split_tokens(canon), doc_lang), doc_lang)

@@ -41,6 +41,19 @@ def segment_ids(offsets: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
 
 
+def row_positions(offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Where the values of ``rows`` (in that order, repeats allowed) lie: ``values[out]`` is
+    their concatenation.
+
+    >>> row_positions(np.array([0, 2, 2, 5]), np.array([2, 0, 1, 2])).tolist()
+    [2, 3, 4, 0, 1, 2, 3, 4]
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    size = offsets[rows + 1] - offsets[rows]
+    first = np.cumsum(size) - size  # where each row's values start in the output
+    return np.repeat(offsets[rows] - first, size) + np.arange(int(size.sum()), dtype=np.int64)
+
+
 def split(values: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:
     """One view per document."""
     return [values[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
