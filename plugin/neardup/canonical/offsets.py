@@ -175,36 +175,47 @@ def align_reference(words: list[str], p: Pieces, text_len: int) -> tuple[array, 
 
 
 def align(words: list[str], p: Pieces, text_len: int) -> tuple[array, array]:
-    """:func:`align_reference`, with the usual case first: a token that is exactly the piece
-    token at the cursor takes that piece's span without a search (tests/test_languages.py
-    checks that both give the same spans).
+    """:func:`align_reference`, with the usual cases first: a token that continues the
+    stream at the cursor, or that begins one of the next three piece tokens (after stop
+    words), is found without a search, and takes the span of its piece token where it ends
+    inside it (tests/test_languages.py checks that both give the same spans).
 
     >>> p = Pieces("ab", array("q", [0, 1]), array("q", [0, 2]), array("q", [1, 3]))
     >>> [list(x) for x in align(["a", "b", "z"], p, 3)]
     [[0, 2, 3], [1, 3, 3]]
     """
     stream, at, n_parts = p.stream, p.at, len(p.at)
+    following = array("q", at[1:])  # following[j]: where piece token j ends
+    following.append(len(stream))
     starts, ends = array("q"), array("q")
     cursor = k = 0  # k: the first piece token starting at or after the cursor
     for t in words:
-        n = len(t)
-        if k < n_parts and at[k] == cursor and stream.startswith(t, cursor):
-            following = at[k + 1] if k + 1 < n_parts else len(stream)
-            if following == cursor + n:  # t is the piece token at the cursor, whole
-                starts.append(p.start[k])
-                ends.append(p.end[k])
-                cursor, k = cursor + n, k + 1
+        n, j = len(t), -1  # j: the piece token t is found at the start of, or in
+        if n and stream.startswith(t, cursor):
+            a, j = cursor, (k if k < n_parts and at[k] == cursor else k - 1)
+        elif n:  # the first piece token ahead that starts with t (none between them does)
+            for i in range(k, min(k + 3, n_parts)):
+                if at[i] > cursor + WINDOW:
+                    break
+                if stream.startswith(t, at[i]):
+                    a, j = at[i], i
+                    break
+        if j < 0:
+            a = _find(stream, t, cursor, at)
+            if a < 0:
+                pos = p.start[p.of(cursor)] if cursor < len(stream) else text_len
+                starts.append(pos)
+                ends.append(pos)
                 continue
-        a = _find(stream, t, cursor, at)
-        if a < 0:
-            pos = p.start[p.of(cursor)] if cursor < len(stream) else text_len
-            starts.append(pos)
-            ends.append(pos)
-            continue
-        starts.append(p.start[p.of(a)])
-        ends.append(p.end[p.of(a + n - 1)])
+            j = p.of(a)
         cursor = a + n
-        k = bisect.bisect_left(at, cursor)
+        starts.append(p.start[j])
+        if following[j] >= cursor:  # t ends inside piece token j
+            ends.append(p.end[j])
+            k = j + 1
+        else:
+            ends.append(p.end[p.of(cursor - 1)])
+            k = bisect.bisect_left(at, cursor)
     return starts, ends
 
 
