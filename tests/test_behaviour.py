@@ -211,3 +211,36 @@ def test_untitled_clusters_take_the_first_line_of_the_text(engine_target):
         got = texts(["orig", "other", "missing"])
         full = nd.engine.get(["orig", "other"], text=True)
         assert got == {i: d.text for i, d in full.items()}
+
+
+def test_a_read_without_shingles_reads_the_document_and_makes_none(engine_target, monkeypatch):
+    """``get(shingles=False)`` (``show``, ``compare --ids``, titles) gives what a full read
+    gives of the text, title and tags, and makes no shingles again from the text."""
+    from neardup.signing.signer import Signer
+
+    target, opts = engine_target
+    docs = sample_docs(30)
+    with NearDup.open(target, CONFIG, **opts) as nd:
+        nd.index(docs, batch_size=10, progress=None)
+        nd.engine.refresh()
+        ids = [d.id for d in docs]
+        full = nd.engine.get(ids, text=True)
+
+        def made(*_args, **_kwargs):
+            raise AssertionError("shingles made again")
+
+        monkeypatch.setattr(Signer, "shingle_sets", made)
+        light = nd.engine.get(ids, text=True, shingles=False)
+    assert sorted(light) == sorted(full) == sorted(ids)
+    for i, d in light.items():
+        f = full[i]
+        assert (d.text, d.title, d.lang, d.tags, d.seq, d.n_shingles, d.exact) == (
+            f.text,
+            f.title,
+            f.lang,
+            f.tags,
+            f.seq,
+            f.n_shingles,
+            f.exact,
+        )
+        assert len(d.shingles) == 0 < len(f.shingles) and d.keys == {}

@@ -291,7 +291,7 @@ class NearDup:
             self._refuse_deleting_source_documents(len(ids))
         report = DeleteReport()
         with self.engine.writer():
-            found = self.engine.get(ids)
+            found = self.engine.get(ids, shingles=False)
             report.missing = [i for i in ids if i not in found]
             report.deleted = [i for i in ids if i in found]
             members = self._members_left(found, report.deleted)
@@ -409,7 +409,7 @@ class NearDup:
         """Each match's stored title, where it has one."""
         if not matches:
             return
-        stored = self.engine.get([m.id for m in matches])
+        stored = self.engine.get([m.id for m in matches], shingles=False)
         for m in matches:
             if m.id in stored:
                 m.title = stored[m.id].title
@@ -426,7 +426,7 @@ class NearDup:
         return explain.compare(self.signer, da, db)
 
     def _doc_by_id(self, doc_id: str) -> Document:
-        d = self.engine.get([doc_id], text=True).get(doc_id)
+        d = self.engine.get([doc_id], text=True, shingles=False).get(doc_id)
         if d is None:
             raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         return Document(id=d.id, text=d.text or "", title=d.title, lang=d.lang, fields=d.fields)
@@ -435,7 +435,7 @@ class NearDup:
     def show(self, doc_id: str) -> DocumentTags:
         """A document's tags, its representative and resemblance to it, or, for a
         representative, its members."""
-        d = self.engine.get([doc_id]).get(doc_id)
+        d = self.engine.get([doc_id], shingles=False).get(doc_id)
         if d is None:
             raise DocumentNotFound(f"no document with id {doc_id!r} in {self.engine.location}")
         t = d.tags
@@ -460,7 +460,7 @@ class NearDup:
                 too_short=d.too_short,
             )
         members = self.engine.members([d.id]).get(d.id, [])
-        got = self.engine.get(members) if members else {}
+        got = self.engine.get(members, shingles=False) if members else {}
         return DocumentTags(
             id=d.id,
             seq=d.seq,

@@ -312,7 +312,7 @@ def wordless_query(
                 "so nothing is its near-duplicate"
             )
         return None
-    stored = nd.engine.get([doc_id]).get(doc_id) if doc_id is not None else None
+    stored = nd.engine.get([doc_id], shingles=False).get(doc_id) if doc_id is not None else None
     if stored is not None and stored.n_shingles == 0:
         return f"document {doc_id!r} has no words, so nothing is its near-duplicate"
     return None

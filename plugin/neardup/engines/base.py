@@ -361,10 +361,12 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def get(
-        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
     ) -> dict[str, StoredDoc]:
         """Stored documents by id (missing ids are absent from the result); ``keys=False``
-        leaves their ``keys`` empty (verification reads shingles only)."""
+        leaves their ``keys`` empty (verification reads shingles only); ``shingles=False``
+        leaves their ``shingles`` and ``keys`` empty (a read of a document's text, title or
+        tags: shingles made again from the text cost far more than the read)."""
 
     def texts(self, ids: Iterable[str]) -> dict[str, str]:
         """The stored text of each document of ``ids`` that has one (missing ids are
@@ -372,7 +374,9 @@ class Engine(abc.ABC):
         with a lighter read (shingles made again from the text cost more than the read);
         the default reads the documents with :meth:`get`."""
         return {
-            i: d.text for i, d in self.get(ids, text=True, keys=False).items() if d.text is not None
+            i: d.text
+            for i, d in self.get(ids, text=True, shingles=False).items()
+            if d.text is not None
         }
 
     @abc.abstractmethod

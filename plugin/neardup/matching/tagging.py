@@ -209,5 +209,5 @@ class Tagger:
 
     def _push(self, heap: list[tuple[int, str]], ids: set[str]) -> None:
         if ids:
-            for d in self.engine.get(sorted(ids)).values():
+            for d in self.engine.get(sorted(ids), shingles=False).values():
                 heapq.heappush(heap, (d.seq, d.id))

@@ -207,7 +207,7 @@ def tag_cluster_records(st: Stats, engine: Engine, detail: int) -> list[ClusterR
     first seen), so memory stays bounded by the clusters shown.
     """
     order = sorted(st.tag_clusters, key=lambda cid: (-st.tag_clusters[cid].size, cid))
-    reps = engine.get(order[:detail]) if order else {}
+    reps = engine.get(order[:detail], shingles=False) if order else {}
     out = []
     for cid in order:
         tc, rep = st.tag_clusters[cid], reps.get(cid)

@@ -353,9 +353,9 @@ class ElasticEngine(Engine):
 
     # -- reads ---------------------------------------------------------------------------------
     def get(
-        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
     ) -> dict[str, StoredDoc]:
-        return self.reads.get(ids, text=text, keys=keys)
+        return self.reads.get(ids, text=text, keys=keys, shingles=shingles)
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         return self.reads.scan(text=text, batch_size=batch_size)

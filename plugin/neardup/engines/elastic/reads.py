@@ -12,7 +12,10 @@ import functools
 import itertools
 from typing import Any, Iterable, Iterator, Sequence
 
+import numpy as np
+
 from ...signing.encoding import parse_keys
+from ...sketches.hashing import U64
 from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
 from . import dsl
 from .layout import ROOT
@@ -44,30 +47,39 @@ class Reads:
         self._order_type_read: tuple[str | None] | None = None  # (read once: _order_type)
 
     def get(
-        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
     ) -> dict[str, StoredDoc]:
         ids = list(dict.fromkeys(ids))
         self.sessions.settle_for(ids)  # (a read by id sees what was sent of them)
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
-            body = dsl.mget_body(chunk, True, self.ix.layout)  # (the text makes the shingles)
+            # (the text makes the shingles)
+            body = dsl.mget_body(chunk, text or shingles, self.ix.layout)
             r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
             docs = r.get("docs", [])
             if self.sessions.in_session:  # (a write of these ids in this session reads no more)
                 self.sessions.known.update((d["_id"], found_seq(d)) for d in docs if "_id" in d)
             found = [d["_source"] for d in docs if d.get("found") and is_signed(d.get("_source"))]
-            for sd in self._stored_docs(found, text, keys):
+            for sd in self._stored_docs(found, text, keys and shingles, shingles):
                 out[sd.id] = sd
         return out
 
     def _stored_docs(
-        self, sources: Sequence[dict[str, Any]], text: bool, with_keys: bool = True
+        self,
+        sources: Sequence[dict[str, Any]],
+        text: bool,
+        with_keys: bool = True,
+        shingles: bool = True,
     ) -> list[StoredDoc]:
         """The documents of ``_source`` objects read with their text; shingles stored as a
         marker are made again from the text (:mod:`~neardup.engines.embedded.shingle_column`),
         all of a read at once, through a bounded cache that also holds what this process
-        stored."""
+        stored; ``shingles=False``: left empty (:meth:`get`)."""
         docs = [self._stored(src, text, with_keys) for src in sources]
+        if not shingles:
+            for d in docs:
+                d.shingles = np.empty(0, dtype=U64)
+            return docs
         todo = [i for i, d in enumerate(docs) if d.shingles is None]
         if todo:
             rows = []

@@ -12,6 +12,7 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
 import numpy as np
 
 from ...signing.records import Signed
+from ...sketches.hashing import U64
 from ...config import Config
 from ..base import (
     Candidate,
@@ -361,7 +362,7 @@ class EmbeddedEngine(Engine):
 
     # -- reads -----------------------------------------------------------------------------
     def get(
-        self, ids: Iterable[str], *, text: bool = False, keys: bool = True
+        self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
     ) -> dict[str, StoredDoc]:
         db = self.connection.require()
         ids = list(dict.fromkeys(ids))
@@ -371,7 +372,7 @@ class EmbeddedEngine(Engine):
             chunk = ids[i : i + _CHUNK_IDS]
             marks = ",".join("?" * len(chunk))
             rows = _named(db.execute(f"SELECT {cols} FROM docs WHERE id IN ({marks})", chunk))
-            for d in self._stored_many(rows.fetchall(), text, keys):
+            for d in self._stored_many(rows.fetchall(), text, keys, shingles):
                 out[d.id] = d
         return out
 
@@ -391,10 +392,13 @@ class EmbeddedEngine(Engine):
         return out
 
     def _stored_many(
-        self, rows: Sequence[sqlite3.Row], text: bool, keys: bool = True
+        self, rows: Sequence[sqlite3.Row], text: bool, keys: bool = True, shingles: bool = True
     ) -> list[StoredDoc]:
         """:meth:`_stored` of ``docs`` rows (:data:`~.schema.DOC_COLUMNS` and ``body``), the
-        shingles that are made again made together."""
+        shingles that are made again made together; ``shingles=False``: none made, and no
+        keys (:meth:`get`)."""
+        if not shingles:
+            return [self._stored(row, np.empty(0, dtype=U64), text, False) for row in rows]
         return [
             self._stored(row, sh, text, keys)
             for row, sh in zip(rows, self.postings.shingle_sets(rows), strict=True)
