@@ -16,13 +16,16 @@ import bisect
 import re
 from array import array
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ..config import Config
 from ..sketches.ragged import offsets_of, row_positions
 from .letters import code_point_table
+
+if TYPE_CHECKING:
+    from .canonicalizer import Canonical
 
 _PIECE = re.compile(r"\S+")
 #: How far ahead (in characters of the piece tokens) a token is looked for.
@@ -52,24 +55,25 @@ def tokens_with_offsets(
 
 
 def token_spans(
-    text: str, config: Config, lang: str | None = None
+    text: str, config: Config, lang: str | None = None, canonical: Canonical | None = None
 ) -> tuple[list[str], array, array, str]:
     """:func:`tokens_with_offsets` as the tokens, their raw starts and their raw ends (two
     ``array('q')``), and the document language: a few bytes per token beyond its text, so
-    long documents are explained in memory proportional to their words."""
-    words, pieces, doc_lang = tokens_and_pieces(text, config, lang)
+    long documents are explained in memory proportional to their words. ``canonical``: the
+    text's canonical tokens and language under ``config``, where the caller made them."""
+    words, pieces, doc_lang = tokens_and_pieces(text, config, lang, canonical)
     starts, ends = align(words, pieces, len(text))
     return words, starts, ends, doc_lang
 
 
 def tokens_and_pieces(
-    text: str, config: Config, lang: str | None = None
+    text: str, config: Config, lang: str | None = None, canonical: Canonical | None = None
 ) -> tuple[list[str], Pieces, str]:
-    """The canonical tokens of ``text``, its piece tokens (:func:`piece_tokens`) and the
-    document language: what :func:`align` aligns."""
+    """The canonical tokens of ``text`` (``canonical``'s, where given), its piece tokens
+    (:func:`piece_tokens`) and the document language: what :func:`align` aligns."""
     from .canonicalizer import Canonicalizer
 
-    canon = Canonicalizer(config).canonicalize(text, lang)
+    canon = canonical or Canonicalizer(config).canonicalize(text, lang)
     return list(canon.tokens), piece_tokens(text, config, canon.lang), canon.lang
 
 

@@ -96,22 +96,30 @@ class Comparison:
 def compare(signer: Signer, da: Document, db: Document) -> Comparison:
     """Explain the pair ``da``, ``db`` under ``signer``'s config: exact similarities, shared
     shingles and the raw passages behind them, which signatures collide."""
-    sa, sb = signer.sign(da), signer.sign(db)
-    sim = similarity(sa.shingles, sb.shingles)
+    # each text canonicalized once: a's tokens kept for its shared shingles and passages,
+    # b's only until its shingle hashes are made
+    ca = signer.canonical(da)
+    sa = signer.sign_canonical([da], [ca])[0]
     c = signer.config
+    w = c.shingle_size_for(sa.lang)
+    cb = signer.canonical(db)
+    sb = signer.sign_canonical([db], [cb])[0]
+    hb = shingle_hashes(cb.tokens, w, c.seed) if c.shingle == "word" else None
+    del cb
+    sim = similarity(sa.shingles, sb.shingles)
     mha = MinHash.from_shingles(sa.shingles, c.num_perm, c.seed, c.minhash_scheme)
     mhb = MinHash.from_shingles(sb.shingles, c.num_perm, c.seed, c.minhash_scheme)
     collisions = {f: _collision(f, sa.keys[f], sb.keys.get(f)) for f in sa.keys}
-    w = c.shingle_size_for(sa.lang)
-    shared_strings: list[str] = []
-    if c.shingle == "word":  # (one text's tokens held at a time: the other's as shingle hashes)
-        hb = shingle_hashes(signer.canonicalizer.tokens(db.text, db.lang or sb.lang), w, c.seed)
-        shared_strings = shared_shingle_strings(
-            signer.canonicalizer.tokens(da.text, da.lang or sa.lang), hb, w, c.seed
-        )
-        del hb
+    shared_strings = [] if hb is None else shared_shingle_strings(ca.tokens, hb, w, c.seed)
+    del hb
     passages = shared_passage_texts(
-        da.text, db.text, c, da.lang or sa.lang, db.lang or sb.lang, shingles_b=sb.shingles
+        da.text,
+        db.text,
+        c,
+        da.lang or sa.lang,
+        db.lang or sb.lang,
+        shingles_b=sb.shingles,
+        canonical_a=ca,
     )
     # a text too short to tell texts apart is an exact copy only of the same raw words
     exact = sa.exact == sb.exact and (

@@ -18,6 +18,7 @@ import re
 
 import numpy as np
 
+from ..canonical.canonicalizer import Canonical
 from ..canonical.offsets import token_spans
 from ..config import Config
 from ..sketches.hashing import U64, hash_strings
@@ -28,11 +29,12 @@ _WORD = re.compile(r"\S+")
 
 
 def shingle_spans(
-    text: str, config: Config, lang: str | None = None
+    text: str, config: Config, lang: str | None = None, canonical: Canonical | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The shingle hashes of ``text`` in document order (those the signer stores) and the raw
-    span of each, as an (n, 2) array of (start, end)."""
-    words, starts, ends, doc_lang = token_spans(text, config, lang)
+    span of each, as an (n, 2) array of (start, end); ``canonical``: the text's canonical
+    tokens and language, where the caller made them."""
+    words, starts, ends, doc_lang = token_spans(text, config, lang, canonical)
     if not words:
         return np.empty(0, dtype=U64), np.empty((0, 2), dtype=np.int64)
     tok_start, tok_end = np.frombuffer(starts, dtype=np.int64), np.frombuffer(ends, dtype=np.int64)
@@ -57,11 +59,15 @@ def shingle_spans(
 
 
 def shared_spans(
-    text: str, config: Config, other: np.ndarray, lang: str | None = None
+    text: str,
+    config: Config,
+    other: np.ndarray,
+    lang: str | None = None,
+    canonical: Canonical | None = None,
 ) -> list[tuple[int, int]]:
     """Merged raw spans of the shingles of ``text`` whose hashes are in ``other`` (sorted or
-    not)."""
-    seq, spans = shingle_spans(text, config, lang)
+    not); ``canonical``: as in :func:`shingle_spans`."""
+    seq, spans = shingle_spans(text, config, lang, canonical)
     return merge(spans[np.isin(seq, other)])
 
 
@@ -179,12 +185,15 @@ def shared_passage_texts(
     lang_b: str | None = None,
     *,
     shingles_b: np.ndarray | None = None,
+    canonical_a: Canonical | None = None,
 ) -> list[str]:
     """The raw passages of ``a`` behind the shingles it shares with ``b``, in order, with
     their whitespace collapsed (what ``neardup compare`` can show instead of canonical
     shingles, which for Persian are anchor pieces). ``shingles_b``: ``b``'s shingle hashes
     where the caller has them (a signed document's ``shingles``), so that only ``a`` is
-    mapped back to its raw text."""
+    mapped back to its raw text; ``canonical_a``: ``a``'s canonical tokens and language,
+    where the caller made them."""
     if shingles_b is None:
         shingles_b = np.unique(shingle_spans(b, config, lang_b)[0])
-    return [" ".join(a[s:e].split()) for s, e in shared_spans(a, config, shingles_b, lang_a)]
+    spans = shared_spans(a, config, shingles_b, lang_a, canonical_a)
+    return [" ".join(a[s:e].split()) for s, e in spans]

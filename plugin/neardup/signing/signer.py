@@ -127,7 +127,10 @@ class Signer:
             doc = dataclasses.replace(doc, lang=lang)
         return self._sign_docs([doc], None, check=False)[0]
 
-    def _canonical(self, doc: Document) -> Canonical:
+    def canonical(self, doc: Document) -> Canonical:
+        """The canonical tokens and language that :meth:`sign` signs ``doc`` by: its own
+        ``tokens`` where it brings them, else its text canonicalized (:meth:`sign_canonical`
+        of them is :meth:`sign` of it)."""
         if doc.tokens is None:
             return self.canonicalizer.canonicalize(doc.text, doc.lang)
         lang = doc.lang or self.canonicalizer.languages([" ".join(doc.tokens)], [None])[0]
@@ -192,7 +195,7 @@ class Signer:
         ) -> Any:  # its flags, or its canonical tokens where they are strings
             if problems[i]:
                 raise InvalidDocument(problems[i])
-            return flags[i] if hashed else self._canonical(d)
+            return flags[i] if hashed else self.canonical(d)
 
         kept, made = _per_document(docs, on_error, checked)
         if not hashed:
