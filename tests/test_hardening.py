@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from neardup.api import NearDup
 from neardup.cli import main
@@ -105,6 +107,25 @@ def test_redact_masks_every_form_of_credential():
         )
     finally:
         clear_secrets()
+
+
+_PARAM_PIECES = [
+    "token", "TOKEN", "api_key", "api-Key", "apikey", "client_secret", "x-amz-", "Signature",
+    "sig", "auth", "_", "-", "=", "==", "&", ";", " ", "a", "b9", "\u212a", "K", "\u017fecret",
+    "secret", "pwd", "passwd", "x", "?", "\u0130",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PARAM_PIECES), max_size=40).map("".join))
+@example("token=;x=abc").via("a name with no value before a parameter that is none")
+@example("x-amz-credential=k auth_token=a=b&sig=c").via("the longest name; = in a value")
+def test_secret_parameters_are_masked_as_the_reference_regex_masks_them(text):
+    """``mask_params`` (a name looked for before each "=") equals ``_PARAM.sub`` (the regex
+    tried at every position)."""
+    from neardup.runtime.redact import _PARAM, MASK, mask_params
+
+    assert mask_params(text) == _PARAM.sub(lambda m: m.group("name") + MASK, text)
 
 
 @pytest.mark.http

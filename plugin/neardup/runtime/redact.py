@@ -25,11 +25,18 @@ MASK = "***"
 _USERINFO = re.compile(
     r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^\s/?#@'\"<>`]*(?:@[^\s/?#@'\"<>`]*)*)@"
 )
-_PARAM = re.compile(
-    r"(?P<name>(?<![a-zA-Z0-9_])(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|password|passwd|pwd|"
-    r"secret|client[_-]?secret|signature|sig|x-amz-signature|x-amz-credential|auth)=)(?P<value>[^&\s#'\"<>`,;)]+)",
-    re.IGNORECASE,
+_NAME = (
+    r"(?<![a-zA-Z0-9_])(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|password|passwd|pwd|"
+    r"secret|client[_-]?secret|signature|sig|x-amz-signature|x-amz-credential|auth)="
 )
+_VALUE = r"[^&\s#'\"<>`,;)]+"
+#: A secret query parameter: its name and ``=``, and its value (the reference form of
+#: :func:`mask_params`).
+_PARAM = re.compile(f"(?P<name>{_NAME})(?P<value>{_VALUE})", re.IGNORECASE)
+_PARAM_NAME = re.compile(_NAME, re.IGNORECASE)
+_PARAM_VALUE = re.compile(_VALUE)
+#: The longest name of :data:`_PARAM` ("x-amz-credential"), without its ``=``.
+_LONGEST_NAME = 16
 _HEADER = re.compile(
     r"(?P<name>\b(?:authorization|proxy-authorization)['\"]?\s*[:=]\s*['\"]?(?:basic|bearer|apikey|token)\s+)"
     r"(?P<value>[A-Za-z0-9+/=._~\-]+)",
@@ -77,7 +84,7 @@ def redact(text: object) -> str:
     if "@" in s and "://" in s:
         s = _USERINFO.sub(_userinfo, s)
     if "=" in s:
-        s = _PARAM.sub(lambda m: m.group("name") + MASK, s)
+        s = mask_params(s)
     # (a scan of the regex at every position otherwise)
     if ("authorization" in s.lower()) and (":" in s or "=" in s):
         s = _HEADER.sub(lambda m: m.group("name") + MASK, s)
@@ -85,3 +92,27 @@ def redact(text: object) -> str:
         if secret in s:
             s = s.replace(secret, MASK)
     return s
+
+
+def mask_params(s: str) -> str:
+    """The value of every secret query parameter of ``s`` masked: ``_PARAM.sub`` (the
+    reference form: tests/test_hardening.py checks both are equal), with the name looked
+    for only where one can be, in the characters just before each ``=`` (a name holds no
+    ``=``), not at every position of the text (8 s on 60 MB of text).
+
+    >>> mask_params("x?sig=ab&q=1&X-Amz-Signature=f00 token= t")
+    'x?sig=***&q=1&X-Amz-Signature=*** token= t'
+    """
+    out: list[str] = []
+    last = 0  # the text before it is done
+    prev = -1  # the "=" before the one looked at
+    i = s.find("=")
+    while i >= 0:
+        name = _PARAM_NAME.search(s, max(last, prev + 1, i - _LONGEST_NAME), i + 1)
+        value = _PARAM_VALUE.match(s, i + 1) if name else None
+        if value:
+            out += [s[last : i + 1], MASK]
+            last = value.end()
+        prev, i = i, s.find("=", max(i + 1, last))
+    out.append(s[last:])
+    return "".join(out)
