@@ -296,9 +296,15 @@ def test_pieces_made_at_once_are_the_pieces_made_one_by_one():
 
 
 def test_alignment_fast_path_gives_the_reference_spans():
-    """``offsets.align`` (the usual token taken without a search) equals ``align_reference``
-    (every token searched) on every test text, edited copies, and real corpus documents."""
-    from neardup.canonical.offsets import align, align_reference, tokens_and_pieces
+    """``offsets.align`` (the compiled loop where it runs) and ``align_python`` (the usual
+    tokens taken without a search) equal ``align_reference`` (every token searched) on every
+    test text, edited copies, and real corpus documents."""
+    from neardup.canonical.offsets import (
+        align,
+        align_python,
+        align_reference,
+        tokens_and_pieces,
+    )
 
     texts = list(TEXTS) + [all_spaces(t) for t in TEXTS]
     texts += ["<p>Hello, WORLD!</p> 1,000 ١٢٣ co-\noperate e-mail  the end", "", "   "]
@@ -307,4 +313,6 @@ def test_alignment_fast_path_gives_the_reference_spans():
     config = Config()
     for text in texts:
         words, pieces, _ = tokens_and_pieces(text, config)
-        assert align(words, pieces, len(text)) == align_reference(words, pieces, len(text))
+        want = align_reference(words, pieces, len(text))
+        assert align(words, pieces, len(text)) == want
+        assert align_python(words, pieces, len(text)) == want

@@ -225,6 +225,44 @@ def test_detect_languages_is_detect_language_of_each(texts, sample, default):
     ]
 
 
+OFFSETS = forms("neardup.canonical.offsets_loops")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abc", min_size=1, max_size=4), max_size=12),
+    st.lists(st.text(alphabet="abc", max_size=3), max_size=10),
+    st.integers(0, 9),
+)
+@pytest.mark.parametrize("loops_module", OFFSETS, ids=lambda m: m.__name__)
+def test_find_tokens_finds_each_token_in_turn_by_the_rule_of_find(
+    loops_module, parts, words, window
+):
+    """Each word found from the cursor as ``offsets._find`` finds it in the string (the
+    window set to ``window``), the cursor moving past each word found."""
+    from unittest import mock
+
+    from neardup.canonical import offsets
+
+    stream = "".join(parts)
+    at = offsets_of([len(t) for t in parts])[:-1]
+    want_found, want_from, cursor = [], [], 0
+    with mock.patch.object(offsets, "WINDOW", window):
+        for w in words:
+            want_from.append(cursor)
+            a = offsets._find(stream, w, cursor, at.tolist())
+            want_found.append(a)
+            cursor = a + len(w) if a >= 0 else cursor
+    found, looked_from = loops_module.find_tokens(
+        code_points(stream),
+        at,
+        code_points("".join(words)),
+        offsets_of([len(w) for w in words]),
+        window,
+    )
+    assert (found.tolist(), looked_from.tolist()) == (want_found, want_from)
+
+
 def test_each_module_of_loops_has_both_forms_and_loops_gives_the_one_asked_for():
     """Each module of loops: its interpreted form (Python functions) and, where installed, a
     compiled one with the same public functions; :func:`loops` gives the compiled form

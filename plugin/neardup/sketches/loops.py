@@ -47,6 +47,7 @@ MODULES = (
     "neardup.canonical.letters_loops",
     "neardup.canonical.persian_loops",
     "neardup.canonical.scripts_loops",
+    "neardup.canonical.offsets_loops",
     "neardup.engines.embedded.packing",
 )
 
