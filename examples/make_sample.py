@@ -58,9 +58,22 @@ def pick(name: str, clustered: int, singles: int, rng: random.Random) -> list[di
 def main() -> None:
     rng = random.Random(7)
     out = []
-    for name, clustered, singles in (("en_licenses", 40, 15), ("en", 30, 25), ("fa", 30, 25), ("ru", 30, 25)):
+    for name, clustered, singles in (
+        ("en_licenses", 40, 15),
+        ("en", 30, 25),
+        ("fa", 30, 25),
+        ("ru", 30, 25),
+    ):
         for r in pick(name, clustered, singles, rng):
-            out.append({"id": r["id"], "title": title_of(r), "lang": r["lang"], "text": r["text"], "source": r["source"]})
+            out.append(
+                {
+                    "id": r["id"],
+                    "title": title_of(r),
+                    "lang": r["lang"],
+                    "text": r["text"],
+                    "source": r["source"],
+                }
+            )
     rng.shuffle(out)
     with open(HERE / "sample.jsonl", "w", encoding="utf-8") as f:
         for r in out:
