@@ -119,7 +119,7 @@ def compare(signer: Signer, da: Document, db: Document) -> Comparison:
         da.lang or sa.lang,
         db.lang or sb.lang,
         shingles_b=sb.shingles,
-        canonical_a=ca,
+        canonical_a=ca if da.tokens is None else None,  # (passages come from the text)
     )
     # a text too short to tell texts apart is an exact copy only of the same raw words
     exact = sa.exact == sb.exact and (
