@@ -116,7 +116,7 @@ def piece_tokens(text: str, config: Config, lang: str) -> Pieces:
         np.diff(~code_point_table(str.isspace)[cps], prepend=False, append=False)
     )
     del cps
-    number = {p: i for i, p in enumerate(dict.fromkeys(pieces))}  # each distinct piece's
+    number = {p: i for i, p in enumerate(dict.fromkeys(pieces))}  # distinct piece -> number
     piece_of = np.fromiter(map(number.__getitem__, pieces), dtype=np.int64, count=len(pieces))
     del pieces
     made = [
