@@ -111,11 +111,9 @@ def piece_tokens(text: str, config: Config, lang: str) -> Pieces:
     pieces = text.split()  # the runs of \S+: Python's \s is what str.isspace accepts
     if not pieces:
         return Pieces("", array("q"), array("q"), array("q"))
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    edges = np.flatnonzero(
-        np.diff(~code_point_table(str.isspace)[cps], prepend=False, append=False)
-    )
-    del cps
+    ink = ~code_point_table(str.isspace)[code_points(text)]  # not whitespace
+    edges = np.flatnonzero(np.diff(ink, prepend=False, append=False))
+    del ink
     number = {p: i for i, p in enumerate(dict.fromkeys(pieces))}  # distinct piece -> number
     piece_of = np.fromiter(map(number.__getitem__, pieces), dtype=np.int64, count=len(pieces))
     del pieces
