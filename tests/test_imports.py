@@ -109,7 +109,6 @@ LAYERS = (
         {
             "errors",
             "runtime",
-            "signing.registry",
             "report.worddiff",
             "report.charts",
             "signing.validate",
@@ -117,7 +116,7 @@ LAYERS = (
     ),
     (
         "sketches",
-        {"sketches", "signing.encoding", "signing.signature", "signing.builtin"},
+        {"sketches", "keys"},
     ),
     ("settings", {"config"}),
     ("text", {"canonical"}),

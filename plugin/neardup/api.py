@@ -165,7 +165,7 @@ class NearDup:
         """The candidate rule of this index (:mod:`neardup.matching.candidates`)."""
         from .matching.candidates import CandidateRule, extra_min_match
 
-        from .signing.builtin import BUILTIN
+        from .keys.builtin import BUILTIN
 
         extended = any(s not in BUILTIN for s in self.config.signatures)
         extra = extra_min_match(self._made_signer()) if extended else {}

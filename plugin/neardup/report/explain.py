@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..signing.encoding import POSITIONAL
+from ..keys.encoding import POSITIONAL
 from ..signing.records import Document
 from ..signing.signer import Signer
 from ..sketches.hashing import hash_strings
