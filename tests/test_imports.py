@@ -109,7 +109,6 @@ LAYERS = (
         {
             "errors",
             "runtime",
-            "report.worddiff",
             "report.charts",
             "signing.validate",
         },
@@ -122,7 +121,10 @@ LAYERS = (
     ("text", {"canonical"}),
     ("signing", {"signing"}),
     ("storage", {"engines"}),
-    ("core", {"matching", "indexing", "report.highlight", "report.explain", "io.records", "api"}),
+    (
+        "core",
+        {"matching", "indexing", "comparison", "io.records", "api"},
+    ),
     ("applications", {"io", "evaluation", "report", "dashboards", "cli"}),
 )
 
