@@ -74,7 +74,7 @@ def test_a_signer_without_the_extended_family_makes_the_same_shingles():
 
 
 def test_the_column_holds_a_marker_where_the_text_makes_the_shingles():
-    from neardup.engines.embedded.shingle_column import MIN_MADE, ShingleColumn, column, is_marker
+    from neardup.engines.stored_shingles import MIN_MADE, ShingleColumn, column, is_marker
 
     config = Config()
     docs = _docs(True) + _docs(False)[:10]
@@ -105,7 +105,7 @@ def test_the_column_holds_a_marker_where_the_text_makes_the_shingles():
 
 
 def test_the_cache_keeps_the_most_recently_used_within_its_bytes():
-    from neardup.engines.embedded.shingle_column import ShingleCache
+    from neardup.engines.stored_shingles import ShingleCache
 
     cache = ShingleCache(max_bytes=3 * 80)
     sets = {k: np.arange(10, dtype=np.uint64) + k for k in range(5)}
@@ -202,7 +202,7 @@ def test_markers_leave_tags_matches_and_containment_unchanged(tmp_path):
 
 
 def test_the_marker_keeps_the_language_a_document_was_given():
-    from neardup.engines.embedded.shingle_column import ShingleColumn, column
+    from neardup.engines.stored_shingles import ShingleColumn, column
 
     # English words given as Russian: Russian's shingle size applies, detection would not
     config = Config(shingle_size_by_lang=(("ru", 3),))

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...config import Config
 from ..base import EngineError
-from ..embedded.shingle_column import ShingleCache, ShingleColumn
+from ..stored_shingles import ShingleCache, ShingleColumn
 from ..transport import Backoff, Retrying, Server, connect, split_credentials
 from . import templates
 from .layout import OWN

@@ -30,7 +30,7 @@ from .failures import (
     sqlite_failure,
     storage_problem,
 )
-from .shingle_column import ShingleColumn
+from ..stored_shingles import ShingleColumn
 
 
 class Transaction:
@@ -121,7 +121,7 @@ class Connection:
         self.field_ids: dict[str, int] = {}
         self.later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self.read_only = False
-        #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
+        #: the file's format stores markers for shingles its texts make (:mod:`..stored_shingles`)
         self.shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
         self.recent_table = False

@@ -33,7 +33,7 @@ from .failures import StorageError, storage_problem
 from .fulltext import FullText
 from .keycolumn import keys_column, keys_columns, prepare_key_columns
 from .postings import Postings
-from .shingle_column import column
+from ..stored_shingles import column
 
 #: Ids per ``IN (...)`` of a statement (SQLite's default limit of variables is 999).
 _CHUNK_IDS = 500

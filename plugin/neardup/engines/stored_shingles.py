@@ -1,11 +1,11 @@
-"""The embedded engine's ``shingles`` column: a document's shingle hashes, or what makes them.
+"""The ``shingles`` field every engine stores: a document's shingle hashes, or what makes them.
 
 Exact verification needs each candidate's full set of shingle hashes, 8 bytes apiece: about
 3.5 KB for a document of 550 words, more than everything else the index keeps of it beyond
 the text. Random 64-bit hashes do not compress, but they follow from what is stored already:
 the text, the language the document was signed with as given, and the index's settings
 (:meth:`neardup.signing.signer.Signer.shingle_sets` makes them exactly as signing did). So the
-column holds either
+field holds either
 
 * the sorted hashes as a little-endian uint64 BLOB, ``8 * n_shingles`` bytes: documents that
   brought their own tokens, and documents of fewer than :data:`MIN_MADE` shingles, which the
@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 
 import numpy as np
 
-from ...config import Config
-from ...sketches.hashing import U64
-from ...signing.records import Document, Signed
+from ..config import Config
+from ..sketches.hashing import U64
+from ..signing.records import Document, Signed
 
 if TYPE_CHECKING:
-    from ...signing.signer import Signer
+    from ..signing.signer import Signer
 
 #: Documents with fewer shingles keep their hashes (a marker would save little).
 MIN_MADE = 16
@@ -143,7 +143,7 @@ class ShingleColumn:
         """The shingle sets of marker ``rows`` made again from their texts (and cached); a
         text that makes another number of shingles than was stored is refused."""
         if self._signer is None:
-            from ...signing.signer import Signer  # (on first use: reading loads no signing)
+            from ..signing.signer import Signer  # (on first use: reading loads no signing)
 
             self._signer = Signer(self.config, extended=False)
         docs = [
