@@ -96,10 +96,14 @@ class ShingleCache:
         return len(self._sets)
 
 
-class ShingleColumn:
-    """Reads the column for one index: stored hashes as they are, markers made again from
+class StoredShingles:
+    """Reads the field for one index: stored hashes as they are, markers made again from
     the text (all of a read at once) through the cache. A cache key must determine the
-    shingles: the engine uses (exact digest of the tokens, language)."""
+    shingles: the engine uses (exact digest of the tokens, language).
+
+    Markers are made again by the index's signer, given by its owner (:meth:`use`, called
+    through :meth:`neardup.engines.base.Engine.use_signer`), so a process canonicalizes with
+    one signer; an engine used on its own makes a shingles-only one at its first marker."""
 
     #: Texts canonicalized together (larger batches of long texts cost more per text).
     batch = 500
@@ -108,6 +112,10 @@ class ShingleColumn:
         self.config = config
         self.cache = ShingleCache() if cache is None else cache
         self._signer: Signer | None = None
+
+    def use(self, signer: Signer) -> None:
+        """Make markers' shingles again with ``signer`` (one of this index's settings)."""
+        self._signer = signer
 
     def remember(self, key: Hashable, shingles: np.ndarray) -> None:
         """Keep the set of a document as it is stored (its key as it will be read)."""
@@ -145,7 +153,7 @@ class ShingleColumn:
         if self._signer is None:
             from ..signing.signer import Signer  # (on first use: reading loads no signing)
 
-            self._signer = Signer(self.config, extended=False)
+            self._signer = Signer(self.config, extended=False)  # (no signer was given)
         docs = [
             Document(str(key), text or "", lang=given_lang(blob)) for key, blob, _, text in rows
         ]
