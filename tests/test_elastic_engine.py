@@ -155,7 +155,7 @@ def test_shingles_are_made_from_the_text_and_stored_hashes_still_read(url, signe
     """``_source`` keeps a marker, not the hashes, for a text that makes them; reading gives
     them exactly (from the text, in a fresh engine with an empty cache). A document stored
     with its hashes, as indices made before keep them, reads as it did."""
-    from neardup.signing.encoding import encode_shingles
+    from neardup.keys.encoding import encode_shingles
 
     eng = _engine(url)
     eng.open(Config())

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...signing.encoding import parse_keys
+from ...keys.encoding import parse_keys
 from ..embedded.shingle_column import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
@@ -217,7 +217,7 @@ def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
     (they are made again from the text, :mod:`~neardup.engines.embedded.shingle_column`) or
     none was read.
 
-    >>> from neardup.signing.encoding import encode_shingles
+    >>> from neardup.keys.encoding import encode_shingles
     >>> stored_shingles({"shingles": encode_shingles(np.array([3, 5])), "n_shingles": 2}).tolist()
     [3, 5]
     >>> stored_shingles({"shingles": "VGVu", "n_shingles": 20}) is None  # b"Ten": made from text

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
 from ...config import SIGNATURE_VERSION
-from ...signing.encoding import render_keys
+from ...keys.encoding import render_keys
 from ...signing.records import Signed
 from ..base import CandidateQuery, ClusterRecord, Tags
 from ..embedded import shingle_column

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ...signing.encoding import parse_keys
+from ...keys.encoding import parse_keys
 from ...sketches.hashing import U64
 from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
 from . import dsl
