@@ -18,6 +18,7 @@ are made with ``pipeline=False``. Fault injection (``fault_proxy``, ``os_ingest`
 from __future__ import annotations
 
 import http.client
+import importlib
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from neardup.sketches.loops import installed, missing
 from tests.engines import launch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +88,41 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"NEARDUP_TEST_ENGINE={engine!r}: expected one of {', '.join(REAL_ENGINES)}"
             )
         os.environ["NEARDUP_TEST_ENGINE"] = engine
+
+
+# -- the compiled loops -------------------------------------------------------------------------
+def compiled_required() -> bool:
+    """Whether this run requires the compiled loops: ``NEARDUP_REQUIRE_COMPILED=1``, as .ci/run
+    sets it for every run but the one that installs neardup without them. A run without one
+    of them then stops at its start, naming it, and the tests that compare the compiled form
+    with the interpreted one fail instead of skipping (:data:`needs_compiled`)."""
+    return os.environ.get("NEARDUP_REQUIRE_COMPILED") == "1"
+
+
+#: A test that compares the compiled loops with the interpreted ones: skipped where they are
+#: not installed, unless the run requires them (:func:`compiled_required`).
+needs_compiled = pytest.mark.skipif(
+    not compiled_required() and not installed(),
+    reason="the compiled loops are not installed (no C compiler at install)",
+)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not compiled_required():
+        return
+    reasons = []
+    for name in missing():
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            reasons.append(f"{name}: {exc}")
+    if reasons:
+        pytest.exit(
+            "NEARDUP_REQUIRE_COMPILED=1, but these compiled loops are not installed (see the"
+            " C compiler's errors in the build log of `pip install -v .`):\n  "
+            + "\n  ".join(reasons),
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
 
 
 def real_engine() -> str | None:

@@ -16,7 +16,7 @@ from neardup.engines.elastic import templates
 from neardup.engines.elastic.layout import Layout, OWN, TEXT_LANGS
 from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
-from neardup.engines.embedded.shingle_column import column
+from neardup.engines.stored_shingles import column
 from neardup.engines.embedded import EmbeddedEngine
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document
@@ -155,7 +155,7 @@ def test_shingles_are_made_from_the_text_and_stored_hashes_still_read(url, signe
     """``_source`` keeps a marker, not the hashes, for a text that makes them; reading gives
     them exactly (from the text, in a fresh engine with an empty cache). A document stored
     with its hashes, as indices made before keep them, reads as it did."""
-    from neardup.signing.encoding import encode_shingles
+    from neardup.keys.encoding import encode_shingles
 
     eng = _engine(url)
     eng.open(Config())

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.signing.encoding import posting_key
+from neardup.keys.encoding import posting_key
 from neardup.engines.embedded.keycolumn import joined_keys, pack_keys, pack_keys_many, unpack_keys
 from neardup.sketches.loops import interpreted_loops
 from neardup.sketches.ragged import join

@@ -29,31 +29,31 @@ from neardup.sketches.loops import (
     installed,
     interpreted_loops,
     loops,
+    missing,
     mode,
 )
 from neardup.sketches.mixing import GOLDEN
 from neardup.sketches.ragged import offsets_of
 
+from .conftest import compiled_required, needs_compiled
 from .corpora import SAMPLE
 
 
 def forms(name: str) -> list:
-    """The module of loops ``name`` in each form installed: compiled (where built), then
-    interpreted."""
+    """The module of loops ``name`` in each form installed: compiled (where built, and always
+    where the run requires it: then its ImportError fails the test), then interpreted."""
     found = [importlib.import_module(name)]
     try:
         found.insert(0, importlib.import_module(compiled_name(name)))
     except ImportError:  # (an install without a C compiler: the interpreted form only)
-        pass
+        if compiled_required():
+            raise
     return found
 
 
 HASHING = forms("neardup.sketches.hashing_loops")
 LETTERS = forms("neardup.canonical.letters_loops")
 SCRIPTS = forms("neardup.canonical.scripts_loops")
-needs_compiled = pytest.mark.skipif(
-    not installed(), reason="the compiled loops are not installed (no C compiler at install)"
-)
 
 MASK = 2**64 - 1
 # letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone
@@ -271,7 +271,7 @@ def test_each_module_of_loops_has_both_forms_and_loops_gives_the_one_asked_for()
         interpreted = importlib.import_module(name)
         with interpreted_loops():
             assert loops(name) is interpreted and mode() == "interpreted"
-        if not installed():
+        if not installed() and not compiled_required():
             continue
         compiled = importlib.import_module(compiled_name(name))
         public = {k for k, v in vars(compiled).items() if not k.startswith("_") and callable(v)}
@@ -370,11 +370,12 @@ def _signed_fields(signed) -> list[tuple]:
     ]
 
 
+@needs_compiled
 def test_interpreted_loops_sign_as_the_compiled_ones():
     """The loops run interpreted give every signature bit for bit, Persian and Russian and
-    English texts, short and long (with the compiled form not installed: the same form twice)."""
-    import json
-
+    English texts, short and long: the compiled form of each module of loops against the
+    interpreted one (both installed, or the test fails)."""
+    assert missing() == []  # (else "compiled" below would run the interpreted form too)
     from neardup.config import Config
     from neardup.signing.signer import Document, Signer
 

@@ -16,7 +16,7 @@ from neardup.sketches.lsh import band_keys, collision_probability, optimal_bands
 from neardup.sketches.minhash import MinHash
 from neardup.sketches.sampling import min_sample, mod_sample, winnow
 from neardup.sketches.shingles import combine, shingle, shingle_strings
-from neardup.signing.builtin import exact_key
+from neardup.keys.builtin import exact_key
 from neardup.sketches.simhash import (
     agreeing_blocks,
     block_bounds,

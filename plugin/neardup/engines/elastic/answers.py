@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ...signing.encoding import parse_keys
-from ..embedded.shingle_column import given_lang, is_marker, stored_hashes
+from ...keys.encoding import parse_keys
+from ..stored_shingles import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
 from .layout import Layout, ROOT
@@ -214,10 +214,10 @@ def stored_text(src: dict[str, Any], layout: Layout, field: str | None) -> Any:
 
 def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
     """The shingle hashes a ``neardup`` object holds, or None where it holds a marker instead
-    (they are made again from the text, :mod:`~neardup.engines.embedded.shingle_column`) or
+    (they are made again from the text, :mod:`~neardup.engines.stored_shingles`) or
     none was read.
 
-    >>> from neardup.signing.encoding import encode_shingles
+    >>> from neardup.keys.encoding import encode_shingles
     >>> stored_shingles({"shingles": encode_shingles(np.array([3, 5])), "n_shingles": 2}).tolist()
     [3, 5]
     >>> stored_shingles({"shingles": "VGVu", "n_shingles": 20}) is None  # b"Ten": made from text
