@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..base import EngineError, Failure
-from ...io.fields import MAX_CHARS
 from ..transport import (
     MORE_HEAP,
     Retrying,
@@ -350,8 +349,8 @@ class BulkStreamer:
         explained = (
             f"{error.get('reason')}: the bulk request holding this document alone is {size:,} "
             f"bytes, more than the engine's heap can take under {memory_limit(error)}, and a "
-            f"smaller --batch-size cannot send it: {MORE_HEAP}, or shorten the document "
-            f"(neardup itself takes texts of up to {MAX_CHARS:,} characters)"
+            f"smaller --batch-size cannot send it: {MORE_HEAP}, or shorten the document (it is "
+            "within neardup's own limit on a text's length, which let it through)"
         )
         return {
             op: {
