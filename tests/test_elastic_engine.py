@@ -16,7 +16,7 @@ from neardup.engines.elastic import templates
 from neardup.engines.elastic.layout import Layout, OWN, TEXT_LANGS
 from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
 from neardup.engines.elastic import ElasticEngine
-from neardup.engines.embedded.shingle_column import column
+from neardup.engines.stored_shingles import column
 from neardup.engines.embedded import EmbeddedEngine
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document

@@ -142,6 +142,7 @@ class NearDup:
                 self._signer = Signer(self.config, self.engine.get_meta("context") or {})
             except ContextError:
                 return None
+            self.engine.use_signer(self._signer)
         return self._signer
 
     @property
@@ -278,6 +279,7 @@ class NearDup:
         ctx = build_context(self.config, ((d.text, d.lang) for d in docs))
         self.engine.put_meta("context", ctx)
         self._signer = Signer(self.config, ctx)
+        self.engine.use_signer(self._signer)
         return ctx
 
     def delete(self, ids: Iterable[str], *, delete_source_documents: bool = False) -> DeleteReport:

@@ -18,13 +18,16 @@ from __future__ import annotations
 import abc
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..config import OPENS_VERSIONS, SIGNATURE_VERSION, Config
 from ..errors import EngineError
 from ..signing.records import Signed
+
+if TYPE_CHECKING:
+    from ..signing.signer import Signer
 from ..sketches.verify import UNBOUNDED
 
 
@@ -432,6 +435,12 @@ class Engine(abc.ABC):
         process that tags and stores does less, and given back to :meth:`put` with the
         batch; None (the default) when the engine has nothing to make in advance."""
         return None
+
+    @abc.abstractmethod
+    def use_signer(self, signer: Signer) -> None:
+        """The open index's signer (its owner's, :attr:`neardup.api.NearDup.signer`): stored
+        shingles that are made again from the text (:mod:`~neardup.engines.stored_shingles`)
+        are made by it, so a process canonicalizes with one signer."""
 
     @contextlib.contextmanager
     def writes_in_a_row(self) -> Iterator[None]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...keys.encoding import parse_keys
-from ..embedded.shingle_column import given_lang, is_marker, stored_hashes
+from ..stored_shingles import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
 from .layout import Layout, ROOT
@@ -214,7 +214,7 @@ def stored_text(src: dict[str, Any], layout: Layout, field: str | None) -> Any:
 
 def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
     """The shingle hashes a ``neardup`` object holds, or None where it holds a marker instead
-    (they are made again from the text, :mod:`~neardup.engines.embedded.shingle_column`) or
+    (they are made again from the text, :mod:`~neardup.engines.stored_shingles`) or
     none was read.
 
     >>> from neardup.keys.encoding import encode_shingles

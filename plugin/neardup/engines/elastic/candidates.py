@@ -60,7 +60,7 @@ class Candidates:
 
     def _held_shingles(self, recent: KeyMatcher, found: list[list[Candidate]]) -> None:
         """Give the run's own documents among ``found`` the shingles the run kept of them
-        (:meth:`~neardup.engines.embedded.shingle_column.ShingleColumn.cached`): verifying
+        (:meth:`~neardup.engines.stored_shingles.StoredShingles.cached`): verifying
         against them then reads nothing from the engine. Those the bounded cache no longer
         holds are read as any stored document's."""
         for hits in found:

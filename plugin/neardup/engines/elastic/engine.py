@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 from ...config import SIGNATURE_VERSION, Config, ConfigMismatch
 from ...signing.records import Document, Signed
@@ -50,6 +50,9 @@ from .reads import Reads
 from .sessions import Sessions
 from .setup import SetUp
 from .writes import Writes
+
+if TYPE_CHECKING:
+    from ...signing.signer import Signer
 
 
 class ElasticEngine(Engine):
@@ -312,6 +315,9 @@ class ElasticEngine(Engine):
     def writes_in_a_row(self) -> ContextManager[None]:
         """A run's sessions keep the lease (:meth:`~.sessions.Sessions.writes_in_a_row`)."""
         return self.sessions.writes_in_a_row()
+
+    def use_signer(self, signer: Signer) -> None:
+        self.ix.shingle_sets.use(signer)
 
     def refresh(self) -> None:
         self.sessions.refresh()

@@ -2,7 +2,7 @@
 ``search_after`` on ``neardup.seq`` (scroll where PIT is missing), members of clusters,
 counts, full-text search (plain and folded by cluster) and the stored clusters, every read
 after the session's own writes are made visible. Shingles stored as a marker are made again
-from the stored text (:mod:`~neardup.engines.embedded.shingle_column`).
+from the stored text (:mod:`~neardup.engines.stored_shingles`).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class Reads:
         shingles: bool = True,
     ) -> list[StoredDoc]:
         """The documents of ``_source`` objects read with their text; shingles stored as a
-        marker are made again from the text (:mod:`~neardup.engines.embedded.shingle_column`),
+        marker are made again from the text (:mod:`~neardup.engines.stored_shingles`),
         all of a read at once, through a bounded cache that also holds what this process
         stored; ``shingles=False``: left empty (:meth:`get`)."""
         docs = [self._stored(src, text, with_keys) for src in sources]

@@ -13,7 +13,7 @@ from typing import Iterable, Iterator, Sequence
 
 from ...signing.records import Signed
 from ..base import ClusterRecord, Failure, PendingPut, PreparedBatch, Tags
-from ..embedded.shingle_column import column
+from ..stored_shingles import column
 from . import dsl
 from .answers import found_seq
 from .calls import chunks, document_problem

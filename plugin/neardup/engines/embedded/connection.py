@@ -30,7 +30,7 @@ from .failures import (
     sqlite_failure,
     storage_problem,
 )
-from .shingle_column import ShingleColumn
+from ..stored_shingles import StoredShingles
 
 
 class Transaction:
@@ -121,13 +121,13 @@ class Connection:
         self.field_ids: dict[str, int] = {}
         self.later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self.read_only = False
-        #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
+        #: the file's format stores markers for shingles its texts make (:mod:`..stored_shingles`)
         self.shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
         self.recent_table = False
         #: the file has the narrow index candidates are filtered through (``docs_filter``)
         self.filter_index = False
-        self.shingles: ShingleColumn | None = None  # reads the shingles column (once open)
+        self.shingles: StoredShingles | None = None  # reads the shingles column (once open)
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
         self._in_a_row = False
@@ -210,7 +210,7 @@ class Connection:
     def opened(self, config: Config) -> None:
         """What the open index's settings ``config`` make of it: its fields, numbered, those
         that follow behind, and its shingle sets."""
-        self.shingles = ShingleColumn(config)
+        self.shingles = StoredShingles(config)
         self.fields = tuple(config.signatures)
         self.field_ids = {f: i for i, f in enumerate(self.fields)}
         self.later = frozenset(f for f in CONTAINMENT_SAMPLES if f in self.field_ids)

@@ -7,7 +7,7 @@ import functools
 import json
 import os
 import sqlite3
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -33,7 +33,10 @@ from .failures import StorageError, storage_problem
 from .fulltext import FullText
 from .keycolumn import keys_column, keys_columns, prepare_key_columns
 from .postings import Postings
-from .shingle_column import column
+from ..stored_shingles import column
+
+if TYPE_CHECKING:
+    from ...signing.signer import Signer
 
 #: Ids per ``IN (...)`` of a statement (SQLite's default limit of variables is 999).
 _CHUNK_IDS = 500
@@ -127,6 +130,9 @@ class EmbeddedEngine(Engine):
 
     def _after_open(self, created: bool) -> None:
         self.connection.opened(self.config)
+
+    def use_signer(self, signer: Signer) -> None:
+        self.connection.shingles.use(signer)
 
     def close(self) -> None:
         self.connection.close()

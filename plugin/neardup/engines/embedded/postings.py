@@ -195,7 +195,7 @@ class Postings:
 
     def shingle_sets(self, rows: Sequence[Any]) -> list[np.ndarray]:
         """The shingle hashes of ``docs`` rows (by name: exact, lang, shingles, n_shingles,
-        body): stored, or made again from the text (:mod:`.shingle_column`)."""
+        body): stored, or made again from the text (:mod:`~neardup.engines.stored_shingles`)."""
         if self.conn.shingles is None:
             raise EngineError("engine is not open")
         return self.conn.shingles.sets(
