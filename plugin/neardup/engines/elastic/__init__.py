@@ -14,7 +14,7 @@ One module a job. Set-up apart from reads and writes, each part holding the
 Beside them: :mod:`.options` (the engine's settings, a record a concern), :mod:`.layout`
 (where a document's fields are), :mod:`.templates` (the names, templates, pipeline and
 settings document of an index) and :mod:`.dsl` (the request bodies of reads and writes),
-both pure functions, :mod:`.answers` (response bodies parsed into records),
+both pure functions, :mod:`.hits` (response bodies parsed into records),
 :mod:`.calls` (one pager, one bulk streamer), :mod:`.lease` (the lease document) and
 :mod:`.key_match` (candidate queries answered in memory by the engine query's rule).
 Clients, credentials and TLS are :mod:`neardup.engines.transport`'s, shared with the

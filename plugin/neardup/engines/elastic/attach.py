@@ -19,7 +19,7 @@ from ..transport import status_of
 from . import dsl
 from . import templates
 from .layout import Layout, ROOT
-from .answers import (
+from .hits import (
     count_fields,
     field_text,
     flat_settings,
@@ -44,7 +44,7 @@ class Attach:
     def check_target(self) -> None:
         """The name ``attach`` was given resolves to one open index (or an alias over one):
         an alias over several indices, a data stream and a closed index are refused
-        (:func:`~neardup.engines.elastic.answers.target_problem`) before anything changes."""
+        (:func:`~neardup.engines.elastic.hits.target_problem`) before anything changes."""
         try:
             resolved = self.ix.retry.call(
                 "resolve index",
