@@ -5,7 +5,8 @@ One module a job. Set-up apart from reads and writes, each part holding the
 
 * :mod:`.index` (the index's names, the client that reaches it, its stored settings),
   :mod:`.setup` (templates, pipeline, side indices, the settings document) and
-  :mod:`.attach` (adopting a user's index in place);
+  :mod:`.attach` (adopting a user's index in place, refused first for what
+  :mod:`.attach_checks` finds);
 * :mod:`.sessions` (the write lease, arrival numbers, refreshes), :mod:`.writes`
   (documents, tags, deletes, clusters), :mod:`.candidates` (candidate queries, collisions)
   and :mod:`.reads` (documents, scans, counts, full-text search, clusters);

@@ -40,7 +40,7 @@ from ..base import (
 from ..transport import Backoff, Retrying, Server
 from . import templates
 from .layout import Layout, ROOT
-from .hits import check_fields
+from .attach_checks import check_fields
 from .attach import Attach
 from .candidates import Candidates
 from .index import Index, utc_now
