@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from neardup.sketches.loops import installed, missing
+from neardup.sketches.loops import compiled_name, installed, missing
 from tests.engines import launch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,6 +105,19 @@ needs_compiled = pytest.mark.skipif(
     not compiled_required() and not installed(),
     reason="the compiled loops are not installed (no C compiler at install)",
 )
+
+
+def forms(name: str) -> list:
+    """The module of loops ``name`` (:data:`neardup.sketches.loops.MODULES`) in each form
+    installed: compiled (where built, and always where the run requires it: then its
+    ImportError fails the test), then interpreted."""
+    found = [importlib.import_module(name)]
+    try:
+        found.insert(0, importlib.import_module(compiled_name(name)))
+    except ImportError:  # (an install without a C compiler: the interpreted form only)
+        if compiled_required():
+            raise
+    return found
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
