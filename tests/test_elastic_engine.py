@@ -522,3 +522,66 @@ def test_documents_of_every_language_are_read_back_with_text_and_shingles(url):
         assert got[s.id].text == s.doc.text and got[s.id].title == s.id
         assert got[s.id].shingles.tolist() == s.shingles.tolist(), s.id
     fresh.close()
+
+
+def _outcome(nd) -> tuple[dict, list, list]:
+    """Every document's tags, the verified pairs and the clusters of an index."""
+    tags = {r["id"]: r["neardup"] for r in nd.export()}
+    pairs = sorted((p.a, p.b, round(p.resemblance, 9)) for p in nd.pairs())
+    clusters = sorted((c.cluster_id, tuple(sorted(c.members))) for c in nd.clusters())
+    return tags, pairs, clusters
+
+
+def test_keys_of_an_index_with_keyword_key_fields_go_on_as_arrays(
+    osmem_clone, monkeypatch, tmp_path
+):
+    """An index made when the key fields were keyword fields (neardup before keys became
+    one whitespace-joined string per text field) is extended by this neardup: its new
+    documents' keys are written as arrays, which keyword fields match, and its tags, pairs
+    and clusters equal those of an index made now and of the embedded engine; the index made
+    now stores each field's keys as one string."""
+    from neardup import NearDup
+
+    url, cfg, docs = osmem_clone.url, Config(shingle_size=3, threshold=0.8), _texts(30)
+    opts = {"pipeline": http_pipeline()}
+
+    made = templates.neardup_mapping
+
+    def keyword_keys(signatures):
+        m = made(signatures)
+        for key in m["properties"]["keys"]["properties"].values():
+            key.clear()
+            key.update(type="keyword", doc_values=False)
+        return m
+
+    with monkeypatch.context() as m:  # the index made by the neardup before
+        m.setattr(templates, "neardup_mapping", keyword_keys)
+        with NearDup.open(url, cfg, index="before", **opts) as nd:
+            nd.index(docs[:15], progress=None)
+    with NearDup.open(url, index="before", create=False, **opts) as nd:  # this neardup
+        nd.index(docs[15:], progress=None)
+        nd.engine.refresh()
+        before = _outcome(nd)
+    with NearDup.open(url, cfg, index="now", **opts) as nd:
+        nd.index(docs[:15], progress=None)
+        nd.index(docs[15:], progress=None)
+        nd.engine.refresh()
+        now = _outcome(nd)
+    with NearDup.open(str(tmp_path / "e.db"), cfg) as nd:
+        nd.index(docs[:15], progress=None)
+        nd.index(docs[15:], progress=None)
+        embedded = _outcome(nd)
+    assert before == now == embedded
+    assert embedded[1] and embedded[2]  # (pairs and clusters to compare)
+
+    from opensearchpy import OpenSearch
+
+    c = OpenSearch(url)
+    for index, form in (("before", "keyword"), ("now", "text")):
+        props = c.indices.get_mapping(index=index)[index]["mappings"]["properties"]
+        keys = props["neardup"]["properties"]["keys"]["properties"]
+        assert {k["type"] for k in keys.values()} == {form}, index
+        for doc_id in ("d00", "d29"):  # made by the neardup before and after (before)
+            src = c.get(index=index, id=doc_id)["_source"]["neardup"]["keys"]
+            assert all(isinstance(v, list if form == "keyword" else str) for v in src.values())
+    c.close()
