@@ -54,7 +54,7 @@ from neardup.config import Config
 from neardup.signing.records import Document
 from tests.engines import launch
 
-from . import synth, wholepath
+from . import synth, wholepath, wholepath_corpus
 from .engine import base_documents, db_bytes, percentiles
 
 REPO = Path(__file__).resolve().parents[1]
@@ -845,7 +845,7 @@ def main(argv: list[str] | None = None) -> int:
         corpus = None
         if a.whole_path:
             corpus = Path(tmp) / "corpus.jsonl"
-            res["whole_path_corpus"] = wholepath.build_corpus(corpus, a.whole_path)
+            res["whole_path_corpus"] = wholepath_corpus.build_corpus(corpus, a.whole_path)
         for name in [x.strip() for x in a.engines.split(",") if x.strip()]:
             res["runs"].append(
                 run_engine(name, docs, sizes, queries, a.heap, corpus, log, a.bulk_parts)

@@ -234,7 +234,7 @@ def test_attach_counts_fields_as_the_engine_does(osmem_clone):
     attach checks before changing anything is the engine's own."""
     from neardup.config import Config
     from neardup.engines.elastic import templates
-    from neardup.engines.elastic.answers import count_fields
+    from neardup.engines.elastic.attach_checks import count_fields
     from neardup.engines.elastic.layout import ROOT
 
     url = osmem_clone.url

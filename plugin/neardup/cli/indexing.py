@@ -442,7 +442,7 @@ def _failed_places(
     paths: tuple[str, ...], failed: list, record_fields: Any, encoding: str | None
 ) -> dict[str, str]:
     """Where each document the engine refused was read (none refused: nothing read again)."""
-    from ..io.reading import locate
+    from ..io.locate import locate
 
     if not failed:
         return {}

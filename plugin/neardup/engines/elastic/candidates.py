@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base import Candidate, CandidateQuery, EngineError
 from . import dsl
-from .answers import candidate_of, entry_of, error_reason, missing_shards, neardup_part
+from .hits import candidate_of, entry_of, error_reason, missing_shards, neardup_part
 from .calls import chunks
 from .index import Index
 from .key_match import KeyMatcher, merged

@@ -3,7 +3,7 @@
 Canonicalization and signing run in Python (hazm cannot run inside the engine); the
 engine stores the signed documents (field names in ``mappings/documents.json``) and finds
 candidates by term match. Request bodies are built by the pure functions of :mod:`.dsl`;
-the engine only sends them, retries, and parses answers (:mod:`.answers`).
+the engine only sends them, retries, and parses answers (:mod:`.hits`).
 
 :class:`ElasticEngine` is made of parts, each holding the :class:`~.index.Index` it works on
 (the client, the names, the stored settings): :class:`~.setup.SetUp` (``open`` reads only;
@@ -40,7 +40,7 @@ from ..base import (
 from ..transport import Backoff, Retrying, Server
 from . import templates
 from .layout import Layout, ROOT
-from .answers import check_fields
+from .attach_checks import check_fields
 from .attach import Attach
 from .candidates import Candidates
 from .index import Index, utc_now

@@ -19,7 +19,7 @@ from ...sketches.hashing import U64
 from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
 from . import dsl
 from .layout import ROOT
-from .answers import (
+from .hits import (
     cluster_record,
     error_reason,
     field_mapping,

@@ -15,7 +15,7 @@ from ...signing.records import Signed
 from ..base import ClusterRecord, Failure, PendingPut, PreparedBatch, Tags
 from ..stored_shingles import column
 from . import dsl
-from .answers import found_seq
+from .hits import found_seq
 from .calls import chunks, document_problem
 from .index import Index, utc_now, set_key
 from .key_match import Entry
