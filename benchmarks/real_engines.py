@@ -274,10 +274,8 @@ def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> li
     pipe = tmpl["settings"]["index"].pop("default_pipeline", None)
     full = {"settings": tmpl["settings"], "mappings": tmpl["mappings"]}
 
-    joined = templates.keys_joined(tmpl["mappings"])
-
     def neardup_doc(s, i: int, keys: bool = True) -> dict:
-        d = dsl.document_source(s, None, i + 1, "2026-01-01T00:00:00.000Z", joined=joined)
+        d = dsl.document_source(s, None, i + 1, "2026-01-01T00:00:00.000Z")
         if not keys:
             d[ROOT]["keys"] = {}
         return d

@@ -126,14 +126,13 @@ def test_mapping_fields_follow_the_contract():
         props["indexed_at"]["type"],
         props["seq"]["type"],
     ) == ("boolean", "float", "integer", "date", "long")
-    # keys are searched, never aggregated or scored by frequency (collisions are grouped in the
-    # client): whitespace-separated keywords of a text field, documents only, no norms
-    key_field = {"type": "text", "analyzer": "whitespace", "index_options": "docs", "norms": False}
-    assert props["keys"]["properties"] == dict.fromkeys(
-        ("exact", "minhash", "simhash", "winnow"), key_field
+    assert {k: v["type"] for k, v in props["keys"]["properties"].items()} == dict.fromkeys(
+        ("exact", "minhash", "simhash", "winnow"), "keyword"
     )
+    # keys are searched, never aggregated (collisions are grouped in the client): no doc values
+    assert all(v["doc_values"] is False for v in props["keys"]["properties"].values())
     extra = templates.neardup_mapping(["exact", "modm"])["properties"]["keys"]["properties"]
-    assert extra["modm"] == key_field
+    assert extra["modm"] == {"type": "keyword", "doc_values": False}
     for f in ("title", "body"):  # one field per language, each analyzed once, by its analyzer
         assert {k: top[k]["analyzer"] for k in OWN.stored(f)} == {
             f: "neardup_default",

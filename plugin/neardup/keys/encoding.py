@@ -45,15 +45,9 @@ def render_keys(field_name: str, keys: np.ndarray) -> list[str]:
     return [f"{int(k):016x}" for k in keys]
 
 
-def parse_keys(field_name: str, values: Iterable[str] | str) -> np.ndarray:
-    """Keyword strings back to the uint64 key array (positional fields in position order);
-    ``values`` an array of keywords or one string of them separated by whitespace (as an
-    index whose key fields are text stores them).
-
-    >>> parse_keys("simhash", "1:0000000000000001 0:00000000000000ff").tolist()
-    [255, 1]
-    """
-    vals = values.split() if isinstance(values, str) else list(values or ())
+def parse_keys(field_name: str, values: Iterable[str]) -> np.ndarray:
+    """Keyword strings back to the uint64 key array (positional fields in position order)."""
+    vals = list(values or ())
     if field_name in POSITIONAL:
         pairs = sorted((int(v.split(":", 1)[0]), int(v.rsplit(":", 1)[-1], 16)) for v in vals)
         return np.array([k for _, k in pairs], dtype=np.uint64)

@@ -133,7 +133,6 @@ class Attach:
         they are taken away again, so a refusal leaves no trace."""
         self.ix.layout = layout
         self.ix.opened = config
-        self.ix.mapping_changed()
         self.ix.meta = templates.index_meta(self.ix.opened, layout=layout)
         made: list[str] = []  # side indices made here, removed again if the mapping is refused
         try:

@@ -173,7 +173,7 @@ class Candidates:
 def _field_keys(hit: dict[str, Any], field: str) -> tuple[str, list[str]]:
     nd = neardup_part(hit.get("_source"))
     keys = (nd.get("keys") or {}).get(field) or []
-    return str(nd.get("id", hit.get("_id"))), keys.split() if isinstance(keys, str) else keys
+    return str(nd.get("id", hit.get("_id"))), keys if isinstance(keys, list) else [keys]
 
 
 def key_groups(docs: Iterable[tuple[str, Sequence[str]]]) -> Iterator[list[str]]:

@@ -71,24 +71,16 @@ def tags_source(t: Tags | None) -> dict[str, Any]:
 
 
 def neardup_source(
-    s: Signed,
-    tags: Tags | None,
-    seq: int,
-    indexed_at: str,
-    version: int = SIGNATURE_VERSION,
-    *,
-    joined: bool = False,
+    s: Signed, tags: Tags | None, seq: int, indexed_at: str, version: int = SIGNATURE_VERSION
 ) -> dict[str, Any]:
     """The ``neardup`` object of one signed document (see mappings/documents.json), signed
-    as signature ``version`` (the index's) says; each field's keys as one string of
-    whitespace-separated keywords where the index takes them ``joined``
-    (:func:`~.templates.keys_joined`), else as an array."""
+    as signature ``version`` (the index's) says."""
     return {
         "id": s.id,
         "lang": s.lang,
         "exact": s.exact,
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
-        "keys": {f: " ".join(s.keywords(f)) if joined else s.keywords(f) for f in s.keys},
+        "keys": {f: s.keywords(f) for f in s.keys},
         # the hashes, or a marker where they follow from the text (made again to verify)
         "shingles": base64.b64encode(stored_shingles.column(s)).decode("ascii"),
         "n_shingles": int(s.n_shingles),
@@ -108,18 +100,15 @@ def document_source(
     indexed_at: str,
     layout: Layout = OWN,
     version: int = SIGNATURE_VERSION,
-    *,
-    joined: bool = False,
 ) -> dict[str, Any]:
-    """The whole stored JSON of one signed document: its own fields and ``neardup``
-    (:func:`neardup_source`)."""
+    """The whole stored JSON of one signed document: its own fields and ``neardup``."""
     d = s.doc
     src: dict[str, Any] = {layout.field_of(layout.text, s.lang): d.text}
     if d.title is not None and layout.title:
         src[layout.field_of(layout.title, s.lang)] = d.title
     if d.fields and not layout.adopted:
         src["fields"] = dict(d.fields)
-    src[ROOT] = neardup_source(s, tags, seq, indexed_at, version, joined=joined)
+    src[ROOT] = neardup_source(s, tags, seq, indexed_at, version)
     return src
 
 
@@ -133,7 +122,6 @@ def index_action(
     version: int = SIGNATURE_VERSION,
     *,
     create: bool = True,
-    joined: bool = False,
 ) -> dict[str, Any]:
     """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
 
@@ -147,15 +135,15 @@ def index_action(
             "_op_type": "index",
             "_index": index,
             "_id": s.id,
-            "_source": document_source(s, tags, seq, indexed_at, layout, version, joined=joined),
+            "_source": document_source(s, tags, seq, indexed_at, layout, version),
         }
     nd = {
-        **neardup_source(s, tags, seq, indexed_at, version, joined=joined),
+        **neardup_source(s, tags, seq, indexed_at, version),
         "text_hash": text_hash(s.doc.text),
     }
     action = {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}}
     if create:
-        action["upsert"] = document_source(s, tags, seq, indexed_at, layout, version, joined=joined)
+        action["upsert"] = document_source(s, tags, seq, indexed_at, layout, version)
         action["upsert"][ROOT]["text_hash"] = nd["text_hash"]
     return action
 

@@ -93,7 +93,6 @@ class Index:
         #: what the last ``open`` or ``attach`` did, for ``neardup init``
         self.actions: list[str] = []
         self._shingles: StoredShingles | None = None  # (made at the first read: the config)
-        self._keys_joined: bool | None = None  # (read from the mapping at the first write)
 
     @property
     def client(self) -> Any:
@@ -146,18 +145,6 @@ class Index:
         """The mappings of the documents index (of its first concrete index)."""
         m = self.retry.call("get mapping", self.client.indices.get_mapping, index=self.name)
         return next(iter(m.values()), {}).get("mappings", {}) if m else {}
-
-    @property
-    def keys_joined(self) -> bool:
-        """Whether the index takes each field's keys as one whitespace-joined string
-        (:func:`~.templates.keys_joined` of its mapping, read once after it was opened)."""
-        if self._keys_joined is None:
-            self._keys_joined = templates.keys_joined(self.mappings())
-        return self._keys_joined
-
-    def mapping_changed(self) -> None:
-        """Forget what was read of the mapping: the index was opened, made or adopted."""
-        self._keys_joined = None
 
     def pager(self) -> Pager:
         return Pager(self.client, self.product, self.retry)

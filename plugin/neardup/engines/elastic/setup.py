@@ -31,7 +31,6 @@ class SetUp:
         """The stored settings (and layout) of the index, None when it does not exist."""
         self.ix.connect()
         self.ix.actions = []
-        self.ix.mapping_changed()
         if not self.ix.exists(self.ix.name):
             return None
         self.ix.meta = self._read_settings()
@@ -41,7 +40,6 @@ class SetUp:
     def create_index(self, config: Config) -> Config:
         """Make the missing index with ``config`` (:meth:`set_up`)."""
         self.ix.opened = config
-        self.ix.mapping_changed()
         use = self.ix.index_setup.pipeline is not False
         self.ix.meta = templates.index_meta(
             config,

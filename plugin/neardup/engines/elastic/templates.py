@@ -121,39 +121,17 @@ def settings_source(settings: Mapping[str, Any], updated_at: str) -> dict[str, A
 
 
 def neardup_mapping(signatures: Iterable[str]) -> dict[str, Any]:
-    """The mapping of the ``neardup`` object (mappings/documents.json), with a field per
-    signature under ``neardup.keys`` (no dynamic templates: adopting an index must not
-    touch the user's), each mapped as ``exact`` is. Keys are searched, never sorted,
-    aggregated or scored by frequency (collisions are grouped in the client): a text field
-    of whitespace-separated keywords, documents only, no norms -- a term query on it is
-    the term query on a keyword field, and the engine indexes one string per field for
-    much less than the same keywords as an array of values."""
+    """The mapping of the ``neardup`` object (mappings/documents.json), with a keyword field
+    per signature under ``neardup.keys`` (no dynamic templates: adopting an index must not
+    touch the user's). Keys are searched, never sorted or aggregated (collisions are grouped
+    in the client), so they keep no doc values."""
     m = copy.deepcopy(
         load_json("mappings", "documents.json")["template"]["mappings"]["properties"][ROOT]
     )
-    keys = m["properties"]["keys"]["properties"]
+    keys = m["properties"]["keys"]
     for f in signatures:
-        keys.setdefault(f, dict(keys["exact"]))
+        keys["properties"].setdefault(f, {"type": "keyword", "doc_values": False})
     return m
-
-
-def keys_joined(mapping: Mapping[str, Any]) -> bool:
-    """Whether an index with ``mapping`` (its ``mappings``) takes each field's keys as one
-    string of whitespace-separated keywords (its key fields are text, as
-    mappings/documents.json maps them now), not as an array (the keyword fields of indices
-    made before: a joined string there would be one keyword).
-
-    >>> keys_joined({"properties": {ROOT: neardup_mapping(["exact"])}})
-    True
-    >>> keys_joined({"properties": {ROOT: {"properties": {"keys": {"properties": {
-    ...     "exact": {"type": "keyword", "doc_values": False}}}}}}})
-    False
-    >>> keys_joined({})
-    False
-    """
-    nd = ((mapping.get("properties") or {}).get(ROOT) or {}).get("properties") or {}
-    fields = ((nd.get("keys") or {}).get("properties") or {}).values()
-    return bool(fields) and all(f.get("type") == "text" for f in fields)
 
 
 def documents_template(

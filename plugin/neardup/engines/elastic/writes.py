@@ -90,7 +90,7 @@ class Writes:
             found: set[str] = set()
             seqs = self._assign_seq([s.id for s in good], found)
             now = utc_now()
-            version, joined = self.ix.config.version, self.ix.keys_joined
+            version = self.ix.config.version
             actions = [
                 dsl.index_action(
                     self.ix.name,
@@ -101,7 +101,6 @@ class Writes:
                     self.ix.layout,
                     version,
                     create=s.id not in found and s.id not in self.held,
-                    joined=joined,
                 )
                 for s in good
             ]
