@@ -246,7 +246,16 @@ def _view(cands):
 
 def test_candidates_match_embedded(pair, signed):
     h, e = pair
-    qs = _queries(signed)
+    # two copies of a short text (under 16 shingles: hits carry them, no marker)
+    short = Signer(Config()).sign_batch(
+        [Document(f"short{i}", "a short note of seven words here") for i in range(2)]
+    )
+    for eng in (h, e):
+        assert eng.put(short) == []
+        eng.refresh()
+    qs = _queries(signed) + [
+        CandidateQuery((KeyGroup("exact", tuple(int(k) for k in short[0].keys["exact"]), 1),))
+    ]
     got, ref = h.candidates(qs), e.candidates(qs)
     assert [_view(x) for x in got] == [_view(x) for x in ref]
     assert any(len(x) > 1 for x in got)  # the corpus has real near-duplicates
@@ -259,6 +268,7 @@ def test_candidates_match_embedded(pair, signed):
             assert np.array_equal(c.shingles, stored[c.id].shingles)
         assert np.array_equal(read[c.id].shingles, stored[c.id].shingles)
     assert any(c.shingles is None for x in got for c in x)  # (texts of 16 shingles or more)
+    assert any(c.shingles is not None for x in got for c in x)  # (and shorter ones)
 
 
 def test_one_search_over_a_batch_keys_finds_what_a_search_per_query_finds(pair, signed):

@@ -76,7 +76,9 @@ def clean_tags(url: str, tmp_path: Path, *, pipeline: bool) -> dict[str, tuple]:
 
 @pytest.mark.parametrize("items", [False, True], ids=["whole-request", "item-by-item"])
 @pytest.mark.parametrize("kind", ["breaker", "pressure"])
-def test_a_document_refused_for_memory_costs_no_good_one(fault_proxy, tmp_path, kind, items):
+@pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
+def test_a_document_refused_for_memory_costs_no_good_one(request, tmp_path, proxy, kind, items):
+    fault_proxy = request.getfixturevalue(proxy)  # (OpenSearch's client, Elasticsearch's)
     assert run("init", "-e", fault_proxy.url, "--index", "t", "--no-pipeline").exit_code == 0
     fault_proxy.memory_over, fault_proxy.memory_error = 60_000, kind
     fault_proxy.memory_items = items
@@ -111,6 +113,39 @@ def test_a_busy_node_429_is_sent_again_whole(fault_proxy, tmp_path, items):
     assert code == 0 and out["documents"] == 22, out
     bulks = [status for _, path, status in fault_proxy.log if path.split("?")[0].endswith("_bulk")]
     assert bulks == ([200, 200, 200] if items else [429, 429, 200]), bulks
+
+
+@pytest.mark.parametrize("kind", ["breaker", "busy"])
+def test_any_other_request_a_breaker_refuses_stops_at_once_with_the_advice(kind):
+    """Not only bulk requests: a breaker's 429 is not retried, a busy node's is."""
+    from opensearchpy.exceptions import TransportError
+
+    from neardup.engines.base import EngineError
+    from neardup.engines.transport import Retrying
+    from neardup.runtime.retry import Backoff
+
+    from .conftest import _memory_error
+
+    if kind == "breaker":
+        error = _memory_error("breaker", 2_000_000, 1_000_000)
+    else:
+        error = {"type": "es_rejected_execution_exception", "reason": "queue full"}
+    calls = []
+
+    def search():
+        calls.append(1)
+        raise TransportError(429, error["type"], {"error": error, "status": 429})
+
+    retry = Retrying("http://host:9200", Backoff(max_retries=3, sleep=lambda s: None))
+    with pytest.raises(EngineError) as refused:
+        retry("search", search)
+    said = str(refused.value)
+    if kind == "breaker":
+        assert len(calls) == 1, said
+        assert "[parent] Data too large" in said and "indices.breaker.total.limit" in said, said
+        assert "-Xmx" in said, said
+    else:
+        assert len(calls) == 4 and "queue full" in said, said
 
 
 # -- a real engine's breaker -----------------------------------------------------------------
