@@ -19,7 +19,7 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).parent
 PACKAGE = ROOT / "plugin" / "neardup"
 #: The folders at the top of the repo the wheel ships as neardup/_data/<name>
-#: (neardup.resources reads them there, or where they stand in a checkout).
+#: (neardup.runtime.resources reads them there, or where they stand in a checkout).
 DATA_DIRS = ("mappings", "ingest_pipeline")
 
 

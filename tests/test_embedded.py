@@ -353,9 +353,9 @@ def test_postings_keep_44_bits_and_the_field(tmp_path):
         for k in s.keys.get(f, ())
     }
     assert (
-        eng.samples_behind() == 1
+        eng.postings.samples_behind() == 1
         and eng.postings.tables_for({"winnow"}) == ("postings", "recent_postings")
-        and eng.samples_behind() == 0
+        and eng.postings.samples_behind() == 0
     )
     stored = {k for k, _ in _postings(eng)}
     assert stored == want and max(stored) < 2**47
@@ -519,11 +519,11 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
     }
     with NearDup.open(str(tmp_path / "live.db")) as nd:
         nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
-        assert nd.engine.fulltext_behind() == 40
+        assert nd.engine.fulltext_index.fulltext_behind() == 40
         assert {h for h, _ in _hits(nd, "alpha1")} == {f"d{i}" for i in range(40) if i % 5 == 1}
-        assert nd.engine.fulltext_behind() == 0
+        assert nd.engine.fulltext_index.fulltext_behind() == 0
         nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
-        assert nd.engine.fulltext_behind() == 20
+        assert nd.engine.fulltext_index.fulltext_behind() == 20
         texts["d3"] = (
             "replaced text with zeta words only"  # in the full-text index: updated at once
         )
@@ -577,11 +577,11 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
     with NearDup.open(str(tmp_path / "live.db")) as nd:
         e = nd.engine
         nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
-        assert e.samples_behind() == 40 and _postings(e) != _all_postings(e)
+        assert e.postings.samples_behind() == 40 and _postings(e) != _all_postings(e)
         assert [m.id for m in nd.query(id="d1", mode="containment", threshold=0.3)]
-        assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
+        assert e.postings.samples_behind() == 0 and _postings(e) == _all_postings(e)
         nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
-        assert e.samples_behind() == 20
+        assert e.postings.samples_behind() == 20
         # below samples_upto: at once
         texts["d3"] = "replaced text with zeta words only, nothing of the story at all here"
         texts["d45"] = (
@@ -601,7 +601,7 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
                     (m.id, m.containment)
                     for m in ref.query(id=q, mode="containment", threshold=0.3, top_k=100)
                 ], q
-        assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
+        assert e.postings.samples_behind() == 0 and _postings(e) == _all_postings(e)
         nd.index(
             [Document("d3", texts["d3"] + " and a new ending")]
         )  # an update at or below samples_upto
@@ -611,9 +611,9 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
 def test_collisions_on_a_sample_field_add_its_postings_first(tmp_path):
     with NearDup.open(str(tmp_path / "x.db")) as nd:
         nd.index([Document(f"d{i}", f"{TEXT} and a tail of its own number {i}") for i in range(12)])
-        assert nd.engine.samples_behind() == 12
+        assert nd.engine.postings.samples_behind() == 12
         found = nd.pairs(threshold=0.3, fields=["winnow"])
-        assert found and nd.engine.samples_behind() == 0
+        assert found and nd.engine.postings.samples_behind() == 0
         assert nd.pairs(threshold=0.3, fields=["winnow"]) == found
 
 
@@ -650,9 +650,9 @@ def test_the_first_search_adds_the_documents_once(tmp_path):
             .execute("SELECT value FROM meta WHERE key = 'fts_upto'")
             .fetchone()[0]
         )
-        assert int(upto) == 30 and nd.engine.fulltext_behind() == 0
+        assert int(upto) == 30 and nd.engine.fulltext_index.fulltext_behind() == 0
     with NearDup.open(path) as nd:  # already added: nothing to do
-        assert nd.engine.fulltext_behind() == 0 and len(nd.search("word7")) == 1
+        assert nd.engine.fulltext_index.fulltext_behind() == 0 and len(nd.search("word7")) == 1
 
 
 def _signed(nd, ids):
@@ -671,14 +671,14 @@ def test_writes_in_a_row_commit_every_few_seconds_and_at_the_end(tmp_path):
     path = str(tmp_path / "row.db")
     with NearDup.open(path) as nd:
         e = nd.engine
-        e.commit_every = 3600.0
+        e.connection.commit_every = 3600.0
         with e.writes_in_a_row():
             for b in range(3):
                 with e.writer():
                     e.put(_signed(nd, [f"b{b}-{i}" for i in range(4)]))
             assert _seen_by_another_connection(path) == 0  # one transaction so far
         assert _seen_by_another_connection(path) == 12  # committed at the end
-        e.commit_every = 0.0
+        e.connection.commit_every = 0.0
         with e.writes_in_a_row():
             with e.writer():
                 e.put(_signed(nd, ["c0"]))
@@ -689,7 +689,7 @@ def test_a_failing_session_in_a_row_is_undone_alone_and_the_ones_before_are_comm
     path = str(tmp_path / "fail.db")
     with NearDup.open(path) as nd:
         e = nd.engine
-        e.commit_every = 3600.0
+        e.connection.commit_every = 3600.0
         with pytest.raises(RuntimeError, match="boom"):
             with e.writes_in_a_row():
                 with e.writer():

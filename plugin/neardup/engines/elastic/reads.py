@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import functools
 import itertools
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ...sketches.hashing import U64
 from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
 from . import dsl
 from .layout import ROOT
-from .answers import (
+from .hits import (
     cluster_record,
     error_reason,
     field_mapping,
@@ -38,13 +38,23 @@ from .index import Index, set_key
 from .sessions import Sessions
 
 
-class Reads:
-    """The reads of ``ix``, after the writes of ``sessions`` are visible."""
+if TYPE_CHECKING:
+    from ...signing.signer import Signer
 
-    def __init__(self, ix: Index, sessions: Sessions) -> None:
-        self.ix = ix
-        self.sessions = sessions
+
+class Reads:
+    """The reads of the engine's index ``ix``, after the writes of its ``sessions`` are
+    visible: the protocol's reading methods, which :class:`~.engine.ElasticEngine` has by
+    deriving from this class."""
+
+    ix: Index
+    sessions: Sessions
+
+    def __init__(self) -> None:
         self._order_type_read: tuple[str | None] | None = None  # (read once: _order_type)
+
+    def use_signer(self, signer: Signer) -> None:
+        self.ix.shingle_sets.use(signer)
 
     def get(
         self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True

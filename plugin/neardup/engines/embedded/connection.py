@@ -10,12 +10,11 @@ write-ahead log back into the file and truncates it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator
+from typing import Callable, ContextManager, Iterator
 
 from ...config import CONTAINMENT_SAMPLES, Config
 from ..base import EngineError
@@ -391,19 +390,6 @@ class Connection:
                 self._drop_session()
 
     # -- meta ------------------------------------------------------------------------------
-    def get_meta(self, key: str) -> Any | None:
-        db = self.require()
-        row = db.execute("SELECT value FROM meta WHERE key = ?", ("user:" + key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put_meta(self, key: str, value: Any) -> None:
-        """Store ``value`` (JSON) under ``key`` with the index."""
-        with self.tx() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO meta VALUES(?, ?)",
-                ("user:" + key, json.dumps(value, ensure_ascii=False)),
-            )
-
     # -- what follows behind indexing: the full-text index and the sample postings ----------
     def upto(self, db: sqlite3.Connection, key: str) -> int:
         """``meta.fts_upto`` or ``meta.samples_upto``: the ``seq`` up to which the full-text
