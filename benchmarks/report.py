@@ -19,8 +19,10 @@ from rich.console import Console
 from rich.table import Table
 
 from .provenance import provenance_line
-from .wholepath import PEERS, STAGES, wholepath_peers
-from .wholepath import markdown as wholepath_markdown
+from .wholepath_peers import PEERS
+from .wholepath_report import markdown as wholepath_markdown
+from .wholepath_report import wholepath_peers
+from .wholepath_stages import STAGES
 
 
 ROOT = Path(__file__).resolve().parent.parent
