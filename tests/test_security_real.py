@@ -219,6 +219,10 @@ CHANGED_BEFORE_REFUSAL: dict[tuple[str, str, str], str] = {
         "they are made: the refresh is the first request that needs the privilege"
         for c in ("index", "delete", "clusters --write")
     },
+    ("neardup_attach", "cluster_composite_ops", "attach"): "the mapping update comes before "
+    "the first bulk request",
+    ("neardup_attach", "indices:admin/refresh*", "attach"): "the mapping update and the first "
+    "batch come before the first refresh",
 }
 
 

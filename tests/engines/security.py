@@ -89,38 +89,23 @@ def make_certificates(d: Path) -> None:
         raise RuntimeError(
             "the openssl command is needed to make the certificates (apt-get install openssl)"
         )
-    _openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "root-ca-key.pem",
-        "-out",
-        "root-ca.pem",
-        "-days",
-        "30",
-        "-subj",
-        "/CN=neardup test CA",
-        cwd=d,
-    )
-    _openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "other-ca-key.pem",
-        "-out",
-        "other-ca.pem",
-        "-days",
-        "30",
-        "-subj",
-        "/CN=another CA",
-        cwd=d,
-    )
+    for name, subject in (("root-ca", "/CN=neardup test CA"), ("other-ca", "/CN=another CA")):
+        _openssl(
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{name}-key.pem",
+            "-out",
+            f"{name}.pem",
+            "-days",
+            "30",
+            "-subj",
+            subject,
+            cwd=d,
+        )
     (d / "node.ext").write_text(
         "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
         "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n"
