@@ -86,11 +86,11 @@ def privilege_refusal(reason: str, index: str | None) -> str:
     cluster).
 
     >>> privilege_refusal("no permissions for [indices:data/write/bulk] and User "
-    ...                   "[name=reader, backend_roles=[], requestedTenant=null]", "news")[:80]
-    'user reader lacks the privilege indices:data/write/bulk on index news: give the u'
+    ...                   "[name=reader, backend_roles=[], requestedTenant=null]", "news")[:70]
+    'user reader lacks the privilege indices:data/write/bulk on index news:'
     >>> privilege_refusal("no permissions for [cluster:monitor/main] and User "
-    ...                   "[name=bob, backend_roles=[], requestedTenant=null]", None)[:62]
-    'user bob lacks the cluster privilege cluster:monitor/main: give'
+    ...                   "[name=bob, backend_roles=[], requestedTenant=null]", None)[:58]
+    'user bob lacks the cluster privilege cluster:monitor/main:'
     """
     action = re.search(r"(?:no permissions for|action) \[([^\]]+)\]", reason)
     user = re.search(r"User \[name=([^,\]]+)|for user \[([^\]]+)\]", reason)
