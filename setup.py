@@ -2,7 +2,9 @@
 
 The C modules are optional, as msgpack's, PyYAML's and markupsafe's are: where no C compiler
 works (or ``NEARDUP_NO_EXTENSIONS=1`` is set), the build goes on without them and neardup runs
-the interpreted form of each loop, saying so once (:mod:`neardup.loops`).
+the interpreted form of each loop, saying so once (:mod:`neardup.sketches.loops`). With
+``NEARDUP_REQUIRE_COMPILED=1`` (as .ci/run sets it) a C module that cannot be built fails the
+build instead, with the compiler's error.
 """
 
 import os
@@ -17,7 +19,7 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).parent
 PACKAGE = ROOT / "plugin" / "neardup"
 #: The folders at the top of the repo the wheel ships as neardup/_data/<name>
-#: (neardup.resources reads them there, or where they stand in a checkout).
+#: (neardup.runtime.resources reads them there, or where they stand in a checkout).
 DATA_DIRS = ("mappings", "ingest_pipeline")
 
 
@@ -60,6 +62,8 @@ class OptionalBuildExt(build_ext):
 
     @staticmethod
     def _warn(exc, name="the C modules"):
+        if os.environ.get("NEARDUP_REQUIRE_COMPILED") == "1":
+            raise RuntimeError(f"NEARDUP_REQUIRE_COMPILED=1: {name} could not be built") from exc
         print(
             f"WARNING: {name} could not be built ({exc}); neardup will run its loops"
             " interpreted (correct, much slower). Install a C compiler and the Python"

@@ -28,7 +28,8 @@ from rich.console import Console  # noqa: E402
 
 from neardup.runtime.allocator import keep_freed_memory  # noqa: E402
 
-from . import candidates, corpora, nton, peers, provenance, report, signing, wholepath  # noqa: E402
+from . import candidates, corpora, nton, peers, provenance, report, signing  # noqa: E402
+from . import wholepath, wholepath_peers  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -170,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         try:
             chosen = tuple(
-                p for p in wholepath.PEERS if use_peers and (with_text_dedup or p != "text_dedup")
+                p
+                for p in wholepath_peers.PEERS
+                if use_peers and (with_text_dedup or p != "text_dedup")
             )
             res["wholepath"] = wholepath.run(
                 mode["wholepath_docs"], mode["wholepath_repeat"], log=log, tmp=tmp, peers=chosen

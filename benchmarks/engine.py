@@ -133,7 +133,7 @@ class CandidateCount:
 
 def long_generator(seed: int) -> synth.Generator:
     """Documents of about 550 words, as the whole path's
-    (:func:`benchmarks.wholepath.build_corpus`):
+    (:func:`benchmarks.wholepath_corpus.build_corpus`):
     English and Russian collages of 40-72 corpus sentences, 30 % edited copies of earlier ones."""
     base = corpora.load("en") + corpora.load("ru")
     gen = synth.Generator(base, seed=seed, dup_rate=0.3, langs=("en", "ru"), sentences=(40, 72))

@@ -54,7 +54,7 @@ from neardup.config import Config
 from neardup.signing.records import Document
 from tests.engines import launch
 
-from . import synth, wholepath
+from . import synth, wholepath, wholepath_corpus
 from .engine import base_documents, db_bytes, percentiles
 
 REPO = Path(__file__).resolve().parents[1]
@@ -332,9 +332,9 @@ def candidate_requests(nd: NearDup, docs: list, batch: int = 500) -> dict:
     ]
     out: dict = {"docs": len(docs)}
     found = {}
-    timed = eng.retry.observe
+    timed = eng.ix.retry.observe
     for name, batched in (("batched", True), ("msearch", False)):
-        eng.paging = dataclasses.replace(eng.paging, batched_candidates=batched)
+        eng.ix.paging = dataclasses.replace(eng.ix.paging, batched_candidates=batched)
         calls = dict(timed.calls) if isinstance(timed, RequestTimer) else {}
         t = time.perf_counter()
         got = []
@@ -347,7 +347,7 @@ def candidate_requests(nd: NearDup, docs: list, batch: int = 500) -> dict:
         )
         out[name] = {"seconds": time.perf_counter() - t, "requests": sent}
         found[name] = [[c.id for c in x] for x in got]
-    eng.paging = dataclasses.replace(eng.paging, batched_candidates=True)
+    eng.ix.paging = dataclasses.replace(eng.ix.paging, batched_candidates=True)
     out["same"] = found["batched"] == found["msearch"]
     out["candidates"] = sum(len(x) for x in found["batched"])
     return out
@@ -366,11 +366,11 @@ def run_engine(
     eng = Engine(name, heap)
     try:
         nd = NearDup.open(eng.url, Config(), index="bench", pipeline=True)
-        client = nd.engine.client
+        client = nd.engine.ix.client
         from opensearchpy import helpers
 
         timed = RequestTimer()
-        nd.engine.retry.observe = timed  # every request of neardup index, timed by kind
+        nd.engine.ix.retry.observe = timed  # every request of neardup index, timed by kind
         clock = Clock(eng)
         version = client.info()["version"]["number"]
         scale = []
@@ -843,7 +843,7 @@ def main(argv: list[str] | None = None) -> int:
         corpus = None
         if a.whole_path:
             corpus = Path(tmp) / "corpus.jsonl"
-            res["whole_path_corpus"] = wholepath.build_corpus(corpus, a.whole_path)
+            res["whole_path_corpus"] = wholepath_corpus.build_corpus(corpus, a.whole_path)
         for name in [x.strip() for x in a.engines.split(",") if x.strip()]:
             res["runs"].append(
                 run_engine(name, docs, sizes, queries, a.heap, corpus, log, a.bulk_parts)

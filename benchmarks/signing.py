@@ -23,7 +23,7 @@ from neardup.sketches.minhash import kperm_sketch, oph_many
 from neardup.sketches.ragged import offsets_of, segment_unique, split
 from neardup.sketches.sampling import winnow_many
 from neardup.sketches.shingles import combine_many
-from neardup.signing.builtin import exact_keys
+from neardup.keys.builtin import exact_keys
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document
 from neardup.sketches.simhash import agreeing_blocks, block_keys_many, token_simhash_many

@@ -41,145 +41,32 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .provenance import provenance as run_provenance
+from .wholepath_corpus import build_corpus, build_real_corpus
+from .wholepath_peers import (
+    PEERS,
+    child_datasketch,
+    child_rensa,
+    child_rensa_plain,
+    child_text_dedup,
+    peer_python,
+)
+from .wholepath_report import markdown, whole_day
+from .wholepath_stages import Stages, peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
-_PERSIAN = ["فارسی", "کتاب", "ایران"]  # a few Arabic-script characters in a handful of documents
-
-
-# -- the corpus ----------------------------------------------------------------------------------
-def build_corpus(path: Path, n: int, seed: int = 13) -> dict[str, Any]:
-    """``n`` English/Russian documents of about 550 words into ``path`` (JSONL)."""
-    from . import corpora
-    from .synth import Generator
-
-    base = corpora.load("en") + corpora.load("ru")
-    gen = Generator(base, seed=seed, dup_rate=0.3, langs=("en", "ru"), sentences=(40, 72))
-    gen.count = len(
-        gen.base
-    )  # collages and their edited copies only (the corpus documents are short)
-    words = edited = 0
-    with path.open("w", encoding="utf-8") as f:
-        for i in range(n):
-            s = next(gen)
-            text = s.doc.text
-            if i % 2000 == 1000:
-                text += f" ({_PERSIAN[i % 3]})"
-            words += len(text.split())
-            edited += s.source >= 0
-            f.write(json.dumps({"id": f"w{i:06d}", "text": text}, ensure_ascii=False) + "\n")
-    return {
-        "documents": n,
-        "words_per_doc": round(words / max(1, n)),
-        "edited_copies": edited,
-        "bytes": path.stat().st_size,
-    }
-
-
-def build_real_corpus(path: Path) -> dict[str, Any]:
-    """The documents of the shared corpora's en, ru and fa files, as they are, into ``path``
-    (JSONL; organic near-duplicates and exact re-postings included)."""
-    from . import corpora
-
-    n = words = 0
-    with path.open("w", encoding="utf-8") as f:
-        for name in ("en", "ru", "fa"):
-            for d in corpora.load(name):
-                words += len(d.text.split())
-                n += 1
-                f.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")
-    return {
-        "documents": n,
-        "words_per_doc": round(words / max(1, n)),
-        "edited_copies": 0,
-        "source": "shared corpora en, ru, fa",
-        "bytes": path.stat().st_size,
-    }
 
 
 # -- child processes -----------------------------------------------------------------------------
-def _peak_rss_mb() -> float:
-    """This process's peak RSS: VmHWM (reset by exec; ru_maxrss keeps the high-water mark of
-    the process that forked it, here the benchmark's own)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return r / (1 << 20) if sys.platform == "darwin" else r / 1024
-
-
-class _Stages:
-    """Seconds per stage, exclusive: a stage timed inside another counts for itself, not
-    for the one around it. ``wrap`` times every call of a function. ``seconds`` is wall
-    time, ``cpu`` this process's CPU time (user + system, :func:`time.process_time`)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self.cpu: dict[str, float] = {}
-        self.first: dict[
-            str, float
-        ] = {}  # a wrapped iterator's stage: the seconds of its first item
-        self._inner: list[tuple[float, float]] = []  # per open stage: (wall, CPU) of inner stages
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        self._inner.append((0.0, 0.0))
-        t0, c0 = time.perf_counter(), time.process_time()
-        try:
-            yield
-        finally:
-            spent, used = time.perf_counter() - t0, time.process_time() - c0
-            inner, inner_cpu = self._inner.pop()
-            self.seconds[name] = self.seconds.get(name, 0.0) + spent - inner
-            self.cpu[name] = self.cpu.get(name, 0.0) + used - inner_cpu
-            if self._inner:
-                w, c = self._inner[-1]
-                self._inner[-1] = (w + spent, c + used)
-
-    def wrap(self, owner: Any, attr: str, name: str) -> None:
-        fn = getattr(owner, attr)
-        stages = self
-
-        def timed(*a: Any, **k: Any) -> Any:
-            with stages.stage(name):
-                return fn(*a, **k)
-
-        setattr(owner, attr, timed)
-
-    def wrap_iter(self, owner: Any, attr: str, name: str) -> None:
-        fn = getattr(owner, attr)
-        stages = self
-
-        def timed(*a: Any, **k: Any) -> Iterator[Any]:
-            it = iter(fn(*a, **k))
-            while True:
-                before = stages.seconds.get(name, 0.0)
-                with stages.stage(name):
-                    try:
-                        x = next(it)
-                    except StopIteration:
-                        return
-                stages.first.setdefault(name, stages.seconds[name] - before)
-                yield x
-
-        setattr(owner, attr, timed)
-
-
 def child_neardup(argv: list[str]) -> dict[str, Any]:
     """Run ``neardup <argv>`` (the command line's ``main``) in this process, timing its stages."""
     import io as _io
@@ -203,7 +90,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
         return chosen[-1]
 
     indexing.default_workers = recorded
-    st = _Stages()
+    st = Stages()
     st.seconds["import"] = time.perf_counter() - t0
     st.cpu["import"] = time.process_time()
     st.wrap_iter(io, "read_documents", "read")
@@ -239,7 +126,7 @@ def child_neardup(argv: list[str]) -> dict[str, Any]:
         "first_wait_s": st.first.get("wait"),
         "default_workers": chosen[0] if chosen else None,
         "exit": code,
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
     }
     if "--json" in argv:
         cl = json.loads(out.getvalue())
@@ -267,206 +154,6 @@ def child_compiled_loops() -> dict[str, Any]:
     return {"load_s": time.perf_counter() - t0, "rss_mb": _rss_mb() - rss}
 
 
-_WORD = re.compile(r"\w+")
-
-
-def _union_find(keys: list[Any], pairs: Iterator[tuple[Any, Any]]) -> dict[str, Any]:
-    """Clusters of ``keys`` joined by ``pairs`` (union-find): how many, and the documents in
-    them."""
-    parent = {k: k for k in keys}
-
-    def find(x: Any) -> Any:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    sizes: dict[Any, int] = {}
-    for x in parent:
-        r = find(x)
-        sizes[r] = sizes.get(r, 0) + 1
-    big = [s for s in sizes.values() if s > 1]
-    return {"clusters": len(big), "docs_in_clusters": sum(big)}
-
-
-def _shingles(words: list[str], w: int) -> list[str]:
-    return [" ".join(words[i : i + w]) for i in range(max(1, len(words) - w + 1))]
-
-
-def child_datasketch(
-    path: str, how: str = "bulk", threshold: float = 0.8, num_perm: int = 128, w: int = 5
-) -> dict[str, Any]:
-    """The plain datasketch pipeline: read, shingle, MinHash, LSH, union-find; seconds per
-    stage. ``how``: ``new`` a new ``MinHash`` per document (``update_batch``), ``bulk``
-    ``MinHash.bulk`` (one set of permutations, reused) and an insertion session."""
-    st = _Stages()
-    with st.stage("import"):
-        from datasketch import MinHash, MinHashLSH
-    with st.stage("read"):
-        docs = [json.loads(line) for line in open(path, encoding="utf-8")]
-    with st.stage("canonicalize"):  # lower-case and \w+ words
-        words = [_WORD.findall(d["text"].lower()) for d in docs]
-    with st.stage("sign"):  # shingles and MinHash
-        if how == "bulk":
-            sketches = MinHash.bulk(
-                [[s.encode() for s in _shingles(ws, w)] for ws in words], num_perm=num_perm
-            )
-        else:
-            sketches = []
-            for ws in words:
-                m = MinHash(num_perm=num_perm)
-                m.update_batch([s.encode() for s in _shingles(ws, w)])
-                sketches.append(m)
-    ids = [d["id"] for d in docs]
-    with st.stage("store"):  # LSH insert
-        lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-        if how == "bulk":
-            with lsh.insertion_session() as session:
-                for i, m in zip(ids, sketches, strict=True):
-                    session.insert(i, m, check_duplication=False)
-        else:
-            for i, m in zip(ids, sketches, strict=True):
-                lsh.insert(i, m)
-    with st.stage("cluster"):  # query every document, union-find
-        found = _union_find(
-            ids, ((i, o) for i, m in zip(ids, sketches, strict=True) for o in lsh.query(m))
-        )
-    return {
-        "stages": st.seconds,
-        "peak_rss_mb": _peak_rss_mb(),
-        **found,
-        "bands": lsh.b,
-        "rows": lsh.r,
-    }
-
-
-def child_rensa(
-    path: str, threshold: float = 0.8, num_perm: int = 128, bands: int = 16, w: int = 5
-) -> dict[str, Any]:
-    """A plain rensa script: read, ``\\w+`` words of the lower-cased text, word 5-shingles,
-    ``RMinHash.from_token_sets`` (its batch constructor), ``RMinHashLSH`` (16 bands of 8 rows)
-    ``insert_many`` and ``query_all``, union-find; seconds per stage."""
-    st = _Stages()
-    with st.stage("import"):
-        import rensa
-    with st.stage("read"):
-        docs = [json.loads(line) for line in open(path, encoding="utf-8")]
-    with st.stage("canonicalize"):
-        words = [_WORD.findall(d["text"].lower()) for d in docs]
-    with st.stage("sign"):
-        sketches = rensa.RMinHash.from_token_sets(
-            [_shingles(ws, w) for ws in words], num_perm=num_perm, seed=42
-        )
-    with st.stage("store"):
-        lsh = rensa.RMinHashLSH(threshold=threshold, num_perm=num_perm, num_bands=bands)
-        lsh.insert_many(sketches)
-    with st.stage("cluster"):
-        found = _union_find(
-            list(range(len(docs))),
-            ((i, j) for i, hits in enumerate(lsh.query_all(sketches)) for j in hits),
-        )
-    return {
-        "stages": st.seconds,
-        "peak_rss_mb": _peak_rss_mb(),
-        **found,
-        "bands": bands,
-        "rows": num_perm // bands,
-    }
-
-
-def child_rensa_plain(
-    path: str, threshold: float = 0.8, num_perm: int = 128, bands: int = 16, w: int = 5
-) -> dict[str, Any]:
-    """The plainest rensa script: per document ``re.findall(r"\\w+", text.lower())``, the set of
-    word 5-shingles, ``RMinHash(num_perm=128, seed=42).update(list(shingles))`` and
-    ``RMinHashLSH(threshold=0.8, num_perm=128, num_bands=16).insert(i, m)``; then
-    ``lsh.query(m)`` for each document, and a union-find; seconds per stage."""
-    st = _Stages()
-    with st.stage("import"):
-        from rensa import RMinHash, RMinHashLSH
-    with st.stage("read"):
-        docs = [json.loads(line) for line in open(path, encoding="utf-8")]
-    with st.stage("canonicalize"):
-        words = [re.findall(r"\w+", d["text"].lower()) for d in docs]
-    with st.stage("sign"):
-        sketches = []
-        for ws in words:
-            m = RMinHash(num_perm=num_perm, seed=42)
-            m.update(list(set(_shingles(ws, w))))
-            sketches.append(m)
-    with st.stage("store"):
-        lsh = RMinHashLSH(threshold=threshold, num_perm=num_perm, num_bands=bands)
-        for i, m in enumerate(sketches):
-            lsh.insert(i, m)
-    with st.stage("cluster"):
-        found = _union_find(
-            list(range(len(docs))), ((i, j) for i, m in enumerate(sketches) for j in lsh.query(m))
-        )
-    return {
-        "stages": st.seconds,
-        "peak_rss_mb": _peak_rss_mb(),
-        **found,
-        "bands": bands,
-        "rows": num_perm // bands,
-    }
-
-
-def child_text_dedup(
-    path: str, workdir: str, threshold: float = 0.8, num_perm: int = 128, w: int = 5
-) -> dict[str, Any]:
-    """text-dedup's MinHash command (one process, ``--hash_func xxh3``) on the file: read the
-    JSONL into a dataset, then its command (load, MinHash, LSH, union-find, filter, save)."""
-    import importlib
-
-    st = _Stages()
-    with st.stage("import"):
-        import datasets
-
-        mod = importlib.import_module("text_dedup.minhash")
-    with st.stage("read"):
-        src = os.path.join(workdir, "td_in")
-        datasets.Dataset.from_json(path, cache_dir=os.path.join(workdir, "td_cache")).save_to_disk(
-            src
-        )
-    args = [
-        "--path",
-        src,
-        "--local",
-        "--output",
-        os.path.join(workdir, "td_out"),
-        "--column",
-        "text",
-        "--num_proc",
-        "1",
-        "--threshold",
-        str(threshold),
-        "--num_perm",
-        str(num_perm),
-        "--ngram",
-        str(w),
-        "--min_length",
-        "0",
-        "--hash_func",
-        "xxh3",
-        "--cache_dir",
-        os.path.join(workdir, "td_cache"),
-    ]
-    with st.stage("cluster"):  # everything of its command
-        try:
-            mod.main.main(args, standalone_mode=False)
-        except SystemExit as e:
-            if e.code:
-                raise RuntimeError(f"text-dedup minhash exited with {e.code}") from e
-    n = sum(1 for _ in open(path, encoding="utf-8"))
-    labels = [mod.uf.find(i) for i in range(n)]
-    found = _union_find(list(range(n)), ((i, r) for i, r in enumerate(labels) if r != i))
-    return {"stages": st.seconds, "peak_rss_mb": _peak_rss_mb(), **found}
-
-
 def _run_child(
     args: list[str], env: dict[str, str], python: str | None = None
 ) -> tuple[float, dict[str, Any]]:
@@ -491,7 +178,6 @@ def _run_child(
 
 
 # -- one measurement -----------------------------------------------------------------------------
-STAGES = ("import", "read", "canonicalize", "sign", "wait", "tag", "store", "cluster")
 
 
 def measure_neardup(
@@ -523,11 +209,13 @@ def measure_neardup(
     stages["other"] = max(
         0.0, total - sum(stages.values())
     )  # process start, engine open, commit, reports
-    # the rest of the day: the first full-text search and containment query after indexing
-    # (on an index an earlier version wrote, they added what indexing had left to them)
+    # the rest of the day: the first full-text search after indexing adds every document to
+    # the full-text index (which follows behind indexing, unless --search-ready), the next
+    # one only searches
     search = ["neardup", "search", "market prices", "--engine", str(db)]
     first_search, _ = _run_child(search, env)
     next_search, _ = _run_child(search, env)
+    # nor the first containment query: it adds the winnowing postings, which follow behind too
     contained = [
         "neardup",
         "query",
@@ -561,54 +249,10 @@ def measure_neardup(
     }
 
 
-def _datasketch_python() -> str:
-    """This interpreter when it has datasketch (the ``bench`` extra), else the peers' venv."""
-    import importlib.util
-
-    if importlib.util.find_spec("datasketch") is not None:
-        return sys.executable
-    from . import peers
-
-    peers.ensure(False, log=lambda *a: None)
-    return str(peers._python())
-
-
-#: The peers of the whole path, strongest first: the child kind and its arguments, what the
-#: table calls it.
-PEERS = {
-    "datasketch_bulk": (["datasketch", "{corpus}", "bulk"], "datasketch bulk"),
-    "rensa": (["rensa", "{corpus}"], "rensa script"),
-    "rensa_plain": (["rensa-plain", "{corpus}"], "rensa plain"),
-    "datasketch_new": (["datasketch", "{corpus}", "new"], "datasketch new"),
-    "text_dedup": (["text-dedup", "{corpus}", "{workdir}"], "text-dedup"),
-}
-
-
-def _peer_python(peer: str) -> str | None:
-    """The interpreter that has ``peer``'s package: this one (the ``bench`` extra), else the
-    peers' venv; None where neither has it (text-dedup is only in the venv's full install)."""
-    import importlib.util
-
-    module = {"text_dedup": "text_dedup", "rensa": "rensa", "rensa_plain": "rensa"}.get(
-        peer, "datasketch"
-    )
-    if importlib.util.find_spec(module) is not None:
-        return sys.executable
-    from . import peers
-
-    try:
-        peers.ensure(peer == "text_dedup", log=lambda *a: None)
-    except peers.PeersUnavailable:
-        return None
-    if peer == "text_dedup" and not peers.has("text-dedup"):
-        return None
-    return str(peers._python())
-
-
 def measure_peer(peer: str, corpus: Path, env: dict[str, str], workdir: Path) -> dict[str, Any]:
     """One run of ``peer`` (a key of :data:`PEERS`) in a fresh process: wall and CPU seconds,
     stages, peak RSS, clusters; or ``error``."""
-    python = _peer_python(peer)
+    python = peer_python(peer)
     if python is None:
         return {"error": f"{peer} is not installed (the peers' venv could not be built)"}
     work = workdir / f"{peer}-work"
@@ -855,194 +499,6 @@ def run(
 
 
 # -- output --------------------------------------------------------------------------------------
-def wholepath_peers(wp: dict) -> tuple[dict, dict]:
-    """The peers of a whole-path result and their ratios (peer / neardup, wall and CPU). A
-    result from before the peers were several had datasketch alone, a new ``MinHash`` per
-    document: "datasketch new", with its wall ratio."""
-    if "peers" in wp:
-        return wp["peers"], wp.get("ratios", {})
-    return {"datasketch_new": wp["datasketch"]}, {
-        "datasketch_new": {"wall": wp["ratio"], "cpu": None}
-    }
-
-
-def _comparison_md(title: str, res: dict[str, Any]) -> list[str]:
-    """The lines of one corpus's comparison (:func:`compare`): the headline, the stage table,
-    the CPU stages, the peers not measured."""
-    nd, one, c = res["neardup"], res.get("neardup_one_process"), res["corpus"]
-    peers, ratios = wholepath_peers(res)
-    ok = {p: x for p, x in peers.items() if "error" not in x}
-    cols: list[tuple[str, dict[str, Any]]] = [("neardup", nd)] + (
-        [("neardup, one process", one)] if one else []
-    )
-    cols += [(PEERS[p][1], x) for p, x in ok.items()]
-    head = ", ".join(
-        f"{PEERS[p][1]} {ok[p]['seconds']:.2f} s (**{r['wall']:.2f}x** wall"
-        + ("" if r["cpu"] is None else f", {r['cpu']:.2f}x CPU")
-        + ")"
-        for p, r in ratios.items()
-        if p in ok
-    )
-    fast = res.get("rensa_faster")
-    faster = (
-        f" Against the faster rensa script ({PEERS[fast['peer']][1]}): **{fast['wall']:.2f}x**."
-        if fast
-        else ""
-    )
-    workers = "" if res.get("workers") is None else f", neardup index --workers {res['workers']}"
-    what = (
-        f"{c['documents']:,} documents (~{c['words_per_doc']} words, "
-        + (c["source"] if "source" in c else f"{c['edited_copies']:,} edited copies")
-        + ")"
-    )
-    lines = [
-        f"**{title}**, {what}, {res.get('kept', 'best')} of {res['repeat']}{workers}: "
-        f"neardup {nd['seconds']:.2f} s wall, {nd.get('cpu_s', 0):.2f} s CPU; {head} "
-        f"(x = peer / neardup; targets: >= 3x datasketch bulk, >= 1.5x rensa).{faster}",
-        "",
-        *_day_md(nd, ok),
-        *(
-            _day_md(res["neardup_search_ready"], ok, "`index --search-ready`")
-            if "neardup_search_ready" in res
-            else []
-        ),
-        "| stage (s) | " + " | ".join(name for name, _ in cols) + " |",
-        "|---|" + "---:|" * len(cols),
-    ]
-    for s in (*STAGES, "other"):
-        lines.append(
-            f"| {s} | " + " | ".join(f"{x['stages'].get(s, 0.0):.2f}" for _, x in cols) + " |"
-        )
-
-    def rss(x: dict[str, Any]) -> str:
-        m = x["peak_rss_mb"]
-        return (
-            f"index {m['index']:.0f}, clusters {m['clusters']:.0f}"
-            if "index" in m
-            else f"{m['all']:.0f}"
-        )
-
-    lines += [
-        "| **total (wall)** | " + " | ".join(f"**{x['seconds']:.2f}**" for _, x in cols) + " |",
-        "| **CPU (user + sys)** | "
-        + " | ".join(f"**{x.get('cpu_s', 0):.2f}**" for _, x in cols)
-        + " |",
-        "| peak RSS (MB) | " + " | ".join(rss(x) for _, x in cols) + " |",
-        "| clusters (docs in them) | "
-        + " | ".join(f"{x['clusters']:,} ({x['docs_in_clusters']:,})" for _, x in cols)
-        + " |",
-        "",
-    ]
-    lines += _cpu_stages([(name, x) for name, x in cols[: 2 if one else 1]])
-    for p, x in peers.items():
-        if "error" in x:
-            lines += [f"{PEERS[p][1]}: not measured ({x['error'][:300]}).", ""]
-    return lines
-
-
-def whole_day(nd: dict[str, Any]) -> float:
-    """neardup's whole day: ``index`` + ``clusters`` + the first search + the first
-    containment query after indexing, seconds (wall, each a fresh process)."""
-    return nd["seconds"] + nd["first_search_s"] + nd["first_containment_query_s"]
-
-
-def _day_md(
-    nd: dict[str, Any], peers: dict[str, dict[str, Any]], index: str = "`index`"
-) -> list[str]:
-    """The line of neardup's whole day (``index`` as ``index`` says) beside the peers' runs
-    (their scripts have no search: their day is their run; x = peer / neardup)."""
-    beside = ", ".join(
-        f"{PEERS[p][1]} {x['seconds']:.2f} s ({x['seconds'] / whole_day(nd):.2f}x)"
-        for p, x in peers.items()
-    )
-    return [
-        f"The whole day: {index} {nd['index_s']:.2f} s, `clusters` {nd['clusters_s']:.2f} s, "
-        f"the first `search` {nd['first_search_s']:.2f} s, the first containment `query` "
-        f"{nd['first_containment_query_s']:.2f} s (targets <= 0.5 s each): "
-        f"**{whole_day(nd):.2f} s**; beside the peers' runs (no search): {beside or 'none'}.",
-        "",
-    ]
-
-
-def markdown(res: dict[str, Any]) -> str:
-    nd, c = res["neardup"], res["corpus"]
-    lines = [
-        f"Load average {res.get('load_before', 0):.1f} before, "
-        f"{res.get('load_after', 0):.1f} after.",
-        "",
-    ]
-    lines += _comparison_md(
-        "Real documents" if res.get("corpus_kind") == "real" else "Synthetic corpus", res
-    )
-    if res.get("real"):
-        lines += _comparison_md("Real documents", res["real"])
-    q = res["fresh_query"]
-    loops = res["compiled_loops"]
-    lines += [
-        f"After indexing the {c['documents']:,} documents: the first `neardup search` "
-        f"{nd['first_search_s']:.2f} s, the next one {nd['next_search_s']:.2f} s; the first "
-        f"containment `neardup query` {nd['first_containment_query_s']:.2f} s, the next one "
-        f"{nd['next_containment_query_s']:.2f} s.",
-        "",
-        f"Fresh-process `neardup query` (median of {q['queries']}, index of {q['index_docs']} "
-        f"fa + ru documents): Persian {q['fa_s']:.2f} s wall, {q.get('fa_cpu_s', 0):.2f} s CPU; "
-        f"Russian {q['ru_s']:.2f} s wall, {q.get('ru_cpu_s', 0):.2f} s CPU; "
-        f"Persian / Russian **{q['fa_over_ru']:.2f}x** (target <= 1.5x; target <= 0.15 s each).",
-        "",
-        f"Loading the compiled signing loops ({loops.get('form', 'numba')}), in a fresh process "
-        f"that has made its tables (median of {loops['runs']}): {loops['load_s']:.3f} s and "
-        f"{loops['rss_mb']:.0f} MB resident. With signing workers the storing process first "
-        f"waits {nd['first_wait_s'] or 0:.2f} s for a signed batch."
-        + (
-            f" The default chose {nd['default_workers']} signing workers in that run (one per "
-            "idle CPU less the storing process's, read from "
-            f"{res.get('workers_from', 'the load average')} as the command starts)."
-            if nd.get("default_workers") is not None
-            else ""
-        ),
-        "",
-        "neardup: `neardup index` + `neardup clusters` in fresh processes (defaults, embedded "
-        "engine; stages are this process's own: with signing workers, `canonicalize` and "
-        "`sign` are what it signed itself and `wait` the time it waited for the workers; "
-        "`other` = interpreter start, opening the index, commits). The one-process column is "
-        "`neardup index --workers 0`, every stage's whole cost. CPU: user + system seconds of "
-        "the processes, signing workers included. Peers, each reading the same JSONL file in "
-        "a fresh process, then union-find over the candidates (unverified): *datasketch "
-        "bulk*, its strongest usage: Python `\\w+` 5-shingles, `MinHash.bulk` (one set of "
-        "permutations for all documents), `MinHashLSH` at 0.8 filled in an insertion session, "
-        "a query per document; *datasketch new*: a new `MinHash` per document with "
-        "`update_batch`, one `insert` each; *rensa script*: the same shingles, "
-        "`RMinHash.from_token_sets`, `RMinHashLSH` (16 bands of 8 rows) `insert_many` and "
-        "`query_all`; *rensa plain*: per document the set of shingles, "
-        "`RMinHash(num_perm=128, seed=42).update`, `RMinHashLSH.insert`, then `query` per "
-        "document; *text-dedup*: the file read into a dataset, then its `minhash` command "
-        "(one process, xxh3).",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _cpu_stages(cols: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    """The CPU seconds per stage of neardup's ``index`` and ``clusters`` processes (their
-    own: signing workers' CPU is in the total only), where the results have them."""
-    cols = [(name, x) for name, x in cols if x.get("stages_cpu")]
-    if not cols:
-        return []
-    lines = [
-        "| stage, CPU (s) | " + " | ".join(name for name, _ in cols) + " |",
-        "|---|" + "---:|" * len(cols),
-    ]
-    for s in (*STAGES, "other"):
-        lines.append(
-            f"| {s} | " + " | ".join(f"{x['stages_cpu'].get(s, 0.0):.2f}" for _, x in cols) + " |"
-        )
-    lines.append(
-        "| **storing + clusters processes** | "
-        + " | ".join(f"**{sum(x['stages_cpu'].values()):.2f}**" for _, x in cols)
-        + " |"
-    )
-    return lines + [""]
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:

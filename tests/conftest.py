@@ -18,6 +18,7 @@ are made with ``pipeline=False``. Fault injection (``fault_proxy``, ``os_ingest`
 from __future__ import annotations
 
 import http.client
+import importlib
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from neardup.sketches.loops import compiled_name, installed, missing
 from tests.engines import launch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +88,54 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"NEARDUP_TEST_ENGINE={engine!r}: expected one of {', '.join(REAL_ENGINES)}"
             )
         os.environ["NEARDUP_TEST_ENGINE"] = engine
+
+
+# -- the compiled loops -------------------------------------------------------------------------
+def compiled_required() -> bool:
+    """Whether this run requires the compiled loops: ``NEARDUP_REQUIRE_COMPILED=1``, as .ci/run
+    sets it for every run but the one that installs neardup without them. A run without one
+    of them then stops at its start, naming it, and the tests that compare the compiled form
+    with the interpreted one fail instead of skipping (:data:`needs_compiled`)."""
+    return os.environ.get("NEARDUP_REQUIRE_COMPILED") == "1"
+
+
+#: A test that compares the compiled loops with the interpreted ones: skipped where they are
+#: not installed, unless the run requires them (:func:`compiled_required`).
+needs_compiled = pytest.mark.skipif(
+    not compiled_required() and not installed(),
+    reason="the compiled loops are not installed (no C compiler at install)",
+)
+
+
+def forms(name: str) -> list:
+    """The module of loops ``name`` (:data:`neardup.sketches.loops.MODULES`) in each form
+    installed: compiled (where built, and always where the run requires it: then its
+    ImportError fails the test), then interpreted."""
+    found = [importlib.import_module(name)]
+    try:
+        found.insert(0, importlib.import_module(compiled_name(name)))
+    except ImportError:  # (an install without a C compiler: the interpreted form only)
+        if compiled_required():
+            raise
+    return found
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not compiled_required():
+        return
+    reasons = []
+    for name in missing():
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            reasons.append(f"{name}: {exc}")
+    if reasons:
+        pytest.exit(
+            "NEARDUP_REQUIRE_COMPILED=1, but these compiled loops are not installed (see the"
+            " C compiler's errors in the build log of `pip install -v .`):\n  "
+            + "\n  ".join(reasons),
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
 
 
 def real_engine() -> str | None:
@@ -249,6 +299,13 @@ class FaultProxy:
     * ``max_content_length``: answer a ``_bulk`` request whose body is longer than that many
       bytes as the engine's HTTP layer does, 413 with an empty body, and report the limit as the
       engine's default ``http.max_content_length`` in ``GET _cluster/settings``
+    * ``memory_over``: answer a ``_bulk`` request whose body is longer than that many bytes as
+      an engine short of heap for it does, with 429: ``memory_error`` ``"breaker"`` (the
+      parent circuit breaker's ``circuit_breaking_exception``) or ``"pressure"`` (indexing
+      pressure's ``rejected_execution_exception`` for an operation over its limit by itself);
+      for the whole request, or with ``memory_items`` in a 200 answer, every item refused so
+      (a data node's breaker refusing the shard's share of the request); the size of each
+      request refused is in ``memory_refused``
     * ``require_auth``: answer 401 unless the request carries this Authorization header
     * ``drop_bulk`` / ``drop_bulk_before``: close the connection without an answer on that many
       ``_bulk`` requests, after forwarding them (the writes happened) / before (they did not)
@@ -292,6 +349,10 @@ class FaultProxy:
         self.fail_path: str | None = None
         self.max_content_length: int | None = None
         self.too_large: list[int] = []  # the size of each request answered 413
+        self.memory_over: int | None = None
+        self.memory_error = "breaker"
+        self.memory_items = False
+        self.memory_refused: list[int] = []  # the size of each request refused for its memory
         self.require_auth: str | None = None  # the Authorization header every request must carry
         self.drop_bulk = 0
         self.drop_bulk_before = 0
@@ -474,6 +535,15 @@ class FaultProxy:
                         "defaults": {"http.max_content_length": limit},
                     },
                 )
+        if is_bulk and self.memory_over is not None and len(body) > self.memory_over:
+            self.memory_refused.append(len(body))
+            error = _memory_error(self.memory_error, len(body), self.memory_over)
+            if self.memory_items:
+                answer = {"took": 1, "errors": True, "items": _every_item(body, 429, error)}
+                return self._record(method, path, 200, answer)
+            return self._record(
+                method, path, 429, {"error": {**error, "root_cause": [error]}, "status": 429}
+            )
         if is_bulk and self._take("drop_bulk_before"):
             self.log.append((method, path, 0))
             return None
@@ -501,7 +571,6 @@ class FaultProxy:
                 method, path, 429, _json_error(429, "rejected execution (injected)")
             )
         if is_bulk and self._take("reject_bulk_items"):
-            items = []
             status = self.reject_bulk_items_status
             error = self.reject_bulk_items_error or (
                 {"type": "es_rejected_execution_exception", "reason": "queue full (injected)"}
@@ -511,21 +580,7 @@ class FaultProxy:
                     "reason": "primary shard is not active (injected)",
                 }
             )
-            lines = [json.loads(x) for x in body.decode().splitlines() if x.strip()]
-            i = 0
-            while i < len(lines):
-                op, meta = next(iter(lines[i].items()))
-                i += 1 if op == "delete" else 2
-                items.append(
-                    {
-                        op: {
-                            "_index": meta.get("_index"),
-                            "_id": meta.get("_id"),
-                            "status": status,
-                            "error": error,
-                        }
-                    }
-                )
+            items = _every_item(body, status, error)
             return self._record(method, path, 200, {"took": 1, "errors": True, "items": items})
         return False
 
@@ -621,6 +676,49 @@ def _pop_setting(settings: dict[str, Any], name: str) -> Any:
     if isinstance(inner, dict) and name in inner:
         found = inner.pop(name)
     return found
+
+
+def _every_item(body: bytes, status: int, error: dict[str, Any]) -> list[dict[str, Any]]:
+    """The items of a ``_bulk`` answer refusing every action of ``body`` with ``error``."""
+    items = []
+    lines = [json.loads(x) for x in body.decode().splitlines() if x.strip()]
+    i = 0
+    while i < len(lines):
+        op, meta = next(iter(lines[i].items()))
+        i += 1 if op == "delete" else 2
+        items.append(
+            {
+                op: {
+                    "_index": meta.get("_index"),
+                    "_id": meta.get("_id"),
+                    "status": status,
+                    "error": error,
+                }
+            }
+        )
+    return items
+
+
+def _memory_error(kind: str, size: int, limit: int) -> dict[str, Any]:
+    """The error an engine gives a request of ``size`` bytes it has no heap for: OpenSearch's
+    parent circuit breaker (``"breaker"``), or its indexing pressure (``"pressure"``), whose
+    limit ``limit`` the request exceeds by itself."""
+    if kind == "breaker":
+        return {
+            "type": "circuit_breaking_exception",
+            "reason": f"[parent] Data too large, data for [<http_request>] would be "
+            f"[{size}/{size}b], which is larger than the limit of [{limit}/{limit}b], real "
+            f"usage: [0/0b], new bytes reserved: [{size}/{size}b]",
+            "bytes_wanted": size,
+            "bytes_limit": limit,
+            "durability": "TRANSIENT",
+        }
+    return {
+        "type": "rejected_execution_exception",
+        "reason": "rejected execution of coordinating operation [coordinating_and_primary_bytes=0, "
+        f"replica_bytes=0, all_bytes=0, coordinating_operation_bytes={size}, "
+        f"max_coordinating_and_primary_bytes={limit}]",
+    }
 
 
 def _json_error(status: int, reason: str) -> dict[str, Any]:

@@ -61,3 +61,44 @@ def test_docs_benchmarks_md_holds_the_command_output():
     for f in files:
         assert f"`benchmarks/results/{f.name}`. Date: " in page
     assert page.count("Commit: ") == len(files)
+
+
+def _candidates_result(**verified) -> dict:
+    return {"candidates": {"thresholds": {"0.8": {"neardup_verified": verified}}}}
+
+
+def test_a_precision_or_an_error_not_measured_is_no_target_met():
+    """The precision target is met at 1.0 only, the exactness target at an error <= 1e-9 only:
+    a missing measure (None) meets neither."""
+
+    def met(**verified) -> list[bool]:
+        got = report.targets(_candidates_result(**verified))
+        return [t["met"] for t in got if t["target"].endswith("t=0.8")]
+
+    assert met(pairs=3, precision=1.0, max_resemblance_error=0.0) == [True, True]
+    assert met(pairs=3, precision=0.99, max_resemblance_error=2e-9) == [False, False]
+    assert met(pairs=0, precision=None, max_resemblance_error=None) == [False, False]
+
+
+def test_the_reported_pairs_are_measured_against_the_exact_truth():
+    """benchmarks.candidates.reported_pairs: neardup's pairs of the sample at t = 0.8, all in
+    PP-join's exact truth with its resemblance; a truth short of one of them (as where neardup
+    reported a wrong pair) gives a precision below 1: measured, not assumed."""
+    from benchmarks.candidates import reported_pairs
+    from neardup.config import Config
+    from neardup.evaluation.ppjoin import ppjoin
+    from neardup.signing.records import Document
+    from neardup.signing.signer import Signer
+
+    from .corpora import SAMPLE
+
+    recs = [json.loads(x) for x in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    docs = [Document(r["id"], r["text"]) for r in recs]
+    sets = [s.shingles for s in Signer(Config()).sign_batch(docs)]
+    truth = {(a, b): j for a, b, j in ppjoin(sets, 0.8)}
+    got = reported_pairs(docs, 0.8, truth)
+    assert got["pairs"] == len(truth) >= 5
+    assert got["precision"] == got["recall_at_t"] == 1.0
+    assert got["max_resemblance_error"] <= 1e-9
+    short = dict(list(truth.items())[1:])
+    assert reported_pairs(docs, 0.8, short)["precision"] == (len(truth) - 1) / len(truth)

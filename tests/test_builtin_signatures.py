@@ -1,4 +1,4 @@
-"""The table of built-in signatures (neardup.signing.builtin.BUILTIN): each signature's
+"""The table of built-in signatures (neardup.keys.builtin.BUILTIN): each signature's
 reference form, its keys of one prepared document, gives what the signer stores from the
 batch form, and every reader of the names (config, candidate rule, key encoding) reads the
 table."""
@@ -10,8 +10,8 @@ import pytest
 
 from neardup.config import CONTAINMENT_SAMPLES, SIGNATURES, Config
 from neardup.matching.candidates import RESEMBLANCE_FIELDS, CandidateRule
-from neardup.signing.builtin import BUILTIN
-from neardup.signing.encoding import POSITIONAL
+from neardup.keys.builtin import BUILTIN
+from neardup.keys.encoding import POSITIONAL
 from neardup.signing.records import Document
 from neardup.signing.signer import Signer
 

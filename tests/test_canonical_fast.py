@@ -22,7 +22,8 @@ from neardup.canonical.scripts import token_language
 from neardup.config import Config
 from neardup.sketches.hashing import hash_strings
 
-from .conftest import CORPORA
+from .conftest import CORPORA, forms
+from .corpora import FA_ZWNJ_SAMPLE, SAMPLE
 
 # The one-pass definitions the fast patterns replace.
 HYPHEN_BREAK = re.compile(r"(\w)[-\u00ad\u2010]\s*\n\s*(\w)")
@@ -590,6 +591,18 @@ PIECE_PIECES = [
 ]
 
 
+#: The two forms of the one pass (:func:`.persian_loops.persian_pieces_many`): compiled, where
+#: built, and interpreted.
+PERSIAN_PASS = forms("neardup.canonical.persian_loops")
+
+
+def _pass_leaves(text: str) -> bool:
+    """Whether the one pass leaves ``text`` to the steps: it holds a character the letter map
+    gives -2 (one ``persian_style`` may act on, or one that maps to several)."""
+    letter_map = persian._piece_tables()[1]
+    return any(ord(c) < len(letter_map) and letter_map[ord(c)] == -2 for c in text)
+
+
 @settings(max_examples=600, deadline=None)
 @given(texts(PIECE_PIECES, 40))
 @example(
@@ -599,17 +612,18 @@ PIECE_PIECES = [
 @example(
     "\u0627\u0627 \u0627 \u0628\u0628  \u0628 \u0621 \u0621\u06cc \u06cc"
 )  # repeats counted after the spaces are dropped; the range ends
-def test_compiled_persian_pieces_are_the_steps(text):
-    """The one compiled pass gives what the steps give, or leaves the text to them (only
-    where persian_style or a character of several could act)."""
+@example('\u06a9 " \u06a9')  # a character persian_style may act on: left to the steps
+@pytest.mark.parametrize("form", PERSIAN_PASS, ids=lambda m: m.__name__)
+def test_compiled_persian_pieces_are_the_steps(form, text):
+    """The one pass, in each form, gives what the steps give, or leaves the text to them
+    exactly where persian_style or a character of several could act."""
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10: the steps are made one by one")
-    made = persian._compiled(text, step=False)
-    if made is None:
-        assert set(text) & {'"', ".", "\u201c", "\ufdf2", "\ufefb"}
-    else:
-        assert made[0] == persian.normalize_persian(text)  # (the reference: the steps)
-        assert persian.normalize_persian(text, backend="compiled") == made[0]
+    made = persian._compiled(text, step=False, form=form)
+    assert (made is None) == _pass_leaves(text)
+    want = persian.normalize_persian(text)  # (the reference: the steps)
+    assert made is None or made[0] == want
+    assert persian.normalize_persian(text, backend="compiled") == want
 
 
 FUSED_PIECES = PIECE_PIECES + [
@@ -662,10 +676,16 @@ FUSED_PIECES = PIECE_PIECES + [
 @example(
     "\u0640 \u064e!"
 )  # marks the only Arabic-block characters: no Arabic script left after drop_marks
-def test_marks_punctuation_and_persian_in_one_pass_are_the_three_steps(text):
+@example("\ufefb \u06a9. x")  # a character of several: left to the steps; a period: dropped
+@pytest.mark.parametrize("form", PERSIAN_PASS, ids=lambda m: m.__name__)
+def test_marks_punctuation_and_persian_in_one_pass_are_the_three_steps(form, text):
+    """The pass with drop_marks and the punctuation step first, in each form: the three
+    steps, then the late steps where each character maps to one; the text left to the steps
+    exactly where what the punctuation step leaves holds a character of several."""
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10")
-    want = canonicalizer.persian_step(letters.drop_punctuation(letters.drop_marks(text)))
+    dropped = letters.drop_punctuation(letters.drop_marks(text))
+    want = canonicalizer.persian_step(dropped)
     for late, after in (
         (None, lambda t: t),
         (letters.late_steps_table(False), lambda t: letters.yo_to_ye(t.casefold())),
@@ -674,34 +694,61 @@ def test_marks_punctuation_and_persian_in_one_pass_are_the_three_steps(text):
             lambda t: letters.unify_digits(letters.yo_to_ye(t.casefold())),
         ),
     ):
-        made = persian._compiled(text, late=late, marks=True)
-        if made is not None:
-            fused, late_applied = made
-            assert fused == (after(want) if late_applied else want)
-            assert late_applied == (late is not None and not set(want) & {"ß", "\u0130", "\ufb01"})
+        made = persian._compiled(text, late=late, marks=True, form=form)
+        assert (made is None) == _pass_leaves(dropped)
+        if made is None:
+            continue
+        fused, late_applied = made
+        assert fused == (after(want) if late_applied else want)
+        assert late_applied == (late is not None and not set(want) & {"ß", "\u0130", "\ufb01"})
 
 
-def test_compiled_persian_pieces_on_the_persian_corpora():
+def _given_the_persian_step(texts: list[str]) -> list[str]:
+    """Each text as the Persian step is given it (the text steps before it)."""
+    canon, out = Canonicalizer(Config()), []
+    for text in texts:
+        for name, step in canon.text_steps:
+            if name == "persian":
+                break
+            text = step(text)
+        out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("form", PERSIAN_PASS, ids=lambda m: m.__name__)
+def test_compiled_persian_pieces_on_the_sample_texts(form):
+    """The pass in each form on the repo's Persian, Russian and English samples: the steps."""
+    if persian._piece_tables() is None:
+        pytest.skip("hazm is not 0.10")
+    recs = [json.loads(x) for x in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    recs += [json.loads(x) for x in FA_ZWNJ_SAMPLE.read_text(encoding="utf-8").splitlines()]
+    assert {r["id"][:2] for r in recs} >= {"fa", "ru", "en"}
+    texts = _given_the_persian_step([r["text"] for r in recs])
+    made = [persian._compiled(text, step=False, form=form) for text in texts]
+    assert [m and m[0] for m in made] == [
+        None if _pass_leaves(t) else persian.normalize_persian(t) for t in texts
+    ]
+    assert sum(m is not None for m in made) > 200
+
+
+@pytest.mark.parametrize("form", PERSIAN_PASS, ids=lambda m: m.__name__)
+def test_compiled_persian_pieces_on_the_persian_corpora(form):
+    """The pass in each form on the Persian corpus (one text in 5; one in 40 interpreted):
+    every text is the pass's, and the steps'."""
     if persian._piece_tables() is None:
         pytest.skip("hazm is not 0.10")
     path = CORPORA / "fa.jsonl"
     if not path.exists():
         pytest.skip("no corpora")
-    canon = Canonicalizer(Config())
-    n = 0
+    every = 40 if form.__name__ == "neardup.canonical.persian_loops" else 5
     with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i % 5:
-                continue
-            text = json.loads(line)["text"]
-            for name, step in canon.text_steps:  # the text the Persian step is given
-                if name == "persian":
-                    break
-                text = step(text)
-            made = persian._compiled(text, step=False)
-            assert made is not None and made[0] == persian.normalize_persian(text)
-            n += 1
-    assert n > 100
+        texts = [json.loads(line)["text"] for i, line in enumerate(f) if i % every == 0]
+    n = 0
+    for text in _given_the_persian_step(texts):
+        made = persian._compiled(text, step=False, form=form)
+        assert made is not None and made[0] == persian.normalize_persian(text)
+        n += 1
+    assert n == len(texts) > 70
 
 
 def test_the_letter_map_of_the_compiled_pass_is_hazms_letter_steps_on_every_bmp_character():
@@ -811,13 +858,17 @@ def test_nfkc_by_words_on_every_character_between_words_and_after_a_space():
 
 
 def test_nfkc_by_words_on_the_corpora():
-    for name in ("en", "ru", "fa"):
-        path = CORPORA / f"{name}.jsonl"
-        if path.exists():
-            with path.open(encoding="utf-8") as f:
-                for line in f:
-                    t = json.loads(line)["text"]
-                    assert letters.nfkc_words(t) == unicodedata.normalize("NFKC", t)
+    paths = [CORPORA / f"{name}.jsonl" for name in ("en", "ru", "fa")]
+    if not all(path.exists() for path in paths):
+        pytest.skip("no corpora")
+    n = 0
+    for path in paths:
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                t = json.loads(line)["text"]
+                assert letters.nfkc_words(t) == unicodedata.normalize("NFKC", t)
+                n += 1
+    assert n > 1000
 
 
 @settings(max_examples=300, deadline=None)

@@ -103,7 +103,8 @@ def test_index_search_ready_leaves_nothing_for_the_first_search(tmp_path):
     e = EmbeddedEngine(str(db))
     e.open(create=False)
     try:
-        assert e.count() > 0 and e.fulltext_behind() == 0 and e.samples_behind() == 0
+        assert e.count() > 0
+        assert e.fulltext_index.fulltext_behind() == e.postings.samples_behind() == 0
     finally:
         e.close()
 

@@ -20,7 +20,9 @@ from neardup.dashboards.saved_objects import (
     saved_objects,
     visualizations,
 )
-from neardup.dashboards.install import install
+from neardup.dashboards.install import Destination, install
+from neardup.engines.transport import Access
+from neardup.runtime.retry import Backoff
 from neardup.dashboards.fields import (
     DashboardError,
     dynamic_field,
@@ -359,7 +361,8 @@ class FakeDashboards:
 
 def test_install_posts_multipart_with_xsrf_and_api_key():
     with FakeDashboards() as srv:
-        answer = install(srv.url, target="kibana", api_key="abc123", index="docs")
+        to = Destination(target="kibana", access=Access(api_key="abc123"))
+        answer = install(srv.url, to=to, index="docs")
     (post,) = srv.posts()
     assert post["path"] == "/api/saved_objects/_import?overwrite=true"
     assert post["headers"]["kbn-xsrf"] == "true"
@@ -372,9 +375,9 @@ def test_install_posts_multipart_with_xsrf_and_api_key():
 
 def test_install_detects_opensearch_dashboards_and_uses_basic_auth():
     with FakeDashboards(product_header="osd-name") as srv:
-        answer = install(
-            srv.url + "/", basic_auth=("admin", "s3cret"), space="team", tenant="global"
-        )
+        auth = Access(basic_auth=("admin", "s3cret"))
+        to = Destination(access=auth, space="team", tenant="global")
+        answer = install(srv.url + "/", to=to)
     get, post = srv.requests
     assert (
         get["path"] == "/api/status" and get["headers"]["authorization"] == "Basic YWRtaW46czNjcmV0"
@@ -389,11 +392,13 @@ def test_install_detects_opensearch_dashboards_and_uses_basic_auth():
 
 def test_install_retries_unavailable_server():
     with FakeDashboards(fail_first=2) as srv:
-        answer = install(srv.url, "{}\n", target="kibana", backoff=0.01)
+        to = Destination(target="kibana", retry=Backoff(initial=0.01, maximum=float("inf")))
+        answer = install(srv.url, "{}\n", to=to)
     assert len(srv.posts()) == 3 and answer["success"]
     with FakeDashboards(fail_first=10) as srv:
         with pytest.raises(DashboardError, match=r"failed after 3 attempts; last error: HTTP 503"):
-            install(srv.url, "{}\n", target="kibana", retries=2, backoff=0.01)
+            to = Destination(target="kibana", retry=Backoff(max_retries=2, initial=0.01))
+            install(srv.url, "{}\n", to=to)
 
 
 def test_install_reports_refused_objects_and_auth_errors():
@@ -413,15 +418,18 @@ def test_install_reports_refused_objects_and_auth_errors():
         with pytest.raises(
             DashboardError, match=r"refused objects: visualization v1 \(T\).*missing_references"
         ):
-            install(srv.url, target="kibana")
+            install(srv.url, to=Destination(target="kibana"))
     with FakeDashboards(status=401, answer={"message": "unauthorized"}) as srv:
         with pytest.raises(DashboardError, match=r"HTTP 401 \(check --api-key"):
-            install(srv.url, target="kibana", retries=0)
+            install(srv.url, to=Destination(target="kibana", retry=Backoff(max_retries=0)))
 
 
 def test_install_unreachable_server():
     with pytest.raises(DashboardError, match="failed after 2 attempts"):
-        install("http://127.0.0.1:9", target="kibana", retries=1, backoff=0.01, timeout=2)
+        install(
+            "http://127.0.0.1:9",
+            to=Destination(target="kibana", retry=Backoff(max_retries=1, initial=0.01), timeout=2),
+        )
 
 
 def test_install_unknown_product():

@@ -27,7 +27,7 @@ WITH_EXAMPLES = {
     "neardup.sketches.sampling",
     "neardup.sketches.hashing",
     "neardup.sketches.ragged",
-    "neardup.signing.registry",
+    "neardup.keys.registry",
 }
 
 

@@ -184,7 +184,7 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     # same answers as the embedded engine on the same documents
     ref = _reference(arts, 7)
     nd = NearDup.open(client_url, index="articles", create=False)
-    assert nd.engine.layout.adopted and nd.engine.layout.text == "body"
+    assert nd.engine.ix.layout.adopted and nd.engine.ix.layout.text == "body"
     assert [(p.a, p.b, round(p.resemblance, 6)) for p in nd.pairs()] == [
         (p.a, p.b, round(p.resemblance, 6)) for p in ref.pairs()
     ]
@@ -687,6 +687,11 @@ def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
     assert {k: v for k, v in after[replaced].items()} == {**user_fields, "body": new_body}
 
     nd = NearDup.open(url, index="articles", create=False)
+    # its keys survived the user's partial update (the engine indexed the stored ones again):
+    # the retitled article is still found by them, in resemblance and in containment
+    for mode in ("resemblance", "containment"):
+        found = {m.id: m.resemblance for m in nd.query(before[retitled]["body"], mode=mode)}
+        assert found.get(retitled) == 1.0, mode
     assert nd.engine.unsigned() == 2
     rounds = []
     assert (

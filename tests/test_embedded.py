@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from neardup import Config, ConfigMismatch, Document, NearDup
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
-from neardup.signing.encoding import posting_key
+from neardup.keys.encoding import posting_key
 from neardup.engines.embedded.keycolumn import joined_keys, pack_keys, pack_keys_many, unpack_keys
 from neardup.sketches.loops import interpreted_loops
 from neardup.sketches.ragged import join
@@ -353,9 +353,9 @@ def test_postings_keep_44_bits_and_the_field(tmp_path):
         for k in s.keys.get(f, ())
     }
     assert (
-        eng.samples_behind() == 1
+        eng.postings.samples_behind() == 1
         and eng.postings.tables_for({"winnow"}) == ("postings", "recent_postings")
-        and eng.samples_behind() == 0
+        and eng.postings.samples_behind() == 0
     )
     stored = {k for k, _ in _postings(eng)}
     assert stored == want and max(stored) < 2**47
@@ -519,11 +519,11 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
     }
     with NearDup.open(str(tmp_path / "live.db")) as nd:
         nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
-        assert nd.engine.fulltext_behind() == 40
+        assert nd.engine.fulltext_index.fulltext_behind() == 40
         assert {h for h, _ in _hits(nd, "alpha1")} == {f"d{i}" for i in range(40) if i % 5 == 1}
-        assert nd.engine.fulltext_behind() == 0
+        assert nd.engine.fulltext_index.fulltext_behind() == 0
         nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
-        assert nd.engine.fulltext_behind() == 20
+        assert nd.engine.fulltext_index.fulltext_behind() == 20
         texts["d3"] = (
             "replaced text with zeta words only"  # in the full-text index: updated at once
         )
@@ -576,11 +576,11 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
     with NearDup.open(str(tmp_path / "live.db")) as nd:
         e = nd.engine
         nd.index([Document(i, t) for i, t in list(texts.items())[:40]])
-        assert e.samples_behind() == 40 and _postings(e) != _all_postings(e)
+        assert e.postings.samples_behind() == 40 and _postings(e) != _all_postings(e)
         assert [m.id for m in nd.query(id="d1", mode="containment", threshold=0.3)]
-        assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
+        assert e.postings.samples_behind() == 0 and _postings(e) == _all_postings(e)
         nd.index([Document(i, t) for i, t in list(texts.items())[40:]])
-        assert e.samples_behind() == 20
+        assert e.postings.samples_behind() == 20
         # below samples_upto: at once
         texts["d3"] = "replaced text with zeta words only, nothing of the story at all here"
         texts["d45"] = (
@@ -600,7 +600,7 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
                     (m.id, m.containment)
                     for m in ref.query(id=q, mode="containment", threshold=0.3, top_k=100)
                 ], q
-        assert e.samples_behind() == 0 and _postings(e) == _all_postings(e)
+        assert e.postings.samples_behind() == 0 and _postings(e) == _all_postings(e)
         nd.index(
             [Document("d3", texts["d3"] + " and a new ending")]
         )  # an update at or below samples_upto
@@ -610,9 +610,9 @@ def test_the_sample_postings_follow_behind_and_equal_ones_made_at_once(tmp_path)
 def test_collisions_on_a_sample_field_add_its_postings_first(tmp_path):
     with NearDup.open(str(tmp_path / "x.db")) as nd:
         nd.index([Document(f"d{i}", f"{TEXT} and a tail of its own number {i}") for i in range(12)])
-        assert nd.engine.samples_behind() == 12
+        assert nd.engine.postings.samples_behind() == 12
         found = nd.pairs(threshold=0.3, fields=["winnow"])
-        assert found and nd.engine.samples_behind() == 0
+        assert found and nd.engine.postings.samples_behind() == 0
         assert nd.pairs(threshold=0.3, fields=["winnow"]) == found
 
 
@@ -649,9 +649,9 @@ def test_the_first_search_adds_the_documents_once(tmp_path):
             .execute("SELECT value FROM meta WHERE key = 'fts_upto'")
             .fetchone()[0]
         )
-        assert int(upto) == 30 and nd.engine.fulltext_behind() == 0
+        assert int(upto) == 30 and nd.engine.fulltext_index.fulltext_behind() == 0
     with NearDup.open(path) as nd:  # already added: nothing to do
-        assert nd.engine.fulltext_behind() == 0 and len(nd.search("word7")) == 1
+        assert nd.engine.fulltext_index.fulltext_behind() == 0 and len(nd.search("word7")) == 1
 
 
 def _signed(nd, ids):
@@ -670,14 +670,14 @@ def test_writes_in_a_row_commit_every_few_seconds_and_at_the_end(tmp_path):
     path = str(tmp_path / "row.db")
     with NearDup.open(path) as nd:
         e = nd.engine
-        e.commit_every = 3600.0
+        e.connection.commit_every = 3600.0
         with e.writes_in_a_row():
             for b in range(3):
                 with e.writer():
                     e.put(_signed(nd, [f"b{b}-{i}" for i in range(4)]))
             assert _seen_by_another_connection(path) == 0  # one transaction so far
         assert _seen_by_another_connection(path) == 12  # committed at the end
-        e.commit_every = 0.0
+        e.connection.commit_every = 0.0
         with e.writes_in_a_row():
             with e.writer():
                 e.put(_signed(nd, ["c0"]))
@@ -688,7 +688,7 @@ def test_a_failing_session_in_a_row_is_undone_alone_and_the_ones_before_are_comm
     path = str(tmp_path / "fail.db")
     with NearDup.open(path) as nd:
         e = nd.engine
-        e.commit_every = 3600.0
+        e.connection.commit_every = 3600.0
         with pytest.raises(RuntimeError, match="boom"):
             with e.writes_in_a_row():
                 with e.writer():
@@ -943,7 +943,9 @@ def _day(path, docs):
             _fulltext_terms(nd.engine),
             _postings(nd.engine),
         )
-        assert nd.engine.fulltext_behind() == nd.engine.samples_behind() == 0
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == nd.engine.postings.samples_behind() == 0
+        )
     assert any(out[0]) and any(out[1]) and out[2]
     return out
 
@@ -959,18 +961,25 @@ def test_search_ready_indexing_leaves_what_the_catch_up_would_make(tmp_path):
     ready, behind = str(tmp_path / "ready.db"), str(tmp_path / "behind.db")
     with NearDup.open(ready, search_ready=True) as nd:
         nd.index(docs, batch_size=8, workers=1, progress=None)
-        assert nd.engine.fulltext_behind() == 0 and nd.engine.samples_behind() == 0
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == 0
+            and nd.engine.postings.samples_behind() == 0
+        )
         assert _postings(nd.engine) == _all_postings(nd.engine)
     with NearDup.open(behind) as nd:
         nd.index(docs, batch_size=8, workers=1, progress=None)
-        assert nd.engine.fulltext_behind() == nd.engine.samples_behind() == len(docs)
+        assert (
+            nd.engine.fulltext_index.fulltext_behind()
+            == nd.engine.postings.samples_behind()
+            == len(docs)
+        )
     assert _day(ready, docs) == _day(behind, docs)
     edited = [Document(docs[2].id, docs[2].text + " and a new ending"), Document("new", TEXT)]
     for path in (ready, behind):
         with NearDup.open(path, search_ready=path == ready) as nd:
             nd.index(edited, progress=None)
             nd.delete([docs[5].id])
-            assert nd.engine.fulltext_behind() == (0 if path == ready else 1)
+            assert nd.engine.fulltext_index.fulltext_behind() == (0 if path == ready else 1)
     assert _day(ready, docs) == _day(behind, docs)
 
 
@@ -984,7 +993,14 @@ def test_search_ready_waits_for_a_file_left_behind(tmp_path):
         nd.index(docs[:10], progress=None)
     with NearDup.open(path, search_ready=True) as nd:
         nd.index(docs[10:20], progress=None)
-        assert nd.engine.fulltext_behind() == nd.engine.samples_behind() == 20
-        assert _hits(nd, docs[12].text.split()[0]) and nd.engine.fulltext_behind() == 0
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == nd.engine.postings.samples_behind() == 20
+        )
+        assert (
+            _hits(nd, docs[12].text.split()[0]) and nd.engine.fulltext_index.fulltext_behind() == 0
+        )
         nd.index(docs[20:30], progress=None)
-        assert nd.engine.fulltext_behind() == 0 and nd.engine.samples_behind() == 30
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == 0
+            and nd.engine.postings.samples_behind() == 30
+        )

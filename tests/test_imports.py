@@ -101,44 +101,28 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 #: The layers of ARCHITECTURE.md, lowest first: a module imports its own layer and lower
-#: ones only. A name is a module or a package (dotted below ``neardup``); a package covers
-#: its modules, and a module named on its own (``signing.registry``) has its own layer.
+#: ones only. Each name is a folder (a package directly below ``neardup``) or a module of the
+#: package root, so a file's folder tells its layer: every module of a folder is in the
+#: folder's layer.
 LAYERS = (
-    (
-        "primitives",
-        {
-            "errors",
-            "runtime",
-            "signing.registry",
-            "report.worddiff",
-            "report.charts",
-            "signing.validate",
-        },
-    ),
-    (
-        "sketches",
-        {"sketches", "signing.encoding", "signing.signature", "signing.builtin"},
-    ),
+    ("primitives", {"errors", "runtime"}),
+    ("sketches", {"sketches"}),
+    ("keys", {"keys"}),
     ("settings", {"config"}),
     ("text", {"canonical"}),
     ("signing", {"signing"}),
     ("storage", {"engines"}),
-    ("core", {"matching", "indexing", "report.highlight", "report.explain", "io.records", "api"}),
-    ("applications", {"io", "evaluation", "report", "dashboards", "cli"}),
+    ("core", {"matching", "indexing", "comparison", "io", "api"}),
+    ("applications", {"evaluation", "report", "dashboards", "cli"}),
 )
 
 
 def layer_of(module: str) -> int | None:
-    """The layer of the longest name of :data:`LAYERS` that is ``module`` or a package of it."""
+    """The layer of ``module``: the layer of its folder (or of itself, in the package root)."""
     if module == PKG:
         return len(LAYERS)  # the facade re-exports from every layer
-    parts = module.split(".")[1:]
-    for k in range(len(parts), 0, -1):
-        name = ".".join(parts[:k])
-        found = next((i for i, (_, names) in enumerate(LAYERS) if name in names), None)
-        if found is not None:
-            return found
-    return None
+    top = module.split(".")[1]
+    return next((i for i, (_, names) in enumerate(LAYERS) if top in names), None)
 
 
 def runs_nothing(module: str, graph: dict[str, set[str]], modules: dict[str, Path]) -> bool:
@@ -165,13 +149,41 @@ def test_the_graph_is_read_from_every_module():
     )  # ... and has started when its own modules run
 
 
-def test_layer_of_takes_the_longest_name():
+def test_layer_of_is_the_folders_layer():
     assert LAYERS[layer_of("neardup.sketches.minhash")][0] == "sketches"
+    assert LAYERS[layer_of("neardup.engines.elastic.dsl")][0] == "storage"
+    assert LAYERS[layer_of("neardup.api")][0] == "core"
     assert layer_of("neardup.no_such_module") is None
-    dotted = [(i, n) for i, (_, names) in enumerate(LAYERS) for n in names if "." in n]
-    for i, name in dotted:  # a module named on its own is not in its package's layer
-        assert layer_of(f"{PKG}.{name}") == i
-        assert layer_of(f"{PKG}.{name}") != layer_of(f"{PKG}.{name.split('.')[0]}")
+
+
+def test_the_layers_name_folders_only():
+    """One way: each name of :data:`LAYERS` is a whole folder or a root module (no module
+    of a folder has a layer of its own), and is named once."""
+    modules = module_names()
+    names = [name for _, layer in LAYERS for name in layer]
+    assert len(names) == len(set(names))
+    for name in names:
+        assert "." not in name, f"{name}: a layer names whole folders, not one module of one"
+        assert f"{PKG}.{name}" in modules, f"LAYERS names {name}, which is not a module"
+
+
+def test_every_folder_has_a_layer():
+    """The other way: every folder and root module of the package is in a layer."""
+    tops = {m.split(".")[1] for m in module_names() if m != PKG}
+    named = {name for _, layer in LAYERS for name in layer}
+    assert tops == named, f"folders without a layer: {sorted(tops - named)}"
+
+
+def test_architecture_shows_the_layers():
+    """ARCHITECTURE.md's layer table lists the same folders in the same layers."""
+    text = (Path(__file__).resolve().parents[1] / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d+) (\w+) \| (.*) \|$", text, flags=re.M)
+    table = [
+        (name, {w.strip(" /`") for w in re.sub(r"\([^)]*\)", "", cells).split(",")})
+        for _, name, cells in rows
+        if name != "facade"
+    ]
+    assert table == [(name, set(names)) for name, names in LAYERS]
 
 
 def test_find_cycle_finds_one():
@@ -189,14 +201,6 @@ def test_every_module_has_a_layer():
     assert not missing, (
         f"put {missing} into LAYERS here and into the layer table of ARCHITECTURE.md"
     )
-
-
-def test_every_name_of_the_layers_is_a_module():
-    modules = module_names()
-    unknown = sorted(
-        name for _, names in LAYERS for name in names if f"{PKG}.{name}" not in modules
-    )
-    assert not unknown, f"LAYERS names {unknown}, which are not modules of neardup"
 
 
 def test_lower_layers_never_import_higher_ones():

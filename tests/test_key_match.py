@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.signing.encoding import render_keys
+from neardup.keys.encoding import render_keys
 from neardup.engines.base import CandidateQuery, KeyGroup, Tags
 from neardup.engines.elastic.key_match import Entry, KeyMatcher, merged
 

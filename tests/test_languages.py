@@ -20,7 +20,7 @@ from benchmarks.persian import all_joined, all_spaces, mixed
 from neardup import Config, Document, NearDup
 from neardup.canonical import search_text, tokens_with_offsets
 from neardup.cli import main
-from neardup.report.highlight import shared_passages, shingle_spans
+from neardup.comparison.highlight import shared_passages, shingle_spans
 from neardup.report.html import ReportOptions, build_report
 from neardup.signing.signer import Signer
 from tests.corpora import corpus
@@ -223,7 +223,7 @@ def test_snippet_marks_other_inflections_and_letter_forms():
 
 
 def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
-    from neardup.report.highlight import shared_passage_texts
+    from neardup.comparison.highlight import shared_passage_texts
 
     other = "Совсем другой текст о погоде в Москве и о снеге на улицах города сегодня"
     a = TEXTS[4] + "\n\n" + other
@@ -236,7 +236,7 @@ def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
 def test_shared_passages_from_a_signed_documents_shingles_are_the_same(i):
     """``compare`` passes the signed ``b``'s shingles instead of making them again from its
     text: the same passages, for every text and an edited copy of it."""
-    from neardup.report.highlight import shared_passage_texts
+    from neardup.comparison.highlight import shared_passage_texts
     from neardup.signing.signer import Signer
 
     config = Config()

@@ -8,6 +8,8 @@ tests/test_batch.py; the Persian pass in tests/test_canonical_fast.py.)"""
 from __future__ import annotations
 
 import importlib
+import inspect
+import itertools
 import json
 import os
 import subprocess
@@ -16,12 +18,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from neardup.canonical.letters import split_tokens, token_hashes
+from neardup.canonical.flags import COMPOSING_MARK, _marks_may_compose, _UNSETTLED, flag_table
+from neardup.canonical.letters import (
+    composing_pairs,
+    digit_table,
+    nfkc_table,
+    split_tokens,
+    token_char_table,
+    token_hashes,
+)
 from neardup.canonical.scripts import _CODES, detect_language, detect_languages, script_code
-from neardup.sketches.hashing import KeySet, code_points, fmix64, hash_strings
+from neardup.sketches.hashing import KeySet, code_points, fmix64, hash_strings, string_seed
 from neardup.sketches.loops import (
     FALLBACK_NOTICE,
     MODULES,
@@ -29,31 +39,19 @@ from neardup.sketches.loops import (
     installed,
     interpreted_loops,
     loops,
+    missing,
     mode,
 )
 from neardup.sketches.mixing import GOLDEN
 from neardup.sketches.ragged import offsets_of
 
+from .conftest import compiled_required, forms, needs_compiled
 from .corpora import SAMPLE
-
-
-def forms(name: str) -> list:
-    """The module of loops ``name`` in each form installed: compiled (where built), then
-    interpreted."""
-    found = [importlib.import_module(name)]
-    try:
-        found.insert(0, importlib.import_module(compiled_name(name)))
-    except ImportError:  # (an install without a C compiler: the interpreted form only)
-        pass
-    return found
 
 
 HASHING = forms("neardup.sketches.hashing_loops")
 LETTERS = forms("neardup.canonical.letters_loops")
 SCRIPTS = forms("neardup.canonical.scripts_loops")
-needs_compiled = pytest.mark.skipif(
-    not installed(), reason="the compiled loops are not installed (no C compiler at install)"
-)
 
 MASK = 2**64 - 1
 # letters of the three scripts, digits (ASCII and others), marks, separators, underscore, a lone
@@ -90,12 +88,19 @@ def test_hash_runs_is_the_chain(loops_module, runs, seed):
 
 @settings(max_examples=200, deadline=None)
 @given(texts_of, st.integers(0, 2**32))
-def test_token_hashes_are_the_tokens_of_split_tokens(texts, seed):
+@pytest.mark.parametrize("loops_module", LETTERS, ids=lambda m: m.__name__)
+def test_token_hashes_are_the_tokens_of_split_tokens(loops_module, texts, seed):
     """Each token of each text, in order: the hash of its string, whether it is a number,
-    and which text it is in."""
+    and which text it is in (each form of the loop, and letters.token_hashes, which runs
+    the one this context asks for)."""
     bounds = offsets_of([len(t) + 1 for t in texts])
-    h, number, text = token_hashes(code_points(" ".join(texts)), bounds, seed)
+    cps = code_points(" ".join(texts))
     tokens = [(i, tok) for i, t in enumerate(texts) for tok in split_tokens(t)]
+    got = loops_module.token_hashes(
+        cps, token_char_table(), digit_table(), bounds, np.uint64(string_seed(seed))
+    )
+    assert _same(got, token_hashes(cps, bounds, seed))
+    h, number, text = got
     assert h.tolist() == hash_strings([tok for _, tok in tokens], seed).tolist()
     assert number.tolist() == [tok.isdigit() for _, tok in tokens]
     assert text.tolist() == [i for i, _ in tokens]
@@ -177,6 +182,61 @@ def test_or_flags_is_the_or_of_the_entries_of_each_text(loops_module, texts, tab
         ).tolist()
         == want
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(code_point_texts, st.lists(st.booleans(), min_size=64, max_size=64))
+@pytest.mark.parametrize("loops_module", LETTERS, ids=lambda m: m.__name__)
+def test_positions_in_are_the_indices_whose_entry_holds(loops_module, texts, table):
+    cps = np.array([c for t in texts for c in t], dtype=np.uint32)
+    got = loops_module.positions_in(cps, np.array(table, dtype=np.bool_))
+    assert got.dtype == np.int64
+    assert got.tolist() == [i for i, c in enumerate(cps.tolist()) if table[c]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts_of)
+@pytest.mark.parametrize("loops_module", LETTERS, ids=lambda m: m.__name__)
+def test_positions_in_of_the_nfkc_table_are_the_characters_nfkc_may_change(loops_module, texts):
+    """Over the table letters.nfkc_words gives it: where the characters NFKC may change or
+    join are."""
+    text = "".join(texts)
+    got = loops_module.positions_in(code_points(text), nfkc_table())
+    assert got.tolist() == [i for i, ch in enumerate(text) if nfkc_table()[ord(ch)]]
+
+
+#: starters and the marks that compose with them or not (Arabic hamza above after alef and
+#: after heh, e + acute), marks after marks, Hangul jamo, a compatibility form
+MARK_ALPHABET = "ae\u0301\u0323\u0308\u0654\u0655\u0653\u0627\u0647\u0648\u06cc\u06d2\u064e"
+MARK_ALPHABET += "\u0651 \u00c0\u1100\u1161\u11a8\u304b\u3099ﬁжи\u0306"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=MARK_ALPHABET, min_size=1, max_size=10), min_size=1, max_size=6))
+@example(["\u0627\u0654", "\u0647\u0654"])  # alef + hamza above composes, heh + it does not
+@pytest.mark.parametrize("loops_module", LETTERS, ids=lambda m: m.__name__)
+def test_marks_may_compose_where_a_composing_mark_follows_an_unsettled_or_pair(loops_module, texts):
+    """Per text: whether a character with the composing-mark bit follows one with the
+    unsettled bit, or one it composes with (``composing_pairs``): each form of the loop
+    against that statement and against flags' numpy form."""
+    table, pairs = flag_table(), composing_pairs()
+    offsets = offsets_of([len(t) for t in texts])
+    starts, ends = offsets[:-1], offsets[1:]
+    cps = code_points("".join(texts))
+    got = loops_module.marks_may_compose(
+        cps, starts, ends, table, COMPOSING_MARK, _UNSETTLED, pairs
+    )
+    paired = set(pairs.tolist())
+    want = [
+        any(
+            table[ord(m)] & COMPOSING_MARK
+            and (table[ord(p)] & _UNSETTLED or (ord(p) << 21 | ord(m)) in paired)
+            for p, m in itertools.pairwise(t)
+        )
+        for t in texts
+    ]
+    assert got.tolist() == want
+    assert _marks_may_compose(cps, starts, ends, table).tolist() == want
 
 
 def _counts_by_definition(text: str, sample: int) -> list[int]:
@@ -265,17 +325,22 @@ def test_find_tokens_finds_each_token_in_turn_by_the_rule_of_find(
 
 def test_each_module_of_loops_has_both_forms_and_loops_gives_the_one_asked_for():
     """Each module of loops: its interpreted form (Python functions) and, where installed, a
-    compiled one with the same public functions; :func:`loops` gives the compiled form
-    unless inside interpreted_loops."""
+    compiled one with the same public functions, no more, no fewer; :func:`loops` gives the
+    compiled form unless inside interpreted_loops."""
     for name in MODULES:
         interpreted = importlib.import_module(name)
         with interpreted_loops():
             assert loops(name) is interpreted and mode() == "interpreted"
-        if not installed():
+        if not installed() and not compiled_required():
             continue
         compiled = importlib.import_module(compiled_name(name))
         public = {k for k, v in vars(compiled).items() if not k.startswith("_") and callable(v)}
-        assert public and all(callable(getattr(interpreted, k, None)) for k in public), name
+        own = {
+            k
+            for k, v in vars(interpreted).items()
+            if not k.startswith("_") and inspect.isfunction(v) and v.__module__ == name
+        }
+        assert public and public == own, name  # (each is compared: the tests above)
         assert loops(name) is compiled and mode() == "compiled"
 
 
@@ -370,11 +435,12 @@ def _signed_fields(signed) -> list[tuple]:
     ]
 
 
+@needs_compiled
 def test_interpreted_loops_sign_as_the_compiled_ones():
     """The loops run interpreted give every signature bit for bit, Persian and Russian and
-    English texts, short and long (with the compiled form not installed: the same form twice)."""
-    import json
-
+    English texts, short and long: the compiled form of each module of loops against the
+    interpreted one (both installed, or the test fails)."""
+    assert missing() == []  # (else "compiled" below would run the interpreted form too)
     from neardup.config import Config
     from neardup.signing.signer import Document, Signer
 

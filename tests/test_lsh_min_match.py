@@ -231,6 +231,7 @@ def test_engine_returns_only_documents_sharing_min_match_bands(engine_target, co
             )
             return {c.id for c in nd.engine.candidates([q])[0]}
 
+        assert (m > 1) == (config.bands != 14)  # (the chosen m votes; the old scheme's is 1)
         if m > 1:
             assert "a" not in candidates(list(range(m - 1)), 1)
             assert "a" not in candidates(list(range(b - m + 1, b)), 2)

@@ -112,7 +112,7 @@ def test_every_command_stays_within_the_stated_multiple_of_the_largest_document(
 @pytest.mark.parametrize("n", [1, 3])
 def test_the_shared_shingles_listed_are_capped_and_the_count_is_exact(n):
     from neardup.api import NearDup
-    from neardup.report.explain import MAX_SHARED_SHINGLES
+    from neardup.comparison.explain import MAX_SHARED_SHINGLES
     from neardup.signing.records import Document
 
     nd = NearDup.open(":memory:")

@@ -20,7 +20,7 @@ from neardup.report.html import (
     text_attrs,
     title_attrs,
 )
-from neardup.report.worddiff import word_changes, word_diff
+from neardup.comparison.worddiff import word_changes, word_diff
 
 from ._report_data import EN_TRIO, FA_PAIR, HOSTILE_TITLE, build_index, sample_docs
 

@@ -245,3 +245,33 @@ def test_persian_letter_variants_rank_alike_on_real_persian_texts(engine_target)
         nd.index([Document(r["id"], r["text"]) for r in recs], progress=None)
         nd.engine.refresh()
         _check_variants_rank_alike(nd, ["ايران", "تاريخ ايران"])
+
+
+#: English possessives in the three apostrophes the engines' analyzers strip (ASCII, U+2019,
+#: fullwidth U+FF07), beside the bare word and a plural.
+POSSESSIVE_DOCS = [
+    ("ascii", "the reader's guide to the rivers and mountains of the northern provinces"),
+    ("curly", "the reader\u2019s map of the old harbour with every lighthouse marked on it"),
+    ("fullwidth", "the reader\uff07s notes on printing presses and the paper they used"),
+    ("bare", "a reader will find the index of places at the back of the second volume"),
+    ("other", "the weather in london will be rainy with lending libraries closed all week"),
+]
+
+
+def test_english_possessives_are_found_by_the_bare_word(engine_target):
+    """'reader's' in any of the three apostrophes is found by the word 'reader' on every
+    engine that analyzes English; on a real engine, whose analyzer strips the possessive
+    before stemming, a query's possessive is stripped alike (the embedded engine reads
+    "reader's" as the two words "reader s")."""
+    target, opts = engine_target
+    if not target.endswith(".db") and not real_engine():
+        pytest.skip("osmem has no English analysis (a real engine or the embedded one)")
+    with NearDup.open(target, CONFIG, **opts) as nd:
+        nd.index([Document(i, t, lang="en") for i, t in POSSESSIVE_DOCS], progress=None)
+        nd.engine.refresh()
+        want = {"ascii", "curly", "fullwidth", "bare"}
+        queries = ["reader"]
+        if not target.endswith(".db"):
+            queries += ["reader's", "reader\u2019s", "reader\uff07s"]
+        for query in queries:
+            assert {i for i, _ in _ranked(nd, query)} == want, query

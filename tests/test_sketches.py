@@ -3,6 +3,7 @@
 import math
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from neardup.sketches.lsh import band_keys, collision_probability, optimal_bands
 from neardup.sketches.minhash import MinHash
 from neardup.sketches.sampling import min_sample, mod_sample, winnow
 from neardup.sketches.shingles import combine, shingle, shingle_strings
-from neardup.signing.builtin import exact_key
+from neardup.keys.builtin import exact_key
 from neardup.sketches.simhash import (
     agreeing_blocks,
     block_bounds,
@@ -121,15 +122,21 @@ def test_verifier_properties(a, b):
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 500), st.floats(0.3, 1.0))
 def test_length_filter_is_necessary_for_resemblance(n, t):
+    """A set B of m shingles can reach r >= t against |A| = n only when t*n <= m <= n/t
+    (r <= min/max): the filter passes exactly the sizes between the bounds, every size that
+    can reach t among them (it is necessary), and the sizes just beyond the bounds cannot
+    (they are tight, up to the 1e-9 the bounds allow for rounding)."""
     lo, hi = length_bounds(n, t)
-    # a set B of size m can reach r >= t against |A| = n only when t*n <= m <= n/t
-    for m in (lo - 1, lo, hi, hi + 1):
-        if m < 0:
-            continue
-        best = min(n, m) / max(n, m) if max(n, m) else 1.0
-        assert (best >= t - 1e-9) == passes_length_filter(n, m, t) or not (lo <= m <= hi) == (
-            best < t - 1e-9
-        )
+    t_exact = Fraction(t)
+
+    def best(m: int) -> Fraction:  # the largest r a B of m shingles reaches
+        return Fraction(min(n, m), max(n, m))
+
+    sizes = range(0, hi + 4)
+    assert [m for m in sizes if passes_length_filter(n, m, t)] == list(range(lo, hi + 1))
+    assert {m for m in sizes if best(m) >= t_exact} <= set(range(lo, hi + 1))
+    assert best(lo - 1) < t_exact and best(hi + 1) < t_exact
+    assert min(best(lo), best(hi)) >= t_exact - Fraction(1, 10**6)
 
 
 @pytest.mark.parametrize("scheme", ["oph", "kperm"])

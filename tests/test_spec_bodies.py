@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from neardup.config import SIGNATURE_VERSION, Config
-from neardup.engines.elastic.answers import stored_shingles
+from neardup.engines.elastic.hits import stored_shingles
 from neardup.engines.elastic import dsl
 from neardup.engines.elastic import templates
 from neardup.engines.elastic.layout import Layout, OWN, TEXT_LANGS

@@ -74,7 +74,7 @@ def test_a_signer_without_the_extended_family_makes_the_same_shingles():
 
 
 def test_the_column_holds_a_marker_where_the_text_makes_the_shingles():
-    from neardup.engines.embedded.shingle_column import MIN_MADE, ShingleColumn, column, is_marker
+    from neardup.engines.stored_shingles import MIN_MADE, StoredShingles, column, is_marker
 
     config = Config()
     docs = _docs(True) + _docs(False)[:10]
@@ -88,7 +88,7 @@ def test_the_column_holds_a_marker_where_the_text_makes_the_shingles():
     assert not markers[-1], "a document that brought its tokens keeps its hashes"
     for s, m in zip(signed, markers, strict=True):
         assert m == (s.n_shingles >= MIN_MADE and s.doc.tokens is None)
-    reader = ShingleColumn(config)
+    reader = StoredShingles(config)
     reader.batch = 7  # texts made again a few at a time: the same sets
     rows = [
         (i, b, s.n_shingles, s.doc.text) for i, (b, s) in enumerate(zip(blobs, signed, strict=True))
@@ -96,16 +96,16 @@ def test_the_column_holds_a_marker_where_the_text_makes_the_shingles():
     for s, got in zip(signed, reader.sets(rows), strict=True):
         assert np.array_equal(got, s.shingles), s.id
     # a marker read again comes from the cache, not from the text
-    cached = reader.sets([(rows[0][0], rows[0][1], rows[0][2], "")]) if markers[0] else None
-    if cached is not None:
-        assert np.array_equal(cached[0], signed[0].shingles)
+    i = markers.index(True)
+    cached = reader.sets([(rows[i][0], rows[i][1], rows[i][2], "")])
+    assert np.array_equal(cached[0], signed[i].shingles)
     with pytest.raises(ValueError, match="were stored"):
         i = markers.index(True)
-        ShingleColumn(config).sets([("x", blobs[i], signed[i].n_shingles, "other words")])
+        StoredShingles(config).sets([("x", blobs[i], signed[i].n_shingles, "other words")])
 
 
 def test_the_cache_keeps_the_most_recently_used_within_its_bytes():
-    from neardup.engines.embedded.shingle_column import ShingleCache
+    from neardup.engines.stored_shingles import ShingleCache
 
     cache = ShingleCache(max_bytes=3 * 80)
     sets = {k: np.arange(10, dtype=np.uint64) + k for k in range(5)}
@@ -202,7 +202,7 @@ def test_markers_leave_tags_matches_and_containment_unchanged(tmp_path):
 
 
 def test_the_marker_keeps_the_language_a_document_was_given():
-    from neardup.engines.embedded.shingle_column import ShingleColumn, column
+    from neardup.engines.stored_shingles import StoredShingles, column
 
     # English words given as Russian: Russian's shingle size applies, detection would not
     config = Config(shingle_size_by_lang=(("ru", 3),))
@@ -211,7 +211,7 @@ def test_the_marker_keeps_the_language_a_document_was_given():
     assert s.shingles.size != Signer(config).sign(Document("x", text)).shingles.size
     blob = column(s)
     assert blob == b"Tru"
-    got = ShingleColumn(config).sets([("k", blob, s.n_shingles, text)])[0]
+    got = StoredShingles(config).sets([("k", blob, s.n_shingles, text)])[0]
     assert np.array_equal(got, s.shingles)
 
 
@@ -236,3 +236,29 @@ def test_a_file_of_format_3_keeps_every_posting_in_postings(tmp_path):
     assert counts["new"][1] > 0
     markers = [n for length, n in _column_lengths(tmp_path / "v3.db") if length != 8 * n]
     assert markers
+
+
+def test_one_signer_makes_the_shingles_of_a_process(engine_target, monkeypatch):
+    """The index's signer is handed to the engine (Engine.use_signer): reading markers back
+    in a process that signs canonicalizes with that signer, on every engine, and makes no
+    second one."""
+    from neardup import NearDup
+
+    docs = [Document(d.id, d.text, lang=d.lang) for d in _docs(True) if d.text][:40]
+    target, opts = engine_target
+    with NearDup.open(target, Config(), **opts) as nd:
+        nd.index(docs, batch_size=20, progress=None)
+    made = []
+    init = Signer.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Signer, "__init__", counted)
+    with NearDup.open(target, **opts) as nd:  # a new process state: nothing cached
+        found = nd.query(docs[3].text)
+        stored = nd.engine.get([d.id for d in docs])
+    assert found and found[0].id == docs[3].id
+    assert len(stored) == len(docs)
+    assert made == [nd.signer]

@@ -234,7 +234,7 @@ def test_attach_counts_fields_as_the_engine_does(osmem_clone):
     attach checks before changing anything is the engine's own."""
     from neardup.config import Config
     from neardup.engines.elastic import templates
-    from neardup.engines.elastic.answers import count_fields
+    from neardup.engines.elastic.attach_checks import count_fields
     from neardup.engines.elastic.layout import ROOT
 
     url = osmem_clone.url
@@ -278,7 +278,7 @@ def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
     cfg = eng.attach(Layout(text="body", title="headline"))
     try:
         signed = [Signer(cfg).sign(d) for d in eng.unsigned_documents()]
-        held = dsl.index_action("art", signed[0], None, 1, "t", eng.layout, create=False)
+        held = dsl.index_action("art", signed[0], None, 1, "t", eng.ix.layout, create=False)
         assert held["_op_type"] == "update" and "upsert" not in held
         request(url, "DELETE", "/art/_doc/art-1?refresh=true")  # removed after it was read
         new = Signer(Config()).sign(Document("fresh", good_text(9), title="fresh one"))

@@ -15,13 +15,13 @@ if TYPE_CHECKING:
     from .api import IndexReport, Match, NearDup, Pair
     from .config import Config, ConfigError, ConfigMismatch
     from .errors import DocumentNotFound, EngineError, InvalidInput, NeardupError
-    from .report.explain import Comparison
+    from .comparison.explain import Comparison
     from .signing.signer import Signer
     from .signing.records import Document, Signed
 
 _WHERE = {
     "NearDup": "api",
-    "Comparison": "report.explain",
+    "Comparison": "comparison.explain",
     "IndexReport": "api",
     "Match": "api",
     "Pair": "api",

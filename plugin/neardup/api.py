@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .matching.candidates import RESEMBLANCE_FIELDS, CandidateRule
     from .matching.clustering import Pair
     from .matching.tagging import Tagger
-    from .report.explain import Comparison
+    from .comparison.explain import Comparison
     from .signing.signer import Signer
 
 #: Where the names this module re-exports live, imported on first use (PEP 562), as is
@@ -142,6 +142,7 @@ class NearDup:
                 self._signer = Signer(self.config, self.engine.get_meta("context") or {})
             except ContextError:
                 return None
+            self.engine.use_signer(self._signer)
         return self._signer
 
     @property
@@ -165,7 +166,7 @@ class NearDup:
         """The candidate rule of this index (:mod:`neardup.matching.candidates`)."""
         from .matching.candidates import CandidateRule, extra_min_match
 
-        from .signing.builtin import BUILTIN
+        from .keys.builtin import BUILTIN
 
         extended = any(s not in BUILTIN for s in self.config.signatures)
         extra = extra_min_match(self._made_signer()) if extended else {}
@@ -278,6 +279,7 @@ class NearDup:
         ctx = build_context(self.config, ((d.text, d.lang) for d in docs))
         self.engine.put_meta("context", ctx)
         self._signer = Signer(self.config, ctx)
+        self.engine.use_signer(self._signer)
         return ctx
 
     def delete(self, ids: Iterable[str], *, delete_source_documents: bool = False) -> DeleteReport:
@@ -415,10 +417,10 @@ class NearDup:
                 m.title = stored[m.id].title
 
     def compare(self, a: str | Document, b: str | Document, *, ids: bool = False) -> Comparison:
-        """Explain one pair (:func:`neardup.report.explain.compare`): exact similarities,
+        """Explain one pair (:func:`neardup.comparison.explain.compare`): exact similarities,
         shared shingles and the raw passages behind them, which signatures collide. ``ids``:
         ``a`` and ``b`` are ids of stored documents, else texts or documents."""
-        from .report import explain
+        from .comparison import explain
 
         da, db = (
             (self._doc_by_id(a), self._doc_by_id(b)) if ids else (_as_doc(a, "a"), _as_doc(b, "b"))

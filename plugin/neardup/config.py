@@ -17,8 +17,8 @@ from typing import Any, Literal, Mapping, get_args
 import xxhash
 
 from .errors import ConfigError
-from .signing.builtin import BUILTIN
-from .signing.registry import NAMES as FAMILY_SIGNATURES
+from .keys.builtin import BUILTIN
+from .keys.registry import NAMES as FAMILY_SIGNATURES
 
 #: Bumped whenever signing changes in a way that makes old keys incomparable.
 #: 3: Persian tokens are anchor pieces of runs without spaces (segmentation-invariant);

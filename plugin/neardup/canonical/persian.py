@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Sequence, get_args
 
 import numpy as np
@@ -582,17 +583,22 @@ def _compiled(
     late: np.ndarray | None = None,
     marks: bool = False,
     anchors: tuple[int, int, int] = DEFAULT.anchors,
+    form: ModuleType | None = None,
 ) -> tuple[str, bool] | None:
     """:func:`compiled_spans` of one text, decoded: with ``marks`` drop_marks first; with
     ``step`` the punctuation step and the Persian step after it
     (``persian_step(drop_punctuation(text))``), else :func:`normalize_persian` with anchors;
     then the characters through ``late`` (:func:`~.letters.late_steps_table`) where each maps
     to one: (text, whether ``late`` was applied), or None where the pass does not apply.
+    ``form``: the form of :mod:`.persian_loops` that makes the pass (as
+    :func:`compiled_spans`); here the interpreted one, which every install has:
 
-    >>> _compiled("دانش\u200cآموزان", step=False)[0] == normalize_persian("دانشآموزان")
+    >>> from neardup.canonical import persian_loops
+    >>> made = _compiled("دانش\u200cآموزان", step=False, form=persian_loops)
+    >>> made[0] == normalize_persian("دانشآموزان")
     True
     """
-    made = compiled_spans([text], step, late, marks, anchors)[0]
+    made = compiled_spans([text], step, late, marks, anchors, form)[0]
     return None if made is None else (decoded([made[0]])[0], made[1])
 
 
@@ -602,16 +608,19 @@ def compiled_spans(
     late: np.ndarray | None = None,
     marks: bool = False,
     anchors: tuple[int, int, int] = DEFAULT.anchors,
+    form: ModuleType | None = None,
 ) -> list[tuple[Span, bool] | None]:
     """:func:`_compiled` of each text as a :data:`~.spans.Span` of the pass's output, the
     texts in groups joined for one compiled pass each
     (:func:`.persian_loops.persian_pieces_many`).
-    None for every text where the loops run interpreted (:func:`neardup.sketches.loops.compiled`):
-    the steps one by one then serve, as where the pass does not apply (faster than the pass
-    interpreted)."""
+    ``form`` is the form of :mod:`.persian_loops` that makes the pass: by default the compiled
+    one, and None for every text where the loops run interpreted
+    (:func:`neardup.sketches.loops.compiled`): the steps one by one then serve, as where the
+    pass does not apply (faster than the pass interpreted). The tests give the interpreted
+    form to check it equal to the compiled one and to the steps."""
     from ..sketches.loops import compiled
 
-    persian_loops = compiled("neardup.canonical.persian_loops") if texts else None
+    persian_loops = form or (compiled("neardup.canonical.persian_loops") if texts else None)
     tables = _piece_tables(anchors) if persian_loops is not None else None
     if tables is None:
         return [None] * len(texts)

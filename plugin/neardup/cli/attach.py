@@ -20,7 +20,7 @@ def sign_pass(
     the same rule as ``neardup index``. Each batch is stored before the next is read, so an
     interrupted pass resumes where it stopped when run again. Returns the report and the
     documents whose text field gives no text, counted by what it holds
-    (:func:`~neardup.engines.elastic.answers.field_text`)."""
+    (:func:`~neardup.engines.elastic.hits.field_text`)."""
     textless: Counter = Counter()
 
     def skipped(doc_id: str, kind: str) -> None:
@@ -191,7 +191,7 @@ def _print_first_pass(engine: Any, report: Any, data: dict, textless: dict[str, 
         f"({report.duplicates} near-duplicates of earlier ones), "
         f"{data['documents']} signed in all"
         + (
-            f", {data['without_text']} without text in {engine.layout.text} left unsigned "
+            f", {data['without_text']} without text in {engine.ix.layout.text} left unsigned "
             f"({', '.join(f'{n} {k}' for k, n in sorted(textless.items()))})"
             if data["without_text"]
             else ""

@@ -238,8 +238,10 @@ def install_cmd(
       neardup dashboards install https://kibana:5601 --api-key "$KEY" --ca-certs ca.pem --index docs
       neardup dashboards install http://localhost:5601 --user admin --password "$PW" --tenant global
     """
-    from ..dashboards.install import install
+    from ..dashboards.install import Destination, install
+    from ..engines.transport import Access
     from ..runtime.redact import add_secret, add_url_secrets
+    from ..runtime.retry import Backoff
 
     for secret in (api_key, password):
         add_secret(secret)
@@ -251,22 +253,20 @@ def install_cmd(
             body = f.read()
     engine = _source_engine(engine_url, index_name) if engine_url and body is None else None
     try:
-        answer = install(
-            url,
-            body,
+        to = Destination(
             target=target,
-            index=index_name,
-            engine=engine,
-            source=source_field,
-            api_key=api_key,
-            basic_auth=(user, password) if user else None,
-            ca_certs=ca_certs,
-            verify_certs=not no_verify_certs,
+            access=Access(
+                api_key=api_key,
+                basic_auth=(user, password) if user else None,
+                ca_certs=ca_certs,
+                verify_certs=not no_verify_certs,
+            ),
             space=space,
             tenant=tenant,
             timeout=timeout,
-            retries=retries,
+            retry=Backoff(max_retries=retries, initial=0.5, maximum=float("inf")),
         )
+        answer = install(url, body, to=to, index=index_name, engine=engine, source=source_field)
     except FileNotFoundError as e:
         fail(str(e))
     finally:

@@ -242,14 +242,14 @@ def init_cmd(
         f"{engine.location} {'created' if engine.created else 'exists - kept'}"
     ]
     count = engine.count()
-    server = engine.server
+    backend = engine.backend
     engine.close()
     data = {
         "index": engine.location,
         "documents": count,
         "fingerprint": cfg.fingerprint(),
         "actions": actions,
-        "server": f"{server.product} {server.number}" if server else "embedded (SQLite)",
+        "server": backend,
     }
     if as_json:
         echo_json(data)
@@ -454,7 +454,7 @@ def _failed_places(
     paths: tuple[str, ...], failed: list, record_fields: Any, encoding: str | None
 ) -> dict[str, str]:
     """Where each document the engine refused was read (none refused: nothing read again)."""
-    from ..io.reading import locate
+    from ..io.locate import locate
 
     if not failed:
         return {}
@@ -560,7 +560,7 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
 
 def _unsigned_hint(engine: Any) -> str:
     """What signs the documents of an HTTP index that have no neardup fields."""
-    layout = engine.layout
+    layout = engine.ix.layout
     if engine.adopted:  # attaching again resumes, with the same fields
         command = f"neardup attach {safe(engine.index)} {layout.describe(safe)}"
         return f"'{command}' signs them (with --watch, as they come)"

@@ -197,7 +197,7 @@ def input_options(fn: Callable) -> Callable:
     ``encoding``."""
 
     def check_encoding(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        from ..io.reading import check_encoding as problem_of
+        from ..io.encodings import check_encoding as problem_of
 
         problem = None if value is None else problem_of(value)
         if problem:

@@ -8,6 +8,7 @@ refused object."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..engines.transport import Access
@@ -30,7 +31,7 @@ def detect_target(
         url.rstrip("/") + "/api/status",
         headers=dict(headers or {}),
         timeout=timeout,
-        retries=2,
+        retry=Backoff(max_retries=2, initial=0.5, maximum=float("inf")),
         what="status",
     )
     if "osd-name" in resp.headers:
@@ -43,42 +44,52 @@ def detect_target(
     )
 
 
+def _retry_policy() -> Backoff:
+    return Backoff(max_retries=5, initial=0.5, maximum=float("inf"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Destination:
+    """Where and how saved objects are imported: the product (``auto``: asked from the
+    server), credentials and TLS as the engines apply them (:class:`Access`), a Kibana
+    ``space`` or an OpenSearch security ``tenant`` (``global``, ``private`` or a custom one;
+    sent as the ``securitytenant`` header), seconds per request, and the retry policy of
+    connection errors, 429 and 5xx (:class:`~neardup.runtime.retry.Backoff`)."""
+
+    target: str = "auto"
+    access: Access = field(default_factory=Access)
+    space: str | None = None
+    tenant: str | None = None
+    timeout: float = 30.0
+    retry: Backoff = field(default_factory=_retry_policy)
+
+
 def install(
     url: str,
     ndjson: str | bytes | None = None,
     *,
-    target: str = "auto",
+    to: Destination | None = None,
     index: str = "neardup",
     engine: Any = None,
     source: str = DEFAULT_SOURCE_FIELD,
-    api_key: str | None = None,
-    basic_auth: tuple[str, str] | None = None,
-    ca_certs: str | None = None,
-    verify_certs: bool = True,
-    space: str | None = None,
-    tenant: str | None = None,
-    timeout: float = 30.0,
-    retries: int = 5,
-    backoff: float = 0.5,
 ) -> dict[str, Any]:
-    """Import saved objects with ``POST /api/saved_objects/_import?overwrite=true``.
+    """Import saved objects with ``POST /api/saved_objects/_import?overwrite=true`` into the
+    dashboards at ``url``, as ``to`` says (:class:`Destination`; default: asked product, no
+    credentials).
 
-    ``ndjson`` defaults to :func:`export` of ``index`` for the target product (``auto``:
-    asked from the server). ``space`` is a Kibana space; ``tenant`` an OpenSearch security
-    tenant (``global``, ``private`` or a custom one; sent as the ``securitytenant`` header).
-    Retries connection errors, 429 and 5xx with exponential backoff, then raises
+    ``ndjson`` defaults to :func:`export` of ``index`` for the target product (``engine``,
+    ``source``: as for :func:`export`). Retries as ``to.retry`` says, then raises
     :class:`DashboardError`; an import the server answers with errors raises too, naming each
     refused object. Returns the server's answer (``successCount`` ...).
     """
-    access = Access(
-        api_key=api_key, basic_auth=basic_auth, ca_certs=ca_certs, verify_certs=verify_certs
-    )
-    headers = access.headers()
-    if tenant:
-        headers["securitytenant"] = tenant
-    http = access.pool()
+    to = to or Destination()
+    headers = to.access.headers()
+    if to.tenant:
+        headers["securitytenant"] = to.tenant
+    http = to.access.pool()
+    target = to.target
     if target == "auto":
-        target = detect_target(url, headers=headers, http=http, timeout=timeout)
+        target = detect_target(url, headers=headers, http=http, timeout=to.timeout)
     if target not in PRODUCTS:
         raise DashboardError(
             f"unknown target {target!r}: choose auto or one of {', '.join(TARGETS)}"
@@ -86,7 +97,7 @@ def install(
     if ndjson is None:
         ndjson = export(index, target=target, source=source, engine=engine)
     headers[PRODUCTS[target].xsrf_header] = "true"
-    base = url.rstrip("/") + (f"/s/{space}" if space else "")
+    base = url.rstrip("/") + (f"/s/{to.space}" if to.space else "")
     body = ndjson.encode() if isinstance(ndjson, str) else ndjson
     resp = _request(
         http,
@@ -94,9 +105,8 @@ def install(
         base + "/api/saved_objects/_import?overwrite=true",
         headers=headers,
         fields={"file": ("neardup.ndjson", body, "application/ndjson")},
-        timeout=timeout,
-        retries=retries,
-        backoff=backoff,
+        timeout=to.timeout,
+        retry=to.retry,
         what="import",
     )
     answer = _answer(url, target, resp)
@@ -142,10 +152,9 @@ def _request(
     *,
     headers: dict[str, str],
     timeout: float,
-    retries: int,
+    retry: Backoff,
     what: str,
     fields: dict[str, Any] | None = None,
-    backoff: float = 0.5,
 ) -> Any:
     import urllib3
 
@@ -164,12 +173,10 @@ def _request(
         return resp
 
     try:
-        resp = Backoff(max_retries=retries, initial=backoff, maximum=float("inf")).call(
-            attempt, retry_if=lambda e: isinstance(e, _Passing)
-        )
+        resp = retry.call(attempt, retry_if=lambda e: isinstance(e, _Passing))
     except _Passing as e:
         raise DashboardError(
-            f"{what} {url}: failed after {retries + 1} attempts; last error: {e}"
+            f"{what} {url}: failed after {(retry.max_retries or 0) + 1} attempts; last error: {e}"
         ) from None
     if 300 <= resp.status < 400:
         raise DashboardError(

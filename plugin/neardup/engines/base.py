@@ -8,9 +8,8 @@ Engines only store and match keys; canonicalization, signing, exact verification
 
 A candidate query is a disjunction of key groups: a document is a candidate when, for at
 least one group, it shares at least ``min_match`` of the group's keys, and its shingle
-count lies in the length range. In the query DSL that is a ``bool`` with a ``range``
-filter and one ``should`` clause per group (``terms`` for min_match 1, a nested
-``bool.should`` of ``term`` clauses with ``minimum_should_match`` otherwise).
+count lies in the length range; most matching keys first. Each engine translates it
+(:func:`neardup.engines.elastic.dsl.candidate_query`, :mod:`neardup.engines.embedded.postings`).
 """
 
 from __future__ import annotations
@@ -18,13 +17,16 @@ from __future__ import annotations
 import abc
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from ..config import OPENS_VERSIONS, SIGNATURE_VERSION, Config
 from ..errors import EngineError
 from ..signing.records import Signed
+
+if TYPE_CHECKING:
+    from ..signing.signer import Signer
 from ..sketches.verify import UNBOUNDED
 
 
@@ -236,12 +238,8 @@ class Engine(abc.ABC):
     created: bool = False
     #: what :meth:`open` did beyond opening (templates, pipeline, indices made), for ``init``
     actions: Sequence[str] = ()
-    #: the server that answered (:class:`~neardup.engines.transport.Server`), None for a file
-    server: Any = None
-    #: where a document's own fields are (:class:`~neardup.engines.elastic.layout.Layout`):
-    #: None for an engine that holds neardup's documents only; ``layout.adopted`` for an index
-    #: neardup attached in place (its documents are the user's own)
-    layout: Any = None
+    #: what stores the index, for people (``neardup init``): the kind of store, its version
+    backend: str = "?"
     #: whether :meth:`search_collapsed` folds hits by cluster in the engine
     collapses_search: bool = False
     #: whether writes and candidate searches wait on a server (an HTTP engine): a run then
@@ -433,6 +431,12 @@ class Engine(abc.ABC):
         batch; None (the default) when the engine has nothing to make in advance."""
         return None
 
+    @abc.abstractmethod
+    def use_signer(self, signer: Signer) -> None:
+        """The open index's signer (its owner's, :attr:`neardup.api.NearDup.signer`): stored
+        shingles that are made again from the text (:mod:`~neardup.engines.stored_shingles`)
+        are made by it, so a process canonicalizes with one signer."""
+
     @contextlib.contextmanager
     def writes_in_a_row(self) -> Iterator[None]:
         """Around many :meth:`writer` sessions of one run (an ``index`` command): an engine
@@ -455,8 +459,10 @@ class Engine(abc.ABC):
 
     @property
     def adopted(self) -> bool:
-        """Whether the index is the user's own, attached in place (:attr:`layout`)."""
-        return self.layout is not None and bool(self.layout.adopted)
+        """Whether the index is the user's own, attached in place (its documents are the
+        user's, neardup's fields added to them); False for an engine that holds neardup's
+        documents only."""
+        return False
 
     @abc.abstractmethod
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:

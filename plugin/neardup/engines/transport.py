@@ -54,18 +54,112 @@ def is_connection_error(exc: BaseException) -> bool:
 
 def retryable(exc: BaseException) -> bool:
     """Worth trying again: the network, or a status of a passing state (:data:`RETRY_STATUS`)
-    that is not a block (a flood-stage block comes as 429 and stays until it is lifted)."""
+    that is neither a block (a flood-stage block comes as 429 and stays until it is lifted)
+    nor a refusal for the request's memory (:func:`memory_limit`, also a 429)."""
     if is_connection_error(exc):
         return True
-    return status_of(exc) in RETRY_STATUS and error_type(exc) not in BLOCKS
+    return (
+        status_of(exc) in RETRY_STATUS
+        and error_type(exc) not in BLOCKS
+        and memory_limit(error_of(exc)) is None
+    )
+
+
+def error_of(exc: BaseException) -> dict[str, Any]:
+    """The engine's ``error`` object in the answer of a client exception (``{}``: no JSON
+    error, e.g. a 413 from the HTTP layer, or the network)."""
+    info = getattr(exc, "info", None) or getattr(exc, "body", None)
+    err = info.get("error") if isinstance(info, dict) else None
+    return err if isinstance(err, dict) else {}
 
 
 def error_type(exc: BaseException) -> str | None:
     """The engine's ``error.type`` in the answer of a client exception (None: no JSON
     error, e.g. a 413 from the HTTP layer, or the network)."""
-    info = getattr(exc, "info", None) or getattr(exc, "body", None)
-    err = info.get("error") if isinstance(info, dict) else None
-    return str(err.get("type")) if isinstance(err, dict) and err.get("type") else None
+    kind = error_of(exc).get("type")
+    return str(kind) if kind else None
+
+
+#: The error type of a circuit breaker's refusal: the engine would need more heap than the
+#: breaker allows to take the request. It comes as 429, as a busy node's
+#: ``es_rejected_execution_exception`` does, but the same request sent again is refused again
+#: (Elasticsearch's and OpenSearch's own bulk ``Retry`` retries only rejected executions), so
+#: it is never retried as "busy": a bulk request is split instead.
+BREAKER = "circuit_breaking_exception"
+
+#: Error types of a rejected execution (Elasticsearch's, OpenSearch's before and after 2.0).
+REJECTED = (
+    "es_rejected_execution_exception",
+    "rejected_execution_exception",
+    "opensearch_rejected_execution_exception",
+)
+
+#: An indexing-pressure rejection's bytes of the operation refused and the node's limit:
+#: ``coordinating_operation_bytes=N, max_coordinating_and_primary_bytes=M`` (primary and
+#: replica operations, and OpenSearch's shard indexing pressure, ``node_operation_bytes=N,
+#: node_max_coordinating_and_primary_bytes=M``, alike).
+_PRESSURE = re.compile(r"(?:^|[ \[_])operation_bytes=(\d+), (?:node_)?max_[a-z_]*bytes=(\d+)")
+
+
+def memory_limit(error: dict[str, Any]) -> str | None:
+    """The limit that refused a request for its memory, in an engine's ``error`` object, when
+    the same request sent again would be refused again: a circuit breaker (:data:`BREAKER`),
+    or indexing pressure refusing an operation larger than its limit by itself (a 429
+    ``rejected_execution_exception`` whose other bytes in flight count for nothing). None for
+    any other error, a busy node's rejection included.
+
+    >>> memory_limit({"type": BREAKER, "reason": "[parent] Data too large, data for [x]"})
+    'the [parent] breaker (indices.breaker.total.limit)'
+    >>> over = "coordinating_operation_bytes=81582817, max_coordinating_and_primary_bytes=32440320"
+    >>> memory_limit({"type": "rejected_execution_exception", "reason": f"[all_bytes=0, {over}]"})
+    'indexing pressure (indexing_pressure.memory.limit)'
+    >>> under = "coordinating_operation_bytes=5, max_coordinating_and_primary_bytes=32440320"
+    >>> memory_limit({"type": "es_rejected_execution_exception", "reason": under}) is None
+    True
+    """
+    kind, reason = error.get("type"), str(error.get("reason") or "")
+    if kind == BREAKER:
+        return breaker_limit(reason)
+    if kind in REJECTED:
+        over = _PRESSURE.search(reason)
+        if over and int(over.group(1)) > int(over.group(2)):
+            return "indexing pressure (indexing_pressure.memory.limit)"
+    return None
+
+
+#: The setting of each circuit breaker's limit, by the name an engine's reason gives it
+#: (``[parent] Data too large, ...``).
+BREAKER_LIMITS = {
+    "parent": "indices.breaker.total.limit",
+    "in_flight_requests": "network.breaker.inflight_requests.limit",
+    "request": "indices.breaker.request.limit",
+    "fielddata": "indices.breaker.fielddata.limit",
+    "accounting": "indices.breaker.accounting.limit",
+}
+
+
+def breaker_limit(reason: str) -> str:
+    """The breaker an engine's ``circuit_breaking_exception`` reason names, with the setting
+    of its limit.
+
+    >>> breaker_limit("[parent] Data too large, data for [<http_request>] would be [1/1b]")
+    'the [parent] breaker (indices.breaker.total.limit)'
+    >>> breaker_limit("too much")
+    'a circuit breaker (indices.breaker.*.limit)'
+    """
+    name = re.match(r"\[([a-z_]+)\]", reason)
+    setting = BREAKER_LIMITS.get(name.group(1)) if name else None
+    if name is None or setting is None:
+        return "a circuit breaker (indices.breaker.*.limit)"
+    return f"the [{name.group(1)}] breaker ({setting})"
+
+
+#: What gives an engine more memory for its breakers and indexing pressure (the heap their
+#: limits are shares of).
+MORE_HEAP = (
+    "give the engine a larger heap (-Xms/-Xmx in its config/jvm.options, or "
+    "OPENSEARCH_JAVA_OPTS / ES_JAVA_OPTS)"
+)
 
 
 #: Error types of a block: the cluster or an index refuses a kind of request until an
@@ -226,16 +320,28 @@ class Retrying:
         resp = self(what, functools.partial(fn, *args, **kwargs), ok_status=ok_status)
         return response_body(resp)
 
-    def __call__(self, what: str, fn: Callable[[], T], *, ok_status: tuple[int, ...] = ()) -> T:
+    def __call__(
+        self,
+        what: str,
+        fn: Callable[[], T],
+        *,
+        ok_status: tuple[int, ...] = (),
+        ok_memory: bool = False,
+    ) -> T:
+        """``fn()`` with retries; an error of a status in ``ok_status``, or (``ok_memory``) a
+        refusal for the request's memory (:func:`memory_limit`), is raised as it is, not
+        retried (the caller handles it)."""
         if self.observe is None:
-            return self._send(what, fn, ok_status)
+            return self._send(what, fn, ok_status, ok_memory)
         t = time.perf_counter()
         try:
-            return self._send(what, fn, ok_status)
+            return self._send(what, fn, ok_status, ok_memory)
         finally:
             self.observe(what, time.perf_counter() - t)
 
-    def _send(self, what: str, fn: Callable[[], T], ok_status: tuple[int, ...]) -> T:
+    def _send(
+        self, what: str, fn: Callable[[], T], ok_status: tuple[int, ...], ok_memory: bool
+    ) -> T:
         retried = [0]
 
         def retry_if(e: Exception) -> bool:
@@ -249,7 +355,8 @@ class Retrying:
             )
         except Exception as e:  # noqa: BLE001 -- both clients' exception trees
             st = status_of(e)
-            if st is not None and st in ok_status:
+            memory = memory_limit(error_of(e))
+            if (st is not None and st in ok_status) or (ok_memory and memory is not None):
                 raise
             if is_connection_error(e):
                 raise EngineError(
@@ -267,6 +374,11 @@ class Retrying:
                 raise EngineError(
                     f"{self.location} refused {what}: {describe(e)}; check --api-key or "
                     "--user/--password, and the privileges of that user or key"
+                ) from None
+            if memory is not None:
+                raise EngineError(
+                    f"{self.location} refused {what}: it needs more memory than {memory} "
+                    f"allows ({describe(e)}); {MORE_HEAP}"
                 ) from None
             if st == 413:
                 raise EngineError(

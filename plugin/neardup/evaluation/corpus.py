@@ -10,7 +10,7 @@ from typing import Any, Iterator
 from ..canonical import strip_html
 from ..config import is_language_code
 from ..errors import InvalidInput
-from ..io.reading import json_records
+from ..io.jsonl import json_records
 from ..io.files import InputError
 from ..signing.signatures.common import words
 
@@ -144,7 +144,7 @@ def _label_row(
 
 
 def _jsonl(path: str | Path, limit: int | None = None) -> Iterator[tuple[int, dict]]:
-    """:func:`neardup.io.reading.json_records`, its errors as :class:`EvaluationError`."""
+    """:func:`neardup.io.jsonl.json_records`, its errors as :class:`EvaluationError`."""
     try:
         yield from json_records(path, limit)
     except InputError as e:

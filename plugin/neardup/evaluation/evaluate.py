@@ -52,7 +52,7 @@ from ..canonical import strip_html
 from ..config import Config
 from ..sketches.ragged import join, pair_count, pairs_sharing
 from ..signing.signatures import REGISTRY, build_context, needs_context
-from ..signing.builtin import BUILTIN
+from ..keys.builtin import BUILTIN
 from ..signing.signer import Signer
 from ..signing.records import Document
 from .corpus import Corpus, EvaluationError, Pair

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..config import Config
 from ..engines.base import Candidate, CandidateQuery, Engine, KeyGroup
-from ..signing.builtin import BUILTIN, SimHashBlocks
+from ..keys.builtin import BUILTIN, SimHashBlocks
 from ..sketches.simhash import hamming, hamming_many
 from ..sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
 

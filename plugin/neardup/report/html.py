@@ -12,8 +12,8 @@ diff against the representative. Large collections are sampled, and the page say
   texts are cut at ``max_words`` words.
 
 This module computes what the page shows (counts, charts, each shown cluster's members
-with their resemblance and word diff from :mod:`neardup.report.worddiff`); the page itself is the
-jinja2 template ``templates/report.html``, rendered with autoescaping.
+with their resemblance and word diff from :mod:`neardup.comparison.worddiff`); the page
+itself is the jinja2 template ``templates/report.html``, rendered with autoescaping.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from . import charts
 from ..matching.clustering import best_earlier_resemblances, tuning_low
 from ..config import Config
 from ..engines.base import ClusterRecord, Engine, StoredDoc
-from .highlight import shared_passages
+from ..comparison.highlight import shared_passages
 from ..runtime.redact import redact
 from ..sketches.verify import similarity
-from .worddiff import WordChanges, WordDiff, word_changes
+from ..comparison.worddiff import WordChanges, WordDiff, word_changes
 
 #: Languages written right to left (ISO 639-1 / -3 codes).
 RTL_LANGS = frozenset({"fa", "ar", "he", "ur", "ps", "ckb", "yi", "dv", "sd", "ug", "ku"})
@@ -246,8 +246,8 @@ class _Member:
     doc: StoredDoc
     resemblance: float
     containment: float
-    diff: WordDiff  # shared passages marked (neardup.report.highlight)
-    # what changed from the representative, word by word (neardup.report.worddiff)
+    diff: WordDiff  # shared passages marked (neardup.comparison.highlight)
+    # what changed from the representative, word by word (neardup.comparison.worddiff)
     changes: WordChanges
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..sketches.hashing import U64
 from ..sketches.ragged import join
-from .encoding import render_keys
+from ..keys.encoding import render_keys
 
 
 @dataclass

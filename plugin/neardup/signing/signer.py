@@ -1,11 +1,11 @@
 """Signing: raw text -> canonical tokens -> shingles -> every signature neardup stores.
 
 Each signature is a set of 64-bit keys stored as a keyword field and matched by term
-queries in the engine: the built-in ones of :data:`neardup.signing.builtin.BUILTIN` (exact,
+queries in the engine: the built-in ones of :data:`neardup.keys.builtin.BUILTIN` (exact,
 MinHash bands, SimHash blocks, winnowing, MOD_m), made for a whole batch at once, and any
-of the extended family registered in :mod:`neardup.signing.registry`. Positional keys (band
+of the extended family registered in :mod:`neardup.keys.registry`. Positional keys (band
 i, block i) are rendered as ``"i:hex"`` keywords; set-like keys as ``"hex"``
-(:mod:`neardup.signing.encoding`).
+(:mod:`neardup.keys.encoding`).
 
 A document without a single canonical token (``!!!``, ``<p></p>``, only stop words) is
 *wordless*: it has no shingles and no key of the built-in signatures (no exact key, no band,
@@ -34,10 +34,10 @@ from ..config import Config
 from ..sketches.hashing import U64, hash_strings
 from ..sketches.minhash import MinHash, kperm_sketch, oph_many
 from ..sketches.ragged import join, offsets_of, segment_unique, split
-from .registry import REGISTRY
+from ..keys.registry import REGISTRY
 from ..sketches.shingles import Shingles, char_units, combine_many
 from ..sketches.simhash import token_simhash_many
-from .builtin import BUILTIN, exact_keys
+from ..keys.builtin import BUILTIN, exact_keys
 from .records import Document, Signed
 from .validate import InvalidDocument, check_documents
 
@@ -297,7 +297,7 @@ class Signer:
 
     def _field_keys(self, st: _Stages) -> list[tuple[str, np.ndarray, list[int] | None]]:
         """The keys of each built-in signature of the config for a whole batch, in the order
-        stored (:data:`~neardup.signing.builtin.BUILTIN`'s): (field, values, each document's
+        stored (:data:`~neardup.keys.builtin.BUILTIN`'s): (field, values, each document's
         offsets into them, or None where ``values`` is a D x n matrix)."""
         out = []
         for sig in self.builtin:

@@ -89,7 +89,17 @@ def loops(name: str) -> ModuleType:
 
 def installed() -> bool:
     """Whether the compiled form of every module of loops is installed (loads each)."""
-    return all(_compiled_module(name) is not None for name in MODULES)
+    return not missing()
+
+
+def missing() -> list[str]:
+    """The compiled forms (by :func:`compiled_name`) of the modules of loops that are not
+    installed, in the order of :data:`MODULES` (loads each).
+
+    >>> installed() == (missing() == [])
+    True
+    """
+    return [compiled_name(name) for name in MODULES if _compiled_module(name) is None]
 
 
 @contextmanager

@@ -19,17 +19,14 @@ from ..transport import status_of
 from . import dsl
 from . import templates
 from .layout import Layout, ROOT
-from .answers import (
+from .attach_checks import (
     count_fields,
-    field_text,
     flat_settings,
-    json_kind,
     settings_problem,
-    source_field,
     source_problem,
-    source_text,
     target_problem,
 )
+from .hits import field_text, json_kind, source_field, source_text
 from .index import Index
 from .setup import SetUp
 
@@ -44,7 +41,7 @@ class Attach:
     def check_target(self) -> None:
         """The name ``attach`` was given resolves to one open index (or an alias over one):
         an alias over several indices, a data stream and a closed index are refused
-        (:func:`~neardup.engines.elastic.answers.target_problem`) before anything changes."""
+        (:func:`~neardup.engines.elastic.attach_checks.target_problem`) before anything changes."""
         try:
             resolved = self.ix.retry.call(
                 "resolve index",

@@ -8,9 +8,11 @@
 * :class:`BulkStreamer` sends bulk actions in chunks with the client's ``streaming_bulk``;
   items refused for a passing reason (:data:`RETRIED_ITEM_STATUS`: 429 overloaded, 503 a
   primary shard not active) are sent again after the Backoff's delay, as whole requests
-  refused so are, a request refused as a
-  whole for something one action carries is split and sent action by action, so one bad
-  document never costs the good ones; every refusal comes back as a
+  refused so are; a request refused as a whole for something one action carries is split
+  and sent action by action, and one refused for its size (413) or its memory (a circuit
+  breaker's 429, or indexing pressure over its limit with this request alone; as a whole or
+  item by item) is sent again in halves, down to one document
+  alone, so one bad document never costs the good ones; every refusal comes back as a
   :class:`~neardup.engines.base.Failure` (or :class:`BulkRefused` carrying them all).
 * :func:`document_problem` says what makes a document unsendable before it is sent (an
   ``_id`` over 512 bytes, text that is not valid Unicode).
@@ -24,11 +26,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ..base import EngineError, Failure
-from ..transport import Retrying, describe, status_of, what_lifts
+from ..transport import (
+    MORE_HEAP,
+    Retrying,
+    describe,
+    error_of,
+    memory_limit,
+    status_of,
+    what_lifts,
+)
 
 #: Statuses of a bulk item refused for a passing reason, sent again with backoff: 429
 #: (``es_rejected_execution_exception``, a full queue) and 503 (``unavailable_shards_exception``,
-#: a primary shard not active while a cluster restarts or recovers).
+#: a primary shard not active while a cluster restarts or recovers). A refusal for the
+#: request's memory (:func:`~neardup.engines.transport.memory_limit`: a circuit breaker's
+#: 429, or indexing pressure over its limit with this request alone) is not one: its
+#: request is split instead.
 RETRIED_ITEM_STATUS = (429, 503)
 
 #: Error types of a refused bulk item that are about the index, not the document (a write
@@ -253,7 +266,11 @@ class BulkStreamer:
                         "stored before is kept: run the same command again once the block is "
                         "lifted"
                     )
-                elif info.get("status") in RETRIED_ITEM_STATUS and not last:
+                elif (
+                    info.get("status") in RETRIED_ITEM_STATUS
+                    and memory_limit(_error(info)) is None
+                    and not last
+                ):
                     again.append(action)
                 elif not (ignore_missing and info.get("status") == 404):
                     out.failures.append(
@@ -264,12 +281,18 @@ class BulkStreamer:
         self.retry.backoff.resend(chunk, send)
 
     def _send(self, actions: list[dict[str, Any]], what: str) -> list[tuple[bool, dict[str, Any]]]:
-        """One result per action, in order. A request refused as a whole (400, or a body the
-        client cannot serialize) is sent again action by action, so each refusal has its
-        own reason and the other actions go through."""
+        """One result per action, in order. A request refused as a whole for its content (400,
+        or a body the client cannot serialize) is sent again action by action, so each refusal
+        has its own reason and the other actions go through; one refused for its size (413) or
+        its memory (:func:`~neardup.engines.transport.memory_limit`) is sent again in halves,
+        as are the actions refused for their memory item by item, until a document refused
+        alone is named with what would let it in."""
         try:
             results = self.retry(
-                what, _Bulk(self.helpers, self.client, actions), ok_status=(400, 413)
+                what,
+                _Bulk(self.helpers, self.client, actions),
+                ok_status=(400, 413),
+                ok_memory=True,
             )
         except Exception as e:  # noqa: BLE001
             if not _whole_request_refusal(e):
@@ -281,20 +304,61 @@ class BulkStreamer:
                     ) from None
                 raise
             too_large = status_of(e) == 413
+            tripped = memory_limit(error_of(e)) is not None
             if len(actions) == 1:
                 if too_large:
                     return [(False, self._too_large(actions[0]))]
+                if tripped:
+                    return [(False, self._tripped(actions[0], error_of(e)))]
                 return [(False, _refused_item(actions[0], e))]
-            if too_large:  # refused for its size alone: halves, each sent as it is
-                half = len(actions) // 2
-                return self._send(actions[:half], what) + self._send(actions[half:], what)
+            if too_large or tripped:  # refused for its size or memory: halves, each as it is
+                return self._halves(actions, what)
             return [r for a in actions for r in self._send([a], what)]
         if len(results) != len(actions):  # the helper yields one result per action
             raise EngineError(
                 f"{self.retry.location}: {what}: {len(actions)} actions sent, {len(results)} "
                 "answered"
             )
+        tripped_items = [
+            i
+            for i, (ok, item) in enumerate(results)
+            if not ok and memory_limit(_error(_info(item))) is not None
+        ]
+        if tripped_items and len(actions) == 1:
+            results[0] = (False, self._tripped(actions[0], _error(_info(results[0][1]))))
+        elif tripped_items:  # refused for their memory item by item: those again, in halves
+            again = self._halves([actions[i] for i in tripped_items], what)
+            for i, result in zip(tripped_items, again, strict=True):
+                results[i] = result
         return results
+
+    def _halves(
+        self, actions: list[dict[str, Any]], what: str
+    ) -> list[tuple[bool, dict[str, Any]]]:
+        half = (len(actions) + 1) // 2
+        return self._send(actions[:half], what) + (
+            self._send(actions[half:], what) if actions[half:] else []
+        )
+
+    def _tripped(self, action: dict[str, Any], error: dict[str, Any]) -> dict[str, Any]:
+        """The refusal of one document whose bulk request alone the engine refused for its
+        memory (:func:`~neardup.engines.transport.memory_limit`): the engine's reason, the
+        request's size, and what would let it in."""
+        size = request_bytes(self.helpers, [action])
+        op = action.get("_op_type", "index")
+        explained = (
+            f"{error.get('reason')}: the bulk request holding this document alone is {size:,} "
+            f"bytes, more than the engine's heap can take under {memory_limit(error)}, and a "
+            f"smaller --batch-size cannot send it: {MORE_HEAP}, or shorten the document (it is "
+            "within neardup's own limit on a text's length, which let it through)"
+        )
+        return {
+            op: {
+                "_id": action.get("_id"),
+                "status": 429,
+                "error": {**error, "reason": explained},
+            }
+        }
 
     def _too_large(self, action: dict[str, Any]) -> dict[str, Any]:
         """The refusal of one document whose bulk request alone the engine (or a proxy in
@@ -395,7 +459,18 @@ def _whole_request_refusal(e: BaseException) -> bool:
         or type(e).__name__ == "SerializationError"
     ):
         return True
-    return status_of(e) in (400, 413)
+    return status_of(e) in (400, 413) or memory_limit(error_of(e)) is not None
+
+
+def _error(info: dict[str, Any]) -> dict[str, Any]:
+    """The ``error`` object of one bulk item's answer (``{}`` for none or a bare string)."""
+    err = info.get("error")
+    return err if isinstance(err, dict) else {}
+
+
+def _info(item: dict[str, Any]) -> dict[str, Any]:
+    """The answer of one bulk item (``{"index": {...}}`` -> ``{...}``)."""
+    return next(iter(item.values()))
 
 
 def _refused_item(action: dict[str, Any], e: BaseException) -> dict[str, Any]:
@@ -404,8 +479,7 @@ def _refused_item(action: dict[str, Any], e: BaseException) -> dict[str, Any]:
 
 
 def _error_type(info: dict[str, Any]) -> str | None:
-    err = info.get("error")
-    return err.get("type") if isinstance(err, dict) else None
+    return _error(info).get("type")
 
 
 def item_reason(info: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base import Candidate, CandidateQuery, EngineError
 from . import dsl
-from .answers import candidate_of, entry_of, error_reason, missing_shards, neardup_part
+from .hits import candidate_of, entry_of, error_reason, missing_shards, neardup_part
 from .calls import chunks
 from .index import Index
 from .key_match import KeyMatcher, merged
@@ -25,11 +25,12 @@ from .sessions import Sessions
 
 
 class Candidates:
-    """The candidate queries on ``ix``, with the run's own documents of ``sessions``."""
+    """The candidate queries on the engine's index ``ix``, with the run's own documents of
+    its ``sessions``: the protocol's candidate methods, which :class:`~.engine.ElasticEngine`
+    has by deriving from this class."""
 
-    def __init__(self, ix: Index, sessions: Sessions) -> None:
-        self.ix = ix
-        self.sessions = sessions
+    ix: Index
+    sessions: Sessions
 
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """Candidates of each query. Inside a run (:meth:`writes_in_a_row`) the documents it
@@ -60,7 +61,7 @@ class Candidates:
 
     def _held_shingles(self, recent: KeyMatcher, found: list[list[Candidate]]) -> None:
         """Give the run's own documents among ``found`` the shingles the run kept of them
-        (:meth:`~neardup.engines.embedded.shingle_column.ShingleColumn.cached`): verifying
+        (:meth:`~neardup.engines.stored_shingles.StoredShingles.cached`): verifying
         against them then reads nothing from the engine. Those the bounded cache no longer
         holds are read as any stored document's."""
         for hits in found:

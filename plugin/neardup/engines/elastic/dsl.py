@@ -19,10 +19,10 @@ import numpy as np
 
 from ...canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
 from ...config import SIGNATURE_VERSION
-from ...signing.encoding import render_keys
+from ...keys.encoding import render_keys
 from ...signing.records import Signed
 from ..base import CandidateQuery, ClusterRecord, Tags
-from ..embedded import shingle_column
+from .. import stored_shingles
 from .layout import OWN, ROOT, Layout, n
 from .templates import MANAGED_BY, clusters_index
 
@@ -82,7 +82,7 @@ def neardup_source(
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
         "keys": {f: s.keywords(f) for f in s.keys},
         # the hashes, or a marker where they follow from the text (made again to verify)
-        "shingles": base64.b64encode(shingle_column.column(s)).decode("ascii"),
+        "shingles": base64.b64encode(stored_shingles.column(s)).decode("ascii"),
         "n_shingles": int(s.n_shingles),
         "n_tokens": int(s.n_tokens),
         "too_short": bool(s.too_short),

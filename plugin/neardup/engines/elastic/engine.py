@@ -3,44 +3,36 @@
 Canonicalization and signing run in Python (hazm cannot run inside the engine); the
 engine stores the signed documents (field names in ``mappings/documents.json``) and finds
 candidates by term match. Request bodies are built by the pure functions of :mod:`.dsl`;
-the engine only sends them, retries, and parses answers (:mod:`.answers`).
+the engine only sends them, retries, and parses answers (:mod:`.hits`).
 
-:class:`ElasticEngine` is made of parts, each holding the :class:`~.index.Index` it works on
-(the client, the names, the stored settings): :class:`~.setup.SetUp` (``open`` reads only;
-creating an index, or ``setup``, installs templates, pipeline and the side indices),
-:class:`~.attach.Attach` (``attach`` adopts a user's index in place),
-:class:`~.sessions.Sessions` (the write lease, arrival numbers, refreshes),
-:class:`~.writes.Writes` (``put``, tags, deletes, clusters), :class:`~.candidates.Candidates`
-and :class:`~.reads.Reads`. This module builds them and answers the
-:class:`~neardup.engines.base.Engine` interface through them.
+:class:`ElasticEngine` works on one :class:`~.index.Index` (the client, the names, the stored
+settings). The protocol's reads, writes and candidate queries are its own methods, each
+defined once in its module: it derives from :class:`~.reads.Reads`,
+:class:`~.writes.Writes` (``put``, tags, deletes, clusters) and
+:class:`~.candidates.Candidates`. What is not the protocol's are parts it holds, each
+holding the same index: :class:`~.setup.SetUp` (``open`` reads only; creating an index, or
+``setup``, installs templates, pipeline and the side indices), :class:`~.attach.Attach`
+(``attach`` adopts a user's index in place) and :class:`~.sessions.Sessions` (the write
+lease, arrival numbers, refreshes). This module answers the rest of the
+:class:`~neardup.engines.base.Engine` interface: opening, attaching, meta, closing.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Iterator
 
 from ...config import SIGNATURE_VERSION, Config, ConfigMismatch
-from ...signing.records import Document, Signed
+from ...signing.records import Document
 from ..base import (
-    Candidate,
-    CandidateQuery,
-    ClusterRecord,
     Engine,
     EngineError,
-    Failure,
-    Hit,
-    PendingPut,
-    PreparedBatch,
-    StoredDoc,
-    Tags,
-    TagRow,
 )
-from ..transport import Backoff, Retrying, Server
+from ..transport import Backoff
 from . import templates
 from .layout import Layout, ROOT
-from .answers import check_fields
+from .attach_checks import check_fields
 from .attach import Attach
 from .candidates import Candidates
 from .index import Index, utc_now
@@ -52,7 +44,7 @@ from .setup import SetUp
 from .writes import Writes
 
 
-class ElasticEngine(Engine):
+class ElasticEngine(Reads, Writes, Candidates, Engine):
     """Engine on an Elasticsearch or OpenSearch index (clusters in ``<index>-clusters``).
 
     Its settings come a concern at a time, each a record built by keyword
@@ -107,9 +99,8 @@ class ElasticEngine(Engine):
         self.setup = SetUp(self.ix, put_meta=self.put_meta)
         self.sessions = Sessions(self.ix, self.setup, on_wait=on_wait)
         self.adoption = Attach(self.ix, self.setup)
-        self.writes = Writes(self.ix, self.setup, self.sessions)
-        self.finder = Candidates(self.ix, self.sessions)
-        self.reads = Reads(self.ix, self.sessions)
+        Reads.__init__(self)
+        Writes.__init__(self)
 
     @classmethod
     def from_options(cls, url: str, index: str = "neardup", **options: Any) -> ElasticEngine:
@@ -121,61 +112,18 @@ class ElasticEngine(Engine):
 
     # -- what the parts share, seen from outside ------------------------------------------------
     @property
-    def client(self) -> Any:
-        return self.ix.client
-
-    @property
-    def product(self) -> str:
-        return self.ix.product
-
-    @property  # type: ignore[override]
-    def server(self) -> Server | None:
-        return self.ix.server
-
-    @property
-    def connection(self) -> ConnectionSettings:
-        return self.ix.connection
-
-    @property
-    def retry(self) -> Retrying:
-        return self.ix.retry
-
-    @property
-    def backoff(self) -> Backoff:
-        return self.ix.backoff
-
-    @property
-    def paging(self) -> Paging:
-        return self.ix.paging
-
-    @paging.setter
-    def paging(self, value: Paging) -> None:
-        self.ix.paging = value
-
-    @property
-    def index_setup(self) -> IndexSetup:
-        return self.ix.index_setup
-
-    @property
-    def lease_times(self) -> LeaseTimes:
-        return self.ix.lease_times
-
-    @lease_times.setter
-    def lease_times(self, value: LeaseTimes) -> None:
-        self.ix.lease_times = value
-
-    @property  # type: ignore[override]
-    def layout(self) -> Layout:
-        return self.ix.layout
-
-    @layout.setter
-    def layout(self, value: Layout) -> None:
-        self.ix.layout = value
+    def backend(self) -> str:
+        server = self.ix.server
+        return f"{server.product} {server.number}" if server else self.ix.url
 
     @property  # type: ignore[override]
     def actions(self) -> list[str]:
         """What the last ``open`` or ``attach`` did, for ``neardup init``."""
-        return self.ix.actions
+        return list(self.ix.actions)
+
+    @property
+    def adopted(self) -> bool:
+        return bool(self.ix.layout.adopted)
 
     @property  # type: ignore[override]
     def on_wait(self) -> Callable[[str], None] | None:
@@ -196,12 +144,9 @@ class ElasticEngine(Engine):
 
     @property
     def order_field(self) -> str | None:  # type: ignore[override]
-        return self.layout.order if self.layout.adopted else None
+        return self.ix.layout.order if self.ix.layout.adopted else None
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def connect(self) -> Server:
-        return self.ix.connect()
-
     def _read_config(self) -> Config | None:
         return self.setup.read_config()
 
@@ -224,7 +169,7 @@ class ElasticEngine(Engine):
 
     def close(self) -> None:
         with contextlib.suppress(EngineError):  # (an error of the last write was told, or is)
-            self.writes.close()
+            self.stop_sending()
         lease = self.sessions.lease
         if lease is not None and lease.held:
             try:
@@ -248,7 +193,7 @@ class ElasticEngine(Engine):
             raise
 
     def _attach(self, layout: Layout, config: Config | None) -> Config:
-        self.connect()
+        self.ix.connect()
         self.ix.actions = []
         self.adoption.check_target()
         mappings = self.ix.mappings()
@@ -276,11 +221,8 @@ class ElasticEngine(Engine):
         (:meth:`~.attach.Attach.unsigned_documents`); each is signed by an update of the
         document the index holds when :meth:`put` stores it, never re-created."""
         for doc in self.adoption.unsigned_documents(batch_size, on_textless):
-            self.writes.held.add(doc.id)
+            self.held.add(doc.id)
             yield doc
-
-    def textless(self) -> int:
-        return self.adoption.textless()
 
     # -- meta --------------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any | None:
@@ -294,9 +236,9 @@ class ElasticEngine(Engine):
             meta = dict(self.ix.meta)
             meta[key] = value
             src = templates.settings_source(meta, utc_now())
-            self.retry.call(
+            self.ix.retry.call(
                 "write settings",
-                self.client.index,
+                self.ix.client.index,
                 index=self.state_index,
                 id=templates.SETTINGS_ID,
                 body=src,
@@ -315,68 +257,3 @@ class ElasticEngine(Engine):
 
     def refresh(self) -> None:
         self.sessions.refresh()
-
-    # -- writes ------------------------------------------------------------------------------
-    def put(
-        self,
-        docs: Sequence[Signed],
-        tags: dict[str, Tags] | None = None,
-        *,
-        prepared: PreparedBatch | None = None,
-    ) -> list[Failure]:
-        return self.writes.put(docs, tags, prepared=prepared)
-
-    def start_put(
-        self,
-        docs: Sequence[Signed],
-        tags: dict[str, Tags] | None = None,
-        *,
-        prepared: PreparedBatch | None = None,
-    ) -> PendingPut:
-        return self.writes.start_put(docs, tags, prepared=prepared)
-
-    def delete(self, ids: Iterable[str]) -> int:
-        return self.writes.delete(ids)
-
-    def update_tags(self, tags: dict[str, Tags]) -> None:
-        self.writes.update_tags(tags)
-
-    def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
-        self.writes.write_clusters(clusters)
-
-    # -- candidates ----------------------------------------------------------------------------
-    def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
-        return self.finder.candidates(queries)
-
-    def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
-        return self.finder.collisions(fields)
-
-    # -- reads ---------------------------------------------------------------------------------
-    def get(
-        self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
-    ) -> dict[str, StoredDoc]:
-        return self.reads.get(ids, text=text, keys=keys, shingles=shingles)
-
-    def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
-        return self.reads.scan(text=text, batch_size=batch_size)
-
-    def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
-        return self.reads.scan_tags(batch_size=batch_size)
-
-    def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
-        return self.reads.members(representatives)
-
-    def count(self) -> int:
-        return self.reads.count()
-
-    def unsigned(self) -> int:
-        return self.reads.unsigned()
-
-    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
-        return self.reads.search(query, size)
-
-    def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
-        return self.reads.search_collapsed(query, size)
-
-    def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        return self.reads.read_clusters(limit)

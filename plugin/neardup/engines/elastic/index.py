@@ -16,7 +16,7 @@ from typing import Any
 
 from ...config import Config
 from ..base import EngineError
-from ..embedded.shingle_column import ShingleCache, ShingleColumn
+from ..stored_shingles import ShingleCache, StoredShingles
 from ..transport import Backoff, Retrying, Server, connect, split_credentials
 from . import templates
 from .layout import OWN
@@ -92,7 +92,7 @@ class Index:
         self.layout = OWN
         #: what the last ``open`` or ``attach`` did, for ``neardup init``
         self.actions: list[str] = []
-        self._shingles: ShingleColumn | None = None  # (made at the first read: the config)
+        self._shingles: StoredShingles | None = None  # (made at the first read: the config)
 
     @property
     def client(self) -> Any:
@@ -107,10 +107,10 @@ class Index:
         return self.opened
 
     @property
-    def shingle_sets(self) -> ShingleColumn:
+    def shingle_sets(self) -> StoredShingles:
         """Shingle sets made again from stored texts, and those this process stored."""
         if self._shingles is None:
-            self._shingles = ShingleColumn(self.config, ShingleCache(SHINGLE_CACHE_BYTES))
+            self._shingles = StoredShingles(self.config, ShingleCache(SHINGLE_CACHE_BYTES))
         return self._shingles
 
     @property

@@ -38,7 +38,7 @@ from typing import Hashable, Mapping, Sequence
 
 import numpy as np
 
-from ...signing.encoding import POSITIONAL
+from ...keys.encoding import POSITIONAL
 from ..base import Candidate, CandidateQuery, Tags
 
 #: Segments of one (field, position) before they are merged into one.

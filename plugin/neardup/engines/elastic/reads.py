@@ -2,7 +2,7 @@
 ``search_after`` on ``neardup.seq`` (scroll where PIT is missing), members of clusters,
 counts, full-text search (plain and folded by cluster) and the stored clusters, every read
 after the session's own writes are made visible. Shingles stored as a marker are made again
-from the stored text (:mod:`~neardup.engines.embedded.shingle_column`).
+from the stored text (:mod:`~neardup.engines.stored_shingles`).
 """
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ from __future__ import annotations
 import base64
 import functools
 import itertools
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ...signing.encoding import parse_keys
+from ...keys.encoding import parse_keys
 from ...sketches.hashing import U64
 from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
 from . import dsl
 from .layout import ROOT
-from .answers import (
+from .hits import (
     cluster_record,
     error_reason,
     field_mapping,
@@ -38,13 +38,23 @@ from .index import Index, set_key
 from .sessions import Sessions
 
 
-class Reads:
-    """The reads of ``ix``, after the writes of ``sessions`` are visible."""
+if TYPE_CHECKING:
+    from ...signing.signer import Signer
 
-    def __init__(self, ix: Index, sessions: Sessions) -> None:
-        self.ix = ix
-        self.sessions = sessions
+
+class Reads:
+    """The reads of the engine's index ``ix``, after the writes of its ``sessions`` are
+    visible: the protocol's reading methods, which :class:`~.engine.ElasticEngine` has by
+    deriving from this class."""
+
+    ix: Index
+    sessions: Sessions
+
+    def __init__(self) -> None:
         self._order_type_read: tuple[str | None] | None = None  # (read once: _order_type)
+
+    def use_signer(self, signer: Signer) -> None:
+        self.ix.shingle_sets.use(signer)
 
     def get(
         self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
@@ -72,7 +82,7 @@ class Reads:
         shingles: bool = True,
     ) -> list[StoredDoc]:
         """The documents of ``_source`` objects read with their text; shingles stored as a
-        marker are made again from the text (:mod:`~neardup.engines.embedded.shingle_column`),
+        marker are made again from the text (:mod:`~neardup.engines.stored_shingles`),
         all of a read at once, through a bounded cache that also holds what this process
         stored; ``shingles=False``: left empty (:meth:`get`)."""
         docs = [self._stored(src, text, with_keys) for src in sources]

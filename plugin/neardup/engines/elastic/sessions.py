@@ -125,7 +125,7 @@ class Sessions:
         Sessions nest; write calls outside a session open one of their own. Inside
         :meth:`writes_in_a_row` the lease is kept over the sessions that follow, for up to
         :attr:`~neardup.engines.elastic.options.LeaseTimes.hold` seconds, and the documents
-        they store are matched in this process (:meth:`.reads.Reads.candidates`)."""
+        they store are matched in this process (:meth:`.candidates.Candidates.candidates`)."""
         if self._depth:
             self._depth += 1
             try:

@@ -13,9 +13,9 @@ from typing import Iterable, Iterator, Sequence
 
 from ...signing.records import Signed
 from ..base import ClusterRecord, Failure, PendingPut, PreparedBatch, Tags
-from ..embedded.shingle_column import column
+from ..stored_shingles import column
 from . import dsl
-from .answers import found_seq
+from .hits import found_seq
 from .calls import chunks, document_problem
 from .index import Index, utc_now, set_key
 from .key_match import Entry
@@ -40,13 +40,15 @@ def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
 
 
 class Writes:
-    """The writes to ``ix``, each in a session of ``sessions``; the clusters index must be
-    neardup's own (``setup``)."""
+    """The writes to the engine's index ``ix``, each in a session of its ``sessions``; the
+    clusters index must be neardup's own (``setup``): the protocol's writing methods, which
+    :class:`~.engine.ElasticEngine` has by deriving from this class."""
 
-    def __init__(self, ix: Index, setup: SetUp, sessions: Sessions) -> None:
-        self.ix = ix
-        self.setup = setup
-        self.sessions = sessions
+    ix: Index
+    setup: SetUp
+    sessions: Sessions
+
+    def __init__(self) -> None:
         #: ids :meth:`~.attach.Attach.unsigned_documents` read from the adopted index and
         #: :meth:`put` has not written yet: signed by an update of the document the index
         #: holds, never re-created
@@ -144,7 +146,7 @@ class Writes:
         self.sessions.in_flight = pending
         return pending
 
-    def close(self) -> None:
+    def stop_sending(self) -> None:
         """Wait for what is in flight, and end the sending thread."""
         try:
             self.sessions.settle()

@@ -18,7 +18,7 @@ Tables
   come first and the text last, so reading a document's signatures never touches the
   overflow pages of a long text. ``shingles`` holds a document's shingle hashes as a
   little-endian uint64 BLOB, or, in a file of format ``/3``, a marker where its text makes
-  them again (:mod:`.shingle_column`); ``exact`` is the 16-byte digest (a BLOB, not 32 hex
+  them again (:mod:`..stored_shingles`); ``exact`` is the 16-byte digest (a BLOB, not 32 hex
   characters), ``indexed_at`` milliseconds since the epoch (an integer), and ``cluster_id``
   is NULL when it is the document's own id (a tagged document has ``is_duplicate`` 0 or 1).
 * ``postings(key, doc)``: the inverted index of signature keys (:mod:`.postings`), and
@@ -36,7 +36,7 @@ Size (target: under 1.5 KB per document beyond the stored text)
   shingles, so the truncation can only add a false candidate. ``collisions`` may likewise
   report a few groups that share 44 bits but not 64; ``pairs`` verifies them and drops them.
 * Shingle hashes (8 bytes each, about 3.5 KB for 550 words) are not stored where the stored
-  text makes them again (:mod:`.shingle_column`): ``python -m benchmarks.engine --long
+  text makes them again (:mod:`..stored_shingles`): ``python -m benchmarks.engine --long
   --sizes 20000,80000`` gave 1,288 and 1,662 bytes per document beyond the text as indexed,
   against 5,299 and 5,674 with the hashes stored.
 * The ``keys`` column: each field in its smallest exact form (:mod:`.keycolumn`).

@@ -13,14 +13,14 @@ from .schema import now_iso
 
 class Clusters:
     """The ``clusters`` table, written whole and read back by column name, through the
-    connection ``conn``."""
+    engine's ``connection``: the protocol's cluster methods, which
+    :class:`~.engine.EmbeddedEngine` has by deriving from this class."""
 
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
+    connection: Connection
 
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
         now = now_iso()
-        with self.conn.tx() as db:
+        with self.connection.tx() as db:
             db.execute("DELETE FROM clusters")
             db.executemany(
                 "INSERT INTO clusters VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -46,7 +46,7 @@ class Clusters:
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
         names = [f.name for f in dataclasses.fields(ClusterRecord)]
         rows = (
-            self.conn.require()
+            self.connection.require()
             .execute(
                 f"SELECT {', '.join(names)} FROM clusters ORDER BY size DESC, cluster_id LIMIT ?",
                 (-1 if limit is None else limit,),

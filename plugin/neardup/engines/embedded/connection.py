@@ -10,12 +10,11 @@ write-ahead log back into the file and truncates it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator
+from typing import Callable, ContextManager, Iterator
 
 from ...config import CONTAINMENT_SAMPLES, Config
 from ..base import EngineError
@@ -30,7 +29,7 @@ from .failures import (
     sqlite_failure,
     storage_problem,
 )
-from .shingle_column import ShingleColumn
+from ..stored_shingles import StoredShingles
 
 
 class Transaction:
@@ -121,13 +120,13 @@ class Connection:
         self.field_ids: dict[str, int] = {}
         self.later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self.read_only = False
-        #: the file's format stores markers for shingles its texts make (:mod:`.shingle_column`)
+        #: the file's format stores markers for shingles its texts make (:mod:`..stored_shingles`)
         self.shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
         self.recent_table = False
         #: the file has the narrow index candidates are filtered through (``docs_filter``)
         self.filter_index = False
-        self.shingles: ShingleColumn | None = None  # reads the shingles column (once open)
+        self.shingles: StoredShingles | None = None  # reads the shingles column (once open)
         #: seconds a transaction may run on over writer sessions inside :meth:`writes_in_a_row`
         self.commit_every = commit_every
         self._in_a_row = False
@@ -210,7 +209,7 @@ class Connection:
     def opened(self, config: Config) -> None:
         """What the open index's settings ``config`` make of it: its fields, numbered, those
         that follow behind, and its shingle sets."""
-        self.shingles = ShingleColumn(config)
+        self.shingles = StoredShingles(config)
         self.fields = tuple(config.signatures)
         self.field_ids = {f: i for i, f in enumerate(self.fields)}
         self.later = frozenset(f for f in CONTAINMENT_SAMPLES if f in self.field_ids)
@@ -388,19 +387,6 @@ class Connection:
                 self._drop_session()
 
     # -- meta ------------------------------------------------------------------------------
-    def get_meta(self, key: str) -> Any | None:
-        db = self.require()
-        row = db.execute("SELECT value FROM meta WHERE key = ?", ("user:" + key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put_meta(self, key: str, value: Any) -> None:
-        """Store ``value`` (JSON) under ``key`` with the index."""
-        with self.tx() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO meta VALUES(?, ?)",
-                ("user:" + key, json.dumps(value, ensure_ascii=False)),
-            )
-
     # -- what follows behind indexing: the full-text index and the sample postings ----------
     def upto(self, db: sqlite3.Connection, key: str) -> int:
         """``meta.fts_upto`` or ``meta.samples_upto``: the ``seq`` up to which the full-text

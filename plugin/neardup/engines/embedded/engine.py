@@ -7,7 +7,7 @@ import functools
 import json
 import os
 import sqlite3
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -18,7 +18,6 @@ from ...config import Config
 from ..base import (
     Candidate,
     CandidateQuery,
-    ClusterRecord,
     Engine,
     Failure,
     Hit,
@@ -35,7 +34,10 @@ from .fulltext import FullText
 from .keycolumn import keys_column, keys_columns
 from .postings import Postings
 from .prepared import PreparedRows, prepare_rows
-from .shingle_column import column
+from ..stored_shingles import column
+
+if TYPE_CHECKING:
+    from ...signing.signer import Signer
 
 #: Ids per ``IN (...)`` of a statement (SQLite's default limit of variables is 999).
 _CHUNK_IDS = 500
@@ -67,7 +69,7 @@ def _tags(row: sqlite3.Row) -> Tags | None:
     )
 
 
-class EmbeddedEngine(Engine):
+class EmbeddedEngine(Clusters, Engine):
     """Engine on a SQLite file. ``path=":memory:"`` keeps everything in memory.
 
     Made of parts that each hold the one :class:`~.connection.Connection` (opening,
@@ -80,6 +82,7 @@ class EmbeddedEngine(Engine):
     so the first search and containment query after indexing find them there, rather than
     leaving both to those (the default: ``index`` and ``clusters`` never pay for search)."""
 
+    backend = "embedded (SQLite)"
     _rebuild_hint = (
         "re-sign by indexing the source documents again into a new file "
         "(neardup index SOURCE -e new.db)"
@@ -103,33 +106,24 @@ class EmbeddedEngine(Engine):
         self.fulltext = fulltext
         self.postings = Postings(self.connection)
         self.fulltext_index = FullText(self.connection)
-        self.clusters_table = Clusters(self.connection)
+        #: told what the engine waits for (another process's lock, a catch-up)
+        self.on_wait: Callable[[str], None] | None = None
+        self.connection.on_wait = self._waits
 
-    @property  # type: ignore[override]
-    def on_wait(self) -> Callable[[str], None] | None:
-        """Told what the engine waits for (another process's lock, a catch-up)."""
-        return self.connection.on_wait
-
-    @on_wait.setter
-    def on_wait(self, value: Callable[[str], None] | None) -> None:
-        self.connection.on_wait = value
-
-    @property
-    def commit_every(self) -> float:
-        """Seconds a transaction may run on over the sessions of :meth:`writes_in_a_row`."""
-        return self.connection.commit_every
-
-    @commit_every.setter
-    def commit_every(self, value: float) -> None:
-        self.connection.commit_every = value
+    def _waits(self, message: str) -> None:
+        """What the connection waits for, told to :attr:`on_wait` as it is now."""
+        if self.on_wait is not None:
+            self.on_wait(message)
 
     # -- opening and the connection ---------------------------------------------------------
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """:meth:`Engine.open`; while another process holds the file's lock (it is creating
         the index, or switching it to WAL), wait and try again, up to the connection timeout."""
-        return self.connection.open_when_unlocked(
+        opened = self.connection.open_when_unlocked(
             functools.partial(super().open, config, create=create)
         )
+        self.connection.opened(opened)
+        return opened
 
     # The protocol (read, create when absent, refuse another signature version, compare
     # settings) is Engine.open; its SQLite steps are the connection's.
@@ -139,8 +133,8 @@ class EmbeddedEngine(Engine):
     def _create_index(self, config: Config) -> Config:
         return self.connection.create_index(config)
 
-    def _after_open(self, created: bool) -> None:
-        self.connection.opened(self.config)
+    def use_signer(self, signer: Signer) -> None:
+        self.connection.shingles.use(signer)
 
     def close(self) -> None:
         self.connection.close()
@@ -161,10 +155,17 @@ class EmbeddedEngine(Engine):
         return self.connection.writes_in_a_row()
 
     def get_meta(self, key: str) -> Any | None:
-        return self.connection.get_meta(key)
+        db = self.connection.require()
+        row = db.execute("SELECT value FROM meta WHERE key = ?", ("user:" + key,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def put_meta(self, key: str, value: Any) -> None:
-        self.connection.put_meta(key, value)
+        """Store ``value`` (JSON) under ``key`` with the index."""
+        with self.connection.tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO meta VALUES(?, ?)",
+                ("user:" + key, json.dumps(value, ensure_ascii=False)),
+            )
 
     # -- the parts ---------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
@@ -173,23 +174,8 @@ class EmbeddedEngine(Engine):
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
         return self.postings.collisions(fields)
 
-    def samples_behind(self) -> int:
-        """Documents whose sample postings follow behind (the next containment query adds
-        them; :meth:`.postings.Postings.samples_behind`)."""
-        return self.postings.samples_behind()
-
     def search(self, query: str | dict, size: int = 10) -> list[Hit]:
         return self.fulltext_index.search(query, size)
-
-    def fulltext_behind(self) -> int:
-        """Documents not in the full-text index yet (the next search adds them)."""
-        return self.fulltext_index.fulltext_behind()
-
-    def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:
-        self.clusters_table.write_clusters(clusters)
-
-    def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
-        return self.clusters_table.read_clusters(limit)
 
     # -- writes ----------------------------------------------------------------------------
     def put(

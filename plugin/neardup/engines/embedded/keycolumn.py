@@ -12,7 +12,7 @@ is checked on write, so every field round-trips exactly. A batch's columns are w
 one compiled pass (:mod:`neardup.engines.embedded.packing`).
 
 A posting stores ``(field << 44) | (key mod 2**44)`` as one integer
-(:func:`~neardup.signing.encoding.posting_array`).
+(:func:`~neardup.keys.encoding.posting_array`).
 
 >>> sh = np.array([5, 9, 12, 40], dtype=np.uint64)
 >>> keys = {"minhash": np.array([7, 1], dtype=np.uint64),
@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ...signing.encoding import posting_keys
+from ...keys.encoding import posting_keys
 from ...sketches.hashing import U64
 from ...sketches.ragged import join
 from ...signing.records import Signed

@@ -42,7 +42,7 @@ from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 
-from ...signing.encoding import KEY_BITS, KEY_MASK, posting_array
+from ...keys.encoding import KEY_BITS, KEY_MASK, posting_array
 from ...sketches.ragged import join
 from ...signing.records import Signed
 from ...sketches.verify import UNBOUNDED
@@ -203,7 +203,7 @@ class Postings:
 
     def shingle_sets(self, rows: Sequence[Any]) -> list[np.ndarray]:
         """The shingle hashes of ``docs`` rows (by name: exact, lang, shingles, n_shingles,
-        body): stored, or made again from the text (:mod:`.shingle_column`)."""
+        body): stored, or made again from the text (:mod:`~neardup.engines.stored_shingles`)."""
         if self.conn.shingles is None:
             raise EngineError("engine is not open")
         return self.conn.shingles.sets(
@@ -404,7 +404,7 @@ class Postings:
         return "INDEXED BY docs_filter" if self.conn.filter_index else ""
 
     def _group_posting_keys(self, groups: Sequence[KeyGroup]) -> tuple[np.ndarray, np.ndarray]:
-        """The posting keys of each key group (:func:`~neardup.signing.encoding.posting_array`), all
+        """The posting keys of each key group (:func:`~neardup.keys.encoding.posting_array`), all
         in one array (those of a field made together), and the group each came from."""
         keys, owner = [], []
         for f, at in _by_field(groups).items():

@@ -25,7 +25,7 @@ from ..base import EngineError
 
 FORMAT = "neardup-sqlite/4"
 #: Formats whose shingles column holds a marker where the text makes the hashes again
-#: (:mod:`.shingle_column`); ``/2`` stores every document's shingle hashes.
+#: (:mod:`~neardup.engines.stored_shingles`); ``/2`` stores every document's shingle hashes.
 MARKERS = ("neardup-sqlite/3", FORMAT)
 #: Formats this version opens. Only ``/4`` puts new postings in ``recent_postings`` first: a
 #: ``/2`` or ``/3`` file keeps its layout (hashes stored; every posting in ``postings``), so

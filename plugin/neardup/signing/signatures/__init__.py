@@ -1,8 +1,8 @@
 """The signature family of the source documents, selectable by name in
 ``Config.signatures`` and stored as keyword fields ``keys.<name>``.
 
-``REGISTRY[name](config, context)`` (:mod:`neardup.signing.registry`, which maps names to classes
-without importing them) returns a :class:`~neardup.signing.signature.Signature`: a callable
+``REGISTRY[name](config, context)`` (:mod:`neardup.keys.registry`, which maps names to classes
+without importing them) returns a :class:`~neardup.keys.signature.Signature`: a callable
 ``Prepared -> np.ndarray`` of uint64 keys, with ``min_match`` (keys two documents must
 share to be candidates), ``components`` and ``parts()`` (keys per component).
 
@@ -22,7 +22,7 @@ anchor             anchor-bounded shingles, "Spamooborona" (004)        1       
 
 ``sharapova`` and ``kosinov``, the names of ``descriptive_words`` and ``text_stats`` in
 indexes built before they were named by method, are accepted as aliases
-(:mod:`neardup.signing.registry`).
+(:mod:`neardup.keys.registry`).
 
 Signatures marked "context" need collection statistics: ``build_context(config,
 ((text, lang), ...))`` over the indexed collection, stored by the engine under meta key
@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .. import registry
-from ..registry import NEEDS_CONTEXT, REGISTRY
-from ..signature import Signature
+from ...keys import registry
+from ...keys.registry import NEEDS_CONTEXT, REGISTRY
+from ...keys.signature import Signature
 from .stats import ContextError, collection_stats
 
 if TYPE_CHECKING:

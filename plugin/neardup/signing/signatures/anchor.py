@@ -24,7 +24,7 @@ import numpy as np
 import xxhash
 
 from ...sketches.hashing import U64
-from ..signature import Signature
+from ...keys.signature import Signature
 from .common import setting
 
 

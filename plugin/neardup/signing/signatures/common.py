@@ -1,7 +1,7 @@
 """Pieces the signatures of the family share: 64-bit digests (MD5 / SHA-1 / CRC32, as the
 source documents use them), positional keys, settings from ``Config.extra`` and the raw-text
 units (words, sentences) of the statistical signatures. The base class they derive from,
-:class:`~neardup.signing.signature.Signature`, is the built-in signatures' too.
+:class:`~neardup.keys.signature.Signature`, is the built-in signatures' too.
 
 A signature is a small set of 64-bit keys stored as a keyword field. Two documents match
 on a signature when they share at least ``min_match`` of its keys. Keys carry their

@@ -32,7 +32,7 @@ import xxhash
 
 from ...canonical import Canonicalizer, strip_html
 from ...sketches.hashing import U64
-from ..signature import Signature
+from ...keys.signature import Signature
 from .common import digest64, sentences, setting, words
 from .stats import Stats
 

@@ -23,7 +23,7 @@ import numpy as np
 from ...sketches.hashing import U64
 from ...sketches.lsh import band_keys
 from ...sketches.minhash import kperm_sketch
-from ..signature import Signature
+from ...keys.signature import Signature
 
 
 def sketch_keys(shingles: np.ndarray, k: int, seed: int) -> np.ndarray:

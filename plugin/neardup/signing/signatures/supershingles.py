@@ -25,7 +25,7 @@ import xxhash
 from ...sketches.hashing import U64
 from ...sketches.lsh import band_keys
 from ...sketches.minhash import kperm_sketch
-from ..signature import Signature
+from ...keys.signature import Signature
 from .common import setting
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ...canonical import strip_html
 from ...sketches.hashing import U64
-from ..signature import Signature
+from ...keys.signature import Signature
 from .common import digest64, sentences, words
 
 PUNCT = (".", ",", "-", "_", ":", ";", "!", "?", "(", ")", " ")

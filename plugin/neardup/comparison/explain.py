@@ -1,6 +1,6 @@
 """Why two documents are (or are not) near-duplicates: :func:`compare` explains one pair
 with its exact similarities, the canonical shingles and the raw passages they share
-(:mod:`neardup.report.highlight`), and which signatures' keys collide.
+(:mod:`neardup.comparison.highlight`), and which signatures' keys collide.
 
 >>> from neardup import Config, Document, Signer
 >>> cmp = compare(Signer(Config(shingle_size=2)), Document("a", "the quick brown fox jumps"),
@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..signing.encoding import POSITIONAL
+from ..keys.encoding import POSITIONAL
 from ..signing.records import Document
 from ..signing.signer import Signer
 from ..sketches.hashing import hash_strings

@@ -1,11 +1,11 @@
-"""The embedded engine's ``shingles`` column: a document's shingle hashes, or what makes them.
+"""The ``shingles`` field every engine stores: a document's shingle hashes, or what makes them.
 
 Exact verification needs each candidate's full set of shingle hashes, 8 bytes apiece: about
 3.5 KB for a document of 550 words, more than everything else the index keeps of it beyond
 the text. Random 64-bit hashes do not compress, but they follow from what is stored already:
 the text, the language the document was signed with as given, and the index's settings
 (:meth:`neardup.signing.signer.Signer.shingle_sets` makes them exactly as signing did). So the
-column holds either
+field holds either
 
 * the sorted hashes as a little-endian uint64 BLOB, ``8 * n_shingles`` bytes: documents that
   brought their own tokens, and documents of fewer than :data:`MIN_MADE` shingles, which the
@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 
 import numpy as np
 
-from ...config import Config
-from ...sketches.hashing import U64
-from ...signing.records import Document, Signed
+from ..config import Config
+from ..sketches.hashing import U64
+from ..signing.records import Document, Signed
 
 if TYPE_CHECKING:
-    from ...signing.signer import Signer
+    from ..signing.signer import Signer
 
 #: Documents with fewer shingles keep their hashes (a marker would save little).
 MIN_MADE = 16
@@ -96,10 +96,14 @@ class ShingleCache:
         return len(self._sets)
 
 
-class ShingleColumn:
-    """Reads the column for one index: stored hashes as they are, markers made again from
+class StoredShingles:
+    """Reads the field for one index: stored hashes as they are, markers made again from
     the text (all of a read at once) through the cache. A cache key must determine the
-    shingles: the engine uses (exact digest of the tokens, language)."""
+    shingles: the engine uses (exact digest of the tokens, language).
+
+    Markers are made again by the index's signer, given by its owner (:meth:`use`, called
+    through :meth:`neardup.engines.base.Engine.use_signer`), so a process canonicalizes with
+    one signer; an engine used on its own makes a shingles-only one at its first marker."""
 
     #: Texts canonicalized together (larger batches of long texts cost more per text).
     batch = 500
@@ -108,6 +112,10 @@ class ShingleColumn:
         self.config = config
         self.cache = ShingleCache() if cache is None else cache
         self._signer: Signer | None = None
+
+    def use(self, signer: Signer) -> None:
+        """Make markers' shingles again with ``signer`` (one of this index's settings)."""
+        self._signer = signer
 
     def remember(self, key: Hashable, shingles: np.ndarray) -> None:
         """Keep the set of a document as it is stored (its key as it will be read)."""
@@ -143,9 +151,9 @@ class ShingleColumn:
         """The shingle sets of marker ``rows`` made again from their texts (and cached); a
         text that makes another number of shingles than was stored is refused."""
         if self._signer is None:
-            from ...signing.signer import Signer  # (on first use: reading loads no signing)
+            from ..signing.signer import Signer  # (on first use: reading loads no signing)
 
-            self._signer = Signer(self.config, extended=False)
+            self._signer = Signer(self.config, extended=False)  # (no signer was given)
         docs = [
             Document(str(key), text or "", lang=given_lang(blob)) for key, blob, _, text in rows
         ]

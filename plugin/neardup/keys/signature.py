@@ -1,4 +1,4 @@
-"""What every signature is, built-in (:mod:`neardup.signing.builtin`) or of the family
+"""What every signature is, built-in (:mod:`neardup.keys.builtin`) or of the family
 (:mod:`neardup.signing.signatures`): a small set of 64-bit keys stored as a keyword field.
 Two documents match on a signature when they share at least ``min_match`` of its keys.
 Keys carry their position (component number, band number, ...) mixed in or, for the

@@ -130,8 +130,8 @@ def shared_passages(
     shingles_b: np.ndarray | None = None,
 ) -> WordDiff:
     """Both texts rendered with the passages behind their shared shingles marked (the
-    :class:`~neardup.report.worddiff.WordDiff` of the report). ``shingles_a`` / ``shingles_b``: the
-    texts' shingle hashes as stored (made here when not given). Only the first
+    :class:`~neardup.comparison.worddiff.WordDiff` of the report). ``shingles_a`` /
+    ``shingles_b``: the texts' shingle hashes as stored (made here when not given). Only the first
     ``max_words`` words of each are spanned (and a margin, so every shown word's shingles
     are whole): memory follows what is shown, not the length of the texts."""
     set_a = shingles_a if shingles_a is not None else shingle_spans(a, config, lang_a)[0]

@@ -1,4 +1,4 @@
-"""The built-in signatures, one :class:`~neardup.signing.signature.Signature` each, in one
+"""The built-in signatures, one :class:`~neardup.keys.signature.Signature` each, in one
 table, :data:`BUILTIN` (name -> class). Config (the names, the defaults), the signer (the
 keys), the candidate rule (who proposes candidates, how many keys they share), the key
 encoding (positional keys) and the evaluation read it; no other list of their names exists.
@@ -91,7 +91,7 @@ class Builtin(Signature):
 
     ``default``: in ``Config.signatures`` unless chosen otherwise; ``positional``: key i
     only matches key i of another document (written ``"i:hex"``,
-    :mod:`neardup.signing.encoding`); ``resemblance``: its shared keys propose candidates
+    :mod:`neardup.keys.encoding`); ``resemblance``: its shared keys propose candidates
     for resemblance; ``containment``: for containment, sharing ``min_match`` keys as for
     resemblance; ``sample``: a sample of the shingle set, which proposes containment
     candidates sharing a fraction of its keys (``Config.containment_fraction``).

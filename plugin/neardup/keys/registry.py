@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Iterator, Mapping
 
-#: name -> "module:Class" of its :class:`~neardup.signing.signature.Signature` (called with
+#: name -> "module:Class" of its :class:`~neardup.keys.signature.Signature` (called with
 #: config, context)
 FACTORIES: dict[str, str] = {
     "super": "neardup.signing.signatures.supershingles:SuperShingles",
