@@ -546,10 +546,11 @@ def test_the_full_text_index_follows_behind_and_equals_one_made_at_once(tmp_path
 
 
 def _postings(engine):
-    """Every posting: those merged and the recent ones (a document's are in one table)."""
+    """Every posting, as (key, seq): those merged and the recent ones (a document's are in one
+    table; a member's hold ``-seq``)."""
     return sorted(
         engine.connection.require().execute(
-            "SELECT key, doc FROM postings UNION ALL SELECT key, doc FROM recent_postings"
+            "SELECT key, abs(doc) FROM postings UNION ALL SELECT key, abs(doc) FROM recent_postings"
         )
     )
 

@@ -124,6 +124,8 @@ class Connection:
         self.shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
         self.recent_table = False
+        #: members' postings hold ``-seq`` (:mod:`.postings`; files of the current format)
+        self.member_postings_apart = False
         #: the file has the narrow index candidates are filtered through (``docs_filter``)
         self.filter_index = False
         self.shingles: StoredShingles | None = None  # reads the shingles column (once open)
@@ -272,7 +274,8 @@ class Connection:
         if found not in schema.READS:
             raise EngineError(schema.format_message(self.path, found))
         self.shingle_markers = found in schema.MARKERS
-        self.recent_table = found == schema.FORMAT
+        self.recent_table = found in schema.RECENT
+        self.member_postings_apart = found == schema.FORMAT
         return Config.from_json(meta["config"])
 
     def close(self) -> None:

@@ -45,6 +45,11 @@ _CHUNK_IDS = 500
 _OLD = "SELECT seq, title, body, keys, shingles, exact, lang, n_shingles FROM docs WHERE id = ?"
 
 
+def _member(t: Tags | None) -> bool:
+    """Whether tags ``t`` make a document a member of a cluster (not its representative)."""
+    return t is not None and t.is_duplicate
+
+
 def _named(cursor: sqlite3.Cursor) -> sqlite3.Cursor:
     """``cursor`` with its rows decoded by column name (:class:`sqlite3.Row`)."""
     cursor.row_factory = sqlite3.Row
@@ -265,7 +270,7 @@ class EmbeddedEngine(Clusters, Engine):
                 docs, keys_columns(self.connection.fields, docs, _keys(prepared)), strict=True
             ):
                 rows.append((seq, *self._doc_row(s, tags.get(s.id), now, keys)))
-                postings[seq] = s.keys
+                postings[self.postings.posting_doc(seq, member=_member(tags.get(s.id)))] = s.keys
                 seq += 1
             db.execute("SAVEPOINT put_new")
             try:
@@ -346,7 +351,7 @@ class EmbeddedEngine(Clusters, Engine):
             db.execute(schema.UPDATE_DOC, (*row, seq))
             if in_fts:
                 self.fulltext_index.insert(db, seq, d.title, d.text)
-        pending[seq] = s.keys
+        pending[self.postings.posting_doc(seq, member=_member(t))] = s.keys
         self.postings.remember_shingles(s)
 
     def _next_seq(self, db: sqlite3.Connection) -> int:
@@ -373,6 +378,9 @@ class EmbeddedEngine(Clusters, Engine):
 
     def update_tags(self, tags: dict[str, Tags]) -> None:
         with self.connection.tx() as db:
+            self.postings.promote(
+                db, self._members_among(db, [i for i, t in tags.items() if not t.is_duplicate])
+            )
             db.executemany(
                 "UPDATE docs SET cluster_id=?, dup_of=?, max_resemblance=?, is_duplicate=? "
                 "WHERE id=?",
@@ -387,6 +395,20 @@ class EmbeddedEngine(Clusters, Engine):
                     for i, t in tags.items()
                 ),
             )
+
+    def _members_among(self, db: sqlite3.Connection, ids: list[str]) -> list[sqlite3.Row]:
+        """The rows (:data:`_OLD`) of the documents of ``ids`` stored as members."""
+        out: list[sqlite3.Row] = []
+        for i in range(0, len(ids), _CHUNK_IDS):
+            chunk = ids[i : i + _CHUNK_IDS]
+            marks = ",".join("?" * len(chunk))
+            out += _named(
+                db.execute(
+                    f"{_OLD[: _OLD.index(' WHERE')]} WHERE is_duplicate = 1 AND id IN ({marks})",
+                    chunk,
+                )
+            ).fetchall()
+        return out
 
     # -- reads -----------------------------------------------------------------------------
     def get(
