@@ -263,7 +263,7 @@ class EmbeddedEngine(Clusters, Engine):
         is added to it. ``prepared``: as for :meth:`put`."""
         if self._any_stored(db, [s.doc.id for s in docs]):
             return False
-        seq = self._next_seq(db)
+        seq = first = self._next_seq(db)
         rows, postings = [], {}
         try:
             for s, keys in zip(
@@ -284,7 +284,7 @@ class EmbeddedEngine(Clusters, Engine):
             self._check_batch_alive(db, e)
             return False
         pending.update(postings)
-        fresh.extend(zip(postings, docs, strict=True))
+        fresh.extend(enumerate(docs, first))
         for s in docs:
             self.postings.remember_shingles(s)
         return True
