@@ -231,10 +231,11 @@ def init_cmd(
     """
     from ..engines import is_url, open_engine
 
-    if not is_url(target) and (shards is not None or replicas is not None):
+    http = is_url(target)
+    if not http and (shards is not None or replicas is not None):
         fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
         return
-    opts = _init_options(target, engine_opts, no_pipeline, shards, replicas)
+    opts = _init_options(engine_opts, no_pipeline, shards, replicas) if http else engine_opts
     config = _config_from(ctx, settings)
     engine = open_engine(target, **opts)
     cfg = engine.open(config, create=True)
@@ -261,15 +262,11 @@ def init_cmd(
 
 
 def _init_options(
-    target: str, engine_opts: dict, no_pipeline: bool, shards: int | None, replicas: int | None
+    engine_opts: dict, no_pipeline: bool, shards: int | None, replicas: int | None
 ) -> dict:
-    """The engine options of ``init``: on Elasticsearch/OpenSearch, the templates and the
+    """The engine options of ``init`` on Elasticsearch/OpenSearch: the templates and the
     pipeline made again (or no pipeline) and the shards and replicas asked for."""
-    from ..engines import is_url
-
     opts = dict(engine_opts)
-    if not is_url(target):
-        return opts
     opts["setup"] = True  # templates and pipeline again, even for an existing index
     if no_pipeline:
         opts["pipeline"] = False
