@@ -400,6 +400,11 @@ class Connection:
             return int(row[0])
         return db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
 
+    def move_upto(self, db: sqlite3.Connection, key: str, seq: int) -> None:
+        """Record that ``meta.<key>`` (``fts_upto``, ``samples_upto``) holds every document up
+        to ``seq`` now (inside the transaction that added them)."""
+        db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(seq)))
+
     def behind(self, key: str) -> int:
         """Documents after ``meta.<key>`` (``fts_upto``, ``samples_upto``)."""
         db = self.require()
@@ -415,7 +420,7 @@ class Connection:
             top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
             upto = self.upto(db, key)
             add(db, upto)
-            db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(max(top, upto))))
+            self.move_upto(db, key, max(top, upto))
 
     def rows_after(
         self, db: sqlite3.Connection, columns: str, after: int, chunk: int, what: str, when: str
