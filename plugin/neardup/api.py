@@ -260,7 +260,6 @@ class NearDup:
         return ingest.run(
             store,
             self.signer,
-            self.config,
             docs,
             batch_size=batch_size,
             progress=progress,

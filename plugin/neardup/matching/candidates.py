@@ -76,8 +76,8 @@ class CandidateRule:
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", dict(self.extra))
         builtin = [sig(self.config) for sig in BUILTIN.values() if sig.resemblance]
-        need = {sig.name: max(1, int(sig.min_match)) for sig in builtin}
-        need.update({f: max(1, int(m)) for f, m in self.extra.items()})
+        need = {sig.name: least_match(sig.min_match) for sig in builtin}
+        need.update({f: least_match(m) for f, m in self.extra.items()})
         object.__setattr__(self, "_needs", need)
         whole = frozenset(sig.name for sig in builtin if not sig.containment)
         object.__setattr__(self, "_whole_document", whole)
@@ -135,7 +135,7 @@ class CandidateRule:
         shared keys of each sample L the document has."""
         f = self.config.containment_fraction
         return [
-            KeyGroup(name, _keys(keys[name]), max(1, math.ceil(f * t * len(keys[name]))))
+            KeyGroup(name, _keys(keys[name]), least_match(math.ceil(f * t * len(keys[name]))))
             for name, sig in BUILTIN.items()
             if sig.sample and len(keys.get(name, ()))
         ]
@@ -180,6 +180,16 @@ class CandidateRule:
         return bool(m) and self.plausible(m, a.simhash, b.simhash)
 
     # -- verification ----------------------------------------------------------------------------
+    def verified(
+        self, a: SignedLike, b: SignedLike, threshold: float | None = None
+    ) -> Similarity | None:
+        """The exact similarity of ``b`` to ``a`` when ``b`` is a candidate of ``a``
+        (:meth:`is_candidate`), else None: :meth:`verify` of two documents in memory."""
+        if not self.is_candidate(a, b, threshold):
+            return None
+        cand = Candidate(id=b.id, n_shingles=b.n_shingles, simhash=b.simhash, shingles=b.shingles)
+        return self.verify(a.shingles, a.simhash, [cand], dict)[0][1]
+
     def verify(
         self,
         shingles: np.ndarray,
@@ -195,6 +205,78 @@ class CandidateRule:
         if missing:
             have.update(fetch(missing))
         return [(c, similarity(shingles, have[c.id])) for c in cands if c.id in have]
+
+
+def least_match(m: int) -> int:
+    """The keys a group needs: ``m``, and at least one (a group that needs none would propose
+    every document). The one place the rule clamps it.
+
+    >>> least_match(0), least_match(3)
+    (1, 3)
+    """
+    return max(1, int(m))
+
+
+class HeldRepresentatives:
+    """The rule translated to memory: the representatives of a batch so far, by their keys,
+    and the candidates of a document among them (the keys it must share, the length filter;
+    documents that are not representatives are never held, so a text copied n times is held
+    once). Candidates carry their shingles for :meth:`CandidateRule.verify`.
+
+    >>> import numpy as np
+    >>> from neardup.config import Config
+    >>> from neardup.engines.base import StoredDoc
+    >>> doc = lambda i, k: StoredDoc(id=i, lang="en", n_shingles=4, shingles=np.arange(4),
+    ...     simhash=0, exact=i, keys={"minhash": np.array(k, dtype=np.uint64)})
+    >>> config = Config(threshold=0.8, bands=16, rows=8, min_match=2)
+    >>> held = HeldRepresentatives(CandidateRule(config))
+    >>> held.add(doc("a", [1, 2, 3]), seq=1)
+    >>> [(c.id, sorted(c.matched)) for c in held.candidates(doc("b", [1, 2, 9]))]
+    [('a', ['minhash'])]
+    >>> held.candidates(doc("c", [1, 8, 9]))  # 1 of the 2 keys it needs
+    []
+    """
+
+    def __init__(self, rule: CandidateRule) -> None:
+        self.rule = rule
+        self._docs: list[tuple[SignedLike, int]] = []
+        self._holding: dict[tuple[str, int], list[int]] = {}  # (field, key) -> held docs
+
+    def add(self, doc: SignedLike, seq: int) -> None:
+        """Hold representative ``doc`` (``seq``: its place in arrival order)."""
+        at = len(self._docs)
+        self._docs.append((doc, seq))
+        for f in self.rule.needs():
+            for k in np.unique(doc.keys.get(f, ())).tolist():
+                self._holding.setdefault((f, k), []).append(at)
+
+    def candidates(self, doc: SignedLike, threshold: float | None = None) -> list[Candidate]:
+        """The held documents that are candidates of ``doc``: as :meth:`CandidateRule.query`
+        would find them in an engine (before :meth:`CandidateRule.plausible`)."""
+        t = self.rule.config.threshold if threshold is None else threshold
+        shared: dict[int, dict[str, int]] = {}
+        for f in self.rule.needs():
+            for k in np.unique(doc.keys.get(f, ())).tolist():
+                for at in self._holding.get((f, k), ()):
+                    counts = shared.setdefault(at, {})
+                    counts[f] = counts.get(f, 0) + 1
+        out = []
+        for at, counts in shared.items():
+            b, seq = self._docs[at]
+            matched = self.rule.matched_counts(counts)
+            if matched and passes_length_filter(doc.n_shingles, b.n_shingles, t):
+                out.append(
+                    Candidate(
+                        id=b.id,
+                        n_shingles=b.n_shingles,
+                        simhash=b.simhash,
+                        score=float(sum(counts[f] for f in matched)),
+                        shingles=b.shingles,
+                        matched=matched,
+                        seq=seq,
+                    )
+                )
+        return out
 
 
 def _keys(keys: Any) -> np.ndarray:
@@ -229,4 +311,4 @@ def extra_min_match(signer: Signer | None) -> dict[str, int]:
     index whose collection statistics are not made yet)."""
     if signer is None:
         return {}
-    return {f: max(1, int(s.min_match)) for f, s in signer.extra_signatures.items()}
+    return {f: int(s.min_match) for f, s in signer.extra_signatures.items()}
