@@ -83,9 +83,10 @@ def error_type(exc: BaseException) -> str | None:
 
 #: The error type of a circuit breaker's refusal: the engine would need more heap than the
 #: breaker allows to take the request. It comes as 429, as a busy node's
-#: ``es_rejected_execution_exception`` does, but the same request sent again is refused again
-#: (Elasticsearch's and OpenSearch's own bulk ``Retry`` retries only rejected executions), so
-#: it is never retried as "busy": a bulk request is split instead.
+#: ``es_rejected_execution_exception`` does, and the clients' bulk helpers (``streaming_bulk``'s
+#: ``retry_on_status``, the engines' own bulk ``Retry``) retry both alike, by status. But a
+#: request refused for its own size is refused again when sent again as it is, so it is never
+#: retried as "busy": a bulk request is split instead.
 BREAKER = "circuit_breaking_exception"
 
 #: Error types of a rejected execution (Elasticsearch's, OpenSearch's before and after 2.0).
