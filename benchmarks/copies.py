@@ -20,9 +20,9 @@ batches of 500):
 The cluster rule compares a document with earlier representatives only, so the copies should
 cost no more than distinct documents: the target is a time and peak-memory ratio
 copies/distinct within 2 (``TARGET_RATIO``). Peak memory is the child process's maximum
-resident set; the documents are read from a file as they are indexed. The copied text's
-length is in ``copied_chars``. The table and ``copies.json`` (``--out``, default ``benchmarks/results``) carry
-the date, machine and commit.
+resident set (:func:`peak_mb`); the documents are read from a file as they are indexed. The copied text's
+length is in ``copied_chars``. The table and ``copies.json`` (``--out``, default
+``benchmarks/results``) carry the date, machine and commit.
 """
 
 from __future__ import annotations
@@ -88,13 +88,26 @@ def child(path: str, target: str, index: str | None) -> dict[str, Any]:
         docs = (Document(r["id"], r["text"], lang=r.get("lang")) for r in map(json.loads, f))
         report = nd.index(docs, progress=None)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # (KiB on Linux)
+    peak = peak_mb()
     return {
         "seconds": seconds,
         "peak_mb": peak,
         "documents": report.indexed,
         "duplicates": report.duplicates,
     }
+
+
+def peak_mb() -> float:
+    """This process's peak resident set in MB: ``VmHWM`` on Linux (``ru_maxrss`` keeps the
+    parent's peak across ``exec``, which would count the collection made there)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # (KiB on Linux)
 
 
 def measure(n: int, kind: str, source: str, url: str | None, tmp: Path) -> dict[str, Any]:
