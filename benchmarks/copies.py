@@ -10,7 +10,7 @@ at the smallest size, English at the larger ones), three collections of 2N
 documents are indexed, each into a new index, each in a fresh process (``NearDup.index``,
 batches of 500):
 
-* **distinct**: 2N distinct documents: collages of real sentences of the shared corpora
+* **distinct**: 2N distinct documents: collages of 12-20 real sentences of the shared corpora
   (:mod:`benchmarks.synth`, no edited copies);
 * **exact**: N of those distinct documents, and between each two a copy of one document of
   the corpus (of ``en.jsonl``, ``fa.jsonl`` or ``ru.jsonl``, the one whose length is nearest
@@ -53,16 +53,20 @@ from .wholepath_stages import peak_rss_mb
 HERE = Path(__file__).resolve().parent
 TARGET_RATIO = 2.0
 KINDS = ("distinct", "exact", "edited")
-#: The length of the copied text: about that of the collages (3-9 sentences), so that a copy
-#: costs what a distinct document costs to read and sign.
-COPIED_CHARS = 500
+#: Sentences of a distinct document (a collage), about 1,300 characters on average.
+SENTENCES = (12, 20)
+#: The length of the copied text: about that of the collages, so that a copy costs what a
+#: distinct document costs to read and sign; two words changed in about 200 leave each
+#: edited copy at r >= 0.8 of the first.
+COPIED_CHARS = 1300
 #: The corpora the copied text comes from.
 SOURCES = ("en", "fa", "ru")
 
 
 def collection(n: int, kind: str, source: str, seed: int = 7) -> list[dict[str, Any]]:
     """The 2n documents of one case (see the module docstring), as JSON records."""
-    gen = Generator([d for docs in load_all().values() for d in docs], seed=seed, dup_rate=0.0)
+    base = [d for docs in load_all().values() for d in docs]
+    gen = Generator(base, seed=seed, dup_rate=0.0, sentences=SENTENCES)
     gen.count = len(gen.base)  # collages only: the corpus documents are not in the stream
     one = copied_text(source)
     words = [w for w in one.text.split() if len(w) > 2]
