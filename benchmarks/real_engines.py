@@ -258,16 +258,28 @@ def whole_path(eng: Engine, client, helpers, corpus: Path, log) -> dict:
     return {"neardup": neardup, "plain_bulk": plain, "wall_ratio": (w1 + w2) / plain["seconds"]}
 
 
+#: Winnowing windows (in shingles) of the bulk parts table besides the index's own: what a
+#: signature version with fewer winnowing keys would cost the engine
+#: (:mod:`benchmarks.winnow_window` counts what it keeps of the containment candidates).
+PART_WINDOWS = (16, 24, 32)
+
+
 def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> list[dict]:
     """What makes a ``_bulk`` of neardup's documents dearer than a plain one: the same signed
     documents (as ``neardup index`` stores them, tags left out) through ``_bulk`` into fresh
     indices, with neardup's mapping and ingest pipeline, then without the pipeline, then
+    signed with the winnowing windows of :data:`PART_WINDOWS` (fewer winnowing keys), then
     without the signature keys too (what indexing them as keywords costs); the raw documents
-    with the plain mapping first and last (the engine warming up shows as their difference)."""
+    with the plain mapping first and last (the engine warming up shows as their difference).
+    Each index's store bytes per document are read after a flush."""
     from neardup.engines.elastic import dsl, templates
     from neardup.engines.elastic.layout import ROOT
+    from neardup.signing.signer import Signer
 
     signed = [nd.signer.sign(d) for d in docs]
+    by_window = {
+        w: Signer(nd.config.replace(winnow_window=w)).sign_batch(docs) for w in PART_WINDOWS
+    }
     name = templates.documents_template_name(nd.engine.index)
     got = client.indices.get_index_template(name=name)["index_templates"][0]
     tmpl = got["index_template"]["template"]
@@ -283,27 +295,47 @@ def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> li
     def raw(s, i: int) -> dict:
         return {"title": s.doc.title, "body": s.doc.text}
 
+    own = nd.config.winnow_window
     cases = [
-        ("plain mapping, raw documents", "parts-plain", PLAIN_MAPPING, raw, None),
-        ("neardup mapping and pipeline", "parts-neardup", full, neardup_doc, pipe),
-        ("neardup mapping, no pipeline", "parts-nopipe", full, neardup_doc, None),
+        ("plain mapping, raw documents", "parts-plain", PLAIN_MAPPING, raw, None, signed),
+        ("neardup mapping and pipeline", "parts-neardup", full, neardup_doc, pipe, signed),
+        (
+            f"neardup mapping, no pipeline (winnowing window {own})",
+            "parts-nopipe",
+            full,
+            neardup_doc,
+            None,
+            signed,
+        ),
+        *(
+            (
+                f"neardup mapping, no pipeline, winnowing window {w}",
+                f"parts-window-{w}",
+                full,
+                neardup_doc,
+                None,
+                by_window[w],
+            )
+            for w in PART_WINDOWS
+        ),
         (
             "neardup mapping, no signature keys, no pipeline",
             "parts-nokeys",
             full,
             lambda s, i: neardup_doc(s, i, False),
             None,
+            signed,
         ),
-        ("plain mapping, raw documents (again)", "parts-plain2", PLAIN_MAPPING, raw, None),
+        ("plain mapping, raw documents (again)", "parts-plain2", PLAIN_MAPPING, raw, None, signed),
     ]
     out = []
-    for what, index, body, make, pipeline in cases:
+    for what, index, body, make, pipeline, these in cases:
         log(f"{eng.url}: _bulk of {len(docs):,} documents, {what}")
         client.indices.create(index=index, body=body)
         actions = [
             {"_index": index, "_id": s.id, "_source": make(s, i)}
             | ({"pipeline": pipeline} if pipeline else {})
-            for i, s in enumerate(signed)
+            for i, s in enumerate(these)
         ]
         size = sum(len(json.dumps(a["_source"], ensure_ascii=False).encode()) for a in actions)
         clock = Clock(eng).start()
@@ -312,7 +344,18 @@ def bulk_parts(nd: NearDup, client, helpers, docs: list, eng: Engine, log) -> li
         )
         client.indices.refresh(index=index)
         part = _rate({"docs": ok, "failed": len(errors), **clock.stop()})
-        out.append({"what": what, "source_bytes_per_doc": size / len(actions), **part})
+        keys = sum(
+            len(k) for a in actions for k in (a["_source"].get(ROOT, {}).get("keys") or {}).values()
+        )
+        out.append(
+            {
+                "what": what,
+                "source_bytes_per_doc": size / len(actions),
+                "keys_per_doc": keys / len(actions),
+                "store_bytes_per_doc": store(client, index)["bytes_per_doc"],
+                **part,
+            }
+        )
     return out
 
 
@@ -556,6 +599,8 @@ def _parts_rows(res: dict) -> list[list[str]]:
                     _f(p["docs_per_s"]),
                     _f(p["engine_cpu_ms_per_doc"], ".2f"),
                     _f(p["source_bytes_per_doc"]),
+                    _f(p.get("keys_per_doc"), ".1f"),
+                    _f(p.get("store_bytes_per_doc")),
                 ]
             )
     return rows
@@ -686,7 +731,15 @@ TABLES = [
     ),
     (
         "What a _bulk of neardup's documents costs, part by part (the same signed documents)",
-        ["engine", "index", "docs/s", "engine CPU ms/doc", "_source bytes/doc"],
+        [
+            "engine",
+            "index",
+            "docs/s",
+            "engine CPU ms/doc",
+            "_source bytes/doc",
+            "keys/doc",
+            "store bytes/doc (after a flush)",
+        ],
         _parts_rows,
     ),
 ]

@@ -323,11 +323,11 @@ def test_a_turn_of_another_writer_between_ends_what_the_run_held(url):
         with a.writer():
             assert a.put(docs[:3]) == []
         with a.writer():
-            assert a.sessions.hold.start_seq == 1 and len(a.sessions.hold.recent) == 3
+            assert a.sessions.turn.start_seq == 1 and len(a.sessions.turn.recent) == 3
             assert a.put(docs[3:6]) == []
         assert b.put(docs[6:7]) == []
         with a.writer():
-            assert a.sessions.hold.start_seq == 8 and len(a.sessions.hold.recent) == 0
+            assert a.sessions.turn.start_seq == 8 and len(a.sessions.turn.recent) == 0
             s = signer.sign(Document("again", docs[6].doc.text))
             assert docs[6].id in [c.id for c in a.candidates([_query(s)])[0]]
             assert a.put(docs[7:]) == []

@@ -6,17 +6,23 @@ refused alone is named with the engine's reason and what would let it in, the go
 stored with the tags of a clean run, and ``index`` exits 2. A busy node's 429 is still sent
 again whole, after the backoff.
 
-The fault proxy gives both kinds of refusal, both ways, on cue; on a real engine
-(``NEARDUP_TEST_ENGINE``) the in-flight requests breaker, whose limit is a dynamic setting,
-refuses the large document for real.
+The fault proxy gives both kinds of refusal, both ways, on cue. On a real engine
+(``NEARDUP_TEST_ENGINE``): the in-flight requests breaker of the shared cluster, whose limit
+is a dynamic setting, refuses a large document; and a node of its own with a 256 MB heap
+refuses a Russian text of 14,000,000 characters (28 MB in UTF-8) as the engine chooses, by
+its parent breaker or by indexing pressure (a tenth of the heap).
 """
 
 from __future__ import annotations
 
 import json
+import random
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.engines import launch
 
 from .conftest import real_engine
 from .test_engine_refusals import request
@@ -176,5 +182,56 @@ def test_a_document_a_real_breaker_refuses_is_named_and_the_good_ones_stored(
     reason = out["failed"][0]["reason"]
     assert reason.startswith("429 circuit_breaking_exception: [in_flight_requests] Data too large")
     assert "network.breaker.inflight_requests.limit" in reason and "-Xmx" in reason, reason
+    assert out["documents"] == 22, out
+    assert tags(url, "t") == clean_tags(url, tmp_path, pipeline=True)
+
+
+def russian_text(chars: int) -> str:
+    """A Russian text of ``chars`` characters (two bytes each in UTF-8, but digits and spaces)
+    whose words, drawn at random from 20,000, seldom repeat a shingle."""
+    rnd = random.Random(7)
+    words = (
+        "мир дом книга город река время человек работа слово жизнь день рука глаз земля "
+        "вопрос сила война голова друг дело"
+    ).split()
+    vocabulary = [f"{w}{n}" for w in words for n in range(1000)]
+    return " ".join(rnd.choices(vocabulary, k=chars // 7))[:chars]
+
+
+@pytest.fixture(scope="module")
+def small_heap():
+    """A node of the real engine with a 256 MB heap, for this module only (skipped on osmem)."""
+    engine = real_engine()
+    if not engine:
+        pytest.skip("a real engine's own heap (NEARDUP_TEST_ENGINE selects one)")
+    proc, url = launch.start(engine, "--heap", "256m", stdin=subprocess.DEVNULL)
+    try:
+        yield url
+    finally:
+        launch.stop(proc)
+
+
+@pytest.mark.real_engine
+def test_a_document_a_small_heap_cannot_take_is_named_and_the_good_ones_stored(
+    small_heap, tmp_path
+):
+    url = small_heap
+    assert run("init", "-e", url, "--index", "t").exit_code == 0
+    src = tmp_path / "d.jsonl"  # (in UTF-8, not escaped: read as fast as a user's file)
+    src.write_text(
+        "".join(
+            json.dumps(r, ensure_ascii=False) + "\n" for r in with_big(russian_text(14_000_000))
+        ),
+        encoding="utf-8",
+    )
+    code, out = index_json(src, url, "t")
+    assert code == 2, out
+    assert [f["id"] for f in out["failed"]] == ["big"], out["failed"]
+    reason = out["failed"][0]["reason"]
+    breaker = reason.startswith("429 circuit_breaking_exception: [parent] Data too large")
+    pressure = reason.startswith("429 rejected_execution_exception: rejected execution of")
+    assert breaker or pressure, reason
+    limit = "indices.breaker.total.limit" if breaker else "indexing_pressure.memory.limit"
+    assert limit in reason and "-Xmx" in reason and "alone is" in reason, reason
     assert out["documents"] == 22, out
     assert tags(url, "t") == clean_tags(url, tmp_path, pipeline=True)

@@ -13,6 +13,7 @@ import pytest
 
 from neardup import Config, Document
 from neardup.signing.signer import Signer
+from neardup.engines.embedded import schema
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = (
@@ -231,7 +232,7 @@ def test_a_file_of_format_3_keeps_every_posting_in_postings(tmp_path):
                 for t in ("postings", "recent_postings")
             ]
             format_ = db.execute("SELECT value FROM meta WHERE key='format'").fetchone()[0]
-        assert format_ == (fmt or "neardup-sqlite/4")
+        assert format_ == (fmt or schema.FORMAT)
     assert counts["v3"][0] == sum(counts["new"]) and counts["v3"][1] == 0
     assert counts["new"][1] > 0
     markers = [n for length, n in _column_lengths(tmp_path / "v3.db") if length != 8 * n]

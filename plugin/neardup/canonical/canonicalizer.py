@@ -196,13 +196,25 @@ class Canonicalizer:
         for lang in langs or ():
             _check_language(lang)
         flags = text_flags_many(texts, self.backend).tolist() if flags is None else list(flags)
+        out, persian_left, late_left = self._early_steps(texts, langs, flags)
+        self._persian_pass(out, flags, persian_left, late_left)
+        for (i, rare), made in zip(
+            late_left,
+            late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend),
+            strict=True,
+        ):
+            out[i] = made if made is not None else self._late_by_steps(out[i], rare)
+        return out
+
+    def _early_steps(
+        self, texts: Sequence[str], langs: Sequence[str | None] | None, flags: Sequence[int]
+    ) -> tuple[list[TextOrSpan], list[int], list[tuple[int, bool]]]:
+        """Each text through :meth:`_steps`: (the texts so far, those whose steps from
+        drop_marks to the Persian one are left to one pass of all, (text, rare) of those
+        whose late steps are left to one map of all)."""
         out: list[TextOrSpan] = []
-        persian_left: list[
-            int
-        ] = []  # texts whose steps from drop_marks to the Persian one are left to one pass of all
-        late_left: list[
-            tuple[int, bool]
-        ] = []  # (text, rare) whose late steps are left to one map of all
+        persian_left: list[int] = []
+        late_left: list[tuple[int, bool]] = []
         for i, (text, f) in enumerate(zip(texts, flags, strict=True)):
             text, left, rare = self._steps(
                 text, f, fa_rules=self._persian_rules(text, langs[i] if langs else None, f)
@@ -212,6 +224,19 @@ class Canonicalizer:
                 persian_left.append(i)
             elif left == "casefold":
                 late_left.append((i, rare))
+        return out, persian_left, late_left
+
+    def _persian_pass(
+        self,
+        out: list[TextOrSpan],
+        flags: Sequence[int],
+        persian_left: list[int],
+        late_left: list[tuple[int, bool]],
+    ) -> None:
+        """The texts ``persian_left`` of ``out`` through one compiled pass of the steps from
+        drop_marks to the Persian one (:func:`_marks_to_persian_spans`), in place; those it
+        leaves to the steps go on one by one, and those whose late steps are left go to
+        ``late_left``."""
         for i, made in zip(
             persian_left,
             _marks_to_persian_spans(
@@ -229,13 +254,6 @@ class Canonicalizer:
                 out[i], late = made
                 if not late:  # (a character that casefolds to more than one)
                     out[i] = self._late_by_steps(decoded([out[i]])[0], True)
-        for (i, rare), made in zip(
-            late_left,
-            late_steps_spans([out[i] for i, _ in late_left], self._late_table, self.backend),
-            strict=True,
-        ):
-            out[i] = made if made is not None else self._late_by_steps(out[i], rare)
-        return out
 
     def _persian_rules(self, text: str, lang: str | None, flags: int | None = None) -> bool:
         """Whether the Persian step applies to ``text`` (of ``lang``, None: not given): not to
@@ -511,20 +529,23 @@ class Canonicalizer:
             )
             toks = list(filterfalse(drop.__contains__, toks))
         elif c.stopwords or c.stem != "none":
-            out = []
-            # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
-            plain = generic(doc_lang)
-            for t in toks:
-                tl = doc_lang if plain else token_language(t) or doc_lang
-                if c.stopwords and t in stopwords_for(tl, c.fa_segmentation):
-                    continue
-                if c.stem != "none" and not plain:
-                    st = stemmer(tl, c.stem)
-                    if st is not None:
-                        t = st(t)
-                out.append(t)
-            toks = out
+            toks = self._by_token_language(toks, doc_lang)
         return toks
+
+    def _by_token_language(self, toks: list[str], doc_lang: str) -> list[str]:
+        """Stop words dropped and stems taken per token, each by its own script's language
+        (:func:`~.scripts.token_language`, else ``doc_lang``)."""
+        c = self.config
+        out = []
+        # (no stop list, no stemmer: its words are not read as en/ru/fa ones)
+        plain = generic(doc_lang)
+        for t in toks:
+            tl = doc_lang if plain else token_language(t) or doc_lang
+            if c.stopwords and t in stopwords_for(tl, c.fa_segmentation):
+                continue
+            st = stemmer(tl, c.stem) if c.stem != "none" and not plain else None
+            out.append(st(t) if st is not None else t)
+        return out
 
 
 @lru_cache(maxsize=8)

@@ -218,22 +218,15 @@ def align_python(words: list[str], p: Pieces, text_len: int) -> tuple[array, arr
     >>> [list(x) for x in align_python(["a", "b", "z"], p, 3)]
     [[0, 2, 3], [1, 3, 3]]
     """
-    stream, at, n_parts = p.stream, p.at, len(p.at)
+    stream, at = p.stream, p.at
     following = array("q", at[1:])  # following[j]: where piece token j ends
     following.append(len(stream))
     starts, ends = array("q"), array("q")
     cursor = k = 0  # k: the first piece token starting at or after the cursor
     for t in words:
-        n, j = len(t), -1  # j: the piece token t is found at the start of, or in
-        if n and stream.startswith(t, cursor):
-            a, j = cursor, (k if k < n_parts and at[k] == cursor else k - 1)
-        elif n:  # the first piece token ahead that starts with t (none between them does)
-            for i in range(k, min(k + 3, n_parts)):
-                if at[i] > cursor + WINDOW:
-                    break
-                if stream.startswith(t, at[i]):
-                    a, j = at[i], i
-                    break
+        n = len(t)
+        # j: the piece token t is found at the start of, or in
+        a, j = _found_ahead(stream, t, at, k, cursor) if n else (-1, -1)
         if j < 0:
             a = _find(stream, t, cursor, at)
             if a < 0:
@@ -251,6 +244,22 @@ def align_python(words: list[str], p: Pieces, text_len: int) -> tuple[array, arr
             ends.append(p.end[p.of(cursor - 1)])
             k = bisect.bisect_left(at, cursor)
     return starts, ends
+
+
+def _found_ahead(stream: str, t: str, at: array, k: int, cursor: int) -> tuple[int, int]:
+    """(where, piece token) of a token ``t`` that continues the stream at ``cursor`` (piece
+    token ``k`` the first at or after it), or that begins one of the next three piece tokens
+    (the first ahead that starts with it: none between them does); ``j`` -1 where neither
+    (:func:`align_python` searches then)."""
+    n_parts = len(at)
+    if stream.startswith(t, cursor):
+        return cursor, (k if k < n_parts and at[k] == cursor else k - 1)
+    for i in range(k, min(k + 3, n_parts)):
+        if at[i] > cursor + WINDOW:
+            break
+        if stream.startswith(t, at[i]):
+            return at[i], i
+    return -1, -1
 
 
 def _find(stream: str, token: str, cursor: int, starts: array) -> int:

@@ -428,19 +428,33 @@ def _join_run(m: re.Match, rules: frozenset[str]) -> str:
         cur = words[i]
         i += 1
         while i < n:
-            for k in range(min(MAX_PARTS - 1, n - i), 0, -1):
-                cand = cur + "".join(words[i : i + k])
-                if cand in lexicon:
-                    break
-            else:
-                k = 1 if (cur in first or words[i] in second) else 0
-                cand = cur + words[i] if k else cur
+            cand, k = _joins(cur, words, i, lexicon, first, second)
             if not k:
                 break
             cur = cand
             i += k
         out.append(cur)
     return " ".join(out)
+
+
+def _joins(
+    cur: str,
+    words: list[str],
+    i: int,
+    lexicon: frozenset[str],
+    first: frozenset[str],
+    second: frozenset[str],
+) -> tuple[str, int]:
+    """(``cur`` joined, how many of ``words`` from ``i`` on it takes): the most (up to
+    ``MAX_PARTS`` - 1) that make a word of ``lexicon``, else the next one where ``cur`` is a
+    productive first part or it a productive second part, else none (``cur``, 0)."""
+    for k in range(min(MAX_PARTS - 1, len(words) - i), 0, -1):
+        cand = cur + "".join(words[i : i + k])
+        if cand in lexicon:
+            return cand, k
+    if cur in first or words[i] in second:
+        return cur + words[i], 1
+    return cur, 0
 
 
 # Spaces between two Persian letters (U+0621..U+06D5).

@@ -231,10 +231,11 @@ def init_cmd(
     """
     from ..engines import is_url, open_engine
 
-    if not is_url(target) and (shards is not None or replicas is not None):
+    http = is_url(target)
+    if not http and (shards is not None or replicas is not None):
         fail("--shards and --replicas are for an Elasticsearch/OpenSearch index")
         return
-    opts = _init_options(target, engine_opts, no_pipeline, shards, replicas)
+    opts = _init_options(engine_opts, no_pipeline, shards, replicas) if http else engine_opts
     config = _config_from(ctx, settings)
     engine = open_engine(target, **opts)
     cfg = engine.open(config, create=True)
@@ -261,15 +262,11 @@ def init_cmd(
 
 
 def _init_options(
-    target: str, engine_opts: dict, no_pipeline: bool, shards: int | None, replicas: int | None
+    engine_opts: dict, no_pipeline: bool, shards: int | None, replicas: int | None
 ) -> dict:
-    """The engine options of ``init``: on Elasticsearch/OpenSearch, the templates and the
+    """The engine options of ``init`` on Elasticsearch/OpenSearch: the templates and the
     pipeline made again (or no pipeline) and the shards and replicas asked for."""
-    from ..engines import is_url
-
     opts = dict(engine_opts)
-    if not is_url(target):
-        return opts
     opts["setup"] = True  # templates and pipeline again, even for an existing index
     if no_pipeline:
         opts["pipeline"] = False
@@ -340,6 +337,13 @@ def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
 @click.option(
     "--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards)."
 )
+@click.option(
+    "--search-ready",
+    is_flag=True,
+    help="Embedded engine: add the documents to the full-text index and their winnowing "
+    "postings as they are stored, so the first search and containment query after indexing "
+    "find them ready (by default those add them, and indexing never pays for search).",
+)
 @setting_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
@@ -353,6 +357,7 @@ def index_cmd(
     workers: int,
     skip_bad: bool,
     no_tag: bool,
+    search_ready: bool,
     quiet: bool,
     as_json: bool,
     record_fields: Any,
@@ -385,9 +390,11 @@ def index_cmd(
       neardup index articles.csv --text-field body --id-field url --title-field headline
       neardup index old-news.txt --encoding cp1251
       neardup index big.jsonl --workers 0          # one process: sign, tag and store here
+      neardup index news.jsonl --search-ready      # search right after, without a wait
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..config import ConfigError
+    from ..engines import is_url
     from ..io.files import InputError
 
     try:
@@ -395,6 +402,8 @@ def index_cmd(
     except ConfigError as e:
         fail(str(e))
     errors: list[InputError] = []
+    if search_ready and not is_url(target):  # (a server's index is ready as it is written)
+        engine_opts = {**engine_opts, "search_ready": True}
     with opened(target, engine_opts, config, create=True) as nd:
         announce_waits(nd.engine)
         ready_to_sign(nd, quiet=quiet or as_json)

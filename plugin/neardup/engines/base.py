@@ -48,9 +48,16 @@ class Tags:
 
 @dataclass(frozen=True)
 class KeyGroup:
+    """Keys of one signature field, of which a candidate holds at least ``min_match`` (>= 1:
+    :func:`neardup.matching.candidates.least_match`)."""
+
     field: str
     keys: np.ndarray | tuple[int, ...]  # uint64 key values (an array, or a sequence of ints)
     min_match: int = 1
+
+    def __post_init__(self) -> None:
+        if self.min_match < 1:
+            raise ValueError(f"a key group needs min_match >= 1, not {self.min_match}")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from ..config import Config
 from ..engines.base import Engine, Failure, PendingPut, PreparedBatch, StoredDoc, Tags
 from ..signing.signer import Signer
 from ..signing.records import Document, Signed
@@ -81,7 +80,7 @@ def _same_content(old: StoredDoc, new: Signed) -> bool:
 
 
 @dataclass(kw_only=True)
-class _Sent:
+class _InFlight:
     """A batch whose new documents the engine may still be storing
     (:meth:`~neardup.engines.base.Engine.start_put`), counted once it answers."""
 
@@ -101,7 +100,7 @@ class Ingest:
     def __init__(self, engine: Engine, tagger: Tagger | None):
         self.engine = engine
         self.tagger = tagger
-        self._sent: _Sent | None = None
+        self._sent: _InFlight | None = None
 
     def store(
         self, signed: list[Signed], report: IndexReport, prepared: PreparedBatch | None = None
@@ -110,18 +109,9 @@ class Ingest:
         already = len(report.failed)
         with self.engine.writer():
             existing = self.engine.get([s.id for s in signed], text=True)
-            new, updates, refresh = _sorted_out(signed, existing, report)
-            if updates or refresh:  # (what they change is repaired after every earlier batch)
-                self.finish(report)
-            kept = {
-                s.id: existing[s.id].tags
-                for s in updates + refresh
-                if existing[s.id].tags is not None
-            }
-            if refresh:
-                report.failed.extend(self.engine.put(refresh, kept, prepared=prepared))
-            if updates:
-                self._store_updates(updates, kept, report, prepared)
+            new, updates, refresh = _split_by_stored(signed, existing, report)
+            if updates or refresh:
+                self._store_again(updates, refresh, existing, report, prepared)
             tags = self._tags(new)  # (while the batch before may still be stored)
             if self.finish(report):  # it lost documents: the new ones are tagged without them
                 tags = self._tags(new)
@@ -130,7 +120,7 @@ class Ingest:
                 if new
                 else PendingPut.settled([])
             )
-        self._sent = _Sent(
+        self._sent = _InFlight(
             signed=signed,
             failed={f.id for f in report.failed[already:]},
             new=new,
@@ -139,6 +129,26 @@ class Ingest:
         )
         if not pending.in_flight:
             self.finish(report)
+
+    def _store_again(
+        self,
+        updates: list[Signed],
+        refresh: list[Signed],
+        existing: dict[str, StoredDoc],
+        report: IndexReport,
+        prepared: PreparedBatch | None,
+    ) -> None:
+        """Store again documents stored before (``updates``: with another signature;
+        ``refresh``: the same one, other text, title or fields), keeping their tags; what
+        they change is repaired after every earlier batch is counted."""
+        self.finish(report)
+        kept = {
+            s.id: existing[s.id].tags for s in updates + refresh if existing[s.id].tags is not None
+        }
+        if refresh:
+            report.failed.extend(self.engine.put(refresh, kept, prepared=prepared))
+        if updates:
+            self._store_updates(updates, kept, report, prepared)
 
     def finish(self, report: IndexReport) -> bool:
         """Count the batch the engine may still be storing, once it answers; a document of
@@ -153,10 +163,7 @@ class Ingest:
         if failed and any(t.dup_of in failed for t in tags.values()):
             tags = self._tag_again_without(sent.new, failed, tags)
         report.failed.extend(failures)
-        report.indexed += len(sent.new) - len(failed)
-        report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
-        failed |= sent.failed
-        report.wordless += sum(1 for s in sent.signed if s.wordless and s.id not in failed)
+        _count(report, sent, tags, failed)
         return bool(failures)
 
     def _tags(self, new: list[Signed]) -> dict[str, Tags]:
@@ -190,7 +197,15 @@ class Ingest:
         return again
 
 
-def _sorted_out(
+def _count(report: IndexReport, sent: _InFlight, tags: dict[str, Tags], failed: set[str]) -> None:
+    """Count a batch the engine answered for in ``report``: ``failed``, the ids it refused."""
+    report.indexed += len(sent.new) - len(failed)
+    report.duplicates += sum(1 for i, t in tags.items() if t.is_duplicate and i not in failed)
+    refused = failed | sent.failed
+    report.wordless += sum(1 for s in sent.signed if s.wordless and s.id not in refused)
+
+
+def _split_by_stored(
     signed: list[Signed], existing: dict[str, StoredDoc], report: IndexReport
 ) -> tuple[list[Signed], list[Signed], list[Signed]]:
     """(new, updates, refresh) of a batch: not stored yet; stored with another signature;
@@ -212,7 +227,6 @@ def _sorted_out(
 def run(
     ingest: Ingest,
     signer: Signer,
-    config: Config,
     docs: Iterable[Document],
     *,
     batch_size: int = 500,
@@ -231,7 +245,7 @@ def run(
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
         preparer = ingest.engine.batch_preparer() if workers > 0 else None
-        batches_in = signed_batches(signer, config, docs, batch_size, workers, preparer, checked)
+        batches_in = signed_batches(signer, docs, batch_size, workers, preparer, checked)
         if workers <= 0 and ingest.engine.writes_wait_on_a_server:
             batches_in = signed_ahead(batches_in)
         try:

@@ -78,7 +78,6 @@ def sign_batch(
 
 def signed_batches(
     signer: Signer,
-    config: Config,
     docs: Iterable[Document],
     batch_size: int,
     workers: int,
@@ -127,7 +126,7 @@ def signed_batches(
         workers,
         mp_context=multiprocessing.get_context(method),
         initializer=_init_worker,
-        initargs=(config, signer.context, os.getpid(), preparer, checked),
+        initargs=(signer.config, signer.context, os.getpid(), preparer, checked),
     )
     yield from _signed_in_pool(pool, workers, signer, sign, _Source(it), here)
 

@@ -134,7 +134,7 @@ class MinHashBands(Builtin):
 
     def __init__(self, config: Any, context: Any = None):
         super().__init__(config, context)
-        self.min_match = max(1, int(config.min_match))
+        self.min_match = int(config.min_match)  # (resolved by Config: >= 1)
 
     def parts(self, p) -> dict[str, np.ndarray]:
         c = self.config

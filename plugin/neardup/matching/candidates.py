@@ -40,7 +40,7 @@ from ..config import Config
 from ..engines.base import Candidate, CandidateQuery, Engine, KeyGroup
 from ..keys.builtin import BUILTIN, SimHashBlocks
 from ..sketches.simhash import hamming, hamming_many
-from ..sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
+from ..sketches.verify import Mode, Similarity, length_bounds, passes_length_filter, similarity
 
 if TYPE_CHECKING:
     from ..signing.signer import Signer
@@ -76,11 +76,25 @@ class CandidateRule:
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", dict(self.extra))
         builtin = [sig(self.config) for sig in BUILTIN.values() if sig.resemblance]
-        need = {sig.name: max(1, int(sig.min_match)) for sig in builtin}
-        need.update({f: max(1, int(m)) for f, m in self.extra.items()})
+        need = {sig.name: least_match(sig.min_match) for sig in builtin}
+        need.update({f: least_match(m) for f, m in self.extra.items()})
         object.__setattr__(self, "_needs", need)
         whole = frozenset(sig.name for sig in builtin if not sig.containment)
         object.__setattr__(self, "_whole_document", whole)
+
+    @property
+    def threshold(self) -> float:
+        """The index's threshold t (``Config.threshold``): the verifier's, unless asked another."""
+        return self.config.threshold
+
+    def at(self, threshold: float | None) -> float:
+        """``threshold``, or the index's when None: the one place the default is taken.
+
+        >>> rule = CandidateRule(Config(threshold=0.8))
+        >>> rule.at(None), rule.at(0.5)
+        (0.8, 0.5)
+        """
+        return self.threshold if threshold is None else threshold
 
     # -- what must be shared ---------------------------------------------------------------------
     def needs(self) -> dict[str, int]:
@@ -92,7 +106,7 @@ class CandidateRule:
         keys: Mapping[str, np.ndarray],
         n_shingles: int,
         *,
-        mode: str = "resemblance",
+        mode: str = Mode.RESEMBLANCE,
         threshold: float | None = None,
         exclude_id: str | None = None,
         limit: int = 1000,
@@ -107,18 +121,17 @@ class CandidateRule:
         (winnowing fingerprints, MOD_m) are added with ``ceil(f * t * |L(A)|)`` shared keys,
         f = ``containment_fraction``; ``|B| >= t*|A|``.
         """
-        t = self.config.threshold if threshold is None else threshold
-        if mode not in ("resemblance", "containment"):
-            raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
-        whole = self._whole_document if mode == "containment" else frozenset()
+        t = self.at(threshold)
+        kind = Mode.of(mode)
+        whole = self._whole_document if kind is Mode.CONTAINMENT else frozenset()
         groups = [
             KeyGroup(f, _keys(keys[f]), m)
             for f, m in self._needs.items()
             if len(keys.get(f, ())) and f not in whole
         ]
-        if mode == "containment":
+        if kind is Mode.CONTAINMENT:
             groups += self._sample_groups(keys, t)
-        lo, hi = length_bounds(n_shingles, t, mode)
+        lo, hi = length_bounds(n_shingles, t, kind)
         return CandidateQuery(
             groups=tuple(groups),
             min_shingles=lo,
@@ -135,7 +148,7 @@ class CandidateRule:
         shared keys of each sample L the document has."""
         f = self.config.containment_fraction
         return [
-            KeyGroup(name, _keys(keys[name]), max(1, math.ceil(f * t * len(keys[name]))))
+            KeyGroup(name, _keys(keys[name]), least_match(math.ceil(f * t * len(keys[name]))))
             for name, sig in BUILTIN.items()
             if sig.sample and len(keys.get(name, ()))
         ]
@@ -173,13 +186,23 @@ class CandidateRule:
     def is_candidate(self, a: SignedLike, b: SignedLike, threshold: float | None = None) -> bool:
         """What the engine query and :meth:`plausible` decide together, for two documents
         in memory (documents of one batch, not stored yet)."""
-        t = self.config.threshold if threshold is None else threshold
+        t = self.at(threshold)
         if not passes_length_filter(a.n_shingles, b.n_shingles, t):
             return False
         m = self.matched(a.keys, b.keys)
         return bool(m) and self.plausible(m, a.simhash, b.simhash)
 
     # -- verification ----------------------------------------------------------------------------
+    def verified(
+        self, a: SignedLike, b: SignedLike, threshold: float | None = None
+    ) -> Similarity | None:
+        """The exact similarity of ``b`` to ``a`` when ``b`` is a candidate of ``a``
+        (:meth:`is_candidate`), else None: :meth:`verify` of two documents in memory."""
+        if not self.is_candidate(a, b, threshold):
+            return None
+        cand = Candidate(id=b.id, n_shingles=b.n_shingles, simhash=b.simhash, shingles=b.shingles)
+        return self.verify(a.shingles, a.simhash, [cand], dict)[0][1]
+
     def verify(
         self,
         shingles: np.ndarray,
@@ -195,6 +218,78 @@ class CandidateRule:
         if missing:
             have.update(fetch(missing))
         return [(c, similarity(shingles, have[c.id])) for c in cands if c.id in have]
+
+
+def least_match(m: int) -> int:
+    """The keys a group needs: ``m``, and at least one (a group that needs none would propose
+    every document). The one place the rule clamps it.
+
+    >>> least_match(0), least_match(3)
+    (1, 3)
+    """
+    return max(1, int(m))
+
+
+class HeldRepresentatives:
+    """The rule translated to memory: the representatives of a batch so far, by their keys,
+    and the candidates of a document among them (the keys it must share, the length filter;
+    documents that are not representatives are never held, so a text copied n times is held
+    once). Candidates carry their shingles for :meth:`CandidateRule.verify`.
+
+    >>> import numpy as np
+    >>> from neardup.config import Config
+    >>> from neardup.engines.base import StoredDoc
+    >>> doc = lambda i, k: StoredDoc(id=i, lang="en", n_shingles=4, shingles=np.arange(4),
+    ...     simhash=0, exact=i, keys={"minhash": np.array(k, dtype=np.uint64)})
+    >>> config = Config(threshold=0.8, bands=16, rows=8, min_match=2)
+    >>> held = HeldRepresentatives(CandidateRule(config))
+    >>> held.add(doc("a", [1, 2, 3]), seq=1)
+    >>> [(c.id, sorted(c.matched)) for c in held.candidates(doc("b", [1, 2, 9]))]
+    [('a', ['minhash'])]
+    >>> held.candidates(doc("c", [1, 8, 9]))  # 1 of the 2 keys it needs
+    []
+    """
+
+    def __init__(self, rule: CandidateRule) -> None:
+        self.rule = rule
+        self._docs: list[tuple[SignedLike, int]] = []
+        self._holding: dict[tuple[str, int], list[int]] = {}  # (field, key) -> held docs
+
+    def add(self, doc: SignedLike, seq: int) -> None:
+        """Hold representative ``doc`` (``seq``: its place in arrival order)."""
+        at = len(self._docs)
+        self._docs.append((doc, seq))
+        for f in self.rule.needs():
+            for k in np.unique(doc.keys.get(f, ())).tolist():
+                self._holding.setdefault((f, k), []).append(at)
+
+    def candidates(self, doc: SignedLike, threshold: float | None = None) -> list[Candidate]:
+        """The held documents that are candidates of ``doc``: as :meth:`CandidateRule.query`
+        would find them in an engine (before :meth:`CandidateRule.plausible`)."""
+        t = self.rule.at(threshold)
+        shared: dict[int, dict[str, int]] = {}
+        for f in self.rule.needs():
+            for k in np.unique(doc.keys.get(f, ())).tolist():
+                for at in self._holding.get((f, k), ()):
+                    counts = shared.setdefault(at, {})
+                    counts[f] = counts.get(f, 0) + 1
+        out = []
+        for at, counts in shared.items():
+            b, seq = self._docs[at]
+            matched = self.rule.matched_counts(counts)
+            if matched and passes_length_filter(doc.n_shingles, b.n_shingles, t):
+                out.append(
+                    Candidate(
+                        id=b.id,
+                        n_shingles=b.n_shingles,
+                        simhash=b.simhash,
+                        score=float(sum(counts[f] for f in matched)),
+                        shingles=b.shingles,
+                        matched=matched,
+                        seq=seq,
+                    )
+                )
+        return out
 
 
 def _keys(keys: Any) -> np.ndarray:
@@ -229,4 +324,4 @@ def extra_min_match(signer: Signer | None) -> dict[str, int]:
     index whose collection statistics are not made yet)."""
     if signer is None:
         return {}
-    return {f: max(1, int(s.min_match)) for f, s in signer.extra_signatures.items()}
+    return {f: int(s.min_match) for f, s in signer.extra_signatures.items()}

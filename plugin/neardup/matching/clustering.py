@@ -421,10 +421,8 @@ def copies_among(
     uf = UnionFind()
     present = [h for h in hits if h.id in docs]
     for x, y in itertools.combinations(present, 2):
-        a, b = docs[x.id], docs[y.id]
-        if rule.is_candidate(a, b, threshold) and (
-            similarity(a.shingles, b.shingles).resemblance >= threshold
-        ):
+        sim = rule.verified(docs[x.id], docs[y.id], threshold)
+        if sim is not None and sim.resemblance >= threshold:
             uf.union(x.id, y.id)
     return lambda h: uf.find(h.id)
 

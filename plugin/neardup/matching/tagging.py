@@ -31,10 +31,15 @@ from __future__ import annotations
 import heapq
 from typing import Iterable, Sequence
 
-from .candidates import CandidateRule, SignedLike, all_candidates, engine_fetch
+from .candidates import (
+    CandidateRule,
+    HeldRepresentatives,
+    SignedLike,
+    all_candidates,
+    engine_fetch,
+)
 from ..engines.base import Engine, StoredDoc, Tags
-from ..sketches.ragged import join, pairs_sharing
-from ..sketches.verify import UNBOUNDED, passes_length_filter, similarity
+from ..sketches.verify import UNBOUNDED
 
 #: Candidates asked of the engine per document before :func:`all_candidates` grows the limit.
 TAG_LIMIT = 500
@@ -71,7 +76,6 @@ class Tagger:
     def __init__(self, engine: Engine, rule: CandidateRule):
         self.engine = engine
         self.rule = rule
-        self.threshold = rule.config.threshold
 
     # -- tagging documents in order ----------------------------------------------------------
     def tag_ordered(
@@ -107,55 +111,24 @@ class Tagger:
         have = engine_fetch(self.engine)(
             sorted({c.id for found in results for c in found if c.shingles is None})
         )
-        earlier = self._batch_candidates(docs)
-        representative = [False] * len(docs)
+        held = HeldRepresentatives(self.rule)  # this batch's representatives so far
         tags: dict[str, Tags] = {}
         for i, d in enumerate(docs):
+            # an earlier representative of this batch follows every stored document
+            found = results[i] + held.candidates(d)
             verified = [
                 (sim.resemblance, c.seq, c.id)
                 for c, sim in self.rule.verify(
                     d.shingles,
                     d.simhash,
-                    results[i],
+                    found,
                     lambda ids: {x: have[x] for x in ids if x in have},
                 )
             ]
-            for j, matched in earlier.get(i, {}).items():
-                o = docs[j]  # an earlier document of this batch: after every stored document
-                if (
-                    representative[j]
-                    and passes_length_filter(d.n_shingles, o.n_shingles, self.threshold)
-                    and self.rule.plausible(matched, d.simhash, o.simhash)
-                ):
-                    verified.append(
-                        (
-                            similarity(d.shingles, o.shingles).resemblance,
-                            UNBOUNDED + j if seqs[j] is None else seqs[j],
-                            o.id,
-                        )
-                    )
-            tags[d.id] = assign(d.id, choose(verified, self.threshold))
-            representative[i] = is_representative(tags[d.id])
+            tags[d.id] = assign(d.id, choose(verified, self.rule.threshold))
+            if is_representative(tags[d.id]):
+                held.add(d, UNBOUNDED + i if seqs[i] is None else seqs[i])
         return tags
-
-    def _batch_candidates(self, docs: Sequence[SignedLike]) -> dict[int, dict[int, frozenset[str]]]:
-        """For each document of ``docs``, the earlier ones that share enough keys with it
-        (:meth:`~neardup.matching.candidates.CandidateRule.matched_counts`): i -> {j: matched
-        fields}, the pairs of each field found at once
-        (:func:`~neardup.sketches.ragged.pairs_sharing`)."""
-        shared: dict[tuple[int, int], dict[str, int]] = {}
-        for f in self.rule.needs():
-            values, offsets = join([d.keys.get(f, ()) for d in docs])
-            if len(values) and len(docs) > 1:
-                js, is_, counts = pairs_sharing(values, offsets)
-                for j, i, n in zip(js.tolist(), is_.tolist(), counts.tolist(), strict=True):
-                    shared.setdefault((i, j), {})[f] = n
-        out: dict[int, dict[int, frozenset[str]]] = {}
-        for (i, j), counts in shared.items():
-            matched = self.rule.matched_counts(counts)
-            if matched:
-                out.setdefault(i, {})[j] = matched
-        return out
 
     # -- repairs after updates and deletes -------------------------------------------------------
     def repair(self, seeds: Iterable[str], changed: Iterable[str] = ()) -> set[str]:

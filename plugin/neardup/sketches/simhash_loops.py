@@ -66,18 +66,25 @@ def simhash_votes(hashes, weights, offsets):
     return out
 
 
+def _table_size(offsets):
+    """The slots of :func:`tf_simhash`'s table: a power of two, at least 16 and twice the
+    longest document."""
+    longest = 0
+    for doc in range(len(offsets) - 1):
+        longest = max(longest, offsets[doc + 1] - offsets[doc])
+    size = 16
+    while size < 2 * longest:
+        size *= 2
+    return size
+
+
 def tf_simhash(hashes, offsets, weight_of_tf):
     """:func:`simhash_votes` of each document's distinct values, the one seen tf times
     weighted ``weight_of_tf[tf]``: the counts come from an open-addressing table per
     document (slot = the hash's low bits, linear probing), so nothing is sorted."""
     d = len(offsets) - 1
     out = np.zeros(d, dtype=np.uint64)
-    longest = 0
-    for doc in range(d):
-        longest = max(longest, offsets[doc + 1] - offsets[doc])
-    size = 16
-    while size < 2 * longest:
-        size *= 2
+    size = _table_size(offsets)
     keys = np.zeros(size, dtype=np.uint64)
     counts = np.zeros(size, dtype=np.int64)
     used = np.empty(size, dtype=np.int64)

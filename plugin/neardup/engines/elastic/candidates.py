@@ -37,7 +37,7 @@ class Candidates:
         stored are matched here (:class:`~.key_match.KeyMatcher`, the rule of
         the engine's query), and the engine is asked only about those stored before, and
         not at all when the index held none."""
-        hold = self.sessions.hold
+        hold = self.sessions.turn
         if hold is None:
             return self._stored_candidates(queries)
         local = hold.recent.candidates(queries)

@@ -179,7 +179,7 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
     for g in q.groups:
         kws = list(dict.fromkeys(render_keys(g.field, np.asarray(g.keys, dtype=np.uint64))))
         if kws:
-            groups.append((g.field, kws, max(1, int(g.min_match))))
+            groups.append((g.field, kws, int(g.min_match)))
     if not groups:
         return None
     degraded = _degraded([len(kws) for _, kws, _ in groups], max_clauses)

@@ -98,7 +98,7 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
         self.state_index = self.ix.state
         self.setup = SetUp(self.ix, put_meta=self.put_meta)
         self.sessions = Sessions(self.ix, self.setup, on_wait=on_wait)
-        self.adoption = Attach(self.ix, self.setup)
+        self.attaching = Attach(self.ix, self.setup)
         Reads.__init__(self)
         Writes.__init__(self)
 
@@ -195,12 +195,12 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
     def _attach(self, layout: Layout, config: Config | None) -> Config:
         self.ix.connect()
         self.ix.actions = []
-        self.adoption.check_target()
+        self.attaching.check_target()
         mappings = self.ix.mappings()
         user_meta = dict(mappings.get("_meta") or {})
         if ROOT in user_meta:  # adopted (or built) by neardup before: resume
             opened = self.open(config, create=False)
-            self.adoption.resume(layout)
+            self.attaching.resume(layout)
             return opened
         if layout.text is None:
             raise EngineError(
@@ -209,8 +209,8 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
             )
         check_fields(self.location, mappings, layout)
         config = config or Config()
-        self.adoption.preflight(mappings, layout, config)
-        self.adoption.adopt(layout, config, user_meta)
+        self.attaching.preflight(mappings, layout, config)
+        self.attaching.adopt(layout, config, user_meta)
         self.sessions.next_seq = self.sessions.max_seq() + 1
         return config
 
@@ -220,7 +220,7 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
         """The documents without neardup's fields, in the layout's arrival order
         (:meth:`~.attach.Attach.unsigned_documents`); each is signed by an update of the
         document the index holds when :meth:`put` stores it, never re-created."""
-        for doc in self.adoption.unsigned_documents(batch_size, on_textless):
+        for doc in self.attaching.unsigned_documents(batch_size, on_textless):
             self.held.add(doc.id)
             yield doc
 

@@ -15,7 +15,9 @@ keys first, then by arrival. :class:`KeyMatcher` applies that rule to documents 
 
 Postings are kept per (field, position) as sorted key arrays, one segment per :meth:`add`,
 merged into one when there are more than :data:`MAX_SEGMENTS`; a query's keys are looked up
-with :func:`numpy.searchsorted` in each.
+with :func:`numpy.searchsorted` in each. The postings of tagged representatives are kept
+apart from the others', so a query for representatives alone (the cluster rule's) never reads
+a member's: any number of copies of one text cost it the postings of one document.
 
 >>> import numpy as np
 >>> from neardup.engines.base import CandidateQuery, KeyGroup
@@ -33,6 +35,7 @@ with :func:`numpy.searchsorted` in each.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Hashable, Mapping, Sequence
 
@@ -75,7 +78,8 @@ class KeyMatcher:
 
     entries: list[Entry | None] = field(default_factory=list)
     _row_of: dict[str, int] = field(default_factory=dict)
-    _postings: dict[tuple[str, int], list[_Segment]] = field(default_factory=dict)
+    #: (representative?, (field, position)) -> segments
+    _postings: dict[tuple[bool, tuple[str, int]], list[_Segment]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self._row_of)
@@ -96,14 +100,16 @@ class KeyMatcher:
             self.remove(e.id)
             self._row_of[e.id] = len(self.entries)
             self.entries.append(e)
-        for space, (keys, rows) in self._postings_from(first).items():
-            self._insert(space, np.concatenate(keys), np.concatenate(rows))
+        for part, (keys, rows) in self._postings_from(first).items():
+            self._insert(part, np.concatenate(keys), np.concatenate(rows))
 
     def _postings_from(
         self, first: int
-    ) -> dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]]:
-        """The (keys, rows) of each key space of the entries held from row ``first`` on."""
-        per_space: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    ) -> dict[tuple[bool, tuple[str, int]], tuple[list[np.ndarray], list[np.ndarray]]]:
+        """The (keys, rows) of each (representative?, key space) of the entries held from row
+        ``first`` on."""
+        per_space: dict[tuple[bool, tuple[str, int]], tuple[list[np.ndarray], list[np.ndarray]]]
+        per_space = {}
         for row, e in enumerate(self.entries[first:], start=first):
             if e is None or self._row_of.get(e.id) != row:
                 continue  # (an id given twice: the last one is held)
@@ -112,22 +118,22 @@ class KeyMatcher:
                 if not len(ks):
                     continue
                 for space, kk in _spaces(f, ks):
-                    keys, rows = per_space.setdefault(space, ([], []))
+                    keys, rows = per_space.setdefault((_representative(e), space), ([], []))
                     keys.append(kk)
                     rows.append(np.full(len(kk), row, dtype=np.int64))
         return per_space
 
-    def _insert(self, space: tuple[str, int], k: np.ndarray, r: np.ndarray) -> None:
-        """Add the postings (keys ``k``, rows ``r``) of ``space`` as a sorted segment; past
+    def _insert(self, part: tuple[bool, tuple[str, int]], k: np.ndarray, r: np.ndarray) -> None:
+        """Add the postings (keys ``k``, rows ``r``) of ``part`` as a sorted segment; past
         :data:`MAX_SEGMENTS` segments, merged into one."""
         order = np.lexsort((r, k))
-        segs = self._postings.setdefault(space, [])
+        segs = self._postings.setdefault(part, [])
         segs.append(_Segment(k[order], r[order]))
         if len(segs) > MAX_SEGMENTS:
             k = np.concatenate([s.keys for s in segs])
             r = np.concatenate([s.rows for s in segs])
             order = np.lexsort((r, k))
-            self._postings[space] = [_Segment(k[order], r[order])]
+            self._postings[part] = [_Segment(k[order], r[order])]
 
     def remove(self, doc_id: str) -> None:
         """Stop matching ``doc_id`` (its postings stay, and are skipped)."""
@@ -136,9 +142,15 @@ class KeyMatcher:
             self.entries[row] = None
 
     def set_tags(self, doc_id: str, tags: Tags | None) -> None:
+        """New tags of a held document; one that becomes or stops being a representative is
+        held again, its postings with those of its new role."""
         e = self.get(doc_id)
-        if e is not None:
-            e.tags = tags
+        if e is None:
+            return
+        was = _representative(e)
+        e.tags = tags
+        if _representative(e) != was:
+            self.add([dataclasses.replace(e)])
 
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """The held documents each query matches, most keys first, then by ``seq``, at most
@@ -148,7 +160,7 @@ class KeyMatcher:
             return out
         fields, needs, asked = _asked(queries)
         nf, nrows = len(fields), len(self.entries)
-        code = self._shared(fields, asked, nrows)
+        code = self._shared(fields, asked, nrows, all(q.representatives for q in queries))
         if code is None:
             return out
         found = _matched(code, nf, nrows, needs)
@@ -167,15 +179,18 @@ class KeyMatcher:
         fields: dict[str, int],
         asked: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]],
         nrows: int,
+        representatives: bool,
     ) -> np.ndarray | None:
         """One code ``(query * nrows + row) * fields + field`` per keyword a query shares with
-        a held document (None: none shared)."""
+        a held document (None: none shared); only with representatives when the queries ask
+        for them alone."""
         codes = []
         nf = len(fields)
         for space, (keys, qs) in asked.items():
             k, qv = np.concatenate(keys), np.concatenate(qs)
             fid = fields[space[0]]
-            for s in self._postings.get(space, ()):
+            parts = [(True, space)] if representatives else [(True, space), (False, space)]
+            for s in (s for part in parts for s in self._postings.get(part, ())):
                 lo = np.searchsorted(s.keys, k, "left")
                 n = np.searchsorted(s.keys, k, "right") - lo
                 total = int(n.sum())
@@ -220,7 +235,7 @@ def _asked(
             if not len(ks):
                 continue
             fid = fields.setdefault(g.field, len(fields))
-            needs[(qi, fid)] = max(1, int(g.min_match))
+            needs[(qi, fid)] = int(g.min_match)
             for space, kk in _spaces(g.field, ks):
                 keys, qs = asked.setdefault(space, ([], []))
                 keys.append(kk)
@@ -249,6 +264,11 @@ def _spaces(field_name: str, keys: np.ndarray) -> list[tuple[tuple[str, int], np
     return [((field_name, -1), np.unique(keys))]
 
 
+def _representative(e: Entry) -> bool:
+    """Whether a held document is a tagged representative."""
+    return e.tags is not None and not e.tags.is_duplicate
+
+
 def _passes(e: Entry, q: CandidateQuery) -> bool:
     """The filters of :func:`~neardup.engines.elastic.dsl.candidate_query` on one document."""
     if not (q.min_shingles <= e.n_shingles <= q.max_shingles):
@@ -259,7 +279,7 @@ def _passes(e: Entry, q: CandidateQuery) -> bool:
         return False
     if q.after_seq is not None and not e.seq > q.after_seq:
         return False
-    return not q.representatives or (e.tags is not None and not e.tags.is_duplicate)
+    return not q.representatives or _representative(e)
 
 
 def merged(local: Sequence[Candidate], remote: Sequence[Candidate], limit: int) -> list[Candidate]:

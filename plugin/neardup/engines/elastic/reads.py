@@ -60,19 +60,24 @@ class Reads:
         self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
     ) -> dict[str, StoredDoc]:
         ids = list(dict.fromkeys(ids))
-        self.sessions.settle_for(ids)  # (a read by id sees what was sent of them)
+        self.sessions.wait_for_sent_of(ids)  # (a read by id sees what was sent of them)
         out: dict[str, StoredDoc] = {}
         for chunk in chunks(ids, 500):
-            # (the text makes the shingles)
-            body = dsl.mget_body(chunk, text or shingles, self.ix.layout)
-            r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
-            docs = r.get("docs", [])
-            if self.sessions.in_session:  # (a write of these ids in this session reads no more)
-                self.sessions.known.update((d["_id"], found_seq(d)) for d in docs if "_id" in d)
-            found = [d["_source"] for d in docs if d.get("found") and is_signed(d.get("_source"))]
-            for sd in self._stored_docs(found, text, keys and shingles, shingles):
+            for sd in self._stored_docs(
+                self._signed_sources(chunk, text or shingles), text, keys and shingles, shingles
+            ):
                 out[sd.id] = sd
         return out
+
+    def _signed_sources(self, ids: Sequence[str], text: bool) -> list[dict[str, Any]]:
+        """The ``_source`` of each of ``ids`` the index holds signed (one ``mget``; with the
+        text when ``text``: the text makes the shingles)."""
+        body = dsl.mget_body(ids, text, self.ix.layout)
+        r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
+        docs = r.get("docs", [])
+        if self.sessions.in_session:  # (a write of these ids in this session reads no more)
+            self.sessions.known.update((d["_id"], found_seq(d)) for d in docs if "_id" in d)
+        return [d["_source"] for d in docs if d.get("found") and is_signed(d.get("_source"))]
 
     def _stored_docs(
         self,

@@ -4,7 +4,7 @@ lease document in ``<index>-neardup-state`` (:mod:`.lease`). Every write runs in
 largest ``seq`` after taking the lease, so arrival numbers never repeat across processes, and
 refreshes before handing the lease on, so the next writer sees every write. A run's sessions
 (:meth:`Sessions.writes_in_a_row`) keep the lease from one to the next and hold the documents
-they store in a :class:`Hold`, matched in this process.
+they store in a :class:`Turn`, matched in this process.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from .lease import Holder, Lease
 from .setup import SetUp
 
 
-#: The most documents a run's :class:`Hold` carries over a hand-over of the lease (about
+#: The most documents a run's :class:`Turn` carries over a hand-over of the lease (about
 #: 2.5 KB each); a larger one starts again, and the engine answers for what it held.
 MAX_CARRIED = 100_000
 
 
 @dataclasses.dataclass
-class Hold:
+class Turn:
     """One turn of a run's writer with the lease (:meth:`Sessions.writes_in_a_row`):
     documents stored from ``start_seq`` on are held in ``recent`` and matched here; the
     engine answers for those stored before. ``stale``: a document stored before was
@@ -46,7 +46,7 @@ class Hold:
 class Sessions:
     """The write sessions on ``ix`` (its state index made by ``setup`` when first needed):
     the lease, the next arrival number, whether writes wait for a refresh, and the run's
-    :class:`Hold`. ``on_wait(message)`` is told once per writer it waits for."""
+    :class:`Turn`. ``on_wait(message)`` is told once per writer it waits for."""
 
     def __init__(
         self, ix: Index, setup: SetUp, on_wait: Callable[[str], None] | None = None
@@ -64,9 +64,9 @@ class Sessions:
         self.dirty = False
         self._in_run = False  # inside writes_in_a_row
         #: the lease kept over a run's sessions, and the documents stored meanwhile
-        self.hold: Hold | None = None
+        self.turn: Turn | None = None
         #: the hold of the run's last turn, taken up again when no writer wrote between
-        self._carried: Hold | None = None
+        self._carried: Turn | None = None
         #: what this session read of documents by id: id -> (found, its ``seq`` or None), so
         #: a write of the same ids right after needs no second read; forgotten when the
         #: session ends (the lease is this process's only while it lasts)
@@ -76,7 +76,7 @@ class Sessions:
         #: a hand-over of the lease, and a read of its ids
         self.in_flight: PendingPut | None = None
 
-    def wrote(self, seqs: dict[str, int], refused: set[str]) -> None:
+    def remember_written(self, seqs: dict[str, int], refused: set[str]) -> None:
         """Documents this session stored (id -> arrival number; ``refused`` not stored), as
         :attr:`known` now holds them."""
         for i, seq in seqs.items():
@@ -85,7 +85,7 @@ class Sessions:
             else:
                 self.known[i] = (True, seq)
 
-    def settle(self) -> None:
+    def wait_for_sent(self) -> None:
         """Wait for the documents in flight, if any (their refusals and errors are told
         to whoever handed them over, by :meth:`PendingPut.failures`)."""
         pending = self.in_flight
@@ -97,10 +97,10 @@ class Sessions:
             if not pending.in_flight:  # (answered, or failed: not waited for again)
                 self.in_flight = None
 
-    def settle_for(self, ids: Iterable[str]) -> None:
-        """:meth:`settle` when any of ``ids`` is in flight: a read of them sees them."""
+    def wait_for_sent_of(self, ids: Iterable[str]) -> None:
+        """:meth:`wait_for_sent` when any of ``ids`` is in flight: a read of them sees them."""
         if self.in_flight is not None and not self.in_flight.ids.isdisjoint(ids):
-            self.settle()
+            self.wait_for_sent()
 
     @property
     def in_session(self) -> bool:
@@ -133,7 +133,7 @@ class Sessions:
             finally:
                 self._depth -= 1
             return
-        if self.hold is None:
+        if self.turn is None:
             self._take_lease()
         self._depth = 1
         ok = False
@@ -143,9 +143,9 @@ class Sessions:
         finally:
             self._depth = 0
             self.known.clear()
-            if self.hold is None or not ok:
+            if self.turn is None or not ok:
                 self._hand_over(quiet=not ok)
-            elif self.hold.expired(self.ix.lease_times.hold):
+            elif self.turn.expired(self.ix.lease_times.hold):
                 self._hand_over()  # (other writers get their turn)
 
     def _take_lease(self) -> None:
@@ -169,19 +169,19 @@ class Sessions:
         if not self._in_run:
             return
         if carried is not None and untouched:  # (no writer between: what it held still holds)
-            self.hold = dataclasses.replace(carried, stale=False, started=time.monotonic())
+            self.turn = dataclasses.replace(carried, stale=False, started=time.monotonic())
         else:
-            self.hold = Hold(start_seq=self.next_seq)
+            self.turn = Turn(start_seq=self.next_seq)
 
     def _hand_over(self, quiet: bool = False) -> None:
         """End the lease holder's turn: refresh what it wrote (the next holder's reads must
         see every write), then release the lease. ``quiet``: a session that failed hands
         over too, and a refresh that fails then does not hide its error. Inside a run, the
-        turn's :class:`Hold` is carried to the next turn, taken up there if no other writer
+        turn's :class:`Turn` is carried to the next turn, taken up there if no other writer
         took the lease between."""
-        held, self.hold, self._carried = self.hold, None, None
+        held, self.turn, self._carried = self.turn, None, None
         try:
-            self.settle()
+            self.wait_for_sent()
             if self.dirty:
                 self.refresh()
         except Exception:
@@ -195,7 +195,7 @@ class Sessions:
                     self.lease.release()
         self._carried = self._carried_over(held, quiet)
 
-    def _carried_over(self, held: Hold | None, quiet: bool) -> Hold | None:
+    def _carried_over(self, held: Turn | None, quiet: bool) -> Turn | None:
         """What a hand-over keeps for the run's next turn: its hold, unless the run ends, the
         turn failed, or it holds more than :data:`MAX_CARRIED` documents."""
         if not self._in_run or quiet or held is None or len(held.recent) > MAX_CARRIED:
@@ -218,7 +218,7 @@ class Sessions:
         finally:
             self._in_run = False
             self._carried = None  # (the run's last hold is not kept past its end)
-            if self.hold is not None:
+            if self.turn is not None:
                 self._hand_over()
 
     def see_writes(self) -> None:
@@ -257,7 +257,7 @@ class Sessions:
         """The current session (renewed) or a session for this one call."""
         with self.writer():
             assert self.lease is not None
-            self.settle()  # (writes reach the engine in the order they were made)
+            self.wait_for_sent()  # (writes reach the engine in the order they were made)
             self.lease.renew()
             self.dirty = True
             yield
@@ -266,7 +266,7 @@ class Sessions:
         """Make every write searchable; a refresh some shard copy failed (a node lost, a primary
         being promoted) is sent again, so the next candidate search sees the last batch."""
 
-        self.settle()
+        self.wait_for_sent()
 
         def send(_: Sequence[int], last: bool) -> list[int]:
             r = self.ix.retry.call(

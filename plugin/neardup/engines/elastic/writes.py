@@ -76,11 +76,11 @@ class Writes:
         prepared: PreparedBatch | None = None,
     ) -> PendingPut:
         """:meth:`put`, sent from a thread of its own inside a run (a
-        :class:`~.sessions.Hold`), so that the run tags its next batch meanwhile: the
+        :class:`~.sessions.Turn`), so that the run tags its next batch meanwhile: the
         documents are held as stored at once, and those the engine refuses are no longer
         held once :meth:`PendingPut.failures` has answered. One request is in flight at a
         time (:attr:`.sessions.Sessions.in_flight`). Outside a run, :meth:`put`."""
-        return self._put(docs, tags or {}, background=self.sessions.hold is not None)
+        return self._put(docs, tags or {}, background=self.sessions.turn is not None)
 
     def _put(self, docs: Sequence[Signed], tags: dict[str, Tags], background: bool) -> PendingPut:
         docs = list(docs)
@@ -111,9 +111,9 @@ class Writes:
                 return self._sent(good, tags, seqs, actions, failures)
             failures += self.ix.bulker().run(actions, "index documents").failures
             refused = {f.id for f in failures}
-            self.sessions.wrote(seqs, refused)
+            self.sessions.remember_written(seqs, refused)
             self._remember(good, tags, seqs, refused)
-            if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
+            if self.ix.index_setup.refresh_on_write and self.sessions.turn is None:
                 self.sessions.refresh()
         return PendingPut.settled(failures, ids)
 
@@ -127,9 +127,9 @@ class Writes:
     ) -> PendingPut:
         """The bulk of ``actions`` handed to the sending thread; the documents are held as
         stored until the answer says otherwise."""
-        self.sessions.wrote(seqs, set())
+        self.sessions.remember_written(seqs, set())
         self._remember(good, tags, seqs, set())
-        hold = self.sessions.hold
+        hold = self.sessions.turn
         if self._sender is None:
             self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-bulk")
         sent = self._sender.submit(self.ix.bulker().run, actions, "index documents")
@@ -149,7 +149,7 @@ class Writes:
     def stop_sending(self) -> None:
         """Wait for what is in flight, and end the sending thread."""
         try:
-            self.sessions.settle()
+            self.sessions.wait_for_sent()
         finally:
             if self._sender is not None:
                 self._sender.shutdown(wait=True)
@@ -162,14 +162,14 @@ class Writes:
         seqs: dict[str, int],
         failed: set[str],
     ) -> None:
-        """Documents a run stored, matched here from now on (:class:`~.sessions.Hold`)."""
+        """Documents a run stored, matched here from now on (:class:`~.sessions.Turn`)."""
         stored = [s for s in docs if s.id not in failed]
         cached: dict[str, tuple[str | None, str | None]] = {}
         for s in stored:
             if len(column(s)) != 8 * s.n_shingles:  # (a marker: kept to verify against)
                 cached[s.id] = set_key(s.exact, s.lang)
                 self.ix.shingle_sets.remember(cached[s.id], s.shingles)
-        hold = self.sessions.hold
+        hold = self.sessions.turn
         if hold is None:
             return
         if any(seqs[s.id] < hold.start_seq for s in stored):
@@ -229,7 +229,7 @@ class Writes:
             self._forget(ids)
             for i in ids:
                 self.sessions.known.pop(i, None)
-            if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
+            if self.ix.index_setup.refresh_on_write and self.sessions.turn is None:
                 self.sessions.refresh()
         return deleted
 
@@ -239,25 +239,25 @@ class Writes:
         with self.sessions.writing():
             actions = [dsl.update_tags_action(self.ix.name, i, t) for i, t in tags.items()]
             self.ix.bulker().run_or_raise(actions, "update tags", ignore_missing=True)
-            if self.sessions.hold is not None:
+            if self.sessions.turn is not None:
                 for i, t in tags.items():
-                    if i in self.sessions.hold.recent:
-                        self.sessions.hold.recent.set_tags(i, t)
+                    if i in self.sessions.turn.recent:
+                        self.sessions.turn.recent.set_tags(i, t)
                     else:
-                        self.sessions.hold.stale = True
-            if self.ix.index_setup.refresh_on_write and self.sessions.hold is None:
+                        self.sessions.turn.stale = True
+            if self.ix.index_setup.refresh_on_write and self.sessions.turn is None:
                 self.sessions.refresh()
 
     def _forget(self, ids: Sequence[str]) -> None:
         """Deleted documents: no longer matched here; one stored before the run makes the
         engine's answers stale until a refresh."""
-        if self.sessions.hold is None:
+        if self.sessions.turn is None:
             return
         for i in ids:
-            if i in self.sessions.hold.recent:
-                self.sessions.hold.recent.remove(i)
+            if i in self.sessions.turn.recent:
+                self.sessions.turn.recent.remove(i)
             else:
-                self.sessions.hold.stale = True
+                self.sessions.turn.stale = True
 
     # -- clusters --------------------------------------------------------------------------------
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:

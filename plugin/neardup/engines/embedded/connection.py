@@ -124,6 +124,8 @@ class Connection:
         self.shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
         self.recent_table = False
+        #: members' postings hold ``-seq`` (:mod:`.postings`; files of the current format)
+        self.member_postings_apart = False
         #: the file has the narrow index candidates are filtered through (``docs_filter``)
         self.filter_index = False
         self.shingles: StoredShingles | None = None  # reads the shingles column (once open)
@@ -272,7 +274,8 @@ class Connection:
         if found not in schema.READS:
             raise EngineError(schema.format_message(self.path, found))
         self.shingle_markers = found in schema.MARKERS
-        self.recent_table = found == schema.FORMAT
+        self.recent_table = found in schema.RECENT
+        self.member_postings_apart = found == schema.FORMAT
         return Config.from_json(meta["config"])
 
     def close(self) -> None:
@@ -397,6 +400,11 @@ class Connection:
             return int(row[0])
         return db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
 
+    def move_upto(self, db: sqlite3.Connection, key: str, seq: int) -> None:
+        """Record that ``meta.<key>`` (``fts_upto``, ``samples_upto``) holds every document up
+        to ``seq`` now (inside the transaction that added them)."""
+        db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(seq)))
+
     def behind(self, key: str) -> int:
         """Documents after ``meta.<key>`` (``fts_upto``, ``samples_upto``)."""
         db = self.require()
@@ -412,7 +420,7 @@ class Connection:
             top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
             upto = self.upto(db, key)
             add(db, upto)
-            db.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, str(max(top, upto))))
+            self.move_upto(db, key, max(top, upto))
 
     def rows_after(
         self, db: sqlite3.Connection, columns: str, after: int, chunk: int, what: str, when: str

@@ -12,8 +12,10 @@ The keys of the containment samples (winnowing, MOD_m: most of a document's keys
 resemblance query reads them) follow behind: ``index`` stores them in the ``keys`` column
 only, and the first containment query or collision listing of those fields adds their
 postings (``meta.samples_upto``: every document up to that ``seq`` has them, none after; a
-document updated at or below it gets them at once). On a file opened read-only, that query
-copies the postings into the temporary schema with the samples added.
+document updated at or below it gets them at once). An engine made with ``search_ready``
+writes them with the batch instead, from the keys in hand, while nothing is behind. On a
+file opened read-only, that query copies the postings into the temporary schema with the
+samples added.
 
 New postings go to ``recent_postings``, a table of the same layout kept small (up to
 :data:`RECENT_PER_DOC` rows per stored document, between :data:`RECENT_MIN` and
@@ -26,6 +28,14 @@ The sample catch-up, a sorted run of many documents, goes straight into ``postin
 read matches both tables (a document's postings are in one of them, never both), so
 candidates are the same whenever the merges happen.
 
+A posting of a document tagged as a member of a cluster holds ``-seq`` (files of
+:data:`~.schema.FORMAT`), the others ``seq``: a representatives-only query (the cluster rule's)
+reads the range ``doc > 0`` of each key and never the members' postings, so any number of
+copies of one text cost it one posting per key, their representative's. The other queries
+read both signs. A member that becomes a representative again has its postings turned to
+``seq`` (:meth:`Postings.promote`); a representative that becomes a member keeps ``seq``
+(correct: candidates are filtered by their tags as well).
+
 A posting keeps the low 44 bits of a key, so a query key meets a different stored key of its
 field with probability (keys of that field in the index) / 2**44, about 1e-6 per key at a
 million documents: only a false candidate, which verification drops.
@@ -34,6 +44,7 @@ million documents: only a false candidate, which verification drops.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import sqlite3
 from typing import Any, Iterable, Iterator, Literal, Sequence
@@ -57,8 +68,32 @@ BATCHED_FROM = 8
 #: :data:`RECENT_MIN` and at most :data:`RECENT_MAX` (about 65,000 documents' MinHash,
 #: SimHash and exact keys: 32 MB of pages, within the 64 MB page cache).
 RECENT_PER_DOC = 8
+#: The postings a document adds as indexed without its containment samples (MinHash bands,
+#: SimHash blocks, exact key), which :data:`RECENT_PER_DOC` is a quarter of; a batch whose
+#: documents bring more (their samples too) scales it up, so ``recent_postings`` stays about
+#: a quarter of ``postings`` between merges.
+POSTINGS_PER_DOC = 31
 RECENT_MIN = 1 << 16
 RECENT_MAX = 1 << 21
+
+
+class CandidateForm(str, enum.Enum):
+    """How :meth:`Postings.candidates` matches queries: one SQL statement each (the
+    reference), a batch together (tested equal), or batched from :data:`BATCHED_FROM` on.
+
+    >>> [CandidateForm(f).batched(10) for f in ("sql", "batched", "auto")]
+    [False, True, True]
+    """
+
+    SQL = "sql"
+    BATCHED = "batched"
+    AUTO = "auto"
+
+    def batched(self, n_queries: int) -> bool:
+        """Whether ``n_queries`` queries are matched together."""
+        if self is CandidateForm.AUTO:
+            return n_queries >= BATCHED_FROM
+        return self is CandidateForm.BATCHED
 
 
 def _union(tables: Sequence[str], select: str, where: str) -> str:
@@ -143,11 +178,10 @@ def _run_starts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]))))
 
 
-def _admits(
-    q: CandidateQuery, doc_id: str, n: int, simhash: int, cluster: str | None, is_dup: int | None
-) -> bool:
-    """Whether a document (its id, shingle count, ..., is_duplicate) passes the filters of
-    ``q`` that the postings do not: length range, excluded id, representatives only."""
+def _admits(q: CandidateQuery, doc_id: str, n: int, is_dup: int | None) -> bool:
+    """Whether a document (its id, shingle count, is_duplicate) passes the filters of ``q``
+    that the postings do not: length range, excluded id, representatives only (as the
+    ``WHERE`` of :meth:`Postings.candidates_sql`)."""
     return (
         q.min_shingles <= n <= min(q.max_shingles, UNBOUNDED)
         and doc_id != (q.exclude_id or "")
@@ -160,6 +194,15 @@ def _bounds(q: CandidateQuery) -> tuple[int, int]:
     return q.after_seq or 0, UNBOUNDED if q.before_seq is None else q.before_seq
 
 
+def _doc_ranges(q: CandidateQuery) -> tuple[str, list[int]]:
+    """The ``WHERE`` on a posting's ``doc`` of a query, and its parameters: the seqs between
+    its bounds, and for a query not limited to representatives the members' ``-seq`` too."""
+    lo, hi = _bounds(q)
+    if q.representatives:
+        return "doc > ? AND doc < ?", [lo, hi]
+    return "(doc > ? AND doc < ? OR doc > ? AND doc < ?)", [lo, hi, -hi, -lo]
+
+
 class Postings:
     """Postings of the embedded engine: written, deleted, matched, through the connection
     ``conn``."""
@@ -168,14 +211,15 @@ class Postings:
         self.conn = conn
         self._postings_copy = False  # a read-only file's postings with the samples, in temp
         self._recent_rows: int | None = None  # rows of ``recent_postings``
+        self._per_doc = 1.0  # postings per document of the last batch, in POSTINGS_PER_DOC
 
     def reset(self) -> None:
         """Forget what was read of the connection just closed."""
         self._postings_copy = False
         self._recent_rows = None
 
-    #: "sql" (the reference), "batched", or "auto" (see the module docstring).
-    candidate_form: Literal["auto", "sql", "batched"] = "auto"
+    #: :class:`CandidateForm`: SQL (the reference), batched, or auto (the module docstring).
+    candidate_form: CandidateForm | Literal["auto", "sql", "batched"] = "auto"
     #: Documents read at a time when the sample postings catch up.
     samples_chunk = 5000
     #: Rows of ``recent_postings`` from which they are merged (:data:`RECENT_MAX`).
@@ -220,14 +264,15 @@ class Postings:
     def posting_rows(
         self, pending: dict[int, dict[str, np.ndarray]], upto: int
     ) -> Iterable[tuple[int, int]]:
-        """(key, doc) rows of ``pending`` (seq -> keys) in key order, one field at a time in
-        numpy; the sample fields only of documents at or below ``upto`` (``samples_upto``)."""
+        """(key, doc) rows of ``pending`` (posting doc -> keys: ``seq``, or ``-seq`` for a
+        member, :meth:`posting_doc`) in key order, one field at a time in numpy; the sample
+        fields only of documents at or below ``upto`` (``samples_upto``)."""
         keys, docs = [], []
         for f, fid in self.conn.field_ids.items():
             seqs = [
                 q
                 for q, ks in pending.items()
-                if f in ks and (q <= upto or f not in self.conn.later)
+                if f in ks and (abs(q) <= upto or f not in self.conn.later)
             ]
             if seqs:
                 parts = [pending[q][f].ravel() for q in seqs]
@@ -251,18 +296,38 @@ class Postings:
         table yet."""
         if pending is not None:
             pending.pop(seq, None)
+            pending.pop(-seq, None)
         keys = self.keys_of(row["keys"], self.shingle_sets([row])[0], row["exact"])
         rows = list(self.posting_rows({seq: keys}, UNBOUNDED))
+        if self.conn.member_postings_apart:
+            rows += [(k, -d) for k, d in rows]
         for t in self._main_tables():
             db.executemany(f"DELETE FROM {t} WHERE key=? AND doc=?", rows)
+
+    def posting_doc(self, seq: int, *, member: bool) -> int:
+        """The ``doc`` of a document's postings: ``-seq`` for a ``member`` of a cluster (see
+        the module docstring), else ``seq``."""
+        return -seq if member and self.conn.member_postings_apart else seq
+
+    def promote(self, db: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> None:
+        """Turn the postings of stored members that are representatives now (their ``docs``
+        rows: seq, keys, exact and what makes their shingles) from ``-seq`` to ``seq``."""
+        if not self.conn.member_postings_apart or not rows:
+            return
+        pending = {
+            -r["seq"]: self.keys_of(r["keys"], sh, r["exact"])
+            for r, sh in zip(rows, self.shingle_sets(rows), strict=True)
+        }
+        upto = self.conn.upto(db, "samples_upto")
+        negative = list(self.posting_rows(pending, upto))
+        for t in self._main_tables():
+            db.executemany(f"DELETE FROM {t} WHERE key=? AND doc=?", negative)
+        self.insert_recent(db, sorted((k, -d) for k, d in negative))
 
     # -- candidates ------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         tables = self.tables_for({g.field for q in queries for g in q.groups})
-        form = self.candidate_form
-        if form == "auto":
-            form = "batched" if len(queries) >= BATCHED_FROM else "sql"
-        if form == "batched":
+        if CandidateForm(self.candidate_form).batched(len(queries)):
             return self.candidates_batched(queries, tables)
         return [self.candidates_sql(q, tables) for q in queries]
 
@@ -273,8 +338,9 @@ class Postings:
         hold at least ``min_match`` of its keys; summed over the groups, ranked, filtered.
         ``tables``: the postings tables to match in (:meth:`tables_for`)."""
         tables = tables or self._main_tables()
+        where, bounds = _doc_ranges(q)
         matching = _union(
-            tables, "doc", "key IN (SELECT value FROM json_each(?)) AND doc > ? AND doc < ?"
+            tables, "abs(doc) AS doc", f"key IN (SELECT value FROM json_each(?)) AND {where}"
         )
         parts, params = [], []
         groups = list(filter(self._matchable, q.groups))
@@ -283,7 +349,7 @@ class Postings:
                 f"SELECT doc, COUNT(*) AS c, ? AS f FROM {matching} "
                 "GROUP BY doc HAVING COUNT(*) >= ?"
             )
-            params += [g.field, *_repeat(tables, [keys, *_bounds(q)]), max(1, g.min_match)]
+            params += [g.field, *_repeat(tables, [keys, *bounds]), g.min_match]
         if not parts:
             return []
         reps = "AND d.is_duplicate = 0 " if q.representatives else ""
@@ -319,7 +385,11 @@ class Postings:
         if not groups:
             return [[] for _ in queries]
         keys, key_group = self._group_posting_keys([g for _, g in groups])
-        hits = self._postings_of(np.unique(keys), tables or self._main_tables())
+        hits = self._postings_of(
+            np.unique(keys),
+            tables or self._main_tables(),
+            representatives=all(q.representatives for q in queries),
+        )
         field_names = sorted({g.field for _, g in groups})
         bounds = np.array([_bounds(q) for q in queries], dtype=np.int64).reshape(-1, 2)
         matched = matched_documents(
@@ -333,10 +403,16 @@ class Postings:
         )
         return self._filtered(queries, matched, field_names)
 
-    def _postings_of(self, keys: np.ndarray, tables: Sequence[str]) -> np.ndarray:
-        """The (key, doc) postings of the distinct posting ``keys`` in ``tables``, one row
-        each, read in one statement."""
-        matching = _union(tables, "key, doc", "key IN (SELECT value FROM json_each(?))")
+    def _postings_of(
+        self, keys: np.ndarray, tables: Sequence[str], *, representatives: bool
+    ) -> np.ndarray:
+        """The (key, seq) postings of the distinct posting ``keys`` in ``tables``, one row
+        each, read in one statement; only those of ``doc > 0`` (no member's) when the
+        queries ask for ``representatives`` alone."""
+        where = "key IN (SELECT value FROM json_each(?))" + (
+            " AND doc > 0" if representatives else ""
+        )
+        matching = _union(tables, "key, abs(doc) AS doc", where)
         found = (
             self.conn.require()
             .execute(
@@ -373,9 +449,11 @@ class Postings:
             q_of.tolist(), doc.tolist(), score.tolist(), fields.tolist(), strict=True
         ):
             q, row = queries[qi], rows.get(d)
-            if row is None or len(out[qi]) >= q.limit or not _admits(q, *row):
+            if row is None or len(out[qi]) >= q.limit:
                 continue
-            i, n, sh, cid, _ = row
+            i, n, sh, cid, is_dup = row
+            if not _admits(q, i, n, is_dup):
+                continue
             out[qi].append(
                 Candidate(
                     id=i,
@@ -435,7 +513,7 @@ class Postings:
             # the shared keys first (a count over the key order, no join), then their documents
             cur = db.execute(
                 "SELECT (SELECT group_concat(d.id, char(31)) FROM "
-                f"{_union(tables, 'doc', 'key = k.key')} p JOIN docs d ON d.seq = p.doc) "
+                f"{_union(tables, 'doc', 'key = k.key')} p JOIN docs d ON d.seq = abs(p.doc)) "
                 f"FROM (SELECT key FROM {_union(tables, 'key', 'key BETWEEN ? AND ?')} "
                 "GROUP BY key HAVING COUNT(*) > 1) k",
                 _repeat(tables, (lo, lo | KEY_MASK)),
@@ -477,18 +555,26 @@ class Postings:
         self.conn.catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
         return self._main_tables()
 
-    def insert_recent(self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
-        """Insert (key, doc) postings into ``recent_postings``; merge it into ``postings``
-        once it is full (:data:`RECENT_PER_DOC`; inside the caller's transaction)."""
+    def insert_recent(
+        self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]], docs: int = 0
+    ) -> None:
+        """Insert (key, doc) postings of ``docs`` documents into ``recent_postings``; merge it
+        into ``postings`` once it is full (:data:`RECENT_PER_DOC` postings of
+        :data:`POSTINGS_PER_DOC` per stored document, scaled by the postings a document of
+        this batch brings; inside the caller's transaction)."""
         if not self.conn.recent_table:  # a file of an earlier format: straight into postings
             db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
             return
         if self._recent_rows is None:  # (other processes' rows count from the next opening)
             self._recent_rows = db.execute("SELECT COUNT(*) FROM recent_postings").fetchone()[0]
         cur = db.executemany("INSERT OR IGNORE INTO recent_postings(key, doc) VALUES (?,?)", rows)
-        self._recent_rows += max(0, cur.rowcount)
+        added = max(0, cur.rowcount)
+        self._recent_rows += added
+        if docs and added:
+            self._per_doc = max(1.0, added / docs / POSTINGS_PER_DOC)
         top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
-        if self._recent_rows >= min(self.recent_max, max(RECENT_MIN, RECENT_PER_DOC * top)):
+        full = min(self.recent_max, int(max(RECENT_MIN, RECENT_PER_DOC * top) * self._per_doc))
+        if self._recent_rows >= full:
             self.merge_recent(db)
 
     def merge_recent(self, db: sqlite3.Connection | None = None) -> None:
@@ -504,7 +590,7 @@ class Postings:
     def _add_samples(self, db: sqlite3.Connection, table: str, after: int) -> None:
         """The sample postings of every document after ``seq`` ``after``, into ``table``."""
         what = "containment samples to the postings"
-        names = ("seq", "keys", "shingles", "exact", "lang", "n_shingles", "body")
+        names = ("seq", "keys", "shingles", "exact", "lang", "n_shingles", "body", "is_duplicate")
         chunks = self.conn.rows_after(
             db,
             ", ".join(names[1:]),
@@ -518,7 +604,8 @@ class Postings:
             named = [dict(zip(names, r, strict=True)) for r in rows]
             for r, shingles in zip(named, self.shingle_sets(named), strict=True):
                 keys = self.keys_of(r["keys"], shingles, r["exact"])
-                pending[r["seq"]] = {f: ks for f, ks in keys.items() if f in self.conn.later}
+                doc = self.posting_doc(r["seq"], member=r["is_duplicate"] == 1)
+                pending[doc] = {f: ks for f, ks in keys.items() if f in self.conn.later}
             db.executemany(
                 f"INSERT OR IGNORE INTO {table}(key, doc) VALUES (?,?)",
                 self.posting_rows(pending, UNBOUNDED),
@@ -530,7 +617,7 @@ def _group_columns(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (query, key group): its query, the keys it needs, its field's number."""
     query = np.array([qi for qi, _ in groups], dtype=np.int64)
-    need = np.array([max(1, g.min_match) for _, g in groups], dtype=np.int64)
+    need = np.array([g.min_match for _, g in groups], dtype=np.int64)
     field = np.array([field_names.index(g.field) for _, g in groups], dtype=np.int64)
     return query, need, field
 

@@ -3,8 +3,9 @@
 A file records its format in ``meta.format``; opening a file of another format names what to
 do (:func:`format_message`). ``neardup-sqlite/1`` had ``postings(field, key, doc)``, full FTS5
 detail, hex ``exact``, ISO ``indexed_at`` and raw keys; ``/2`` files (shingle hashes always
-stored) and ``/3`` files (no ``recent_postings``) are opened and written as before
-(:data:`READS`).
+stored), ``/3`` files (no ``recent_postings``) and ``/4`` files (every posting's ``doc`` is
+the document's ``seq``) are opened and written as before (:data:`READS`). From ``/5`` on, a
+posting of a document tagged as a member of a cluster holds ``-seq`` (:mod:`.postings`).
 
 >>> format_message("x.db", "neardup-sqlite/1").split(" (")[0]
 'x.db was written by an older neardup'
@@ -23,14 +24,17 @@ from urllib.parse import quote
 
 from ..base import EngineError
 
-FORMAT = "neardup-sqlite/4"
+FORMAT = "neardup-sqlite/5"
 #: Formats whose shingles column holds a marker where the text makes the hashes again
 #: (:mod:`~neardup.engines.stored_shingles`); ``/2`` stores every document's shingle hashes.
-MARKERS = ("neardup-sqlite/3", FORMAT)
-#: Formats this version opens. Only ``/4`` puts new postings in ``recent_postings`` first: a
-#: ``/2`` or ``/3`` file keeps its layout (hashes stored; every posting in ``postings``), so
-#: the neardup that made it still opens it and finds every candidate in it.
-READS = ("neardup-sqlite/2", "neardup-sqlite/3", FORMAT)
+MARKERS = ("neardup-sqlite/3", "neardup-sqlite/4", FORMAT)
+#: Formats this version opens. Only ``/4`` and later put new postings in ``recent_postings``
+#: first, and only ``/5`` stores members' postings under ``-seq``: an older file keeps its
+#: layout (hashes stored; every posting in ``postings``; every ``doc`` a ``seq``), so the
+#: neardup that made it still opens it and finds every candidate in it.
+READS = ("neardup-sqlite/2", "neardup-sqlite/3", "neardup-sqlite/4", FORMAT)
+#: Formats with ``recent_postings``.
+RECENT = ("neardup-sqlite/4", FORMAT)
 #: A new file's page size (a file keeps the page size it was made with).
 PAGE_SIZE = 65536
 TOKENIZE = "unicode61 remove_diacritics 2"
