@@ -44,6 +44,7 @@ million documents: only a false candidate, which verification drops.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import sqlite3
 from typing import Any, Iterable, Iterator, Literal, Sequence
@@ -74,6 +75,25 @@ RECENT_PER_DOC = 8
 POSTINGS_PER_DOC = 31
 RECENT_MIN = 1 << 16
 RECENT_MAX = 1 << 21
+
+
+class CandidateForm(str, enum.Enum):
+    """How :meth:`Postings.candidates` matches queries: one SQL statement each (the
+    reference), a batch together (tested equal), or batched from :data:`BATCHED_FROM` on.
+
+    >>> [CandidateForm(f).batched(10) for f in ("sql", "batched", "auto")]
+    [False, True, True]
+    """
+
+    SQL = "sql"
+    BATCHED = "batched"
+    AUTO = "auto"
+
+    def batched(self, n_queries: int) -> bool:
+        """Whether ``n_queries`` queries are matched together."""
+        if self is CandidateForm.AUTO:
+            return n_queries >= BATCHED_FROM
+        return self is CandidateForm.BATCHED
 
 
 def _union(tables: Sequence[str], select: str, where: str) -> str:
@@ -198,8 +218,8 @@ class Postings:
         self._postings_copy = False
         self._recent_rows = None
 
-    #: "sql" (the reference), "batched", or "auto" (see the module docstring).
-    candidate_form: Literal["auto", "sql", "batched"] = "auto"
+    #: :class:`CandidateForm`: SQL (the reference), batched, or auto (the module docstring).
+    candidate_form: CandidateForm | Literal["auto", "sql", "batched"] = "auto"
     #: Documents read at a time when the sample postings catch up.
     samples_chunk = 5000
     #: Rows of ``recent_postings`` from which they are merged (:data:`RECENT_MAX`).
@@ -307,10 +327,7 @@ class Postings:
     # -- candidates ------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         tables = self.tables_for({g.field for q in queries for g in q.groups})
-        form = self.candidate_form
-        if form == "auto":
-            form = "batched" if len(queries) >= BATCHED_FROM else "sql"
-        if form == "batched":
+        if CandidateForm(self.candidate_form).batched(len(queries)):
             return self.candidates_batched(queries, tables)
         return [self.candidates_sql(q, tables) for q in queries]
 
