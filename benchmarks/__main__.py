@@ -1,6 +1,6 @@
 """neardup against its peers, in one run on the same texts.
 
-    python -m benchmarks                 # full run (about 20 minutes on 2 cores)
+    python -m benchmarks                 # full run (about 30 minutes on 2 cores)
     python -m benchmarks --quick         # smoke run for CI (under 3 minutes)
     python -m benchmarks --sizes 10000,100000 --out /tmp/bench
 
@@ -28,7 +28,7 @@ from rich.console import Console  # noqa: E402
 
 from neardup.runtime.allocator import keep_freed_memory  # noqa: E402
 
-from . import candidates, corpora, nton, peers, provenance, report, signing  # noqa: E402
+from . import candidates, copies, corpora, nton, peers, provenance, report, signing  # noqa: E402
 from . import wholepath, wholepath_peers  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -45,6 +45,7 @@ MODES = {
         heavy=False,
         wholepath_docs=1000,
         wholepath_repeat=1,
+        copies=[1000],
     ),
     "full": dict(
         sign_docs=1000,
@@ -57,6 +58,7 @@ MODES = {
         heavy=True,
         wholepath_docs=11_380,
         wholepath_repeat=2,
+        copies=[10_000, 100_000],
     ),
 }
 
@@ -181,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:  # a failing peer or child is reported in its row
             res["wholepath"] = {"error": str(e)}
         res["wholepath"]["seconds_total"] = time.perf_counter() - t0
+    # one text copied many times (benchmarks/copies.py), each case in its own process
+    t0 = time.perf_counter()
+    sources = ["en"] if a.quick else list(copies.SOURCES)
+    res["copies"] = copies.run(mode["copies"], sources, None, log=log)
+    res["copies"]["seconds_total"] = time.perf_counter() - t0
     res["targets"] = report.targets(res)
     res["runtime_s"] = time.perf_counter() - started
     out_json = a.out / "latest.json"
@@ -189,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     sep = a.out / "engine-1m.json"
     report.plot(res, png, json.loads(sep.read_text()) if sep.exists() else None)
     report.print_tables(res, Console(width=None if sys.stdout.isatty() else 200))
+    Console(width=200).print(copies.table({**res, **res["copies"]}))
     log(f"wrote {out_json} and {png} in {res['runtime_s']:.0f} s")
     return 0
 

@@ -246,6 +246,7 @@ def _wholepath_targets(res: dict) -> list[dict]:
         for cmp in (wp, wp.get("real")):
             if cmp and "ratio" in cmp:
                 _wholepath_ratio_targets(out, cmp)
+                _wholepath_day_targets(out, cmp)
         q = wp.get("fresh_query")
         if q:
             out.add(
@@ -265,6 +266,28 @@ def _wholepath_targets(res: dict) -> list[dict]:
     elif wp:
         out.add("whole path: >= 3x datasketch bulk", None, False, wp.get("error", "not measured"))
     return out
+
+
+def _wholepath_day_targets(out: _Targets, cmp: dict) -> None:
+    """The first search and the first containment query after indexing (by default, and
+    with ``index --search-ready``): <= 0.5 s each."""
+    c = cmp["corpus"]
+    kind = c.get("source", "synthetic")
+    for run, how in (("neardup", "index"), ("neardup_search_ready", "index --search-ready")):
+        nd = cmp.get(run) or {}
+        for key, label in (
+            ("first_search_s", "first search"),
+            ("first_containment_query_s", "first containment query"),
+        ):
+            if key in nd:
+                out.add(
+                    f"{label} after {how} of {c['documents']:,} docs ({kind}): <= 0.5 s",
+                    round(nd[key], 2),
+                    nd[key] <= 0.5,
+                    f"fresh process, wall; the next one "
+                    f"{nd[key.replace('first', 'next')]:.2f} s; index + clusters "
+                    f"{nd['seconds']:.2f} s",
+                )
 
 
 def _wholepath_ratio_targets(out: _Targets, cmp: dict) -> None:

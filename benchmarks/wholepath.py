@@ -60,7 +60,7 @@ from .wholepath_peers import (
     child_text_dedup,
     peer_python,
 )
-from .wholepath_report import markdown
+from .wholepath_report import markdown, whole_day
 from .wholepath_stages import Stages, peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
@@ -181,11 +181,18 @@ def _run_child(
 
 
 def measure_neardup(
-    corpus: Path, db: Path, env: dict[str, str], workers: int | None = None
+    corpus: Path,
+    db: Path,
+    env: dict[str, str],
+    workers: int | None = None,
+    search_ready: bool = False,
 ) -> dict[str, Any]:
+    """neardup's day on ``corpus``: ``index`` (``--search-ready`` or not), ``clusters``, the
+    first and the next search, the first and the next containment query."""
     for p in (db, Path(str(db) + "-wal"), Path(str(db) + "-shm")):
         p.unlink(missing_ok=True)
     extra = [] if workers is None else ["--workers", str(workers)]
+    extra += ["--search-ready"] if search_ready else []
     w1, idx = _run_child(
         ["neardup", "index", str(corpus), "--engine", str(db), "--quiet", *extra], env
     )
@@ -202,8 +209,9 @@ def measure_neardup(
     stages["other"] = max(
         0.0, total - sum(stages.values())
     )  # process start, engine open, commit, reports
-    # not part of the whole path: the first full-text search adds every document to the
-    # full-text index (which follows behind indexing), the next one only searches
+    # the rest of the day: the first full-text search after indexing adds every document to
+    # the full-text index (which follows behind indexing, unless --search-ready), the next
+    # one only searches
     search = ["neardup", "search", "market prices", "--engine", str(db)]
     first_search, _ = _run_child(search, env)
     next_search, _ = _run_child(search, env)
@@ -359,11 +367,18 @@ def compare(
     run of each side, the ratios of the medians (peer / neardup, wall and CPU), and under
     ``rensa_faster`` the faster of the rensa scripts'."""
     nd_runs: list[dict[str, Any]] = []
+    ready_runs: list[dict[str, Any]] = []
     peer_runs: dict[str, list[dict[str, Any]]] = {p: [] for p in peers}
     for r in range(repeat):
         nd_runs.append(measure_neardup(corpus, d / "index.db", env, workers))
         last = nd_runs[-1]
         log(f"run {r + 1}: neardup {last['seconds']:.2f} s (CPU {last['cpu_s']:.2f} s)")
+        ready_runs.append(measure_neardup(corpus, d / "index.db", env, workers, True))
+        last = ready_runs[-1]
+        log(
+            f"run {r + 1}: neardup --search-ready {last['seconds']:.2f} s "
+            f"(CPU {last['cpu_s']:.2f} s), day {whole_day(last):.2f} s"
+        )
         for p in peers:
             if peer_runs[p] and "error" in peer_runs[p][-1]:
                 continue
@@ -403,6 +418,7 @@ def compare(
         "kept": "median",  # each side's median run (results before this kept the best)
         "workers": workers,
         "neardup": nd,
+        "neardup_search_ready": _median_run(ready_runs),
         "neardup_one_process": one,
         "peers": median,
         "ratios": ratios,

@@ -20,6 +20,30 @@ def wholepath_peers(wp: dict) -> tuple[dict, dict]:
     }
 
 
+def whole_day(nd: dict[str, Any]) -> float:
+    """neardup's whole day: ``index`` + ``clusters`` + the first search + the first
+    containment query after indexing, seconds (wall, each a fresh process)."""
+    return nd["seconds"] + nd["first_search_s"] + nd["first_containment_query_s"]
+
+
+def _day_md(
+    nd: dict[str, Any], peers: dict[str, dict[str, Any]], index: str = "`index`"
+) -> list[str]:
+    """The line of neardup's whole day (``index`` as ``index`` says) beside the peers' runs
+    (their scripts have no search: their day is their run; x = peer / neardup)."""
+    beside = ", ".join(
+        f"{PEERS[p][1]} {x['seconds']:.2f} s ({x['seconds'] / whole_day(nd):.2f}x)"
+        for p, x in peers.items()
+    )
+    return [
+        f"The whole day: {index} {nd['index_s']:.2f} s, `clusters` {nd['clusters_s']:.2f} s, "
+        f"the first `search` {nd['first_search_s']:.2f} s, the first containment `query` "
+        f"{nd['first_containment_query_s']:.2f} s (targets <= 0.5 s each): "
+        f"**{whole_day(nd):.2f} s**; beside the peers' runs (no search): {beside or 'none'}.",
+        "",
+    ]
+
+
 def _comparison_md(title: str, res: dict[str, Any]) -> list[str]:
     """The lines of one corpus's comparison (:func:`compare`): the headline, the stage table,
     the CPU stages, the peers not measured."""
@@ -54,6 +78,12 @@ def _comparison_md(title: str, res: dict[str, Any]) -> list[str]:
         f"neardup {nd['seconds']:.2f} s wall, {nd.get('cpu_s', 0):.2f} s CPU; {head} "
         f"(x = peer / neardup; targets: >= 3x datasketch bulk, >= 1.5x rensa).{faster}",
         "",
+        *_day_md(nd, ok),
+        *(
+            _day_md(res["neardup_search_ready"], ok, "`index --search-ready`")
+            if "neardup_search_ready" in res
+            else []
+        ),
         "| stage (s) | " + " | ".join(name for name, _ in cols) + " |",
         "|---|" + "---:|" * len(cols),
     ]
@@ -103,7 +133,7 @@ def markdown(res: dict[str, Any]) -> str:
     q = res["fresh_query"]
     loops = res["compiled_loops"]
     lines += [
-        "Not in the whole path: the first `neardup search` after indexing (it adds the "
+        "After `neardup index` (default): the first `neardup search` (it adds the "
         f"{c['documents']:,} documents to the full-text index) {nd['first_search_s']:.2f} s, "
         f"the next one {nd['next_search_s']:.2f} s; the first containment `neardup query` "
         f"(it adds their winnowing postings) {nd['first_containment_query_s']:.2f} s, "

@@ -579,7 +579,7 @@ def test_keys_prepared_in_advance_are_used_only_for_the_same_fields(tmp_path):
     engine = EmbeddedEngine(tmp_path / "x.db")
     engine.open(Config())
     signed = Signer(Config()).sign_batch([Document(str(i), t) for i, t in enumerate(texts)])
-    prepared = engine.batch_preparer()(signed)
+    prepared = engine.batch_preparer()(signed).keys
     assert isinstance(prepared, KeyColumns) and set(prepared.columns) == {"0", "1"}
     plain = [engine._doc_row(s, None, 0) for s in signed]  # (keys column: [14])
     assert keys_columns(engine.connection.fields, signed, prepared) == [row[14] for row in plain]

@@ -95,6 +95,20 @@ def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behi
     assert again.exit_code == 0 and "containment samples" not in again.stderr
 
 
+def test_index_search_ready_leaves_nothing_for_the_first_search(tmp_path):
+    from neardup.engines.embedded import EmbeddedEngine
+
+    db = tmp_path / "x.db"
+    run("index", SAMPLE, "-e", db, "-q", "--search-ready")
+    e = EmbeddedEngine(str(db))
+    e.open(create=False)
+    try:
+        assert e.count() > 0
+        assert e.fulltext_index.fulltext_behind() == e.postings.samples_behind() == 0
+    finally:
+        e.close()
+
+
 def test_query_compare_search_info(sample_db):
     cl = json.loads(run("clusters", "-e", sample_db, "--json").stdout)
     a = cl[0]["members"][0]

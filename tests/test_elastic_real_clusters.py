@@ -138,6 +138,26 @@ def _writes(log) -> list[tuple[str, str]]:
     return out
 
 
+def reading_commands(index: str, tmp_path) -> list[list[str]]:
+    """The reading commands on ``index`` (a stored document ``d03``, ``d01``, ``d02``), each
+    without its connection options: the caller adds ``--engine URL`` and credentials
+    (``dashboards export`` takes them from the environment). tests/test_security_real.py runs
+    the same against the security plugin with a read-only role."""
+    return [
+        ["query", "--index", index, "--id", "d03", "--json"],
+        ["query", "--index", index, "river stone light market paper"],
+        ["search", "--index", index, "river", "--json"],
+        ["search", "--index", index, "river", "--dedupe"],
+        ["clusters", "--index", index, "--no-write", "--json"],
+        ["show", "d03", "--index", index, "--json"],
+        ["export", "--index", index, "-o", str(tmp_path / "export.jsonl"), "-q"],
+        ["info", "--index", index, "--json"],
+        ["report", "--index", index, "-o", str(tmp_path / "r.html"), "-q"],
+        ["compare", "--index", index, "--ids", "d01", "d02"],
+        ["dashboards", "export", "--index", index, "--source-field", "neardup.lang"],
+    ]
+
+
 @pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
 def test_reading_commands_send_no_write(request, proxy, tmp_path):
     p = request.getfixturevalue(proxy)
@@ -151,29 +171,9 @@ def test_reading_commands_send_no_write(request, proxy, tmp_path):
     assert _run("index", str(src), *common, "-q").exit_code == 0
     assert _run("clusters", *common, "--json").exit_code == 0  # writes the clusters (allowed)
     p.log.clear()
-    commands = [
-        ["query", *common, "--id", "d03", "--json"],
-        ["query", *common, "river stone light market paper"],
-        ["search", *common, "river", "--json"],
-        ["search", *common, "river", "--dedupe"],
-        ["clusters", *common, "--no-write", "--json"],
-        ["info", *common, "--json"],
-        ["report", *common, "-o", str(tmp_path / "r.html"), "-q"],
-        ["compare", *common, "--ids", "d01", "d02"],
-        [
-            "dashboards",
-            "export",
-            "--engine",
-            url,
-            "--index",
-            "ro",
-            "--source-field",
-            "neardup.lang",
-        ],
-    ]
-    for args in commands:
+    for args in reading_commands("ro", tmp_path):
         before = len(p.log)
-        r = _run(*args)
+        r = _run(*args, "--engine", url)
         assert r.exit_code == 0, (args, r.output)
         assert len(p.log) > before, args  # it did talk to the server
         assert _writes(p.log[before:]) == [], args

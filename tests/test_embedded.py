@@ -785,10 +785,12 @@ def test_new_files_have_64_kib_pages_and_older_page_sizes_still_open(tmp_path, m
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
-def test_signing_workers_prepare_the_keys_columns_the_engine_stores(tmp_path, monkeypatch):
+@pytest.mark.parametrize("search_ready", [False, True])
+def test_signing_workers_prepare_the_rows_the_engine_stores(tmp_path, monkeypatch, search_ready):
     """With signing workers, each batch reaches ``put`` with the keys columns the workers
-    made (a KeyColumns for every document of it), and the index is the one made without."""
-    from neardup.engines.embedded import KeyColumns
+    made (for every document of it) and, for a ``search_ready`` engine, the full-text words;
+    the index is the one made without them: the same documents, keys, tags and search hits."""
+    from neardup.engines.embedded import KeyColumns, PreparedRows
 
     seen = []
     real = EmbeddedEngine.put
@@ -798,16 +800,28 @@ def test_signing_workers_prepare_the_keys_columns_the_engine_stores(tmp_path, mo
         return real(self, docs, tags, prepared=prepared)
 
     monkeypatch.setattr(EmbeddedEngine, "put", put)
-    docs = [Document(f"d{i}", f"{TEXT} number {i} " + "word " * (i % 5)) for i in range(40)]
-    with NearDup.open(str(tmp_path / "w.db")) as nd:
+    docs = [
+        Document(f"d{i}", f"{TEXT} number {i} " + "word " * (i % 5), title=f"Files {i}")
+        for i in range(40)
+    ]
+    words = ("files", "number7", "word", "fox")
+    with NearDup.open(str(tmp_path / "w.db"), search_ready=search_ready) as nd:
         nd.index(docs, batch_size=10, workers=2, progress=None)
         with_workers = [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()]
+        hits = [_hits(nd, w) for w in words]
     made = [(p, ids) for p, ids in seen if p is not None]
-    assert made and all(isinstance(p, KeyColumns) and set(ids) <= set(p.columns) for p, ids in made)
+    assert made and all(
+        isinstance(p, PreparedRows)
+        and isinstance(p.keys, KeyColumns)
+        and set(ids) <= set(p.keys.columns)
+        and (set(ids) <= set(p.words) if search_ready else not p.words)
+        for p, ids in made
+    )
     monkeypatch.setattr(EmbeddedEngine, "put", real)
     with NearDup.open(str(tmp_path / "p.db")) as nd:
         nd.index(docs, batch_size=10, workers=0, progress=None)
         assert [(d.id, d.keys.keys(), d.tags) for d in nd.engine.scan()] == with_workers
+        assert [_hits(nd, w) for w in words] == hits
 
 
 def test_merging_recent_postings_changes_no_candidate_nor_tag(tmp_path):
@@ -889,3 +903,105 @@ def test_candidates_read_through_the_narrow_index_equal_those_read_from_the_rows
     with NearDup.open(db_path) as nd:
         assert not nd.engine.connection.filter_index
         assert nd.engine.postings.candidates_batched(queries) == through_index
+
+
+def _fulltext_terms(engine):
+    """Every (term, document, column, position) of the full-text index."""
+    db = engine.connection.require()
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.terms USING fts5vocab(main, fts, instance)")
+    return sorted(db.execute("SELECT term, doc, col, offset FROM temp.terms"))
+
+
+def _sample_docs():
+    """The bundled sample and the test data's documents (en, ru, fa, de, ...), ids distinct."""
+    import json
+
+    from .corpora import FA_ZWNJ_SAMPLE, SAMPLE
+
+    recs = [
+        json.loads(line)
+        for p in (SAMPLE, FA_ZWNJ_SAMPLE, FA_ZWNJ_SAMPLE.parent / "languages_sample.jsonl")
+        for line in p.read_text(encoding="utf-8").splitlines()
+    ]
+    return [
+        Document(r["id"], r["text"], title=r.get("title"), lang=r.get("lang"))
+        for r in {r["id"]: r for r in recs}.values()
+    ]
+
+
+def _day(path, docs):
+    """What the first searches and containment queries answer on the index at ``path``,
+    with its full-text terms and postings after them."""
+    words = ["license", "москва", "آلودگی هوا", "Stadtverwaltung", "the software", "работаю"]
+    ids = [d.id for d in docs[:: max(1, len(docs) // 6)]]
+    with NearDup.open(path) as nd:
+        out = (
+            [_hits(nd, w) for w in words],
+            [
+                [(m.id, m.containment) for m in nd.query(id=i, mode="containment", top_k=50)]
+                for i in ids
+            ],
+            _fulltext_terms(nd.engine),
+            _postings(nd.engine),
+        )
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == nd.engine.postings.samples_behind() == 0
+        )
+    assert any(out[0]) and any(out[1]) and out[2]
+    return out
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="workers are forked on Linux only")
+def test_search_ready_indexing_leaves_what_the_catch_up_would_make(tmp_path):
+    """``search_ready`` (with signing workers, as the command runs it): after ``index`` the
+    full-text index and the winnowing postings hold every document, nothing is left for the
+    first search or containment query, and both answer as on an index made by default and
+    caught up by them: the same hits, the same terms and postings. Updates and deletes keep
+    it so."""
+    docs = _sample_docs()
+    ready, behind = str(tmp_path / "ready.db"), str(tmp_path / "behind.db")
+    with NearDup.open(ready, search_ready=True) as nd:
+        nd.index(docs, batch_size=8, workers=1, progress=None)
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == 0
+            and nd.engine.postings.samples_behind() == 0
+        )
+        assert _postings(nd.engine) == _all_postings(nd.engine)
+    with NearDup.open(behind) as nd:
+        nd.index(docs, batch_size=8, workers=1, progress=None)
+        assert (
+            nd.engine.fulltext_index.fulltext_behind()
+            == nd.engine.postings.samples_behind()
+            == len(docs)
+        )
+    assert _day(ready, docs) == _day(behind, docs)
+    edited = [Document(docs[2].id, docs[2].text + " and a new ending"), Document("new", TEXT)]
+    for path in (ready, behind):
+        with NearDup.open(path, search_ready=path == ready) as nd:
+            nd.index(edited, progress=None)
+            nd.delete([docs[5].id])
+            assert nd.engine.fulltext_index.fulltext_behind() == (0 if path == ready else 1)
+    assert _day(ready, docs) == _day(behind, docs)
+
+
+def test_search_ready_waits_for_a_file_left_behind(tmp_path):
+    """On an index whose full-text index and winnowing postings are behind (made without
+    ``search_ready``), ``search_ready`` indexing leaves new documents behind too, for the
+    first search and containment query to add with the others."""
+    docs = _sample_docs()
+    path = str(tmp_path / "x.db")
+    with NearDup.open(path) as nd:
+        nd.index(docs[:10], progress=None)
+    with NearDup.open(path, search_ready=True) as nd:
+        nd.index(docs[10:20], progress=None)
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == nd.engine.postings.samples_behind() == 20
+        )
+        assert (
+            _hits(nd, docs[12].text.split()[0]) and nd.engine.fulltext_index.fulltext_behind() == 0
+        )
+        nd.index(docs[20:30], progress=None)
+        assert (
+            nd.engine.fulltext_index.fulltext_behind() == 0
+            and nd.engine.postings.samples_behind() == 30
+        )

@@ -167,7 +167,7 @@ def test_a_flood_stage_block_is_told_at_once_as_the_first_cause(cluster):
                 "type": "security_exception",
                 "reason": "no permissions for [indices:data/write/bulk]",
             },
-            ["--api-key", "privileges"],
+            ["lacks the privilege indices:data/write/bulk on index t", "privileges"],
             ["blocked"],
         ),
         (

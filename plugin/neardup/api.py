@@ -130,6 +130,8 @@ class NearDup:
         self.engine = engine
         self.config = config
         self._signer: Signer | None = None  # made on first use: reading loads no signing
+        self._rule: CandidateRule | None = None  # made once per signer (:attr:`rule`)
+        self._rule_signer: Signer | None = None
 
     def _made_signer(self) -> Signer | None:
         """This index's signer, made on first use; None for a new index whose signatures
@@ -163,14 +165,18 @@ class NearDup:
 
     @property
     def rule(self) -> CandidateRule:
-        """The candidate rule of this index (:mod:`neardup.matching.candidates`)."""
+        """The candidate rule of this index (:mod:`neardup.matching.candidates`), made once
+        (again only when the index's signer is made: extended signatures add their keys)."""
         from .matching.candidates import CandidateRule, extra_min_match
 
         from .keys.builtin import BUILTIN
 
         extended = any(s not in BUILTIN for s in self.config.signatures)
-        extra = extra_min_match(self._made_signer()) if extended else {}
-        return CandidateRule(self.config, extra)
+        signer = self._made_signer() if extended else None
+        if self._rule is None or signer is not self._rule_signer:
+            self._rule = CandidateRule(self.config, extra_min_match(signer))
+            self._rule_signer = signer
+        return self._rule
 
     @property
     def tagger(self) -> Tagger:
@@ -360,8 +366,10 @@ class NearDup:
         keys find fewer pairs: :meth:`expected_recall` says how many.
         """
         from .matching.candidates import engine_fetch
+        from .sketches.verify import Mode
 
-        t = self.config.threshold if threshold is None else threshold
+        measure = Mode.of(mode).measure
+        t = self.rule.at(threshold)
         keys, n, shingles, simhash_value = self._query_signature(text, id, lang)
         rule = self.rule
         q = rule.query(keys, n, mode=mode, threshold=t, exclude_id=id, limit=max(200, 20 * top_k))
@@ -369,8 +377,7 @@ class NearDup:
         for c, sim in rule.verify(
             shingles, simhash_value, self.engine.candidates([q])[0], engine_fetch(self.engine)
         ):
-            score = sim.resemblance if mode == "resemblance" else sim.containment
-            if score >= t:
+            if measure(sim) >= t:
                 out.append(
                     Match(
                         id=c.id,
@@ -382,7 +389,7 @@ class NearDup:
                         cluster_id=c.cluster_id,
                     )
                 )
-        out.sort(key=lambda m: (-(m.resemblance if mode == "resemblance" else m.containment), m.id))
+        out.sort(key=lambda m: (-measure(m), m.id))
         out = out[:top_k]
         self._add_titles(out)
         return out
@@ -526,7 +533,7 @@ class NearDup:
         (:func:`neardup.matching.clustering.verified_pairs`)."""
         from .matching import clustering
 
-        t = self.config.threshold if threshold is None else threshold
+        t = self.rule.at(threshold)
         return clustering.verified_pairs(
             self.engine, self.rule, t, fields=fields, max_group=max_group
         )[0]
@@ -567,7 +574,7 @@ class NearDup:
         """
         from .matching import clustering
 
-        t = self.config.threshold if threshold is None else threshold
+        t = self.rule.at(threshold)
         out = clustering.cluster_records(
             self.engine, self.rule, t, connected=connected, min_size=min_size
         )
@@ -609,7 +616,7 @@ class NearDup:
         ``threshold``, the index's by default) folded under the best of each."""
         from .matching import clustering
 
-        t = self.config.threshold if threshold is None else threshold
+        t = self.rule.at(threshold)
         docs = self.engine.get([h.id for h in hits])
         return clustering.fold_hits(hits, clustering.copies_among(hits, docs, self.rule, t))
 

@@ -116,7 +116,7 @@ def clusters_cmd(
         if histogram:
             _histogram(nd, as_json)
             return
-        t = nd.config.threshold if threshold is None else threshold
+        t = nd.rule.at(threshold)
         recall = nd.expected_recall(t) if t < nd.config.threshold else None
         with slow_notice("clustering" + (" and storing the clusters" if write else "")):
             cl = nd.clusters(threshold, write=write, min_size=min_size, connected=connected)
@@ -128,7 +128,7 @@ def clusters_cmd(
         if as_csv:
             click.echo(terminal_text(_clusters_csv(cl)), nl=False)
             return
-        _print_clusters(cl, nd.count(), connected, threshold or nd.config.threshold, top)
+        _print_clusters(cl, nd.count(), connected, t, top)
 
 
 def _clusters_csv(cl: list) -> str:

@@ -44,13 +44,19 @@ def _build(
 
 def _engine_from_env(url: str | None) -> dict:
     """Connection options of the Elasticsearch/OpenSearch engine (env NEARDUP_API_KEY /
-    NEARDUP_USER / NEARDUP_PASSWORD; the --api-key/--user of install are Kibana's)."""
+    NEARDUP_USER / NEARDUP_PASSWORD, its CA bundle NEARDUP_CA_CERTS; the --api-key/--user/
+    --ca-certs of install are the dashboards server's)."""
     import os
 
+    from ..runtime.redact import add_secret
+
     user = os.environ.get("NEARDUP_USER")
+    for secret in ("NEARDUP_API_KEY", "NEARDUP_PASSWORD"):
+        add_secret(os.environ.get(secret))
     return {
         "api_key": os.environ.get("NEARDUP_API_KEY"),
         "basic_auth": (user, os.environ.get("NEARDUP_PASSWORD") or "") if user else None,
+        "ca_certs": os.environ.get("NEARDUP_CA_CERTS") or None,
     }
 
 
@@ -63,7 +69,7 @@ def _engine_option(fn):
         metavar="URL",
         help="Elasticsearch/OpenSearch URL: build from the index's live mapping (its own fields, "
         "time field) instead of neardup's templates (env NEARDUP_URL; credentials from "
-        "NEARDUP_API_KEY or NEARDUP_USER/NEARDUP_PASSWORD).",
+        "NEARDUP_API_KEY or NEARDUP_USER/NEARDUP_PASSWORD, its CA from NEARDUP_CA_CERTS).",
     )(fn)
 
 

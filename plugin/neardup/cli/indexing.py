@@ -337,6 +337,13 @@ def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
 @click.option(
     "--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards)."
 )
+@click.option(
+    "--search-ready",
+    is_flag=True,
+    help="Embedded engine: add the documents to the full-text index and their winnowing "
+    "postings as they are stored, so the first search and containment query after indexing "
+    "find them ready (by default those add them, and indexing never pays for search).",
+)
 @setting_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
@@ -350,6 +357,7 @@ def index_cmd(
     workers: int,
     skip_bad: bool,
     no_tag: bool,
+    search_ready: bool,
     quiet: bool,
     as_json: bool,
     record_fields: Any,
@@ -382,9 +390,11 @@ def index_cmd(
       neardup index articles.csv --text-field body --id-field url --title-field headline
       neardup index old-news.txt --encoding cp1251
       neardup index big.jsonl --workers 0          # one process: sign, tag and store here
+      neardup index news.jsonl --search-ready      # search right after, without a wait
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..config import ConfigError
+    from ..engines import is_url
     from ..io.files import InputError
 
     try:
@@ -392,6 +402,8 @@ def index_cmd(
     except ConfigError as e:
         fail(str(e))
     errors: list[InputError] = []
+    if search_ready and not is_url(target):  # (a server's index is ready as it is written)
+        engine_opts = {**engine_opts, "search_ready": True}
     with opened(target, engine_opts, config, create=True) as nd:
         announce_waits(nd.engine)
         ready_to_sign(nd, quiet=quiet or as_json)

@@ -60,17 +60,25 @@ BATCH_SIZE = count(1, MAX_BATCH)
 RESULTS = count(1, MAX_RESULTS)
 
 
-def tls_options(fn: Callable) -> Callable:
-    """--ca-certs and --no-verify-certs, for an HTTP engine or a dashboards server."""
+def tls_options(fn: Callable, envvar: str | None = None) -> Callable:
+    """--ca-certs (also from ``envvar`` when given) and --no-verify-certs, for an HTTP
+    engine or a dashboards server."""
     fn = click.option(
         "--no-verify-certs", is_flag=True, help="Do not verify TLS certificates (testing only)."
     )(fn)
     return click.option(
         "--ca-certs",
         type=click.Path(exists=True, dir_okay=False),
+        envvar=envvar,
         default=None,
-        help="CA bundle to verify the server's certificate.",
+        help="CA bundle to verify the server's certificate"
+        + (f" (env {envvar})." if envvar else "."),
     )(fn)
+
+
+def engine_tls_options(fn: Callable) -> Callable:
+    """:func:`tls_options` of an HTTP engine: its CA bundle also from NEARDUP_CA_CERTS."""
+    return tls_options(fn, envvar="NEARDUP_CA_CERTS")
 
 
 def engine_options(fn: Callable) -> Callable:
@@ -109,7 +117,7 @@ def engine_options(fn: Callable) -> Callable:
         default=None,
         help="Basic-auth password (env NEARDUP_PASSWORD).",
     )
-    @tls_options
+    @engine_tls_options
     @click.option(
         "--timeout",
         type=SECONDS,

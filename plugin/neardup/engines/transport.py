@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from ..runtime.redact import redact
 from ..runtime.retry import Backoff
 from .base import EngineError
+from .refusals import plain_http_to_tls, privilege_refusal, tls_failure
 
 T = TypeVar("T")
 
@@ -57,7 +58,7 @@ def retryable(exc: BaseException) -> bool:
     that is neither a block (a flood-stage block comes as 429 and stays until it is lifted)
     nor a refusal for the request's memory (:func:`memory_limit`, also a 429)."""
     if is_connection_error(exc):
-        return True
+        return tls_failure(describe(exc)) is None  # a certificate does not mend by waiting
     return (
         status_of(exc) in RETRY_STATUS
         and error_type(exc) not in BLOCKS
@@ -82,9 +83,10 @@ def error_type(exc: BaseException) -> str | None:
 
 #: The error type of a circuit breaker's refusal: the engine would need more heap than the
 #: breaker allows to take the request. It comes as 429, as a busy node's
-#: ``es_rejected_execution_exception`` does, but the same request sent again is refused again
-#: (Elasticsearch's and OpenSearch's own bulk ``Retry`` retries only rejected executions), so
-#: it is never retried as "busy": a bulk request is split instead.
+#: ``es_rejected_execution_exception`` does, and the clients' bulk helpers (``streaming_bulk``'s
+#: ``retry_on_status``, the engines' own bulk ``Retry``) retry both alike, by status. But a
+#: request refused for its own size is refused again when sent again as it is, so it is never
+#: retried as "busy": a bulk request is split instead.
 BREAKER = "circuit_breaking_exception"
 
 #: Error types of a rejected execution (Elasticsearch's, OpenSearch's before and after 2.0).
@@ -295,17 +297,20 @@ class Retrying:
     a request: arguments are bound when the call is made (no closures over loop variables)
     and the JSON body of either client's response comes back. ``observe``, when set, is
     called as ``observe(what, seconds)`` after each request, retries included, whether it
-    failed or not: how a caller times the requests by kind."""
+    failed or not: how a caller times the requests by kind. ``index``, the index the caller
+    works on, is named when a request without one (``GET /``) is refused a privilege."""
 
     def __init__(
         self,
         location: str,
         backoff: Backoff,
         observe: Callable[[str, float], None] | None = None,
+        index: str | None = None,
     ):
         self.location = redact(location)
         self.backoff = backoff
         self.observe = observe
+        self.index = index
 
     def call(
         self,
@@ -317,7 +322,13 @@ class Retrying:
         **kwargs: Any,
     ) -> Any:
         """``fn(*args, **kwargs)`` with retries; the response body (``bool`` for HEAD requests)."""
-        resp = self(what, functools.partial(fn, *args, **kwargs), ok_status=ok_status)
+        index = kwargs.get("index")
+        resp = self(
+            what,
+            functools.partial(fn, *args, **kwargs),
+            ok_status=ok_status,
+            index=index if isinstance(index, str) else None,
+        )
         return response_body(resp)
 
     def __call__(
@@ -327,20 +338,27 @@ class Retrying:
         *,
         ok_status: tuple[int, ...] = (),
         ok_memory: bool = False,
+        index: str | None = None,
     ) -> T:
         """``fn()`` with retries; an error of a status in ``ok_status``, or (``ok_memory``) a
         refusal for the request's memory (:func:`memory_limit`), is raised as it is, not
-        retried (the caller handles it)."""
+        retried (the caller handles it). ``index``, the index the request is about, is named
+        when the server refuses the user a privilege on it."""
         if self.observe is None:
-            return self._send(what, fn, ok_status, ok_memory)
+            return self._send(what, fn, ok_status, ok_memory, index)
         t = time.perf_counter()
         try:
-            return self._send(what, fn, ok_status, ok_memory)
+            return self._send(what, fn, ok_status, ok_memory, index)
         finally:
             self.observe(what, time.perf_counter() - t)
 
     def _send(
-        self, what: str, fn: Callable[[], T], ok_status: tuple[int, ...], ok_memory: bool
+        self,
+        what: str,
+        fn: Callable[[], T],
+        ok_status: tuple[int, ...],
+        ok_memory: bool,
+        index: str | None,
     ) -> T:
         retried = [0]
 
@@ -359,10 +377,7 @@ class Retrying:
             if (st is not None and st in ok_status) or (ok_memory and memory is not None):
                 raise
             if is_connection_error(e):
-                raise EngineError(
-                    f"cannot reach {self.location} ({what}) after {retried[0] + 1} attempt(s): "
-                    f"{describe(e)}"
-                ) from None
+                raise EngineError(self._unreachable(what, describe(e), retried[0] + 1)) from None
             kind = error_type(e)
             if kind in BLOCKS:
                 raise EngineError(
@@ -370,7 +385,18 @@ class Retrying:
                     f"{what_lifts(describe(e))}; what was stored before is kept: run the same "
                     "command again once the block is lifted"
                 ) from None
-            if st == 401 or kind == "security_exception":
+            if st == 401:
+                raise EngineError(
+                    f"{self.location} refused {what}: 401, the user name and password (or the "
+                    "API key) are not those of a user of the cluster: check --user/--password "
+                    "(NEARDUP_USER/NEARDUP_PASSWORD) or --api-key (NEARDUP_API_KEY)"
+                ) from None
+            if st == 403 and kind in ("security_exception", None):
+                raise EngineError(
+                    f"{self.location} refused {what}: "
+                    f"{privilege_refusal(describe(e) if kind else '', index or self.index)}"
+                ) from None
+            if kind == "security_exception":
                 raise EngineError(
                     f"{self.location} refused {what}: {describe(e)}; check --api-key or "
                     "--user/--password, and the privileges of that user or key"
@@ -389,6 +415,20 @@ class Retrying:
             if st is not None:
                 raise EngineError(f"{self.location}: {what} failed: {describe(e)}") from None
             raise
+
+    def _unreachable(self, what: str, reason: str, attempts: int) -> str:
+        """The one line of a server not reached: a TLS failure says what is wrong and how to
+        fix it."""
+        tls = tls_failure(reason)
+        if tls:
+            return f"cannot connect to {self.location} ({what}): {tls} ({reason})"
+        if self.location.startswith("http://") and plain_http_to_tls(reason):
+            return (
+                f"cannot reach {self.location} ({what}): the server closed the connection "
+                f"without an answer, as a server that speaks TLS does to plain HTTP: if it "
+                f"does, use an https:// URL ({reason})"
+            )
+        return f"cannot reach {self.location} ({what}) after {attempts} attempt(s): {reason}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -480,6 +520,11 @@ def connect(
     answers; OpenSearch gets opensearch-py."""
     from elasticsearch import Elasticsearch
 
+    if urlsplit(url).scheme == "http" and access.ca_certs:
+        raise EngineError(
+            f"--ca-certs is for a server that speaks TLS, and {redact(url)} is an http:// "
+            "URL: if the server speaks TLS, use https://; if not, leave --ca-certs out"
+        )
     ssl = access.tls()
     es = Elasticsearch(
         url,

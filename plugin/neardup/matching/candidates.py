@@ -40,7 +40,7 @@ from ..config import Config
 from ..engines.base import Candidate, CandidateQuery, Engine, KeyGroup
 from ..keys.builtin import BUILTIN, SimHashBlocks
 from ..sketches.simhash import hamming, hamming_many
-from ..sketches.verify import Similarity, length_bounds, passes_length_filter, similarity
+from ..sketches.verify import Mode, Similarity, length_bounds, passes_length_filter, similarity
 
 if TYPE_CHECKING:
     from ..signing.signer import Signer
@@ -82,6 +82,20 @@ class CandidateRule:
         whole = frozenset(sig.name for sig in builtin if not sig.containment)
         object.__setattr__(self, "_whole_document", whole)
 
+    @property
+    def threshold(self) -> float:
+        """The index's threshold t (``Config.threshold``): the verifier's, unless asked another."""
+        return self.config.threshold
+
+    def at(self, threshold: float | None) -> float:
+        """``threshold``, or the index's when None: the one place the default is taken.
+
+        >>> rule = CandidateRule(Config(threshold=0.8))
+        >>> rule.at(None), rule.at(0.5)
+        (0.8, 0.5)
+        """
+        return self.threshold if threshold is None else threshold
+
     # -- what must be shared ---------------------------------------------------------------------
     def needs(self) -> dict[str, int]:
         """Field -> keys a candidate must share (resemblance mode)."""
@@ -92,7 +106,7 @@ class CandidateRule:
         keys: Mapping[str, np.ndarray],
         n_shingles: int,
         *,
-        mode: str = "resemblance",
+        mode: str = Mode.RESEMBLANCE,
         threshold: float | None = None,
         exclude_id: str | None = None,
         limit: int = 1000,
@@ -107,18 +121,17 @@ class CandidateRule:
         (winnowing fingerprints, MOD_m) are added with ``ceil(f * t * |L(A)|)`` shared keys,
         f = ``containment_fraction``; ``|B| >= t*|A|``.
         """
-        t = self.config.threshold if threshold is None else threshold
-        if mode not in ("resemblance", "containment"):
-            raise ValueError(f"mode must be resemblance or containment, not {mode!r}")
-        whole = self._whole_document if mode == "containment" else frozenset()
+        t = self.at(threshold)
+        kind = Mode.of(mode)
+        whole = self._whole_document if kind is Mode.CONTAINMENT else frozenset()
         groups = [
             KeyGroup(f, _keys(keys[f]), m)
             for f, m in self._needs.items()
             if len(keys.get(f, ())) and f not in whole
         ]
-        if mode == "containment":
+        if kind is Mode.CONTAINMENT:
             groups += self._sample_groups(keys, t)
-        lo, hi = length_bounds(n_shingles, t, mode)
+        lo, hi = length_bounds(n_shingles, t, kind)
         return CandidateQuery(
             groups=tuple(groups),
             min_shingles=lo,
@@ -173,7 +186,7 @@ class CandidateRule:
     def is_candidate(self, a: SignedLike, b: SignedLike, threshold: float | None = None) -> bool:
         """What the engine query and :meth:`plausible` decide together, for two documents
         in memory (documents of one batch, not stored yet)."""
-        t = self.config.threshold if threshold is None else threshold
+        t = self.at(threshold)
         if not passes_length_filter(a.n_shingles, b.n_shingles, t):
             return False
         m = self.matched(a.keys, b.keys)
@@ -253,7 +266,7 @@ class HeldRepresentatives:
     def candidates(self, doc: SignedLike, threshold: float | None = None) -> list[Candidate]:
         """The held documents that are candidates of ``doc``: as :meth:`CandidateRule.query`
         would find them in an engine (before :meth:`CandidateRule.plausible`)."""
-        t = self.rule.config.threshold if threshold is None else threshold
+        t = self.rule.at(threshold)
         shared: dict[int, dict[str, int]] = {}
         for f in self.rule.needs():
             for k in np.unique(doc.keys.get(f, ())).tolist():

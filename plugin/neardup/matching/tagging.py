@@ -76,7 +76,6 @@ class Tagger:
     def __init__(self, engine: Engine, rule: CandidateRule):
         self.engine = engine
         self.rule = rule
-        self.threshold = rule.config.threshold
 
     # -- tagging documents in order ----------------------------------------------------------
     def tag_ordered(
@@ -126,7 +125,7 @@ class Tagger:
                     lambda ids: {x: have[x] for x in ids if x in have},
                 )
             ]
-            tags[d.id] = assign(d.id, choose(verified, self.threshold))
+            tags[d.id] = assign(d.id, choose(verified, self.rule.threshold))
             if is_representative(tags[d.id]):
                 held.add(d, UNBOUNDED + i if seqs[i] is None else seqs[i])
         return tags

@@ -14,8 +14,10 @@ documents are never near-duplicates of each other (0/0 is not "identical").
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -79,7 +81,37 @@ def containment(a: np.ndarray, b: np.ndarray) -> float:
     return similarity(a, b).containment
 
 
-def length_bounds(n: int, threshold: float, mode: str = "resemblance") -> tuple[int, int]:
+class _Measured(Protocol):
+    resemblance: float
+    containment: float
+
+
+class Mode(str, enum.Enum):
+    """What a query keeps: r(A, B) >= t (resemblance) or c(A, B) >= t (containment).
+
+    >>> Mode.of("containment").measure(Similarity(2, 4, 2))  # |A n B| / |A|, |A| = 4
+    0.5
+    >>> Mode.of("jaccard")
+    Traceback (most recent call last):
+    ValueError: mode must be resemblance or containment, not 'jaccard'
+    """
+
+    RESEMBLANCE = "resemblance"
+    CONTAINMENT = "containment"
+
+    @classmethod
+    def of(cls, mode: str) -> Mode:
+        try:
+            return cls(mode)
+        except ValueError:
+            raise ValueError(f"mode must be resemblance or containment, not {mode!r}") from None
+
+    def measure(self, sim: _Measured) -> float:
+        """The similarity this mode keeps, of a :class:`Similarity` (or a match)."""
+        return sim.resemblance if self is Mode.RESEMBLANCE else sim.containment
+
+
+def length_bounds(n: int, threshold: float, mode: str = Mode.RESEMBLANCE) -> tuple[int, int]:
     """Shingle counts |B| that can reach ``threshold`` against |A| = n.
 
     resemblance: ceil(t*n) <= |B| <= floor(n/t); containment c(A,B) >= t needs |B| >= ceil(t*n).
@@ -87,10 +119,11 @@ def length_bounds(n: int, threshold: float, mode: str = "resemblance") -> tuple[
     >>> length_bounds(10, 0.8)
     (8, 12)
     """
+    whole = Mode.of(mode) is Mode.RESEMBLANCE
     if n == 0:
-        return 0, 0 if mode == "resemblance" else UNBOUNDED
+        return 0, 0 if whole else UNBOUNDED
     lo = math.ceil(threshold * n - 1e-9)
-    hi = math.floor(n / threshold + 1e-9) if mode == "resemblance" else UNBOUNDED
+    hi = math.floor(n / threshold + 1e-9) if whole else UNBOUNDED
     return lo, hi
 
 

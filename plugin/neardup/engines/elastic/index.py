@@ -79,7 +79,7 @@ class Index:
         self.index_setup = index_setup or IndexSetup()
         self.lease_times = lease or LeaseTimes()
         self.backoff = retry or dataclasses.replace(DEFAULT_RETRY)
-        self.retry = Retrying(self.url, self.backoff)
+        self.retry = Retrying(self.url, self.backoff, index=name)
         self.server: Server | None = None
         #: the client and its helpers module, once connected (None before and after)
         self.connected: Any = None

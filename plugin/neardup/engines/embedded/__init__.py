@@ -4,9 +4,11 @@ One module a job: :mod:`.schema` (the format version, the tables, how values are
 :mod:`.failures` (SQLite failures told apart by result code), :mod:`.connection` (opening,
 lock retries, transactions and savepoints), :mod:`.keycolumn` and :mod:`.packing` (the keys
 column and posting keys), :mod:`.postings` (postings and candidates, in SQL and batched),
-:mod:`.fulltext` (the FTS5 index and its catch-up), :mod:`.clusters` (the clusters table) and
-:mod:`.engine` (the ``docs`` table, and :class:`EmbeddedEngine` made of the parts). Each part
-holds the one :class:`~.connection.Connection` the engine opens, rather than inheriting it.
+:mod:`.prepared` (what the signing workers make of a batch: keys columns, full-text
+words), :mod:`.fulltext` (the FTS5 index, and its catch-up in a file left behind),
+:mod:`.clusters` (the clusters table) and :mod:`.engine` (the ``docs`` table, and
+:class:`EmbeddedEngine` made of the parts). Each part holds the one
+:class:`~.connection.Connection` the engine opens, rather than inheriting it.
 
 Tables
 
@@ -62,11 +64,13 @@ from .engine import EmbeddedEngine
 from .failures import StorageError, sqlite_failure, storage_problem
 from .keycolumn import KeyColumns
 from .postings import matched_documents
+from .prepared import PreparedRows
 from .schema import FORMAT
 
 __all__ = [
     "EmbeddedEngine",
     "KeyColumns",
+    "PreparedRows",
     "FORMAT",
     "StorageError",
     "Transaction",

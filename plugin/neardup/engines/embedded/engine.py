@@ -13,6 +13,7 @@ import numpy as np
 
 from ...signing.records import Signed
 from ...sketches.hashing import U64
+from ...sketches.verify import UNBOUNDED
 from ...config import Config
 from ..base import (
     Candidate,
@@ -30,8 +31,9 @@ from .clusters import Clusters
 from .connection import Connection
 from .failures import StorageError, storage_problem
 from .fulltext import FullText
-from .keycolumn import keys_column, keys_columns, prepare_key_columns
+from .keycolumn import keys_column, keys_columns
 from .postings import Postings
+from .prepared import PreparedRows, prepare_rows
 from ..stored_shingles import column
 
 if TYPE_CHECKING:
@@ -54,6 +56,12 @@ def _named(cursor: sqlite3.Cursor) -> sqlite3.Cursor:
     return cursor
 
 
+def _keys(prepared: PreparedBatch | None) -> PreparedBatch | None:
+    """The keys columns of what :meth:`EmbeddedEngine.batch_preparer` made (as it is, when
+    made otherwise)."""
+    return prepared.keys if isinstance(prepared, PreparedRows) else prepared
+
+
 def _tags(row: sqlite3.Row) -> Tags | None:
     """The tags of a ``docs`` row (None when the document has none yet)."""
     if row["is_duplicate"] is None:
@@ -73,7 +81,11 @@ class EmbeddedEngine(Clusters, Engine):
     transactions, what the open file is): :class:`~.postings.Postings` (the inverted index
     and candidates), :class:`~.fulltext.FullText` and :class:`~.clusters.Clusters`; the
     ``docs`` table is read and written here. ``timeout``: seconds to wait for another
-    process's lock when opening; ``commit_every``: see :meth:`writes_in_a_row`."""
+    process's lock when opening; ``commit_every``: see :meth:`writes_in_a_row`;
+    ``search_ready``: each batch adds its new documents to the full-text index (their words
+    analyzed where they were signed, :mod:`.prepared`) and writes their winnowing postings,
+    so the first search and containment query after indexing find them there, rather than
+    leaving both to those (the default: ``index`` and ``clusters`` never pay for search)."""
 
     backend = "embedded (SQLite)"
     _rebuild_hint = (
@@ -88,7 +100,9 @@ class EmbeddedEngine(Clusters, Engine):
         fulltext: bool = True,
         timeout: float = 30.0,
         commit_every: float = 2.0,
+        search_ready: bool = False,
     ):
+        self.search_ready = search_ready
         self.connection = Connection(
             path, fulltext=fulltext, timeout=timeout, commit_every=commit_every
         )
@@ -181,17 +195,35 @@ class EmbeddedEngine(Clusters, Engine):
         now = schema.now_ms()
         # seq -> keys, their postings inserted in key order at the end
         pending: dict[int, dict[str, np.ndarray]] = {}
+        fresh: list[tuple[int, Signed]] = []  # the new documents, with their seqs
         with self.connection.tx() as db:
-            if not self._put_new(db, docs, tags, now, pending, prepared):
+            # search_ready: what holds every document so far takes the new ones at once
+            top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
+            samples_upto = self.connection.upto(db, "samples_upto")
+            fts_current = (
+                self.search_ready and self.fulltext and self.connection.upto(db, "fts_upto") >= top
+            )
+            if not self._put_new(db, docs, tags, now, pending, fresh, prepared):
                 for s in docs:
                     try:
-                        self._put_one(db, s, tags.get(s.id), now, pending, prepared)
+                        self._put_one(db, s, tags.get(s.id), now, pending, fresh, prepared)
                     except (sqlite3.Error, ValueError, OverflowError) as e:
                         self._check_batch_alive(db, e)
                         failures.append(Failure(s.id, f"{type(e).__name__}: {e}"))
+            samples_current = self.search_ready and samples_upto >= top
             self.postings.insert_recent(
-                db, self.postings.posting_rows(pending, self.connection.upto(db, "samples_upto"))
+                db,
+                self.postings.posting_rows(pending, UNBOUNDED if samples_current else samples_upto),
+                len(pending),
             )
+            if fresh:
+                last = fresh[-1][0]
+                if samples_current:
+                    self.connection.move_upto(db, "samples_upto", last)
+                if fts_current:
+                    words = prepared.words if isinstance(prepared, PreparedRows) else {}
+                    self.fulltext_index.add_new(db, fresh, words)
+                    self.connection.move_upto(db, "fts_upto", last)
         return failures
 
     def _check_batch_alive(self, db: sqlite3.Connection, e: BaseException) -> None:
@@ -222,18 +254,20 @@ class EmbeddedEngine(Clusters, Engine):
         tags: dict[str, Tags],
         now: int,
         pending: dict[int, dict[str, np.ndarray]],
+        fresh: list[tuple[int, Signed]],
         prepared: PreparedBatch | None = None,
     ) -> bool:
         """A batch of documents none of which is stored yet, in three ``executemany``; False
         (and nothing written) when some id is already stored or a row is refused, so that
-        the caller goes document by document. ``prepared``: as for :meth:`put`."""
+        the caller goes document by document. ``fresh``: (seq, document) of each one written
+        is added to it. ``prepared``: as for :meth:`put`."""
         if self._any_stored(db, [s.doc.id for s in docs]):
             return False
-        seq = self._next_seq(db)
+        seq = first = self._next_seq(db)
         rows, postings = [], {}
         try:
             for s, keys in zip(
-                docs, keys_columns(self.connection.fields, docs, prepared), strict=True
+                docs, keys_columns(self.connection.fields, docs, _keys(prepared)), strict=True
             ):
                 rows.append((seq, *self._doc_row(s, tags.get(s.id), now, keys)))
                 postings[self.postings.posting_doc(seq, member=_member(tags.get(s.id)))] = s.keys
@@ -250,14 +284,18 @@ class EmbeddedEngine(Clusters, Engine):
             self._check_batch_alive(db, e)
             return False
         pending.update(postings)
+        fresh.extend(enumerate(docs, first))
         for s in docs:
             self.postings.remember_shingles(s)
         return True
 
     def batch_preparer(self) -> functools.partial:
-        """The keys column of each document (:func:`~.keycolumn.prepare_key_columns` with this
-        index's fields)."""
-        return functools.partial(prepare_key_columns, self.connection.fields)
+        """The keys column of each document, and its full-text words when new documents go
+        to the full-text index as stored (:func:`~.prepared.prepare_rows` with this index's
+        fields)."""
+        return functools.partial(
+            prepare_rows, self.connection.fields, self.fulltext and self.search_ready
+        )
 
     def _doc_row(self, s: Signed, t: Tags | None, now: int, keys: bytes | None = None) -> tuple:
         """The ``docs`` row of a document (:data:`~.schema.INSERT_COLUMNS`); ``keys``: its
@@ -292,14 +330,18 @@ class EmbeddedEngine(Clusters, Engine):
         t: Tags | None,
         now: int,
         pending: dict[int, dict[str, np.ndarray]],
+        fresh: list[tuple[int, Signed]],
         prepared: PreparedBatch | None = None,
     ) -> None:
         d = s.doc
         old = _named(db.execute(_OLD, (d.id,))).fetchone()
-        row = self._doc_row(s, t, now, keys_columns(self.connection.fields, [s], prepared)[0])
+        row = self._doc_row(
+            s, t, now, keys_columns(self.connection.fields, [s], _keys(prepared))[0]
+        )
         if old is None:
             seq = self._next_seq(db)
             db.execute(schema.INSERT_DOC, (seq, *row))
+            fresh.append((seq, s))
         else:
             seq = old["seq"]
             self.postings.delete_postings(db, seq, old, pending)

@@ -11,10 +11,12 @@ terms; a hit holds all of them, or for a long query most of them
 
 It follows behind: indexing documents does not analyze their text for it; the first
 full-text search after new documents adds them (``meta.fts_upto``: every document up to that
-``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it. Documents
-updated or deleted at or below ``fts_upto`` are updated in it at once. On a file opened
-read-only, a search behind builds the whole full-text index in the connection's temporary
-schema instead (the same index, so the same results).
+``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it. An engine made
+with ``search_ready`` adds each batch's new documents as it stores them instead (their words
+analyzed where they were signed, :mod:`.prepared`), while nothing is behind. Documents updated
+or deleted at or below ``fts_upto`` are updated in it at once. On a file opened read-only, a
+search behind builds the whole full-text index in the connection's temporary schema instead
+(the same index, so the same results).
 
 >>> fts_query(['a"b', "c"]), fts_query(["a", "b"], "OR")
 ('"a""b" "c"', '"a" OR "b"')
@@ -25,8 +27,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Sequence
 
+from ...signing.records import Signed
 from ..base import EngineError, Hit
 from .connection import Connection
+from .prepared import fulltext_words
 from .schema import CLUSTER, FTS_DETAIL, FTS_TABLE, TOKENIZE
 
 
@@ -149,6 +153,22 @@ class FullText:
                 f"INSERT INTO {table}(rowid, title, body) VALUES (?,?,?)",
                 [(seq, search_text(title), search_text(body)) for seq, title, body in rows],
             )
+
+    def add_new(
+        self,
+        db: sqlite3.Connection,
+        fresh: Sequence[tuple[int, Signed]],
+        words: dict[str, tuple[str, str]],
+    ) -> None:
+        """Add new documents ((seq, signed document) in ``seq`` order) to ``fts``: their
+        (title, body) words from ``words`` (by id, :func:`~.prepared.fulltext_words`) where
+        made in advance, else analyzed here."""
+        todo = [s for _, s in fresh if s.id not in words]
+        made = {**words, **fulltext_words(todo)} if todo else words
+        db.executemany(
+            "INSERT INTO fts(rowid, title, body) VALUES (?,?,?)",
+            [(seq, *made[s.id]) for seq, s in fresh],
+        )
 
     def delete(self, db: sqlite3.Connection, seq: int, title, body) -> None:
         """Take document ``seq`` (its stored title and body) out of the full-text index."""

@@ -12,8 +12,10 @@ The keys of the containment samples (winnowing, MOD_m: most of a document's keys
 resemblance query reads them) follow behind: ``index`` stores them in the ``keys`` column
 only, and the first containment query or collision listing of those fields adds their
 postings (``meta.samples_upto``: every document up to that ``seq`` has them, none after; a
-document updated at or below it gets them at once). On a file opened read-only, that query
-copies the postings into the temporary schema with the samples added.
+document updated at or below it gets them at once). An engine made with ``search_ready``
+writes them with the batch instead, from the keys in hand, while nothing is behind. On a
+file opened read-only, that query copies the postings into the temporary schema with the
+samples added.
 
 New postings go to ``recent_postings``, a table of the same layout kept small (up to
 :data:`RECENT_PER_DOC` rows per stored document, between :data:`RECENT_MIN` and
@@ -42,6 +44,7 @@ million documents: only a false candidate, which verification drops.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import sqlite3
 from typing import Any, Iterable, Iterator, Literal, Sequence
@@ -65,8 +68,32 @@ BATCHED_FROM = 8
 #: :data:`RECENT_MIN` and at most :data:`RECENT_MAX` (about 65,000 documents' MinHash,
 #: SimHash and exact keys: 32 MB of pages, within the 64 MB page cache).
 RECENT_PER_DOC = 8
+#: The postings a document adds as indexed without its containment samples (MinHash bands,
+#: SimHash blocks, exact key), which :data:`RECENT_PER_DOC` is a quarter of; a batch whose
+#: documents bring more (their samples too) scales it up, so ``recent_postings`` stays about
+#: a quarter of ``postings`` between merges.
+POSTINGS_PER_DOC = 31
 RECENT_MIN = 1 << 16
 RECENT_MAX = 1 << 21
+
+
+class CandidateForm(str, enum.Enum):
+    """How :meth:`Postings.candidates` matches queries: one SQL statement each (the
+    reference), a batch together (tested equal), or batched from :data:`BATCHED_FROM` on.
+
+    >>> [CandidateForm(f).batched(10) for f in ("sql", "batched", "auto")]
+    [False, True, True]
+    """
+
+    SQL = "sql"
+    BATCHED = "batched"
+    AUTO = "auto"
+
+    def batched(self, n_queries: int) -> bool:
+        """Whether ``n_queries`` queries are matched together."""
+        if self is CandidateForm.AUTO:
+            return n_queries >= BATCHED_FROM
+        return self is CandidateForm.BATCHED
 
 
 def _union(tables: Sequence[str], select: str, where: str) -> str:
@@ -184,14 +211,15 @@ class Postings:
         self.conn = conn
         self._postings_copy = False  # a read-only file's postings with the samples, in temp
         self._recent_rows: int | None = None  # rows of ``recent_postings``
+        self._per_doc = 1.0  # postings per document of the last batch, in POSTINGS_PER_DOC
 
     def reset(self) -> None:
         """Forget what was read of the connection just closed."""
         self._postings_copy = False
         self._recent_rows = None
 
-    #: "sql" (the reference), "batched", or "auto" (see the module docstring).
-    candidate_form: Literal["auto", "sql", "batched"] = "auto"
+    #: :class:`CandidateForm`: SQL (the reference), batched, or auto (the module docstring).
+    candidate_form: CandidateForm | Literal["auto", "sql", "batched"] = "auto"
     #: Documents read at a time when the sample postings catch up.
     samples_chunk = 5000
     #: Rows of ``recent_postings`` from which they are merged (:data:`RECENT_MAX`).
@@ -299,10 +327,7 @@ class Postings:
     # -- candidates ------------------------------------------------------------------------
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         tables = self.tables_for({g.field for q in queries for g in q.groups})
-        form = self.candidate_form
-        if form == "auto":
-            form = "batched" if len(queries) >= BATCHED_FROM else "sql"
-        if form == "batched":
+        if CandidateForm(self.candidate_form).batched(len(queries)):
             return self.candidates_batched(queries, tables)
         return [self.candidates_sql(q, tables) for q in queries]
 
@@ -530,18 +555,26 @@ class Postings:
         self.conn.catch_up("samples_upto", lambda db, upto: self._add_samples(db, "postings", upto))
         return self._main_tables()
 
-    def insert_recent(self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]]) -> None:
-        """Insert (key, doc) postings into ``recent_postings``; merge it into ``postings``
-        once it is full (:data:`RECENT_PER_DOC`; inside the caller's transaction)."""
+    def insert_recent(
+        self, db: sqlite3.Connection, rows: Iterable[tuple[int, int]], docs: int = 0
+    ) -> None:
+        """Insert (key, doc) postings of ``docs`` documents into ``recent_postings``; merge it
+        into ``postings`` once it is full (:data:`RECENT_PER_DOC` postings of
+        :data:`POSTINGS_PER_DOC` per stored document, scaled by the postings a document of
+        this batch brings; inside the caller's transaction)."""
         if not self.conn.recent_table:  # a file of an earlier format: straight into postings
             db.executemany("INSERT OR IGNORE INTO postings(key, doc) VALUES (?,?)", rows)
             return
         if self._recent_rows is None:  # (other processes' rows count from the next opening)
             self._recent_rows = db.execute("SELECT COUNT(*) FROM recent_postings").fetchone()[0]
         cur = db.executemany("INSERT OR IGNORE INTO recent_postings(key, doc) VALUES (?,?)", rows)
-        self._recent_rows += max(0, cur.rowcount)
+        added = max(0, cur.rowcount)
+        self._recent_rows += added
+        if docs and added:
+            self._per_doc = max(1.0, added / docs / POSTINGS_PER_DOC)
         top = db.execute("SELECT coalesce(max(seq), 0) FROM docs").fetchone()[0]
-        if self._recent_rows >= min(self.recent_max, max(RECENT_MIN, RECENT_PER_DOC * top)):
+        full = min(self.recent_max, int(max(RECENT_MIN, RECENT_PER_DOC * top) * self._per_doc))
+        if self._recent_rows >= full:
             self.merge_recent(db)
 
     def merge_recent(self, db: sqlite3.Connection | None = None) -> None:

@@ -1,0 +1,132 @@
+"""One candidate rule, translated by each engine: the candidates the engines find for the
+rule's queries are the rule's own, read in memory (:meth:`CandidateRule.matched` and the
+length filter of :meth:`CandidateRule.query`, representatives only when asked).
+
+* the embedded engine's SQL (:meth:`~neardup.engines.embedded.postings.Postings.candidates_sql`)
+  and its batched form, and the HTTP engine's query as :class:`KeyMatcher` reads it, on
+  random documents (hypothesis);
+* the engines themselves (embedded, osmem, a real engine through the usual fixtures) on a
+  seeded collection: the query DSL as the engine answers it;
+* the in-batch check (:class:`HeldRepresentatives`) on the same documents.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neardup import Config, Document, NearDup
+from neardup.engines.elastic.key_match import Entry, KeyMatcher
+from neardup.matching.candidates import CandidateRule, HeldRepresentatives
+from neardup.sketches.verify import length_bounds
+
+CONFIG = Config(threshold=0.7, shingle_size=3)
+_rng = random.Random(3)
+VOCAB = [
+    "".join(_rng.choice("bdfgklmnprstvz") + _rng.choice("aeiou") for _ in range(2))
+    for _ in range(60)
+]
+
+
+def _texts(seed: int, n: int) -> list[str]:
+    """``n`` texts: some new, some edited copies of earlier ones (a few words changed)."""
+    r = random.Random(seed)
+    out: list[str] = []
+    for _ in range(n):
+        if out and r.random() < 0.6:
+            words = r.choice(out).split()
+            for _ in range(r.randrange(0, 4)):
+                words[r.randrange(len(words))] = r.choice(VOCAB)
+            out.append(" ".join(words))
+        else:
+            out.append(" ".join(r.choice(VOCAB) for _ in range(r.randrange(12, 30))))
+    return out
+
+
+def _in_memory(rule: CandidateRule, docs, q_doc, representatives: bool) -> dict[str, frozenset]:
+    """The rule read in memory: the stored documents ``q_doc``'s query proposes, with the
+    fields they match by."""
+    lo, hi = length_bounds(q_doc.n_shingles, rule.threshold)
+    out = {}
+    for b in docs:
+        if b.id == q_doc.id or not lo <= b.n_shingles <= hi:
+            continue
+        if representatives and (b.tags is None or b.tags.is_duplicate):
+            continue
+        matched = rule.matched(q_doc.keys, b.keys)
+        if matched:
+            out[b.id] = matched
+    return out
+
+
+def _found(cands) -> dict[str, frozenset]:
+    return {c.id: c.matched for c in cands}
+
+
+def _queries(nd: NearDup, docs, representatives: bool):
+    return [
+        nd.rule.query(
+            d.keys, d.n_shingles, exclude_id=d.id, limit=10**6, representatives=representatives
+        )
+        for d in docs
+    ]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 30), representatives=st.booleans())
+def test_sql_batched_and_the_http_query_translate_the_one_rule(
+    tmp_path_factory, seed, n, representatives
+):
+    """On random documents, each engine's translation finds what the rule reads in memory."""
+    path = tmp_path_factory.mktemp("rule") / "r.db"
+    with NearDup.open(str(path), CONFIG) as nd:
+        nd.index([Document(f"d{i}", t) for i, t in enumerate(_texts(seed, n))], progress=None)
+        docs = list(nd.engine.scan())
+        rule, e = nd.rule, nd.engine
+        queries = _queries(nd, docs, representatives)
+        expected = [_in_memory(rule, docs, d, representatives) for d in docs]
+        assert [_found(e.postings.candidates_sql(q)) for q in queries] == expected
+        assert [_found(c) for c in e.postings.candidates_batched(queries)] == expected
+        matcher = KeyMatcher()
+        matcher.add(
+            [
+                Entry(
+                    id=d.id,
+                    seq=d.seq,
+                    n_shingles=d.n_shingles,
+                    simhash=d.simhash,
+                    keys=d.keys,
+                    tags=d.tags,
+                )
+                for d in docs
+            ]
+        )
+        assert [_found(c) for c in matcher.candidates(queries)] == expected
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_engine_and_the_in_batch_check_translate_the_one_rule(engine_target, seed):
+    """The engines' answers (the query DSL on osmem or a real engine, SQL on the embedded
+    one) and the in-batch check's equal the rule read in memory, and some are found."""
+    target, opts = engine_target
+    with NearDup.open(target, CONFIG, **opts) as nd:
+        nd.index([Document(f"d{i}", t) for i, t in enumerate(_texts(seed, 80))], progress=None)
+        nd.engine.refresh()
+        docs = sorted(nd.engine.scan(), key=lambda d: d.seq)
+        for representatives in (False, True):
+            expected = [_in_memory(nd.rule, docs, d, representatives) for d in docs]
+            assert sum(map(len, expected)) > 20
+            queries = _queries(nd, docs, representatives)
+            found = nd.engine.candidates(queries)  # many at once (HTTP: one search for all keys)
+            assert [_found(c) for c in found] == expected
+            alone = [nd.engine.candidates([q])[0] for q in queries]  # HTTP: the query DSL
+            assert [_found(c) for c in alone] == expected
+        held = HeldRepresentatives(nd.rule)
+        for i, d in enumerate(docs):  # the batch's representatives so far, as tagging holds them
+            earlier = [b for b in docs[:i] if not b.tags.is_duplicate]
+            assert _found(held.candidates(d)) == _in_memory(nd.rule, earlier, d, True)
+            if not d.tags.is_duplicate:
+                held.add(d, d.seq)
