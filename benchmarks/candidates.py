@@ -256,7 +256,8 @@ def _length_ok(na: int, nb: int, t: float) -> bool:
 
 def recommend(out: dict) -> dict:
     """The grid weights whose bands alone meet the recall targets (>= 0.99 at t + 0.05, >= 0.95
-    at t) at every threshold with the fewest candidates the engine verifies (bands with their
+    at t; measured: a threshold without true pairs meets neither) at every threshold with the
+    fewest candidates the engine verifies (bands with their
     min_match + SimHash blocks + exact key, length filter), and whether those stay under
     datasketch's count."""
     best = None
@@ -265,7 +266,8 @@ def recommend(out: dict) -> dict:
         for t in THRESHOLDS:
             g = out["weight_grid"][str(t)][w]
             r1, r2 = g["recall_at_t"], g["recall_at_t_plus_0_05"]
-            ok &= (r1 is None or r1 >= 0.95) and (r2 is None or r2 >= 0.99)
+            # (a recall not measured, no true pair there, meets no target)
+            ok &= r1 is not None and r1 >= 0.95 and r2 is not None and r2 >= 0.99
             cpq += g["engine_candidates_per_query"]
             ds = out["thresholds"][str(t)].get("datasketch", {})
             if "candidates_per_query" in ds:

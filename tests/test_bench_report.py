@@ -102,3 +102,21 @@ def test_the_reported_pairs_are_measured_against_the_exact_truth():
     assert got["max_resemblance_error"] <= 1e-9
     short = dict(list(truth.items())[1:])
     assert reported_pairs(docs, 0.8, short)["precision"] == (len(truth) - 1) / len(truth)
+
+
+def test_the_recommended_weights_meet_recall_targets_that_were_measured():
+    """benchmarks.candidates.recommend: weights whose recall was not measured at a threshold
+    (no true pair there) are not recommended, however few candidates they give."""
+    from benchmarks.candidates import THRESHOLDS, recommend
+
+    def grid(r1, cpq):
+        return {"recall_at_t": r1, "recall_at_t_plus_0_05": 1.0, "engine_candidates_per_query": cpq}
+
+    out = {
+        "thresholds": {str(t): {} for t in THRESHOLDS},
+        "weight_grid": {
+            str(t): {"a": grid(None if t == THRESHOLDS[-1] else 1.0, 1.0), "b": grid(0.96, 2.0)}
+            for t in THRESHOLDS
+        },
+    }
+    assert recommend(out)["weights"] == "b"

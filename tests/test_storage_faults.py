@@ -92,11 +92,6 @@ def test_errors_are_classified_by_code_with_a_fallback_by_message():
     assert "the disk is full" in storage_problem("x.db", err.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a reading command opens the index for writing (the folder is writable), and "
-    "SQLite cannot make its files there: info fails with 'disk I/O error'",
-)
 def test_the_index_still_reads_on_a_full_disk(tmpfs, tmp_path):
     d, _ = tmpfs
     db = d / "idx.db"

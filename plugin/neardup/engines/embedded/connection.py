@@ -120,6 +120,8 @@ class Connection:
         self.field_ids: dict[str, int] = {}
         self.later: frozenset[str] = frozenset()  # fields whose postings follow behind
         self.read_only = False
+        #: why writes fail where the index was opened read-only on writable storage (full)
+        self.cannot_write: str | None = None
         #: the file's format stores markers for shingles its texts make (:mod:`..stored_shingles`)
         self.shingle_markers = False
         #: the file's format puts new postings in ``recent_postings`` first (:mod:`.postings`)
@@ -167,6 +169,23 @@ class Connection:
         read_only = not (folder_writable and os.access(self.path, os.W_OK))
         ro_uri = schema.check_sqlite_file(self.path)
         try:
+            self._peek(ro_uri)
+        except StorageError as e:
+            # a full (or failing) disk where SQLite cannot make the files of the write-ahead
+            # log: with none left to read, the file alone is the whole index, read as it is
+            # (``immutable``); a write then fails with this same message
+            wal = Path(self.path + "-wal")
+            if not folder_writable or (wal.exists() and wal.stat().st_size > 0):
+                raise
+            ro_uri, read_only, self.cannot_write = ro_uri + "&immutable=1", True, str(e)
+            self._peek(ro_uri)
+        self._connect(ro_uri if read_only else None, new=False)
+        return self.read_stored_config()
+
+    def _peek(self, ro_uri: str) -> None:
+        """Read the stored config through a connection of its own to ``ro_uri``, then close
+        it: refuses a file that is not a neardup index of this format."""
+        try:
             peek = sqlite3.connect(ro_uri, uri=True, timeout=self._timeout)
             try:
                 self.read_stored_config(peek)
@@ -175,8 +194,6 @@ class Connection:
         except sqlite3.DatabaseError as e:
             raise_if_locked(e)
             raise not_an_index(self.path, e) from None
-        self._connect(ro_uri if read_only else None, new=False)
-        return self.read_stored_config()
 
     def create_index(self, config: Config) -> Config:
         """The tables and the settings, in one transaction; another process may have created
@@ -327,8 +344,9 @@ class Connection:
         db = self.require()
         if self.read_only:
             raise StorageError(
-                f"{self.path} is on read-only storage (the file or its folder is not writable): "
-                f"{READ_ONLY_HINT}"
+                self.cannot_write
+                or f"{self.path} is on read-only storage (the file or its folder is not "
+                f"writable): {READ_ONLY_HINT}"
             )
         if self._session is None:
             self._begin_session(db)
