@@ -4,6 +4,7 @@ import zlib
 import numpy as np
 import pytest
 
+from neardup.canonical import Canonicalizer
 from neardup.config import Config
 from neardup.signing.signatures import REGISTRY, build_context, needs_context
 from neardup.signing.signatures.stats import Stats
@@ -16,11 +17,14 @@ CFG = Config(stopwords=False, signatures=("exact", "descriptive_words"))
 
 @pytest.fixture(scope="module")
 def ctx():
-    return build_context(CFG, ((t, "en") for t in COLLECTION))
+    return build_context(Canonicalizer(CFG), ((t, "en") for t in COLLECTION))
 
 
 def parts(text, ctx, cfg=CFG):
-    return REGISTRY["descriptive_words"](cfg, ctx).parts(Signer(cfg, ctx).prepare(text, "en"))
+    signer = Signer(cfg, ctx)
+    return REGISTRY["descriptive_words"](signer.canonicalizer, ctx).parts(
+        signer.prepare(text, "en")
+    )
 
 
 def crc(s):
@@ -70,7 +74,7 @@ def test_tfidf_prefers_rare_words(ctx):
 
 def test_support_vector_blocks_survive_one_changed_word(ctx):
     cfg = CFG.replace(extra=(("support_k", 3),))
-    sig = REGISTRY["descriptive_words"](cfg, ctx)
+    sig = REGISTRY["descriptive_words"](Canonicalizer(cfg), ctx)
     assert sig.support == ["antelope", "elephant", "giraffe", "zebra"]  # nidf >= 0.1, highest df
     s = Signer(cfg, ctx)
     a = sig.parts(s.prepare("antelope elephant giraffe zebra", "en"))["support"]
@@ -93,3 +97,10 @@ def test_the_old_name_needs_the_context_and_signs_the_same(ctx):
         Signer(old, ctx).sign(text, "en").keys["sharapova"].tolist()
         == Signer(CFG, ctx).sign(text, "en").keys["descriptive_words"].tolist()
     )
+
+
+def test_the_signer_makes_its_signatures_with_its_one_canonicalizer(ctx):
+    canonicalizer = Canonicalizer(CFG)
+    signer = Signer(CFG, ctx, canonicalizer=canonicalizer)
+    assert signer.canonicalizer is canonicalizer
+    assert signer.extra_signatures["descriptive_words"].canon is canonicalizer

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from neardup.canonical import Canonicalizer
 from neardup.config import Config
 from neardup.signing.signatures import REGISTRY, ContextError, build_context, needs_context
 from neardup.signing.signatures.imatch import build_lexicon
@@ -25,7 +26,7 @@ def sha64(s: str) -> int:
 
 @pytest.fixture(scope="module")
 def ctx():
-    return build_context(CFG, ((t, "en") for t in COLLECTION))
+    return build_context(Canonicalizer(CFG), ((t, "en") for t in COLLECTION))
 
 
 def test_context_is_json_and_keeps_terms_of_two_or_more_documents(ctx):
@@ -66,7 +67,7 @@ def test_invariant_to_sentence_reordering(ctx):
 
 def test_multi_lexicon_keys(ctx):
     cfg = CFG.replace(extra=(("imatch_min_terms", 1), ("imatch_lexicons", 4)))
-    sig = REGISTRY["imatch_multi"](cfg, ctx)
+    sig = REGISTRY["imatch_multi"](Canonicalizer(cfg), ctx)
     p = Signer(cfg, ctx).prepare(COLLECTION[0])
     parts = sig.parts(p)
     assert list(parts) == ["main", "sub1", "sub2", "sub3", "sub4"]

@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 
+from neardup.canonical import Canonicalizer
 from neardup.config import Config
 from neardup.signing.signatures import REGISTRY
 from neardup.signing.signatures.sketches import min_matches, sketch_keys
@@ -27,5 +28,5 @@ def test_min_match_rule_hand_values():
     # (0.8 - 0.08729) * 84 = 59.87 -> 60; 0.8 * 84 = 67.2 -> 68
     assert min_matches(0.8, 84) == (60, 68)
     assert min_matches(1.0, 70) == (70, 70)
-    sig = REGISTRY["minhash84"](Config(threshold=0.8), None)
+    sig = REGISTRY["minhash84"](Canonicalizer(Config(threshold=0.8)), None)
     assert (sig.min_match, sig.equality_min_match) == (60, 68)

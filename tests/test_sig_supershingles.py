@@ -4,6 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.canonical import Canonicalizer
 from neardup.config import Config
 from neardup.signing.signatures import REGISTRY, match_curve, match_probability
 from neardup.signing.signatures.supershingles import mega_shingles, super_shingles
@@ -34,8 +35,8 @@ def test_identical_documents_share_all_six_and_fifteen():
     a, b = s.sign(TEXT), s.sign(TEXT + " ")
     assert len(a.keys["super"]) == 6 and len(a.keys["mega"]) == 15
     assert np.array_equal(a.keys["super"], b.keys["super"])
-    assert REGISTRY["super"](cfg, None).min_match == 2
-    assert REGISTRY["mega"](cfg, None).min_match == 1
+    assert REGISTRY["super"](Canonicalizer(cfg), None).min_match == 2
+    assert REGISTRY["mega"](Canonicalizer(cfg), None).min_match == 1
 
 
 def test_empty_document_has_no_keys():

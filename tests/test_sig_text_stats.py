@@ -8,7 +8,7 @@ from neardup.signing.signer import Signer
 def keys(text):
     s = Signer(Config(signatures=("exact", "text_stats")))
     p = s.prepare(text)
-    return REGISTRY["text_stats"](s.config, None).parts(p)
+    return REGISTRY["text_stats"](s.canonicalizer, None).parts(p)
 
 
 def test_hand_computed_strings():

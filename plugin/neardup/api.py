@@ -277,13 +277,15 @@ class NearDup:
     def build_context(self, docs: Sequence[Document]) -> dict[str, Any]:
         """Collection statistics for the signatures that need them (I-Match lexicon, idf),
         from ``docs``; stored with the index and used for every later document."""
+        from .canonical import Canonicalizer
         from .signing.signer import Signer
 
         from .signing.signatures import build_context
 
-        ctx = build_context(self.config, ((d.text, d.lang) for d in docs))
+        canonicalizer = Canonicalizer(self.config)
+        ctx = build_context(canonicalizer, ((d.text, d.lang) for d in docs))
         self.engine.put_meta("context", ctx)
-        self._signer = Signer(self.config, ctx)
+        self._signer = Signer(self.config, ctx, canonicalizer=canonicalizer)
         self.engine.use_signer(self._signer)
         return ctx
 

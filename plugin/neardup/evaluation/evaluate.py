@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..canonical import strip_html
+from ..canonical import Canonicalizer, strip_html
 from ..config import Config
 from ..sketches.ragged import join, pair_count, pairs_sharing
 from ..signing.signatures import REGISTRY, build_context, needs_context
@@ -288,12 +288,16 @@ class MethodResult:
 
 
 def _sign_pairs(
-    spec: MethodSpec, prepared: list, config: Config, context: dict, thresholds: Sequence[float]
+    spec: MethodSpec,
+    prepared: list,
+    canonicalizer: Canonicalizer,
+    context: dict,
+    thresholds: Sequence[float],
 ) -> MethodResult:
     from ..signing.signatures.sketches import min_matches
 
     t0 = time.perf_counter()
-    sig = REGISTRY[spec.signature](config, context)
+    sig = REGISTRY[spec.signature](canonicalizer, context)
     part = resolve_part(sig, spec.part)
     if part is None:
         keys = [sig(p) for p in prepared]
@@ -419,11 +423,14 @@ def evaluate(
         raise EvaluationError("the corpus needs at least two documents")
     base = config or Config()
     config, engine_config = _method_configs(base, specs)
-    context = _context(config, corpus, say)
+    canonicalizer = Canonicalizer(config)  # (the settings of every method's signatures)
+    context = _context(canonicalizer, corpus, say)
 
     say("canonicalizing and shingling")
     t0 = time.perf_counter()
-    signer = Signer(config.replace(signatures=base.signatures), context)
+    signer = Signer(
+        config.replace(signatures=base.signatures), context, canonicalizer=canonicalizer
+    )
     prepared = [signer.prepare(t, l) for t, l in zip(corpus.texts, corpus.langs, strict=True)]
     prepare_seconds = time.perf_counter() - t0
 
@@ -446,7 +453,7 @@ def evaluate(
                 spec, corpus, engine_config, context, thresholds, target, engine_opts
             )
         else:
-            r = _sign_pairs(spec, prepared, config, context, thresholds)
+            r = _sign_pairs(spec, prepared, canonicalizer, context, thresholds)
         r.found = _scored(r.found, in_scope if truth == "levenshtein" else None, labelled)
         results.append(r)
 
@@ -492,12 +499,15 @@ def _engine_method(
     )
 
 
-def _context(config: Config, corpus: Corpus, say: Callable[[str], None]) -> dict | None:
-    """The collection statistics of ``corpus`` where a signature of ``config`` needs them."""
-    if not needs_context(config):
+def _context(
+    canonicalizer: Canonicalizer, corpus: Corpus, say: Callable[[str], None]
+) -> dict | None:
+    """The collection statistics of ``corpus`` (its tokens by ``canonicalizer``) where a
+    signature of ``canonicalizer.config`` needs them."""
+    if not needs_context(canonicalizer.config):
         return None
     say("collection statistics")
-    return build_context(config, zip(corpus.texts, corpus.langs, strict=True))
+    return build_context(canonicalizer, zip(corpus.texts, corpus.langs, strict=True))
 
 
 def _scope(truth: str, n_words: Sequence[int]) -> list[int]:

@@ -24,7 +24,7 @@ import importlib
 from typing import Any, Callable, Iterator, Mapping
 
 #: name -> "module:Class" of its :class:`~neardup.keys.signature.Signature` (called with
-#: config, context)
+#: the signer's canonicalizer, context)
 FACTORIES: dict[str, str] = {
     "super": "neardup.signing.signatures.supershingles:SuperShingles",
     "mega": "neardup.signing.signatures.supershingles:MegaShingles",

@@ -86,19 +86,26 @@ class Signer:
     """
 
     def __init__(
-        self, config: Config, context: dict[str, Any] | None = None, *, extended: bool = True
+        self,
+        config: Config,
+        context: dict[str, Any] | None = None,
+        *,
+        extended: bool = True,
+        canonicalizer: Canonicalizer | None = None,
     ):
         """``extended`` False leaves out the extended family's signatures (no collection
-        statistics needed): what :meth:`shingle_sets` needs, whatever the settings."""
+        statistics needed): what :meth:`shingle_sets` needs, whatever the settings.
+        ``canonicalizer``: the one of ``config`` where the caller made it (to build the
+        context); the signer holds it and makes the family's signatures with it."""
         self.config = config
-        self.canonicalizer = Canonicalizer(config)
+        self.canonicalizer = canonicalizer or Canonicalizer(config)
         self.context = context or {}
         self.extra_signatures: dict[str, Any] = {}
         #: the built-in signatures of the config, in the order their keys are stored
         self.builtin = [sig(config) for name, sig in BUILTIN.items() if name in config.signatures]
         extra = [s for s in config.signatures if s not in BUILTIN]
         for name in extra if extended else ():
-            self.extra_signatures[name] = REGISTRY[name](config, self.context)
+            self.extra_signatures[name] = REGISTRY[name](self.canonicalizer, self.context)
 
     def warm_up(self, compiled: bool = True) -> None:
         """Make now what signing makes on first use, so that worker processes forked after it

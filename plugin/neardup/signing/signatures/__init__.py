@@ -1,10 +1,12 @@
 """The signature family of the source documents, selectable by name in
 ``Config.signatures`` and stored as keyword fields ``keys.<name>``.
 
-``REGISTRY[name](config, context)`` (:mod:`neardup.keys.registry`, which maps names to classes
-without importing them) returns a :class:`~neardup.keys.signature.Signature`: a callable
-``Prepared -> np.ndarray`` of uint64 keys, with ``min_match`` (keys two documents must
-share to be candidates), ``components`` and ``parts()`` (keys per component).
+``REGISTRY[name](canonicalizer, context)`` (:mod:`neardup.keys.registry`, which maps names to
+classes without importing them; ``canonicalizer``: the signer's one
+:class:`~neardup.canonical.Canonicalizer`, whose ``config`` holds the settings) returns a
+:class:`~neardup.keys.signature.Signature`: a callable ``Prepared -> np.ndarray`` of uint64
+keys, with ``min_match`` (keys two documents must share to be candidates), ``components``
+and ``parts()`` (keys per component).
 
 =================  ==================================================  ===========  =========
 name               what                                                 min_match    context
@@ -24,9 +26,9 @@ anchor             anchor-bounded shingles, "Spamooborona" (004)        1       
 indexes built before they were named by method, are accepted as aliases
 (:mod:`neardup.keys.registry`).
 
-Signatures marked "context" need collection statistics: ``build_context(config,
+Signatures marked "context" need collection statistics: ``build_context(canonicalizer,
 ((text, lang), ...))`` over the indexed collection, stored by the engine under meta key
-``"context"`` and passed to ``Signer(config, context)``.
+``"context"`` and passed to ``Signer(config, context, canonicalizer=canonicalizer)``.
 
 The family's classes import when ``REGISTRY`` first looks one up, and ``match_probability``
 and ``match_curve`` when first named (PEP 562), so signing with the built-in signatures
@@ -43,6 +45,7 @@ from ...keys.signature import Signature
 from .stats import ContextError, collection_stats
 
 if TYPE_CHECKING:
+    from ...canonical import Canonicalizer
     from .supershingles import match_curve, match_probability
 
 
@@ -59,14 +62,15 @@ def needs_context(config) -> bool:
     return any(registry.needs_context(s) for s in config.signatures)
 
 
-def build_context(config, texts: Iterable[tuple[str, str | None]]) -> dict:
+def build_context(canonicalizer: Canonicalizer, texts: Iterable[tuple[str, str | None]]) -> dict:
     """Collection statistics (JSON-serializable) over ``(text, lang)`` of the collection.
 
-    Canonicalizes every text with ``config``'s settings; one pass, memory proportional to
-    the vocabulary. Store the result with ``engine.put_meta("context", ctx)`` and sign
-    with ``Signer(config, ctx)``.
+    Canonicalizes every text with ``canonicalizer`` (``Canonicalizer(config)``); one pass,
+    memory proportional to the vocabulary. Store the result with
+    ``engine.put_meta("context", ctx)`` and sign with
+    ``Signer(config, ctx, canonicalizer=canonicalizer)``.
     """
-    return collection_stats(config, texts)
+    return collection_stats(canonicalizer, texts)
 
 
 __all__ = [

@@ -57,7 +57,8 @@ class Anchor(Signature):
     components = ("anchor",)
     set_like = True
 
-    def __init__(self, config, context=None):
+    def __init__(self, canonicalizer, context=None):
+        config = canonicalizer.config
         self.modulus = setting(config, "anchor_modulus", 50)
         self.letters = setting(config, "anchor_letters", "", str)
         if self.modulus < 2:

@@ -63,9 +63,10 @@ class DescriptiveWords(Signature):
     name = "descriptive_words"
     components = COMPONENTS
 
-    def __init__(self, config, context=None):
+    def __init__(self, canonicalizer: Canonicalizer, context=None):
+        config = canonicalizer.config
         self.stats = Stats(context or {}, config, self.name)
-        self.canon = Canonicalizer(config)
+        self.canon = canonicalizer
         self.strip = config.strip_html
         self.top = setting(config, "sharapova_top", 6)
         self.min_tf = setting(config, "support_min_tf", 1)

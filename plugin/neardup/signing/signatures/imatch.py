@@ -55,7 +55,8 @@ class IMatch(Signature):
     name = "imatch"
     components = ("imatch",)
 
-    def __init__(self, config, context=None):
+    def __init__(self, canonicalizer, context=None):
+        config = canonicalizer.config
         stats = Stats(context or {}, config, self.name)
         self.min_terms = setting(config, "imatch_min_terms", 3)
         self.lexicon = build_lexicon(
@@ -76,8 +77,9 @@ class IMatch(Signature):
 class IMatchMulti(IMatch):
     name = "imatch_multi"
 
-    def __init__(self, config, context=None):
-        super().__init__(config, context)
+    def __init__(self, canonicalizer, context=None):
+        super().__init__(canonicalizer, context)
+        config = canonicalizer.config
         self.k = setting(config, "imatch_lexicons", 10)
         keep = setting(config, "imatch_keep", 0.67, float)
         if not 1 <= self.k <= 63 or not 0.0 < keep < 1.0:

@@ -43,7 +43,8 @@ def min_matches(threshold: float, k: int) -> tuple[int, int]:
 class Sketch(Signature):
     size = 84
 
-    def __init__(self, config, context=None):
+    def __init__(self, canonicalizer, context=None):
+        config = canonicalizer.config
         self.seed = config.seed
         self.name = f"minhash{self.size}"
         self.components = (self.name,)

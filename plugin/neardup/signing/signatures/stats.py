@@ -42,9 +42,12 @@ def canonical_settings(config) -> dict[str, Any]:
     return {k: getattr(config, k) for k in CANONICAL_SETTINGS}
 
 
-def collection_stats(config, texts: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
-    """df, cf, N and mean word length of the canonical tokens of ``(text, lang)`` pairs."""
-    canon = Canonicalizer(config)
+def collection_stats(
+    canonicalizer: Canonicalizer, texts: Iterable[tuple[str, str | None]]
+) -> dict[str, Any]:
+    """df, cf, N and mean word length of the canonical tokens (``canonicalizer``'s) of
+    ``(text, lang)`` pairs."""
+    canon, config = canonicalizer, canonicalizer.config
     df: Counter[str] = Counter()
     cf: Counter[str] = Counter()
     n_docs = n_tokens = n_chars = 0
@@ -77,9 +80,9 @@ class Stats:
         if not context or context.get("kind") != KIND:
             raise ContextError(
                 f"signature {needed_by!r} needs collection statistics: build them with "
-                "neardup.signing.signatures.build_context(config, ((text, lang) for each "
-                "document)) and open the Signer with context=... (the engine stores them "
-                "under meta key 'context')"
+                "neardup.signing.signatures.build_context(Canonicalizer(config), "
+                "((text, lang) for each document)) and open the Signer with context=... "
+                "(the engine stores them under meta key 'context')"
             )
         if context.get("version") != VERSION:
             raise ContextError(

@@ -62,7 +62,8 @@ class SuperShingles(Signature):
     name = "super"
     components = ("super",)
 
-    def __init__(self, config, context=None):
+    def __init__(self, canonicalizer, context=None):
+        config = canonicalizer.config
         self.k = setting(config, "super_k", 6)
         self.s = setting(config, "super_s", 14)
         self.r = setting(config, "super_r", 2)
@@ -83,8 +84,8 @@ class MegaShingles(SuperShingles):
     name = "mega"
     components = ("mega",)
 
-    def __init__(self, config, context=None):
-        super().__init__(config, context)
+    def __init__(self, canonicalizer, context=None):
+        super().__init__(canonicalizer, context)
         self.min_match = self.equality_min_match = 1
         self.component_min_match = {}
 

@@ -63,8 +63,8 @@ class TextStatistics(Signature):
     name = "text_stats"
     components = COMPONENTS
 
-    def __init__(self, config, context=None):
-        self.strip = config.strip_html
+    def __init__(self, canonicalizer, context=None):
+        self.strip = canonicalizer.config.strip_html
 
     def parts(self, p) -> dict[str, np.ndarray]:
         text = strip_html(p.text) if self.strip else p.text
