@@ -10,18 +10,20 @@ at the smallest size, English at the larger ones), three collections of 2N
 documents are indexed, each into a new index, each in a fresh process (``NearDup.index``,
 batches of 500):
 
-* **distinct**: 2N distinct documents: collages of real sentences of the shared corpora
+* **distinct**: 2N distinct documents: collages of 12-20 real sentences of the shared corpora
   (:mod:`benchmarks.synth`, no edited copies);
 * **exact**: N of those distinct documents, and between each two a copy of one document of
-  the corpus (the first of ``en.jsonl``, ``fa.jsonl`` or ``ru.jsonl``);
+  the corpus (of ``en.jsonl``, ``fa.jsonl`` or ``ru.jsonl``, the one whose length is nearest
+  the collages', ``COPIED_CHARS``);
 * **edited**: the same, each copy with two of its words replaced by other words of the
   corpus (every copy resembles the first at >= the threshold).
 
 The cluster rule compares a document with earlier representatives only, so the copies should
 cost no more than distinct documents: the target is a time and peak-memory ratio
 copies/distinct within 2 (``TARGET_RATIO``). Peak memory is the child process's maximum
-resident set. The table and ``copies.json`` (``--out``, default ``benchmarks/results``) carry
-the date, machine and commit.
+resident set (VmHWM); the documents are read from a file as they are indexed.
+The copied text's length is in ``copied_chars``. The table and ``copies.json`` (``--out``,
+default ``benchmarks/results``) carry the date, machine and commit.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -42,22 +43,32 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from neardup.signing.records import Document
+
 from .corpora import load, load_all
 from .provenance import provenance, provenance_line
 from .synth import Generator
+from .wholepath_stages import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 TARGET_RATIO = 2.0
 KINDS = ("distinct", "exact", "edited")
+#: Sentences of a distinct document (a collage), about 1,300 characters on average.
+SENTENCES = (12, 20)
+#: The length of the copied text: about that of the collages, so that a copy costs what a
+#: distinct document costs to read and sign; two words changed in about 200 leave each
+#: edited copy at r >= 0.8 of the first.
+COPIED_CHARS = 1300
 #: The corpora the copied text comes from.
 SOURCES = ("en", "fa", "ru")
 
 
 def collection(n: int, kind: str, source: str, seed: int = 7) -> list[dict[str, Any]]:
     """The 2n documents of one case (see the module docstring), as JSON records."""
-    gen = Generator([d for docs in load_all().values() for d in docs], seed=seed, dup_rate=0.0)
+    base = [d for docs in load_all().values() for d in docs]
+    gen = Generator(base, seed=seed, dup_rate=0.0, sentences=SENTENCES)
     gen.count = len(gen.base)  # collages only: the corpus documents are not in the stream
-    one = load(source, 1)[0]
+    one = copied_text(source)
     words = [w for w in one.text.split() if len(w) > 2]
     rng = random.Random(seed)
     out = []
@@ -76,18 +87,24 @@ def collection(n: int, kind: str, source: str, seed: int = 7) -> list[dict[str, 
     return out
 
 
+def copied_text(source: str) -> Document:
+    """The document of corpus ``source`` copied: the one whose length is nearest
+    :data:`COPIED_CHARS`, so that the copies are as long as the distinct documents."""
+    return min(load(source), key=lambda d: (abs(len(d.text) - COPIED_CHARS), d.id))
+
+
 def child(path: str, target: str, index: str | None) -> dict[str, Any]:
     """Index the records of ``path`` into ``target`` (this process): seconds, peak memory."""
     from neardup import Document, NearDup
 
-    with open(path, encoding="utf-8") as f:
-        docs = [Document(r["id"], r["text"], lang=r.get("lang")) for r in map(json.loads, f)]
     opts = {"index": index} if index else {}
     t0 = time.perf_counter()
-    with NearDup.open(target, **opts) as nd:
+    with open(path, encoding="utf-8") as f, NearDup.open(target, **opts) as nd:
+        # read as indexed: the peak is the index's, not the file's held in memory
+        docs = (Document(r["id"], r["text"], lang=r.get("lang")) for r in map(json.loads, f))
         report = nd.index(docs, progress=None)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # (KiB on Linux)
+    peak = peak_rss_mb()  # (VmHWM: ru_maxrss keeps the parent's peak across exec)
     return {
         "seconds": seconds,
         "peak_mb": peak,
@@ -154,6 +171,7 @@ def run(sizes: list[int], sources: list[str], url: str | None, log=print) -> dic
                             "source": source,
                             "kind": kind,
                             "engine": "http" if url else "embedded",
+                            "copied_chars": len(copied_text(source).text),
                             "distinct": got["distinct"],
                             "copied": got[kind],
                             "time_ratio": got[kind]["seconds"] / got["distinct"]["seconds"],

@@ -12,9 +12,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.report import html as html_module
 from neardup.report.html import (
     ReportOptions,
     build_report,
+    write_report,
     resemblance_edges,
     scan_stats,
     text_attrs,
@@ -340,3 +342,25 @@ def test_report_on_either_engine(engine_target):
         page.count('<div class="text" lang="fa" dir="rtl">') == 3
     )  # what changed, the representative, the member
     assert page.count('<details class="member"') == 3 and "1 more member not shown." in page
+
+
+def test_the_report_of_an_index_uses_its_rule_and_makes_no_signer(nd, tmp_path, monkeypatch):
+    """write_report hands the index's candidate rule (NearDup.rule) to the page: the page
+    of a NearDup makes no signer of its own, and shows what build_report alone shows."""
+    from neardup.signing.signer import Signer
+
+    made = []
+    init = Signer.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Signer, "__init__", counted)
+    write_report(nd, str(tmp_path / "report.html"))
+    assert made == []
+    t = nd.config.threshold
+    with_rule = html_module._best_earlier(nd.engine, t, nd.rule)
+    assert made == []
+    assert html_module._best_earlier(nd.engine, t, None) == with_rule
+    assert made  # (the engine alone: the rule is made there, with a signer)

@@ -29,7 +29,7 @@ def find_tokens(stream, at, words, word_at, window):
     >>> found.tolist(), cursor.tolist()
     ([3, 6, -1], [0, 6, 9])
     """
-    n_words, size, n_parts = len(word_at) - 1, len(stream), len(at)
+    n_words, size = len(word_at) - 1, len(stream)
     found = np.full(n_words, -1, dtype=np.int64)
     looked_from = np.zeros(n_words, dtype=np.int64)
     cursor = 0
@@ -39,22 +39,27 @@ def find_tokens(stream, at, words, word_at, window):
         looked_from[i] = cursor
         if n == 0:
             continue
-        a = -1
         if cursor + n <= size and (stream[cursor : cursor + n] == t).all():
             a = cursor
         else:
-            first = -1
-            j = int(np.searchsorted(at, cursor))  # the first piece token from the cursor on
-            for p in range(cursor, min(size, cursor + window + n) - n + 1):
-                if (stream[p : p + n] == t).all():
-                    first = p if first < 0 else first
-                    while j < n_parts and at[j] < p:
-                        j += 1
-                    if j < n_parts and at[j] == p:
-                        a = p
-                        break
-            a = first if a < 0 else a
+            a = _in_window(stream, at, t, cursor, window)
         found[i] = a
         if a >= 0:
             cursor = a + n
     return found, looked_from
+
+
+def _in_window(stream, at, t, cursor, window):
+    """Where word ``t`` first occurs in ``stream`` from ``cursor`` within ``window`` + its
+    length, preferring an occurrence that starts a piece token (``at``); -1 for none."""
+    n, size, n_parts = len(t), len(stream), len(at)
+    first = -1
+    j = int(np.searchsorted(at, cursor))  # the first piece token from the cursor on
+    for p in range(cursor, min(size, cursor + window + n) - n + 1):
+        if (stream[p : p + n] == t).all():
+            first = p if first < 0 else first
+            while j < n_parts and at[j] < p:
+                j += 1
+            if j < n_parts and at[j] == p:
+                return p
+    return first

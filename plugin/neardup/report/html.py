@@ -30,6 +30,7 @@ import jinja2
 from markupsafe import Markup
 
 from . import charts
+from ..matching.candidates import CandidateRule
 from ..matching.clustering import best_earlier_resemblances, tuning_low
 from ..config import Config
 from ..engines.base import ClusterRecord, Engine, StoredDoc
@@ -463,11 +464,13 @@ def build_report(
     options: ReportOptions = ReportOptions(),
     location: str | None = None,
     progress: Callable[[int], None] | None = None,
+    rule: CandidateRule | None = None,
 ) -> str:
-    """The report page as one HTML string."""
+    """The report page as one HTML string; ``rule``: the index's candidate rule (its
+    owner's, :attr:`neardup.api.NearDup.rule`; made here from the engine when not given)."""
     opts = options
     # (the keys propose pairs for the index's threshold only)
-    below = _best_earlier(engine, threshold) if threshold == engine.config.threshold else None
+    below = _best_earlier(engine, threshold, rule) if threshold == engine.config.threshold else None
     st = scan_stats(
         engine,
         threshold=threshold,
@@ -525,19 +528,20 @@ def build_report(
     )
 
 
-def _best_earlier(engine: Engine, threshold: float) -> dict[str, float]:
-    """Each document's best resemblance to an earlier one that the candidate rule proposes
-    (:func:`~neardup.matching.clustering.best_earlier_resemblances`), down to the tuning
-    chart's lowest bin."""
-    from ..matching.candidates import CandidateRule, extra_min_match
-    from ..signing.signatures import ContextError
-    from ..signing.signer import Signer
+def _best_earlier(engine: Engine, threshold: float, rule: CandidateRule | None) -> dict[str, float]:
+    """Each document's best resemblance to an earlier one that the candidate rule ``rule``
+    proposes (:func:`~neardup.matching.clustering.best_earlier_resemblances`), down to the
+    tuning chart's lowest bin."""
+    if rule is None:
+        from ..matching.candidates import extra_min_match
+        from ..signing.signatures import ContextError
+        from ..signing.signer import Signer
 
-    try:
-        signer = Signer(engine.config, engine.get_meta("context") or {})
-    except ContextError:  # (signatures that still need collection statistics: none signed yet)
-        signer = None
-    rule = CandidateRule(engine.config, extra_min_match(signer))
+        try:
+            signer = Signer(engine.config, engine.get_meta("context") or {})
+        except ContextError:  # (signatures that still need collection statistics)
+            signer = None
+        rule = CandidateRule(engine.config, extra_min_match(signer))
     return best_earlier_resemblances(engine, rule, tuning_low(threshold))
 
 
@@ -560,6 +564,7 @@ def write_report(
         options=options,
         location=redact(nd.engine.location),
         progress=progress,
+        rule=nd.rule,
     )
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
