@@ -9,9 +9,14 @@ classes are read with :mod:`ast`, nothing is imported."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
+import pytest
+
 import neardup
+from neardup.engines.elastic.engine import ElasticEngine
+from neardup.engines.embedded import EmbeddedEngine
 
 ROOT = Path(neardup.__file__).resolve().parent
 ENGINES = {
@@ -79,3 +84,39 @@ def test_no_engine_class_is_a_wall_of_forwards():
     }
     over = {name: f for name, f in found.items() if len(f) > MOST_FORWARDS}
     assert not over, f"more than {MOST_FORWARDS} single-statement forwards: {over}"
+
+
+def _embedded() -> EmbeddedEngine:
+    return EmbeddedEngine(":memory:")
+
+
+def _elastic() -> ElasticEngine:
+    return ElasticEngine("http://localhost:9200", "docs")  # (nothing is sent when made)
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "where"),
+    [
+        (_embedded, "commit_every", "engine.connection.commit_every"),
+        (_elastic, "paging", "engine.ix.paging"),
+        (_elastic, "lease_times", "engine.ix.lease_times"),
+        (_elastic, "index_setup", "engine.ix.index_setup"),
+    ],
+)
+def test_a_setting_its_part_holds_cannot_be_set_on_the_engine(make, name, where):
+    """Set on the engine, a setting its part holds would be silently unused: it is refused,
+    naming the part."""
+    engine = make()
+    before = dict(vars(engine))
+    with pytest.raises(AttributeError, match=re.escape(where)):
+        setattr(engine, name, None)
+    assert vars(engine) == before
+
+
+@pytest.mark.parametrize("make", [_embedded, _elastic])
+def test_an_engine_sets_only_what_it_declares(make):
+    engine = make()
+    with pytest.raises(AttributeError, match="holds no 'serach_ready'"):
+        engine.serach_ready = True  # a misspelt name
+    engine.on_wait = print  # what it declares is set as before
+    assert engine.on_wait is print

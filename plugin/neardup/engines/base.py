@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
+import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
@@ -252,6 +254,29 @@ class Engine(abc.ABC):
     #: whether writes and candidate searches wait on a server (an HTTP engine): a run then
     #: signs the next batch meanwhile (:func:`neardup.indexing.workers.signed_ahead`)
     writes_wait_on_a_server: bool = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set only what the engine holds: the names its classes declare (annotations,
+        attributes, properties). A setting held by one of its parts (``engine.ix.paging``,
+        ``engine.connection.commit_every``) set on the engine would otherwise be silently
+        unused; it is refused, naming the part that holds it.
+
+        >>> from neardup.engines.embedded import EmbeddedEngine
+        >>> EmbeddedEngine(":memory:").commit_every = 0.0
+        Traceback (most recent call last):
+        ...
+        AttributeError: EmbeddedEngine holds no 'commit_every': it is engine.connection.commit_every
+        """
+        if name not in _declared(type(self)):
+            # a part's own attributes (values such as strings have none)
+            parts = [p for p, held in vars(self).items() if name in getattr(held, "__dict__", {})]
+            where = (
+                f": it is engine.{parts[0]}.{name}"
+                if parts
+                else " (what an engine holds is declared on its class)"
+            )
+            raise AttributeError(f"{type(self).__name__} holds no {name!r}{where}")
+        super().__setattr__(name, value)
 
     def open(self, config: Config | None = None, *, create: bool = True) -> Config:
         """Open the index; create it with ``config`` (default settings) if absent.
@@ -494,3 +519,10 @@ class Engine(abc.ABC):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+@functools.cache
+def _declared(cls: type) -> frozenset[str]:
+    """The names the classes of ``cls`` declare: annotated, or defined (methods, properties,
+    defaults)."""
+    return frozenset(name for c in cls.__mro__ for name in (*inspect.get_annotations(c), *vars(c)))

@@ -63,6 +63,15 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
     # is created or ``setup`` (``neardup init``) asks to install templates and pipeline
     # again: reading commands need read privileges only.
     _create_hint = "run 'neardup init' or 'neardup index' to create it"
+    # -- what it holds (set by __init__; no other name can be set, Engine.__setattr__) ----------
+    ix: Index
+    index: str
+    url: str
+    clusters_index: str
+    state_index: str
+    setup: SetUp
+    sessions: Sessions
+    attaching: Attach
 
     def __init__(
         self,

@@ -49,9 +49,10 @@ class Reads:
 
     ix: Index
     sessions: Sessions
+    _order_type_read: tuple[str | None] | None  # (read once: _order_type)
 
     def __init__(self) -> None:
-        self._order_type_read: tuple[str | None] | None = None  # (read once: _order_type)
+        self._order_type_read = None
 
     def use_signer(self, signer: Signer) -> None:
         self.ix.shingle_sets.use(signer)

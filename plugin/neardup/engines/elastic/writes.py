@@ -47,14 +47,16 @@ class Writes:
     ix: Index
     setup: SetUp
     sessions: Sessions
+    #: ids :meth:`~.attach.Attach.unsigned_documents` read from the adopted index and
+    #: :meth:`put` has not written yet: signed by an update of the document the index
+    #: holds, never re-created
+    held: set[str]
+    #: the thread :meth:`start_put` sends from (made when first needed)
+    _sender: ThreadPoolExecutor | None
 
     def __init__(self) -> None:
-        #: ids :meth:`~.attach.Attach.unsigned_documents` read from the adopted index and
-        #: :meth:`put` has not written yet: signed by an update of the document the index
-        #: holds, never re-created
-        self.held: set[str] = set()
-        #: the thread :meth:`start_put` sends from (made when first needed)
-        self._sender: ThreadPoolExecutor | None = None
+        self.held = set()
+        self._sender = None
 
     def put(
         self,

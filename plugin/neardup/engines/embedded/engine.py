@@ -88,6 +88,13 @@ class EmbeddedEngine(Clusters, Engine):
     leaving both to those (the default: ``index`` and ``clusters`` never pay for search)."""
 
     backend = "embedded (SQLite)"
+    # -- what it holds (set by __init__; no other name can be set, Engine.__setattr__) ----------
+    connection: Connection
+    postings: Postings
+    fulltext_index: FullText
+    path: str
+    fulltext: bool
+    search_ready: bool
     _rebuild_hint = (
         "re-sign by indexing the source documents again into a new file "
         "(neardup index SOURCE -e new.db)"
