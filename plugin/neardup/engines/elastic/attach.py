@@ -62,8 +62,9 @@ class Attach:
 
     def preflight(self, mappings: dict[str, Any], layout: Layout, config: Config) -> None:
         """Everything ``attach`` needs, checked before it changes anything: ``_source``, the
-        index's blocks and field limit, and the clusters and state indices (absent, or
-        neardup's own)."""
+        index's blocks and field limit, the clusters and state indices (absent, or
+        neardup's own), and the privileges of bulk requests
+        (:meth:`~.setup.SetUp.check_bulk`) and refreshes (a refresh of the index)."""
         problem = source_problem(self.ix.location, mappings, layout.text or "")
         if problem:
             raise EngineError(problem)
@@ -89,7 +90,9 @@ class Attach:
             if problem:
                 raise EngineError(problem)
         self.setup.check_own(self.ix.clusters, "clusters")
-        self.setup.check_own(self.ix.state, "state")
+        if self.setup.check_own(self.ix.state, "state") is None:
+            self.setup.check_bulk(self.ix.state)
+        self.ix.retry.call("refresh", self.ix.client.indices.refresh, index=self.ix.name)
 
     def resume(self, layout: Layout) -> None:
         """Attach again an index attached (or built) before, now open: its stored layout must

@@ -75,6 +75,9 @@ class Sessions:
         #: (:meth:`~.writes.Writes.start_put`): settled before any other write, a refresh,
         #: a hand-over of the lease, and a read of its ids
         self.in_flight: PendingPut | None = None
+        #: whether a refresh, which every writer's turn ends with, was granted: the first
+        #: turn refreshes before it takes the lease, so a refused refresh stops it unchanged
+        self._refresh_checked = False
 
     def remember_written(self, seqs: dict[str, int], refused: set[str]) -> None:
         """Documents this session stored (id -> arrival number; ``refused`` not stored), as
@@ -151,6 +154,9 @@ class Sessions:
     def _take_lease(self) -> None:
         """Take the lease (waiting for another writer's), and start what a holder knows: the
         next arrival number, and in a run (:meth:`writes_in_a_row`) the documents matched here."""
+        if not self._refresh_checked:  # (refused here, a role without it writes nothing)
+            self.refresh()
+            self._refresh_checked = True
         lease = self.lease_of()
         lease.acquire()
         lease.keep_alive()

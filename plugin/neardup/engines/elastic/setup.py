@@ -17,6 +17,9 @@ from . import templates
 from .layout import Layout
 from .index import Index, utc_now
 
+#: The id of :meth:`SetUp.check_bulk`'s delete: no document of neardup's has it.
+CHECK_ID = "neardup-privilege-check"
+
 
 class SetUp:
     """The set-up of ``ix``'s indices, templates and pipeline (its steps told in
@@ -73,7 +76,9 @@ class SetUp:
         cluster that refuses to create indices refuses it before any template is installed;
         a new documents index the cluster refuses takes its templates and pipeline away."""
         self.check_own(self.ix.clusters, "clusters")
-        self.ensure_state_index()
+        state_exists = self.check_own(self.ix.state, "state") is not None
+        self.check_first(use_pipeline, state_exists)
+        self.ensure_state_index(state_exists)
         pipe = self._install(server, use_pipeline)
         if new:
             try:
@@ -133,6 +138,52 @@ class SetUp:
             assert self.ix.opened is not None
             self.ix.opened.check_same(Config.from_dict(theirs["config"]), self.ix.location)
             self.ix.meta = theirs
+
+    def check_first(self, use_pipeline: bool, state_exists: bool) -> None:
+        """Ask first, with requests that need the privileges of :meth:`set_up`'s steps and
+        change nothing, so a role without one is refused before anything is made: the
+        cluster's health (``cluster:monitor/health``), the pipeline and the documents template
+        read by name (the privileges that manage them), the settings document read (the
+        state index's document privileges) and, while the state index does not exist,
+        :meth:`check_bulk`."""
+        self.ix.retry.call("cluster health", self.ix.client.cluster.health)
+        gets = [
+            (
+                "get index template",
+                self.ix.client.indices.get_index_template,
+                {"name": templates.documents_template_name(self.ix.name)},
+            ),
+            (
+                "read settings",
+                self.ix.client.get,
+                {"index": self.ix.state, "id": templates.SETTINGS_ID},
+            ),
+        ]
+        if use_pipeline:
+            pipe = templates.pipeline_id(self.ix.name)
+            gets.insert(
+                0, ("get ingest pipeline", self.ix.client.ingest.get_pipeline, {"id": pipe})
+            )
+        for what, fn, kw in gets:
+            try:
+                self.ix.retry.call(what, fn, **kw, ok_status=(404,))
+            except Exception as e:  # noqa: BLE001
+                if status_of(e) != 404:
+                    raise
+        if not state_exists:
+            self.check_bulk(self.ix.state)
+
+    def check_bulk(self, index: str) -> None:
+        """A bulk request that deletes a document from ``index``, an index that does not exist
+        yet (a delete never creates one), by an id neardup never stores: the cluster checks
+        the bulk privilege (OpenSearch writes every document through it) and changes
+        nothing."""
+        actions = [{"_op_type": "delete", "_index": index, "_id": CHECK_ID}]
+        self.ix.retry(
+            "bulk",
+            lambda: self.ix.helpers.bulk(self.ix.client, actions, raise_on_error=False),
+            index=index,
+        )
 
     def _install(self, server: Server, use_pipeline: bool) -> str | None:
         """Pipeline (optional) and both templates; PUT is idempotent."""
@@ -242,10 +293,10 @@ class SetUp:
                 f"{self.ix.url}: cannot create {what} {index}: {describe(e)}"
             ) from None
 
-    def ensure_state_index(self) -> None:
+    def ensure_state_index(self, exists: bool | None = None) -> None:
         """The state index (write lease, settings), created with its own mapping if absent;
-        one that exists must be neardup's own."""
-        if self.check_own(self.ix.state, "state") is not None:
+        one that exists must be neardup's own (``exists``: already checked)."""
+        if exists or (exists is None and self.check_own(self.ix.state, "state") is not None):
             return
         body = templates.state_index_body()
         try:
