@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from benchmarks.persian import all_joined, all_spaces, mixed
 from neardup import Config, Document, NearDup
-from neardup.canonical import search_text, tokens_with_offsets
+from neardup.canonical import Canonicalizer, search_text, tokens_with_offsets
 from neardup.cli import main
 from neardup.comparison.highlight import shared_passages, shingle_spans
 from neardup.report.html import ReportOptions, build_report
@@ -131,7 +131,7 @@ def test_search_after_update_and_delete_keeps_the_index_consistent(search_index)
 
 def test_tokens_keep_their_raw_spans():
     text = "The <b>cat</b> sat.\nدانش آموزان و كتاب‌ها docu-\nment"
-    toks, lang = tokens_with_offsets(text, Config())
+    toks, lang = tokens_with_offsets(text, Canonicalizer(Config()))
     assert [t.text for t in toks] == Signer(Config()).canonicalizer.tokens(text)
     spans = {t.text: text[t.start : t.end] for t in toks if t.text.isascii()}
     assert spans == {"cat": "<b>cat</b>", "sat": "sat.", "document": "docu-\nment"}
@@ -144,7 +144,7 @@ def test_tokens_keep_their_raw_spans():
 )
 def test_highlighted_shingles_are_the_signed_ones(config):
     for text in TEXTS[:3] + ["Сохраните файл на диске, пожалуйста, сегодня же вечером"]:
-        seq, spans = shingle_spans(text, config)
+        seq, spans = shingle_spans(text, Canonicalizer(config))
         assert np.array_equal(np.unique(seq), Signer(config).sign(text).shingles) and len(
             spans
         ) == len(seq)
@@ -159,7 +159,7 @@ def _marked_share(html_text: str) -> float:
 def test_a_persian_copy_with_resemblance_one_is_fully_highlighted():
     for text in TEXTS:
         copy = mixed(all_spaces(text), random.Random(3))
-        d = shared_passages(text, copy, Config(), "fa", "fa", max_words=None)
+        d = shared_passages(text, copy, Canonicalizer(Config()), "fa", "fa", max_words=None)
         assert (
             d.shared_share == 1.0
             and _marked_share(d.a_html) == 1.0
@@ -169,7 +169,9 @@ def test_a_persian_copy_with_resemblance_one_is_fully_highlighted():
 
 def test_partial_copies_mark_only_the_shared_passage():
     text, other = TEXTS[0], TEXTS[1]
-    d = shared_passages(text, all_spaces(text) + "\n" + other, Config(), "fa", "fa", max_words=None)
+    d = shared_passages(
+        text, all_spaces(text) + "\n" + other, Canonicalizer(Config()), "fa", "fa", max_words=None
+    )
     assert 0.2 < d.shared_share < 0.9 and _marked_share(d.a_html) == 1.0
 
 
@@ -227,9 +229,9 @@ def test_shared_passage_texts_are_the_raw_text_of_the_shared_part():
 
     other = "Совсем другой текст о погоде в Москве и о снеге на улицах города сегодня"
     a = TEXTS[4] + "\n\n" + other
-    passages = shared_passage_texts(a, all_spaces(TEXTS[4]), Config(), "fa", "fa")
+    passages = shared_passage_texts(a, all_spaces(TEXTS[4]), Canonicalizer(Config()), "fa", "fa")
     assert passages == [" ".join(TEXTS[4].split())]
-    assert shared_passage_texts(other, TEXTS[4], Config()) == []
+    assert shared_passage_texts(other, TEXTS[4], Canonicalizer(Config())) == []
 
 
 @pytest.mark.parametrize("i", range(len(TEXTS)))
@@ -242,9 +244,10 @@ def test_shared_passages_from_a_signed_documents_shingles_are_the_same(i):
     config = Config()
     b = all_spaces(TEXTS[i]) + " " + TEXTS[(i + 1) % len(TEXTS)]
     a = TEXTS[i] + "\n\n" + "Совсем другой текст о погоде в Москве и о снеге на улицах"
-    signed = Signer(config).sign(Document("b", b))
-    assert shared_passage_texts(a, b, config) == shared_passage_texts(
-        a, b, config, shingles_b=signed.shingles
+    signer = Signer(config)
+    signed = signer.sign(Document("b", b))
+    assert shared_passage_texts(a, b, signer.canonicalizer) == shared_passage_texts(
+        a, b, signer.canonicalizer, shingles_b=signed.shingles
     )
 
 
@@ -319,7 +322,7 @@ def test_alignment_fast_path_gives_the_reference_spans():
         texts += [d["text"] for d in corpus(name, limit=60)]
     config = Config()
     for text in texts:
-        words, pieces, _ = tokens_and_pieces(text, config)
+        words, pieces, _ = tokens_and_pieces(text, Canonicalizer(config))
         want = align_reference(words, pieces, len(text))
         assert align(words, pieces, len(text)) == want
         assert align_python(words, pieces, len(text)) == want

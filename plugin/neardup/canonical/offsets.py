@@ -27,7 +27,7 @@ from ..sketches.ragged import offsets_of, row_positions
 from .letters import code_point_table
 
 if TYPE_CHECKING:
-    from .canonicalizer import Canonical
+    from .canonicalizer import Canonical, Canonicalizer
 
 _PIECE = re.compile(r"\S+")
 #: How far ahead (in characters of the piece tokens) a token is looked for.
@@ -48,35 +48,44 @@ def _piece_canonicalizer(config: Config):
 
 
 def tokens_with_offsets(
-    text: str, config: Config, lang: str | None = None
+    text: str, canonicalizer: Canonicalizer, lang: str | None = None
 ) -> tuple[list[Token], str]:
-    """The canonical tokens of ``text`` (those of ``Canonicalizer(config).canonicalize``)
-    with their raw spans, and the document language."""
-    words, starts, ends, doc_lang = token_spans(text, config, lang)
+    """The canonical tokens of ``text`` (those of ``canonicalizer.canonicalize``) with their
+    raw spans, and the document language."""
+    words, starts, ends, doc_lang = token_spans(text, canonicalizer, lang)
     return [Token(w, s, e) for w, s, e in zip(words, starts, ends, strict=True)], doc_lang
 
 
 def token_spans(
-    text: str, config: Config, lang: str | None = None, canonical: Canonical | None = None
+    text: str,
+    canonicalizer: Canonicalizer,
+    lang: str | None = None,
+    canonical: Canonical | None = None,
 ) -> tuple[list[str], array, array, str]:
     """:func:`tokens_with_offsets` as the tokens, their raw starts and their raw ends (two
     ``array('q')``), and the document language: a few bytes per token beyond its text, so
     long documents are explained in memory proportional to their words. ``canonical``: the
-    text's canonical tokens and language under ``config``, where the caller made them."""
-    words, pieces, doc_lang = tokens_and_pieces(text, config, lang, canonical)
+    text's canonical tokens and language (``canonicalizer``'s), where the caller made them."""
+    words, pieces, doc_lang = tokens_and_pieces(text, canonicalizer, lang, canonical)
     starts, ends = align(words, pieces, len(text))
     return words, starts, ends, doc_lang
 
 
 def tokens_and_pieces(
-    text: str, config: Config, lang: str | None = None, canonical: Canonical | None = None
+    text: str,
+    canonicalizer: Canonicalizer,
+    lang: str | None = None,
+    canonical: Canonical | None = None,
 ) -> tuple[list[str], Pieces, str]:
-    """The canonical tokens of ``text`` (``canonical``'s, where given), its piece tokens
-    (:func:`piece_tokens`) and the document language: what :func:`align` aligns."""
-    from .canonicalizer import Canonicalizer
-
-    canon = canonical or Canonicalizer(config).canonicalize(text, lang)
-    return list(canon.tokens), piece_tokens(text, config, canon.lang), canon.lang
+    """The canonical tokens of ``text`` (``canonical``'s, where given, else
+    ``canonicalizer``'s), its piece tokens (:func:`piece_tokens`, under the canonicalizer's
+    config) and the document language: what :func:`align` aligns."""
+    canon = canonical or canonicalizer.canonicalize(text, lang)
+    return (
+        list(canon.tokens),
+        piece_tokens(text, canonicalizer.config, canon.lang),
+        canon.lang,
+    )
 
 
 def piece_tokens_reference(text: str, config: Config, lang: str) -> Pieces:

@@ -115,7 +115,7 @@ def compare(signer: Signer, da: Document, db: Document) -> Comparison:
     passages = shared_passage_texts(
         da.text,
         db.text,
-        c,
+        signer.canonicalizer,
         da.lang or sa.lang,
         db.lang or sb.lang,
         shingles_b=sb.shingles,

@@ -18,9 +18,8 @@ import re
 
 import numpy as np
 
-from ..canonical.canonicalizer import Canonical
+from ..canonical.canonicalizer import Canonical, Canonicalizer
 from ..canonical.offsets import token_spans
-from ..config import Config
 from ..sketches.hashing import U64, hash_strings
 from ..sketches.shingles import char_units, combine
 from .worddiff import WordDiff
@@ -29,12 +28,16 @@ _WORD = re.compile(r"\S+")
 
 
 def shingle_spans(
-    text: str, config: Config, lang: str | None = None, canonical: Canonical | None = None
+    text: str,
+    canonicalizer: Canonicalizer,
+    lang: str | None = None,
+    canonical: Canonical | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The shingle hashes of ``text`` in document order (those the signer stores) and the raw
     span of each, as an (n, 2) array of (start, end); ``canonical``: the text's canonical
     tokens and language, where the caller made them."""
-    words, starts, ends, doc_lang = token_spans(text, config, lang, canonical)
+    config = canonicalizer.config
+    words, starts, ends, doc_lang = token_spans(text, canonicalizer, lang, canonical)
     if not words:
         return np.empty(0, dtype=U64), np.empty((0, 2), dtype=np.int64)
     tok_start, tok_end = np.frombuffer(starts, dtype=np.int64), np.frombuffer(ends, dtype=np.int64)
@@ -60,14 +63,14 @@ def shingle_spans(
 
 def shared_spans(
     text: str,
-    config: Config,
+    canonicalizer: Canonicalizer,
     other: np.ndarray,
     lang: str | None = None,
     canonical: Canonical | None = None,
 ) -> list[tuple[int, int]]:
     """Merged raw spans of the shingles of ``text`` whose hashes are in ``other`` (sorted or
     not); ``canonical``: as in :func:`shingle_spans`."""
-    seq, spans = shingle_spans(text, config, lang, canonical)
+    seq, spans = shingle_spans(text, canonicalizer, lang, canonical)
     return merge(spans[np.isin(seq, other)])
 
 
@@ -122,7 +125,7 @@ def render(
 def shared_passages(
     a: str,
     b: str,
-    config: Config,
+    canonicalizer: Canonicalizer,
     lang_a: str | None = None,
     lang_b: str | None = None,
     max_words: int | None = 2000,
@@ -134,13 +137,14 @@ def shared_passages(
     ``shingles_b``: the texts' shingle hashes as stored (made here when not given). Only the first
     ``max_words`` words of each are spanned (and a margin, so every shown word's shingles
     are whole): memory follows what is shown, not the length of the texts."""
-    set_a = shingles_a if shingles_a is not None else shingle_spans(a, config, lang_a)[0]
-    set_b = shingles_b if shingles_b is not None else shingle_spans(b, config, lang_b)[0]
+    config = canonicalizer.config
+    set_a = shingles_a if shingles_a is not None else shingle_spans(a, canonicalizer, lang_a)[0]
+    set_b = shingles_b if shingles_b is not None else shingle_spans(b, canonicalizer, lang_b)[0]
     # (a shingle's tokens can lie farther apart than its width in words: stop words between
     # them are dropped, compounds written apart are one token)
     margin = max(200, 4 * max(config.shingle_size_for(lang) for lang in ("fa", "ru", "en", None)))
-    ma = _marked(_prefix(a, max_words, margin), config, lang_a, set_b)
-    mb = _marked(_prefix(b, max_words, margin), config, lang_b, set_a)
+    ma = _marked(_prefix(a, max_words, margin), canonicalizer, lang_a, set_b)
+    mb = _marked(_prefix(b, max_words, margin), canonicalizer, lang_b, set_a)
     html_a, _, words_a, cut_a = render(a, ma, max_words)
     html_b, shared_b, words_b, cut_b = render(b, mb, max_words)
     return WordDiff(
@@ -170,17 +174,17 @@ def _prefix(text: str, max_words: int | None, margin: int) -> str:
 
 
 def _marked(
-    text: str, config: Config, lang: str | None, other: np.ndarray
+    text: str, canonicalizer: Canonicalizer, lang: str | None, other: np.ndarray
 ) -> list[tuple[int, int]]:
     """Merged raw spans of the shingles of ``text`` that are in ``other``."""
-    seq, spans = shingle_spans(text, config, lang)
+    seq, spans = shingle_spans(text, canonicalizer, lang)
     return merge(spans[np.isin(seq, other)])
 
 
 def shared_passage_texts(
     a: str,
     b: str,
-    config: Config,
+    canonicalizer: Canonicalizer,
     lang_a: str | None = None,
     lang_b: str | None = None,
     *,
@@ -194,6 +198,6 @@ def shared_passage_texts(
     mapped back to its raw text; ``canonical_a``: ``a``'s canonical tokens and language,
     where the caller made them."""
     if shingles_b is None:
-        shingles_b = np.unique(shingle_spans(b, config, lang_b)[0])
-    spans = shared_spans(a, config, shingles_b, lang_a, canonical_a)
+        shingles_b = np.unique(shingle_spans(b, canonicalizer, lang_b)[0])
+    spans = shared_spans(a, canonicalizer, shingles_b, lang_a, canonical_a)
     return [" ".join(a[s:e].split()) for s, e in spans]

@@ -32,7 +32,7 @@ from markupsafe import Markup
 from . import charts
 from ..matching.candidates import CandidateRule
 from ..matching.clustering import best_earlier_resemblances, tuning_low
-from ..config import Config
+from ..canonical import Canonicalizer
 from ..engines.base import ClusterRecord, Engine, StoredDoc
 from ..comparison.highlight import shared_passages
 from ..runtime.redact import redact
@@ -344,13 +344,17 @@ def _charts(
 
 
 def _cluster_view(
-    rank: int, rec: ClusterRecord, docs: dict[str, StoredDoc], opts: ReportOptions, config: Config
+    rank: int,
+    rec: ClusterRecord,
+    docs: dict[str, StoredDoc],
+    opts: ReportOptions,
+    canonicalizer: Canonicalizer,
 ) -> _ClusterView:
     """One cluster's shown members with their resemblance to the representative and word diff."""
     rep = docs.get(rec.representative_id)
     shown = [m for m in rec.members if m != rec.representative_id][: opts.members]
     members = [
-        _member(rep, docs[mid], opts, config)
+        _member(rep, docs[mid], opts, canonicalizer)
         for mid in shown
         if docs.get(mid) is not None and rep is not None
     ]
@@ -375,14 +379,16 @@ def _title_and_lang(rec: ClusterRecord, rep: StoredDoc | None) -> tuple[str, str
     return title, lang
 
 
-def _member(rep: StoredDoc, d: StoredDoc, opts: ReportOptions, config: Config) -> _Member:
+def _member(
+    rep: StoredDoc, d: StoredDoc, opts: ReportOptions, canonicalizer: Canonicalizer
+) -> _Member:
     """Member ``d`` as shown under representative ``rep``: resemblance, containment, the
     passages they share and the words that changed."""
     sim = similarity(rep.shingles, d.shingles)
     diff = shared_passages(
         rep.text or "",
         d.text or "",
-        config,
+        canonicalizer,
         rep.lang,
         d.lang,
         max_words=opts.max_words,
@@ -485,9 +491,10 @@ def build_report(
     stored = stored[: opts.max_clusters]
     clusters = stored or tag_cluster_records(st, engine, opts.top)
     langs = sorted(st.by_lang, key=lambda k: -st.by_lang[k][0])
+    canonicalizer = Canonicalizer(engine.config)  # (the shared passages of every cluster)
     views = [
         _cluster_view(
-            rank, rec, engine.get(_shown_ids(rec, opts.members), text=True), opts, engine.config
+            rank, rec, engine.get(_shown_ids(rec, opts.members), text=True), opts, canonicalizer
         )
         for rank, rec in enumerate(clusters[: opts.top], 1)
     ]
