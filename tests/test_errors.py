@@ -53,7 +53,7 @@ def test_every_exception_class_has_the_one_root():
         ("neardup.evaluation.corpus.EvaluationError", InvalidInput, ValueError),
         ("neardup.signing.signatures.stats.ContextError", ConfigError, ValueError),
         ("neardup.engines.base.EngineError", EngineError, RuntimeError),
-        ("neardup.engines.elastic.calls.BulkRefused", EngineError, RuntimeError),
+        ("neardup.engines.elastic.pager_and_bulk.BulkRefused", EngineError, RuntimeError),
         ("neardup.engines.elastic.lease.LeaseLost", EngineError, RuntimeError),
         ("neardup.dashboards.fields.DashboardError", EngineError, RuntimeError),
     ],

@@ -16,7 +16,7 @@ Beside them: :mod:`.options` (the engine's settings, a record a concern), :mod:`
 (where a document's fields are), :mod:`.templates` (the names, templates, pipeline and
 settings document of an index) and :mod:`.dsl` (the request bodies of reads and writes),
 both pure functions, :mod:`.hits` (response bodies parsed into records),
-:mod:`.calls` (one pager, one bulk streamer), :mod:`.lease` (the lease document) and
+:mod:`.pager_and_bulk` (one pager, one bulk streamer), :mod:`.lease` (the lease document) and
 :mod:`.key_match` (candidate queries answered in memory by the engine query's rule).
 Clients, credentials and TLS are :mod:`neardup.engines.transport`'s, shared with the
 dashboards' installer.

@@ -18,7 +18,7 @@ import numpy as np
 from ..base import Candidate, CandidateQuery, EngineError
 from . import dsl
 from .hits import candidate_of, entry_of, error_reason, missing_shards, neardup_part
-from .calls import chunks
+from .pager_and_bulk import chunks
 from .index import Index
 from .key_match import KeyMatcher, merged
 from .sessions import Sessions

@@ -20,7 +20,7 @@ from ..stored_shingles import ShingleCache, StoredShingles
 from ..transport import Backoff, Retrying, Server, connect, split_credentials
 from . import templates
 from .layout import OWN
-from .calls import BulkStreamer, Pager
+from .pager_and_bulk import BulkStreamer, Pager
 from .options import DEFAULT_RETRY, IndexSetup, LeaseTimes, Paging
 from .options import Connection as ConnectionSettings
 

@@ -33,7 +33,7 @@ from .hits import (
     tag_row,
     tags_of,
 )
-from .calls import chunks
+from .pager_and_bulk import chunks
 from .index import Index, set_key
 from .sessions import Sessions
 

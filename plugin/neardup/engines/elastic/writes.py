@@ -1,7 +1,7 @@
 """Writes of the HTTP engine: documents stored (checked first, so the engine never refuses a
 whole request for one of them), tags updated, documents deleted and clusters replaced, each
 inside a write session (:mod:`.sessions`) and sent through
-:class:`~neardup.engines.elastic.calls.BulkStreamer` (``_id`` = document id, so retries are
+:class:`~neardup.engines.elastic.pager_and_bulk.BulkStreamer` (``_id`` = document id, so retries are
 idempotent); refused documents come back as Failures, none dropped.
 """
 
@@ -16,7 +16,7 @@ from ..base import ClusterRecord, Failure, PendingPut, PreparedBatch, Tags
 from ..stored_shingles import column
 from . import dsl
 from .hits import found_seq
-from .calls import chunks, document_problem
+from .pager_and_bulk import chunks, document_problem
 from .index import Index, utc_now, set_key
 from .key_match import Entry
 from .sessions import Sessions
@@ -25,7 +25,8 @@ from .setup import SetUp
 
 def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
     """The documents to send, and a Failure for each that would make the engine refuse a
-    whole request (:func:`~neardup.engines.elastic.calls.document_problem`): refused here, alone."""
+    whole request (:func:`~neardup.engines.elastic.pager_and_bulk.document_problem`):
+    refused here, alone."""
     good, failures = [], []
     for s in docs:
         d = s.doc
