@@ -511,17 +511,12 @@ class NearDup:
         ``all``, ``unique`` (representatives only: the deduplicated collection, in which
         every dropped document has a kept one with resemblance >= t) or ``duplicates``."""
         from .io.records import export_record
-        from .matching.tagging import is_representative
+        from .matching.tagging import Selection
 
-        if which not in ("all", "unique", "duplicates"):
-            raise ValueError(f"which must be all, unique or duplicates, not {which!r}")
+        selection = Selection.of(which)
         for d in self.engine.scan(text=True, batch_size=batch_size):
-            rep = is_representative(d.tags)
-            if (which == "unique" and not rep) or (
-                which == "duplicates" and (rep or d.tags is None)
-            ):
-                continue
-            yield export_record(d)
+            if selection.keeps(d.tags):
+                yield export_record(d)
 
     # -- N-to-N ------------------------------------------------------------------------------
     def pairs(

@@ -28,6 +28,7 @@ Tags(cluster_id='a', dup_of='a', max_resemblance=0.95, is_duplicate=True)
 
 from __future__ import annotations
 
+import enum
 import heapq
 from typing import Iterable, Sequence
 
@@ -68,6 +69,39 @@ def assign(doc_id: str, best: tuple[float, int, str] | None) -> Tags:
 
 def is_representative(tags: Tags | None) -> bool:
     return tags is not None and not tags.is_duplicate
+
+
+class Selection(str, enum.Enum):
+    """Which stored documents an export keeps, by their tags: ``all``; ``unique``, the
+    representatives (the deduplicated collection: every document left out has a kept one it
+    resembles at >= t); ``duplicates``, the members.
+
+    >>> Selection.of("unique").keeps(Tags(cluster_id="a"))
+    True
+    >>> Selection.of("duplicates").keeps(None)  # an untagged document is no member
+    False
+    >>> Selection.of("copies")
+    Traceback (most recent call last):
+    ValueError: which must be all, unique or duplicates, not 'copies'
+    """
+
+    ALL = "all"
+    UNIQUE = "unique"
+    DUPLICATES = "duplicates"
+
+    @classmethod
+    def of(cls, which: str) -> Selection:
+        try:
+            return cls(which)
+        except ValueError:
+            raise ValueError(f"which must be all, unique or duplicates, not {which!r}") from None
+
+    def keeps(self, tags: Tags | None) -> bool:
+        if self is Selection.UNIQUE:
+            return is_representative(tags)
+        if self is Selection.DUPLICATES:
+            return tags is not None and tags.is_duplicate
+        return True
 
 
 class Tagger:
