@@ -14,7 +14,14 @@ import pytest
 from neardup.config import SIGNATURE_VERSION, Config, ConfigMismatch
 from neardup.engines.elastic import templates
 from neardup.engines.elastic.layout import Layout, OWN, TEXT_LANGS
-from neardup.engines.base import CandidateQuery, ClusterRecord, EngineError, KeyGroup, Tags
+from neardup.engines.base import (
+    CandidateQuery,
+    ClusterRecord,
+    EngineError,
+    KeyGroup,
+    NativeQuery,
+    Tags,
+)
 from neardup.engines.elastic import ElasticEngine
 from neardup.engines.stored_shingles import column
 from neardup.engines.embedded import EmbeddedEngine
@@ -393,11 +400,13 @@ def test_fulltext_search_and_collapse(pair):
     assert hits and all(
         "[river]" in x.snippet.lower() or "river" in (x.title or "") for x in hits[:3]
     )
-    assert h.search({"term": {"neardup.id": "d05"}})[0].id == "d05"
+    assert h.search(NativeQuery({"term": {"neardup.id": "d05"}}))[0].id == "d05"
     assert [
         x.id
         for x in h.search(
-            {"query": {"ids": {"values": ["d04", "d07"]}}, "sort": [{"neardup.seq": "asc"}]}
+            NativeQuery(
+                {"query": {"ids": {"values": ["d04", "d07"]}}, "sort": [{"neardup.seq": "asc"}]}
+            )
         )
     ] == ["d04", "d07"]
     folded = h.search_collapsed("river", size=50)

@@ -589,16 +589,20 @@ class NearDup:
         threshold: float | None = None,
         pool: int | None = None,
     ) -> list[Hit]:
-        """Full-text search; with ``dedupe`` near-duplicates among the top hits fold under the
-        best one.
+        """Full-text search of words, or (engines that take one) of a query in the engine's
+        own language given as a dict (Elasticsearch's and OpenSearch's query DSL); with
+        ``dedupe`` near-duplicates among the top hits fold under the best one.
 
         A tagged index folds by ``cluster_id`` (the engine's ``collapse`` where it has one):
         the clusters of the cluster rule. With an explicit ``threshold`` (or untagged hits),
         copies are found on the fly among the top ``pool`` hits by the candidate rule and
         exact verification.
         """
+        from .engines.base import NativeQuery
         from .matching import clustering
 
+        if isinstance(query, dict):
+            query = NativeQuery(query)
         if not dedupe:
             return self.engine.search(query, size)
         if threshold is None and self.engine.collapses_search:

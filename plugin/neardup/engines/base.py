@@ -49,6 +49,22 @@ class Tags:
 
 
 @dataclass(frozen=True)
+class NativeQuery:
+    """A full-text query in the engine's own language, passed to it as it is, for what words
+    cannot say; engines that declare :attr:`Engine.native_queries` take it.
+
+    >>> NativeQuery({"term": {"neardup.id": "d05"}}).body["term"]
+    {'neardup.id': 'd05'}
+    """
+
+    body: Any
+
+
+#: What :meth:`Engine.search` takes: words, or a :class:`NativeQuery`.
+SearchQuery = str | NativeQuery
+
+
+@dataclass(frozen=True)
 class KeyGroup:
     """Keys of one signature field, of which a candidate holds at least ``min_match`` (>= 1:
     :func:`neardup.matching.candidates.least_match`)."""
@@ -251,6 +267,8 @@ class Engine(abc.ABC):
     backend: str = "?"
     #: whether :meth:`search_collapsed` folds hits by cluster in the engine
     collapses_search: bool = False
+    #: whether :meth:`search` takes a :class:`NativeQuery`; without it, words only
+    native_queries: bool = False
     #: whether writes and candidate searches wait on a server (an HTTP engine): a run then
     #: signs the next batch meanwhile (:func:`neardup.indexing.workers.signed_ahead`)
     writes_wait_on_a_server: bool = False
@@ -479,7 +497,7 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def count(self) -> int: ...
 
-    def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
+    def search_collapsed(self, query: SearchQuery, size: int = 10) -> list[Hit]:
         """The best hit of each cluster among the hits of ``query`` (engines that declare
         :attr:`collapses_search`)."""
         raise NotImplementedError(f"{type(self).__name__} does not collapse search hits")
@@ -497,8 +515,9 @@ class Engine(abc.ABC):
         return False
 
     @abc.abstractmethod
-    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
-        """Full-text search: words, or (HTTP engines) a query-DSL body."""
+    def search(self, query: SearchQuery, size: int = 10) -> list[Hit]:
+        """Full-text search: words, or a :class:`NativeQuery` (engines that declare
+        :attr:`native_queries`)."""
 
     @abc.abstractmethod
     def write_clusters(self, clusters: Sequence[ClusterRecord]) -> None:

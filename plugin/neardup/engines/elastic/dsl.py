@@ -21,7 +21,7 @@ from ...canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_wor
 from ...config import SIGNATURE_VERSION
 from ...keys.encoding import render_keys
 from ...signing.records import Signed
-from ..base import CandidateQuery, ClusterRecord, Tags
+from ..base import CandidateQuery, ClusterRecord, NativeQuery, SearchQuery, Tags
 from .. import stored_shingles
 from .layout import OWN, ROOT, Layout, n
 from .templates import MANAGED_BY, clusters_index
@@ -560,13 +560,13 @@ def query_terms_limit(layout: Layout = OWN, max_clauses: int = 1024) -> int:
 
 
 def fulltext_body(
-    query: str | Mapping[str, Any], size: int, layout: Layout = OWN, max_clauses: int = 1024
+    query: SearchQuery, size: int, layout: Layout = OWN, max_clauses: int = 1024
 ) -> dict[str, Any]:
     """Words -> ``multi_match`` over title and text (and, in neardup's own index, their
     language fields), cut to :func:`query_terms_limit` distinct words; a hit needs all of
     up to 8 words, else most of them (:data:`~neardup.canonical.search.MINIMUM_SHOULD_MATCH`,
-    as in the embedded engine). A dict is the query DSL: a whole search body when it has
-    ``query``, else the query clause itself."""
+    as in the embedded engine). A :class:`~neardup.engines.base.NativeQuery` holds the query
+    DSL: a whole search body when it has ``query``, else the query clause itself."""
     if isinstance(query, str):
         body: dict[str, Any] = {
             "query": {
@@ -579,15 +579,13 @@ def fulltext_body(
                 }
             }
         }
-    elif isinstance(query, Mapping):
-        body = (
-            copy.deepcopy(dict(query))
-            if "query" in query
-            else {"query": copy.deepcopy(dict(query))}
-        )
+    elif isinstance(query, NativeQuery) and isinstance(query.body, Mapping):
+        given = copy.deepcopy(dict(query.body))
+        body = given if "query" in given else {"query": given}
     else:
         raise TypeError(
-            f"search query must be words (str) or a query-DSL dict, not {type(query).__name__}"
+            "search query must be words (str) or a NativeQuery of a query-DSL dict, "
+            f"not {query!r:.80}"
         )
     body.setdefault("size", int(size))
     body.setdefault("_source", [n("cluster_id"), n("lang"), *layout.stored(layout.title)])
@@ -596,7 +594,7 @@ def fulltext_body(
 
 
 def collapsed_bodies(
-    query: str | Mapping[str, Any],
+    query: SearchQuery,
     size: int,
     inner: int = 100,
     layout: Layout = OWN,

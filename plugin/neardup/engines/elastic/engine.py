@@ -57,6 +57,7 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
     """
 
     collapses_search = True
+    native_queries = True
     writes_wait_on_a_server = True
     # The protocol (read, create when absent, refuse another signature version, compare
     # settings) is Engine.open; its steps are SetUp's. Opening reads only, unless the index

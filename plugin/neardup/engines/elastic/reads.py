@@ -16,7 +16,7 @@ import numpy as np
 
 from ...keys.encoding import parse_keys
 from ...sketches.hashing import U64
-from ..base import ClusterRecord, EngineError, Hit, StoredDoc, TagRow
+from ..base import ClusterRecord, EngineError, Hit, SearchQuery, StoredDoc, TagRow
 from . import dsl
 from .layout import ROOT
 from .hits import (
@@ -210,13 +210,13 @@ class Reads:
         )
 
     # -- full-text search -------------------------------------------------------------------------
-    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+    def search(self, query: SearchQuery, size: int = 10) -> list[Hit]:
         self.sessions.see_writes()
         body = dsl.fulltext_body(query, size, self.ix.layout, self.ix.paging.max_clauses)
         r = self.ix.retry.call("search", self.ix.client.search, index=self.ix.name, body=body)
         return [hit_of(h, self.ix.layout) for h in r["hits"]["hits"]]
 
-    def search_collapsed(self, query: str | dict, size: int = 10) -> list[Hit]:
+    def search_collapsed(self, query: SearchQuery, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
         self.sessions.see_writes()

@@ -22,6 +22,7 @@ from ..base import (
     Failure,
     Hit,
     PreparedBatch,
+    SearchQuery,
     StoredDoc,
     TagRow,
     Tags,
@@ -186,7 +187,7 @@ class EmbeddedEngine(Clusters, Engine):
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
         return self.postings.collisions(fields)
 
-    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+    def search(self, query: SearchQuery, size: int = 10) -> list[Hit]:
         return self.fulltext_index.search(query, size)
 
     # -- writes ----------------------------------------------------------------------------

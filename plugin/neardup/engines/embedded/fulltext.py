@@ -28,7 +28,7 @@ import sqlite3
 from typing import Sequence
 
 from ...signing.records import Signed
-from ..base import EngineError, Hit
+from ..base import EngineError, Hit, SearchQuery
 from .connection import Connection
 from .prepared import fulltext_words
 from .schema import CLUSTER, FTS_DETAIL, FTS_TABLE, TOKENIZE
@@ -57,12 +57,14 @@ class FullText:
     #: behind: the catch-up says so through ``on_wait``).
     fulltext_chunk = 2000
 
-    def search(self, query: str | dict, size: int = 10) -> list[Hit]:
+    def search(self, query: SearchQuery, size: int = 10) -> list[Hit]:
         # (imported on first use: an index opened to be read loads no canonicalization)
         from ...canonical.search import query_words, required_terms, search_text, snippet
 
         if not isinstance(query, str):
-            raise EngineError("the embedded engine takes words, not a query-DSL body")
+            raise EngineError(
+                "the embedded engine takes words, not a query in an engine's own language"
+            )
         if not self.conn.fulltext:
             raise EngineError(f"{self.conn.path} was opened without full-text search")
         terms = list(dict.fromkeys(self._tokens(search_text(query_words(query)))))
