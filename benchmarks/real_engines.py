@@ -375,9 +375,9 @@ def candidate_requests(nd: NearDup, docs: list, batch: int = 500) -> dict:
     ]
     out: dict = {"docs": len(docs)}
     found = {}
-    timed = eng.ix.retry.observe
+    timed = eng.remote.retry.observe
     for name, batched in (("batched", True), ("msearch", False)):
-        eng.ix.paging = dataclasses.replace(eng.ix.paging, batched_candidates=batched)
+        eng.remote.paging = dataclasses.replace(eng.remote.paging, batched_candidates=batched)
         calls = dict(timed.calls) if isinstance(timed, RequestTimer) else {}
         t = time.perf_counter()
         got = []
@@ -390,7 +390,7 @@ def candidate_requests(nd: NearDup, docs: list, batch: int = 500) -> dict:
         )
         out[name] = {"seconds": time.perf_counter() - t, "requests": sent}
         found[name] = [[c.id for c in x] for x in got]
-    eng.ix.paging = dataclasses.replace(eng.ix.paging, batched_candidates=True)
+    eng.remote.paging = dataclasses.replace(eng.remote.paging, batched_candidates=True)
     out["same"] = found["batched"] == found["msearch"]
     out["candidates"] = sum(len(x) for x in found["batched"])
     return out
@@ -409,11 +409,11 @@ def run_engine(
     eng = Engine(name, heap)
     try:
         nd = NearDup.open(eng.url, Config(), index="bench", pipeline=True)
-        client = nd.engine.ix.client
+        client = nd.engine.remote.client
         from opensearchpy import helpers
 
         timed = RequestTimer()
-        nd.engine.ix.retry.observe = timed  # every request of neardup index, timed by kind
+        nd.engine.remote.retry.observe = timed  # every request of neardup index, timed by kind
         clock = Clock(eng)
         version = client.info()["version"]["number"]
         scale = []

@@ -516,7 +516,7 @@ def _engine_tables(res: dict) -> list[Table]:
         ):
             t.add_column(c, justify="right")
         for c in eng["checkpoints"]:
-            q, ix = c["query"], c["index"]
+            q, index_stats = c["query"], c["index"]
             t.add_row(
                 _f(c["size"]),
                 _f(c["ingest"]["docs_per_s"]),
@@ -524,10 +524,10 @@ def _engine_tables(res: dict) -> list[Table]:
                 _f(q["p50_ms"], "{:.2f}"),
                 _f(q["p95_ms"], "{:.2f}"),
                 _f(q["p99_ms"], "{:.2f}"),
-                _f(ix["bytes_per_doc_beyond_text"]),
-                _f(ix.get("shingle_bytes_per_doc")),
-                _f(ix.get("unused_bytes_per_doc")),
-                _f(ix.get("bytes_per_doc_by_table", {}).get("postings")),
+                _f(index_stats["bytes_per_doc_beyond_text"]),
+                _f(index_stats.get("shingle_bytes_per_doc")),
+                _f(index_stats.get("unused_bytes_per_doc")),
+                _f(index_stats.get("bytes_per_doc_by_table", {}).get("postings")),
                 _f(c["peak_rss_mb"]),
                 _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"),
             )

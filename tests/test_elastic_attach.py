@@ -184,7 +184,7 @@ def test_attach_adopts_in_place_and_answers_like_the_embedded_engine(osmem_clone
     # same answers as the embedded engine on the same documents
     ref = _reference(arts, 7)
     nd = NearDup.open(client_url, index="articles", create=False)
-    assert nd.engine.ix.layout.adopted and nd.engine.ix.layout.text == "body"
+    assert nd.engine.remote.layout.adopted and nd.engine.remote.layout.text == "body"
     assert [(p.a, p.b, round(p.resemblance, 6)) for p in nd.pairs()] == [
         (p.a, p.b, round(p.resemblance, 6)) for p in ref.pairs()
     ]

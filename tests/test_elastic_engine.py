@@ -95,7 +95,7 @@ def test_open_creates_templates_indices_and_meta(url):
     eng = _engine(url)
     cfg = eng.open(Config(threshold=0.7))
     assert any("created" in a for a in eng.actions)
-    c = eng.ix.client
+    c = eng.remote.client
     mapping = c.indices.get_mapping(index="docs")
     m = getattr(mapping, "body", mapping)["docs"]["mappings"]
     # _meta is a small pointer; settings live in the settings document of the state index
@@ -131,7 +131,7 @@ def test_open_creates_templates_indices_and_meta(url):
 def test_an_index_of_another_signature_version_is_refused_and_the_engine_closed(url):
     eng = _engine(url)
     eng.open()
-    c = eng.ix.client
+    c = eng.remote.client
     doc = c.get(index="docs-neardup-state", id="settings")
     src = getattr(doc, "body", doc)["_source"]
     src["data"]["signature_version"] = SIGNATURE_VERSION + 1
@@ -147,13 +147,13 @@ def test_an_index_of_another_signature_version_is_refused_and_the_engine_closed(
     ):
         again.open()
     with pytest.raises(EngineError, match="not open"):
-        again.ix.client  # noqa: B018 -- a refused open keeps no connection
+        again.remote.client  # noqa: B018 -- a refused open keeps no connection
 
 
 def test_refuses_foreign_index(url):
     eng = _engine(url)
-    eng.ix.connect()
-    eng.ix.client.indices.create(index="foreign")
+    eng.remote.connect()
+    eng.remote.client.indices.create(index="foreign")
     with pytest.raises(EngineError, match="not a neardup index"):
         _engine(url, index="foreign").open()
 
@@ -169,11 +169,11 @@ def test_shingles_are_made_from_the_text_and_stored_hashes_still_read(url, signe
     long = next(s for s in signed if s.n_shingles >= 16)
     old = next(s for s in signed if s is not long)
     assert eng.put([long, old]) == []
-    src = eng.ix.client.get(index="docs", id=old.id)
+    src = eng.remote.client.get(index="docs", id=old.id)
     src = dict(getattr(src, "body", src)["_source"])
     src["neardup"] = {**src["neardup"], "shingles": encode_shingles(old.shingles)}
-    eng.ix.client.index(index="docs", id=old.id, body=src, refresh="true")
-    raw = eng.ix.client.get(index="docs", id=long.id)
+    eng.remote.client.index(index="docs", id=old.id, body=src, refresh="true")
+    raw = eng.remote.client.get(index="docs", id=long.id)
     marker = getattr(raw, "body", raw)["_source"]["neardup"]["shingles"]
     assert len(marker) < 8 and 8 * long.n_shingles > 100
     eng.close()
@@ -285,18 +285,18 @@ def test_one_search_over_a_batch_keys_finds_what_a_search_per_query_finds(pair, 
     h, _ = pair
     qs = _queries(signed)
     batched = h.candidates(qs)
-    h.ix.paging = dataclasses.replace(h.ix.paging, batched_candidates=False)
+    h.remote.paging = dataclasses.replace(h.remote.paging, batched_candidates=False)
     each = h.candidates(qs)
     assert [_view(x) for x in batched] == [_view(x) for x in each]
-    h.ix.paging = dataclasses.replace(h.ix.paging, batched_candidates=True, page_size=3)
+    h.remote.paging = dataclasses.replace(h.remote.paging, batched_candidates=True, page_size=3)
     assert [_view(x) for x in h.candidates(qs)] == [_view(x) for x in each]
     assert sum(len(x) for x in each) > 3
 
 
 def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
     h, e = pair
-    h.ix.paging = dataclasses.replace(
-        h.ix.paging, max_clauses=16
+    h.remote.paging = dataclasses.replace(
+        h.remote.paging, max_clauses=16
     )  # min_match 1 groups become one terms clause; score counts groups
     qs = [q for q in _queries(signed) if all(g.min_match == 1 for g in q.groups)]
     got, ref = h.candidates(qs), e.candidates(qs)
@@ -305,7 +305,9 @@ def test_candidates_over_clause_budget_keep_the_matches(pair, signed):
 
 def test_collisions_match_embedded(url, pair):
     h, e = pair
-    h.ix.paging = dataclasses.replace(h.ix.paging, page_size=7)  # groups straddle pages of keys
+    h.remote.paging = dataclasses.replace(
+        h.remote.paging, page_size=7
+    )  # groups straddle pages of keys
     for fields in (("minhash",), ("exact", "simhash", "winnow")):
         got = sorted(sorted(g) for g in h.collisions(fields))
         ref = sorted(sorted(g) for g in e.collisions(fields))
@@ -333,7 +335,7 @@ def test_tags_delete_and_meta(url, pair):
         and h.count() == len(e.get([f"d{i:02d}" for i in range(30)])) - 2
     )
     h.put_meta("context", {"lexicon": ["a", "b"]})
-    m = h.ix.client.indices.get_mapping(index="docs")
+    m = h.remote.client.indices.get_mapping(index="docs")
     assert "context" not in str(
         getattr(m, "body", m)
     )  # collection statistics stay out of the cluster state
@@ -346,8 +348,8 @@ def test_tags_delete_and_meta(url, pair):
 
 def test_clusters_replace_and_order(pair):
     h, _ = pair
-    h.ix.paging = dataclasses.replace(
-        h.ix.paging, page_size=2
+    h.remote.paging = dataclasses.replace(
+        h.remote.paging, page_size=2
     )  # reads and stale-id listing page with search_after
     recs = [
         ClusterRecord(
@@ -488,13 +490,13 @@ def test_an_index_made_before_language_fields_keeps_working(url, monkeypatch):
     before: the text goes to ``body``, a query searches the subfields."""
     monkeypatch.setattr(templates, "documents_template", _template_before_language_fields)
     old = _engine(url, index="old")
-    old.ix.layout = Layout()  # as the index's settings document stored it
+    old.remote.layout = Layout()  # as the index's settings document stored it
     old.open(Config())
     old.close()
     monkeypatch.undo()
     eng = _engine(url, index="old")
     eng.open()
-    assert eng.ix.layout == Layout() and not eng.ix.layout.languages
+    assert eng.remote.layout == Layout() and not eng.remote.layout.languages
     signer = Signer(eng.config)
     docs = [
         Document("ru", "Президент подписал новые законы о городских школах", title="Законы"),
@@ -508,7 +510,9 @@ def test_an_index_made_before_language_fields_keeps_working(url, monkeypatch):
     assert eng.search("Президент")[0].title == "Законы"
     if http_pipeline():  # a real engine: the subfields stem, the strict mapping holds
         assert [h.id for h in eng.search("школа")] == ["ru"]
-        mapping = eng.ix.client.indices.get_mapping(index="old")["old"]["mappings"]["properties"]
+        mapping = eng.remote.client.indices.get_mapping(index="old")["old"]["mappings"][
+            "properties"
+        ]
         assert "body_ru" not in mapping and set(mapping["body"]["fields"]) == set(TEXT_LANGS)
     eng.close()
 

@@ -41,7 +41,7 @@ def engine(live_url):
     eng = ElasticEngine.from_options(live_url, index=index, pipeline=True, **_opts())
     eng.open(Config())
     yield eng
-    c = eng.ix.client
+    c = eng.remote.client
     for call in (
         lambda: c.indices.delete(index=f"{index},{index}-clusters"),
         lambda: c.indices.delete_index_template(name=templates.documents_template_name(index)),
@@ -66,13 +66,13 @@ def _signed_source(engine, text="the pipeline accepts documents signed by neardu
 
 def test_pipeline_installed_as_default(engine):
     pipe = templates.pipeline_id(engine.index)
-    got = _body(engine.ix.client.ingest.get_pipeline(id=pipe))[pipe]
+    got = _body(engine.remote.client.ingest.get_pipeline(id=pipe))[pipe]
     kinds = [next(iter(p)) for p in got["processors"]]
     assert kinds[:3] == ["fail", "fail", "set"]
     assert ("fingerprint" in kinds) == templates.supports_fingerprint(
-        engine.ix.server.product, engine.ix.server.version
+        engine.remote.server.product, engine.remote.server.version
     )
-    settings = _body(engine.ix.client.indices.get_settings(index=engine.index))[engine.index][
+    settings = _body(engine.remote.client.indices.get_settings(index=engine.index))[engine.index][
         "settings"
     ]["index"]
     assert settings["default_pipeline"] == pipe
@@ -84,7 +84,7 @@ def test_simulate_stamps_and_refuses(engine):
     unsigned = {"body": "raw text never signed"}
     wrong = dict(good, neardup=dict(good["neardup"], signature_version=SIGNATURE_VERSION + 1))
     r = _body(
-        engine.ix.client.ingest.simulate(
+        engine.remote.client.ingest.simulate(
             id=pipe,
             body={
                 "docs": [
@@ -98,7 +98,7 @@ def test_simulate_stamps_and_refuses(engine):
     g, u, w = r["docs"]
     src = g["doc"]["_source"]["neardup"]
     assert src["indexed_at"] != "2000-01-01T00:00:00.000+00:00"  # the engine's clock
-    if templates.supports_fingerprint(engine.ix.server.product, engine.ix.server.version):
+    if templates.supports_fingerprint(engine.remote.server.product, engine.remote.server.version):
         assert src["fingerprint"]
     assert "no neardup signature" in str(u["error"]) and "signature_version" in str(w["error"])
 
@@ -109,7 +109,7 @@ def test_unsigned_documents_are_refused_signed_ones_indexed(engine):
     )
     assert failures == [] and engine.get(["ok"])["ok"].indexed_at
     with pytest.raises(Exception) as err:
-        engine.ix.client.index(
+        engine.remote.client.index(
             index=engine.index, id="raw", body={"body": "not signed"}, refresh=True
         )
     assert "neardup signature" in str(err.value)
@@ -166,7 +166,7 @@ def test_search_marks_inflected_forms_and_yo(engine):
     assert engine.put([signer.sign(d) for d in docs]) == []
     engine.refresh()
     analyzed = _body(
-        engine.ix.client.indices.analyze(
+        engine.remote.client.indices.analyze(
             index=engine.index, body={"analyzer": "neardup_ru", "text": "Ёлка ёлки"}
         )
     )

@@ -207,7 +207,7 @@ def test_documents_without_neardup_fields_are_skipped_and_counted(osmem_clone):
     for i in range(
         3
     ):  # another client writes plain documents (the mapping has no `dynamic: strict` on them)
-        eng.ix.client.index(
+        eng.remote.client.index(
             index="mixed",
             id=f"plain{i}",
             body={"body": f"a plain document {i}", "title": "x"},
@@ -245,7 +245,7 @@ signer = Signer(eng.config)
 text = "the river carries stones and light down to the market by the old paper mill every spring"
 two = [signer.sign(Document("a", text)), signer.sign(Document("b", text + " again"))]
 assert eng.put(two) == []
-print(json.dumps({"client": elasticsearch.__versionstr__, "server": eng.ix.server.number,
+print(json.dumps({"client": elasticsearch.__versionstr__, "server": eng.remote.server.number,
                   "count": eng.count(), "scan": [d.id for d in eng.scan()]}))
 """
 

@@ -113,7 +113,7 @@ def test_scan_tags_and_members(loaded):
     assert [r.id for r in rows] == [s.id for s in signed] and all(
         r.tags == tags[r.id] for r in rows
     )
-    eng.ix.paging = dataclasses.replace(eng.ix.paging, page_size=3)  # members: search_after
+    eng.remote.paging = dataclasses.replace(eng.remote.paging, page_size=3)  # members: search_after
     got = eng.members(["d01", "d03", "d00", "nobody"])
     want: dict[str, list[str]] = {}
     for r in rows:
@@ -193,7 +193,7 @@ def test_expired_lease_is_taken_over_and_the_stalled_writer_stops(url):
         with b.writer():
             pass
     time.sleep(max(0.0, taken + 3.2 - time.monotonic()))  # the stalled lease has expired
-    b.ix.lease_times = dataclasses.replace(b.ix.lease_times, timeout=None)
+    b.remote.lease_times = dataclasses.replace(b.remote.lease_times, timeout=None)
     with b.writer():
         assert b.sessions.lease.holder().owner == b.sessions.lease.owner
         with pytest.raises(LeaseLost, match="took it over"):
@@ -268,7 +268,7 @@ def test_a_long_session_keeps_its_lease_without_writing(url):
             ]
         )
     assert a.sessions.lease._thread is None and a.sessions.lease.holder() is None
-    b.ix.lease_times = dataclasses.replace(b.ix.lease_times, timeout=None)
+    b.remote.lease_times = dataclasses.replace(b.remote.lease_times, timeout=None)
     with b.writer():
         assert b.sessions.lease.holder().owner == b.sessions.lease.owner
     a.close()
@@ -339,13 +339,13 @@ def test_a_turn_of_another_writer_between_ends_what_the_run_held(url):
 def _recorded_reads(nd, monkeypatch) -> list[tuple[str, ...]]:
     """The ids of every ``_mget`` the engine of ``nd`` sends from now on, a tuple each."""
     read: list[tuple[str, ...]] = []
-    mget = nd.engine.ix.client.mget
+    mget = nd.engine.remote.client.mget
 
     def recorded(**kw):
         read.append(tuple(d["_id"] for d in kw["body"]["docs"]))
         return mget(**kw)
 
-    monkeypatch.setattr(nd.engine.ix.client, "mget", recorded)
+    monkeypatch.setattr(nd.engine.remote.client, "mget", recorded)
     return read
 
 
@@ -457,7 +457,7 @@ def test_the_next_batch_is_read_and_tagged_while_a_batch_is_stored(url, monkeypa
     docs = _texts(10)
     second = {d.id for d in docs[5:]}
     with NearDup.open(url, Config(), index="overlap", pipeline=http_pipeline()) as nd:
-        client, helpers = nd.engine.ix.client, nd.engine.ix.helpers
+        client, helpers = nd.engine.remote.client, nd.engine.remote.helpers
         mget = client.mget
         read_second, overlapped = threading.Event(), []
 
@@ -475,7 +475,7 @@ def test_the_next_batch_is_read_and_tagged_while_a_batch_is_stored(url, monkeypa
                 read_second.set()
             return mget(**kw)
 
-        monkeypatch.setattr(nd.engine.ix, "helpers", Helpers())
+        monkeypatch.setattr(nd.engine.remote, "helpers", Helpers())
         monkeypatch.setattr(client, "mget", recorded_mget)
         assert nd.index(docs, batch_size=5, progress=None).indexed == 10
         assert [d.seq for d in nd.engine.scan()] == list(range(1, 11))

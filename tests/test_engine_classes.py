@@ -98,9 +98,9 @@ def _elastic() -> ElasticEngine:
     ("make", "name", "where"),
     [
         (_embedded, "commit_every", "engine.connection.commit_every"),
-        (_elastic, "paging", "engine.ix.paging"),
-        (_elastic, "lease_times", "engine.ix.lease_times"),
-        (_elastic, "index_setup", "engine.ix.index_setup"),
+        (_elastic, "paging", "engine.remote.paging"),
+        (_elastic, "lease_times", "engine.remote.lease_times"),
+        (_elastic, "index_setup", "engine.remote.index_setup"),
     ],
 )
 def test_a_setting_its_part_holds_cannot_be_set_on_the_engine(make, name, where):

@@ -278,7 +278,7 @@ def test_a_document_the_index_holds_is_updated_never_made_again(osmem_clone):
     cfg = eng.attach(Layout(text="body", title="headline"))
     try:
         signed = [Signer(cfg).sign(d) for d in eng.unsigned_documents()]
-        held = dsl.index_action("art", signed[0], None, 1, "t", eng.ix.layout, create=False)
+        held = dsl.index_action("art", signed[0], None, 1, "t", eng.remote.layout, create=False)
         assert held["_op_type"] == "update" and "upsert" not in held
         request(url, "DELETE", "/art/_doc/art-1?refresh=true")  # removed after it was read
         new = Signer(Config()).sign(Document("fresh", good_text(9), title="fresh one"))

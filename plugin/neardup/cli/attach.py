@@ -191,7 +191,7 @@ def _print_first_pass(engine: Any, report: Any, data: dict, textless: dict[str, 
         f"({report.duplicates} near-duplicates of earlier ones), "
         f"{data['documents']} signed in all"
         + (
-            f", {data['without_text']} without text in {engine.ix.layout.text} left unsigned "
+            f", {data['without_text']} without text in {engine.remote.layout.text} left unsigned "
             f"({', '.join(f'{n} {k}' for k, n in sorted(textless.items()))})"
             if data["without_text"]
             else ""

@@ -557,7 +557,7 @@ def retag_cmd(target: str, engine_opts: dict, batch_size: int, quiet: bool, as_j
 
 def _unsigned_hint(engine: Any) -> str:
     """What signs the documents of an HTTP index that have no neardup fields."""
-    layout = engine.ix.layout
+    layout = engine.remote.layout
     if engine.adopted:  # attaching again resumes, with the same fields
         command = f"neardup attach {safe(engine.index)} {layout.describe(safe)}"
         return f"'{command}' signs them (with --watch, as they come)"

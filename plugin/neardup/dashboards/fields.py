@@ -193,11 +193,11 @@ def live_mappings(engine: Any) -> tuple[Mapping[str, Any], Mapping[str, Any], st
     from ..engines.transport import response_body
 
     def mapping(index: str) -> Mapping[str, Any]:
-        m = response_body(engine.ix.client.indices.get_mapping(index=index))
+        m = response_body(engine.remote.client.indices.get_mapping(index=index))
         return next(iter(m.values()))["mappings"]
 
     docs, clusters = mapping(engine.index), mapping(engine.clusters_index)
-    order = engine.ix.layout.order
+    order = engine.remote.layout.order
     spec = mapped_fields(docs).get(order) if order else None
     return (
         docs,

@@ -275,7 +275,7 @@ class Engine(abc.ABC):
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Set only what the engine holds: the names its classes declare (annotations,
-        attributes, properties). A setting held by one of its parts (``engine.ix.paging``,
+        attributes, properties). A setting held by one of its parts (``engine.remote.paging``,
         ``engine.connection.commit_every``) set on the engine would otherwise be silently
         unused; it is refused, naming the part that holds it.
 

@@ -32,10 +32,10 @@ from .setup import SetUp
 
 
 class Attach:
-    """The adoption of ``ix`` (a user's index), through the side indices of ``setup``."""
+    """The adoption of ``remote`` (a user's index), through the side indices of ``setup``."""
 
-    def __init__(self, ix: Index, setup: SetUp):
-        self.ix = ix
+    def __init__(self, remote: Index, setup: SetUp):
+        self.remote = remote
         self.setup = setup
 
     def check_target(self) -> None:
@@ -43,10 +43,10 @@ class Attach:
         an alias over several indices, a data stream and a closed index are refused
         (:func:`~neardup.engines.elastic.attach_checks.target_problem`) before anything changes."""
         try:
-            resolved = self.ix.retry.call(
+            resolved = self.remote.retry.call(
                 "resolve index",
-                self.ix.client.indices.resolve_index,
-                name=self.ix.name,
+                self.remote.client.indices.resolve_index,
+                name=self.remote.name,
                 ok_status=(400, 404, 405),
             )
         except Exception as e:  # noqa: BLE001
@@ -54,24 +54,24 @@ class Attach:
                 raise
             resolved = None  # (an engine without _resolve/index: the mapping tells the rest)
         if resolved is not None:
-            problem = target_problem(self.ix.location, resolved)
+            problem = target_problem(self.remote.location, resolved)
             if problem:
                 raise EngineError(problem)
-        elif not self.ix.exists(self.ix.name):
-            raise EngineError(f"{self.ix.location}: no such index to attach")
+        elif not self.remote.exists(self.remote.name):
+            raise EngineError(f"{self.remote.location}: no such index to attach")
 
     def preflight(self, mappings: dict[str, Any], layout: Layout, config: Config) -> None:
         """Everything ``attach`` needs, checked before it changes anything: ``_source``, the
         index's blocks and field limit, the clusters and state indices (absent, or
         neardup's own), and the privileges of bulk requests
         (:meth:`~.setup.SetUp.check_bulk`) and refreshes (a refresh of the index)."""
-        problem = source_problem(self.ix.location, mappings, layout.text or "")
+        problem = source_problem(self.remote.location, mappings, layout.text or "")
         if problem:
             raise EngineError(problem)
-        got = self.ix.retry.call(
+        got = self.remote.retry.call(
             "get settings",
-            self.ix.client.indices.get_settings,
-            index=self.ix.name,
+            self.remote.client.indices.get_settings,
+            index=self.remote.name,
             include_defaults=True,
             flat_settings=True,
         )
@@ -81,18 +81,20 @@ class Attach:
                 **flat_settings(answer.get("settings") or {}),
             }
             problem = settings_problem(
-                self.ix.location,
-                self.ix.name,
+                self.remote.location,
+                self.remote.name,
                 flat,
                 adds=count_fields({ROOT: templates.neardup_mapping(config.signatures)}),
                 has=count_fields(mappings.get("properties") or {}),
             )
             if problem:
                 raise EngineError(problem)
-        self.setup.check_own(self.ix.clusters, "clusters")
-        if self.setup.check_own(self.ix.state, "state") is None:
-            self.setup.check_bulk(self.ix.state)
-        self.ix.retry.call("refresh", self.ix.client.indices.refresh, index=self.ix.name)
+        self.setup.check_own(self.remote.clusters, "clusters")
+        if self.setup.check_own(self.remote.state, "state") is None:
+            self.setup.check_bulk(self.remote.state)
+        self.remote.retry.call(
+            "refresh", self.remote.client.indices.refresh, index=self.remote.name
+        )
 
     def resume(self, layout: Layout) -> None:
         """Attach again an index attached (or built) before, now open: its stored layout must
@@ -103,27 +105,29 @@ class Attach:
             for k, v in layout.to_dict().items()
             if v is not None and k not in ("adopted", "languages")
         }
-        wanted = Layout.from_dict({**self.ix.layout.to_dict(), **given})
-        if self.ix.layout != wanted:
+        wanted = Layout.from_dict({**self.remote.layout.to_dict(), **given})
+        if self.remote.layout != wanted:
             stored = (
-                self.ix.layout.describe()
-                if self.ix.layout.adopted
+                self.remote.layout.describe()
+                if self.remote.layout.adopted
                 else "neardup's own fields (built by 'neardup index')"
             )
             raise EngineError(
-                f"{self.ix.location} is already attached with {stored}, not {wanted.describe()}: "
+                f"{self.remote.location} is already attached with {stored}, not "
+                f"{wanted.describe()}: "
                 "run attach without the field options to go on with the stored ones"
             )
-        self.ix.actions.append(
-            f"index {self.ix.name} already attached ({self.ix.layout.describe()}) - resuming"
+        self.remote.actions.append(
+            f"index {self.remote.name} already attached ({self.remote.layout.describe()}) - "
+            "resuming"
         )
-        wanted = {ROOT: templates.neardup_mapping(self.ix.config.signatures)}
-        added = templates.fields_added(wanted, self.ix.mappings().get("properties") or {})
+        wanted = {ROOT: templates.neardup_mapping(self.remote.config.signatures)}
+        added = templates.fields_added(wanted, self.remote.mappings().get("properties") or {})
         if added:  # fields added since (those mapped before keep their mapping)
-            self.ix.retry.call(
+            self.remote.retry.call(
                 "put mapping",
-                self.ix.client.indices.put_mapping,
-                index=self.ix.name,
+                self.remote.client.indices.put_mapping,
+                index=self.remote.name,
                 body={"properties": added},
             )
         self.pipeline()
@@ -134,39 +138,47 @@ class Attach:
         (``user_meta`` kept), then the pipeline set. The mapping, the one change to the
         user's index that cannot be undone, comes after the side indices: when it is refused
         they are taken away again, so a refusal leaves no trace."""
-        self.ix.layout = layout
-        self.ix.opened = config
-        self.ix.meta = templates.index_meta(self.ix.opened, layout=layout)
+        self.remote.layout = layout
+        self.remote.opened = config
+        self.remote.meta = templates.index_meta(self.remote.opened, layout=layout)
         made: list[str] = []  # side indices made here, removed again if the mapping is refused
         try:
-            if self.setup.check_own(self.ix.state, "state") is None:
-                made.append(self.ix.state)
+            if self.setup.check_own(self.remote.state, "state") is None:
+                made.append(self.remote.state)
             self.setup.ensure_state_index()
             self.setup.create_settings()
-            if self.setup.check_own(self.ix.clusters, "clusters") is None:
-                made.append(self.ix.clusters)
-                self.ix.retry.call(
+            if self.setup.check_own(self.remote.clusters, "clusters") is None:
+                made.append(self.remote.clusters)
+                self.remote.retry.call(
                     "create clusters index",
-                    self.ix.client.indices.create,
-                    index=self.ix.clusters,
-                    body=templates.clusters_template(self.ix.name)["template"],
+                    self.remote.client.indices.create,
+                    index=self.remote.clusters,
+                    body=templates.clusters_template(self.remote.name)["template"],
                 )
-                self.ix.actions.append(f"clusters index {self.ix.clusters} created")
+                self.remote.actions.append(f"clusters index {self.remote.clusters} created")
             body = templates.attach_mapping(
-                config.signatures, templates.meta_pointer(self.ix.name, self.ix.meta), user_meta
+                config.signatures,
+                templates.meta_pointer(self.remote.name, self.remote.meta),
+                user_meta,
             )
-            self.ix.retry.call(
-                "put mapping", self.ix.client.indices.put_mapping, index=self.ix.name, body=body
+            self.remote.retry.call(
+                "put mapping",
+                self.remote.client.indices.put_mapping,
+                index=self.remote.name,
+                body=body,
             )
         except BaseException:
             for index in made:
                 with contextlib.suppress(Exception):  # the first cause is the one raised
-                    self.ix.retry.call(
-                        "delete index", self.ix.client.indices.delete, index=index, ok_status=(404,)
+                    self.remote.retry.call(
+                        "delete index",
+                        self.remote.client.indices.delete,
+                        index=index,
+                        ok_status=(404,),
                     )
             raise
-        self.ix.actions.append(
-            f"mapping of {self.ix.name}: neardup.* added (user fields unchanged)"
+        self.remote.actions.append(
+            f"mapping of {self.remote.name}: neardup.* added (user fields unchanged)"
         )
         self.pipeline()
 
@@ -175,45 +187,46 @@ class Attach:
         a write by another client that changes the signed text drops the stale ``neardup``
         fields. Left out with ``pipeline=False``, or when the index has a final pipeline of its
         own."""
-        if self.ix.index_setup.pipeline is False:
+        if self.remote.index_setup.pipeline is False:
             return
-        pipe = templates.pipeline_id(self.ix.name)
-        got = self.ix.retry.call(
-            "get settings", self.ix.client.indices.get_settings, index=self.ix.name
+        pipe = templates.pipeline_id(self.remote.name)
+        got = self.remote.retry.call(
+            "get settings", self.remote.client.indices.get_settings, index=self.remote.name
         )
         current = (
             next(iter(got.values()), {}).get("settings", {}).get("index", {}) if got else {}
         ).get("final_pipeline")
         if current not in (None, "_none", pipe):
-            self.ix.actions.append(
-                f"{self.ix.name} has its own final_pipeline {current}: documents other clients "
+            self.remote.actions.append(
+                f"{self.remote.name} has its own final_pipeline {current}: documents other clients "
                 "change keep their old neardup fields (re-sign them with neardup index)"
             )
             return
         try:
-            self.ix.retry.call(
+            self.remote.retry.call(
                 "put ingest pipeline",
-                self.ix.client.ingest.put_pipeline,
+                self.remote.client.ingest.put_pipeline,
                 id=pipe,
-                body=templates.attached_pipeline_body(self.ix.layout),
+                body=templates.attached_pipeline_body(self.remote.layout),
             )
         except EngineError as e:
-            if self.ix.index_setup.pipeline:  # asked for: its failure is the command's
+            if self.remote.index_setup.pipeline:  # asked for: its failure is the command's
                 raise
-            self.ix.actions.append(
-                f"no ingest pipeline on {self.ix.name} ({e}): documents other clients change "
+            self.remote.actions.append(
+                f"no ingest pipeline on {self.remote.name} ({e}): documents other clients change "
                 "keep their old neardup fields (re-sign them with neardup index)"
             )
             return
         if current != pipe:
-            self.ix.retry.call(
+            self.remote.retry.call(
                 "put settings",
-                self.ix.client.indices.put_settings,
-                index=self.ix.name,
+                self.remote.client.indices.put_settings,
+                index=self.remote.name,
                 body=templates.final_pipeline_settings(pipe),
             )
-            self.ix.actions.append(
-                f"final_pipeline of {self.ix.name} set to {pipe}: a document whose text another "
+            self.remote.actions.append(
+                f"final_pipeline of {self.remote.name} set to {pipe}: a document whose text "
+                "another "
                 "client changes loses its stale neardup fields"
             )
 
@@ -225,9 +238,11 @@ class Attach:
         no text (:func:`field_text`: missing, null, a boolean, an object, empty) are not
         signed: each is told to ``on_textless(id, what the field holds)``, so they can be
         counted exactly."""
-        lay = self.ix.layout
-        for h in self.ix.pager().snapshot(
-            self.ix.name, functools.partial(dsl.unsigned_body, batch_size, layout=lay), batch_size
+        lay = self.remote.layout
+        for h in self.remote.pager().snapshot(
+            self.remote.name,
+            functools.partial(dsl.unsigned_body, batch_size, layout=lay),
+            batch_size,
         ):
             src_id, src = h["_id"], h["_source"]
             raw = source_field(src, lay.text)
@@ -251,12 +266,12 @@ class Attach:
         body = {
             "query": {
                 "bool": {
-                    "must_not": [dsl.signed_query(), {"exists": {"field": self.ix.layout.text}}]
+                    "must_not": [dsl.signed_query(), {"exists": {"field": self.remote.layout.text}}]
                 }
             }
         }
         return int(
-            self.ix.retry.call("count", self.ix.client.count, index=self.ix.name, body=body)[
-                "count"
-            ]
+            self.remote.retry.call(
+                "count", self.remote.client.count, index=self.remote.name, body=body
+            )["count"]
         )

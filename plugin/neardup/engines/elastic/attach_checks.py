@@ -123,10 +123,10 @@ def _alias_problem(location: str, aliases: list[dict[str, Any]]) -> str | None:
 
 def _closed_problem(location: str, indices: list[dict[str, Any]]) -> str | None:
     """A closed index cannot be attached (:func:`target_problem`)."""
-    for ix in indices:
-        if "closed" in (ix.get("attributes") or []):
+    for each in indices:
+        if "closed" in (each.get("attributes") or []):
             return (
-                f"{location} is closed: open it (POST {ix.get('name')}/_open) and attach again; "
+                f"{location} is closed: open it (POST {each.get('name')}/_open) and attach again; "
                 "nothing was changed"
             )
     return None

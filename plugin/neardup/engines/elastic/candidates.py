@@ -25,11 +25,11 @@ from .sessions import Sessions
 
 
 class Candidates:
-    """The candidate queries on the engine's index ``ix``, with the run's own documents of
+    """The candidate queries on the engine's index ``remote``, with the run's own documents of
     its ``sessions``: the protocol's candidate methods, which :class:`~.engine.ElasticEngine`
     has by deriving from this class."""
 
-    ix: Index
+    remote: Index
     sessions: Sessions
 
     def candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
@@ -56,8 +56,8 @@ class Candidates:
             )
             for q in queries
         ]
-        remote = self._stored_candidates(before)
-        return [merged(a, b, q.limit) for a, b, q in zip(local, remote, queries, strict=True)]
+        stored = self._stored_candidates(before)
+        return [merged(a, b, q.limit) for a, b, q in zip(local, stored, queries, strict=True)]
 
     def _held_shingles(self, recent: KeyMatcher, found: list[list[Candidate]]) -> None:
         """Give the run's own documents among ``found`` the shingles the run kept of them
@@ -68,12 +68,12 @@ class Candidates:
             for c in hits:
                 e = recent.get(c.id) if c.shingles is None else None
                 if e is not None and e.shingle_key is not None:
-                    c.shingles = self.ix.shingle_sets.cached(e.shingle_key)
+                    c.shingles = self.remote.shingle_sets.cached(e.shingle_key)
 
     def _stored_candidates(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """Candidates of each query from the engine's index: many queries in one search over
         all their keys (:meth:`_candidates_by_keys`), else one search each by ``_msearch``."""
-        if self.ix.paging.batched_candidates and len(queries) > 1:
+        if self.remote.paging.batched_candidates and len(queries) > 1:
             return self._candidates_by_keys(queries)
         return self._candidates_by_query(queries)
 
@@ -82,10 +82,11 @@ class Candidates:
         that can match nothing is not sent."""
         out: list[list[Candidate]] = [[] for _ in queries]
         todo = [
-            (i, dsl.candidate_body(q, self.ix.paging.max_clauses)) for i, q in enumerate(queries)
+            (i, dsl.candidate_body(q, self.remote.paging.max_clauses))
+            for i, q in enumerate(queries)
         ]
         todo = [(i, b) for i, b in todo if b is not None]
-        for batch in chunks(todo, self.ix.paging.msearch_batch):
+        for batch in chunks(todo, self.remote.paging.msearch_batch):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
                 out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
         return out
@@ -96,7 +97,7 @@ class Candidates:
         (:class:`~.key_match.KeyMatcher`): one search for a whole batch instead
         of one per document."""
         held = KeyMatcher()
-        size, after = self.ix.paging.page_size, None
+        size, after = self.remote.paging.page_size, None
         while (body := dsl.keys_body(queries, size, after)) is not None:
             hits = self._search_every_shard(body, "candidate search")
             held.add([entry_of(h) for h in hits])
@@ -111,18 +112,20 @@ class Candidates:
         answer: list[dict[str, Any]] = []
 
         def send(_: Sequence[int], last: bool) -> list[int]:
-            r = self.ix.retry.call(what, self.ix.client.search, index=self.ix.name, body=body)
+            r = self.remote.retry.call(
+                what, self.remote.client.search, index=self.remote.name, body=body
+            )
             missing = missing_shards(r)
             if missing and not last:
                 return [0]
             if missing:
                 raise EngineError(
-                    f"{self.ix.location}: {what} answered from only some shards ({missing})"
+                    f"{self.remote.location}: {what} answered from only some shards ({missing})"
                 )
             answer.extend(r["hits"]["hits"])
             return []
 
-        self.ix.backoff.resend([0], send)
+        self.remote.backoff.resend([0], send)
         return answer
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -131,8 +134,8 @@ class Candidates:
         results: list[dict[str, Any] | None] = [None] * len(bodies)
 
         def send(pending: Sequence[int], last: bool) -> list[int]:
-            lines = dsl.msearch_lines(self.ix.name, [bodies[i] for i in pending])
-            r = self.ix.retry.call("msearch", self.ix.client.msearch, body=lines)
+            lines = dsl.msearch_lines(self.remote.name, [bodies[i] for i in pending])
+            r = self.remote.retry.call("msearch", self.remote.client.msearch, body=lines)
             again = []
             for i, resp in zip(pending, r["responses"], strict=True):
                 if "error" in resp:
@@ -140,7 +143,7 @@ class Candidates:
                         again.append(i)
                         continue
                     raise EngineError(
-                        f"{self.ix.location}: candidate search failed: {error_reason(resp)}"
+                        f"{self.remote.location}: candidate search failed: {error_reason(resp)}"
                     )
                 missing = missing_shards(resp)
                 if missing:  # a partial answer would miss near-duplicates on the other shards
@@ -148,13 +151,13 @@ class Candidates:
                         again.append(i)
                         continue
                     raise EngineError(
-                        f"{self.ix.location}: candidate search answered from only some shards "
+                        f"{self.remote.location}: candidate search answered from only some shards "
                         f"({missing})"
                     )
                 results[i] = resp
             return again
 
-        self.ix.backoff.resend(range(len(bodies)), send)
+        self.remote.backoff.resend(range(len(bodies)), send)
         return results  # type: ignore[return-value]
 
     def collisions(self, fields: Sequence[str] = ("minhash",)) -> Iterator[list[str]]:
@@ -162,12 +165,12 @@ class Candidates:
         document, read over one point in time (:func:`~.dsl.field_keys_body`), grouped here
         (:func:`key_groups`)."""
         self.sessions.see_writes()
-        size = self.ix.paging.page_size
+        size = self.remote.paging.page_size
         for f in fields:
-            if f not in self.ix.config.signatures:
+            if f not in self.remote.config.signatures:
                 continue
             body_of = functools.partial(dsl.field_keys_body, f, size)
-            hits = self.ix.pager().snapshot(self.ix.name, body_of, size)
+            hits = self.remote.pager().snapshot(self.remote.name, body_of, size)
             yield from key_groups(_field_keys(h, f) for h in hits)
 
 

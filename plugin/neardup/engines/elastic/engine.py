@@ -65,7 +65,7 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
     # again: reading commands need read privileges only.
     _create_hint = "run 'neardup init' or 'neardup index' to create it"
     # -- what it holds (set by __init__; no other name can be set, Engine.__setattr__) ----------
-    ix: Index
+    remote: Index
     index: str
     url: str
     clusters_index: str
@@ -92,7 +92,7 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
                 f"invalid index name {index!r}: {problem}; "
                 "use lowercase letters, digits, '-' and '_'"
             )
-        self.ix = Index(
+        self.remote = Index(
             url,
             index,
             connection=connection,
@@ -102,13 +102,13 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
             lease=lease,
         )
         self.index = index
-        self.url = self.ix.url
-        self.location = self.ix.location
-        self.clusters_index = self.ix.clusters
-        self.state_index = self.ix.state
-        self.setup = SetUp(self.ix, put_meta=self.put_meta)
-        self.sessions = Sessions(self.ix, self.setup, on_wait=on_wait)
-        self.attaching = Attach(self.ix, self.setup)
+        self.url = self.remote.url
+        self.location = self.remote.location
+        self.clusters_index = self.remote.clusters
+        self.state_index = self.remote.state
+        self.setup = SetUp(self.remote, put_meta=self.put_meta)
+        self.sessions = Sessions(self.remote, self.setup, on_wait=on_wait)
+        self.attaching = Attach(self.remote, self.setup)
         Reads.__init__(self)
         Writes.__init__(self)
 
@@ -123,17 +123,17 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
     # -- what the parts share, seen from outside ------------------------------------------------
     @property
     def backend(self) -> str:
-        server = self.ix.server
-        return f"{server.product} {server.number}" if server else self.ix.url
+        server = self.remote.server
+        return f"{server.product} {server.number}" if server else self.remote.url
 
     @property  # type: ignore[override]
     def actions(self) -> list[str]:
         """What the last ``open`` or ``attach`` did, for ``neardup init``."""
-        return list(self.ix.actions)
+        return list(self.remote.actions)
 
     @property
     def adopted(self) -> bool:
-        return bool(self.ix.layout.adopted)
+        return bool(self.remote.layout.adopted)
 
     @property  # type: ignore[override]
     def on_wait(self) -> Callable[[str], None] | None:
@@ -146,22 +146,22 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
 
     @property  # type: ignore[override]
     def _config(self) -> Config | None:
-        return self.ix.opened
+        return self.remote.opened
 
     @_config.setter
     def _config(self, value: Config | None) -> None:
-        self.ix.opened = value
+        self.remote.opened = value
 
     @property
     def order_field(self) -> str | None:  # type: ignore[override]
-        return self.ix.layout.order if self.ix.layout.adopted else None
+        return self.remote.layout.order if self.remote.layout.adopted else None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _read_config(self) -> Config | None:
         return self.setup.read_config()
 
     def _stored_version(self, stored: Config) -> int | None:
-        return self.ix.meta.get("signature_version")
+        return self.remote.meta.get("signature_version")
 
     def _version_refused(self, found: int | None) -> Exception:
         return ConfigMismatch(
@@ -186,7 +186,7 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
                 lease.release()
             except EngineError:  # it expires by itself
                 pass
-        self.ix.disconnect()
+        self.remote.disconnect()
 
     # -- adopting an existing index ----------------------------------------------------------------
     def attach(self, layout: Layout, config: Config | None = None) -> Config:
@@ -203,10 +203,10 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
             raise
 
     def _attach(self, layout: Layout, config: Config | None) -> Config:
-        self.ix.connect()
-        self.ix.actions = []
+        self.remote.connect()
+        self.remote.actions = []
         self.attaching.check_target()
-        mappings = self.ix.mappings()
+        mappings = self.remote.mappings()
         user_meta = dict(mappings.get("_meta") or {})
         if ROOT in user_meta:  # adopted (or built) by neardup before: resume
             opened = self.open(config, create=False)
@@ -236,25 +236,25 @@ class ElasticEngine(Reads, Writes, Candidates, Engine):
 
     # -- meta --------------------------------------------------------------------------------
     def get_meta(self, key: str) -> Any | None:
-        if self.ix.opened is None:
+        if self.remote.opened is None:
             raise EngineError("engine is not open")
-        return self.ix.meta.get(key)
+        return self.remote.meta.get(key)
 
     def put_meta(self, key: str, value: Any) -> None:
         """Store collection data in the settings document (not in the mapping ``_meta``)."""
         with self.sessions.writing():
-            meta = dict(self.ix.meta)
+            meta = dict(self.remote.meta)
             meta[key] = value
             src = templates.settings_source(meta, utc_now())
-            self.ix.retry.call(
+            self.remote.retry.call(
                 "write settings",
-                self.ix.client.index,
+                self.remote.client.index,
                 index=self.state_index,
                 id=templates.SETTINGS_ID,
                 body=src,
                 refresh="true",
             )
-            self.ix.meta = meta
+            self.remote.meta = meta
 
     # -- write sessions ------------------------------------------------------------------------
     def writer(self) -> ContextManager[None]:

@@ -46,10 +46,10 @@ class Index:
     made it, and what is known of the index once opened (:attr:`meta`, :attr:`layout`,
     :attr:`config`).
 
-    >>> ix = Index("http://user:secret@localhost:9200/", "news")
-    >>> ix.location, ix.clusters, ix.state
+    >>> remote = Index("http://user:secret@localhost:9200/", "news")
+    >>> remote.location, remote.clusters, remote.state
     ('http://localhost:9200/news', 'news-clusters', 'news-neardup-state')
-    >>> ix.connection.basic_auth
+    >>> remote.connection.basic_auth
     ('user', 'secret')
     """
 

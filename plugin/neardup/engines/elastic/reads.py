@@ -43,11 +43,11 @@ if TYPE_CHECKING:
 
 
 class Reads:
-    """The reads of the engine's index ``ix``, after the writes of its ``sessions`` are
+    """The reads of the engine's index ``remote``, after the writes of its ``sessions`` are
     visible: the protocol's reading methods, which :class:`~.engine.ElasticEngine` has by
     deriving from this class."""
 
-    ix: Index
+    remote: Index
     sessions: Sessions
     _order_type_read: tuple[str | None] | None  # (read once: _order_type)
 
@@ -55,7 +55,7 @@ class Reads:
         self._order_type_read = None
 
     def use_signer(self, signer: Signer) -> None:
-        self.ix.shingle_sets.use(signer)
+        self.remote.shingle_sets.use(signer)
 
     def get(
         self, ids: Iterable[str], *, text: bool = False, keys: bool = True, shingles: bool = True
@@ -73,8 +73,10 @@ class Reads:
     def _signed_sources(self, ids: Sequence[str], text: bool) -> list[dict[str, Any]]:
         """The ``_source`` of each of ``ids`` the index holds signed (one ``mget``; with the
         text when ``text``: the text makes the shingles)."""
-        body = dsl.mget_body(ids, text, self.ix.layout)
-        r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
+        body = dsl.mget_body(ids, text, self.remote.layout)
+        r = self.remote.retry.call(
+            "mget", self.remote.client.mget, index=self.remote.name, body=body
+        )
         docs = r.get("docs", [])
         if self.sessions.in_session:  # (a write of these ids in this session reads no more)
             self.sessions.known.update((d["_id"], found_seq(d)) for d in docs if "_id" in d)
@@ -106,15 +108,15 @@ class Reads:
                         set_key(nd.get("exact"), nd.get("lang")),
                         base64.b64decode(nd["shingles"]),
                         docs[i].n_shingles,
-                        stored_text(sources[i], self.ix.layout, self.ix.layout.text),
+                        stored_text(sources[i], self.remote.layout, self.remote.layout.text),
                     )
                 )
-            for i, made in zip(todo, self.ix.shingle_sets.sets(rows), strict=True):
+            for i, made in zip(todo, self.remote.shingle_sets.sets(rows), strict=True):
                 docs[i].shingles = made
         return docs
 
     def _stored(self, src: dict[str, Any], text: bool, with_keys: bool = True) -> StoredDoc:
-        nd, lay = src[ROOT], self.ix.layout
+        nd, lay = src[ROOT], self.remote.layout
         return StoredDoc(
             id=nd["id"],
             lang=nd.get("lang"),
@@ -136,13 +138,13 @@ class Reads:
     def _keys(self, nd: dict[str, Any]) -> dict[str, Any]:
         """The key sets of the ``neardup`` object ``nd``, one per signature of the index."""
         keys = nd.get("keys") or {}
-        return {f: parse_keys(f, keys.get(f, [])) for f in self.ix.config.signatures}
+        return {f: parse_keys(f, keys.get(f, [])) for f in self.remote.config.signatures}
 
     def _order_date(self, src: dict[str, Any]) -> str | None:
         """The order field's value as a date (:func:`order_date`); a number is one only in a
         ``date`` or ``date_nanos`` field (epoch milliseconds), as the mapping says."""
         v: Any = src
-        for part in (self.ix.layout.order or "").split("."):
+        for part in (self.remote.layout.order or "").split("."):
             v = v.get(part) if isinstance(v, dict) else None
         if isinstance(v, list):
             v = v[0] if v else None
@@ -157,15 +159,15 @@ class Reads:
     def _order_type(self) -> str | None:
         """The mapped type of the adopted index's order field (read once)."""
         if self._order_type_read is None:
-            spec = field_mapping(self.ix.mappings(), self.ix.layout.order or "")
+            spec = field_mapping(self.remote.mappings(), self.remote.layout.order or "")
             self._order_type_read = ((spec or {}).get("type"),)
         return self._order_type_read[0]
 
     def scan(self, *, text: bool = False, batch_size: int = 1000) -> Iterator[StoredDoc]:
         self.sessions.see_writes()
-        body_of = functools.partial(dsl.scan_body, batch_size, text=True, layout=self.ix.layout)
+        body_of = functools.partial(dsl.scan_body, batch_size, text=True, layout=self.remote.layout)
         page: list[dict[str, Any]] = []
-        for h in self.ix.pager().snapshot(self.ix.name, body_of, batch_size):
+        for h in self.remote.pager().snapshot(self.remote.name, body_of, batch_size):
             page.append(h["_source"])
             if len(page) >= batch_size:
                 yield from self._stored_docs(page, text)
@@ -174,17 +176,17 @@ class Reads:
 
     def scan_tags(self, *, batch_size: int = 5000) -> Iterator[TagRow]:
         self.sessions.see_writes()
-        body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.ix.layout)
-        for h in self.ix.pager().snapshot(self.ix.name, body_of, batch_size):
-            yield tag_row(h["_source"], self.ix.layout)
+        body_of = functools.partial(dsl.tag_scan_body, batch_size, layout=self.remote.layout)
+        for h in self.remote.pager().snapshot(self.remote.name, body_of, batch_size):
+            yield tag_row(h["_source"], self.remote.layout)
 
     def members(self, representatives: Iterable[str]) -> dict[str, list[str]]:
         self.sessions.see_writes()
         out: dict[str, list[str]] = {}
         for chunk in chunks(list(dict.fromkeys(representatives)), 1000):
-            body_of = functools.partial(dsl.members_body, chunk, self.ix.paging.page_size)
-            for h in self.ix.pager().hits(
-                self.ix.name, body_of, self.ix.paging.page_size, "members"
+            body_of = functools.partial(dsl.members_body, chunk, self.remote.paging.page_size)
+            for h in self.remote.pager().hits(
+                self.remote.name, body_of, self.remote.paging.page_size, "members"
             ):
                 nd = neardup_part(h["_source"])
                 out.setdefault(nd["dup_of"], []).append(nd.get("id") or h["_id"])
@@ -194,8 +196,8 @@ class Reads:
         """Documents neardup has signed."""
         self.sessions.see_writes()
         return int(
-            self.ix.retry.call(
-                "count", self.ix.client.count, index=self.ix.name, body=dsl.count_body()
+            self.remote.retry.call(
+                "count", self.remote.client.count, index=self.remote.name, body=dsl.count_body()
             )["count"]
         )
 
@@ -204,54 +206,59 @@ class Reads:
         read skips them; ``neardup attach`` signs them."""
         self.sessions.see_writes()
         return int(
-            self.ix.retry.call(
-                "count", self.ix.client.count, index=self.ix.name, body=dsl.count_body(False)
+            self.remote.retry.call(
+                "count",
+                self.remote.client.count,
+                index=self.remote.name,
+                body=dsl.count_body(False),
             )["count"]
         )
 
     # -- full-text search -------------------------------------------------------------------------
     def search(self, query: SearchQuery, size: int = 10) -> list[Hit]:
         self.sessions.see_writes()
-        body = dsl.fulltext_body(query, size, self.ix.layout, self.ix.paging.max_clauses)
-        r = self.ix.retry.call("search", self.ix.client.search, index=self.ix.name, body=body)
-        return [hit_of(h, self.ix.layout) for h in r["hits"]["hits"]]
+        body = dsl.fulltext_body(query, size, self.remote.layout, self.remote.paging.max_clauses)
+        r = self.remote.retry.call(
+            "search", self.remote.client.search, index=self.remote.name, body=body
+        )
+        return [hit_of(h, self.remote.layout) for h in r["hits"]["hits"]]
 
     def search_collapsed(self, query: SearchQuery, size: int = 10) -> list[Hit]:
         """Search with near-copies folded: tagged hits collapse on ``cluster_id`` (their
         copies in ``folded``), untagged hits stay as they are; merged by score."""
         self.sessions.see_writes()
         tagged, untagged = dsl.collapsed_bodies(
-            query, size, layout=self.ix.layout, max_clauses=self.ix.paging.max_clauses
+            query, size, layout=self.remote.layout, max_clauses=self.remote.paging.max_clauses
         )
         a, b = self._msearch_index([tagged, untagged])
         hits = []
         for h in a["hits"]["hits"]:
-            hit = hit_of(h, self.ix.layout)
+            hit = hit_of(h, self.remote.layout)
             inner = (
                 ((h.get("inner_hits") or {}).get("copies") or {}).get("hits", {}).get("hits", [])
             )
             hit.folded = [x["_id"] for x in inner if x["_id"] != hit.id]
             hits.append(hit)
-        hits.extend(hit_of(h, self.ix.layout) for h in b["hits"]["hits"])
+        hits.extend(hit_of(h, self.remote.layout) for h in b["hits"]["hits"])
         hits.sort(key=lambda h: -h.score)  # stable: ties keep engine order
         return hits[:size]
 
     def _msearch_index(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        lines = dsl.msearch_lines(self.ix.name, bodies)
-        r = self.ix.retry.call("search", self.ix.client.msearch, body=lines)
+        lines = dsl.msearch_lines(self.remote.name, bodies)
+        r = self.remote.retry.call("search", self.remote.client.msearch, body=lines)
         for resp in r["responses"]:
             if "error" in resp:
-                raise EngineError(f"{self.ix.location}: search failed: {error_reason(resp)}")
+                raise EngineError(f"{self.remote.location}: search failed: {error_reason(resp)}")
         return r["responses"]
 
     def read_clusters(self, limit: int | None = None) -> list[ClusterRecord]:
         size = (
-            self.ix.paging.page_size
+            self.remote.paging.page_size
             if limit is None
-            else max(1, min(self.ix.paging.page_size, limit))
+            else max(1, min(self.remote.paging.page_size, limit))
         )
-        hits = self.ix.pager().hits(
-            self.ix.clusters,
+        hits = self.remote.pager().hits(
+            self.remote.clusters,
             functools.partial(dsl.read_clusters_body, size),
             size,
             "read clusters",

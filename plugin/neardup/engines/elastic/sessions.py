@@ -44,14 +44,14 @@ class Turn:
 
 
 class Sessions:
-    """The write sessions on ``ix`` (its state index made by ``setup`` when first needed):
+    """The write sessions on ``remote`` (its state index made by ``setup`` when first needed):
     the lease, the next arrival number, whether writes wait for a refresh, and the run's
     :class:`Turn`. ``on_wait(message)`` is told once per writer it waits for."""
 
     def __init__(
-        self, ix: Index, setup: SetUp, on_wait: Callable[[str], None] | None = None
+        self, remote: Index, setup: SetUp, on_wait: Callable[[str], None] | None = None
     ) -> None:
-        self.ix = ix
+        self.remote = remote
         self.setup = setup
         #: told a message once per writer whose lease this one waits for
         self.on_wait = on_wait
@@ -112,8 +112,8 @@ class Sessions:
 
     def max_seq(self) -> int:
         """The largest arrival number the index holds (0 when it holds none)."""
-        r = self.ix.retry.call(
-            "max seq", self.ix.client.search, index=self.ix.name, body=dsl.max_seq_body()
+        r = self.remote.retry.call(
+            "max seq", self.remote.client.search, index=self.remote.name, body=dsl.max_seq_body()
         )
         v = ((r.get("aggregations") or {}).get("max_seq") or {}).get("value")
         return int(v) if v is not None else 0
@@ -148,7 +148,7 @@ class Sessions:
             self.known.clear()
             if self.turn is None or not ok:
                 self._hand_over(quiet=not ok)
-            elif self.turn.expired(self.ix.lease_times.hold):
+            elif self.turn.expired(self.remote.lease_times.hold):
                 self._hand_over()  # (other writers get their turn)
 
     def _take_lease(self) -> None:
@@ -236,14 +236,14 @@ class Sessions:
         if self.lease is None:
             self.setup.ensure_state_index()
             self.lease = Lease(
-                self.ix.client,
-                self.ix.state,
-                self.ix.retry,
-                duration=self.ix.lease_times.duration,
-                timeout=self.ix.lease_times.timeout,
+                self.remote.client,
+                self.remote.state,
+                self.remote.retry,
+                duration=self.remote.lease_times.duration,
+                timeout=self.remote.lease_times.timeout,
                 on_wait=self._waiting,
                 on_take_over=self._took_over,
-                sleep=self.ix.backoff.sleep,
+                sleep=self.remote.backoff.sleep,
             )
         return self.lease
 
@@ -275,17 +275,19 @@ class Sessions:
         self.wait_for_sent()
 
         def send(_: Sequence[int], last: bool) -> list[int]:
-            r = self.ix.retry.call(
+            r = self.remote.retry.call(
                 "refresh",
-                self.ix.client.indices.refresh,
-                index=f"{self.ix.name},{self.ix.clusters}",
+                self.remote.client.indices.refresh,
+                index=f"{self.remote.name},{self.remote.clusters}",
             )
             failed = (r.get("_shards") or {}).get("failed", 0) if r else 0
             if failed and not last:
                 return [0]
             if failed:
-                raise EngineError(f"{self.ix.location}: refresh failed on {failed} shard copies")
+                raise EngineError(
+                    f"{self.remote.location}: refresh failed on {failed} shard copies"
+                )
             return []
 
-        self.ix.backoff.resend([0], send)
+        self.remote.backoff.resend([0], send)
         self.dirty = False

@@ -22,50 +22,51 @@ CHECK_ID = "neardup-privilege-check"
 
 
 class SetUp:
-    """The set-up of ``ix``'s indices, templates and pipeline (its steps told in
-    ``ix.actions``); ``put_meta(key, value)`` stores a value in the settings document, inside
+    """The set-up of ``remote``'s indices, templates and pipeline (its steps told in
+    ``remote.actions``); ``put_meta(key, value)`` stores a value in the settings document, inside
     a write session."""
 
-    def __init__(self, ix: Index, put_meta: Callable[[str, Any], None]):
-        self.ix = ix
+    def __init__(self, remote: Index, put_meta: Callable[[str, Any], None]):
+        self.remote = remote
         self.put_meta = put_meta
 
     def read_config(self) -> Config | None:
         """The stored settings (and layout) of the index, None when it does not exist."""
-        self.ix.connect()
-        self.ix.actions = []
-        if not self.ix.exists(self.ix.name):
+        self.remote.connect()
+        self.remote.actions = []
+        if not self.remote.exists(self.remote.name):
             return None
-        self.ix.meta = self._read_settings()
-        self.ix.layout = Layout.from_dict(self.ix.meta.get("layout"))
-        return Config.from_dict(self.ix.meta["config"])
+        self.remote.meta = self._read_settings()
+        self.remote.layout = Layout.from_dict(self.remote.meta.get("layout"))
+        return Config.from_dict(self.remote.meta["config"])
 
     def create_index(self, config: Config) -> Config:
         """Make the missing index with ``config`` (:meth:`set_up`)."""
-        self.ix.opened = config
-        use = self.ix.index_setup.pipeline is not False
-        self.ix.meta = templates.index_meta(
+        self.remote.opened = config
+        use = self.remote.index_setup.pipeline is not False
+        self.remote.meta = templates.index_meta(
             config,
-            pipeline=templates.pipeline_id(self.ix.name) if use else None,
-            layout=self.ix.layout,
+            pipeline=templates.pipeline_id(self.remote.name) if use else None,
+            layout=self.remote.layout,
         )
         self.set_up(
-            self.ix.connect(), use, new=True
+            self.remote.connect(), use, new=True
         )  # a settings document made meanwhile must agree
         return config
 
     def after_open(self, created: bool) -> None:
         """An index that existed is kept; ``setup`` installs its templates and pipeline again."""
         if not created:
-            self.ix.actions.append(
-                f"index {self.ix.name} exists (settings {self.ix.meta.get('fingerprint')}) - kept"
+            self.remote.actions.append(
+                f"index {self.remote.name} exists (settings "
+                f"{self.remote.meta.get('fingerprint')}) - kept"
             )
-            if self.ix.index_setup.setup:
+            if self.remote.index_setup.setup:
                 self.set_up(
-                    self.ix.connect(),
-                    bool(self.ix.meta.get("pipeline"))
-                    if self.ix.index_setup.pipeline is None
-                    else self.ix.index_setup.pipeline,
+                    self.remote.connect(),
+                    bool(self.remote.meta.get("pipeline"))
+                    if self.remote.index_setup.pipeline is None
+                    else self.remote.index_setup.pipeline,
                 )
 
     def set_up(self, server: Server, use_pipeline: bool, new: bool = False) -> None:
@@ -75,8 +76,8 @@ class SetUp:
         (:meth:`check_own`) before anything is made. The state index is made first, so a
         cluster that refuses to create indices refuses it before any template is installed;
         a new documents index the cluster refuses takes its templates and pipeline away."""
-        self.check_own(self.ix.clusters, "clusters")
-        state_exists = self.check_own(self.ix.state, "state") is not None
+        self.check_own(self.remote.clusters, "clusters")
+        state_exists = self.check_own(self.remote.state, "state") is not None
         self.check_first(use_pipeline, state_exists)
         self.ensure_state_index(state_exists)
         pipe = self._install(server, use_pipeline)
@@ -84,60 +85,60 @@ class SetUp:
             try:
                 self.create_settings()
                 self._create(
-                    self.ix.name,
+                    self.remote.name,
                     "documents index",
                     templates.shard_settings(
-                        self.ix.index_setup.shards, self.ix.index_setup.replicas
+                        self.remote.index_setup.shards, self.remote.index_setup.replicas
                     ),
                 )
             except BaseException:
                 self._uninstall(pipe)
                 raise
-        elif pipe and not self.ix.meta.get(
+        elif pipe and not self.remote.meta.get(
             "pipeline"
         ):  # an index built without the pipeline gets it now
-            self.ix.retry.call(
+            self.remote.retry.call(
                 "put settings",
-                self.ix.client.indices.put_settings,
-                index=self.ix.name,
+                self.remote.client.indices.put_settings,
+                index=self.remote.name,
                 body=templates.default_pipeline_settings(pipe),
             )
             self.put_meta("pipeline", pipe)
-            self.ix.actions.append(f"default_pipeline of {self.ix.name} set to {pipe}")
+            self.remote.actions.append(f"default_pipeline of {self.remote.name} set to {pipe}")
         if not bool(
-            self.ix.retry.call(
-                "index exists", self.ix.client.indices.exists, index=self.ix.clusters
+            self.remote.retry.call(
+                "index exists", self.remote.client.indices.exists, index=self.remote.clusters
             )
         ):
-            self._create(self.ix.clusters, "clusters index")
+            self._create(self.remote.clusters, "clusters index")
         else:
-            self.ix.actions.append(f"index {self.ix.clusters} exists - kept")
+            self.remote.actions.append(f"index {self.remote.clusters} exists - kept")
         self._wait_healthy()
 
     def create_settings(self) -> None:
         """The settings document of a new index; one made meanwhile by another process must
         agree."""
-        src = templates.settings_source(self.ix.meta, utc_now())
+        src = templates.settings_source(self.remote.meta, utc_now())
         try:
-            self.ix.retry.call(
+            self.remote.retry.call(
                 "create settings document",
-                self.ix.client.create,
-                index=self.ix.state,
+                self.remote.client.create,
+                index=self.remote.state,
                 id=templates.SETTINGS_ID,
                 body=src,
                 refresh="true",
                 ok_status=(409,),
             )
-            self.ix.actions.append(
-                f"settings document {self.ix.state}/{templates.SETTINGS_ID} created"
+            self.remote.actions.append(
+                f"settings document {self.remote.state}/{templates.SETTINGS_ID} created"
             )
         except Exception as e:  # noqa: BLE001
             if status_of(e) != 409:
                 raise
             theirs = self._read_settings_doc()
-            assert self.ix.opened is not None
-            self.ix.opened.check_same(Config.from_dict(theirs["config"]), self.ix.location)
-            self.ix.meta = theirs
+            assert self.remote.opened is not None
+            self.remote.opened.check_same(Config.from_dict(theirs["config"]), self.remote.location)
+            self.remote.meta = theirs
 
     def check_first(self, use_pipeline: bool, state_exists: bool) -> None:
         """Ask first, with requests that need the privileges of :meth:`set_up`'s steps and
@@ -146,32 +147,32 @@ class SetUp:
         read by name (the privileges that manage them), the settings document read (the
         state index's document privileges) and, while the state index does not exist,
         :meth:`check_bulk`."""
-        self.ix.retry.call("cluster health", self.ix.client.cluster.health)
+        self.remote.retry.call("cluster health", self.remote.client.cluster.health)
         gets = [
             (
                 "get index template",
-                self.ix.client.indices.get_index_template,
-                {"name": templates.documents_template_name(self.ix.name)},
+                self.remote.client.indices.get_index_template,
+                {"name": templates.documents_template_name(self.remote.name)},
             ),
             (
                 "read settings",
-                self.ix.client.get,
-                {"index": self.ix.state, "id": templates.SETTINGS_ID},
+                self.remote.client.get,
+                {"index": self.remote.state, "id": templates.SETTINGS_ID},
             ),
         ]
         if use_pipeline:
-            pipe = templates.pipeline_id(self.ix.name)
+            pipe = templates.pipeline_id(self.remote.name)
             gets.insert(
-                0, ("get ingest pipeline", self.ix.client.ingest.get_pipeline, {"id": pipe})
+                0, ("get ingest pipeline", self.remote.client.ingest.get_pipeline, {"id": pipe})
             )
         for what, fn, kw in gets:
             try:
-                self.ix.retry.call(what, fn, **kw, ok_status=(404,))
+                self.remote.retry.call(what, fn, **kw, ok_status=(404,))
             except Exception as e:  # noqa: BLE001
                 if status_of(e) != 404:
                     raise
         if not state_exists:
-            self.check_bulk(self.ix.state)
+            self.check_bulk(self.remote.state)
 
     def check_bulk(self, index: str) -> None:
         """A bulk request that deletes a document from ``index``, an index that does not exist
@@ -179,9 +180,9 @@ class SetUp:
         the bulk privilege (OpenSearch writes every document through it) and changes
         nothing."""
         actions = [{"_op_type": "delete", "_index": index, "_id": CHECK_ID}]
-        self.ix.retry(
+        self.remote.retry(
             "bulk",
-            lambda: self.ix.helpers.bulk(self.ix.client, actions, raise_on_error=False),
+            lambda: self.remote.helpers.bulk(self.remote.client, actions, raise_on_error=False),
             index=index,
         )
 
@@ -189,15 +190,18 @@ class SetUp:
         """Pipeline (optional) and both templates; PUT is idempotent."""
         pipe = None
         if use_pipeline:
-            pipe = templates.pipeline_id(self.ix.name)
+            pipe = templates.pipeline_id(self.remote.name)
             body = templates.pipeline_body(
                 server.product,
                 server.version,
-                self.ix.meta.get("signature_version", SIGNATURE_VERSION),
+                self.remote.meta.get("signature_version", SIGNATURE_VERSION),
             )
             try:
-                self.ix.retry.call(
-                    "put ingest pipeline", self.ix.client.ingest.put_pipeline, id=pipe, body=body
+                self.remote.retry.call(
+                    "put ingest pipeline",
+                    self.remote.client.ingest.put_pipeline,
+                    id=pipe,
+                    body=body,
                 )
             except EngineError as e:
                 raise EngineError(
@@ -209,45 +213,53 @@ class SetUp:
                 if templates.supports_fingerprint(server.product, server.version)
                 else ""
             )
-            self.ix.actions.append(f"ingest pipeline {pipe} installed{fp}")
+            self.remote.actions.append(f"ingest pipeline {pipe} installed{fp}")
         docs_t = templates.documents_template(
-            self.ix.name,
-            templates.meta_pointer(self.ix.name, self.ix.meta),
+            self.remote.name,
+            templates.meta_pointer(self.remote.name, self.remote.meta),
             pipe,
-            self.ix.config.signatures,
+            self.remote.config.signatures,
         )
-        name = templates.documents_template_name(self.ix.name)
-        self.ix.retry.call(
-            "put index template", self.ix.client.indices.put_index_template, name=name, body=docs_t
+        name = templates.documents_template_name(self.remote.name)
+        self.remote.retry.call(
+            "put index template",
+            self.remote.client.indices.put_index_template,
+            name=name,
+            body=docs_t,
         )
-        self.ix.actions.append(f"index template {name} -> {self.ix.name}")
-        cl_t = templates.clusters_template(self.ix.name)
-        name2 = templates.clusters_template_name(self.ix.name)
-        self.ix.retry.call(
-            "put index template", self.ix.client.indices.put_index_template, name=name2, body=cl_t
+        self.remote.actions.append(f"index template {name} -> {self.remote.name}")
+        cl_t = templates.clusters_template(self.remote.name)
+        name2 = templates.clusters_template_name(self.remote.name)
+        self.remote.retry.call(
+            "put index template",
+            self.remote.client.indices.put_index_template,
+            name=name2,
+            body=cl_t,
         )
-        self.ix.actions.append(f"index template {name2} -> {self.ix.clusters}")
+        self.remote.actions.append(f"index template {name2} -> {self.remote.clusters}")
         return pipe
 
     def _uninstall(self, pipe: str | None) -> None:
         """Take away the templates (and pipeline) :meth:`_install` put for a documents index
         that could not be made; what cannot be removed now is said in ``actions``."""
         removals = [
-            ("index template", self.ix.client.indices.delete_index_template, {"name": name})
+            ("index template", self.remote.client.indices.delete_index_template, {"name": name})
             for name in (
-                templates.documents_template_name(self.ix.name),
-                templates.clusters_template_name(self.ix.name),
+                templates.documents_template_name(self.remote.name),
+                templates.clusters_template_name(self.remote.name),
             )
         ]
         if pipe:
             removals.append(
-                ("ingest pipeline", self.ix.client.ingest.delete_pipeline, {"id": pipe})
+                ("ingest pipeline", self.remote.client.ingest.delete_pipeline, {"id": pipe})
             )
         for what, fn, kw in removals:
             try:
-                self.ix.retry.call(f"delete {what}", fn, **kw, ok_status=(404,))
+                self.remote.retry.call(f"delete {what}", fn, **kw, ok_status=(404,))
             except Exception:  # noqa: BLE001 -- the first cause is the one raised
-                self.ix.actions.append(f"{what} {next(iter(kw.values()))} left: remove it by hand")
+                self.remote.actions.append(
+                    f"{what} {next(iter(kw.values()))} left: remove it by hand"
+                )
 
     def check_own(self, index: str, role: str) -> dict[str, Any] | None:
         """The mappings of ``index`` (the clusters or state index of this one) by concrete
@@ -255,8 +267,8 @@ class SetUp:
         (:func:`~.templates.made_by_neardup`) is refused: neardup never writes into
         an index it did not create."""
         try:
-            m = self.ix.retry.call(
-                "get mapping", self.ix.client.indices.get_mapping, index=index, ok_status=(404,)
+            m = self.remote.retry.call(
+                "get mapping", self.remote.client.indices.get_mapping, index=index, ok_status=(404,)
             )
         except Exception as e:  # noqa: BLE001
             if status_of(e) == 404:
@@ -267,8 +279,9 @@ class SetUp:
         ):
             return m
         raise EngineError(
-            f"{self.ix.url}: index {index} exists and was not created by neardup (its mapping "
-            f"has no _meta.managed_by: neardup); neardup keeps the {role} of index {self.ix.name} "
+            f"{self.remote.url}: index {index} exists and was not created by neardup (its mapping "
+            f"has no _meta.managed_by: neardup); neardup keeps the {role} of index "
+            f"{self.remote.name} "
             "there and never writes into an index it did not create: choose another name for the "
             f"documents index (--index NAME: its {role} go to "
             f"{templates.clusters_index('NAME')} and {templates.state_index('NAME')}), or move "
@@ -277,62 +290,64 @@ class SetUp:
 
     def _create(self, index: str, what: str, body: dict[str, Any] | None = None) -> None:
         try:
-            self.ix.retry.call(
+            self.remote.retry.call(
                 f"create {what}",
-                self.ix.client.indices.create,
+                self.remote.client.indices.create,
                 index=index,
                 body=body,
                 ok_status=(400,),
             )
-            self.ix.actions.append(f"{what} {index} created")
+            self.remote.actions.append(f"{what} {index} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" in describe(e):  # created meanwhile by another process
-                self.ix.actions.append(f"{what} {index} exists - kept")
+                self.remote.actions.append(f"{what} {index} exists - kept")
                 return
             raise EngineError(
-                f"{self.ix.url}: cannot create {what} {index}: {describe(e)}"
+                f"{self.remote.url}: cannot create {what} {index}: {describe(e)}"
             ) from None
 
     def ensure_state_index(self, exists: bool | None = None) -> None:
         """The state index (write lease, settings), created with its own mapping if absent;
         one that exists must be neardup's own (``exists``: already checked)."""
-        if exists or (exists is None and self.check_own(self.ix.state, "state") is not None):
+        if exists or (exists is None and self.check_own(self.remote.state, "state") is not None):
             return
         body = templates.state_index_body()
         try:
-            self.ix.retry.call(
+            self.remote.retry.call(
                 "create state index",
-                self.ix.client.indices.create,
-                index=self.ix.state,
+                self.remote.client.indices.create,
+                index=self.remote.state,
                 body=body,
                 ok_status=(400,),
             )
-            self.ix.actions.append(f"state index {self.ix.state} created")
+            self.remote.actions.append(f"state index {self.remote.state} created")
         except Exception as e:  # noqa: BLE001
             if "resource_already_exists" not in describe(e):
                 raise EngineError(
-                    f"{self.ix.url}: cannot create state index {self.ix.state}: {describe(e)}"
+                    f"{self.remote.url}: cannot create state index {self.remote.state}: "
+                    f"{describe(e)}"
                 ) from None
 
     def _wait_healthy(self) -> None:
         kw: dict[str, Any] = {
-            "index": f"{self.ix.name},{self.ix.clusters}",
+            "index": f"{self.remote.name},{self.remote.clusters}",
             "wait_for_status": "yellow",
-            "timeout": self.ix.index_setup.health_timeout,
+            "timeout": self.remote.index_setup.health_timeout,
         }
-        if self.ix.product == "opensearch":
-            kw["request_timeout"] = self.ix.connection.request_timeout + 30
-        health = self.ix.retry.call("cluster health", self.ix.client.cluster.health, **kw)
+        if self.remote.product == "opensearch":
+            kw["request_timeout"] = self.remote.connection.request_timeout + 30
+        health = self.remote.retry.call("cluster health", self.remote.client.cluster.health, **kw)
         if health.get("status") not in ("yellow", "green"):
             raise EngineError(
-                f"{self.ix.location}: cluster health is {health.get('status')} after "
-                f"{self.ix.index_setup.health_timeout}; the index cannot be written (check shards "
+                f"{self.remote.location}: cluster health is {health.get('status')} after "
+                f"{self.remote.index_setup.health_timeout}; the index cannot be written (check "
+                "shards "
                 "and disk)"
             )
 
     def _read_meta(self) -> dict[str, Any]:
         """``_meta.neardup`` of the documents index (a pointer; older indices: the settings)."""
-        return dict((self.ix.mappings().get("_meta") or {}).get("neardup") or {})
+        return dict((self.remote.mappings().get("_meta") or {}).get("neardup") or {})
 
     def _read_settings(self) -> dict[str, Any]:
         """The index's settings: the settings document the ``_meta`` pointer names (indices of
@@ -342,23 +357,25 @@ class SetUp:
             pointer.get("settings") and pointer.get("layout") != templates.LAYOUT_VERSION
         ):
             raise EngineError(
-                f"{self.ix.location} was built by an older neardup (its fields at the top level); "
+                f"{self.remote.location} was built by an older neardup (its fields at the top "
+                "level); "
                 "build a new index with this version, or adopt the documents in place with "
                 "'neardup attach'"
             )
         if not pointer.get("settings"):
             raise EngineError(
-                f"{self.ix.location} exists but is not a neardup index (no _meta.neardup in its "
+                f"{self.remote.location} exists but is not a neardup index (no _meta.neardup in "
+                "its "
                 "mapping); to use an existing index, adopt it with 'neardup attach'"
             )
         return self._read_settings_doc()
 
     def _read_settings_doc(self) -> dict[str, Any]:
         try:
-            r = self.ix.retry.call(
+            r = self.remote.retry.call(
                 "read settings",
-                self.ix.client.get,
-                index=self.ix.state,
+                self.remote.client.get,
+                index=self.remote.state,
                 id=templates.SETTINGS_ID,
                 ok_status=(404,),
             )
@@ -369,8 +386,8 @@ class SetUp:
         data = (r.get("_source") or {}).get("data") if r.get("found") else None
         if not data or "config" not in data:
             raise EngineError(
-                f"{self.ix.location}: its settings document "
-                f"{self.ix.state}/{templates.SETTINGS_ID} is missing; run 'neardup init' on it "
+                f"{self.remote.location}: its settings document "
+                f"{self.remote.state}/{templates.SETTINGS_ID} is missing; run 'neardup init' on it "
                 "again"
             )
         return dict(data)

@@ -41,11 +41,11 @@ def _checked(docs: Sequence[Signed]) -> tuple[list[Signed], list[Failure]]:
 
 
 class Writes:
-    """The writes to the engine's index ``ix``, each in a session of its ``sessions``; the
+    """The writes to the engine's index ``remote``, each in a session of its ``sessions``; the
     clusters index must be neardup's own (``setup``): the protocol's writing methods, which
     :class:`~.engine.ElasticEngine` has by deriving from this class."""
 
-    ix: Index
+    remote: Index
     setup: SetUp
     sessions: Sessions
     #: ids :meth:`~.attach.Attach.unsigned_documents` read from the adopted index and
@@ -95,15 +95,15 @@ class Writes:
             found: set[str] = set()
             seqs = self._assign_seq([s.id for s in good], found)
             now = utc_now()
-            version = self.ix.config.version
+            version = self.remote.config.version
             actions = [
                 dsl.index_action(
-                    self.ix.name,
+                    self.remote.name,
                     s,
                     tags.get(s.id),
                     seqs[s.id],
                     now,
-                    self.ix.layout,
+                    self.remote.layout,
                     version,
                     create=s.id not in found and s.id not in self.held,
                 )
@@ -112,11 +112,11 @@ class Writes:
             self.held.difference_update(seqs)
             if background:
                 return self._sent(good, tags, seqs, actions, failures)
-            failures += self.ix.bulker().run(actions, "index documents").failures
+            failures += self.remote.bulker().run(actions, "index documents").failures
             refused = {f.id for f in failures}
             self.sessions.remember_written(seqs, refused)
             self._remember(good, tags, seqs, refused)
-            if self.ix.index_setup.refresh_on_write and self.sessions.turn is None:
+            if self.remote.index_setup.refresh_on_write and self.sessions.turn is None:
                 self.sessions.refresh()
         return PendingPut.settled(failures, ids)
 
@@ -135,7 +135,7 @@ class Writes:
         hold = self.sessions.turn
         if self._sender is None:
             self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-bulk")
-        sent = self._sender.submit(self.ix.bulker().run, actions, "index documents")
+        sent = self._sender.submit(self.remote.bulker().run, actions, "index documents")
 
         def answered() -> list[Failure]:
             refused = sent.result().failures
@@ -171,7 +171,7 @@ class Writes:
         for s in stored:
             if len(column(s)) != 8 * s.n_shingles:  # (a marker: kept to verify against)
                 cached[s.id] = set_key(s.exact, s.lang)
-                self.ix.shingle_sets.remember(cached[s.id], s.shingles)
+                self.remote.shingle_sets.remember(cached[s.id], s.shingles)
         hold = self.sessions.turn
         if hold is None:
             return
@@ -215,7 +215,9 @@ class Writes:
         session's :attr:`~.sessions.Sessions.known`."""
         for chunk in chunks(ids, 1000):
             body = dsl.existing_seq_body(chunk)
-            r = self.ix.retry.call("mget", self.ix.client.mget, index=self.ix.name, body=body)
+            r = self.remote.retry.call(
+                "mget", self.remote.client.mget, index=self.remote.name, body=body
+            )
             self.sessions.known.update((d["_id"], found_seq(d)) for d in r.get("docs", []))
 
     def delete(self, ids: Iterable[str]) -> int:
@@ -223,16 +225,16 @@ class Writes:
         if not ids:
             return 0
         with self.sessions.writing():
-            actions = [dsl.delete_action(self.ix.name, i) for i in ids]
+            actions = [dsl.delete_action(self.remote.name, i) for i in ids]
             deleted = (
-                self.ix.bulker()
+                self.remote.bulker()
                 .run_or_raise(actions, "delete documents", ignore_missing=True)
                 .deleted
             )
             self._forget(ids)
             for i in ids:
                 self.sessions.known.pop(i, None)
-            if self.ix.index_setup.refresh_on_write and self.sessions.turn is None:
+            if self.remote.index_setup.refresh_on_write and self.sessions.turn is None:
                 self.sessions.refresh()
         return deleted
 
@@ -240,15 +242,15 @@ class Writes:
         if not tags:
             return
         with self.sessions.writing():
-            actions = [dsl.update_tags_action(self.ix.name, i, t) for i, t in tags.items()]
-            self.ix.bulker().run_or_raise(actions, "update tags", ignore_missing=True)
+            actions = [dsl.update_tags_action(self.remote.name, i, t) for i, t in tags.items()]
+            self.remote.bulker().run_or_raise(actions, "update tags", ignore_missing=True)
             if self.sessions.turn is not None:
                 for i, t in tags.items():
                     if i in self.sessions.turn.recent:
                         self.sessions.turn.recent.set_tags(i, t)
                     else:
                         self.sessions.turn.stale = True
-            if self.ix.index_setup.refresh_on_write and self.sessions.turn is None:
+            if self.remote.index_setup.refresh_on_write and self.sessions.turn is None:
                 self.sessions.refresh()
 
     def _forget(self, ids: Sequence[str]) -> None:
@@ -272,31 +274,33 @@ class Writes:
             now = utc_now()
             new_ids = {c.cluster_id for c in clusters}
             stale = [i for i in self._cluster_ids() if i not in new_ids]
-            actions = [dsl.cluster_action(self.ix.name, c, now) for c in clusters]
-            actions += [{"_op_type": "delete", "_index": self.ix.clusters, "_id": i} for i in stale]
-            self.ix.bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
+            actions = [dsl.cluster_action(self.remote.name, c, now) for c in clusters]
+            actions += [
+                {"_op_type": "delete", "_index": self.remote.clusters, "_id": i} for i in stale
+            ]
+            self.remote.bulker().run_or_raise(actions, "write clusters", ignore_missing=True)
             self.sessions.refresh()
 
     def _mark_clusters_index(self) -> None:
         """Refuse a clusters index neardup did not create; map ``managed_by`` in one made
         before the mark (its mapping is strict)."""
-        m = self.setup.check_own(self.ix.clusters, "clusters")
+        m = self.setup.check_own(self.remote.clusters, "clusters")
         if m is None:
             return
         if all(
             "managed_by" in ((v.get("mappings") or {}).get("properties") or {}) for v in m.values()
         ):
             return
-        self.ix.retry.call(
+        self.remote.retry.call(
             "put mapping",
-            self.ix.client.indices.put_mapping,
-            index=self.ix.clusters,
+            self.remote.client.indices.put_mapping,
+            index=self.remote.clusters,
             body={"properties": {"managed_by": {"type": "keyword"}}},
         )
 
     def _cluster_ids(self) -> Iterator[str]:
-        body_of = functools.partial(dsl.cluster_ids_body, self.ix.paging.page_size)
-        for h in self.ix.pager().hits(
-            self.ix.clusters, body_of, self.ix.paging.page_size, "read clusters"
+        body_of = functools.partial(dsl.cluster_ids_body, self.remote.paging.page_size)
+        for h in self.remote.pager().hits(
+            self.remote.clusters, body_of, self.remote.paging.page_size, "read clusters"
         ):
             yield h["_id"]
