@@ -220,23 +220,21 @@ class SetUp:
             pipe,
             self.remote.config.signatures,
         )
-        name = templates.documents_template_name(self.remote.name)
-        self.remote.retry.call(
-            "put index template",
-            self.remote.client.indices.put_index_template,
-            name=name,
-            body=docs_t,
-        )
-        self.remote.actions.append(f"index template {name} -> {self.remote.name}")
-        cl_t = templates.clusters_template(self.remote.name)
-        name2 = templates.clusters_template_name(self.remote.name)
-        self.remote.retry.call(
-            "put index template",
-            self.remote.client.indices.put_index_template,
-            name=name2,
-            body=cl_t,
-        )
-        self.remote.actions.append(f"index template {name2} -> {self.remote.clusters}")
+        for name, body, target in (
+            (templates.documents_template_name(self.remote.name), docs_t, self.remote.name),
+            (
+                templates.clusters_template_name(self.remote.name),
+                templates.clusters_template(self.remote.name),
+                self.remote.clusters,
+            ),
+        ):
+            self.remote.retry.call(
+                "put index template",
+                self.remote.client.indices.put_index_template,
+                name=name,
+                body=body,
+            )
+            self.remote.actions.append(f"index template {name} -> {target}")
         return pipe
 
     def _uninstall(self, pipe: str | None) -> None:
