@@ -28,7 +28,7 @@ import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -788,3 +788,23 @@ def url(request: pytest.FixtureRequest) -> str:
     if request.param == "opensearch":
         return request.getfixturevalue("osmem_clone").url
     return request.getfixturevalue("es_proxy").url
+
+
+@pytest.fixture
+def count_signers(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list]:
+    """``count_signers()``: from then on, each Signer made is appended to the list it returns
+    (what a test of "made once, handed on" counts)."""
+    from neardup.signing.signer import Signer
+
+    def start() -> list:
+        made: list = []
+        init = Signer.__init__
+
+        def counted(self, *args, **kwargs):
+            made.append(self)
+            init(self, *args, **kwargs)
+
+        monkeypatch.setattr(Signer, "__init__", counted)
+        return made
+
+    return start

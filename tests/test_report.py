@@ -344,19 +344,10 @@ def test_report_on_either_engine(engine_target):
     assert page.count('<details class="member"') == 3 and "1 more member not shown." in page
 
 
-def test_the_report_of_an_index_uses_its_rule_and_makes_no_signer(nd, tmp_path, monkeypatch):
+def test_the_report_of_an_index_uses_its_rule_and_makes_no_signer(nd, tmp_path, count_signers):
     """write_report hands the index's candidate rule (NearDup.rule) to the page: the page
     of a NearDup makes no signer of its own, and shows what build_report alone shows."""
-    from neardup.signing.signer import Signer
-
-    made = []
-    init = Signer.__init__
-
-    def counted(self, *args, **kwargs):
-        made.append(self)
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(Signer, "__init__", counted)
+    made = count_signers()
     write_report(nd, str(tmp_path / "report.html"))
     assert made == []
     t = nd.config.threshold

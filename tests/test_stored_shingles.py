@@ -239,7 +239,7 @@ def test_a_file_of_format_3_keeps_every_posting_in_postings(tmp_path):
     assert markers
 
 
-def test_one_signer_makes_the_shingles_of_a_process(engine_target, monkeypatch):
+def test_one_signer_makes_the_shingles_of_a_process(engine_target, count_signers):
     """The index's signer is handed to the engine (Engine.use_signer): reading markers back
     in a process that signs canonicalizes with that signer, on every engine, and makes no
     second one."""
@@ -249,14 +249,7 @@ def test_one_signer_makes_the_shingles_of_a_process(engine_target, monkeypatch):
     target, opts = engine_target
     with NearDup.open(target, Config(), **opts) as nd:
         nd.index(docs, batch_size=20, progress=None)
-    made = []
-    init = Signer.__init__
-
-    def counted(self, *args, **kwargs):
-        made.append(self)
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(Signer, "__init__", counted)
+    made = count_signers()
     with NearDup.open(target, **opts) as nd:  # a new process state: nothing cached
         found = nd.query(docs[3].text)
         stored = nd.engine.get([d.id for d in docs])
