@@ -19,7 +19,7 @@ from neardup.engines.elastic.hits import stored_shingles
 from neardup.engines.elastic import dsl
 from neardup.engines.elastic import templates
 from neardup.engines.elastic.layout import Layout, OWN, TEXT_LANGS
-from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, Tags
+from neardup.engines.base import CandidateQuery, ClusterRecord, KeyGroup, NativeQuery, Tags
 from neardup.runtime.resources import load_json
 from neardup.signing.signer import Signer
 from neardup.signing.records import Document
@@ -333,8 +333,8 @@ def test_other_searches(spec):
         dsl.cluster_ids_body(100, ["c1"]),
         dsl.read_clusters_body(10, [3, "c"]),
         dsl.fulltext_body("سلام دنیا", 10),
-        dsl.fulltext_body({"match": {"body": "x"}}, 5),
-        dsl.fulltext_body({"query": {"match_all": {}}, "size": 3}, 10),
+        dsl.fulltext_body(NativeQuery({"match": {"body": "x"}}), 5),
+        dsl.fulltext_body(NativeQuery({"query": {"match_all": {}}, "size": 3}), 10),
         *dsl.collapsed_bodies("привет мир", 10),
     ):
         _ok(spec, "/{index}/_search", "post", b)
