@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
@@ -10,6 +11,7 @@ from .options import SECONDS, count, echo_json, fail, json_option, tls_options
 from .output import clean, json_text
 
 if TYPE_CHECKING:
+    from ..dashboards.install import Destination
     from ..engines.elastic import ElasticEngine
 
 _TARGET_HELP = "Product the saved objects are for."
@@ -164,6 +166,86 @@ def export_cmd(
         )
 
 
+def _destination_options(fn: Callable) -> Callable:
+    """The credentials, TLS, space or tenant, timeout and retries of a dashboards server,
+    with ``--target``, passed on as one ``to`` (:class:`~neardup.dashboards.install.Destination`);
+    the secrets are registered for redaction first."""
+
+    @click.option(
+        "--api-key",
+        envvar="NEARDUP_DASHBOARDS_API_KEY",
+        default=None,
+        help="API key (Authorization: ApiKey ...; env NEARDUP_DASHBOARDS_API_KEY).",
+    )
+    @click.option("--user", envvar="NEARDUP_DASHBOARDS_USER", default=None, help="Basic-auth user.")
+    @click.option(
+        "--password",
+        envvar="NEARDUP_DASHBOARDS_PASSWORD",
+        default=None,
+        help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).",
+    )
+    @tls_options
+    @click.option(
+        "--space", default=None, help="Kibana space to import into (default space if absent)."
+    )
+    @click.option(
+        "--tenant",
+        default=None,
+        help="OpenSearch Dashboards security tenant to import into (e.g. global; default: "
+        "the user's).",
+    )
+    @click.option(
+        "--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds per request."
+    )
+    @click.option(
+        "--retries",
+        type=count(0, 100),
+        default=5,
+        show_default=True,
+        help="Retries on connection errors, 429 and 5xx (exponential backoff).",
+    )
+    @functools.wraps(fn)
+    def wrapper(
+        *args: Any,
+        target: str,
+        api_key: str | None,
+        user: str | None,
+        password: str | None,
+        ca_certs: str | None,
+        no_verify_certs: bool,
+        space: str | None,
+        tenant: str | None,
+        timeout: float,
+        retries: int,
+        **kwargs: Any,
+    ) -> Any:
+        from ..dashboards.install import Destination
+        from ..engines.transport import Access
+        from ..runtime.redact import add_secret
+        from ..runtime.retry import Backoff
+
+        for secret in (api_key, password):
+            add_secret(secret)
+        if user and password is None:
+            fail("--user needs --password (or NEARDUP_DASHBOARDS_PASSWORD)")
+        to = Destination(
+            target=target,
+            access=Access(
+                api_key=api_key,
+                basic_auth=(user, password) if user else None,
+                ca_certs=ca_certs,
+                verify_certs=not no_verify_certs,
+            ),
+            space=space,
+            tenant=tenant,
+            timeout=timeout,
+            retry=Backoff(max_retries=retries, initial=0.5, maximum=float("inf")),
+        )
+        return fn(*args, to=to, **kwargs)
+
+    return wrapper
+
+
 @dashboards_group.command("install")
 @click.argument("url")
 @click.option(
@@ -182,55 +264,15 @@ def export_cmd(
     default=None,
     help="Import this NDJSON instead of building it (e.g. an edited export).",
 )
-@click.option(
-    "--api-key",
-    envvar="NEARDUP_DASHBOARDS_API_KEY",
-    default=None,
-    help="API key (Authorization: ApiKey ...; env NEARDUP_DASHBOARDS_API_KEY).",
-)
-@click.option("--user", envvar="NEARDUP_DASHBOARDS_USER", default=None, help="Basic-auth user.")
-@click.option(
-    "--password",
-    envvar="NEARDUP_DASHBOARDS_PASSWORD",
-    default=None,
-    help="Basic-auth password (env NEARDUP_DASHBOARDS_PASSWORD).",
-)
-@tls_options
-@click.option(
-    "--space", default=None, help="Kibana space to import into (default space if absent)."
-)
-@click.option(
-    "--tenant",
-    default=None,
-    help="OpenSearch Dashboards security tenant to import into (e.g. global; default: the user's).",
-)
-@click.option(
-    "--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds per request."
-)
-@click.option(
-    "--retries",
-    type=count(0, 100),
-    default=5,
-    show_default=True,
-    help="Retries on connection errors, 429 and 5xx (exponential backoff).",
-)
+@_destination_options
 @json_option
 def install_cmd(
     url: str,
-    target: str,
+    to: Destination,
     index_name: str,
     source_field: str,
     engine_url: str | None,
     ndjson_file: str | None,
-    api_key: str | None,
-    user: str | None,
-    password: str | None,
-    ca_certs: str | None,
-    no_verify_certs: bool,
-    space: str | None,
-    tenant: str | None,
-    timeout: float,
-    retries: int,
     as_json: bool,
 ) -> None:
     """Import the saved objects into Kibana or OpenSearch Dashboards at URL.
@@ -244,34 +286,18 @@ def install_cmd(
       neardup dashboards install https://kibana:5601 --api-key "$KEY" --ca-certs ca.pem --index docs
       neardup dashboards install http://localhost:5601 --user admin --password "$PW" --tenant global
     """
-    from ..dashboards.install import Destination, install
-    from ..engines.transport import Access
-    from ..runtime.redact import add_secret, add_url_secrets
-    from ..runtime.retry import Backoff
+    from ..dashboards.install import install
+    from ..runtime.redact import add_url_secrets
 
-    for secret in (api_key, password):
-        add_secret(secret)
     add_url_secrets(url)
-    _check_url_and_user(url, user, password)
+    if not url.startswith(("http://", "https://")):
+        fail(f"URL must start with http:// or https://, not {url!r}")
     body = None
     if ndjson_file:
         with open(ndjson_file, encoding="utf-8") as f:
             body = f.read()
     engine = _source_engine(engine_url, index_name) if engine_url and body is None else None
     try:
-        to = Destination(
-            target=target,
-            access=Access(
-                api_key=api_key,
-                basic_auth=(user, password) if user else None,
-                ca_certs=ca_certs,
-                verify_certs=not no_verify_certs,
-            ),
-            space=space,
-            tenant=tenant,
-            timeout=timeout,
-            retry=Backoff(max_retries=retries, initial=0.5, maximum=float("inf")),
-        )
         answer = install(url, body, to=to, index=index_name, engine=engine, source=source_field)
     except FileNotFoundError as e:
         fail(str(e))
@@ -288,14 +314,6 @@ def install_cmd(
                 f'open the dashboard "Near-duplicate clusters"'
             )
         )
-
-
-def _check_url_and_user(url: str, user: str | None, password: str | None) -> None:
-    """A clear error for a URL that is not HTTP(S), or a user without a password."""
-    if not url.startswith(("http://", "https://")):
-        fail(f"URL must start with http:// or https://, not {url!r}")
-    if user and password is None:
-        fail("--user needs --password (or NEARDUP_DASHBOARDS_PASSWORD)")
 
 
 def _source_engine(engine_url: str, index_name: str) -> ElasticEngine:
