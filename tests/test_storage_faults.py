@@ -92,23 +92,25 @@ def test_errors_are_classified_by_code_with_a_fallback_by_message():
     assert "the disk is full" in storage_problem("x.db", err.value)
 
 
-def test_the_index_still_reads_on_a_full_disk(tmpfs, tmp_path):
+def _index_then_fill(tmpfs, tmp_path):
+    """An index of 40 documents on the small file system, which is then filled."""
     d, _ = tmpfs
     db = d / "idx.db"
     src = write_jsonl(tmp_path / "a.jsonl", _records(40))
     assert run("index", src, "-e", db, "-q", "-j", "0").exit_code == 0
     _fill(d / "filler")
+    return d, db
+
+
+def test_the_index_still_reads_on_a_full_disk(tmpfs, tmp_path):
+    d, db = _index_then_fill(tmpfs, tmp_path)
     info = run("info", "-e", db, "--json")
     assert info.exit_code == 0, info.output
     assert json.loads(info.stdout)["documents"] == 40
 
 
 def test_a_full_disk_is_named_in_one_line_and_the_index_resumes(tmpfs, tmp_path):
-    d, _ = tmpfs
-    db = d / "idx.db"
-    src = write_jsonl(tmp_path / "a.jsonl", _records(40))
-    assert run("index", src, "-e", db, "-q", "-j", "0").exit_code == 0
-    _fill(d / "filler")
+    d, db = _index_then_fill(tmpfs, tmp_path)
     info = run("info", "-e", db)
     assert "not a neardup index" not in info.output, info.output  # (its exit: see above)
     more = write_jsonl(tmp_path / "b.jsonl", _records(200, 40, words=400))
