@@ -9,13 +9,13 @@ index (:func:`neardup.sketches.lsh.optimal_lsh`, a search over every (b, r, m)) 
 millisecond).
 
 A table is stored as ``.npy`` (format version 3.0, whose header numpy parses without the
-tokenizer pass it gives the older versions' headers) under ``$NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup``,
-else ``~/.cache/neardup``, in a file named for the table, the Unicode version, the Python
-version and the size and modification time of the module that derives it (a changed module
-or another Python makes a new file). It is written to a temporary file and renamed into
-place, so a reader never sees half a table, and read by mapping the file (only the pages a
-process looks up are read); a cache that cannot be read or written (a
-read-only home, a damaged file) only costs the time to derive the table again.
+tokenizer pass it gives the older versions' headers) under ``$NEARDUP_CACHE_DIR``, else
+``$XDG_CACHE_HOME/neardup``, else ``~/.cache/neardup``, in a file named for the table, the
+Unicode version, the Python version and the size and modification time of the module that
+derives it (a changed module or another Python makes a new file). It is written to a
+temporary file and renamed into place, so a reader never sees half a table, and read by
+mapping the file (a process reads only the pages it looks up); a cache that cannot be read
+or written (a read-only home, a damaged file) only costs the time to derive the table again.
 """
 
 from __future__ import annotations
