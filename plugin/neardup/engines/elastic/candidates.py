@@ -81,8 +81,9 @@ class Candidates:
         """One search per query (:func:`~.dsl.candidate_body`), sent by ``_msearch``; a query
         that can match nothing is not sent."""
         out: list[list[Candidate]] = [[] for _ in queries]
+        version = self.remote.config.version
         todo = [
-            (i, dsl.candidate_body(q, self.remote.paging.max_clauses))
+            (i, dsl.candidate_body(q, self.remote.paging.max_clauses, version=version))
             for i, q in enumerate(queries)
         ]
         todo = [(i, b) for i, b in todo if b is not None]
@@ -98,9 +99,10 @@ class Candidates:
         of one per document."""
         held = KeyMatcher()
         size, after = self.remote.paging.page_size, None
-        while (body := dsl.keys_body(queries, size, after)) is not None:
+        version = self.remote.config.version
+        while (body := dsl.keys_body(queries, size, after, version=version)) is not None:
             hits = self._search_every_shard(body, "candidate search")
-            held.add([entry_of(h) for h in hits])
+            held.add([entry_of(h, version) for h in hits])
             if len(hits) < size:
                 break
             after = hits[-1]["sort"]
