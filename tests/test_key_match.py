@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.config import SIGNATURE_VERSION
 from neardup.keys.encoding import render_keys
 from neardup.engines.base import CandidateQuery, KeyGroup, Tags
 from neardup.engines.elastic.key_match import (
@@ -73,8 +74,14 @@ def _engine_rule(entries: list[Entry], q: CandidateQuery) -> list[tuple[str, flo
     for e in entries:
         score, matched = 0, set()
         for g in q.groups:
-            asked = set(render_keys(g.field, np.asarray(g.keys, dtype=np.uint64)))
-            held = set(render_keys(g.field, np.asarray(e.keys.get(g.field, []), dtype=np.uint64)))
+            asked = set(
+                render_keys(g.field, np.asarray(g.keys, dtype=np.uint64), SIGNATURE_VERSION)
+            )
+            held = set(
+                render_keys(
+                    g.field, np.asarray(e.keys.get(g.field, []), dtype=np.uint64), SIGNATURE_VERSION
+                )
+            )
             shared = len(asked & held)
             if shared >= g.min_match:
                 score += shared

@@ -253,24 +253,25 @@ class HeldRepresentatives:
     def __init__(self, rule: CandidateRule) -> None:
         self.rule = rule
         self._docs: list[tuple[SignedLike, int]] = []
-        self._holding: dict[tuple[str, int], list[int]] = {}  # (field, key) -> held docs
+        # field -> key -> the held docs that have it
+        self._holding: dict[str, dict[int, list[int]]] = {f: {} for f in rule.needs()}
 
     def add(self, doc: SignedLike, seq: int) -> None:
         """Hold representative ``doc`` (``seq``: its place in arrival order)."""
         at = len(self._docs)
         self._docs.append((doc, seq))
-        for f in self.rule.needs():
-            for k in np.unique(doc.keys.get(f, ())).tolist():
-                self._holding.setdefault((f, k), []).append(at)
+        for f, holding in self._holding.items():
+            for k in _distinct(doc.keys.get(f)):
+                holding.setdefault(k, []).append(at)
 
     def candidates(self, doc: SignedLike, threshold: float | None = None) -> list[Candidate]:
         """The held documents that are candidates of ``doc``: as :meth:`CandidateRule.query`
         would find them in an engine (before :meth:`CandidateRule.plausible`)."""
         t = self.rule.at(threshold)
         shared: dict[int, dict[str, int]] = {}
-        for f in self.rule.needs():
-            for k in np.unique(doc.keys.get(f, ())).tolist():
-                for at in self._holding.get((f, k), ()):
+        for f, holding in self._holding.items():
+            for k in _distinct(doc.keys.get(f)):
+                for at in holding.get(k, ()):
                     counts = shared.setdefault(at, {})
                     counts[f] = counts.get(f, 0) + 1
         out = []
@@ -290,6 +291,15 @@ class HeldRepresentatives:
                     )
                 )
         return out
+
+
+def _distinct(keys: Any) -> set[int]:
+    """The distinct keys of a field (none when the document has not the field), as ints.
+
+    >>> sorted(_distinct(np.array([3, 1, 3], dtype=np.uint64))), _distinct(None)
+    ([1, 3], set())
+    """
+    return set() if keys is None else set(_keys(keys).tolist())
 
 
 def _keys(keys: Any) -> np.ndarray:

@@ -90,8 +90,14 @@ class Candidates:
         their shingle sets (:meth:`_verifiable`): verifying them reads nothing more."""
         out: list[list[Candidate]] = [[] for _ in queries]
         text = self.remote.layout.stored(self.remote.layout.text)
+        version = self.remote.config.version
         todo = [
-            (i, dsl.candidate_body(q, self.remote.paging.max_clauses, text_fields=text))
+            (
+                i,
+                dsl.candidate_body(
+                    q, self.remote.paging.max_clauses, version=version, text_fields=text
+                ),
+            )
             for i, q in enumerate(queries)
         ]
         todo = [(i, b) for i, b in todo if b is not None]
@@ -120,9 +126,10 @@ class Candidates:
         of one per document."""
         held = KeyMatcher()
         size, after = self.remote.paging.page_size, None
-        while (body := dsl.keys_body(queries, size, after)) is not None:
+        version = self.remote.config.version
+        while (body := dsl.keys_body(queries, size, after, version=version)) is not None:
             hits = self._search_every_shard(body, "candidate search")
-            held.add([entry_of(h) for h in hits])
+            held.add([entry_of(h, version) for h in hits])
             if len(hits) < size:
                 break
             after = hits[-1]["sort"]

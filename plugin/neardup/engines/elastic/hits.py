@@ -229,8 +229,9 @@ def candidate_of(h: dict[str, Any]) -> Candidate:
     )
 
 
-def entry_of(h: dict[str, Any]) -> Entry:
-    """A hit of :func:`~neardup.engines.elastic.dsl.keys_body` as the matcher holds it."""
+def entry_of(h: dict[str, Any], version: int) -> Entry:
+    """A hit of :func:`~neardup.engines.elastic.dsl.keys_body` as the matcher holds it (its
+    keys written as an index of signature ``version`` holds them)."""
     nd = neardup_part(h.get("_source"))
     keys = nd.get("keys") or {}
     return Entry(
@@ -238,7 +239,7 @@ def entry_of(h: dict[str, Any]) -> Entry:
         seq=int(nd.get("seq") or 0),
         n_shingles=int(nd.get("n_shingles") or 0),
         simhash=int(nd.get("simhash") or "0", 16),
-        keys={f: parse_keys(f, v) for f, v in keys.items()},
+        keys={f: parse_keys(f, v, version) for f, v in keys.items()},
         tags=tags_of(nd),
         shingles=stored_shingles(nd),
     )

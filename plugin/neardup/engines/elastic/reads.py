@@ -128,7 +128,8 @@ class Reads:
     def _keys(self, nd: dict[str, Any]) -> dict[str, Any]:
         """The key sets of the ``neardup`` object ``nd``, one per signature of the index."""
         keys = nd.get("keys") or {}
-        return {f: parse_keys(f, keys.get(f, [])) for f in self.remote.config.signatures}
+        c = self.remote.config
+        return {f: parse_keys(f, keys.get(f, []), c.version) for f in c.signatures}
 
     def _order_date(self, src: dict[str, Any]) -> str | None:
         """The order field's value as a date (:func:`order_date`); a number is one only in a
