@@ -296,6 +296,12 @@ def test_candidate_searches(spec, signed, max_clauses):
         assert b["query"]["bool"]["minimum_should_match"] == 1
     assert bodies[0]["query"]["bool"]["must_not"] == [{"ids": {"values": ["a"]}}]
     assert bodies[1]["size"] == 10000  # capped at the result window
+    q = _candidate_queries(signed)[0]
+    verified = dsl.candidate_body(
+        q, max_clauses, version=SIGNATURE_VERSION, text_fields=["body", "body_en"]
+    )
+    _ok(spec, "/{index}/_search", "post", verified)
+    assert verified["_source"] == [*bodies[0]["_source"], *dsl.VERIFY_SOURCE, "body", "body_en"]
     lines = dsl.msearch_lines("docs", bodies)
     _ok(spec, "/_msearch", "post", lines)
     _ok(spec, "/{index}/_msearch", "post", lines)

@@ -29,6 +29,10 @@ from .templates import MANAGED_BY, clusters_index
 
 #: Fields the verifier needs from a candidate hit (no second round trip).
 CANDIDATE_SOURCE = [n("n_shingles"), n("simhash"), n("shingles"), n("cluster_id"), n("seq")]
+#: What a hit of :func:`candidate_body` carries besides, to be verified without another
+#: request: what a shingles marker is made again from (the text, with the layout's text
+#: fields) and what the made set is cached by (:func:`~.index.set_key`).
+VERIFY_SOURCE = [n("exact"), n("lang")]
 #: neardup fields of a tag row (TagRow): no shingles, keys or text.
 TAG_FIELDS = [
     n("id"),
@@ -264,16 +268,25 @@ def _candidate_filters(q: CandidateQuery) -> list[dict[str, Any]]:
 
 
 def candidate_body(
-    q: CandidateQuery, max_clauses: int = 1024, max_window: int = 10000, *, version: int
+    q: CandidateQuery,
+    max_clauses: int = 1024,
+    max_window: int = 10000,
+    *,
+    version: int,
+    text_fields: Sequence[str] = (),
 ) -> dict[str, Any] | None:
-    """A search body: matching documents by shared keys, best (most keys) first, then arrival."""
+    """A search body: matching documents by shared keys, best (most keys) first, then arrival.
+    With ``text_fields`` (where the layout keeps the text), each hit carries what verifying
+    it needs (:data:`VERIFY_SOURCE` and the text): the shingles of a marker are made again
+    from the hit, with no read by id after the search."""
     query = candidate_query(q, max_clauses, version=version)
     if query is None:
         return None
+    verify = [*VERIFY_SOURCE, *text_fields] if text_fields else []
     return {
         "query": query,
         "size": int(min(q.limit, max_window)),
-        "_source": list(CANDIDATE_SOURCE),
+        "_source": [*CANDIDATE_SOURCE, *verify],
         "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}],
         "track_total_hits": False,
     }

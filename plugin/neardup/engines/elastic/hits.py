@@ -19,6 +19,7 @@ from ...keys.encoding import parse_keys
 from ..stored_shingles import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
+from .index import set_key
 from .layout import Layout, ROOT
 from ..base import Candidate, ClusterRecord, Hit, TagRow, Tags
 
@@ -188,6 +189,25 @@ def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
     if is_marker(blob, int(nd.get("n_shingles") or 0)):
         return None
     return stored_hashes(blob)
+
+
+def shingle_row(src: dict[str, Any], layout: Layout) -> tuple[Any, bytes, int, str | None]:
+    """What :meth:`~neardup.engines.stored_shingles.StoredShingles.sets` reads of a signed
+    ``_source`` read with its text: (cache key, shingles column, shingle count, text).
+
+    >>> from neardup.engines.elastic.layout import OWN
+    >>> src = {"body": "a b", ROOT: {"exact": "e1", "lang": "en", "shingles": "VA==",
+    ...                              "n_shingles": 20}}
+    >>> shingle_row(src, OWN)
+    (('e1', 'en'), b'T', 20, 'a b')
+    """
+    nd = src[ROOT]
+    return (
+        set_key(nd.get("exact"), nd.get("lang")),
+        base64.b64decode(nd["shingles"]),
+        int(nd.get("n_shingles") or 0),
+        stored_text(src, layout, layout.text),
+    )
 
 
 def marker_lang(nd: dict[str, Any]) -> str | None:
