@@ -19,10 +19,15 @@ table), every request of ``neardup index`` timed by kind (where its wall time go
 bytes per document from ``_stats`` (primaries, after a flush), for both indices. The whole-path
 table runs ``neardup index FILE`` then ``neardup clusters --json`` in fresh processes on
 :mod:`benchmarks.wholepath`'s corpus (``--whole-path`` documents of about 550 words) against a
-plain ``_bulk`` of the same file. The embedded engine takes the same documents and queries.
-The first table holds the targets: ratios to the plain ``_bulk`` of the same documents (the
-whole path's wall time, the last step's documents per second: the incremental one, store bytes
-per document, engine CPU per document) with their bounds, and the query p99. A table compares
+plain ``_bulk`` of the same file and against the engine's own near-duplicate route as a peer
+(:data:`MINHASH_MAPPING`: a subfield of 5-word shingles through the ``min_hash`` token filter,
+128 buckets, loaded by the same ``helpers.bulk``, then one ``match`` query per document by
+``_msearch``): its bulk, store and queries, and its whole job beside neardup's whole path. The
+embedded engine takes the same documents and queries. The first table holds the targets:
+ratios to the plain ``_bulk`` of the same documents (the whole path's wall time, the last
+step's documents per second: the incremental one, store bytes per document, engine CPU per
+document) with their bounds, neardup's whole path against the ``min_hash`` route's whole job,
+and the query p99. A table compares
 the candidate lookups of stored documents as one search over each batch's keys and as one
 search per document (``_msearch``). Prints the tables and writes ``real-engines.json`` and
 ``real-engines.md`` to ``--out``.
@@ -61,6 +66,50 @@ REPO = Path(__file__).resolve().parents[1]
 PLAIN_MAPPING = {
     "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}},
     "mappings": {"properties": {"title": {"type": "text"}, "body": {"type": "text"}}},
+}
+#: The engine's own near-duplicate route, as its guides lay it out: the plain mapping with a
+#: ``body.minhash`` subfield analyzed by the standard tokenizer, lowercase, 5-word shingles
+#: (no unigrams) and the ``min_hash`` token filter (1 hash, 128 buckets, 1 hash a bucket, empty
+#: buckets filled by rotation), each document's near-duplicates then found by a ``match`` of
+#: its text on that subfield.
+MINHASH_MAPPING = {
+    "settings": {
+        "index": {
+            **PLAIN_MAPPING["settings"]["index"],
+            "analysis": {
+                "filter": {
+                    "five_word_shingles": {
+                        "type": "shingle",
+                        "min_shingle_size": 5,
+                        "max_shingle_size": 5,
+                        "output_unigrams": False,
+                    },
+                    "minhash_128": {
+                        "type": "min_hash",
+                        "hash_count": 1,
+                        "bucket_count": 128,
+                        "hash_set_size": 1,
+                        "with_rotation": True,
+                    },
+                },
+                "analyzer": {
+                    "minhash": {
+                        "tokenizer": "standard",
+                        "filter": ["lowercase", "five_word_shingles", "minhash_128"],
+                    }
+                },
+            },
+        }
+    },
+    "mappings": {
+        "properties": {
+            "title": {"type": "text"},
+            "body": {
+                "type": "text",
+                "fields": {"minhash": {"type": "text", "analyzer": "minhash"}},
+            },
+        }
+    },
 }
 
 
@@ -184,12 +233,20 @@ def neardup_ingest(nd: NearDup, docs: list, clock: Clock) -> dict:
     )
 
 
-def plain_bulk(client, helpers, docs: Iterable, clock: Clock, index: str = "plain") -> dict:
-    """The raw documents (title and body) through ``_bulk`` into ``index`` (plain mapping,
-    created when missing), then a refresh, as any client would load them."""
+def plain_bulk(
+    client,
+    helpers,
+    docs: Iterable,
+    clock: Clock,
+    index: str = "plain",
+    mapping: dict = PLAIN_MAPPING,
+) -> dict:
+    """The raw documents (title and body) through ``_bulk`` into ``index`` (``mapping``,
+    the plain one unless told, when it is created), then a refresh, as any client would load
+    them."""
     clock.start()
     if not client.indices.exists(index=index):
-        client.indices.create(index=index, body=PLAIN_MAPPING)
+        client.indices.create(index=index, body=mapping)
     actions = (
         {"_index": index, "_id": d.id, "_source": {"title": d.title, "body": d.text}} for d in docs
     )
@@ -219,10 +276,55 @@ def steps(n: int, sizes: list[int]) -> list[tuple[int, int]]:
     return list(zip([0, *ends[:-1]], ends, strict=True))
 
 
+def minhash_queries(client, docs: list, clock: Clock, index: str, batch: int = 100) -> dict:
+    """Each document's near-duplicates by the engine's own route: one ``match`` query of its
+    text on ``body.minhash`` (the best 10 hits, no ``_source``), ``batch`` queries to an
+    ``_msearch``; wall and CPU, the queries that failed and the hits other than the document
+    itself."""
+    clock.start()
+    failed = others = 0
+    for at in range(0, len(docs), batch):
+        these = docs[at : at + batch]
+        body = []
+        for d in these:
+            body += [
+                {"index": index},
+                {"query": {"match": {"body.minhash": d.text}}, "size": 10, "_source": False},
+            ]
+        got = client.msearch(body=body, request_timeout=300)["responses"]
+        for d, r in zip(these, got, strict=True):
+            if "error" in r:
+                failed += 1
+            else:
+                others += sum(h["_id"] != d.id for h in r["hits"]["hits"])
+    part = _rate({"docs": len(docs), "failed": failed, **clock.stop()})
+    return {**part, "ms_per_doc": 1e3 * part["seconds"] / len(docs), "other_hits": others}
+
+
+def minhash_route(eng: Engine, client, helpers, docs: list, log) -> dict:
+    """The engine's own ``min_hash`` route on ``docs`` (:data:`MINHASH_MAPPING`): the same
+    ``helpers.bulk`` as the plain one into an index with the ``body.minhash`` subfield, then
+    :func:`minhash_queries`; the whole job is the two added up."""
+    log(f"{eng.url}: whole path, the engine's own min_hash route: bulk")
+    bulk = plain_bulk(
+        client, helpers, docs, Clock(eng), index="wholepath-minhash", mapping=MINHASH_MAPPING
+    )
+    log(f"{eng.url}: whole path, the engine's own min_hash route: one match per document")
+    queries = minhash_queries(client, docs, Clock(eng), "wholepath-minhash")
+    return {
+        "bulk": bulk,
+        "queries": queries,
+        "seconds": bulk["seconds"] + queries["seconds"],
+        "engine_cpu_s": bulk["engine_cpu_s"] + queries["engine_cpu_s"],
+    }
+
+
 def whole_path(eng: Engine, client, helpers, corpus: Path, log) -> dict:
     """``neardup index FILE`` then ``neardup clusters --json`` on the node, each in a fresh
     process (the command line's own ``main``, as :mod:`benchmarks.wholepath` runs it), against
-    a plain ``_bulk`` of the file's raw documents from this process."""
+    a plain ``_bulk`` of the file's raw documents from this process and the engine's own
+    ``min_hash`` route (:func:`minhash_route`); the store bytes per document of the three
+    indices after a flush."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "plugin"), str(REPO)]))
     target = [eng.url, "--index", "wholepath"]
     log(f"{eng.url}: whole path, neardup index + clusters of {corpus.name}")
@@ -236,14 +338,10 @@ def whole_path(eng: Engine, client, helpers, corpus: Path, log) -> dict:
     if idx["exit"] or cl["exit"]:
         raise RuntimeError(f"neardup index or clusters failed on {eng.url}: {idx} {cl}")
     log(f"{eng.url}: whole path, plain _bulk of {corpus.name}")
-
-    def raw():
-        with corpus.open(encoding="utf-8") as f:
-            for line in f:
-                d = json.loads(line)
-                yield Document(d["id"], d["text"], title=d.get("title"))
-
-    plain = plain_bulk(client, helpers, raw(), Clock(eng), index="wholepath-plain")
+    with corpus.open(encoding="utf-8") as f:
+        raw = [Document(d["id"], d["text"], title=d.get("title")) for d in map(json.loads, f)]
+    plain = plain_bulk(client, helpers, raw, Clock(eng), index="wholepath-plain")
+    minhash = minhash_route(eng, client, helpers, raw, log)
     neardup = {
         "seconds": w1 + w2,
         "index_s": w1,
@@ -255,7 +353,18 @@ def whole_path(eng: Engine, client, helpers, corpus: Path, log) -> dict:
         "docs_in_clusters": cl.get("docs_in_clusters"),
         "peak_rss_mb": {"index": idx["peak_rss_mb"], "clusters": cl["peak_rss_mb"]},
     }
-    return {"neardup": neardup, "plain_bulk": plain, "wall_ratio": (w1 + w2) / plain["seconds"]}
+    return {
+        "neardup": neardup,
+        "plain_bulk": plain,
+        "minhash": minhash,
+        "store": {
+            "neardup": store(client, "wholepath"),
+            "plain": store(client, "wholepath-plain"),
+            "minhash": store(client, "wholepath-minhash"),
+        },
+        "wall_ratio": (w1 + w2) / plain["seconds"],
+        "minhash_ratio": (w1 + w2) / minhash["seconds"],
+    }
 
 
 #: Winnowing windows (in shingles) of the bulk parts table besides the index's own: what a
@@ -552,6 +661,33 @@ def _whole_path_rows(res: dict) -> list[list[str]]:
                 f"{plain['engine_cpu_s']:.1f}",
                 f"{w['wall_ratio']:.1f}x",
                 f"{nd['clusters']:,} / {nd['docs_in_clusters']:,}",
+                f"{w['minhash']['seconds']:.1f}" if "minhash" in w else "-",
+                f"{w['minhash_ratio']:.2f}" if "minhash" in w else "-",
+            ]
+        )
+    return rows
+
+
+def _minhash_rows(res: dict) -> list[list[str]]:
+    rows = []
+    for r in res["runs"]:
+        w = r.get("whole_path") or {}
+        if "minhash" not in w:
+            continue
+        m, plain, st = w["minhash"], w["plain_bulk"], w["store"]
+        per_doc = {k: v["bytes_per_doc"] for k, v in st.items()}
+        rows.append(
+            [
+                f"{r['engine']} {r['version']}",
+                f"{m['bulk']['seconds']:.1f} ({m['bulk']['seconds'] / plain['seconds']:.1f}x)",
+                f"{per_doc['minhash']:,.0f} ({per_doc['minhash'] / per_doc['plain']:.1f}x)",
+                f"{per_doc['neardup']:,.0f} ({per_doc['neardup'] / per_doc['plain']:.1f}x)",
+                f"{m['queries']['seconds']:.1f}",
+                f"{m['queries']['ms_per_doc']:.2f}",
+                f"{m['queries']['failed']:,}",
+                f"{m['seconds']:.1f}",
+                f"{w['neardup']['seconds']:.1f}",
+                f"{w['minhash_ratio']:.2f}",
             ]
         )
     return rows
@@ -612,6 +748,12 @@ TARGETS = [
     ("incremental (last step): neardup docs/s / plain _bulk docs/s", "incremental", 1 / 3, False),
     ("store bytes/doc: neardup / plain", "store", 1.5, True),
     ("engine CPU/doc: neardup / plain _bulk (all steps)", "engine_cpu", 2.0, True),
+    (
+        "whole job: neardup whole path wall / the engine's min_hash route (bulk + queries)",
+        "minhash_route",
+        1.0,
+        True,
+    ),
 ]
 
 
@@ -622,6 +764,7 @@ def ratios(r: dict) -> dict:
         return out
     if r.get("whole_path"):
         out["whole_path"] = r["whole_path"]["wall_ratio"]
+        out["minhash_route"] = r["whole_path"].get("minhash_ratio")
     last = r["scale"][-1]
     out["incremental"] = last["neardup_index"]["docs_per_s"] / last["plain_bulk"]["docs_per_s"]
     out["store"] = r["store"]["neardup"]["bytes_per_doc"] / r["store"]["plain"]["bytes_per_doc"]
@@ -702,8 +845,27 @@ TABLES = [
             "plain engine CPU",
             "neardup / plain wall",
             "clusters / documents in them",
+            "min_hash route wall (bulk + queries)",
+            "neardup / min_hash route wall",
         ],
         _whole_path_rows,
+    ),
+    (
+        "The engine's own min_hash route on the whole-path documents (seconds; a 5-word "
+        "shingle + min_hash subfield, 128 buckets, then one match per document by _msearch)",
+        [
+            "engine",
+            "bulk wall (x plain _bulk)",
+            "min_hash store bytes/doc (x plain)",
+            "neardup store bytes/doc (x plain)",
+            "queries wall",
+            "query ms/doc",
+            "queries failed",
+            "whole job wall",
+            "neardup whole path wall",
+            "neardup / min_hash route",
+        ],
+        _minhash_rows,
     ),
     (
         "Scale: the index growing (each step into the same index)",

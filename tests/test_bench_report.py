@@ -120,3 +120,129 @@ def test_the_recommended_weights_meet_recall_targets_that_were_measured():
         },
     }
     assert recommend(out)["weights"] == "b"
+
+
+def _real_engines_run(neardup_s: float, minhash_s: float | None) -> dict:
+    """One engine's run of benchmarks.real_engines, as its JSON holds it: a whole path of
+    ``neardup_s`` seconds beside the engine's own min_hash route taking ``minhash_s`` (bulk
+    4 s + queries), or none (a result made before the route was measured)."""
+
+    def part(seconds: float, docs: int = 1000) -> dict:
+        return {
+            "docs": docs,
+            "failed": 0,
+            "seconds": seconds,
+            "client_cpu_s": 1.0,
+            "engine_cpu_s": 2.0,
+            "docs_per_s": docs / seconds,
+            "client_cpu_ms_per_doc": 1.0,
+            "engine_cpu_ms_per_doc": 2.0,
+        }
+
+    whole = {
+        "neardup": {
+            "seconds": neardup_s,
+            "index_s": neardup_s - 1,
+            "clusters_s": 1.0,
+            "cpu_s": 3.0,
+            "engine_cpu_s": 4.0,
+            "clusters": 10,
+            "docs_in_clusters": 25,
+        },
+        "plain_bulk": part(2.0),
+        "wall_ratio": neardup_s / 2.0,
+    }
+    if minhash_s is not None:
+        queries = {**part(minhash_s - 4.0), "ms_per_doc": minhash_s - 4.0, "other_hits": 9}
+        whole |= {
+            "minhash": {
+                "bulk": part(4.0),
+                "queries": queries,
+                "seconds": minhash_s,
+                "engine_cpu_s": 4.0,
+            },
+            "store": {
+                "neardup": {"bytes_per_doc": 3000.0},
+                "plain": {"bytes_per_doc": 2000.0},
+                "minhash": {"bytes_per_doc": 2600.0},
+            },
+            "minhash_ratio": neardup_s / minhash_s,
+        }
+    step = {"from": 0, "to": 1000, "plain_bulk": part(2.0), "neardup_index": part(5.0)}
+    return {
+        "engine": "opensearch-2",
+        "version": "2.19.1",
+        "plain_bulk": part(2.0),
+        "neardup_index": part(5.0),
+        "plugin_cost": 2.5,
+        "scale": [step],
+        "query": {"p50_ms": 3.0, "p99_ms": 9.0},
+        "store": {"neardup": {"bytes_per_doc": 3000.0}, "plain": {"bytes_per_doc": 2000.0}},
+        "whole_path": whole,
+    }
+
+
+def _real_engines_result(*runs: dict) -> dict:
+    return {
+        "command": "python -m benchmarks.real_engines --quick",
+        "docs": 1000,
+        "sizes": [1000],
+        "queries": 50,
+        "heap": "1g",
+        "commit": "0123abc",
+        "started_at": "2026-01-02T03:04:05+00:00",
+        "machine": {"cpus": 2, "platform": "Linux-x"},
+        "runs": list(runs),
+    }
+
+
+def test_real_engines_report_the_min_hash_route_beside_neardup():
+    """benchmarks.real_engines: the engine's own min_hash route is a peer of the whole path:
+    its bulk (against the plain one), store, queries and whole job, neardup's whole path
+    against it as a target (met below 1, missed above), in the tables and the Markdown."""
+    from benchmarks import real_engines
+
+    ahead, behind = _real_engines_run(6.0, 12.0), _real_engines_run(15.0, 12.0)
+    assert real_engines.ratios(ahead)["minhash_route"] == 0.5
+    res = _real_engines_result(ahead, behind)
+    got = {head: rows for head, _, rows in real_engines.tables(res)}
+    targets = [
+        r
+        for r in got["Targets: ratios to the plain _bulk of the same documents"]
+        if "min_hash" in r[1]
+    ]
+    assert [(r[2], r[3], r[4]) for r in targets] == [
+        ("0.50", "<= 1.00", "met"),
+        ("1.25", "<= 1.00", "missed (1.2x the bound)"),
+    ]
+    (route,) = [v for k, v in got.items() if k.startswith("The engine's own min_hash route")]
+    assert route[0][1:] == [
+        "4.0 (2.0x)",
+        "2,600 (1.3x)",
+        "3,000 (1.5x)",
+        "8.0",
+        "8.00",
+        "0",
+        "12.0",
+        "6.0",
+        "0.50",
+    ]
+    whole = got["Whole path: index + clusters (seconds)"]
+    assert [r[-2:] for r in whole] == [["12.0", "0.50"], ["12.0", "1.25"]]
+    md = real_engines.markdown(res)
+    assert "### The engine's own min_hash route" in md
+    assert "| opensearch-2 2.19.1 | 4.0 (2.0x) | 2,600 (1.3x) | 3,000 (1.5x) |" in md
+
+
+def test_real_engines_results_made_before_the_min_hash_route_still_render():
+    """A result without the min_hash route (an earlier run's JSON) has no route table and no
+    route target; its whole-path row shows '-' in the route's columns."""
+    from benchmarks import real_engines
+
+    res = _real_engines_result(_real_engines_run(6.0, None))
+    got = {head: rows for head, _, rows in real_engines.tables(res)}
+    assert not any(k.startswith("The engine's own min_hash route") for k in got)
+    assert not any(
+        "min_hash" in r[1] for r in got["Targets: ratios to the plain _bulk of the same documents"]
+    )
+    assert got["Whole path: index + clusters (seconds)"][0][-2:] == ["-", "-"]

@@ -670,6 +670,17 @@ def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
         )
         urllib.request.urlopen(req)
 
+    # a representative with near-duplicates, apart from the copied article's cluster: the
+    # user changes its section and headline with the _update API, and adds a near copy of it
+    dup_of = {i: before[i]["neardup"]["dup_of"] for i in ids}
+    rep = next(
+        i
+        for i in ids[3:]
+        if i != copied and i != dup_of[copied] and not dup_of[i] and i in dup_of.values()
+    )
+    nd = NearDup.open(url, index="articles", create=False)
+    its_duplicates = [(m.id, m.resemblance) for m in nd.query(id=rep)]
+    assert its_duplicates
     new_body = before[copied]["body"] + " again"  # a near copy of another article
     user_fields = {k: v for k, v in before[replaced].items() if k != "neardup"}
     send(
@@ -681,26 +692,42 @@ def test_watch_signs_documents_other_clients_replace_or_update(osmem_clone):
         f"/articles/_update/{retitled}",
         {"doc": {"headline": "a new headline, the same text"}},
     )
-    after = _sources(url, [replaced, updated, retitled])
+    send(
+        "POST",
+        f"/articles/_update/{rep}",
+        {"doc": {"section": "opinion", "headline": "the same text, filed again"}},
+    )
+    copy_of_rep = f"{rep}-copy"
+    send(
+        "PUT",
+        f"/articles/_doc/{copy_of_rep}",
+        {k: v for k, v in before[rep].items() if k != "neardup"}
+        | {"body": before[rep]["body"] + " Updated.", "published": "2026-04-01T00:00:00Z"},
+    )
+    after = _sources(url, [replaced, updated, retitled, rep])
     assert "neardup" not in after[replaced] and "neardup" not in after[updated]
     assert after[retitled]["neardup"] == before[retitled]["neardup"]
+    assert after[rep]["neardup"] == before[rep]["neardup"]
     assert {k: v for k, v in after[replaced].items()} == {**user_fields, "body": new_body}
 
-    nd = NearDup.open(url, index="articles", create=False)
-    # its keys survived the user's partial update (the engine indexed the stored ones again):
-    # the retitled article is still found by them, in resemblance and in containment
+    # their keys survived the user's partial updates (the engine indexed the stored ones
+    # again): the retitled article is still found by them, in resemblance and in containment,
+    # and the representative finds its near-duplicates as before
     for mode in ("resemblance", "containment"):
         found = {m.id: m.resemblance for m in nd.query(before[retitled]["body"], mode=mode)}
         assert found.get(retitled) == 1.0, mode
-    assert nd.engine.unsigned() == 2
+    assert [(m.id, m.resemblance) for m in nd.query(id=rep)] == its_duplicates
+    assert nd.engine.unsigned() == 3
     rounds = []
     assert (
-        watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 2
+        watch(nd, 10, 0.0, stop=lambda n: n >= 2, on_round=rounds.append, sleep=lambda s: None) == 3
     )  # signed
-    assert [x.indexed for x in rounds] == [2, 0] and nd.engine.unsigned() == 0
-    got = nd.engine.get([replaced, updated], text=True)
+    assert [x.indexed for x in rounds] == [3, 0] and nd.engine.unsigned() == 0
+    got = nd.engine.get([replaced, updated, copy_of_rep], text=True)
     assert got[replaced].text == new_body and got[replaced].seq > 30
     assert got[replaced].tags.is_duplicate and got[updated].tags.is_duplicate
+    # the user's near copy of the updated representative is found by the latter's keys
+    assert got[copy_of_rep].tags.is_duplicate and got[copy_of_rep].tags.dup_of == rep
     assert (
         _sources(url, [retitled])[retitled]["neardup"]["seq"] == before[retitled]["neardup"]["seq"]
     )

@@ -42,6 +42,21 @@ def test_progress_off_a_terminal_says_when_it_starts_and_ends(tmp_path):
     assert "indexing" not in run("index", SAMPLE, "-e", tmp_path / "y.db", "--json").stderr
 
 
+def test_index_without_a_bar_to_draw_loads_no_progress_bar(tmp_path):
+    """``index --quiet`` (or off a terminal) draws no bar: the progress bar's library is not
+    loaded before the first batch (a fresh process: what it imports is its own)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from neardup.cli import main; "
+        f"main.main(args=['index', {str(SAMPLE)!r}, '-e', {str(tmp_path / 'x.db')!r}, '-q'], "
+        "standalone_mode=False); print('rich.progress' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "False"
+
+
 def test_a_quick_step_prints_nothing(capsys):
     with slow_notice("compiling things", after=0.5):
         pass

@@ -534,6 +534,32 @@ def test_a_fresh_query_process_runs_the_compiled_loops(tmp_path):
     assert "neardup.sketches._hashing_loops" in loaded and "numba" not in p.stderr
 
 
+def test_a_fresh_query_loads_only_what_it_signs_and_reads_with(tmp_path):
+    """``neardup query --json`` of one text loads neither the table output (rich), hazm (the
+    text has no Persian), indexing, clustering nor the report, and reads the package's data
+    and its tables without importlib.resources, zipfile or tempfile (5 ms of imports): a
+    fresh query starts light."""
+    db = str(tmp_path / "q.db")
+    _run(
+        "import sys, runpy; sys.argv = ['neardup', 'index', "
+        f"{str(SAMPLE)!r}, '--engine', {db!r}, '--quiet']\n"
+        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+    )
+    p = _run(
+        "import sys, runpy; sys.argv = ['neardup', 'query', "
+        f"'Съешь же ещё этих мягких булок, the quick brown fox', '--engine', {db!r}, '--json']\n"
+        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = ('rich', 'hazm', 'neardup.indexing', 'neardup.matching.clustering', "
+        "'neardup.report', 'multiprocessing', 'importlib.resources', 'zipfile', 'tempfile')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy),"
+        " file=sys.stderr)"
+    )
+    assert json.loads(p.stdout) == []  # the query ran: no match
+    assert p.stderr.strip().splitlines()[-1] == "[]"
+
+
 def test_clusters_of_an_index_loads_no_signing(tmp_path):
     """A process that only reads the clusters of an index loads neither signing nor its
     loops, canonicalization, indexing or the report: a light start."""

@@ -38,6 +38,19 @@ def test_made_once_then_loaded(cache: Path):
     assert [p.suffix for p in cache.iterdir()] == [".npy"]  # no temporary file left behind
 
 
+def test_loaded_by_mapping_a_version_3_file(cache: Path):
+    """The file's header is numpy's format 3.0 (parsed without a tokenizer pass) and the table
+    is the mapped file, not a copy: a one-text ``neardup query`` reads only the pages it
+    looks up."""
+    calls: list[int] = []
+    cached_table("t", _maker(calls), letters.__file__)
+    (path,) = cache.iterdir()
+    with path.open("rb") as f:
+        assert np.lib.format.read_magic(f) == (3, 0)
+    again = cached_table("t", _maker(calls), letters.__file__)
+    assert calls == [1] and isinstance(again.base, np.memmap)
+
+
 def test_a_changed_module_makes_a_new_table(cache: Path, tmp_path: Path):
     src = tmp_path / "mod.py"
     src.write_text("a = 1\n")

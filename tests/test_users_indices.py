@@ -192,6 +192,11 @@ def test_attach_through_an_alias_over_one_index_signs_in_place(osmem_clone):
             {"mappings": {"_source": {"excludes": ["bo*"]}}},
             "leaves body out of _source",
         ),
+        (
+            "excludes",
+            {"mappings": {"_source": {"excludes": ["neardup.keys"]}}},
+            "leaves neardup.keys.exact out of _source ('neardup.keys')",
+        ),
         ("write block", {"settings": {"index.blocks.write": True}}, "index.blocks.write"),
         (
             "field limit",

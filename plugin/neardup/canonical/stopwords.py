@@ -7,8 +7,8 @@ than fa, ru and en have no stop list: none of their words is dropped."""
 
 from __future__ import annotations
 
+import pkgutil
 from functools import lru_cache
-from importlib import resources
 
 from ..config import LANGUAGES
 from .scripts import SCRIPT_RES
@@ -24,11 +24,12 @@ def raw_stopwords(lang: str) -> tuple[str, ...]:
     """
     if lang not in LANGUAGES:
         return ()
-    text = (
-        resources.files(__package__)
-        .joinpath("data", f"stopwords_{lang}.txt")
-        .read_text(encoding="utf-8")
-    )
+    # (pkgutil's package data reader: importlib.resources would load zipfile and tempfile,
+    # 5 ms of every process that signs a text)
+    data = pkgutil.get_data(__package__, f"data/stopwords_{lang}.txt")
+    if data is None:  # (a loader that reads no package data: not one pip installs with)
+        raise FileNotFoundError(f"neardup's stop list of {lang!r} cannot be read")
+    text = data.decode("utf-8")
     return tuple(
         w for w in (line.strip() for line in text.splitlines()) if w and not w.startswith("#")
     )

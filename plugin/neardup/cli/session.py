@@ -77,7 +77,10 @@ def progress(total: int | None, label: str, quiet: bool):
     """A progress bar on stderr (none with ``quiet``), drawn from the thread that advances
     it, at most ten times a second: no refresh thread, so the process stays single-threaded
     and its signing workers can be forked (:func:`neardup.indexing.workers.start_method`). When
-    stderr is no terminal, a line when it starts and one with its time when it ends instead."""
+    stderr is no terminal, a line when it starts and one with its time when it ends instead
+    (:class:`Undrawn`: no bar is drawn, so rich is not loaded)."""
+    if quiet or not sys.stderr.isatty():
+        return Undrawn(label, told=not quiet)
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -89,22 +92,8 @@ def progress(total: int | None, label: str, quiet: bool):
 
     from rich.console import Console
 
-    plain = not quiet and not sys.stderr.isatty()
-
     class DrawnOnAdvance(Progress):
         drawn = 0.0
-        started = 0.0
-
-        def __enter__(self) -> "DrawnOnAdvance":
-            if plain:
-                self.started = time.monotonic()
-                click.echo(f"{label} ...", err=True)
-            return super().__enter__()
-
-        def __exit__(self, kind: Any, *rest: Any) -> None:
-            super().__exit__(kind, *rest)
-            if plain and kind is None:
-                click.echo(f"{label}: done in {time.monotonic() - self.started:.1f} s", err=True)
 
         def advance(self, task_id, advance: float = 1) -> None:
             super().advance(task_id, advance)
@@ -127,10 +116,35 @@ def progress(total: int | None, label: str, quiet: bool):
     return DrawnOnAdvance(
         *cols,
         console=Console(stderr=True),
-        disable=quiet or not sys.stderr.isatty(),
         transient=False,
         auto_refresh=False,
     )
+
+
+class Undrawn:
+    """The progress of a command that draws no bar (:func:`progress` with ``quiet``, or stderr
+    no terminal): the bar's ``add_task`` and ``advance`` do nothing; ``told``: a line on stderr
+    when it starts, and one with its time when it ends."""
+
+    def __init__(self, label: str, *, told: bool) -> None:
+        self.label, self.told, self.started = label, told, 0.0
+
+    def __enter__(self) -> Undrawn:
+        if self.told:
+            self.started = time.monotonic()
+            click.echo(f"{self.label} ...", err=True)
+        return self
+
+    def __exit__(self, kind: Any, *rest: Any) -> None:
+        if self.told and kind is None:
+            took = time.monotonic() - self.started
+            click.echo(f"{self.label}: done in {took:.1f} s", err=True)
+
+    def add_task(self, description: str, total: float | None = None) -> int:
+        return 0
+
+    def advance(self, task_id: int, advance: float = 1) -> None:
+        pass
 
 
 def announce_waits(engine: Any) -> None:

@@ -18,7 +18,7 @@ from collections import deque
 from typing import Any, Callable, Generator, Iterable, Iterator, Sequence
 
 from ..config import Config
-from ..engines.base import Failure, PreparedBatch
+from ..engines.base import Failure
 from ..runtime.allocator import keep_freed_memory
 from ..signing.records import Document, PackedBatch, Signed, pack, unpack
 from ..signing.signer import Signer
@@ -81,9 +81,9 @@ def signed_batches(
     docs: Iterable[Document],
     batch_size: int,
     workers: int,
-    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
+    preparer: Callable[[Sequence[Signed]], Any] | None = None,
     checked: bool = False,
-) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
+) -> Iterator[tuple[list[Document], list[Signed], list[Failure], Any]]:
     """(batch, signed, failures, prepared) in input order; ``workers`` > 0 signs in that many
     processes while the caller stores, 0 signs here. A single batch is signed here. Forked workers
     start with the tables this process makes first (:meth:`~neardup.signing.signer.Signer.warm_up`,
@@ -91,8 +91,9 @@ def signed_batches(
     every batch; spawned workers start from a fresh interpreter, so the first batch is
     signed here meanwhile. Forked workers get the first batch in growing pieces
     (:func:`pieces`), so that storing starts as soon as they have started. The workers also
-    run ``preparer`` (the engine's :meth:`~neardup.engines.base.Engine.batch_preparer`) on
-    what they sign: ``prepared`` (None for a batch signed here). ``checked``: as for
+    run ``preparer`` (:func:`~neardup.indexing.ingest.prepare_batch`: the engine's rows, the
+    rule's similarities within the batch) on what they sign: ``prepared`` (None for a batch
+    signed here). ``checked``: as for
     :func:`sign_batch`. If reading fails midway, what was read comes out first."""
     sign = functools.partial(_sign_here, checked=checked)
     it = batches(docs, batch_size)
@@ -138,7 +139,7 @@ def _signed_in_pool(
     sign: Callable,
     source: _Source,
     here: list[Document] | None,
-) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
+) -> Iterator[tuple[list[Document], list[Signed], list[Failure], Any]]:
     """The batches of ``source`` signed by ``pool``'s ``workers``, in input order, for
     :func:`signed_batches`; ``here`` (if any) is signed in this process while they start.
     The pool is shut down at the end, however it comes."""
@@ -344,7 +345,7 @@ def start_method() -> str:
 
 
 _worker_signer: Signer | None = None
-_worker_preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None
+_worker_preparer: Callable[[Sequence[Signed]], Any] | None = None
 _worker_checked = False
 
 
@@ -352,7 +353,7 @@ def _init_worker(
     config: Config,
     context: dict[str, Any],
     parent: int,
-    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
+    preparer: Callable[[Sequence[Signed]], Any] | None = None,
     checked: bool = False,
 ) -> None:
     global _worker_signer, _worker_preparer, _worker_checked
@@ -391,7 +392,7 @@ def _sign_here(
 
 def _sign_in_worker(
     docs: list[Document],
-) -> tuple[PackedBatch, list[Failure], PreparedBatch | None]:
+) -> tuple[PackedBatch, list[Failure], Any]:
     """Sign in a worker process; the documents are not sent back (the parent has them), the
     signatures go back packed (:func:`~neardup.signing.records.pack`), with what the engine
     prepared."""
@@ -405,8 +406,8 @@ def _reattach(
     docs: list[Document],
     packed: PackedBatch,
     failures: list[Failure],
-    prepared: PreparedBatch | None = None,
-) -> tuple[list[Signed], list[Failure], PreparedBatch | None]:
+    prepared: Any = None,
+) -> tuple[list[Signed], list[Failure], Any]:
     failed = {f.id for f in failures}
     return unpack(packed, [d for d in docs if d.id not in failed]), failures, prepared
 

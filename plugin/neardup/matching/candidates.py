@@ -230,6 +230,11 @@ def least_match(m: int) -> int:
     return max(1, int(m))
 
 
+#: By document id, its earlier documents of a batch it resembles by the rule, with the
+#: resemblance (:func:`similar_earlier`).
+SimilarEarlier = dict[str, list[tuple[str, float]]]
+
+
 class HeldRepresentatives:
     """The rule translated to memory: the representatives of a batch so far, by their keys,
     and the candidates of a document among them (the keys it must share, the length filter;
@@ -253,24 +258,25 @@ class HeldRepresentatives:
     def __init__(self, rule: CandidateRule) -> None:
         self.rule = rule
         self._docs: list[tuple[SignedLike, int]] = []
-        self._holding: dict[tuple[str, int], list[int]] = {}  # (field, key) -> held docs
+        # field -> key -> the held docs that have it
+        self._holding: dict[str, dict[int, list[int]]] = {f: {} for f in rule.needs()}
 
     def add(self, doc: SignedLike, seq: int) -> None:
         """Hold representative ``doc`` (``seq``: its place in arrival order)."""
         at = len(self._docs)
         self._docs.append((doc, seq))
-        for f in self.rule.needs():
-            for k in np.unique(doc.keys.get(f, ())).tolist():
-                self._holding.setdefault((f, k), []).append(at)
+        for f, holding in self._holding.items():
+            for k in _distinct(doc.keys.get(f)):
+                holding.setdefault(k, []).append(at)
 
     def candidates(self, doc: SignedLike, threshold: float | None = None) -> list[Candidate]:
         """The held documents that are candidates of ``doc``: as :meth:`CandidateRule.query`
         would find them in an engine (before :meth:`CandidateRule.plausible`)."""
         t = self.rule.at(threshold)
         shared: dict[int, dict[str, int]] = {}
-        for f in self.rule.needs():
-            for k in np.unique(doc.keys.get(f, ())).tolist():
-                for at in self._holding.get((f, k), ()):
+        for f, holding in self._holding.items():
+            for k in _distinct(doc.keys.get(f)):
+                for at in holding.get(k, ()):
                     counts = shared.setdefault(at, {})
                     counts[f] = counts.get(f, 0) + 1
         out = []
@@ -290,6 +296,40 @@ class HeldRepresentatives:
                     )
                 )
         return out
+
+
+def similar_earlier(rule: CandidateRule, docs: Sequence[SignedLike]) -> SimilarEarlier:
+    """Each document's earlier documents of ``docs`` that are candidates of it and pass
+    :meth:`CandidateRule.plausible`, with their exact resemblance: :meth:`CandidateRule.verified`
+    of every earlier one (the reference, one pair at a time), found as :class:`HeldRepresentatives`
+    holding every document finds them. Tagging a batch keeps those of its representatives
+    (:meth:`~neardup.matching.tagging.Tagger.tag_ordered`), so this can be made where the batch
+    is signed, before any of its tags are known.
+
+    >>> from neardup.config import Config
+    >>> from neardup.signing.signer import Signer
+    >>> from neardup.signing.records import Document
+    >>> text = "the river flows past the old mill and the bridge into the quiet valley"
+    >>> docs = Signer(Config()).sign_batch([Document("a", text), Document("b", text + " below")])
+    >>> similar_earlier(CandidateRule(Config()), docs)
+    {'a': [], 'b': [('a', 0.8)]}
+    """
+    held = HeldRepresentatives(rule)
+    out: SimilarEarlier = {}
+    for i, d in enumerate(docs):
+        found = rule.verify(d.shingles, d.simhash, held.candidates(d), dict)
+        out[d.id] = [(c.id, sim.resemblance) for c, sim in found]
+        held.add(d, i)
+    return out
+
+
+def _distinct(keys: Any) -> set[int]:
+    """The distinct keys of a field (none when the document has not the field), as ints.
+
+    >>> sorted(_distinct(np.array([3, 1, 3], dtype=np.uint64))), _distinct(None)
+    ([1, 3], set())
+    """
+    return set() if keys is None else set(_keys(keys).tolist())
 
 
 def _keys(keys: Any) -> np.ndarray:

@@ -8,12 +8,14 @@ index (:func:`neardup.sketches.lsh.optimal_lsh`, a search over every (b, r, m)) 
 :func:`cached_table` makes such a table once per machine and loads it afterwards (about a
 millisecond).
 
-A table is stored as ``.npy`` under ``$NEARDUP_CACHE_DIR``, else ``$XDG_CACHE_HOME/neardup``,
-else ``~/.cache/neardup``, in a file named for the table, the Unicode version, the Python
-version and the size and modification time of the module that derives it (a changed module
-or another Python makes a new file). It is written to a temporary file and renamed into
-place, so a reader never sees half a table; a cache that cannot be read or written (a
-read-only home, a damaged file) only costs the time to derive the table again.
+A table is stored as ``.npy`` (format version 3.0, whose header numpy parses without the
+tokenizer pass it gives the older versions' headers) under ``$NEARDUP_CACHE_DIR``, else
+``$XDG_CACHE_HOME/neardup``, else ``~/.cache/neardup``, in a file named for the table, the
+Unicode version, the Python version and the size and modification time of the module that
+derives it (a changed module or another Python makes a new file). It is written to a
+temporary file and renamed into place, so a reader never sees half a table, and read by
+mapping the file (a process reads only the pages it looks up); a cache that cannot be read
+or written (a read-only home, a damaged file) only costs the time to derive the table again.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import unicodedata
 from pathlib import Path
 from typing import Callable
@@ -58,7 +59,7 @@ def cached_table(
     """
     try:
         v = sys.version_info
-        stamp = f"u{unicodedata.unidata_version}-py{v[0]}.{v[1]}" + "".join(
+        stamp = f"u{unicodedata.unidata_version}-py{v[0]}.{v[1]}-npy3" + "".join(
             f"-{st.st_size:x}-{st.st_mtime_ns:x}" for st in map(os.stat, (source, *more_sources))
         )
         path: Path | None = cache_dir() / f"{name}-{stamp}.npy"
@@ -67,7 +68,7 @@ def cached_table(
     table = None
     if path is not None:
         with contextlib.suppress(OSError, ValueError, EOFError):
-            table = np.load(path, allow_pickle=False)
+            table = np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
     if table is None:
         table = np.asarray(make())
         if path is not None:
@@ -78,11 +79,13 @@ def cached_table(
 
 
 def _save(path: Path, table: np.ndarray) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            np.save(f, table, allow_pickle=False)
+            np.lib.format.write_array(f, table, version=(3, 0), allow_pickle=False)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

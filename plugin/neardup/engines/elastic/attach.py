@@ -65,7 +65,8 @@ class Attach:
         index's blocks and field limit, the clusters and state indices (absent, or
         neardup's own), and the privileges of bulk requests
         (:meth:`~.setup.SetUp.check_bulk`) and refreshes (a refresh of the index)."""
-        problem = source_problem(self.remote.location, mappings, layout.text or "")
+        own = templates.neardup_mapping(config.signatures)
+        problem = source_problem(self.remote.location, mappings, layout.text or "", own)
         if problem:
             raise EngineError(problem)
         got = self.remote.retry.call(

@@ -132,16 +132,38 @@ def _closed_problem(location: str, indices: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def source_problem(location: str, mappings: dict[str, Any], text_field: str) -> str | None:
-    """Why the index's ``_source`` cannot serve ``attach`` (None: it can): neardup reads the
-    text from ``_source`` and keeps its fields there, so ``_source`` disabled, or filtered so
-    that the text field or ``neardup`` is left out, is refused.
+def leaf_fields(properties: dict[str, Any], prefix: str = "") -> list[str]:
+    """The dotted names of a mapping's fields that hold values (objects opened).
 
-    >>> source_problem("u/a", {"_source": {"enabled": False}}, "body")[:33]
+    >>> leaf_fields({"a": {"type": "text"}, "b": {"properties": {"c": {"type": "long"}}}})
+    ['a', 'b.c']
+    """
+    out = []
+    for name, spec in properties.items():
+        inner = spec.get("properties")
+        out += leaf_fields(inner, f"{prefix}{name}.") if inner else [prefix + name]
+    return out
+
+
+def source_problem(
+    location: str, mappings: dict[str, Any], text_field: str, own: dict[str, Any]
+) -> str | None:
+    """Why the index's ``_source`` cannot serve ``attach`` (None: it can): neardup reads the
+    text from ``_source`` and keeps its fields there (``own``: the mapping of ``neardup``), and
+    the engine indexes a partially updated document again from ``_source`` alone, so
+    ``_source`` disabled, or filtered so that the text field or any field of ``neardup`` is left
+    out, is refused. A pattern names a field and everything under it, as the engines' source
+    filters read it.
+
+    >>> own = {"properties": {"keys": {"properties": {"minhash": {"type": "keyword"}}}}}
+    >>> source_problem("u/a", {"_source": {"enabled": False}}, "body", own)[:33]
     'u/a has _source disabled: neardup'
-    >>> source_problem("u/a", {"_source": {"excludes": ["bo*"]}}, "body")[:40]
+    >>> source_problem("u/a", {"_source": {"excludes": ["bo*"]}}, "body", own)[:40]
     "u/a leaves body out of _source ('bo*'): "
-    >>> source_problem("u/a", {}, "body") is None
+    >>> source_problem("u/a", {"_source": {"excludes": ["neardup.keys"]}}, "body", own)[:56]
+    "u/a leaves neardup.keys.minhash out of _source ('neardup"
+    >>> source_problem("u/a", {"_source": {"includes": ["body", "neardup"]}}, "body", own)
+    >>> source_problem("u/a", {}, "body", own) is None
     True
     """
     src = mappings.get("_source") or {}
@@ -152,22 +174,27 @@ def source_problem(location: str, mappings: dict[str, Any], text_field: str) -> 
             "made: reindex into an index with _source enabled and attach that; nothing was changed"
         )
     includes, excludes = list(src.get("includes") or []), list(src.get("excludes") or [])
-    for field in (text_field, f"{ROOT}.shingles"):
+    for field in (text_field, *leaf_fields({ROOT: own})):
         dropped = _left_out(field, includes, excludes)
         if dropped:
             return (
                 f"{location} leaves {field} out of _source ({', '.join(map(repr, dropped))}): "
-                "neardup reads the text and keeps its own fields there; nothing was changed"
+                "neardup reads the text and keeps its own fields there, and a partial update "
+                "keeps only what _source holds; nothing was changed"
             )
     return None
 
 
 def _left_out(field: str, includes: list[str], excludes: list[str]) -> list[str]:
-    """Why a ``_source`` filter leaves ``field`` out: the excludes that match it, or its
-    absence from the includes (none: it is kept)."""
-    if includes and not any(fnmatch.fnmatchcase(field, p) for p in includes):
+    """Why a ``_source`` filter leaves ``field`` out: the excludes that match it or an object
+    above it, or its absence from the includes (none: it is kept)."""
+
+    def names(pattern: str) -> bool:
+        return fnmatch.fnmatchcase(field, pattern) or fnmatch.fnmatchcase(field, pattern + ".*")
+
+    if includes and not any(map(names, includes)):
         return [f"not in includes {includes}"]
-    return [p for p in excludes if fnmatch.fnmatchcase(field, p)]
+    return [p for p in excludes if names(p)]
 
 
 def flat_settings(settings: dict[str, Any], prefix: str = "") -> dict[str, Any]:
