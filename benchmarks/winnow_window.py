@@ -5,14 +5,17 @@ Winnowing with a window of w shingles (Schleimer, Wilkerson and Aiken 2003) keep
 2 / (w + 1) of a document's shingle hashes, and two texts sharing a run of w shingles always
 share one. The keys are most of what an engine indexes for a document (about 96 of 127 on
 documents of about 550 words at w = 8), and they serve containment queries only. For each
-window this signs documents of the shared corpora (150 words or more) and passages cut from
-them (``--passages`` words, some with words replaced by other corpus words), and counts, as
-the candidate rule's containment query at ``--threshold`` asks
-(:meth:`neardup.matching.candidates.CandidateRule.query`: ``ceil(f * t * |L(A)|)`` of the
-passage's winnowing keys, or the groups of the other fields), the passages whose document is
-a candidate: what a window costs the engine, in keys, and what it keeps of the candidates.
+window this signs documents of the shared corpora (150 words or more; ``--corpus synthetic``:
+the whole path's synthetic documents of about 550 words, :mod:`benchmarks.wholepath_corpus`)
+and passages cut from them (:data:`PASSAGES`: 60 and 100 words, some with words replaced by
+other corpus words), and counts, as the candidate rule's containment query at
+``--threshold`` asks (:meth:`neardup.matching.candidates.CandidateRule.query`:
+``ceil(f * t * |L(A)|)`` of the passage's winnowing keys, or the groups of the other
+fields), the passages whose document is a candidate: what a window costs the engine, in
+keys, and what it keeps of the candidates.
 
     python -m benchmarks.winnow_window --out benchmarks/results/winnow-window.json
+    python -m benchmarks.winnow_window --corpus synthetic --out /tmp/winnow-window-synth.json
 """
 
 from __future__ import annotations
@@ -90,25 +93,45 @@ def measure(docs: list[Document], windows: list[int], threshold: float, seed: in
     return rows
 
 
+def documents(corpus: str, n: int, seed: int) -> list[Document]:
+    """``n`` documents of the shared corpora of 150 words or more, shuffled, or ``n`` of the
+    synthetic corpus (collages of corpus sentences and their edited copies)."""
+    if corpus == "synthetic":
+        from .synth import Generator
+
+        gen = Generator(
+            corpora.load("en") + corpora.load("ru"),
+            seed=seed,
+            dup_rate=0.3,
+            langs=("en", "ru"),
+            sentences=(40, 72),
+        )
+        gen.count = len(gen.base)  # collages and their edited copies only
+        return [next(gen).doc for _ in range(n)]
+    every = [d for docs in corpora.load_all().values() for d in docs]
+    docs = [d for d in every if len(d.text.split()) >= 150]
+    random.Random(seed).shuffle(docs)
+    return docs[:n]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.winnow_window", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--windows", default="8,16,24,32,40")
     ap.add_argument("--docs", type=int, default=400, help="documents (150 words or more)")
+    ap.add_argument("--corpus", choices=("shared", "synthetic"), default="shared")
     ap.add_argument("--threshold", type=float, default=0.8)
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
-    every = [d for docs in corpora.load_all().values() for d in docs]
-    docs = [d for d in every if len(d.text.split()) >= 150]
-    random.Random(a.seed).shuffle(docs)
-    docs = docs[: a.docs]
+    docs = documents(a.corpus, a.docs, a.seed)
     windows = [int(x) for x in a.windows.split(",") if x]
     res = {
         "command": "python -m benchmarks.winnow_window "
         + " ".join(sys.argv[1:] if argv is None else argv),
         **provenance(),
+        "corpus": a.corpus,
         "docs": len(docs),
         "words_per_doc": float(np.mean([len(d.text.split()) for d in docs])),
         "threshold": a.threshold,

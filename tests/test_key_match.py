@@ -7,9 +7,16 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.config import SIGNATURE_VERSION
 from neardup.keys.encoding import render_keys
 from neardup.engines.base import CandidateQuery, KeyGroup, Tags
-from neardup.engines.elastic.key_match import Entry, KeyMatcher, merged
+from neardup.engines.elastic.key_match import (
+    Entry,
+    KeyMatcher,
+    by_space,
+    by_space_reference,
+    merged,
+)
 
 FIELDS = ("exact", "minhash", "simhash")
 keys_st = st.lists(st.integers(0, 5), min_size=0, max_size=6)
@@ -67,8 +74,14 @@ def _engine_rule(entries: list[Entry], q: CandidateQuery) -> list[tuple[str, flo
     for e in entries:
         score, matched = 0, set()
         for g in q.groups:
-            asked = set(render_keys(g.field, np.asarray(g.keys, dtype=np.uint64)))
-            held = set(render_keys(g.field, np.asarray(e.keys.get(g.field, []), dtype=np.uint64)))
+            asked = set(
+                render_keys(g.field, np.asarray(g.keys, dtype=np.uint64), SIGNATURE_VERSION)
+            )
+            held = set(
+                render_keys(
+                    g.field, np.asarray(e.keys.get(g.field, []), dtype=np.uint64), SIGNATURE_VERSION
+                )
+            )
             shared = len(asked & held)
             if shared >= g.min_match:
                 score += shared
@@ -131,3 +144,26 @@ def test_merged_prefers_what_is_held_here():
     other = Candidate(id="b", n_shingles=1, simhash=0, score=2.0, seq=1)
     assert [(c.id, c.cluster_id) for c in merged([here], [there, other], 1)] == [("b", None)]
     assert [(c.id, c.cluster_id) for c in merged([here], [there, other], 5)][1] == ("a", "new")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(FIELDS),
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 2**64 - 1) | st.integers(0, 4), max_size=8), st.integers(0, 50)
+        ),
+        max_size=12,
+    ),
+)
+def test_keys_by_space_equal_the_reference_form(field_name, owned):
+    """The keys of many documents by space, all at once, are the same arrays in the same
+    order as :func:`_spaces` of each document in turn (positional and other fields,
+    repeated keys and owners, empty arrays)."""
+    keys = [np.array(k, dtype=np.uint64) for k, _ in owned]
+    owners = [o for _, o in owned]
+    fast, slow = by_space(field_name, keys, owners), by_space_reference(field_name, keys, owners)
+    assert list(fast) == list(slow)
+    for space, (k, o) in slow.items():
+        assert k.dtype == fast[space][0].dtype == np.uint64 and o.dtype == fast[space][1].dtype
+        assert k.tolist() == fast[space][0].tolist() and o.tolist() == fast[space][1].tolist()

@@ -26,13 +26,23 @@ CORPORA = Path(os.environ.get("NEARDUP_CORPORA") or ROOT.parent / "shared" / "co
 SLICE = 300
 CORPUS_FILES = ("fa.jsonl", "ru.jsonl", "en.jsonl", "en_licenses.jsonl")
 
-#: sha256 of :func:`signature_digest`, pinned: signature version 6.
-SAMPLE_DIGEST = "93a19344541488fe96cba058501a63c15c4086dccc5d538bee450e4cdb06c4ec"
-CORPORA_DIGEST = "91d7a50bf3abf1d4b6f446abcf895c9e5b05f635950457b58888e9fab86e6370"
+#: sha256 of :func:`signature_digest`, pinned: signature version 7 (a winnowing window of 12).
+SAMPLE_DIGEST = "7bf7010bf133ff3dd195cb80669b6d0e7a44e2ccbdbf4cce1099374a1a0b8dfe"
+CORPORA_DIGEST = "87ce208398c7427705b5608d33b5fa7826a82a7768c164d92b3ef92ee7cff653"
+#: The same with ``Config(version=6)``: what this neardup signs into an index of version 6
+#: it opens is what version 6 signed (a winnowing window of 8).
+SAMPLE_DIGEST_V6 = "93a19344541488fe96cba058501a63c15c4086dccc5d538bee450e4cdb06c4ec"
+CORPORA_DIGEST_V6 = "91d7a50bf3abf1d4b6f446abcf895c9e5b05f635950457b58888e9fab86e6370"
 #: The same with ``Config(version=5)``: what this neardup signs into an index of version 5
 #: it opens is what version 5 signed (its SimHash keys of single blocks).
 SAMPLE_DIGEST_V5 = "665c944764c6781a446955a4c5a6560c5f459ac213d749e96f2edda2915c76d4"
 CORPORA_DIGEST_V5 = "d594a43eac25715282eecbd09cfe5adfc6086107c514de97f65e39703b19bb57"
+#: sha256 of :func:`keyword_digest` of the sample: the keywords an HTTP engine's index of each
+#: version holds (hex before version 7, base64url from it).
+KEYWORD_DIGESTS = {
+    6: "3577435432ab3bd5d7c70f87240fb5530555e7a22d50c9237a5340a095660943",
+    7: "bcb48846bf0384b9c396b74b4e8a82d2021ee130f7490902ac55c44146a7890e",
+}
 
 
 def _docs(path: Path, limit: int | None = None) -> list[Document]:
@@ -59,13 +69,28 @@ def signature_digest(docs: list[Document], config: Config | None = None) -> str:
     return h.hexdigest()
 
 
+def keyword_digest(docs: list[Document], version: int) -> str:
+    """sha256 over every document's keywords of every field, as an HTTP engine's index of
+    signature ``version`` stores them (``neardup.keys.<field>``)."""
+    h = hashlib.sha256()
+    for s in Signer(Config(version=version)).sign_batch(docs):
+        for field in sorted(s.keys):
+            h.update("\0".join([s.id, field, *s.keywords(field, version)]).encode() + b"\n")
+    return h.hexdigest()
+
+
 def _corpora() -> list[Document]:
     return [d for name in CORPUS_FILES for d in _docs(CORPORA / name, SLICE)]
 
 
 def test_signatures_of_the_sample_are_pinned():
     assert signature_digest(_docs(SAMPLE)) == SAMPLE_DIGEST
+    assert signature_digest(_docs(SAMPLE), Config(version=6)) == SAMPLE_DIGEST_V6
     assert signature_digest(_docs(SAMPLE), Config(version=5)) == SAMPLE_DIGEST_V5
+
+
+def test_the_keywords_of_the_sample_are_pinned():
+    assert {v: keyword_digest(_docs(SAMPLE), v) for v in KEYWORD_DIGESTS} == KEYWORD_DIGESTS
 
 
 _NO_CORPORA = pytest.mark.skipif(
@@ -77,6 +102,7 @@ _NO_CORPORA = pytest.mark.skipif(
 @_NO_CORPORA
 def test_signatures_of_the_shared_corpora_are_pinned():
     assert signature_digest(_corpora()) == CORPORA_DIGEST
+    assert signature_digest(_corpora(), Config(version=6)) == CORPORA_DIGEST_V6
     assert signature_digest(_corpora(), Config(version=5)) == CORPORA_DIGEST_V5
 
 
@@ -90,21 +116,21 @@ def _tags(docs: list[Document], config: Config, path: Path) -> dict:
 
 
 def _check_same_tags(docs: list[Document], tmp_path: Path) -> None:
-    """Versions 5 and 6 differ in their SimHash keys only, which propose candidates: every
-    pair within the SimHash distance is proposed by both, and verification is exact, so the
-    tags are the same."""
-    old = _tags(docs, Config(version=5), tmp_path / "v5.db")
-    new = _tags(docs, Config(), tmp_path / "v6.db")
-    assert len(new) == len(docs) and any(t[3] for t in new.values())
-    assert new == old
+    """Versions 5 and 6 differ in their SimHash keys only, 6 and 7 in their winnowing window
+    (containment samples), all of which propose candidates: every pair within the SimHash
+    distance, or holding a run of a window's shingles, is proposed by each, and verification
+    is exact, so the tags are the same."""
+    tags = {v: _tags(docs, Config(version=v), tmp_path / f"v{v}.db") for v in (5, 6, 7)}
+    assert len(tags[7]) == len(docs) and any(t[3] for t in tags[7].values())
+    assert tags[5] == tags[6] == tags[7]
 
 
-def test_the_simhash_keys_of_version_6_leave_the_tags_of_the_sample_unchanged(tmp_path):
+def test_the_keys_of_versions_6_and_7_leave_the_tags_of_the_sample_unchanged(tmp_path):
     _check_same_tags(_docs(SAMPLE), tmp_path)
 
 
 @_NO_CORPORA
-def test_the_simhash_keys_of_version_6_leave_the_tags_of_the_corpora_unchanged(tmp_path):
+def test_the_keys_of_versions_6_and_7_leave_the_tags_of_the_corpora_unchanged(tmp_path):
     _check_same_tags(_corpora(), tmp_path)
 
 
@@ -124,3 +150,5 @@ if __name__ == "__main__":
     if all((CORPORA / n).exists() for n in CORPUS_FILES):
         print("CORPORA_DIGEST =", repr(signature_digest(_corpora())))
     print("SAMPLE_DIGEST_V5 =", repr(signature_digest(_docs(SAMPLE), Config(version=5))))
+    print("SAMPLE_DIGEST_V6 =", repr(signature_digest(_docs(SAMPLE), Config(version=6))))
+    print("KEYWORD_DIGESTS =", {v: keyword_digest(_docs(SAMPLE), v) for v in (6, 7)})

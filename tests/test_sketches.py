@@ -177,13 +177,14 @@ def test_minhash_is_identical_across_processes():
 
 def test_golden_values_pin_the_hash_functions():
     # Keys stored in existing indices depend on these exact values: a change must bump
-    # SIGNATURE_VERSION. These are the values of versions 4 to 6 (5 changed the stop lists
+    # SIGNATURE_VERSION. These are the values of versions 4 to 7 (5 changed the stop lists
     # only; 6 the SimHash keys only: pairs of 5 blocks, and version 5's single blocks
-    # still made for the indices of version 5 that it opens; tokens hashed from their code
-    # points, the exact key over the token hashes); versions 2 and 3 hashed tokens with
-    # xxh64, and shingle combining, MinHash, bands and SimHash are unchanged since (the
-    # combination of version 3's token hashes below).
-    assert SIGNATURE_VERSION == 6
+    # still made for the indices of version 5 that it opens; 7 the default winnowing window
+    # and how keywords are written only; tokens hashed from their code points, the exact key
+    # over the token hashes); versions 2 and 3 hashed tokens with xxh64, and shingle
+    # combining, MinHash, bands and SimHash are unchanged since (the combination of version
+    # 3's token hashes below).
+    assert SIGNATURE_VERSION == 7
     th = hash_strings(["a", "rose", "is", "a", "rose"], 1)
     assert th.tolist() == [
         11424993892651325269,

@@ -280,7 +280,10 @@ def _candidate_queries(signed):
 
 @pytest.mark.parametrize("max_clauses", [1024, 8])
 def test_candidate_searches(spec, signed, max_clauses):
-    bodies = [dsl.candidate_body(q, max_clauses) for q in _candidate_queries(signed)]
+    bodies = [
+        dsl.candidate_body(q, max_clauses, version=SIGNATURE_VERSION)
+        for q in _candidate_queries(signed)
+    ]
     for b in bodies:
         _ok(spec, "/{index}/_search", "post", b)
         assert b["_source"] == [
@@ -293,6 +296,12 @@ def test_candidate_searches(spec, signed, max_clauses):
         assert b["query"]["bool"]["minimum_should_match"] == 1
     assert bodies[0]["query"]["bool"]["must_not"] == [{"ids": {"values": ["a"]}}]
     assert bodies[1]["size"] == 10000  # capped at the result window
+    q = _candidate_queries(signed)[0]
+    verified = dsl.candidate_body(
+        q, max_clauses, version=SIGNATURE_VERSION, text_fields=["body", "body_en"]
+    )
+    _ok(spec, "/{index}/_search", "post", verified)
+    assert verified["_source"] == [*bodies[0]["_source"], *dsl.VERIFY_SOURCE, "body", "body_en"]
     lines = dsl.msearch_lines("docs", bodies)
     _ok(spec, "/_msearch", "post", lines)
     _ok(spec, "/{index}/_msearch", "post", lines)
@@ -306,7 +315,7 @@ def test_candidate_searches(spec, signed, max_clauses):
 
 def test_candidate_query_shape(signed):
     q = _candidate_queries(signed)[1]
-    body = dsl.candidate_body(q)
+    body = dsl.candidate_body(q, version=SIGNATURE_VERSION)
     should = body["query"]["bool"]["should"]
     assert [c["bool"]["_name"] for c in should] == ["winnow", "minhash"]
     assert (
@@ -317,11 +326,16 @@ def test_candidate_query_shape(signed):
     assert body["query"]["bool"]["filter"] == [
         {"range": {"neardup.n_shingles": {"gte": 0, "lte": 50}}}
     ]
-    small = dsl.candidate_body(q, max_clauses=8)["query"]["bool"]["should"]
+    small = dsl.candidate_body(q, max_clauses=8, version=SIGNATURE_VERSION)["query"]["bool"][
+        "should"
+    ]
     assert "terms_set" in small[0] and small[1] == {
-        "terms": {"neardup.keys.minhash": signed[0].keywords("minhash"), "_name": "minhash"}
+        "terms": {
+            "neardup.keys.minhash": signed[0].keywords("minhash", SIGNATURE_VERSION),
+            "_name": "minhash",
+        }
     }
-    assert dsl.candidate_body(CandidateQuery((KeyGroup("minhash", ()),))) is None
+    assert dsl.candidate_body(CandidateQuery((KeyGroup("minhash", ()),)), version=7) is None
 
 
 def test_other_searches(spec):
@@ -411,7 +425,7 @@ def test_tagging_support_bodies(spec, signed):
         after_seq=2,
         representatives=True,
     )
-    body = dsl.candidate_body(q)
+    body = dsl.candidate_body(q, version=SIGNATURE_VERSION)
     _ok(spec, "/{index}/_search", "post", body)
     assert {"range": {"neardup.seq": {"lt": 40, "gt": 2}}} in body["query"]["bool"]["filter"]
     assert {"term": {"neardup.is_duplicate": False}} in body["query"]["bool"]["filter"]
@@ -543,7 +557,10 @@ def test_bulk_lines(spec, signed, client):
     )
     assert set(lines[k + 1]) == {"doc", "upsert"} and set(lines[k + 1]["doc"]) == {"neardup"}
     assert set(lines[k + 1]["upsert"]) == {"content", "headline", "neardup"}
-    assert src["keys"]["minhash"] == signed[0].keywords("minhash") and len(src["simhash"]) == 16
+    assert (
+        src["keys"]["minhash"] == signed[0].keywords("minhash", SIGNATURE_VERSION)
+        and len(src["simhash"]) == 16
+    )
 
 
 def test_a_long_query_is_cut_within_the_clause_limit(spec):

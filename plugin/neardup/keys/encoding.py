@@ -2,18 +2,23 @@
 
 * **Keywords** (HTTP engines): a positional field's key (band *i* of ``minhash``, block *i*
   of ``simhash``) only matches the same position in another document, so it is written
-  ``"i:hex"``; a set-like field's key (``exact``, ``winnow``, ``modm``, ...) is ``"hex"``.
-  Hex digits are 16, lowercase, so a term query on the string is a match on the 64-bit key.
+  ``"i:key"``; a set-like field's key (``exact``, ``winnow``, ``modm``, ...) is ``"key"``.
+  The 64-bit key is written as its signature version says (:func:`keyword`): from version 7
+  (:data:`BASE64_FROM`) the unpadded base64url of its 8 big-endian bytes, 11 characters;
+  before it, 16 lowercase hex digits. Either way a term query on the string is a match on
+  the key (keyword fields are case-sensitive).
 * **Shingles** (HTTP engines): the sorted uint64 hashes, little-endian, in base64.
 * **Posting keys** (embedded engine): ``(field << 44) | (key mod 2**44)`` in one integer.
 * **The keys column** (embedded engine): :mod:`neardup.engines.embedded.keycolumn`.
 
->>> render_keys("simhash", np.array([255, 1], dtype=np.uint64))
+>>> render_keys("simhash", np.array([255, 1], dtype=np.uint64), 6)
 ['0:00000000000000ff', '1:0000000000000001']
->>> parse_keys("simhash", ['1:0000000000000001', '0:00000000000000ff']).tolist()
+>>> render_keys("simhash", np.array([255, 1], dtype=np.uint64), 7)
+['0:AAAAAAAAAP8', '1:AAAAAAAAAAE']
+>>> parse_keys("simhash", ['1:AAAAAAAAAAE', '0:AAAAAAAAAP8'], 7).tolist()
 [255, 1]
->>> parse_keys("winnow", render_keys("winnow", np.array([2**64 - 1], dtype=np.uint64))).tolist()
-[18446744073709551615]
+>>> parse_keys("winnow", render_keys("winnow", np.array([2**64 - 1], dtype=np.uint64), 7), 7)
+array([18446744073709551615], dtype=uint64)
 >>> decode_shingles(encode_shingles(np.array([3, 2**63], dtype=np.uint64))).tolist()
 [3, 9223372036854775808]
 >>> posting_key(2, 2**64 - 1) == (2 << 44) | (2**44 - 1)
@@ -23,6 +28,7 @@ True
 from __future__ import annotations
 
 import base64
+import binascii
 from typing import Any, Iterable
 
 import numpy as np
@@ -32,31 +38,96 @@ from .builtin import BUILTIN
 
 #: Fields whose keys are positional (band / block number matters for the keyword).
 POSITIONAL = frozenset(name for name, sig in BUILTIN.items() if sig.positional)
+#: The first signature version whose keywords are base64url (the ones before: hex).
+BASE64_FROM = 7
+#: base64 to base64url (RFC 4648, section 5).
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
 #: Bits of a signature key kept in a posting (the field number sits above them).
 KEY_BITS = 44
 KEY_MASK = (1 << KEY_BITS) - 1
 
 
-# -- keywords -------------------------------------------------------------------------------------
-def render_keys(field_name: str, keys: np.ndarray) -> list[str]:
-    """Keyword strings for an engine: ``"i:hex"`` for positional fields, ``"hex"`` else. The
-    16 hex digits of each key (``f"{k:016x}"``) are cut from the hex of all the keys'
-    big-endian bytes, made in one call (a document has about 130 keys, written and asked
-    for each time it is stored or looked up)."""
-    digits = np.ascontiguousarray(keys, dtype=">u8").tobytes().hex()
-    hexes = [digits[i : i + 16] for i in range(0, len(digits), 16)]
+# -- keywords: the reference form, one key at a time ----------------------------------------------
+def keyword(key: int, version: int) -> str:
+    """The text of one 64-bit key in a keyword field of an index of signature ``version``:
+    the unpadded base64url (RFC 4648, section 5) of its 8 big-endian bytes from version 7,
+    its 16 lowercase hex digits before.
+
+    >>> keyword(255, 6), keyword(255, 7), keyword(2**64 - 1, 7)
+    ('00000000000000ff', 'AAAAAAAAAP8', '__________8')
+    """
+    if version < BASE64_FROM:
+        return f"{key:016x}"
+    return base64.urlsafe_b64encode(int(key).to_bytes(8, "big")).rstrip(b"=").decode("ascii")
+
+
+def key_of(text: str, version: int) -> int:
+    """The key a keyword of :func:`keyword` writes down (a malformed one is refused).
+
+    >>> key_of("AAAAAAAAAP8", 7), key_of("00000000000000ff", 6)
+    (255, 255)
+    """
+    if version < BASE64_FROM:
+        return int(text, 16)
+    raw = base64.urlsafe_b64decode(text + "=")
+    if len(raw) != 8:
+        raise ValueError(f"a key is 11 base64url characters, not {text!r}")
+    return int.from_bytes(raw, "big")
+
+
+# -- keywords: the fast form, all keys of a field at once (tested equal to the reference) ---------
+def _texts(keys: np.ndarray, version: int) -> list[str]:
+    """:func:`keyword` of each key, cut from one hex or base64 of all of them (a document has
+    about 100 keys, written and asked for each time it is stored or looked up). base64 of 9
+    bytes is 12 characters without padding, so each key is given a zero ninth byte: its first
+    11 characters are the key's own (the 11th holds the last 4 bits and 2 zero bits)."""
+    be = np.ascontiguousarray(keys, dtype=">u8")
+    if version < BASE64_FROM:
+        digits = be.tobytes().hex()
+        return [digits[i : i + 16] for i in range(0, len(digits), 16)]
+    nine = np.zeros((len(be), 9), dtype=np.uint8)
+    nine[:, :8] = be.view(np.uint8).reshape(-1, 8)
+    text = binascii.b2a_base64(nine.tobytes(), newline=False).translate(_URLSAFE).decode("ascii")
+    return [text[i : i + 11] for i in range(0, len(text), 12)]
+
+
+def _keys_of(texts: list[str], version: int) -> np.ndarray:
+    """:func:`key_of` of each keyword, decoded in one call."""
+    if version < BASE64_FROM:
+        return np.array([int(t, 16) for t in texts], dtype=np.uint64)
+    if any(len(t) != 11 for t in texts):
+        raise ValueError(f"a key is 11 base64url characters, not {texts!r}")
+    try:
+        raw = base64.urlsafe_b64decode("A".join(texts) + "A" if texts else "")
+    except binascii.Error as e:
+        raise ValueError(f"keys that are not base64url: {texts!r}") from e
+    return (
+        np.frombuffer(raw, dtype=np.uint8)
+        .reshape(-1, 9)[:, :8]
+        .copy()
+        .view(">u8")
+        .ravel()
+        .astype(np.uint64)
+    )
+
+
+def render_keys(field_name: str, keys: np.ndarray, version: int) -> list[str]:
+    """Keyword strings for an engine index of signature ``version``: ``"i:key"`` for
+    positional fields, ``"key"`` else (:func:`keyword`)."""
+    texts = _texts(keys, version)
     if field_name in POSITIONAL:
-        return [f"{i}:{h}" for i, h in enumerate(hexes)]
-    return hexes
+        return [f"{i}:{t}" for i, t in enumerate(texts)]
+    return texts
 
 
-def parse_keys(field_name: str, values: Iterable[str]) -> np.ndarray:
-    """Keyword strings back to the uint64 key array (positional fields in position order)."""
+def parse_keys(field_name: str, values: Iterable[str], version: int) -> np.ndarray:
+    """Keyword strings of an index of signature ``version`` back to the uint64 key array
+    (positional fields in position order)."""
     vals = list(values or ())
     if field_name in POSITIONAL:
-        pairs = sorted((int(v.split(":", 1)[0]), int(v.rsplit(":", 1)[-1], 16)) for v in vals)
-        return np.array([k for _, k in pairs], dtype=np.uint64)
-    return np.array([int(v, 16) for v in vals], dtype=np.uint64)
+        pairs = sorted((int(p), t) for p, t in (v.split(":", 1) for v in vals))
+        return _keys_of([t for _, t in pairs], version)
+    return _keys_of(vals, version)
 
 
 # -- shingles --------------------------------------------------------------------------------------

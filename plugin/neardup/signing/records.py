@@ -133,5 +133,6 @@ class Signed:
         """No canonical token: signed with no keys, never a near-duplicate of anything."""
         return self.n_tokens == 0
 
-    def keywords(self, field_name: str) -> list[str]:
-        return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)))
+    def keywords(self, field_name: str, version: int) -> list[str]:
+        """The keys of ``field_name`` as an engine index of signature ``version`` holds them."""
+        return render_keys(field_name, self.keys.get(field_name, np.empty(0, dtype=U64)), version)

@@ -17,7 +17,14 @@ import numpy as np
 
 from ..base import Candidate, CandidateQuery, EngineError
 from . import dsl
-from .hits import candidate_of, entry_of, error_reason, missing_shards, neardup_part
+from .hits import (
+    candidate_of,
+    entry_of,
+    error_reason,
+    missing_shards,
+    neardup_part,
+    shingle_row,
+)
 from .pager_and_bulk import chunks
 from .index import Index
 from .key_match import KeyMatcher, merged
@@ -79,17 +86,38 @@ class Candidates:
 
     def _candidates_by_query(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """One search per query (:func:`~.dsl.candidate_body`), sent by ``_msearch``; a query
-        that can match nothing is not sent."""
+        that can match nothing is not sent. Hits come with their text, and candidates with
+        their shingle sets (:meth:`_verifiable`): verifying them reads nothing more."""
         out: list[list[Candidate]] = [[] for _ in queries]
+        text = self.remote.layout.stored(self.remote.layout.text)
+        version = self.remote.config.version
         todo = [
-            (i, dsl.candidate_body(q, self.remote.paging.max_clauses))
+            (
+                i,
+                dsl.candidate_body(
+                    q, self.remote.paging.max_clauses, version=version, text_fields=text
+                ),
+            )
             for i, q in enumerate(queries)
         ]
         todo = [(i, b) for i, b in todo if b is not None]
         for batch in chunks(todo, self.remote.paging.msearch_batch):
             for (i, _), resp in zip(batch, self._msearch([b for _, b in batch]), strict=True):
-                out[i] = [candidate_of(h) for h in resp["hits"]["hits"]]
+                out[i] = self._verifiable(resp["hits"]["hits"])
         return out
+
+    def _verifiable(self, hits: Sequence[dict[str, Any]]) -> list[Candidate]:
+        """The candidates of hits read with their text, each with its shingle set: one stored
+        as a marker is made again from the hit's text, through the cache of sets
+        (:meth:`~neardup.engines.stored_shingles.StoredShingles.sets`), as a read by id
+        would make it."""
+        found = [candidate_of(h) for h in hits]
+        todo = [i for i, c in enumerate(found) if c.shingles is None]
+        if todo:
+            rows = [shingle_row(hits[i]["_source"], self.remote.layout) for i in todo]
+            for i, made in zip(todo, self.remote.shingle_sets.sets(rows), strict=True):
+                found[i].shingles = made
+        return found
 
     def _candidates_by_keys(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """The stored documents holding any key of ``queries`` (:func:`dsl.keys_body`, page
@@ -98,9 +126,10 @@ class Candidates:
         of one per document."""
         held = KeyMatcher()
         size, after = self.remote.paging.page_size, None
-        while (body := dsl.keys_body(queries, size, after)) is not None:
+        version = self.remote.config.version
+        while (body := dsl.keys_body(queries, size, after, version=version)) is not None:
             hits = self._search_every_shard(body, "candidate search")
-            held.add([entry_of(h) for h in hits])
+            held.add([entry_of(h, version) for h in hits])
             if len(hits) < size:
                 break
             after = hits[-1]["sort"]

@@ -29,6 +29,10 @@ from .templates import MANAGED_BY, clusters_index
 
 #: Fields the verifier needs from a candidate hit (no second round trip).
 CANDIDATE_SOURCE = [n("n_shingles"), n("simhash"), n("shingles"), n("cluster_id"), n("seq")]
+#: What a hit of :func:`candidate_body` carries besides, to be verified without another
+#: request: what a shingles marker is made again from (the text, with the layout's text
+#: fields) and what the made set is cached by (:func:`~.index.set_key`).
+VERIFY_SOURCE = [n("exact"), n("lang")]
 #: neardup fields of a tag row (TagRow): no shingles, keys or text.
 TAG_FIELDS = [
     n("id"),
@@ -80,7 +84,7 @@ def neardup_source(
         "lang": s.lang,
         "exact": s.exact,
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
-        "keys": {f: s.keywords(f) for f in s.keys},
+        "keys": {f: s.keywords(f, version) for f in s.keys},
         # the hashes, or a marker where they follow from the text (made again to verify)
         "shingles": base64.b64encode(stored_shingles.column(s)).decode("ascii"),
         "n_shingles": int(s.n_shingles),
@@ -167,8 +171,11 @@ def cluster_action(index: str, c: ClusterRecord, updated_at: str) -> dict[str, A
 
 
 # -- candidate retrieval -----------------------------------------------------------------------
-def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any] | None:
-    """The query clause of one candidate query, or None when it has no keys.
+def candidate_query(
+    q: CandidateQuery, max_clauses: int = 1024, *, version: int
+) -> dict[str, Any] | None:
+    """The query clause of one candidate query, or None when it has no keys (written as an
+    index of signature ``version`` holds them).
 
     Each key is a ``constant_score`` term (boost 1), so a document's score is the number of
     keys it shares within the groups it matches -- the order the embedded engine uses.
@@ -177,7 +184,9 @@ def candidate_query(q: CandidateQuery, max_clauses: int = 1024) -> dict[str, Any
     """
     groups = []
     for g in q.groups:
-        kws = list(dict.fromkeys(render_keys(g.field, np.asarray(g.keys, dtype=np.uint64))))
+        kws = list(
+            dict.fromkeys(render_keys(g.field, np.asarray(g.keys, dtype=np.uint64), version))
+        )
         if kws:
             groups.append((g.field, kws, int(g.min_match)))
     if not groups:
@@ -259,16 +268,25 @@ def _candidate_filters(q: CandidateQuery) -> list[dict[str, Any]]:
 
 
 def candidate_body(
-    q: CandidateQuery, max_clauses: int = 1024, max_window: int = 10000
+    q: CandidateQuery,
+    max_clauses: int = 1024,
+    max_window: int = 10000,
+    *,
+    version: int,
+    text_fields: Sequence[str] = (),
 ) -> dict[str, Any] | None:
-    """A search body: matching documents by shared keys, best (most keys) first, then arrival."""
-    query = candidate_query(q, max_clauses)
+    """A search body: matching documents by shared keys, best (most keys) first, then arrival.
+    With ``text_fields`` (where the layout keeps the text), each hit carries what verifying
+    it needs (:data:`VERIFY_SOURCE` and the text): the shingles of a marker are made again
+    from the hit, with no read by id after the search."""
+    query = candidate_query(q, max_clauses, version=version)
     if query is None:
         return None
+    verify = [*VERIFY_SOURCE, *text_fields] if text_fields else []
     return {
         "query": query,
         "size": int(min(q.limit, max_window)),
-        "_source": list(CANDIDATE_SOURCE),
+        "_source": [*CANDIDATE_SOURCE, *verify],
         "sort": [{"_score": {"order": "desc"}}, {n("seq"): {"order": "asc"}}],
         "track_total_hits": False,
     }
@@ -281,7 +299,11 @@ MAX_TERMS = 65536
 
 
 def keys_body(
-    queries: Sequence[CandidateQuery], size: int, search_after: Sequence[Any] | None = None
+    queries: Sequence[CandidateQuery],
+    size: int,
+    search_after: Sequence[Any] | None = None,
+    *,
+    version: int,
 ) -> dict[str, Any] | None:
     """One page of the stored documents that hold any key of any of ``queries`` (one
     ``terms`` clause per field) and pass the filters all of them share, in arrival order,
@@ -295,13 +317,13 @@ def keys_body(
     ...     group = KeyGroup("exact", np.array(keys, dtype=np.uint64), 1)
     ...     return CandidateQuery(groups=(group,), min_shingles=lo, max_shingles=2 * lo,
     ...                           before_seq=9)
-    >>> b = keys_body([q([1, 2], 10), q([2, 3], 4)], 100)
+    >>> b = keys_body([q([1, 2], 10), q([2, 3], 4)], 100, version=6)
     >>> [k[-1:] for k in b["query"]["bool"]["should"][0]["terms"]["neardup.keys.exact"]]
     ['1', '2', '3']
     >>> [list(f["range"].values()) for f in b["query"]["bool"]["filter"]]
     [[{'gte': 4, 'lte': 20}], [{'lt': 9}]]
     """
-    per_field = _keywords_by_field(queries)
+    per_field = _keywords_by_field(queries, version)
     if not per_field:
         return None
     should = [
@@ -328,12 +350,14 @@ def keys_body(
     return body
 
 
-def _keywords_by_field(queries: Sequence[CandidateQuery]) -> dict[str, dict[str, None]]:
+def _keywords_by_field(
+    queries: Sequence[CandidateQuery], version: int
+) -> dict[str, dict[str, None]]:
     """The distinct keywords of each field the queries ask for, in the order first asked."""
     per_field: dict[str, dict[str, None]] = {}
     for q in queries:
         for g in q.groups:
-            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel())
+            kws = render_keys(g.field, np.asarray(g.keys, dtype=np.uint64).ravel(), version)
             if kws:
                 per_field.setdefault(g.field, {}).update(dict.fromkeys(kws))
     return per_field

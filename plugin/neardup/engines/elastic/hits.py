@@ -19,6 +19,7 @@ from ...keys.encoding import parse_keys
 from ..stored_shingles import given_lang, is_marker, stored_hashes
 from .key_match import Entry
 from . import dsl
+from .index import set_key
 from .layout import Layout, ROOT
 from ..base import Candidate, ClusterRecord, Hit, TagRow, Tags
 
@@ -190,6 +191,25 @@ def stored_shingles(nd: dict[str, Any]) -> np.ndarray | None:
     return stored_hashes(blob)
 
 
+def shingle_row(src: dict[str, Any], layout: Layout) -> tuple[Any, bytes, int, str | None]:
+    """What :meth:`~neardup.engines.stored_shingles.StoredShingles.sets` reads of a signed
+    ``_source`` read with its text: (cache key, shingles column, shingle count, text).
+
+    >>> from neardup.engines.elastic.layout import OWN
+    >>> src = {"body": "a b", ROOT: {"exact": "e1", "lang": "en", "shingles": "VA==",
+    ...                              "n_shingles": 20}}
+    >>> shingle_row(src, OWN)
+    (('e1', 'en'), b'T', 20, 'a b')
+    """
+    nd = src[ROOT]
+    return (
+        set_key(nd.get("exact"), nd.get("lang")),
+        base64.b64decode(nd["shingles"]),
+        int(nd.get("n_shingles") or 0),
+        stored_text(src, layout, layout.text),
+    )
+
+
 def marker_lang(nd: dict[str, Any]) -> str | None:
     """The language a document was given when signed, from its shingles marker."""
     return given_lang(base64.b64decode(nd.get("shingles") or ""))
@@ -209,8 +229,9 @@ def candidate_of(h: dict[str, Any]) -> Candidate:
     )
 
 
-def entry_of(h: dict[str, Any]) -> Entry:
-    """A hit of :func:`~neardup.engines.elastic.dsl.keys_body` as the matcher holds it."""
+def entry_of(h: dict[str, Any], version: int) -> Entry:
+    """A hit of :func:`~neardup.engines.elastic.dsl.keys_body` as the matcher holds it (its
+    keys written as an index of signature ``version`` holds them)."""
     nd = neardup_part(h.get("_source"))
     keys = nd.get("keys") or {}
     return Entry(
@@ -218,7 +239,7 @@ def entry_of(h: dict[str, Any]) -> Entry:
         seq=int(nd.get("seq") or 0),
         n_shingles=int(nd.get("n_shingles") or 0),
         simhash=int(nd.get("simhash") or "0", 16),
-        keys={f: parse_keys(f, v) for f, v in keys.items()},
+        keys={f: parse_keys(f, v, version) for f, v in keys.items()},
         tags=tags_of(nd),
         shingles=stored_shingles(nd),
     )

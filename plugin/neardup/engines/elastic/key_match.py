@@ -46,6 +46,8 @@ from ..base import Candidate, CandidateQuery, Tags
 
 #: Segments of one (field, position) before they are merged into one.
 MAX_SEGMENTS = 8
+#: Where a keyword matches: (field, position) for positional fields, (field, -1) for others.
+Space = tuple[str, int]
 
 
 @dataclass(kw_only=True)
@@ -79,7 +81,7 @@ class KeyMatcher:
     entries: list[Entry | None] = field(default_factory=list)
     _row_of: dict[str, int] = field(default_factory=dict)
     #: (representative?, (field, position)) -> segments
-    _postings: dict[tuple[bool, tuple[str, int]], list[_Segment]] = field(default_factory=dict)
+    _postings: dict[tuple[bool, Space], list[_Segment]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self._row_of)
@@ -101,29 +103,32 @@ class KeyMatcher:
             self._row_of[e.id] = len(self.entries)
             self.entries.append(e)
         for part, (keys, rows) in self._postings_from(first).items():
-            self._insert(part, np.concatenate(keys), np.concatenate(rows))
+            self._insert(part, keys, rows)
 
-    def _postings_from(
-        self, first: int
-    ) -> dict[tuple[bool, tuple[str, int]], tuple[list[np.ndarray], list[np.ndarray]]]:
+    def _postings_from(self, first: int) -> dict[tuple[bool, Space], tuple[np.ndarray, np.ndarray]]:
         """The (keys, rows) of each (representative?, key space) of the entries held from row
-        ``first`` on."""
-        per_space: dict[tuple[bool, tuple[str, int]], tuple[list[np.ndarray], list[np.ndarray]]]
-        per_space = {}
-        for row, e in enumerate(self.entries[first:], start=first):
-            if e is None or self._row_of.get(e.id) != row:
-                continue  # (an id given twice: the last one is held)
-            for f, ks in e.keys.items():
-                ks = np.asarray(ks, dtype=np.uint64).ravel()
-                if not len(ks):
+        ``first`` on (:func:`by_space`)."""
+        held = [
+            (row, e)
+            for row, e in enumerate(self.entries[first:], start=first)
+            if e is not None and self._row_of.get(e.id) == row
+        ]  # (an id given twice: the last one is held)
+        out: dict[tuple[bool, Space], tuple[np.ndarray, np.ndarray]] = {}
+        for rep in (True, False):
+            per_field: dict[str, tuple[list[np.ndarray], list[int]]] = {}
+            for row, e in held:
+                if _representative(e) != rep:
                     continue
-                for space, kk in _spaces(f, ks):
-                    keys, rows = per_space.setdefault((_representative(e), space), ([], []))
-                    keys.append(kk)
-                    rows.append(np.full(len(kk), row, dtype=np.int64))
-        return per_space
+                for f, ks in e.keys.items():
+                    keys, rows = per_field.setdefault(f, ([], []))
+                    keys.append(np.asarray(ks, dtype=np.uint64).ravel())
+                    rows.append(row)
+            for f, (keys, rows) in per_field.items():
+                for space, found in by_space(f, keys, rows).items():
+                    out[(rep, space)] = found
+        return out
 
-    def _insert(self, part: tuple[bool, tuple[str, int]], k: np.ndarray, r: np.ndarray) -> None:
+    def _insert(self, part: tuple[bool, Space], k: np.ndarray, r: np.ndarray) -> None:
         """Add the postings (keys ``k``, rows ``r``) of ``part`` as a sorted segment; past
         :data:`MAX_SEGMENTS` segments, merged into one."""
         order = np.lexsort((r, k))
@@ -177,7 +182,7 @@ class KeyMatcher:
     def _shared(
         self,
         fields: dict[str, int],
-        asked: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]],
+        asked: dict[Space, tuple[np.ndarray, np.ndarray]],
         nrows: int,
         representatives: bool,
     ) -> np.ndarray | None:
@@ -186,8 +191,7 @@ class KeyMatcher:
         for them alone."""
         codes = []
         nf = len(fields)
-        for space, (keys, qs) in asked.items():
-            k, qv = np.concatenate(keys), np.concatenate(qs)
+        for space, (k, qv) in asked.items():
             fid = fields[space[0]]
             parts = [(True, space)] if representatives else [(True, space), (False, space)]
             for s in (s for part in parts for s in self._postings.get(part, ())):
@@ -219,16 +223,12 @@ def _matched(
 
 def _asked(
     queries: Sequence[CandidateQuery],
-) -> tuple[
-    dict[str, int],
-    dict[tuple[int, int], int],
-    dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]],
-]:
+) -> tuple[dict[str, int], dict[tuple[int, int], int], dict[Space, tuple[np.ndarray, np.ndarray]]]:
     """The fields the queries name (numbered), what each (query, field) needs, and the
-    distinct keys asked in each space with the query asking each."""
+    distinct keys asked in each space with the query asking each (:func:`by_space`)."""
     fields: dict[str, int] = {}
     needs: dict[tuple[int, int], int] = {}
-    asked: dict[tuple[str, int], tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    per_field: dict[str, tuple[list[np.ndarray], list[int]]] = {}
     for qi, q in enumerate(queries):
         for g in q.groups:
             ks = np.asarray(g.keys, dtype=np.uint64).ravel()
@@ -236,10 +236,12 @@ def _asked(
                 continue
             fid = fields.setdefault(g.field, len(fields))
             needs[(qi, fid)] = int(g.min_match)
-            for space, kk in _spaces(g.field, ks):
-                keys, qs = asked.setdefault(space, ([], []))
-                keys.append(kk)
-                qs.append(np.full(len(kk), qi, dtype=np.int64))
+            keys, qs = per_field.setdefault(g.field, ([], []))
+            keys.append(ks)
+            qs.append(qi)
+    asked: dict[Space, tuple[np.ndarray, np.ndarray]] = {}
+    for f, (keys, qs) in per_field.items():
+        asked.update(by_space(f, keys, qs))
     return fields, needs, asked
 
 
@@ -256,12 +258,75 @@ def _candidate(e: Entry, score: float, matched: frozenset[str]) -> Candidate:
     )
 
 
-def _spaces(field_name: str, keys: np.ndarray) -> list[tuple[tuple[str, int], np.ndarray]]:
+def _spaces(field_name: str, keys: np.ndarray) -> list[tuple[Space, np.ndarray]]:
     """The keys of a field by the space they match in: one per position for positional
-    fields (a keyword there is (position, key)), one for the others (distinct keys)."""
+    fields (a keyword there is (position, key)), one for the others (distinct keys).
+
+    >>> [(s, k.tolist()) for s, k in _spaces("minhash", np.array([7, 7], dtype=np.uint64))]
+    [(('minhash', 0), [7]), (('minhash', 1), [7])]
+    >>> [(s, k.tolist()) for s, k in _spaces("exact", np.array([7, 3, 7], dtype=np.uint64))]
+    [(('exact', -1), [3, 7])]
+    """
     if field_name in POSITIONAL:
         return [((field_name, i), keys[i : i + 1]) for i in range(len(keys))]
     return [((field_name, -1), np.unique(keys))]
+
+
+def by_space_reference(
+    field_name: str, keys: Sequence[np.ndarray], owners: Sequence[int]
+) -> dict[Space, tuple[np.ndarray, np.ndarray]]:
+    """The keys of field ``field_name`` of many documents (or queries), ``keys[j]`` owned
+    by ``owners[j]``, by space (:func:`_spaces` of each in turn), each key with its owner:
+    the readable form of :func:`by_space`.
+
+    >>> got = by_space_reference("minhash", [np.array([5, 6], dtype=np.uint64),
+    ...                                      np.array([5, 9], dtype=np.uint64)], [3, 8])
+    >>> {s: (k.tolist(), o.tolist()) for s, (k, o) in got.items()}
+    {('minhash', 0): ([5, 5], [3, 8]), ('minhash', 1): ([6, 9], [3, 8])}
+    """
+    out: dict[Space, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for ks, owner in zip(keys, owners, strict=True):
+        if not len(ks):
+            continue  # (no keys: no space)
+        for space, kk in _spaces(field_name, ks):
+            found, whose = out.setdefault(space, ([], []))
+            found.append(kk)
+            whose.append(np.full(len(kk), owner, dtype=np.int64))
+    return {s: (np.concatenate(k), np.concatenate(o)) for s, (k, o) in out.items()}
+
+
+def by_space(
+    field_name: str, keys: Sequence[np.ndarray], owners: Sequence[int]
+) -> dict[Space, tuple[np.ndarray, np.ndarray]]:
+    """:func:`by_space_reference` in a few array operations over all the keys at once (the
+    same arrays, in the same order): a positional field's keys grouped by their position
+    (a stable sort keeps the owners' order), another field's made distinct within each
+    owner's array (sorted by array, then key).
+
+    >>> got = by_space("exact", [np.array([7, 3, 7], dtype=np.uint64),
+    ...                          np.array([3], dtype=np.uint64)], [0, 4])
+    >>> {s: (k.tolist(), o.tolist()) for s, (k, o) in got.items()}
+    {('exact', -1): ([3, 7, 3], [0, 0, 4])}
+    """
+    lens = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    if not lens.sum():
+        return {}
+    k = np.concatenate(keys).astype(np.uint64, copy=False)
+    whose = np.repeat(np.asarray(owners, dtype=np.int64), lens)
+    if field_name not in POSITIONAL:
+        array = np.repeat(np.arange(len(keys)), lens)
+        order = np.lexsort((k, array))
+        k, whose, array = k[order], whose[order], array[order]
+        first = np.r_[True, (k[1:] != k[:-1]) | (array[1:] != array[:-1])]
+        return {(field_name, -1): (k[first], whose[first])}
+    at = np.arange(len(k)) - np.repeat(np.cumsum(lens) - lens, lens)
+    order = np.argsort(at, kind="stable")
+    k, whose, at = k[order], whose[order], at[order]
+    bounds = np.r_[0, np.flatnonzero(at[1:] != at[:-1]) + 1, len(k)].tolist()
+    return {
+        (field_name, int(at[a])): (k[a:b], whose[a:b])
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    }
 
 
 def _representative(e: Entry) -> bool:

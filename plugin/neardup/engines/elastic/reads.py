@@ -7,7 +7,6 @@ from the stored text (:mod:`~neardup.engines.stored_shingles`).
 
 from __future__ import annotations
 
-import base64
 import functools
 import itertools
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
@@ -28,13 +27,14 @@ from .hits import (
     is_signed,
     neardup_part,
     order_date,
+    shingle_row,
     stored_shingles,
     stored_text,
     tag_row,
     tags_of,
 )
 from .pager_and_bulk import chunks
-from .index import Index, set_key
+from .index import Index
 from .sessions import Sessions
 
 
@@ -100,17 +100,7 @@ class Reads:
             return docs
         todo = [i for i, d in enumerate(docs) if d.shingles is None]
         if todo:
-            rows = []
-            for i in todo:
-                nd = sources[i][ROOT]
-                rows.append(
-                    (
-                        set_key(nd.get("exact"), nd.get("lang")),
-                        base64.b64decode(nd["shingles"]),
-                        docs[i].n_shingles,
-                        stored_text(sources[i], self.remote.layout, self.remote.layout.text),
-                    )
-                )
+            rows = [shingle_row(sources[i], self.remote.layout) for i in todo]
             for i, made in zip(todo, self.remote.shingle_sets.sets(rows), strict=True):
                 docs[i].shingles = made
         return docs
@@ -138,7 +128,8 @@ class Reads:
     def _keys(self, nd: dict[str, Any]) -> dict[str, Any]:
         """The key sets of the ``neardup`` object ``nd``, one per signature of the index."""
         keys = nd.get("keys") or {}
-        return {f: parse_keys(f, keys.get(f, [])) for f in self.remote.config.signatures}
+        c = self.remote.config
+        return {f: parse_keys(f, keys.get(f, []), c.version) for f in c.signatures}
 
     def _order_date(self, src: dict[str, Any]) -> str | None:
         """The order field's value as a date (:func:`order_date`); a number is one only in a
