@@ -273,7 +273,11 @@ def _wholepath_day_targets(out: _Targets, cmp: dict) -> None:
     with ``index --defer-search``): <= 0.5 s each."""
     c = cmp["corpus"]
     kind = c.get("source", "synthetic")
-    for run, how in (("neardup", "index"), ("neardup_deferred", "index --defer-search")):
+    for run, how in (
+        ("neardup", "index"),
+        ("neardup_search_ready", "index --search-ready"),  # (results made before --defer-search)
+        ("neardup_deferred", "index --defer-search"),
+    ):
         nd = cmp.get(run) or {}
         for key, label in (
             ("first_search_s", "first search"),
