@@ -130,3 +130,35 @@ def test_every_engine_and_the_in_batch_check_translate_the_one_rule(engine_targe
             assert _found(held.candidates(d)) == _in_memory(nd.rule, earlier, d, True)
             if not d.tags.is_duplicate:
                 held.add(d, d.seq)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), stored=st.integers(0, 10))
+def test_similarities_made_where_signed_tag_as_the_held_representatives(
+    tmp_path_factory, seed, n, stored
+):
+    """similar_earlier equals CandidateRule.verified of every earlier pair (the reference),
+    and a batch tagged with it gets the tags of one tagged against its held representatives,
+    after ``stored`` documents already in the index."""
+    from neardup.matching.candidates import similar_earlier
+
+    texts = _texts(seed, stored + n)
+    path = tmp_path_factory.mktemp("similar") / "s.db"
+    with NearDup.open(str(path), CONFIG) as nd:
+        nd.index([Document(f"s{i}", t) for i, t in enumerate(texts[:stored])], progress=None)
+        docs = nd.signer.sign_batch([Document(f"d{i}", t) for i, t in enumerate(texts[stored:])])
+        rule = nd.rule
+        made = similar_earlier(rule, docs)
+        reference = {
+            a.id: sorted(
+                (b.id, sim.resemblance)
+                for b in docs[:i]
+                if (sim := rule.verified(a, b)) is not None
+            )
+            for i, a in enumerate(docs)
+        }
+        assert {i: sorted(pairs) for i, pairs in made.items()} == reference
+        held = nd.tagger.tag_ordered(docs)
+        assert nd.tagger.tag_ordered(docs, similar=made) == held
+        some = docs[::2]  # (what is new of a batch: a part of it, in its order)
+        assert nd.tagger.tag_ordered(some, similar=made) == nd.tagger.tag_ordered(some)

@@ -18,7 +18,7 @@ from neardup.keys.encoding import posting_key
 from neardup.engines.embedded.keycolumn import joined_keys, pack_keys, pack_keys_many, unpack_keys
 from neardup.sketches.loops import interpreted_loops
 from neardup.sketches.ragged import join
-from neardup.engines.embedded import EmbeddedEngine
+from neardup.engines.embedded import EmbeddedEngine, connection
 
 TEXT = "the quick brown fox jumps over the lazy dog while the cat watches from the old wooden fence"
 
@@ -35,6 +35,15 @@ def test_settings_are_stored_and_used_on_reopen(tmp_path):
     NearDup.open(str(db), Config(threshold=0.6, shingle_size=3)).close()
     with NearDup.open(str(db)) as nd:
         assert nd.config.threshold == 0.6 and nd.config.shingle_size == 3
+
+
+def test_the_file_is_read_through_a_memory_map(tmp_path):
+    """Lookups read the file's pages through SQLite's memory map (up to its build's cap), not
+    by copying every page missed into the page cache."""
+    with NearDup.open(str(tmp_path / "x.db")) as nd:
+        nd.index([Document("a", TEXT)])
+        db = nd.engine.connection.require()
+        assert db.execute("PRAGMA mmap_size").fetchone()[0] >= min(connection.MMAP_SIZE, 1 << 28)
 
 
 def test_reopening_with_other_settings_is_refused(tmp_path):

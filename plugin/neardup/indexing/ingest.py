@@ -18,14 +18,16 @@ Signing can run in worker processes beside the process that tags and stores
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from ..engines.base import Engine, Failure, PendingPut, PreparedBatch, StoredDoc, Tags
 from ..signing.signer import Signer
 from ..signing.records import Document, Signed
+from ..matching.candidates import CandidateRule, SimilarEarlier, similar_earlier
 from ..matching.tagging import Tagger
 from .workers import signed_ahead, signed_batches
 
@@ -79,6 +81,30 @@ def _same_content(old: StoredDoc, new: Signed) -> bool:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class Prepared:
+    """What the signing workers make of a batch beside its signatures (:func:`prepare_batch`):
+    the engine's rows (:meth:`~neardup.engines.base.Engine.batch_preparer`) and, by the rule,
+    each document's earlier ones of the batch it resembles (:func:`similar_earlier`), so
+    that tagging here keeps only those of its representatives."""
+
+    engine: PreparedBatch | None = None
+    similar: SimilarEarlier | None = None
+
+
+def prepare_batch(
+    engine_preparer: Callable[[Sequence[Signed]], PreparedBatch] | None,
+    rule: CandidateRule | None,
+    signed: Sequence[Signed],
+) -> Prepared:
+    """:class:`Prepared` of a signed batch: ``engine_preparer``'s, and the similarities by
+    ``rule`` (none without one: the batch is not tagged)."""
+    return Prepared(
+        engine=engine_preparer(signed) if engine_preparer is not None else None,
+        similar=similar_earlier(rule, signed) if rule is not None else None,
+    )
+
+
 @dataclass(kw_only=True)
 class _InFlight:
     """A batch whose new documents the engine may still be storing
@@ -103,18 +129,21 @@ class Ingest:
         self._sent: _InFlight | None = None
 
     def store(
-        self, signed: list[Signed], report: IndexReport, prepared: PreparedBatch | None = None
+        self, signed: list[Signed], report: IndexReport, made: Prepared | None = None
     ) -> None:
-        """Store a signed batch (``prepared``: what the engine made of it in advance)."""
+        """Store a signed batch (``made``: what was made of it in advance, where it was
+        signed)."""
+        made = made or Prepared()
+        prepared = made.engine
         already = len(report.failed)
         with self.engine.writer():
             existing = self.engine.get([s.id for s in signed], text=True)
             new, updates, refresh = _split_by_stored(signed, existing, report)
             if updates or refresh:
                 self._store_again(updates, refresh, existing, report, prepared)
-            tags = self._tags(new)  # (while the batch before may still be stored)
+            tags = self._tags(new, made.similar)  # (while the batch before may still be stored)
             if self.finish(report):  # it lost documents: the new ones are tagged without them
-                tags = self._tags(new)
+                tags = self._tags(new, made.similar)
             pending = (
                 self.engine.start_put(new, tags, prepared=prepared)
                 if new
@@ -166,8 +195,10 @@ class Ingest:
         _count(report, sent, tags, failed)
         return bool(failures)
 
-    def _tags(self, new: list[Signed]) -> dict[str, Tags]:
-        return self.tagger.tag_ordered(new) if self.tagger is not None and new else {}
+    def _tags(self, new: list[Signed], similar: SimilarEarlier | None = None) -> dict[str, Tags]:
+        if self.tagger is None or not new:
+            return {}
+        return self.tagger.tag_ordered(new, similar=similar)
 
     def _store_updates(
         self,
@@ -244,7 +275,15 @@ def run(
     prefix of the input and running again goes on from it."""
     report = IndexReport()
     with ingest.engine.writes_in_a_row():
-        preparer = ingest.engine.batch_preparer() if workers > 0 else None
+        preparer = (
+            functools.partial(
+                prepare_batch,
+                ingest.engine.batch_preparer(),
+                ingest.tagger.rule if ingest.tagger is not None else None,
+            )
+            if workers > 0
+            else None
+        )
         batches_in = signed_batches(signer, docs, batch_size, workers, preparer, checked)
         if workers <= 0 and ingest.engine.writes_wait_on_a_server:
             batches_in = signed_ahead(batches_in)
@@ -267,4 +306,4 @@ def run(
     return report
 
 
-__all__ = ["IndexReport", "Ingest", "Tags", "run", "same_signature"]
+__all__ = ["IndexReport", "Ingest", "Prepared", "Tags", "prepare_batch", "run", "same_signature"]

@@ -13,13 +13,13 @@ import functools
 import itertools
 import os
 import threading
-import time
 from collections import deque
 from typing import Any, Callable, Generator, Iterable, Iterator, Sequence
 
 from ..config import Config
-from ..engines.base import Failure, PreparedBatch
+from ..engines.base import Failure
 from ..runtime.allocator import keep_freed_memory
+from ..runtime.cpus import CpuSample
 from ..signing.records import Document, PackedBatch, Signed, pack, unpack
 from ..signing.signer import Signer
 
@@ -81,9 +81,9 @@ def signed_batches(
     docs: Iterable[Document],
     batch_size: int,
     workers: int,
-    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
+    preparer: Callable[[Sequence[Signed]], Any] | None = None,
     checked: bool = False,
-) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
+) -> Iterator[tuple[list[Document], list[Signed], list[Failure], Any]]:
     """(batch, signed, failures, prepared) in input order; ``workers`` > 0 signs in that many
     processes while the caller stores, 0 signs here. A single batch is signed here. Forked workers
     start with the tables this process makes first (:meth:`~neardup.signing.signer.Signer.warm_up`,
@@ -91,8 +91,9 @@ def signed_batches(
     every batch; spawned workers start from a fresh interpreter, so the first batch is
     signed here meanwhile. Forked workers get the first batch in growing pieces
     (:func:`pieces`), so that storing starts as soon as they have started. The workers also
-    run ``preparer`` (the engine's :meth:`~neardup.engines.base.Engine.batch_preparer`) on
-    what they sign: ``prepared`` (None for a batch signed here). ``checked``: as for
+    run ``preparer`` (:func:`~neardup.indexing.ingest.prepare_batch`: the engine's rows, the
+    rule's similarities within the batch) on what they sign: ``prepared`` (None for a batch
+    signed here). ``checked``: as for
     :func:`sign_batch`. If reading fails midway, what was read comes out first."""
     sign = functools.partial(_sign_here, checked=checked)
     it = batches(docs, batch_size)
@@ -138,7 +139,7 @@ def _signed_in_pool(
     sign: Callable,
     source: _Source,
     here: list[Document] | None,
-) -> Iterator[tuple[list[Document], list[Signed], list[Failure], PreparedBatch | None]]:
+) -> Iterator[tuple[list[Document], list[Signed], list[Failure], Any]]:
     """The batches of ``source`` signed by ``pool``'s ``workers``, in input order, for
     :func:`signed_batches`; ``here`` (if any) is signed in this process while they start.
     The pool is shut down at the end, however it comes."""
@@ -344,7 +345,7 @@ def start_method() -> str:
 
 
 _worker_signer: Signer | None = None
-_worker_preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None
+_worker_preparer: Callable[[Sequence[Signed]], Any] | None = None
 _worker_checked = False
 
 
@@ -352,7 +353,7 @@ def _init_worker(
     config: Config,
     context: dict[str, Any],
     parent: int,
-    preparer: Callable[[Sequence[Signed]], PreparedBatch] | None = None,
+    preparer: Callable[[Sequence[Signed]], Any] | None = None,
     checked: bool = False,
 ) -> None:
     global _worker_signer, _worker_preparer, _worker_checked
@@ -391,7 +392,7 @@ def _sign_here(
 
 def _sign_in_worker(
     docs: list[Document],
-) -> tuple[PackedBatch, list[Failure], PreparedBatch | None]:
+) -> tuple[PackedBatch, list[Failure], Any]:
     """Sign in a worker process; the documents are not sent back (the parent has them), the
     signatures go back packed (:func:`~neardup.signing.records.pack`), with what the engine
     prepared."""
@@ -405,17 +406,21 @@ def _reattach(
     docs: list[Document],
     packed: PackedBatch,
     failures: list[Failure],
-    prepared: PreparedBatch | None = None,
-) -> tuple[list[Signed], list[Failure], PreparedBatch | None]:
+    prepared: Any = None,
+) -> tuple[list[Signed], list[Failure], Any]:
     failed = {f.id for f in failures}
     return unpack(packed, [d for d in docs if d.id not in failed]), failures, prepared
 
 
-def default_workers(cpus: int | None = None, idle: float | None = None) -> int:
+def default_workers(
+    cpus: int | None = None, idle: float | None = None, sample: CpuSample | None = None
+) -> int:
     """Signing processes beside the one that tags and stores: one per idle CPU less the one
     the storing process itself takes (it signs too whenever it would wait), none on a single
-    CPU. Idle CPUs: ``idle``, else :func:`idle_cpus` (the CPU idle now, a short sample; not
-    the load average, which still counts a run that has just ended), rounded. On a machine
+    CPU. Idle CPUs: ``idle``, else what the other processes left idle since ``sample``
+    (:meth:`~neardup.runtime.cpus.CpuSample.idle_cpus`: the command line's, begun before it
+    loaded the command, so that nothing waits for it; else one begun now, a short wait), not
+    the load average, which still counts a run that has just ended, rounded. On a machine
     that is busy already, workers would only share the CPUs the others leave while costing
     their own start and the copying of every batch to them, so the storing process signs
     alone.
@@ -428,44 +433,8 @@ def default_workers(cpus: int | None = None, idle: float | None = None) -> int:
     n = (os.cpu_count() or 1) if cpus is None else cpus
     if n <= 1:
         return 0
-    free = idle_cpus(n) if idle is None else idle
+    free = (sample or CpuSample()).idle_cpus(n) if idle is None else idle
     return max(0, int(min(free, n) + 0.5) - 1)
-
-
-def idle_cpus(cpus: int, seconds: float = 0.1) -> float:
-    """How many of ``cpus`` CPUs are idle now: their idle share over ``seconds``, from two
-    samples of the first line of ``/proc/stat`` (idle + iowait over all the time counted);
-    where there is no ``/proc/stat``, ``cpus`` less the one-minute load average.
-
-    >>> 0.0 <= idle_cpus(2, 0.02) <= 2.0
-    True
-    """
-    first = _cpu_times()
-    if first is not None:
-        time.sleep(seconds)
-        second = _cpu_times()
-        if second is not None:
-            total = sum(second) - sum(first)
-            idle = second[3] + second[4] - first[3] - first[4]
-            if total > 0:
-                return cpus * max(0, idle) / total
-    try:
-        return max(0.0, cpus - os.getloadavg()[0])
-    except (OSError, AttributeError):  # (no load average on this platform)
-        return float(cpus)
-
-
-def _cpu_times() -> list[int] | None:
-    """The machine's CPU time so far by kind (user, nice, system, idle, iowait, irq, softirq,
-    steal; in clock ticks), from ``/proc/stat``; None where it cannot be read."""
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            fields = f.readline().split()
-    except OSError:
-        return None
-    if len(fields) < 9 or fields[0] != "cpu":
-        return None
-    return [int(x) for x in fields[1:9]]
 
 
 __all__ = [

@@ -40,6 +40,8 @@ from .builtin import BUILTIN
 POSITIONAL = frozenset(name for name, sig in BUILTIN.items() if sig.positional)
 #: The first signature version whose keywords are base64url (the ones before: hex).
 BASE64_FROM = 7
+#: base64 to base64url (RFC 4648, section 5).
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
 #: Bits of a signature key kept in a posting (the field number sits above them).
 KEY_BITS = 44
 KEY_MASK = (1 << KEY_BITS) - 1
@@ -85,7 +87,7 @@ def _texts(keys: np.ndarray, version: int) -> list[str]:
         return [digits[i : i + 16] for i in range(0, len(digits), 16)]
     nine = np.zeros((len(be), 9), dtype=np.uint8)
     nine[:, :8] = be.view(np.uint8).reshape(-1, 8)
-    text = base64.urlsafe_b64encode(nine.tobytes()).decode("ascii")
+    text = binascii.b2a_base64(nine.tobytes(), newline=False).translate(_URLSAFE).decode("ascii")
     return [text[i : i + 11] for i in range(0, len(text), 12)]
 
 

@@ -230,6 +230,11 @@ def least_match(m: int) -> int:
     return max(1, int(m))
 
 
+#: By document id, its earlier documents of a batch it resembles by the rule, with the
+#: resemblance (:func:`similar_earlier`).
+SimilarEarlier = dict[str, list[tuple[str, float]]]
+
+
 class HeldRepresentatives:
     """The rule translated to memory: the representatives of a batch so far, by their keys,
     and the candidates of a document among them (the keys it must share, the length filter;
@@ -291,6 +296,31 @@ class HeldRepresentatives:
                     )
                 )
         return out
+
+
+def similar_earlier(rule: CandidateRule, docs: Sequence[SignedLike]) -> SimilarEarlier:
+    """Each document's earlier documents of ``docs`` that are candidates of it and pass
+    :meth:`CandidateRule.plausible`, with their exact resemblance: :meth:`CandidateRule.verified`
+    of every earlier one (the reference, one pair at a time), found as :class:`HeldRepresentatives`
+    holding every document finds them. Tagging a batch keeps those of its representatives
+    (:meth:`~neardup.matching.tagging.Tagger.tag_ordered`), so this can be made where the batch
+    is signed, before any of its tags are known.
+
+    >>> from neardup.config import Config
+    >>> from neardup.signing.signer import Signer
+    >>> from neardup.signing.records import Document
+    >>> text = "the river flows past the old mill and the bridge into the quiet valley"
+    >>> docs = Signer(Config()).sign_batch([Document("a", text), Document("b", text + " below")])
+    >>> similar_earlier(CandidateRule(Config()), docs)
+    {'a': [], 'b': [('a', 0.8)]}
+    """
+    held = HeldRepresentatives(rule)
+    out: SimilarEarlier = {}
+    for i, d in enumerate(docs):
+        found = rule.verify(d.shingles, d.simhash, held.candidates(d), dict)
+        out[d.id] = [(c.id, sim.resemblance) for c, sim in found]
+        held.add(d, i)
+    return out
 
 
 def _distinct(keys: Any) -> set[int]:

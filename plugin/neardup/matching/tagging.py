@@ -36,6 +36,7 @@ from .candidates import (
     CandidateRule,
     HeldRepresentatives,
     SignedLike,
+    SimilarEarlier,
     all_candidates,
     engine_fetch,
 )
@@ -113,13 +114,22 @@ class Tagger:
 
     # -- tagging documents in order ----------------------------------------------------------
     def tag_ordered(
-        self, docs: Sequence[SignedLike], seqs: Sequence[int | None] | None = None
+        self,
+        docs: Sequence[SignedLike],
+        seqs: Sequence[int | None] | None = None,
+        *,
+        similar: SimilarEarlier | None = None,
     ) -> dict[str, Tags]:
         """Tags of ``docs``, which arrive in this order after every stored document they
         are compared with. ``seqs`` gives each one's stored ``seq`` (re-tagging stored
         documents; the engine then only proposes representatives before it), or None for new
         documents that follow everything stored. Among ``docs`` themselves the rule is applied
-        in memory, with the tags computed here (the stored ones may be stale)."""
+        in memory, with the tags computed here (the stored ones may be stale): against the
+        earlier representatives of ``docs`` (:class:`HeldRepresentatives`), or, given
+        ``similar`` (:func:`similar_earlier` of the batch ``docs`` are new documents of, in
+        its order, made where it was signed), those of them it names for each."""
+        if similar is not None and seqs is not None:
+            raise ValueError("similar is for new documents (seqs None)")
         seqs = list(seqs) if seqs is not None else [None] * len(docs)
         batch_ids = {d.id for d in docs}
         queries = [
@@ -146,10 +156,11 @@ class Tagger:
             sorted({c.id for found in results for c in found if c.shingles is None})
         )
         held = HeldRepresentatives(self.rule)  # this batch's representatives so far
+        at = {d.id: i for i, d in enumerate(docs)} if similar is not None else {}
         tags: dict[str, Tags] = {}
         for i, d in enumerate(docs):
             # an earlier representative of this batch follows every stored document
-            found = results[i] + held.candidates(d)
+            found = results[i] if similar is not None else results[i] + held.candidates(d)
             verified = [
                 (sim.resemblance, c.seq, c.id)
                 for c, sim in self.rule.verify(
@@ -159,8 +170,14 @@ class Tagger:
                     lambda ids: {x: have[x] for x in ids if x in have},
                 )
             ]
+            if similar is not None:  # (only a document tagged already has tags)
+                verified += [
+                    (r, UNBOUNDED + at[j], j)
+                    for j, r in similar[d.id]
+                    if is_representative(tags.get(j))
+                ]
             tags[d.id] = assign(d.id, choose(verified, self.rule.threshold))
-            if is_representative(tags[d.id]):
+            if similar is None and is_representative(tags[d.id]):
                 held.add(d, UNBOUNDED + i if seqs[i] is None else seqs[i])
         return tags
 
