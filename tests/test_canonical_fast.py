@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from neardup.canonical import canonicalizer, flags, letters, persian, scripts, spans
+from neardup.canonical import canonicalizer, flags, letters, persian, ranges, scripts, spans
 from neardup.canonical import Canonicalizer, stopwords_for
 from neardup.canonical.scripts import token_language
 from neardup.config import Config
@@ -350,6 +350,22 @@ def test_detect_language_is_the_majority_of_the_first_letters(text, default, sam
     assert scripts.detect_language(text, default, sample) == _reference_detect(
         text, default, sample
     )
+
+
+#: Characters at each end of (and just outside) the script ranges :func:`script_of` names.
+SCRIPT_EDGES = sorted(
+    {
+        chr(c)
+        for lo, hi in (*ranges.FA_SCRIPT, *ranges.RU_LETTERS, *ranges.EN_LETTERS)
+        for c in (lo - 1, lo, hi, hi + 1)
+    }
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(SCRIPT_EDGES) | st.characters(), max_size=8))
+def test_token_language_is_the_first_letter_with_a_script(token):
+    assert token_language(token) == scripts.token_language_by_letters(token)
 
 
 # -- hazm ----------------------------------------------------------------------------------

@@ -15,10 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.persian import all_joined, all_spaces, mixed
 from neardup import Config, Document, NearDup
 from neardup.canonical import Canonicalizer, search_text, tokens_with_offsets
+from neardup.canonical import search as search_module
+from neardup.canonical.search import _term, _terms_memo, search_text_words
 from neardup.cli import main
 from neardup.comparison.highlight import shared_passages, shingle_spans
 from neardup.report.html import ReportOptions, build_report
@@ -87,6 +91,33 @@ def test_search_text_unifies_letters_zwnj_yo_digits_and_stems_russian():
     assert search_text("Ёлка ۱۲۳") == "елк 123"
     assert len({search_text(w) for w in ("файлами", "файл", "файлы", "файлов")}) == 1
     assert search_text("files filed", stem=False) == "files filed"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(["файлами", "файл", "files", "filed", "سلام", "42", "ёлка"])
+            | st.text(min_size=1, max_size=6)
+        ),
+        max_size=4,
+    ),
+    st.sampled_from([None, "en", "ru", "fa"]),
+)
+def test_search_text_words_are_each_words_term_however_the_memo_stands(texts, lang):
+    """The memo (all of a text's words remembered: one lookup each; else the new ones
+    analyzed and remembered; full: analyzed each time) gives each word's own :func:`_term`."""
+    for words in texts:
+        assert search_text_words(words, lang) == [_term(w, lang) for w in words]
+
+
+def test_search_text_words_past_a_full_memo(monkeypatch):
+    monkeypatch.setattr(search_module, "_MEMO_WORDS", 2)
+    _terms_memo.cache_clear()
+    words = ["файлами", "files", "filed", "файлами"]
+    assert search_text_words(words) == [_term(w, None) for w in words]
+    assert search_text_words(words) == ["файл", "file", "file", "файл"]
+    _terms_memo.cache_clear()
 
 
 @pytest.fixture(scope="module")

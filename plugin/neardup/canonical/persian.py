@@ -128,8 +128,11 @@ def import_hazm(what: str):
     return hazm
 
 
+@lru_cache(maxsize=1)
 def has_hazm() -> bool:
-    """Whether hazm can be imported (without importing it)."""
+    """Whether hazm can be imported (without importing it); asked once per process (the
+    finders' search, tenths of a millisecond, would otherwise come with each Persian text
+    that has a "می")."""
     import importlib.util
 
     return importlib.util.find_spec("hazm") is not None

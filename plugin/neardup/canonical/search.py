@@ -48,8 +48,17 @@ def search_text(text: str | None, lang: str | None = None, stem: bool = True) ->
 
 
 def search_text_words(words: list[str], lang: str | None = None) -> list[str]:
-    """Each Russian or English word's Snowball stem (others as they are)."""
+    """Each Russian or English word's Snowball stem (others as they are): :func:`_term` of
+    each word, remembered per default language.
+
+    >>> search_text_words(["файлами", "files", "سلام", "42"])
+    ['файл', 'file', 'سلام', '42']
+    """
     memo = _terms_memo(lang or "en")
+    try:  # (once the memo is warm most texts hold no new word: one lookup per word)
+        return list(map(memo.__getitem__, words))
+    except KeyError:
+        pass
     miss = set(words).difference(memo)
     # the memo is full: words it does not hold are analyzed each time
     if len(memo) + len(miss) > _MEMO_WORDS:
