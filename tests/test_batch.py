@@ -879,3 +879,59 @@ def test_signed_ahead_signs_the_next_batch_while_the_caller_works_and_stops_with
     assert second_made.wait(5)  # made while the caller holds the first
     it.close()
     assert closed.is_set() and len(made) <= 3
+
+
+class _Clock:
+    """The clocks a :class:`~neardup.runtime.cpus.CpuSample` reads, set by hand."""
+
+    def __init__(self) -> None:
+        self.now = self.cpu = 0.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def process_time(self) -> float:
+        return self.cpu
+
+    def sleep(self, s: float) -> None:
+        self.slept.append(s)
+        self.now += s
+
+
+def test_cpus_this_process_used_meanwhile_count_as_idle(monkeypatch):
+    """A sample begun before this process loads its command: the CPU it used over the
+    interval is idle for the others, so busy loading it still finds the workers a quiet
+    machine has, and waits for no further sample once the interval is long enough."""
+    from neardup.indexing.workers import default_workers
+    from neardup.runtime import cpus
+
+    clock = _Clock()
+    ticks = iter([[0] * 8, [10, 0, 10, 20, 0, 0, 0, 0]])  # 2 CPUs, 0.2 s: 1 CPU idle
+    monkeypatch.setattr(cpus, "time", clock)
+    monkeypatch.setattr(cpus, "cpu_times", lambda: next(ticks))
+    sample = cpus.CpuSample()
+    clock.now, clock.cpu = 0.2, 0.2  # this process loading, on one CPU all along
+    assert sample.idle_cpus(2) == 2.0 and clock.slept == []
+    ticks = iter([[0] * 8, [0, 0, 0, 20, 0, 0, 0, 0]])  # a short interval: waits for the rest
+    clock.now = clock.cpu = 0.0
+    sample = cpus.CpuSample()
+    clock.now = 0.04
+    assert default_workers(2, sample=sample) == 1 and clock.slept == [pytest.approx(0.06)]
+
+
+def test_index_chooses_its_workers_by_the_sample_begun_as_the_command_started(
+    tmp_path, monkeypatch
+):
+    from click.testing import CliRunner
+
+    from neardup.cli import indexing, main
+    from neardup.runtime.cpus import CpuSample
+
+    given = []
+    monkeypatch.setattr(indexing, "default_workers", lambda **k: given.append(k) or 0)
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "a", "text": "one two three four five six"}\n', encoding="utf-8")
+    res = CliRunner().invoke(main, ["index", str(path), "-e", str(tmp_path / "x.db"), "-q"])
+    assert res.exit_code == 0, res.output
+    assert len(given) == 1 and isinstance(given[0]["sample"], CpuSample)

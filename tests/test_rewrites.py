@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from neardup import Document, NearDup
+from neardup.engines.elastic import ElasticEngine
 from neardup.engines.elastic.dsl import tags_source
 from neardup.engines.elastic.layout import ROOT
 
@@ -48,9 +49,9 @@ def _signature(nd: NearDup, ids: list[str]) -> dict[str, tuple]:
 def _sources(nd: NearDup, ids: list[str]) -> dict[str, dict[str, Any]] | None:
     """The ``neardup`` object of each document's ``_source`` but its tags (HTTP engines;
     None on the embedded engine)."""
-    remote = getattr(nd.engine, "remote", None)
-    if remote is None:
+    if not isinstance(nd.engine, ElasticEngine):
         return None
+    remote = nd.engine.remote
     out = {}
     for i in ids:
         src = remote.client.get(index=remote.name, id=i)["_source"]

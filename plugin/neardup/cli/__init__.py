@@ -46,9 +46,13 @@ class LazyGroup(click.Group):
     traceback with credentials redacted."""
 
     def invoke(self, ctx: click.Context):
+        from ..runtime.cpus import CPU_SAMPLE, CpuSample
         from ..runtime.redact import clear_secrets
         from .output import guard_standard_streams
 
+        # the CPUs others leave idle, sampled while the command loads (``index`` chooses its
+        # signing workers by them: :func:`~neardup.indexing.workers.default_workers`)
+        ctx.meta[CPU_SAMPLE] = CpuSample()
         clear_secrets()
         guard_standard_streams()
         try:

@@ -10,6 +10,7 @@ import click
 
 from ..config import CHOICES, SIGNATURES
 from ..indexing.workers import default_workers
+from ..runtime.cpus import CPU_SAMPLE, CpuSample
 from .errors import interrupted
 from .options import (
     BATCH_SIZE,
@@ -312,10 +313,17 @@ def index_files(
         return nd.index(
             docs,
             batch_size=batch_size,
-            workers=default_workers() if workers is None else workers,
+            workers=default_workers(sample=_cpu_sample()) if workers is None else workers,
             checked=True,  # read_documents checks every record
             **index_args,
         )
+
+
+def _cpu_sample() -> CpuSample | None:
+    """The command line's :class:`~neardup.runtime.cpus.CpuSample`, begun as it started
+    (None outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(CPU_SAMPLE) if ctx is not None else None
 
 
 def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:

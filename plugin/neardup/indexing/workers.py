@@ -13,13 +13,13 @@ import functools
 import itertools
 import os
 import threading
-import time
 from collections import deque
 from typing import Any, Callable, Generator, Iterable, Iterator, Sequence
 
 from ..config import Config
 from ..engines.base import Failure
 from ..runtime.allocator import keep_freed_memory
+from ..runtime.cpus import CpuSample
 from ..signing.records import Document, PackedBatch, Signed, pack, unpack
 from ..signing.signer import Signer
 
@@ -412,11 +412,15 @@ def _reattach(
     return unpack(packed, [d for d in docs if d.id not in failed]), failures, prepared
 
 
-def default_workers(cpus: int | None = None, idle: float | None = None) -> int:
+def default_workers(
+    cpus: int | None = None, idle: float | None = None, sample: CpuSample | None = None
+) -> int:
     """Signing processes beside the one that tags and stores: one per idle CPU less the one
     the storing process itself takes (it signs too whenever it would wait), none on a single
-    CPU. Idle CPUs: ``idle``, else :func:`idle_cpus` (the CPU idle now, a short sample; not
-    the load average, which still counts a run that has just ended), rounded. On a machine
+    CPU. Idle CPUs: ``idle``, else what the other processes left idle since ``sample``
+    (:meth:`~neardup.runtime.cpus.CpuSample.idle_cpus`: the command line's, begun before it
+    loaded the command, so that nothing waits for it; else one begun now, a short wait), not
+    the load average, which still counts a run that has just ended, rounded. On a machine
     that is busy already, workers would only share the CPUs the others leave while costing
     their own start and the copying of every batch to them, so the storing process signs
     alone.
@@ -429,44 +433,8 @@ def default_workers(cpus: int | None = None, idle: float | None = None) -> int:
     n = (os.cpu_count() or 1) if cpus is None else cpus
     if n <= 1:
         return 0
-    free = idle_cpus(n) if idle is None else idle
+    free = (sample or CpuSample()).idle_cpus(n) if idle is None else idle
     return max(0, int(min(free, n) + 0.5) - 1)
-
-
-def idle_cpus(cpus: int, seconds: float = 0.1) -> float:
-    """How many of ``cpus`` CPUs are idle now: their idle share over ``seconds``, from two
-    samples of the first line of ``/proc/stat`` (idle + iowait over all the time counted);
-    where there is no ``/proc/stat``, ``cpus`` less the one-minute load average.
-
-    >>> 0.0 <= idle_cpus(2, 0.02) <= 2.0
-    True
-    """
-    first = _cpu_times()
-    if first is not None:
-        time.sleep(seconds)
-        second = _cpu_times()
-        if second is not None:
-            total = sum(second) - sum(first)
-            idle = second[3] + second[4] - first[3] - first[4]
-            if total > 0:
-                return cpus * max(0, idle) / total
-    try:
-        return max(0.0, cpus - os.getloadavg()[0])
-    except (OSError, AttributeError):  # (no load average on this platform)
-        return float(cpus)
-
-
-def _cpu_times() -> list[int] | None:
-    """The machine's CPU time so far by kind (user, nice, system, idle, iowait, irq, softirq,
-    steal; in clock ticks), from ``/proc/stat``; None where it cannot be read."""
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            fields = f.readline().split()
-    except OSError:
-        return None
-    if len(fields) < 9 or fields[0] != "cpu":
-        return None
-    return [int(x) for x in fields[1:9]]
 
 
 __all__ = [

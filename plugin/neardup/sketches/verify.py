@@ -101,6 +101,8 @@ class Mode(str, enum.Enum):
 
     @classmethod
     def of(cls, mode: str) -> Mode:
+        if isinstance(mode, cls):  # (a mode already: no lookup by value)
+            return mode
         try:
             return cls(mode)
         except ValueError:
