@@ -188,3 +188,20 @@ def test_copies_of_one_text_in_a_batch_cost_one_pair_each():
         made.pairs[f"c{i}"] == [("c0", 1.0)] for i in range(1, 40)
     )
     assert made.copies == {f"c{i}": "c0" for i in range(1, 40)}
+
+
+def test_a_copy_whose_original_is_left_out_stands_for_it():
+    """Tagging a part of the batch without a copy's original (say, the original was stored
+    before): the copy can be a representative, and what resembles its original joins it."""
+    from neardup.matching.candidates import similar_earlier
+
+    words = _texts(7, 1)[0].split() * 2
+    edited = " ".join(words[:-1] + ["zzzz"])
+    with NearDup.open(":memory:", CONFIG) as nd:
+        a, b, c = nd.signer.sign_batch(
+            [Document("a", " ".join(words)), Document("b", " ".join(words)), Document("c", edited)]
+        )
+        made = similar_earlier(nd.rule, [a, b, c])
+        assert made.copies == {"b": "a"} and [j for j, _ in made.pairs["c"]] == ["a"]
+        tags = nd.tagger.tag_ordered([b, c], similar=made)
+        assert tags == nd.tagger.tag_ordered([b, c]) and tags["c"].dup_of == "b"
