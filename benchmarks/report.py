@@ -546,6 +546,7 @@ def _engine_tables(res: dict) -> list[Table]:
             "free page space",
             "postings",
             "peak RSS MB",
+            "of it now: file pages",
             "clusters() s",
         ):
             t.add_column(c, justify="right")
@@ -563,12 +564,15 @@ def _engine_tables(res: dict) -> list[Table]:
                 _f(index_stats.get("unused_bytes_per_doc")),
                 _f(index_stats.get("bytes_per_doc_by_table", {}).get("postings")),
                 _f(c["peak_rss_mb"]),
+                _f(c.get("rss_mb", {}).get("file")),
                 _f(c.get("nton", {}).get("clusters_s"), "{:.1f}"),
             )
         t.caption = (
             f"documents: {eng.get('documents', 'synthetic stream')}; ingest docs/s and CPU "
             "ms/doc of each segment (from the previous size to this one), one process; free page "
-            "space: unused bytes in the file's pages (SQLite dbstat)"
+            "space: unused bytes in the file's pages (SQLite dbstat); file pages: resident pages "
+            "of mapped files (the index's, read through SQLite's memory map: the kernel's page "
+            "cache) at the checkpoint"
         )
         out.append(t)
     return out
