@@ -491,7 +491,7 @@ def run(
     if kinds[0] != "real" and "real" in found:
         res["real"] = found["real"]
     res.update(
-        workers_from="/proc/stat, sampled while the command loads",
+        workers_from="/proc/stat, sampled",
         fresh_query=query,
         compiled_loops=compiled,
         load_before=load_before,
