@@ -85,7 +85,25 @@ def percentiles(xs: list[float]) -> dict:
 
 
 def peak_rss_mb() -> float:
+    """This process's peak resident memory, MB: the pages of the index file SQLite reads
+    through its memory map count in it (:func:`rss_mb` tells them apart)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mb() -> dict:
+    """This process's resident memory now, MB: ``anon`` (its own) and ``file`` (pages of
+    files it maps, the index's among them: the kernel's page cache, shared, dropped under
+    memory pressure); empty where /proc/self/status is not there."""
+    out = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                for key, name in (("RssAnon:", "anon"), ("RssFile:", "file")):
+                    if line.startswith(key):
+                        out[name] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return out
 
 
 class _Feed:
@@ -260,6 +278,7 @@ def run(
                 }
                 (dump / "nton.json").write_text(json.dumps(info))
         cp["peak_rss_mb"] = peak_rss_mb()
+        cp["rss_mb"] = rss_mb()
         cp["elapsed_s"] = time.perf_counter() - t_start
         out["checkpoints"].append(cp)
         ing, qry = cp["ingest"], cp["query"]

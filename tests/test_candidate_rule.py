@@ -137,28 +137,71 @@ def test_every_engine_and_the_in_batch_check_translate_the_one_rule(engine_targe
 def test_similarities_made_where_signed_tag_as_the_held_representatives(
     tmp_path_factory, seed, n, stored
 ):
-    """similar_earlier equals CandidateRule.verified of every earlier pair (the reference),
-    and a batch tagged with it gets the tags of one tagged against its held representatives,
-    after ``stored`` documents already in the index."""
+    """similar_earlier equals CandidateRule.verified of every earlier pair (the reference)
+    but copies of an earlier document (named apart), and a batch tagged with it gets the tags
+    of one tagged against its held representatives, after ``stored`` documents already in
+    the index, and for a part of the batch (where a copy's original may be left out)."""
     from neardup.matching.candidates import similar_earlier
 
-    texts = _texts(seed, stored + n)
+    texts = _texts(seed, stored + n)  # (edited copies, some with no word changed)
     path = tmp_path_factory.mktemp("similar") / "s.db"
     with NearDup.open(str(path), CONFIG) as nd:
         nd.index([Document(f"s{i}", t) for i, t in enumerate(texts[:stored])], progress=None)
         docs = nd.signer.sign_batch([Document(f"d{i}", t) for i, t in enumerate(texts[stored:])])
         rule = nd.rule
+
+        def copy(b, i):  # a copy of an earlier document it resembles at >= t
+            return any(
+                (c.exact, c.lang) == (b.exact, b.lang)
+                and (sim := rule.verified(b, c)) is not None
+                and sim.resemblance >= rule.threshold
+                for c in docs[:i]
+            )
+
         made = similar_earlier(rule, docs)
         reference = {
             a.id: sorted(
                 (b.id, sim.resemblance)
-                for b in docs[:i]
-                if (sim := rule.verified(a, b)) is not None
+                for i, b in enumerate(docs[:k])
+                if not copy(b, i) and (sim := rule.verified(a, b)) is not None
             )
-            for i, a in enumerate(docs)
+            for k, a in enumerate(docs)
         }
-        assert {i: sorted(pairs) for i, pairs in made.items()} == reference
+        assert {i: sorted(pairs) for i, pairs in made.pairs.items()} == reference
+        assert set(made.copies) == {b.id for i, b in enumerate(docs) if copy(b, i)}
         held = nd.tagger.tag_ordered(docs)
         assert nd.tagger.tag_ordered(docs, similar=made) == held
         some = docs[::2]  # (what is new of a batch: a part of it, in its order)
         assert nd.tagger.tag_ordered(some, similar=made) == nd.tagger.tag_ordered(some)
+
+
+def test_copies_of_one_text_in_a_batch_cost_one_pair_each():
+    """n copies of one text: each later one is listed against the first only (which stands
+    for the copies), not against every earlier copy."""
+    from neardup.matching.candidates import similar_earlier
+
+    with NearDup.open(":memory:", CONFIG) as nd:
+        text = _texts(5, 1)[0]
+        docs = nd.signer.sign_batch([Document(f"c{i}", text) for i in range(40)])
+        made = similar_earlier(nd.rule, docs)
+    assert made.pairs["c0"] == [] and all(
+        made.pairs[f"c{i}"] == [("c0", 1.0)] for i in range(1, 40)
+    )
+    assert made.copies == {f"c{i}": "c0" for i in range(1, 40)}
+
+
+def test_a_copy_whose_original_is_left_out_stands_for_it():
+    """Tagging a part of the batch without a copy's original (say, the original was stored
+    before): the copy can be a representative, and what resembles its original joins it."""
+    from neardup.matching.candidates import similar_earlier
+
+    words = _texts(7, 1)[0].split() * 2
+    edited = " ".join(words[:-1] + ["zzzz"])
+    with NearDup.open(":memory:", CONFIG) as nd:
+        a, b, c = nd.signer.sign_batch(
+            [Document("a", " ".join(words)), Document("b", " ".join(words)), Document("c", edited)]
+        )
+        made = similar_earlier(nd.rule, [a, b, c])
+        assert made.copies == {"b": "a"} and [j for j, _ in made.pairs["c"]] == ["a"]
+        tags = nd.tagger.tag_ordered([b, c], similar=made)
+        assert tags == nd.tagger.tag_ordered([b, c]) and tags["c"].dup_of == "b"

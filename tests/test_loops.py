@@ -512,23 +512,31 @@ def test_without_the_compiled_loops_neardup_says_so_once_and_signs_the_same():
     assert "pip install" in FALLBACK_NOTICE and (plain.stderr == "") == installed()
 
 
+def _run_cli(argv: list[str], then: str = "") -> subprocess.CompletedProcess:
+    """``neardup ARGV`` (as ``python -m neardup.cli`` runs it) in a fresh process
+    (:func:`_run`), then the Python code ``then`` in that process."""
+    return _run(
+        f"import sys, runpy; sys.argv = {['neardup', *argv]!r}\n"
+        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n" + then
+    )
+
+
+def _indexed_sample(tmp_path: Path) -> str:
+    """An index of the sample documents, made by ``neardup index`` in a fresh process."""
+    db = str(tmp_path / "sample.db")
+    _run_cli(["index", str(SAMPLE), "--engine", db, "--quiet"])
+    return db
+
+
 @needs_compiled
 def test_a_fresh_query_process_runs_the_compiled_loops(tmp_path):
     """``neardup query`` of one text signs with the compiled loops (loading them costs next
     to nothing), and says nothing about them."""
-    db = str(tmp_path / "q.db")
-    _run(
-        "import sys, runpy; sys.argv = ['neardup', 'index', "
-        f"{str(SAMPLE)!r}, '--engine', {db!r}, '--quiet']\n"
-        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
-    )
-    p = _run(
-        "import sys, runpy; sys.argv = ['neardup', 'query', "
-        f"'the quick brown fox jumps over the lazy dog', '--engine', {db!r}, '--json']\n"
-        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.endswith('_loops')), file=sys.stderr)"
+    db = _indexed_sample(tmp_path)
+    p = _run_cli(
+        ["query", "the quick brown fox jumps over the lazy dog", "--engine", db, "--json"],
+        "print(sorted(m for m in sys.modules if m.endswith('_loops')), file=sys.stderr)",
     )
     loaded = p.stderr.strip().splitlines()[-1]
     assert "neardup.sketches._hashing_loops" in loaded and "numba" not in p.stderr
@@ -539,22 +547,13 @@ def test_a_fresh_query_loads_only_what_it_signs_and_reads_with(tmp_path):
     text has no Persian), indexing, clustering nor the report, and reads the package's data
     and its tables without importlib.resources, zipfile or tempfile (5 ms of imports): a
     fresh query starts light."""
-    db = str(tmp_path / "q.db")
-    _run(
-        "import sys, runpy; sys.argv = ['neardup', 'index', "
-        f"{str(SAMPLE)!r}, '--engine', {db!r}, '--quiet']\n"
-        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
-    )
-    p = _run(
-        "import sys, runpy; sys.argv = ['neardup', 'query', "
-        f"'Съешь же ещё этих мягких булок, the quick brown fox', '--engine', {db!r}, '--json']\n"
-        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
+    db = _indexed_sample(tmp_path)
+    p = _run_cli(
+        ["query", "Съешь же ещё этих мягких булок, the quick brown fox", "--engine", db, "--json"],
         "heavy = ('rich', 'hazm', 'neardup.indexing', 'neardup.matching.clustering', "
         "'neardup.report', 'multiprocessing', 'importlib.resources', 'zipfile', 'tempfile')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy),"
-        " file=sys.stderr)"
+        " file=sys.stderr)",
     )
     assert json.loads(p.stdout) == []  # the query ran: no match
     assert p.stderr.strip().splitlines()[-1] == "[]"
@@ -563,21 +562,13 @@ def test_a_fresh_query_loads_only_what_it_signs_and_reads_with(tmp_path):
 def test_clusters_of_an_index_loads_no_signing(tmp_path):
     """A process that only reads the clusters of an index loads neither signing nor its
     loops, canonicalization, indexing or the report: a light start."""
-    db = str(tmp_path / "c.db")
-    _run(
-        "import sys, runpy; sys.argv = ['neardup', 'index', "
-        f"{str(SAMPLE)!r}, '--engine', {db!r}, '--quiet']\n"
-        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
-    )
-    p = _run(
-        f"import sys, runpy; sys.argv = ['neardup', 'clusters', '--engine', {db!r}, '--json']\n"
-        "try:\n    runpy.run_module('neardup.cli', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
+    db = _indexed_sample(tmp_path)
+    p = _run_cli(
+        ["clusters", "--engine", db, "--json"],
         "heavy = ('neardup.canonical', 'neardup.signing.signer', 'neardup.indexing', "
         "'neardup.report', 'matplotlib', 'jinja2')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy) or m.endswith('_loops')),"
-        " file=sys.stderr)"
+        " file=sys.stderr)",
     )
     assert json.loads(p.stdout)  # the clusters, read
     assert p.stderr.strip().splitlines()[-1] == "[]"

@@ -298,7 +298,7 @@ def test_candidate_searches(spec, signed, max_clauses):
     assert bodies[1]["size"] == 10000  # capped at the result window
     q = _candidate_queries(signed)[0]
     verified = dsl.candidate_body(
-        q, max_clauses, version=SIGNATURE_VERSION, text_fields=["body", "body_en"]
+        q, max_clauses, version=SIGNATURE_VERSION, read_fields=["body", "body_en"]
     )
     _ok(spec, "/{index}/_search", "post", verified)
     assert verified["_source"] == [*bodies[0]["_source"], *dsl.VERIFY_SOURCE, "body", "body_en"]

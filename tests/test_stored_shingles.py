@@ -259,19 +259,28 @@ def test_one_signer_makes_the_shingles_of_a_process(engine_target, count_signers
 
 
 def test_a_query_verifies_its_candidates_from_the_search_hits(osmem_clone, tmp_path, monkeypatch):
-    """On the HTTP engine a query's candidate search brings each candidate's text: shingles
-    stored as a marker are made again from the hit, so in a process that has cached nothing
-    no read by id asks for a text (the one read left is the matches' titles), and the
-    matches equal the embedded engine's."""
+    """On the HTTP engine a query's candidate search brings each candidate's text and
+    title: shingles stored as a marker are made again from the hit, so in a process that
+    has cached nothing a query reads nothing by id (neither texts nor titles), and its
+    matches, titles included, equal the embedded engine's."""
     from neardup import NearDup
 
     from .conftest import http_pipeline
 
-    docs = [Document(d.id, d.text, lang=d.lang) for d in _docs(True) if d.text][:40]
+    docs = [
+        Document(d.id, d.text, lang=d.lang, title=f"title of {d.id}" if i % 2 else None)
+        for i, d in enumerate(x for x in _docs(True) if x.text)
+    ][:40]
     queries = [d.text.replace(" ", "  ", 2) + " and a few words more" for d in docs[::5]]
+
+    def matches(nd) -> list[list[tuple]]:
+        return [
+            [(m.id, m.resemblance, m.intersection, m.title) for m in nd.query(q)] for q in queries
+        ]
+
     with NearDup.open(str(tmp_path / "e.db"), Config()) as nd:
         nd.index(docs, batch_size=20, progress=None)
-        embedded = [[(m.id, m.resemblance, m.intersection) for m in nd.query(q)] for q in queries]
+        embedded = matches(nd)
     opts = {"index": "verified", "pipeline": http_pipeline()}
     with NearDup.open(osmem_clone.url, Config(), **opts) as nd:
         nd.index(docs, batch_size=20, progress=None)
@@ -280,11 +289,11 @@ def test_a_query_verifies_its_candidates_from_the_search_hits(osmem_clone, tmp_p
         mget = nd.engine.remote.client.mget
 
         def recorded(**kw):
-            asked.append([f for d in kw["body"]["docs"] for f in d["_source"]["includes"]])
+            asked.append([d["_id"] for d in kw["body"]["docs"]])
             return mget(**kw)
 
         monkeypatch.setattr(nd.engine.remote.client, "mget", recorded)
-        http = [[(m.id, m.resemblance, m.intersection) for m in nd.query(q)] for q in queries]
-        text = set(nd.engine.remote.layout.stored(nd.engine.remote.layout.text))
-    assert all(embedded) and http == embedded
-    assert len(asked) == len(queries) and not [a for a in asked if text & set(a)]
+        http = matches(nd)
+    titled = {m[3] is None for found in embedded for m in found}
+    assert all(embedded) and titled == {True, False}
+    assert http == embedded and asked == []

@@ -376,6 +376,7 @@ class NearDup:
         rule = self.rule
         q = rule.query(keys, n, mode=mode, threshold=t, exclude_id=id, limit=max(200, 20 * top_k))
         out = []
+        read: dict[str, str | None] = {}  # titles the engine read with the hits
         for c, sim in rule.verify(
             shingles, simhash_value, self.engine.candidates([q])[0], engine_fetch(self.engine)
         ):
@@ -391,9 +392,11 @@ class NearDup:
                         cluster_id=c.cluster_id,
                     )
                 )
+                if c.title_read:
+                    read[c.id] = c.title
         out.sort(key=lambda m: (-measure(m), m.id))
         out = out[:top_k]
-        self._add_titles(out)
+        self._add_titles(out, read)
         return out
 
     def _query_signature(
@@ -415,13 +418,15 @@ class NearDup:
             s = self.signer.sign(doc)
         return s.keys, s.n_shingles, s.shingles, s.simhash
 
-    def _add_titles(self, matches: list[Match]) -> None:
-        """Each match's stored title, where it has one."""
-        if not matches:
-            return
-        stored = self.engine.get([m.id for m in matches], shingles=False)
+    def _add_titles(self, matches: list[Match], read: Mapping[str, str | None]) -> None:
+        """Each match's stored title, where it has one: from ``read`` (id -> the title the
+        engine read with the hit), else read by id."""
+        unread = [m.id for m in matches if m.id not in read]
+        stored = self.engine.get(unread, shingles=False) if unread else {}
         for m in matches:
-            if m.id in stored:
+            if m.id in read:
+                m.title = read[m.id]
+            elif m.id in stored:
                 m.title = stored[m.id].title
 
     def compare(self, a: str | Document, b: str | Document, *, ids: bool = False) -> Comparison:

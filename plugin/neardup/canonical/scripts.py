@@ -29,8 +29,8 @@ SCRIPT_RES = {
 }
 _ASCII_LETTER = re.compile("[A-Za-z]")
 _OTHER_LETTER = re.compile(f"[{_RU_CLASS}{_EN_CLASS}]")
-#: A letter of any script :func:`script_of` names.
-_SCRIPTED = re.compile(f"[{_FA_CLASS}{_RU_CLASS}{_EN_CLASS}]")
+#: A letter of any script :func:`script_of` names, in a group named for its language.
+_SCRIPTED = re.compile(f"(?P<fa>[{_FA_CLASS}])|(?P<ru>[{_RU_CLASS}])|(?P<en>[{_EN_CLASS}])")
 
 
 def script_of(ch: str) -> str | None:
@@ -45,13 +45,14 @@ def script_of(ch: str) -> str | None:
 def token_language(token: str) -> str | None:
     """The language of the first letter of ``token`` in a script :func:`script_of` names,
     else None: :func:`token_language_by_letters`, the letter found by one regular expression
-    search instead of a call per character (tested equal in tests/test_canonical_fast.py).
+    search, its group naming the language, instead of a call per character (tested equal in
+    tests/test_canonical_fast.py).
 
     >>> token_language("42-й"), token_language("12"), token_language("سلام"), token_language("a")
     ('ru', None, 'fa', 'en')
     """
     m = _SCRIPTED.search(token)
-    return script_of(m[0]) if m else None
+    return m.lastgroup if m else None
 
 
 def token_language_by_letters(token: str) -> str | None:

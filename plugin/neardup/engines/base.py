@@ -109,6 +109,10 @@ class Candidate:
     cluster_id: str | None = None
     matched: frozenset[str] | None = None  # signature fields that matched, when the engine tells
     seq: int = 0  # arrival order of the candidate
+    #: the stored title (None: it has none), where the engine read it with the hit
+    #: (``title_read``); the titles of the others are read by id when they are shown
+    title: str | None = None
+    title_read: bool = False
 
 
 @dataclass

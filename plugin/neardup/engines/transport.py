@@ -553,9 +553,12 @@ def connect(
             f"{redact(url)} runs OpenSearch; install its client: pip install "
             "'opensearch-py>=2.4,<4'"
         ) from None
+    from .serializer import OrjsonSerializer
+
     headers = access.headers(basic=False)  # (basic auth as the client's own http_auth)
     client = OpenSearch(
         hosts=[url],
+        serializer=OrjsonSerializer(),
         http_auth=access.basic_auth,
         timeout=request_timeout,
         max_retries=0,

@@ -43,6 +43,7 @@ from ..sketches.simhash import hamming, hamming_many
 from ..sketches.verify import Mode, Similarity, length_bounds, passes_length_filter, similarity
 
 if TYPE_CHECKING:
+    from ..signing.records import Signed
     from ..signing.signer import Signer
 
 #: Signature fields that propose candidates for resemblance.
@@ -230,9 +231,14 @@ def least_match(m: int) -> int:
     return max(1, int(m))
 
 
-#: By document id, its earlier documents of a batch it resembles by the rule, with the
-#: resemblance (:func:`similar_earlier`).
-SimilarEarlier = dict[str, list[tuple[str, float]]]
+@dataclass(frozen=True)
+class SimilarEarlier:
+    """What :func:`similar_earlier` found in a batch: by document id, ``pairs``, its earlier
+    documents it resembles by the rule with the resemblance, copies left out; ``copies``, each
+    copy left out and the earlier document it copies (listed in its place)."""
+
+    pairs: dict[str, list[tuple[str, float]]]
+    copies: dict[str, str]
 
 
 class HeldRepresentatives:
@@ -298,27 +304,40 @@ class HeldRepresentatives:
         return out
 
 
-def similar_earlier(rule: CandidateRule, docs: Sequence[SignedLike]) -> SimilarEarlier:
+def similar_earlier(rule: CandidateRule, docs: Sequence[Signed]) -> SimilarEarlier:
     """Each document's earlier documents of ``docs`` that are candidates of it and pass
     :meth:`CandidateRule.plausible`, with their exact resemblance: :meth:`CandidateRule.verified`
-    of every earlier one (the reference, one pair at a time), found as :class:`HeldRepresentatives`
-    holding every document finds them. Tagging a batch keeps those of its representatives
+    of each (the reference, one pair at a time), found as :class:`HeldRepresentatives`
+    holding them finds them. Tagging a batch keeps those that are representatives
     (:meth:`~neardup.matching.tagging.Tagger.tag_ordered`), so this can be made where the batch
-    is signed, before any of its tags are known.
+    is signed, before any of its tags are known. A copy of an earlier document (the same
+    tokens in the same language: the same shingles, keys and candidates) that resembles it at
+    >= t is not held: it is in ``copies``, and the earlier one in ``pairs`` stands for it (it
+    resembles the same documents as much), so a text copied n times costs n, not n**2.
 
     >>> from neardup.config import Config
     >>> from neardup.signing.signer import Signer
     >>> from neardup.signing.records import Document
     >>> text = "the river flows past the old mill and the bridge into the quiet valley"
-    >>> docs = Signer(Config()).sign_batch([Document("a", text), Document("b", text + " below")])
-    >>> similar_earlier(CandidateRule(Config()), docs)
-    {'a': [], 'b': [('a', 0.8)]}
+    >>> docs = Signer(Config()).sign_batch(
+    ...     [Document("a", text), Document("b", text + " below"), Document("c", text)]
+    ... )
+    >>> found = similar_earlier(CandidateRule(Config()), docs)
+    >>> found.pairs, found.copies
+    ({'a': [], 'b': [('a', 0.8)], 'c': [('a', 1.0), ('b', 0.8)]}, {'c': 'a'})
     """
     held = HeldRepresentatives(rule)
-    out: SimilarEarlier = {}
+    first: dict[tuple[str, str | None], str] = {}  # (exact, lang) -> its first document
+    out = SimilarEarlier(pairs={}, copies={})
     for i, d in enumerate(docs):
         found = rule.verify(d.shingles, d.simhash, held.candidates(d), dict)
-        out[d.id] = [(c.id, sim.resemblance) for c, sim in found]
+        out.pairs[d.id] = [(c.id, sim.resemblance) for c, sim in found]
+        original = first.setdefault((d.exact, d.lang), d.id)
+        if original != d.id and any(
+            j == original and r >= rule.threshold for j, r in out.pairs[d.id]
+        ):
+            out.copies[d.id] = original  # (not held: its original stands for it)
+            continue
         held.add(d, i)
     return out
 

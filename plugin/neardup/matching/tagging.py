@@ -157,6 +157,9 @@ class Tagger:
         )
         held = HeldRepresentatives(self.rule)  # this batch's representatives so far
         at = {d.id: i for i, d in enumerate(docs)} if similar is not None else {}
+        # similar: the copies that are representatives (their original not among docs), by
+        # their original, which stands for them in the documents' pairs
+        copies: dict[str, list[str]] = {}
         tags: dict[str, Tags] = {}
         for i, d in enumerate(docs):
             # an earlier representative of this batch follows every stored document
@@ -171,14 +174,16 @@ class Tagger:
                 )
             ]
             if similar is not None:  # (only a document tagged already has tags)
+                pairs = similar.pairs[d.id]
                 verified += [
-                    (r, UNBOUNDED + at[j], j)
-                    for j, r in similar[d.id]
-                    if is_representative(tags.get(j))
+                    (r, UNBOUNDED + at[j], j) for j, r in pairs if is_representative(tags.get(j))
                 ]
+                verified += [(r, UNBOUNDED + at[c], c) for j, r in pairs for c in copies.get(j, ())]
             tags[d.id] = assign(d.id, choose(verified, self.rule.threshold))
             if similar is None and is_representative(tags[d.id]):
                 held.add(d, UNBOUNDED + i if seqs[i] is None else seqs[i])
+            elif similar is not None and d.id in similar.copies and is_representative(tags[d.id]):
+                copies.setdefault(similar.copies[d.id], []).append(d.id)
         return tags
 
     # -- repairs after updates and deletes -------------------------------------------------------

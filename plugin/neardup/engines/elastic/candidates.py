@@ -24,6 +24,7 @@ from .hits import (
     missing_shards,
     neardup_part,
     shingle_row,
+    stored_text,
 )
 from .pager_and_bulk import chunks
 from .index import Index
@@ -86,16 +87,18 @@ class Candidates:
 
     def _candidates_by_query(self, queries: Sequence[CandidateQuery]) -> list[list[Candidate]]:
         """One search per query (:func:`~.dsl.candidate_body`), sent by ``_msearch``; a query
-        that can match nothing is not sent. Hits come with their text, and candidates with
-        their shingle sets (:meth:`_verifiable`): verifying them reads nothing more."""
+        that can match nothing is not sent. Hits come with their text and title, and
+        candidates with their shingle sets and titles (:meth:`_verifiable`): verifying and
+        showing them reads nothing more."""
         out: list[list[Candidate]] = [[] for _ in queries]
-        text = self.remote.layout.stored(self.remote.layout.text)
+        lay = self.remote.layout
+        read = [*lay.stored(lay.text), *lay.stored(lay.title)]
         version = self.remote.config.version
         todo = [
             (
                 i,
                 dsl.candidate_body(
-                    q, self.remote.paging.max_clauses, version=version, text_fields=text
+                    q, self.remote.paging.max_clauses, version=version, read_fields=read
                 ),
             )
             for i, q in enumerate(queries)
@@ -107,11 +110,14 @@ class Candidates:
         return out
 
     def _verifiable(self, hits: Sequence[dict[str, Any]]) -> list[Candidate]:
-        """The candidates of hits read with their text, each with its shingle set: one stored
-        as a marker is made again from the hit's text, through the cache of sets
-        (:meth:`~neardup.engines.stored_shingles.StoredShingles.sets`), as a read by id
-        would make it."""
+        """The candidates of hits read with their text and title, each with its title and
+        shingle set: one stored as a marker is made again from the hit's text, through the
+        cache of sets (:meth:`~neardup.engines.stored_shingles.StoredShingles.sets`), as a
+        read by id would make it."""
+        lay = self.remote.layout
         found = [candidate_of(h) for h in hits]
+        for c, h in zip(found, hits, strict=True):
+            c.title, c.title_read = stored_text(h.get("_source") or {}, lay, lay.title), True
         todo = [i for i, c in enumerate(found) if c.shingles is None]
         if todo:
             rows = [shingle_row(hits[i]["_source"], self.remote.layout) for i in todo]

@@ -273,16 +273,16 @@ def candidate_body(
     max_window: int = 10000,
     *,
     version: int,
-    text_fields: Sequence[str] = (),
+    read_fields: Sequence[str] = (),
 ) -> dict[str, Any] | None:
     """A search body: matching documents by shared keys, best (most keys) first, then arrival.
-    With ``text_fields`` (where the layout keeps the text), each hit carries what verifying
-    it needs (:data:`VERIFY_SOURCE` and the text): the shingles of a marker are made again
-    from the hit, with no read by id after the search."""
+    With ``read_fields`` (where the layout keeps the text and the title), each hit carries
+    what verifying and showing it needs (:data:`VERIFY_SOURCE`, the text, the title): the
+    shingles of a marker are made again from the hit, with no read by id after the search."""
     query = candidate_query(q, max_clauses, version=version)
     if query is None:
         return None
-    verify = [*VERIFY_SOURCE, *text_fields] if text_fields else []
+    verify = [*VERIFY_SOURCE, *read_fields] if read_fields else []
     return {
         "query": query,
         "size": int(min(q.limit, max_window)),
