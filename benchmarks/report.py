@@ -304,14 +304,10 @@ def _wholepath_targets(res: dict) -> list[dict]:
 
 def _wholepath_day_targets(out: _Targets, cmp: dict) -> None:
     """The first search and the first containment query after indexing (by default, and
-    with ``index --defer-search``): <= 0.5 s each."""
+    with ``index --search-ready``): <= 0.5 s each."""
     c = cmp["corpus"]
     kind = c.get("source", "synthetic")
-    for run, how in (
-        ("neardup", "index"),
-        ("neardup_search_ready", "index --search-ready"),  # (results made before --defer-search)
-        ("neardup_deferred", "index --defer-search"),
-    ):
+    for run, how in (("neardup", "index"), ("neardup_search_ready", "index --search-ready")):
         nd = cmp.get(run) or {}
         for key, label in (
             ("first_search_s", "first search"),

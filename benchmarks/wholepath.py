@@ -15,10 +15,8 @@ corpora as they are (en, ru and fa: news, manuals, articles, with their organic 
 
 * **neardup**: ``neardup index FILE`` then ``neardup clusters --json``, default options, on
   the embedded engine (the command line's own ``main``, run in a child process that times
-  the stages: read, canonicalize, sign, wait for signing workers, tag, store, cluster), once
-  more with ``--defer-search`` (the full-text index and the winnowing postings left to the
-  first search and the first containment query), and once with ``--workers 0`` so that
-  every stage's whole cost shows;
+  the stages: read, canonicalize, sign, wait for signing workers, tag, store, cluster), and
+  once more with ``--workers 0`` so that every stage's whole cost shows;
 * the peers (:data:`PEERS`), each the plain script a user of it would write, in its strongest
   usage named as such: read the file, Python ``\\w+`` word 5-shingles of the lower-cased text,
   128 permutations, LSH at 0.8, a query per document and union-find over the answers:
@@ -187,14 +185,14 @@ def measure_neardup(
     db: Path,
     env: dict[str, str],
     workers: int | None = None,
-    deferred: bool = False,
+    search_ready: bool = False,
 ) -> dict[str, Any]:
-    """neardup's day on ``corpus``: ``index`` (``--defer-search`` or not), ``clusters``, the
+    """neardup's day on ``corpus``: ``index`` (``--search-ready`` or not), ``clusters``, the
     first and the next search, the first and the next containment query."""
     for p in (db, Path(str(db) + "-wal"), Path(str(db) + "-shm")):
         p.unlink(missing_ok=True)
     extra = [] if workers is None else ["--workers", str(workers)]
-    extra += ["--defer-search"] if deferred else []
+    extra += ["--search-ready"] if search_ready else []
     w1, idx = _run_child(
         ["neardup", "index", str(corpus), "--engine", str(db), "--quiet", *extra], env
     )
@@ -212,7 +210,7 @@ def measure_neardup(
         0.0, total - sum(stages.values())
     )  # process start, engine open, commit, reports
     # the rest of the day: the first full-text search after indexing adds every document to
-    # the full-text index (which follows behind indexing with --defer-search), the next
+    # the full-text index (which follows behind indexing, unless --search-ready), the next
     # one only searches
     search = ["neardup", "search", "market prices", "--engine", str(db)]
     first_search, _ = _run_child(search, env)
@@ -369,16 +367,16 @@ def compare(
     run of each side, the ratios of the medians (peer / neardup, wall and CPU), and under
     ``rensa_faster`` the faster of the rensa scripts'."""
     nd_runs: list[dict[str, Any]] = []
-    deferred_runs: list[dict[str, Any]] = []
+    ready_runs: list[dict[str, Any]] = []
     peer_runs: dict[str, list[dict[str, Any]]] = {p: [] for p in peers}
     for r in range(repeat):
         nd_runs.append(measure_neardup(corpus, d / "index.db", env, workers))
         last = nd_runs[-1]
         log(f"run {r + 1}: neardup {last['seconds']:.2f} s (CPU {last['cpu_s']:.2f} s)")
-        deferred_runs.append(measure_neardup(corpus, d / "index.db", env, workers, True))
-        last = deferred_runs[-1]
+        ready_runs.append(measure_neardup(corpus, d / "index.db", env, workers, True))
+        last = ready_runs[-1]
         log(
-            f"run {r + 1}: neardup --defer-search {last['seconds']:.2f} s "
+            f"run {r + 1}: neardup --search-ready {last['seconds']:.2f} s "
             f"(CPU {last['cpu_s']:.2f} s), day {whole_day(last):.2f} s"
         )
         for p in peers:
@@ -420,7 +418,7 @@ def compare(
         "kept": "median",  # each side's median run (results before this kept the best)
         "workers": workers,
         "neardup": nd,
-        "neardup_deferred": _median_run(deferred_runs),
+        "neardup_search_ready": _median_run(ready_runs),
         "neardup_one_process": one,
         "peers": median,
         "ratios": ratios,

@@ -80,14 +80,9 @@ def _comparison_md(title: str, res: dict[str, Any]) -> list[str]:
         "",
         *_day_md(nd, ok),
         *(
-            line
-            for key, how in (
-                # (results made before --defer-search)
-                ("neardup_search_ready", "`index --search-ready`"),
-                ("neardup_deferred", "`index --defer-search`"),
-            )
-            if key in res
-            for line in _day_md(res[key], ok, how)
+            _day_md(res["neardup_search_ready"], ok, "`index --search-ready`")
+            if "neardup_search_ready" in res
+            else []
         ),
         "| stage (s) | " + " | ".join(name for name, _ in cols) + " |",
         "|---|" + "---:|" * len(cols),
@@ -137,19 +132,13 @@ def markdown(res: dict[str, Any]) -> str:
         lines += _comparison_md("Real documents", res["real"])
     q = res["fresh_query"]
     loops = res["compiled_loops"]
-    # (results made before --defer-search deferred both by default, with no "neardup_deferred")
-    dd = res.get("neardup_deferred")
-    how = "`neardup index --defer-search`" if dd else "`neardup index` (default)"
-    dd = dd or nd
     lines += [
-        f"After {how}: the first `neardup search` (it adds the "
-        f"{c['documents']:,} documents to the full-text index) {dd['first_search_s']:.2f} s, "
-        f"the next one {dd['next_search_s']:.2f} s; the first containment `neardup query` "
-        f"(it adds their winnowing postings) {dd['first_containment_query_s']:.2f} s, "
-        f"the next one {dd['next_containment_query_s']:.2f} s.",
+        "After `neardup index` (default): the first `neardup search` (it adds the "
+        f"{c['documents']:,} documents to the full-text index) {nd['first_search_s']:.2f} s, "
+        f"the next one {nd['next_search_s']:.2f} s; the first containment `neardup query` "
+        f"(it adds their winnowing postings) {nd['first_containment_query_s']:.2f} s, "
+        f"the next one {nd['next_containment_query_s']:.2f} s.",
         "",
-    ]
-    lines += [
         f"Fresh-process `neardup query` (median of {q['queries']}, index of {q['index_docs']} "
         f"fa + ru documents): Persian {q['fa_s']:.2f} s wall, {q.get('fa_cpu_s', 0):.2f} s CPU; "
         f"Russian {q['ru_s']:.2f} s wall, {q.get('ru_cpu_s', 0):.2f} s CPU; "

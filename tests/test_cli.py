@@ -83,7 +83,7 @@ def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behi
 
     monkeypatch.setattr(Postings, "samples_chunk", 10)
     db = tmp_path / "x.db"
-    run("index", SAMPLE, "-e", db, "-q", "--defer-search")
+    run("index", SAMPLE, "-e", db, "-q")
     some = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])["id"]
     first = CliRunner().invoke(main, ["query", "--id", some, "--containment", "-e", str(db)])
     assert first.exit_code == 0, first.output
@@ -95,22 +95,16 @@ def test_the_first_containment_query_says_it_adds_the_samples_when_many_are_behi
     assert again.exit_code == 0 and "containment samples" not in again.stderr
 
 
-@pytest.mark.parametrize("flag", [[], ["--search-ready"], ["--defer-search"]])
-def test_index_leaves_nothing_for_the_first_search_unless_deferred(tmp_path, flag):
-    """By default (and with --search-ready) ``index`` leaves the full-text index and the
-    winnowing postings complete; --defer-search leaves every document to the first search
-    and the first containment query."""
+def test_index_search_ready_leaves_nothing_for_the_first_search(tmp_path):
     from neardup.engines.embedded import EmbeddedEngine
 
     db = tmp_path / "x.db"
-    run("index", SAMPLE, "-e", db, "-q", *flag)
+    run("index", SAMPLE, "-e", db, "-q", "--search-ready")
     e = EmbeddedEngine(str(db))
     e.open(create=False)
     try:
-        n = e.count()
-        behind = 0 if flag != ["--defer-search"] else n
-        assert n > 0
-        assert e.fulltext_index.fulltext_behind() == e.postings.samples_behind() == behind
+        assert e.count() > 0
+        assert e.fulltext_index.fulltext_behind() == e.postings.samples_behind() == 0
     finally:
         e.close()
 

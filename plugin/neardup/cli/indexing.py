@@ -346,13 +346,11 @@ def _noting_ids(docs: Iterable[Any], ids: list[str]) -> Iterator[Any]:
     "--no-tag", is_flag=True, help="Do not tag at index time (run 'neardup retag' afterwards)."
 )
 @click.option(
-    "--search-ready/--defer-search",
-    default=True,
-    show_default=True,
+    "--search-ready",
+    is_flag=True,
     help="Embedded engine: add the documents to the full-text index and their winnowing "
     "postings as they are stored, so the first search and containment query after indexing "
-    "find them ready; --defer-search leaves that to the first search and the first "
-    "containment query, for an index only clustered (index + clusters then cost less).",
+    "find them ready (by default those add them, and indexing never pays for search).",
 )
 @setting_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -400,7 +398,7 @@ def index_cmd(
       neardup index articles.csv --text-field body --id-field url --title-field headline
       neardup index old-news.txt --encoding cp1251
       neardup index big.jsonl --workers 0          # one process: sign, tag and store here
-      neardup index news.jsonl --defer-search      # clusters only: search builds its part
+      neardup index news.jsonl --search-ready      # search right after, without a wait
       neardup index news.jsonl -e https://localhost:9200 --index news --api-key KEY
     """
     from ..config import ConfigError

@@ -9,11 +9,10 @@ terms; a hit holds all of them, or for a long query most of them
 (:func:`~neardup.canonical.search.required_terms`), ranked by bm25. An index made with
 ``detail=none`` (scored on the raw words) gets its full-text index rebuilt by the next search.
 
-By default it follows behind: indexing documents does not analyze their text for it; the
-first full-text search after new documents adds them (``meta.fts_upto``: every document up
-to that ``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it. An
-engine made with ``search_ready`` (as ``neardup index`` makes it, unless
-``--defer-search``) adds each batch's new documents as it stores them instead (their words
+It follows behind: indexing documents does not analyze their text for it; the first
+full-text search after new documents adds them (``meta.fts_upto``: every document up to that
+``seq`` is in it, none after), so ``index`` and ``clusters`` never pay for it. An engine made
+with ``search_ready`` adds each batch's new documents as it stores them instead (their words
 analyzed where they were signed, :mod:`.prepared`), while nothing is behind. Documents updated
 or deleted at or below ``fts_upto`` are updated in it at once. On a file opened read-only, a
 search behind builds the whole full-text index in the connection's temporary schema instead
