@@ -205,3 +205,51 @@ def test_a_copy_whose_original_is_left_out_stands_for_it():
         assert made.copies == {"b": "a"} and [j for j, _ in made.pairs["c"]] == ["a"]
         tags = nd.tagger.tag_ordered([b, c], similar=made)
         assert tags == nd.tagger.tag_ordered([b, c]) and tags["c"].dup_of == "b"
+
+
+class _CountingReads:
+    """An engine's collisions, and its reads by id, counting the ids read with shingles."""
+
+    def __init__(self, engine):
+        self.engine, self.with_shingles = engine, []
+        self.collisions = engine.collisions
+
+    def get(self, ids, **kw):
+        ids = list(ids)
+        if kw.get("shingles", True):
+            self.with_shingles += ids
+        return self.engine.get(ids, **kw)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 63), unique=True, min_size=0, max_size=CONFIG.simhash_k + 3))
+def test_n_to_n_reads_shingles_of_a_simhash_candidate_only_within_k(flip):
+    """A near copy proposed by SimHash blocks alone (every other key of it changed), its
+    SimHash ``len(flip)`` bits from its original's: N-to-N pairs them exactly when the
+    rule's distance test passes (``<= simhash_k``), and reads its shingles only then."""
+    import numpy as np
+
+    from neardup.matching.clustering import verified_pairs
+
+    texts = _texts(5, 8)
+    with NearDup.open(":memory:", CONFIG) as nd:
+        signed = nd.signer.sign_batch([Document(f"d{i}", t) for i, t in enumerate(texts)])
+        original = signed[-1]
+        copy = nd.signer.sign_batch([Document("copy", original.doc.text + " " + VOCAB[0])])[0]
+        copy.keys = {
+            f: np.array(original.keys[f], copy=True)
+            if f == "simhash"
+            else np.asarray(v, dtype=np.uint64) ^ np.uint64(0x5A5A5A5A5A5A)
+            for f, v in copy.keys.items()
+        }
+        copy.simhash = original.simhash ^ sum(1 << b for b in flip)
+        assert not nd.engine.put([*signed, copy])
+        within = len(flip) <= CONFIG.simhash_k
+        assert nd.rule.matched(original.keys, copy.keys) == {"simhash"}
+        assert nd.rule.plausible({"simhash"}, original.simhash, copy.simhash) is within
+        reads = _CountingReads(nd.engine)
+        pairs, _ = verified_pairs(reads, nd.rule, CONFIG.threshold)
+        found = {(p.a, p.b) for p in pairs} | {(p.b, p.a) for p in pairs}
+        assert ((original.id, "copy") in found) is within
+        assert ("copy" in reads.with_shingles) is within
+        assert len(reads.with_shingles) == len(set(reads.with_shingles))  # each read once

@@ -135,7 +135,10 @@ def verified_pairs(
     Pairs come from the engine's key collisions, field by field (all of the rule's fields,
     or ``fields``), counted against the same ``min_match`` as candidate queries. A collision
     group larger than ``max_group`` (boilerplate shared by very many documents) is taken as a
-    star around its first member.
+    star around its first member. A document proposed by SimHash blocks alone has its shingles
+    read only if a pair of it passes :meth:`CandidateRule.plausible_many` (read with its
+    SimHash first). Returns the pairs and the documents read with their shingles (those of
+    the pairs among them).
     """
     needs = rule.needs()
     if fields is not None:
@@ -143,9 +146,17 @@ def verified_pairs(
     bit = {f: 1 << k for k, f in enumerate(needs)}
     matched = _matched_pairs(engine, needs, bit, max_group)
     ids = sorted({i for p in matched for i in p})
-    store = _stored(engine, ids)
+    simhash_bit = bit.get("simhash", 0)
+    # the shingles of a document proposed by SimHash blocks alone are read only once its
+    # pair passes the rule (the distance test needs its SimHash, not its shingles)
+    store = _stored(engine, sorted({i for p, m in matched.items() if m != simhash_bit for i in p}))
+    heads = _stored(engine, [i for i in ids if i not in store], shingles=False)
+    kept = _proposed(matched, simhash_bit, ids, {**heads, **store}, rule, threshold)
+    store.update(_stored(engine, sorted({i for p in kept for i in p if i in heads})))
     out = []
-    for a, b in _proposed(matched, bit.get("simhash", 0), ids, store, rule, threshold):
+    for a, b in kept:
+        if a not in store or b not in store:  # (deleted between the reads)
+            continue
         sim = similarity(store[a].shingles, store[b].shingles)
         if sim.resemblance >= threshold:
             out.append(
@@ -173,11 +184,12 @@ def _matched_pairs(
     return matched
 
 
-def _stored(engine: Engine, ids: list[str]) -> dict[str, StoredDoc]:
-    """The stored documents of ``ids`` without their keys, read 2,000 at a time."""
+def _stored(engine: Engine, ids: list[str], *, shingles: bool = True) -> dict[str, StoredDoc]:
+    """The stored documents of ``ids`` without their keys (and without their shingles when
+    not ``shingles``), read 2,000 at a time."""
     store: dict[str, StoredDoc] = {}
     for i in range(0, len(ids), 2000):
-        store.update(engine.get(ids[i : i + 2000], keys=False))
+        store.update(engine.get(ids[i : i + 2000], keys=False, shingles=shingles))
     return store
 
 
