@@ -90,3 +90,12 @@ def test_a_batch_rendered_at_once_equals_each_document_rendered_alone(version, b
             if f in POSITIONAL:
                 ref = [f"{i}:{t}" for i, t in enumerate(ref)]
             assert rendered[f] == ref
+
+
+@pytest.mark.parametrize("version", OPENS_VERSIONS)
+def test_a_batch_writes_positions_of_any_number_of_digits(version):
+    long = np.arange(1234, dtype=np.uint64) * np.uint64(2**52 + 3)
+    keys = [{POSITIONAL_FIELD: long, "winnow": long[:3]}, {POSITIONAL_FIELD: long[:1]}]
+    got = render_batch(keys, version)
+    assert got[0][POSITIONAL_FIELD][1233] == f"1233:{keyword(int(long[1233]), version)}"
+    assert got == [{f: render_keys(f, a, version) for f, a in doc.items()} for doc in keys]
