@@ -246,3 +246,38 @@ def test_real_engines_results_made_before_the_min_hash_route_still_render():
         "min_hash" in r[1] for r in got["Targets: ratios to the plain _bulk of the same documents"]
     )
     assert got["Whole path: index + clusters (seconds)"][0][-2:] == ["-", "-"]
+
+
+def test_real_engines_bound_the_store_query_p99_and_own_cpu():
+    """The targets table bounds the store on the whole-path documents (1.5x), the query p99
+    (10 ms) and neardup's own CPU a document on the HTTP path against the embedded engine's
+    run of the same documents (1x); without an embedded run there is no own-CPU row."""
+    from benchmarks import real_engines
+
+    run = _real_engines_run(6.0, 12.0)
+    embedded = {
+        "engine": "embedded",
+        "version": "",
+        "neardup_index": {**run["neardup_index"], "client_cpu_ms_per_doc": 2.0},
+        "scale": [],
+        "query": run["query"],
+        "store": {"neardup": {"bytes_per_doc": 2500.0}},
+    }
+    head = "Targets: ratios to the plain _bulk of the same documents"
+
+    def rows(*runs):
+        got = {h: r for h, _, r in real_engines.tables(_real_engines_result(*runs))}
+        return {r[1]: tuple(r[2:]) for r in got[head]}
+
+    got = rows(run, embedded)
+    assert got["store bytes/doc on the whole-path documents: neardup / plain"] == (
+        "1.50",
+        "<= 1.50",
+        "met",
+    )
+    assert got["query p99 ms"] == ("9.00", "<= 10.00", "met")
+    own = got["neardup's own CPU/doc: HTTP path / the embedded engine's whole path"]
+    ratio = run["neardup_index"]["client_cpu_ms_per_doc"] / 2.0
+    assert own[0] == f"{ratio:.2f}"
+    assert own[2] == ("met" if ratio <= 1 else f"missed ({ratio:.1f}x the bound)")
+    assert not any(k.startswith("neardup's own CPU") for k in rows(run))

@@ -19,6 +19,7 @@ from neardup.keys.encoding import (
     key_of,
     keyword,
     parse_keys,
+    render_batch,
     render_keys,
 )
 
@@ -66,3 +67,35 @@ def test_a_malformed_keyword_is_refused(bad):
         parse_keys("winnow", [bad], BASE64_FROM)
     with pytest.raises(ValueError):
         key_of(bad, BASE64_FROM)
+
+
+FIELDS = sorted(POSITIONAL) + ["exact", "winnow"]
+#: A batch: each document's key fields (in its own order), empty key arrays included.
+BATCHES = st.lists(
+    st.lists(st.tuples(st.sampled_from(FIELDS), KEYS.map(lambda k: k[:40])), max_size=5).map(dict),
+    max_size=6,
+)
+
+
+@pytest.mark.parametrize("version", OPENS_VERSIONS)
+@given(batch=BATCHES)
+def test_a_batch_rendered_at_once_equals_each_document_rendered_alone(version, batch):
+    keys = [{f: np.array(k, dtype=np.uint64) for f, k in doc.items()} for doc in batch]
+    got = render_batch(keys, version)
+    assert got == [{f: render_keys(f, a, version) for f, a in doc.items()} for doc in keys]
+    assert [list(d) for d in got] == [list(doc) for doc in batch]  # fields in the same order
+    for doc, rendered in zip(batch, got, strict=True):
+        for f, k in doc.items():
+            ref = [keyword(x, version) for x in k]
+            if f in POSITIONAL:
+                ref = [f"{i}:{t}" for i, t in enumerate(ref)]
+            assert rendered[f] == ref
+
+
+@pytest.mark.parametrize("version", OPENS_VERSIONS)
+def test_a_batch_writes_positions_of_any_number_of_digits(version):
+    long = np.arange(1234, dtype=np.uint64) * np.uint64(2**52 + 3)
+    keys = [{POSITIONAL_FIELD: long, "winnow": long[:3]}, {POSITIONAL_FIELD: long[:1]}]
+    got = render_batch(keys, version)
+    assert got[0][POSITIONAL_FIELD][1233] == f"1233:{keyword(int(long[1233]), version)}"
+    assert got == [{f: render_keys(f, a, version) for f, a in doc.items()} for doc in keys]

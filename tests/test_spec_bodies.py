@@ -472,6 +472,26 @@ def test_tagging_support_bodies(spec, signed):
 
 
 # -- bulk --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("version", [6, 7])
+def test_a_batch_of_actions_equals_the_actions_one_at_a_time(signed, version):
+    """The keys of a batch rendered at once (dsl.index_actions) give the actions each
+    document's own rendering gives, on both layouts, created or held."""
+    tags = {"b": Tags(cluster_id="a", dup_of="a", max_resemblance=0.91, is_duplicate=True)}
+    seqs = {s.id: i + 1 for i, s in enumerate(signed)}
+    now = "2026-01-01T00:00:00.000+00:00"
+    adopted = Layout(text="content", title="headline", order="published", adopted=True)
+    for layout in (Layout(), adopted):
+        held = {signed[0].id}
+        one_at_a_time = [
+            dsl.index_action(
+                "docs", s, tags.get(s.id), seqs[s.id], now, layout, version, create=s.id not in held
+            )
+            for s in signed
+        ]
+        batch = dsl.index_actions("docs", signed, tags, seqs, now, layout, version, held=held)
+        assert batch == one_at_a_time
+
+
 @pytest.mark.parametrize("client", ["elasticsearch", "opensearchpy"])
 def test_bulk_lines(spec, signed, client):
     helpers = pytest.importorskip(f"{client}.helpers")

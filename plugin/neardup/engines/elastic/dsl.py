@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import base64
 import copy
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 
 from ...canonical.search import MAX_QUERY_TERMS, MINIMUM_SHOULD_MATCH, query_words
 from ...config import SIGNATURE_VERSION
-from ...keys.encoding import render_keys
+from ...keys.encoding import render_batch, render_keys
 from ...signing.records import Signed
 from ..base import CandidateQuery, ClusterRecord, NativeQuery, SearchQuery, Tags
 from .. import stored_shingles
@@ -75,16 +75,22 @@ def tags_source(t: Tags | None) -> dict[str, Any]:
 
 
 def neardup_source(
-    s: Signed, tags: Tags | None, seq: int, indexed_at: str, version: int = SIGNATURE_VERSION
+    s: Signed,
+    tags: Tags | None,
+    seq: int,
+    indexed_at: str,
+    version: int = SIGNATURE_VERSION,
+    keywords: Mapping[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """The ``neardup`` object of one signed document (see mappings/documents.json), signed
-    as signature ``version`` (the index's) says."""
+    as signature ``version`` (the index's) says. ``keywords``: its keys as rendered for its
+    batch (:func:`~neardup.keys.encoding.render_batch`), else rendered here."""
     return {
         "id": s.id,
         "lang": s.lang,
         "exact": s.exact,
         "simhash": f"{int(s.simhash) & 0xFFFFFFFFFFFFFFFF:016x}",
-        "keys": {f: s.keywords(f, version) for f in s.keys},
+        "keys": keywords if keywords is not None else {f: s.keywords(f, version) for f in s.keys},
         # the hashes, or a marker where they follow from the text (made again to verify)
         "shingles": base64.b64encode(stored_shingles.column(s)).decode("ascii"),
         "n_shingles": int(s.n_shingles),
@@ -104,15 +110,17 @@ def document_source(
     indexed_at: str,
     layout: Layout = OWN,
     version: int = SIGNATURE_VERSION,
+    keywords: Mapping[str, list[str]] | None = None,
 ) -> dict[str, Any]:
-    """The whole stored JSON of one signed document: its own fields and ``neardup``."""
+    """The whole stored JSON of one signed document: its own fields and ``neardup``
+    (``keywords`` as :func:`neardup_source` takes them)."""
     d = s.doc
     src: dict[str, Any] = {layout.field_of(layout.text, s.lang): d.text}
     if d.title is not None and layout.title:
         src[layout.field_of(layout.title, s.lang)] = d.title
     if d.fields and not layout.adopted:
         src["fields"] = dict(d.fields)
-    src[ROOT] = neardup_source(s, tags, seq, indexed_at, version)
+    src[ROOT] = neardup_source(s, tags, seq, indexed_at, version, keywords)
     return src
 
 
@@ -126,6 +134,7 @@ def index_action(
     version: int = SIGNATURE_VERSION,
     *,
     create: bool = True,
+    keywords: Mapping[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """A bulk action storing one signed document (idempotent: the document id is the ``_id``).
 
@@ -133,23 +142,55 @@ def index_action(
     ``neardup`` of an existing document (the user's fields are never rewritten); a new
     document (``create``: the index did not hold it) is created from the text and title in
     the user's field names (``upsert``). Without ``create`` a document removed meanwhile is
-    refused (404), never made again from the signed text alone."""
+    refused (404), never made again from the signed text alone. ``keywords`` as
+    :func:`neardup_source` takes them."""
     if not layout.adopted:
         return {
             "_op_type": "index",
             "_index": index,
             "_id": s.id,
-            "_source": document_source(s, tags, seq, indexed_at, layout, version),
+            "_source": document_source(s, tags, seq, indexed_at, layout, version, keywords),
         }
     nd = {
-        **neardup_source(s, tags, seq, indexed_at, version),
+        **neardup_source(s, tags, seq, indexed_at, version, keywords),
         "text_hash": text_hash(s.doc.text),
     }
     action = {"_op_type": "update", "_index": index, "_id": s.id, "doc": {ROOT: nd}}
     if create:
-        action["upsert"] = document_source(s, tags, seq, indexed_at, layout, version)
+        action["upsert"] = document_source(s, tags, seq, indexed_at, layout, version, keywords)
         action["upsert"][ROOT]["text_hash"] = nd["text_hash"]
     return action
+
+
+def index_actions(
+    index: str,
+    docs: Sequence[Signed],
+    tags: Mapping[str, Tags],
+    seqs: Mapping[str, int],
+    indexed_at: str,
+    layout: Layout = OWN,
+    version: int = SIGNATURE_VERSION,
+    *,
+    held: Collection[str] = (),
+) -> list[dict[str, Any]]:
+    """:func:`index_action` of each of a batch's documents (``held``: the ids the index holds,
+    not created again), their keys rendered in one call for the whole batch
+    (:func:`~neardup.keys.encoding.render_batch`)."""
+    keywords = render_batch([s.keys for s in docs], version)
+    return [
+        index_action(
+            index,
+            s,
+            tags.get(s.id),
+            seqs[s.id],
+            indexed_at,
+            layout,
+            version,
+            create=s.id not in held,
+            keywords=kw,
+        )
+        for s, kw in zip(docs, keywords, strict=True)
+    ]
 
 
 def update_tags_action(index: str, doc_id: str, t: Tags) -> dict[str, Any]:

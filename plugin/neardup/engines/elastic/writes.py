@@ -96,19 +96,16 @@ class Writes:
             seqs = self._assign_seq([s.id for s in good], found)
             now = utc_now()
             version = self.remote.config.version
-            actions = [
-                dsl.index_action(
-                    self.remote.name,
-                    s,
-                    tags.get(s.id),
-                    seqs[s.id],
-                    now,
-                    self.remote.layout,
-                    version,
-                    create=s.id not in found and s.id not in self.held,
-                )
-                for s in good
-            ]
+            actions = dsl.index_actions(
+                self.remote.name,
+                good,
+                tags,
+                seqs,
+                now,
+                self.remote.layout,
+                version,
+                held=found | self.held,
+            )
             self.held.difference_update(seqs)
             if background:
                 return self._sent(good, tags, seqs, actions, failures)
