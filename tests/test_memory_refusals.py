@@ -222,7 +222,7 @@ def test_a_document_a_small_heap_cannot_take_is_named_and_the_good_ones_stored(
     src = tmp_path / "d.jsonl"  # (in UTF-8, not escaped: read as fast as a user's file)
     src.write_text(
         "".join(
-            json.dumps(r, ensure_ascii=False) + "\n" for r in with_big(russian_text(14_000_000))
+            json.dumps(r, ensure_ascii=False) + "\n" for r in with_big(russian_text(16_000_000))
         ),
         encoding="utf-8",
     )
