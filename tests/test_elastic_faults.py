@@ -6,18 +6,14 @@ retry loop is bounded by the engine's ``max_retries`` with millisecond backoff."
 from __future__ import annotations
 
 import itertools
-import json
 import socket
 import time
-from urllib.parse import parse_qs, urlencode, urlsplit
-from urllib.request import Request, urlopen
 
 import pytest
 
 from neardup.config import Config
 from neardup.engines.base import CandidateQuery, EngineError, KeyGroup
 from neardup.engines.elastic import ElasticEngine
-from neardup.engines.elastic.pager_and_bulk import BULK_FILTER_PATH
 from neardup.engines.elastic.options import Connection
 from neardup.runtime.retry import Backoff
 from neardup.signing.signer import Signer
@@ -241,41 +237,6 @@ def test_bad_documents_are_reported_and_the_good_ones_stored(request, proxy):
     assert "540 bytes" in reasons[long_id] and "512" in reasons[long_id]
     assert "not valid Unicode" in reasons["surrogate"] and "position 29" in reasons["surrogate"]
     _stored_once(eng, [f"g{i:02d}" for i in range(49)])
-
-
-@pytest.mark.parametrize("proxy", ["fault_proxy", "es_proxy"])
-def test_bulk_answers_are_filtered_and_read_as_before(request, proxy):
-    """Every ``_bulk`` asks for :data:`BULK_FILTER_PATH` (osmem honours it as the engines do:
-    items keep ``status``, ``error``, ``_id``, ``result`` only), and such answers are read as
-    the whole ones were: 429 items are sent again, a refused item is named with its reason
-    while the others are stored, deletes are counted."""
-    p = request.getfixturevalue(proxy)
-    eng = _engine(p.url, chunk_size=10)
-    eng.open(Config())
-    docs = _signed(15, eng.config)
-    sent = len(p.log)
-    p.reject_bulk_items = 1  # every item of the first request 429: all sent again
-    assert eng.put(docs) == [] and p.reject_bulk_items == 0
-    bulker = eng.remote.bulker()
-    again = [{"_op_type": "create", "_index": "f", "_id": "n003", "_source": {}}]
-    new = [{"_op_type": "create", "_index": "f", "_id": "fresh", "_source": {}}]
-    result = bulker.run(new + again, "create")
-    assert result.sent == 1 and [f.id for f in result.failures] == ["n003"]
-    assert result.failures[0].reason.startswith("409 version_conflict_engine_exception")
-    assert eng.delete(["n000", "n001", "absent"]) == 2
-    bulks = [urlsplit(path) for m, path, st in p.log[sent:] if "/_bulk" in path]
-    assert len(bulks) == 3 + 1 + 1  # two chunks and one resend, the creates, the deletes
-    for url in bulks:
-        assert parse_qs(url.query)["filter_path"] == [BULK_FILTER_PATH]
-    query = urlencode({"filter_path": BULK_FILTER_PATH})
-    raw = Request(
-        f"{p.url}/_bulk?{query}",
-        data=b'{"create":{"_index":"f","_id":"n004"}}\n{}\n',
-        headers={"content-type": "application/json"},
-    )
-    with urlopen(raw) as answer:  # a refused item, as the engine sends it filtered
-        item = json.load(answer)["items"][0]["create"]
-    assert set(item) == {"_id", "status", "error"} and item["status"] == 409
 
 
 def test_a_request_refused_as_a_whole_is_split_document_by_document(fault_proxy):

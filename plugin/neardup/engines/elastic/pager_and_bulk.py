@@ -49,13 +49,6 @@ RETRIED_ITEM_STATUS = (429, 503)
 #: every other document would be refused alike, so the operation stops with one message.
 INDEX_REFUSALS = ("cluster_block_exception", "index_closed_exception")
 
-#: The ``filter_path`` of every ``_bulk`` request: of each item only what tells success from
-#: failure and what :class:`BulkStreamer` reads (``status``, ``error``, ``_id``, ``result``:
-#: ``deleted`` is counted), not ``_index``, ``_version``, ``_shards``, ``_seq_no``,
-#: ``_primary_term``; ``errors``, and a whole request's own ``error`` and ``status``, are kept.
-#: Less for the engine to write and for the client to parse, the same answers.
-BULK_FILTER_PATH = "errors,error,status,items.*.status,items.*.error,items.*._id,items.*.result"
-
 #: The longest ``_id`` both engines accept, in UTF-8 bytes.
 MAX_ID_BYTES = 512
 
@@ -455,7 +448,6 @@ class _Bulk:
                 raise_on_error=False,
                 raise_on_exception=True,
                 max_retries=0,
-                filter_path=BULK_FILTER_PATH,
             )
         )
 
